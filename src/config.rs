@@ -1,0 +1,578 @@
+//! `commitea.yaml`: the settings of one state repo, resolved once from defaults, the file, `COMMITEA_*`
+//! environment variables and command-line flags, in that order.
+//!
+//! Every struct denies unknown keys, and values are checked while they are read, so a mistake is reported
+//! with the file, line and field (`commitea.yaml line 7 column 5: calendar.workday_hours: must be more than 0
+//! and at most 24, not 0`). Environment overrides use the key path in capitals joined by `_`:
+//! `forecast.trials` is `COMMITEA_FORECAST_TRIALS`, `calendar.workday_hours` is
+//! `COMMITEA_CALENDAR_WORKDAY_HOURS`.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use chrono::{NaiveDate, Weekday};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::domain::{Estimate, RepoName};
+use crate::yamlfile::{self, YamlError};
+
+/// The config file's name in a state repo.
+pub const FILE_NAME: &str = "commitea.yaml";
+
+/// Environment variables that start with `COMMITEA_` but are not config keys.
+const NON_CONFIG_ENV: &[&str] = &["COMMITEA_GITEA_TOKEN", "COMMITEA_REQUIRE_EXTERNAL", "COMMITEA_LOG"];
+
+/// Why the configuration could not be resolved.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not valid: syntax, an unknown key, or a bad value.
+    #[error(transparent)]
+    Invalid(#[from] YamlError),
+    /// An environment override does not fit its key.
+    #[error("environment variable {var}: {message}")]
+    Env {
+        /// The variable.
+        var: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The whole configuration of a state repo.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// The Gitea (or Forgejo) server's base URL, e.g. `https://git.example.com`.
+    pub server: Option<String>,
+    /// The repositories to snapshot, `owner/repo`.
+    pub repositories: Vec<RepoName>,
+    /// The people who do the work.
+    #[serde(deserialize_with = "unique_team")]
+    pub team: Vec<Member>,
+    /// Working days, holidays and the length of a working day.
+    pub calendar: CalendarConfig,
+    /// The estimate ladder.
+    pub estimates: EstimatesConfig,
+    /// Lifecycle rule settings.
+    pub lifecycle: LifecycleConfig,
+    /// Forecast settings.
+    pub forecast: ForecastConfig,
+    /// Site settings.
+    pub site: SiteConfig,
+    /// Commit settings.
+    pub commit: CommitConfig,
+    /// Model endpoints for the agent tools.
+    pub models: ModelsConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            server: None,
+            repositories: Vec::new(),
+            team: Vec::new(),
+            calendar: CalendarConfig::default(),
+            estimates: EstimatesConfig::default(),
+            lifecycle: LifecycleConfig::default(),
+            forecast: ForecastConfig::default(),
+            site: SiteConfig::default(),
+            commit: CommitConfig::default(),
+            models: ModelsConfig::default(),
+        }
+    }
+}
+
+/// One person on the team.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Member {
+    /// Gitea username.
+    pub name: String,
+    /// Working hours in a full week; default: `workday_hours` times the number of working days.
+    pub hours_per_week: Option<Hours>,
+    /// The days this person works, when not the team's (part-time).
+    pub working_days: Option<Vec<Day>>,
+    /// Days off, as inclusive date ranges.
+    pub time_off: Vec<DateRange>,
+    /// First working day (a new hire); none means always there.
+    pub starts: Option<NaiveDate>,
+    /// Last working day (someone leaving).
+    pub ends: Option<NaiveDate>,
+    /// Repositories this person takes unassigned work from; empty means all.
+    pub repositories: Vec<RepoName>,
+}
+
+impl Default for Member {
+    fn default() -> Self {
+        Self {
+            name: String::new(),
+            hours_per_week: None,
+            working_days: None,
+            time_off: Vec::new(),
+            starts: None,
+            ends: None,
+            repositories: Vec::new(),
+        }
+    }
+}
+
+/// The team's calendar.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CalendarConfig {
+    /// Working days of the week.
+    pub working_days: Vec<Day>,
+    /// Public holidays: nobody works.
+    pub holidays: Vec<NaiveDate>,
+    /// Hours in a working day: the length of `1d`.
+    pub workday_hours: Hours,
+}
+
+impl Default for CalendarConfig {
+    fn default() -> Self {
+        Self {
+            working_days: [Weekday::Mon, Weekday::Tue, Weekday::Wed, Weekday::Thu, Weekday::Fri]
+                .into_iter()
+                .map(Day)
+                .collect(),
+            holidays: Vec::new(),
+            workday_hours: Hours(6.0),
+        }
+    }
+}
+
+/// The allowed estimates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EstimatesConfig {
+    /// The ladder of allowed estimate labels, smallest first.
+    pub ladder: Vec<Estimate>,
+}
+
+impl Default for EstimatesConfig {
+    fn default() -> Self {
+        let ladder = ["1h", "2h", "4h", "1d", "2d", "3d", "1w", "2w"]
+            .iter()
+            .filter_map(|s| s.parse().ok())
+            .collect();
+        Self { ladder }
+    }
+}
+
+/// Lifecycle rule settings (see `docs/lifecycle.md`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LifecycleConfig {
+    /// Labels that keep an open issue in `diagnosis`.
+    pub diagnosis_labels: Vec<String>,
+}
+
+impl Default for LifecycleConfig {
+    fn default() -> Self {
+        Self { diagnosis_labels: crate::domain::lifecycle::Rules::default().diagnosis_labels }
+    }
+}
+
+/// Forecast settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ForecastConfig {
+    /// Monte Carlo trials.
+    pub trials: Trials,
+    /// The random seed; none derives it from the state's content.
+    pub seed: Option<u64>,
+    /// How far ahead to forecast, in calendar days; later is reported as "beyond the horizon".
+    pub horizon_days: HorizonDays,
+}
+
+impl Default for ForecastConfig {
+    fn default() -> Self {
+        Self { trials: Trials(10_000), seed: None, horizon_days: HorizonDays(730) }
+    }
+}
+
+/// Site settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SiteConfig {
+    /// The title shown on every page.
+    pub title: String,
+    /// Where the site is written, relative to the state repo.
+    pub output: PathBuf,
+}
+
+impl Default for SiteConfig {
+    fn default() -> Self {
+        Self { title: "CommiTea".into(), output: PathBuf::from("public") }
+    }
+}
+
+/// Who CommiTea's commits are by.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CommitConfig {
+    /// Author and committer name.
+    pub name: String,
+    /// Author and committer e-mail.
+    pub email: String,
+}
+
+impl Default for CommitConfig {
+    fn default() -> Self {
+        Self { name: "CommiTea".into(), email: "commitea@localhost".into() }
+    }
+}
+
+/// The two model endpoints (OpenAI-compatible).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelsConfig {
+    /// The small local model: reads and prose.
+    pub small: Option<ModelEndpoint>,
+    /// The big model: decomposition and directive negotiation.
+    pub big: Option<ModelEndpoint>,
+}
+
+/// One OpenAI-compatible endpoint; the key is read from the named environment variable, never stored.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelEndpoint {
+    /// Base URL, e.g. `http://localhost:11434/v1`.
+    pub url: String,
+    /// The model's name.
+    pub model: String,
+    /// The environment variable that holds the API key, if one is needed.
+    pub api_key_env: Option<String>,
+}
+
+/// A day of the week, written `mon`..`sun` (or the full English name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Day(pub Weekday);
+
+impl Serialize for Day {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let name = match self.0 {
+            Weekday::Mon => "mon",
+            Weekday::Tue => "tue",
+            Weekday::Wed => "wed",
+            Weekday::Thu => "thu",
+            Weekday::Fri => "fri",
+            Weekday::Sat => "sat",
+            Weekday::Sun => "sun",
+        };
+        s.serialize_str(name)
+    }
+}
+
+impl<'de> Deserialize<'de> for Day {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse::<Weekday>().map(Day).map_err(|_| {
+            serde::de::Error::custom(format!("\"{s}\" is not a day of the week (mon, tue, … sun)"))
+        })
+    }
+}
+
+macro_rules! checked_number {
+    ($(#[$doc:meta])* $name:ident($t:ty), $ok:expr, $what:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize)]
+        #[serde(transparent)]
+        pub struct $name(pub $t);
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let v = <$t>::deserialize(d)?;
+                let ok: fn($t) -> bool = $ok;
+                if ok(v) {
+                    Ok(Self(v))
+                } else {
+                    Err(serde::de::Error::custom(format!(concat!("must be ", $what, ", not {}"), v)))
+                }
+            }
+        }
+    };
+}
+
+checked_number!(
+    /// Hours: more than 0, at most 24 a day (or 168 a week).
+    Hours(f64), |v| v > 0.0 && v <= 168.0, "more than 0 and at most 168");
+checked_number!(
+    /// A trial count: 1 to 1,000,000.
+    Trials(u32), |v| (1..=1_000_000).contains(&v), "between 1 and 1000000");
+checked_number!(
+    /// A horizon in calendar days: 7 to 3,650.
+    HorizonDays(u32), |v| (7..=3650).contains(&v), "between 7 and 3650");
+
+/// An inclusive range of dates, `{ from: 2026-12-21, to: 2027-01-01 }`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct DateRange {
+    /// First day.
+    pub from: NaiveDate,
+    /// Last day, inclusive.
+    pub to: NaiveDate,
+}
+
+impl<'de> Deserialize<'de> for DateRange {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Raw {
+            from: NaiveDate,
+            to: NaiveDate,
+        }
+        let r = Raw::deserialize(d)?;
+        if r.to < r.from {
+            return Err(serde::de::Error::custom(format!(
+                "date range ends ({}) before it starts ({})",
+                r.to, r.from
+            )));
+        }
+        Ok(Self { from: r.from, to: r.to })
+    }
+}
+
+impl DateRange {
+    /// Whether `day` is in the range.
+    pub fn contains(&self, day: NaiveDate) -> bool {
+        self.from <= day && day <= self.to
+    }
+}
+
+fn unique_team<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Member>, D::Error> {
+    let team = Vec::<Member>::deserialize(d)?;
+    let mut seen = BTreeSet::new();
+    for m in &team {
+        if m.name.is_empty() {
+            return Err(serde::de::Error::custom("every team member needs a name (their Gitea username)"));
+        }
+        if !seen.insert(m.name.as_str()) {
+            return Err(serde::de::Error::custom(format!("team member \"{}\" is listed twice", m.name)));
+        }
+    }
+    Ok(team)
+}
+
+/// Command-line settings that override everything else.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    /// `--seed`.
+    pub seed: Option<u64>,
+    /// `--trials`.
+    pub trials: Option<u32>,
+}
+
+impl Config {
+    /// The path of the config file in a state repo.
+    pub fn path_in(state_dir: &Path) -> PathBuf {
+        state_dir.join(FILE_NAME)
+    }
+
+    /// Parses config text; `file` names it in errors.
+    pub fn parse(text: &str, file: &Path) -> Result<Self, ConfigError> {
+        if text.trim().is_empty() {
+            return Ok(Self::default());
+        }
+        Ok(yamlfile::parse(text, file)?)
+    }
+
+    /// Resolves the config of a state repo: defaults < `commitea.yaml` < `COMMITEA_*` env < overrides.
+    pub fn load(
+        state_dir: &Path,
+        env: impl IntoIterator<Item = (String, String)>,
+        overrides: &Overrides,
+    ) -> Result<Self, ConfigError> {
+        let path = Self::path_in(state_dir);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(source) => return Err(ConfigError::Read { path, source }),
+        };
+        let mut cfg = Self::parse(&text, Path::new(FILE_NAME))?;
+        cfg.apply_env(env)?;
+        if let Some(s) = overrides.seed {
+            cfg.forecast.seed = Some(s);
+        }
+        if let Some(t) = overrides.trials {
+            if !(1..=1_000_000).contains(&t) {
+                return Err(ConfigError::Env {
+                    var: "--trials".into(),
+                    message: format!("must be between 1 and 1000000, not {t}"),
+                });
+            }
+            cfg.forecast.trials = Trials(t);
+        }
+        Ok(cfg)
+    }
+
+    /// Applies `COMMITEA_*` overrides from `env` to scalar keys (see the module docs for the names).
+    pub fn apply_env(
+        &mut self,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<(), ConfigError> {
+        let mut vars: Vec<(String, String)> =
+            env.into_iter().filter(|(k, _)| k.starts_with("COMMITEA_")).collect();
+        if vars.is_empty() {
+            return Ok(());
+        }
+        vars.sort();
+        let mut tree = yaml_serde::to_value(&*self).map_err(|e| ConfigError::Env {
+            var: "COMMITEA_*".into(),
+            message: e.to_string(),
+        })?;
+        let mut leaves = Vec::new();
+        collect_leaves(&tree, &mut Vec::new(), &mut leaves);
+        for (var, raw) in &vars {
+            if NON_CONFIG_ENV.contains(&var.as_str()) {
+                continue;
+            }
+            let Some(path) = leaves.iter().find(|p| env_name(p) == *var) else {
+                tracing::warn!("ignoring {var}: no config key of that name");
+                continue;
+            };
+            let value: yaml_serde::Value = yaml_serde::from_str(raw).map_err(|e| ConfigError::Env {
+                var: var.clone(),
+                message: e.to_string(),
+            })?;
+            set_path(&mut tree, path, value);
+            let probe: Result<Config, _> = yaml_serde::from_value(tree.clone());
+            if let Err(e) = probe {
+                return Err(ConfigError::Env { var: var.clone(), message: e.to_string() });
+            }
+        }
+        *self = yaml_serde::from_value(tree)
+            .map_err(|e| ConfigError::Env { var: "COMMITEA_*".into(), message: e.to_string() })?;
+        Ok(())
+    }
+
+    /// The working hours in a day, the length of `1d`.
+    pub fn workday_hours(&self) -> f64 {
+        self.calendar.workday_hours.0
+    }
+}
+
+fn env_name(path: &[String]) -> String {
+    let mut s = String::from("COMMITEA");
+    for p in path {
+        s.push('_');
+        s.push_str(&p.to_ascii_uppercase());
+    }
+    s
+}
+
+/// Every key path whose value is a scalar or null (lists and tables are not overridable from the environment).
+fn collect_leaves(v: &yaml_serde::Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    match v {
+        yaml_serde::Value::Mapping(m) => {
+            for (k, child) in m {
+                if let Some(k) = k.as_str() {
+                    path.push(k.to_owned());
+                    collect_leaves(child, path, out);
+                    path.pop();
+                }
+            }
+        }
+        yaml_serde::Value::Sequence(_) | yaml_serde::Value::Tagged(_) => {}
+        _ => out.push(path.clone()),
+    }
+}
+
+fn set_path(v: &mut yaml_serde::Value, path: &[String], value: yaml_serde::Value) {
+    match path.split_first() {
+        None => *v = value,
+        Some((head, rest)) => {
+            if let Some(child) = v.get_mut(head.as_str()) {
+                set_path(child, rest, value);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(text, Path::new("commitea.yaml"))
+    }
+
+    #[test]
+    fn empty_file_gives_defaults() {
+        let c = parse("").unwrap();
+        assert_eq!(c, Config::default());
+        assert_eq!(c.workday_hours(), 6.0);
+        assert_eq!(c.estimates.ladder.len(), 8);
+        assert_eq!(c.forecast.trials.0, 10_000);
+    }
+
+    #[test]
+    fn unknown_key_names_line_and_field() {
+        let err = parse("forecast:\n  trials: 100\n  trails: 5\n").unwrap_err().to_string();
+        assert!(err.starts_with("commitea.yaml line 3 column 3: forecast.trails: unknown field `trails`"), "{err}");
+    }
+
+    #[test]
+    fn bad_values_name_line_and_field() {
+        let err = parse("calendar:\n  workday_hours: 0\n").unwrap_err().to_string();
+        assert!(err.contains("line 2"), "{err}");
+        assert!(err.contains("calendar.workday_hours"), "{err}");
+        assert!(err.contains("must be more than 0"), "{err}");
+
+        let err = parse("team:\n  - name: ann\n    time_off:\n      - { from: 2026-12-10, to: 2026-12-01 }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("line 4") && err.contains("team[0].time_off[0]"), "{err}");
+        assert!(err.contains("ends (2026-12-01) before it starts"), "{err}");
+
+        let err = parse("team:\n  - name: ann\n  - name: ann\n").unwrap_err().to_string();
+        assert!(err.contains("listed twice"), "{err}");
+
+        let err = parse("calendar:\n  working_days: [mon, funday]\n").unwrap_err().to_string();
+        assert!(err.contains("line 2") && err.contains("funday"), "{err}");
+
+        let err = parse("estimates:\n  ladder: [1h, 3x]\n").unwrap_err().to_string();
+        assert!(err.contains("estimates.ladder[1]") && err.contains("3x"), "{err}");
+
+        let err = parse("repositories: [acme]\n").unwrap_err().to_string();
+        assert!(err.contains("repositories[0]") && err.contains("owner/repo"), "{err}");
+    }
+
+    #[test]
+    fn env_overrides_file_and_flags_override_env() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(FILE_NAME), "forecast:\n  trials: 500\n  seed: 1\n").unwrap();
+        let env = vec![
+            ("COMMITEA_FORECAST_TRIALS".to_string(), "700".to_string()),
+            ("COMMITEA_CALENDAR_WORKDAY_HOURS".to_string(), "7.5".to_string()),
+            ("COMMITEA_GITEA_TOKEN".to_string(), "secret".to_string()),
+            ("PATH".to_string(), "/bin".to_string()),
+        ];
+        let c = Config::load(dir.path(), env.clone(), &Overrides::default()).unwrap();
+        assert_eq!(c.forecast.trials.0, 700);
+        assert_eq!(c.forecast.seed, Some(1));
+        assert_eq!(c.workday_hours(), 7.5);
+        let c = Config::load(dir.path(), env, &Overrides { seed: Some(9), trials: Some(42) }).unwrap();
+        assert_eq!((c.forecast.trials.0, c.forecast.seed), (42, Some(9)));
+    }
+
+    #[test]
+    fn bad_env_value_names_the_variable() {
+        let mut c = Config::default();
+        let err = c
+            .apply_env(vec![("COMMITEA_FORECAST_TRIALS".to_string(), "0".to_string())])
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("environment variable COMMITEA_FORECAST_TRIALS:"), "{err}");
+        let mut c = Config::default();
+        c.apply_env(vec![("COMMITEA_SERVER".to_string(), "https://git.example".to_string())]).unwrap();
+        assert_eq!(c.server.as_deref(), Some("https://git.example"));
+    }
+}

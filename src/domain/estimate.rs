@@ -1,0 +1,177 @@
+//! Estimate labels (`est/2d`) and priority labels (`p/0`..`p/3`).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// The unit of an estimate label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EstimateUnit {
+    /// Working hours.
+    Hour,
+    /// Working days of `workday_hours` each.
+    Day,
+    /// Working weeks of five working days.
+    Week,
+}
+
+/// An estimate such as `2d`: a median effort, never a promise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Estimate {
+    /// How many units.
+    pub amount: u32,
+    /// Which unit.
+    pub unit: EstimateUnit,
+}
+
+/// Why an estimate or priority could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseEstimateError {
+    /// Not `<n><h|d|w>` with n ≥ 1.
+    #[error("estimate \"{0}\" is not of the form <n><unit> with unit h, d or w (e.g. 4h, 2d, 1w)")]
+    Estimate(String),
+    /// Not `p/0`..`p/3`.
+    #[error("priority \"{0}\" is not one of p/0, p/1, p/2, p/3")]
+    Priority(String),
+}
+
+impl Estimate {
+    /// The label prefix CommiTea owns for estimates.
+    pub const LABEL_PREFIX: &'static str = "est/";
+
+    /// The effort in working hours, with a day of `workday_hours` and a week of five days.
+    pub fn hours(&self, workday_hours: f64) -> f64 {
+        let n = f64::from(self.amount);
+        match self.unit {
+            EstimateUnit::Hour => n,
+            EstimateUnit::Day => n * workday_hours,
+            EstimateUnit::Week => n * 5.0 * workday_hours,
+        }
+    }
+
+    /// Parses an `est/…` label; `None` for any other label.
+    pub fn from_label(label: &str) -> Option<Result<Self, ParseEstimateError>> {
+        label.strip_prefix(Self::LABEL_PREFIX).map(str::parse)
+    }
+
+    /// The label text, `est/2d`.
+    pub fn label(&self) -> String {
+        format!("{}{}", Self::LABEL_PREFIX, self)
+    }
+}
+
+impl FromStr for Estimate {
+    type Err = ParseEstimateError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let err = || ParseEstimateError::Estimate(s.to_owned());
+        let s2 = s.trim();
+        let (num, unit) = s2.split_at(s2.len().saturating_sub(1));
+        let unit = match unit {
+            "h" => EstimateUnit::Hour,
+            "d" => EstimateUnit::Day,
+            "w" => EstimateUnit::Week,
+            _ => return Err(err()),
+        };
+        let amount: u32 = num.parse().map_err(|_| err())?;
+        if amount == 0 {
+            return Err(err());
+        }
+        Ok(Self { amount, unit })
+    }
+}
+
+impl fmt::Display for Estimate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let u = match self.unit {
+            EstimateUnit::Hour => 'h',
+            EstimateUnit::Day => 'd',
+            EstimateUnit::Week => 'w',
+        };
+        write!(f, "{}{}", self.amount, u)
+    }
+}
+
+/// A priority, `p/0` (drop everything) to `p/3` (someday); an issue without one is `p/2`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Priority(u8);
+
+impl Priority {
+    /// The label prefix CommiTea owns for priorities.
+    pub const LABEL_PREFIX: &'static str = "p/";
+    /// The priority of an issue that has no `p/*` label.
+    pub const DEFAULT: Priority = Priority(2);
+    /// The lowest priority.
+    pub const LOWEST: Priority = Priority(3);
+
+    /// A priority from its level, 0 to 3.
+    pub fn new(level: u8) -> Option<Self> {
+        (level <= 3).then_some(Self(level))
+    }
+
+    /// The level, 0 (highest) to 3.
+    pub fn level(self) -> u8 {
+        self.0
+    }
+
+    /// Parses a `p/…` label; `None` for any other label.
+    pub fn from_label(label: &str) -> Option<Result<Self, ParseEstimateError>> {
+        label.strip_prefix(Self::LABEL_PREFIX).map(|rest| {
+            rest.parse::<u8>()
+                .ok()
+                .and_then(Self::new)
+                .ok_or_else(|| ParseEstimateError::Priority(label.to_owned()))
+        })
+    }
+
+    /// The label text, `p/1`.
+    pub fn label(self) -> String {
+        format!("{}{}", Self::LABEL_PREFIX, self.0)
+    }
+}
+
+impl fmt::Display for Priority {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "p/{}", self.0)
+    }
+}
+
+impl Serialize for Estimate {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Estimate {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimates_convert_with_the_workday() {
+        let e: Estimate = "2d".parse().unwrap();
+        assert_eq!(e.hours(6.0), 12.0);
+        assert_eq!("1w".parse::<Estimate>().unwrap().hours(6.0), 30.0);
+        assert_eq!("4h".parse::<Estimate>().unwrap().hours(8.0), 4.0);
+        assert_eq!(Estimate::from_label("est/3d").unwrap().unwrap().label(), "est/3d");
+        assert!(Estimate::from_label("bug").is_none());
+        for bad in ["0d", "2x", "d", "", "-1h", "1.5d"] {
+            assert!(bad.parse::<Estimate>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn priorities_parse_only_in_range() {
+        assert_eq!(Priority::from_label("p/0").unwrap().unwrap().level(), 0);
+        assert!(Priority::from_label("p/4").unwrap().is_err());
+        assert!(Priority::from_label("p/x").unwrap().is_err());
+        assert!(Priority::from_label("prio").is_none());
+        assert!(Priority::new(1).unwrap() < Priority::DEFAULT);
+    }
+}

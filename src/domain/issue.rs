@@ -1,0 +1,319 @@
+//! The snapshot's records: issues with their history, milestones and labels, normalised from Gitea's shapes.
+//!
+//! Field names follow Gitea's API where one exists (`created_at`, `due_on`, `time_estimate`, …). Every list is
+//! kept in a stable order (by time, then id) so that the YAML files diff cleanly.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::{Estimate, IssueKey, ParseEstimateError, Priority, RepoName};
+
+/// Whether an issue or milestone is open or closed, as Gitea says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OpenState {
+    /// Open.
+    Open,
+    /// Closed.
+    Closed,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// One issue of one repository, with everything the engine and the views need.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Issue {
+    /// The issue's number within its repository (the file name repeats it).
+    pub number: u64,
+    /// The title.
+    pub title: String,
+    /// Open or closed.
+    pub state: OpenState,
+    /// Who opened it.
+    pub author: String,
+    /// When it was opened.
+    pub created_at: DateTime<Utc>,
+    /// When Gitea last changed it (comment edits do not bump this).
+    pub updated_at: DateTime<Utc>,
+    /// When it was closed, if it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_at: Option<DateTime<Utc>>,
+    /// Assignees' usernames, sorted.
+    #[serde(default)]
+    pub assignees: Vec<String>,
+    /// Label names, sorted.
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// The milestone's id (Gitea milestone ids are unique across repositories).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub milestone: Option<u64>,
+    /// Gitea's native estimate in seconds; used only when no `est/*` label is present.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub time_estimate: u64,
+    /// Issues this one depends on (is blocked by), sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<IssueKey>,
+    /// The description, Markdown as written.
+    #[serde(default)]
+    pub body: String,
+    /// Comments in order of creation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comments: Vec<Comment>,
+    /// Timeline events in order of creation (comments themselves are in `comments`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<TimelineEvent>,
+    /// Tracked time entries in order of creation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tracked_times: Vec<TrackedTime>,
+    /// Pull requests that reference this issue, by number.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pull_requests: Vec<LinkedPull>,
+}
+
+/// A comment on an issue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Comment {
+    /// Gitea's comment id.
+    pub id: u64,
+    /// Who wrote it.
+    pub user: String,
+    /// When it was written.
+    pub created_at: DateTime<Utc>,
+    /// When it was last edited.
+    pub updated_at: DateTime<Utc>,
+    /// The text, Markdown.
+    pub body: String,
+}
+
+/// One timeline event, flattened from Gitea's `TimelineComment`: which fields are set depends on `type`.
+///
+/// The kinds CommiTea reads are `label`, `milestone`, `assignees`, `close`, `reopen`, `pull_ref`,
+/// `add_dependency`, `remove_dependency` and `change_title`; any other kind is kept with its time and actor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimelineEvent {
+    /// Gitea's comment id for the event.
+    pub id: u64,
+    /// Gitea's event type.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// When it happened.
+    pub created_at: DateTime<Utc>,
+    /// Who did it.
+    pub user: String,
+    /// `label`: the label's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// `milestone`: the new milestone id (none when removed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub milestone: Option<u64>,
+    /// `milestone`: the previous milestone id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_milestone: Option<u64>,
+    /// `assignees`: whose assignment changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assignee: Option<String>,
+    /// `label` and `assignees`: true when removed rather than added.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub removed: bool,
+    /// `pull_ref`: the pull request that references the issue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull: Option<IssueKey>,
+    /// `add_dependency`/`remove_dependency`: the other issue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dependency: Option<IssueKey>,
+    /// `change_title`: the old title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_title: Option<String>,
+    /// `change_title`: the new title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_title: Option<String>,
+}
+
+impl TimelineEvent {
+    /// A bare event of `kind` at `created_at` by `user`, every optional field empty.
+    pub fn new(id: u64, kind: &str, created_at: DateTime<Utc>, user: &str) -> Self {
+        Self {
+            id,
+            kind: kind.to_owned(),
+            created_at,
+            user: user.to_owned(),
+            label: None,
+            milestone: None,
+            old_milestone: None,
+            assignee: None,
+            removed: false,
+            pull: None,
+            dependency: None,
+            old_title: None,
+            new_title: None,
+        }
+    }
+}
+
+/// Time somebody logged on an issue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrackedTime {
+    /// Gitea's tracked-time id.
+    pub id: u64,
+    /// Who logged it.
+    pub user: String,
+    /// When it was logged.
+    pub created: DateTime<Utc>,
+    /// Seconds worked.
+    pub time: u64,
+}
+
+/// A pull request linked to an issue (by a `pull_ref` event or a closing keyword).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkedPull {
+    /// The pull request's number in its repository.
+    pub number: u64,
+    /// The pull request's repository when it is not the issue's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<RepoName>,
+    /// Its title.
+    pub title: String,
+    /// Open or closed.
+    pub state: OpenState,
+    /// Whether it was merged.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub merged: bool,
+    /// When it was opened.
+    pub created_at: DateTime<Utc>,
+    /// When it was closed or merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_at: Option<DateTime<Utc>>,
+}
+
+/// A milestone of one repository.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Milestone {
+    /// Gitea's milestone id.
+    pub id: u64,
+    /// Its title.
+    pub title: String,
+    /// The description, which carries the `deadline/hard` marker.
+    #[serde(default)]
+    pub description: String,
+    /// Open or closed.
+    pub state: OpenState,
+    /// The due date, if set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due_on: Option<DateTime<Utc>>,
+    /// When it was created.
+    pub created_at: DateTime<Utc>,
+    /// When it was closed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_at: Option<DateTime<Utc>>,
+}
+
+impl Milestone {
+    /// The text in a milestone description that marks its due date as a hard deadline.
+    pub const HARD_MARKER: &'static str = "deadline/hard";
+
+    /// Whether the due date cannot move: the description holds `deadline/hard` on a line of its own or as a word.
+    pub fn is_hard(&self) -> bool {
+        self.description.split(|c: char| c.is_whitespace() || c == ',' || c == '`').any(|w| {
+            w.trim_matches(|c: char| c == '[' || c == ']' || c == '(' || c == ')') == Self::HARD_MARKER
+        })
+    }
+
+    /// The due day, if any (Gitea stores a time; CommiTea plans in days).
+    pub fn due_date(&self) -> Option<NaiveDate> {
+        self.due_on.map(|d| d.date_naive())
+    }
+}
+
+/// A label of one repository.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Label {
+    /// Gitea's label id.
+    pub id: u64,
+    /// The name, e.g. `est/2d`.
+    pub name: String,
+    /// Colour as six hex digits.
+    pub color: String,
+    /// The description.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+}
+
+impl Issue {
+    /// The estimate: the `est/*` label, else Gitea's `time_estimate`; an unparsable label is an error.
+    pub fn estimate_hours(&self, workday_hours: f64) -> Option<Result<f64, ParseEstimateError>> {
+        let from_label = self
+            .labels
+            .iter()
+            .find_map(|l| Estimate::from_label(l))
+            .map(|r| r.map(|e| e.hours(workday_hours)));
+        from_label.or_else(|| {
+            (self.time_estimate > 0).then(|| Ok(self.time_estimate as f64 / 3600.0))
+        })
+    }
+
+    /// Whether any estimate is present (label or native).
+    pub fn has_estimate(&self) -> bool {
+        self.time_estimate > 0 || self.labels.iter().any(|l| l.starts_with(Estimate::LABEL_PREFIX))
+    }
+
+    /// The explicit priority label, if any; an unparsable label counts as absent.
+    pub fn priority_label(&self) -> Option<Priority> {
+        self.labels.iter().find_map(|l| Priority::from_label(l).and_then(Result::ok))
+    }
+
+    /// The priority used for planning: the label, else `p/2`.
+    pub fn priority(&self) -> Priority {
+        self.priority_label().unwrap_or(Priority::DEFAULT)
+    }
+
+    /// Seconds of tracked time in all.
+    pub fn tracked_seconds(&self) -> u64 {
+        self.tracked_times.iter().map(|t| t.time).sum()
+    }
+
+    /// Whether an open pull request references the issue.
+    pub fn has_open_pull(&self) -> bool {
+        self.pull_requests.iter().any(|p| p.state == OpenState::Open)
+    }
+
+    /// Whether the issue is closed.
+    pub fn is_closed(&self) -> bool {
+        self.state == OpenState::Closed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hard_marker_is_a_word_not_a_substring() {
+        let mut m = Milestone {
+            id: 1,
+            title: "v1".into(),
+            description: "Ship date is fixed.\n\ndeadline/hard".into(),
+            state: OpenState::Open,
+            due_on: None,
+            created_at: DateTime::<Utc>::MIN_UTC,
+            closed_at: None,
+        };
+        assert!(m.is_hard());
+        m.description = "Marker: `deadline/hard`".into();
+        assert!(m.is_hard());
+        m.description = "no deadline/hardness here".into();
+        assert!(!m.is_hard());
+    }
+}

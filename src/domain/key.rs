@@ -1,0 +1,130 @@
+//! Repository names (`owner/repo`) and issue keys (`owner/repo#N`).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Why a repository name or issue key could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseKeyError {
+    /// The text is not `owner/repo`.
+    #[error("repository \"{0}\" is not of the form owner/repo")]
+    Repo(String),
+    /// The text is not `owner/repo#N`.
+    #[error("issue key \"{0}\" is not of the form owner/repo#N")]
+    Issue(String),
+}
+
+/// A Gitea repository, `owner/repo`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RepoName {
+    /// The owning user or organisation.
+    pub owner: String,
+    /// The repository's name.
+    pub name: String,
+}
+
+impl RepoName {
+    /// Builds a repository name from its two parts.
+    pub fn new(owner: impl Into<String>, name: impl Into<String>) -> Self {
+        Self { owner: owner.into(), name: name.into() }
+    }
+
+    /// The key of issue `number` in this repository.
+    pub fn issue(&self, number: u64) -> IssueKey {
+        IssueKey { repo: self.clone(), number }
+    }
+}
+
+fn valid_part(s: &str) -> bool {
+    !s.is_empty()
+        && s != "."
+        && s != ".."
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+impl FromStr for RepoName {
+    type Err = ParseKeyError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.split_once('/') {
+            Some((o, n)) if valid_part(o) && valid_part(n) => Ok(Self::new(o, n)),
+            _ => Err(ParseKeyError::Repo(s.to_owned())),
+        }
+    }
+}
+
+impl fmt::Display for RepoName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.owner, self.name)
+    }
+}
+
+/// One issue, `owner/repo#N`: issue numbers are only unique within a repository.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct IssueKey {
+    /// The repository the issue lives in.
+    pub repo: RepoName,
+    /// The issue's number (shared with pull requests in Gitea).
+    pub number: u64,
+}
+
+impl FromStr for IssueKey {
+    type Err = ParseKeyError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let err = || ParseKeyError::Issue(s.to_owned());
+        let (repo, n) = s.split_once('#').ok_or_else(err)?;
+        let repo = repo.parse::<RepoName>().map_err(|_| err())?;
+        let number = n.parse::<u64>().map_err(|_| err())?;
+        Ok(Self { repo, number })
+    }
+}
+
+impl fmt::Display for IssueKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}#{}", self.repo, self.number)
+    }
+}
+
+macro_rules! string_serde {
+    ($t:ty) => {
+        impl Serialize for $t {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+string_serde!(RepoName);
+string_serde!(IssueKey);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_round_trip_and_reject_junk() {
+        let k: IssueKey = "acme/api#42".parse().unwrap();
+        assert_eq!(k.repo, RepoName::new("acme", "api"));
+        assert_eq!(k.number, 42);
+        assert_eq!(k.to_string(), "acme/api#42");
+        for bad in ["acme#1", "acme/api", "acme/api#x", "/api#1", "a/b/c#1", "acme/..#1"] {
+            assert!(bad.parse::<IssueKey>().is_err(), "{bad} should not parse");
+        }
+    }
+
+    #[test]
+    fn keys_order_by_repo_then_number() {
+        let mut v: Vec<IssueKey> =
+            ["b/x#1", "a/y#10", "a/y#9"].iter().map(|s| s.parse().unwrap()).collect();
+        v.sort();
+        let s: Vec<String> = v.iter().map(ToString::to_string).collect();
+        assert_eq!(s, ["a/y#9", "a/y#10", "b/x#1"]);
+    }
+}

@@ -1,0 +1,187 @@
+//! Per-person working calendars: hours available on each day, and converting work done into points in time.
+
+use chrono::{Datelike, NaiveDate, Weekday};
+
+/// A day as an offset from day 0 of the forecast.
+pub type DayIndex = u32;
+
+/// What makes up one person's calendar.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PersonCalendarSpec {
+    /// Hours on each working day.
+    pub hours_per_day: f64,
+    /// The weekdays this person works.
+    pub working_days: Vec<Weekday>,
+    /// Days nobody works.
+    pub holidays: Vec<NaiveDate>,
+    /// This person's days off (inclusive ranges).
+    pub time_off: Vec<(NaiveDate, NaiveDate)>,
+    /// First working day, if they join later.
+    pub starts: Option<NaiveDate>,
+    /// Last working day, if they leave.
+    pub ends: Option<NaiveDate>,
+}
+
+/// One person's hours per day from day 0 to the horizon, with running sums for fast conversion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Calendar {
+    cap: Vec<f64>,
+    /// `cum[d]` is the working hours available before day `d`; `cum.len() == cap.len() + 1`.
+    cum: Vec<f64>,
+    /// Average hours per day, used to extrapolate past the horizon.
+    rate: f64,
+}
+
+impl Calendar {
+    /// Builds the calendar of `days` days starting at `day0`.
+    pub fn new(spec: &PersonCalendarSpec, day0: NaiveDate, days: u32) -> Self {
+        let mut cap = Vec::with_capacity(days as usize);
+        for d in 0..days {
+            let date = day0 + chrono::Days::new(u64::from(d));
+            let works = spec.working_days.contains(&date.weekday())
+                && !spec.holidays.contains(&date)
+                && !spec.time_off.iter().any(|(a, b)| *a <= date && date <= *b)
+                && spec.starts.is_none_or(|s| date >= s)
+                && spec.ends.is_none_or(|e| date <= e);
+            cap.push(if works { spec.hours_per_day.clamp(0.0, 24.0) } else { 0.0 });
+        }
+        Self::from_capacity(cap)
+    }
+
+    /// A calendar from explicit hours per day (tests and callers with their own rules).
+    pub fn from_capacity(cap: Vec<f64>) -> Self {
+        let mut cum = Vec::with_capacity(cap.len() + 1);
+        let mut acc = 0.0;
+        cum.push(0.0);
+        for c in &cap {
+            acc += c;
+            cum.push(acc);
+        }
+        let rate = if cap.is_empty() { 0.0 } else { acc / cap.len() as f64 };
+        Self { cap, cum, rate }
+    }
+
+    /// Days covered.
+    pub fn days(&self) -> u32 {
+        self.cap.len() as u32
+    }
+
+    /// Hours available on day `d` (zero past the horizon).
+    pub fn capacity(&self, d: DayIndex) -> f64 {
+        self.cap.get(d as usize).copied().unwrap_or(0.0)
+    }
+
+    /// Total hours available from day 0 to the horizon.
+    pub fn total(&self) -> f64 {
+        self.cum.last().copied().unwrap_or(0.0)
+    }
+
+    /// Working hours this person has done by time `t` if they worked every available hour since day 0.
+    pub fn work_at(&self, t: f64) -> f64 {
+        if t <= 0.0 {
+            return 0.0;
+        }
+        let d = (t / 24.0).floor();
+        let n = self.cap.len();
+        if d as usize >= n {
+            return self.total() + (t - 24.0 * n as f64) / 24.0 * self.rate;
+        }
+        let di = d as usize;
+        self.cum[di] + (t - 24.0 * d).min(self.cap[di])
+    }
+
+    /// The earliest time by which `w` hours of work can be done (the end of a task finishing at work `w`).
+    pub fn time_done(&self, w: f64) -> f64 {
+        if w <= 0.0 {
+            return 0.0;
+        }
+        let total = self.total();
+        if w > total {
+            return self.extrapolate(w - total);
+        }
+        // First day d with cum[d+1] >= w, i.e. cum[d] < w <= cum[d+1].
+        let d = self.cum[1..].partition_point(|c| *c < w);
+        24.0 * d as f64 + (w - self.cum[d])
+    }
+
+    /// The time work position `w` actually begins: the next hour that is available at or after it.
+    pub fn time_start(&self, w: f64) -> f64 {
+        let total = self.total();
+        if w >= total {
+            return self.extrapolate(w - total);
+        }
+        // First day d with cum[d+1] > w, i.e. cum[d] <= w < cum[d+1].
+        let d = self.cum[1..].partition_point(|c| *c <= w);
+        24.0 * d as f64 + (w - self.cum[d])
+    }
+
+    fn extrapolate(&self, beyond: f64) -> f64 {
+        let n = self.cap.len() as f64;
+        if self.rate <= 0.0 { f64::INFINITY } else { 24.0 * n + beyond / self.rate * 24.0 }
+    }
+}
+
+/// The day a task ending at time `t` ends on (work ending exactly at midnight belongs to the day before).
+pub fn end_day(t: f64) -> f64 {
+    if t <= 0.0 { 0.0 } else { (t / 24.0).ceil() - 1.0 }
+}
+
+/// The day a task starting at time `t` starts on.
+pub fn start_day(t: f64) -> f64 {
+    (t / 24.0).floor().max(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn date(y: i32, m: u32, d: u32) -> NaiveDate {
+        NaiveDate::from_ymd_opt(y, m, d).unwrap()
+    }
+
+    fn weekdays() -> Vec<Weekday> {
+        vec![Weekday::Mon, Weekday::Tue, Weekday::Wed, Weekday::Thu, Weekday::Fri]
+    }
+
+    #[test]
+    fn weekends_holidays_and_time_off_have_no_hours() {
+        // 2026-11-30 is a Monday.
+        let spec = PersonCalendarSpec {
+            hours_per_day: 6.0,
+            working_days: weekdays(),
+            holidays: vec![date(2026, 12, 1)],
+            time_off: vec![(date(2026, 12, 3), date(2026, 12, 4))],
+            starts: None,
+            ends: Some(date(2026, 12, 9)),
+        };
+        let c = Calendar::new(&spec, date(2026, 11, 30), 14);
+        let caps: Vec<f64> = (0..14).map(|d| c.capacity(d)).collect();
+        assert_eq!(
+            caps,
+            vec![6.0, 0.0, 6.0, 0.0, 0.0, 0.0, 0.0, 6.0, 6.0, 6.0, 0.0, 0.0, 0.0, 0.0]
+        );
+        assert_eq!(c.total(), 30.0);
+    }
+
+    #[test]
+    fn work_and_time_convert_both_ways() {
+        let c = Calendar::from_capacity(vec![6.0, 0.0, 6.0, 6.0]);
+        assert_eq!(c.time_done(6.0), 6.0); // end of day 0, not the start of day 2
+        assert_eq!(c.time_start(6.0), 48.0); // next work begins on day 2
+        assert_eq!(c.time_done(7.0), 49.0);
+        assert_eq!(c.work_at(49.0), 7.0);
+        assert_eq!(c.work_at(30.0), 6.0); // day 1 has nothing
+        assert_eq!(end_day(c.time_done(12.0)), 2.0);
+        assert_eq!(end_day(c.time_done(6.0)), 0.0);
+        assert_eq!(start_day(c.time_start(6.0)), 2.0);
+        // Past the horizon: extrapolated at the average rate (18h over 4 days = 4.5h a day).
+        assert_eq!(c.time_done(18.0 + 9.0), 24.0 * 4.0 + 48.0);
+        assert!(c.time_done(18.0 + 9.0) > c.time_done(18.0));
+    }
+
+    #[test]
+    fn nobody_available_never_finishes() {
+        let c = Calendar::from_capacity(vec![0.0; 10]);
+        assert!(c.time_done(1.0).is_infinite());
+    }
+}

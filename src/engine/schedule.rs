@@ -1,0 +1,572 @@
+//! Deterministic list scheduling with resource levelling, and a checker that proves a schedule feasible.
+//!
+//! The order work is taken in is fixed before any effort is known (see [`Prepared`]), so the Monte Carlo
+//! can reuse it for every trial: each task, in that order, starts when its dependencies are done and its
+//! person is free, and an unassigned task goes to the eligible person who would finish it first.
+//!
+//! The order ("rank") compares, in turn: `p/0` work first; work a hard-deadline milestone needs; the
+//! effective priority; the earliest due date the work serves; work already started; the input order.
+//! Effective priority, hardness and due date are inherited backwards along dependencies: work that
+//! something more urgent waits for is as urgent as that.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::calendar::{Calendar, DayIndex};
+
+/// One piece of open work, as the scheduler sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    /// A name for messages, e.g. `acme/api#12`.
+    pub name: String,
+    /// Remaining effort in working hours (the median; the Monte Carlo samples around it).
+    pub effort: f64,
+    /// The person (index into the people) who will do it, if assigned.
+    pub assignee: Option<usize>,
+    /// Who may take it when unassigned; empty means everybody.
+    pub eligible: Vec<usize>,
+    /// Tasks (indices) that must be done first.
+    pub deps: Vec<usize>,
+    /// Priority level, 0 (highest) to 3.
+    pub priority: u8,
+    /// Whether it is in a milestone with a hard deadline.
+    pub hard: bool,
+    /// Its milestone's due day, if any.
+    pub due: Option<DayIndex>,
+    /// Whether work on it has begun (a pull request, tracked time): people finish what they started.
+    pub started: bool,
+}
+
+/// The people and the work.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Project {
+    /// Open work.
+    pub tasks: Vec<Task>,
+    /// One calendar per person.
+    pub people: Vec<Calendar>,
+}
+
+/// A problem found while preparing a project.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScheduleError {
+    /// A task names a dependency or person that does not exist.
+    #[error("task {task}: {message}")]
+    BadReference {
+        /// The task's name.
+        task: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// A project made ready for (repeated) scheduling: cycles cut out, ranks inherited, the order fixed.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// Task indices in the order they are scheduled; tasks in dependency cycles are absent.
+    pub order: Vec<u32>,
+    /// Dependency cycles found (each a list of task indices, smallest first); these tasks are left out.
+    pub cycles: Vec<Vec<usize>>,
+    /// Per task: left out because it is in a cycle.
+    pub excluded: Vec<bool>,
+    /// Per task: a dependency was left out (it was in a cycle), so that wait is ignored.
+    pub lost_deps: Vec<bool>,
+    /// Per task: priority after inheriting from the work that waits for it.
+    pub effective_priority: Vec<u8>,
+    dep_start: Vec<u32>,
+    dep_list: Vec<u32>,
+    assignee: Vec<u32>,
+    elig_start: Vec<u32>,
+    elig_list: Vec<u32>,
+    people: Vec<Calendar>,
+}
+
+const NOBODY: u32 = u32::MAX;
+
+/// When each task starts and ends (hours since day 0) and who does it; `NaN` start for left-out tasks.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Schedule {
+    /// Start time per task.
+    pub start: Vec<f64>,
+    /// End time per task (infinite when nobody can ever do it).
+    pub end: Vec<f64>,
+    /// Who does it (index into people), `None` for left-out tasks.
+    pub person: Vec<Option<u32>>,
+}
+
+/// Per-trial working memory, reused across trials to avoid allocation in the hot loop.
+#[derive(Debug, Clone, Default)]
+pub struct Scratch {
+    free: Vec<f64>,
+}
+
+impl Prepared {
+    /// Checks references, cuts out dependency cycles, inherits ranks and fixes the scheduling order.
+    pub fn new(project: &Project) -> Result<Self, ScheduleError> {
+        let n = project.tasks.len();
+        let np = project.people.len();
+        for t in &project.tasks {
+            let bad = |message: String| ScheduleError::BadReference { task: t.name.clone(), message };
+            if let Some(d) = t.deps.iter().find(|d| **d >= n) {
+                return Err(bad(format!("depends on task {d}, which does not exist")));
+            }
+            if let Some(a) = t.assignee.filter(|a| *a >= np) {
+                return Err(bad(format!("is assigned to person {a}, who does not exist")));
+            }
+            if let Some(e) = t.eligible.iter().find(|e| **e >= np) {
+                return Err(bad(format!("names eligible person {e}, who does not exist")));
+            }
+        }
+        let deps: Vec<Vec<usize>> = project
+            .tasks
+            .iter()
+            .map(|t| {
+                let mut d = t.deps.clone();
+                d.sort_unstable();
+                d.dedup();
+                d
+            })
+            .collect();
+        let cycles = find_cycles(&deps);
+        let mut excluded = vec![false; n];
+        for c in &cycles {
+            for &i in c {
+                excluded[i] = true;
+            }
+        }
+        let mut lost_deps = vec![false; n];
+        let mut kept: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for i in 0..n {
+            if excluded[i] {
+                continue;
+            }
+            for &d in &deps[i] {
+                if excluded[d] {
+                    lost_deps[i] = true;
+                } else {
+                    kept[i].push(d);
+                }
+            }
+        }
+        let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (i, ds) in kept.iter().enumerate() {
+            for &d in ds {
+                dependents[d].push(i);
+            }
+        }
+
+        // Inherit priority, hardness and due date backwards: visit dependents before what they wait for.
+        let topo = kahn(&kept, &dependents, &excluded, |i| i);
+        let mut prio: Vec<u8> = project.tasks.iter().map(|t| t.priority.min(3)).collect();
+        let mut hard: Vec<bool> = project.tasks.iter().map(|t| t.hard).collect();
+        let mut due: Vec<DayIndex> =
+            project.tasks.iter().map(|t| t.due.unwrap_or(DayIndex::MAX)).collect();
+        for &i in topo.iter().rev() {
+            for &j in &dependents[i] {
+                prio[i] = prio[i].min(prio[j]);
+                hard[i] |= hard[j];
+                due[i] = due[i].min(due[j]);
+            }
+        }
+        let key = |i: usize| {
+            (
+                prio[i] != 0,
+                !hard[i],
+                prio[i],
+                due[i],
+                !project.tasks[i].started,
+                i,
+            )
+        };
+        let order: Vec<u32> =
+            kahn(&kept, &dependents, &excluded, key).into_iter().map(|i| i as u32).collect();
+
+        let mut dep_start = Vec::with_capacity(n + 1);
+        let mut dep_list = Vec::new();
+        let mut elig_start = Vec::with_capacity(n + 1);
+        let mut elig_list = Vec::new();
+        for (i, t) in project.tasks.iter().enumerate() {
+            dep_start.push(dep_list.len() as u32);
+            dep_list.extend(kept[i].iter().map(|d| *d as u32));
+            elig_start.push(elig_list.len() as u32);
+            if t.eligible.is_empty() {
+                elig_list.extend(0..np as u32);
+            } else {
+                let mut e: Vec<u32> = t.eligible.iter().map(|e| *e as u32).collect();
+                e.sort_unstable();
+                e.dedup();
+                elig_list.extend(e);
+            }
+        }
+        dep_start.push(dep_list.len() as u32);
+        elig_start.push(elig_list.len() as u32);
+        Ok(Self {
+            order,
+            cycles,
+            excluded,
+            lost_deps,
+            effective_priority: prio,
+            dep_start,
+            dep_list,
+            assignee: project.tasks.iter().map(|t| t.assignee.map_or(NOBODY, |a| a as u32)).collect(),
+            elig_start,
+            elig_list,
+            people: project.people.clone(),
+        })
+    }
+
+    /// How many tasks (including left-out ones).
+    pub fn len(&self) -> usize {
+        self.assignee.len()
+    }
+
+    /// Whether there are no tasks.
+    pub fn is_empty(&self) -> bool {
+        self.assignee.is_empty()
+    }
+
+    /// The people's calendars.
+    pub fn people(&self) -> &[Calendar] {
+        &self.people
+    }
+
+    /// The dependencies kept for task `i`.
+    pub fn deps(&self, i: usize) -> &[u32] {
+        &self.dep_list[self.dep_start[i] as usize..self.dep_start[i + 1] as usize]
+    }
+
+    /// Schedules with the given efforts (hours per task) into `out`.
+    pub fn schedule_into(&self, efforts: &[f64], scratch: &mut Scratch, out: &mut Schedule) {
+        let n = self.len();
+        out.start.clear();
+        out.start.resize(n, f64::NAN);
+        out.end.clear();
+        out.end.resize(n, f64::NAN);
+        out.person.clear();
+        out.person.resize(n, None);
+        scratch.free.clear();
+        scratch.free.resize(self.people.len(), 0.0);
+        for &i in &self.order {
+            let i = i as usize;
+            let mut ready = 0.0f64;
+            for &d in self.deps(i) {
+                ready = ready.max(out.end[d as usize]);
+            }
+            let effort = efforts[i].max(0.0);
+            let place = |p: usize, free: &[f64]| {
+                let cal = &self.people[p];
+                let s = free[p].max(cal.work_at(ready));
+                let end = if effort > 0.0 { cal.time_done(s + effort) } else { ready.max(cal.time_done(s)) };
+                (s, end)
+            };
+            let (p, s, end) = if self.assignee[i] != NOBODY {
+                let p = self.assignee[i] as usize;
+                let (s, end) = place(p, &scratch.free);
+                (p, s, end)
+            } else {
+                let elig = &self.elig_list[self.elig_start[i] as usize..self.elig_start[i + 1] as usize];
+                let mut best: Option<(usize, f64, f64)> = None;
+                for &p in elig {
+                    let (s, end) = place(p as usize, &scratch.free);
+                    if best.is_none_or(|(_, _, e)| end < e) {
+                        best = Some((p as usize, s, end));
+                    }
+                }
+                match best {
+                    Some(b) => b,
+                    None => {
+                        out.start[i] = f64::INFINITY;
+                        out.end[i] = f64::INFINITY;
+                        continue;
+                    }
+                }
+            };
+            let cal = &self.people[p];
+            out.start[i] = if effort > 0.0 { cal.time_start(s).max(ready) } else { end };
+            out.end[i] = end;
+            out.person[i] = Some(p as u32);
+            scratch.free[p] = s + effort;
+        }
+    }
+
+    /// Schedules with the tasks' own (median) efforts.
+    pub fn schedule(&self, efforts: &[f64]) -> Schedule {
+        let mut out = Schedule::default();
+        self.schedule_into(efforts, &mut Scratch::default(), &mut out);
+        out
+    }
+
+    /// Proves `s` feasible for `efforts`: nothing starts before its dependencies end, every task gets its
+    /// effort within its person's working hours, and nobody works on two tasks at once.
+    pub fn check(&self, efforts: &[f64], s: &Schedule) -> Result<(), String> {
+        const EPS: f64 = 1e-6;
+        let mut by_person: Vec<Vec<usize>> = vec![Vec::new(); self.people.len()];
+        for i in 0..self.len() {
+            if self.excluded[i] {
+                if s.person[i].is_some() {
+                    return Err(format!("task {i} is in a cycle but was scheduled"));
+                }
+                continue;
+            }
+            let Some(p) = s.person[i] else {
+                if s.end[i].is_infinite() {
+                    continue;
+                }
+                return Err(format!("task {i} has no person"));
+            };
+            if self.assignee[i] != NOBODY && self.assignee[i] != p {
+                return Err(format!("task {i} is assigned to {} but scheduled for {p}", self.assignee[i]));
+            }
+            for &d in self.deps(i) {
+                if s.start[i] + EPS < s.end[d as usize] {
+                    return Err(format!(
+                        "task {i} starts at {} before its dependency {d} ends at {}",
+                        s.start[i], s.end[d as usize]
+                    ));
+                }
+            }
+            let cal = &self.people[p as usize];
+            let worked = cal.work_at(s.end[i]) - cal.work_at(s.start[i]);
+            if s.end[i].is_finite() && worked + EPS < efforts[i].max(0.0) {
+                return Err(format!(
+                    "task {i} needs {} hours but its person has only {worked} working hours between start and end",
+                    efforts[i]
+                ));
+            }
+            by_person[p as usize].push(i);
+        }
+        for (p, tasks) in by_person.iter_mut().enumerate() {
+            tasks.sort_by(|a, b| s.start[*a].total_cmp(&s.start[*b]).then(a.cmp(b)));
+            let cal = &self.people[p];
+            let mut used_until = 0.0f64;
+            for &i in tasks.iter() {
+                let from = cal.work_at(s.start[i]);
+                let to = cal.work_at(s.end[i]);
+                if efforts[i] > 0.0 && from + EPS < used_until {
+                    return Err(format!("person {p} works on task {i} before finishing earlier work"));
+                }
+                used_until = used_until.max(to);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Kahn's algorithm over the kept edges, always taking the ready task with the smallest `key`.
+fn kahn<K: Ord>(
+    deps: &[Vec<usize>],
+    dependents: &[Vec<usize>],
+    excluded: &[bool],
+    key: impl Fn(usize) -> K,
+) -> Vec<usize> {
+    let n = deps.len();
+    let mut waiting: Vec<usize> = deps.iter().map(Vec::len).collect();
+    let mut heap = BinaryHeap::new();
+    for i in 0..n {
+        if !excluded[i] && waiting[i] == 0 {
+            heap.push(Reverse((key(i), i)));
+        }
+    }
+    let mut out = Vec::with_capacity(n);
+    while let Some(Reverse((_, i))) = heap.pop() {
+        out.push(i);
+        for &j in &dependents[i] {
+            waiting[j] -= 1;
+            if waiting[j] == 0 {
+                heap.push(Reverse((key(j), j)));
+            }
+        }
+    }
+    out
+}
+
+/// Strongly connected components of more than one task, or a task that depends on itself (Tarjan, iterative).
+fn find_cycles(deps: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let n = deps.len();
+    let mut index = vec![usize::MAX; n];
+    let mut low = vec![0usize; n];
+    let mut on_stack = vec![false; n];
+    let mut stack = Vec::new();
+    let mut next = 0usize;
+    let mut out = Vec::new();
+    for root in 0..n {
+        if index[root] != usize::MAX {
+            continue;
+        }
+        let mut call: Vec<(usize, usize)> = vec![(root, 0)];
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&mut (v, ref mut k)) = call.last_mut() {
+            if *k < deps[v].len() {
+                let w = deps[v][*k];
+                *k += 1;
+                if index[w] == usize::MAX {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    call.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+            } else {
+                call.pop();
+                if let Some(&(u, _)) = call.last() {
+                    low[u] = low[u].min(low[v]);
+                }
+                if low[v] == index[v] {
+                    let mut comp = Vec::new();
+                    while let Some(w) = stack.pop() {
+                        on_stack[w] = false;
+                        comp.push(w);
+                        if w == v {
+                            break;
+                        }
+                    }
+                    if comp.len() > 1 || deps[v].contains(&v) {
+                        comp.sort_unstable();
+                        out.push(comp);
+                    }
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(name: &str, effort: f64, assignee: Option<usize>, deps: &[usize], priority: u8) -> Task {
+        Task {
+            name: name.into(),
+            effort,
+            assignee,
+            eligible: vec![],
+            deps: deps.to_vec(),
+            priority,
+            hard: false,
+            due: None,
+            started: false,
+        }
+    }
+
+    fn flat(people: usize, hours: f64) -> Vec<Calendar> {
+        (0..people).map(|_| Calendar::from_capacity(vec![hours; 200])).collect()
+    }
+
+    fn efforts(p: &Project) -> Vec<f64> {
+        p.tasks.iter().map(|t| t.effort).collect()
+    }
+
+    #[test]
+    fn a_chain_runs_back_to_back_across_days() {
+        let p = Project {
+            tasks: vec![task("a", 4.0, Some(0), &[], 2), task("b", 4.0, Some(0), &[0], 2)],
+            people: flat(1, 6.0),
+        };
+        let prep = Prepared::new(&p).unwrap();
+        let s = prep.schedule(&efforts(&p));
+        assert_eq!((s.start[0], s.end[0]), (0.0, 4.0));
+        assert_eq!((s.start[1], s.end[1]), (4.0, 24.0 + 2.0));
+        prep.check(&efforts(&p), &s).unwrap();
+    }
+
+    #[test]
+    fn unassigned_work_goes_to_whoever_finishes_first() {
+        let p = Project {
+            tasks: vec![
+                task("busy", 12.0, Some(0), &[], 1),
+                task("free", 6.0, None, &[], 2),
+            ],
+            people: flat(2, 6.0),
+        };
+        let prep = Prepared::new(&p).unwrap();
+        let s = prep.schedule(&efforts(&p));
+        assert_eq!(s.person[1], Some(1));
+        assert_eq!(s.end[1], 6.0);
+        prep.check(&efforts(&p), &s).unwrap();
+    }
+
+    #[test]
+    fn dependencies_lift_priority_of_what_they_wait_for() {
+        // "enabler" is p/3 but "urgent" (p/0) needs it, so it goes before "normal" (p/2).
+        let p = Project {
+            tasks: vec![
+                task("normal", 6.0, Some(0), &[], 2),
+                task("enabler", 6.0, Some(0), &[], 3),
+                task("urgent", 6.0, Some(0), &[1], 0),
+            ],
+            people: flat(1, 6.0),
+        };
+        let prep = Prepared::new(&p).unwrap();
+        assert_eq!(prep.effective_priority, vec![2, 0, 0]);
+        assert_eq!(prep.order, vec![1, 2, 0]);
+        let s = prep.schedule(&efforts(&p));
+        prep.check(&efforts(&p), &s).unwrap();
+        assert_eq!(s.end[0], 24.0 * 2.0 + 6.0);
+    }
+
+    #[test]
+    fn hard_deadlines_go_before_higher_priority_numbers_but_not_before_p0() {
+        let mut hard = task("hard", 6.0, Some(0), &[], 2);
+        hard.hard = true;
+        let p = Project {
+            tasks: vec![task("p1", 6.0, Some(0), &[], 1), hard, task("p0", 6.0, Some(0), &[], 0)],
+            people: flat(1, 6.0),
+        };
+        assert_eq!(Prepared::new(&p).unwrap().order, vec![2, 1, 0]);
+    }
+
+    #[test]
+    fn cycles_are_cut_out_and_named_and_the_rest_still_schedules() {
+        let p = Project {
+            tasks: vec![
+                task("a", 1.0, Some(0), &[1], 2),
+                task("b", 1.0, Some(0), &[2], 2),
+                task("c", 1.0, Some(0), &[0], 2),
+                task("d", 1.0, Some(0), &[2], 2),
+                task("e", 1.0, Some(0), &[4], 2),
+                task("f", 1.0, Some(0), &[], 2),
+            ],
+            people: flat(1, 6.0),
+        };
+        let prep = Prepared::new(&p).unwrap();
+        assert_eq!(prep.cycles, vec![vec![0, 1, 2], vec![4]]);
+        assert_eq!(prep.lost_deps, vec![false, false, false, true, false, false]);
+        let s = prep.schedule(&efforts(&p));
+        assert!(s.person[0].is_none() && s.person[4].is_none());
+        assert!(s.end[3].is_finite() && s.end[5].is_finite());
+        prep.check(&efforts(&p), &s).unwrap();
+    }
+
+    #[test]
+    fn bad_references_are_errors() {
+        let p = Project { tasks: vec![task("x", 1.0, Some(3), &[], 2)], people: flat(1, 6.0) };
+        assert!(Prepared::new(&p).unwrap_err().to_string().contains("task x"));
+        let p = Project { tasks: vec![task("x", 1.0, None, &[9], 2)], people: flat(1, 6.0) };
+        assert!(Prepared::new(&p).is_err());
+    }
+
+    #[test]
+    fn the_checker_catches_overlap_and_early_starts() {
+        let p = Project {
+            tasks: vec![task("a", 6.0, Some(0), &[], 2), task("b", 6.0, Some(0), &[0], 2)],
+            people: flat(1, 6.0),
+        };
+        let prep = Prepared::new(&p).unwrap();
+        let e = efforts(&p);
+        let good = prep.schedule(&e);
+        let mut bad = good.clone();
+        bad.start[1] = 0.0;
+        assert!(prep.check(&e, &bad).is_err());
+        let mut short = good.clone();
+        short.end[1] = short.start[1] + 1.0;
+        assert!(prep.check(&e, &short).is_err());
+    }
+}

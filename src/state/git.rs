@@ -1,0 +1,249 @@
+//! The state repo's git history, through gix: initialise, commit what a run wrote, read old versions.
+//!
+//! A run commits only the folders it owns (`snapshot/`, `forecast/`, `ops/`) and `pm-state.md`, on top of the
+//! current `HEAD` tree, so anything else a person committed is carried over untouched. The index is rewritten
+//! to match the new commit so that `git status` in the state repo is clean afterwards.
+
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+use gix::ObjectId;
+use gix::bstr::BString;
+use gix::objs::tree::{Entry, EntryKind};
+
+/// Why a git operation failed.
+#[derive(Debug, thiserror::Error)]
+#[error("git, {what}: {message}")]
+pub struct GitError {
+    /// What was being done.
+    pub what: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+fn err<E: std::fmt::Display>(what: impl Into<String>) -> impl FnOnce(E) -> GitError {
+    let what = what.into();
+    move |e| GitError { what, message: e.to_string() }
+}
+
+/// Who a commit is by and when: both are inputs, never read from the environment.
+#[derive(Debug, Clone)]
+pub struct Signature {
+    /// Name.
+    pub name: String,
+    /// E-mail.
+    pub email: String,
+    /// Time of the commit.
+    pub time: DateTime<Utc>,
+}
+
+/// The top-level paths a pipeline run owns and commits.
+pub const OWNED_PATHS: &[&str] = &["forecast", "ops", "pm-state.md", "snapshot"];
+
+/// Opens the git repository at `dir`, or initialises one (branch `main`) if there is none.
+pub fn open_or_init(dir: &Path) -> Result<gix::Repository, GitError> {
+    if dir.join(".git").exists() {
+        return gix::open(dir).map_err(err(format!("opening {}", dir.display())));
+    }
+    let repo = gix::init(dir).map_err(err(format!("initialising {}", dir.display())))?;
+    // Name the first branch `main` whatever the machine's git defaults say.
+    std::fs::write(repo.git_dir().join("HEAD"), "ref: refs/heads/main\n")
+        .map_err(err("setting HEAD to refs/heads/main"))?;
+    gix::open(dir).map_err(err(format!("reopening {}", dir.display())))
+}
+
+/// The commit `HEAD` points to, if any.
+pub fn head(repo: &gix::Repository) -> Option<ObjectId> {
+    repo.head_id().ok().map(|id| id.detach())
+}
+
+/// Commits `paths` (top-level names under the work tree) as they are on disk on top of `HEAD`'s tree.
+///
+/// Paths missing on disk are removed from the tree; every other entry of `HEAD` is kept. Returns the new
+/// commit, or `None` when the tree would not change (nothing is committed then).
+pub fn commit_paths(
+    repo: &gix::Repository,
+    paths: &[&str],
+    message: &str,
+    sig: &Signature,
+) -> Result<Option<ObjectId>, GitError> {
+    let workdir = repo.workdir().ok_or_else(|| GitError {
+        what: "committing".into(),
+        message: "the state repo is bare; CommiTea needs a work tree".into(),
+    })?;
+    let parent = head(repo);
+    let mut entries: Vec<Entry> = match parent {
+        Some(p) => {
+            let commit = repo.find_commit(p).map_err(err("reading HEAD"))?;
+            let tree = commit.tree().map_err(err("reading HEAD's tree"))?;
+            let decoded = tree.decode().map_err(err("decoding HEAD's tree"))?;
+            decoded
+                .entries
+                .iter()
+                .filter(|e| !paths.iter().any(|p| e.filename == p.as_bytes()))
+                .map(|e| Entry { mode: e.mode, filename: e.filename.to_owned(), oid: e.oid.to_owned() })
+                .collect()
+        }
+        None => Vec::new(),
+    };
+    for p in paths {
+        if let Some(e) = entry_for(repo, &workdir.join(p), p)? {
+            entries.push(e);
+        }
+    }
+    entries.sort();
+    let tree = repo.write_object(gix::objs::Tree { entries }).map_err(err("writing the tree"))?.detach();
+    if let Some(p) = parent {
+        let old_tree =
+            repo.find_commit(p).and_then(|c| c.tree_id()).map_err(err("reading HEAD's tree"))?;
+        if old_tree == tree {
+            return Ok(None);
+        }
+    }
+    commit_tree(repo, tree, parent, message, sig).map(Some)
+}
+
+/// Commits everything in the work tree except `.git` and the top-level names in `exclude`.
+pub fn commit_all(
+    repo: &gix::Repository,
+    exclude: &[&str],
+    message: &str,
+    sig: &Signature,
+) -> Result<Option<ObjectId>, GitError> {
+    let workdir = repo.workdir().ok_or_else(|| GitError {
+        what: "committing".into(),
+        message: "the state repo is bare".into(),
+    })?;
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(workdir).map_err(err("listing the work tree"))? {
+        let entry = entry.map_err(err("listing the work tree"))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name != ".git" && !exclude.contains(&name.as_str()) {
+            names.push(name);
+        }
+    }
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    commit_paths(repo, &refs, message, sig)
+}
+
+fn commit_tree(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    parent: Option<ObjectId>,
+    message: &str,
+    sig: &Signature,
+) -> Result<ObjectId, GitError> {
+    let actor = gix::actor::Signature {
+        name: BString::from(sig.name.as_str()),
+        email: BString::from(sig.email.as_str()),
+        time: gix::date::Time::new(sig.time.timestamp(), 0),
+    };
+    let mut buf = gix::date::parse::TimeBuf::default();
+    let sref = actor.to_ref(&mut buf);
+    let id = repo
+        .commit_as(sref, sref, "HEAD", message, tree, parent)
+        .map_err(err("writing the commit"))?
+        .detach();
+    let mut index = repo.index_from_tree(&tree).map_err(err("building the index"))?;
+    index.write(Default::default()).map_err(err("writing the index"))?;
+    Ok(id)
+}
+
+/// Writes the file or folder at `path` into the object database; `None` if it is missing or an empty folder.
+fn entry_for(repo: &gix::Repository, path: &Path, name: &str) -> Result<Option<Entry>, GitError> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(err(format!("reading {}", path.display()))(e)),
+    };
+    if meta.is_file() {
+        let bytes = std::fs::read(path).map_err(err(format!("reading {}", path.display())))?;
+        let oid = repo.write_blob(bytes).map_err(err("writing a blob"))?.detach();
+        return Ok(Some(Entry { mode: EntryKind::Blob.into(), filename: name.into(), oid }));
+    }
+    if !meta.is_dir() {
+        return Ok(None); // symlinks and special files are not state
+    }
+    let mut entries = Vec::new();
+    for child in std::fs::read_dir(path).map_err(err(format!("listing {}", path.display())))? {
+        let child = child.map_err(err(format!("listing {}", path.display())))?;
+        let child_name = child.file_name().to_string_lossy().into_owned();
+        if child_name.ends_with(".tmp-commitea") {
+            continue;
+        }
+        if let Some(e) = entry_for(repo, &child.path(), &child_name)? {
+            entries.push(e);
+        }
+    }
+    if entries.is_empty() {
+        return Ok(None);
+    }
+    entries.sort();
+    let oid = repo.write_object(gix::objs::Tree { entries }).map_err(err("writing a tree"))?.detach();
+    Ok(Some(Entry { mode: EntryKind::Tree.into(), filename: name.into(), oid }))
+}
+
+/// The bytes of `path` (slash-separated, from the repo root) in `commit`, if it exists there.
+pub fn read_at(repo: &gix::Repository, commit: ObjectId, path: &str) -> Result<Option<Vec<u8>>, GitError> {
+    let tree = repo
+        .find_commit(commit)
+        .and_then(|c| c.tree())
+        .map_err(err(format!("reading the tree of {commit}")))?;
+    let entry = tree.lookup_entry_by_path(path).map_err(err(format!("looking up {path}")))?;
+    match entry {
+        Some(e) => {
+            let obj = e.object().map_err(err(format!("reading {path}")))?;
+            Ok(Some(obj.data.clone()))
+        }
+        None => Ok(None),
+    }
+}
+
+/// The first parent chain from `HEAD`, newest first, with each commit's time.
+pub fn first_parent_history(repo: &gix::Repository) -> Result<Vec<(ObjectId, i64)>, GitError> {
+    let mut out = Vec::new();
+    let mut next = head(repo);
+    while let Some(id) = next {
+        let commit = repo.find_commit(id).map_err(err(format!("reading commit {id}")))?;
+        let time = commit.time().map(|t| t.seconds).map_err(err(format!("reading the time of {id}")))?;
+        out.push((id, time));
+        next = commit.parent_ids().next().map(|p| p.detach());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn sig(secs: i64) -> Signature {
+        Signature {
+            name: "CommiTea".into(),
+            email: "bot@example.com".into(),
+            time: Utc.timestamp_opt(secs, 0).single().unwrap_or_default(),
+        }
+    }
+
+    #[test]
+    fn commits_owned_paths_only_and_skips_empty_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = open_or_init(dir.path()).unwrap();
+        std::fs::create_dir_all(dir.path().join("snapshot/issues")).unwrap();
+        std::fs::write(dir.path().join("snapshot/meta.yaml"), "a: 1\n").unwrap();
+        std::fs::write(dir.path().join("README.md"), "hi\n").unwrap();
+        let first = commit_all(&repo, &["public"], "init", &sig(1_700_000_000)).unwrap().unwrap();
+        assert!(commit_all(&repo, &["public"], "again", &sig(1_700_000_100)).unwrap().is_none());
+
+        std::fs::write(dir.path().join("README.md"), "changed but not owned\n").unwrap();
+        std::fs::write(dir.path().join("snapshot/meta.yaml"), "a: 2\n").unwrap();
+        let second = commit_paths(&repo, OWNED_PATHS, "run", &sig(1_700_000_200)).unwrap().unwrap();
+        assert_ne!(first, second);
+        assert_eq!(read_at(&repo, second, "README.md").unwrap().unwrap(), b"hi\n");
+        assert_eq!(read_at(&repo, second, "snapshot/meta.yaml").unwrap().unwrap(), b"a: 2\n");
+        assert_eq!(read_at(&repo, first, "snapshot/meta.yaml").unwrap().unwrap(), b"a: 1\n");
+        assert!(read_at(&repo, second, "nope").unwrap().is_none());
+        let hist = first_parent_history(&repo).unwrap();
+        assert_eq!(hist, vec![(second, 1_700_000_200), (first, 1_700_000_000)]);
+    }
+}

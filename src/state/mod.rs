@@ -1,0 +1,119 @@
+//! The state repo: where each file lives, reading and writing the snapshot, and committing through gix.
+//!
+//! The layout is documented in `docs/state-format.md`. Files are written only when their bytes change,
+//! through a temporary file and a rename, so a re-run with no change touches nothing and a crash never
+//! leaves half a file.
+
+pub mod git;
+mod snapshot;
+
+use std::path::{Path, PathBuf};
+
+pub use snapshot::{Meta, RepoMeta, Snapshot};
+
+/// Why the state repo could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A YAML file is malformed.
+    #[error(transparent)]
+    Yaml(#[from] crate::yamlfile::YamlError),
+    /// A JSON file is malformed or cannot be written.
+    #[error("{path}: {message}")]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// A file is well-formed but its content contradicts its place.
+    #[error("{path}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// The snapshot is missing.
+    #[error("{0} has no snapshot/meta.yaml: run `commitea sync` first, or `commitea demo` to try the bundled demo")]
+    NoSnapshot(PathBuf),
+}
+
+/// The paths of a state repo.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    root: PathBuf,
+}
+
+impl Layout {
+    /// The layout of the state repo at `root`.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+    /// The state repo's folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+    /// `snapshot/`.
+    pub fn snapshot_dir(&self) -> PathBuf {
+        self.root.join("snapshot")
+    }
+    /// `pm-state.md`.
+    pub fn ledger(&self) -> PathBuf {
+        self.root.join("pm-state.md")
+    }
+    /// `forecast/`.
+    pub fn forecast_dir(&self) -> PathBuf {
+        self.root.join("forecast")
+    }
+    /// `ops/`.
+    pub fn ops_dir(&self) -> PathBuf {
+        self.root.join("ops")
+    }
+    /// `site-templates/`: the state repo's own template overrides.
+    pub fn templates_dir(&self) -> PathBuf {
+        self.root.join("site-templates")
+    }
+    /// A path relative to the root, for messages.
+    pub fn rel<'a>(&self, path: &'a Path) -> &'a Path {
+        path.strip_prefix(&self.root).unwrap_or(path)
+    }
+}
+
+/// Writes `bytes` to `path` unless the file already holds exactly them; returns whether it wrote.
+///
+/// The write goes through a temporary file in the same folder and a rename, so readers never see half a file.
+pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, StateError> {
+    let io = |source| StateError::Io { path: path.to_path_buf(), source };
+    match std::fs::read(path) {
+        Ok(old) if old == bytes => return Ok(false),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io(e)),
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let tmp = path.with_extension(format!(
+        "{}.tmp-commitea",
+        path.extension().and_then(|e| e.to_str()).unwrap_or("")
+    ));
+    std::fs::write(&tmp, bytes).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)?;
+    Ok(true)
+}
+
+/// Serialises `value` as pretty JSON with a final newline (the form of every JSON file CommiTea writes).
+pub fn to_json<T: serde::Serialize>(value: &T, path: &Path) -> Result<Vec<u8>, StateError> {
+    let mut bytes = serde_json::to_vec_pretty(value)
+        .map_err(|e| StateError::Json { path: path.to_path_buf(), message: e.to_string() })?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}

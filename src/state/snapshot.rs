@@ -1,0 +1,184 @@
+//! `snapshot/`: what the last sync saw, one YAML file per issue.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::{Layout, StateError, write_if_changed};
+use crate::domain::{Issue, IssueKey, Label, Milestone, RepoName};
+use crate::yamlfile;
+
+/// `snapshot/meta.yaml`: when and where the snapshot was taken, and the per-repository sync cursors.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Meta {
+    /// When the snapshot was taken; also the default "now" of an offline forecast.
+    pub synced_at: DateTime<Utc>,
+    /// The server it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// One entry per repository.
+    #[serde(default)]
+    pub repositories: Vec<RepoMeta>,
+}
+
+/// Sync bookkeeping for one repository.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepoMeta {
+    /// `owner/repo`.
+    pub name: RepoName,
+    /// The `since` cursor of the next incremental sync.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<DateTime<Utc>>,
+    /// When the last full resync ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_full_sync: Option<DateTime<Utc>>,
+}
+
+/// Everything under `snapshot/`, in memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    /// `meta.yaml`.
+    pub meta: Meta,
+    /// `labels.yaml`, by repository.
+    pub labels: BTreeMap<RepoName, Vec<Label>>,
+    /// `milestones.yaml`, by repository.
+    pub milestones: BTreeMap<RepoName, Vec<Milestone>>,
+    /// `issues/OWNER/REPO/N.yaml`.
+    pub issues: BTreeMap<IssueKey, Issue>,
+}
+
+impl Snapshot {
+    /// Reads the snapshot of the state repo at `layout`.
+    pub fn load(layout: &Layout) -> Result<Self, StateError> {
+        let dir = layout.snapshot_dir();
+        let meta_path = dir.join("meta.yaml");
+        if !meta_path.exists() {
+            return Err(StateError::NoSnapshot(layout.root().to_path_buf()));
+        }
+        let meta: Meta = read_yaml(layout, &meta_path)?;
+        let labels = read_yaml_or_default(layout, &dir.join("labels.yaml"))?;
+        let milestones = read_yaml_or_default(layout, &dir.join("milestones.yaml"))?;
+        let mut issues = BTreeMap::new();
+        let issues_dir = dir.join("issues");
+        if issues_dir.exists() {
+            let mut paths = Vec::new();
+            for entry in walkdir::WalkDir::new(&issues_dir).min_depth(3).max_depth(3) {
+                let entry = entry.map_err(|e| StateError::Io {
+                    path: e.path().map_or_else(|| issues_dir.clone(), Path::to_path_buf),
+                    source: e.into(),
+                })?;
+                if entry.file_type().is_file()
+                    && entry.path().extension().is_some_and(|x| x == "yaml")
+                {
+                    paths.push(entry.into_path());
+                }
+            }
+            let parsed: Vec<Result<(IssueKey, Issue), StateError>> = {
+                use rayon::prelude::*;
+                paths.par_iter().map(|p| read_issue(layout, p)).collect()
+            };
+            for r in parsed {
+                let (key, issue) = r?;
+                issues.insert(key, issue);
+            }
+        }
+        Ok(Self { meta, labels, milestones, issues })
+    }
+
+    /// Writes the snapshot, rewriting only files whose bytes change and removing issue files no longer present.
+    ///
+    /// Returns how many files were written or removed.
+    pub fn save(&self, layout: &Layout) -> Result<usize, StateError> {
+        let dir = layout.snapshot_dir();
+        let mut changed = 0;
+        changed += write_yaml(layout, &dir.join("meta.yaml"), &self.meta)?;
+        changed += write_yaml(layout, &dir.join("labels.yaml"), &self.labels)?;
+        changed += write_yaml(layout, &dir.join("milestones.yaml"), &self.milestones)?;
+        let mut keep = std::collections::BTreeSet::new();
+        for (key, issue) in &self.issues {
+            let path = issue_path(layout, key);
+            changed += write_yaml(layout, &path, issue)?;
+            keep.insert(path);
+        }
+        let issues_dir = dir.join("issues");
+        if issues_dir.exists() {
+            for entry in walkdir::WalkDir::new(&issues_dir).min_depth(3).max_depth(3) {
+                let entry = entry.map_err(|e| StateError::Io {
+                    path: issues_dir.clone(),
+                    source: e.into(),
+                })?;
+                if entry.file_type().is_file() && !keep.contains(entry.path()) {
+                    std::fs::remove_file(entry.path())
+                        .map_err(|source| StateError::Io { path: entry.path().to_path_buf(), source })?;
+                    changed += 1;
+                }
+            }
+        }
+        Ok(changed)
+    }
+
+    /// The milestone with this id, with its repository.
+    pub fn milestone(&self, id: u64) -> Option<(&RepoName, &Milestone)> {
+        self.milestones
+            .iter()
+            .find_map(|(repo, ms)| ms.iter().find(|m| m.id == id).map(|m| (repo, m)))
+    }
+}
+
+/// `snapshot/issues/OWNER/REPO/N.yaml`.
+pub fn issue_path(layout: &Layout, key: &IssueKey) -> PathBuf {
+    layout
+        .snapshot_dir()
+        .join("issues")
+        .join(&key.repo.owner)
+        .join(&key.repo.name)
+        .join(format!("{}.yaml", key.number))
+}
+
+fn read_text(path: &Path) -> Result<String, StateError> {
+    std::fs::read_to_string(path).map_err(|source| StateError::Io { path: path.to_path_buf(), source })
+}
+
+fn read_yaml<T: serde::de::DeserializeOwned>(layout: &Layout, path: &Path) -> Result<T, StateError> {
+    Ok(yamlfile::parse(&read_text(path)?, layout.rel(path))?)
+}
+
+fn read_yaml_or_default<T: serde::de::DeserializeOwned + Default>(
+    layout: &Layout,
+    path: &Path,
+) -> Result<T, StateError> {
+    if path.exists() { read_yaml(layout, path) } else { Ok(T::default()) }
+}
+
+fn read_issue(layout: &Layout, path: &Path) -> Result<(IssueKey, Issue), StateError> {
+    let rel = layout.rel(path).to_path_buf();
+    let invalid = |message: String| StateError::Invalid { path: rel.clone(), message };
+    let mut parts = path.iter().rev();
+    let file = parts.next().and_then(|s| s.to_str()).unwrap_or_default();
+    let name = parts.next().and_then(|s| s.to_str()).unwrap_or_default();
+    let owner = parts.next().and_then(|s| s.to_str()).unwrap_or_default();
+    let repo: RepoName = format!("{owner}/{name}")
+        .parse()
+        .map_err(|e| invalid(format!("{e}: issue files live at snapshot/issues/OWNER/REPO/N.yaml")))?;
+    let number: u64 = file
+        .strip_suffix(".yaml")
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| invalid("the file name must be the issue number, e.g. 12.yaml".into()))?;
+    let issue: Issue = read_yaml(layout, path)?;
+    if issue.number != number {
+        return Err(invalid(format!(
+            "number: the file says {} but is named {number}.yaml; rename the file or fix the number",
+            issue.number
+        )));
+    }
+    Ok((repo.issue(number), issue))
+}
+
+fn write_yaml<T: Serialize>(layout: &Layout, path: &Path, value: &T) -> Result<usize, StateError> {
+    let text = yamlfile::to_string(value, layout.rel(path))?;
+    Ok(usize::from(write_if_changed(path, text.as_bytes())?))
+}

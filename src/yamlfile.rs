@@ -1,0 +1,77 @@
+//! Reading and writing the YAML files of the state repo and the config, with errors that name file, line and field.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// Where in which file a YAML document went wrong, and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct YamlError {
+    /// The file, as the user knows it (relative to the state repo where possible).
+    pub file: PathBuf,
+    /// 1-based line, when the parser knows it.
+    pub line: Option<usize>,
+    /// 1-based column, when the parser knows it.
+    pub column: Option<usize>,
+    /// The field path and the problem, e.g. `team[1].hours_per_week: invalid type: string "x", expected f64`.
+    pub message: String,
+}
+
+impl fmt::Display for YamlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(l) = self.line {
+            write!(f, " line {l}")?;
+            if let Some(c) = self.column {
+                write!(f, " column {c}")?;
+            }
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for YamlError {}
+
+/// Parses `text` (the contents of `file`) as YAML into `T`.
+pub fn parse<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T, YamlError> {
+    let de = yaml_serde::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let e = e.into_inner();
+        let loc = e.location();
+        let mut message = e.to_string();
+        // The parser appends the position to its message; we print it up front instead.
+        if let Some(i) = message.rfind(" at line ") {
+            message.truncate(i);
+        }
+        // The parser also prefixes the path it knows, which stops at the parent of a failing value;
+        // the tracked path is exact, so use that.
+        if let Some((prefix, rest)) = message.split_once(": ")
+            && !prefix.contains(' ')
+            && path.starts_with(prefix)
+        {
+            message = rest.to_owned();
+        }
+        if path != "." && !path.is_empty() {
+            message = format!("{path}: {message}");
+        }
+        YamlError {
+            file: file.to_path_buf(),
+            line: loc.as_ref().map(|l| l.line()),
+            column: loc.as_ref().map(|l| l.column()),
+            message,
+        }
+    })
+}
+
+/// Serialises `value` as YAML text in the state repo's canonical form (struct field order, block style).
+pub fn to_string<T: Serialize>(value: &T, file: &Path) -> Result<String, YamlError> {
+    yaml_serde::to_string(value).map_err(|e| YamlError {
+        file: file.to_path_buf(),
+        line: None,
+        column: None,
+        message: format!("cannot serialise: {e}"),
+    })
+}

@@ -1,0 +1,1 @@
+//! The demo generator and the bundled demo state repo.
