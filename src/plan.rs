@@ -1,1 +1,274 @@
-//! plan
+//! The effective plan: the snapshot as the PM's directives leave it, resolved into what the engine needs.
+//!
+//! The replay stage ([`crate::ledger`]) builds a [`Plan`]; the forecast stage reads nothing else. Each
+//! value that a directive overrides keeps its provenance so the issue view can say where it came from.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::domain::lifecycle::{Lifecycle, LifecycleSpan, Rules};
+use crate::domain::{Issue, IssueKey, OpenState, Priority, RepoName};
+use crate::engine::PersonCalendarSpec;
+use crate::state::Snapshot;
+
+/// Where an issue's estimate comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EstimateSource {
+    /// An `est/*` label.
+    Label,
+    /// Gitea's native `time_estimate`.
+    Native,
+    /// A directive in the ledger.
+    Directive,
+    /// None given: the median estimate of similar issues stands in (flagged).
+    Imputed,
+}
+
+/// One issue as the plan sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedIssue {
+    /// `owner/repo#N`.
+    pub key: IssueKey,
+    /// Title.
+    pub title: String,
+    /// Open or closed.
+    pub state: OpenState,
+    /// The lifecycle column now.
+    pub lifecycle: Lifecycle,
+    /// When it entered each column.
+    pub timeline: Vec<LifecycleSpan>,
+    /// The first assignee, who the plan gives the work to.
+    pub assignee: Option<String>,
+    /// All assignees.
+    pub assignees: Vec<String>,
+    /// Estimate in working hours, when one is given.
+    pub estimate_hours: Option<f64>,
+    /// The estimate's label text (`2d`), when one is given.
+    pub estimate_label: Option<String>,
+    /// Where the estimate comes from (`Imputed` when none is given).
+    pub estimate_source: EstimateSource,
+    /// Priority for planning (`p/2` when none is set).
+    pub priority: Priority,
+    /// Whether a priority was set explicitly.
+    pub priority_set: bool,
+    /// The milestone id.
+    pub milestone: Option<u64>,
+    /// What it waits for.
+    pub depends_on: Vec<IssueKey>,
+    /// Hours of tracked time.
+    pub tracked_hours: f64,
+    /// Whether work has begun (tracked time or a pull request).
+    pub started: bool,
+    /// Labels.
+    pub labels: Vec<String>,
+    /// Opened at.
+    pub created_at: DateTime<Utc>,
+    /// Closed at.
+    pub closed_at: Option<DateTime<Utc>>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+    /// Which directive set which field (`field`, directive id).
+    pub provenance: Vec<(String, String)>,
+}
+
+/// A milestone as the plan sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedMilestone {
+    /// Gitea's id.
+    pub id: u64,
+    /// Its repository.
+    pub repo: RepoName,
+    /// Title.
+    pub title: String,
+    /// Open or closed.
+    pub state: OpenState,
+    /// Due day.
+    pub due: Option<NaiveDate>,
+    /// Whether the due date cannot move.
+    pub hard: bool,
+    /// Which directive set which field.
+    pub provenance: Vec<(String, String)>,
+}
+
+/// A person as the plan sees them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedMember {
+    /// Gitea username.
+    pub name: String,
+    /// Hours in a full week.
+    pub hours_per_week: f64,
+    /// Their calendar.
+    pub calendar: PersonCalendarSpec,
+    /// Repositories they take unassigned work from (empty: all).
+    pub repositories: Vec<RepoName>,
+}
+
+/// Everything the forecast needs, and nothing else.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Day 0 of the forecast.
+    pub as_of: NaiveDate,
+    /// The moment the plan describes (the snapshot's time unless overridden).
+    pub now: DateTime<Utc>,
+    /// Every issue, ordered by key.
+    pub issues: Vec<PlannedIssue>,
+    /// Every milestone, ordered by id.
+    pub milestones: Vec<PlannedMilestone>,
+    /// The team, in config order.
+    pub team: Vec<PlannedMember>,
+    /// The team's working days and holidays (for slack in working days).
+    pub team_calendar: PersonCalendarSpec,
+    /// Hours in a working day.
+    pub workday_hours: f64,
+    /// Problems found while building the plan (bad labels …), for the run summary.
+    pub warnings: Vec<String>,
+}
+
+impl Plan {
+    /// The plan straight from the snapshot and config, before any directive.
+    pub fn from_snapshot(snapshot: &Snapshot, config: &Config, now: DateTime<Utc>) -> Self {
+        let rules = Rules {
+            diagnosis_labels: config.lifecycle.diagnosis_labels.clone(),
+        };
+        let wd = config.workday_hours();
+        let mut warnings = Vec::new();
+        let issues = snapshot
+            .issues
+            .iter()
+            .map(|(key, issue)| planned_issue(key, issue, &rules, wd, &mut warnings))
+            .collect();
+        let mut milestones: Vec<PlannedMilestone> = snapshot
+            .milestones
+            .iter()
+            .flat_map(|(repo, ms)| {
+                ms.iter().map(move |m| PlannedMilestone {
+                    id: m.id,
+                    repo: repo.clone(),
+                    title: m.title.clone(),
+                    state: m.state,
+                    due: m.due_date(),
+                    hard: m.is_hard(),
+                    provenance: Vec::new(),
+                })
+            })
+            .collect();
+        milestones.sort_by_key(|m| m.id);
+        let working_days: Vec<chrono::Weekday> =
+            config.calendar.working_days.iter().map(|d| d.0).collect();
+        let team_calendar = PersonCalendarSpec {
+            hours_per_day: wd,
+            working_days: working_days.clone(),
+            holidays: config.calendar.holidays.clone(),
+            time_off: Vec::new(),
+            starts: None,
+            ends: None,
+        };
+        let team = config
+            .team
+            .iter()
+            .map(|m| {
+                let days: Vec<chrono::Weekday> = m
+                    .working_days
+                    .as_ref()
+                    .map_or_else(|| working_days.clone(), |d| d.iter().map(|d| d.0).collect());
+                let per_week = m.hours_per_week.map_or(wd * days.len() as f64, |h| h.0);
+                let hours_per_day = if days.is_empty() {
+                    0.0
+                } else {
+                    per_week / days.len() as f64
+                };
+                PlannedMember {
+                    name: m.name.clone(),
+                    hours_per_week: per_week,
+                    calendar: PersonCalendarSpec {
+                        hours_per_day,
+                        working_days: days,
+                        holidays: config.calendar.holidays.clone(),
+                        time_off: m.time_off.iter().map(|r| (r.from, r.to)).collect(),
+                        starts: m.starts,
+                        ends: m.ends,
+                    },
+                    repositories: m.repositories.clone(),
+                }
+            })
+            .collect();
+        Self {
+            as_of: now.date_naive(),
+            now,
+            issues,
+            milestones,
+            team,
+            team_calendar,
+            workday_hours: wd,
+            warnings,
+        }
+    }
+
+    /// The milestone with this id.
+    pub fn milestone(&self, id: u64) -> Option<&PlannedMilestone> {
+        self.milestones.iter().find(|m| m.id == id)
+    }
+}
+
+fn planned_issue(
+    key: &IssueKey,
+    issue: &Issue,
+    rules: &Rules,
+    workday_hours: f64,
+    warnings: &mut Vec<String>,
+) -> PlannedIssue {
+    let (estimate_hours, estimate_label, estimate_source) =
+        match issue.estimate_hours(workday_hours) {
+            Some(Ok(h)) => {
+                let label = issue
+                    .labels
+                    .iter()
+                    .find_map(|l| l.strip_prefix(crate::domain::Estimate::LABEL_PREFIX))
+                    .map(str::to_owned);
+                let source = if label.is_some() {
+                    EstimateSource::Label
+                } else {
+                    EstimateSource::Native
+                };
+                (Some(h), label, source)
+            }
+            Some(Err(e)) => {
+                warnings.push(format!(
+                    "{key}: {e}; the issue is forecast as if it had no estimate"
+                ));
+                (None, None, EstimateSource::Imputed)
+            }
+            None => (None, None, EstimateSource::Imputed),
+        };
+    for l in &issue.labels {
+        if let Some(Err(e)) = crate::domain::Priority::from_label(l) {
+            warnings.push(format!("{key}: {e}; treated as p/2"));
+        }
+    }
+    let tracked_hours = issue.tracked_seconds() as f64 / 3600.0;
+    PlannedIssue {
+        key: key.clone(),
+        title: issue.title.clone(),
+        state: issue.state,
+        lifecycle: rules.current(issue),
+        timeline: rules.timeline(issue),
+        assignee: issue.assignees.first().cloned(),
+        assignees: issue.assignees.clone(),
+        estimate_hours,
+        estimate_label,
+        estimate_source,
+        priority: issue.priority(),
+        priority_set: issue.priority_label().is_some(),
+        milestone: issue.milestone,
+        depends_on: issue.depends_on.clone(),
+        tracked_hours,
+        started: tracked_hours > 0.0 || issue.has_open_pull(),
+        labels: issue.labels.clone(),
+        created_at: issue.created_at,
+        closed_at: issue.closed_at,
+        updated_at: issue.updated_at,
+        provenance: Vec::new(),
+    }
+}

@@ -43,7 +43,11 @@ impl Calendar {
                 && !spec.time_off.iter().any(|(a, b)| *a <= date && date <= *b)
                 && spec.starts.is_none_or(|s| date >= s)
                 && spec.ends.is_none_or(|e| date <= e);
-            cap.push(if works { spec.hours_per_day.clamp(0.0, 24.0) } else { 0.0 });
+            cap.push(if works {
+                spec.hours_per_day.clamp(0.0, 24.0)
+            } else {
+                0.0
+            });
         }
         Self::from_capacity(cap)
     }
@@ -57,7 +61,11 @@ impl Calendar {
             acc += c;
             cum.push(acc);
         }
-        let rate = if cap.is_empty() { 0.0 } else { acc / cap.len() as f64 };
+        let rate = if cap.is_empty() {
+            0.0
+        } else {
+            acc / cap.len() as f64
+        };
         Self { cap, cum, rate }
     }
 
@@ -117,13 +125,21 @@ impl Calendar {
 
     fn extrapolate(&self, beyond: f64) -> f64 {
         let n = self.cap.len() as f64;
-        if self.rate <= 0.0 { f64::INFINITY } else { 24.0 * n + beyond / self.rate * 24.0 }
+        if self.rate <= 0.0 {
+            f64::INFINITY
+        } else {
+            24.0 * n + beyond / self.rate * 24.0
+        }
     }
 }
 
 /// The day a task ending at time `t` ends on (work ending exactly at midnight belongs to the day before).
 pub fn end_day(t: f64) -> f64 {
-    if t <= 0.0 { 0.0 } else { (t / 24.0).ceil() - 1.0 }
+    if t <= 0.0 {
+        0.0
+    } else {
+        (t / 24.0).ceil() - 1.0
+    }
 }
 
 /// The day a task starting at time `t` starts on.
@@ -140,7 +156,13 @@ mod tests {
     }
 
     fn weekdays() -> Vec<Weekday> {
-        vec![Weekday::Mon, Weekday::Tue, Weekday::Wed, Weekday::Thu, Weekday::Fri]
+        vec![
+            Weekday::Mon,
+            Weekday::Tue,
+            Weekday::Wed,
+            Weekday::Thu,
+            Weekday::Fri,
+        ]
     }
 
     #[test]
@@ -158,7 +180,9 @@ mod tests {
         let caps: Vec<f64> = (0..14).map(|d| c.capacity(d)).collect();
         assert_eq!(
             caps,
-            vec![6.0, 0.0, 6.0, 0.0, 0.0, 0.0, 0.0, 6.0, 6.0, 6.0, 0.0, 0.0, 0.0, 0.0]
+            vec![
+                6.0, 0.0, 6.0, 0.0, 0.0, 0.0, 0.0, 6.0, 6.0, 6.0, 0.0, 0.0, 0.0, 0.0
+            ]
         );
         assert_eq!(c.total(), 30.0);
     }

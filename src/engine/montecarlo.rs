@@ -129,7 +129,11 @@ impl MonteCarlo {
         };
         let bucket = |t: f64| -> usize {
             let d = end_day(t);
-            if d.is_finite() && d < horizon { d as usize } else { buckets - 1 }
+            if d.is_finite() && d < horizon {
+                d as usize
+            } else {
+                buckets - 1
+            }
         };
         let acc = (0..u64::from(self.trials))
             .into_par_iter()
@@ -166,7 +170,12 @@ impl MonteCarlo {
                     a
                 },
             );
-        SimulationResult { trials: self.trials, buckets, counts: acc, tasks: n }
+        SimulationResult {
+            trials: self.trials,
+            buckets,
+            counts: acc,
+            tasks: n,
+        }
     }
 }
 
@@ -266,7 +275,11 @@ mod tests {
     #[test]
     fn fixed_effort_gives_a_point_range() {
         let prep = one_task_project(6.0);
-        let mc = MonteCarlo { trials: 100, seed: 1, horizon_days: 365 };
+        let mc = MonteCarlo {
+            trials: 100,
+            seed: 1,
+            horizon_days: 365,
+        };
         let r = mc.run(&prep, &[Distribution::Fixed(12.0)], &[vec![0]]);
         let p = r.task(0);
         assert_eq!((p.p10, p.p50, p.p80), (Some(1), Some(1), Some(1)));
@@ -278,10 +291,23 @@ mod tests {
     #[test]
     fn same_seed_same_counts_whatever_the_thread_count() {
         let prep = one_task_project(1.0);
-        let mc = MonteCarlo { trials: 2000, seed: 7, horizon_days: 365 };
-        let d = [Distribution::LogNormal { median: 12.0, sigma: 0.5 }];
-        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-        let four = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+        let mc = MonteCarlo {
+            trials: 2000,
+            seed: 7,
+            horizon_days: 365,
+        };
+        let d = [Distribution::LogNormal {
+            median: 12.0,
+            sigma: 0.5,
+        }];
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let four = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap();
         let a = one.install(|| mc.run(&prep, &d, &[]));
         let b = four.install(|| mc.run(&prep, &d, &[]));
         assert_eq!(a, b);
@@ -292,7 +318,11 @@ mod tests {
     #[test]
     fn beyond_the_horizon_is_reported_as_none() {
         let prep = one_task_project(1.0);
-        let mc = MonteCarlo { trials: 10, seed: 1, horizon_days: 7 };
+        let mc = MonteCarlo {
+            trials: 10,
+            seed: 1,
+            horizon_days: 7,
+        };
         let r = mc.run(&prep, &[Distribution::Fixed(100.0)], &[]);
         assert_eq!(r.task(0).p50, None);
         assert_eq!(r.task_by(0, 6), 0.0);

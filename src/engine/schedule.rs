@@ -4,8 +4,9 @@
 //! can reuse it for every trial: each task, in that order, starts when its dependencies are done and its
 //! person is free, and an unassigned task goes to the eligible person who would finish it first.
 //!
-//! The order ("rank") compares, in turn: `p/0` work first; work a hard-deadline milestone needs; the
-//! effective priority; the earliest due date the work serves; work already started; the input order.
+//! The order ("rank") compares, in turn: `p/0` work first; work already started (people finish what they
+//! started); work a hard-deadline milestone needs; the effective priority; the earliest due date the work
+//! serves; the input order.
 //! Effective priority, hardness and due date are inherited backwards along dependencies: work that
 //! something more urgent waits for is as urgent as that.
 
@@ -105,15 +106,22 @@ impl Prepared {
         let n = project.tasks.len();
         let np = project.people.len();
         for t in &project.tasks {
-            let bad = |message: String| ScheduleError::BadReference { task: t.name.clone(), message };
+            let bad = |message: String| ScheduleError::BadReference {
+                task: t.name.clone(),
+                message,
+            };
             if let Some(d) = t.deps.iter().find(|d| **d >= n) {
                 return Err(bad(format!("depends on task {d}, which does not exist")));
             }
             if let Some(a) = t.assignee.filter(|a| *a >= np) {
-                return Err(bad(format!("is assigned to person {a}, who does not exist")));
+                return Err(bad(format!(
+                    "is assigned to person {a}, who does not exist"
+                )));
             }
             if let Some(e) = t.eligible.iter().find(|e| **e >= np) {
-                return Err(bad(format!("names eligible person {e}, who does not exist")));
+                return Err(bad(format!(
+                    "names eligible person {e}, who does not exist"
+                )));
             }
         }
         let deps: Vec<Vec<usize>> = project
@@ -158,8 +166,11 @@ impl Prepared {
         let topo = kahn(&kept, &dependents, &excluded, |i| i);
         let mut prio: Vec<u8> = project.tasks.iter().map(|t| t.priority.min(3)).collect();
         let mut hard: Vec<bool> = project.tasks.iter().map(|t| t.hard).collect();
-        let mut due: Vec<DayIndex> =
-            project.tasks.iter().map(|t| t.due.unwrap_or(DayIndex::MAX)).collect();
+        let mut due: Vec<DayIndex> = project
+            .tasks
+            .iter()
+            .map(|t| t.due.unwrap_or(DayIndex::MAX))
+            .collect();
         for &i in topo.iter().rev() {
             for &j in &dependents[i] {
                 prio[i] = prio[i].min(prio[j]);
@@ -170,15 +181,17 @@ impl Prepared {
         let key = |i: usize| {
             (
                 prio[i] != 0,
+                !project.tasks[i].started,
                 !hard[i],
                 prio[i],
                 due[i],
-                !project.tasks[i].started,
                 i,
             )
         };
-        let order: Vec<u32> =
-            kahn(&kept, &dependents, &excluded, key).into_iter().map(|i| i as u32).collect();
+        let order: Vec<u32> = kahn(&kept, &dependents, &excluded, key)
+            .into_iter()
+            .map(|i| i as u32)
+            .collect();
 
         let mut dep_start = Vec::with_capacity(n + 1);
         let mut dep_list = Vec::new();
@@ -207,7 +220,11 @@ impl Prepared {
             effective_priority: prio,
             dep_start,
             dep_list,
-            assignee: project.tasks.iter().map(|t| t.assignee.map_or(NOBODY, |a| a as u32)).collect(),
+            assignee: project
+                .tasks
+                .iter()
+                .map(|t| t.assignee.map_or(NOBODY, |a| a as u32))
+                .collect(),
             elig_start,
             elig_list,
             people: project.people.clone(),
@@ -255,7 +272,11 @@ impl Prepared {
             let place = |p: usize, free: &[f64]| {
                 let cal = &self.people[p];
                 let s = free[p].max(cal.work_at(ready));
-                let end = if effort > 0.0 { cal.time_done(s + effort) } else { ready.max(cal.time_done(s)) };
+                let end = if effort > 0.0 {
+                    cal.time_done(s + effort)
+                } else {
+                    ready.max(cal.time_done(s))
+                };
                 (s, end)
             };
             let (p, s, end) = if self.assignee[i] != NOBODY {
@@ -263,7 +284,8 @@ impl Prepared {
                 let (s, end) = place(p, &scratch.free);
                 (p, s, end)
             } else {
-                let elig = &self.elig_list[self.elig_start[i] as usize..self.elig_start[i + 1] as usize];
+                let elig =
+                    &self.elig_list[self.elig_start[i] as usize..self.elig_start[i + 1] as usize];
                 let mut best: Option<(usize, f64, f64)> = None;
                 for &p in elig {
                     let (s, end) = place(p as usize, &scratch.free);
@@ -281,7 +303,11 @@ impl Prepared {
                 }
             };
             let cal = &self.people[p];
-            out.start[i] = if effort > 0.0 { cal.time_start(s).max(ready) } else { end };
+            out.start[i] = if effort > 0.0 {
+                cal.time_start(s).max(ready)
+            } else {
+                end
+            };
             out.end[i] = end;
             out.person[i] = Some(p as u32);
             scratch.free[p] = s + effort;
@@ -300,7 +326,7 @@ impl Prepared {
     pub fn check(&self, efforts: &[f64], s: &Schedule) -> Result<(), String> {
         const EPS: f64 = 1e-6;
         let mut by_person: Vec<Vec<usize>> = vec![Vec::new(); self.people.len()];
-        for i in 0..self.len() {
+        for (i, &effort) in efforts.iter().enumerate().take(self.len()) {
             if self.excluded[i] {
                 if s.person[i].is_some() {
                     return Err(format!("task {i} is in a cycle but was scheduled"));
@@ -314,7 +340,10 @@ impl Prepared {
                 return Err(format!("task {i} has no person"));
             };
             if self.assignee[i] != NOBODY && self.assignee[i] != p {
-                return Err(format!("task {i} is assigned to {} but scheduled for {p}", self.assignee[i]));
+                return Err(format!(
+                    "task {i} is assigned to {} but scheduled for {p}",
+                    self.assignee[i]
+                ));
             }
             for &d in self.deps(i) {
                 if s.start[i] + EPS < s.end[d as usize] {
@@ -326,10 +355,9 @@ impl Prepared {
             }
             let cal = &self.people[p as usize];
             let worked = cal.work_at(s.end[i]) - cal.work_at(s.start[i]);
-            if s.end[i].is_finite() && worked + EPS < efforts[i].max(0.0) {
+            if s.end[i].is_finite() && worked + EPS < effort.max(0.0) {
                 return Err(format!(
-                    "task {i} needs {} hours but its person has only {worked} working hours between start and end",
-                    efforts[i]
+                    "task {i} needs {effort} hours but its person has only {worked} working hours between start and end"
                 ));
             }
             by_person[p as usize].push(i);
@@ -342,7 +370,9 @@ impl Prepared {
                 let from = cal.work_at(s.start[i]);
                 let to = cal.work_at(s.end[i]);
                 if efforts[i] > 0.0 && from + EPS < used_until {
-                    return Err(format!("person {p} works on task {i} before finishing earlier work"));
+                    return Err(format!(
+                        "person {p} works on task {i} before finishing earlier work"
+                    ));
                 }
                 used_until = used_until.max(to);
             }
@@ -442,7 +472,13 @@ fn find_cycles(deps: &[Vec<usize>]) -> Vec<Vec<usize>> {
 mod tests {
     use super::*;
 
-    fn task(name: &str, effort: f64, assignee: Option<usize>, deps: &[usize], priority: u8) -> Task {
+    fn task(
+        name: &str,
+        effort: f64,
+        assignee: Option<usize>,
+        deps: &[usize],
+        priority: u8,
+    ) -> Task {
         Task {
             name: name.into(),
             effort,
@@ -457,7 +493,9 @@ mod tests {
     }
 
     fn flat(people: usize, hours: f64) -> Vec<Calendar> {
-        (0..people).map(|_| Calendar::from_capacity(vec![hours; 200])).collect()
+        (0..people)
+            .map(|_| Calendar::from_capacity(vec![hours; 200]))
+            .collect()
     }
 
     fn efforts(p: &Project) -> Vec<f64> {
@@ -467,7 +505,10 @@ mod tests {
     #[test]
     fn a_chain_runs_back_to_back_across_days() {
         let p = Project {
-            tasks: vec![task("a", 4.0, Some(0), &[], 2), task("b", 4.0, Some(0), &[0], 2)],
+            tasks: vec![
+                task("a", 4.0, Some(0), &[], 2),
+                task("b", 4.0, Some(0), &[0], 2),
+            ],
             people: flat(1, 6.0),
         };
         let prep = Prepared::new(&p).unwrap();
@@ -517,7 +558,11 @@ mod tests {
         let mut hard = task("hard", 6.0, Some(0), &[], 2);
         hard.hard = true;
         let p = Project {
-            tasks: vec![task("p1", 6.0, Some(0), &[], 1), hard, task("p0", 6.0, Some(0), &[], 0)],
+            tasks: vec![
+                task("p1", 6.0, Some(0), &[], 1),
+                hard,
+                task("p0", 6.0, Some(0), &[], 0),
+            ],
             people: flat(1, 6.0),
         };
         assert_eq!(Prepared::new(&p).unwrap().order, vec![2, 1, 0]);
@@ -538,7 +583,10 @@ mod tests {
         };
         let prep = Prepared::new(&p).unwrap();
         assert_eq!(prep.cycles, vec![vec![0, 1, 2], vec![4]]);
-        assert_eq!(prep.lost_deps, vec![false, false, false, true, false, false]);
+        assert_eq!(
+            prep.lost_deps,
+            vec![false, false, false, true, false, false]
+        );
         let s = prep.schedule(&efforts(&p));
         assert!(s.person[0].is_none() && s.person[4].is_none());
         assert!(s.end[3].is_finite() && s.end[5].is_finite());
@@ -547,16 +595,30 @@ mod tests {
 
     #[test]
     fn bad_references_are_errors() {
-        let p = Project { tasks: vec![task("x", 1.0, Some(3), &[], 2)], people: flat(1, 6.0) };
-        assert!(Prepared::new(&p).unwrap_err().to_string().contains("task x"));
-        let p = Project { tasks: vec![task("x", 1.0, None, &[9], 2)], people: flat(1, 6.0) };
+        let p = Project {
+            tasks: vec![task("x", 1.0, Some(3), &[], 2)],
+            people: flat(1, 6.0),
+        };
+        assert!(
+            Prepared::new(&p)
+                .unwrap_err()
+                .to_string()
+                .contains("task x")
+        );
+        let p = Project {
+            tasks: vec![task("x", 1.0, None, &[9], 2)],
+            people: flat(1, 6.0),
+        };
         assert!(Prepared::new(&p).is_err());
     }
 
     #[test]
     fn the_checker_catches_overlap_and_early_starts() {
         let p = Project {
-            tasks: vec![task("a", 6.0, Some(0), &[], 2), task("b", 6.0, Some(0), &[0], 2)],
+            tasks: vec![
+                task("a", 6.0, Some(0), &[], 2),
+                task("b", 6.0, Some(0), &[0], 2),
+            ],
             people: flat(1, 6.0),
         };
         let prep = Prepared::new(&p).unwrap();

@@ -1,0 +1,139 @@
+//! The `board` view: issues grouped by the five lifecycle columns.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::Inputs;
+use crate::domain::Lifecycle;
+use crate::forecast::IssueForecast;
+
+/// The board: five columns in lifecycle order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Board {
+    /// Day 0 of the forecast.
+    pub as_of: String,
+    /// The columns.
+    pub columns: Vec<BoardColumn>,
+}
+
+/// One column.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BoardColumn {
+    /// `diagnosis`, `triage`, `steeping`, `in_review` or `done`.
+    pub state: String,
+    /// Human title.
+    pub title: String,
+    /// How many issues are in the column (the list may be cut to `limit`).
+    pub count: usize,
+    /// The issues: open ones in planned order, done ones most recently closed first.
+    pub issues: Vec<BoardCard>,
+}
+
+/// One issue on the board.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BoardCard {
+    /// `owner/repo#N`.
+    pub issue: String,
+    /// Title.
+    pub title: String,
+    /// Assignee, or who the plan gives it to (marked `planned`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assignee: Option<String>,
+    /// Whether `assignee` is only the plan's choice.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub planned: bool,
+    /// `p/0`..`p/3`, when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<String>,
+    /// Estimate label, when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<String>,
+    /// Milestone title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub milestone: Option<String>,
+    /// Forecast range `{p50, p80}` of open issues.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<super::Band>,
+    /// When it was closed (done column).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed: Option<String>,
+}
+
+/// The board; `limit` cuts each column's list (the count stays whole).
+pub fn board(inputs: Inputs<'_>, limit: Option<usize>) -> Board {
+    let fc: HashMap<&crate::domain::IssueKey, (usize, &IssueForecast)> = inputs
+        .report
+        .issues
+        .iter()
+        .enumerate()
+        .map(|(n, f)| (&f.issue, (n, f)))
+        .collect();
+    let mut columns = Vec::new();
+    for col in Lifecycle::ALL {
+        let mut members: Vec<&crate::plan::PlannedIssue> = inputs
+            .plan
+            .issues
+            .iter()
+            .filter(|i| i.lifecycle == col)
+            .collect();
+        if col == Lifecycle::Done {
+            members.sort_by(|a, b| {
+                b.closed_at
+                    .cmp(&a.closed_at)
+                    .then_with(|| a.key.cmp(&b.key))
+            });
+        } else {
+            // Planned order: earliest median end first, then key.
+            members.sort_by(|a, b| {
+                let ka = fc.get(&a.key).map(|(_, f)| f.p50);
+                let kb = fc.get(&b.key).map(|(_, f)| f.p50);
+                ka.cmp(&kb).then_with(|| a.key.cmp(&b.key))
+            });
+        }
+        let count = members.len();
+        let issues = members
+            .into_iter()
+            .take(limit.unwrap_or(usize::MAX))
+            .map(|i| {
+                let f = fc.get(&i.key).map(|(_, f)| *f);
+                let (assignee, planned) =
+                    match (&i.assignee, f.and_then(|f| f.planned_assignee.clone())) {
+                        (Some(a), _) => (Some(a.clone()), false),
+                        (None, Some(p)) if col != Lifecycle::Done => (Some(p), true),
+                        _ => (None, false),
+                    };
+                BoardCard {
+                    issue: i.key.to_string(),
+                    title: i.title.clone(),
+                    assignee,
+                    planned,
+                    priority: i.priority_set.then(|| i.priority.to_string()),
+                    estimate: i.estimate_label.clone(),
+                    milestone: i
+                        .milestone
+                        .and_then(|m| inputs.plan.milestone(m))
+                        .map(|m| m.title.clone()),
+                    forecast: f.map(|f| super::Band {
+                        p50: f.p50.to_string(),
+                        p80: f.p80.to_string(),
+                    }),
+                    closed: i.closed_at.map(|c| c.date_naive().to_string()),
+                }
+            })
+            .collect();
+        columns.push(BoardColumn {
+            state: col.as_str().to_owned(),
+            title: col.title().to_owned(),
+            count,
+            issues,
+        });
+    }
+    Board {
+        as_of: inputs.report.as_of.to_string(),
+        columns,
+    }
+}

@@ -1,0 +1,138 @@
+//! The `runway` view: each milestone's due date, forecast band and slack, and the team's capacity.
+
+use serde::{Deserialize, Serialize};
+
+use super::Inputs;
+use crate::domain::OpenState;
+
+/// A forecast band: the median and the 80th percentile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Band {
+    /// Median date (or `beyond horizon`).
+    pub p50: String,
+    /// 80th-percentile date (or `beyond horizon`).
+    pub p80: String,
+}
+
+/// The runway.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Runway {
+    /// Day 0 of the forecast.
+    pub as_of: String,
+    /// Open milestones, earliest due first (those without a due date last).
+    pub milestones: Vec<RunwayMilestone>,
+    /// Each person's load.
+    pub capacity: Vec<Capacity>,
+}
+
+/// One milestone on the runway.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunwayMilestone {
+    /// Gitea id.
+    pub milestone: u64,
+    /// Title.
+    pub title: String,
+    /// Repository.
+    pub repo: String,
+    /// Due date.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due: Option<String>,
+    /// Whether the due date cannot move.
+    pub hard: bool,
+    /// `{p50, p80}` of when its last issue is done.
+    pub band: Band,
+    /// p10 of the same.
+    pub p10: String,
+    /// Working days from p80 to the due date; negative when late.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slack: Option<i64>,
+    /// Share of simulated futures that meet the due date.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probability_on_time: Option<f64>,
+    /// Open issues left.
+    pub open_issues: usize,
+    /// Closed issues.
+    pub closed_issues: usize,
+    /// Remaining effort in working hours (medians).
+    pub remaining_hours: f64,
+    /// `on_track`, `at_risk` (P(on time) under 80%), `late` (under 50%), or `no_due_date`.
+    pub status: String,
+}
+
+/// One person's load.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Capacity {
+    /// Gitea username.
+    pub person: String,
+    /// Hours in a full week.
+    pub hours_per_week: f64,
+    /// Open issues planned for them.
+    pub queued: usize,
+    /// Hours planned for them (medians).
+    pub planned_hours: f64,
+    /// When their queue empties in the median plan.
+    pub busy_until: String,
+}
+
+/// The runway.
+pub fn runway(inputs: Inputs<'_>) -> Runway {
+    let mut ms: Vec<&crate::forecast::MilestoneForecast> = inputs
+        .report
+        .milestones
+        .iter()
+        .filter(|m| m.state == OpenState::Open)
+        .collect();
+    ms.sort_by(|a, b| match (a.due, b.due) {
+        (Some(x), Some(y)) => x.cmp(&y).then(a.id.cmp(&b.id)),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.id.cmp(&b.id),
+    });
+    let milestones = ms
+        .into_iter()
+        .map(|m| RunwayMilestone {
+            milestone: m.id,
+            title: m.title.clone(),
+            repo: m.repo.clone(),
+            due: m.due.map(|d| d.to_string()),
+            hard: m.hard,
+            band: Band {
+                p50: m.p50.to_string(),
+                p80: m.p80.to_string(),
+            },
+            p10: m.p10.to_string(),
+            slack: m.slack_days,
+            probability_on_time: m.probability_on_time,
+            open_issues: m.open_issues,
+            closed_issues: m.closed_issues,
+            remaining_hours: m.remaining_hours,
+            status: match m.probability_on_time {
+                None => "no_due_date",
+                Some(p) if p >= 0.8 => "on_track",
+                Some(p) if p >= 0.5 => "at_risk",
+                Some(_) => "late",
+            }
+            .to_owned(),
+        })
+        .collect();
+    let capacity = inputs
+        .report
+        .people
+        .iter()
+        .map(|p| Capacity {
+            person: p.name.clone(),
+            hours_per_week: p.hours_per_week,
+            queued: p.queue.len(),
+            planned_hours: p.planned_hours,
+            busy_until: p.busy_until.to_string(),
+        })
+        .collect();
+    Runway {
+        as_of: inputs.report.as_of.to_string(),
+        milestones,
+        capacity,
+    }
+}
