@@ -1,1 +1,264 @@
-//! site
+//! The static site: the views rendered through Tera templates into plain HTML files.
+//!
+//! The default templates and the stylesheet live in `site-templates/` at the crate root and are embedded in
+//! the binary. A state repo may override any of them by putting a file of the same name in its own
+//! `site-templates/` folder; other files there are ignored. The pages open from `file://`: relative links,
+//! no external resources, no JavaScript. Templates receive a [`pages::PageContext`]: the plain views plus
+//! labels and cone positions computed in Rust, so no template does date arithmetic.
+
+pub mod pages;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Component, Path, PathBuf};
+
+use tera::{Context, Tera};
+
+pub use pages::{Axis, CapacityRow, Cone, MilestoneRow, PageContext, Tick};
+
+/// Everything the site shows.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SiteData {
+    /// The site title (from the config).
+    pub title: String,
+    /// The front page's overview.
+    pub overview: crate::views::Overview,
+    /// The board.
+    pub board: crate::views::Board,
+    /// The runway.
+    pub runway: crate::views::Runway,
+}
+
+/// Why the site could not be rendered or written.
+#[derive(Debug, thiserror::Error)]
+pub enum SiteError {
+    /// An override file exists but could not be read.
+    #[error("cannot read site template override {path}: {source}")]
+    ReadOverride {
+        /// The override file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// An override template is not UTF-8 text.
+    #[error("site template override {path} is not UTF-8 text")]
+    NotText {
+        /// The override file.
+        path: PathBuf,
+    },
+    /// A template does not parse, or its inheritance is broken.
+    #[error("site template {name} ({origin}) is invalid: {source}")]
+    Parse {
+        /// The template name, such as `index.html`.
+        name: String,
+        /// Where it came from: the override file, or the embedded default.
+        origin: String,
+        /// Tera's report.
+        source: tera::Error,
+    },
+    /// A template failed while rendering.
+    #[error("site template {name} ({origin}) failed to render: {source}")]
+    Render {
+        /// The template name, such as `index.html`.
+        name: String,
+        /// Where it came from: the override file, or the embedded default.
+        origin: String,
+        /// Tera's report.
+        source: tera::Error,
+    },
+    /// A rendered file's name would leave the output folder.
+    #[error("site file name {name:?} is not a plain relative path")]
+    BadPath {
+        /// The offending name.
+        name: String,
+    },
+    /// The output folder could not be listed, or a file in it not written or removed.
+    #[error("cannot write site file {path}: {source}")]
+    Write {
+        /// The file or folder.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// The layout every page extends.
+const BASE: &str = "base.html";
+
+/// The embedded templates, parents first.
+const TEMPLATES: [(&str, &str); 4] = [
+    (BASE, include_str!("../../site-templates/base.html")),
+    (
+        "index.html",
+        include_str!("../../site-templates/index.html"),
+    ),
+    (
+        "board.html",
+        include_str!("../../site-templates/board.html"),
+    ),
+    (
+        "runway.html",
+        include_str!("../../site-templates/runway.html"),
+    ),
+];
+
+/// The pages rendered to files: template name and the `page` value the layout's navigation sees.
+const PAGES: [(&str, &str); 3] = [
+    ("index.html", "index"),
+    ("board.html", "board"),
+    ("runway.html", "runway"),
+];
+
+/// The embedded assets, copied through as they are.
+const ASSETS: [(&str, &str); 1] = [("style.css", include_str!("../../site-templates/style.css"))];
+
+/// What the error messages call an embedded default.
+const EMBEDDED: &str = "embedded default";
+
+/// The names of the embedded templates and assets (so users know what they can override).
+pub fn template_names() -> Vec<&'static str> {
+    TEMPLATES
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(ASSETS.iter().map(|(n, _)| *n))
+        .collect()
+}
+
+/// Renders the site in memory: relative path (e.g. "index.html", "style.css") -> bytes. Templates come from the embedded defaults, except that a file with the same name in `overrides` (the state repo's `site-templates/` folder, may not exist) replaces the embedded one.
+pub fn render(
+    data: &SiteData,
+    overrides: Option<&Path>,
+) -> Result<BTreeMap<String, Vec<u8>>, SiteError> {
+    let overrides = overrides.filter(|dir| dir.is_dir());
+    let mut tera = Tera::new();
+    tera.autoescape_on([".html"]);
+    let mut origins: BTreeMap<&str, String> = BTreeMap::new();
+    // One at a time, parents first, so an error names the template that caused it.
+    for (name, embedded) in TEMPLATES {
+        let (text, origin) = match read_override(overrides, name)? {
+            Some((bytes, path)) => {
+                let text = String::from_utf8(bytes)
+                    .map_err(|_| SiteError::NotText { path: path.clone() })?;
+                (text, path.display().to_string())
+            }
+            None => (embedded.to_owned(), EMBEDDED.to_owned()),
+        };
+        // A page can break because an overridden layout lacks one of its blocks: say where the layout is from.
+        let origin = match origins.get(BASE) {
+            Some(layout) if name != BASE && layout != EMBEDDED => {
+                format!("{origin}, extending {BASE} from {layout}")
+            }
+            _ => origin,
+        };
+        tera.add_raw_template(name, &text)
+            .map_err(|source| SiteError::Parse {
+                name: name.to_owned(),
+                origin: origin.clone(),
+                source,
+            })?;
+        origins.insert(name, origin);
+    }
+
+    let page = pages::page_context(data);
+    let base = Context::from_serialize(&page).map_err(|source| SiteError::Render {
+        name: BASE.to_owned(),
+        origin: origins.get(BASE).cloned().unwrap_or_default(),
+        source,
+    })?;
+    let mut files = BTreeMap::new();
+    for (name, page) in PAGES {
+        let mut ctx = base.clone();
+        ctx.insert("page", page);
+        let html = tera
+            .render(name, &ctx)
+            .map_err(|source| SiteError::Render {
+                name: name.to_owned(),
+                origin: origins.get(name).cloned().unwrap_or_default(),
+                source,
+            })?;
+        files.insert(name.to_owned(), html.into_bytes());
+    }
+    for (name, embedded) in ASSETS {
+        let bytes = match read_override(overrides, name)? {
+            Some((bytes, _)) => bytes,
+            None => embedded.as_bytes().to_vec(),
+        };
+        files.insert(name.to_owned(), bytes);
+    }
+    Ok(files)
+}
+
+/// The override file `name` in `dir` and its path, when there is one.
+fn read_override(dir: Option<&Path>, name: &str) -> Result<Option<(Vec<u8>, PathBuf)>, SiteError> {
+    let Some(dir) = dir else { return Ok(None) };
+    let path = dir.join(name);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    match std::fs::read(&path) {
+        Ok(bytes) => Ok(Some((bytes, path))),
+        Err(source) => Err(SiteError::ReadOverride { path, source }),
+    }
+}
+
+/// Writes rendered files under `out` (creating it), removing files there that the render did not produce; only rewrites changed files.
+///
+/// Hidden entries (names starting with a dot, such as `.git` or `.nojekyll`) are left alone, and folders
+/// emptied by the clean-up are removed.
+pub fn write(files: &BTreeMap<String, Vec<u8>>, out: &Path) -> Result<(), SiteError> {
+    let mut wanted: BTreeSet<PathBuf> = BTreeSet::new();
+    for name in files.keys() {
+        let rel = Path::new(name);
+        let plain = !name.is_empty() && rel.components().all(|c| matches!(c, Component::Normal(_)));
+        if !plain {
+            return Err(SiteError::BadPath { name: name.clone() });
+        }
+        wanted.insert(rel.to_path_buf());
+    }
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| SiteError::Write { path, source }
+    };
+    std::fs::create_dir_all(out).map_err(io(out))?;
+
+    // Remove what the render did not produce, then the folders that left empty, deepest first.
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let walker = walkdir::WalkDir::new(out).min_depth(1).sort_by_file_name();
+    let visible =
+        |e: &walkdir::DirEntry| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.');
+    for entry in walker.into_iter().filter_entry(visible) {
+        let entry = entry.map_err(|e| {
+            let path = e.path().unwrap_or(out).to_path_buf();
+            SiteError::Write {
+                path,
+                source: e.into(),
+            }
+        })?;
+        let rel = entry.path().strip_prefix(out).unwrap_or(entry.path());
+        if entry.file_type().is_dir() {
+            dirs.push(entry.path().to_path_buf());
+        } else if !wanted.contains(rel) {
+            std::fs::remove_file(entry.path()).map_err(io(entry.path()))?;
+        }
+    }
+    for dir in dirs.iter().rev() {
+        let empty = std::fs::read_dir(dir).map_err(io(dir))?.next().is_none();
+        if empty {
+            std::fs::remove_dir(dir).map_err(io(dir))?;
+        }
+    }
+
+    for (name, bytes) in files {
+        let path = out.join(name);
+        if std::fs::read(&path).is_ok_and(|old| old == *bytes) {
+            continue;
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io(parent))?;
+        }
+        std::fs::write(&path, bytes).map_err(io(&path))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

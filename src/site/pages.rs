@@ -1,0 +1,293 @@
+//! Page-level view structs: the views plus what the templates should not compute.
+//!
+//! Templates do no date arithmetic and no number formatting. Everything they need beyond the plain views
+//! (percentages, labels, the runway cone's positions along a shared date axis) is computed here.
+
+use chrono::NaiveDate;
+use serde::Serialize;
+
+use super::SiteData;
+use crate::views::{Capacity, Overview, Runway, RunwayMilestone};
+
+/// What every page template receives.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageContext<'a> {
+    /// The site title.
+    pub title: &'a str,
+    /// The overview view.
+    pub overview: &'a Overview,
+    /// The board view.
+    pub board: &'a crate::views::Board,
+    /// The runway view.
+    pub runway: &'a Runway,
+    /// The runway's milestones with display labels and cone positions.
+    pub milestones: Vec<MilestoneRow<'a>>,
+    /// The shared date axis of the runway cones, when any milestone has a date within the horizon.
+    pub axis: Option<Axis>,
+    /// The runway's capacity rows with display labels.
+    pub capacity: Vec<CapacityRow<'a>>,
+}
+
+/// One milestone with labels and its cone, as the overview and runway pages show it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MilestoneRow<'a> {
+    /// The runway view's fields, unchanged.
+    #[serde(flatten)]
+    pub milestone: &'a RunwayMilestone,
+    /// P(on time) as a whole percentage such as `83%`, when there is a due date.
+    pub on_time: Option<String>,
+    /// Slack in working days with its sign, such as `+3`, `0` or `−2`, when there is a due date.
+    pub slack_label: Option<String>,
+    /// The status in words: `on track`, `at risk`, `late` or `no due date`.
+    pub status_label: String,
+    /// Remaining hours, formatted.
+    pub remaining: String,
+    /// Where the cone is drawn, when its p10 is within the horizon.
+    pub cone: Option<Cone>,
+}
+
+/// A milestone's cone: positions in percent of the axis width (0 = axis start, 100 = axis end).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Cone {
+    /// Where p10 sits.
+    pub p10: f64,
+    /// Where p50 sits (100 when beyond the horizon).
+    pub p50: f64,
+    /// Where p80 sits (100 when beyond the horizon).
+    pub p80: f64,
+    /// The bar's width from p10 to p80.
+    pub width: f64,
+    /// Whether p80 is beyond the horizon, so the bar runs off the axis end.
+    pub open_ended: bool,
+    /// Where the due date sits, when there is one.
+    pub due: Option<f64>,
+}
+
+/// The runway's shared date axis.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Axis {
+    /// The first day (the forecast's day 0, or an earlier due date).
+    pub start: String,
+    /// The last day: the latest date any milestone shows.
+    pub end: String,
+    /// Where day 0 of the forecast sits.
+    pub today: f64,
+    /// Labelled dates along the axis, left to right.
+    pub ticks: Vec<Tick>,
+}
+
+/// One labelled date on the axis.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tick {
+    /// The date.
+    pub date: String,
+    /// Where it sits.
+    pub pct: f64,
+}
+
+/// One person's load with labels.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CapacityRow<'a> {
+    /// The runway view's fields, unchanged.
+    #[serde(flatten)]
+    pub capacity: &'a Capacity,
+    /// Hours per week, formatted.
+    pub hours_per_week_label: String,
+    /// Planned hours, formatted.
+    pub planned_hours_label: String,
+}
+
+/// The shortest axis, in days, so that a near-empty runway does not stretch a day across the page.
+const MIN_SPAN_DAYS: i64 = 7;
+
+/// Builds the context every page is rendered with.
+pub fn page_context(data: &SiteData) -> PageContext<'_> {
+    let axis = DateAxis::new(&data.runway);
+    let milestones = data
+        .runway
+        .milestones
+        .iter()
+        .map(|m| MilestoneRow {
+            milestone: m,
+            on_time: m.probability_on_time.map(percent),
+            slack_label: m.slack.map(signed),
+            status_label: status_label(&m.status),
+            remaining: hours(m.remaining_hours),
+            cone: axis.as_ref().and_then(|a| a.cone(m)),
+        })
+        .collect();
+    let capacity = data
+        .runway
+        .capacity
+        .iter()
+        .map(|c| CapacityRow {
+            capacity: c,
+            hours_per_week_label: hours(c.hours_per_week),
+            planned_hours_label: hours(c.planned_hours),
+        })
+        .collect();
+    PageContext {
+        title: &data.title,
+        overview: &data.overview,
+        board: &data.board,
+        runway: &data.runway,
+        milestones,
+        axis: axis.map(|a| a.describe()),
+        capacity,
+    }
+}
+
+/// The date axis in days, before it is turned into labels.
+#[derive(Debug, Clone, Copy)]
+struct DateAxis {
+    start: NaiveDate,
+    end: NaiveDate,
+    today: NaiveDate,
+}
+
+impl DateAxis {
+    /// The axis from day 0 (or an earlier due date) to the latest date shown; `None` when no date is known.
+    fn new(runway: &Runway) -> Option<Self> {
+        let dates: Vec<NaiveDate> = runway
+            .milestones
+            .iter()
+            .flat_map(|m| {
+                [
+                    Some(m.p10.as_str()),
+                    Some(m.band.p50.as_str()),
+                    Some(m.band.p80.as_str()),
+                    m.due.as_deref(),
+                ]
+            })
+            .flatten()
+            .filter_map(date)
+            .collect();
+        let today = date(&runway.as_of).or_else(|| dates.iter().min().copied())?;
+        let start = dates.iter().copied().chain([today]).min().unwrap_or(today);
+        let latest = dates.iter().copied().chain([today]).max().unwrap_or(today);
+        let end = latest.max(start + chrono::Days::new(MIN_SPAN_DAYS.unsigned_abs()));
+        Some(Self { start, end, today })
+    }
+
+    /// Days from start to end (at least [`MIN_SPAN_DAYS`]).
+    fn span(self) -> i64 {
+        (self.end - self.start).num_days().max(1)
+    }
+
+    /// Where a date sits, in percent, rounded to a tenth and clamped to the axis.
+    fn pos(self, d: NaiveDate) -> f64 {
+        let share = (d - self.start).num_days() as f64 / self.span() as f64;
+        ((share * 1000.0).round() / 10.0).clamp(0.0, 100.0)
+    }
+
+    /// A milestone's cone; `None` when even its p10 is beyond the horizon.
+    fn cone(self, m: &RunwayMilestone) -> Option<Cone> {
+        let p10 = self.pos(date(&m.p10)?);
+        let p50 = date(&m.band.p50).map_or(100.0, |d| self.pos(d)).max(p10);
+        let p80_date = date(&m.band.p80);
+        let p80 = p80_date.map_or(100.0, |d| self.pos(d)).max(p50);
+        Some(Cone {
+            p10,
+            p50,
+            p80,
+            width: ((p80 - p10) * 10.0).round() / 10.0,
+            open_ended: p80_date.is_none(),
+            due: m.due.as_deref().and_then(date).map(|d| self.pos(d)),
+        })
+    }
+
+    /// The labels: the ends and the middle of the axis.
+    fn describe(self) -> Axis {
+        let mut ticks: Vec<Tick> = Vec::new();
+        for share in [0, 1, 2] {
+            let days = (self.span() * share + 1) / 2;
+            let d = self.start + chrono::Days::new(days.unsigned_abs());
+            if ticks.last().is_none_or(|t| t.date != d.to_string()) {
+                ticks.push(Tick {
+                    date: d.to_string(),
+                    pct: self.pos(d),
+                });
+            }
+        }
+        Axis {
+            start: self.start.to_string(),
+            end: self.end.to_string(),
+            today: self.pos(self.today),
+            ticks,
+        }
+    }
+}
+
+/// A view date (`YYYY-MM-DD`), or `None` for `beyond horizon` and anything else.
+fn date(s: &str) -> Option<NaiveDate> {
+    NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()
+}
+
+/// A probability as a whole percentage that never rounds to certainty it does not have.
+fn percent(p: f64) -> String {
+    let n = (p * 100.0).round();
+    if n >= 100.0 && p < 1.0 {
+        ">99%".to_owned()
+    } else if n <= 0.0 && p > 0.0 {
+        "<1%".to_owned()
+    } else {
+        format!("{n:.0}%")
+    }
+}
+
+/// A day count with its sign (a typographic minus for negatives).
+fn signed(n: i64) -> String {
+    match n {
+        0 => "0".to_owned(),
+        n if n > 0 => format!("+{n}"),
+        n => format!("\u{2212}{}", n.unsigned_abs()),
+    }
+}
+
+/// Hours: whole numbers without decimals, others with one.
+fn hours(h: f64) -> String {
+    let tenths = (h * 10.0).round() / 10.0;
+    if tenths.fract() == 0.0 {
+        format!("{tenths:.0}")
+    } else {
+        format!("{tenths:.1}")
+    }
+}
+
+/// The status in words.
+fn status_label(status: &str) -> String {
+    match status {
+        "on_track" => "on track".to_owned(),
+        "at_risk" => "at risk".to_owned(),
+        "late" => "late".to_owned(),
+        "no_due_date" => "no due date".to_owned(),
+        other => other.replace('_', " "),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_formatted_without_false_certainty() {
+        assert_eq!(percent(0.834), "83%");
+        assert_eq!(percent(1.0), "100%");
+        assert_eq!(percent(0.999), ">99%");
+        assert_eq!(percent(0.001), "<1%");
+        assert_eq!(percent(0.0), "0%");
+        assert_eq!(signed(3), "+3");
+        assert_eq!(signed(0), "0");
+        assert_eq!(signed(-2), "\u{2212}2");
+        assert_eq!(hours(12.0), "12");
+        assert_eq!(hours(12.54), "12.5");
+        assert_eq!(hours(0.04), "0");
+        assert_eq!(status_label("at_risk"), "at risk");
+    }
+}

@@ -1,0 +1,674 @@
+//! Tests of the site renderer on a small hand-built site.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::*;
+use crate::views::{
+    Band, Board, BoardCard, BoardColumn, Capacity, ColumnCount, Overview, Runway, RunwayMilestone,
+};
+
+const NASTY: &str = "<script>alert(\"x\")</script> & Co";
+
+fn band(p50: &str, p80: &str) -> Band {
+    Band {
+        p50: p50.to_owned(),
+        p80: p80.to_owned(),
+    }
+}
+
+fn card(issue: &str, title: &str) -> BoardCard {
+    BoardCard {
+        issue: issue.to_owned(),
+        title: title.to_owned(),
+        assignee: None,
+        planned: false,
+        priority: None,
+        estimate: None,
+        milestone: None,
+        forecast: None,
+        closed: None,
+    }
+}
+
+fn column(state: &str, title: &str, count: usize, issues: Vec<BoardCard>) -> BoardColumn {
+    BoardColumn {
+        state: state.to_owned(),
+        title: title.to_owned(),
+        count,
+        issues,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn milestone(
+    id: u64,
+    title: &str,
+    due: Option<&str>,
+    hard: bool,
+    p10: &str,
+    p50: &str,
+    p80: &str,
+    slack: Option<i64>,
+    probability: Option<f64>,
+    status: &str,
+) -> RunwayMilestone {
+    RunwayMilestone {
+        milestone: id,
+        title: title.to_owned(),
+        repo: "acme/app".to_owned(),
+        due: due.map(str::to_owned),
+        hard,
+        band: band(p50, p80),
+        p10: p10.to_owned(),
+        slack,
+        probability_on_time: probability,
+        open_issues: 3,
+        closed_issues: 2,
+        remaining_hours: 17.5,
+        status: status.to_owned(),
+    }
+}
+
+fn data() -> SiteData {
+    let as_of = "2025-03-03".to_owned();
+    let board = Board {
+        as_of: as_of.clone(),
+        columns: vec![
+            column(
+                "diagnosis",
+                "Diagnosis",
+                1,
+                vec![card("acme/app#7", "Crash on start")],
+            ),
+            column(
+                "triage",
+                "Triage",
+                3,
+                vec![BoardCard {
+                    assignee: Some("bob".to_owned()),
+                    planned: true,
+                    ..card("acme/app#8", "Export to CSV")
+                }],
+            ),
+            column(
+                "steeping",
+                "Steeping",
+                2,
+                vec![
+                    BoardCard {
+                        assignee: Some("alice".to_owned()),
+                        priority: Some("p/0".to_owned()),
+                        estimate: Some("est/2d".to_owned()),
+                        milestone: Some("v1.0".to_owned()),
+                        forecast: Some(band("2025-03-05", "2025-03-07")),
+                        ..card("acme/app#9", NASTY)
+                    },
+                    BoardCard {
+                        priority: Some("p/3".to_owned()),
+                        forecast: Some(band("2025-03-12", "2025-03-19")),
+                        ..card("acme/lib#2", "Tidy the docs")
+                    },
+                ],
+            ),
+            column(
+                "in_review",
+                "In review",
+                1,
+                vec![BoardCard {
+                    assignee: Some("carol".to_owned()),
+                    forecast: Some(band("2025-04-28", "beyond horizon")),
+                    ..card("acme/app#10", "Rewrite the parser")
+                }],
+            ),
+            column(
+                "done",
+                "Done",
+                1,
+                vec![BoardCard {
+                    closed: Some("2025-02-27".to_owned()),
+                    ..card("acme/app#3", "Add a logo")
+                }],
+            ),
+        ],
+    };
+    let overview = Overview {
+        as_of: as_of.clone(),
+        columns: board
+            .columns
+            .iter()
+            .map(|c| ColumnCount {
+                state: c.state.clone(),
+                title: c.title.clone(),
+                count: c.count,
+            })
+            .collect(),
+        open_issues: 7,
+        trials: 2000,
+        seed: 42,
+        cold_start: false,
+        warnings: vec![format!("estimate missing on acme/app#7 {NASTY}")],
+    };
+    let runway = Runway {
+        as_of,
+        milestones: vec![
+            milestone(
+                1,
+                "v1.0",
+                Some("2025-03-31"),
+                true,
+                "2025-03-10",
+                "2025-03-17",
+                "2025-03-24",
+                Some(5),
+                Some(0.93),
+                "on_track",
+            ),
+            milestone(
+                2,
+                NASTY,
+                Some("2025-04-10"),
+                false,
+                "2025-03-20",
+                "2025-05-01",
+                "beyond horizon",
+                None,
+                Some(0.3),
+                "late",
+            ),
+            milestone(
+                3,
+                "Someday",
+                None,
+                false,
+                "2025-04-01",
+                "2025-04-20",
+                "2025-05-12",
+                None,
+                None,
+                "no_due_date",
+            ),
+        ],
+        capacity: vec![
+            Capacity {
+                person: "alice".to_owned(),
+                hours_per_week: 30.0,
+                queued: 2,
+                planned_hours: 22.5,
+                busy_until: "2025-03-19".to_owned(),
+            },
+            Capacity {
+                person: "bob".to_owned(),
+                hours_per_week: 15.0,
+                queued: 1,
+                planned_hours: 6.0,
+                busy_until: "2025-03-05".to_owned(),
+            },
+        ],
+    };
+    SiteData {
+        title: format!("Acme {NASTY}"),
+        overview,
+        board,
+        runway,
+    }
+}
+
+fn text(files: &BTreeMap<String, Vec<u8>>, name: &str) -> String {
+    String::from_utf8(files.get(name).cloned().unwrap_or_default()).unwrap()
+}
+
+fn rendered() -> BTreeMap<String, Vec<u8>> {
+    render(&data(), None).unwrap()
+}
+
+#[test]
+fn every_page_and_the_stylesheet_are_produced() {
+    let files = rendered();
+    let names: Vec<&str> = files.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        ["board.html", "index.html", "runway.html", "style.css"]
+    );
+    assert_eq!(
+        template_names(),
+        [
+            "base.html",
+            "index.html",
+            "board.html",
+            "runway.html",
+            "style.css"
+        ]
+    );
+    assert_eq!(
+        files["style.css"],
+        include_bytes!("../../site-templates/style.css")
+    );
+    for page in ["index.html", "board.html", "runway.html"] {
+        let html = text(&files, page);
+        assert!(html.starts_with("<!DOCTYPE html>"), "{page}");
+        assert!(
+            html.contains("As of 2025-03-03 · 2000 trials · seed 42"),
+            "{page}"
+        );
+        assert!(html.contains("Every date is a range"), "{page}");
+        let current = format!("href=\"{page}\" aria-current=\"page\"");
+        assert!(
+            html.contains(&current),
+            "{page} marks itself in the navigation"
+        );
+        assert_eq!(html.matches("aria-current").count(), 1, "{page}");
+    }
+}
+
+#[test]
+fn pages_show_the_issues_and_milestones() {
+    let files = rendered();
+    let board = text(&files, "board.html");
+    for key in [
+        "acme/app#7",
+        "acme/app#8",
+        "acme/app#9",
+        "acme/lib#2",
+        "acme/app#10",
+        "acme/app#3",
+    ] {
+        assert!(board.contains(key), "{key} on the board");
+    }
+    for title in [
+        "Crash on start",
+        "Export to CSV",
+        "Tidy the docs",
+        "Rewrite the parser",
+        "Add a logo",
+    ] {
+        assert!(board.contains(title), "{title} on the board");
+    }
+    for state in ["diagnosis", "triage", "steeping", "in_review", "done"] {
+        assert!(
+            board.contains(&format!("id=\"{state}\"")),
+            "anchor for {state}"
+        );
+    }
+    assert!(board.contains("showing 1 of 3"));
+    assert_eq!(
+        board.matches("showing ").count(),
+        1,
+        "only the cut column says so"
+    );
+    assert!(board.contains("bob (planned)"));
+    assert!(
+        board.contains("alice</span>"),
+        "a real assignee is not marked planned"
+    );
+    assert!(board.contains("data-p=\"p/0\""));
+    assert!(board.contains("est/2d"));
+    assert!(board.contains("2025-03-05 – 2025-03-07"));
+    assert!(board.contains("2025-04-28 – beyond horizon"));
+    assert!(board.contains("closed</span> <span class=\"band\">2025-02-27</span>"));
+
+    let index = text(&files, "index.html");
+    for c in [
+        "board.html#diagnosis",
+        "board.html#triage",
+        "board.html#steeping",
+        "board.html#in_review",
+    ] {
+        assert!(index.contains(c), "{c}");
+    }
+    assert!(index.contains("board.html#done"));
+    assert!(index.contains("half of simulated futures finish by p50, 80% by p80"));
+    assert!(index.contains("v1.0") && index.contains("Someday"));
+    assert!(index.contains("93%") && index.contains("30%"));
+    assert!(index.contains("+5"));
+    assert!(
+        index.contains("status-late")
+            && index.contains("status-on_track")
+            && index.contains("status-no_due_date")
+    );
+    assert!(index.contains("class=\"badge hard\""));
+    assert!(index.contains("2025-05-01 – beyond horizon"));
+    assert!(index.contains("estimate missing on acme/app#7"));
+
+    let runway = text(&files, "runway.html");
+    assert!(runway.contains("v1.0") && runway.contains("Someday"));
+    assert!(runway.contains("17.5"));
+    assert!(runway.contains("3 / 2"));
+    assert!(
+        runway.contains("<td>alice</td>")
+            && runway.contains("22.5")
+            && runway.contains("2025-03-19")
+    );
+    assert!(runway.contains("range open-ended"));
+}
+
+#[test]
+fn cone_positions_share_one_axis() {
+    let d = data();
+    let page = pages::page_context(&d);
+    // The axis runs from as_of (2025-03-03) to the latest date shown (2025-05-12): 70 days.
+    let axis = page.axis.clone().unwrap();
+    assert_eq!(
+        (axis.start.as_str(), axis.end.as_str(), axis.today),
+        ("2025-03-03", "2025-05-12", 0.0)
+    );
+    let ticks: Vec<(&str, f64)> = axis
+        .ticks
+        .iter()
+        .map(|t| (t.date.as_str(), t.pct))
+        .collect();
+    assert_eq!(
+        ticks,
+        [
+            ("2025-03-03", 0.0),
+            ("2025-04-07", 50.0),
+            ("2025-05-12", 100.0)
+        ]
+    );
+    let cones: Vec<Cone> = page
+        .milestones
+        .iter()
+        .map(|m| m.cone.clone().unwrap())
+        .collect();
+    assert_eq!(
+        cones[0],
+        Cone {
+            p10: 10.0,
+            p50: 20.0,
+            p80: 30.0,
+            width: 20.0,
+            open_ended: false,
+            due: Some(40.0)
+        }
+    );
+    assert_eq!(
+        cones[1],
+        Cone {
+            p10: 24.3,
+            p50: 84.3,
+            p80: 100.0,
+            width: 75.7,
+            open_ended: true,
+            due: Some(54.3)
+        }
+    );
+    assert_eq!(
+        cones[2],
+        Cone {
+            p10: 41.4,
+            p50: 68.6,
+            p80: 100.0,
+            width: 58.6,
+            open_ended: false,
+            due: None
+        }
+    );
+
+    let runway = text(&rendered(), "runway.html");
+    assert!(
+        runway.contains("style=\"left: 10.0%; width: 20.0%\""),
+        "{runway}"
+    );
+    assert!(runway.contains("class=\"due hard\" style=\"left: 40.0%\""));
+    assert!(runway.contains("class=\"due\" style=\"left: 54.3%\""));
+}
+
+#[test]
+fn a_milestone_wholly_beyond_the_horizon_has_no_cone() {
+    let mut d = data();
+    d.runway.milestones[1].p10 = "beyond horizon".to_owned();
+    d.runway.milestones[1].band = band("beyond horizon", "beyond horizon");
+    // A due date before day 0 stretches the axis back and puts day 0 inside it.
+    d.runway.milestones[0].due = Some("2025-02-21".to_owned());
+    let page = pages::page_context(&d);
+    assert!(page.milestones[1].cone.is_none());
+    let axis = page.axis.clone().unwrap();
+    assert_eq!(axis.start, "2025-02-21");
+    assert!(axis.today > 0.0);
+    assert_eq!(
+        page.milestones[0].cone.as_ref().and_then(|c| c.due),
+        Some(0.0)
+    );
+    let runway = text(&render(&d, None).unwrap(), "runway.html");
+    assert!(runway.contains("beyond horizon · <strong>beyond horizon</strong> · beyond horizon"));
+    assert!(runway.contains("class=\"today\""));
+}
+
+#[test]
+fn user_text_is_escaped() {
+    let files = rendered();
+    for page in ["index.html", "board.html", "runway.html"] {
+        let html = text(&files, page);
+        assert!(!html.contains("<script"), "{page} has a raw script tag");
+        assert!(!html.contains("& Co"), "{page} has a raw ampersand");
+        assert!(
+            html.contains("Acme &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; Co"),
+            "{page} title"
+        );
+    }
+    assert!(text(&files, "board.html").contains("<span class=\"title\">&lt;script&gt;"));
+    assert!(
+        text(&files, "index.html").contains("<li>estimate missing on acme/app#7 &lt;script&gt;")
+    );
+    assert!(text(&files, "runway.html").contains("<td>&lt;script&gt;alert"));
+}
+
+#[test]
+fn links_are_relative_and_nothing_is_fetched_from_elsewhere() {
+    let files = rendered();
+    for page in ["index.html", "board.html", "runway.html"] {
+        let html = text(&files, page);
+        for attr in ["href=\"", "src=\""] {
+            for target in html.split(attr).skip(1) {
+                let target = target.split('"').next().unwrap_or_default();
+                assert!(
+                    !target.is_empty()
+                        && !target.starts_with('/')
+                        && !target.contains("://")
+                        && !target.starts_with("javascript:"),
+                    "{page}: {attr}{target}"
+                );
+            }
+        }
+        assert!(!html.contains("<script"), "{page} needs no JavaScript");
+        assert!(!html.contains("src=\""), "{page} loads nothing");
+    }
+    let css = text(&files, "style.css");
+    assert!(
+        !css.contains("url(") && !css.contains("@import"),
+        "the stylesheet loads nothing"
+    );
+}
+
+#[test]
+fn an_override_replaces_exactly_that_template() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("index.html"),
+        "{% extends \"base.html\" %}{% block content %}<p>CUSTOM {{ overview.openIssues }} {{ title }}</p>{% endblock content %}",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("style.css"), "body { color: teal; }\n").unwrap();
+    std::fs::write(dir.path().join("unrelated.html"), "{% if %}").unwrap();
+    let default = rendered();
+    let custom = render(&data(), Some(dir.path())).unwrap();
+    assert_eq!(
+        custom.keys().collect::<Vec<_>>(),
+        default.keys().collect::<Vec<_>>()
+    );
+    let index = text(&custom, "index.html");
+    assert!(index.contains("<p>CUSTOM 7 Acme &lt;script&gt;"), "{index}");
+    assert!(
+        index.contains("href=\"board.html\""),
+        "the default layout is still there"
+    );
+    assert!(!index.contains("Milestones"));
+    assert_eq!(custom["style.css"], b"body { color: teal; }\n");
+    assert_eq!(custom["board.html"], default["board.html"]);
+    assert_eq!(custom["runway.html"], default["runway.html"]);
+
+    // Overriding the layout changes every page.
+    std::fs::write(
+        dir.path().join("base.html"),
+        "<title>{% block title %}{% endblock title %}</title>LAYOUT[{% block content %}{% endblock content %}]",
+    )
+    .unwrap();
+    let relaid = render(&data(), Some(dir.path())).unwrap();
+    let board = text(&relaid, "board.html");
+    assert!(
+        board.starts_with("<title>Board · Acme")
+            && board.contains("</title>LAYOUT[\n<div class=\"page-head\">"),
+        "{board}"
+    );
+    assert!(text(&relaid, "index.html").ends_with(
+        "LAYOUT[<p>CUSTOM 7 Acme &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; Co</p>]"
+    ));
+    assert!(!board.contains("site-nav"));
+}
+
+#[test]
+fn a_missing_override_folder_means_the_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("site-templates");
+    assert_eq!(render(&data(), Some(&missing)).unwrap(), rendered());
+}
+
+#[test]
+fn a_broken_override_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("board.html");
+    std::fs::write(
+        &path,
+        "{% extends \"base.html\" %}{% block content %}{% if %}{% endblock content %}",
+    )
+    .unwrap();
+    let err = render(&data(), Some(dir.path())).unwrap_err();
+    assert!(matches!(err, SiteError::Parse { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("board.html") && msg.contains(&path.display().to_string()),
+        "{msg}"
+    );
+
+    // A template that parses but fails to render is named too.
+    std::fs::write(&path, "{{ no_such_thing.at_all }}").unwrap();
+    let err = render(&data(), Some(dir.path())).unwrap_err();
+    assert!(matches!(err, SiteError::Render { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains(&path.display().to_string()),
+        "{err}"
+    );
+
+    // A layout override without a block the pages fill is named beside the page that needs it.
+    std::fs::remove_file(&path).unwrap();
+    let layout = dir.path().join("base.html");
+    std::fs::write(&layout, "{% block content %}{% endblock content %}").unwrap();
+    let err = render(&data(), Some(dir.path())).unwrap_err().to_string();
+    assert!(
+        err.contains("index.html") && err.contains(&layout.display().to_string()),
+        "{err}"
+    );
+    std::fs::remove_file(&layout).unwrap();
+
+    // A child of a missing parent is named.
+    std::fs::write(&path, "{% extends \"layout.html\" %}").unwrap();
+    let err = render(&data(), Some(dir.path())).unwrap_err();
+    assert!(err.to_string().contains("board.html"), "{err}");
+}
+
+#[test]
+fn write_removes_stale_files_and_keeps_unchanged_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("public");
+    let files = rendered();
+    write(&files, &out).unwrap();
+    for (name, bytes) in &files {
+        assert_eq!(&std::fs::read(out.join(name)).unwrap(), bytes, "{name}");
+    }
+
+    // Stale files and folders go; hidden ones stay; unchanged files are not rewritten.
+    std::fs::write(out.join("stale.html"), "old").unwrap();
+    std::fs::create_dir_all(out.join("old/deeper")).unwrap();
+    std::fs::write(out.join("old/deeper/x.css"), "old").unwrap();
+    std::fs::create_dir_all(out.join(".git")).unwrap();
+    std::fs::write(out.join(".git/HEAD"), "ref").unwrap();
+    std::fs::write(out.join(".nojekyll"), "").unwrap();
+    let past = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+    for name in files.keys() {
+        std::fs::File::options()
+            .write(true)
+            .open(out.join(name))
+            .unwrap()
+            .set_modified(past)
+            .unwrap();
+    }
+    let mut changed = files.clone();
+    changed.insert("board.html".to_owned(), b"new board".to_vec());
+    changed.insert("sub/extra.txt".to_owned(), b"extra".to_vec());
+    write(&changed, &out).unwrap();
+
+    assert!(!out.join("stale.html").exists());
+    assert!(!out.join("old").exists());
+    assert!(out.join(".git/HEAD").exists() && out.join(".nojekyll").exists());
+    assert_eq!(std::fs::read(out.join("board.html")).unwrap(), b"new board");
+    assert_eq!(std::fs::read(out.join("sub/extra.txt")).unwrap(), b"extra");
+    for name in ["index.html", "runway.html", "style.css"] {
+        let meta = std::fs::metadata(out.join(name)).unwrap();
+        assert_eq!(meta.modified().unwrap(), past, "{name} was rewritten");
+        assert_eq!(std::fs::read(out.join(name)).unwrap(), files[name]);
+    }
+    let mut listed: Vec<String> = walkdir::WalkDir::new(&out)
+        .min_depth(1)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            e.path()
+                .strip_prefix(&out)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    listed.sort();
+    assert_eq!(
+        listed,
+        [
+            ".git/HEAD",
+            ".nojekyll",
+            "board.html",
+            "index.html",
+            "runway.html",
+            "style.css",
+            "sub/extra.txt"
+        ]
+    );
+}
+
+#[test]
+fn write_refuses_names_that_leave_the_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["../escape.html", "/abs.html", ""] {
+        let files = BTreeMap::from([(name.to_owned(), b"x".to_vec())]);
+        let err = write(&files, &dir.path().join("out")).unwrap_err();
+        assert!(matches!(err, SiteError::BadPath { .. }), "{name}: {err:?}");
+    }
+    assert!(!Path::new(&dir.path().join("escape.html")).exists());
+}
+
+#[test]
+fn rendering_is_deterministic() {
+    assert_eq!(rendered(), rendered());
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("runway.html"),
+        include_str!("../../site-templates/runway.html"),
+    )
+    .unwrap();
+    assert_eq!(
+        render(&data(), Some(dir.path())).unwrap(),
+        rendered(),
+        "an identical override changes nothing"
+    );
+}
