@@ -1,1 +1,317 @@
-//! cli
+//! The command line: `commitea run | demo | plan | render | generate`.
+//!
+//! Parsing only; each command calls the library. Data goes to stdout, logs to stderr.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use chrono::{DateTime, NaiveDate, Utc};
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::Overrides;
+use crate::pipeline::{self, RunOptions};
+
+/// CommiTea: honest forecasts for teams on Gitea, kept in git.
+#[derive(Debug, Parser)]
+#[command(name = "commitea", version, about, long_about = None)]
+pub struct Cli {
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Settings shared by the commands that forecast.
+#[derive(Debug, Clone, Args)]
+pub struct Common {
+    /// The state repo.
+    #[arg(long, short = 's', default_value = ".", env = "COMMITEA_STATE")]
+    pub state: PathBuf,
+    /// Forecast as of this moment (YYYY-MM-DD or RFC 3339); default: the snapshot's time.
+    #[arg(long, value_parser = parse_now)]
+    pub now: Option<DateTime<Utc>>,
+    /// The Monte Carlo seed; default: derived from the state's content.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Monte Carlo trials.
+    #[arg(long)]
+    pub trials: Option<u32>,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the whole pipeline on a state repo: sync, apply, replay, forecast, commit, render.
+    Run {
+        /// Shared settings.
+        #[command(flatten)]
+        common: Common,
+        /// Skip sync and apply: forecast the committed snapshot.
+        #[arg(long)]
+        offline: bool,
+        /// Do not commit the results.
+        #[arg(long)]
+        no_commit: bool,
+    },
+    /// Set up the bundled demo in DIR (default ./commitea-demo), run the pipeline, print the site's path.
+    Demo {
+        /// Where to put the demo state repo.
+        dir: Option<PathBuf>,
+        /// Generate a project of this many issues instead of the bundled demo (for benchmarks).
+        #[arg(long)]
+        issues: Option<usize>,
+        /// Forecast as of this moment (YYYY-MM-DD or RFC 3339).
+        #[arg(long, value_parser = parse_now)]
+        now: Option<DateTime<Utc>>,
+        /// The Monte Carlo seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Monte Carlo trials.
+        #[arg(long)]
+        trials: Option<u32>,
+    },
+    /// Replay and forecast; write forecast/ and print each milestone's range.
+    Plan {
+        /// Shared settings.
+        #[command(flatten)]
+        common: Common,
+        /// Print forecast.json instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Render the site from the views in forecast/views/.
+    Render {
+        /// The state repo.
+        #[arg(long, short = 's', default_value = ".", env = "COMMITEA_STATE")]
+        state: PathBuf,
+    },
+    /// Write a generated state repo (no git, no forecast) into DIR: the bundled demo, or N issues.
+    #[command(hide = true)]
+    Generate {
+        /// Where to write it.
+        dir: PathBuf,
+        /// How many issues (default: the bundled demo).
+        #[arg(long)]
+        issues: Option<usize>,
+    },
+}
+
+fn parse_now(s: &str) -> Result<DateTime<Utc>, String> {
+    if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+        return d
+            .and_hms_opt(0, 0, 0)
+            .map(|t| t.and_utc())
+            .ok_or_else(|| format!("\"{s}\" is not a valid date"));
+    }
+    DateTime::parse_from_rfc3339(s)
+        .map(|d| d.with_timezone(&Utc))
+        .map_err(|_| format!("\"{s}\" is neither YYYY-MM-DD nor an RFC 3339 time"))
+}
+
+fn env_vars() -> Vec<(String, String)> {
+    std::env::vars()
+        .filter(|(k, _)| k.starts_with("COMMITEA_"))
+        .collect()
+}
+
+fn options(common: &Common, offline: bool, commit: bool, render: bool) -> RunOptions {
+    RunOptions {
+        state_dir: common.state.clone(),
+        now: common.now,
+        clock: Utc::now(),
+        offline,
+        overrides: Overrides {
+            seed: common.seed,
+            trials: common.trials,
+        },
+        env: env_vars(),
+        commit,
+        render,
+    }
+}
+
+/// Runs a parsed command line.
+pub fn execute(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Run {
+            common,
+            offline,
+            no_commit,
+        } => {
+            let summary = pipeline::run(&options(&common, offline, !no_commit, true))?;
+            report(&summary);
+            if let Some(index) = summary.site_index {
+                println!("{}", index.display());
+            }
+        }
+        Command::Demo {
+            dir,
+            issues,
+            now,
+            seed,
+            trials,
+        } => {
+            let dir = dir.unwrap_or_else(|| PathBuf::from("commitea-demo"));
+            demo(
+                &dir,
+                issues,
+                Common {
+                    state: dir.clone(),
+                    now,
+                    seed,
+                    trials,
+                },
+            )?;
+        }
+        Command::Plan { common, json } => {
+            let opts = options(&common, true, false, false);
+            let computed = pipeline::compute(&opts)?;
+            let layout = crate::state::Layout::new(&common.state);
+            for (rel, bytes) in pipeline::forecast_files(&computed)? {
+                crate::state::write_if_changed(&layout.root().join(rel), &bytes)?;
+            }
+            if json {
+                let text = serde_json::to_string_pretty(&computed.report)?;
+                println!("{text}");
+            } else {
+                print_runway(&computed.runway);
+            }
+        }
+        Command::Render { state } => {
+            let layout = crate::state::Layout::new(&state);
+            let config = crate::config::Config::load(&state, env_vars(), &Overrides::default())?;
+            let read = |name: &str| -> anyhow::Result<Vec<u8>> {
+                let p = layout.forecast_dir().join("views").join(name);
+                std::fs::read(&p).with_context(|| {
+                    format!(
+                        "cannot read {}: run `commitea plan` or `commitea run` first",
+                        p.display()
+                    )
+                })
+            };
+            let data = crate::site::SiteData {
+                title: config.site.title.clone(),
+                overview: serde_json::from_slice(&read("overview.json")?)
+                    .context("forecast/views/overview.json")?,
+                board: serde_json::from_slice(&read("board.json")?)
+                    .context("forecast/views/board.json")?,
+                runway: serde_json::from_slice(&read("runway.json")?)
+                    .context("forecast/views/runway.json")?,
+            };
+            let templates = layout.templates_dir();
+            let files =
+                crate::site::render(&data, templates.exists().then_some(templates.as_path()))?;
+            let out = layout.root().join(&config.site.output);
+            crate::site::write(&files, &out)?;
+            println!("{}", out.join("index.html").display());
+        }
+        Command::Generate { dir, issues } => {
+            let spec = issues.map_or_else(
+                crate::demo::DemoSpec::bundled,
+                crate::demo::DemoSpec::scaled,
+            );
+            let state = crate::demo::generate(&spec);
+            crate::demo::write(&state, &dir)?;
+            println!("{}", dir.display());
+        }
+    }
+    Ok(())
+}
+
+fn demo(dir: &Path, issues: Option<usize>, common: Common) -> anyhow::Result<()> {
+    let config_path = dir.join(crate::config::FILE_NAME);
+    if config_path.exists() {
+        tracing::info!("using the existing demo state repo in {}", dir.display());
+    } else {
+        if dir.exists() && std::fs::read_dir(dir)?.next().is_some() {
+            bail!(
+                "{} exists and is not a CommiTea state repo; choose an empty or new folder",
+                dir.display()
+            );
+        }
+        let spec = issues.map_or_else(
+            crate::demo::DemoSpec::bundled,
+            crate::demo::DemoSpec::scaled,
+        );
+        tracing::info!(
+            "generating the demo ({} issues) in {}",
+            spec.issues,
+            dir.display()
+        );
+        let state = crate::demo::generate(&spec);
+        crate::demo::write(&state, dir)?;
+        let repo = crate::state::git::open_or_init(dir)?;
+        let sig = crate::state::git::Signature {
+            name: state.config.commit.name.clone(),
+            email: state.config.commit.email.clone(),
+            time: spec.now,
+        };
+        crate::state::git::commit_all(
+            &repo,
+            &[state.config.site.output.to_string_lossy().as_ref()],
+            "Import the CommiTea demo state\n\nGenerated by `commitea demo`: a snapshot of a fictional team's issues.\n",
+            &sig,
+        )?;
+    }
+    let summary = pipeline::run(&options(&common, true, true, true))?;
+    report(&summary);
+    if let Some(index) = summary.site_index {
+        println!("{}", index.display());
+    }
+    Ok(())
+}
+
+fn report(summary: &pipeline::RunSummary) {
+    tracing::info!(
+        "{} issues, {} open; {}",
+        summary.issues,
+        summary.open,
+        summary
+            .commit
+            .as_deref()
+            .map_or_else(|| "no new commit".to_owned(), |c| format!("committed {c}"))
+    );
+    for w in &summary.warnings {
+        tracing::warn!("{w}");
+    }
+}
+
+fn print_runway(r: &crate::views::Runway) {
+    println!("as of {}", r.as_of);
+    println!(
+        "{:<28} {:>10} {:>25} {:>9} {:>6}",
+        "milestone", "due", "p50 – p80", "P(due)", "slack"
+    );
+    for m in &r.milestones {
+        println!(
+            "{:<28} {:>10} {:>25} {:>9} {:>6}",
+            m.title,
+            m.due.as_deref().unwrap_or("-"),
+            format!("{} – {}", m.band.p50, m.band.p80),
+            m.probability_on_time
+                .map_or_else(|| "-".to_owned(), |p| format!("{:.0}%", p * 100.0)),
+            m.slack.map_or_else(|| "-".to_owned(), |s| s.to_string()),
+        );
+    }
+}
+
+/// Parses `std::env::args`, sets up logging and runs; the process's exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_env("COMMITEA_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    match execute(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -20,7 +20,11 @@ use crate::yamlfile::{self, YamlError};
 pub const FILE_NAME: &str = "commitea.yaml";
 
 /// Environment variables that start with `COMMITEA_` but are not config keys.
-const NON_CONFIG_ENV: &[&str] = &["COMMITEA_GITEA_TOKEN", "COMMITEA_REQUIRE_EXTERNAL", "COMMITEA_LOG"];
+const NON_CONFIG_ENV: &[&str] = &[
+    "COMMITEA_GITEA_TOKEN",
+    "COMMITEA_REQUIRE_EXTERNAL",
+    "COMMITEA_LOG",
+];
 
 /// Why the configuration could not be resolved.
 #[derive(Debug, thiserror::Error)]
@@ -47,7 +51,7 @@ pub enum ConfigError {
 }
 
 /// The whole configuration of a state repo.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// The Gitea (or Forgejo) server's base URL, e.g. `https://git.example.com`.
@@ -73,25 +77,8 @@ pub struct Config {
     pub models: ModelsConfig,
 }
 
-impl Default for Config {
-    fn default() -> Self {
-        Self {
-            server: None,
-            repositories: Vec::new(),
-            team: Vec::new(),
-            calendar: CalendarConfig::default(),
-            estimates: EstimatesConfig::default(),
-            lifecycle: LifecycleConfig::default(),
-            forecast: ForecastConfig::default(),
-            site: SiteConfig::default(),
-            commit: CommitConfig::default(),
-            models: ModelsConfig::default(),
-        }
-    }
-}
-
 /// One person on the team.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Member {
     /// Gitea username.
@@ -110,20 +97,6 @@ pub struct Member {
     pub repositories: Vec<RepoName>,
 }
 
-impl Default for Member {
-    fn default() -> Self {
-        Self {
-            name: String::new(),
-            hours_per_week: None,
-            working_days: None,
-            time_off: Vec::new(),
-            starts: None,
-            ends: None,
-            repositories: Vec::new(),
-        }
-    }
-}
-
 /// The team's calendar.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -139,10 +112,16 @@ pub struct CalendarConfig {
 impl Default for CalendarConfig {
     fn default() -> Self {
         Self {
-            working_days: [Weekday::Mon, Weekday::Tue, Weekday::Wed, Weekday::Thu, Weekday::Fri]
-                .into_iter()
-                .map(Day)
-                .collect(),
+            working_days: [
+                Weekday::Mon,
+                Weekday::Tue,
+                Weekday::Wed,
+                Weekday::Thu,
+                Weekday::Fri,
+            ]
+            .into_iter()
+            .map(Day)
+            .collect(),
             holidays: Vec::new(),
             workday_hours: Hours(6.0),
         }
@@ -177,7 +156,9 @@ pub struct LifecycleConfig {
 
 impl Default for LifecycleConfig {
     fn default() -> Self {
-        Self { diagnosis_labels: crate::domain::lifecycle::Rules::default().diagnosis_labels }
+        Self {
+            diagnosis_labels: crate::domain::lifecycle::Rules::default().diagnosis_labels,
+        }
     }
 }
 
@@ -195,7 +176,11 @@ pub struct ForecastConfig {
 
 impl Default for ForecastConfig {
     fn default() -> Self {
-        Self { trials: Trials(10_000), seed: None, horizon_days: HorizonDays(730) }
+        Self {
+            trials: Trials(10_000),
+            seed: None,
+            horizon_days: HorizonDays(730),
+        }
     }
 }
 
@@ -211,7 +196,10 @@ pub struct SiteConfig {
 
 impl Default for SiteConfig {
     fn default() -> Self {
-        Self { title: "CommiTea".into(), output: PathBuf::from("public") }
+        Self {
+            title: "CommiTea".into(),
+            output: PathBuf::from("public"),
+        }
     }
 }
 
@@ -227,7 +215,10 @@ pub struct CommitConfig {
 
 impl Default for CommitConfig {
     fn default() -> Self {
-        Self { name: "CommiTea".into(), email: "commitea@localhost".into() }
+        Self {
+            name: "CommiTea".into(),
+            email: "commitea@localhost".into(),
+        }
     }
 }
 
@@ -276,7 +267,9 @@ impl<'de> Deserialize<'de> for Day {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
         s.parse::<Weekday>().map(Day).map_err(|_| {
-            serde::de::Error::custom(format!("\"{s}\" is not a day of the week (mon, tue, … sun)"))
+            serde::de::Error::custom(format!(
+                "\"{s}\" is not a day of the week (mon, tue, … sun)"
+            ))
         })
     }
 }
@@ -336,7 +329,10 @@ impl<'de> Deserialize<'de> for DateRange {
                 r.to, r.from
             )));
         }
-        Ok(Self { from: r.from, to: r.to })
+        Ok(Self {
+            from: r.from,
+            to: r.to,
+        })
     }
 }
 
@@ -352,10 +348,15 @@ fn unique_team<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Member>, D::Error>
     let mut seen = BTreeSet::new();
     for m in &team {
         if m.name.is_empty() {
-            return Err(serde::de::Error::custom("every team member needs a name (their Gitea username)"));
+            return Err(serde::de::Error::custom(
+                "every team member needs a name (their Gitea username)",
+            ));
         }
         if !seen.insert(m.name.as_str()) {
-            return Err(serde::de::Error::custom(format!("team member \"{}\" is listed twice", m.name)));
+            return Err(serde::de::Error::custom(format!(
+                "team member \"{}\" is listed twice",
+                m.name
+            )));
         }
     }
     Ok(team)
@@ -418,8 +419,10 @@ impl Config {
         &mut self,
         env: impl IntoIterator<Item = (String, String)>,
     ) -> Result<(), ConfigError> {
-        let mut vars: Vec<(String, String)> =
-            env.into_iter().filter(|(k, _)| k.starts_with("COMMITEA_")).collect();
+        let mut vars: Vec<(String, String)> = env
+            .into_iter()
+            .filter(|(k, _)| k.starts_with("COMMITEA_"))
+            .collect();
         if vars.is_empty() {
             return Ok(());
         }
@@ -438,18 +441,24 @@ impl Config {
                 tracing::warn!("ignoring {var}: no config key of that name");
                 continue;
             };
-            let value: yaml_serde::Value = yaml_serde::from_str(raw).map_err(|e| ConfigError::Env {
-                var: var.clone(),
-                message: e.to_string(),
-            })?;
+            let value: yaml_serde::Value =
+                yaml_serde::from_str(raw).map_err(|e| ConfigError::Env {
+                    var: var.clone(),
+                    message: e.to_string(),
+                })?;
             set_path(&mut tree, path, value);
             let probe: Result<Config, _> = yaml_serde::from_value(tree.clone());
             if let Err(e) = probe {
-                return Err(ConfigError::Env { var: var.clone(), message: e.to_string() });
+                return Err(ConfigError::Env {
+                    var: var.clone(),
+                    message: e.to_string(),
+                });
             }
         }
-        *self = yaml_serde::from_value(tree)
-            .map_err(|e| ConfigError::Env { var: "COMMITEA_*".into(), message: e.to_string() })?;
+        *self = yaml_serde::from_value(tree).map_err(|e| ConfigError::Env {
+            var: "COMMITEA_*".into(),
+            message: e.to_string(),
+        })?;
         Ok(())
     }
 
@@ -515,43 +524,76 @@ mod tests {
 
     #[test]
     fn unknown_key_names_line_and_field() {
-        let err = parse("forecast:\n  trials: 100\n  trails: 5\n").unwrap_err().to_string();
-        assert!(err.starts_with("commitea.yaml line 3 column 3: forecast.trails: unknown field `trails`"), "{err}");
+        let err = parse("forecast:\n  trials: 100\n  trails: 5\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(
+                "commitea.yaml line 3 column 3: forecast.trails: unknown field `trails`"
+            ),
+            "{err}"
+        );
     }
 
     #[test]
     fn bad_values_name_line_and_field() {
-        let err = parse("calendar:\n  workday_hours: 0\n").unwrap_err().to_string();
+        let err = parse("calendar:\n  workday_hours: 0\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("line 2"), "{err}");
         assert!(err.contains("calendar.workday_hours"), "{err}");
         assert!(err.contains("must be more than 0"), "{err}");
 
-        let err = parse("team:\n  - name: ann\n    time_off:\n      - { from: 2026-12-10, to: 2026-12-01 }\n")
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("line 4") && err.contains("team[0].time_off[0]"), "{err}");
+        let err = parse(
+            "team:\n  - name: ann\n    time_off:\n      - { from: 2026-12-10, to: 2026-12-01 }\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("line 4") && err.contains("team[0].time_off[0]"),
+            "{err}"
+        );
         assert!(err.contains("ends (2026-12-01) before it starts"), "{err}");
 
-        let err = parse("team:\n  - name: ann\n  - name: ann\n").unwrap_err().to_string();
+        let err = parse("team:\n  - name: ann\n  - name: ann\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("listed twice"), "{err}");
 
-        let err = parse("calendar:\n  working_days: [mon, funday]\n").unwrap_err().to_string();
+        let err = parse("calendar:\n  working_days: [mon, funday]\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("line 2") && err.contains("funday"), "{err}");
 
-        let err = parse("estimates:\n  ladder: [1h, 3x]\n").unwrap_err().to_string();
-        assert!(err.contains("estimates.ladder[1]") && err.contains("3x"), "{err}");
+        let err = parse("estimates:\n  ladder: [1h, 3x]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("estimates.ladder[1]") && err.contains("3x"),
+            "{err}"
+        );
 
         let err = parse("repositories: [acme]\n").unwrap_err().to_string();
-        assert!(err.contains("repositories[0]") && err.contains("owner/repo"), "{err}");
+        assert!(
+            err.contains("repositories[0]") && err.contains("owner/repo"),
+            "{err}"
+        );
     }
 
     #[test]
     fn env_overrides_file_and_flags_override_env() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join(FILE_NAME), "forecast:\n  trials: 500\n  seed: 1\n").unwrap();
+        std::fs::write(
+            dir.path().join(FILE_NAME),
+            "forecast:\n  trials: 500\n  seed: 1\n",
+        )
+        .unwrap();
         let env = vec![
             ("COMMITEA_FORECAST_TRIALS".to_string(), "700".to_string()),
-            ("COMMITEA_CALENDAR_WORKDAY_HOURS".to_string(), "7.5".to_string()),
+            (
+                "COMMITEA_CALENDAR_WORKDAY_HOURS".to_string(),
+                "7.5".to_string(),
+            ),
             ("COMMITEA_GITEA_TOKEN".to_string(), "secret".to_string()),
             ("PATH".to_string(), "/bin".to_string()),
         ];
@@ -559,7 +601,15 @@ mod tests {
         assert_eq!(c.forecast.trials.0, 700);
         assert_eq!(c.forecast.seed, Some(1));
         assert_eq!(c.workday_hours(), 7.5);
-        let c = Config::load(dir.path(), env, &Overrides { seed: Some(9), trials: Some(42) }).unwrap();
+        let c = Config::load(
+            dir.path(),
+            env,
+            &Overrides {
+                seed: Some(9),
+                trials: Some(42),
+            },
+        )
+        .unwrap();
         assert_eq!((c.forecast.trials.0, c.forecast.seed), (42, Some(9)));
     }
 
@@ -567,12 +617,22 @@ mod tests {
     fn bad_env_value_names_the_variable() {
         let mut c = Config::default();
         let err = c
-            .apply_env(vec![("COMMITEA_FORECAST_TRIALS".to_string(), "0".to_string())])
+            .apply_env(vec![(
+                "COMMITEA_FORECAST_TRIALS".to_string(),
+                "0".to_string(),
+            )])
             .unwrap_err()
             .to_string();
-        assert!(err.starts_with("environment variable COMMITEA_FORECAST_TRIALS:"), "{err}");
+        assert!(
+            err.starts_with("environment variable COMMITEA_FORECAST_TRIALS:"),
+            "{err}"
+        );
         let mut c = Config::default();
-        c.apply_env(vec![("COMMITEA_SERVER".to_string(), "https://git.example".to_string())]).unwrap();
+        c.apply_env(vec![(
+            "COMMITEA_SERVER".to_string(),
+            "https://git.example".to_string(),
+        )])
+        .unwrap();
         assert_eq!(c.server.as_deref(), Some("https://git.example"));
     }
 }

@@ -1,1 +1,329 @@
-//! pipeline
+//! The batch pipeline: sync → apply → replay → forecast → commit → render, each stage a module.
+//!
+//! Every stage before the commit only reads; what the run will write is computed in memory first, so a
+//! failure anywhere leaves the state repo exactly as it was. If the commit itself fails, the files the
+//! run had already written are put back.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use chrono::{DateTime, Utc};
+
+use crate::config::{Config, ConfigError, Overrides};
+use crate::forecast::{self, ForecastReport, Settings};
+use crate::plan::Plan;
+use crate::site::{self, SiteData};
+use crate::state::git::{self, GitError, Signature};
+use crate::state::{Layout, Snapshot, StateError};
+use crate::views::{self, Board, Inputs, Overview, Runway};
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    /// The configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The state repo could not be read or written.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// Git failed.
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// The site could not be rendered.
+    #[error(transparent)]
+    Site(#[from] Box<site::SiteError>),
+    /// A stage that needs the network was asked for but is not possible.
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+/// What a run is asked to do.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The state repo.
+    pub state_dir: PathBuf,
+    /// The moment the forecast is as of; default: the snapshot's time.
+    pub now: Option<DateTime<Utc>>,
+    /// The wall clock, for the commit's time (read at the edge, passed in).
+    pub clock: DateTime<Utc>,
+    /// Skip sync and apply.
+    pub offline: bool,
+    /// Flag overrides of the config.
+    pub overrides: Overrides,
+    /// Environment variables (`COMMITEA_*` are read from these).
+    pub env: Vec<(String, String)>,
+    /// Whether to commit the results.
+    pub commit: bool,
+    /// Whether to render the site.
+    pub render: bool,
+}
+
+/// What a run did.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    /// The commit made, if anything changed.
+    pub commit: Option<String>,
+    /// The commit message (or the one that would have been used).
+    pub message: String,
+    /// The site's front page, if rendered.
+    pub site_index: Option<PathBuf>,
+    /// Issues in the snapshot.
+    pub issues: usize,
+    /// Open issues forecast.
+    pub open: usize,
+    /// Warnings for the run summary.
+    pub warnings: Vec<String>,
+}
+
+/// The forecast and the views of one state, computed in memory.
+#[derive(Debug, Clone)]
+pub struct Computed {
+    /// The resolved configuration.
+    pub config: Config,
+    /// The effective plan.
+    pub plan: Plan,
+    /// The forecast.
+    pub report: ForecastReport,
+    /// The overview view.
+    pub overview: Overview,
+    /// The board view.
+    pub board: Board,
+    /// The runway view.
+    pub runway: Runway,
+}
+
+/// Replays and forecasts the state repo without writing anything.
+pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
+    let layout = Layout::new(&opts.state_dir);
+    let config = Config::load(layout.root(), opts.env.iter().cloned(), &opts.overrides)?;
+    if !opts.offline && config.server.is_some() {
+        return Err(PipelineError::Unavailable(
+            "syncing with Gitea is not part of this build yet: run with --offline to forecast the committed snapshot"
+                .into(),
+        ));
+    }
+    let t = Instant::now();
+    let snapshot = Snapshot::load(&layout)?;
+    tracing::info!(
+        "snapshot: {} issues read in {:.0?}",
+        snapshot.issues.len(),
+        t.elapsed()
+    );
+    let now = opts.now.unwrap_or(snapshot.meta.synced_at);
+    let plan = crate::ledger::replay(&snapshot, &config, now);
+    let settings = Settings {
+        trials: config.forecast.trials.0,
+        seed: config
+            .forecast
+            .seed
+            .unwrap_or_else(|| forecast::content_seed(&plan)),
+        horizon_days: config.forecast.horizon_days.0,
+    };
+    let t = Instant::now();
+    let report = forecast::run(&plan, &settings);
+    tracing::info!(
+        "forecast: {} open issues × {} trials in {:.0?}",
+        report.issues.len(),
+        settings.trials,
+        t.elapsed()
+    );
+    let inputs = Inputs {
+        plan: &plan,
+        report: &report,
+    };
+    let overview = views::overview(inputs);
+    let board = views::board::board(inputs, None);
+    let runway = views::runway::runway(inputs);
+    Ok(Computed {
+        config,
+        plan,
+        report,
+        overview,
+        board,
+        runway,
+    })
+}
+
+/// The files under `forecast/` for a computed state: path relative to the state repo → bytes.
+pub fn forecast_files(c: &Computed) -> Result<BTreeMap<String, Vec<u8>>, StateError> {
+    let mut out = BTreeMap::new();
+    let mut add = |rel: &str, bytes: Vec<u8>| {
+        out.insert(rel.to_owned(), bytes);
+    };
+    add(
+        "forecast/forecast.json",
+        crate::state::to_json(&c.report, Path::new("forecast/forecast.json"))?,
+    );
+    add(
+        "forecast/views/overview.json",
+        crate::state::to_json(&c.overview, Path::new("forecast/views/overview.json"))?,
+    );
+    add(
+        "forecast/views/board.json",
+        crate::state::to_json(&c.board, Path::new("forecast/views/board.json"))?,
+    );
+    add(
+        "forecast/views/runway.json",
+        crate::state::to_json(&c.runway, Path::new("forecast/views/runway.json"))?,
+    );
+    Ok(out)
+}
+
+/// Renders the site of a computed state in memory.
+pub fn site_files(
+    c: &Computed,
+    layout: &Layout,
+) -> Result<BTreeMap<String, Vec<u8>>, PipelineError> {
+    let data = SiteData {
+        title: c.config.site.title.clone(),
+        overview: c.overview.clone(),
+        board: c.board.clone(),
+        runway: c.runway.clone(),
+    };
+    let templates = layout.templates_dir();
+    site::render(&data, templates.exists().then_some(templates.as_path()))
+        .map_err(|e| PipelineError::Site(Box::new(e)))
+}
+
+/// Runs the whole pipeline.
+pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
+    let layout = Layout::new(&opts.state_dir);
+    let computed = compute(opts)?;
+    let files = forecast_files(&computed)?;
+    let site = if opts.render {
+        Some(site_files(&computed, &layout)?)
+    } else {
+        None
+    };
+    let repo = if opts.commit {
+        Some(git::open_or_init(layout.root())?)
+    } else {
+        None
+    };
+    let message = commit_message(&computed, repo.as_ref());
+
+    // Write, remembering what was there, so a failed commit can put it back.
+    let mut previous: Vec<(PathBuf, Option<Vec<u8>>)> = Vec::new();
+    let mut write_all = || -> Result<(), StateError> {
+        for (rel, bytes) in &files {
+            let path = layout.root().join(rel);
+            let old = std::fs::read(&path).ok();
+            if crate::state::write_if_changed(&path, bytes)? {
+                previous.push((path, old));
+            }
+        }
+        Ok(())
+    };
+    let written = write_all();
+    let commit = match (written, &repo) {
+        (Err(e), _) => {
+            restore(&previous);
+            return Err(e.into());
+        }
+        (Ok(()), Some(repo)) => {
+            let sig = Signature {
+                name: computed.config.commit.name.clone(),
+                email: computed.config.commit.email.clone(),
+                time: opts.clock,
+            };
+            match git::commit_paths(repo, git::OWNED_PATHS, &message, &sig) {
+                Ok(c) => c.map(|id| id.to_string()),
+                Err(e) => {
+                    restore(&previous);
+                    return Err(e.into());
+                }
+            }
+        }
+        (Ok(()), None) => None,
+    };
+    match &commit {
+        Some(id) => tracing::info!("commit: {id}"),
+        None if opts.commit => tracing::info!("commit: nothing changed, no commit"),
+        None => {}
+    }
+
+    let site_index = match site {
+        Some(files) => {
+            let out = layout.root().join(&computed.config.site.output);
+            site::write(&files, &out).map_err(Box::new)?;
+            tracing::info!("site: {} files in {}", files.len(), out.display());
+            Some(out.join("index.html"))
+        }
+        None => None,
+    };
+    Ok(RunSummary {
+        commit,
+        message,
+        site_index,
+        issues: computed.plan.issues.len(),
+        open: computed.report.issues.len(),
+        warnings: computed.report.warnings.clone(),
+    })
+}
+
+fn restore(previous: &[(PathBuf, Option<Vec<u8>>)]) {
+    for (path, old) in previous.iter().rev() {
+        let result = match old {
+            Some(bytes) => std::fs::write(path, bytes),
+            None => std::fs::remove_file(path),
+        };
+        if let Err(e) = result {
+            tracing::error!("could not restore {}: {e}", path.display());
+        }
+    }
+}
+
+/// The commit message: a title line, then what moved since the last committed forecast.
+pub fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> String {
+    let r = &c.report;
+    let mut msg = format!(
+        "commitea: forecast as of {} ({} open issues)\n",
+        r.as_of,
+        r.issues.len()
+    );
+    let previous: Option<serde_json::Value> = repo
+        .and_then(git::head)
+        .zip(repo)
+        .and_then(|(head, repo)| {
+            git::read_at(repo, head, "forecast/forecast.json")
+                .ok()
+                .flatten()
+        })
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok());
+    let mut lines = Vec::new();
+    for m in r
+        .milestones
+        .iter()
+        .filter(|m| m.state == crate::domain::OpenState::Open)
+    {
+        let old = previous.as_ref().and_then(|p| {
+            p["milestones"]
+                .as_array()?
+                .iter()
+                .find(|x| x["id"].as_u64() == Some(m.id))
+                .cloned()
+        });
+        let old_p80 = old
+            .as_ref()
+            .and_then(|o| o["p80"].as_str().map(str::to_owned));
+        let new_p80 = m.p80.to_string();
+        match old_p80 {
+            Some(o) if o != new_p80 => lines.push(format!("- {}: p80 {o} → {new_p80}", m.title)),
+            None => lines.push(format!("- {}: p80 {new_p80}", m.title)),
+            _ => {}
+        }
+    }
+    if !lines.is_empty() {
+        msg.push('\n');
+        msg.push_str(&lines.join("\n"));
+        msg.push('\n');
+    }
+    if !r.warnings.is_empty() {
+        msg.push_str(&format!(
+            "\n{} warning(s); see forecast/forecast.json\n",
+            r.warnings.len()
+        ));
+    }
+    msg
+}

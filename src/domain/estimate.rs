@@ -159,7 +159,10 @@ mod tests {
         assert_eq!(e.hours(6.0), 12.0);
         assert_eq!("1w".parse::<Estimate>().unwrap().hours(6.0), 30.0);
         assert_eq!("4h".parse::<Estimate>().unwrap().hours(8.0), 4.0);
-        assert_eq!(Estimate::from_label("est/3d").unwrap().unwrap().label(), "est/3d");
+        assert_eq!(
+            Estimate::from_label("est/3d").unwrap().unwrap().label(),
+            "est/3d"
+        );
         assert!(Estimate::from_label("bug").is_none());
         for bad in ["0d", "2x", "d", "", "-1h", "1.5d"] {
             assert!(bad.parse::<Estimate>().is_err(), "{bad}");

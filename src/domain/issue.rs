@@ -225,9 +225,12 @@ impl Milestone {
 
     /// Whether the due date cannot move: the description holds `deadline/hard` on a line of its own or as a word.
     pub fn is_hard(&self) -> bool {
-        self.description.split(|c: char| c.is_whitespace() || c == ',' || c == '`').any(|w| {
-            w.trim_matches(|c: char| c == '[' || c == ']' || c == '(' || c == ')') == Self::HARD_MARKER
-        })
+        self.description
+            .split(|c: char| c.is_whitespace() || c == ',' || c == '`')
+            .any(|w| {
+                w.trim_matches(|c: char| c == '[' || c == ']' || c == '(' || c == ')')
+                    == Self::HARD_MARKER
+            })
     }
 
     /// The due day, if any (Gitea stores a time; CommiTea plans in days).
@@ -259,19 +262,24 @@ impl Issue {
             .iter()
             .find_map(|l| Estimate::from_label(l))
             .map(|r| r.map(|e| e.hours(workday_hours)));
-        from_label.or_else(|| {
-            (self.time_estimate > 0).then(|| Ok(self.time_estimate as f64 / 3600.0))
-        })
+        from_label
+            .or_else(|| (self.time_estimate > 0).then(|| Ok(self.time_estimate as f64 / 3600.0)))
     }
 
     /// Whether any estimate is present (label or native).
     pub fn has_estimate(&self) -> bool {
-        self.time_estimate > 0 || self.labels.iter().any(|l| l.starts_with(Estimate::LABEL_PREFIX))
+        self.time_estimate > 0
+            || self
+                .labels
+                .iter()
+                .any(|l| l.starts_with(Estimate::LABEL_PREFIX))
     }
 
     /// The explicit priority label, if any; an unparsable label counts as absent.
     pub fn priority_label(&self) -> Option<Priority> {
-        self.labels.iter().find_map(|l| Priority::from_label(l).and_then(Result::ok))
+        self.labels
+            .iter()
+            .find_map(|l| Priority::from_label(l).and_then(Result::ok))
     }
 
     /// The priority used for planning: the label, else `p/2`.
@@ -286,7 +294,9 @@ impl Issue {
 
     /// Whether an open pull request references the issue.
     pub fn has_open_pull(&self) -> bool {
-        self.pull_requests.iter().any(|p| p.state == OpenState::Open)
+        self.pull_requests
+            .iter()
+            .any(|p| p.state == OpenState::Open)
     }
 
     /// Whether the issue is closed.

@@ -28,12 +28,18 @@ pub struct RepoName {
 impl RepoName {
     /// Builds a repository name from its two parts.
     pub fn new(owner: impl Into<String>, name: impl Into<String>) -> Self {
-        Self { owner: owner.into(), name: name.into() }
+        Self {
+            owner: owner.into(),
+            name: name.into(),
+        }
     }
 
     /// The key of issue `number` in this repository.
     pub fn issue(&self, number: u64) -> IssueKey {
-        IssueKey { repo: self.clone(), number }
+        IssueKey {
+            repo: self.clone(),
+            number,
+        }
     }
 }
 
@@ -41,7 +47,8 @@ fn valid_part(s: &str) -> bool {
     !s.is_empty()
         && s != "."
         && s != ".."
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 impl FromStr for RepoName {
@@ -114,15 +121,24 @@ mod tests {
         assert_eq!(k.repo, RepoName::new("acme", "api"));
         assert_eq!(k.number, 42);
         assert_eq!(k.to_string(), "acme/api#42");
-        for bad in ["acme#1", "acme/api", "acme/api#x", "/api#1", "a/b/c#1", "acme/..#1"] {
+        for bad in [
+            "acme#1",
+            "acme/api",
+            "acme/api#x",
+            "/api#1",
+            "a/b/c#1",
+            "acme/..#1",
+        ] {
             assert!(bad.parse::<IssueKey>().is_err(), "{bad} should not parse");
         }
     }
 
     #[test]
     fn keys_order_by_repo_then_number() {
-        let mut v: Vec<IssueKey> =
-            ["b/x#1", "a/y#10", "a/y#9"].iter().map(|s| s.parse().unwrap()).collect();
+        let mut v: Vec<IssueKey> = ["b/x#1", "a/y#10", "a/y#9"]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
         v.sort();
         let s: Vec<String> = v.iter().map(ToString::to_string).collect();
         assert_eq!(s, ["a/y#9", "a/y#10", "b/x#1"]);

@@ -37,8 +37,13 @@ pub enum Lifecycle {
 
 impl Lifecycle {
     /// All columns in board order.
-    pub const ALL: [Lifecycle; 5] =
-        [Self::Diagnosis, Self::Triage, Self::Steeping, Self::InReview, Self::Done];
+    pub const ALL: [Lifecycle; 5] = [
+        Self::Diagnosis,
+        Self::Triage,
+        Self::Steeping,
+        Self::InReview,
+        Self::Done,
+    ];
 
     /// The snake_case name used in files and views.
     pub fn as_str(self) -> &'static str {
@@ -106,7 +111,9 @@ pub struct Rules {
 
 impl Default for Rules {
     fn default() -> Self {
-        Self { diagnosis_labels: vec!["needs-info".into(), "needs-diagnosis".into()] }
+        Self {
+            diagnosis_labels: vec!["needs-info".into(), "needs-diagnosis".into()],
+        }
     }
 }
 
@@ -119,10 +126,14 @@ impl Rules {
         if f.open_pulls > 0 {
             return Lifecycle::InReview;
         }
-        let has_est =
-            f.native_estimate || f.labels.iter().any(|l| l.starts_with(Estimate::LABEL_PREFIX));
-        let has_prio =
-            f.labels.iter().any(|l| matches!(Priority::from_label(l), Some(Ok(_))));
+        let has_est = f.native_estimate
+            || f.labels
+                .iter()
+                .any(|l| l.starts_with(Estimate::LABEL_PREFIX));
+        let has_prio = f
+            .labels
+            .iter()
+            .any(|l| matches!(Priority::from_label(l), Some(Ok(_))));
         let has_ms = f.milestone.is_some();
         let flagged = self.diagnosis_labels.iter().any(|d| f.labels.contains(d));
         if flagged || (!has_est && !has_prio && !has_ms && f.assignees.is_empty()) {
@@ -141,7 +152,11 @@ impl Rules {
             labels: issue.labels.iter().cloned().collect(),
             milestone: issue.milestone,
             assignees: issue.assignees.iter().cloned().collect(),
-            open_pulls: issue.pull_requests.iter().filter(|p| p.state == OpenState::Open).count(),
+            open_pulls: issue
+                .pull_requests
+                .iter()
+                .filter(|p| p.state == OpenState::Open)
+                .count(),
             native_estimate: issue.time_estimate > 0,
         })
     }
@@ -175,17 +190,25 @@ impl Rules {
             PullOpen,
             PullClose,
         }
-        let mut changes: Vec<(DateTime<Utc>, u8, u64, Change<'_>)> =
-            events.iter().map(|e| (e.created_at, 1, e.id, Change::Event(e))).collect();
+        let mut changes: Vec<(DateTime<Utc>, u8, u64, Change<'_>)> = events
+            .iter()
+            .map(|e| (e.created_at, 1, e.id, Change::Event(e)))
+            .collect();
         for p in &issue.pull_requests {
             let linked = issue
                 .timeline
                 .iter()
-                .filter(|e| e.kind == "pull_ref" && e.pull.as_ref().is_some_and(|k| k.number == p.number))
+                .filter(|e| {
+                    e.kind == "pull_ref" && e.pull.as_ref().is_some_and(|k| k.number == p.number)
+                })
                 .map(|e| e.created_at)
                 .min()
                 .map_or(p.created_at, |t| t.max(p.created_at));
-            let closed = if p.state == OpenState::Closed { p.closed_at } else { None };
+            let closed = if p.state == OpenState::Closed {
+                p.closed_at
+            } else {
+                None
+            };
             if closed.is_none_or(|c| c > linked) {
                 changes.push((linked, 0, p.number, Change::PullOpen));
                 if let Some(c) = closed {
@@ -216,7 +239,11 @@ impl Rules {
                     last.column = col;
                 } else {
                     last.until = Some(at);
-                    spans.push(LifecycleSpan { column: col, since: at, until: None });
+                    spans.push(LifecycleSpan {
+                        column: col,
+                        since: at,
+                        until: None,
+                    });
                 }
             }
         }
@@ -293,14 +320,20 @@ mod tests {
     use chrono::TimeZone;
 
     fn t(day: u32, hour: u32) -> DateTime<Utc> {
-        Utc.with_ymd_and_hms(2026, 11, day, hour, 0, 0).single().unwrap_or_default()
+        Utc.with_ymd_and_hms(2026, 11, day, hour, 0, 0)
+            .single()
+            .unwrap_or_default()
     }
 
     fn facts(labels: &[&str], ms: Option<u64>, assignee: bool) -> Facts {
         Facts {
             labels: labels.iter().map(|s| s.to_string()).collect(),
             milestone: ms,
-            assignees: if assignee { ["ann".to_string()].into() } else { BTreeSet::new() },
+            assignees: if assignee {
+                ["ann".to_string()].into()
+            } else {
+                BTreeSet::new()
+            },
             ..Facts::default()
         }
     }
@@ -323,35 +356,58 @@ mod tests {
     #[test]
     fn rule_3_untouched_or_flagged_is_diagnosis() {
         let r = Rules::default();
-        assert_eq!(r.classify(&facts(&["bug"], None, false)), Lifecycle::Diagnosis);
+        assert_eq!(
+            r.classify(&facts(&["bug"], None, false)),
+            Lifecycle::Diagnosis
+        );
         assert_eq!(
             r.classify(&facts(&["needs-info", "est/2d", "p/1"], Some(3), true)),
             Lifecycle::Diagnosis
         );
-        let custom = Rules { diagnosis_labels: vec!["huh".into()] };
-        assert_eq!(custom.classify(&facts(&["huh", "est/1d"], None, false)), Lifecycle::Diagnosis);
-        assert_eq!(custom.classify(&facts(&["needs-info", "est/1d"], None, false)), Lifecycle::Triage);
+        let custom = Rules {
+            diagnosis_labels: vec!["huh".into()],
+        };
+        assert_eq!(
+            custom.classify(&facts(&["huh", "est/1d"], None, false)),
+            Lifecycle::Diagnosis
+        );
+        assert_eq!(
+            custom.classify(&facts(&["needs-info", "est/1d"], None, false)),
+            Lifecycle::Triage
+        );
     }
 
     #[test]
     fn rule_4_all_three_decisions_is_steeping() {
         let r = Rules::default();
-        assert_eq!(r.classify(&facts(&["est/2d", "p/1"], Some(1), false)), Lifecycle::Steeping);
+        assert_eq!(
+            r.classify(&facts(&["est/2d", "p/1"], Some(1), false)),
+            Lifecycle::Steeping
+        );
         let mut f = facts(&["p/1"], Some(1), false);
         f.native_estimate = true;
         assert_eq!(r.classify(&f), Lifecycle::Steeping);
         // An invalid priority label is no decision.
-        assert_eq!(r.classify(&facts(&["est/2d", "p/9"], Some(1), false)), Lifecycle::Triage);
+        assert_eq!(
+            r.classify(&facts(&["est/2d", "p/9"], Some(1), false)),
+            Lifecycle::Triage
+        );
     }
 
     #[test]
     fn rule_5_partial_decisions_are_triage() {
         let r = Rules::default();
-        assert_eq!(r.classify(&facts(&["est/2d"], None, false)), Lifecycle::Triage);
+        assert_eq!(
+            r.classify(&facts(&["est/2d"], None, false)),
+            Lifecycle::Triage
+        );
         assert_eq!(r.classify(&facts(&["p/0"], None, false)), Lifecycle::Triage);
         assert_eq!(r.classify(&facts(&[], Some(2), false)), Lifecycle::Triage);
         assert_eq!(r.classify(&facts(&[], None, true)), Lifecycle::Triage);
-        assert_eq!(r.classify(&facts(&["est/2d", "p/1"], None, true)), Lifecycle::Triage);
+        assert_eq!(
+            r.classify(&facts(&["est/2d", "p/1"], None, true)),
+            Lifecycle::Triage
+        );
     }
 
     fn issue() -> Issue {
@@ -443,8 +499,15 @@ mod tests {
         rm.label = Some("est/2d".into());
         rm.removed = true;
         i.timeline = vec![add, rm, ev(3, "close", t(5, 9)), ev(4, "reopen", t(6, 9))];
-        let cols: Vec<_> = Rules::default().timeline(&i).iter().map(|s| s.column).collect();
-        assert_eq!(cols, vec![Lifecycle::Triage, Lifecycle::Done, Lifecycle::Triage]);
+        let cols: Vec<_> = Rules::default()
+            .timeline(&i)
+            .iter()
+            .map(|s| s.column)
+            .collect();
+        assert_eq!(
+            cols,
+            vec![Lifecycle::Triage, Lifecycle::Done, Lifecycle::Triage]
+        );
         assert_eq!(Rules::default().current(&i), Lifecycle::Triage);
     }
 }

@@ -9,6 +9,8 @@ mod key;
 pub mod lifecycle;
 
 pub use estimate::{Estimate, EstimateUnit, ParseEstimateError, Priority};
-pub use issue::{Comment, Issue, Label, LinkedPull, Milestone, OpenState, TimelineEvent, TrackedTime};
+pub use issue::{
+    Comment, Issue, Label, LinkedPull, Milestone, OpenState, TimelineEvent, TrackedTime,
+};
 pub use key::{IssueKey, ParseKeyError, RepoName};
 pub use lifecycle::{Lifecycle, LifecycleSpan};

@@ -23,7 +23,10 @@ pub struct GitError {
 
 fn err<E: std::fmt::Display>(what: impl Into<String>) -> impl FnOnce(E) -> GitError {
     let what = what.into();
-    move |e| GitError { what, message: e.to_string() }
+    move |e| GitError {
+        what,
+        message: e.to_string(),
+    }
 }
 
 /// Who a commit is by and when: both are inputs, never read from the environment.
@@ -81,7 +84,11 @@ pub fn commit_paths(
                 .entries
                 .iter()
                 .filter(|e| !paths.iter().any(|p| e.filename == p.as_bytes()))
-                .map(|e| Entry { mode: e.mode, filename: e.filename.to_owned(), oid: e.oid.to_owned() })
+                .map(|e| Entry {
+                    mode: e.mode,
+                    filename: e.filename.to_owned(),
+                    oid: e.oid.to_owned(),
+                })
                 .collect()
         }
         None => Vec::new(),
@@ -92,10 +99,15 @@ pub fn commit_paths(
         }
     }
     entries.sort();
-    let tree = repo.write_object(gix::objs::Tree { entries }).map_err(err("writing the tree"))?.detach();
+    let tree = repo
+        .write_object(gix::objs::Tree { entries })
+        .map_err(err("writing the tree"))?
+        .detach();
     if let Some(p) = parent {
-        let old_tree =
-            repo.find_commit(p).and_then(|c| c.tree_id()).map_err(err("reading HEAD's tree"))?;
+        let old_tree = repo
+            .find_commit(p)
+            .and_then(|c| c.tree_id())
+            .map_err(err("reading HEAD's tree"))?;
         if old_tree == tree {
             return Ok(None);
         }
@@ -144,8 +156,12 @@ fn commit_tree(
         .commit_as(sref, sref, "HEAD", message, tree, parent)
         .map_err(err("writing the commit"))?
         .detach();
-    let mut index = repo.index_from_tree(&tree).map_err(err("building the index"))?;
-    index.write(Default::default()).map_err(err("writing the index"))?;
+    let mut index = repo
+        .index_from_tree(&tree)
+        .map_err(err("building the index"))?;
+    index
+        .write(Default::default())
+        .map_err(err("writing the index"))?;
     Ok(id)
 }
 
@@ -158,8 +174,15 @@ fn entry_for(repo: &gix::Repository, path: &Path, name: &str) -> Result<Option<E
     };
     if meta.is_file() {
         let bytes = std::fs::read(path).map_err(err(format!("reading {}", path.display())))?;
-        let oid = repo.write_blob(bytes).map_err(err("writing a blob"))?.detach();
-        return Ok(Some(Entry { mode: EntryKind::Blob.into(), filename: name.into(), oid }));
+        let oid = repo
+            .write_blob(bytes)
+            .map_err(err("writing a blob"))?
+            .detach();
+        return Ok(Some(Entry {
+            mode: EntryKind::Blob.into(),
+            filename: name.into(),
+            oid,
+        }));
     }
     if !meta.is_dir() {
         return Ok(None); // symlinks and special files are not state
@@ -179,17 +202,30 @@ fn entry_for(repo: &gix::Repository, path: &Path, name: &str) -> Result<Option<E
         return Ok(None);
     }
     entries.sort();
-    let oid = repo.write_object(gix::objs::Tree { entries }).map_err(err("writing a tree"))?.detach();
-    Ok(Some(Entry { mode: EntryKind::Tree.into(), filename: name.into(), oid }))
+    let oid = repo
+        .write_object(gix::objs::Tree { entries })
+        .map_err(err("writing a tree"))?
+        .detach();
+    Ok(Some(Entry {
+        mode: EntryKind::Tree.into(),
+        filename: name.into(),
+        oid,
+    }))
 }
 
 /// The bytes of `path` (slash-separated, from the repo root) in `commit`, if it exists there.
-pub fn read_at(repo: &gix::Repository, commit: ObjectId, path: &str) -> Result<Option<Vec<u8>>, GitError> {
+pub fn read_at(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    path: &str,
+) -> Result<Option<Vec<u8>>, GitError> {
     let tree = repo
         .find_commit(commit)
         .and_then(|c| c.tree())
         .map_err(err(format!("reading the tree of {commit}")))?;
-    let entry = tree.lookup_entry_by_path(path).map_err(err(format!("looking up {path}")))?;
+    let entry = tree
+        .lookup_entry_by_path(path)
+        .map_err(err(format!("looking up {path}")))?;
     match entry {
         Some(e) => {
             let obj = e.object().map_err(err(format!("reading {path}")))?;
@@ -204,8 +240,13 @@ pub fn first_parent_history(repo: &gix::Repository) -> Result<Vec<(ObjectId, i64
     let mut out = Vec::new();
     let mut next = head(repo);
     while let Some(id) = next {
-        let commit = repo.find_commit(id).map_err(err(format!("reading commit {id}")))?;
-        let time = commit.time().map(|t| t.seconds).map_err(err(format!("reading the time of {id}")))?;
+        let commit = repo
+            .find_commit(id)
+            .map_err(err(format!("reading commit {id}")))?;
+        let time = commit
+            .time()
+            .map(|t| t.seconds)
+            .map_err(err(format!("reading the time of {id}")))?;
         out.push((id, time));
         next = commit.parent_ids().next().map(|p| p.detach());
     }
@@ -232,16 +273,37 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("snapshot/issues")).unwrap();
         std::fs::write(dir.path().join("snapshot/meta.yaml"), "a: 1\n").unwrap();
         std::fs::write(dir.path().join("README.md"), "hi\n").unwrap();
-        let first = commit_all(&repo, &["public"], "init", &sig(1_700_000_000)).unwrap().unwrap();
-        assert!(commit_all(&repo, &["public"], "again", &sig(1_700_000_100)).unwrap().is_none());
+        let first = commit_all(&repo, &["public"], "init", &sig(1_700_000_000))
+            .unwrap()
+            .unwrap();
+        assert!(
+            commit_all(&repo, &["public"], "again", &sig(1_700_000_100))
+                .unwrap()
+                .is_none()
+        );
 
         std::fs::write(dir.path().join("README.md"), "changed but not owned\n").unwrap();
         std::fs::write(dir.path().join("snapshot/meta.yaml"), "a: 2\n").unwrap();
-        let second = commit_paths(&repo, OWNED_PATHS, "run", &sig(1_700_000_200)).unwrap().unwrap();
+        let second = commit_paths(&repo, OWNED_PATHS, "run", &sig(1_700_000_200))
+            .unwrap()
+            .unwrap();
         assert_ne!(first, second);
-        assert_eq!(read_at(&repo, second, "README.md").unwrap().unwrap(), b"hi\n");
-        assert_eq!(read_at(&repo, second, "snapshot/meta.yaml").unwrap().unwrap(), b"a: 2\n");
-        assert_eq!(read_at(&repo, first, "snapshot/meta.yaml").unwrap().unwrap(), b"a: 1\n");
+        assert_eq!(
+            read_at(&repo, second, "README.md").unwrap().unwrap(),
+            b"hi\n"
+        );
+        assert_eq!(
+            read_at(&repo, second, "snapshot/meta.yaml")
+                .unwrap()
+                .unwrap(),
+            b"a: 2\n"
+        );
+        assert_eq!(
+            read_at(&repo, first, "snapshot/meta.yaml")
+                .unwrap()
+                .unwrap(),
+            b"a: 1\n"
+        );
         assert!(read_at(&repo, second, "nope").unwrap().is_none());
         let hist = first_parent_history(&repo).unwrap();
         assert_eq!(hist, vec![(second, 1_700_000_200), (first, 1_700_000_000)]);

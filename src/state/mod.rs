@@ -42,7 +42,9 @@ pub enum StateError {
         message: String,
     },
     /// The snapshot is missing.
-    #[error("{0} has no snapshot/meta.yaml: run `commitea sync` first, or `commitea demo` to try the bundled demo")]
+    #[error(
+        "{0} has no snapshot/meta.yaml: run `commitea sync` first, or `commitea demo` to try the bundled demo"
+    )]
     NoSnapshot(PathBuf),
 }
 
@@ -91,7 +93,10 @@ impl Layout {
 ///
 /// The write goes through a temporary file in the same folder and a rename, so readers never see half a file.
 pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, StateError> {
-    let io = |source| StateError::Io { path: path.to_path_buf(), source };
+    let io = |source| StateError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
     match std::fs::read(path) {
         Ok(old) if old == bytes => return Ok(false),
         Ok(_) => {}
@@ -112,8 +117,10 @@ pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, StateError> {
 
 /// Serialises `value` as pretty JSON with a final newline (the form of every JSON file CommiTea writes).
 pub fn to_json<T: serde::Serialize>(value: &T, path: &Path) -> Result<Vec<u8>, StateError> {
-    let mut bytes = serde_json::to_vec_pretty(value)
-        .map_err(|e| StateError::Json { path: path.to_path_buf(), message: e.to_string() })?;
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| StateError::Json {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
     bytes.push(b'\n');
     Ok(bytes)
 }

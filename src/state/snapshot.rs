@@ -68,7 +68,9 @@ impl Snapshot {
             let mut paths = Vec::new();
             for entry in walkdir::WalkDir::new(&issues_dir).min_depth(3).max_depth(3) {
                 let entry = entry.map_err(|e| StateError::Io {
-                    path: e.path().map_or_else(|| issues_dir.clone(), Path::to_path_buf),
+                    path: e
+                        .path()
+                        .map_or_else(|| issues_dir.clone(), Path::to_path_buf),
                     source: e.into(),
                 })?;
                 if entry.file_type().is_file()
@@ -86,7 +88,12 @@ impl Snapshot {
                 issues.insert(key, issue);
             }
         }
-        Ok(Self { meta, labels, milestones, issues })
+        Ok(Self {
+            meta,
+            labels,
+            milestones,
+            issues,
+        })
     }
 
     /// Writes the snapshot, rewriting only files whose bytes change and removing issue files no longer present.
@@ -112,8 +119,10 @@ impl Snapshot {
                     source: e.into(),
                 })?;
                 if entry.file_type().is_file() && !keep.contains(entry.path()) {
-                    std::fs::remove_file(entry.path())
-                        .map_err(|source| StateError::Io { path: entry.path().to_path_buf(), source })?;
+                    std::fs::remove_file(entry.path()).map_err(|source| StateError::Io {
+                        path: entry.path().to_path_buf(),
+                        source,
+                    })?;
                     changed += 1;
                 }
             }
@@ -140,10 +149,16 @@ pub fn issue_path(layout: &Layout, key: &IssueKey) -> PathBuf {
 }
 
 fn read_text(path: &Path) -> Result<String, StateError> {
-    std::fs::read_to_string(path).map_err(|source| StateError::Io { path: path.to_path_buf(), source })
+    std::fs::read_to_string(path).map_err(|source| StateError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
-fn read_yaml<T: serde::de::DeserializeOwned>(layout: &Layout, path: &Path) -> Result<T, StateError> {
+fn read_yaml<T: serde::de::DeserializeOwned>(
+    layout: &Layout,
+    path: &Path,
+) -> Result<T, StateError> {
     Ok(yamlfile::parse(&read_text(path)?, layout.rel(path))?)
 }
 
@@ -151,19 +166,28 @@ fn read_yaml_or_default<T: serde::de::DeserializeOwned + Default>(
     layout: &Layout,
     path: &Path,
 ) -> Result<T, StateError> {
-    if path.exists() { read_yaml(layout, path) } else { Ok(T::default()) }
+    if path.exists() {
+        read_yaml(layout, path)
+    } else {
+        Ok(T::default())
+    }
 }
 
 fn read_issue(layout: &Layout, path: &Path) -> Result<(IssueKey, Issue), StateError> {
     let rel = layout.rel(path).to_path_buf();
-    let invalid = |message: String| StateError::Invalid { path: rel.clone(), message };
+    let invalid = |message: String| StateError::Invalid {
+        path: rel.clone(),
+        message,
+    };
     let mut parts = path.iter().rev();
     let file = parts.next().and_then(|s| s.to_str()).unwrap_or_default();
     let name = parts.next().and_then(|s| s.to_str()).unwrap_or_default();
     let owner = parts.next().and_then(|s| s.to_str()).unwrap_or_default();
-    let repo: RepoName = format!("{owner}/{name}")
-        .parse()
-        .map_err(|e| invalid(format!("{e}: issue files live at snapshot/issues/OWNER/REPO/N.yaml")))?;
+    let repo: RepoName = format!("{owner}/{name}").parse().map_err(|e| {
+        invalid(format!(
+            "{e}: issue files live at snapshot/issues/OWNER/REPO/N.yaml"
+        ))
+    })?;
     let number: u64 = file
         .strip_suffix(".yaml")
         .and_then(|n| n.parse().ok())

@@ -1,3 +1,8 @@
 //! Integration tests: one binary, one module per area, fixtures under `tests/fixtures/<scenario>/`.
 
+// Test helpers outside `#[test]` functions panic on purpose: a failed set-up is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod cli;
 mod demo;
+mod pipeline;

@@ -1,0 +1,166 @@
+//! The `commitea` binary as a newcomer runs it: the demo command, exit codes, stdout for data only.
+
+use std::path::Path;
+use std::process::Command;
+
+fn commitea(args: &[&str], cwd: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("COMMITEA_STATE")
+        .output()
+        .expect("the binary runs")
+}
+
+fn git_count(dir: &Path) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-list", "--count", "HEAD"])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+#[test]
+fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = commitea(&["demo", "--trials", "500"], tmp.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let index = stdout.trim();
+    assert_eq!(
+        index, "commitea-demo/public/index.html",
+        "stdout holds only the path"
+    );
+    let site = tmp.path().join("commitea-demo/public");
+    let board = std::fs::read_to_string(site.join("board.html")).unwrap();
+    let runway = std::fs::read_to_string(site.join("runway.html")).unwrap();
+    let overview = std::fs::read_to_string(site.join("index.html")).unwrap();
+    // The demo's issues are on the board, its milestones on the runway and the front page.
+    let snapshot = commitea::state::Snapshot::load(&commitea::state::Layout::new(
+        tmp.path().join("commitea-demo"),
+    ))
+    .unwrap();
+    let open_titles: Vec<&str> = snapshot
+        .issues
+        .values()
+        .filter(|i| !i.is_closed())
+        .map(|i| i.title.as_str())
+        .collect();
+    assert!(open_titles.len() > 100);
+    let escaped = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+    };
+    for t in &open_titles {
+        assert!(board.contains(&escaped(t)), "board lacks {t:?}");
+    }
+    for ms in snapshot
+        .milestones
+        .values()
+        .flatten()
+        .filter(|m| m.state == commitea::domain::OpenState::Open)
+    {
+        assert!(
+            runway.contains(&escaped(&ms.title)),
+            "runway lacks {}",
+            ms.title
+        );
+        assert!(
+            overview.contains(&escaped(&ms.title)),
+            "index lacks {}",
+            ms.title
+        );
+    }
+    let demo_dir = tmp.path().join("commitea-demo");
+    assert_eq!(
+        git_count(&demo_dir),
+        "2",
+        "the import and one forecast commit"
+    );
+
+    let again = commitea(&["demo", "--trials", "500"], tmp.path());
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert_eq!(
+        git_count(&demo_dir),
+        "2",
+        "running the demo twice makes no second forecast commit"
+    );
+}
+
+#[test]
+fn demo_refuses_a_folder_that_is_not_a_state_repo() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("notes.txt"), "mine").unwrap();
+    let out = commitea(&["demo", "."], tmp.path());
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is not a CommiTea state repo"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("notes.txt")).unwrap(),
+        "mine"
+    );
+}
+
+#[test]
+fn bad_usage_exits_2_and_a_missing_snapshot_says_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = commitea(&["run", "--now", "tomorrow"], tmp.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("neither YYYY-MM-DD nor an RFC 3339 time")
+    );
+    let out = commitea(&["run", "--offline"], tmp.path());
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("has no snapshot/meta.yaml") && err.contains("commitea demo"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn plan_and_render_work_on_a_state_repo() {
+    let tmp = tempfile::tempdir().unwrap();
+    let generated = commitea(&["generate", "state"], tmp.path());
+    assert!(
+        generated.status.success(),
+        "{}",
+        String::from_utf8_lossy(&generated.stderr)
+    );
+    let state = tmp.path().join("state");
+    let plan = commitea(&["plan", "-s", "state", "--trials", "300"], tmp.path());
+    assert!(
+        plan.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plan.stderr)
+    );
+    let table = String::from_utf8(plan.stdout).unwrap();
+    assert!(table.starts_with("as of 2026-11-27\n"), "{table}");
+    assert!(state.join("forecast/forecast.json").exists());
+    let render = commitea(&["render", "-s", "state"], tmp.path());
+    assert!(
+        render.status.success(),
+        "{}",
+        String::from_utf8_lossy(&render.stderr)
+    );
+    assert!(state.join("public/runway.html").exists());
+    let json = commitea(
+        &["plan", "-s", "state", "--trials", "300", "--json"],
+        tmp.path(),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["trials"], 300);
+}

@@ -1,0 +1,285 @@
+//! The whole pipeline on the small fixture: files, commits, errors, and what real `git` makes of them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use chrono::{TimeZone, Utc};
+use commitea::config::Overrides;
+use commitea::pipeline::{self, RunOptions};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// Copies a fixture into a fresh temp dir and commits it as the state repo's first commit.
+pub fn state_from_fixture(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture(name), dir.path());
+    let repo = commitea::state::git::open_or_init(dir.path()).unwrap();
+    let sig = commitea::state::git::Signature {
+        name: "Test".into(),
+        email: "test@example.com".into(),
+        time: Utc.with_ymd_and_hms(2026, 11, 30, 8, 0, 0).unwrap(),
+    };
+    commitea::state::git::commit_all(&repo, &["public"], "fixture\n", &sig).unwrap();
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let rel = entry.path().strip_prefix(from).unwrap();
+        let target = to.join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+pub fn options(dir: &Path) -> RunOptions {
+    RunOptions {
+        state_dir: dir.to_path_buf(),
+        now: None,
+        clock: Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap(),
+        offline: true,
+        overrides: Overrides::default(),
+        env: Vec::new(),
+        commit: true,
+        render: true,
+    }
+}
+
+/// Every file under `dir` except `.git`, with its bytes.
+pub fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_entry(|e| e.file_name() != ".git")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e
+                .path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            (rel, std::fs::read(e.path()).unwrap())
+        })
+        .collect()
+}
+
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn text(dir: &Path, rel: &str) -> String {
+    std::fs::read_to_string(dir.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+#[test]
+fn small_fixture_forecast_views_and_pages() {
+    let dir = state_from_fixture("small");
+    let summary = pipeline::run(&options(dir.path())).unwrap();
+    assert!(summary.commit.is_some());
+    assert_eq!(summary.issues, 8);
+    assert_eq!(summary.open, 7);
+    insta::assert_snapshot!(
+        "small_forecast_json",
+        text(dir.path(), "forecast/forecast.json")
+    );
+    insta::assert_snapshot!(
+        "small_board_json",
+        text(dir.path(), "forecast/views/board.json")
+    );
+    insta::assert_snapshot!(
+        "small_runway_json",
+        text(dir.path(), "forecast/views/runway.json")
+    );
+    insta::assert_snapshot!(
+        "small_overview_json",
+        text(dir.path(), "forecast/views/overview.json")
+    );
+    insta::assert_snapshot!("small_index_html", text(dir.path(), "public/index.html"));
+    insta::assert_snapshot!("small_board_html", text(dir.path(), "public/board.html"));
+    insta::assert_snapshot!("small_runway_html", text(dir.path(), "public/runway.html"));
+}
+
+#[test]
+fn snapshot_files_are_written_in_canonical_form() {
+    let dir = state_from_fixture("small");
+    let layout = commitea::state::Layout::new(dir.path());
+    let snap = commitea::state::Snapshot::load(&layout).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let out_layout = commitea::state::Layout::new(out.path());
+    snap.save(&out_layout).unwrap();
+    insta::assert_snapshot!("small_state_meta", text(out.path(), "snapshot/meta.yaml"));
+    insta::assert_snapshot!(
+        "small_state_milestones",
+        text(out.path(), "snapshot/milestones.yaml")
+    );
+    insta::assert_snapshot!(
+        "small_state_issue_api_1",
+        text(out.path(), "snapshot/issues/acme/api/1.yaml")
+    );
+    insta::assert_snapshot!(
+        "small_state_issue_web_1",
+        text(out.path(), "snapshot/issues/acme/web/1.yaml")
+    );
+    // Canonical form is a fixed point: loading and saving again changes nothing.
+    let again = commitea::state::Snapshot::load(&out_layout).unwrap();
+    assert_eq!(again, snap);
+    assert_eq!(again.save(&out_layout).unwrap(), 0);
+}
+
+#[test]
+fn a_second_run_makes_no_commit_and_git_reads_what_gix_wrote() {
+    let dir = state_from_fixture("small");
+    let first = pipeline::run(&options(dir.path())).unwrap();
+    let head = git(dir.path(), &["rev-parse", "HEAD"]);
+    assert_eq!(head.trim(), first.commit.as_deref().unwrap());
+    let mut later = options(dir.path());
+    later.clock = Utc.with_ymd_and_hms(2026, 11, 30, 10, 0, 0).unwrap();
+    let second = pipeline::run(&later).unwrap();
+    assert!(second.commit.is_none(), "nothing changed, so no commit");
+    assert_eq!(
+        git(dir.path(), &["rev-list", "--count", "HEAD"]).trim(),
+        "2"
+    );
+
+    let log = git(dir.path(), &["log", "--format=%an <%ae> %at %s"]);
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(
+        lines[0],
+        "CommiTea <commitea@localhost> 1796029200 commitea: forecast as of 2026-11-30 (7 open issues)"
+    );
+    let show = git(dir.path(), &["show", "--stat", "HEAD"]);
+    assert!(show.contains("forecast/forecast.json"), "{show}");
+    assert!(
+        show.contains("v1.0: p80"),
+        "the message lists milestone ranges: {show}"
+    );
+    let fsck = Command::new("git")
+        .arg("-C")
+        .arg(dir.path())
+        .args(["fsck", "--strict", "--full"])
+        .output()
+        .unwrap();
+    assert!(
+        fsck.status.success(),
+        "git fsck: {}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+    // The index matches the commit, so the state repo is clean for a person using git.
+    assert_eq!(
+        git(
+            dir.path(),
+            &[
+                "status",
+                "--porcelain",
+                "--",
+                "forecast",
+                "snapshot",
+                "pm-state.md"
+            ]
+        ),
+        ""
+    );
+    // The site is not committed.
+    assert!(!git(dir.path(), &["ls-tree", "-r", "--name-only", "HEAD"]).contains("public/"));
+}
+
+#[test]
+fn malformed_config_names_file_line_and_field_and_touches_nothing() {
+    let dir = state_from_fixture("small");
+    let cfg = dir.path().join("commitea.yaml");
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("workday_hours: 6", "workday_hours: six");
+    std::fs::write(&cfg, text).unwrap();
+    let before = tree(dir.path());
+    let head = git(dir.path(), &["rev-parse", "HEAD"]);
+    let err = pipeline::run(&options(dir.path())).unwrap_err().to_string();
+    assert!(
+        err.starts_with("commitea.yaml line 15 column 18: calendar.workday_hours:"),
+        "{err}"
+    );
+    assert!(err.contains("invalid type"), "{err}");
+    assert_eq!(
+        tree(dir.path()),
+        before,
+        "a failed run leaves every file as it was"
+    );
+    assert_eq!(git(dir.path(), &["rev-parse", "HEAD"]), head);
+}
+
+#[test]
+fn malformed_snapshot_names_file_line_and_field_and_touches_nothing() {
+    let dir = state_from_fixture("small");
+    let f = dir.path().join("snapshot/issues/acme/api/4.yaml");
+    let text = std::fs::read_to_string(&f)
+        .unwrap()
+        .replace("2026-11-25T10:00:00Z\nlabels", "yesterday\nlabels");
+    std::fs::write(&f, text).unwrap();
+    let before = tree(dir.path());
+    let err = pipeline::run(&options(dir.path())).unwrap_err().to_string();
+    assert!(
+        err.starts_with("snapshot/issues/acme/api/4.yaml line 6 column 13: updated_at:"),
+        "{err}"
+    );
+    assert_eq!(tree(dir.path()), before);
+
+    let dir = state_from_fixture("small");
+    std::fs::write(
+        dir.path().join("snapshot/issues/acme/api/9.yaml"),
+        "number: 10\ntitle: x\n",
+    )
+    .unwrap();
+    let err = pipeline::run(&options(dir.path())).unwrap_err().to_string();
+    assert!(err.contains("snapshot/issues/acme/api/9.yaml"), "{err}");
+
+    let dir = state_from_fixture("small");
+    let f = dir.path().join("snapshot/issues/acme/web/3.yaml");
+    let text = std::fs::read_to_string(&f)
+        .unwrap()
+        .replace("labels:", "lables:");
+    std::fs::write(&f, text).unwrap();
+    let err = pipeline::run(&options(dir.path())).unwrap_err().to_string();
+    assert!(
+        err.contains("snapshot/issues/acme/web/3.yaml line 7")
+            && err.contains("unknown field `lables`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn same_state_and_seed_give_byte_identical_output() {
+    let a = state_from_fixture("small");
+    let b = state_from_fixture("small");
+    pipeline::run(&options(a.path())).unwrap();
+    pipeline::run(&options(b.path())).unwrap();
+    let ta: BTreeMap<_, _> = tree(a.path())
+        .into_iter()
+        .filter(|(k, _)| !k.starts_with(".git"))
+        .collect();
+    assert_eq!(ta, tree(b.path()));
+    assert_eq!(
+        git(a.path(), &["rev-parse", "HEAD"]),
+        git(b.path(), &["rev-parse", "HEAD"])
+    );
+}
