@@ -134,11 +134,26 @@ impl Plan {
         };
         let wd = config.workday_hours();
         let mut warnings = Vec::new();
-        let issues = snapshot
+        let issues: Vec<PlannedIssue> = snapshot
             .issues
             .iter()
             .map(|(key, issue)| planned_issue(key, issue, &rules, wd, &mut warnings))
             .collect();
+        let ladder: Vec<String> = config
+            .estimates
+            .ladder
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        for i in issues.iter().filter(|i| i.state == OpenState::Open) {
+            if let Some(l) = i.estimate_label.as_ref().filter(|l| !ladder.contains(l)) {
+                warnings.push(format!(
+                    "{}: est/{l} is not on the estimate ladder ({}); it is used as it is",
+                    i.key,
+                    ladder.join(" ")
+                ));
+            }
+        }
         let mut milestones: Vec<PlannedMilestone> = snapshot
             .milestones
             .iter()
@@ -270,5 +285,69 @@ fn planned_issue(
         closed_at: issue.closed_at,
         updated_at: issue.updated_at,
         provenance: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::{Meta, Snapshot};
+    use chrono::TimeZone;
+    use std::collections::BTreeMap;
+
+    fn snapshot(labels: &[&str]) -> Snapshot {
+        let t = Utc.with_ymd_and_hms(2026, 11, 30, 8, 0, 0).unwrap();
+        let issue = Issue {
+            number: 1,
+            title: "x".into(),
+            state: OpenState::Open,
+            author: "ann".into(),
+            created_at: t,
+            updated_at: t,
+            closed_at: None,
+            assignees: vec![],
+            labels: labels.iter().map(|s| s.to_string()).collect(),
+            milestone: None,
+            time_estimate: 0,
+            depends_on: vec![],
+            body: String::new(),
+            comments: vec![],
+            timeline: vec![],
+            tracked_times: vec![],
+            pull_requests: vec![],
+        };
+        let key: IssueKey = "acme/api#1".parse().unwrap();
+        Snapshot {
+            meta: Meta {
+                synced_at: t,
+                server: None,
+                repositories: vec![],
+            },
+            labels: BTreeMap::new(),
+            milestones: BTreeMap::new(),
+            issues: [(key, issue)].into(),
+        }
+    }
+
+    #[test]
+    fn estimates_off_the_ladder_and_bad_labels_are_warned_about() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 30, 8, 0, 0).unwrap();
+        let plan = Plan::from_snapshot(&snapshot(&["est/5h", "p/7"]), &Config::default(), now);
+        assert_eq!(plan.issues[0].estimate_hours, Some(5.0));
+        assert!(
+            plan.warnings
+                .iter()
+                .any(|w| w.contains("est/5h is not on the estimate ladder"))
+        );
+        assert!(
+            plan.warnings
+                .iter()
+                .any(|w| w.contains("p/7") && w.contains("treated as p/2"))
+        );
+        let plan = Plan::from_snapshot(&snapshot(&["est/4h"]), &Config::default(), now);
+        assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
+        let plan = Plan::from_snapshot(&snapshot(&["est/x"]), &Config::default(), now);
+        assert_eq!(plan.issues[0].estimate_source, EstimateSource::Imputed);
+        assert!(plan.warnings[0].contains("forecast as if it had no estimate"));
     }
 }
