@@ -89,13 +89,15 @@ impl Calendar {
         if t <= 0.0 {
             return 0.0;
         }
-        let d = (t / 24.0).floor();
+        // Multiplying by 1/24 may put an exact day boundary on the previous day; the result is the same
+        // there because work done is continuous in time.
+        // `as` truncates, which is floor for the positive `t` here (and saturates for huge ones).
+        let di = (t * (1.0 / 24.0)) as usize;
         let n = self.cap.len();
-        if d as usize >= n {
+        if di >= n {
             return self.total() + (t - 24.0 * n as f64) / 24.0 * self.rate;
         }
-        let di = d as usize;
-        self.cum[di] + (t - 24.0 * d).min(self.cap[di])
+        self.cum[di] + (t - 24.0 * di as f64).min(self.cap[di])
     }
 
     /// The earliest time by which `w` hours of work can be done (the end of a task finishing at work `w`).
@@ -123,6 +125,47 @@ impl Calendar {
         24.0 * d as f64 + (w - self.cum[d])
     }
 
+    /// [`Calendar::time_done`] for callers whose positions only grow: `hint` is the day the last answer
+    /// fell on and is moved forward, so a sequence of calls costs the days passed, not a search each.
+    #[inline]
+    pub fn time_done_hinted(&self, w: f64, hint: &mut u32) -> f64 {
+        if w <= 0.0 {
+            return 0.0;
+        }
+        let n = self.cap.len();
+        let mut d = *hint as usize;
+        if d >= n || self.cum[d] >= w {
+            // Out of order or past the horizon: fall back to the plain search.
+            let t = self.time_done(w);
+            if t.is_finite() && t < 24.0 * n as f64 {
+                *hint = (t / 24.0).ceil().max(1.0) as u32 - 1;
+            }
+            return t;
+        }
+        // Step forward eight days at a time, counting the days already passed without a branch per day:
+        // how far a task reaches is unpredictable, and a mispredicted loop exit costs more than the loads.
+        loop {
+            if d + 8 <= n {
+                let window = &self.cum[d + 1..d + 9];
+                let passed: usize = window.iter().map(|c| usize::from(*c < w)).sum();
+                d += passed;
+                if passed < 8 {
+                    break;
+                }
+            } else {
+                while d < n && self.cum[d + 1] < w {
+                    d += 1;
+                }
+                break;
+            }
+        }
+        if d == n {
+            return self.extrapolate(w - self.total());
+        }
+        *hint = d as u32;
+        24.0 * d as f64 + (w - self.cum[d])
+    }
+
     fn extrapolate(&self, beyond: f64) -> f64 {
         let n = self.cap.len() as f64;
         if self.rate <= 0.0 {
@@ -136,10 +179,15 @@ impl Calendar {
 /// The day a task ending at time `t` ends on (work ending exactly at midnight belongs to the day before).
 pub fn end_day(t: f64) -> f64 {
     if t <= 0.0 {
-        0.0
-    } else {
-        (t / 24.0).ceil() - 1.0
+        return 0.0;
     }
+    if !t.is_finite() {
+        return t;
+    }
+    // ceil(x) − 1 without a libm call: this is the Monte Carlo's per-task bookkeeping.
+    let x = t / 24.0;
+    let whole = x as u64 as f64;
+    if whole == x { whole - 1.0 } else { whole }
 }
 
 /// The day a task starting at time `t` starts on.
@@ -201,6 +249,23 @@ mod tests {
         // Past the horizon: extrapolated at the average rate (18h over 4 days = 4.5h a day).
         assert_eq!(c.time_done(18.0 + 9.0), 24.0 * 4.0 + 48.0);
         assert!(c.time_done(18.0 + 9.0) > c.time_done(18.0));
+    }
+
+    #[test]
+    fn hinted_lookups_agree_with_the_search() {
+        let caps: Vec<f64> = (0..60)
+            .map(|d| [6.0, 0.0, 3.0, 6.0, 0.0, 0.0, 2.0][d % 7])
+            .collect();
+        let c = Calendar::from_capacity(caps);
+        let mut hint = 0;
+        let mut w = 0.0;
+        while w < c.total() + 20.0 {
+            assert_eq!(c.time_done_hinted(w, &mut hint), c.time_done(w), "at {w}");
+            w += 0.75;
+        }
+        // Going backwards still answers correctly.
+        let mut hint = 40;
+        assert_eq!(c.time_done_hinted(1.0, &mut hint), c.time_done(1.0));
     }
 
     #[test]

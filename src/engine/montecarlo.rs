@@ -6,12 +6,11 @@
 //! which needs memory for days × tasks, not for trials.
 
 use rand::rngs::Xoshiro256PlusPlus;
-use rand::{RngExt, SeedableRng};
-use rand_distr::StandardNormal;
+use rand::{Rng, RngExt, SeedableRng};
 use rayon::prelude::*;
 
-use super::calendar::{DayIndex, end_day};
-use super::schedule::{Prepared, Schedule, Scratch};
+use super::calendar::{Calendar, DayIndex, end_day};
+use super::schedule::Prepared;
 
 /// How one task's effort varies from trial to trial.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,24 +40,6 @@ impl Distribution {
             Self::Fixed(x) => *x,
             Self::LogNormal { median, .. } => *median,
             Self::Resample { base, .. } => *base,
-        }
-    }
-
-    #[inline]
-    fn sample(&self, rng: &mut Xoshiro256PlusPlus) -> f64 {
-        match self {
-            Self::Fixed(x) => *x,
-            Self::LogNormal { median, sigma } => {
-                let z: f64 = rng.sample(StandardNormal);
-                median * (sigma * z).exp()
-            }
-            Self::Resample { base, ratios } => {
-                if ratios.is_empty() {
-                    *base
-                } else {
-                    base * ratios[rng.random_range(0..ratios.len())]
-                }
-            }
         }
     }
 }
@@ -103,8 +84,231 @@ fn mix(seed: u64, trial: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The inverse of the standard normal CDF (Acklam's rational approximation, relative error < 1.2e-9).
+pub fn normal_quantile(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969_683_028_665_376e1,
+        2.209_460_984_245_205e2,
+        -2.759_285_104_469_687e2,
+        1.383_577_518_672_69e2,
+        -3.066_479_806_614_716e1,
+        2.506_628_277_459_239,
+    ];
+    const B: [f64; 5] = [
+        -5.447_609_879_822_406e1,
+        1.615_858_368_580_409e2,
+        -1.556_989_798_598_866e2,
+        6.680_131_188_771_972e1,
+        -1.328_068_155_288_572e1,
+    ];
+    const C: [f64; 6] = [
+        -7.784_894_002_430_293e-3,
+        -3.223_964_580_411_365e-1,
+        -2.400_758_277_161_838,
+        -2.549_732_539_343_734,
+        4.374_664_141_464_968,
+        2.938_163_982_698_783,
+    ];
+    const D: [f64; 4] = [
+        7.784_695_709_041_462e-3,
+        3.224_671_290_700_398e-1,
+        2.445_134_137_142_996,
+        3.754_408_661_907_416,
+    ];
+    let p = p.clamp(1e-300, 1.0 - 1e-16);
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    if p < 0.024_25 {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p > 1.0 - 0.024_25 {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    }
+}
+
+/// Bits of the random number that pick a table cell; the rest interpolate within it.
+const TABLE_BITS: u32 = 12;
+const TABLE: usize = 1 << TABLE_BITS;
+
+/// `exp(σ·z(u))` on a grid of `u`, so a log-normal draw is one table lookup and a multiply.
+///
+/// Cell `k` spans `u ∈ [k/N, (k+1)/N)` and is interpolated linearly between the quantiles at its ends;
+/// the outermost ends use `u = 1/(2N)` and `1 − 1/(2N)` (z ≈ ±3.7), so draws beyond that are clipped:
+/// a change to the distribution far outside the p10–p90 range the forecast reports.
+struct LogNormalTable {
+    nodes: Vec<f64>,
+}
+
+impl LogNormalTable {
+    fn new(sigma: f64) -> Self {
+        let n = TABLE as f64;
+        let nodes = (0..=TABLE)
+            .map(|k| {
+                let u = (k as f64 / n).clamp(0.5 / n, 1.0 - 0.5 / n);
+                (sigma * normal_quantile(u)).exp()
+            })
+            .collect();
+        Self { nodes }
+    }
+
+    #[inline]
+    fn draw(&self, bits: u64) -> f64 {
+        let k = (bits >> (64 - TABLE_BITS)) as usize;
+        let frac = ((bits << TABLE_BITS) >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+        let (a, b) = (self.nodes[k], self.nodes[k + 1]);
+        a + (b - a) * frac
+    }
+}
+
+/// How a position's effort is drawn in the inner loop.
+#[derive(Clone, Copy)]
+enum Draw {
+    Fixed(f64),
+    /// Median times a log-normal table's draw.
+    Table {
+        median: f64,
+        table: u32,
+    },
+    /// Base times a uniformly drawn ratio from a list.
+    Ratios {
+        base: f64,
+        list: u32,
+    },
+}
+
+/// The prepared project laid out in scheduling order, so a trial walks flat arrays front to back.
+struct Compiled {
+    task: Vec<u32>,
+    person: Vec<u32>,
+    draw: Vec<Draw>,
+    dep_start: Vec<u32>,
+    dep_pos: Vec<u32>,
+    tables: Vec<LogNormalTable>,
+    ratio_lists: Vec<std::sync::Arc<[f64]>>,
+}
+
+impl Compiled {
+    fn new(prep: &Prepared, dists: &[Distribution], assign: &[u32]) -> Self {
+        let mut pos = vec![u32::MAX; prep.len()];
+        for (k, &i) in prep.order.iter().enumerate() {
+            pos[i as usize] = k as u32;
+        }
+        let mut tables: Vec<(u64, LogNormalTable)> = Vec::new();
+        let mut ratio_lists: Vec<std::sync::Arc<[f64]>> = Vec::new();
+        let mut draw = Vec::with_capacity(prep.order.len());
+        let mut dep_start = Vec::with_capacity(prep.order.len() + 1);
+        let mut dep_pos = Vec::new();
+        for &i in &prep.order {
+            let i = i as usize;
+            draw.push(match &dists[i] {
+                Distribution::Fixed(x) => Draw::Fixed(*x),
+                Distribution::LogNormal { median, sigma } => {
+                    let key = sigma.to_bits();
+                    let t = match tables.iter().position(|(k, _)| *k == key) {
+                        Some(t) => t,
+                        None => {
+                            tables.push((key, LogNormalTable::new(*sigma)));
+                            tables.len() - 1
+                        }
+                    };
+                    Draw::Table {
+                        median: *median,
+                        table: t as u32,
+                    }
+                }
+                Distribution::Resample { base, ratios } => {
+                    if ratios.is_empty() {
+                        Draw::Fixed(*base)
+                    } else {
+                        let l = match ratio_lists
+                            .iter()
+                            .position(|r| std::sync::Arc::ptr_eq(r, ratios))
+                        {
+                            Some(l) => l,
+                            None => {
+                                ratio_lists.push(ratios.clone());
+                                ratio_lists.len() - 1
+                            }
+                        };
+                        Draw::Ratios {
+                            base: *base,
+                            list: l as u32,
+                        }
+                    }
+                }
+            });
+            dep_start.push(dep_pos.len() as u32);
+            dep_pos.extend(prep.deps(i).iter().map(|&d| pos[d as usize]));
+        }
+        dep_start.push(dep_pos.len() as u32);
+        Self {
+            task: prep.order.clone(),
+            person: prep.order.iter().map(|&i| assign[i as usize]).collect(),
+            draw,
+            dep_start,
+            dep_pos,
+            tables: tables.into_iter().map(|(_, t)| t).collect(),
+            ratio_lists,
+        }
+    }
+
+    /// One trial: draw every effort and fill `end` (by position).
+    #[inline]
+    fn trial(
+        &self,
+        cals: &[Calendar],
+        rng: &mut Xoshiro256PlusPlus,
+        free: &mut [f64],
+        hint: &mut [u32],
+        end: &mut [f64],
+    ) {
+        free.fill(0.0);
+        hint.fill(0);
+        for k in 0..self.task.len() {
+            let effort = match self.draw[k] {
+                Draw::Fixed(x) => x,
+                Draw::Table { median, table } => {
+                    median * self.tables[table as usize].draw(rng.next_u64())
+                }
+                Draw::Ratios { base, list } => {
+                    let l = &self.ratio_lists[list as usize];
+                    base * l[rng.random_range(0..l.len())]
+                }
+            }
+            .max(0.0);
+            let p = self.person[k];
+            if p == u32::MAX {
+                end[k] = f64::INFINITY;
+                continue;
+            }
+            let p = p as usize;
+            let mut ready = 0.0f64;
+            for &d in &self.dep_pos[self.dep_start[k] as usize..self.dep_start[k + 1] as usize] {
+                ready = ready.max(end[d as usize]);
+            }
+            let cal = &cals[p];
+            let s = free[p].max(cal.work_at(ready));
+            end[k] = if effort > 0.0 {
+                cal.time_done_hinted(s + effort, &mut hint[p])
+            } else {
+                ready.max(cal.time_done(s))
+            };
+            free[p] = s + effort;
+        }
+    }
+}
+
 impl MonteCarlo {
     /// Runs the trials. `groups` lists, per group (milestone), the tasks whose last end is the group's end.
+    ///
+    /// Every trial keeps the people the median plan chose for unassigned work: the simulation asks how long
+    /// this plan takes, not how long it would take with perfect hindsight dispatch.
     pub fn run(
         &self,
         prep: &Prepared,
@@ -115,18 +319,25 @@ impl MonteCarlo {
         let buckets = self.horizon_days as usize + 1;
         let series = n + groups.len();
         let horizon = self.horizon_days as f64;
-        struct Acc {
-            counts: Vec<u32>,
-            efforts: Vec<f64>,
-            scratch: Scratch,
-            sched: Schedule,
+        let medians: Vec<f64> = dists.iter().map(Distribution::median).collect();
+        let assign = Prepared::assignment(&prep.schedule(&medians));
+        let compiled = Compiled::new(prep, dists, &assign);
+        let mut pos = vec![u32::MAX; n];
+        for (k, &i) in prep.order.iter().enumerate() {
+            pos[i as usize] = k as u32;
         }
-        let new_acc = || Acc {
-            counts: vec![0; series * buckets],
-            efforts: vec![0.0; n],
-            scratch: Scratch::default(),
-            sched: Schedule::default(),
-        };
+        let group_pos: Vec<Vec<u32>> = groups
+            .iter()
+            .map(|g| {
+                g.iter()
+                    .map(|&i| pos[i])
+                    .filter(|&k| k != u32::MAX)
+                    .collect()
+            })
+            .collect();
+        let cals = prep.people();
+        let np = cals.len();
+        let m = compiled.task.len();
         let bucket = |t: f64| -> usize {
             let d = end_day(t);
             if d.is_finite() && d < horizon {
@@ -135,41 +346,38 @@ impl MonteCarlo {
                 buckets - 1
             }
         };
-        let acc = (0..u64::from(self.trials))
+        // One job per thread, each counting a contiguous share of the trials into its own histogram, then
+        // added up. The counts are integers added in any order, so the number of threads cannot change the
+        // result. Fresh memory is expensive to touch, so there is exactly one histogram per job.
+        let jobs = (rayon::current_num_threads() as u32).clamp(1, self.trials.max(1));
+        let mut parts: Vec<Vec<u32>> = (0..jobs)
             .into_par_iter()
-            .fold(new_acc, |mut acc, trial| {
-                let mut rng = Xoshiro256PlusPlus::seed_from_u64(mix(self.seed, trial));
-                for (e, d) in acc.efforts.iter_mut().zip(dists) {
-                    *e = d.sample(&mut rng);
-                }
-                prep.schedule_into(&acc.efforts, &mut acc.scratch, &mut acc.sched);
-                for i in 0..n {
-                    let end = acc.sched.end[i];
-                    if end.is_nan() {
-                        continue; // left out (a cycle)
+            .map(|j| {
+                let mut counts = vec![0u32; series * buckets];
+                let (mut free, mut hint, mut end) = (vec![0.0; np], vec![0u32; np], vec![0.0; m]);
+                let from = (u64::from(self.trials) * u64::from(j) / u64::from(jobs)) as u32;
+                let to = (u64::from(self.trials) * u64::from(j + 1) / u64::from(jobs)) as u32;
+                for trial in from..to {
+                    let mut rng =
+                        Xoshiro256PlusPlus::seed_from_u64(mix(self.seed, u64::from(trial)));
+                    compiled.trial(cals, &mut rng, &mut free, &mut hint, &mut end);
+                    for (k, &i) in compiled.task.iter().enumerate() {
+                        counts[i as usize * buckets + bucket(end[k])] += 1;
                     }
-                    acc.counts[i * buckets + bucket(end)] += 1;
+                    for (g, ks) in group_pos.iter().enumerate() {
+                        let last = ks.iter().map(|&k| end[k as usize]).fold(0.0f64, f64::max);
+                        counts[(n + g) * buckets + bucket(last)] += 1;
+                    }
                 }
-                for (g, tasks) in groups.iter().enumerate() {
-                    let end = tasks
-                        .iter()
-                        .map(|&i| acc.sched.end[i])
-                        .filter(|e| !e.is_nan())
-                        .fold(0.0f64, f64::max);
-                    acc.counts[(n + g) * buckets + bucket(end)] += 1;
-                }
-                acc
+                counts
             })
-            .map(|acc| acc.counts)
-            .reduce(
-                || vec![0; series * buckets],
-                |mut a, b| {
-                    for (x, y) in a.iter_mut().zip(b) {
-                        *x += y;
-                    }
-                    a
-                },
-            );
+            .collect();
+        let mut acc = parts.pop().unwrap_or_else(|| vec![0u32; series * buckets]);
+        for part in parts {
+            for (x, y) in acc.iter_mut().zip(part) {
+                *x += y;
+            }
+        }
         SimulationResult {
             trials: self.trials,
             buckets,

@@ -94,7 +94,7 @@ pub struct Schedule {
     pub person: Vec<Option<u32>>,
 }
 
-/// Per-trial working memory, reused across trials to avoid allocation in the hot loop.
+/// Working memory of the dynamic scheduler, reusable across calls.
 #[derive(Debug, Clone, Default)]
 pub struct Scratch {
     free: Vec<f64>,
@@ -318,7 +318,65 @@ impl Prepared {
     pub fn schedule(&self, efforts: &[f64]) -> Schedule {
         let mut out = Schedule::default();
         self.schedule_into(efforts, &mut Scratch::default(), &mut out);
+        if cfg!(debug_assertions)
+            && let Err(e) = self.check(efforts, &out)
+        {
+            panic!("the scheduler made an infeasible schedule: {e}");
+        }
         out
+    }
+
+    /// Schedules with every task's person fixed (`u32::MAX`: nobody, never ends), as each Monte Carlo
+    /// trial does; the full schedule, so the checker can prove the trials' plans feasible in tests.
+    pub fn schedule_fixed(&self, efforts: &[f64], assign: &[u32]) -> Schedule {
+        let n = self.len();
+        let mut out = Schedule {
+            start: vec![f64::NAN; n],
+            end: vec![f64::NAN; n],
+            person: vec![None; n],
+        };
+        let mut free = vec![0.0f64; self.people.len()];
+        for &i in &self.order {
+            let i = i as usize;
+            if assign[i] == NOBODY {
+                out.start[i] = f64::INFINITY;
+                out.end[i] = f64::INFINITY;
+                continue;
+            }
+            let p = assign[i] as usize;
+            let ready = self
+                .deps(i)
+                .iter()
+                .map(|&d| out.end[d as usize])
+                .fold(0.0f64, f64::max);
+            let cal = &self.people[p];
+            let s = free[p].max(cal.work_at(ready));
+            let effort = efforts[i].max(0.0);
+            let end = if effort > 0.0 {
+                cal.time_done(s + effort)
+            } else {
+                ready.max(cal.time_done(s))
+            };
+            out.start[i] = if effort > 0.0 {
+                cal.time_start(s).max(ready)
+            } else {
+                end
+            };
+            out.end[i] = end;
+            out.person[i] = Some(p as u32);
+            free[p] = s + effort;
+        }
+        if cfg!(debug_assertions)
+            && let Err(e) = self.check(efforts, &out)
+        {
+            panic!("the scheduler made an infeasible schedule: {e}");
+        }
+        out
+    }
+
+    /// The people a schedule gives each task to (`u32::MAX` for nobody), for [`Prepared::schedule_fixed`].
+    pub fn assignment(s: &Schedule) -> Vec<u32> {
+        s.person.iter().map(|p| p.unwrap_or(NOBODY)).collect()
     }
 
     /// Proves `s` feasible for `efforts`: nothing starts before its dependencies end, every task gets its
