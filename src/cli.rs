@@ -79,6 +79,18 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Export the deterministic plan for another tool.
+    Export {
+        /// The format: `tjp` (TaskJuggler 3).
+        #[arg(value_parser = ["tjp"])]
+        format: String,
+        /// Shared settings.
+        #[command(flatten)]
+        common: Common,
+        /// Write to this file instead of stdout.
+        #[arg(long, short = 'o')]
+        output: Option<PathBuf>,
+    },
     /// Render the site from the views in forecast/views/.
     Render {
         /// The state repo.
@@ -175,6 +187,33 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
                 println!("{text}");
             } else {
                 print_runway(&computed.runway);
+            }
+        }
+        Command::Export {
+            format: _,
+            common,
+            output,
+        } => {
+            let opts = options(&common, true, false, false);
+            let layout = crate::state::Layout::new(&common.state);
+            let config = crate::config::Config::load(
+                layout.root(),
+                opts.env.iter().cloned(),
+                &opts.overrides,
+            )?;
+            let snapshot = crate::state::Snapshot::load(&layout)?;
+            let now = common.now.unwrap_or(snapshot.meta.synced_at);
+            let plan = crate::ledger::replay(&snapshot, &config, now);
+            let text = crate::forecast::export_tjp(
+                &plan,
+                config.forecast.horizon_days.0,
+                &config.site.title,
+                "commitea",
+            )?;
+            match output {
+                Some(path) => std::fs::write(&path, text)
+                    .with_context(|| format!("writing {}", path.display()))?,
+                None => print!("{text}"),
             }
         }
         Command::Render { state } => {

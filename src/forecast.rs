@@ -9,8 +9,11 @@ use chrono::{Days, NaiveDate};
 use serde::{Serialize, Serializer};
 
 use crate::domain::{IssueKey, Lifecycle, OpenState};
+use crate::engine::calendar::working_hours_between;
 use crate::engine::calendar::{end_day, start_day};
-use crate::engine::{Calendar, Distribution, MonteCarlo, Prepared, Project, Task};
+use crate::engine::{
+    Calendar, Calibration, Distribution, MonteCarlo, Prepared, Project, Sample, Task, calibrate,
+};
 use crate::plan::{EstimateSource, Plan, PlannedIssue};
 
 /// A forecast date: a day, or beyond the forecast horizon ("probably not in the time we look at").
@@ -58,18 +61,73 @@ pub struct Settings {
     pub horizon_days: u32,
 }
 
-/// How efforts are spread around estimates before any calibration (see `docs/forecasting.md`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// The calibration, as the seed's `calibration` view names it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Method {
-    /// Closed issues with an estimate that calibration could learn from.
+pub struct CalibrationSummary {
+    /// Finished issues with an estimate that calibration learnt from.
     pub n: usize,
     /// Whether the documented prior is used because there is too little history.
     pub cold_start: bool,
-    /// Actual effort over estimate, the median.
+    /// Actual effort over estimate at the median, for the team.
     pub global_multiplier: f64,
-    /// σ of ln(actual/estimate).
+    /// σ of ln(actual / estimate) once people's and labels' biases are accounted for.
     pub sigma: f64,
+    /// Per label: how much longer (> 1) or shorter its work takes than the team's figure.
+    pub by_label_bias: Vec<LabelBias>,
+    /// Per person: the same.
+    pub by_person_bias: Vec<PersonBias>,
+}
+
+/// One label's bias.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LabelBias {
+    /// The label.
+    pub label: String,
+    /// Samples.
+    pub n: usize,
+    /// Multiplier relative to the team.
+    pub bias: f64,
+}
+
+/// One person's bias.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PersonBias {
+    /// The person.
+    pub person: String,
+    /// Samples.
+    pub n: usize,
+    /// Multiplier relative to the team.
+    pub bias: f64,
+}
+
+impl CalibrationSummary {
+    fn of(c: &Calibration) -> Self {
+        Self {
+            n: c.n,
+            cold_start: c.cold_start,
+            global_multiplier: round3(c.global_multiplier),
+            sigma: round3(c.sigma),
+            by_label_bias: c
+                .by_label
+                .iter()
+                .map(|b| LabelBias {
+                    label: b.key.clone(),
+                    n: b.n,
+                    bias: round3(b.bias),
+                })
+                .collect(),
+            by_person_bias: c
+                .by_person
+                .iter()
+                .map(|b| PersonBias {
+                    person: b.key.clone(),
+                    n: b.n,
+                    bias: round3(b.bias),
+                })
+                .collect(),
+        }
+    }
 }
 
 /// The forecast of one open issue.
@@ -143,6 +201,95 @@ pub struct MilestoneForecast {
     pub probability_on_time: Option<f64>,
     /// Working days between p80 and the due day (negative: p80 is late).
     pub slack_days: Option<i64>,
+    /// For a hard deadline that p80 misses: the smallest set of lowest-priority issues to take out of the
+    /// milestone so that p80 meets it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut_line: Option<CutLine>,
+}
+
+/// What would have to leave a hard-deadline milestone for its p80 to meet the deadline.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CutLine {
+    /// The issues to take out, lowest priority first.
+    pub issues: Vec<IssueKey>,
+    /// Remaining hours (medians) they account for.
+    pub hours: f64,
+    /// The milestone's p80 without them.
+    pub p80: When,
+    /// P(on time) without them.
+    pub probability_on_time: f64,
+    /// False when even cutting every issue that can be cut does not meet the deadline.
+    pub meets_deadline: bool,
+}
+
+/// Trials for each step of the cut-line search (the search runs the simulation a few times).
+const CUT_LINE_TRIALS: u32 = 2_000;
+
+/// Finds the cut line of group `g` (a hard-deadline milestone due on `due_day`).
+///
+/// Candidates are the milestone's open issues, lowest effective priority first and, within a priority,
+/// latest in the scheduling order first — so an issue is never cut before the milestone work that waits
+/// for it. A cut issue leaves the milestone (it loses the hard deadline's rank and due date) but stays in
+/// the backlog. The number to cut is found by bisection, each step a smaller simulation with the same seed.
+fn cut_line(
+    project: &Project,
+    prep: &Prepared,
+    dists: &[Distribution],
+    group: &[usize],
+    due_day: u32,
+    mc: &MonteCarlo,
+) -> Option<(Vec<usize>, Option<u32>, f64, bool)> {
+    let pos: HashMap<u32, usize> = prep
+        .order
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| (i, k))
+        .collect();
+    let mut cands: Vec<usize> = group.to_vec();
+    cands.sort_by_key(|&i| {
+        (
+            std::cmp::Reverse(prep.effective_priority[i]),
+            std::cmp::Reverse(pos.get(&(i as u32)).copied().unwrap_or(0)),
+        )
+    });
+    let small = MonteCarlo {
+        trials: CUT_LINE_TRIALS.min(mc.trials),
+        ..*mc
+    };
+    let eval = |k: usize| -> Option<(Option<u32>, f64)> {
+        let cut: std::collections::HashSet<usize> = cands[..k].iter().copied().collect();
+        let mut p = project.clone();
+        for &i in &cut {
+            p.tasks[i].hard = false;
+            p.tasks[i].due = None;
+        }
+        let prep = Prepared::new(&p).ok()?;
+        let kept: Vec<usize> = group.iter().copied().filter(|i| !cut.contains(i)).collect();
+        if kept.is_empty() {
+            return Some((Some(0), 1.0));
+        }
+        let sim = small.run(&prep, dists, &[kept]);
+        Some((sim.group(0).p80, sim.group_by(0, due_day)))
+    };
+    let meets = |r: &(Option<u32>, f64)| r.0.is_some_and(|d| d <= due_day);
+    let all = eval(cands.len())?;
+    if !meets(&all) {
+        return Some((cands, all.0, all.1, false));
+    }
+    let (mut lo, mut hi) = (0usize, cands.len());
+    let mut best = all;
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        let r = eval(mid)?;
+        if meets(&r) {
+            hi = mid;
+            best = r;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    cands.truncate(hi);
+    Some((cands, best.0, best.1, true))
 }
 
 /// One person's plan.
@@ -171,8 +318,8 @@ pub struct ForecastReport {
     pub seed: u64,
     /// Trials.
     pub trials: u32,
-    /// How efforts were modelled.
-    pub method: Method,
+    /// What calibration learnt from the history.
+    pub calibration: CalibrationSummary,
     /// Open issues, by key.
     pub issues: Vec<IssueForecast>,
     /// Milestones, by id.
@@ -182,15 +329,6 @@ pub struct ForecastReport {
     /// Problems a reader should know about.
     pub warnings: Vec<String>,
 }
-
-/// The prior used until there is history to calibrate on: estimates are medians, σ of ln(actual/estimate)
-/// is 0.6 (a p10 : p90 ratio of about 1 : 4.7, in line with published estimation-error studies).
-pub const PRIOR: Method = Method {
-    n: 0,
-    cold_start: true,
-    global_multiplier: 1.0,
-    sigma: 0.6,
-};
 
 /// Share of the estimate still to do for an issue in review.
 const IN_REVIEW_REMAINING: f64 = 0.2;
@@ -256,17 +394,93 @@ fn imputed_estimates(plan: &Plan) -> (HashMap<&str, f64>, f64) {
 }
 
 /// Runs the forecast on a plan.
-pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
-    let method = PRIOR;
-    let as_of = plan.as_of;
-    let days = settings.horizon_days;
-    let date_of = |d: f64| -> When {
-        if d.is_finite() && d < f64::from(days) {
-            When::Date(as_of + Days::new(d as u64))
-        } else {
-            When::BeyondHorizon
+/// What the history says about how long estimated work really took: one sample per finished issue that had
+/// an estimate and evidence of work (tracked time, or a merged pull request).
+///
+/// The actual effort is the tracked time where any was logged; otherwise the working time (on the
+/// assignee's calendar) from when the issue entered its last stretch of `steeping`/`in_review` — or was
+/// given to its final assignee, if later — until it was closed.
+pub fn calibration_samples(plan: &Plan) -> Vec<Sample> {
+    let team: HashMap<&str, &crate::plan::PlannedMember> =
+        plan.team.iter().map(|m| (m.name.as_str(), m)).collect();
+    let mut out = Vec::new();
+    for i in plan.issues.iter().filter(|i| i.state == OpenState::Closed) {
+        let (Some(estimate), Some(closed)) = (i.estimate_hours, i.closed_at) else {
+            continue;
+        };
+        if i.estimate_source == EstimateSource::Imputed {
+            continue;
         }
-    };
+        let actual = if i.tracked_hours > 0.0 {
+            i.tracked_hours
+        } else if i.merged_pull {
+            let mut start = None;
+            for span in i.timeline.iter().rev() {
+                match span.column {
+                    Lifecycle::Done => {}
+                    Lifecycle::Steeping | Lifecycle::InReview => start = Some(span.since),
+                    _ => break,
+                }
+            }
+            let Some(mut start) = start else { continue };
+            if let Some(a) = i.assigned_at {
+                start = start.max(a);
+            }
+            let spec = i
+                .assignee
+                .as_deref()
+                .and_then(|a| team.get(a))
+                .map_or(&plan.team_calendar, |m| &m.calendar);
+            working_hours_between(spec, start, closed)
+        } else {
+            continue;
+        };
+        out.push(Sample {
+            estimate,
+            actual,
+            person: i.assignee.clone(),
+            labels: i
+                .labels
+                .iter()
+                .filter(|l| !l.starts_with("est/") && !l.starts_with("p/"))
+                .cloned()
+                .collect(),
+        });
+    }
+    out
+}
+
+/// The engine's input built from a plan: the open issues as tasks, their effort distributions and the
+/// milestone groups, with the calibration and the flags and warnings found on the way.
+#[derive(Debug, Clone)]
+pub struct Built<'a> {
+    /// What calibration learnt.
+    pub calibration: Calibration,
+    /// The open issues, in task order.
+    pub open: Vec<&'a PlannedIssue>,
+    /// Per task: flags for the report.
+    pub flags: Vec<Vec<String>>,
+    /// Warnings for the report.
+    pub warnings: Vec<String>,
+    /// The engine's project.
+    pub project: Project,
+    /// The project prepared for scheduling.
+    pub prep: Prepared,
+    /// Median remaining effort per task.
+    pub medians: Vec<f64>,
+    /// Effort distribution per task.
+    pub dists: Vec<Distribution>,
+    /// Every milestone, by id.
+    pub milestones: Vec<&'a crate::plan::PlannedMilestone>,
+    /// Per milestone: its tasks that are forecast.
+    pub groups: Vec<Vec<usize>>,
+}
+
+/// Builds the engine's input from a plan, with calendars to `horizon_days`.
+pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine::ScheduleError> {
+    let calibration = calibrate::fit(&calibration_samples(plan));
+    let as_of = plan.as_of;
+    let days = horizon_days;
     let (by_label, fallback) = imputed_estimates(plan);
     let mut warnings = plan.warnings.clone();
 
@@ -303,13 +517,20 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
                     .unwrap_or(fallback)
             }
         };
+        let labels: Vec<String> = i
+            .labels
+            .iter()
+            .filter(|l| !l.starts_with("est/") && !l.starts_with("p/"))
+            .cloned()
+            .collect();
+        let total = base * calibration.multiplier(i.assignee.as_deref(), &labels);
         let remaining = if i.lifecycle == Lifecycle::InReview {
-            base * IN_REVIEW_REMAINING
+            total * IN_REVIEW_REMAINING
         } else if i.tracked_hours > 0.0 {
-            (base - i.tracked_hours).max(base * STARTED_MIN_REMAINING)
+            (total - i.tracked_hours).max(total * STARTED_MIN_REMAINING)
         } else {
-            base
-        } * method.global_multiplier;
+            total
+        };
         let mut deps = Vec::new();
         for d in &i.depends_on {
             match index.get(d) {
@@ -372,24 +593,7 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
         tasks,
         people: calendars,
     };
-    let prep = match Prepared::new(&project) {
-        Ok(p) => p,
-        Err(e) => {
-            // References are built above from existing indices, so this is a bug, not bad input.
-            warnings.push(format!("internal error preparing the schedule: {e}"));
-            return ForecastReport {
-                as_of,
-                horizon: as_of + Days::new(u64::from(days)),
-                seed: settings.seed,
-                trials: settings.trials,
-                method,
-                issues: Vec::new(),
-                milestones: Vec::new(),
-                people: Vec::new(),
-                warnings,
-            };
-        }
-    };
+    let prep = Prepared::new(&project)?;
     for c in &prep.cycles {
         let names: Vec<&str> = c.iter().map(|&i| project.tasks[i].name.as_str()).collect();
         warnings.push(format!(
@@ -406,23 +610,30 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
         }
     }
     let medians: Vec<f64> = project.tasks.iter().map(|t| t.effort).collect();
-    let plan_sched = prep.schedule(&medians);
     let dists: Vec<Distribution> = medians
         .iter()
-        .map(|&m| {
-            if m > 0.0 {
-                Distribution::LogNormal {
+        .zip(&open)
+        .map(|(&m, i)| {
+            let own = i
+                .assignee
+                .as_deref()
+                .and_then(|a| calibration.person_ratios.get(a));
+            match own {
+                _ if m <= 0.0 => Distribution::Fixed(0.0),
+                Some(ratios) => Distribution::Resample {
+                    base: m,
+                    ratios: ratios.clone(),
+                },
+                None => Distribution::LogNormal {
                     median: m,
-                    sigma: method.sigma,
-                }
-            } else {
-                Distribution::Fixed(0.0)
+                    sigma: calibration.sigma,
+                },
             }
         })
         .collect();
 
-    let open_ms: Vec<&crate::plan::PlannedMilestone> = plan.milestones.iter().collect();
-    let groups: Vec<Vec<usize>> = open_ms
+    let milestones: Vec<&crate::plan::PlannedMilestone> = plan.milestones.iter().collect();
+    let groups: Vec<Vec<usize>> = milestones
         .iter()
         .map(|m| {
             open.iter()
@@ -432,6 +643,62 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
                 .collect()
         })
         .collect();
+    Ok(Built {
+        calibration,
+        open,
+        flags,
+        warnings,
+        project,
+        prep,
+        medians,
+        dists,
+        milestones,
+        groups,
+    })
+}
+
+/// Runs the forecast on a plan.
+pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
+    let as_of = plan.as_of;
+    let days = settings.horizon_days;
+    let date_of = |d: f64| -> When {
+        if d.is_finite() && d < f64::from(days) {
+            When::Date(as_of + Days::new(d as u64))
+        } else {
+            When::BeyondHorizon
+        }
+    };
+    let Built {
+        calibration,
+        open,
+        flags,
+        mut warnings,
+        project,
+        prep,
+        medians,
+        dists,
+        milestones: open_ms,
+        groups,
+    } = match build(plan, days) {
+        Ok(b) => b,
+        Err(e) => {
+            // References are built from existing indices, so this is a bug, not bad input.
+            let mut warnings = plan.warnings.clone();
+            warnings.push(format!("internal error preparing the schedule: {e}"));
+            return ForecastReport {
+                as_of,
+                horizon: as_of + Days::new(u64::from(days)),
+                seed: settings.seed,
+                trials: settings.trials,
+                calibration: CalibrationSummary::of(&Calibration::prior()),
+                issues: Vec::new(),
+                milestones: Vec::new(),
+                people: Vec::new(),
+                warnings,
+            };
+        }
+    };
+    let plan_sched = prep.schedule(&medians);
     let mc = MonteCarlo {
         trials: settings.trials,
         seed: settings.seed,
@@ -525,7 +792,41 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
                     -working_days_between(&team_cal, as_of, due, as_of + Days::new(u64::from(days)))
                 }
             });
+            let late = matches!((m.due, p80), (Some(d), When::Date(p)) if p > d)
+                || matches!((m.due, p80), (Some(_), When::BeyondHorizon));
+            let cut_line = if m.hard && m.state == OpenState::Open && late && !groups[g].is_empty() {
+                m.due.and_then(|d| {
+                    let due_day = (d - as_of).num_days().max(0) as u32;
+                    cut_line(&project, &prep, &dists, &groups[g], due_day, &mc).map(|(cut, p80, prob, ok)| CutLine {
+                        hours: round2(cut.iter().map(|&n| medians[n]).sum()),
+                        issues: cut.iter().map(|&n| open[n].key.clone()).collect(),
+                        p80: when(p80),
+                        probability_on_time: round3(prob),
+                        meets_deadline: ok,
+                    })
+                })
+            } else {
+                None
+            };
+            if let Some(c) = &cut_line {
+                warnings.push(if c.meets_deadline {
+                    format!(
+                        "{}: the hard deadline {} is not met at p80; taking out {} issue(s) ({} h) would meet it",
+                        m.title,
+                        m.due.map(|d| d.to_string()).unwrap_or_default(),
+                        c.issues.len(),
+                        c.hours
+                    )
+                } else {
+                    format!(
+                        "{}: the hard deadline {} cannot be met at p80 even with every issue that can be cut taken out",
+                        m.title,
+                        m.due.map(|d| d.to_string()).unwrap_or_default()
+                    )
+                });
+            }
             MilestoneForecast {
+                cut_line,
                 id: m.id,
                 repo: m.repo.to_string(),
                 title: m.title.clone(),
@@ -583,7 +884,7 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
         horizon: as_of + Days::new(u64::from(days)),
         seed: settings.seed,
         trials: settings.trials,
-        method,
+        calibration: CalibrationSummary::of(&calibration),
         issues,
         milestones,
         people,
@@ -614,4 +915,60 @@ fn round2(x: f64) -> f64 {
 
 fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
+}
+
+/// The deterministic (median) plan as a TaskJuggler 3 project: every open issue with its remaining median
+/// effort, the person the plan gives it to, its dependencies, and a priority that follows our order.
+/// Issues in a dependency cycle are left out, as in the forecast. `report` names the CSV report it asks for.
+pub fn export_tjp(
+    plan: &Plan,
+    horizon_days: u32,
+    title: &str,
+    report: &str,
+) -> Result<String, crate::engine::ScheduleError> {
+    use crate::engine::tjp::{TjpPerson, TjpTask, export};
+    let built = build(plan, horizon_days)?;
+    let sched = built.prep.schedule(&built.medians);
+    let rank: HashMap<u32, usize> = built
+        .prep
+        .order
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| (i, k))
+        .collect();
+    let kept: Vec<usize> = (0..built.open.len())
+        .filter(|&i| !built.prep.excluded[i])
+        .collect();
+    let new_index: HashMap<usize, usize> = kept.iter().enumerate().map(|(k, &i)| (i, k)).collect();
+    let tasks: Vec<TjpTask> = kept
+        .iter()
+        .map(|&i| TjpTask {
+            name: built.open[i].key.to_string(),
+            effort: built.medians[i],
+            person: sched.person[i].map(|p| p as usize),
+            deps: built
+                .prep
+                .deps(i)
+                .iter()
+                .filter_map(|&d| new_index.get(&(d as usize)).copied())
+                .collect(),
+            rank: rank.get(&(i as u32)).copied().unwrap_or(usize::MAX / 2),
+        })
+        .collect();
+    let people: Vec<TjpPerson<'_>> = plan
+        .team
+        .iter()
+        .map(|m| TjpPerson {
+            name: &m.name,
+            spec: &m.calendar,
+        })
+        .collect();
+    Ok(export(
+        title,
+        plan.as_of,
+        horizon_days,
+        &people,
+        &tasks,
+        report,
+    ))
 }

@@ -61,6 +61,10 @@ pub struct PlannedIssue {
     pub tracked_hours: f64,
     /// Whether work has begun (tracked time or a pull request).
     pub started: bool,
+    /// Whether a linked pull request was merged.
+    pub merged_pull: bool,
+    /// When the current (first) assignee was last assigned.
+    pub assigned_at: Option<DateTime<Utc>>,
     /// Labels.
     pub labels: Vec<String>,
     /// Opened at.
@@ -280,6 +284,15 @@ fn planned_issue(
         depends_on: issue.depends_on.clone(),
         tracked_hours,
         started: tracked_hours > 0.0 || issue.has_open_pull(),
+        merged_pull: issue.pull_requests.iter().any(|p| p.merged),
+        assigned_at: issue.assignees.first().and_then(|a| {
+            issue
+                .timeline
+                .iter()
+                .filter(|e| e.kind == "assignees" && !e.removed && e.assignee.as_ref() == Some(a))
+                .map(|e| e.created_at)
+                .max()
+        }),
         labels: issue.labels.clone(),
         created_at: issue.created_at,
         closed_at: issue.closed_at,

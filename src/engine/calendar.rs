@@ -176,6 +176,39 @@ impl Calendar {
     }
 }
 
+/// Working hours on `spec`'s calendar between two instants: each working day counts its hours times the
+/// share of that day (midnight to midnight, UTC) the interval covers.
+pub fn working_hours_between(
+    spec: &PersonCalendarSpec,
+    from: chrono::DateTime<chrono::Utc>,
+    to: chrono::DateTime<chrono::Utc>,
+) -> f64 {
+    if to <= from {
+        return 0.0;
+    }
+    let mut total = 0.0;
+    let mut day = from.date_naive();
+    let last = to.date_naive();
+    while day <= last {
+        let works = spec.working_days.contains(&day.weekday())
+            && !spec.holidays.contains(&day)
+            && !spec.time_off.iter().any(|(a, b)| *a <= day && day <= *b)
+            && spec.starts.is_none_or(|s| day >= s)
+            && spec.ends.is_none_or(|e| day <= e);
+        if works {
+            let start = day
+                .and_hms_opt(0, 0, 0)
+                .map(|t| t.and_utc())
+                .unwrap_or(from);
+            let end = start + chrono::Duration::days(1);
+            let covered = (to.min(end) - from.max(start)).num_seconds().max(0) as f64 / 86_400.0;
+            total += spec.hours_per_day * covered;
+        }
+        day = day + chrono::Days::new(1);
+    }
+    total
+}
+
 /// The day a task ending at time `t` ends on (work ending exactly at midnight belongs to the day before).
 pub fn end_day(t: f64) -> f64 {
     if t <= 0.0 {
@@ -266,6 +299,26 @@ mod tests {
         // Going backwards still answers correctly.
         let mut hint = 40;
         assert_eq!(c.time_done_hinted(1.0, &mut hint), c.time_done(1.0));
+    }
+
+    #[test]
+    fn working_hours_between_counts_partial_days() {
+        use chrono::TimeZone;
+        let spec = PersonCalendarSpec {
+            hours_per_day: 6.0,
+            working_days: weekdays(),
+            holidays: vec![date(2026, 12, 1)],
+            time_off: vec![],
+            starts: None,
+            ends: None,
+        };
+        let at = |d: u32, h: u32| chrono::Utc.with_ymd_and_hms(2026, 11, d, h, 0, 0).unwrap();
+        // Mon noon to Wed noon, with Tue a holiday: half of Monday and half of Wednesday.
+        let wed = chrono::Utc.with_ymd_and_hms(2026, 12, 2, 12, 0, 0).unwrap();
+        assert_eq!(working_hours_between(&spec, at(30, 12), wed), 6.0);
+        // Sat to Sun: nothing.
+        assert_eq!(working_hours_between(&spec, at(28, 0), at(29, 23)), 0.0);
+        assert_eq!(working_hours_between(&spec, wed, at(30, 12)), 0.0);
     }
 
     #[test]

@@ -6,9 +6,12 @@
 //! and tasks by position) so the Monte Carlo loop touches only flat arrays.
 
 pub mod calendar;
+pub mod calibrate;
 pub mod montecarlo;
 pub mod schedule;
+pub mod tjp;
 
 pub use calendar::{Calendar, DayIndex, PersonCalendarSpec};
+pub use calibrate::{Bias, Calibration, Sample};
 pub use montecarlo::{Distribution, MonteCarlo, Percentiles, SimulationResult};
 pub use schedule::{Prepared, Project, Schedule, ScheduleError, Task};

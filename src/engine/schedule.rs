@@ -92,12 +92,138 @@ pub struct Schedule {
     pub end: Vec<f64>,
     /// Who does it (index into people), `None` for left-out tasks.
     pub person: Vec<Option<u32>>,
+    /// The stretches of its person's work (positions on their calendar, in hours) the task occupies.
+    pub segments: Vec<Vec<(f64, f64)>>,
 }
 
 /// Working memory of the dynamic scheduler, reusable across calls.
 #[derive(Debug, Clone, Default)]
 pub struct Scratch {
-    free: Vec<f64>,
+    lanes: Vec<Lane>,
+}
+
+/// Gaps narrower than this (hours) are rounding noise, not time anyone can work in.
+const TINY: f64 = 1e-9;
+
+/// One person's booked work: everything before `tail` is taken except the `gaps`.
+///
+/// Work is placed at the earliest free positions from where it may start, filling gaps that waiting on
+/// dependencies left earlier (a person blocked on one task works on another meanwhile) and splitting
+/// across them if it must.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Lane {
+    gaps: Vec<(f64, f64)>,
+    tail: f64,
+    /// Calendar lookup hint for the tail (see [`Calendar::time_done_hinted`]).
+    pub(crate) hint: u32,
+}
+
+impl Lane {
+    pub(crate) fn reset(&mut self) {
+        self.gaps.clear();
+        self.tail = 0.0;
+        self.hint = 0;
+    }
+
+    /// First and last work positions `effort` hours would occupy if they may start at position `x0`.
+    pub(crate) fn peek(&self, x0: f64, effort: f64) -> (f64, f64) {
+        let mut need = effort;
+        let mut first = None;
+        for &(a, b) in &self.gaps {
+            if b <= x0 + TINY {
+                continue;
+            }
+            let s = a.max(x0);
+            let take = (b - s).min(need);
+            first.get_or_insert(s);
+            need -= take;
+            if need <= TINY {
+                return (first.unwrap_or(s), s + take);
+            }
+        }
+        let s = self.tail.max(x0);
+        (first.unwrap_or(s), s + need)
+    }
+
+    /// Books `effort` hours from position `x0` (see [`Lane::peek`]); records the stretches in `segments`
+    /// if given. Returns the first and last positions.
+    pub(crate) fn take(
+        &mut self,
+        x0: f64,
+        effort: f64,
+        mut segments: Option<&mut Vec<(f64, f64)>>,
+    ) -> (f64, f64) {
+        let mut need = effort;
+        let mut first = None;
+        let mut k = 0;
+        while k < self.gaps.len() && need > TINY {
+            let (a, b) = self.gaps[k];
+            if b <= x0 + TINY {
+                k += 1;
+                continue;
+            }
+            let s = a.max(x0);
+            let take = (b - s).min(need);
+            first.get_or_insert(s);
+            if let Some(seg) = segments.as_deref_mut() {
+                seg.push((s, s + take));
+            }
+            need -= take;
+            let left = (a, s);
+            let right = (s + take, b);
+            let keep_left = left.1 - left.0 > TINY;
+            let keep_right = right.1 - right.0 > TINY;
+            match (keep_left, keep_right) {
+                (true, true) => {
+                    self.gaps[k] = left;
+                    self.gaps.insert(k + 1, right);
+                    k += 2;
+                }
+                (true, false) => {
+                    self.gaps[k] = left;
+                    k += 1;
+                }
+                (false, true) => {
+                    self.gaps[k] = right;
+                    k += 1;
+                }
+                (false, false) => {
+                    self.gaps.remove(k);
+                }
+            }
+            if need <= TINY {
+                return (first.unwrap_or(s), s + take);
+            }
+        }
+        let s = self.tail.max(x0);
+        if s - self.tail > TINY {
+            self.gaps.push((self.tail, s));
+        }
+        first.get_or_insert(s);
+        if let Some(seg) = segments {
+            seg.push((s, s + need));
+        }
+        self.tail = s + need;
+        (first.unwrap_or(s), self.tail)
+    }
+
+    /// Books `effort` hours from `x0` on `cal` and returns the time the work is done: the Monte Carlo's step.
+    #[inline]
+    pub(crate) fn finish(&mut self, cal: &Calendar, x0: f64, effort: f64) -> f64 {
+        if self.gaps.is_empty() && x0 <= self.tail {
+            // The common case: work goes on where the person's booked work ends.
+            self.tail += effort;
+            cal.time_done_hinted(self.tail, &mut self.hint)
+        } else {
+            let old_tail = self.tail;
+            let (_, last) = self.take(x0, effort, None);
+            if last > old_tail {
+                cal.time_done_hinted(last, &mut self.hint)
+            } else {
+                cal.time_done(last)
+            }
+        }
+    }
 }
 
 impl Prepared {
@@ -260,41 +386,42 @@ impl Prepared {
         out.end.resize(n, f64::NAN);
         out.person.clear();
         out.person.resize(n, None);
-        scratch.free.clear();
-        scratch.free.resize(self.people.len(), 0.0);
+        out.segments.clear();
+        out.segments.resize(n, Vec::new());
+        scratch.lanes.clear();
+        scratch.lanes.resize(self.people.len(), Lane::default());
         for &i in &self.order {
             let i = i as usize;
-            let mut ready = 0.0f64;
-            for &d in self.deps(i) {
-                ready = ready.max(out.end[d as usize]);
-            }
+            let ready = self
+                .deps(i)
+                .iter()
+                .map(|&d| out.end[d as usize])
+                .fold(0.0f64, f64::max);
             let effort = efforts[i].max(0.0);
-            let place = |p: usize, free: &[f64]| {
+            let finish = |p: usize, lanes: &[Lane]| {
                 let cal = &self.people[p];
-                let s = free[p].max(cal.work_at(ready));
-                let end = if effort > 0.0 {
-                    cal.time_done(s + effort)
+                let x0 = cal.work_at(ready);
+                let (_, last) = lanes[p].peek(x0, effort);
+                if effort > 0.0 {
+                    cal.time_done(last)
                 } else {
-                    ready.max(cal.time_done(s))
-                };
-                (s, end)
+                    ready.max(cal.time_done(x0))
+                }
             };
-            let (p, s, end) = if self.assignee[i] != NOBODY {
-                let p = self.assignee[i] as usize;
-                let (s, end) = place(p, &scratch.free);
-                (p, s, end)
+            let p = if self.assignee[i] != NOBODY {
+                self.assignee[i] as usize
             } else {
                 let elig =
                     &self.elig_list[self.elig_start[i] as usize..self.elig_start[i + 1] as usize];
-                let mut best: Option<(usize, f64, f64)> = None;
+                let mut best: Option<(usize, f64)> = None;
                 for &p in elig {
-                    let (s, end) = place(p as usize, &scratch.free);
-                    if best.is_none_or(|(_, _, e)| end < e) {
-                        best = Some((p as usize, s, end));
+                    let end = finish(p as usize, &scratch.lanes);
+                    if best.is_none_or(|(_, e)| end < e) {
+                        best = Some((p as usize, end));
                     }
                 }
                 match best {
-                    Some(b) => b,
+                    Some((p, _)) => p,
                     None => {
                         out.start[i] = f64::INFINITY;
                         out.end[i] = f64::INFINITY;
@@ -302,16 +429,32 @@ impl Prepared {
                     }
                 }
             };
-            let cal = &self.people[p];
-            out.start[i] = if effort > 0.0 {
-                cal.time_start(s).max(ready)
-            } else {
-                end
-            };
-            out.end[i] = end;
-            out.person[i] = Some(p as u32);
-            scratch.free[p] = s + effort;
+            self.book(i, p, ready, effort, &mut scratch.lanes[p], out);
         }
+    }
+
+    /// Books task `i` on person `p`'s lane and records it in `out`.
+    fn book(
+        &self,
+        i: usize,
+        p: usize,
+        ready: f64,
+        effort: f64,
+        lane: &mut Lane,
+        out: &mut Schedule,
+    ) {
+        let cal = &self.people[p];
+        let x0 = cal.work_at(ready);
+        if effort > 0.0 {
+            let (first, last) = lane.take(x0, effort, Some(&mut out.segments[i]));
+            out.start[i] = cal.time_start(first).max(ready);
+            out.end[i] = cal.time_done(last);
+        } else {
+            let end = ready.max(cal.time_done(x0));
+            out.start[i] = end;
+            out.end[i] = end;
+        }
+        out.person[i] = Some(p as u32);
     }
 
     /// Schedules with the tasks' own (median) efforts.
@@ -334,8 +477,9 @@ impl Prepared {
             start: vec![f64::NAN; n],
             end: vec![f64::NAN; n],
             person: vec![None; n],
+            segments: vec![Vec::new(); n],
         };
-        let mut free = vec![0.0f64; self.people.len()];
+        let mut lanes = vec![Lane::default(); self.people.len()];
         for &i in &self.order {
             let i = i as usize;
             if assign[i] == NOBODY {
@@ -349,22 +493,7 @@ impl Prepared {
                 .iter()
                 .map(|&d| out.end[d as usize])
                 .fold(0.0f64, f64::max);
-            let cal = &self.people[p];
-            let s = free[p].max(cal.work_at(ready));
-            let effort = efforts[i].max(0.0);
-            let end = if effort > 0.0 {
-                cal.time_done(s + effort)
-            } else {
-                ready.max(cal.time_done(s))
-            };
-            out.start[i] = if effort > 0.0 {
-                cal.time_start(s).max(ready)
-            } else {
-                end
-            };
-            out.end[i] = end;
-            out.person[i] = Some(p as u32);
-            free[p] = s + effort;
+            self.book(i, p, ready, efforts[i].max(0.0), &mut lanes[p], &mut out);
         }
         if cfg!(debug_assertions)
             && let Err(e) = self.check(efforts, &out)
@@ -379,11 +508,12 @@ impl Prepared {
         s.person.iter().map(|p| p.unwrap_or(NOBODY)).collect()
     }
 
-    /// Proves `s` feasible for `efforts`: nothing starts before its dependencies end, every task gets its
-    /// effort within its person's working hours, and nobody works on two tasks at once.
+    /// Proves `s` feasible for `efforts`: nothing starts before its dependencies end, every task gets exactly
+    /// its effort, all of it within its person's working hours and between its start and end, and nobody
+    /// works on two tasks at once.
     pub fn check(&self, efforts: &[f64], s: &Schedule) -> Result<(), String> {
         const EPS: f64 = 1e-6;
-        let mut by_person: Vec<Vec<usize>> = vec![Vec::new(); self.people.len()];
+        let mut booked: Vec<Vec<(f64, f64, usize)>> = vec![Vec::new(); self.people.len()];
         for (i, &effort) in efforts.iter().enumerate().take(self.len()) {
             if self.excluded[i] {
                 if s.person[i].is_some() {
@@ -411,28 +541,37 @@ impl Prepared {
                     ));
                 }
             }
+            if s.end[i] + EPS < s.start[i] {
+                return Err(format!("task {i} ends before it starts"));
+            }
             let cal = &self.people[p as usize];
-            let worked = cal.work_at(s.end[i]) - cal.work_at(s.start[i]);
-            if s.end[i].is_finite() && worked + EPS < effort.max(0.0) {
+            let total: f64 = s.segments[i].iter().map(|(a, b)| b - a).sum();
+            if (total - effort.max(0.0)).abs() > EPS {
                 return Err(format!(
-                    "task {i} needs {effort} hours but its person has only {worked} working hours between start and end"
+                    "task {i} needs {effort} hours but was given {total}"
                 ));
             }
-            by_person[p as usize].push(i);
+            if s.end[i].is_finite() {
+                let (from, to) = (cal.work_at(s.start[i]), cal.work_at(s.end[i]));
+                for &(a, b) in &s.segments[i] {
+                    if a + EPS < from || b > to + EPS {
+                        return Err(format!(
+                            "task {i} is worked on outside its start and end ({a}..{b} not within {from}..{to})"
+                        ));
+                    }
+                }
+            }
+            booked[p as usize].extend(s.segments[i].iter().map(|&(a, b)| (a, b, i)));
         }
-        for (p, tasks) in by_person.iter_mut().enumerate() {
-            tasks.sort_by(|a, b| s.start[*a].total_cmp(&s.start[*b]).then(a.cmp(b)));
-            let cal = &self.people[p];
-            let mut used_until = 0.0f64;
-            for &i in tasks.iter() {
-                let from = cal.work_at(s.start[i]);
-                let to = cal.work_at(s.end[i]);
-                if efforts[i] > 0.0 && from + EPS < used_until {
+        for (p, segs) in booked.iter_mut().enumerate() {
+            segs.sort_by(|x, y| x.0.total_cmp(&y.0));
+            for w in segs.windows(2) {
+                if w[1].0 + EPS < w[0].1 {
                     return Err(format!(
-                        "person {p} works on task {i} before finishing earlier work"
+                        "person {p} works on tasks {} and {} at once",
+                        w[0].2, w[1].2
                     ));
                 }
-                used_until = used_until.max(to);
             }
         }
         Ok(())

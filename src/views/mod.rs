@@ -76,7 +76,7 @@ pub fn overview(inputs: Inputs<'_>) -> Overview {
         open_issues: inputs.report.issues.len(),
         trials: inputs.report.trials,
         seed: inputs.report.seed,
-        cold_start: inputs.report.method.cold_start,
+        cold_start: inputs.report.calibration.cold_start,
         warnings: inputs.report.warnings.clone(),
     }
 }

@@ -5,4 +5,6 @@
 
 mod cli;
 mod demo;
+mod engine;
 mod pipeline;
+mod tj3;

@@ -1,0 +1,321 @@
+//! The engine against known answers: analytic percentiles, convolution, coverage, determinism, cut lines.
+
+use commitea::engine::montecarlo::normal_quantile;
+use commitea::engine::{Calendar, Distribution, MonteCarlo, Prepared, Project, Task};
+use commitea::forecast::{self, Settings};
+use commitea::plan::Plan;
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
+
+fn task(effort: f64, deps: Vec<usize>) -> Task {
+    Task {
+        name: "t".into(),
+        effort,
+        assignee: Some(0),
+        eligible: vec![],
+        deps,
+        priority: 2,
+        hard: false,
+        due: None,
+        started: false,
+    }
+}
+
+/// A person who works around the clock: time and work are the same, so ends are the sums of efforts.
+fn always(days: usize) -> Vec<Calendar> {
+    vec![Calendar::from_capacity(vec![24.0; days])]
+}
+
+fn day_of(hours: f64) -> u32 {
+    (hours / 24.0).ceil() as u32 - 1
+}
+
+#[test]
+fn one_log_normal_issue_gives_the_analytic_percentiles() {
+    let (median, sigma, trials) = (960.0, 0.5, 20_000u32);
+    let project = Project {
+        tasks: vec![task(median, vec![])],
+        people: always(400),
+    };
+    let prep = Prepared::new(&project).unwrap();
+    let mc = MonteCarlo {
+        trials,
+        seed: 3,
+        horizon_days: 400,
+    };
+    let sim = mc.run(&prep, &[Distribution::LogNormal { median, sigma }], &[]);
+    let p = sim.task(0);
+    // The exact share done by the end of day d, and the day the engine's rule reports for quantile q:
+    // the crossing day, or the day before when its share is closer to q (and at most 5 points short).
+    let cdf = |d: f64| normal_cdf(((d + 1.0) * 24.0 / median).ln() / sigma);
+    let reported = |q: f64| {
+        let crossing = day_of(median * (sigma * normal_quantile(q)).exp());
+        let before = f64::from(crossing) - 1.0;
+        if crossing > 0 && q - cdf(before) < cdf(f64::from(crossing)) - q && cdf(before) >= q - 0.05
+        {
+            crossing - 1
+        } else {
+            crossing
+        }
+    };
+    for (q, got) in [(0.1, p.p10), (0.5, p.p50), (0.8, p.p80)] {
+        // Three standard errors of a sample quantile's rank either side.
+        let d = 3.0 * (q * (1.0 - q) / f64::from(trials)).sqrt();
+        let (lo, hi) = (reported(q - d), reported(q + d));
+        let got = got.unwrap();
+        assert!(
+            lo <= got && got <= hi,
+            "p{}: {got} not within [{lo}, {hi}]",
+            q * 100.0
+        );
+    }
+}
+
+/// The standard normal CDF (Abramowitz–Stegun 7.1.26 for erf, error below 1.5e-7).
+fn normal_cdf(z: f64) -> f64 {
+    let x = z.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * x);
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let erf = 1.0 - poly * (-x * x).exp();
+    if z >= 0.0 {
+        0.5 * (1.0 + erf)
+    } else {
+        0.5 * (1.0 - erf)
+    }
+}
+
+/// Density of the sum of independent log-normals on a grid of `step` hours, by direct convolution.
+fn convolve_log_normals(medians: &[f64], sigma: f64, step: f64, len: usize) -> Vec<f64> {
+    let pdf = |m: f64| -> Vec<f64> {
+        let mut v: Vec<f64> = (0..len)
+            .map(|k| {
+                let x = (k as f64 + 0.5) * step;
+                let z = (x / m).ln() / sigma;
+                (-0.5 * z * z).exp() / (x * sigma * (2.0 * std::f64::consts::PI).sqrt()) * step
+            })
+            .collect();
+        let total: f64 = v.iter().sum();
+        v.iter_mut().for_each(|p| *p /= total);
+        v
+    };
+    let mut acc = pdf(medians[0]);
+    for &m in &medians[1..] {
+        let next = pdf(m);
+        let mut out = vec![0.0; len];
+        for (i, a) in acc.iter().enumerate().filter(|(_, a)| **a > 1e-15) {
+            for (j, b) in next.iter().enumerate().take(len - i) {
+                out[i + j] += a * b;
+            }
+        }
+        acc = out;
+    }
+    acc
+}
+
+#[test]
+fn a_serial_chain_has_the_median_of_the_convolution() {
+    let medians = [120.0, 240.0, 60.0, 300.0, 180.0];
+    let sigma = 0.5;
+    let tasks: Vec<Task> = medians
+        .iter()
+        .enumerate()
+        .map(|(i, &m)| task(m, if i == 0 { vec![] } else { vec![i - 1] }))
+        .collect();
+    let project = Project {
+        tasks,
+        people: always(400),
+    };
+    let prep = Prepared::new(&project).unwrap();
+    let dists: Vec<Distribution> = medians
+        .iter()
+        .map(|&m| Distribution::LogNormal { median: m, sigma })
+        .collect();
+    let mc = MonteCarlo {
+        trials: 20_000,
+        seed: 5,
+        horizon_days: 400,
+    };
+    let sim = mc.run(&prep, &dists, &[vec![0, 1, 2, 3, 4]]);
+
+    let step = 1.0;
+    let density = convolve_log_normals(&medians, sigma, step, 8_000);
+    let mut cum = 0.0;
+    let median_hours = density
+        .iter()
+        .enumerate()
+        .find_map(|(k, p)| {
+            cum += p;
+            (cum >= 0.5).then_some((k as f64 + 1.0) * step)
+        })
+        .unwrap();
+    let expected = day_of(median_hours);
+    let got = sim.task(4).p50.unwrap();
+    assert!(
+        got.abs_diff(expected) <= 1,
+        "chain p50 day {got}, convolution says {expected}"
+    );
+    assert_eq!(sim.group(0).p50, sim.task(4).p50);
+}
+
+fn demo_plan() -> Plan {
+    let state = commitea::demo::generate(&commitea::demo::DemoSpec::bundled());
+    Plan::from_snapshot(
+        &state.snapshot,
+        &state.config,
+        state.snapshot.meta.synced_at,
+    )
+}
+
+#[test]
+fn the_p80_date_is_met_in_80_percent_of_futures_drawn_from_the_model() {
+    let plan = demo_plan();
+    let days = 730;
+    let built = forecast::build(&plan, days).unwrap();
+    let mc = MonteCarlo {
+        trials: 10_000,
+        seed: 11,
+        horizon_days: days,
+    };
+    let sim = mc.run(&built.prep, &built.dists, &built.groups);
+    let assign = Prepared::assignment(&built.prep.schedule(&built.medians));
+
+    // Independent futures, with efforts drawn exactly from the model (not the simulation's tables).
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(99);
+    let (mut met, mut total) = (0u64, 0u64);
+    let (mut met_ms, mut total_ms) = (0u64, 0u64);
+    for _ in 0..1_000 {
+        let efforts: Vec<f64> = built
+            .dists
+            .iter()
+            .map(|d| match d {
+                Distribution::Fixed(x) => *x,
+                Distribution::LogNormal { median, sigma } => {
+                    let z: f64 = rng.sample(rand_distr::StandardNormal);
+                    median * (sigma * z).exp()
+                }
+                Distribution::Resample { base, ratios } => {
+                    base * ratios[rng.random_range(0..ratios.len())]
+                }
+            })
+            .collect();
+        let future = built.prep.schedule_fixed(&efforts, &assign);
+        for i in 0..built.open.len() {
+            if built.prep.excluded[i] {
+                continue;
+            }
+            let day = day_of(future.end[i].max(1e-9));
+            let p80 = sim.task(i).p80.unwrap_or(u32::MAX);
+            total += 1;
+            met += u64::from(day <= p80);
+        }
+        for (g, tasks) in built
+            .groups
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !t.is_empty())
+        {
+            let end = tasks.iter().map(|&i| future.end[i]).fold(0.0f64, f64::max);
+            total_ms += 1;
+            met_ms += u64::from(day_of(end.max(1e-9)) <= sim.group(g).p80.unwrap_or(u32::MAX));
+        }
+    }
+    let coverage = met as f64 / total as f64;
+    let coverage_ms = met_ms as f64 / total_ms as f64;
+    eprintln!(
+        "p80 coverage: issues {coverage:.4} ({total} issue-futures), milestones {coverage_ms:.4}"
+    );
+    assert!(
+        (coverage - 0.80).abs() <= 0.02,
+        "issue p80 coverage {coverage}"
+    );
+    assert!(
+        (coverage_ms - 0.80).abs() <= 0.02,
+        "milestone p80 coverage {coverage_ms}"
+    );
+}
+
+#[test]
+fn the_forecast_is_byte_identical_on_one_and_four_threads() {
+    let plan = demo_plan();
+    let settings = Settings {
+        trials: 3_000,
+        seed: 17,
+        horizon_days: 730,
+    };
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| serde_json::to_string(&forecast::run(&plan, &settings)).unwrap())
+    };
+    let one = run(1);
+    assert_eq!(one, run(4));
+    assert_eq!(one, run(1));
+}
+
+#[test]
+fn an_impossible_hard_deadline_reports_the_cut_line() {
+    let plan = demo_plan();
+    let report = forecast::run(
+        &plan,
+        &Settings {
+            trials: 2_000,
+            seed: 1,
+            horizon_days: 730,
+        },
+    );
+    let hard = report
+        .milestones
+        .iter()
+        .find(|m| m.hard && m.state == commitea::domain::OpenState::Open)
+        .unwrap();
+    let late = hard.p80.date().is_none_or(|d| Some(d) > hard.due);
+    if !late {
+        assert!(hard.cut_line.is_none());
+        return;
+    }
+    let cut = hard
+        .cut_line
+        .as_ref()
+        .expect("a late hard deadline has a cut line");
+    assert!(!cut.issues.is_empty());
+    let by_key =
+        |k: &commitea::domain::IssueKey| report.issues.iter().find(|i| &i.issue == k).unwrap();
+    // Lowest priority first, and nothing above the lowest that is kept.
+    let cut_prios: Vec<u8> = cut
+        .issues
+        .iter()
+        .map(|k| by_key(k).effective_priority)
+        .collect();
+    assert!(cut_prios.windows(2).all(|w| w[0] >= w[1]), "{cut_prios:?}");
+    let kept_min = report
+        .issues
+        .iter()
+        .filter(|i| i.milestone == Some(hard.id) && !cut.issues.contains(&i.issue))
+        .map(|i| i.effective_priority)
+        .max();
+    if let (Some(kept), Some(&lowest_cut)) = (kept_min, cut_prios.last()) {
+        assert!(
+            lowest_cut >= kept.min(lowest_cut),
+            "cut {lowest_cut} while keeping {kept}"
+        );
+    }
+    if cut.meets_deadline {
+        assert!(
+            cut.p80.date().is_some_and(|d| Some(d) <= hard.due),
+            "{:?} vs {:?}",
+            cut.p80,
+            hard.due
+        );
+    }
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains(&hard.title) && w.contains("hard deadline"))
+    );
+}
