@@ -30,6 +30,9 @@ pub struct Calendar {
     cum: Vec<f64>,
     /// Average hours per day, used to extrapolate past the horizon.
     rate: f64,
+    /// `by_hour[h]`: the first day `d` with `cum[d+1] >= h`, so finding the day of any position is a
+    /// lookup and a step or two instead of a search.
+    by_hour: Vec<u32>,
 }
 
 impl Calendar {
@@ -66,7 +69,21 @@ impl Calendar {
         } else {
             acc / cap.len() as f64
         };
-        Self { cap, cum, rate }
+        let hours = acc.ceil() as usize;
+        let mut by_hour = Vec::with_capacity(hours + 1);
+        let mut d = 0usize;
+        for h in 0..=hours {
+            while d + 1 < cum.len() && cum[d + 1] < h as f64 {
+                d += 1;
+            }
+            by_hour.push(d as u32);
+        }
+        Self {
+            cap,
+            cum,
+            rate,
+            by_hour,
+        }
     }
 
     /// Days covered.
@@ -110,7 +127,10 @@ impl Calendar {
             return self.extrapolate(w - total);
         }
         // First day d with cum[d+1] >= w, i.e. cum[d] < w <= cum[d+1].
-        let d = self.cum[1..].partition_point(|c| *c < w);
+        let mut d = self.by_hour.get(w as usize).map_or(0, |d| *d as usize);
+        while self.cum[d + 1] < w {
+            d += 1;
+        }
         24.0 * d as f64 + (w - self.cum[d])
     }
 
@@ -121,7 +141,10 @@ impl Calendar {
             return self.extrapolate(w - total);
         }
         // First day d with cum[d+1] > w, i.e. cum[d] <= w < cum[d+1].
-        let d = self.cum[1..].partition_point(|c| *c <= w);
+        let mut d = self.by_hour.get(w as usize).map_or(0, |d| *d as usize);
+        while self.cum[d + 1] <= w {
+            d += 1;
+        }
         24.0 * d as f64 + (w - self.cum[d])
     }
 
@@ -129,41 +152,56 @@ impl Calendar {
     /// fell on and is moved forward, so a sequence of calls costs the days passed, not a search each.
     #[inline]
     pub fn time_done_hinted(&self, w: f64, hint: &mut u32) -> f64 {
+        self.done_hinted(w, hint).0
+    }
+
+    /// [`Calendar::time_done_hinted`] with the day the work ends on (see [`end_day`]), which the search
+    /// finds anyway: the Monte Carlo counts days without converting times back.
+    #[inline]
+    pub fn done_hinted(&self, w: f64, hint: &mut u32) -> (f64, u32) {
         if w <= 0.0 {
-            return 0.0;
+            return (0.0, 0);
         }
         let n = self.cap.len();
         let mut d = *hint as usize;
         if d >= n || self.cum[d] >= w {
-            // Out of order or past the horizon: fall back to the plain search.
-            let t = self.time_done(w);
-            if t.is_finite() && t < 24.0 * n as f64 {
-                *hint = (t / 24.0).ceil().max(1.0) as u32 - 1;
+            // Out of order or past the horizon: look it up afresh.
+            let (t, day) = self.done(w);
+            if (day as usize) < n {
+                *hint = day;
             }
-            return t;
+            return (t, day);
         }
-        // Step forward eight days at a time, counting the days already passed without a branch per day:
-        // how far a task reaches is unpredictable, and a mispredicted loop exit costs more than the loads.
-        loop {
-            if d + 8 <= n {
-                let window = &self.cum[d + 1..d + 9];
-                let passed: usize = window.iter().map(|c| usize::from(*c < w)).sum();
-                d += passed;
-                if passed < 8 {
-                    break;
-                }
-            } else {
+        // Look at the next eight days at once, counting those already passed without a branch per day:
+        // how far a task reaches is unpredictable, and a mispredicted loop exit costs more than the
+        // loads. Work that reaches further than that starts again from the lookup table.
+        if d + 8 <= n {
+            let window = &self.cum[d + 1..d + 9];
+            let passed: usize = window.iter().map(|c| usize::from(*c < w)).sum();
+            d += passed;
+            if passed == 8 {
+                d = d.max(self.by_hour.get(w as usize).map_or(n, |x| *x as usize));
                 while d < n && self.cum[d + 1] < w {
                     d += 1;
                 }
-                break;
+            }
+        } else {
+            while d < n && self.cum[d + 1] < w {
+                d += 1;
             }
         }
         if d == n {
-            return self.extrapolate(w - self.total());
+            let t = self.extrapolate(w - self.total());
+            return (t, end_day(t).min(f64::from(u32::MAX)) as u32);
         }
         *hint = d as u32;
-        24.0 * d as f64 + (w - self.cum[d])
+        (24.0 * d as f64 + (w - self.cum[d]), d as u32)
+    }
+
+    /// [`Calendar::time_done`] with the day the work ends on.
+    pub fn done(&self, w: f64) -> (f64, u32) {
+        let t = self.time_done(w);
+        (t, end_day(t).min(f64::from(u32::MAX)) as u32)
     }
 
     fn extrapolate(&self, beyond: f64) -> f64 {
@@ -217,8 +255,9 @@ pub fn end_day(t: f64) -> f64 {
     if !t.is_finite() {
         return t;
     }
-    // ceil(x) − 1 without a libm call: this is the Monte Carlo's per-task bookkeeping.
-    let x = t / 24.0;
+    // ceil(x) − 1 without a libm call or a division: this is the Monte Carlo's per-task bookkeeping.
+    // Multiplying by 1/24 can only misplace an end less than a nanosecond after midnight.
+    let x = t * (1.0 / 24.0);
     let whole = x as u64 as f64;
     if whole == x { whole - 1.0 } else { whole }
 }
@@ -319,6 +358,33 @@ mod tests {
         // Sat to Sun: nothing.
         assert_eq!(working_hours_between(&spec, at(28, 0), at(29, 23)), 0.0);
         assert_eq!(working_hours_between(&spec, wed, at(30, 12)), 0.0);
+    }
+
+    #[test]
+    fn lookups_agree_with_a_plain_search_on_irregular_calendars() {
+        let caps: Vec<f64> = (0..200)
+            .map(|d| [6.0, 0.0, 0.5, 7.25, 0.0, 3.0, 24.0, 0.25][d % 8])
+            .collect();
+        let c = Calendar::from_capacity(caps);
+        let done = |w: f64| {
+            let d = c.cum[1..].partition_point(|x| *x < w);
+            24.0 * d as f64 + (w - c.cum[d])
+        };
+        let start = |w: f64| {
+            let d = c.cum[1..].partition_point(|x| *x <= w);
+            24.0 * d as f64 + (w - c.cum[d])
+        };
+        let mut hint = 0;
+        let mut w = 0.01;
+        while w < c.total() {
+            assert_eq!(c.time_done(w), done(w), "done at {w}");
+            assert_eq!(c.time_start(w), start(w), "start at {w}");
+            assert_eq!(c.time_done_hinted(w, &mut hint), done(w), "hinted at {w}");
+            w += 0.37;
+        }
+        for t in [0.5, 23.99, 24.0, 24.01, 48.0, 100.0] {
+            assert_eq!(end_day(t), (t / 24.0).ceil() - 1.0, "end day of {t}");
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! which needs memory for days × tasks, not for trials.
 
 use rand::rngs::Xoshiro256PlusPlus;
-use rand::{Rng, RngExt, SeedableRng};
+use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 
 use super::calendar::{Calendar, DayIndex, end_day};
@@ -24,7 +24,8 @@ pub enum Distribution {
         /// σ of ln(effort).
         sigma: f64,
     },
-    /// The median times one ratio drawn uniformly from observed actual/estimate ratios.
+    /// The median times a ratio drawn from observed actual/estimate ratios (a smoothed bootstrap: between
+    /// two neighbouring observations, by linear interpolation of their quantile function).
     Resample {
         /// The median (estimate times the calibrated multiplier) in hours.
         base: f64,
@@ -135,54 +136,65 @@ pub fn normal_quantile(p: f64) -> f64 {
     }
 }
 
-/// Bits of the random number that pick a table cell; the rest interpolate within it.
-const TABLE_BITS: u32 = 12;
-const TABLE: usize = 1 << TABLE_BITS;
+/// Cells of a log-normal table.
+const TABLE: usize = 1 << 12;
 
-/// `exp(σ·z(u))` on a grid of `u`, so a log-normal draw is one table lookup and a multiply.
-///
-/// Cell `k` spans `u ∈ [k/N, (k+1)/N)` and is interpolated linearly between the quantiles at its ends;
-/// the outermost ends use `u = 1/(2N)` and `1 − 1/(2N)` (z ≈ ±3.7), so draws beyond that are clipped:
-/// a change to the distribution far outside the p10–p90 range the forecast reports.
-struct LogNormalTable {
+/// A quantile function on a grid, so every draw is one uniform number, one lookup and one interpolation,
+/// whatever the distribution: no branch in the inner loop depends on which kind an issue has.
+struct QuantileTable {
+    /// Ascending quantiles at equally spaced levels from 0 to 1.
     nodes: Vec<f64>,
+    /// `nodes.len() - 1`, as a float.
+    cells: f64,
 }
 
-impl LogNormalTable {
-    fn new(sigma: f64) -> Self {
+impl QuantileTable {
+    fn from_nodes(mut nodes: Vec<f64>) -> Self {
+        if nodes.len() < 2 {
+            let only = nodes.first().copied().unwrap_or(1.0);
+            nodes = vec![only, only];
+        }
+        let cells = (nodes.len() - 1) as f64;
+        Self { nodes, cells }
+    }
+
+    /// `exp(σ·z(u))` on 4,096 cells of `u`, each interpolated linearly between the quantiles at its
+    /// ends; the outermost ends use `u = 1/8192` and `1 − 1/8192` (z ≈ ±3.7), so draws beyond that are
+    /// clipped: a change far outside the p10–p90 range the forecast reports.
+    fn log_normal(sigma: f64) -> Self {
         let n = TABLE as f64;
-        let nodes = (0..=TABLE)
-            .map(|k| {
-                let u = (k as f64 / n).clamp(0.5 / n, 1.0 - 0.5 / n);
-                (sigma * normal_quantile(u)).exp()
-            })
-            .collect();
-        Self { nodes }
+        Self::from_nodes(
+            (0..=TABLE)
+                .map(|k| {
+                    let u = (k as f64 / n).clamp(0.5 / n, 1.0 - 0.5 / n);
+                    (sigma * normal_quantile(u)).exp()
+                })
+                .collect(),
+        )
+    }
+
+    /// The empirical quantile function of observed ratios: a smoothed bootstrap that draws between
+    /// neighbouring observations rather than exactly on them.
+    fn ratios(ratios: &[f64]) -> Self {
+        let mut nodes = ratios.to_vec();
+        nodes.sort_by(f64::total_cmp);
+        Self::from_nodes(nodes)
     }
 
     #[inline]
     fn draw(&self, bits: u64) -> f64 {
-        let k = (bits >> (64 - TABLE_BITS)) as usize;
-        let frac = ((bits << TABLE_BITS) >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+        let x = (bits >> 11) as f64 * (1.0 / (1u64 << 53) as f64) * self.cells;
+        let k = x as usize;
         let (a, b) = (self.nodes[k], self.nodes[k + 1]);
-        a + (b - a) * frac
+        a + (b - a) * (x - k as f64)
     }
 }
 
-/// How a position's effort is drawn in the inner loop.
+/// How a position's effort is drawn in the inner loop: a scale times a draw from a table.
 #[derive(Clone, Copy)]
-enum Draw {
-    Fixed(f64),
-    /// Median times a log-normal table's draw.
-    Table {
-        median: f64,
-        table: u32,
-    },
-    /// Base times a uniformly drawn ratio from a list.
-    Ratios {
-        base: f64,
-        list: u32,
-    },
+struct Draw {
+    scale: f64,
+    table: u32,
 }
 
 /// The prepared project laid out in scheduling order, so a trial walks flat arrays front to back.
@@ -192,8 +204,7 @@ struct Compiled {
     draw: Vec<Draw>,
     dep_start: Vec<u32>,
     dep_pos: Vec<u32>,
-    tables: Vec<LogNormalTable>,
-    ratio_lists: Vec<std::sync::Arc<[f64]>>,
+    tables: Vec<QuantileTable>,
 }
 
 impl Compiled {
@@ -202,47 +213,48 @@ impl Compiled {
         for (k, &i) in prep.order.iter().enumerate() {
             pos[i as usize] = k as u32;
         }
-        let mut tables: Vec<(u64, LogNormalTable)> = Vec::new();
-        let mut ratio_lists: Vec<std::sync::Arc<[f64]>> = Vec::new();
+        // Tables are shared: one per σ, one per list of ratios, one for fixed efforts.
+        let mut tables: Vec<QuantileTable> = vec![QuantileTable::from_nodes(vec![1.0, 1.0])];
+        let mut by_sigma: Vec<(u64, u32)> = Vec::new();
+        let mut by_list: Vec<(*const f64, u32)> = Vec::new();
         let mut draw = Vec::with_capacity(prep.order.len());
         let mut dep_start = Vec::with_capacity(prep.order.len() + 1);
         let mut dep_pos = Vec::new();
         for &i in &prep.order {
             let i = i as usize;
             draw.push(match &dists[i] {
-                Distribution::Fixed(x) => Draw::Fixed(*x),
+                Distribution::Fixed(x) => Draw {
+                    scale: *x,
+                    table: 0,
+                },
                 Distribution::LogNormal { median, sigma } => {
                     let key = sigma.to_bits();
-                    let t = match tables.iter().position(|(k, _)| *k == key) {
-                        Some(t) => t,
+                    let table = match by_sigma.iter().find(|(k, _)| *k == key) {
+                        Some((_, t)) => *t,
                         None => {
-                            tables.push((key, LogNormalTable::new(*sigma)));
-                            tables.len() - 1
+                            tables.push(QuantileTable::log_normal(*sigma));
+                            by_sigma.push((key, tables.len() as u32 - 1));
+                            tables.len() as u32 - 1
                         }
                     };
-                    Draw::Table {
-                        median: *median,
-                        table: t as u32,
+                    Draw {
+                        scale: *median,
+                        table,
                     }
                 }
                 Distribution::Resample { base, ratios } => {
-                    if ratios.is_empty() {
-                        Draw::Fixed(*base)
-                    } else {
-                        let l = match ratio_lists
-                            .iter()
-                            .position(|r| std::sync::Arc::ptr_eq(r, ratios))
-                        {
-                            Some(l) => l,
-                            None => {
-                                ratio_lists.push(ratios.clone());
-                                ratio_lists.len() - 1
-                            }
-                        };
-                        Draw::Ratios {
-                            base: *base,
-                            list: l as u32,
+                    let key = ratios.as_ptr();
+                    let table = match by_list.iter().find(|(k, _)| *k == key) {
+                        Some((_, t)) => *t,
+                        None => {
+                            tables.push(QuantileTable::ratios(ratios));
+                            by_list.push((key, tables.len() as u32 - 1));
+                            tables.len() as u32 - 1
                         }
+                    };
+                    Draw {
+                        scale: *base,
+                        table,
                     }
                 }
             });
@@ -256,12 +268,11 @@ impl Compiled {
             draw,
             dep_start,
             dep_pos,
-            tables: tables.into_iter().map(|(_, t)| t).collect(),
-            ratio_lists,
+            tables,
         }
     }
 
-    /// One trial: draw every effort and fill `end` (by position).
+    /// One trial: draw every effort and fill `end` and its day `day` (by position).
     #[inline]
     fn trial(
         &self,
@@ -269,25 +280,18 @@ impl Compiled {
         rng: &mut Xoshiro256PlusPlus,
         lanes: &mut [Lane],
         end: &mut [f64],
+        day: &mut [u32],
     ) {
         for lane in lanes.iter_mut() {
             lane.reset();
         }
         for k in 0..self.task.len() {
-            let effort = match self.draw[k] {
-                Draw::Fixed(x) => x,
-                Draw::Table { median, table } => {
-                    median * self.tables[table as usize].draw(rng.next_u64())
-                }
-                Draw::Ratios { base, list } => {
-                    let l = &self.ratio_lists[list as usize];
-                    base * l[rng.random_range(0..l.len())]
-                }
-            }
-            .max(0.0);
+            let d = self.draw[k];
+            let effort = (d.scale * self.tables[d.table as usize].draw(rng.next_u64())).max(0.0);
             let p = self.person[k];
             if p == u32::MAX {
                 end[k] = f64::INFINITY;
+                day[k] = u32::MAX;
                 continue;
             }
             let p = p as usize;
@@ -297,10 +301,11 @@ impl Compiled {
             }
             let cal = &cals[p];
             let x0 = cal.work_at(ready);
-            end[k] = if effort > 0.0 {
+            (end[k], day[k]) = if effort > 0.0 {
                 lanes[p].finish(cal, x0, effort)
             } else {
-                ready.max(cal.time_done(x0))
+                let t = ready.max(cal.time_done(x0));
+                (t, end_day(t).min(f64::from(u32::MAX)) as u32)
             };
         }
     }
@@ -320,7 +325,6 @@ impl MonteCarlo {
         let n = prep.len();
         let buckets = self.horizon_days as usize + 1;
         let series = n + groups.len();
-        let horizon = self.horizon_days as f64;
         let medians: Vec<f64> = dists.iter().map(Distribution::median).collect();
         let assign = Prepared::assignment(&prep.schedule(&medians));
         let compiled = Compiled::new(prep, dists, &assign);
@@ -340,38 +344,52 @@ impl MonteCarlo {
         let cals = prep.people();
         let np = cals.len();
         let m = compiled.task.len();
-        let bucket = |t: f64| -> usize {
-            let d = end_day(t);
-            if d.is_finite() && d < horizon {
-                d as usize
-            } else {
-                buckets - 1
-            }
-        };
+        // Days at or past the horizon all count in the last bucket, "beyond the horizon".
+        let last_bucket = buckets - 1;
         // One job per thread, each counting a contiguous share of the trials into its own histogram, then
         // added up. The counts are integers added in any order, so the number of threads cannot change the
-        // result. Fresh memory is expensive to touch, so there is exactly one histogram per job.
+        // result. The histogram is touched once per issue per trial, so it is kept small: 16-bit counts,
+        // folded into 32-bit ones every 65,535 trials.
         let jobs = (rayon::current_num_threads() as u32).clamp(1, self.trials.max(1));
         let mut parts: Vec<Vec<u32>> = (0..jobs)
             .into_par_iter()
             .map(|j| {
-                let mut counts = vec![0u32; series * buckets];
-                let (mut lanes, mut end) = (vec![Lane::default(); np], vec![0.0; m]);
+                let mut counts = vec![0u16; series * buckets];
+                let mut total: Vec<u32> = Vec::new();
+                let fold = |counts: &mut Vec<u16>, total: &mut Vec<u32>| {
+                    if total.is_empty() {
+                        *total = counts.iter().map(|c| u32::from(*c)).collect();
+                    } else {
+                        for (t, c) in total.iter_mut().zip(counts.iter()) {
+                            *t += u32::from(*c);
+                        }
+                    }
+                    counts.fill(0);
+                };
+                let (mut lanes, mut end, mut day) =
+                    (vec![Lane::default(); np], vec![0.0; m], vec![0u32; m]);
                 let from = (u64::from(self.trials) * u64::from(j) / u64::from(jobs)) as u32;
                 let to = (u64::from(self.trials) * u64::from(j + 1) / u64::from(jobs)) as u32;
                 for trial in from..to {
+                    if (trial - from).is_multiple_of(u32::from(u16::MAX)) && trial > from {
+                        fold(&mut counts, &mut total);
+                    }
                     let mut rng =
                         Xoshiro256PlusPlus::seed_from_u64(mix(self.seed, u64::from(trial)));
-                    compiled.trial(cals, &mut rng, &mut lanes, &mut end);
-                    for (k, &i) in compiled.task.iter().enumerate() {
-                        counts[i as usize * buckets + bucket(end[k])] += 1;
+                    compiled.trial(cals, &mut rng, &mut lanes, &mut end, &mut day);
+                    // Rows in task order: the histogram is walked front to back once per trial.
+                    for (i, &k) in pos.iter().enumerate() {
+                        if k != u32::MAX {
+                            counts[i * buckets + (day[k as usize] as usize).min(last_bucket)] += 1;
+                        }
                     }
                     for (g, ks) in group_pos.iter().enumerate() {
-                        let last = ks.iter().map(|&k| end[k as usize]).fold(0.0f64, f64::max);
-                        counts[(n + g) * buckets + bucket(last)] += 1;
+                        let last = ks.iter().map(|&k| day[k as usize]).max().unwrap_or(0);
+                        counts[(n + g) * buckets + (last as usize).min(last_bucket)] += 1;
                     }
                 }
-                counts
+                fold(&mut counts, &mut total);
+                total
             })
             .collect();
         let mut acc = parts.pop().unwrap_or_else(|| vec![0u32; series * buckets]);
@@ -537,6 +555,25 @@ mod tests {
         assert_eq!(a, b);
         let c = MonteCarlo { seed: 8, ..mc }.run(&prep, &d, &[]);
         assert_ne!(a, c);
+    }
+
+    #[test]
+    fn sixteen_bit_counts_are_folded_before_they_overflow() {
+        let prep = one_task_project(6.0);
+        let mc = MonteCarlo {
+            trials: 140_000,
+            seed: 1,
+            horizon_days: 30,
+        };
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let r = one.install(|| mc.run(&prep, &[Distribution::Fixed(12.0)], &[vec![0]]));
+        assert_eq!(r.task(0).p50, Some(1));
+        assert_eq!(r.task_by(0, 1), 1.0);
+        assert_eq!(r.group_by(0, 1), 1.0);
+        assert_eq!(r.row(0).iter().map(|c| u64::from(*c)).sum::<u64>(), 140_000);
     }
 
     #[test]

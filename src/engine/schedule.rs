@@ -207,20 +207,21 @@ impl Lane {
         (first.unwrap_or(s), self.tail)
     }
 
-    /// Books `effort` hours from `x0` on `cal` and returns the time the work is done: the Monte Carlo's step.
+    /// Books `effort` hours from `x0` on `cal` and returns the time the work is done and its day: the
+    /// Monte Carlo's step.
     #[inline]
-    pub(crate) fn finish(&mut self, cal: &Calendar, x0: f64, effort: f64) -> f64 {
+    pub(crate) fn finish(&mut self, cal: &Calendar, x0: f64, effort: f64) -> (f64, u32) {
         if self.gaps.is_empty() && x0 <= self.tail {
             // The common case: work goes on where the person's booked work ends.
             self.tail += effort;
-            cal.time_done_hinted(self.tail, &mut self.hint)
+            cal.done_hinted(self.tail, &mut self.hint)
         } else {
             let old_tail = self.tail;
             let (_, last) = self.take(x0, effort, None);
             if last > old_tail {
-                cal.time_done_hinted(last, &mut self.hint)
+                cal.done_hinted(last, &mut self.hint)
             } else {
-                cal.time_done(last)
+                cal.done(last)
             }
         }
     }
