@@ -68,6 +68,7 @@ fn milestone(
         closed_issues: 2,
         remaining_hours: 17.5,
         status: status.to_owned(),
+        cut_line: None,
     }
 }
 
@@ -150,6 +151,25 @@ fn data() -> SiteData {
         cold_start: false,
         warnings: vec![format!("estimate missing on acme/app#7 {NASTY}")],
     };
+    let mut hard_late = milestone(
+        4,
+        "Launch",
+        Some("2025-03-14"),
+        true,
+        "2025-03-12",
+        "2025-03-20",
+        "2025-03-28",
+        Some(-9),
+        Some(0.12),
+        "late",
+    );
+    hard_late.cut_line = Some(crate::views::RunwayCutLine {
+        issues: vec!["acme/app#41".to_owned(), "acme/app#40".to_owned()],
+        hours: 18.0,
+        p80: "2025-03-13".to_owned(),
+        probability_on_time: 0.83,
+        meets_deadline: true,
+    });
     let runway = Runway {
         as_of,
         milestones: vec![
@@ -189,6 +209,7 @@ fn data() -> SiteData {
                 None,
                 "no_due_date",
             ),
+            hard_late,
         ],
         capacity: vec![
             Capacity {
@@ -671,4 +692,19 @@ fn rendering_is_deterministic() {
         rendered(),
         "an identical override changes nothing"
     );
+}
+
+#[test]
+fn a_missed_hard_deadline_shows_its_cut_line_on_the_runway() {
+    let files = render(&data(), None).unwrap();
+    let runway = String::from_utf8(files["runway.html"].clone()).unwrap();
+    assert!(runway.contains("Cut line."), "{runway}");
+    let text = runway.split("Cut line.").nth(1).unwrap_or_default();
+    assert!(text.contains("Taking 2 issues (18"), "{text}");
+    assert!(
+        text.contains("out of this milestone brings p80 to 2025-03-13"),
+        "{text}"
+    );
+    assert!(runway.contains("<code>acme/app#41</code>, <code>acme/app#40</code>"));
+    assert_eq!(runway.matches("class=\"cut-line\"").count(), 1);
 }

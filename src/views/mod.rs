@@ -12,7 +12,7 @@ use crate::forecast::ForecastReport;
 use crate::plan::Plan;
 
 pub use board::{Board, BoardCard, BoardColumn};
-pub use runway::{Band, Capacity, Runway, RunwayMilestone};
+pub use runway::{Band, Capacity, Runway, RunwayCutLine, RunwayMilestone};
 
 /// What every view is computed from.
 #[derive(Debug, Clone, Copy)]

@@ -59,6 +59,25 @@ pub struct RunwayMilestone {
     pub remaining_hours: f64,
     /// `on_track`, `at_risk` (P(on time) under 80%), `late` (under 50%), or `no_due_date`.
     pub status: String,
+    /// For a hard deadline p80 misses: what would have to leave the milestone to meet it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_line: Option<RunwayCutLine>,
+}
+
+/// The cut line of a hard deadline, as the runway shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunwayCutLine {
+    /// The issues to take out, lowest priority first.
+    pub issues: Vec<String>,
+    /// Their remaining hours.
+    pub hours: f64,
+    /// The milestone's p80 without them.
+    pub p80: String,
+    /// P(on time) without them.
+    pub probability_on_time: f64,
+    /// False when even cutting every issue that can be cut does not meet the deadline.
+    pub meets_deadline: bool,
 }
 
 /// One person's load.
@@ -116,6 +135,13 @@ pub fn runway(inputs: Inputs<'_>) -> Runway {
                 Some(_) => "late",
             }
             .to_owned(),
+            cut_line: m.cut_line.as_ref().map(|c| RunwayCutLine {
+                issues: c.issues.iter().map(ToString::to_string).collect(),
+                hours: c.hours,
+                p80: c.p80.to_string(),
+                probability_on_time: c.probability_on_time,
+                meets_deadline: c.meets_deadline,
+            }),
         })
         .collect();
     let capacity = inputs
