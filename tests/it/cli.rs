@@ -164,3 +164,46 @@ fn plan_and_render_work_on_a_state_repo() {
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(v["trials"], 300);
 }
+
+#[test]
+fn export_tjp_writes_a_project_taskjuggler_schedules() {
+    let tmp = tempfile::tempdir().unwrap();
+    let generated = commitea(&["generate", "state"], tmp.path());
+    assert!(
+        generated.status.success(),
+        "{}",
+        String::from_utf8_lossy(&generated.stderr)
+    );
+    let out = commitea(&["export", "tjp", "-s", "state"], tmp.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tjp = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        tjp.starts_with("project commitea \"Acme Platform (CommiTea demo)\" 2026-11-27 - "),
+        "{}",
+        &tjp[..200]
+    );
+    assert!(tjp.contains("resource r0 \"amara\""));
+    assert!(tjp.contains("task t0 \"acme/api#"));
+    if !crate::tj3::external("tj3") {
+        return;
+    }
+    let file = tmp.path().join("plan.tjp");
+    std::fs::write(&file, &tjp).unwrap();
+    let run = Command::new("tj3")
+        .args(["--silent", "--no-color", "-o"])
+        .arg(tmp.path())
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "tj3: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let csv = std::fs::read_to_string(tmp.path().join("commitea.csv")).unwrap();
+    assert!(csv.lines().count() > 100, "{csv}");
+}
