@@ -250,16 +250,7 @@ pub struct Day(pub Weekday);
 
 impl Serialize for Day {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let name = match self.0 {
-            Weekday::Mon => "mon",
-            Weekday::Tue => "tue",
-            Weekday::Wed => "wed",
-            Weekday::Thu => "thu",
-            Weekday::Fri => "fri",
-            Weekday::Sat => "sat",
-            Weekday::Sun => "sun",
-        };
-        s.serialize_str(name)
+        s.serialize_str(crate::domain::weekday_name(self.0))
     }
 }
 

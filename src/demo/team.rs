@@ -453,7 +453,11 @@ impl Team {
             }
             let _ = writeln!(s, "    hours_per_week: {}", p.hours_per_week);
             if p.part_time_days {
-                let days: Vec<&str> = p.days.iter().map(|d| day_name(*d)).collect();
+                let days: Vec<&str> = p
+                    .days
+                    .iter()
+                    .map(|d| crate::domain::weekday_name(*d))
+                    .collect();
                 let _ = writeln!(s, "    working_days: [{}]", days.join(", "));
             }
             if let Some(start) = p.starts {
@@ -503,17 +507,5 @@ impl Team {
              #   big: {{ url: \"https://api.example.com/v1\", model: \"big-model\", api_key_env: \"BIG_MODEL_KEY\" }}"
         );
         s
-    }
-}
-
-fn day_name(d: Weekday) -> &'static str {
-    match d {
-        Weekday::Mon => "mon",
-        Weekday::Tue => "tue",
-        Weekday::Wed => "wed",
-        Weekday::Thu => "thu",
-        Weekday::Fri => "fri",
-        Weekday::Sat => "sat",
-        Weekday::Sun => "sun",
     }
 }

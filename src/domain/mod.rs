@@ -14,3 +14,16 @@ pub use issue::{
 };
 pub use key::{IssueKey, ParseKeyError, RepoName};
 pub use lifecycle::{Lifecycle, LifecycleSpan};
+
+/// The short lowercase name of a weekday (`mon` … `sun`), as the config and TaskJuggler write it.
+pub fn weekday_name(w: chrono::Weekday) -> &'static str {
+    match w {
+        chrono::Weekday::Mon => "mon",
+        chrono::Weekday::Tue => "tue",
+        chrono::Weekday::Wed => "wed",
+        chrono::Weekday::Thu => "thu",
+        chrono::Weekday::Fri => "fri",
+        chrono::Weekday::Sat => "sat",
+        chrono::Weekday::Sun => "sun",
+    }
+}

@@ -45,18 +45,6 @@ fn quote(s: &str) -> String {
     s.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
-fn weekday(w: Weekday) -> &'static str {
-    match w {
-        Weekday::Mon => "mon",
-        Weekday::Tue => "tue",
-        Weekday::Wed => "wed",
-        Weekday::Thu => "thu",
-        Weekday::Fri => "fri",
-        Weekday::Sat => "sat",
-        Weekday::Sun => "sun",
-    }
-}
-
 /// Quarter hours in a working day of `hours`, at most until midnight.
 fn quarters(hours: f64) -> u32 {
     ((hours * 4.0).round().max(0.0) as u32).min((24 - DAY_START_HOUR) * 4)
@@ -104,7 +92,7 @@ pub fn export(
             let mut wd = p.spec.working_days.clone();
             wd.sort_by_key(Weekday::num_days_from_monday);
             wd.dedup();
-            let days: Vec<&str> = wd.iter().map(|w| weekday(*w)).collect();
+            let days: Vec<&str> = wd.iter().map(|w| crate::domain::weekday_name(*w)).collect();
             if !days.is_empty() {
                 let stop = DAY_START_HOUR * 60 + q * 15;
                 let _ = writeln!(
