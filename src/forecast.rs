@@ -165,6 +165,8 @@ pub struct IssueForecast {
     pub p50: When,
     /// 80% of them.
     pub p80: When,
+    /// Share of simulated futures in which it is done by its milestone's due date, if it has one.
+    pub probability_by_due: Option<f64>,
     /// Anything a reader should know: `imputed_estimate`, `dependency_cycle`, `waits_on_cycle`,
     /// `unknown_dependency`, `assignee_not_in_team`.
     pub flags: Vec<String>,
@@ -751,6 +753,15 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
                 } else {
                     when(pc.p80)
                 },
+                probability_by_due: i
+                    .milestone
+                    .and_then(|id| plan.milestone(id))
+                    .and_then(|m| m.due)
+                    .filter(|_| !excluded)
+                    .map(|due| {
+                        let day = (due - as_of).num_days();
+                        if day < 0 { 0.0 } else { round3(sim.task_by(n, day as u32)) }
+                    }),
                 flags: flags[n].clone(),
             }
         })
