@@ -760,7 +760,11 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
                     .filter(|_| !excluded)
                     .map(|due| {
                         let day = (due - as_of).num_days();
-                        if day < 0 { 0.0 } else { round3(sim.task_by(n, day as u32)) }
+                        if day < 0 {
+                            0.0
+                        } else {
+                            round3(sim.task_by(n, day as u32))
+                        }
                     }),
                 flags: flags[n].clone(),
             }
