@@ -12,6 +12,7 @@ pub mod demo;
 pub mod domain;
 pub mod engine;
 pub mod forecast;
+pub mod gitea;
 pub mod ledger;
 pub mod pipeline;
 pub mod plan;

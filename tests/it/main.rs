@@ -5,6 +5,7 @@
 
 mod cli;
 mod demo;
+mod emulator;
 mod engine;
 mod pipeline;
 mod tj3;

@@ -1,0 +1,914 @@
+//! The emulator's data: CommiTea's snapshot turned back into Gitea's records, mutable between requests.
+//!
+//! Records are kept in CommiTea's normalised types ([`Issue`], [`Label`], [`Milestone`]) plus a few
+//! emulator-only facts (repository ids, milestone `updated_at`, pull requests); `render_*` functions turn them
+//! into the JSON shapes of Gitea's OpenAPI spec at request time, so a change made through a method shows up in
+//! every endpoint at once.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use serde_json::{Value, json};
+
+use crate::domain::{Issue, IssueKey, Label, Milestone, OpenState, RepoName};
+use crate::state::Snapshot;
+
+/// A pull request of the emulated server (its number shares the repository's issue number space).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pull {
+    /// The number.
+    pub number: u64,
+    /// The title.
+    pub title: String,
+    /// The description; carries `Closes #N` for each linked issue.
+    pub body: String,
+    /// Open or closed.
+    pub state: OpenState,
+    /// Whether it was merged.
+    pub merged: bool,
+    /// Who opened it.
+    pub author: String,
+    /// When it was opened.
+    pub created_at: DateTime<Utc>,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
+    /// When it was closed or merged.
+    pub closed_at: Option<DateTime<Utc>>,
+}
+
+/// One repository's records.
+#[derive(Debug, Clone, Default)]
+struct RepoData {
+    id: u64,
+    labels: Vec<Label>,
+    milestones: Vec<Milestone>,
+    milestone_updated: BTreeMap<u64, DateTime<Utc>>,
+    issues: BTreeMap<u64, Issue>,
+    pulls: BTreeMap<u64, Pull>,
+}
+
+/// Everything the emulator serves: repositories with their labels, milestones, issues and pull requests.
+#[derive(Debug, Clone, Default)]
+pub struct Dataset {
+    repos: BTreeMap<RepoName, RepoData>,
+    clock: DateTime<Utc>,
+}
+
+/// Gitea's time format: RFC 3339, whole seconds, `Z`.
+pub(crate) fn fmt_time(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+fn opt_time(t: Option<DateTime<Utc>>) -> Value {
+    t.map_or(Value::Null, |t| Value::String(fmt_time(t)))
+}
+
+fn state_str(s: OpenState) -> &'static str {
+    match s {
+        OpenState::Open => "open",
+        OpenState::Closed => "closed",
+    }
+}
+
+/// A stable synthetic user id: FNV-1a of the login, folded into 1..=999_999.
+pub(crate) fn user_id(login: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in login.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h % 999_999 + 1
+}
+
+impl Dataset {
+    /// Maps a snapshot back to Gitea's records: every repository named in the snapshot (meta, labels,
+    /// milestones or issues), and one pull request for each distinct linked pull whose number is free.
+    pub fn from_snapshot(snapshot: &Snapshot) -> Self {
+        let mut ds = Dataset {
+            repos: BTreeMap::new(),
+            clock: snapshot.meta.synced_at,
+        };
+        let names = snapshot
+            .meta
+            .repositories
+            .iter()
+            .map(|r| r.name.clone())
+            .chain(snapshot.labels.keys().cloned())
+            .chain(snapshot.milestones.keys().cloned())
+            .chain(snapshot.issues.keys().map(|k| k.repo.clone()))
+            .collect::<std::collections::BTreeSet<_>>();
+        for name in names {
+            ds.repo_entry(&name);
+        }
+        for (repo, labels) in &snapshot.labels {
+            ds.repo_entry(repo).labels = labels.clone();
+        }
+        for (repo, ms) in &snapshot.milestones {
+            let data = ds.repo_entry(repo);
+            data.milestones = ms.clone();
+            for m in ms {
+                data.milestone_updated
+                    .insert(m.id, m.closed_at.unwrap_or(m.created_at));
+            }
+        }
+        for (key, issue) in &snapshot.issues {
+            ds.repo_entry(&key.repo)
+                .issues
+                .insert(issue.number, issue.clone());
+            if issue.updated_at > ds.clock {
+                ds.clock = issue.updated_at;
+            }
+        }
+        // Pull requests: one per (repository, number), linked to every issue that names it.
+        let mut pulls: BTreeMap<(RepoName, u64), (Pull, Vec<IssueKey>)> = BTreeMap::new();
+        for (key, issue) in &snapshot.issues {
+            for lp in &issue.pull_requests {
+                let repo = lp.repository.clone().unwrap_or_else(|| key.repo.clone());
+                let author = issue
+                    .timeline
+                    .iter()
+                    .find(|e| {
+                        e.kind == "pull_ref"
+                            && e.pull.as_ref().is_some_and(|p| p.number == lp.number)
+                    })
+                    .map_or_else(|| issue.author.clone(), |e| e.user.clone());
+                let entry = pulls.entry((repo, lp.number)).or_insert_with(|| {
+                    (
+                        Pull {
+                            number: lp.number,
+                            title: lp.title.clone(),
+                            body: String::new(),
+                            state: lp.state,
+                            merged: lp.merged,
+                            author,
+                            created_at: lp.created_at,
+                            updated_at: lp.closed_at.unwrap_or(lp.created_at),
+                            closed_at: lp.closed_at,
+                        },
+                        Vec::new(),
+                    )
+                });
+                entry.1.push(key.clone());
+            }
+        }
+        for ((repo, number), (mut pull, linked)) in pulls {
+            let lines: Vec<String> = linked
+                .iter()
+                .map(|k| {
+                    if k.repo == repo {
+                        format!("Closes #{}", k.number)
+                    } else {
+                        format!("Closes {k}")
+                    }
+                })
+                .collect();
+            pull.body = lines.join("\n");
+            let data = ds.repo_entry(&repo);
+            if !data.issues.contains_key(&number) {
+                data.pulls.insert(number, pull);
+            }
+        }
+        ds
+    }
+
+    fn repo_entry(&mut self, repo: &RepoName) -> &mut RepoData {
+        let next_id = self.repos.len() as u64 + 1;
+        self.repos.entry(repo.clone()).or_insert_with(|| RepoData {
+            id: next_id,
+            ..RepoData::default()
+        })
+    }
+
+    /// The repositories served, sorted.
+    pub fn repositories(&self) -> Vec<RepoName> {
+        self.repos.keys().cloned().collect()
+    }
+
+    /// The emulated server's clock: the time write endpoints stamp on what they change.
+    pub fn clock(&self) -> DateTime<Utc> {
+        self.clock
+    }
+
+    /// Sets the clock.
+    pub fn set_clock(&mut self, at: DateTime<Utc>) {
+        self.clock = at;
+    }
+
+    /// Advances the clock by one second and returns the new time (every change gets a distinct second).
+    pub fn tick(&mut self) -> DateTime<Utc> {
+        self.clock += Duration::seconds(1);
+        self.clock
+    }
+
+    /// The issue `key`, if it exists.
+    pub fn issue(&self, key: &IssueKey) -> Option<&Issue> {
+        self.repos.get(&key.repo)?.issues.get(&key.number)
+    }
+
+    /// The issues of `repo`, by number.
+    pub fn issues(&self, repo: &RepoName) -> Vec<&Issue> {
+        self.repos
+            .get(repo)
+            .map(|r| r.issues.values().collect())
+            .unwrap_or_default()
+    }
+
+    /// The pull request `number` of `repo`.
+    pub fn pull(&self, repo: &RepoName, number: u64) -> Option<&Pull> {
+        self.repos.get(repo)?.pulls.get(&number)
+    }
+
+    /// The pull requests of `repo`, by number.
+    pub fn pulls(&self, repo: &RepoName) -> Vec<&Pull> {
+        self.repos
+            .get(repo)
+            .map(|r| r.pulls.values().collect())
+            .unwrap_or_default()
+    }
+
+    /// The labels of `repo`.
+    pub fn labels(&self, repo: &RepoName) -> &[Label] {
+        self.repos.get(repo).map_or(&[], |r| r.labels.as_slice())
+    }
+
+    /// The milestones of `repo`.
+    pub fn milestones(&self, repo: &RepoName) -> &[Milestone] {
+        self.repos
+            .get(repo)
+            .map_or(&[], |r| r.milestones.as_slice())
+    }
+
+    /// Changes issue `key` through `f`, then bumps its `updated_at` to the next clock tick.
+    ///
+    /// Returns false when there is no such issue.
+    pub fn update_issue(&mut self, key: &IssueKey, f: impl FnOnce(&mut Issue)) -> bool {
+        let at = self.tick();
+        match self
+            .repos
+            .get_mut(&key.repo)
+            .and_then(|r| r.issues.get_mut(&key.number))
+        {
+            Some(issue) => {
+                f(issue);
+                issue.updated_at = at;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Adds (or replaces) an issue of `repo`, creating the repository if it is new.
+    pub fn insert_issue(&mut self, repo: &RepoName, issue: Issue) {
+        self.repo_entry(repo).issues.insert(issue.number, issue);
+    }
+
+    /// Adds (or replaces) a pull request of `repo`, creating the repository if it is new.
+    pub fn insert_pull(&mut self, repo: &RepoName, pull: Pull) {
+        self.repo_entry(repo).pulls.insert(pull.number, pull);
+    }
+
+    /// The next free number in `repo` (issues and pull requests share the space).
+    pub fn next_number(&self, repo: &RepoName) -> u64 {
+        self.repos.get(repo).map_or(1, |r| {
+            let i = r.issues.keys().next_back().copied().unwrap_or(0);
+            let p = r.pulls.keys().next_back().copied().unwrap_or(0);
+            i.max(p) + 1
+        })
+    }
+
+    /// Creates a new open issue in `repo` at the next clock tick, by `author`, and returns its key.
+    pub fn create_issue(&mut self, repo: &RepoName, title: &str, author: &str) -> IssueKey {
+        let number = self.next_number(repo);
+        let at = self.tick();
+        self.insert_issue(
+            repo,
+            Issue {
+                number,
+                title: title.to_owned(),
+                state: OpenState::Open,
+                author: author.to_owned(),
+                created_at: at,
+                updated_at: at,
+                closed_at: None,
+                assignees: Vec::new(),
+                labels: Vec::new(),
+                milestone: None,
+                time_estimate: 0,
+                depends_on: Vec::new(),
+                body: String::new(),
+                comments: Vec::new(),
+                timeline: Vec::new(),
+                tracked_times: Vec::new(),
+                pull_requests: Vec::new(),
+            },
+        );
+        repo.issue(number)
+    }
+
+    /// Changes milestone `id` (of any repository) through `f` and bumps its `updated_at`.
+    ///
+    /// Returns false when there is no such milestone.
+    pub fn update_milestone(&mut self, id: u64, f: impl FnOnce(&mut Milestone)) -> bool {
+        let at = self.tick();
+        for data in self.repos.values_mut() {
+            if let Some(m) = data.milestones.iter_mut().find(|m| m.id == id) {
+                f(m);
+                data.milestone_updated.insert(id, at);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The milestone with this id in any repository.
+    pub fn milestone(&self, id: u64) -> Option<&Milestone> {
+        self.repos
+            .values()
+            .find_map(|r| r.milestones.iter().find(|m| m.id == id))
+    }
+
+    pub(crate) fn repo_id(&self, repo: &RepoName) -> Option<u64> {
+        self.repos.get(repo).map(|r| r.id)
+    }
+
+    /// A stable synthetic issue id, unique across repositories.
+    pub(crate) fn issue_id(&self, repo: &RepoName, number: u64) -> u64 {
+        self.repo_id(repo).unwrap_or(0) * 100_000 + number
+    }
+
+    /// The label of `repo` called `name`, or a stand-in with id 0 when labels.yaml no longer has it.
+    pub(crate) fn label_by_name(&self, repo: &RepoName, name: &str) -> Label {
+        self.labels(repo)
+            .iter()
+            .find(|l| l.name == name)
+            .cloned()
+            .unwrap_or_else(|| Label {
+                id: 0,
+                name: name.to_owned(),
+                color: "000000".into(),
+                description: String::new(),
+            })
+    }
+
+    /// The issues that depend on `key` (it blocks them).
+    pub(crate) fn blocked_by(&self, key: &IssueKey) -> Vec<IssueKey> {
+        let mut out = Vec::new();
+        for (repo, data) in &self.repos {
+            for issue in data.issues.values() {
+                if issue.depends_on.contains(key) {
+                    out.push(repo.issue(issue.number));
+                }
+            }
+        }
+        out
+    }
+
+    pub(crate) fn issue_mut(&mut self, key: &IssueKey) -> Option<&mut Issue> {
+        self.repos.get_mut(&key.repo)?.issues.get_mut(&key.number)
+    }
+}
+
+/// Renders records as Gitea JSON; `base` is the server's root URL (`http://127.0.0.1:PORT`).
+pub(crate) struct Render<'a> {
+    pub ds: &'a Dataset,
+    pub base: &'a str,
+}
+
+impl Render<'_> {
+    pub fn user(&self, login: &str) -> Value {
+        let base = self.base;
+        json!({
+            "id": user_id(login),
+            "login": login,
+            "login_name": "",
+            "source_id": 0,
+            "full_name": "",
+            "email": format!("{login}@noreply.localhost"),
+            "avatar_url": format!("{base}/avatars/{}", user_id(login)),
+            "html_url": format!("{base}/{login}"),
+            "language": "",
+            "is_admin": false,
+            "last_login": "1970-01-01T00:00:00Z",
+            "created": "2026-01-01T00:00:00Z",
+            "restricted": false,
+            "active": true,
+            "prohibit_login": false,
+            "location": "",
+            "website": "",
+            "description": "",
+            "visibility": "public",
+            "followers_count": 0,
+            "following_count": 0,
+            "starred_repos_count": 0,
+        })
+    }
+
+    pub fn label(&self, repo: &RepoName, l: &Label) -> Value {
+        json!({
+            "id": l.id,
+            "name": l.name,
+            "exclusive": false,
+            "is_archived": false,
+            "color": l.color,
+            "description": l.description,
+            "url": format!("{}/api/v1/repos/{repo}/labels/{}", self.base, l.id),
+        })
+    }
+
+    pub fn milestone(&self, m: &Milestone) -> Value {
+        let (mut open, mut closed) = (0, 0);
+        let mut updated = m.closed_at.unwrap_or(m.created_at);
+        for data in self.ds.repos.values() {
+            if let Some(u) = data.milestone_updated.get(&m.id) {
+                updated = *u;
+            }
+            for i in data.issues.values() {
+                if i.milestone == Some(m.id) {
+                    match i.state {
+                        OpenState::Open => open += 1,
+                        OpenState::Closed => closed += 1,
+                    }
+                }
+            }
+        }
+        json!({
+            "id": m.id,
+            "title": m.title,
+            "description": m.description,
+            "state": state_str(m.state),
+            "open_issues": open,
+            "closed_issues": closed,
+            "created_at": fmt_time(m.created_at),
+            "updated_at": fmt_time(updated),
+            "closed_at": opt_time(m.closed_at),
+            "due_on": opt_time(m.due_on),
+        })
+    }
+
+    fn milestone_by_id(&self, id: Option<u64>) -> Value {
+        id.and_then(|id| self.ds.milestone(id))
+            .map_or(Value::Null, |m| self.milestone(m))
+    }
+
+    fn repo_meta(&self, repo: &RepoName) -> Value {
+        json!({
+            "id": self.ds.repo_id(repo).unwrap_or(0),
+            "name": repo.name,
+            "owner": repo.owner,
+            "full_name": repo.to_string(),
+        })
+    }
+
+    fn users(&self, logins: &[String]) -> Value {
+        // Gitea builds the list by appending to a nil slice: no assignees is `null`, not `[]`.
+        if logins.is_empty() {
+            Value::Null
+        } else {
+            Value::Array(logins.iter().map(|l| self.user(l)).collect())
+        }
+    }
+
+    pub fn issue(&self, repo: &RepoName, i: &Issue) -> Value {
+        let base = self.base;
+        let n = i.number;
+        json!({
+            "id": self.ds.issue_id(repo, n),
+            "url": format!("{base}/api/v1/repos/{repo}/issues/{n}"),
+            "html_url": format!("{base}/{repo}/issues/{n}"),
+            "number": n,
+            "user": self.user(&i.author),
+            "original_author": "",
+            "original_author_id": 0,
+            "title": i.title,
+            "body": i.body,
+            "ref": "",
+            "assets": [],
+            "labels": i.labels.iter().map(|l| self.label(repo, &self.ds.label_by_name(repo, l))).collect::<Vec<_>>(),
+            "milestone": self.milestone_by_id(i.milestone),
+            "assignee": i.assignees.first().map_or(Value::Null, |a| self.user(a)),
+            "assignees": self.users(&i.assignees),
+            "state": state_str(i.state),
+            "is_locked": false,
+            "comments": i.comments.len(),
+            "created_at": fmt_time(i.created_at),
+            "updated_at": fmt_time(i.updated_at),
+            "closed_at": opt_time(i.closed_at),
+            "due_date": null,
+            "time_estimate": i.time_estimate,
+            "pull_request": null,
+            "repository": self.repo_meta(repo),
+            "pin_order": 0,
+            "content_version": 0,
+            "projects": [],
+        })
+    }
+
+    /// A pull request in the issue shape (as the issues listing and `ref_issue` give it).
+    pub fn pull_as_issue(&self, repo: &RepoName, p: &Pull) -> Value {
+        let base = self.base;
+        let n = p.number;
+        let merged_at = if p.merged { p.closed_at } else { None };
+        json!({
+            "id": self.ds.issue_id(repo, n),
+            "url": format!("{base}/api/v1/repos/{repo}/issues/{n}"),
+            "html_url": format!("{base}/{repo}/pulls/{n}"),
+            "number": n,
+            "user": self.user(&p.author),
+            "original_author": "",
+            "original_author_id": 0,
+            "title": p.title,
+            "body": p.body,
+            "ref": "",
+            "assets": [],
+            "labels": [],
+            "milestone": null,
+            "assignee": null,
+            "assignees": null,
+            "state": state_str(p.state),
+            "is_locked": false,
+            "comments": 0,
+            "created_at": fmt_time(p.created_at),
+            "updated_at": fmt_time(p.updated_at),
+            "closed_at": opt_time(p.closed_at),
+            "due_date": null,
+            "time_estimate": 0,
+            "pull_request": {
+                "merged": p.merged,
+                "merged_at": opt_time(merged_at),
+                "draft": false,
+                "html_url": format!("{base}/{repo}/pulls/{n}"),
+            },
+            "repository": self.repo_meta(repo),
+            "pin_order": 0,
+            "content_version": 0,
+            "projects": [],
+        })
+    }
+
+    /// The issue or pull request `key` in the issue shape, or null.
+    pub fn issue_or_pull(&self, key: &IssueKey) -> Value {
+        if let Some(i) = self.ds.issue(key) {
+            self.issue(&key.repo, i)
+        } else if let Some(p) = self.ds.pull(&key.repo, key.number) {
+            self.pull_as_issue(&key.repo, p)
+        } else {
+            Value::Null
+        }
+    }
+
+    pub fn repository(&self, repo: &RepoName, dependencies: bool) -> Value {
+        let base = self.base;
+        let data = self.ds.repos.get(repo);
+        let open_issues = data.map_or(0, |d| {
+            d.issues
+                .values()
+                .filter(|i| i.state == OpenState::Open)
+                .count()
+        });
+        let open_prs = data.map_or(0, |d| {
+            d.pulls
+                .values()
+                .filter(|p| p.state == OpenState::Open)
+                .count()
+        });
+        let mut v = json!({
+            "id": self.ds.repo_id(repo).unwrap_or(0),
+            "owner": self.user(&repo.owner),
+            "name": repo.name,
+            "full_name": repo.to_string(),
+            "description": "",
+            "empty": false,
+            "private": false,
+            "fork": false,
+            "template": false,
+            "parent": null,
+            "mirror": false,
+            "size": 0,
+            "language": "",
+            "languages_url": format!("{base}/api/v1/repos/{repo}/languages"),
+            "html_url": format!("{base}/{repo}"),
+            "url": format!("{base}/api/v1/repos/{repo}"),
+            "link": "",
+            "ssh_url": format!("git@127.0.0.1:{repo}.git"),
+            "clone_url": format!("{base}/{repo}.git"),
+            "original_url": "",
+            "website": "",
+            "stars_count": 0,
+            "forks_count": 0,
+            "watchers_count": 0,
+            "open_issues_count": open_issues,
+            "open_pr_counter": open_prs,
+            "release_counter": 0,
+            "default_branch": "main",
+            "default_target_branch": "main",
+            "archived": false,
+            "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": fmt_time(self.ds.clock),
+            "archived_at": "1970-01-01T00:00:00Z",
+            "permissions": {"admin": true, "push": true, "pull": true},
+            "has_code": true,
+            "has_issues": true,
+            "internal_tracker": {
+                "enable_time_tracker": true,
+                "allow_only_contributors_to_track_time": true,
+                "enable_issue_dependencies": dependencies,
+            },
+        });
+        let more = json!({
+            "has_wiki": false,
+            "has_pull_requests": true,
+            "has_projects": false,
+            "projects_mode": "all",
+            "has_releases": false,
+            "has_packages": false,
+            "has_actions": true,
+            "ignore_whitespace_conflicts": false,
+            "allow_merge_commits": true,
+            "allow_merge_update": true,
+            "allow_rebase": true,
+            "allow_rebase_explicit": true,
+            "allow_squash_merge": true,
+            "allow_fast_forward_only_merge": true,
+            "allow_rebase_update": true,
+            "allow_manual_merge": false,
+            "autodetect_manual_merge": false,
+            "default_allow_maintainer_edit": false,
+            "default_delete_branch_after_merge": false,
+            "default_merge_style": "merge",
+            "default_update_style": "merge",
+            "avatar_url": "",
+            "internal": false,
+            "mirror_interval": "",
+            "object_format_name": "sha1",
+            "mirror_updated": "1970-01-01T00:00:00Z",
+            "mirror_last_sync_at": "1970-01-01T00:00:00Z",
+            "repo_transfer": null,
+            "topics": [],
+            "licenses": [],
+            "branch_count": 1,
+            "external_tracker": null,
+            "external_wiki": null,
+        });
+        if let (Some(o), Value::Object(m)) = (v.as_object_mut(), more) {
+            o.extend(m);
+        }
+        v
+    }
+
+    pub fn pull(&self, repo: &RepoName, p: &Pull, dependencies: bool) -> Value {
+        let base = self.base;
+        let n = p.number;
+        let merged_at = if p.merged { p.closed_at } else { None };
+        let repo_json = self.repository(repo, dependencies);
+        let branch = |r: &str| {
+            json!({
+                "label": r,
+                "ref": r,
+                "sha": format!("{:040x}", self.ds.issue_id(repo, n)),
+                "repo_id": self.ds.repo_id(repo).unwrap_or(0),
+                "repo": repo_json,
+            })
+        };
+        json!({
+            "id": self.ds.issue_id(repo, n),
+            "url": format!("{base}/{repo}/pulls/{n}"),
+            "number": n,
+            "user": self.user(&p.author),
+            "title": p.title,
+            "body": p.body,
+            "labels": [],
+            "milestone": null,
+            "assignee": null,
+            "assignees": null,
+            "requested_reviewers": [],
+            "requested_reviewers_teams": [],
+            "state": state_str(p.state),
+            "draft": false,
+            "is_locked": false,
+            "comments": 0,
+            "review_comments": 0,
+            "additions": 0,
+            "deletions": 0,
+            "changed_files": 0,
+            "html_url": format!("{base}/{repo}/pulls/{n}"),
+            "diff_url": format!("{base}/{repo}/pulls/{n}.diff"),
+            "patch_url": format!("{base}/{repo}/pulls/{n}.patch"),
+            "mergeable": p.state == OpenState::Open,
+            "merged": p.merged,
+            "merged_at": opt_time(merged_at),
+            "merge_commit_sha": if p.merged { Value::String(format!("{:040x}", n)) } else { Value::Null },
+            "merged_by": if p.merged { self.user(&p.author) } else { Value::Null },
+            "allow_maintainer_edit": false,
+            "base": branch("main"),
+            "head": branch(&format!("pr-{n}")),
+            "merge_base": format!("{:040x}", 0),
+            "due_date": null,
+            "created_at": fmt_time(p.created_at),
+            "updated_at": fmt_time(p.updated_at),
+            "closed_at": opt_time(p.closed_at),
+            "pin_order": 0,
+            "content_version": 0,
+        })
+    }
+
+    pub fn comment(&self, repo: &RepoName, number: u64, c: &crate::domain::Comment) -> Value {
+        let base = self.base;
+        json!({
+            "id": c.id,
+            "html_url": format!("{base}/{repo}/issues/{number}#issuecomment-{}", c.id),
+            "pull_request_url": "",
+            "issue_url": format!("{base}/{repo}/issues/{number}"),
+            "user": self.user(&c.user),
+            "original_author": "",
+            "original_author_id": 0,
+            "body": c.body,
+            "assets": [],
+            "created_at": fmt_time(c.created_at),
+            "updated_at": fmt_time(c.updated_at),
+        })
+    }
+
+    pub fn tracked_time(
+        &self,
+        repo: &RepoName,
+        i: &Issue,
+        t: &crate::domain::TrackedTime,
+    ) -> Value {
+        json!({
+            "id": t.id,
+            "created": fmt_time(t.created),
+            "time": t.time,
+            "user_id": user_id(&t.user),
+            "user_name": t.user,
+            "issue_id": self.ds.issue_id(repo, i.number),
+            "issue": self.issue(repo, i),
+        })
+    }
+
+    /// One timeline entry; `entry` is a comment or an event of issue `i`.
+    pub fn timeline(&self, repo: &RepoName, i: &Issue, entry: &TimelineEntry<'_>) -> Value {
+        let base = self.base;
+        let n = i.number;
+        let mut v = json!({
+            "id": 0,
+            "type": "",
+            "html_url": "",
+            "pull_request_url": "",
+            "issue_url": format!("{base}/{repo}/issues/{n}"),
+            "user": null,
+            "body": "",
+            "created_at": "",
+            "updated_at": "",
+            "old_project_id": 0,
+            "project_id": 0,
+            "old_title": "",
+            "new_title": "",
+            "old_ref": "",
+            "new_ref": "",
+            "ref_issue": null,
+            "ref_comment": null,
+            "ref_action": "",
+            "ref_commit_sha": "",
+            "review_id": 0,
+            "label": null,
+            "assignee": null,
+            "assignee_team": null,
+            "removed_assignee": false,
+            "resolve_doer": null,
+            "dependent_issue": null,
+            "milestone": null,
+            "old_milestone": null,
+            "tracked_time": null,
+        });
+        let set = |v: &mut Value, k: &str, x: Value| {
+            if let Some(o) = v.as_object_mut() {
+                o.insert(k.to_owned(), x);
+            }
+        };
+        match entry {
+            TimelineEntry::Comment(c) => {
+                set(&mut v, "id", json!(c.id));
+                set(&mut v, "type", json!("comment"));
+                set(
+                    &mut v,
+                    "html_url",
+                    json!(format!("{base}/{repo}/issues/{n}#issuecomment-{}", c.id)),
+                );
+                set(&mut v, "user", self.user(&c.user));
+                set(&mut v, "body", json!(c.body));
+                set(&mut v, "created_at", json!(fmt_time(c.created_at)));
+                set(&mut v, "updated_at", json!(fmt_time(c.updated_at)));
+            }
+            TimelineEntry::Event(e) => {
+                set(&mut v, "id", json!(e.id));
+                set(&mut v, "type", json!(e.kind));
+                set(
+                    &mut v,
+                    "html_url",
+                    json!(format!("{base}/{repo}/issues/{n}#issuecomment-{}", e.id)),
+                );
+                set(&mut v, "user", self.user(&e.user));
+                set(&mut v, "created_at", json!(fmt_time(e.created_at)));
+                set(&mut v, "updated_at", json!(fmt_time(e.created_at)));
+                match e.kind.as_str() {
+                    "label" => {
+                        if let Some(l) = &e.label {
+                            let label = self.ds.label_by_name(repo, l);
+                            set(&mut v, "label", self.label(repo, &label));
+                        }
+                        // Gitea's quirk: the body says whether the label was added ("1") or removed ("").
+                        set(&mut v, "body", json!(if e.removed { "" } else { "1" }));
+                    }
+                    "milestone" => {
+                        set(&mut v, "milestone", self.milestone_by_id(e.milestone));
+                        set(
+                            &mut v,
+                            "old_milestone",
+                            self.milestone_by_id(e.old_milestone),
+                        );
+                    }
+                    "assignees" => {
+                        if let Some(a) = &e.assignee {
+                            set(&mut v, "assignee", self.user(a));
+                        }
+                        set(&mut v, "removed_assignee", json!(e.removed));
+                    }
+                    "pull_ref" => {
+                        if let Some(p) = &e.pull {
+                            set(&mut v, "ref_issue", self.issue_or_pull(p));
+                            set(&mut v, "ref_action", json!("references"));
+                        }
+                    }
+                    "add_dependency" | "remove_dependency" => {
+                        if let Some(d) = &e.dependency {
+                            set(&mut v, "dependent_issue", self.issue_or_pull(d));
+                        }
+                    }
+                    "change_title" => {
+                        set(
+                            &mut v,
+                            "old_title",
+                            json!(e.old_title.clone().unwrap_or_default()),
+                        );
+                        set(
+                            &mut v,
+                            "new_title",
+                            json!(e.new_title.clone().unwrap_or_default()),
+                        );
+                    }
+                    _ => {}
+                }
+            }
+            TimelineEntry::Hidden(_) => {}
+        }
+        v
+    }
+}
+
+/// One entry of an issue's timeline as Gitea stores it, before it filters out what the caller may not see.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum TimelineEntry<'a> {
+    /// A comment (`type: comment`).
+    Comment(&'a crate::domain::Comment),
+    /// An event.
+    Event(&'a crate::domain::TimelineEvent),
+    /// An entry Gitea drops after paging (a comment the caller cannot see); carries its time.
+    Hidden(DateTime<Utc>),
+}
+
+impl TimelineEntry<'_> {
+    pub fn updated(&self) -> DateTime<Utc> {
+        match self {
+            TimelineEntry::Comment(c) => c.updated_at,
+            TimelineEntry::Event(e) => e.created_at,
+            TimelineEntry::Hidden(t) => *t,
+        }
+    }
+}
+
+/// After this many visible entries the stored timeline holds one hidden entry, so pages come back short.
+pub(crate) const HIDDEN_EVERY: usize = 3;
+
+/// Issue `i`'s stored timeline: comments and events by (time, id), with a hidden entry after every
+/// [`HIDDEN_EVERY`] visible ones.
+pub(crate) fn timeline_entries(i: &Issue) -> Vec<TimelineEntry<'_>> {
+    let mut visible: Vec<(DateTime<Utc>, u64, TimelineEntry<'_>)> = i
+        .comments
+        .iter()
+        .map(|c| (c.created_at, c.id, TimelineEntry::Comment(c)))
+        .chain(
+            i.timeline
+                .iter()
+                .map(|e| (e.created_at, e.id, TimelineEntry::Event(e))),
+        )
+        .collect();
+    visible.sort_by_key(|(t, id, _)| (*t, *id));
+    let mut out = Vec::with_capacity(visible.len() + visible.len() / HIDDEN_EVERY);
+    for (k, (t, _, e)) in visible.into_iter().enumerate() {
+        out.push(e);
+        if (k + 1) % HIDDEN_EVERY == 0 {
+            out.push(TimelineEntry::Hidden(t));
+        }
+    }
+    out
+}

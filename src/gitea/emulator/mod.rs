@@ -1,0 +1,419 @@
+//! A Gitea 1.27 API emulator on loopback, for the sync and apply tests (and for trying the client by hand).
+//!
+//! [`Emulator::start`] serves a [`Dataset`] (built from a CommiTea snapshot with [`Dataset::from_snapshot`])
+//! on `127.0.0.1` at a free port, one thread per connection, answering every request with
+//! `Connection: close`. Responses follow the JSON shapes of Gitea's OpenAPI spec and its pagination
+//! behaviour:
+//!
+//! - `page` is 1-based (0 or less means 1); `limit` 0 or less means `default_paging_num` (30), and is capped at
+//!   `max_response_items` (50 by default). List endpoints send `X-Total-Count` and a `Link` header with
+//!   `rel="next"`/`rel="last"` when there is a next page and `rel="first"`/`rel="prev"` after the first page.
+//! - The issues and pulls listings are sorted as Gitea sorts by default: newest created first, ties by
+//!   descending id (number). `state` defaults to `open`; `type` is `issues`, `pulls` or absent (both, pulls
+//!   carrying `pull_request`); `since`/`before` filter on `updated_at`, both inclusive, at second resolution
+//!   (Gitea compares Unix seconds with `>=` and `<=`).
+//! - Labels are sorted by name, milestones by due date (none last) then id, comments and timelines by time
+//!   then id.
+//! - The timeline (`/issues/{n}/timeline`) sends no `Link` and no `X-Total-Count`, and Gitea filters entries
+//!   after paging, so pages come back short before the end: the stored timeline holds a hidden entry after
+//!   every third visible one. A client must page until it gets an empty page.
+//! - `/dependencies` and `/blocks` page by hand like Gitea (no headers) and answer 404 when the repository
+//!   has issue dependencies disabled.
+//! - Errors are Gitea's `{"message": …, "url": …}`; unknown paths are 404 JSON.
+//!
+//! Tests read request counts ([`Emulator::request_count`], [`Emulator::count`]) and inject faults at run
+//! time ([`Emulator::inject`]): 5xx answers, slow answers, 429 with `Retry-After`, dropped connections,
+//! and a page shift (an issue created right after a page is served).
+
+mod dataset;
+mod http;
+mod routes;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+pub use dataset::{Dataset, Pull};
+
+use crate::domain::RepoName;
+
+/// Why the emulator could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum EmulatorError {
+    /// The loopback socket could not be bound.
+    #[error("Gitea emulator: cannot listen on 127.0.0.1: {0}")]
+    Bind(std::io::Error),
+    /// The accept thread could not be started.
+    #[error("Gitea emulator: cannot start the accept thread: {0}")]
+    Spawn(std::io::Error),
+}
+
+/// How the emulated server behaves.
+#[derive(Debug, Clone)]
+pub struct EmulatorOptions {
+    /// The one accepted token (`Authorization: token X` or `Authorization: Bearer X`).
+    pub token: String,
+    /// The login of the token's user (`GET /user`, and the actor of changes made through the API).
+    pub user: String,
+    /// Gitea's `MAX_RESPONSE_ITEMS`: the cap on `limit`.
+    pub max_response_items: usize,
+    /// Gitea's `DEFAULT_PAGING_NUM`: the page size when `limit` is absent.
+    pub default_paging_num: usize,
+    /// Repositories with issue dependencies disabled (their dependency endpoints answer 404).
+    pub dependencies_disabled: BTreeSet<RepoName>,
+    /// The version `GET /version` reports.
+    pub version: String,
+}
+
+impl Default for EmulatorOptions {
+    fn default() -> Self {
+        Self {
+            token: "emulator-token".into(),
+            user: "commitea-bot".into(),
+            max_response_items: 50,
+            default_paging_num: 30,
+            dependencies_disabled: BTreeSet::new(),
+            version: "1.27.1".into(),
+        }
+    }
+}
+
+/// What an injected fault does to a request it matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FaultKind {
+    /// Answer with this status (500, 502, 503, …) and a Gitea error body.
+    Status(u16),
+    /// Sleep this long, then answer normally.
+    Slow(Duration),
+    /// Answer 429 with `Retry-After: S`.
+    RateLimit {
+        /// The `Retry-After` seconds.
+        retry_after_secs: u64,
+    },
+    /// Close the connection without answering.
+    Drop,
+    /// Answer normally, then create a new issue in the repository (newest, so it lands on page 1 and shifts
+    /// every later page by one: a naive client sees one issue twice and misses the new one).
+    PageShift {
+        /// Where the issue is created.
+        repo: RepoName,
+    },
+}
+
+/// A fault for the next `times` requests whose target (path and raw query) contains `path_contains`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    /// What happens.
+    pub kind: FaultKind,
+    /// Only requests whose target contains this text (any request when `None`).
+    pub path_contains: Option<String>,
+    /// How many matching requests it affects.
+    pub times: usize,
+}
+
+impl Fault {
+    /// A fault for the next request.
+    pub fn new(kind: FaultKind) -> Self {
+        Self {
+            kind,
+            path_contains: None,
+            times: 1,
+        }
+    }
+
+    /// Affect the next `n` matching requests.
+    pub fn times(mut self, n: usize) -> Self {
+        self.times = n;
+        self
+    }
+
+    /// Only requests whose target (path and raw query, e.g. `/api/v1/repos/a/b/issues?page=1`) contains `text`.
+    pub fn on(mut self, text: impl Into<String>) -> Self {
+        self.path_contains = Some(text.into());
+        self
+    }
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    total: u64,
+    by_pattern: BTreeMap<String, u64>,
+    log: Vec<String>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    dataset: Mutex<Dataset>,
+    faults: Mutex<Vec<Fault>>,
+    counters: Mutex<Counters>,
+    options: EmulatorOptions,
+    base: String,
+    stop: AtomicBool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A running emulated Gitea server; stops when dropped.
+#[derive(Debug)]
+pub struct Emulator {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl Emulator {
+    /// Starts serving `dataset` on `127.0.0.1` at a free port.
+    pub fn start(dataset: Dataset, options: EmulatorOptions) -> Result<Self, EmulatorError> {
+        let listener = TcpListener::bind("127.0.0.1:0").map_err(EmulatorError::Bind)?;
+        let addr = listener.local_addr().map_err(EmulatorError::Bind)?;
+        let shared = Arc::new(Shared {
+            dataset: Mutex::new(dataset),
+            faults: Mutex::new(Vec::new()),
+            counters: Mutex::new(Counters::default()),
+            options,
+            base: format!("http://{addr}"),
+            stop: AtomicBool::new(false),
+        });
+        let s = Arc::clone(&shared);
+        let accept = std::thread::Builder::new()
+            .name("gitea-emulator".into())
+            .spawn(move || accept_loop(&listener, &s))
+            .map_err(EmulatorError::Spawn)?;
+        Ok(Self {
+            addr,
+            shared,
+            accept: Some(accept),
+        })
+    }
+
+    /// The server's root URL, `http://127.0.0.1:PORT` (the API is under `/api/v1`).
+    pub fn url(&self) -> String {
+        self.shared.base.clone()
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The options it runs with.
+    pub fn options(&self) -> &EmulatorOptions {
+        &self.shared.options
+    }
+
+    /// Reads or changes the dataset between requests (e.g. edit an issue and bump its `updated_at`).
+    pub fn with_dataset<R>(&self, f: impl FnOnce(&mut Dataset) -> R) -> R {
+        f(&mut lock(&self.shared.dataset))
+    }
+
+    /// A copy of the dataset as it is now.
+    pub fn dataset(&self) -> Dataset {
+        lock(&self.shared.dataset).clone()
+    }
+
+    /// Queues a fault; faults are tried in the order they were injected.
+    pub fn inject(&self, fault: Fault) {
+        lock(&self.shared.faults).push(fault);
+    }
+
+    /// Drops every queued fault.
+    pub fn clear_faults(&self) {
+        lock(&self.shared.faults).clear();
+    }
+
+    /// How many requests arrived in all (faulted and unauthorised ones included).
+    pub fn request_count(&self) -> u64 {
+        lock(&self.shared.counters).total
+    }
+
+    /// How many requests matched `pattern`, written as `METHOD /path` with `{owner}`, `{repo}`, `{index}`
+    /// and `{id}` placeholders and without `/api/v1`, e.g. `GET /repos/{owner}/{repo}/issues/{index}/timeline`.
+    pub fn count(&self, pattern: &str) -> u64 {
+        lock(&self.shared.counters)
+            .by_pattern
+            .get(pattern)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Every pattern seen with its count.
+    pub fn counts(&self) -> BTreeMap<String, u64> {
+        lock(&self.shared.counters).by_pattern.clone()
+    }
+
+    /// Every request as `METHOD target`, in order of arrival.
+    pub fn requests(&self) -> Vec<String> {
+        lock(&self.shared.counters).log.clone()
+    }
+
+    /// Zeroes the counters and the request log.
+    pub fn reset_counts(&self) {
+        *lock(&self.shared.counters) = Counters::default();
+    }
+
+    /// Stops accepting connections and waits for the accept thread (requests in flight still finish).
+    pub fn stop(&mut self) {
+        if self.shared.stop.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        // Wake the blocking accept.
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
+        if let Some(h) = self.accept.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
+    for stream in listener.incoming() {
+        if shared.stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let Ok(stream) = stream else { continue };
+        let s = Arc::clone(shared);
+        let _ = std::thread::Builder::new()
+            .name("gitea-emulator-conn".into())
+            .spawn(move || serve(&stream, &s));
+    }
+}
+
+/// The path pattern a request is counted under, e.g. `GET /repos/{owner}/{repo}/issues/{index}`.
+fn pattern(method: &str, path: &str) -> String {
+    let segs: Vec<&str> = path
+        .strip_prefix("/api/v1")
+        .unwrap_or(path)
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
+    let mut out = String::new();
+    for (k, seg) in segs.iter().enumerate() {
+        out.push('/');
+        let prev = if k > 0 { segs[k - 1] } else { "" };
+        if segs.first() == Some(&"repos") && k == 1 {
+            out.push_str("{owner}");
+        } else if segs.first() == Some(&"repos") && k == 2 {
+            out.push_str("{repo}");
+        } else if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
+            out.push_str(if matches!(prev, "issues" | "pulls") {
+                "{index}"
+            } else {
+                "{id}"
+            });
+        } else {
+            out.push_str(seg);
+        }
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    format!("{method} {out}")
+}
+
+fn serve(stream: &TcpStream, shared: &Shared) {
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+    let Some(req) = http::read_request(stream) else {
+        return;
+    };
+    if shared.stop.load(Ordering::SeqCst) {
+        return;
+    }
+    let target = req.target();
+    {
+        let mut c = lock(&shared.counters);
+        c.total += 1;
+        *c.by_pattern
+            .entry(pattern(&req.method, &req.path))
+            .or_insert(0) += 1;
+        c.log.push(format!("{} {target}", req.method));
+    }
+    let fault = {
+        let mut faults = lock(&shared.faults);
+        let hit = faults.iter().position(|f| {
+            f.times > 0
+                && f.path_contains
+                    .as_ref()
+                    .is_none_or(|p| target.contains(p.as_str()))
+        });
+        hit.map(|k| {
+            faults[k].times -= 1;
+            let kind = faults[k].kind.clone();
+            if faults[k].times == 0 {
+                faults.remove(k);
+            }
+            kind
+        })
+    };
+    let error = |status: u16, message: &str| {
+        http::Response::json(
+            status,
+            &serde_json::json!({"message": message, "url": format!("{}/api/swagger", shared.base)}),
+        )
+    };
+    let mut page_shift = None;
+    match fault {
+        Some(FaultKind::Status(s)) => {
+            http::write_response(stream, &error(s, "injected fault"));
+            return;
+        }
+        Some(FaultKind::RateLimit { retry_after_secs }) => {
+            let resp = error(429, "rate limit exceeded")
+                .with_header("Retry-After", retry_after_secs.to_string());
+            http::write_response(stream, &resp);
+            return;
+        }
+        Some(FaultKind::Drop) => {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+            return;
+        }
+        Some(FaultKind::Slow(d)) => std::thread::sleep(d),
+        Some(FaultKind::PageShift { repo }) => page_shift = Some(repo),
+        None => {}
+    }
+    let resp = routes::handle(&req, shared);
+    // A page shift lands between this page and the next: create the issue before the client can ask again.
+    if let Some(repo) = page_shift {
+        let mut ds = lock(&shared.dataset);
+        let user = shared.options.user.clone();
+        ds.create_issue(&repo, "Inserted between two pages", &user);
+    }
+    http::write_response(stream, &resp);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_name_placeholders() {
+        assert_eq!(
+            pattern("GET", "/api/v1/repos/acme/api/issues/12/timeline"),
+            "GET /repos/{owner}/{repo}/issues/{index}/timeline"
+        );
+        assert_eq!(
+            pattern("DELETE", "/api/v1/repos/a/b/issues/3/labels/7"),
+            "DELETE /repos/{owner}/{repo}/issues/{index}/labels/{id}"
+        );
+        assert_eq!(pattern("GET", "/api/v1/version"), "GET /version");
+    }
+
+    #[test]
+    fn query_decoding_follows_go() {
+        assert_eq!(
+            http::decode("2026-10-02T09%3A00%3A00Z", true),
+            "2026-10-02T09:00:00Z"
+        );
+        assert_eq!(http::decode("a+b%2Bc", true), "a b+c");
+        assert_eq!(http::decode("100%", true), "100%");
+    }
+}

@@ -1,0 +1,3 @@
+//! Talking to Gitea: for now the loopback API emulator that the sync and apply tests run against.
+
+pub mod emulator;
