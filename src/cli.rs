@@ -97,6 +97,17 @@ pub enum Command {
         #[arg(long, short = 's', default_value = ".", env = "COMMITEA_STATE")]
         state: PathBuf,
     },
+    /// Serve a state repo's snapshot through the Gitea API emulator on loopback until stopped (for trying
+    /// CommiTea, and sync, without a Gitea server). Prints the base URL.
+    #[command(hide = true)]
+    Emulate {
+        /// The state repo whose snapshot to serve.
+        #[arg(long, short = 's', default_value = ".", env = "COMMITEA_STATE")]
+        state: PathBuf,
+        /// The token the emulator accepts.
+        #[arg(long, default_value = "emulator-token")]
+        token: String,
+    },
     /// Write a generated state repo (no git, no forecast) into DIR: the bundled demo, or N issues.
     #[command(hide = true)]
     Generate {
@@ -243,6 +254,24 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
             let out = layout.root().join(&config.site.output);
             crate::site::write(&files, &out)?;
             println!("{}", out.join("index.html").display());
+        }
+        Command::Emulate { state, token } => {
+            use crate::gitea::emulator::{Dataset, Emulator, EmulatorOptions};
+            let snapshot = crate::state::Snapshot::load(&crate::state::Layout::new(&state))?;
+            let options = EmulatorOptions {
+                token,
+                ..EmulatorOptions::default()
+            };
+            let emulator = Emulator::start(Dataset::from_snapshot(&snapshot), options)?;
+            println!("{}", emulator.url());
+            tracing::info!(
+                "serving {} issues at {} until stopped",
+                snapshot.issues.len(),
+                emulator.url()
+            );
+            loop {
+                std::thread::park();
+            }
         }
         Command::Generate { dir, issues } => {
             let spec = issues.map_or_else(
