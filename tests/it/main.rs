@@ -8,4 +8,5 @@ mod demo;
 mod emulator;
 mod engine;
 mod pipeline;
+mod sync;
 mod tj3;

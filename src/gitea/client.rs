@@ -1,0 +1,583 @@
+//! A blocking client for Gitea's `/api/v1`: token auth, JSON decoding, paging, and retries with backoff.
+//!
+//! Every request goes through [`Client::get_json`], which retries connection errors, timeouts and 5xx answers
+//! with exponential backoff and (seeded, deterministic) jitter, honours `Retry-After` on 429, and stops after
+//! [`ClientOptions::max_retries`] retries or [`ClientOptions::max_retry_time`] in all. Errors name the
+//! request and the repository and say what to do; the token never appears in an error or in `Debug` output.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use reqwest::Url;
+use reqwest::header::{AUTHORIZATION, HeaderMap, RETRY_AFTER};
+use serde::de::DeserializeOwned;
+
+/// The environment variables a token is read from, in order of preference.
+pub const TOKEN_ENV_VARS: [&str; 3] = ["COMMITEA_GITEA_TOKEN", "GITEA_TOKEN", "GITHUB_TOKEN"];
+
+/// The page size used when `/settings/api` cannot be read.
+pub const DEFAULT_MAX_RESPONSE_ITEMS: usize = 50;
+
+/// The first non-empty token among [`TOKEN_ENV_VARS`].
+pub fn token_from_env() -> Option<String> {
+    TOKEN_ENV_VARS
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .map(|t| t.trim().to_owned())
+        .find(|t| !t.is_empty())
+}
+
+/// Why a request to Gitea failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The server URL does not parse.
+    #[error(
+        "Gitea server URL \"{url}\" is not valid ({reason}); give the server's root, e.g. https://gitea.example.com"
+    )]
+    InvalidUrl {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The HTTP client could not be built.
+    #[error("cannot set up the HTTP client for {server}: {reason}")]
+    Setup {
+        /// The server.
+        server: String,
+        /// What failed.
+        reason: String,
+    },
+    /// 401: the token is missing or wrong.
+    #[error(
+        "{request} on {server}: 401 Unauthorized, the Gitea token is missing or invalid; set COMMITEA_GITEA_TOKEN (or GITEA_TOKEN or GITHUB_TOKEN) to an access token of {server} that can read {repo}"
+    )]
+    Unauthorized {
+        /// The server.
+        server: String,
+        /// The repository the request was about (or `the repositories`).
+        repo: String,
+        /// The request, e.g. `GET /api/v1/repos/acme/api/issues?page=1`.
+        request: String,
+    },
+    /// 403: the token may not read the repository.
+    #[error(
+        "{request}: 403 Forbidden, the token may not read {repo}; give its user read access to issues of {repo} (and a token with the read:issue and read:repository scopes)"
+    )]
+    Forbidden {
+        /// The repository.
+        repo: String,
+        /// The request.
+        request: String,
+    },
+    /// 404 on a repository's endpoint.
+    #[error(
+        "{request}: 404 Not Found, repository {repo} does not exist or is not visible to the token; check the name in commitea.yaml and that the token's user can see it"
+    )]
+    NotFound {
+        /// The repository.
+        repo: String,
+        /// The request.
+        request: String,
+    },
+    /// 404 on a dependencies endpoint: the repository has issue dependencies switched off.
+    #[error(
+        "{request}: issue dependencies are disabled on {repo} (repository settings → Issues → enable dependencies)"
+    )]
+    DependenciesDisabled {
+        /// The repository.
+        repo: String,
+        /// The request.
+        request: String,
+    },
+    /// Another error status that retrying does not help.
+    #[error("{request}: Gitea answered {status}: {message}; check the request for {repo}")]
+    Status {
+        /// The repository.
+        repo: String,
+        /// The request.
+        request: String,
+        /// The HTTP status.
+        status: u16,
+        /// Gitea's `message`, or the start of the body.
+        message: String,
+    },
+    /// A retryable failure that did not go away.
+    #[error(
+        "{request} for {repo} failed {attempts} times over {elapsed_secs} s, last: {last}; check that the server is up and reachable, then run again"
+    )]
+    GaveUp {
+        /// The repository.
+        repo: String,
+        /// The request.
+        request: String,
+        /// How many attempts were made.
+        attempts: u32,
+        /// Seconds spent in all.
+        elapsed_secs: u64,
+        /// The last failure.
+        last: String,
+    },
+    /// The answer was not the JSON expected.
+    #[error(
+        "{request} for {repo}: the answer is not the expected JSON ({reason}); is the server a Gitea 1.20 or newer?"
+    )]
+    Decode {
+        /// The repository.
+        repo: String,
+        /// The request.
+        request: String,
+        /// What did not parse.
+        reason: String,
+    },
+}
+
+/// How the client retries and waits.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Retries after the first attempt (5 by default).
+    pub max_retries: u32,
+    /// Time budget of one request including its retries and waits (60 s by default).
+    pub max_retry_time: Duration,
+    /// The first backoff; doubled on each retry (500 ms by default).
+    pub initial_backoff: Duration,
+    /// The cap on one backoff (20 s by default).
+    pub max_backoff: Duration,
+    /// The timeout of one attempt (30 s by default).
+    pub request_timeout: Duration,
+    /// The seed of the jitter (backoffs are deterministic for a seed).
+    pub jitter_seed: u64,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        Self {
+            max_retries: 5,
+            max_retry_time: Duration::from_secs(60),
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(20),
+            request_timeout: Duration::from_secs(30),
+            jitter_seed: 0x5eed,
+        }
+    }
+}
+
+/// A successful answer's body.
+#[derive(Debug)]
+struct Answer {
+    body: Vec<u8>,
+}
+
+/// One failed attempt: retry it or give up.
+enum Attempt {
+    Retry {
+        reason: String,
+        wait: Option<Duration>,
+    },
+    Fail(ClientError),
+}
+
+/// A blocking Gitea API client. Cheap to share between threads.
+pub struct Client {
+    /// The server's root URL (no `/api/v1`), without a trailing slash.
+    server: String,
+    /// `{server}/api/v1/`.
+    api: Url,
+    token: Option<String>,
+    http: reqwest::blocking::Client,
+    options: ClientOptions,
+    requests: AtomicU64,
+    page_size: OnceLock<usize>,
+    rng: Mutex<u64>,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("server", &self.server)
+            .field(
+                "token",
+                &if self.token.is_some() {
+                    "<redacted>"
+                } else {
+                    "<none>"
+                },
+            )
+            .field("options", &self.options)
+            .field("requests", &self.request_count())
+            .field("page_size", &self.page_size.get())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The repository a path is about (`repos/OWNER/REPO/…`), for error messages.
+fn repo_of(path: &str) -> String {
+    let segs: Vec<&str> = path
+        .trim_start_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
+    match segs.as_slice() {
+        ["repos", owner, name, ..] => format!("{owner}/{name}"),
+        _ => "the repositories".to_owned(),
+    }
+}
+
+/// Gitea's error `message`, else the start of the body.
+fn error_message(body: &[u8]) -> String {
+    let text = serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(str::to_owned))
+        .unwrap_or_else(|| String::from_utf8_lossy(body).into_owned());
+    let mut s: String = text.chars().take(200).collect();
+    if s.is_empty() {
+        s.push_str("(empty body)");
+    }
+    s
+}
+
+/// A reqwest error with its causes, one line.
+fn describe(e: &reqwest::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(c) = src {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        src = c.source();
+    }
+    s
+}
+
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let v = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(secs) = v.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let at = chrono::DateTime::parse_from_rfc2822(v).ok()?;
+    let delta = at.with_timezone(&chrono::Utc) - chrono::Utc::now();
+    Some(delta.to_std().unwrap_or(Duration::ZERO))
+}
+
+impl Client {
+    /// A client for the Gitea at `server` (its root URL, e.g. `https://gitea.example.com`), sending `token`.
+    pub fn new(
+        server: &str,
+        token: Option<String>,
+        options: ClientOptions,
+    ) -> Result<Self, ClientError> {
+        // reqwest is built without a default crypto provider: install ring once (an error means another
+        // provider is already installed, which is fine).
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let trimmed = server.trim().trim_end_matches('/');
+        let trimmed = trimmed.strip_suffix("/api/v1").unwrap_or(trimmed);
+        let invalid = |reason: String| ClientError::InvalidUrl {
+            url: server.to_owned(),
+            reason,
+        };
+        let api = Url::parse(&format!("{trimmed}/api/v1/")).map_err(|e| invalid(e.to_string()))?;
+        if !matches!(api.scheme(), "http" | "https") {
+            return Err(invalid("the scheme must be http or https".into()));
+        }
+        let http = reqwest::blocking::Client::builder()
+            .timeout(options.request_timeout)
+            .connect_timeout(options.request_timeout.min(Duration::from_secs(10)))
+            .user_agent(concat!("commitea/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ClientError::Setup {
+                server: trimmed.to_owned(),
+                reason: describe(&e),
+            })?;
+        Ok(Self {
+            server: trimmed.to_owned(),
+            api,
+            token: token.filter(|t| !t.trim().is_empty()),
+            http,
+            rng: Mutex::new(options.jitter_seed),
+            options,
+            requests: AtomicU64::new(0),
+            page_size: OnceLock::new(),
+        })
+    }
+
+    /// The server's root URL, as written to `snapshot/meta.yaml`.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// The retry settings.
+    pub fn options(&self) -> &ClientOptions {
+        &self.options
+    }
+
+    /// How many HTTP requests were sent (retries included).
+    pub fn request_count(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    /// GETs `path` (relative to `/api/v1`, e.g. `repos/acme/api/labels`) with `query` and decodes the JSON.
+    pub fn get_json<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+    ) -> Result<T, ClientError> {
+        let (url, request) = self.url(path, query)?;
+        let answer = self.get_with_retries(path, &url, &request)?;
+        serde_json::from_slice(&answer.body).map_err(|e| ClientError::Decode {
+            repo: repo_of(path),
+            request,
+            reason: e.to_string(),
+        })
+    }
+
+    /// Gitea's `max_response_items`, read once from `/settings/api` (50 when that fails).
+    pub fn page_size(&self) -> usize {
+        *self.page_size.get_or_init(|| {
+            #[derive(serde::Deserialize)]
+            struct Settings {
+                max_response_items: usize,
+            }
+            match self.get_json::<Settings>("settings/api", &[]) {
+                Ok(s) if s.max_response_items > 0 => s.max_response_items,
+                Ok(_) => DEFAULT_MAX_RESPONSE_ITEMS,
+                Err(e) => {
+                    tracing::warn!(
+                        "cannot read the page size, using {DEFAULT_MAX_RESPONSE_ITEMS}: {e}"
+                    );
+                    DEFAULT_MAX_RESPONSE_ITEMS
+                }
+            }
+        })
+    }
+
+    /// Every item of a paged listing: asks for the largest pages and stops at a page shorter than that.
+    pub fn get_paged<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+    ) -> Result<Vec<T>, ClientError> {
+        self.pages(path, query, false)
+    }
+
+    /// Every item of a listing whose pages can come back short before the end (the timeline): pages until
+    /// an empty one.
+    pub fn get_until_empty<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+    ) -> Result<Vec<T>, ClientError> {
+        self.pages(path, query, true)
+    }
+
+    fn pages<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+        until_empty: bool,
+    ) -> Result<Vec<T>, ClientError> {
+        let limit = self.page_size();
+        let mut out = Vec::new();
+        for page in 1.. {
+            let mut q: Vec<(&str, String)> = query.to_vec();
+            q.push(("limit", limit.to_string()));
+            q.push(("page", page.to_string()));
+            let items: Vec<T> = self.get_json(path, &q)?;
+            let n = items.len();
+            out.extend(items);
+            if n == 0 || (!until_empty && n < limit) {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    fn url(&self, path: &str, query: &[(&str, String)]) -> Result<(Url, String), ClientError> {
+        let mut url =
+            self.api
+                .join(path.trim_start_matches('/'))
+                .map_err(|e| ClientError::InvalidUrl {
+                    url: format!("{}{path}", self.api),
+                    reason: e.to_string(),
+                })?;
+        if !query.is_empty() {
+            let mut pairs = url.query_pairs_mut();
+            for (k, v) in query {
+                pairs.append_pair(k, v);
+            }
+        }
+        let request = match url.query() {
+            Some(q) => format!("GET {}?{q}", url.path()),
+            None => format!("GET {}", url.path()),
+        };
+        Ok((url, request))
+    }
+
+    /// The next backoff for retry number `retry` (0-based): `initial * 2^retry`, capped, times a jitter
+    /// factor in [0.5, 1).
+    fn backoff(&self, retry: u32) -> Duration {
+        let base = self
+            .options
+            .initial_backoff
+            .saturating_mul(1u32 << retry.min(20))
+            .min(self.options.max_backoff);
+        let r = {
+            let mut s = self.rng.lock().unwrap_or_else(PoisonError::into_inner);
+            // splitmix64
+            *s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = *s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        let factor = 0.5 + (r >> 11) as f64 / (1u64 << 53) as f64 / 2.0;
+        base.mul_f64(factor)
+    }
+
+    fn get_with_retries(
+        &self,
+        path: &str,
+        url: &Url,
+        request: &str,
+    ) -> Result<Answer, ClientError> {
+        let started = Instant::now();
+        let mut attempts = 0u32;
+        loop {
+            attempts += 1;
+            let (last, wait) = match self.attempt(path, url, request) {
+                Ok(a) => return Ok(a),
+                Err(Attempt::Fail(e)) => return Err(e),
+                Err(Attempt::Retry { reason, wait }) => (reason, wait),
+            };
+            let wait = wait.unwrap_or_else(|| self.backoff(attempts - 1));
+            let over_budget = started.elapsed() + wait > self.options.max_retry_time;
+            if attempts > self.options.max_retries || over_budget {
+                return Err(ClientError::GaveUp {
+                    repo: repo_of(path),
+                    request: request.to_owned(),
+                    attempts,
+                    elapsed_secs: started.elapsed().as_secs(),
+                    last,
+                });
+            }
+            tracing::debug!("{request}: {last}; retrying in {wait:?}");
+            std::thread::sleep(wait);
+        }
+    }
+
+    fn attempt(&self, path: &str, url: &Url, request: &str) -> Result<Answer, Attempt> {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        let mut req = self
+            .http
+            .get(url.clone())
+            .header(reqwest::header::ACCEPT, "application/json");
+        if let Some(t) = &self.token {
+            let mut value =
+                reqwest::header::HeaderValue::from_str(&format!("token {t}")).map_err(|_| {
+                    Attempt::Fail(ClientError::Unauthorized {
+                        server: self.server.clone(),
+                        repo: repo_of(path),
+                        request: request.to_owned(),
+                    })
+                })?;
+            value.set_sensitive(true);
+            req = req.header(AUTHORIZATION, value);
+        }
+        let resp = match req.send() {
+            Ok(r) => r,
+            Err(e) if e.is_builder() => {
+                return Err(Attempt::Fail(ClientError::InvalidUrl {
+                    url: url.to_string(),
+                    reason: describe(&e),
+                }));
+            }
+            Err(e) => {
+                return Err(Attempt::Retry {
+                    reason: describe(&e),
+                    wait: None,
+                });
+            }
+        };
+        let status = resp.status();
+        let wait = retry_after(resp.headers());
+        let body = match resp.bytes() {
+            Ok(b) => b.to_vec(),
+            Err(e) => {
+                return Err(Attempt::Retry {
+                    reason: format!("reading the answer: {}", describe(&e)),
+                    wait: None,
+                });
+            }
+        };
+        let repo = repo_of(path);
+        let request = request.to_owned();
+        if status.is_success() {
+            return Ok(Answer { body });
+        }
+        Err(match status {
+            StatusCode::TOO_MANY_REQUESTS => Attempt::Retry {
+                reason: format!("429 Too Many Requests: {}", error_message(&body)),
+                wait: Some(wait.unwrap_or_else(|| self.backoff(0))),
+            },
+            s if s.is_server_error() => Attempt::Retry {
+                reason: format!("{s}: {}", error_message(&body)),
+                wait: None,
+            },
+            StatusCode::UNAUTHORIZED => Attempt::Fail(ClientError::Unauthorized {
+                server: self.server.clone(),
+                repo,
+                request,
+            }),
+            StatusCode::FORBIDDEN => Attempt::Fail(ClientError::Forbidden { repo, request }),
+            StatusCode::NOT_FOUND
+                if path.ends_with("/dependencies") || path.ends_with("/blocks") =>
+            {
+                Attempt::Fail(ClientError::DependenciesDisabled { repo, request })
+            }
+            StatusCode::NOT_FOUND => Attempt::Fail(ClientError::NotFound { repo, request }),
+            s => Attempt::Fail(ClientError::Status {
+                repo,
+                request,
+                status: s.as_u16(),
+                message: error_message(&body),
+            }),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_hides_the_token() {
+        let c = Client::new(
+            "http://127.0.0.1:1/",
+            Some("s3cret-t0ken".into()),
+            ClientOptions::default(),
+        )
+        .unwrap();
+        let d = format!("{c:?}");
+        assert!(!d.contains("s3cret-t0ken"), "{d}");
+        assert!(d.contains("<redacted>"));
+        assert_eq!(c.server(), "http://127.0.0.1:1");
+    }
+
+    #[test]
+    fn backoff_doubles_with_bounded_jitter() {
+        let c = Client::new("http://127.0.0.1:1", None, ClientOptions::default()).unwrap();
+        for retry in 0..4 {
+            let b = c.backoff(retry);
+            let full = Duration::from_millis(500) * (1 << retry);
+            assert!(b >= full / 2 && b < full, "{retry}: {b:?}");
+        }
+        assert!(c.backoff(30) <= Duration::from_secs(20));
+    }
+
+    #[test]
+    fn repo_is_named_from_the_path() {
+        assert_eq!(repo_of("repos/acme/api/issues/3/timeline"), "acme/api");
+        assert_eq!(repo_of("settings/api"), "the repositories");
+    }
+}

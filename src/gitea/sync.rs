@@ -1,0 +1,613 @@
+//! Full sync: reads every label, milestone and issue (with its comments, timeline, dependencies, tracked
+//! times and linked pull requests) of a list of repositories and maps Gitea's JSON back to a [`Snapshot`],
+//! exactly as `docs/state-format.md` describes the files.
+//!
+//! Pull requests are kept out of the issues. A pull request is linked to an issue by a `pull_ref` event in the
+//! issue's timeline (its `ref_issue`, whose `pull_request` part carries the merged state; `/pulls/{n}` is read
+//! only when it does not) and by a closing keyword (`close[sd]?`, `fix(e[sd])?`, `resolve[sd]?` followed by
+//! `#N` or `owner/repo#N`) in the body of an open pull request.
+
+mod keywords;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+
+use super::client::{Client, ClientError};
+use crate::domain::{
+    Comment, Issue, IssueKey, Label, LinkedPull, Milestone, OpenState, RepoName, TimelineEvent,
+    TrackedTime,
+};
+use crate::state::{Meta, RepoMeta, Snapshot};
+
+pub use keywords::closing_references;
+
+/// Why a sync failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// A request failed (the message names the request, the repository and what to do).
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// Gitea's answer lacks a field CommiTea needs.
+    #[error(
+        "{what} of {repo}: Gitea's answer has no {field}; the server may be too old or not a Gitea (CommiTea needs 1.20 or newer)"
+    )]
+    Missing {
+        /// The repository.
+        repo: RepoName,
+        /// The record, e.g. `issue #4`.
+        what: String,
+        /// The missing field.
+        field: &'static str,
+    },
+    /// A `state` other than `open` or `closed`.
+    #[error("{what} of {repo}: unknown state {state:?} (expected open or closed)")]
+    State {
+        /// The repository.
+        repo: RepoName,
+        /// The record.
+        what: String,
+        /// The state received.
+        state: String,
+    },
+}
+
+// ---- Gitea's JSON, only the fields CommiTea reads ----
+
+fn opt_time<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<DateTime<Utc>>, D::Error> {
+    let s: Option<String> = Option::deserialize(d)?;
+    match s.as_deref().map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(s) => DateTime::parse_from_rfc3339(s)
+            .map(|t| Some(t.with_timezone(&Utc)))
+            .map_err(serde::de::Error::custom),
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct GUser {
+    login: String,
+}
+
+fn login(u: Option<&GUser>) -> String {
+    u.map(|u| u.login.clone()).unwrap_or_default()
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct GLabel {
+    id: u64,
+    name: String,
+    color: String,
+    description: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct GMilestone {
+    id: u64,
+    title: String,
+    description: String,
+    state: String,
+    #[serde(deserialize_with = "opt_time")]
+    due_on: Option<DateTime<Utc>>,
+    #[serde(deserialize_with = "opt_time")]
+    created_at: Option<DateTime<Utc>>,
+    #[serde(deserialize_with = "opt_time")]
+    closed_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct GRepoMeta {
+    full_name: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct GPullMeta {
+    merged: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct GIssue {
+    number: u64,
+    title: String,
+    body: String,
+    state: String,
+    user: Option<GUser>,
+    #[serde(deserialize_with = "opt_time")]
+    created_at: Option<DateTime<Utc>>,
+    #[serde(deserialize_with = "opt_time")]
+    updated_at: Option<DateTime<Utc>>,
+    #[serde(deserialize_with = "opt_time")]
+    closed_at: Option<DateTime<Utc>>,
+    assignees: Option<Vec<GUser>>,
+    labels: Option<Vec<GLabel>>,
+    milestone: Option<GMilestone>,
+    time_estimate: u64,
+    comments: Option<u64>,
+    pull_request: Option<GPullMeta>,
+    repository: Option<GRepoMeta>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct GComment {
+    id: u64,
+    user: Option<GUser>,
+    body: String,
+    #[serde(deserialize_with = "opt_time")]
+    created_at: Option<DateTime<Utc>>,
+    #[serde(deserialize_with = "opt_time")]
+    updated_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct GTimeline {
+    id: u64,
+    #[serde(rename = "type")]
+    kind: String,
+    user: Option<GUser>,
+    body: String,
+    #[serde(deserialize_with = "opt_time")]
+    created_at: Option<DateTime<Utc>>,
+    old_title: String,
+    new_title: String,
+    ref_issue: Option<GIssue>,
+    label: Option<GLabel>,
+    assignee: Option<GUser>,
+    removed_assignee: bool,
+    dependent_issue: Option<GIssue>,
+    milestone: Option<GMilestone>,
+    old_milestone: Option<GMilestone>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct GTime {
+    id: u64,
+    user_name: String,
+    #[serde(deserialize_with = "opt_time")]
+    created: Option<DateTime<Utc>>,
+    time: i64,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct GPull {
+    number: u64,
+    title: String,
+    body: String,
+    state: String,
+    merged: bool,
+    #[serde(deserialize_with = "opt_time")]
+    created_at: Option<DateTime<Utc>>,
+    #[serde(deserialize_with = "opt_time")]
+    closed_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct GTracker {
+    enable_issue_dependencies: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct GRepo {
+    internal_tracker: Option<GTracker>,
+}
+
+// ---- mapping ----
+
+fn need<T>(v: Option<T>, repo: &RepoName, what: &str, field: &'static str) -> Result<T, SyncError> {
+    v.ok_or_else(|| SyncError::Missing {
+        repo: repo.clone(),
+        what: what.to_owned(),
+        field,
+    })
+}
+
+fn state(s: &str, repo: &RepoName, what: &str) -> Result<OpenState, SyncError> {
+    match s {
+        "open" => Ok(OpenState::Open),
+        "closed" => Ok(OpenState::Closed),
+        other => Err(SyncError::State {
+            repo: repo.clone(),
+            what: what.to_owned(),
+            state: other.to_owned(),
+        }),
+    }
+}
+
+/// The key of an issue or pull request in Gitea's issue shape (its own repository, else `fallback`).
+fn key_of(i: &GIssue, fallback: &RepoName) -> IssueKey {
+    let repo = i
+        .repository
+        .as_ref()
+        .and_then(|r| r.full_name.parse::<RepoName>().ok())
+        .unwrap_or_else(|| fallback.clone());
+    repo.issue(i.number)
+}
+
+fn label(l: GLabel) -> Label {
+    Label {
+        id: l.id,
+        name: l.name,
+        color: l.color.trim_start_matches('#').to_owned(),
+        description: l.description,
+    }
+}
+
+fn milestone(m: GMilestone, repo: &RepoName) -> Result<Milestone, SyncError> {
+    let what = format!("milestone {}", m.id);
+    Ok(Milestone {
+        id: m.id,
+        state: state(&m.state, repo, &what)?,
+        created_at: need(m.created_at, repo, &what, "created_at")?,
+        title: m.title,
+        description: m.description,
+        due_on: m.due_on,
+        closed_at: m.closed_at,
+    })
+}
+
+fn event(t: GTimeline, repo: &RepoName, what: &str) -> Result<TimelineEvent, SyncError> {
+    let created_at = need(t.created_at, repo, what, "timeline created_at")?;
+    let mut e = TimelineEvent::new(t.id, &t.kind, created_at, &login(t.user.as_ref()));
+    match t.kind.as_str() {
+        "label" => {
+            e.label = t.label.map(|l| l.name);
+            // Gitea's quirk: the body is "1" when the label was added and "" when it was removed.
+            e.removed = t.body.is_empty();
+        }
+        "milestone" => {
+            e.milestone = t.milestone.map(|m| m.id).filter(|id| *id != 0);
+            e.old_milestone = t.old_milestone.map(|m| m.id).filter(|id| *id != 0);
+        }
+        "assignees" => {
+            e.assignee = t.assignee.map(|u| u.login);
+            e.removed = t.removed_assignee;
+        }
+        "pull_ref" => e.pull = t.ref_issue.as_ref().map(|i| key_of(i, repo)),
+        "add_dependency" | "remove_dependency" => {
+            e.dependency = t.dependent_issue.as_ref().map(|i| key_of(i, repo));
+        }
+        "change_title" => {
+            e.old_title = Some(t.old_title);
+            e.new_title = Some(t.new_title);
+        }
+        _ => {}
+    }
+    Ok(e)
+}
+
+/// A pull request's linked-pull record, without the `repository` (set per issue).
+#[derive(Debug, Clone)]
+struct PullInfo {
+    title: String,
+    state: OpenState,
+    merged: bool,
+    created_at: DateTime<Utc>,
+    closed_at: Option<DateTime<Utc>>,
+}
+
+impl PullInfo {
+    fn from_pull(p: &GPull, repo: &RepoName) -> Result<Self, SyncError> {
+        let what = format!("pull request #{}", p.number);
+        Ok(Self {
+            title: p.title.clone(),
+            state: state(&p.state, repo, &what)?,
+            merged: p.merged,
+            created_at: need(p.created_at, repo, &what, "created_at")?,
+            closed_at: p.closed_at,
+        })
+    }
+
+    /// From the issue shape, when it carries the pull request part (`None` otherwise).
+    fn from_issue_shape(i: &GIssue, repo: &RepoName) -> Result<Option<Self>, SyncError> {
+        let Some(meta) = &i.pull_request else {
+            return Ok(None);
+        };
+        let what = format!("pull request #{}", i.number);
+        Ok(Some(Self {
+            title: i.title.clone(),
+            state: state(&i.state, repo, &what)?,
+            merged: meta.merged,
+            created_at: need(i.created_at, repo, &what, "created_at")?,
+            closed_at: i.closed_at,
+        }))
+    }
+
+    fn linked(&self, pull: &IssueKey, issue_repo: &RepoName) -> LinkedPull {
+        LinkedPull {
+            number: pull.number,
+            repository: (pull.repo != *issue_repo).then(|| pull.repo.clone()),
+            title: self.title.clone(),
+            state: self.state,
+            merged: self.merged,
+            created_at: self.created_at,
+            closed_at: self.closed_at,
+        }
+    }
+}
+
+/// What one run learns across repositories.
+#[derive(Default)]
+struct Run {
+    pulls: HashMap<IssueKey, Option<PullInfo>>,
+    deps_disabled: BTreeSet<RepoName>,
+}
+
+impl Run {
+    /// The pull request `key`, from the cache, the given issue shape, or `/pulls/{n}`; `None` if it is not one.
+    fn pull(
+        &mut self,
+        client: &Client,
+        key: &IssueKey,
+        shape: Option<&GIssue>,
+    ) -> Result<Option<PullInfo>, SyncError> {
+        if let Some(p) = self.pulls.get(key) {
+            return Ok(p.clone());
+        }
+        let from_shape = match shape {
+            Some(i) => PullInfo::from_issue_shape(i, &key.repo)?,
+            None => None,
+        };
+        let info = match from_shape {
+            Some(p) => Some(p),
+            None => {
+                let path = format!("repos/{}/pulls/{}", key.repo, key.number);
+                match client.get_json::<GPull>(&path, &[]) {
+                    Ok(p) => Some(PullInfo::from_pull(&p, &key.repo)?),
+                    Err(ClientError::NotFound { .. }) => {
+                        tracing::warn!("{key} is referenced as a pull request but is not one");
+                        None
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        };
+        self.pulls.insert(key.clone(), info.clone());
+        Ok(info)
+    }
+}
+
+/// Reads everything CommiTea keeps about `repos` and returns it as a snapshot taken at `now`.
+///
+/// `meta.yaml` gets `synced_at = now`, the client's server, and for each repository (in the order given)
+/// `cursor = now` and `last_full_sync = now`.
+pub fn full_sync(
+    client: &Client,
+    repos: &[RepoName],
+    now: DateTime<Utc>,
+) -> Result<Snapshot, SyncError> {
+    let mut run = Run::default();
+    let mut labels = BTreeMap::new();
+    let mut milestones = BTreeMap::new();
+    let mut issues: BTreeMap<IssueKey, Issue> = BTreeMap::new();
+    // Issue key → pull requests that close it by keyword.
+    let mut keyword_links: BTreeMap<IssueKey, BTreeSet<IssueKey>> = BTreeMap::new();
+
+    for repo in repos {
+        let info: GRepo = client.get_json(&format!("repos/{repo}"), &[])?;
+        if info
+            .internal_tracker
+            .and_then(|t| t.enable_issue_dependencies)
+            == Some(false)
+        {
+            tracing::warn!(
+                "issue dependencies are disabled on {repo} (repository settings → Issues → enable dependencies); its issues are synced without dependencies"
+            );
+            run.deps_disabled.insert(repo.clone());
+        }
+
+        let mut ls: Vec<Label> = client
+            .get_paged::<GLabel>(&format!("repos/{repo}/labels"), &[])?
+            .into_iter()
+            .map(label)
+            .collect();
+        ls.sort_by_key(|l| l.id);
+        ls.dedup_by_key(|l| l.id);
+        labels.insert(repo.clone(), ls);
+
+        let mut ms = client
+            .get_paged::<GMilestone>(
+                &format!("repos/{repo}/milestones"),
+                &[("state", "all".into())],
+            )?
+            .into_iter()
+            .map(|m| milestone(m, repo))
+            .collect::<Result<Vec<_>, _>>()?;
+        ms.sort_by_key(|m| m.id);
+        ms.dedup_by_key(|m| m.id);
+        milestones.insert(repo.clone(), ms);
+
+        let open_pulls: Vec<GPull> =
+            client.get_paged(&format!("repos/{repo}/pulls"), &[("state", "open".into())])?;
+        for p in &open_pulls {
+            let pull_key = repo.issue(p.number);
+            let refs = closing_references(&p.body, repo);
+            if !refs.is_empty() {
+                run.pulls
+                    .insert(pull_key.clone(), Some(PullInfo::from_pull(p, repo)?));
+            }
+            for target in refs {
+                keyword_links
+                    .entry(target)
+                    .or_default()
+                    .insert(pull_key.clone());
+            }
+        }
+
+        let listed: Vec<GIssue> = client.get_paged(
+            &format!("repos/{repo}/issues"),
+            &[("state", "all".into()), ("type", "issues".into())],
+        )?;
+        let mut seen = BTreeSet::new();
+        for gi in listed {
+            if gi.pull_request.is_some() || !seen.insert(gi.number) {
+                continue;
+            }
+            let issue = sync_issue(client, &mut run, repo, gi)?;
+            issues.insert(repo.issue(issue.number), issue);
+        }
+    }
+
+    for (target, pulls) in keyword_links {
+        let Some(issue) = issues.get_mut(&target) else {
+            continue;
+        };
+        for pull in pulls {
+            if let Some(Some(info)) = run.pulls.get(&pull) {
+                issue.pull_requests.push(info.linked(&pull, &target.repo));
+            }
+        }
+    }
+    for (key, issue) in &mut issues {
+        let own = &key.repo;
+        issue.pull_requests.sort_by(|a, b| {
+            let ra = a.repository.as_ref().unwrap_or(own);
+            let rb = b.repository.as_ref().unwrap_or(own);
+            ra.cmp(rb).then(a.number.cmp(&b.number))
+        });
+        issue
+            .pull_requests
+            .dedup_by(|a, b| a.number == b.number && a.repository == b.repository);
+    }
+
+    Ok(Snapshot {
+        meta: Meta {
+            synced_at: now,
+            server: Some(client.server().to_owned()),
+            repositories: repos
+                .iter()
+                .map(|r| RepoMeta {
+                    name: r.clone(),
+                    cursor: Some(now),
+                    last_full_sync: Some(now),
+                })
+                .collect(),
+        },
+        labels,
+        milestones,
+        issues,
+    })
+}
+
+/// One issue with its comments, timeline, dependencies, tracked times and `pull_ref`-linked pull requests.
+fn sync_issue(
+    client: &Client,
+    run: &mut Run,
+    repo: &RepoName,
+    gi: GIssue,
+) -> Result<Issue, SyncError> {
+    let n = gi.number;
+    let what = format!("issue #{n}");
+    let base = format!("repos/{repo}/issues/{n}");
+
+    let mut comments = Vec::new();
+    if gi.comments != Some(0) {
+        let raw: Vec<GComment> = client.get_json(&format!("{base}/comments"), &[])?;
+        for c in raw {
+            comments.push(Comment {
+                id: c.id,
+                user: login(c.user.as_ref()),
+                created_at: need(c.created_at, repo, &what, "comment created_at")?,
+                updated_at: need(c.updated_at, repo, &what, "comment updated_at")?,
+                body: c.body,
+            });
+        }
+        comments.sort_by_key(|c| (c.created_at, c.id));
+    }
+
+    let raw: Vec<GTimeline> = client.get_until_empty(&format!("{base}/timeline"), &[])?;
+    let mut timeline = Vec::new();
+    let mut pull_requests = Vec::new();
+    let mut seen_events = BTreeSet::new();
+    for t in raw {
+        if t.kind == "comment" || !seen_events.insert(t.id) {
+            continue;
+        }
+        if t.kind == "pull_ref"
+            && let Some(ri) = &t.ref_issue
+        {
+            let key = key_of(ri, repo);
+            if let Some(info) = run.pull(client, &key, Some(ri))? {
+                pull_requests.push(info.linked(&key, repo));
+            }
+        }
+        timeline.push(event(t, repo, &what)?);
+    }
+    timeline.sort_by_key(|e| (e.created_at, e.id));
+
+    let mut depends_on = Vec::new();
+    if !run.deps_disabled.contains(repo) {
+        match client.get_paged::<GIssue>(&format!("{base}/dependencies"), &[]) {
+            Ok(deps) => depends_on = deps.iter().map(|d| key_of(d, repo)).collect(),
+            Err(ClientError::DependenciesDisabled { .. }) => {
+                tracing::warn!(
+                    "issue dependencies are disabled on {repo} (repository settings → Issues → enable dependencies); its issues are synced without dependencies"
+                );
+                run.deps_disabled.insert(repo.clone());
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    depends_on.sort();
+    depends_on.dedup();
+
+    let times: Vec<GTime> = client.get_paged(&format!("{base}/times"), &[])?;
+    let mut tracked_times = Vec::new();
+    for t in times {
+        tracked_times.push(TrackedTime {
+            id: t.id,
+            user: t.user_name,
+            created: need(t.created, repo, &what, "tracked time created")?,
+            time: u64::try_from(t.time).unwrap_or(0),
+        });
+    }
+    tracked_times.sort_by_key(|t| (t.created, t.id));
+
+    let mut assignees: Vec<String> = gi
+        .assignees
+        .unwrap_or_default()
+        .into_iter()
+        .map(|u| u.login)
+        .collect();
+    assignees.sort();
+    assignees.dedup();
+    let mut labels: Vec<String> = gi
+        .labels
+        .unwrap_or_default()
+        .into_iter()
+        .map(|l| l.name)
+        .collect();
+    labels.sort();
+    labels.dedup();
+
+    Ok(Issue {
+        number: n,
+        state: state(&gi.state, repo, &what)?,
+        author: login(gi.user.as_ref()),
+        created_at: need(gi.created_at, repo, &what, "created_at")?,
+        updated_at: need(gi.updated_at, repo, &what, "updated_at")?,
+        closed_at: gi.closed_at,
+        title: gi.title,
+        assignees,
+        labels,
+        milestone: gi.milestone.map(|m| m.id).filter(|id| *id != 0),
+        time_estimate: gi.time_estimate,
+        depends_on,
+        body: gi.body,
+        comments,
+        timeline,
+        tracked_times,
+        pull_requests,
+    })
+}
