@@ -7,6 +7,7 @@
 //! only when it does not) and by a closing keyword (`close[sd]?`, `fix(e[sd])?`, `resolve[sd]?` followed by
 //! `#N` or `owner/repo#N`) in the body of an open pull request.
 
+mod incremental;
 mod keywords;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -21,6 +22,7 @@ use crate::domain::{
 };
 use crate::state::{Meta, RepoMeta, Snapshot};
 
+pub use incremental::{SyncOptions, SyncOutcome, sync};
 pub use keywords::closing_references;
 
 /// Why a sync failed.
@@ -378,6 +380,130 @@ impl Run {
     }
 }
 
+/// What a sync gathers before it becomes a [`Snapshot`].
+#[derive(Default)]
+struct Acc {
+    labels: BTreeMap<RepoName, Vec<Label>>,
+    milestones: BTreeMap<RepoName, Vec<Milestone>>,
+    issues: BTreeMap<IssueKey, Issue>,
+    /// Issue key → pull requests that close it by keyword.
+    keyword_links: BTreeMap<IssueKey, BTreeSet<IssueKey>>,
+}
+
+/// The labels of `repo`, by id.
+fn read_labels(client: &Client, repo: &RepoName) -> Result<Vec<Label>, SyncError> {
+    let mut ls: Vec<Label> = client
+        .get_paged::<GLabel>(&format!("repos/{repo}/labels"), &[])?
+        .into_iter()
+        .map(label)
+        .collect();
+    ls.sort_by_key(|l| l.id);
+    ls.dedup_by_key(|l| l.id);
+    Ok(ls)
+}
+
+/// The milestones of `repo` (open and closed), by id.
+fn read_milestones(client: &Client, repo: &RepoName) -> Result<Vec<Milestone>, SyncError> {
+    let mut ms = client
+        .get_paged::<GMilestone>(
+            &format!("repos/{repo}/milestones"),
+            &[("state", "all".into())],
+        )?
+        .into_iter()
+        .map(|m| milestone(m, repo))
+        .collect::<Result<Vec<_>, _>>()?;
+    ms.sort_by_key(|m| m.id);
+    ms.dedup_by_key(|m| m.id);
+    Ok(ms)
+}
+
+/// Records the keyword links of an open pull request `pull_key` whose description is `body`.
+fn note_keyword_links(acc: &mut Acc, pull_key: &IssueKey, body: &str) -> Vec<IssueKey> {
+    let refs = closing_references(body, &pull_key.repo);
+    for target in &refs {
+        acc.keyword_links
+            .entry(target.clone())
+            .or_default()
+            .insert(pull_key.clone());
+    }
+    refs
+}
+
+/// Reads everything of one repository into `acc` (keyword links are applied later, by [`finish_links`]).
+fn full_repo(
+    client: &Client,
+    run: &mut Run,
+    repo: &RepoName,
+    acc: &mut Acc,
+) -> Result<(), SyncError> {
+    let info: GRepo = client.get_json(&format!("repos/{repo}"), &[])?;
+    if info
+        .internal_tracker
+        .and_then(|t| t.enable_issue_dependencies)
+        == Some(false)
+    {
+        tracing::warn!(
+            "issue dependencies are disabled on {repo} (repository settings → Issues → enable dependencies); its issues are synced without dependencies"
+        );
+        run.deps_disabled.insert(repo.clone());
+    }
+
+    acc.labels.insert(repo.clone(), read_labels(client, repo)?);
+    acc.milestones
+        .insert(repo.clone(), read_milestones(client, repo)?);
+
+    let open_pulls: Vec<GPull> =
+        client.get_paged(&format!("repos/{repo}/pulls"), &[("state", "open".into())])?;
+    for p in &open_pulls {
+        let pull_key = repo.issue(p.number);
+        if !note_keyword_links(acc, &pull_key, &p.body).is_empty() {
+            run.pulls
+                .insert(pull_key.clone(), Some(PullInfo::from_pull(p, repo)?));
+        }
+    }
+
+    let listed: Vec<GIssue> = client.get_paged(
+        &format!("repos/{repo}/issues"),
+        &[("state", "all".into()), ("type", "issues".into())],
+    )?;
+    let mut seen = BTreeSet::new();
+    for gi in listed {
+        if gi.pull_request.is_some() || !seen.insert(gi.number) {
+            continue;
+        }
+        let issue = sync_issue(client, run, repo, gi)?;
+        acc.issues.insert(repo.issue(issue.number), issue);
+    }
+    Ok(())
+}
+
+/// The pull request a linked-pull entry of an issue of `own` names.
+fn pull_key(p: &LinkedPull, own: &RepoName) -> IssueKey {
+    p.repository.as_ref().unwrap_or(own).issue(p.number)
+}
+
+/// Adds the keyword links (where the issue has no entry for that pull request yet), then puts every issue's
+/// pull requests in order, without duplicates (the first entry of a pull request wins).
+fn finish_links(run: &Run, acc: &mut Acc) {
+    for (target, pulls) in &acc.keyword_links {
+        let Some(issue) = acc.issues.get_mut(target) else {
+            continue;
+        };
+        for pull in pulls {
+            if let Some(Some(info)) = run.pulls.get(pull) {
+                issue.pull_requests.push(info.linked(pull, &target.repo));
+            }
+        }
+    }
+    for (key, issue) in &mut acc.issues {
+        let own = &key.repo;
+        issue.pull_requests.sort_by_key(|p| pull_key(p, own));
+        issue
+            .pull_requests
+            .dedup_by(|a, b| a.number == b.number && a.repository == b.repository);
+    }
+}
+
 /// Reads everything CommiTea keeps about `repos` and returns it as a snapshot taken at `now`.
 ///
 /// `meta.yaml` gets `synced_at = now`, the client's server, and for each repository (in the order given)
@@ -388,98 +514,11 @@ pub fn full_sync(
     now: DateTime<Utc>,
 ) -> Result<Snapshot, SyncError> {
     let mut run = Run::default();
-    let mut labels = BTreeMap::new();
-    let mut milestones = BTreeMap::new();
-    let mut issues: BTreeMap<IssueKey, Issue> = BTreeMap::new();
-    // Issue key → pull requests that close it by keyword.
-    let mut keyword_links: BTreeMap<IssueKey, BTreeSet<IssueKey>> = BTreeMap::new();
-
+    let mut acc = Acc::default();
     for repo in repos {
-        let info: GRepo = client.get_json(&format!("repos/{repo}"), &[])?;
-        if info
-            .internal_tracker
-            .and_then(|t| t.enable_issue_dependencies)
-            == Some(false)
-        {
-            tracing::warn!(
-                "issue dependencies are disabled on {repo} (repository settings → Issues → enable dependencies); its issues are synced without dependencies"
-            );
-            run.deps_disabled.insert(repo.clone());
-        }
-
-        let mut ls: Vec<Label> = client
-            .get_paged::<GLabel>(&format!("repos/{repo}/labels"), &[])?
-            .into_iter()
-            .map(label)
-            .collect();
-        ls.sort_by_key(|l| l.id);
-        ls.dedup_by_key(|l| l.id);
-        labels.insert(repo.clone(), ls);
-
-        let mut ms = client
-            .get_paged::<GMilestone>(
-                &format!("repos/{repo}/milestones"),
-                &[("state", "all".into())],
-            )?
-            .into_iter()
-            .map(|m| milestone(m, repo))
-            .collect::<Result<Vec<_>, _>>()?;
-        ms.sort_by_key(|m| m.id);
-        ms.dedup_by_key(|m| m.id);
-        milestones.insert(repo.clone(), ms);
-
-        let open_pulls: Vec<GPull> =
-            client.get_paged(&format!("repos/{repo}/pulls"), &[("state", "open".into())])?;
-        for p in &open_pulls {
-            let pull_key = repo.issue(p.number);
-            let refs = closing_references(&p.body, repo);
-            if !refs.is_empty() {
-                run.pulls
-                    .insert(pull_key.clone(), Some(PullInfo::from_pull(p, repo)?));
-            }
-            for target in refs {
-                keyword_links
-                    .entry(target)
-                    .or_default()
-                    .insert(pull_key.clone());
-            }
-        }
-
-        let listed: Vec<GIssue> = client.get_paged(
-            &format!("repos/{repo}/issues"),
-            &[("state", "all".into()), ("type", "issues".into())],
-        )?;
-        let mut seen = BTreeSet::new();
-        for gi in listed {
-            if gi.pull_request.is_some() || !seen.insert(gi.number) {
-                continue;
-            }
-            let issue = sync_issue(client, &mut run, repo, gi)?;
-            issues.insert(repo.issue(issue.number), issue);
-        }
+        full_repo(client, &mut run, repo, &mut acc)?;
     }
-
-    for (target, pulls) in keyword_links {
-        let Some(issue) = issues.get_mut(&target) else {
-            continue;
-        };
-        for pull in pulls {
-            if let Some(Some(info)) = run.pulls.get(&pull) {
-                issue.pull_requests.push(info.linked(&pull, &target.repo));
-            }
-        }
-    }
-    for (key, issue) in &mut issues {
-        let own = &key.repo;
-        issue.pull_requests.sort_by(|a, b| {
-            let ra = a.repository.as_ref().unwrap_or(own);
-            let rb = b.repository.as_ref().unwrap_or(own);
-            ra.cmp(rb).then(a.number.cmp(&b.number))
-        });
-        issue
-            .pull_requests
-            .dedup_by(|a, b| a.number == b.number && a.repository == b.repository);
-    }
+    finish_links(&run, &mut acc);
 
     Ok(Snapshot {
         meta: Meta {
@@ -494,9 +533,9 @@ pub fn full_sync(
                 })
                 .collect(),
         },
-        labels,
-        milestones,
-        issues,
+        labels: acc.labels,
+        milestones: acc.milestones,
+        issues: acc.issues,
     })
 }
 

@@ -380,3 +380,408 @@ fn open_pulls_link_issues_by_closing_keyword() {
         "{same:?}"
     );
 }
+
+// ---- incremental sync ----
+
+mod incremental {
+    use chrono::{DateTime, Duration, Utc};
+    use commitea::domain::{Comment, IssueKey, OpenState, RepoName};
+    use commitea::gitea::client::Client;
+    use commitea::gitea::emulator::{Dataset, Emulator, EmulatorOptions, Pull};
+    use commitea::gitea::sync::{SyncOptions, SyncOutcome, full_sync, sync};
+    use commitea::state::Snapshot;
+
+    use super::{TOKEN, client, fast, load, repos, start};
+
+    /// The emulated server's next second: what a sync started now passes as `now`.
+    fn tick(emu: &Emulator) -> DateTime<Utc> {
+        emu.with_dataset(Dataset::tick)
+    }
+
+    /// The emulator loaded with the bundled demo, and a first (full) sync of it.
+    fn demo() -> (Emulator, Vec<RepoName>, Snapshot) {
+        let want = load("state");
+        let emu = start(&want);
+        let repos = repos(&want);
+        let c = client(&emu, TOKEN, fast());
+        let out = sync(&c, &repos, None, tick(&emu), &SyncOptions::default()).unwrap();
+        assert_eq!(out.full, repos);
+        assert!(out.changed);
+        (emu, repos, out.snapshot)
+    }
+
+    /// One sync with a fresh client (so its `/settings/api` read counts) and the emulator's request count.
+    fn resync(
+        emu: &Emulator,
+        repos: &[RepoName],
+        previous: &Snapshot,
+        options: &SyncOptions,
+    ) -> (SyncOutcome, u64) {
+        emu.reset_counts();
+        let c: Client = client(emu, TOKEN, fast());
+        let out = sync(&c, repos, Some(previous), tick(emu), options).unwrap();
+        (out, emu.request_count())
+    }
+
+    /// The issues whose content differs between two snapshots.
+    fn differing(a: &Snapshot, b: &Snapshot) -> Vec<IssueKey> {
+        let mut keys: Vec<IssueKey> = a.issues.keys().chain(b.issues.keys()).cloned().collect();
+        keys.sort();
+        keys.dedup();
+        keys.retain(|k| a.issues.get(k) != b.issues.get(k));
+        keys
+    }
+
+    /// An open issue of `snap` without linked pull requests that no issue depends on.
+    fn quiet_issue(snap: &Snapshot) -> IssueKey {
+        snap.issues
+            .iter()
+            .find(|(k, i)| {
+                i.state == OpenState::Open
+                    && i.pull_requests.is_empty()
+                    && !snap.issues.values().any(|o| o.depends_on.contains(k))
+            })
+            .map(|(k, _)| k.clone())
+            .unwrap()
+    }
+
+    #[test]
+    fn no_change_costs_four_requests_per_repository() {
+        let (emu, repos, first) = demo();
+        let (out, n) = resync(&emu, &repos, &first, &SyncOptions::default());
+        eprintln!(
+            "no-change incremental sync of {} repositories: {n} requests; by endpoint: {:#?}",
+            repos.len(),
+            emu.counts()
+        );
+        assert!(!out.changed);
+        assert!(out.full.is_empty());
+        assert_eq!(out.refreshed, 0);
+        assert_eq!(out.snapshot, first);
+        assert!(n <= 4 * repos.len() as u64 + 2, "{n} requests");
+    }
+
+    #[test]
+    fn a_label_change_refreshes_only_that_issue() {
+        let (emu, repos, first) = demo();
+        let (_, baseline) = resync(&emu, &repos, &first, &SyncOptions::default());
+        let key = quiet_issue(&first);
+        let label = first.labels[&key.repo]
+            .iter()
+            .map(|l| l.name.clone())
+            .find(|n| !first.issues[&key].labels.contains(n))
+            .unwrap();
+        emu.with_dataset(|ds| {
+            ds.update_issue(&key, |i| {
+                i.labels.push(label.clone());
+                i.labels.sort();
+            })
+        });
+        let (out, n) = resync(&emu, &repos, &first, &SyncOptions::default());
+        eprintln!(
+            "one label change: {n} requests (no change: {baseline}); by endpoint: {:#?}",
+            emu.counts()
+        );
+        assert!(out.changed);
+        assert_eq!(out.refreshed, 1);
+        assert_eq!(differing(&first, &out.snapshot), vec![key.clone()]);
+        assert!(out.snapshot.issues[&key].labels.contains(&label));
+        assert_eq!(out.snapshot.labels, first.labels);
+        assert_eq!(out.snapshot.milestones, first.milestones);
+        assert!(n <= baseline + 6, "{n} requests, {baseline} without change");
+        // Cursors move, the last full sync stays.
+        for (m, p) in out
+            .snapshot
+            .meta
+            .repositories
+            .iter()
+            .zip(&first.meta.repositories)
+        {
+            assert!(m.cursor > p.cursor);
+            assert_eq!(m.last_full_sync, p.last_full_sync);
+        }
+    }
+
+    #[test]
+    fn a_comment_edit_is_picked_up() {
+        let (emu, repos, first) = demo();
+        let key = first
+            .issues
+            .iter()
+            .find(|(_, i)| !i.comments.is_empty())
+            .map(|(k, _)| k.clone())
+            .unwrap();
+        // Gitea does not bump the issue when a comment is edited.
+        emu.with_dataset(|ds| {
+            let at = ds.tick();
+            let mut issue = ds.issue(&key).unwrap().clone();
+            issue.comments[0].body = "Edited: the estimate was wrong.".into();
+            issue.comments[0].updated_at = at;
+            ds.insert_issue(&key.repo, issue);
+        });
+        let (out, n) = resync(&emu, &repos, &first, &SyncOptions::default());
+        eprintln!("one comment edit: {n} requests");
+        assert!(out.changed);
+        assert_eq!(out.refreshed, 1);
+        assert_eq!(differing(&first, &out.snapshot), vec![key.clone()]);
+        assert_eq!(
+            out.snapshot.issues[&key].comments[0].body,
+            "Edited: the estimate was wrong."
+        );
+        assert_eq!(
+            out.snapshot.issues[&key].updated_at,
+            first.issues[&key].updated_at
+        );
+    }
+
+    #[test]
+    fn a_new_pull_request_links_its_issue_by_keyword() {
+        let (emu, repos, first) = demo();
+        let key = quiet_issue(&first);
+        let pull = |number: u64, state: OpenState, at: DateTime<Utc>| Pull {
+            number,
+            title: "Fix it".into(),
+            body: format!("This change\n\nCloses #{}", key.number),
+            state,
+            merged: false,
+            author: "cy".into(),
+            created_at: at,
+            updated_at: at,
+            closed_at: (state == OpenState::Closed).then_some(at),
+        };
+        let number = emu.with_dataset(|ds| {
+            let number = ds.next_number(&key.repo);
+            let at = ds.tick();
+            ds.insert_pull(&key.repo, pull(number, OpenState::Open, at));
+            number
+        });
+        let (out, n) = resync(&emu, &repos, &first, &SyncOptions::default());
+        eprintln!("one new pull request: {n} requests");
+        assert!(!out.snapshot.issues.contains_key(&key.repo.issue(number)));
+        assert_eq!(differing(&first, &out.snapshot), vec![key.clone()]);
+        let linked = &out.snapshot.issues[&key].pull_requests;
+        assert!(
+            linked.iter().any(|p| p.number == number
+                && p.repository.is_none()
+                && p.state == OpenState::Open),
+            "{linked:?}"
+        );
+
+        // Closed without a merge: the keyword link goes (as in a full sync).
+        let second = out.snapshot;
+        emu.with_dataset(|ds| {
+            let created = ds.pull(&key.repo, number).unwrap().created_at;
+            let at = ds.tick();
+            let mut p = pull(number, OpenState::Closed, at);
+            p.created_at = created;
+            ds.insert_pull(&key.repo, p);
+        });
+        let (out, _) = resync(&emu, &repos, &second, &SyncOptions::default());
+        assert!(out.snapshot.issues[&key].pull_requests.is_empty());
+        let c = client(&emu, TOKEN, fast());
+        let fresh = full_sync(&c, &repos, tick(&emu)).unwrap();
+        assert_eq!(out.snapshot.issues, fresh.issues);
+    }
+
+    #[test]
+    fn a_deleted_issue_disappears_only_after_a_full_resync() {
+        let (emu, repos, first) = demo();
+        let key = quiet_issue(&first);
+        // Gitea's delete: a server without the issue, at the same address as far as the snapshot knows.
+        let mut without = first.clone();
+        without.issues.remove(&key);
+        let clock = emu.with_dataset(|ds| ds.clock());
+        drop(emu);
+        let emu =
+            Emulator::start(Dataset::from_snapshot(&without), EmulatorOptions::default()).unwrap();
+        emu.with_dataset(|ds| ds.set_clock(clock));
+        let mut previous = first.clone();
+        previous.meta.server = Some(emu.url());
+
+        let (out, _) = resync(&emu, &repos, &previous, &SyncOptions::default());
+        assert!(!out.changed);
+        assert!(out.snapshot.issues.contains_key(&key));
+
+        let forced = SyncOptions {
+            force_full: true,
+            ..SyncOptions::default()
+        };
+        let (out, _) = resync(&emu, &repos, &previous, &forced);
+        assert!(out.changed);
+        assert_eq!(out.full, repos);
+        assert_eq!(differing(&previous, &out.snapshot), vec![key.clone()]);
+
+        // A last full sync 8 days old is due again (the default is every 7 days).
+        let now = tick(&emu);
+        for r in &mut previous.meta.repositories {
+            r.last_full_sync = Some(now - Duration::days(8));
+        }
+        let (out, _) = resync(&emu, &repos, &previous, &SyncOptions::default());
+        assert_eq!(out.full, repos);
+        assert!(!out.snapshot.issues.contains_key(&key));
+        assert!(
+            out.snapshot
+                .meta
+                .repositories
+                .iter()
+                .all(|r| r.last_full_sync == Some(out.snapshot.meta.synced_at))
+        );
+    }
+
+    #[test]
+    fn incremental_equals_full_after_a_series_of_changes() {
+        let (emu, repos, first) = demo();
+        let open: Vec<IssueKey> = first
+            .issues
+            .iter()
+            .filter(|(_, i)| i.state == OpenState::Open)
+            .map(|(k, _)| k.clone())
+            .collect();
+        let (a, b, c, d) = (&open[0], &open[1], &open[2], &open[3]);
+        let mut current = first.clone();
+        let mut step = |what: &str, change: &dyn Fn(&mut Dataset)| {
+            emu.with_dataset(|ds| change(ds));
+            let (out, n) = resync(&emu, &repos, &current, &SyncOptions::default());
+            eprintln!("{what}: {n} requests, {} issues re-read", out.refreshed);
+            assert!(out.changed, "{what}");
+            assert!(out.full.is_empty(), "{what}");
+            current = out.snapshot;
+        };
+
+        let label = first.labels[&a.repo]
+            .iter()
+            .map(|l| l.name.clone())
+            .find(|n| !first.issues[a].labels.contains(n))
+            .unwrap();
+        step("labels", &|ds| {
+            ds.update_issue(a, |i| {
+                i.labels.push(label.clone());
+                i.labels.sort();
+            });
+        });
+        let other = first.milestones[&b.repo]
+            .iter()
+            .map(|m| m.id)
+            .find(|id| first.issues[b].milestone != Some(*id))
+            .unwrap();
+        step("milestone", &|ds| {
+            ds.update_issue(b, |i| i.milestone = Some(other));
+        });
+        step("milestone renamed", &|ds| {
+            ds.update_milestone(other, |m| m.title.push_str(" (renamed)"));
+        });
+        step("close", &|ds| {
+            let at = ds.clock() + Duration::seconds(1);
+            ds.update_issue(c, |i| {
+                i.state = OpenState::Closed;
+                i.closed_at = Some(at);
+            });
+        });
+        step("new comment", &|ds| {
+            let at = ds.clock() + Duration::seconds(1);
+            ds.update_issue(d, |i| {
+                i.comments.push(Comment {
+                    id: 9_000_001,
+                    user: "cy".into(),
+                    created_at: at,
+                    updated_at: at,
+                    body: "Started on this.".into(),
+                });
+            });
+        });
+        step("new issue", &|ds| {
+            ds.create_issue(&a.repo, "A new issue", "cy");
+        });
+
+        let cl = client(&emu, TOKEN, fast());
+        let fresh = full_sync(&cl, &repos, tick(&emu)).unwrap();
+        assert_eq!(current.labels, fresh.labels);
+        assert_eq!(current.milestones, fresh.milestones);
+        assert_eq!(differing(&current, &fresh), Vec::<IssueKey>::new());
+        assert_eq!(current.issues.len(), first.issues.len() + 1);
+    }
+
+    #[test]
+    fn pull_request_changes_stay_right_across_repositories_and_modes() {
+        let (emu, repos, first) = demo();
+        // A linked open pull request gets merged.
+        let (issue, merged) = first
+            .issues
+            .iter()
+            .find_map(|(k, i)| {
+                i.pull_requests
+                    .iter()
+                    .find(|p| p.state == OpenState::Open)
+                    .map(|p| {
+                        let repo = p.repository.clone().unwrap_or_else(|| k.repo.clone());
+                        (k.clone(), repo.issue(p.number))
+                    })
+            })
+            .unwrap();
+        // A new pull request in another repository closes an issue by keyword.
+        let target = quiet_issue(&first);
+        let from = repos.iter().find(|r| **r != target.repo).unwrap().clone();
+        let new_pull = emu.with_dataset(|ds| {
+            let at = ds.tick();
+            let mut p = ds.pull(&merged.repo, merged.number).unwrap().clone();
+            p.state = OpenState::Closed;
+            p.merged = true;
+            p.closed_at = Some(at);
+            p.updated_at = at;
+            ds.insert_pull(&merged.repo, p);
+            let number = ds.next_number(&from);
+            let at = ds.tick();
+            ds.insert_pull(
+                &from,
+                Pull {
+                    number,
+                    title: "Cross-repo fix".into(),
+                    body: format!("Fixes {target}"),
+                    state: OpenState::Open,
+                    merged: false,
+                    author: "cy".into(),
+                    created_at: at,
+                    updated_at: at,
+                    closed_at: None,
+                },
+            );
+            from.issue(number)
+        });
+        // One repository has no cursor: it is read in full, the others incrementally.
+        let mut previous = first.clone();
+        let dropped = previous.meta.repositories.remove(0).name;
+        previous.meta.repositories.insert(
+            0,
+            commitea::state::RepoMeta {
+                name: dropped.clone(),
+                cursor: None,
+                last_full_sync: None,
+            },
+        );
+        let (out, n) = resync(&emu, &repos, &previous, &SyncOptions::default());
+        eprintln!(
+            "merge + cross-repo pull, {dropped} in full: {n} requests, {} re-read",
+            out.refreshed
+        );
+        assert_eq!(out.full, vec![dropped]);
+        let linked = &out.snapshot.issues[&issue].pull_requests;
+        assert!(
+            linked
+                .iter()
+                .any(|p| p.number == merged.number && p.merged && p.state == OpenState::Closed),
+            "{linked:?}"
+        );
+        assert!(
+            out.snapshot.issues[&target]
+                .pull_requests
+                .iter()
+                .any(|p| p.number == new_pull.number && p.repository.as_ref() == Some(&from)),
+            "{:?}",
+            out.snapshot.issues[&target].pull_requests
+        );
+        let c = client(&emu, TOKEN, fast());
+        let fresh = full_sync(&c, &repos, tick(&emu)).unwrap();
+        assert_eq!(differing(&out.snapshot, &fresh), Vec::<IssueKey>::new());
+        assert_eq!(out.snapshot.milestones, fresh.milestones);
+    }
+}

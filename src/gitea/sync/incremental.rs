@@ -1,0 +1,383 @@
+//! Incremental sync: per repository, a full read when it is due, else only what changed since the cursor.
+//!
+//! An incremental pass over a repository asks for its labels, its milestones (`state=all`), the issues and
+//! pull requests updated since the cursor (`issues?state=all&since=…`, no type filter) and the comments
+//! updated since the cursor (`issues/comments?since=…`, because editing a comment does not bump its issue).
+//! Every issue that changed — listed, commented, or linked by a changed pull request (by a closing keyword
+//! in its description, or because the previous snapshot lists that pull request) — is re-read; everything
+//! else is carried over from the previous snapshot. Deletions and transfers are invisible to `since`: they
+//! are only seen by the periodic full resync.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use serde::Deserialize;
+
+use super::{
+    Acc, GIssue, PullInfo, Run, SyncError, finish_links, full_repo, note_keyword_links, pull_key,
+    read_labels, read_milestones, state, sync_issue,
+};
+use crate::domain::{Issue, IssueKey, OpenState, RepoName};
+use crate::gitea::client::{Client, ClientError};
+use crate::state::{Meta, RepoMeta, Snapshot};
+
+/// How [`sync`] decides between a full and an incremental read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncOptions {
+    /// A repository whose last full read is this many days old (or older) is read in full again, so that
+    /// deleted and transferred issues disappear.
+    pub full_every_days: u32,
+    /// Read every repository in full.
+    pub force_full: bool,
+}
+
+impl Default for SyncOptions {
+    fn default() -> Self {
+        Self {
+            full_every_days: 7,
+            force_full: false,
+        }
+    }
+}
+
+/// What [`sync`] produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SyncOutcome {
+    /// The new snapshot (the previous one, unchanged, when nothing changed).
+    pub snapshot: Snapshot,
+    /// The repositories read in full.
+    pub full: Vec<RepoName>,
+    /// How many issues of incrementally synced repositories were re-read.
+    pub refreshed: usize,
+    /// Whether anything differs from the previous snapshot.
+    pub changed: bool,
+}
+
+/// A comment of the repository-wide listing: only which issue it belongs to.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct GCommentRef {
+    issue_url: String,
+}
+
+/// Gitea's time format for `since`.
+fn since(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// The issue number at the end of a comment's `issue_url`.
+fn issue_number(url: &str) -> Option<u64> {
+    url.trim_end_matches('/').rsplit('/').next()?.parse().ok()
+}
+
+/// What an incremental pass over one repository found.
+#[derive(Default)]
+struct Changes {
+    /// Issues listed as updated since the cursor, with their listing shape.
+    listed: BTreeMap<IssueKey, GIssue>,
+    /// Issues with a new or edited comment.
+    commented: BTreeSet<IssueKey>,
+}
+
+/// Syncs `repos` against the `previous` snapshot: each repository in full when forced, when `previous` has
+/// no cursor for it (or came from another server), or when its last full read is `full_every_days` old;
+/// otherwise incrementally (see the module documentation).
+///
+/// `now` must be taken before the first request, so that what changes during the sync is seen next time: it
+/// becomes every repository's cursor and, for the repositories read in full, their `last_full_sync`. When no
+/// repository was read in full and the labels, milestones and issues are identical to `previous`, the
+/// outcome carries `previous` itself (meta included) and `changed` is false.
+pub fn sync(
+    client: &Client,
+    repos: &[RepoName],
+    previous: Option<&Snapshot>,
+    now: DateTime<Utc>,
+    options: &SyncOptions,
+) -> Result<SyncOutcome, SyncError> {
+    let server = client.server();
+    let prev = previous.filter(|p| p.meta.server.as_deref().is_none_or(|s| s == server));
+    let prev_meta: HashMap<&RepoName, &RepoMeta> = prev
+        .map(|p| p.meta.repositories.iter().map(|r| (&r.name, r)).collect())
+        .unwrap_or_default();
+    let max_age = Duration::days(i64::from(options.full_every_days));
+
+    // Which repositories are read in full, and the cursor of the others.
+    let mut cursors: BTreeMap<RepoName, DateTime<Utc>> = BTreeMap::new();
+    let mut full: Vec<RepoName> = Vec::new();
+    for repo in repos {
+        let due = prev_meta
+            .get(repo)
+            .and_then(|m| Some((m.cursor?, m.last_full_sync?)))
+            .filter(|(_, last)| !options.force_full && now - *last < max_age);
+        match due {
+            Some((cursor, _)) => {
+                cursors.insert(repo.clone(), cursor);
+            }
+            None if !full.contains(repo) => full.push(repo.clone()),
+            None => {}
+        }
+    }
+    let full_set: BTreeSet<RepoName> = full.iter().cloned().collect();
+
+    let mut run = Run::default();
+    let mut acc = Acc::default();
+    let mut changes: BTreeMap<RepoName, Changes> = BTreeMap::new();
+    let mut changed_pulls: BTreeSet<IssueKey> = BTreeSet::new();
+    // Issues named by a closing keyword in a changed open pull request.
+    let mut keyword_targets: BTreeSet<IssueKey> = BTreeSet::new();
+    for repo in repos {
+        match cursors.get(repo) {
+            None => {
+                if !acc.labels.contains_key(repo) {
+                    full_repo(client, &mut run, repo, &mut acc)?;
+                }
+            }
+            Some(cursor) => {
+                if changes.contains_key(repo) {
+                    continue;
+                }
+                let c = incremental_repo(client, &mut run, repo, *cursor, &mut acc)?;
+                for (pull, open_body) in c.1 {
+                    if let Some(body) = open_body {
+                        keyword_targets.extend(note_keyword_links(&mut acc, &pull, &body));
+                    }
+                    changed_pulls.insert(pull);
+                }
+                changes.insert(repo.clone(), c.0);
+            }
+        }
+    }
+
+    // Carry the issues of incrementally synced repositories over, then decide which to re-read.
+    let empty = BTreeMap::new();
+    let prev_issues = prev.map_or(&empty, |p| &p.issues);
+    let mut refresh: BTreeSet<IssueKey> = BTreeSet::new();
+    for (key, issue) in prev_issues {
+        if !cursors.contains_key(&key.repo) {
+            continue;
+        }
+        acc.issues.insert(key.clone(), issue.clone());
+        let linked_by_changed = issue.pull_requests.iter().any(|p| {
+            let k = pull_key(p, &key.repo);
+            changed_pulls.contains(&k) || full_set.contains(&k.repo)
+        });
+        if linked_by_changed || keyword_targets.contains(key) {
+            refresh.insert(key.clone());
+        }
+    }
+    for c in changes.values() {
+        refresh.extend(c.listed.keys().cloned());
+        refresh.extend(
+            c.commented
+                .iter()
+                .filter(|k| prev_issues.contains_key(k))
+                .cloned(),
+        );
+    }
+
+    let incremental: BTreeSet<RepoName> = cursors.keys().cloned().collect();
+    let mut refreshed = 0;
+    for key in refresh {
+        let listed = changes
+            .get_mut(&key.repo)
+            .and_then(|c| c.listed.remove(&key));
+        let gi = match listed {
+            Some(gi) => gi,
+            None => {
+                let path = format!("repos/{}/issues/{}", key.repo, key.number);
+                match client.get_json::<GIssue>(&path, &[]) {
+                    Ok(gi) => gi,
+                    Err(ClientError::NotFound { .. }) => {
+                        tracing::info!("{key} is gone from the server; dropped from the snapshot");
+                        acc.issues.remove(&key);
+                        continue;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        };
+        if gi.pull_request.is_some() {
+            continue;
+        }
+        let mut issue = sync_issue(client, &mut run, &key.repo, gi)?;
+        keep_links(
+            &mut issue,
+            &key,
+            prev_issues.get(&key),
+            &incremental,
+            &changed_pulls,
+        );
+        acc.issues.insert(key, issue);
+        refreshed += 1;
+    }
+    // The issues of repositories read in full keep the links of unchanged pull requests of the others.
+    let full_keys: Vec<IssueKey> = acc
+        .issues
+        .keys()
+        .filter(|k| full_set.contains(&k.repo))
+        .cloned()
+        .collect();
+    for key in full_keys {
+        if let Some(issue) = acc.issues.get_mut(&key) {
+            keep_links(
+                issue,
+                &key,
+                prev_issues.get(&key),
+                &incremental,
+                &changed_pulls,
+            );
+        }
+    }
+    finish_links(&run, &mut acc);
+
+    if let Some(p) = prev
+        && full.is_empty()
+        && p.meta.server.as_deref() == Some(server)
+        && p.meta.repositories.iter().map(|r| &r.name).eq(repos.iter())
+        && p.labels == acc.labels
+        && p.milestones == acc.milestones
+        && p.issues == acc.issues
+    {
+        return Ok(SyncOutcome {
+            snapshot: p.clone(),
+            full,
+            refreshed,
+            changed: false,
+        });
+    }
+
+    let mut seen = BTreeSet::new();
+    let repositories = repos
+        .iter()
+        .filter(|r| seen.insert(*r))
+        .map(|r| RepoMeta {
+            name: r.clone(),
+            cursor: Some(now),
+            last_full_sync: if full_set.contains(r) {
+                Some(now)
+            } else {
+                prev_meta.get(r).and_then(|m| m.last_full_sync)
+            },
+        })
+        .collect();
+    let snapshot = Snapshot {
+        meta: Meta {
+            synced_at: now,
+            server: Some(server.to_owned()),
+            repositories,
+        },
+        labels: acc.labels,
+        milestones: acc.milestones,
+        issues: acc.issues,
+    };
+    let changed = previous != Some(&snapshot);
+    Ok(SyncOutcome {
+        snapshot,
+        full,
+        refreshed,
+        changed,
+    })
+}
+
+/// A changed pull request and, when it is open, its description.
+type ChangedPull = (IssueKey, Option<String>);
+
+/// Labels, milestones, and what changed since `cursor` in `repo`: issues and comments (in the result) and
+/// pull requests (their `PullInfo` into `run`).
+fn incremental_repo(
+    client: &Client,
+    run: &mut Run,
+    repo: &RepoName,
+    cursor: DateTime<Utc>,
+    acc: &mut Acc,
+) -> Result<(Changes, Vec<ChangedPull>), SyncError> {
+    acc.labels.insert(repo.clone(), read_labels(client, repo)?);
+    acc.milestones
+        .insert(repo.clone(), read_milestones(client, repo)?);
+
+    let mut changes = Changes::default();
+    let mut pulls = Vec::new();
+    let listed: Vec<GIssue> = client.get_paged(
+        &format!("repos/{repo}/issues"),
+        &[("state", "all".into()), ("since", since(cursor))],
+    )?;
+    for gi in listed {
+        let key = repo.issue(gi.number);
+        if gi.pull_request.is_some() {
+            if pulls.iter().any(|(k, _): &ChangedPull| *k == key) {
+                continue;
+            }
+            let info = PullInfo::from_issue_shape(&gi, repo)?;
+            let what = format!("pull request #{}", gi.number);
+            let open = state(&gi.state, repo, &what)? == OpenState::Open;
+            run.pulls.insert(key.clone(), info);
+            pulls.push((key, open.then_some(gi.body)));
+        } else {
+            changes.listed.entry(key).or_insert(gi);
+        }
+    }
+
+    let comments: Vec<GCommentRef> = client.get_paged(
+        &format!("repos/{repo}/issues/comments"),
+        &[("since", since(cursor))],
+    )?;
+    for c in comments {
+        match issue_number(&c.issue_url) {
+            Some(n) => {
+                changes.commented.insert(repo.issue(n));
+            }
+            None => tracing::warn!(
+                "a comment of {repo} has an issue_url without an issue number: {:?}",
+                c.issue_url
+            ),
+        }
+    }
+    Ok((changes, pulls))
+}
+
+/// Keeps the previous linked-pull entries of `key` that are still valid: those of pull requests of
+/// incrementally synced repositories that did not change (their description and state are as before).
+/// Entries the issue already has win.
+fn keep_links(
+    issue: &mut Issue,
+    key: &IssueKey,
+    prev: Option<&Issue>,
+    incremental: &BTreeSet<RepoName>,
+    changed: &BTreeSet<IssueKey>,
+) {
+    let Some(prev) = prev else {
+        return;
+    };
+    for lp in &prev.pull_requests {
+        let pk = pull_key(lp, &key.repo);
+        if incremental.contains(&pk.repo)
+            && !changed.contains(&pk)
+            && !issue
+                .pull_requests
+                .iter()
+                .any(|p| pull_key(p, &key.repo) == pk)
+        {
+            issue.pull_requests.push(lp.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issue_number_is_the_last_segment() {
+        assert_eq!(issue_number("http://h/acme/api/issues/12"), Some(12));
+        assert_eq!(issue_number("http://h/acme/api/issues/12/"), Some(12));
+        assert_eq!(issue_number(""), None);
+    }
+
+    #[test]
+    fn since_has_second_resolution() {
+        let t = DateTime::parse_from_rfc3339("2026-11-27T17:00:00.250Z")
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap();
+        assert_eq!(since(t), "2026-11-27T17:00:00Z");
+    }
+}
