@@ -52,6 +52,21 @@ pub enum Command {
         /// Do not commit the results.
         #[arg(long)]
         no_commit: bool,
+        /// Resync every repository in full.
+        #[arg(long)]
+        full: bool,
+    },
+    /// Read the configured repositories from Gitea into snapshot/ and commit it (no forecast).
+    Sync {
+        /// Shared settings.
+        #[command(flatten)]
+        common: Common,
+        /// Resync every repository in full.
+        #[arg(long)]
+        full: bool,
+        /// Do not commit the snapshot.
+        #[arg(long)]
+        no_commit: bool,
     },
     /// Set up the bundled demo in DIR (default ./commitea-demo), run the pipeline, print the site's path.
     Demo {
@@ -143,6 +158,11 @@ fn options(common: &Common, offline: bool, commit: bool, render: bool) -> RunOpt
         now: common.now,
         clock: Utc::now(),
         offline,
+        full_sync: false,
+        token: crate::gitea::client::token_from_env(),
+        server_fallback: std::env::var("GITHUB_SERVER_URL")
+            .ok()
+            .filter(|s| !s.trim().is_empty()),
         overrides: Overrides {
             seed: common.seed,
             trials: common.trials,
@@ -160,12 +180,25 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
             common,
             offline,
             no_commit,
+            full,
         } => {
-            let summary = pipeline::run(&options(&common, offline, !no_commit, true))?;
+            let mut opts = options(&common, offline, !no_commit, true);
+            opts.full_sync = full;
+            let summary = pipeline::run(&opts)?;
             report(&summary);
             if let Some(index) = summary.site_index {
                 println!("{}", index.display());
             }
+        }
+        Command::Sync {
+            common,
+            full,
+            no_commit,
+        } => {
+            let mut opts = options(&common, false, !no_commit, false);
+            opts.full_sync = full;
+            let summary = pipeline::sync_only(&opts)?;
+            report(&summary);
         }
         Command::Demo {
             dir,

@@ -36,6 +36,12 @@ pub enum PipelineError {
     /// A stage that needs the network was asked for but is not possible.
     #[error("{0}")]
     Unavailable(String),
+    /// Talking to Gitea failed.
+    #[error(transparent)]
+    Client(#[from] crate::gitea::client::ClientError),
+    /// The sync failed; the previous snapshot is untouched.
+    #[error("sync failed, the snapshot is as it was: {0}")]
+    Sync(#[from] crate::gitea::sync::SyncError),
 }
 
 /// What a run is asked to do.
@@ -49,6 +55,12 @@ pub struct RunOptions {
     pub clock: DateTime<Utc>,
     /// Skip sync and apply.
     pub offline: bool,
+    /// Resync every repository in full.
+    pub full_sync: bool,
+    /// The Gitea token (read from the environment at the edge; never written anywhere).
+    pub token: Option<String>,
+    /// The server to use when `commitea.yaml` names none (`GITHUB_SERVER_URL` in Actions).
+    pub server_fallback: Option<String>,
     /// Flag overrides of the config.
     pub overrides: Overrides,
     /// Environment variables (`COMMITEA_*` are read from these).
@@ -91,25 +103,33 @@ pub struct Computed {
     pub board: Board,
     /// The runway view.
     pub runway: Runway,
+    /// The snapshot the forecast ran on.
+    pub snapshot: Snapshot,
+    /// Whether the snapshot comes from a sync (and so must be written).
+    pub synced: bool,
 }
 
 /// Replays and forecasts the state repo without writing anything.
 pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     let layout = Layout::new(&opts.state_dir);
     let config = Config::load(layout.root(), opts.env.iter().cloned(), &opts.overrides)?;
-    if !opts.offline && config.server.is_some() {
-        return Err(PipelineError::Unavailable(
-            "syncing with Gitea is not part of this build yet: run with --offline to forecast the committed snapshot"
-                .into(),
-        ));
-    }
-    let t = Instant::now();
-    let snapshot = Snapshot::load(&layout)?;
-    tracing::info!(
-        "snapshot: {} issues read in {:.0?}",
-        snapshot.issues.len(),
-        t.elapsed()
-    );
+    let server = config
+        .server
+        .clone()
+        .or_else(|| opts.server_fallback.clone());
+    let (snapshot, synced) = match server.filter(|_| !opts.offline) {
+        Some(server) => (sync_stage(opts, &config, &layout, &server)?, true),
+        None => {
+            let t = Instant::now();
+            let snapshot = Snapshot::load(&layout)?;
+            tracing::info!(
+                "snapshot: {} issues read in {:.0?}",
+                snapshot.issues.len(),
+                t.elapsed()
+            );
+            (snapshot, false)
+        }
+    };
     let now = opts.now.unwrap_or(snapshot.meta.synced_at);
     let plan = crate::ledger::replay(&snapshot, &config, now);
     let settings = Settings {
@@ -142,7 +162,36 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         overview,
         board,
         runway,
+        snapshot,
+        synced,
     })
+}
+
+/// The sync stage: read the configured repositories from Gitea into a new snapshot, in memory.
+fn sync_stage(
+    opts: &RunOptions,
+    config: &Config,
+    layout: &Layout,
+    server: &str,
+) -> Result<Snapshot, PipelineError> {
+    if config.repositories.is_empty() {
+        return Err(PipelineError::Unavailable(format!(
+            "{}: no repositories to sync: list them under `repositories:` (owner/repo), or run with --offline",
+            crate::config::FILE_NAME
+        )));
+    }
+    let client = crate::gitea::client::Client::new(server, opts.token.clone(), Default::default())?;
+    let t = Instant::now();
+    let snapshot = crate::gitea::sync::full_sync(&client, &config.repositories, opts.clock)?;
+    tracing::info!(
+        "sync: {} issues from {} repositories in {} requests, {:.0?}",
+        snapshot.issues.len(),
+        config.repositories.len(),
+        client.request_count(),
+        t.elapsed()
+    );
+    let _ = layout;
+    Ok(snapshot)
 }
 
 /// The files under `forecast/` for a computed state: path relative to the state repo → bytes.
@@ -203,40 +252,25 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
     };
     let message = commit_message(&computed, repo.as_ref());
 
-    // Write, remembering what was there, so a failed commit can put it back.
-    let mut previous: Vec<(PathBuf, Option<Vec<u8>>)> = Vec::new();
-    let mut write_all = || -> Result<(), StateError> {
-        for (rel, bytes) in &files {
-            let path = layout.root().join(rel);
-            let old = std::fs::read(&path).ok();
-            if crate::state::write_if_changed(&path, bytes)? {
-                previous.push((path, old));
-            }
-        }
-        Ok(())
+    let crate::state::SnapshotFiles {
+        files: mut to_write,
+        stale,
+    } = if computed.synced {
+        computed.snapshot.files(&layout)?
+    } else {
+        Default::default()
     };
-    let written = write_all();
-    let commit = match (written, &repo) {
-        (Err(e), _) => {
-            restore(&previous);
-            return Err(e.into());
-        }
-        (Ok(()), Some(repo)) => {
-            let sig = Signature {
-                name: computed.config.commit.name.clone(),
-                email: computed.config.commit.email.clone(),
-                time: opts.clock,
-            };
-            match git::commit_paths(repo, git::OWNED_PATHS, &message, &sig) {
-                Ok(c) => c.map(|id| id.to_string()),
-                Err(e) => {
-                    restore(&previous);
-                    return Err(e.into());
-                }
-            }
-        }
-        (Ok(()), None) => None,
+    to_write.extend(
+        files
+            .into_iter()
+            .map(|(rel, bytes)| (layout.root().join(rel), bytes)),
+    );
+    let sig = Signature {
+        name: computed.config.commit.name.clone(),
+        email: computed.config.commit.email.clone(),
+        time: opts.clock,
     };
+    let commit = write_and_commit(&to_write, &stale, repo.as_ref(), &message, &sig)?;
     match &commit {
         Some(id) => tracing::info!("commit: {id}"),
         None if opts.commit => tracing::info!("commit: nothing changed, no commit"),
@@ -259,6 +293,89 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
         issues: computed.plan.issues.len(),
         open: computed.report.issues.len(),
         warnings: computed.report.warnings.clone(),
+    })
+}
+
+/// Writes `files` (only those whose bytes change), removes `stale`, and commits the owned paths; if anything
+/// fails, every file touched is put back as it was.
+fn write_and_commit(
+    files: &BTreeMap<PathBuf, Vec<u8>>,
+    stale: &[PathBuf],
+    repo: Option<&gix::Repository>,
+    message: &str,
+    sig: &Signature,
+) -> Result<Option<String>, PipelineError> {
+    let mut previous: Vec<(PathBuf, Option<Vec<u8>>)> = Vec::new();
+    let mut write_all = || -> Result<(), StateError> {
+        for (path, bytes) in files {
+            let old = std::fs::read(path).ok();
+            if crate::state::write_if_changed(path, bytes)? {
+                previous.push((path.clone(), old));
+            }
+        }
+        for path in stale {
+            let old = std::fs::read(path).ok();
+            std::fs::remove_file(path).map_err(|source| StateError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            previous.push((path.clone(), old));
+        }
+        Ok(())
+    };
+    if let Err(e) = write_all() {
+        restore(&previous);
+        return Err(e.into());
+    }
+    match repo.map(|r| git::commit_paths(r, git::OWNED_PATHS, message, sig)) {
+        None => Ok(None),
+        Some(Ok(c)) => Ok(c.map(|id| id.to_string())),
+        Some(Err(e)) => {
+            restore(&previous);
+            Err(e.into())
+        }
+    }
+}
+
+/// `commitea sync`: read the repositories from Gitea, write the snapshot and commit it (no forecast).
+pub fn sync_only(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
+    let layout = Layout::new(&opts.state_dir);
+    let config = Config::load(layout.root(), opts.env.iter().cloned(), &opts.overrides)?;
+    let server = config
+        .server
+        .clone()
+        .or_else(|| opts.server_fallback.clone())
+        .ok_or_else(|| {
+            PipelineError::Unavailable(format!(
+                "{}: no server to sync from: set `server:` (or COMMITEA_SERVER)",
+                crate::config::FILE_NAME
+            ))
+        })?;
+    let snapshot = sync_stage(opts, &config, &layout, &server)?;
+    let crate::state::SnapshotFiles { files, stale } = snapshot.files(&layout)?;
+    let repo = if opts.commit {
+        Some(git::open_or_init(layout.root())?)
+    } else {
+        None
+    };
+    let message = format!(
+        "commitea: sync of {} repositories ({} issues)\n",
+        config.repositories.len(),
+        snapshot.issues.len()
+    );
+    let sig = Signature {
+        name: config.commit.name.clone(),
+        email: config.commit.email.clone(),
+        time: opts.clock,
+    };
+    let commit = write_and_commit(&files, &stale, repo.as_ref(), &message, &sig)?;
+    Ok(RunSummary {
+        commit,
+        message,
+        site_index: None,
+        issues: snapshot.issues.len(),
+        open: snapshot.issues.values().filter(|i| !i.is_closed()).count(),
+        warnings: Vec::new(),
     })
 }
 

@@ -9,7 +9,7 @@ mod snapshot;
 
 use std::path::{Path, PathBuf};
 
-pub use snapshot::{Meta, RepoMeta, Snapshot};
+pub use snapshot::{Meta, RepoMeta, Snapshot, SnapshotFiles};
 
 /// Why the state repo could not be read or written.
 #[derive(Debug, thiserror::Error)]

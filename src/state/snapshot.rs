@@ -38,6 +38,15 @@ pub struct RepoMeta {
     pub last_full_sync: Option<DateTime<Utc>>,
 }
 
+/// The files a snapshot consists of, ready to write.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SnapshotFiles {
+    /// Path → canonical bytes.
+    pub files: BTreeMap<PathBuf, Vec<u8>>,
+    /// Issue files on disk that the snapshot no longer has.
+    pub stale: Vec<PathBuf>,
+}
+
 /// Everything under `snapshot/`, in memory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {
@@ -96,21 +105,25 @@ impl Snapshot {
         })
     }
 
-    /// Writes the snapshot, rewriting only files whose bytes change and removing issue files no longer present.
-    ///
-    /// Returns how many files were written or removed.
-    pub fn save(&self, layout: &Layout) -> Result<usize, StateError> {
+    /// The files of the snapshot in canonical form, and the issue files on disk that are no longer part of it.
+    pub fn files(&self, layout: &Layout) -> Result<SnapshotFiles, StateError> {
         let dir = layout.snapshot_dir();
-        let mut changed = 0;
-        changed += write_yaml(layout, &dir.join("meta.yaml"), &self.meta)?;
-        changed += write_yaml(layout, &dir.join("labels.yaml"), &self.labels)?;
-        changed += write_yaml(layout, &dir.join("milestones.yaml"), &self.milestones)?;
-        let mut keep = std::collections::BTreeSet::new();
+        let mut files = BTreeMap::new();
+        let mut add = |path: PathBuf, text: String| {
+            files.insert(path, text.into_bytes());
+        };
+        let yaml = |path: &Path, value: &dyn erased::Yaml| value.to_yaml(layout.rel(path));
+        let meta = dir.join("meta.yaml");
+        add(meta.clone(), yaml(&meta, &self.meta)?);
+        let labels = dir.join("labels.yaml");
+        add(labels.clone(), yaml(&labels, &self.labels)?);
+        let milestones = dir.join("milestones.yaml");
+        add(milestones.clone(), yaml(&milestones, &self.milestones)?);
         for (key, issue) in &self.issues {
             let path = issue_path(layout, key);
-            changed += write_yaml(layout, &path, issue)?;
-            keep.insert(path);
+            add(path.clone(), yaml(&path, issue)?);
         }
+        let mut stale = Vec::new();
         let issues_dir = dir.join("issues");
         if issues_dir.exists() {
             for entry in walkdir::WalkDir::new(&issues_dir).min_depth(3).max_depth(3) {
@@ -118,14 +131,29 @@ impl Snapshot {
                     path: issues_dir.clone(),
                     source: e.into(),
                 })?;
-                if entry.file_type().is_file() && !keep.contains(entry.path()) {
-                    std::fs::remove_file(entry.path()).map_err(|source| StateError::Io {
-                        path: entry.path().to_path_buf(),
-                        source,
-                    })?;
-                    changed += 1;
+                if entry.file_type().is_file() && !files.contains_key(entry.path()) {
+                    stale.push(entry.into_path());
                 }
             }
+        }
+        Ok(SnapshotFiles { files, stale })
+    }
+
+    /// Writes the snapshot, rewriting only files whose bytes change and removing issue files no longer present.
+    ///
+    /// Returns how many files were written or removed.
+    pub fn save(&self, layout: &Layout) -> Result<usize, StateError> {
+        let SnapshotFiles { files, stale } = self.files(layout)?;
+        let mut changed = 0;
+        for (path, bytes) in &files {
+            changed += usize::from(write_if_changed(path, bytes)?);
+        }
+        for path in stale {
+            std::fs::remove_file(&path).map_err(|source| StateError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            changed += 1;
         }
         Ok(changed)
     }
@@ -202,7 +230,21 @@ fn read_issue(layout: &Layout, path: &Path) -> Result<(IssueKey, Issue), StateEr
     Ok((repo.issue(number), issue))
 }
 
-fn write_yaml<T: Serialize>(layout: &Layout, path: &Path, value: &T) -> Result<usize, StateError> {
-    let text = yamlfile::to_string(value, layout.rel(path))?;
-    Ok(usize::from(write_if_changed(path, text.as_bytes())?))
+/// Serialising values of different types through one closure.
+mod erased {
+    use std::path::Path;
+
+    use crate::state::StateError;
+
+    /// A value that can be written as canonical YAML.
+    pub trait Yaml {
+        /// The YAML text; `file` names it in errors.
+        fn to_yaml(&self, file: &Path) -> Result<String, StateError>;
+    }
+
+    impl<T: serde::Serialize> Yaml for T {
+        fn to_yaml(&self, file: &Path) -> Result<String, StateError> {
+            Ok(crate::yamlfile::to_string(self, file)?)
+        }
+    }
 }

@@ -1,0 +1,156 @@
+//! `commitea run` and `commitea sync` against the Gitea emulator, as a user runs them: the binary, a state
+//! repo, the token in the environment.
+
+use std::path::Path;
+use std::process::Command;
+
+use commitea::gitea::emulator::{Dataset, Emulator, EmulatorOptions, Fault, FaultKind};
+use commitea::state::{Layout, Snapshot};
+
+use crate::pipeline::{git, state_from_fixture, tree};
+
+const TOKEN: &str = "tok-Very-Secret-7781";
+
+fn emulator_for(fixture: &str) -> Emulator {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(fixture);
+    let snapshot = Snapshot::load(&Layout::new(dir)).unwrap();
+    let options = EmulatorOptions {
+        token: TOKEN.into(),
+        ..EmulatorOptions::default()
+    };
+    Emulator::start(Dataset::from_snapshot(&snapshot), options).unwrap()
+}
+
+fn commitea(args: &[&str], state: &Path, server: &str) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(args)
+        .arg("-s")
+        .arg(state)
+        .env("COMMITEA_SERVER", server)
+        .env("COMMITEA_GITEA_TOKEN", TOKEN)
+        .env("COMMITEA_LOG", "debug")
+        .env_remove("GITEA_TOKEN")
+        .env_remove("GITHUB_TOKEN")
+        .output()
+        .expect("the binary runs")
+}
+
+/// Everything the run left behind, git objects decompressed, plus what it printed.
+fn everything_written(state: &Path, out: &std::process::Output) -> String {
+    let mut all = String::new();
+    for (path, bytes) in tree(state) {
+        all.push_str(&path);
+        all.push_str(&String::from_utf8_lossy(&bytes));
+    }
+    let objects = Command::new("git")
+        .arg("-C")
+        .arg(state)
+        .args(["cat-file", "--batch-all-objects", "--batch"])
+        .output()
+        .unwrap();
+    all.push_str(&String::from_utf8_lossy(&objects.stdout));
+    for entry in walkdir::WalkDir::new(state.join(".git"))
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        if entry.file_type().is_file() && !entry.path().to_string_lossy().contains("/objects/") {
+            all.push_str(&String::from_utf8_lossy(
+                &std::fs::read(entry.path()).unwrap(),
+            ));
+        }
+    }
+    all.push_str(&String::from_utf8_lossy(&out.stdout));
+    all.push_str(&String::from_utf8_lossy(&out.stderr));
+    all
+}
+
+#[test]
+fn run_syncs_forecasts_and_commits_without_leaking_the_token() {
+    let emulator = emulator_for("small");
+    let state = state_from_fixture("small");
+    let out = commitea(&["run"], state.path(), &emulator.url());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("sync: 8 issues from 2 repositories"),
+        "{stderr}"
+    );
+    // The synced issues are the fixture's issues.
+    let synced = Snapshot::load(&Layout::new(state.path())).unwrap();
+    let fixture = Snapshot::load(&Layout::new(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small"),
+    ))
+    .unwrap();
+    assert_eq!(synced.issues, fixture.issues);
+    assert_eq!(synced.meta.server.as_deref(), Some(emulator.url().as_str()));
+    let log = git(state.path(), &["log", "--format=%s"]);
+    assert!(log.starts_with("commitea: forecast as of"), "{log}");
+    assert!(state.path().join("forecast/forecast.json").exists());
+    let written = everything_written(state.path(), &out);
+    assert!(!written.contains(TOKEN), "the token leaked");
+    assert!(
+        written.contains("acme/api#3"),
+        "the search covers the written files"
+    );
+}
+
+#[test]
+fn sync_commits_the_snapshot_and_a_failed_sync_touches_nothing() {
+    let emulator = emulator_for("small");
+    let state = state_from_fixture("small");
+    let out = commitea(&["sync"], state.path(), &emulator.url());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        git(state.path(), &["log", "-1", "--format=%s"])
+            .starts_with("commitea: sync of 2 repositories (8 issues)")
+    );
+    assert!(!everything_written(state.path(), &out).contains(TOKEN));
+
+    let before = tree(state.path());
+    let head = git(state.path(), &["rev-parse", "HEAD"]);
+    emulator.inject(
+        Fault::new(FaultKind::Status(500))
+            .times(1000)
+            .on("/timeline"),
+    );
+    let out = commitea(&["run"], state.path(), &emulator.url());
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("sync failed, the snapshot is as it was") && stderr.contains("timeline"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(TOKEN));
+    assert_eq!(
+        tree(state.path()),
+        before,
+        "a failed sync leaves every file as it was"
+    );
+    assert_eq!(git(state.path(), &["rev-parse", "HEAD"]), head);
+}
+
+#[test]
+fn a_wrong_token_says_which_variable_to_set() {
+    let emulator = emulator_for("small");
+    let state = state_from_fixture("small");
+    let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["sync", "-s"])
+        .arg(state.path())
+        .env("COMMITEA_SERVER", emulator.url())
+        .env("COMMITEA_GITEA_TOKEN", "wrong")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("COMMITEA_GITEA_TOKEN"), "{stderr}");
+}
