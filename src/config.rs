@@ -69,6 +69,8 @@ pub struct Config {
     pub lifecycle: LifecycleConfig,
     /// Forecast settings.
     pub forecast: ForecastConfig,
+    /// Sync settings.
+    pub sync: SyncConfig,
     /// Site settings.
     pub site: SiteConfig,
     /// Commit settings.
@@ -184,6 +186,23 @@ impl Default for ForecastConfig {
     }
 }
 
+/// How the sync reads Gitea.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SyncConfig {
+    /// A repository is read in full again after this many days (deletions and transfers are invisible to
+    /// an incremental sync).
+    pub full_every_days: FullEveryDays,
+}
+
+impl Default for SyncConfig {
+    fn default() -> Self {
+        Self {
+            full_every_days: FullEveryDays(7),
+        }
+    }
+}
+
 /// Site settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -292,6 +311,9 @@ checked_number!(
 checked_number!(
     /// A trial count: 1 to 1,000,000.
     Trials(u32), |v| (1..=1_000_000).contains(&v), "between 1 and 1000000");
+checked_number!(
+    /// Days between full resyncs: 1 to 365.
+    FullEveryDays(u32), |v| (1..=365).contains(&v), "between 1 and 365");
 checked_number!(
     /// A horizon in calendar days: 7 to 3,650.
     HorizonDays(u32), |v| (7..=3650).contains(&v), "between 7 and 3650");

@@ -130,7 +130,12 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
             (snapshot, false)
         }
     };
-    let now = opts.now.unwrap_or(snapshot.meta.synced_at);
+    // Offline, the forecast describes the moment its data was taken; after a sync, the moment of the run
+    // (the snapshot keeps its old time when nothing changed, but days still pass).
+    let now = opts
+        .now
+        .or(synced.then_some(opts.clock))
+        .unwrap_or(snapshot.meta.synced_at);
     let plan = crate::ledger::replay(&snapshot, &config, now);
     let settings = Settings {
         trials: config.forecast.trials.0,
@@ -181,17 +186,38 @@ fn sync_stage(
         )));
     }
     let client = crate::gitea::client::Client::new(server, opts.token.clone(), Default::default())?;
+    let previous = match Snapshot::load(layout) {
+        Ok(s) => Some(s),
+        Err(StateError::NoSnapshot(_)) => None,
+        Err(e) => return Err(e.into()),
+    };
+    let options = crate::gitea::sync::SyncOptions {
+        full_every_days: config.sync.full_every_days.0,
+        force_full: opts.full_sync,
+    };
     let t = Instant::now();
-    let snapshot = crate::gitea::sync::full_sync(&client, &config.repositories, opts.clock)?;
+    let outcome = crate::gitea::sync::sync(
+        &client,
+        &config.repositories,
+        previous.as_ref(),
+        opts.clock,
+        &options,
+    )?;
     tracing::info!(
-        "sync: {} issues from {} repositories in {} requests, {:.0?}",
-        snapshot.issues.len(),
+        "sync: {} issues from {} repositories in {} requests, {:.0?}; {} read in full, {} issues re-read{}",
+        outcome.snapshot.issues.len(),
         config.repositories.len(),
         client.request_count(),
-        t.elapsed()
+        t.elapsed(),
+        outcome.full.len(),
+        outcome.refreshed,
+        if outcome.changed {
+            ""
+        } else {
+            "; nothing changed"
+        }
     );
-    let _ = layout;
-    Ok(snapshot)
+    Ok(outcome.snapshot)
 }
 
 /// The files under `forecast/` for a computed state: path relative to the state repo → bytes.

@@ -121,13 +121,18 @@ fn sync_commits_the_snapshot_and_a_failed_sync_touches_nothing() {
     emulator.inject(
         Fault::new(FaultKind::Status(500))
             .times(1000)
-            .on("/timeline"),
+            .on("/milestones"),
     );
     let out = commitea(&["run"], state.path(), &emulator.url());
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("sync failed, the snapshot is as it was") && stderr.contains("timeline"),
+        stderr.contains("sync failed, the snapshot is as it was") && stderr.contains("milestones"),
         "{stderr}"
     );
     assert!(!stderr.contains(TOKEN));
@@ -153,4 +158,66 @@ fn a_wrong_token_says_which_variable_to_set() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("COMMITEA_GITEA_TOKEN"), "{stderr}");
+}
+
+#[test]
+fn a_second_run_with_no_server_change_rewrites_nothing_and_costs_few_requests() {
+    let emulator = emulator_for("small");
+    let state = state_from_fixture("small");
+    let first = commitea(&["run"], state.path(), &emulator.url());
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let commits = git(state.path(), &["rev-list", "--count", "HEAD"]);
+    let before = tree(state.path());
+    emulator.reset_counts();
+    let second = commitea(&["run"], state.path(), &emulator.url());
+    assert!(
+        second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    let requests = emulator.request_count();
+    eprintln!("no-change re-sync of 2 repositories: {requests} requests");
+    assert!(requests <= 4 * 2 + 2, "{requests} requests");
+    assert_eq!(
+        git(state.path(), &["rev-list", "--count", "HEAD"]),
+        commits,
+        "no new commit"
+    );
+    let after = tree(state.path());
+    let changed: Vec<&String> = after
+        .iter()
+        .filter(|(k, v)| before.get(*k) != Some(v))
+        .map(|(k, _)| k)
+        .collect();
+    assert!(
+        changed.iter().all(|k| k.starts_with("public/")),
+        "rewritten: {changed:?}"
+    );
+
+    // One issue changes on the server: the next run re-reads it alone and commits the change.
+    emulator.with_dataset(|ds| {
+        ds.update_issue(&"acme/api#4".parse().unwrap(), |i| {
+            i.title = "Rate limiting per token".into()
+        });
+    });
+    emulator.reset_counts();
+    let third = commitea(&["run"], state.path(), &emulator.url());
+    assert!(
+        third.status.success(),
+        "{}",
+        String::from_utf8_lossy(&third.stderr)
+    );
+    let requests = emulator.request_count();
+    eprintln!("re-sync after one change: {requests} requests");
+    assert!(requests <= 4 * 2 + 2 + 6, "{requests} requests");
+    let issue =
+        std::fs::read_to_string(state.path().join("snapshot/issues/acme/api/4.yaml")).unwrap();
+    assert!(issue.contains("title: Rate limiting per token"), "{issue}");
+    assert!(
+        git(state.path(), &["show", "--stat", "HEAD"]).contains("snapshot/issues/acme/api/4.yaml")
+    );
 }
