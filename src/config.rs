@@ -193,12 +193,15 @@ pub struct SyncConfig {
     /// A repository is read in full again after this many days (deletions and transfers are invisible to
     /// an incremental sync).
     pub full_every_days: FullEveryDays,
+    /// Requests in flight at once while reading issues.
+    pub parallel: Parallel,
 }
 
 impl Default for SyncConfig {
     fn default() -> Self {
         Self {
             full_every_days: FullEveryDays(7),
+            parallel: Parallel(4),
         }
     }
 }
@@ -311,6 +314,9 @@ checked_number!(
 checked_number!(
     /// A trial count: 1 to 1,000,000.
     Trials(u32), |v| (1..=1_000_000).contains(&v), "between 1 and 1000000");
+checked_number!(
+    /// Parallel requests: 1 to 32.
+    Parallel(u32), |v| (1..=32).contains(&v), "between 1 and 32");
 checked_number!(
     /// Days between full resyncs: 1 to 365.
     FullEveryDays(u32), |v| (1..=365).contains(&v), "between 1 and 365");

@@ -194,6 +194,7 @@ fn sync_stage(
     let options = crate::gitea::sync::SyncOptions {
         full_every_days: config.sync.full_every_days.0,
         force_full: opts.full_sync,
+        parallel: config.sync.parallel.0 as usize,
     };
     let t = Instant::now();
     let outcome = crate::gitea::sync::sync(

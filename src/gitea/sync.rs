@@ -11,6 +11,7 @@ mod incremental;
 mod keywords;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
@@ -435,6 +436,7 @@ fn full_repo(
     run: &mut Run,
     repo: &RepoName,
     acc: &mut Acc,
+    parallel: usize,
 ) -> Result<(), SyncError> {
     let info: GRepo = client.get_json(&format!("repos/{repo}"), &[])?;
     if info
@@ -467,14 +469,65 @@ fn full_repo(
         &[("state", "all".into()), ("type", "issues".into())],
     )?;
     let mut seen = BTreeSet::new();
-    for gi in listed {
-        if gi.pull_request.is_some() || !seen.insert(gi.number) {
-            continue;
+    let todo: Vec<GIssue> = listed
+        .into_iter()
+        .filter(|gi| gi.pull_request.is_none() && seen.insert(gi.number))
+        .collect();
+    // Each issue takes a few requests of its own: read `parallel` issues at a time.
+    let shared = Mutex::new(std::mem::take(run));
+    let total = todo.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let read = |gi: GIssue| {
+        let issue = sync_issue(client, &shared, repo, gi);
+        progress(
+            repo,
+            done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+            total,
+        );
+        issue
+    };
+    let results: Vec<Result<Issue, SyncError>> = match rayon::ThreadPoolBuilder::new()
+        .num_threads(parallel.max(1))
+        .build()
+    {
+        Ok(pool) => {
+            use rayon::prelude::*;
+            pool.install(|| todo.into_par_iter().map(read).collect())
         }
-        let issue = sync_issue(client, run, repo, gi)?;
+        Err(_) => todo.into_iter().map(read).collect(),
+    };
+    *run = shared
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    for issue in results {
+        let issue = issue?;
         acc.issues.insert(repo.issue(issue.number), issue);
     }
     Ok(())
+}
+
+/// Reports progress through a long read: on a terminal a line that updates in place, elsewhere a plain
+/// log line at every tenth.
+fn progress(repo: &RepoName, done: usize, total: usize) {
+    use std::io::{IsTerminal, Write};
+    if total < 20 {
+        return;
+    }
+    let stderr = std::io::stderr();
+    if stderr.is_terminal() {
+        let mut e = stderr.lock();
+        let _ = write!(e, "\rsync {repo}: {done}/{total} issues");
+        if done == total {
+            let _ = writeln!(e);
+        }
+    } else if done * 10 / total != (done - 1) * 10 / total {
+        tracing::info!("sync {repo}: {done}/{total} issues");
+    }
+}
+
+fn lock(run: &Mutex<Run>) -> std::sync::MutexGuard<'_, Run> {
+    run.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The pull request a linked-pull entry of an issue of `own` names.
@@ -504,6 +557,9 @@ fn finish_links(run: &Run, acc: &mut Acc) {
     }
 }
 
+/// Requests in flight at once while reading issues, unless configured otherwise.
+pub const DEFAULT_PARALLEL: usize = 4;
+
 /// Reads everything CommiTea keeps about `repos` and returns it as a snapshot taken at `now`.
 ///
 /// `meta.yaml` gets `synced_at = now`, the client's server, and for each repository (in the order given)
@@ -516,7 +572,7 @@ pub fn full_sync(
     let mut run = Run::default();
     let mut acc = Acc::default();
     for repo in repos {
-        full_repo(client, &mut run, repo, &mut acc)?;
+        full_repo(client, &mut run, repo, &mut acc, DEFAULT_PARALLEL)?;
     }
     finish_links(&run, &mut acc);
 
@@ -542,7 +598,7 @@ pub fn full_sync(
 /// One issue with its comments, timeline, dependencies, tracked times and `pull_ref`-linked pull requests.
 fn sync_issue(
     client: &Client,
-    run: &mut Run,
+    run: &Mutex<Run>,
     repo: &RepoName,
     gi: GIssue,
 ) -> Result<Issue, SyncError> {
@@ -577,7 +633,8 @@ fn sync_issue(
             && let Some(ri) = &t.ref_issue
         {
             let key = key_of(ri, repo);
-            if let Some(info) = run.pull(client, &key, Some(ri))? {
+            let info = lock(run).pull(client, &key, Some(ri))?;
+            if let Some(info) = info {
                 pull_requests.push(info.linked(&key, repo));
             }
         }
@@ -586,14 +643,15 @@ fn sync_issue(
     timeline.sort_by_key(|e| (e.created_at, e.id));
 
     let mut depends_on = Vec::new();
-    if !run.deps_disabled.contains(repo) {
+    let deps_disabled = lock(run).deps_disabled.contains(repo);
+    if !deps_disabled {
         match client.get_paged::<GIssue>(&format!("{base}/dependencies"), &[]) {
             Ok(deps) => depends_on = deps.iter().map(|d| key_of(d, repo)).collect(),
             Err(ClientError::DependenciesDisabled { .. }) => {
                 tracing::warn!(
                     "issue dependencies are disabled on {repo} (repository settings → Issues → enable dependencies); its issues are synced without dependencies"
                 );
-                run.deps_disabled.insert(repo.clone());
+                lock(run).deps_disabled.insert(repo.clone());
             }
             Err(e) => return Err(e.into()),
         }

@@ -29,6 +29,8 @@ pub struct SyncOptions {
     pub full_every_days: u32,
     /// Read every repository in full.
     pub force_full: bool,
+    /// Requests in flight at once while reading issues in full.
+    pub parallel: usize,
 }
 
 impl Default for SyncOptions {
@@ -36,6 +38,7 @@ impl Default for SyncOptions {
         Self {
             full_every_days: 7,
             force_full: false,
+            parallel: super::DEFAULT_PARALLEL,
         }
     }
 }
@@ -129,7 +132,7 @@ pub fn sync(
         match cursors.get(repo) {
             None => {
                 if !acc.labels.contains_key(repo) {
-                    full_repo(client, &mut run, repo, &mut acc)?;
+                    full_repo(client, &mut run, repo, &mut acc, options.parallel)?;
                 }
             }
             Some(cursor) => {
@@ -199,7 +202,12 @@ pub fn sync(
         if gi.pull_request.is_some() {
             continue;
         }
-        let mut issue = sync_issue(client, &mut run, &key.repo, gi)?;
+        let shared = std::sync::Mutex::new(std::mem::take(&mut run));
+        let synced = sync_issue(client, &shared, &key.repo, gi);
+        run = shared
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut issue = synced?;
         keep_links(
             &mut issue,
             &key,
