@@ -785,3 +785,63 @@ mod incremental {
         assert_eq!(out.snapshot.milestones, fresh.milestones);
     }
 }
+
+/// An issue created on the server while the listing is being paged (Gitea pages by offset, so a naive
+/// read sees one issue twice and misses another): the sync stays consistent as of its start, and the
+/// next incremental sync brings in the new issue, because the cursor is the time the sync began.
+#[test]
+fn a_page_that_shifts_during_the_sync_is_caught_up_next_time() {
+    let demo = load("state");
+    let emu = start(&demo);
+    let repo: RepoName = "acme/api".parse().unwrap();
+    let c = client(&emu, &EmulatorOptions::default().token, fast());
+    let repos = repos(&demo);
+    let now = demo.meta.synced_at;
+    emu.inject(
+        Fault::new(FaultKind::PageShift { repo: repo.clone() }).on("/repos/acme/api/issues?"),
+    );
+    let first = commitea::gitea::sync::sync(
+        &c,
+        &repos,
+        None,
+        now,
+        &commitea::gitea::sync::SyncOptions::default(),
+    )
+    .unwrap()
+    .snapshot;
+    // No duplicates, nothing lost of what existed when the sync began.
+    for key in demo.issues.keys() {
+        assert!(first.issues.contains_key(key), "{key} lost");
+    }
+    let inserted: Vec<_> = first
+        .issues
+        .keys()
+        .filter(|k| !demo.issues.contains_key(*k))
+        .collect();
+    assert!(inserted.len() <= 1, "{inserted:?}");
+
+    let later = now + chrono::Duration::minutes(10);
+    let second = commitea::gitea::sync::sync(
+        &c,
+        &repos,
+        Some(&first),
+        later,
+        &commitea::gitea::sync::SyncOptions::default(),
+    )
+    .unwrap();
+    let new_issues: Vec<_> = second
+        .snapshot
+        .issues
+        .keys()
+        .filter(|k| !demo.issues.contains_key(*k))
+        .collect();
+    assert_eq!(
+        new_issues.len(),
+        1,
+        "the inserted issue is picked up: {new_issues:?}"
+    );
+    assert_eq!(
+        second.snapshot.issues[new_issues[0]].title,
+        "Inserted between two pages"
+    );
+}
