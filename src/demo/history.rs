@@ -30,7 +30,7 @@ use crate::domain::{
     Comment, Issue, IssueKey, Label, LinkedPull, Milestone, OpenState, RepoName, TimelineEvent,
     TrackedTime,
 };
-use crate::state::{Meta, RepoMeta, Snapshot};
+use crate::state::{Meta, Snapshot};
 
 type Rng = Xoshiro256PlusPlus;
 type Time = DateTime<Utc>;
@@ -2337,19 +2337,7 @@ impl Gen<'_> {
         }
         milestones.retain(|_, v| !v.is_empty());
 
-        let meta = Meta {
-            synced_at: now,
-            server: Some(SERVER.to_owned()),
-            repositories: team
-                .repos
-                .iter()
-                .map(|r| RepoMeta {
-                    name: r.clone(),
-                    cursor: Some(now),
-                    last_full_sync: Some(now),
-                })
-                .collect(),
-        };
+        let meta = Meta::full(now, Some(SERVER.to_owned()), &team.repos);
         Snapshot {
             meta,
             labels,

@@ -21,7 +21,7 @@ use crate::domain::{
     Comment, Issue, IssueKey, Label, LinkedPull, Milestone, OpenState, RepoName, TimelineEvent,
     TrackedTime,
 };
-use crate::state::{Meta, RepoMeta, Snapshot};
+use crate::state::{Meta, Snapshot};
 
 pub use incremental::{SyncOptions, SyncOutcome, sync};
 pub use keywords::closing_references;
@@ -577,18 +577,7 @@ pub fn full_sync(
     finish_links(&run, &mut acc);
 
     Ok(Snapshot {
-        meta: Meta {
-            synced_at: now,
-            server: Some(client.server().to_owned()),
-            repositories: repos
-                .iter()
-                .map(|r| RepoMeta {
-                    name: r.clone(),
-                    cursor: Some(now),
-                    last_full_sync: Some(now),
-                })
-                .collect(),
-        },
+        meta: Meta::full(now, Some(client.server().to_owned()), repos),
         labels: acc.labels,
         milestones: acc.milestones,
         issues: acc.issues,

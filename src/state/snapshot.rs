@@ -24,6 +24,24 @@ pub struct Meta {
     pub repositories: Vec<RepoMeta>,
 }
 
+impl Meta {
+    /// The meta of a snapshot that read every repository in full at `now`.
+    pub fn full(now: DateTime<Utc>, server: Option<String>, repos: &[RepoName]) -> Self {
+        Self {
+            synced_at: now,
+            server,
+            repositories: repos
+                .iter()
+                .map(|r| RepoMeta {
+                    name: r.clone(),
+                    cursor: Some(now),
+                    last_full_sync: Some(now),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// Sync bookkeeping for one repository.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
