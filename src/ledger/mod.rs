@@ -2,6 +2,9 @@
 //!
 //! For now the replay passes the snapshot through unchanged; the ledger's parser and directives plug in here.
 
+pub mod format;
+pub mod parse;
+
 use chrono::{DateTime, Utc};
 
 use crate::config::Config;

@@ -7,6 +7,7 @@ mod cli;
 mod demo;
 mod emulator;
 mod engine;
+mod ledger;
 mod online;
 mod pipeline;
 mod sync;

@@ -1,0 +1,412 @@
+//! The directive ledger's types and the renderer for a new directive.
+//!
+//! The format itself (one Markdown section per directive, prose allowed between them) is described in
+//! `docs/ledger.md`; [`super::parse`] reads it. A parsed [`Ledger`] keeps the exact source text of every
+//! entry, so rendering an untouched ledger gives back the same bytes.
+
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
+use serde_json::Value;
+
+use crate::domain::{Estimate, IssueKey, Priority};
+
+/// The separator between the parts of a directive heading: `## D-0007 · reprioritize · 2026-11-30T10:15:00Z`.
+pub const HEADING_SEPARATOR: &str = " · ";
+
+/// A parsed ledger: its entries in source order, prose and directives alike.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Ledger {
+    /// Every piece of the source text, in order; concatenated they are the whole text.
+    pub entries: Vec<Entry>,
+}
+
+impl Ledger {
+    /// The well-formed directives, in source order.
+    pub fn directives(&self) -> impl Iterator<Item = &DirectiveEntry> {
+        self.entries.iter().filter_map(|e| match e {
+            Entry::Directive(d) => Some(d),
+            Entry::Prose(_) => None,
+        })
+    }
+}
+
+/// One piece of the ledger.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    /// Text that is not a well-formed directive (introductions, notes, malformed entries), byte for byte.
+    Prose(String),
+    /// A well-formed directive.
+    Directive(DirectiveEntry),
+}
+
+impl Entry {
+    /// The exact source text of this entry.
+    pub fn raw(&self) -> &str {
+        match self {
+            Entry::Prose(s) => s,
+            Entry::Directive(d) => &d.raw,
+        }
+    }
+}
+
+/// A directive's id, `D-0007`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DirectiveId(pub u32);
+
+impl DirectiveId {
+    /// The id after this one.
+    pub fn next(self) -> Self {
+        Self(self.0.saturating_add(1))
+    }
+}
+
+impl fmt::Display for DirectiveId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "D-{:04}", self.0)
+    }
+}
+
+impl FromStr for DirectiveId {
+    type Err = ();
+    /// `D-` followed by one or more ASCII digits.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let digits = s.strip_prefix("D-").ok_or(())?;
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(());
+        }
+        digits.parse().map(Self).map_err(|_| ())
+    }
+}
+
+/// What a directive does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DirectiveKind {
+    /// Set an issue's priority.
+    Reprioritize,
+    /// Set an issue's estimate.
+    Reestimate,
+    /// Set the due date of a milestone or issue, possibly hard.
+    SetDeadline,
+    /// Put an issue or milestone in or out of scope.
+    Scope,
+    /// Set a member's capacity for a period.
+    Capacity,
+    /// A note with no effect on the plan.
+    Note,
+}
+
+impl DirectiveKind {
+    /// Every kind, in documentation order.
+    pub const ALL: [DirectiveKind; 6] = [
+        Self::Reprioritize,
+        Self::Reestimate,
+        Self::SetDeadline,
+        Self::Scope,
+        Self::Capacity,
+        Self::Note,
+    ];
+
+    /// The kind's name in the ledger and in `record_directive`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Reprioritize => "reprioritize",
+            Self::Reestimate => "reestimate",
+            Self::SetDeadline => "set-deadline",
+            Self::Scope => "scope",
+            Self::Capacity => "capacity",
+            Self::Note => "note",
+        }
+    }
+
+    /// Whether a directive of this kind may have this target (or none).
+    pub fn allows_target(self, target: Option<&Target>) -> bool {
+        matches!(
+            (self, target),
+            (
+                Self::Reprioritize | Self::Reestimate,
+                Some(Target::Issue(_))
+            ) | (
+                Self::SetDeadline | Self::Scope,
+                Some(Target::Issue(_) | Target::Milestone(_))
+            ) | (Self::Capacity, Some(Target::Member(_)))
+                | (Self::Note, _)
+        )
+    }
+
+    /// The targets this kind takes, for messages.
+    pub fn target_help(self) -> &'static str {
+        match self {
+            Self::Reprioritize | Self::Reestimate => "an issue (issue owner/repo#N)",
+            Self::SetDeadline | Self::Scope => {
+                "an issue or a milestone (issue owner/repo#N or milestone ID)"
+            }
+            Self::Capacity => "a member (member USERNAME)",
+            Self::Note => "any target or none",
+        }
+    }
+}
+
+impl fmt::Display for DirectiveKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for DirectiveKind {
+    type Err = ();
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL.into_iter().find(|k| k.as_str() == s).ok_or(())
+    }
+}
+
+/// What a directive is about.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// `issue owner/repo#N`.
+    Issue(IssueKey),
+    /// `milestone ID`, Gitea's milestone id.
+    Milestone(u64),
+    /// `member USERNAME`, a Gitea username.
+    Member(String),
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Issue(k) => write!(f, "issue {k}"),
+            Target::Milestone(id) => write!(f, "milestone {id}"),
+            Target::Member(u) => write!(f, "member {u}"),
+        }
+    }
+}
+
+/// Whether `s` is a plausible Gitea username: ASCII letters, digits, `-`, `_` and `.`.
+pub fn valid_username(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// A directive's structured effect; its variant determines the directive's kind.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Params {
+    /// `{"priority": 0..3}`.
+    Reprioritize {
+        /// The new priority.
+        priority: Priority,
+    },
+    /// `{"estimate": "2d"}`.
+    Reestimate {
+        /// The new estimate.
+        estimate: Estimate,
+    },
+    /// `{"due": "2026-12-15", "hard": true}`; `hard` is optional and defaults to false.
+    SetDeadline {
+        /// The new due date.
+        due: NaiveDate,
+        /// Whether the date cannot move.
+        hard: bool,
+    },
+    /// `{"in": true}`.
+    Scope {
+        /// True to put the target in scope, false to drop it.
+        included: bool,
+    },
+    /// `{"from": "2026-12-21", "to": "2027-01-01", "hours_per_week": 0}`; `to` is optional (open-ended).
+    Capacity {
+        /// The first day the capacity applies.
+        from: NaiveDate,
+        /// The last day it applies, if it ends.
+        to: Option<NaiveDate>,
+        /// Working hours per week in the period.
+        hours_per_week: f64,
+    },
+    /// A note: no params.
+    Note,
+}
+
+impl Params {
+    /// The kind of directive these params belong to.
+    pub fn kind(&self) -> DirectiveKind {
+        match self {
+            Params::Reprioritize { .. } => DirectiveKind::Reprioritize,
+            Params::Reestimate { .. } => DirectiveKind::Reestimate,
+            Params::SetDeadline { .. } => DirectiveKind::SetDeadline,
+            Params::Scope { .. } => DirectiveKind::Scope,
+            Params::Capacity { .. } => DirectiveKind::Capacity,
+            Params::Note => DirectiveKind::Note,
+        }
+    }
+
+    /// The params as inline JSON, `{"priority": 1}`; `None` for a note.
+    pub fn to_inline_json(&self) -> Option<String> {
+        let date = |d: &NaiveDate| Value::String(d.format("%Y-%m-%d").to_string());
+        let fields: Vec<(&str, Value)> = match self {
+            Params::Reprioritize { priority } => {
+                vec![("priority", Value::from(priority.level()))]
+            }
+            Params::Reestimate { estimate } => {
+                vec![("estimate", Value::String(estimate.to_string()))]
+            }
+            Params::SetDeadline { due, hard } => {
+                let mut v = vec![("due", date(due))];
+                if *hard {
+                    v.push(("hard", Value::Bool(true)));
+                }
+                v
+            }
+            Params::Scope { included } => vec![("in", Value::Bool(*included))],
+            Params::Capacity {
+                from,
+                to,
+                hours_per_week,
+            } => {
+                let mut v = vec![("from", date(from))];
+                if let Some(to) = to {
+                    v.push(("to", date(to)));
+                }
+                v.push(("hours_per_week", Value::from(*hours_per_week)));
+                v
+            }
+            Params::Note => return None,
+        };
+        let body: Vec<String> = fields
+            .into_iter()
+            .map(|(k, v)| format!("\"{k}\": {v}"))
+            .collect();
+        Some(format!("{{{}}}", body.join(", ")))
+    }
+}
+
+/// Whether a directive is in force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Status {
+    /// In force (the default when a directive has no `status` line).
+    #[default]
+    Active,
+    /// Replaced by a later directive.
+    Superseded,
+    /// Taken back by the PM.
+    Withdrawn,
+}
+
+impl Status {
+    /// The status's name in the ledger.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Active => "active",
+            Status::Superseded => "superseded",
+            Status::Withdrawn => "withdrawn",
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Status {
+    type Err = ();
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [Status::Active, Status::Superseded, Status::Withdrawn]
+            .into_iter()
+            .find(|st| st.as_str() == s)
+            .ok_or(())
+    }
+}
+
+/// A well-formed directive as it stands in the ledger.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DirectiveEntry {
+    /// Its id, unique in the ledger.
+    pub id: DirectiveId,
+    /// When it was given.
+    pub at: DateTime<Utc>,
+    /// What it does; always `params.kind()`.
+    pub kind: DirectiveKind,
+    /// The PM's words, verbatim: the blockquote's lines without their `> ` markers, joined by `\n`.
+    pub quote: String,
+    /// What it is about; only a note may have none.
+    pub target: Option<Target>,
+    /// Its structured effect.
+    pub params: Params,
+    /// Why, if given.
+    pub rationale: Option<String>,
+    /// Whether it is in force.
+    pub status: Status,
+    /// Who gave it (a Gitea username), if recorded.
+    pub by: Option<String>,
+    /// The 1-based line of its heading in the ledger.
+    pub line: usize,
+    /// The exact source text of the entry, heading to last list item, line endings included.
+    pub raw: String,
+}
+
+/// A directive to add to the ledger: what `record_directive` (or a person) wants recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewDirective {
+    /// When it was given.
+    pub at: DateTime<Utc>,
+    /// The PM's words, verbatim; may span lines, must not be blank.
+    pub quote: String,
+    /// What it is about.
+    pub target: Option<Target>,
+    /// Its structured effect, which also gives its kind.
+    pub params: Params,
+    /// Why, on one line.
+    pub rationale: Option<String>,
+    /// Who gave it (a Gitea username).
+    pub by: Option<String>,
+}
+
+impl NewDirective {
+    /// The kind of the directive.
+    pub fn kind(&self) -> DirectiveKind {
+        self.params.kind()
+    }
+
+    /// The directive's text as a ledger entry with id `id`, lines ended by `newline` (`"\n"` or `"\r\n"`).
+    ///
+    /// The text starts with the heading and ends with a line ending; the parser reads it back to the same
+    /// directive (status active).
+    pub fn render(&self, id: DirectiveId, newline: &str) -> String {
+        let mut out = String::new();
+        let mut line = |s: &str| {
+            out.push_str(s);
+            out.push_str(newline);
+        };
+        line(&format!(
+            "## {id}{HEADING_SEPARATOR}{}{HEADING_SEPARATOR}{}",
+            self.kind(),
+            self.at.to_rfc3339_opts(SecondsFormat::AutoSi, true)
+        ));
+        line("");
+        for q in self.quote.split('\n') {
+            let q = q.strip_suffix('\r').unwrap_or(q);
+            if q.is_empty() {
+                line(">");
+            } else {
+                line(&format!("> {q}"));
+            }
+        }
+        line("");
+        if let Some(t) = &self.target {
+            line(&format!("- target: {t}"));
+        }
+        if let Some(p) = self.params.to_inline_json() {
+            line(&format!("- params: {p}"));
+        }
+        if let Some(r) = &self.rationale {
+            line(&format!("- rationale: {r}"));
+        }
+        line(&format!("- status: {}", Status::Active));
+        if let Some(b) = &self.by {
+            line(&format!("- by: {b}"));
+        }
+        out
+    }
+}

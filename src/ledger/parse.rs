@@ -1,0 +1,726 @@
+//! Reading, re-writing and appending to the directive ledger (`pm-state.md`).
+//!
+//! [`parse`] walks the Markdown's top-level blocks with pulldown-cmark's offset iterator and cuts the text
+//! into entries exactly, so [`render`] of an untouched ledger gives back the same bytes. A level-2 heading whose
+//! text starts with `D-` and a digit opens a directive; the directive is that heading, the blockquote after it
+//! and the key/value list after that. Everything else is prose. A directive that is malformed becomes a
+//! [`LedgerProblem`] and stays in the ledger as prose, so nothing is lost or reordered.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use serde::Deserialize;
+
+use super::format::{
+    DirectiveEntry, DirectiveId, DirectiveKind, Entry, Ledger, NewDirective, Params, Status,
+    Target, valid_username,
+};
+use crate::domain::{Estimate, IssueKey, Priority};
+
+/// What is wrong with one directive in the ledger; the line is 1-based.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LedgerProblem {
+    /// The heading is not `## D-NNNN · kind · timestamp`.
+    #[error(
+        "ledger line {line}: malformed directive heading \"{heading}\": expected \"D-NNNN · kind · 2026-11-30T10:15:00Z\""
+    )]
+    Heading {
+        /// The heading's line.
+        line: usize,
+        /// The heading's text.
+        heading: String,
+    },
+    /// The kind is not one of the six.
+    #[error(
+        "ledger line {line}: unknown directive kind \"{kind}\" (expected reprioritize, reestimate, set-deadline, scope, capacity or note)"
+    )]
+    UnknownKind {
+        /// The heading's line.
+        line: usize,
+        /// The kind as written.
+        kind: String,
+    },
+    /// The timestamp is not RFC 3339.
+    #[error(
+        "ledger line {line}: bad date \"{text}\" in directive heading: expected an RFC 3339 time such as 2026-11-30T10:15:00Z"
+    )]
+    BadTime {
+        /// The heading's line.
+        line: usize,
+        /// The timestamp as written.
+        text: String,
+    },
+    /// Two directives share an id.
+    #[error("ledger line {line}: duplicate directive id {id} (already used on line {first})")]
+    DuplicateId {
+        /// The later heading's line.
+        line: usize,
+        /// The id.
+        id: DirectiveId,
+        /// The line of the first directive with that id.
+        first: usize,
+    },
+    /// No blockquote follows the heading.
+    #[error(
+        "ledger line {line}: directive {id} has no quote: the PM's words must follow the heading as a blockquote (> …)"
+    )]
+    MissingQuote {
+        /// The heading's line.
+        line: usize,
+        /// The directive's id.
+        id: DirectiveId,
+    },
+    /// A list item is not `key: value`.
+    #[error("ledger line {line}: list item is not \"key: value\": {text:?}")]
+    BadItem {
+        /// The item's line.
+        line: usize,
+        /// The item's text.
+        text: String,
+    },
+    /// A key the format does not know.
+    #[error(
+        "ledger line {line}: unknown key \"{key}\" (expected target, params, rationale, status or by)"
+    )]
+    UnknownKey {
+        /// The item's line.
+        line: usize,
+        /// The key as written.
+        key: String,
+    },
+    /// A key given twice in one directive.
+    #[error("ledger line {line}: key \"{key}\" given twice in one directive")]
+    DuplicateKey {
+        /// The second item's line.
+        line: usize,
+        /// The key.
+        key: String,
+    },
+    /// The target is not `issue owner/repo#N`, `milestone ID` or `member USERNAME`.
+    #[error("ledger line {line}: malformed target \"{text}\": {reason}")]
+    BadTarget {
+        /// The item's line (the heading's when the target is missing).
+        line: usize,
+        /// The target as written.
+        text: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The params are not valid JSON of the shape the kind needs.
+    #[error("ledger line {line}: params for {kind} are wrong: {reason}")]
+    BadParams {
+        /// The item's line (the heading's when params are missing).
+        line: usize,
+        /// The directive's kind.
+        kind: DirectiveKind,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The status is not active, superseded or withdrawn.
+    #[error(
+        "ledger line {line}: unknown status \"{text}\" (expected active, superseded or withdrawn)"
+    )]
+    BadStatus {
+        /// The item's line.
+        line: usize,
+        /// The status as written.
+        text: String,
+    },
+    /// `by` is not a username.
+    #[error("ledger line {line}: \"by\" must be a Gitea username, not \"{text}\"")]
+    BadBy {
+        /// The item's line.
+        line: usize,
+        /// The value as written.
+        text: String,
+    },
+}
+
+impl LedgerProblem {
+    /// The 1-based ledger line the problem is on.
+    pub fn line(&self) -> usize {
+        match self {
+            Self::Heading { line, .. }
+            | Self::UnknownKind { line, .. }
+            | Self::BadTime { line, .. }
+            | Self::DuplicateId { line, .. }
+            | Self::MissingQuote { line, .. }
+            | Self::BadItem { line, .. }
+            | Self::UnknownKey { line, .. }
+            | Self::DuplicateKey { line, .. }
+            | Self::BadTarget { line, .. }
+            | Self::BadParams { line, .. }
+            | Self::BadStatus { line, .. }
+            | Self::BadBy { line, .. } => *line,
+        }
+    }
+}
+
+/// Why a new directive could not be appended.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AppendError {
+    /// The quote is empty or only whitespace.
+    #[error("new directive: the quote is empty; record the PM's words verbatim")]
+    EmptyQuote,
+    /// Rationale or `by` spans lines.
+    #[error("new directive: {0} must be a single line")]
+    MultiLine(&'static str),
+    /// The rendered entry does not read back as the same directive.
+    #[error("new directive: the appended entry does not read back as written: {0}")]
+    NotReadBack(String),
+}
+
+/// A ledger as parsed, with what was wrong in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedLedger {
+    /// The entries; malformed directives are kept as prose.
+    pub ledger: Ledger,
+    /// One problem per malformed directive, in source order.
+    pub problems: Vec<LedgerProblem>,
+}
+
+/// The result of [`append`]: the new text and the id given to the directive.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Appended {
+    /// The ledger text with the new entry after every earlier byte.
+    pub text: String,
+    /// The new directive's id.
+    pub id: DirectiveId,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BlockKind {
+    DirectiveHeading,
+    Quote,
+    List,
+    Other,
+}
+
+#[derive(Debug)]
+struct Block {
+    kind: BlockKind,
+    /// Whole lines: from the start of its first line to past the line ending of its last line.
+    range: Range<usize>,
+    /// For a directive heading, its text; for a list, its items' ranges.
+    heading: String,
+    items: Vec<Range<usize>>,
+}
+
+/// The start of the line holding `pos`.
+fn line_start(text: &str, pos: usize) -> usize {
+    text[..pos].rfind('\n').map_or(0, |i| i + 1)
+}
+
+/// Past the line ending of the line that holds the byte before `pos` (or `pos` if it already ends a line).
+fn line_end(text: &str, pos: usize) -> usize {
+    if pos == 0 || text[..pos].ends_with('\n') {
+        return pos;
+    }
+    text[pos..].find('\n').map_or(text.len(), |i| pos + i + 1)
+}
+
+/// Cuts trailing blank lines off a whole-line range.
+fn trim_blank_tail(text: &str, range: Range<usize>) -> Range<usize> {
+    let mut end = range.end;
+    while end > range.start {
+        let ls = line_start(text, end.saturating_sub(1));
+        if ls < range.start || !text[ls..end].trim().is_empty() {
+            break;
+        }
+        end = ls;
+    }
+    range.start..end
+}
+
+fn whole_lines(text: &str, r: Range<usize>) -> Range<usize> {
+    trim_blank_tail(text, line_start(text, r.start)..line_end(text, r.end))
+}
+
+fn is_directive_heading(s: &str) -> bool {
+    let mut c = s.trim_start().chars();
+    c.next() == Some('D') && c.next() == Some('-') && c.next().is_some_and(|d| d.is_ascii_digit())
+}
+
+/// The top-level blocks of the text, with whole-line ranges.
+fn blocks(text: &str) -> Vec<Block> {
+    let mut out: Vec<Block> = Vec::new();
+    let mut depth = 0usize;
+    let mut current: Option<Block> = None;
+    for (ev, range) in Parser::new_ext(text, Options::empty()).into_offset_iter() {
+        match ev {
+            Event::Start(tag) => {
+                if depth == 0 {
+                    let kind = match tag {
+                        Tag::Heading {
+                            level: HeadingLevel::H2,
+                            ..
+                        } => BlockKind::DirectiveHeading,
+                        Tag::BlockQuote(_) => BlockKind::Quote,
+                        Tag::List(_) => BlockKind::List,
+                        _ => BlockKind::Other,
+                    };
+                    current = Some(Block {
+                        kind,
+                        range: whole_lines(text, range.clone()),
+                        heading: String::new(),
+                        items: Vec::new(),
+                    });
+                } else if depth == 1
+                    && matches!(tag, Tag::Item)
+                    && let Some(b) = current.as_mut()
+                    && b.kind == BlockKind::List
+                {
+                    b.items.push(range.clone());
+                }
+                depth += 1;
+            }
+            Event::End(end) => {
+                depth = depth.saturating_sub(1);
+                if depth == 0
+                    && let Some(mut b) = current.take()
+                {
+                    if matches!(end, TagEnd::Heading(_)) && !is_directive_heading(&b.heading) {
+                        b.kind = BlockKind::Other;
+                    }
+                    out.push(b);
+                }
+            }
+            Event::Text(t) | Event::Code(t) => {
+                if let Some(b) = current.as_mut()
+                    && b.kind == BlockKind::DirectiveHeading
+                {
+                    b.heading.push_str(&t);
+                }
+            }
+            _ if depth == 0 => out.push(Block {
+                kind: BlockKind::Other,
+                range: whole_lines(text, range),
+                heading: String::new(),
+                items: Vec::new(),
+            }),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn line_of(text: &str, pos: usize) -> usize {
+    text[..pos].bytes().filter(|&b| b == b'\n').count() + 1
+}
+
+/// Parses a ledger. Every byte of `text` ends up in exactly one entry, in order.
+pub fn parse(text: &str) -> ParsedLedger {
+    let blocks = blocks(text);
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut problems = Vec::new();
+    let mut seen: HashMap<DirectiveId, usize> = HashMap::new();
+    let mut cursor = 0usize;
+    let push_prose = |entries: &mut Vec<Entry>, s: &str| {
+        if s.is_empty() {
+            return;
+        }
+        if let Some(Entry::Prose(p)) = entries.last_mut() {
+            p.push_str(s);
+        } else {
+            entries.push(Entry::Prose(s.to_owned()));
+        }
+    };
+    let mut i = 0;
+    while i < blocks.len() {
+        let b = &blocks[i];
+        if b.kind != BlockKind::DirectiveHeading || b.range.start < cursor {
+            i += 1;
+            continue;
+        }
+        let quote = blocks.get(i + 1).filter(|q| q.kind == BlockKind::Quote);
+        let list = quote
+            .and_then(|_| blocks.get(i + 2))
+            .filter(|l| l.kind == BlockKind::List);
+        let last = list.or(quote).unwrap_or(b);
+        let span = b.range.start..last.range.end.max(b.range.end);
+        let consumed = 1 + usize::from(quote.is_some()) + usize::from(list.is_some());
+        push_prose(&mut entries, &text[cursor..span.start]);
+        match directive(text, b, quote, list, &seen) {
+            Ok(mut d) => {
+                d.raw = text[span.clone()].to_owned();
+                seen.insert(d.id, d.line);
+                entries.push(Entry::Directive(d));
+            }
+            Err(p) => {
+                problems.push(p);
+                push_prose(&mut entries, &text[span.clone()]);
+            }
+        }
+        cursor = span.end;
+        i += consumed;
+    }
+    push_prose(&mut entries, &text[cursor..]);
+    ParsedLedger {
+        ledger: Ledger { entries },
+        problems,
+    }
+}
+
+/// The lines of a range without their line endings.
+fn lines(text: &str, r: Range<usize>) -> impl Iterator<Item = &str> {
+    text[r].split_inclusive('\n').map(|l| {
+        let l = l.strip_suffix('\n').unwrap_or(l);
+        l.strip_suffix('\r').unwrap_or(l)
+    })
+}
+
+fn directive(
+    text: &str,
+    heading: &Block,
+    quote: Option<&Block>,
+    list: Option<&Block>,
+    seen: &HashMap<DirectiveId, usize>,
+) -> Result<DirectiveEntry, LedgerProblem> {
+    let line = line_of(text, heading.range.start);
+    let h = heading.heading.trim();
+    let bad_heading = || LedgerProblem::Heading {
+        line,
+        heading: h.to_owned(),
+    };
+    let parts: Vec<&str> = h.split(['·', '|']).map(str::trim).collect();
+    let [id, kind, at] = parts[..] else {
+        return Err(bad_heading());
+    };
+    let id: DirectiveId = id.parse().map_err(|()| bad_heading())?;
+    let kind: DirectiveKind = kind.parse().map_err(|()| LedgerProblem::UnknownKind {
+        line,
+        kind: kind.to_owned(),
+    })?;
+    let at = DateTime::parse_from_rfc3339(at)
+        .map_err(|_| LedgerProblem::BadTime {
+            line,
+            text: at.to_owned(),
+        })?
+        .with_timezone(&Utc);
+    if let Some(&first) = seen.get(&id) {
+        return Err(LedgerProblem::DuplicateId { line, id, first });
+    }
+    let quote = quote.ok_or(LedgerProblem::MissingQuote { line, id })?;
+    let quote = quote_text(text, quote.range.clone());
+
+    let mut target = None;
+    let mut params_raw: Option<(usize, String)> = None;
+    let mut rationale = None;
+    let mut status = Status::Active;
+    let mut by = None;
+    let mut keys_seen: Vec<String> = Vec::new();
+    for item in list.map(|l| l.items.as_slice()).unwrap_or_default() {
+        let iline = line_of(text, item.start);
+        let item_text = item_text(text, item.clone());
+        let Some((key, value)) = item_text.split_once(':') else {
+            return Err(LedgerProblem::BadItem {
+                line: iline,
+                text: item_text,
+            });
+        };
+        let (key, value) = (key.trim(), value.trim());
+        if keys_seen.iter().any(|k| k == key) {
+            return Err(LedgerProblem::DuplicateKey {
+                line: iline,
+                key: key.to_owned(),
+            });
+        }
+        keys_seen.push(key.to_owned());
+        match key {
+            "target" => target = Some(parse_target(value, iline)?),
+            "params" => params_raw = Some((iline, value.to_owned())),
+            "rationale" => rationale = Some(value.to_owned()),
+            "status" => {
+                status = value.parse().map_err(|()| LedgerProblem::BadStatus {
+                    line: iline,
+                    text: value.to_owned(),
+                })?;
+            }
+            "by" => {
+                if !valid_username(value) {
+                    return Err(LedgerProblem::BadBy {
+                        line: iline,
+                        text: value.to_owned(),
+                    });
+                }
+                by = Some(value.to_owned());
+            }
+            _ => {
+                return Err(LedgerProblem::UnknownKey {
+                    line: iline,
+                    key: key.to_owned(),
+                });
+            }
+        }
+    }
+    if !kind.allows_target(target.as_ref()) {
+        return Err(LedgerProblem::BadTarget {
+            line,
+            text: target.as_ref().map(ToString::to_string).unwrap_or_default(),
+            reason: format!("{kind} needs {}", kind.target_help()),
+        });
+    }
+    let params = match params_raw {
+        Some((pline, raw)) => {
+            parse_params(kind, &raw).map_err(|reason| LedgerProblem::BadParams {
+                line: pline,
+                kind,
+                reason,
+            })?
+        }
+        None if kind == DirectiveKind::Note => Params::Note,
+        None => {
+            return Err(LedgerProblem::BadParams {
+                line,
+                kind,
+                reason: "no \"- params: {…}\" line".to_owned(),
+            });
+        }
+    };
+    Ok(DirectiveEntry {
+        id,
+        at,
+        kind,
+        quote,
+        target,
+        params,
+        rationale,
+        status,
+        by,
+        line,
+        raw: String::new(),
+    })
+}
+
+/// The blockquote's lines without their `>` markers (and one space after), joined by `\n`.
+fn quote_text(text: &str, r: Range<usize>) -> String {
+    let out: Vec<&str> = lines(text, r)
+        .map(|l| {
+            let t = l.trim_start_matches(' ');
+            match t.strip_prefix('>') {
+                Some(rest) => rest.strip_prefix(' ').unwrap_or(rest),
+                None => t,
+            }
+        })
+        .collect();
+    out.join("\n")
+}
+
+/// A list item's text: the marker dropped, continuation lines trimmed and joined by spaces.
+fn item_text(text: &str, r: Range<usize>) -> String {
+    let r = trim_blank_tail(text, r.start..line_end(text, r.end));
+    let mut parts: Vec<&str> = Vec::new();
+    for (n, l) in lines(text, r).enumerate() {
+        let l = l.trim();
+        let l = if n == 0 {
+            l.strip_prefix(['-', '*', '+']).unwrap_or(l).trim_start()
+        } else {
+            l
+        };
+        if !l.is_empty() {
+            parts.push(l);
+        }
+    }
+    parts.join(" ")
+}
+
+fn parse_target(value: &str, line: usize) -> Result<Target, LedgerProblem> {
+    let bad = |reason: &str| LedgerProblem::BadTarget {
+        line,
+        text: value.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let (kind, rest) = value
+        .split_once(char::is_whitespace)
+        .map(|(k, r)| (k, r.trim()))
+        .ok_or_else(|| {
+            bad("expected \"issue owner/repo#N\", \"milestone ID\" or \"member USERNAME\"")
+        })?;
+    match kind {
+        "issue" => rest
+            .parse::<IssueKey>()
+            .map(Target::Issue)
+            .map_err(|e| bad(&e.to_string())),
+        "milestone" => rest
+            .parse::<u64>()
+            .map(Target::Milestone)
+            .map_err(|_| bad("a milestone is given by its numeric Gitea id")),
+        "member" if valid_username(rest) => Ok(Target::Member(rest.to_owned())),
+        "member" => Err(bad("a member is given by their Gitea username")),
+        _ => Err(bad(
+            "expected \"issue owner/repo#N\", \"milestone ID\" or \"member USERNAME\"",
+        )),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReprioritizeJson {
+    priority: u8,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReestimateJson {
+    estimate: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SetDeadlineJson {
+    due: NaiveDate,
+    #[serde(default)]
+    hard: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScopeJson {
+    #[serde(rename = "in")]
+    included: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CapacityJson {
+    from: NaiveDate,
+    #[serde(default)]
+    to: Option<NaiveDate>,
+    hours_per_week: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoteJson {}
+
+/// Parses a kind's params from inline JSON; the error says what is wrong.
+pub fn parse_params(kind: DirectiveKind, raw: &str) -> Result<Params, String> {
+    fn de<T: for<'a> Deserialize<'a>>(raw: &str) -> Result<T, String> {
+        serde_json::from_str(raw).map_err(|e| e.to_string())
+    }
+    Ok(match kind {
+        DirectiveKind::Reprioritize => {
+            let p: ReprioritizeJson = de(raw)?;
+            let priority = Priority::new(p.priority)
+                .ok_or_else(|| format!("priority {} is not 0, 1, 2 or 3", p.priority))?;
+            Params::Reprioritize { priority }
+        }
+        DirectiveKind::Reestimate => {
+            let p: ReestimateJson = de(raw)?;
+            let estimate = p.estimate.parse::<Estimate>().map_err(|e| e.to_string())?;
+            Params::Reestimate { estimate }
+        }
+        DirectiveKind::SetDeadline => {
+            let p: SetDeadlineJson = de(raw)?;
+            Params::SetDeadline {
+                due: p.due,
+                hard: p.hard,
+            }
+        }
+        DirectiveKind::Scope => {
+            let p: ScopeJson = de(raw)?;
+            Params::Scope {
+                included: p.included,
+            }
+        }
+        DirectiveKind::Capacity => {
+            let p: CapacityJson = de(raw)?;
+            if !p.hours_per_week.is_finite() || p.hours_per_week < 0.0 {
+                return Err(format!(
+                    "hours_per_week {} is not a number of hours ≥ 0",
+                    p.hours_per_week
+                ));
+            }
+            if let Some(to) = p.to
+                && to < p.from
+            {
+                return Err(format!("to {to} is before from {}", p.from));
+            }
+            Params::Capacity {
+                from: p.from,
+                to: p.to,
+                hours_per_week: p.hours_per_week,
+            }
+        }
+        DirectiveKind::Note => {
+            let _: NoteJson = de(raw)?;
+            Params::Note
+        }
+    })
+}
+
+/// The ledger's text again: every entry's raw text, in order.
+pub fn render(ledger: &Ledger) -> String {
+    ledger.entries.iter().map(Entry::raw).collect()
+}
+
+/// The id the next directive gets: one after the highest id in the text (well-formed or not), or `D-0001`.
+pub fn next_id(text: &str) -> DirectiveId {
+    // Every directive heading counts, so a malformed entry keeps its id reserved.
+    blocks(text)
+        .into_iter()
+        .filter(|b| b.kind == BlockKind::DirectiveHeading)
+        .filter_map(|b| {
+            b.heading
+                .split(['·', '|'])
+                .next()
+                .and_then(|s| s.trim().parse::<DirectiveId>().ok())
+        })
+        .max()
+        .map_or(DirectiveId(1), DirectiveId::next)
+}
+
+/// Appends `new` to the ledger text after every existing byte, with the next free id.
+///
+/// The entry is separated from what comes before by a blank line and uses the text's line endings (CRLF if
+/// the text has any). The result is parsed back to check that the entry reads as the same directive.
+pub fn append(text: &str, new: &NewDirective) -> Result<Appended, AppendError> {
+    if new.quote.trim().is_empty() {
+        return Err(AppendError::EmptyQuote);
+    }
+    if new
+        .rationale
+        .as_deref()
+        .is_some_and(|r| r.contains(['\n', '\r']))
+    {
+        return Err(AppendError::MultiLine("rationale"));
+    }
+    if new.by.as_deref().is_some_and(|r| r.contains(['\n', '\r'])) {
+        return Err(AppendError::MultiLine("by"));
+    }
+    let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    let id = next_id(text);
+    let mut out = text.to_owned();
+    if !out.is_empty() {
+        if !out.ends_with('\n') {
+            out.push_str(newline);
+        }
+        if !out.ends_with("\n\n") && !out.ends_with("\n\r\n") {
+            out.push_str(newline);
+        }
+    }
+    out.push_str(&new.render(id, newline));
+    let parsed = parse(&out);
+    let back = parsed.ledger.directives().find(|d| d.id == id);
+    let Some(back) = back else {
+        let why = parsed
+            .problems
+            .last()
+            .map_or_else(|| "no directive found".to_owned(), ToString::to_string);
+        return Err(AppendError::NotReadBack(why));
+    };
+    let same = back.at == new.at
+        && back.kind == new.kind()
+        && back.quote == new.quote
+        && back.target == new.target
+        && back.params == new.params
+        && back.rationale == new.rationale
+        && back.status == Status::Active
+        && back.by == new.by;
+    if !same {
+        return Err(AppendError::NotReadBack(format!("read back as {back:?}")));
+    }
+    Ok(Appended { text: out, id })
+}

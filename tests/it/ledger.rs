@@ -1,0 +1,543 @@
+//! The directive ledger (`pm-state.md`): parse, render and append, on `tests/fixtures/ledger/pm-state.md`.
+
+use std::path::Path;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use commitea::domain::{Estimate, IssueKey, Priority};
+use commitea::ledger::format::{
+    DirectiveEntry, DirectiveId, DirectiveKind, Entry, NewDirective, Params, Status, Target,
+};
+use commitea::ledger::parse::{AppendError, append, next_id, parse, render};
+
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).unwrap()
+}
+
+fn fixture() -> String {
+    read("tests/fixtures/ledger/pm-state.md")
+}
+
+fn at(s: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+}
+
+fn date(s: &str) -> NaiveDate {
+    s.parse().unwrap()
+}
+
+fn directives(text: &str) -> Vec<DirectiveEntry> {
+    parse(text).ledger.directives().cloned().collect()
+}
+
+#[test]
+fn fixture_parses_every_kind_and_status_without_problems() {
+    let text = fixture();
+    let parsed = parse(&text);
+    assert!(parsed.problems.is_empty(), "{:#?}", parsed.problems);
+    let ds: Vec<_> = parsed.ledger.directives().collect();
+    assert_eq!(ds.len(), 8);
+    let ids: Vec<u32> = ds.iter().map(|d| d.id.0).collect();
+    assert_eq!(ids, (1..=8).collect::<Vec<_>>());
+    for kind in DirectiveKind::ALL {
+        assert!(
+            ds.iter().any(|d| d.kind == kind),
+            "no {kind} in the fixture"
+        );
+    }
+    for status in [Status::Active, Status::Superseded, Status::Withdrawn] {
+        assert!(
+            ds.iter().any(|d| d.status == status),
+            "no {status} in the fixture"
+        );
+    }
+    for d in &ds {
+        assert_eq!(d.kind, d.params.kind());
+        assert!(d.raw.starts_with("## D-"), "{:?}", d.raw);
+        assert_eq!(
+            text.lines().nth(d.line - 1).unwrap(),
+            d.raw.lines().next().unwrap()
+        );
+    }
+
+    let d1 = ds[0];
+    assert_eq!(d1.line, 6);
+    assert_eq!(d1.at, at("2026-11-02T09:00:00Z"));
+    assert_eq!(
+        d1.quote,
+        "The public launch is January 15th. Marketing has booked the venue,\nso that date does not move."
+    );
+    assert_eq!(d1.target, Some(Target::Milestone(3)));
+    assert_eq!(
+        d1.params,
+        Params::SetDeadline {
+            due: date("2027-01-15"),
+            hard: true
+        }
+    );
+    assert_eq!(d1.rationale.as_deref(), Some("launch event is booked"));
+    assert_eq!(d1.by.as_deref(), Some("ann"));
+
+    // An offset timestamp is normalised to UTC.
+    assert_eq!(ds[1].at, at("2026-11-03T13:30:00Z"));
+    assert_eq!(
+        ds[1].target,
+        Some(Target::Issue("acme/api#12".parse::<IssueKey>().unwrap()))
+    );
+    assert_eq!(
+        ds[1].params,
+        Params::Reprioritize {
+            priority: Priority::new(1).unwrap()
+        }
+    );
+    // A multi-paragraph quote keeps its blank line.
+    assert_eq!(
+        ds[3].quote,
+        "Drop the CSV export from this release.\n\nWe can do it in the spring."
+    );
+    assert_eq!(ds[3].params, Params::Scope { included: false });
+    assert_eq!(
+        ds[4].params,
+        Params::Capacity {
+            from: date("2026-12-21"),
+            to: Some(date("2027-01-01")),
+            hours_per_week: 0.0
+        }
+    );
+    assert_eq!(ds[5].params, Params::Note);
+    assert_eq!(ds[5].target, None);
+    // A wrapped list item is joined with a space.
+    assert_eq!(
+        ds[6].rationale.as_deref(),
+        Some("replaces D-0003 after the backfill test took four hours on staging")
+    );
+    // No status line means active; an open-ended capacity has no `to`.
+    assert_eq!(ds[7].status, Status::Active);
+    assert_eq!(
+        ds[7].params,
+        Params::Capacity {
+            from: date("2026-12-01"),
+            to: None,
+            hours_per_week: 20.0
+        }
+    );
+
+    // Prose is kept: the introduction, the notes with their own list, the non-directive heading.
+    let prose: String = parsed
+        .ledger
+        .entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Prose(p) => Some(p.as_str()),
+            Entry::Directive(_) => None,
+        })
+        .collect();
+    assert!(prose.starts_with("# PM directives: Acme Platform\n"));
+    assert!(prose.contains("* Bob asked about the search rewrite.\n"));
+    assert!(prose.contains("## Open questions\n"));
+}
+
+#[test]
+fn untouched_ledgers_round_trip_byte_for_byte() {
+    for text in [fixture(), read("state/pm-state.md"), String::new()] {
+        let parsed = parse(&text);
+        assert!(parsed.problems.is_empty(), "{:#?}", parsed.problems);
+        assert_eq!(render(&parsed.ledger), text);
+    }
+    // Odd inputs too: no final newline, trailing spaces, a heading only.
+    for text in [
+        "## D-0001 · note · 2026-11-01T00:00:00Z\n\n> hi",
+        "intro  \n\n\n## D-0001 · note · 2026-11-01T00:00:00Z\n> hi\n- status: active   \n\n\n",
+        "## D-0001 · note · 2026-11-01T00:00:00Z",
+    ] {
+        assert_eq!(render(&parse(text).ledger), text);
+    }
+}
+
+#[test]
+fn crlf_line_endings_survive_the_round_trip() {
+    let text = fixture().replace('\n', "\r\n");
+    let parsed = parse(&text);
+    assert!(parsed.problems.is_empty(), "{:#?}", parsed.problems);
+    assert_eq!(render(&parsed.ledger), text);
+    let crlf: Vec<_> = parsed.ledger.directives().cloned().collect();
+    let lf = directives(&fixture());
+    assert_eq!(crlf.len(), lf.len());
+    for (a, b) in crlf.iter().zip(&lf) {
+        assert!(!a.quote.contains('\r'));
+        assert_eq!(a.raw, b.raw.replace('\n', "\r\n"));
+        let strip = |d: &DirectiveEntry| DirectiveEntry {
+            raw: String::new(),
+            ..d.clone()
+        };
+        assert_eq!(strip(a), strip(b));
+    }
+
+    // Appending to a CRLF ledger writes CRLF.
+    let out = append(&text, &new_note()).unwrap();
+    assert!(out.text.starts_with(&text));
+    let added = &out.text[text.len()..];
+    assert!(added.contains("\r\n") && !added.replace("\r\n", "").contains('\n'));
+    assert_eq!(directives(&out.text).len(), 9);
+}
+
+fn new_note() -> NewDirective {
+    NewDirective {
+        at: at("2026-11-30T10:15:00Z"),
+        quote: "Remember the retro on Friday.".into(),
+        target: None,
+        params: Params::Note,
+        rationale: None,
+        by: None,
+    }
+}
+
+fn new_directives() -> Vec<NewDirective> {
+    let base = NewDirective {
+        at: at("2026-11-30T10:15:00Z"),
+        quote: "Search can wait.\n\nReally, it can wait until March.\n> quoting Bob: \"fine\""
+            .into(),
+        target: Some(Target::Issue("acme/api#44".parse().unwrap())),
+        params: Params::Reprioritize {
+            priority: Priority::new(3).unwrap(),
+        },
+        rationale: Some("checkout first; see D-0002".into()),
+        by: Some("ann".into()),
+    };
+    vec![
+        base.clone(),
+        NewDirective {
+            params: Params::Reestimate {
+                estimate: "1w".parse::<Estimate>().unwrap(),
+            },
+            rationale: None,
+            ..base.clone()
+        },
+        NewDirective {
+            at: at("2026-11-30T10:15:00.250Z"),
+            target: Some(Target::Milestone(4)),
+            params: Params::SetDeadline {
+                due: date("2027-03-01"),
+                hard: false,
+            },
+            ..base.clone()
+        },
+        NewDirective {
+            target: Some(Target::Milestone(4)),
+            params: Params::SetDeadline {
+                due: date("2027-03-01"),
+                hard: true,
+            },
+            by: None,
+            ..base.clone()
+        },
+        NewDirective {
+            params: Params::Scope { included: true },
+            ..base.clone()
+        },
+        NewDirective {
+            target: Some(Target::Member("bob".into())),
+            params: Params::Capacity {
+                from: date("2027-01-04"),
+                to: Some(date("2027-01-29")),
+                hours_per_week: 12.5,
+            },
+            ..base.clone()
+        },
+        NewDirective {
+            target: Some(Target::Member("carol".into())),
+            params: Params::Capacity {
+                from: date("2027-01-04"),
+                to: None,
+                hours_per_week: 30.0,
+            },
+            ..base.clone()
+        },
+        new_note(),
+        NewDirective {
+            params: Params::Note,
+            ..base
+        },
+    ]
+}
+
+#[test]
+fn append_keeps_every_earlier_byte_and_reads_back_equal() {
+    let text = fixture();
+    for new in new_directives() {
+        let out = append(&text, &new).unwrap();
+        assert_eq!(out.id, DirectiveId(9));
+        assert!(out.text.starts_with(&text), "earlier bytes changed");
+        let parsed = parse(&out.text);
+        assert!(parsed.problems.is_empty(), "{:#?}", parsed.problems);
+        let ds: Vec<_> = parsed.ledger.directives().collect();
+        assert_eq!(ds.len(), 9);
+        let back = ds[8];
+        assert_eq!(back.id, DirectiveId(9));
+        assert_eq!(back.at, new.at);
+        assert_eq!(back.kind, new.kind());
+        assert_eq!(back.quote, new.quote);
+        assert_eq!(back.target, new.target);
+        assert_eq!(back.params, new.params);
+        assert_eq!(back.rationale, new.rationale);
+        assert_eq!(back.status, Status::Active);
+        assert_eq!(back.by, new.by);
+        assert_eq!(render(&parsed.ledger), out.text);
+        // The earlier directives are untouched.
+        assert_eq!(&directives(&out.text)[..8], &directives(&text)[..]);
+    }
+}
+
+#[test]
+fn append_renders_the_documented_shape_and_chains_ids() {
+    let first = append("", &new_directives()[0]).unwrap();
+    assert_eq!(first.id, DirectiveId(1));
+    assert_eq!(
+        first.text,
+        "## D-0001 · reprioritize · 2026-11-30T10:15:00Z\n\
+         \n\
+         > Search can wait.\n\
+         >\n\
+         > Really, it can wait until March.\n\
+         > > quoting Bob: \"fine\"\n\
+         \n\
+         - target: issue acme/api#44\n\
+         - params: {\"priority\": 3}\n\
+         - rationale: checkout first; see D-0002\n\
+         - status: active\n\
+         - by: ann\n"
+    );
+    let second = append(&first.text, &new_note()).unwrap();
+    assert_eq!(second.id, DirectiveId(2));
+    assert!(second.text.starts_with(&first.text));
+    // A text without a final newline gets one and a blank line before the entry.
+    let third = append("intro", &new_note()).unwrap();
+    assert!(third.text.starts_with("intro\n\n## D-0001 · note · "));
+}
+
+#[test]
+fn append_rejects_what_would_not_read_back() {
+    let text = fixture();
+    let mut n = new_note();
+    n.quote = "  \n ".into();
+    assert_eq!(append(&text, &n), Err(AppendError::EmptyQuote));
+    let mut n = new_note();
+    n.rationale = Some("two\nlines".into());
+    assert_eq!(append(&text, &n), Err(AppendError::MultiLine("rationale")));
+    let mut n = new_note();
+    n.target = Some(Target::Member("not a username".into()));
+    assert!(matches!(
+        append(&text, &n),
+        Err(AppendError::NotReadBack(_))
+    ));
+    let mut n = new_note();
+    n.params = Params::Scope { included: true };
+    assert!(matches!(
+        append(&text, &n),
+        Err(AppendError::NotReadBack(_))
+    ));
+}
+
+/// Inserts `entry` before `## D-0003` in the fixture; returns the text and the line the entry starts on.
+fn with_entry(entry: &str) -> (String, usize) {
+    let text = fixture();
+    let at = text.find("## D-0003").unwrap();
+    let line = text[..at].matches('\n').count() + 1;
+    (format!("{}{entry}\n{}", &text[..at], &text[at..]), line)
+}
+
+#[test]
+fn each_malformed_entry_is_one_problem_on_its_line_and_kept_as_prose() {
+    const OK_LIST: &str = "- target: issue acme/api#1\n- params: {\"priority\": 1}\n";
+    // (entry, line offset of the problem within the entry, text the message must contain)
+    let cases: Vec<(String, usize, &str)> = vec![
+        (
+            format!("## D-0020 · reprio · 2026-11-20T10:00:00Z\n\n> Do it.\n\n{OK_LIST}"),
+            0,
+            "unknown directive kind \"reprio\"",
+        ),
+        (
+            format!("## D-0020 · reprioritize · 2026-13-40\n\n> Do it.\n\n{OK_LIST}"),
+            0,
+            "bad date \"2026-13-40\"",
+        ),
+        (
+            format!("## D-0020 · reprioritize · 2026-11-20\n\n> Do it.\n\n{OK_LIST}"),
+            0,
+            "bad date \"2026-11-20\"",
+        ),
+        (
+            format!("## D-0020 · reprioritize\n\n> Do it.\n\n{OK_LIST}"),
+            0,
+            "malformed directive heading",
+        ),
+        (
+            format!("## D-0020 · reprioritize · 2026-11-20T10:00:00Z\n\n{OK_LIST}"),
+            0,
+            "directive D-0020 has no quote",
+        ),
+        (
+            format!("## D-0020 · reprioritize · 2026-11-20T10:00:00Z\n\nDo it.\n\n{OK_LIST}"),
+            0,
+            "directive D-0020 has no quote",
+        ),
+        (
+            "## D-0020 · reprioritize · 2026-11-20T10:00:00Z\n\n> Do it.\n\n- target: issue acme/api#1\n- params: {\"priority\": 7}\n".into(),
+            5,
+            "params for reprioritize are wrong: priority 7 is not 0, 1, 2 or 3",
+        ),
+        (
+            "## D-0020 · reestimate · 2026-11-20T10:00:00Z\n\n> Two days.\n\n- target: issue acme/api#1\n- params: {\"estimate\": 2}\n".into(),
+            5,
+            "params for reestimate are wrong",
+        ),
+        (
+            "## D-0020 · scope · 2026-11-20T10:00:00Z\n\n> Out.\n\n- target: milestone 2\n- params: {\"in\": false, \"why\": 1}\n".into(),
+            5,
+            "unknown field `why`",
+        ),
+        (
+            "## D-0020 · capacity · 2026-11-20T10:00:00Z\n\n> Off.\n\n- target: member ann\n- params: {\"from\": \"2026-12-10\", \"to\": \"2026-12-01\", \"hours_per_week\": 0}\n".into(),
+            5,
+            "is before from",
+        ),
+        (
+            "## D-0020 · note · 2026-11-20T10:00:00Z\n\n> Hm.\n\n- params: {\"priority\": 1}\n".into(),
+            4,
+            "params for note are wrong",
+        ),
+        (
+            "## D-0020 · reprioritize · 2026-11-20T10:00:00Z\n\n> Do it.\n\n- target: issue acme/api#1\n".into(),
+            0,
+            "params for reprioritize are wrong: no \"- params",
+        ),
+        (
+            "## D-0020 · reprioritize · 2026-11-20T10:00:00Z\n\n> Do it.\n\n- target: issue acme-api-12\n- params: {\"priority\": 1}\n".into(),
+            4,
+            "malformed target \"issue acme-api-12\"",
+        ),
+        (
+            "## D-0020 · reprioritize · 2026-11-20T10:00:00Z\n\n> Do it.\n\n- target: epic 4\n- params: {\"priority\": 1}\n".into(),
+            4,
+            "malformed target \"epic 4\"",
+        ),
+        (
+            "## D-0020 · capacity · 2026-11-20T10:00:00Z\n\n> Off.\n\n- target: issue acme/api#1\n- params: {\"from\": \"2026-12-10\", \"hours_per_week\": 0}\n".into(),
+            0,
+            "capacity needs a member",
+        ),
+        (
+            format!("## D-0002 · reprioritize · 2026-11-20T10:00:00Z\n\n> Do it.\n\n{OK_LIST}"),
+            0,
+            "duplicate directive id D-0002 (already used on line 17)",
+        ),
+        (
+            format!("## D-0020 · reprioritize · 2026-11-20T10:00:00Z\n\n> Do it.\n\n{OK_LIST}- priority: 1\n"),
+            6,
+            "unknown key \"priority\"",
+        ),
+        (
+            format!("## D-0020 · reprioritize · 2026-11-20T10:00:00Z\n\n> Do it.\n\n{OK_LIST}- status: paused\n"),
+            6,
+            "unknown status \"paused\"",
+        ),
+        (
+            format!("## D-0020 · reprioritize · 2026-11-20T10:00:00Z\n\n> Do it.\n\n{OK_LIST}- target: issue acme/api#2\n"),
+            6,
+            "key \"target\" given twice",
+        ),
+        (
+            format!("## D-0020 · reprioritize · 2026-11-20T10:00:00Z\n\n> Do it.\n\n{OK_LIST}- just words\n"),
+            6,
+            "is not \"key: value\"",
+        ),
+        (
+            format!("## D-0020 · reprioritize · 2026-11-20T10:00:00Z\n\n> Do it.\n\n{OK_LIST}- by: Ann Smith\n"),
+            6,
+            "\"by\" must be a Gitea username",
+        ),
+    ];
+    let good = directives(&fixture());
+    for (entry, offset, needle) in cases {
+        let (text, line) = with_entry(&entry);
+        let parsed = parse(&text);
+        assert_eq!(parsed.problems.len(), 1, "{entry}: {:#?}", parsed.problems);
+        let problem = &parsed.problems[0];
+        let msg = problem.to_string();
+        assert_eq!(problem.line(), line + offset, "{msg}");
+        assert!(
+            msg.starts_with(&format!("ledger line {}: ", line + offset)),
+            "{msg}"
+        );
+        assert!(msg.contains(needle), "{msg:?} lacks {needle:?}");
+        // Every other directive still parses, identically apart from lines after the insertion.
+        let ds: Vec<_> = parsed.ledger.directives().collect();
+        assert_eq!(ds.len(), good.len(), "{msg}");
+        for (a, b) in ds.iter().zip(&good) {
+            assert_eq!((a.id, &a.raw, &a.params), (b.id, &b.raw, &b.params));
+        }
+        // Nothing is lost or reordered, and the malformed entry is prose.
+        assert_eq!(render(&parsed.ledger), text);
+        assert!(parsed.ledger.entries.iter().any(|e| matches!(
+            e,
+            Entry::Prose(p) if p.contains(entry.trim_end())
+        )));
+    }
+}
+
+#[test]
+fn problem_messages_name_the_line_and_the_fault() {
+    let (text, line) = with_entry(
+        "## D-0020 · reprio · 2026-11-20T10:00:00Z\n\n> Do it.\n\n- target: issue acme/api#1\n- params: {\"priority\": 1}\n",
+    );
+    let parsed = parse(&text);
+    assert_eq!(
+        parsed.problems[0].to_string(),
+        format!(
+            "ledger line {line}: unknown directive kind \"reprio\" (expected reprioritize, reestimate, \
+             set-deadline, scope, capacity or note)"
+        )
+    );
+}
+
+#[test]
+fn next_id_follows_the_highest_including_malformed_entries() {
+    assert_eq!(next_id(""), DirectiveId(1));
+    assert_eq!(next_id(&fixture()), DirectiveId(9));
+    let (text, _) = with_entry("## D-0042 · reprio · 2026-11-20T10:00:00Z\n\n> Do it.\n");
+    assert_eq!(next_id(&text), DirectiveId(43));
+    assert_eq!(append(&text, &new_note()).unwrap().id, DirectiveId(43));
+    assert_eq!(DirectiveId(43).to_string(), "D-0043");
+    assert_eq!(DirectiveId(12345).to_string(), "D-12345");
+}
+
+#[test]
+fn the_documented_example_is_the_fixture() {
+    let doc = read("docs/ledger.md");
+    let start = doc.find("## A full example").unwrap();
+    let body = &doc[start..];
+    let open = body.find("```markdown\n").unwrap() + "```markdown\n".len();
+    let close = body[open..].find("\n```\n").unwrap() + 1;
+    assert_eq!(&body[open..open + close], fixture());
+}
+
+#[test]
+fn compact_entries_without_blank_lines_parse() {
+    let text = "## D-0001 · scope · 2026-11-01T00:00:00Z ##\n> Out.\n- target: milestone 2\n- params: {\"in\": false}\n\nAfter.\n\n## D-0002 | note | 2026-11-02T00:00:00Z\n> Hm.\n";
+    let parsed = parse(text);
+    assert!(parsed.problems.is_empty(), "{:#?}", parsed.problems);
+    let ds: Vec<_> = parsed.ledger.directives().collect();
+    assert_eq!(ds.len(), 2);
+    assert_eq!(ds[0].quote, "Out.");
+    assert_eq!(ds[0].params, Params::Scope { included: false });
+    assert_eq!(ds[0].raw.lines().last(), Some("- params: {\"in\": false}"));
+    assert_eq!(ds[1].kind, DirectiveKind::Note);
+    assert_eq!(render(&parsed.ledger), text);
+
+    // Prose right after the list, without a blank line, continues its last item (Markdown's lazy
+    // continuation): here it spoils the params, which is reported.
+    let glued = text.replace("false}\n\nAfter.", "false}\nAfter.");
+    let parsed = parse(&glued);
+    assert_eq!(parsed.problems.len(), 1);
+    assert_eq!(parsed.problems[0].line(), 4);
+    assert_eq!(render(&parsed.ledger), glued);
+}
