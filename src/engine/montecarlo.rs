@@ -428,17 +428,22 @@ impl SimulationResult {
         let n = total as f64;
         let rank = ((q * n).ceil() as u64).max(1);
         let mut acc = 0u64;
+        // The last earlier day on which some trial ended: stepping back lands there, not on a weekend
+        // or holiday that merely carries the same share.
+        let mut last_end_day: Option<usize> = None;
         for (d, c) in row.iter().enumerate() {
             let before = acc;
             acc += u64::from(*c);
             if acc >= rank {
                 let (f_before, f_at) = (before as f64 / n, acc as f64 / n);
-                let day = if d > 0 && q - f_before < f_at - q && f_before >= q - QUANTILE_SLACK {
-                    d - 1
-                } else {
-                    d
+                let day = match last_end_day {
+                    Some(b) if q - f_before < f_at - q && f_before >= q - QUANTILE_SLACK => b,
+                    _ => d,
                 };
                 return (day + 1 < self.buckets).then_some(day as DayIndex);
+            }
+            if *c > 0 {
+                last_end_day = Some(d);
             }
         }
         None

@@ -196,8 +196,18 @@ fn the_p80_date_is_met_in_80_percent_of_futures_drawn_from_the_model() {
                     let z: f64 = rng.sample(rand_distr::StandardNormal);
                     median * (sigma * z).exp()
                 }
+                // The model's own-history draw: a smoothed bootstrap, linear between neighbouring
+                // sorted ratios.
                 Distribution::Resample { base, ratios } => {
-                    base * ratios[rng.random_range(0..ratios.len())]
+                    let mut sorted = ratios.to_vec();
+                    sorted.sort_by(f64::total_cmp);
+                    if sorted.len() < 2 {
+                        base * sorted.first().copied().unwrap_or(1.0)
+                    } else {
+                        let x = rng.random::<f64>() * (sorted.len() - 1) as f64;
+                        let k = x as usize;
+                        base * (sorted[k] + (sorted[k + 1] - sorted[k]) * (x - k as f64))
+                    }
                 }
             })
             .collect();
