@@ -247,7 +247,9 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
             )?;
             let snapshot = crate::state::Snapshot::load(&layout)?;
             let now = common.now.unwrap_or(snapshot.meta.synced_at);
-            let plan = crate::ledger::replay(&snapshot, &config, now);
+            let ledger = crate::ledger::read(&layout.ledger())?;
+            let plan =
+                crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now).into_plan();
             let text = crate::forecast::export_tjp(
                 &plan,
                 config.forecast.horizon_days.0,

@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod consequence;
 pub mod demo;
 pub mod domain;
 pub mod engine;

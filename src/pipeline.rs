@@ -136,7 +136,8 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         .now
         .or(synced.then_some(opts.clock))
         .unwrap_or(snapshot.meta.synced_at);
-    let plan = crate::ledger::replay(&snapshot, &config, now);
+    let ledger = crate::ledger::read(&layout.ledger())?;
+    let plan = crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now).into_plan();
     let settings = Settings {
         trials: config.forecast.trials.0,
         seed: config

@@ -26,6 +26,33 @@ pub enum EstimateSource {
     Imputed,
 }
 
+/// What a directive did to one field of the plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "effect")]
+pub enum ProvenanceEffect {
+    /// It set the field: the value differs from Gitea's.
+    Applied,
+    /// It asks for what Gitea already has: a no-op, recorded all the same.
+    AgreesWithGitea,
+    /// A later directive on the same field took its place.
+    Replaced {
+        /// The later directive's id.
+        by: String,
+    },
+}
+
+/// One directive's mark on one field, in ledger order (the issue, milestone and member views' history).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProvenanceRecord {
+    /// The field (`priority`, `estimate`, `due`, `hard`, `milestone`, `capacity 2026-12-21..2027-01-01`).
+    pub field: String,
+    /// The directive's id (`D-0007`).
+    pub directive: String,
+    /// What it did.
+    #[serde(flatten)]
+    pub effect: ProvenanceEffect,
+}
+
 /// One issue as the plan sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlannedIssue {
@@ -73,8 +100,16 @@ pub struct PlannedIssue {
     pub closed_at: Option<DateTime<Utc>>,
     /// Last change.
     pub updated_at: DateTime<Utc>,
-    /// Which directive set which field (`field`, directive id).
+    /// Which directive set which field (`field`, directive id): one entry per field, the directive in force
+    /// (including one that agrees with Gitea); the full history is in `provenance_log`.
     pub provenance: Vec<(String, String)>,
+    /// Every directive that touched the issue, in ledger order, with what it did.
+    pub provenance_log: Vec<ProvenanceRecord>,
+    /// The issue's own due day, from a `set-deadline` directive on the issue (Gitea issues have none here).
+    /// Recorded for the views; the engine does not use it yet.
+    pub due: Option<NaiveDate>,
+    /// Whether that due day was given as hard (also unused by the engine for now).
+    pub due_hard: bool,
 }
 
 /// A milestone as the plan sees it.
@@ -92,8 +127,10 @@ pub struct PlannedMilestone {
     pub due: Option<NaiveDate>,
     /// Whether the due date cannot move.
     pub hard: bool,
-    /// Which directive set which field.
+    /// Which directive set which field (`field`, directive id), the directive in force per field.
     pub provenance: Vec<(String, String)>,
+    /// Every directive that touched the milestone, in ledger order, with what it did.
+    pub provenance_log: Vec<ProvenanceRecord>,
 }
 
 /// A person as the plan sees them.
@@ -107,6 +144,12 @@ pub struct PlannedMember {
     pub calendar: PersonCalendarSpec,
     /// Repositories they take unassigned work from (empty: all).
     pub repositories: Vec<RepoName>,
+    /// Whether they are not in the team config but were added by a `capacity` directive (a new hire).
+    pub from_directive: bool,
+    /// Which directive set which field (`capacity FROM..TO`, directive id).
+    pub provenance: Vec<(String, String)>,
+    /// Every directive that touched the member, in ledger order, with what it did.
+    pub provenance_log: Vec<ProvenanceRecord>,
 }
 
 /// Everything the forecast needs, and nothing else.
@@ -170,6 +213,7 @@ impl Plan {
                     due: m.due_date(),
                     hard: m.is_hard(),
                     provenance: Vec::new(),
+                    provenance_log: Vec::new(),
                 })
             })
             .collect();
@@ -183,6 +227,7 @@ impl Plan {
             time_off: Vec::new(),
             starts: None,
             ends: None,
+            overrides: Vec::new(),
         };
         let team = config
             .team
@@ -208,8 +253,12 @@ impl Plan {
                         time_off: m.time_off.iter().map(|r| (r.from, r.to)).collect(),
                         starts: m.starts,
                         ends: m.ends,
+                        overrides: Vec::new(),
                     },
                     repositories: m.repositories.clone(),
+                    from_directive: false,
+                    provenance: Vec::new(),
+                    provenance_log: Vec::new(),
                 }
             })
             .collect();
@@ -228,6 +277,16 @@ impl Plan {
     /// The milestone with this id.
     pub fn milestone(&self, id: u64) -> Option<&PlannedMilestone> {
         self.milestones.iter().find(|m| m.id == id)
+    }
+
+    /// The issue with this key.
+    pub fn issue(&self, key: &IssueKey) -> Option<&PlannedIssue> {
+        self.issues.iter().find(|i| &i.key == key)
+    }
+
+    /// The team member with this name.
+    pub fn member(&self, name: &str) -> Option<&PlannedMember> {
+        self.team.iter().find(|m| m.name == name)
     }
 }
 
@@ -298,6 +357,9 @@ fn planned_issue(
         closed_at: issue.closed_at,
         updated_at: issue.updated_at,
         provenance: Vec::new(),
+        provenance_log: Vec::new(),
+        due: None,
+        due_hard: false,
     }
 }
 

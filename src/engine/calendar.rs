@@ -20,6 +20,39 @@ pub struct PersonCalendarSpec {
     pub starts: Option<NaiveDate>,
     /// Last working day, if they leave.
     pub ends: Option<NaiveDate>,
+    /// Periods with different hours on each working day (capacity directives); where several cover a day,
+    /// the last one in the list wins. Holidays, time off, `starts` and `ends` still apply.
+    pub overrides: Vec<CapacityOverride>,
+}
+
+/// Hours on each working day for a period, instead of [`PersonCalendarSpec::hours_per_day`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CapacityOverride {
+    /// First day it applies.
+    pub from: NaiveDate,
+    /// Last day it applies (inclusive); open-ended when `None`.
+    pub to: Option<NaiveDate>,
+    /// Hours on each working day in the period (0: away).
+    pub hours_per_day: f64,
+}
+
+impl PersonCalendarSpec {
+    /// Hours this person works on `date` (0 on days they do not work).
+    pub fn hours_on(&self, date: NaiveDate) -> f64 {
+        let works = self.working_days.contains(&date.weekday())
+            && !self.holidays.contains(&date)
+            && !self.time_off.iter().any(|(a, b)| *a <= date && date <= *b)
+            && self.starts.is_none_or(|s| date >= s)
+            && self.ends.is_none_or(|e| date <= e);
+        if !works {
+            return 0.0;
+        }
+        self.overrides
+            .iter()
+            .rev()
+            .find(|o| o.from <= date && o.to.is_none_or(|t| date <= t))
+            .map_or(self.hours_per_day, |o| o.hours_per_day)
+    }
 }
 
 /// One person's hours per day from day 0 to the horizon, with running sums for fast conversion.
@@ -41,16 +74,7 @@ impl Calendar {
         let mut cap = Vec::with_capacity(days as usize);
         for d in 0..days {
             let date = day0 + chrono::Days::new(u64::from(d));
-            let works = spec.working_days.contains(&date.weekday())
-                && !spec.holidays.contains(&date)
-                && !spec.time_off.iter().any(|(a, b)| *a <= date && date <= *b)
-                && spec.starts.is_none_or(|s| date >= s)
-                && spec.ends.is_none_or(|e| date <= e);
-            cap.push(if works {
-                spec.hours_per_day.clamp(0.0, 24.0)
-            } else {
-                0.0
-            });
+            cap.push(spec.hours_on(date).clamp(0.0, 24.0));
         }
         Self::from_capacity(cap)
     }
@@ -228,19 +252,15 @@ pub fn working_hours_between(
     let mut day = from.date_naive();
     let last = to.date_naive();
     while day <= last {
-        let works = spec.working_days.contains(&day.weekday())
-            && !spec.holidays.contains(&day)
-            && !spec.time_off.iter().any(|(a, b)| *a <= day && day <= *b)
-            && spec.starts.is_none_or(|s| day >= s)
-            && spec.ends.is_none_or(|e| day <= e);
-        if works {
+        let hours = spec.hours_on(day);
+        if hours > 0.0 {
             let start = day
                 .and_hms_opt(0, 0, 0)
                 .map(|t| t.and_utc())
                 .unwrap_or(from);
             let end = start + chrono::Duration::days(1);
             let covered = (to.min(end) - from.max(start)).num_seconds().max(0) as f64 / 86_400.0;
-            total += spec.hours_per_day * covered;
+            total += hours * covered;
         }
         day = day + chrono::Days::new(1);
     }
@@ -295,6 +315,7 @@ mod tests {
             time_off: vec![(date(2026, 12, 3), date(2026, 12, 4))],
             starts: None,
             ends: Some(date(2026, 12, 9)),
+            overrides: vec![],
         };
         let c = Calendar::new(&spec, date(2026, 11, 30), 14);
         let caps: Vec<f64> = (0..14).map(|d| c.capacity(d)).collect();
@@ -350,6 +371,7 @@ mod tests {
             time_off: vec![],
             starts: None,
             ends: None,
+            overrides: vec![],
         };
         let at = |d: u32, h: u32| chrono::Utc.with_ymd_and_hms(2026, 11, d, h, 0, 0).unwrap();
         // Mon noon to Wed noon, with Tue a holiday: half of Monday and half of Wednesday.
@@ -385,6 +407,37 @@ mod tests {
         for t in [0.5, 23.99, 24.0, 24.01, 48.0, 100.0] {
             assert_eq!(end_day(t), (t / 24.0).ceil() - 1.0, "end day of {t}");
         }
+    }
+
+    #[test]
+    fn capacity_overrides_change_working_days_hours_and_the_last_wins() {
+        use chrono::TimeZone;
+        // 2026-11-30 is a Monday.
+        let spec = PersonCalendarSpec {
+            hours_per_day: 6.0,
+            working_days: weekdays(),
+            holidays: vec![date(2026, 12, 2)],
+            time_off: vec![],
+            starts: None,
+            ends: None,
+            overrides: vec![
+                CapacityOverride {
+                    from: date(2026, 12, 1),
+                    to: None,
+                    hours_per_day: 4.0,
+                },
+                CapacityOverride {
+                    from: date(2026, 12, 3),
+                    to: Some(date(2026, 12, 3)),
+                    hours_per_day: 0.0,
+                },
+            ],
+        };
+        let c = Calendar::new(&spec, date(2026, 11, 30), 8);
+        let caps: Vec<f64> = (0..8).map(|d| c.capacity(d)).collect();
+        assert_eq!(caps, vec![6.0, 4.0, 0.0, 0.0, 4.0, 0.0, 0.0, 4.0]);
+        let at = |d: u32| chrono::Utc.with_ymd_and_hms(2026, 12, d, 0, 0, 0).unwrap();
+        assert_eq!(working_hours_between(&spec, at(1), at(5)), 8.0);
     }
 
     #[test]

@@ -179,6 +179,7 @@ mod tests {
             time_off: vec![(d(12, 7), d(12, 8))],
             starts: Some(d(12, 2)),
             ends: None,
+            overrides: vec![],
         };
         let people = [TjpPerson {
             name: "ann \"the\" dev",

@@ -1,17 +1,28 @@
 //! The directive ledger (`pm-state.md`) and its replay over the snapshot into the effective [`Plan`].
 //!
-//! For now the replay passes the snapshot through unchanged; the ledger's parser and directives plug in here.
+//! [`parse`] reads the ledger, [`format`](mod@format) holds its types, and [`replay()`] folds its active directives over
+//! the snapshot (see [`replay`](mod@replay) for the rules).
+//!
+//! [`Plan`]: crate::plan::Plan
 
 pub mod format;
 pub mod parse;
+pub mod replay;
 
-use chrono::{DateTime, Utc};
+use std::path::Path;
 
-use crate::config::Config;
-use crate::plan::Plan;
-use crate::state::Snapshot;
+pub use replay::{Replayed, replay};
 
-/// Folds the ledger over the snapshot: the effective plan the forecast runs on.
-pub fn replay(snapshot: &Snapshot, config: &Config, now: DateTime<Utc>) -> Plan {
-    Plan::from_snapshot(snapshot, config, now)
+use crate::state::StateError;
+
+/// Reads the ledger at `path`; a missing file is no ledger (`None`), so no directives.
+pub fn read(path: &Path) -> Result<Option<String>, StateError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(StateError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
 }

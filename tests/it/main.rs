@@ -4,11 +4,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod cli;
+mod consequence;
 mod demo;
 mod emulator;
 mod engine;
 mod ledger;
 mod online;
 mod pipeline;
+mod replay;
 mod sync;
 mod tj3;

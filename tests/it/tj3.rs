@@ -74,6 +74,7 @@ fn random_people(rng: &mut Xoshiro256PlusPlus, n: usize) -> Vec<PersonCalendarSp
                 time_off,
                 starts,
                 ends: None,
+                overrides: vec![],
             }
         })
         .collect()

@@ -1,0 +1,515 @@
+//! The consequence diff: what a change to the plan does to the forecast.
+//!
+//! Given the forecast of the same state before and after a change (a directive, or an op set that
+//! `apply_changes` proposes), [`diff`] says which milestones' ranges and on-time chances move, which open
+//! issues' p80 dates move by at least one working day and why, and sums it up in one line fit for a pull
+//! request title. Everything is deterministic: identical inputs give byte-identical output.
+//!
+//! Moves are counted in working days on the team calendar of the plan after the change. A date that leaves
+//! the forecast horizon (or comes back into it) counts as a move of at least one working day.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{Datelike, Days, NaiveDate};
+use serde::Serialize;
+
+use crate::domain::{IssueKey, OpenState};
+use crate::engine::Calendar;
+use crate::forecast::{ForecastReport, IssueForecast, MilestoneForecast, When};
+use crate::plan::{EstimateSource, Plan, PlannedIssue};
+
+/// Why an issue with no input change of its own moved, when nothing else explains it (no planned
+/// assignee): its place in the team's shared capacity changed.
+const WHY_CAPACITY: &str = "team capacity";
+
+/// What a change does to the forecast.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Consequence {
+    /// Every milestone open before or after the change, by id.
+    pub milestones: Vec<MilestoneChange>,
+    /// Every open issue whose p80 moved by at least one working day, appeared or went away; biggest move
+    /// first, then by key.
+    pub issues: Vec<IssueChange>,
+    /// One line for a person: the milestone whose p80 moved most and how many issues moved, or
+    /// `no forecast change`.
+    pub summary: String,
+}
+
+/// One milestone before and after.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MilestoneChange {
+    /// Gitea id.
+    pub milestone: u64,
+    /// Title (after the change, if it is still there).
+    pub title: String,
+    /// The forecast before; absent when the milestone is only in the forecast after.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<MilestoneSide>,
+    /// The forecast after; absent when the milestone is only in the forecast before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<MilestoneSide>,
+    /// Working days the p80 moved (later is positive); 0 when one side is absent.
+    pub moved_working_days: i64,
+}
+
+/// A milestone's forecast on one side of the change.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MilestoneSide {
+    /// Median, as the report prints it (`2026-12-11` or `beyond horizon`).
+    pub p50: String,
+    /// 80%, as the report prints it.
+    pub p80: String,
+    /// Share of simulated futures that finish by the due day, if it has one.
+    pub probability_on_time: Option<f64>,
+}
+
+/// One issue before and after.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IssueChange {
+    /// `owner/repo#N`.
+    pub issue: String,
+    /// Title (after the change, if it is still open).
+    pub title: String,
+    /// The forecast before; absent for a `new` issue.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<IssueSide>,
+    /// The forecast after; absent for a `gone` issue.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<IssueSide>,
+    /// Working days the p80 moved (later is positive); 0 for `new` and `gone`.
+    pub moved_working_days: i64,
+    /// `own change`, `imputed estimate`, `waits on KEY`, `queue of PERSON`, `team capacity`, `new` or
+    /// `gone`.
+    pub why: String,
+}
+
+/// An issue's forecast on one side of the change.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IssueSide {
+    /// Median, as the report prints it.
+    pub p50: String,
+    /// 80%, as the report prints it.
+    pub p80: String,
+}
+
+/// Working days on the team calendar, over the span both reports cover.
+struct WorkingDays {
+    day0: NaiveDate,
+    cal: Calendar,
+}
+
+impl WorkingDays {
+    fn new(before: &ForecastReport, after: &ForecastReport, plan: &Plan) -> Self {
+        let day0 = before.as_of.min(after.as_of);
+        let last = before.horizon.max(after.horizon);
+        // One day past the later horizon stands for "beyond horizon".
+        let days = (last - day0).num_days().max(0) + 2;
+        Self {
+            day0,
+            cal: Calendar::new(
+                &plan.team_calendar,
+                day0,
+                u32::try_from(days).unwrap_or(u32::MAX),
+            ),
+        }
+    }
+
+    /// Working days in `(a, b]`, negative when `b` is before `a`.
+    fn between(&self, a: NaiveDate, b: NaiveDate) -> i64 {
+        let idx = |d: NaiveDate| (d - self.day0).num_days().max(0);
+        let (x, y) = (idx(a), idx(b));
+        let count = |from: i64, to: i64| {
+            (from..to)
+                .filter(|d| {
+                    u32::try_from(*d)
+                        .map(|d| self.cal.capacity(d) > 0.0)
+                        .unwrap_or(false)
+                })
+                .count() as i64
+        };
+        if y >= x {
+            count(x + 1, y + 1)
+        } else {
+            -count(y + 1, x + 1)
+        }
+    }
+
+    /// How far `b` is from `a` in working days; a change into or out of the horizon is at least one day.
+    fn moved(&self, a: When, a_horizon: NaiveDate, b: When, b_horizon: NaiveDate) -> i64 {
+        let past = |h: NaiveDate| h + Days::new(1);
+        match (a, b) {
+            (When::Date(x), When::Date(y)) => self.between(x, y),
+            (When::BeyondHorizon, When::BeyondHorizon) => 0,
+            (When::Date(x), When::BeyondHorizon) => self.between(x, past(b_horizon)).max(1),
+            (When::BeyondHorizon, When::Date(y)) => self.between(past(a_horizon), y).min(-1),
+        }
+    }
+}
+
+/// The consequence of going from `before` (forecast of `before_plan`) to `after` (of `after_plan`).
+pub fn diff(
+    before: &ForecastReport,
+    after: &ForecastReport,
+    before_plan: &Plan,
+    after_plan: &Plan,
+) -> Consequence {
+    let days = WorkingDays::new(before, after, after_plan);
+    let milestones = milestone_changes(before, after, &days);
+    let issues = issue_changes(before, after, before_plan, after_plan, &days);
+    let summary = summary(&milestones, &issues, after.as_of.year());
+    Consequence {
+        milestones,
+        issues,
+        summary,
+    }
+}
+
+fn milestone_side(m: &MilestoneForecast) -> MilestoneSide {
+    MilestoneSide {
+        p50: m.p50.to_string(),
+        p80: m.p80.to_string(),
+        probability_on_time: m.probability_on_time,
+    }
+}
+
+fn milestone_changes(
+    before: &ForecastReport,
+    after: &ForecastReport,
+    days: &WorkingDays,
+) -> Vec<MilestoneChange> {
+    let open = |m: &&MilestoneForecast| m.state == OpenState::Open;
+    let b: BTreeMap<u64, &MilestoneForecast> = before
+        .milestones
+        .iter()
+        .filter(open)
+        .map(|m| (m.id, m))
+        .collect();
+    let a: BTreeMap<u64, &MilestoneForecast> = after
+        .milestones
+        .iter()
+        .filter(open)
+        .map(|m| (m.id, m))
+        .collect();
+    let ids: BTreeSet<u64> = b.keys().chain(a.keys()).copied().collect();
+    ids.into_iter()
+        .map(|id| {
+            let (mb, ma) = (b.get(&id).copied(), a.get(&id).copied());
+            let moved = match (mb, ma) {
+                (Some(x), Some(y)) => days.moved(x.p80, before.horizon, y.p80, after.horizon),
+                _ => 0,
+            };
+            MilestoneChange {
+                milestone: id,
+                title: ma.or(mb).map(|m| m.title.clone()).unwrap_or_default(),
+                before: mb.map(milestone_side),
+                after: ma.map(milestone_side),
+                moved_working_days: moved,
+            }
+        })
+        .collect()
+}
+
+fn issue_side(i: &IssueForecast) -> IssueSide {
+    IssueSide {
+        p50: i.p50.to_string(),
+        p80: i.p80.to_string(),
+    }
+}
+
+/// Whether the issue's own inputs differ between the two sides: `own change`, or `imputed estimate` when
+/// only the remaining effort moved and it rests on an imputed estimate (which follows the other issues'
+/// estimates).
+fn own_change(
+    b: &IssueForecast,
+    a: &IssueForecast,
+    pb: Option<&PlannedIssue>,
+    pa: Option<&PlannedIssue>,
+) -> Option<&'static str> {
+    let report_differs = b.estimate != a.estimate
+        || b.estimate_source != a.estimate_source
+        || b.priority != a.priority
+        || b.milestone != a.milestone
+        || b.assignee != a.assignee;
+    let plan_differs = match (pb, pa) {
+        (Some(x), Some(y)) => {
+            let deps = |i: &PlannedIssue| i.depends_on.iter().cloned().collect::<BTreeSet<_>>();
+            x.estimate_hours.map(f64::to_bits) != y.estimate_hours.map(f64::to_bits)
+                || x.priority != y.priority
+                || x.milestone != y.milestone
+                || x.assignee != y.assignee
+                || deps(x) != deps(y)
+        }
+        (None, None) => false,
+        _ => true,
+    };
+    if report_differs || plan_differs {
+        Some("own change")
+    } else if b.remaining_hours.to_bits() != a.remaining_hours.to_bits() {
+        Some(if a.estimate_source == EstimateSource::Imputed {
+            "imputed estimate"
+        } else {
+            "own change"
+        })
+    } else {
+        None
+    }
+}
+
+fn issue_changes(
+    before: &ForecastReport,
+    after: &ForecastReport,
+    before_plan: &Plan,
+    after_plan: &Plan,
+    days: &WorkingDays,
+) -> Vec<IssueChange> {
+    let b: BTreeMap<&IssueKey, &IssueForecast> =
+        before.issues.iter().map(|i| (&i.issue, i)).collect();
+    let a: BTreeMap<&IssueKey, &IssueForecast> =
+        after.issues.iter().map(|i| (&i.issue, i)).collect();
+    let pb: BTreeMap<&IssueKey, &PlannedIssue> =
+        before_plan.issues.iter().map(|i| (&i.key, i)).collect();
+    let pa: BTreeMap<&IssueKey, &PlannedIssue> =
+        after_plan.issues.iter().map(|i| (&i.key, i)).collect();
+    let keys: BTreeSet<&IssueKey> = b.keys().chain(a.keys()).copied().collect();
+
+    // First every move, so that "waits on" and "queue of" can look at other issues' moves.
+    let mut moved: BTreeMap<&IssueKey, i64> = BTreeMap::new();
+    for &k in &keys {
+        match (b.get(k), a.get(k)) {
+            (Some(x), Some(y)) => {
+                let m = days.moved(x.p80, before.horizon, y.p80, after.horizon);
+                if m != 0 {
+                    moved.insert(k, m);
+                }
+            }
+            // New and gone issues count as moved for what waits on them (with no size).
+            _ => {
+                moved.insert(k, 0);
+            }
+        }
+    }
+    let mut out: Vec<IssueChange> = moved
+        .iter()
+        .map(|(&k, &m)| {
+            let (xb, xa) = (b.get(k).copied(), a.get(k).copied());
+            let why = match (xb, xa) {
+                (None, _) => "new".to_owned(),
+                (_, None) => "gone".to_owned(),
+                (Some(x), Some(y)) => why_moved(
+                    k,
+                    x,
+                    y,
+                    pb.get(k).copied(),
+                    pa.get(k).copied(),
+                    &moved,
+                    [after, before],
+                ),
+            };
+            IssueChange {
+                issue: k.to_string(),
+                title: xa.or(xb).map(|i| i.title.clone()).unwrap_or_default(),
+                before: xb.map(issue_side),
+                after: xa.map(issue_side),
+                moved_working_days: m,
+                why,
+            }
+        })
+        .collect();
+    // `moved` is keyed by IssueKey, so the stable sort leaves ties in key order.
+    out.sort_by_key(|c| std::cmp::Reverse(c.moved_working_days.unsigned_abs()));
+    out
+}
+
+fn why_moved(
+    key: &IssueKey,
+    b: &IssueForecast,
+    a: &IssueForecast,
+    pb: Option<&PlannedIssue>,
+    pa: Option<&PlannedIssue>,
+    moved: &BTreeMap<&IssueKey, i64>,
+    reports: [&ForecastReport; 2],
+) -> String {
+    if let Some(why) = own_change(b, a, pb, pa) {
+        return why.to_owned();
+    }
+    // The dependency that moved most (ties: the smallest key, as the BTreeSet orders them).
+    let deps: BTreeSet<&IssueKey> = pb
+        .iter()
+        .chain(pa.iter())
+        .flat_map(|i| i.depends_on.iter())
+        .collect();
+    let mut best: Option<(&IssueKey, u64)> = None;
+    for d in deps {
+        if let Some(m) = moved.get(d)
+            && best.is_none_or(|(_, bm)| m.unsigned_abs() > bm)
+        {
+            best = Some((d, m.unsigned_abs()));
+        }
+    }
+    if let Some((d, _)) = best {
+        return format!("waits on {d}");
+    }
+    // Earlier work in the planned assignee's queue moved (after the change, else before it).
+    for (report, person) in reports
+        .iter()
+        .zip([a.planned_assignee.as_ref(), b.planned_assignee.as_ref()])
+    {
+        let Some(person) = person else { continue };
+        let earlier_moved = report
+            .people
+            .iter()
+            .filter(|p| &p.name == person)
+            .flat_map(|p| p.queue.iter().take_while(|k| *k != key))
+            .any(|k| moved.contains_key(k));
+        if earlier_moved {
+            return format!("queue of {person}");
+        }
+    }
+    match a.planned_assignee.as_ref().or(b.planned_assignee.as_ref()) {
+        Some(p) => format!("queue of {p}"),
+        None => WHY_CAPACITY.to_owned(),
+    }
+}
+
+/// `Dec 12`, with the year when it is not `year`; `beyond horizon` in words.
+fn short(when: &str, year: i32) -> String {
+    match NaiveDate::parse_from_str(when, "%Y-%m-%d") {
+        Ok(d) if d.year() == year => d.format("%b %-d").to_string(),
+        Ok(d) => d.format("%b %-d %Y").to_string(),
+        Err(_) => when.to_owned(),
+    }
+}
+
+fn percent(p: f64) -> String {
+    format!("{}%", (p * 100.0).round() as i64)
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn summary(milestones: &[MilestoneChange], issues: &[IssueChange], year: i32) -> String {
+    let changed = |m: &&MilestoneChange| match (&m.before, &m.after) {
+        (Some(b), Some(a)) => {
+            m.moved_working_days != 0
+                || b.p50 != a.p50
+                || b.probability_on_time.map(f64::to_bits)
+                    != a.probability_on_time.map(f64::to_bits)
+        }
+        _ => true,
+    };
+    // The milestone whose p80 moved most; ties by the bigger change in P(on time), then by id.
+    let prob_change = |m: &MilestoneChange| -> u64 {
+        let p = |s: &Option<MilestoneSide>| s.as_ref().and_then(|s| s.probability_on_time);
+        match (p(&m.before), p(&m.after)) {
+            (Some(x), Some(y)) => ((x - y).abs() * 1000.0).round() as u64,
+            _ => 0,
+        }
+    };
+    let top = milestones
+        .iter()
+        .filter(changed)
+        .fold(None, |best, m| match best {
+            None => Some(m),
+            Some(b) => {
+                let key =
+                    |c: &MilestoneChange| (c.moved_working_days.unsigned_abs(), prob_change(c));
+                if key(m) > key(b) { Some(m) } else { Some(b) }
+            }
+        });
+    let mut parts = Vec::new();
+    if let Some(m) = top {
+        parts.push(match (&m.before, &m.after) {
+            (Some(b), Some(a)) => {
+                let p80 = if m.moved_working_days == 0 {
+                    format!("p80 unchanged ({})", short(&a.p80, year))
+                } else {
+                    format!(
+                        "p80 {:+}d ({} → {})",
+                        m.moved_working_days,
+                        short(&b.p80, year),
+                        short(&a.p80, year)
+                    )
+                };
+                let prob = match (b.probability_on_time, a.probability_on_time) {
+                    (Some(x), Some(y)) if percent(x) == percent(y) => {
+                        format!(", P(on time) {}", percent(y))
+                    }
+                    (Some(x), Some(y)) => format!(", P(on time) {} → {}", percent(x), percent(y)),
+                    (None, Some(y)) => format!(", P(on time) {}", percent(y)),
+                    _ => String::new(),
+                };
+                format!("{} {p80}{prob}", m.title)
+            }
+            (None, Some(a)) => format!("{} new (p80 {})", m.title, short(&a.p80, year)),
+            _ => format!("{} gone", m.title),
+        });
+    }
+    let count = |why: &str| issues.iter().filter(|i| i.why == why).count();
+    let (new, gone) = (count("new"), count("gone"));
+    let moved = issues.len() - new - gone;
+    let mut counts = Vec::new();
+    if moved > 0 {
+        counts.push(plural(moved, "issue moved", "issues moved"));
+    }
+    if new > 0 {
+        counts.push(plural(new, "issue new", "issues new"));
+    }
+    if gone > 0 {
+        counts.push(plural(gone, "issue gone", "issues gone"));
+    }
+    if !counts.is_empty() {
+        parts.push(counts.join(", "));
+    }
+    if parts.is_empty() {
+        "no forecast change".to_owned()
+    } else {
+        parts.join("; ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_dates_name_the_month_and_the_year_only_when_it_differs() {
+        assert_eq!(short("2026-12-12", 2026), "Dec 12");
+        assert_eq!(short("2027-01-05", 2026), "Jan 5 2027");
+        assert_eq!(short("beyond horizon", 2026), "beyond horizon");
+    }
+
+    #[test]
+    fn moves_count_working_days_and_leaving_the_horizon_is_a_move() {
+        let day0 = NaiveDate::from_ymd_opt(2026, 11, 30).unwrap(); // a Monday
+        // Weekdays only, as the team calendar would have it.
+        let cap = (0..30).map(|d| if d % 7 < 5 { 6.0 } else { 0.0 }).collect();
+        let days = WorkingDays {
+            day0,
+            cal: Calendar::from_capacity(cap),
+        };
+        let d = |n: u64| When::Date(day0 + Days::new(n));
+        let h = day0 + Days::new(20);
+        assert_eq!(days.moved(d(4), h, d(7), h), 1); // Fri → Mon
+        assert_eq!(days.moved(d(7), h, d(4), h), -1);
+        assert_eq!(days.moved(d(5), h, d(6), h), 0); // Sat → Sun
+        assert_eq!(days.moved(d(0), h, When::BeyondHorizon, h), 15);
+        assert_eq!(days.moved(d(19), h, When::BeyondHorizon, h), 1);
+        assert_eq!(days.moved(When::BeyondHorizon, h, d(0), h), -15);
+        assert_eq!(
+            days.moved(When::BeyondHorizon, h, When::BeyondHorizon, h),
+            0
+        );
+    }
+
+    #[test]
+    fn percentages_round_to_whole_numbers() {
+        assert_eq!(percent(0.714), "71%");
+        assert_eq!(percent(0.0), "0%");
+        assert_eq!(percent(1.0), "100%");
+    }
+}

@@ -1,0 +1,379 @@
+//! Replaying the directive ledger over the snapshot: the effective [`Plan`].
+//!
+//! The plan starts as the snapshot leaves it ([`Plan::from_snapshot`]); the active directives are then folded
+//! over it in ledger order. Superseded and withdrawn directives are skipped.
+//!
+//! - `reprioritize` sets the issue's priority (and `priority_set`).
+//! - `reestimate` sets the estimate: hours from the label text with `workday_hours`, the label text, source
+//!   `Directive`.
+//! - `set-deadline` on a milestone sets its due day, and makes it hard when `hard` is true (`hard: false` or
+//!   absent leaves it as it is). On an issue it sets the issue's own `due` / `due_hard`, which the engine does
+//!   not use yet.
+//! - `scope` `{"in": false}` on an issue takes it out of its milestone; `{"in": true}` puts it back in the
+//!   milestone Gitea gives it. `{"in": false}` on a milestone takes every issue out of it; `{"in": true}` on a
+//!   milestone means nothing without an issue and is a problem.
+//! - `capacity` gives the member `hours_per_week` (spread over their working days; 0 = away) from `from` to
+//!   `to` (open-ended without one), as a [`CapacityOverride`] on their calendar; where periods overlap the
+//!   later directive wins. A member not in the team config is a new hire: they join the team, working the
+//!   team's days at that capacity, from `from` (to `to`, if given). A capacity of 0 for someone not in the
+//!   team adds nobody and is a problem.
+//! - `note` changes nothing.
+//!
+//! A later directive on the same target and field simply wins; the earlier one's provenance record is marked
+//! replaced (for capacity the field is the period, so only a directive on the same period replaces another).
+//! A directive that asks for what Gitea already has changes nothing but is recorded as agreeing with Gitea.
+//! Every field a directive sets records `(field, directive id)` in the target's `provenance` and a
+//! [`ProvenanceRecord`] in its `provenance_log`. A directive about an issue, milestone or member the snapshot
+//! does not have (except a capacity directive, which adds the member) is a problem naming its line and is
+//! skipped; the ledger's parse problems are passed through; every other directive still applies.
+
+use chrono::{DateTime, NaiveDate, Utc};
+
+use super::format::{DirectiveEntry, Ledger, Params, Status, Target};
+use crate::config::Config;
+use crate::domain::IssueKey;
+use crate::engine::calendar::CapacityOverride;
+use crate::plan::{Plan, PlannedMember, ProvenanceEffect, ProvenanceRecord};
+use crate::state::Snapshot;
+
+/// The effective plan and what was wrong in the ledger.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replayed {
+    /// The plan with every active directive applied.
+    pub plan: Plan,
+    /// Problems with the ledger (malformed entries, unknown targets …), each naming its line.
+    pub problems: Vec<String>,
+}
+
+impl Replayed {
+    /// The plan with the ledger's problems added to its warnings (so they reach the run's summary).
+    pub fn into_plan(self) -> Plan {
+        let mut plan = self.plan;
+        plan.warnings.extend(self.problems);
+        plan
+    }
+}
+
+/// Folds the ledger text (`None`: no ledger, so no directives) over the snapshot.
+pub fn replay(
+    snapshot: &Snapshot,
+    config: &Config,
+    ledger_text: Option<&str>,
+    now: DateTime<Utc>,
+) -> Replayed {
+    let mut plan = Plan::from_snapshot(snapshot, config, now);
+    let Some(text) = ledger_text else {
+        return Replayed {
+            plan,
+            problems: Vec::new(),
+        };
+    };
+    let parsed = super::parse::parse(text);
+    let mut problems: Vec<String> = parsed.problems.iter().map(ToString::to_string).collect();
+    problems.extend(apply(&mut plan, &parsed.ledger));
+    // Parse problems and replay problems both name their line: report them in ledger order.
+    problems.sort_by_key(|p| line_of(p));
+    Replayed { plan, problems }
+}
+
+fn line_of(problem: &str) -> usize {
+    problem
+        .strip_prefix("ledger line ")
+        .and_then(|r| r.split(':').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(usize::MAX)
+}
+
+/// Applies the ledger's active directives to `plan` in order; returns the problems found.
+///
+/// "Gitea's value" is the plan's value before any directive, so call this once, on a plan fresh from the
+/// snapshot.
+pub fn apply(plan: &mut Plan, ledger: &Ledger) -> Vec<String> {
+    let base = plan.clone();
+    let mut problems = Vec::new();
+    for d in ledger.directives().filter(|d| d.status == Status::Active) {
+        if let Err(p) = apply_one(plan, &base, d) {
+            problems.push(format!("ledger line {}: {p}", d.line));
+        }
+    }
+    problems
+}
+
+fn missing(target: &Target) -> String {
+    format!("target {target} does not exist in the snapshot")
+}
+
+fn issue_index(plan: &Plan, key: &IssueKey) -> Result<usize, String> {
+    plan.issues
+        .iter()
+        .position(|i| &i.key == key)
+        .ok_or_else(|| missing(&Target::Issue(key.clone())))
+}
+
+fn milestone_index(plan: &Plan, id: u64) -> Result<usize, String> {
+    plan.milestones
+        .iter()
+        .position(|m| m.id == id)
+        .ok_or_else(|| missing(&Target::Milestone(id)))
+}
+
+fn apply_one(plan: &mut Plan, base: &Plan, d: &DirectiveEntry) -> Result<(), String> {
+    let id = d.id.to_string();
+    match (&d.params, &d.target) {
+        (Params::Reprioritize { priority }, Some(Target::Issue(key))) => {
+            let n = issue_index(plan, key)?;
+            let gitea = &base.issues[n];
+            let agrees = gitea.priority_set && gitea.priority == *priority;
+            let issue = &mut plan.issues[n];
+            issue.priority = *priority;
+            issue.priority_set = true;
+            record(
+                &mut issue.provenance,
+                &mut issue.provenance_log,
+                "priority",
+                &id,
+                agrees,
+            );
+        }
+        (Params::Reestimate { estimate }, Some(Target::Issue(key))) => {
+            let n = issue_index(plan, key)?;
+            let hours = estimate.hours(plan.workday_hours);
+            let gitea = &base.issues[n];
+            let agrees = gitea.estimate_hours == Some(hours)
+                && gitea.estimate_source != crate::plan::EstimateSource::Imputed;
+            let (label, source) = if agrees {
+                (gitea.estimate_label.clone(), gitea.estimate_source)
+            } else {
+                (
+                    Some(estimate.to_string()),
+                    crate::plan::EstimateSource::Directive,
+                )
+            };
+            let issue = &mut plan.issues[n];
+            issue.estimate_hours = Some(hours);
+            issue.estimate_label = label;
+            issue.estimate_source = source;
+            record(
+                &mut issue.provenance,
+                &mut issue.provenance_log,
+                "estimate",
+                &id,
+                agrees,
+            );
+        }
+        (Params::SetDeadline { due, hard }, Some(Target::Milestone(mid))) => {
+            let n = milestone_index(plan, *mid)?;
+            let gitea = &base.milestones[n];
+            let (due_agrees, hard_agrees) = (gitea.due == Some(*due), gitea.hard);
+            let m = &mut plan.milestones[n];
+            m.due = Some(*due);
+            record(
+                &mut m.provenance,
+                &mut m.provenance_log,
+                "due",
+                &id,
+                due_agrees,
+            );
+            if *hard {
+                m.hard = true;
+                record(
+                    &mut m.provenance,
+                    &mut m.provenance_log,
+                    "hard",
+                    &id,
+                    hard_agrees,
+                );
+            }
+        }
+        (Params::SetDeadline { due, hard }, Some(Target::Issue(key))) => {
+            let n = issue_index(plan, key)?;
+            let issue = &mut plan.issues[n];
+            issue.due = Some(*due);
+            record(
+                &mut issue.provenance,
+                &mut issue.provenance_log,
+                "due",
+                &id,
+                false,
+            );
+            if *hard {
+                issue.due_hard = true;
+                record(
+                    &mut issue.provenance,
+                    &mut issue.provenance_log,
+                    "hard",
+                    &id,
+                    false,
+                );
+            }
+        }
+        (Params::Scope { included }, Some(Target::Issue(key))) => {
+            let n = issue_index(plan, key)?;
+            // Out: the issue leaves its milestone. In: it goes back to the milestone Gitea gives it.
+            let gitea_milestone = base.issues[n].milestone;
+            let milestone = if *included { gitea_milestone } else { None };
+            let issue = &mut plan.issues[n];
+            issue.milestone = milestone;
+            record(
+                &mut issue.provenance,
+                &mut issue.provenance_log,
+                "milestone",
+                &id,
+                milestone == gitea_milestone,
+            );
+        }
+        (Params::Scope { included: true }, Some(Target::Milestone(mid))) => {
+            milestone_index(plan, *mid)?;
+            return Err(format!(
+                "scope {{\"in\": true}} on milestone {mid} is not meaningful: put an issue in scope instead (target issue owner/repo#N)"
+            ));
+        }
+        (Params::Scope { included: false }, Some(Target::Milestone(mid))) => {
+            // The milestone is dropped: every issue Gitea puts in it leaves it.
+            let n = milestone_index(plan, *mid)?;
+            let m = &mut plan.milestones[n];
+            record(
+                &mut m.provenance,
+                &mut m.provenance_log,
+                "scope",
+                &id,
+                false,
+            );
+            for issue in plan.issues.iter_mut().filter(|i| i.milestone == Some(*mid)) {
+                issue.milestone = None;
+                record(
+                    &mut issue.provenance,
+                    &mut issue.provenance_log,
+                    "milestone",
+                    &id,
+                    false,
+                );
+            }
+        }
+        (
+            Params::Capacity {
+                from,
+                to,
+                hours_per_week,
+            },
+            Some(Target::Member(name)),
+        ) => capacity(plan, name, *from, *to, *hours_per_week, &id)?,
+        (Params::Note, target) => {
+            // A note changes nothing, but one about something that does not exist is still worth a word.
+            match target {
+                Some(Target::Issue(key)) => {
+                    issue_index(plan, key)?;
+                }
+                Some(Target::Milestone(mid)) => {
+                    milestone_index(plan, *mid)?;
+                }
+                Some(t @ Target::Member(name)) if plan.member(name).is_none() => {
+                    return Err(missing(t));
+                }
+                Some(Target::Member(_)) | None => {}
+            }
+        }
+        (params, target) => {
+            // The parser only lets through targets the kind allows, so this is a ledger built by hand.
+            let target = target
+                .as_ref()
+                .map_or_else(|| "no target".to_owned(), ToString::to_string);
+            return Err(format!(
+                "{} cannot apply to {target}; it needs {}",
+                params.kind(),
+                params.kind().target_help()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A member's hours per week from `from` to `to`. A member not in the team config is a new hire: they join
+/// the team from `from` (their calendar starts that day), working the team's days.
+fn capacity(
+    plan: &mut Plan,
+    name: &str,
+    from: NaiveDate,
+    to: Option<NaiveDate>,
+    hours_per_week: f64,
+    id: &str,
+) -> Result<(), String> {
+    let field = match to {
+        Some(to) => format!("capacity {from}..{to}"),
+        None => format!("capacity {from}.."),
+    };
+    if let Some(m) = plan.team.iter_mut().find(|m| m.name == name) {
+        let days = m.calendar.working_days.len();
+        let hours_per_day = if days == 0 {
+            0.0
+        } else {
+            hours_per_week / days as f64
+        };
+        m.calendar.overrides.push(CapacityOverride {
+            from,
+            to,
+            hours_per_day,
+        });
+        record(&mut m.provenance, &mut m.provenance_log, &field, id, false);
+        return Ok(());
+    }
+    if hours_per_week <= 0.0 {
+        return Err(format!(
+            "member {name} is not in the team, and a capacity of 0 hours a week does not add them"
+        ));
+    }
+    let mut calendar = plan.team_calendar.clone();
+    let days = calendar.working_days.len();
+    calendar.hours_per_day = if days == 0 {
+        0.0
+    } else {
+        hours_per_week / days as f64
+    };
+    calendar.starts = Some(from);
+    calendar.ends = to;
+    let mut member = PlannedMember {
+        name: name.to_owned(),
+        hours_per_week,
+        calendar,
+        repositories: Vec::new(),
+        from_directive: true,
+        provenance: Vec::new(),
+        provenance_log: Vec::new(),
+    };
+    record(
+        &mut member.provenance,
+        &mut member.provenance_log,
+        &field,
+        id,
+        false,
+    );
+    plan.team.push(member);
+    Ok(())
+}
+
+/// Records that directive `id` set `field`: any earlier directive in force on it is marked replaced.
+fn record(
+    provenance: &mut Vec<(String, String)>,
+    log: &mut Vec<ProvenanceRecord>,
+    field: &str,
+    id: &str,
+    agrees_with_gitea: bool,
+) {
+    for r in log
+        .iter_mut()
+        .filter(|r| r.field == field && !matches!(r.effect, ProvenanceEffect::Replaced { .. }))
+    {
+        r.effect = ProvenanceEffect::Replaced { by: id.to_owned() };
+    }
+    provenance.retain(|(f, _)| f != field);
+    provenance.push((field.to_owned(), id.to_owned()));
+    log.push(ProvenanceRecord {
+        field: field.to_owned(),
+        directive: id.to_owned(),
+        effect: if agrees_with_gitea {
+            ProvenanceEffect::AgreesWithGitea
+        } else {
+            ProvenanceEffect::Applied
+        },
+    });
+}
