@@ -1,4 +1,4 @@
-//! The command line: `commitea run | demo | plan | render | generate`.
+//! The command line: `commitea run | demo | plan | directive | render | generate`.
 //!
 //! Parsing only; each command calls the library. Data goes to stdout, logs to stderr.
 
@@ -105,6 +105,31 @@ pub enum Command {
         /// Write to this file instead of stdout.
         #[arg(long, short = 'o')]
         output: Option<PathBuf>,
+    },
+    /// Record a PM directive: append it to pm-state.md, write its proposed Gitea changes to ops/pending/ and
+    /// print the consequence (JSON). Never touches Gitea, never commits.
+    Directive {
+        /// The state repo.
+        #[arg(long, short = 's', default_value = ".", env = "COMMITEA_STATE")]
+        state: PathBuf,
+        /// reprioritize, reestimate, set-deadline, scope, capacity or note.
+        #[arg(long)]
+        kind: String,
+        /// The PM's words, verbatim.
+        #[arg(long)]
+        quote: String,
+        /// `issue owner/repo#N` (or just `owner/repo#N`, `#N`), `milestone ID` or `member USERNAME`.
+        #[arg(long)]
+        target: Option<String>,
+        /// The params as JSON, e.g. '{"priority": 0}'.
+        #[arg(long)]
+        params: Option<String>,
+        /// Why, on one line.
+        #[arg(long)]
+        rationale: Option<String>,
+        /// Who gave the directive (a Gitea username).
+        #[arg(long)]
+        by: Option<String>,
     },
     /// Render the site from the views in forecast/views/.
     Render {
@@ -262,6 +287,39 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
                 None => print!("{text}"),
             }
         }
+        Command::Directive {
+            state,
+            kind,
+            quote,
+            target,
+            params,
+            rationale,
+            by,
+        } => {
+            let params = match params
+                .as_deref()
+                .map(serde_json::from_str::<serde_json::Value>)
+            {
+                None => None,
+                Some(Ok(v)) => Some(v),
+                Some(Err(e)) => input_error(&format!("invalid params: not JSON: {e}")),
+            };
+            let input = crate::ledger::record::RecordInput {
+                kind,
+                quote,
+                target: target
+                    .as_deref()
+                    .map(crate::ledger::record::RecordTarget::parse_cli),
+                params,
+                rationale,
+                by,
+            };
+            match crate::ledger::record::record_directive(&state, &input, Utc::now(), env_vars()) {
+                Ok(out) => println!("{}", serde_json::to_string_pretty(&out)?),
+                Err(e) if e.is_input() => input_error(&e.to_string()),
+                Err(e) => return Err(e.into()),
+            }
+        }
         Command::Render { state } => {
             let layout = crate::state::Layout::new(&state);
             let config = crate::config::Config::load(&state, env_vars(), &Overrides::default())?;
@@ -319,6 +377,12 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Reports a bad directive input and exits with status 2, as clap does for usage errors.
+fn input_error(message: &str) -> ! {
+    eprintln!("error: {message}");
+    std::process::exit(2)
 }
 
 fn demo(dir: &Path, issues: Option<usize>, common: Common) -> anyhow::Result<()> {

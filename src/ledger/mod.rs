@@ -7,6 +7,7 @@
 
 pub mod format;
 pub mod parse;
+pub mod record;
 pub mod replay;
 
 use std::path::Path;

@@ -4,6 +4,7 @@
 //! rendered from the same structs, so a page never shows a number the tools would not.
 
 pub mod board;
+pub mod directives;
 pub mod runway;
 
 use serde::{Deserialize, Serialize};

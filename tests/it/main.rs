@@ -11,6 +11,7 @@ mod engine;
 mod ledger;
 mod online;
 mod pipeline;
+mod record;
 mod replay;
 mod sync;
 mod tj3;

@@ -1,0 +1,585 @@
+//! `record_directive`: append a directive to the ledger and say what it does to the forecast.
+//!
+//! The directive is checked against the state (its kind, target and params), the forecast is run on the
+//! ledger as it is and on the ledger with the directive appended (same seed on both sides, so the diff is
+//! deterministic), and the two are diffed with [`crate::consequence::diff`]. Then `pm-state.md` is written
+//! with the new entry after every earlier byte and, when the directive has an effect on Gitea's side, a
+//! proposed op file `ops/pending/<id>.yaml` in `apply_changes`' op shapes. Nothing talks to Gitea and
+//! nothing is committed. Invalid input is an error naming the field, and nothing is written.
+
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, SecondsFormat, Timelike, Utc};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+use super::format::{DirectiveKind, NewDirective, Params, Target, valid_username};
+use crate::config::{Config, ConfigError, Overrides};
+use crate::consequence::{self, Consequence};
+use crate::domain::{IssueKey, OpenState, RepoName};
+use crate::forecast::{self, Settings};
+use crate::plan::Plan;
+use crate::state::{Layout, Snapshot, StateError};
+
+/// The folder, under `ops/`, of proposed op files.
+pub const PENDING_DIR: &str = "pending";
+
+/// What `record_directive` is asked to record (the tool's input, camelCase).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecordInput {
+    /// `reprioritize`, `reestimate`, `set-deadline`, `scope`, `capacity` or `note`.
+    pub kind: String,
+    /// The PM's words, verbatim.
+    pub quote: String,
+    /// What the directive is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<RecordTarget>,
+    /// The structured effect, its shape set by the kind (see `docs/ledger.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Value>,
+    /// Why, on one line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rationale: Option<String>,
+    /// Who gave the directive (a Gitea username).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+}
+
+/// The target of a directive: exactly one of the three.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecordTarget {
+    /// `owner/repo#N`; or `#N` / `N` (a JSON number too) when one repository is configured.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "string_or_number"
+    )]
+    pub issue: Option<String>,
+    /// Gitea's milestone id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub milestone: Option<u64>,
+    /// A Gitea username.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
+}
+
+fn string_or_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        S(String),
+        N(u64),
+    }
+    Ok(Option::<Either>::deserialize(d)?.map(|e| match e {
+        Either::S(s) => s,
+        Either::N(n) => n.to_string(),
+    }))
+}
+
+impl RecordTarget {
+    /// Parses the command line's form: `issue owner/repo#N`, `milestone ID`, `member USERNAME`, or a bare
+    /// issue (`owner/repo#N`, `#N`, `N`).
+    pub fn parse_cli(s: &str) -> Self {
+        let s = s.trim();
+        let (kind, rest) = s
+            .split_once(char::is_whitespace)
+            .map_or((s, ""), |(k, r)| (k, r.trim()));
+        match kind {
+            "issue" => Self {
+                issue: Some(rest.to_owned()),
+                ..Self::default()
+            },
+            "milestone" => match rest.parse::<u64>() {
+                Ok(id) => Self {
+                    milestone: Some(id),
+                    ..Self::default()
+                },
+                // Not a number: keep the text so the error names it.
+                Err(_) => Self {
+                    issue: Some(s.to_owned()),
+                    ..Self::default()
+                },
+            },
+            "member" => Self {
+                member: Some(rest.to_owned()),
+                ..Self::default()
+            },
+            _ => Self {
+                issue: Some(s.to_owned()),
+                ..Self::default()
+            },
+        }
+    }
+}
+
+/// One subject (a milestone or an issue) before and after the directive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConsequencePair {
+    /// What moved: `milestone ID TITLE` or `issue owner/repo#N TITLE`.
+    pub subject: String,
+    /// Its forecast before (`{p50, p80[, probabilityOnTime]}`), null when it was not there.
+    pub before: Option<Value>,
+    /// Its forecast after, null when it is no longer there.
+    pub after: Option<Value>,
+    /// Working days its p80 moved, later positive.
+    pub moved_working_days: i64,
+}
+
+/// What `record_directive` returns.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordOutput {
+    /// The new directive's id, `D-0009`.
+    pub directive_id: String,
+    /// Every milestone and every moved issue, before and after.
+    pub consequence: Vec<ConsequencePair>,
+    /// One line for a person.
+    pub summary: String,
+    /// The op file written, relative to the state repo (`ops/pending/D-0009.yaml`), if any.
+    pub ops_file: Option<String>,
+    /// The whole consequence diff.
+    pub detail: Consequence,
+}
+
+/// One proposed Gitea change, in `apply_changes`' op shapes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum ProposedOp {
+    /// Set an issue's `p/*` label.
+    SetPriority {
+        /// `owner/repo#N`.
+        issue: String,
+        /// `p/1`.
+        priority: String,
+    },
+    /// Set an issue's `est/*` label.
+    SetEstimate {
+        /// `owner/repo#N`.
+        issue: String,
+        /// `est/2d`.
+        estimate: String,
+    },
+    /// Move an issue to a milestone, or out of any (`null`).
+    SetMilestone {
+        /// `owner/repo#N`.
+        issue: String,
+        /// Gitea's milestone id, or none.
+        milestone: Option<u64>,
+    },
+    /// Set a milestone's due date (not in the seed's op list: the due-date half of `set-deadline`).
+    SetMilestoneDue {
+        /// Gitea's milestone id.
+        milestone: u64,
+        /// `YYYY-MM-DD`.
+        due: String,
+    },
+    /// Mark a milestone's deadline hard (`deadline/hard`).
+    SetDeadlineHard {
+        /// Gitea's milestone id.
+        milestone: u64,
+        /// Whether it is hard.
+        hard: bool,
+    },
+}
+
+/// The directive an op file proposes changes for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingDirective {
+    /// The kind.
+    pub kind: String,
+    /// The PM's words.
+    pub quote: String,
+    /// `issue owner/repo#N`, `milestone ID` or `member USERNAME`.
+    pub target: Option<String>,
+    /// The params as inline JSON.
+    pub params: Option<String>,
+    /// Why.
+    pub rationale: Option<String>,
+}
+
+/// An `ops/pending/<id>.yaml` file: Gitea changes a directive proposes, awaiting approval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingOps {
+    /// The directive's id.
+    pub id: String,
+    /// When the file was written (RFC 3339).
+    pub created_at: String,
+    /// Who gave the directive.
+    pub by: Option<String>,
+    /// The directive.
+    pub directive: PendingDirective,
+    /// The proposed changes.
+    pub ops: Vec<ProposedOp>,
+    /// The consequence's one-line summary.
+    pub summary: String,
+    /// The consequence, subject by subject.
+    pub consequence: Vec<ConsequencePair>,
+}
+
+/// Why a directive was not recorded.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// The input is wrong; `field` names the input field.
+    #[error("invalid {field}: {message}")]
+    Invalid {
+        /// `kind`, `quote`, `target`, `params`, `rationale` or `by`.
+        field: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// The configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The state repo could not be read or written.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// The op file could not be serialised.
+    #[error(transparent)]
+    Yaml(#[from] crate::yamlfile::YamlError),
+}
+
+impl RecordError {
+    /// Whether the error is the caller's input (rather than the state repo).
+    pub fn is_input(&self) -> bool {
+        matches!(self, Self::Invalid { .. })
+    }
+}
+
+fn invalid(field: &'static str, message: impl Into<String>) -> RecordError {
+    RecordError::Invalid {
+        field,
+        message: message.into(),
+    }
+}
+
+/// Records a directive: appends it to `pm-state.md`, writes the proposed op file, returns the consequence.
+pub fn record_directive(
+    state_dir: &Path,
+    input: &RecordInput,
+    clock: DateTime<Utc>,
+    env: Vec<(String, String)>,
+) -> Result<RecordOutput, RecordError> {
+    // The ledger records whole seconds.
+    let clock = clock.with_nanosecond(0).unwrap_or(clock);
+    let layout = Layout::new(state_dir);
+    let config = Config::load(layout.root(), env, &Overrides::default())?;
+    let snapshot = Snapshot::load(&layout)?;
+    let now = snapshot.meta.synced_at;
+    let ledger_path = layout.ledger();
+    let ledger = super::read(&ledger_path)?;
+    let text = ledger.as_deref().unwrap_or("");
+
+    let before_replay = super::replay(&snapshot, &config, ledger.as_deref(), now);
+    let new = new_directive(input, &config, &snapshot, &before_replay.plan, clock)?;
+    let appended = super::parse::append(text, &new).map_err(|e| match e {
+        super::parse::AppendError::EmptyQuote => invalid("quote", e.to_string()),
+        super::parse::AppendError::MultiLine(f) => {
+            invalid(if f == "by" { "by" } else { "rationale" }, e.to_string())
+        }
+        super::parse::AppendError::NotReadBack(_) => invalid("quote", e.to_string()),
+    })?;
+    let after_replay = super::replay(&snapshot, &config, Some(&appended.text), now);
+    // A replay problem on the new entry's line means the state does not have what it is about.
+    let new_line = super::parse::parse(&appended.text)
+        .ledger
+        .directives()
+        .find(|d| d.id == appended.id)
+        .map(|d| d.line);
+    if let Some(line) = new_line {
+        let prefix = format!("ledger line {line}:");
+        if let Some(p) = after_replay
+            .problems
+            .iter()
+            .find(|p| p.starts_with(&prefix))
+        {
+            let field = if new.target.is_some() {
+                "target"
+            } else {
+                "params"
+            };
+            return Err(invalid(field, p.trim_start_matches(&prefix).trim()));
+        }
+    }
+
+    let before_plan = before_replay.into_plan();
+    let after_plan = after_replay.into_plan();
+    let settings = Settings {
+        trials: config.forecast.trials.0,
+        seed: config
+            .forecast
+            .seed
+            .unwrap_or_else(|| forecast::content_seed(&before_plan)),
+        horizon_days: config.forecast.horizon_days.0,
+    };
+    let before = forecast::run(&before_plan, &settings);
+    let after = forecast::run(&after_plan, &settings);
+    let detail = consequence::diff(&before, &after, &before_plan, &after_plan);
+    let pairs = pairs(&detail);
+
+    let id = appended.id.to_string();
+    let ops = proposed_ops(&new, &before_plan);
+    let ops_path: Option<PathBuf> = (!ops.is_empty()).then(|| {
+        layout
+            .ops_dir()
+            .join(PENDING_DIR)
+            .join(format!("{id}.yaml"))
+    });
+    if let Some(path) = &ops_path {
+        let pending = PendingOps {
+            id: id.clone(),
+            created_at: clock.to_rfc3339_opts(SecondsFormat::Secs, true),
+            by: new.by.clone(),
+            directive: PendingDirective {
+                kind: new.kind().to_string(),
+                quote: new.quote.clone(),
+                target: new.target.as_ref().map(ToString::to_string),
+                params: new.params.to_inline_json(),
+                rationale: new.rationale.clone(),
+            },
+            ops,
+            summary: detail.summary.clone(),
+            consequence: pairs.clone(),
+        };
+        let yaml = crate::yamlfile::to_string(&pending, layout.rel(path))?;
+        crate::state::write_if_changed(path, yaml.as_bytes())?;
+    }
+    if let Err(e) = crate::state::write_if_changed(&ledger_path, appended.text.as_bytes()) {
+        if let Some(path) = &ops_path {
+            let _ = std::fs::remove_file(path);
+        }
+        return Err(e.into());
+    }
+    Ok(RecordOutput {
+        directive_id: id,
+        consequence: pairs,
+        summary: detail.summary.clone(),
+        ops_file: ops_path.map(|p| layout.rel(&p).to_string_lossy().replace('\\', "/")),
+        detail,
+    })
+}
+
+/// Checks the input against the state and builds the directive to append.
+fn new_directive(
+    input: &RecordInput,
+    config: &Config,
+    snapshot: &Snapshot,
+    plan: &Plan,
+    clock: DateTime<Utc>,
+) -> Result<NewDirective, RecordError> {
+    let kind: DirectiveKind = input.kind.parse().map_err(|()| {
+        invalid(
+            "kind",
+            format!(
+                "unknown kind \"{}\" (expected reprioritize, reestimate, set-deadline, scope, capacity or note)",
+                input.kind
+            ),
+        )
+    })?;
+    if input.quote.trim().is_empty() {
+        return Err(invalid(
+            "quote",
+            "the quote is empty; record the PM's words verbatim",
+        ));
+    }
+    let target = match &input.target {
+        None => None,
+        Some(t) => Some(resolve_target(t, config, snapshot, plan, kind)?),
+    };
+    if !kind.allows_target(target.as_ref()) {
+        let got = target
+            .as_ref()
+            .map_or_else(|| "no target".to_owned(), ToString::to_string);
+        return Err(invalid(
+            "target",
+            format!("{kind} needs {}, not {got}", kind.target_help()),
+        ));
+    }
+    let params = match (&input.params, kind) {
+        (None, DirectiveKind::Note) => Params::Note,
+        (None, _) => {
+            return Err(invalid(
+                "params",
+                format!("{kind} needs params (see docs/ledger.md)"),
+            ));
+        }
+        (Some(v), _) => super::parse::parse_params(kind, &v.to_string()).map_err(|reason| {
+            invalid("params", format!("params for {kind} are wrong: {reason}"))
+        })?,
+    };
+    if let Some(r) = &input.rationale
+        && r.contains(['\n', '\r'])
+    {
+        return Err(invalid("rationale", "the rationale must be a single line"));
+    }
+    if let Some(b) = &input.by
+        && !valid_username(b)
+    {
+        return Err(invalid("by", format!("\"{b}\" is not a Gitea username")));
+    }
+    Ok(NewDirective {
+        at: clock,
+        quote: input.quote.clone(),
+        target,
+        params,
+        rationale: input.rationale.clone().filter(|r| !r.trim().is_empty()),
+        by: input.by.clone(),
+    })
+}
+
+/// The target as the ledger writes it, checked to exist in the state.
+fn resolve_target(
+    t: &RecordTarget,
+    config: &Config,
+    snapshot: &Snapshot,
+    plan: &Plan,
+    kind: DirectiveKind,
+) -> Result<Target, RecordError> {
+    let given = [t.issue.is_some(), t.milestone.is_some(), t.member.is_some()]
+        .iter()
+        .filter(|b| **b)
+        .count();
+    if given != 1 {
+        return Err(invalid(
+            "target",
+            "give exactly one of issue, milestone or member",
+        ));
+    }
+    if let Some(issue) = &t.issue {
+        let key = issue_key(issue.trim(), config, snapshot)?;
+        if !plan.issues.iter().any(|i| i.key == key) {
+            return Err(invalid(
+                "target",
+                format!("issue {key} does not exist in the snapshot"),
+            ));
+        }
+        return Ok(Target::Issue(key));
+    }
+    if let Some(id) = t.milestone {
+        if !plan.milestones.iter().any(|m| m.id == id) {
+            return Err(invalid(
+                "target",
+                format!("milestone {id} does not exist in the snapshot"),
+            ));
+        }
+        return Ok(Target::Milestone(id));
+    }
+    let name = t.member.as_deref().unwrap_or_default().trim();
+    if !valid_username(name) {
+        return Err(invalid(
+            "target",
+            format!("member \"{name}\" is not a Gitea username"),
+        ));
+    }
+    // A capacity directive may add a new hire; anything else must name a team member.
+    if kind != DirectiveKind::Capacity && !plan.team.iter().any(|m| m.name == name) {
+        return Err(invalid(
+            "target",
+            format!("member {name} is not in the team"),
+        ));
+    }
+    Ok(Target::Member(name.to_owned()))
+}
+
+/// `owner/repo#N`, or `#N` / `N` in the only repository.
+fn issue_key(s: &str, config: &Config, snapshot: &Snapshot) -> Result<IssueKey, RecordError> {
+    if s.contains('/') {
+        return s
+            .parse::<IssueKey>()
+            .map_err(|e| invalid("target", format!("issue: {e}")));
+    }
+    let number: u64 = s.trim_start_matches('#').parse().map_err(|_| {
+        invalid(
+            "target",
+            format!("issue \"{s}\" is not owner/repo#N, #N or N"),
+        )
+    })?;
+    let mut repos: Vec<RepoName> = if config.repositories.is_empty() {
+        snapshot.issues.keys().map(|k| k.repo.clone()).collect()
+    } else {
+        config.repositories.clone()
+    };
+    repos.sort();
+    repos.dedup();
+    match repos.as_slice() {
+        [only] => Ok(only.issue(number)),
+        _ => Err(invalid(
+            "target",
+            format!(
+                "issue \"{s}\" names no repository and {} are configured: write owner/repo#{number}",
+                repos.len()
+            ),
+        )),
+    }
+}
+
+/// The Gitea changes that carry the directive out, in `apply_changes`' op shapes.
+fn proposed_ops(new: &NewDirective, plan: &Plan) -> Vec<ProposedOp> {
+    match (&new.params, &new.target) {
+        (Params::Reprioritize { priority }, Some(Target::Issue(key))) => {
+            vec![ProposedOp::SetPriority {
+                issue: key.to_string(),
+                priority: priority.label(),
+            }]
+        }
+        (Params::Reestimate { estimate }, Some(Target::Issue(key))) => {
+            vec![ProposedOp::SetEstimate {
+                issue: key.to_string(),
+                estimate: estimate.label(),
+            }]
+        }
+        (Params::SetDeadline { due, hard }, Some(Target::Milestone(id))) => {
+            let mut ops = vec![ProposedOp::SetMilestoneDue {
+                milestone: *id,
+                due: due.format("%Y-%m-%d").to_string(),
+            }];
+            if *hard {
+                ops.push(ProposedOp::SetDeadlineHard {
+                    milestone: *id,
+                    hard: true,
+                });
+            }
+            ops
+        }
+        (Params::Scope { included: false }, Some(Target::Issue(key))) => {
+            vec![ProposedOp::SetMilestone {
+                issue: key.to_string(),
+                milestone: None,
+            }]
+        }
+        (Params::Scope { included: false }, Some(Target::Milestone(id))) => plan
+            .issues
+            .iter()
+            .filter(|i| i.milestone == Some(*id) && i.state == OpenState::Open)
+            .map(|i| ProposedOp::SetMilestone {
+                issue: i.key.to_string(),
+                milestone: None,
+            })
+            .collect(),
+        // Scope back in: Gitea already has the issue in its milestone. Capacity and notes live only in the
+        // ledger; a deadline on an issue has no Gitea field.
+        _ => Vec::new(),
+    }
+}
+
+/// Every milestone change and every moved issue as a `{subject, before, after}` pair.
+fn pairs(c: &Consequence) -> Vec<ConsequencePair> {
+    fn json<T: Serialize>(v: &T) -> Value {
+        serde_json::to_value(v).unwrap_or(Value::Null)
+    }
+    let ms = c.milestones.iter().map(|m| ConsequencePair {
+        subject: format!("milestone {} {}", m.milestone, m.title),
+        before: m.before.as_ref().map(json),
+        after: m.after.as_ref().map(json),
+        moved_working_days: m.moved_working_days,
+    });
+    let is = c.issues.iter().map(|i| ConsequencePair {
+        subject: format!("issue {} {}", i.issue, i.title),
+        before: i.before.as_ref().map(json),
+        after: i.after.as_ref().map(json),
+        moved_working_days: i.moved_working_days,
+    });
+    ms.chain(is).collect()
+}

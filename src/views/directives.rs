@@ -1,0 +1,140 @@
+//! The `directives` view: the pending consequence diff and the recent ledger entries.
+//!
+//! Computed from the ledger text and the proposed op files under `ops/pending/` (written by
+//! [`record_directive`](crate::ledger::record::record_directive)); no forecast is run.
+
+use std::path::Path;
+
+use chrono::SecondsFormat;
+use serde::{Deserialize, Serialize};
+
+use crate::ledger::format::DirectiveId;
+use crate::ledger::parse;
+use crate::ledger::record::{ConsequencePair, PENDING_DIR, PendingOps, ProposedOp};
+use crate::state::{Layout, StateError};
+
+/// How many recent directives the view lists.
+pub const RECENT_LIMIT: usize = 20;
+
+/// The `directives` view payload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Directives {
+    /// The newest proposed op file, if any.
+    pub pending: Option<Pending>,
+    /// The newest directives first, at most [`RECENT_LIMIT`].
+    pub recent: Vec<RecentDirective>,
+    /// What is wrong in the ledger, one line each.
+    pub problems: Vec<String>,
+}
+
+/// A directive's proposed Gitea changes, awaiting approval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pending {
+    /// The directive's id.
+    pub id: String,
+    /// The consequence in one line.
+    pub summary: String,
+    /// The consequence, subject by subject.
+    pub consequence: Vec<ConsequencePair>,
+    /// The proposed changes.
+    pub ops: Vec<ProposedOp>,
+}
+
+/// One ledger entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecentDirective {
+    /// `D-0007`.
+    pub id: String,
+    /// The kind.
+    pub kind: String,
+    /// When it was given (RFC 3339, UTC).
+    pub at: String,
+    /// The PM's words.
+    pub quote: String,
+    /// `issue owner/repo#N`, `milestone ID` or `member USERNAME`.
+    pub target: Option<String>,
+    /// `active`, `superseded` or `withdrawn`.
+    pub status: String,
+    /// Who gave it.
+    pub by: Option<String>,
+}
+
+/// The view from the ledger text (`None`: no ledger) and the newest pending op file.
+pub fn directives(ledger: Option<&str>, pending: Option<PendingOps>) -> Directives {
+    let parsed = parse::parse(ledger.unwrap_or(""));
+    let mut recent: Vec<_> = parsed.ledger.directives().collect();
+    recent.sort_by(|a, b| b.at.cmp(&a.at).then(b.id.cmp(&a.id)));
+    let recent = recent
+        .into_iter()
+        .take(RECENT_LIMIT)
+        .map(|d| RecentDirective {
+            id: d.id.to_string(),
+            kind: d.kind.to_string(),
+            at: d.at.to_rfc3339_opts(SecondsFormat::AutoSi, true),
+            quote: d.quote.clone(),
+            target: d.target.as_ref().map(ToString::to_string),
+            status: d.status.to_string(),
+            by: d.by.clone(),
+        })
+        .collect();
+    Directives {
+        pending: pending.map(|p| Pending {
+            id: p.id,
+            summary: p.summary,
+            consequence: p.consequence,
+            ops: p.ops,
+        }),
+        recent,
+        problems: parsed.problems.iter().map(ToString::to_string).collect(),
+    }
+}
+
+/// The newest op file under `ops/pending/` (by directive id), if any.
+pub fn newest_pending(layout: &Layout) -> Result<Option<PendingOps>, StateError> {
+    let dir = layout.ops_dir().join(PENDING_DIR);
+    let io = |source| StateError::Io {
+        path: dir.clone(),
+        source,
+    };
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(e)),
+    };
+    let mut newest: Option<(DirectiveId, std::path::PathBuf)> = None;
+    for entry in entries {
+        let path = entry.map_err(io)?.path();
+        let Some(id) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".yaml"))
+            .and_then(|n| n.parse::<DirectiveId>().ok())
+        else {
+            continue;
+        };
+        if newest.as_ref().is_none_or(|(best, _)| id > *best) {
+            newest = Some((id, path));
+        }
+    }
+    let Some((_, path)) = newest else {
+        return Ok(None);
+    };
+    read_pending(layout, &path).map(Some)
+}
+
+fn read_pending(layout: &Layout, path: &Path) -> Result<PendingOps, StateError> {
+    let text = std::fs::read_to_string(path).map_err(|source| StateError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(crate::yamlfile::parse(&text, layout.rel(path))?)
+}
+
+/// The view of the state repo: its ledger and its newest pending op file.
+pub fn load(layout: &Layout) -> Result<Directives, StateError> {
+    let ledger = crate::ledger::read(&layout.ledger())?;
+    Ok(directives(ledger.as_deref(), newest_pending(layout)?))
+}

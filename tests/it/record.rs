@@ -1,0 +1,281 @@
+//! `record_directive` on copies of the bundled demo: the ledger grows append-only, the op file proposes the
+//! Gitea change, the consequence is deterministic, and bad input writes nothing.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use commitea::demo::{self, DemoSpec};
+use commitea::ledger::record::{RecordError, RecordInput, RecordTarget, record_directive};
+use commitea::state::Layout;
+use serde_json::json;
+
+/// An open issue of the at-risk milestone (Mobile 3.0 holiday release, P(on time) 0%) at p/2.
+const AT_RISK_ISSUE: &str = "acme/mobile#90";
+
+fn clock() -> DateTime<Utc> {
+    "2026-11-30T09:00:00Z".parse().unwrap()
+}
+
+fn fresh_demo() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    demo::write(&demo::generate(&DemoSpec::bundled()), tmp.path()).unwrap();
+    tmp
+}
+
+/// Every file under `dir`, relative path → bytes.
+fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                out.insert(
+                    p.strip_prefix(root).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                );
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+fn reprioritize() -> RecordInput {
+    RecordInput {
+        kind: "reprioritize".into(),
+        quote: "Pull to refresh ships with the holiday release.\nDrop everything else for it."
+            .into(),
+        target: Some(RecordTarget {
+            issue: Some(AT_RISK_ISSUE.into()),
+            ..Default::default()
+        }),
+        params: Some(json!({"priority": 0})),
+        rationale: Some("the release notes promise it".into()),
+        by: Some("ann".into()),
+    }
+}
+
+#[test]
+fn a_reprioritize_appends_to_the_ledger_and_proposes_set_priority() {
+    let tmp = fresh_demo();
+    let layout = Layout::new(tmp.path());
+    let before = std::fs::read(layout.ledger()).unwrap();
+    let out = record_directive(tmp.path(), &reprioritize(), clock(), vec![]).unwrap();
+
+    let after = std::fs::read(layout.ledger()).unwrap();
+    assert!(after.starts_with(&before), "the ledger lost earlier bytes");
+    let added = String::from_utf8(after[before.len()..].to_vec()).unwrap();
+    assert!(
+        added.contains(&format!(
+            "## {} · reprioritize · 2026-11-30T09:00:00Z",
+            out.directive_id
+        )),
+        "{added}"
+    );
+    assert!(added.contains(&format!("- target: issue {AT_RISK_ISSUE}")));
+
+    let op_file = layout
+        .ops_dir()
+        .join("pending")
+        .join(format!("{}.yaml", out.directive_id));
+    let ops = std::fs::read_to_string(&op_file).unwrap();
+    assert!(ops.contains("op: set_priority"), "{ops}");
+    assert!(ops.contains(&format!("issue: {AT_RISK_ISSUE}")), "{ops}");
+    assert!(ops.contains("priority: p/0"), "{ops}");
+    assert_eq!(
+        out.ops_file.as_deref(),
+        Some(format!("ops/pending/{}.yaml", out.directive_id).as_str())
+    );
+
+    assert!(!out.summary.trim().is_empty());
+    assert_eq!(out.summary, out.detail.summary);
+    assert!(
+        out.consequence
+            .iter()
+            .any(|p| p.subject.starts_with("milestone 3 ")),
+        "{:?}",
+        out.consequence
+    );
+    // The issue itself comes earlier.
+    let own = out
+        .detail
+        .issues
+        .iter()
+        .find(|i| i.issue == AT_RISK_ISSUE)
+        .unwrap();
+    assert!(own.moved_working_days < 0, "{own:?}");
+}
+
+#[test]
+fn the_same_directive_gives_the_same_bytes() {
+    let (a, b) = (fresh_demo(), fresh_demo());
+    let out_a = record_directive(a.path(), &reprioritize(), clock(), vec![]).unwrap();
+    let out_b = record_directive(b.path(), &reprioritize(), clock(), vec![]).unwrap();
+    assert_eq!(
+        serde_json::to_string_pretty(&out_a).unwrap(),
+        serde_json::to_string_pretty(&out_b).unwrap()
+    );
+    assert_eq!(files(a.path()), files(b.path()));
+}
+
+#[test]
+fn snapshots_of_the_output_and_the_directives_view() {
+    let tmp = fresh_demo();
+    let out = record_directive(tmp.path(), &reprioritize(), clock(), vec![]).unwrap();
+    insta::assert_json_snapshot!("record_reprioritize_output", out);
+    let view = commitea::views::directives::load(&Layout::new(tmp.path())).unwrap();
+    assert_eq!(view.recent.len(), 1);
+    assert_eq!(
+        view.pending.as_ref().map(|p| p.id.as_str()),
+        Some(out.directive_id.as_str())
+    );
+    insta::assert_json_snapshot!("record_directives_view", view);
+}
+
+#[test]
+fn a_capacity_cut_of_a_busy_member_pushes_their_issues_later() {
+    let tmp = fresh_demo();
+    // amara, the tech lead, has the most planned work in the demo.
+    let opts = commitea::pipeline::RunOptions {
+        state_dir: tmp.path().to_path_buf(),
+        now: None,
+        clock: clock(),
+        offline: true,
+        full_sync: false,
+        token: None,
+        server_fallback: None,
+        overrides: Default::default(),
+        env: vec![],
+        commit: false,
+        render: false,
+    };
+    let computed = commitea::pipeline::compute(&opts).unwrap();
+    let theirs: Vec<String> = computed
+        .report
+        .issues
+        .iter()
+        .filter(|i| i.planned_assignee.as_deref() == Some("amara"))
+        .map(|i| i.issue.to_string())
+        .collect();
+    assert!(theirs.len() > 5, "{theirs:?}");
+
+    let input = RecordInput {
+        kind: "capacity".into(),
+        quote: "Amara is on the platform migration until February.".into(),
+        target: Some(RecordTarget {
+            member: Some("amara".into()),
+            ..Default::default()
+        }),
+        params: Some(json!({"from": "2026-11-30", "to": "2027-01-31", "hours_per_week": 0})),
+        rationale: None,
+        by: Some("ann".into()),
+    };
+    let out = record_directive(tmp.path(), &input, clock(), vec![]).unwrap();
+    assert_eq!(out.ops_file, None, "capacity lives only in the ledger");
+    let moved: Vec<i64> = out
+        .detail
+        .issues
+        .iter()
+        .filter(|i| theirs.contains(&i.issue))
+        .map(|i| i.moved_working_days)
+        .collect();
+    assert!(
+        moved.iter().filter(|d| **d > 0).count() * 2 > theirs.len(),
+        "most of amara's issues should move later: {moved:?} of {}",
+        theirs.len()
+    );
+    assert!(moved.iter().sum::<i64>() > 0, "{moved:?}");
+}
+
+#[test]
+fn bad_input_errors_naming_the_field_and_writes_nothing() {
+    let tmp = fresh_demo();
+    let before = files(tmp.path());
+    let field = |input: &RecordInput| match record_directive(tmp.path(), input, clock(), vec![]) {
+        Err(RecordError::Invalid { field, message }) => {
+            assert!(!message.is_empty());
+            field
+        }
+        other => panic!("expected an input error, got {other:?}"),
+    };
+
+    let mut unknown = reprioritize();
+    unknown.target = Some(RecordTarget {
+        issue: Some("acme/mobile#9999".into()),
+        ..Default::default()
+    });
+    assert_eq!(field(&unknown), "target");
+
+    let mut kind = reprioritize();
+    kind.kind = "reprio".into();
+    assert_eq!(field(&kind), "kind");
+
+    let mut params = reprioritize();
+    params.params = Some(json!({"priority": "high"}));
+    assert_eq!(field(&params), "params");
+
+    let mut milestone = reprioritize();
+    milestone.kind = "set-deadline".into();
+    milestone.target = Some(RecordTarget {
+        milestone: Some(4242),
+        ..Default::default()
+    });
+    milestone.params = Some(json!({"due": "2027-01-15"}));
+    assert_eq!(field(&milestone), "target");
+
+    assert_eq!(files(tmp.path()), before, "nothing may be written");
+}
+
+#[test]
+fn the_directive_command_prints_the_output_and_exits_2_on_bad_input() {
+    let tmp = fresh_demo();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_commitea"))
+            .arg("directive")
+            .arg("-s")
+            .arg(tmp.path())
+            .args(args)
+            .env_remove("COMMITEA_STATE")
+            .output()
+            .unwrap()
+    };
+    let bad = run(&[
+        "--kind",
+        "reprioritize",
+        "--quote",
+        "x",
+        "--target",
+        "acme/mobile#9999",
+        "--params",
+        r#"{"priority": 0}"#,
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(stderr.contains("invalid target"), "{stderr}");
+    assert!(!tmp.path().join("ops").exists());
+
+    let ok = run(&[
+        "--kind",
+        "reprioritize",
+        "--quote",
+        "Pull to refresh first.",
+        "--target",
+        &format!("issue {AT_RISK_ISSUE}"),
+        "--params",
+        r#"{"priority": 0}"#,
+        "--by",
+        "ann",
+    ]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let out: serde_json::Value = serde_json::from_slice(&ok.stdout).unwrap();
+    assert_eq!(out["directiveId"], "D-0001");
+    assert!(!out["summary"].as_str().unwrap().is_empty());
+    assert!(out["consequence"].as_array().unwrap().len() > 1);
+}
