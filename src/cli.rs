@@ -332,7 +332,15 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
                     )
                 })
             };
+            let directives =
+                match std::fs::read(layout.forecast_dir().join("views").join("directives.json")) {
+                    Ok(bytes) => {
+                        serde_json::from_slice(&bytes).context("forecast/views/directives.json")?
+                    }
+                    Err(_) => crate::views::directives::load(&layout)?,
+                };
             let data = crate::site::SiteData {
+                directives,
                 title: config.site.title.clone(),
                 overview: serde_json::from_slice(&read("overview.json")?)
                     .context("forecast/views/overview.json")?,

@@ -103,6 +103,8 @@ pub struct Computed {
     pub board: Board,
     /// The runway view.
     pub runway: Runway,
+    /// The directives view.
+    pub directives: crate::views::directives::Directives,
     /// The snapshot the forecast ran on.
     pub snapshot: Snapshot,
     /// Whether the snapshot comes from a sync (and so must be written).
@@ -161,6 +163,15 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     let overview = views::overview(inputs);
     let board = views::board::board(inputs, None);
     let runway = views::runway::runway(inputs);
+    // The page lists every ledger problem: those the parser found and those replay found (unknown
+    // targets), which the plan carries as warnings naming their line.
+    let mut directives = crate::views::directives::load(&layout)?;
+    directives.problems = plan
+        .warnings
+        .iter()
+        .filter(|w| w.starts_with("ledger line"))
+        .cloned()
+        .collect();
     Ok(Computed {
         config,
         plan,
@@ -168,6 +179,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         overview,
         board,
         runway,
+        directives,
         snapshot,
         synced,
     })
@@ -244,6 +256,10 @@ pub fn forecast_files(c: &Computed) -> Result<BTreeMap<String, Vec<u8>>, StateEr
         "forecast/views/runway.json",
         crate::state::to_json(&c.runway, Path::new("forecast/views/runway.json"))?,
     );
+    add(
+        "forecast/views/directives.json",
+        crate::state::to_json(&c.directives, Path::new("forecast/views/directives.json"))?,
+    );
     Ok(out)
 }
 
@@ -253,6 +269,7 @@ pub fn site_files(
     layout: &Layout,
 ) -> Result<BTreeMap<String, Vec<u8>>, PipelineError> {
     let data = SiteData {
+        directives: c.directives.clone(),
         title: c.config.site.title.clone(),
         overview: c.overview.clone(),
         board: c.board.clone(),

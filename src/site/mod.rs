@@ -26,6 +26,8 @@ pub struct SiteData {
     pub board: crate::views::Board,
     /// The runway.
     pub runway: crate::views::Runway,
+    /// The directives: recent ledger entries, the pending consequence, ledger problems.
+    pub directives: crate::views::directives::Directives,
 }
 
 /// Why the site could not be rendered or written.
@@ -85,7 +87,7 @@ pub enum SiteError {
 const BASE: &str = "base.html";
 
 /// The embedded templates, parents first.
-const TEMPLATES: [(&str, &str); 4] = [
+const TEMPLATES: [(&str, &str); 5] = [
     (BASE, include_str!("../../site-templates/base.html")),
     (
         "index.html",
@@ -99,13 +101,18 @@ const TEMPLATES: [(&str, &str); 4] = [
         "runway.html",
         include_str!("../../site-templates/runway.html"),
     ),
+    (
+        "directives.html",
+        include_str!("../../site-templates/directives.html"),
+    ),
 ];
 
 /// The pages rendered to files: template name and the `page` value the layout's navigation sees.
-const PAGES: [(&str, &str); 3] = [
+const PAGES: [(&str, &str); 4] = [
     ("index.html", "index"),
     ("board.html", "board"),
     ("runway.html", "runway"),
+    ("directives.html", "directives"),
 ];
 
 /// The embedded assets, copied through as they are.

@@ -21,6 +21,8 @@ pub struct PageContext<'a> {
     pub board: &'a crate::views::Board,
     /// The runway view.
     pub runway: &'a Runway,
+    /// The directives view.
+    pub directives: &'a crate::views::directives::Directives,
     /// The runway's milestones with display labels and cone positions.
     pub milestones: Vec<MilestoneRow<'a>>,
     /// The shared date axis of the runway cones, when any milestone has a date within the horizon.
@@ -137,6 +139,7 @@ pub fn page_context(data: &SiteData) -> PageContext<'_> {
         overview: &data.overview,
         board: &data.board,
         runway: &data.runway,
+        directives: &data.directives,
         milestones,
         axis: axis.map(|a| a.describe()),
         capacity,

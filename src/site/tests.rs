@@ -233,6 +233,19 @@ fn data() -> SiteData {
         overview,
         board,
         runway,
+        directives: crate::views::directives::Directives {
+            pending: None,
+            recent: vec![crate::views::directives::RecentDirective {
+                id: "D-0001".to_owned(),
+                kind: "reprioritize".to_owned(),
+                at: "2025-03-01T10:00:00Z".to_owned(),
+                quote: format!("Checkout first.\nSearch can wait {NASTY}"),
+                target: Some("issue acme/app#7".to_owned()),
+                status: "active".to_owned(),
+                by: Some("pat".to_owned()),
+            }],
+            problems: vec![format!("ledger line 9: unknown directive kind \"{NASTY}\"")],
+        },
     }
 }
 
@@ -250,7 +263,13 @@ fn every_page_and_the_stylesheet_are_produced() {
     let names: Vec<&str> = files.keys().map(String::as_str).collect();
     assert_eq!(
         names,
-        ["board.html", "index.html", "runway.html", "style.css"]
+        [
+            "board.html",
+            "directives.html",
+            "index.html",
+            "runway.html",
+            "style.css"
+        ]
     );
     assert_eq!(
         template_names(),
@@ -259,6 +278,7 @@ fn every_page_and_the_stylesheet_are_produced() {
             "index.html",
             "board.html",
             "runway.html",
+            "directives.html",
             "style.css"
         ]
     );
@@ -659,6 +679,7 @@ fn write_removes_stale_files_and_keeps_unchanged_ones() {
             ".git/HEAD",
             ".nojekyll",
             "board.html",
+            "directives.html",
             "index.html",
             "runway.html",
             "style.css",
@@ -707,4 +728,15 @@ fn a_missed_hard_deadline_shows_its_cut_line_on_the_runway() {
     );
     assert!(runway.contains("<code>acme/app#41</code>, <code>acme/app#40</code>"));
     assert_eq!(runway.matches("class=\"cut-line\"").count(), 1);
+}
+
+#[test]
+fn the_directives_page_quotes_the_pm_escaped_and_lists_ledger_problems() {
+    let files = render(&data(), None).unwrap();
+    let page = String::from_utf8(files["directives.html"].clone()).unwrap();
+    assert!(page.contains("D-0001"), "{page}");
+    assert!(page.contains("Checkout first.<br>"), "{page}");
+    assert!(!page.contains("<script>"), "user text is escaped: {page}");
+    assert!(page.contains("ledger line 9: unknown directive kind"));
+    assert!(page.contains("Problems in the ledger"));
 }

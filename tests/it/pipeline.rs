@@ -286,3 +286,29 @@ fn same_state_and_seed_give_byte_identical_output() {
         git(b.path(), &["rev-parse", "HEAD"])
     );
 }
+
+#[test]
+fn ledger_problems_reach_the_run_summary_and_the_directives_page() {
+    let dir = state_from_fixture("replay/small-with-ledger");
+    let summary = pipeline::run(&options(dir.path())).unwrap();
+    let problems: Vec<&String> = summary
+        .warnings
+        .iter()
+        .filter(|w| w.starts_with("ledger line"))
+        .collect();
+    assert!(problems.len() >= 2, "{:?}", summary.warnings);
+    let page = text(dir.path(), "public/directives.html");
+    assert!(page.contains("Problems in the ledger"), "{page}");
+    let first = problems[0].replace('"', "&quot;");
+    assert!(page.contains(first.split(':').next().unwrap()), "{page}");
+    // The well-formed directives are listed with the PM's words.
+    assert!(page.contains("D-0001"), "{page}");
+    // Nothing in the ledger was lost or reordered.
+    let ledger = std::fs::read(dir.path().join("pm-state.md")).unwrap();
+    let original = std::fs::read(fixture("replay/small-with-ledger").join("pm-state.md")).unwrap();
+    assert_eq!(ledger, original);
+    insta::assert_snapshot!(
+        "small_directives_html",
+        text(dir.path(), "public/directives.html")
+    );
+}
