@@ -77,6 +77,8 @@ pub struct Config {
     pub commit: CommitConfig,
     /// Model endpoints for the agent tools.
     pub models: ModelsConfig,
+    /// The standup view.
+    pub standup: StandupConfig,
 }
 
 /// One person on the team.
@@ -206,6 +208,25 @@ impl Default for SyncConfig {
     }
 }
 
+/// What the standup view looks at.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StandupConfig {
+    /// An open issue that blocks others is a stale blocker after this many calendar days without activity.
+    pub stale_days: StaleDays,
+    /// Each person's plan covers the next this many working days.
+    pub plan_days: PlanDays,
+}
+
+impl Default for StandupConfig {
+    fn default() -> Self {
+        Self {
+            stale_days: StaleDays(5),
+            plan_days: PlanDays(3),
+        }
+    }
+}
+
 /// Site settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -320,6 +341,12 @@ checked_number!(
 checked_number!(
     /// Days between full resyncs: 1 to 365.
     FullEveryDays(u32), |v| (1..=365).contains(&v), "between 1 and 365");
+checked_number!(
+    /// Days without activity before a blocker is stale: 1 to 365.
+    StaleDays(u32), |v| (1..=365).contains(&v), "between 1 and 365");
+checked_number!(
+    /// Working days a standup plan covers: 1 to 20.
+    PlanDays(u32), |v| (1..=20).contains(&v), "between 1 and 20");
 checked_number!(
     /// A horizon in calendar days: 7 to 3,650.
     HorizonDays(u32), |v| (7..=3650).contains(&v), "between 7 and 3650");

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::{Days, NaiveDate};
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::domain::{IssueKey, Lifecycle, OpenState};
 use crate::engine::calendar::working_hours_between;
@@ -44,6 +44,18 @@ impl std::fmt::Display for When {
     }
 }
 
+impl<'de> Deserialize<'de> for When {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if s == "beyond horizon" {
+            return Ok(Self::BeyondHorizon);
+        }
+        s.parse::<NaiveDate>()
+            .map(Self::Date)
+            .map_err(|e| serde::de::Error::custom(format!("\"{s}\": {e}")))
+    }
+}
+
 impl Serialize for When {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
@@ -62,7 +74,7 @@ pub struct Settings {
 }
 
 /// The calibration, as the seed's `calibration` view names it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CalibrationSummary {
     /// Finished issues with an estimate that calibration learnt from.
@@ -80,7 +92,7 @@ pub struct CalibrationSummary {
 }
 
 /// One label's bias.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LabelBias {
     /// The label.
     pub label: String,
@@ -91,7 +103,7 @@ pub struct LabelBias {
 }
 
 /// One person's bias.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PersonBias {
     /// The person.
     pub person: String,
@@ -131,7 +143,7 @@ impl CalibrationSummary {
 }
 
 /// The forecast of one open issue.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IssueForecast {
     /// `owner/repo#N`.
     pub issue: IssueKey,
@@ -173,7 +185,7 @@ pub struct IssueForecast {
 }
 
 /// The forecast of one milestone.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MilestoneForecast {
     /// Gitea id.
     pub id: u64,
@@ -210,7 +222,7 @@ pub struct MilestoneForecast {
 }
 
 /// What would have to leave a hard-deadline milestone for its p80 to meet the deadline.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CutLine {
     /// The issues to take out, lowest priority first.
     pub issues: Vec<IssueKey>,
@@ -295,7 +307,7 @@ fn cut_line(
 }
 
 /// One person's plan.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PersonPlan {
     /// Gitea username.
     pub name: String,
@@ -310,7 +322,7 @@ pub struct PersonPlan {
 }
 
 /// `forecast/forecast.json`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ForecastReport {
     /// Day 0.
     pub as_of: NaiveDate,

@@ -13,7 +13,7 @@ use crate::engine::PersonCalendarSpec;
 use crate::state::Snapshot;
 
 /// Where an issue's estimate comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EstimateSource {
     /// An `est/*` label.
@@ -24,6 +24,18 @@ pub enum EstimateSource {
     Directive,
     /// None given: the median estimate of similar issues stands in (flagged).
     Imputed,
+}
+
+impl EstimateSource {
+    /// The snake_case name used in files and views.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Label => "label",
+            Self::Native => "native",
+            Self::Directive => "directive",
+            Self::Imputed => "imputed",
+        }
+    }
 }
 
 /// What a directive did to one field of the plan.

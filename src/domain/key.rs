@@ -144,3 +144,62 @@ mod tests {
         assert_eq!(s, ["a/y#9", "a/y#10", "b/x#1"]);
     }
 }
+
+/// An issue as a caller names it: a number (enough when one repository is configured) or `owner/repo#N`
+/// (also `#N`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+#[schemars(
+    description = "An issue: its number when one repository is configured, or \"owner/repo#N\" (always accepted; needed when several repositories are configured)"
+)]
+pub enum IssueRef {
+    /// `12`.
+    Number(#[schemars(range(min = 1))] u64),
+    /// `owner/repo#12` or `#12`.
+    Key(#[schemars(regex(pattern = r"^([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)?#?[0-9]+$"))] String),
+}
+
+impl IssueRef {
+    /// Resolves the reference against the configured repositories: a bare number needs exactly one.
+    pub fn resolve(&self, repos: &[RepoName]) -> Result<IssueKey, String> {
+        let text = match self {
+            Self::Number(n) => n.to_string(),
+            Self::Key(s) => s.trim().to_owned(),
+        };
+        if text.contains('/') {
+            return text
+                .parse::<IssueKey>()
+                .map_err(|e| format!("\"{text}\" is not an issue key: {e}"));
+        }
+        let n: u64 = text
+            .trim_start_matches('#')
+            .parse()
+            .map_err(|_| format!("\"{text}\" is not an issue number or owner/repo#N"))?;
+        match repos {
+            [one] => Ok(IssueKey {
+                repo: one.clone(),
+                number: n,
+            }),
+            [] => Err(format!(
+                "issue {n}: no repository is configured; name it as owner/repo#{n}"
+            )),
+            many => Err(format!(
+                "issue {n} is ambiguous: {} repositories are configured; name it as owner/repo#{n} (one of {})",
+                many.len(),
+                many.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+}
+
+impl fmt::Display for IssueRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Number(n) => write!(f, "{n}"),
+            Self::Key(s) => f.write_str(s),
+        }
+    }
+}

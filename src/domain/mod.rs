@@ -12,7 +12,7 @@ pub use estimate::{Estimate, EstimateUnit, ParseEstimateError, Priority};
 pub use issue::{
     Comment, Issue, Label, LinkedPull, Milestone, OpenState, TimelineEvent, TrackedTime,
 };
-pub use key::{IssueKey, ParseKeyError, RepoName};
+pub use key::{IssueKey, IssueRef, ParseKeyError, RepoName};
 pub use lifecycle::{Lifecycle, LifecycleSpan};
 
 /// The short lowercase name of a weekday (`mon` … `sun`), as the config and TaskJuggler write it.

@@ -25,10 +25,11 @@ use crate::state::{Layout, Snapshot, StateError};
 pub const PENDING_DIR: &str = "pending";
 
 /// What `record_directive` is asked to record (the tool's input, camelCase).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RecordInput {
     /// `reprioritize`, `reestimate`, `set-deadline`, `scope`, `capacity` or `note`.
+    #[schemars(extend("enum" = ["reprioritize", "reestimate", "set-deadline", "scope", "capacity", "note"]))]
     pub kind: String,
     /// The PM's words, verbatim.
     pub quote: String,
@@ -47,7 +48,7 @@ pub struct RecordInput {
 }
 
 /// The target of a directive: exactly one of the three.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RecordTarget {
     /// `owner/repo#N`; or `#N` / `N` (a JSON number too) when one repository is configured.
@@ -56,6 +57,7 @@ pub struct RecordTarget {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "string_or_number"
     )]
+    #[schemars(with = "Option<crate::domain::IssueRef>")]
     pub issue: Option<String>,
     /// Gitea's milestone id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -115,7 +117,7 @@ impl RecordTarget {
 }
 
 /// One subject (a milestone or an issue) before and after the directive.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConsequencePair {
     /// What moved: `milestone ID TITLE` or `issue owner/repo#N TITLE`.
@@ -145,7 +147,7 @@ pub struct RecordOutput {
 }
 
 /// One proposed Gitea change, in `apply_changes`' op shapes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum ProposedOp {
     /// Set an issue's `p/*` label.
@@ -565,7 +567,7 @@ fn proposed_ops(new: &NewDirective, plan: &Plan) -> Vec<ProposedOp> {
 }
 
 /// Every milestone change and every moved issue as a `{subject, before, after}` pair.
-fn pairs(c: &Consequence) -> Vec<ConsequencePair> {
+pub(crate) fn pairs(c: &Consequence) -> Vec<ConsequencePair> {
     fn json<T: Serialize>(v: &T) -> Value {
         serde_json::to_value(v).unwrap_or(Value::Null)
     }

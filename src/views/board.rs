@@ -9,7 +9,7 @@ use crate::domain::Lifecycle;
 use crate::forecast::IssueForecast;
 
 /// The board: five columns in lifecycle order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Board {
     /// Day 0 of the forecast.
@@ -19,7 +19,7 @@ pub struct Board {
 }
 
 /// One column.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BoardColumn {
     /// `diagnosis`, `triage`, `steeping`, `in_review` or `done`.
@@ -33,7 +33,7 @@ pub struct BoardColumn {
 }
 
 /// One issue on the board.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BoardCard {
     /// `owner/repo#N`.
@@ -136,4 +136,42 @@ pub fn board(inputs: Inputs<'_>, limit: Option<usize>) -> Board {
         as_of: inputs.report.as_of.to_string(),
         columns,
     }
+}
+
+/// The board narrowed by the `query_project` filters. `limit` is the number of cards over the whole board,
+/// shared equally by the columns shown (at least one each); every column's `count` stays whole.
+pub fn board_selected(inputs: Inputs<'_>, selection: &super::Selection) -> Board {
+    let planned: HashMap<&crate::domain::IssueKey, Option<&str>> = inputs
+        .report
+        .issues
+        .iter()
+        .map(|f| (&f.issue, f.planned_assignee.as_deref()))
+        .collect();
+    let plan = crate::plan::Plan {
+        issues: inputs
+            .plan
+            .issues
+            .iter()
+            .filter(|i| selection.matches(i, planned.get(&i.key).copied().flatten()))
+            .cloned()
+            .collect(),
+        ..inputs.plan.clone()
+    };
+    let shown = if selection.state.is_some() {
+        1
+    } else {
+        Lifecycle::ALL.len()
+    };
+    let per_column = (selection.limit / shown).max(1);
+    let mut b = board(
+        Inputs {
+            plan: &plan,
+            report: inputs.report,
+        },
+        Some(per_column),
+    );
+    if let Some(s) = selection.state {
+        b.columns.retain(|c| c.state == s.as_str());
+    }
+    b
 }

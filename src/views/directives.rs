@@ -17,7 +17,7 @@ use crate::state::{Layout, StateError};
 pub const RECENT_LIMIT: usize = 20;
 
 /// The `directives` view payload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Directives {
     /// The newest proposed op file, if any.
@@ -29,21 +29,28 @@ pub struct Directives {
 }
 
 /// A directive's proposed Gitea changes, awaiting approval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Pending {
     /// The directive's id.
     pub id: String,
     /// The consequence in one line.
     pub summary: String,
-    /// The consequence, subject by subject.
+    /// The consequence, subject by subject: milestones first, then moved issues (cut to the limit).
     pub consequence: Vec<ConsequencePair>,
+    /// Subjects of the consequence left out by the limit.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub consequence_omitted: usize,
     /// The proposed changes.
     pub ops: Vec<ProposedOp>,
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// One ledger entry.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RecentDirective {
     /// `D-0007`.
@@ -85,6 +92,7 @@ pub fn directives(ledger: Option<&str>, pending: Option<PendingOps>) -> Directiv
             id: p.id,
             summary: p.summary,
             consequence: p.consequence,
+            consequence_omitted: 0,
             ops: p.ops,
         }),
         recent,

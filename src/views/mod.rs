@@ -4,8 +4,14 @@
 //! rendered from the same structs, so a page never shows a number the tools would not.
 
 pub mod board;
+pub mod calibration;
 pub mod directives;
+pub mod focus;
+pub mod issue;
+pub mod milestone;
 pub mod runway;
+pub mod search;
+pub mod standup;
 
 use serde::{Deserialize, Serialize};
 
@@ -79,5 +85,68 @@ pub fn overview(inputs: Inputs<'_>) -> Overview {
         seed: inputs.report.seed,
         cold_start: inputs.report.calibration.cold_start,
         warnings: inputs.report.warnings.clone(),
+    }
+}
+
+/// Which issues a view shows: the `query_project` filters, resolved.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// Only this lifecycle column.
+    pub state: Option<crate::domain::Lifecycle>,
+    /// Only issues assigned (or planned) to this person, compared without case as Gitea does.
+    pub assignee: Option<String>,
+    /// Only issues carrying this label (without case).
+    pub label: Option<String>,
+    /// Only issues in this milestone.
+    pub milestone: Option<u64>,
+    /// How many items a list shows at most.
+    pub limit: usize,
+}
+
+impl Selection {
+    /// The default limit of every list.
+    pub const DEFAULT_LIMIT: usize = 20;
+    /// The largest limit a caller may ask for.
+    pub const MAX_LIMIT: usize = 100;
+
+    /// No filter, the default limit.
+    pub fn all() -> Self {
+        Self {
+            limit: Self::DEFAULT_LIMIT,
+            ..Self::default()
+        }
+    }
+
+    /// Whether an issue passes the filters; `planned` is who the plan gives it to when nobody is assigned.
+    pub fn matches(&self, issue: &crate::plan::PlannedIssue, planned: Option<&str>) -> bool {
+        self.state.is_none_or(|s| issue.lifecycle == s)
+            && self.milestone.is_none_or(|m| issue.milestone == Some(m))
+            && self
+                .label
+                .as_deref()
+                .is_none_or(|l| issue.labels.iter().any(|x| x.eq_ignore_ascii_case(l)))
+            && self.assignee.as_deref().is_none_or(|a| {
+                issue.assignees.iter().any(|x| x.eq_ignore_ascii_case(a))
+                    || (issue.assignees.is_empty()
+                        && planned.is_some_and(|p| p.eq_ignore_ascii_case(a)))
+            })
+    }
+}
+
+/// How an issue is named inside a payload: `#N` when it is in `home`'s repository, else `owner/repo#N`.
+pub fn short_key(key: &crate::domain::IssueKey, home: &crate::domain::RepoName) -> String {
+    if &key.repo == home {
+        format!("#{}", key.number)
+    } else {
+        key.to_string()
+    }
+}
+
+/// Joins names as prose: `a`, `a and b`, `a, b and c`.
+pub fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }

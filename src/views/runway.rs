@@ -6,7 +6,7 @@ use super::Inputs;
 use crate::domain::OpenState;
 
 /// A forecast band: the median and the 80th percentile.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Band {
     /// Median date (or `beyond horizon`).
     pub p50: String,
@@ -15,7 +15,7 @@ pub struct Band {
 }
 
 /// The runway.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Runway {
     /// Day 0 of the forecast.
@@ -27,7 +27,7 @@ pub struct Runway {
 }
 
 /// One milestone on the runway.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RunwayMilestone {
     /// Gitea id.
@@ -65,7 +65,7 @@ pub struct RunwayMilestone {
 }
 
 /// The cut line of a hard deadline, as the runway shows it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RunwayCutLine {
     /// The issues to take out, lowest priority first.
@@ -81,7 +81,7 @@ pub struct RunwayCutLine {
 }
 
 /// One person's load.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Capacity {
     /// Gitea username.
@@ -161,4 +161,19 @@ pub fn runway(inputs: Inputs<'_>) -> Runway {
         milestones,
         capacity,
     }
+}
+
+/// The runway narrowed by the `query_project` filters: `milestoneId` keeps one milestone, `assignee` one
+/// person's capacity; `limit` cuts both lists.
+pub fn runway_selected(inputs: Inputs<'_>, selection: &super::Selection) -> Runway {
+    let mut r = runway(inputs);
+    if let Some(id) = selection.milestone {
+        r.milestones.retain(|m| m.milestone == id);
+    }
+    if let Some(a) = &selection.assignee {
+        r.capacity.retain(|c| c.person.eq_ignore_ascii_case(a));
+    }
+    r.milestones.truncate(selection.limit);
+    r.capacity.truncate(selection.limit);
+    r
 }

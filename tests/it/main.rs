@@ -15,3 +15,4 @@ mod record;
 mod replay;
 mod sync;
 mod tj3;
+mod tools;

@@ -1,0 +1,681 @@
+//! Op files: the changes `apply_changes` proposes to Gitea, checked against the state, with their
+//! consequence, written under `ops/pending/` for review.
+//!
+//! This module decides what may be written to Gitea: only labels in CommiTea's namespaces (`est/*`, `p/*`,
+//! `deadline/hard`) and native fields (milestone, dependencies, state, new issues). It never talks to
+//! Gitea; merging the op file's pull request is the approval, and the apply stage carries it out.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::domain::{
+    Estimate, Issue, IssueKey, IssueRef, Milestone, OpenState, Priority, RepoName, TimelineEvent,
+};
+use crate::ledger::record::ConsequencePair;
+use crate::state::{Layout, Snapshot, StateError};
+
+/// The folder, under `ops/`, of op files awaiting review.
+pub const PENDING_DIR: &str = "pending";
+/// The folder, under `ops/`, of op files the apply stage has carried out.
+pub const APPLIED_DIR: &str = "applied";
+/// The prefix of `apply_changes` op file ids (`C-0001`); directives' op files are `D-0001`.
+pub const ID_PREFIX: &str = "C-";
+
+/// One change, in the seed's shapes. Issues are named by number (one repository) or `owner/repo#N`; an
+/// op file always holds the full `owner/repo#N`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Op {
+    /// File a new issue.
+    CreateIssue {
+        /// Title (one line).
+        #[schemars(length(min = 1))]
+        title: String,
+        /// Body, Markdown.
+        #[serde(default)]
+        body: String,
+        /// Labels, only `est/*` (on the ladder), `p/*` (0 to 3).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        labels: Vec<String>,
+        /// Gitea's milestone id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        milestone: Option<u64>,
+        /// Issues it depends on.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        deps: Vec<IssueRef>,
+        /// `owner/repo` to file it in; needed when several repositories are configured.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        repo: Option<String>,
+    },
+    /// Set the `est/*` label.
+    SetEstimate {
+        /// The issue.
+        issue: IssueRef,
+        /// `est/2d` (or `2d`), a rung of the configured ladder.
+        #[schemars(regex(pattern = r"^(est/)?[0-9]+[hdw]$"))]
+        estimate: String,
+    },
+    /// Set the `p/*` label.
+    SetPriority {
+        /// The issue.
+        issue: IssueRef,
+        /// `p/0` (drop everything) to `p/3` (someday).
+        #[schemars(regex(pattern = r"^p/[0-9]+$"))]
+        priority: String,
+    },
+    /// Move the issue to a milestone, or out of any (`null`).
+    SetMilestone {
+        /// The issue.
+        issue: IssueRef,
+        /// Gitea's milestone id, or null.
+        milestone: Option<u64>,
+    },
+    /// Mark a milestone's deadline hard, or not (`deadline/hard` in its description).
+    SetDeadlineHard {
+        /// Gitea's milestone id.
+        milestone: u64,
+        /// Hard or not.
+        hard: bool,
+    },
+    /// Make `issue` wait for `dependsOn`.
+    AddDep {
+        /// The issue that waits.
+        issue: IssueRef,
+        /// The issue it waits for.
+        #[serde(rename = "dependsOn")]
+        depends_on: IssueRef,
+    },
+    /// Remove a dependency (destructive).
+    RemoveDep {
+        /// The issue that waits.
+        issue: IssueRef,
+        /// The issue it waits for.
+        #[serde(rename = "dependsOn")]
+        depends_on: IssueRef,
+    },
+    /// Close the issue (destructive).
+    CloseIssue {
+        /// The issue.
+        issue: IssueRef,
+    },
+    /// Remove a label in CommiTea's namespaces (destructive).
+    RemoveLabel {
+        /// The issue.
+        issue: IssueRef,
+        /// `est/*`, `p/*` or `deadline/hard`.
+        label: String,
+    },
+}
+
+impl Op {
+    /// The op's name, as in the input.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::CreateIssue { .. } => "create_issue",
+            Self::SetEstimate { .. } => "set_estimate",
+            Self::SetPriority { .. } => "set_priority",
+            Self::SetMilestone { .. } => "set_milestone",
+            Self::SetDeadlineHard { .. } => "set_deadline_hard",
+            Self::AddDep { .. } => "add_dep",
+            Self::RemoveDep { .. } => "remove_dep",
+            Self::CloseIssue { .. } => "close_issue",
+            Self::RemoveLabel { .. } => "remove_label",
+        }
+    }
+
+    /// Whether the op takes something away (and so needs `approved: true`).
+    pub fn is_destructive(&self) -> bool {
+        matches!(
+            self,
+            Self::RemoveDep { .. } | Self::CloseIssue { .. } | Self::RemoveLabel { .. }
+        )
+    }
+}
+
+/// An op that was not accepted, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Rejected {
+    /// The op as given.
+    pub op: serde_json::Value,
+    /// Why, and what to do.
+    pub reason: String,
+}
+
+/// An `ops/pending/C-NNNN.yaml` file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpFile {
+    /// `C-0001`.
+    pub id: String,
+    /// Always `apply_changes`.
+    pub source: String,
+    /// When it was written (RFC 3339, UTC, whole seconds).
+    pub created_at: String,
+    /// Who asked (a Gitea username), if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// Whether the caller said the consequence was approved (required for destructive ops).
+    pub approved: bool,
+    /// Whether any op is destructive: such a file goes through a pull request.
+    pub destructive: bool,
+    /// The accepted ops, issues named in full.
+    pub ops: Vec<Op>,
+    /// The consequence's one-line summary.
+    pub summary: String,
+    /// The consequence, subject by subject.
+    pub consequence: Vec<ConsequencePair>,
+}
+
+impl OpFile {
+    /// Renders the file (YAML, stable key order).
+    pub fn render(&self, rel: &Path) -> Result<String, crate::yamlfile::YamlError> {
+        crate::yamlfile::to_string(self, rel)
+    }
+
+    /// Reads a file's text; errors name the file, line and field.
+    pub fn parse(text: &str, rel: &Path) -> Result<Self, crate::yamlfile::YamlError> {
+        crate::yamlfile::parse(text, rel)
+    }
+}
+
+/// The state an op batch is checked against.
+pub struct Checker<'a> {
+    config: &'a Config,
+    snapshot: &'a Snapshot,
+    repos: Vec<RepoName>,
+    /// Dependencies as they stand after the ops accepted so far.
+    deps: BTreeMap<IssueKey, BTreeSet<IssueKey>>,
+    /// Issues closed by ops accepted so far.
+    closed: BTreeSet<IssueKey>,
+}
+
+/// An op after checking: issues resolved to full keys.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked {
+    /// The op with every issue named `owner/repo#N`.
+    pub op: Op,
+}
+
+fn key_ref(k: &IssueKey) -> IssueRef {
+    IssueRef::Key(k.to_string())
+}
+
+impl<'a> Checker<'a> {
+    /// A checker over a snapshot; `repos` resolves bare issue numbers.
+    pub fn new(config: &'a Config, snapshot: &'a Snapshot, repos: Vec<RepoName>) -> Self {
+        let deps = snapshot
+            .issues
+            .iter()
+            .map(|(k, i)| (k.clone(), i.depends_on.iter().cloned().collect()))
+            .collect();
+        Self {
+            config,
+            snapshot,
+            repos,
+            deps,
+            closed: BTreeSet::new(),
+        }
+    }
+
+    fn issue(&self, r: &IssueRef) -> Result<(IssueKey, &'a Issue), String> {
+        let key = r.resolve(&self.repos)?;
+        match self.snapshot.issues.get(&key) {
+            Some(i) => Ok((key, i)),
+            None => Err(format!("unknown issue {key}: it is not in the snapshot")),
+        }
+    }
+
+    fn milestone(&self, id: u64) -> Result<(&'a RepoName, &'a Milestone), String> {
+        self.snapshot.milestone(id).ok_or_else(|| {
+            let known: Vec<String> = self
+                .snapshot
+                .milestones
+                .values()
+                .flatten()
+                .map(|m| format!("{} ({})", m.id, m.title))
+                .collect();
+            format!(
+                "unknown milestone {id}; the milestones are {}",
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                }
+            )
+        })
+    }
+
+    fn estimate(&self, text: &str) -> Result<String, String> {
+        let bare = text.strip_prefix(Estimate::LABEL_PREFIX).unwrap_or(text);
+        let ladder: Vec<String> = self
+            .config
+            .estimates
+            .ladder
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        match bare.parse::<Estimate>() {
+            Ok(e) if self.config.estimates.ladder.contains(&e) => Ok(e.label()),
+            _ => Err(format!(
+                "estimate \"{text}\" is not on the estimate ladder ({}); pick the nearest rung",
+                ladder.join(", ")
+            )),
+        }
+    }
+
+    fn priority(text: &str) -> Result<String, String> {
+        match Priority::from_label(text) {
+            Some(Ok(p)) => Ok(p.label()),
+            _ => Err(format!(
+                "priority \"{text}\" is out of range: p/0 (drop everything) to p/3 (someday)"
+            )),
+        }
+    }
+
+    /// A label `create_issue` may carry or `remove_label` may take away.
+    fn own_label(&self, label: &str) -> Result<String, String> {
+        if label.starts_with(Estimate::LABEL_PREFIX) {
+            self.estimate(label)
+        } else if label.starts_with(Priority::LABEL_PREFIX) {
+            Self::priority(label)
+        } else if label == Milestone::HARD_MARKER {
+            Ok(label.to_owned())
+        } else {
+            Err(format!(
+                "label \"{label}\" is outside CommiTea's namespaces (est/*, p/*, deadline/hard): CommiTea never adds or removes other labels"
+            ))
+        }
+    }
+
+    /// The path from `to` back to `from` through dependencies, if any: adding `from → to` closes a cycle.
+    fn path(&self, from: &IssueKey, to: &IssueKey) -> Option<Vec<IssueKey>> {
+        // Depth-first search from `to` along "depends on" edges, looking for `from`.
+        let mut stack = vec![vec![to.clone()]];
+        let mut seen = BTreeSet::new();
+        while let Some(path) = stack.pop() {
+            let last = path.last()?.clone();
+            if &last == from {
+                return Some(path);
+            }
+            if !seen.insert(last.clone()) {
+                continue;
+            }
+            for next in self.deps.get(&last).into_iter().flatten() {
+                let mut p = path.clone();
+                p.push(next.clone());
+                stack.push(p);
+            }
+        }
+        None
+    }
+
+    /// Checks one op (given the ops accepted before it); on success the batch state moves on.
+    pub fn check(&mut self, op: &Op, approved: bool) -> Result<Checked, String> {
+        // A label CommiTea may never touch is the more basic refusal; say that before asking for approval.
+        if let Op::RemoveLabel { label, .. } = op
+            && !(label.starts_with(Estimate::LABEL_PREFIX)
+                || label.starts_with(Priority::LABEL_PREFIX)
+                || label == Milestone::HARD_MARKER)
+        {
+            return Err(format!(
+                "label \"{label}\" is outside CommiTea's namespaces (est/*, p/*, deadline/hard): CommiTea never adds or removes other labels"
+            ));
+        }
+        if op.is_destructive() && !approved {
+            return Err(format!(
+                "{} is destructive: it needs \"approved\": true, given only after the person has seen the consequence",
+                op.name()
+            ));
+        }
+        let checked = match op {
+            Op::CreateIssue {
+                title,
+                body,
+                labels,
+                milestone,
+                deps,
+                repo,
+            } => {
+                if title.trim().is_empty() || title.contains(['\n', '\r']) {
+                    return Err("the title must be one non-empty line".to_owned());
+                }
+                let repo: RepoName = match (repo, self.repos.as_slice()) {
+                    (Some(r), _) => {
+                        let r: RepoName = r
+                            .parse()
+                            .map_err(|e| format!("repo \"{r}\" is not owner/repo: {e}"))?;
+                        if !self.repos.contains(&r) {
+                            return Err(format!(
+                                "repo {r} is not one of the configured repositories"
+                            ));
+                        }
+                        r
+                    }
+                    (None, [one]) => one.clone(),
+                    (None, _) => {
+                        return Err(
+                            "several repositories are configured: say which one with \"repo\": \"owner/repo\""
+                                .to_owned(),
+                        );
+                    }
+                };
+                let mut own = Vec::new();
+                for l in labels {
+                    own.push(self.own_label(l)?);
+                }
+                let kinds = |p: &str| own.iter().filter(|l| l.starts_with(p)).count();
+                if kinds(Estimate::LABEL_PREFIX) > 1 || kinds(Priority::LABEL_PREFIX) > 1 {
+                    return Err("at most one est/* and one p/* label".to_owned());
+                }
+                if own.iter().any(|l| l == Milestone::HARD_MARKER) {
+                    return Err(
+                        "deadline/hard belongs on a milestone (set_deadline_hard), not an issue"
+                            .to_owned(),
+                    );
+                }
+                if let Some(m) = milestone {
+                    let (mrepo, _) = self.milestone(*m)?;
+                    if *mrepo != repo {
+                        return Err(format!("milestone {m} belongs to {mrepo}, not {repo}"));
+                    }
+                }
+                let mut resolved = Vec::new();
+                for d in deps {
+                    resolved.push(key_ref(&self.issue(d)?.0));
+                }
+                Op::CreateIssue {
+                    title: title.trim().to_owned(),
+                    body: body.clone(),
+                    labels: own,
+                    milestone: *milestone,
+                    deps: resolved,
+                    repo: Some(repo.to_string()),
+                }
+            }
+            Op::SetEstimate { issue, estimate } => {
+                let (key, _) = self.issue(issue)?;
+                Op::SetEstimate {
+                    issue: key_ref(&key),
+                    estimate: self.estimate(estimate)?,
+                }
+            }
+            Op::SetPriority { issue, priority } => {
+                let (key, _) = self.issue(issue)?;
+                Op::SetPriority {
+                    issue: key_ref(&key),
+                    priority: Self::priority(priority)?,
+                }
+            }
+            Op::SetMilestone { issue, milestone } => {
+                let (key, _) = self.issue(issue)?;
+                if let Some(m) = milestone {
+                    let (repo, ms) = self.milestone(*m)?;
+                    if *repo != key.repo {
+                        return Err(format!(
+                            "milestone {m} ({}) belongs to {repo}; {key} can only use its own repository's milestones",
+                            ms.title
+                        ));
+                    }
+                }
+                Op::SetMilestone {
+                    issue: key_ref(&key),
+                    milestone: *milestone,
+                }
+            }
+            Op::SetDeadlineHard { milestone, hard } => {
+                self.milestone(*milestone)?;
+                Op::SetDeadlineHard {
+                    milestone: *milestone,
+                    hard: *hard,
+                }
+            }
+            Op::AddDep { issue, depends_on } => {
+                let (a, _) = self.issue(issue)?;
+                let (b, _) = self.issue(depends_on)?;
+                if a == b {
+                    return Err(format!("{a} cannot depend on itself"));
+                }
+                if let Some(path) = self.path(&a, &b) {
+                    let mut chain: Vec<String> = vec![a.to_string()];
+                    chain.extend(path.iter().map(ToString::to_string));
+                    return Err(format!(
+                        "the dependency would make a cycle: {}",
+                        chain.join(" → ")
+                    ));
+                }
+                self.deps.entry(a.clone()).or_default().insert(b.clone());
+                Op::AddDep {
+                    issue: key_ref(&a),
+                    depends_on: key_ref(&b),
+                }
+            }
+            Op::RemoveDep { issue, depends_on } => {
+                let (a, _) = self.issue(issue)?;
+                let (b, _) = self.issue(depends_on)?;
+                if !self.deps.get(&a).is_some_and(|d| d.contains(&b)) {
+                    return Err(format!("{a} does not depend on {b}"));
+                }
+                if let Some(d) = self.deps.get_mut(&a) {
+                    d.remove(&b);
+                }
+                Op::RemoveDep {
+                    issue: key_ref(&a),
+                    depends_on: key_ref(&b),
+                }
+            }
+            Op::CloseIssue { issue } => {
+                let (key, i) = self.issue(issue)?;
+                if i.is_closed() || self.closed.contains(&key) {
+                    return Err(format!("{key} is already closed"));
+                }
+                self.closed.insert(key.clone());
+                Op::CloseIssue {
+                    issue: key_ref(&key),
+                }
+            }
+            Op::RemoveLabel { issue, label } => {
+                let (key, i) = self.issue(issue)?;
+                if !(label.starts_with(Estimate::LABEL_PREFIX)
+                    || label.starts_with(Priority::LABEL_PREFIX)
+                    || label == Milestone::HARD_MARKER)
+                {
+                    return Err(format!(
+                        "label \"{label}\" is outside CommiTea's namespaces (est/*, p/*, deadline/hard): CommiTea never adds or removes other labels"
+                    ));
+                }
+                if !i.labels.iter().any(|l| l == label) {
+                    return Err(format!("{key} does not carry the label \"{label}\""));
+                }
+                Op::RemoveLabel {
+                    issue: key_ref(&key),
+                    label: label.clone(),
+                }
+            }
+        };
+        Ok(Checked { op: checked })
+    }
+}
+
+fn full_key(r: &IssueRef) -> Option<IssueKey> {
+    match r {
+        IssueRef::Key(s) => s.parse().ok(),
+        IssueRef::Number(_) => None,
+    }
+}
+
+/// The snapshot as it would be with the checked ops carried out (new issues get the next free number of
+/// their repository), for the consequence.
+pub fn simulate(snapshot: &Snapshot, ops: &[Checked], at: DateTime<Utc>) -> Snapshot {
+    let mut s = snapshot.clone();
+    let mut next: HashMap<RepoName, u64> = HashMap::new();
+    for k in s.issues.keys() {
+        let n = next.entry(k.repo.clone()).or_insert(0);
+        *n = (*n).max(k.number);
+    }
+    let set_label = |labels: &mut Vec<String>, prefix: &str, new: &str| {
+        labels.retain(|l| !l.starts_with(prefix));
+        labels.push(new.to_owned());
+        labels.sort();
+    };
+    for c in ops {
+        match &c.op {
+            Op::CreateIssue {
+                title,
+                body,
+                labels,
+                milestone,
+                deps,
+                repo,
+            } => {
+                let Some(repo) = repo.as_deref().and_then(|r| r.parse::<RepoName>().ok()) else {
+                    continue;
+                };
+                let n = next.entry(repo.clone()).or_insert(0);
+                *n += 1;
+                let key = IssueKey {
+                    repo: repo.clone(),
+                    number: *n,
+                };
+                let mut labels = labels.clone();
+                labels.sort();
+                let issue = Issue {
+                    number: *n,
+                    title: title.clone(),
+                    state: OpenState::Open,
+                    author: "commitea".to_owned(),
+                    created_at: at,
+                    updated_at: at,
+                    closed_at: None,
+                    assignees: Vec::new(),
+                    labels,
+                    milestone: *milestone,
+                    time_estimate: 0,
+                    depends_on: deps.iter().filter_map(full_key).collect(),
+                    body: body.clone(),
+                    comments: Vec::new(),
+                    timeline: Vec::new(),
+                    tracked_times: Vec::new(),
+                    pull_requests: Vec::new(),
+                };
+                s.issues.insert(key, issue);
+            }
+            Op::SetEstimate { issue, estimate } => {
+                if let Some(i) = full_key(issue).and_then(|k| s.issues.get_mut(&k)) {
+                    set_label(&mut i.labels, Estimate::LABEL_PREFIX, estimate);
+                }
+            }
+            Op::SetPriority { issue, priority } => {
+                if let Some(i) = full_key(issue).and_then(|k| s.issues.get_mut(&k)) {
+                    set_label(&mut i.labels, Priority::LABEL_PREFIX, priority);
+                }
+            }
+            Op::SetMilestone { issue, milestone } => {
+                if let Some(i) = full_key(issue).and_then(|k| s.issues.get_mut(&k)) {
+                    i.milestone = *milestone;
+                }
+            }
+            Op::SetDeadlineHard { milestone, hard } => {
+                for m in s.milestones.values_mut().flatten() {
+                    if m.id == *milestone && m.is_hard() != *hard {
+                        m.description = set_hard_marker(&m.description, *hard);
+                    }
+                }
+            }
+            Op::AddDep { issue, depends_on } => {
+                if let (Some(i), Some(d)) = (
+                    full_key(issue).and_then(|k| s.issues.get_mut(&k)),
+                    full_key(depends_on),
+                ) && !i.depends_on.contains(&d)
+                {
+                    i.depends_on.push(d);
+                    i.depends_on.sort();
+                }
+            }
+            Op::RemoveDep { issue, depends_on } => {
+                if let (Some(i), Some(d)) = (
+                    full_key(issue).and_then(|k| s.issues.get_mut(&k)),
+                    full_key(depends_on),
+                ) {
+                    i.depends_on.retain(|x| *x != d);
+                }
+            }
+            Op::CloseIssue { issue } => {
+                if let Some(i) = full_key(issue).and_then(|k| s.issues.get_mut(&k)) {
+                    i.state = OpenState::Closed;
+                    i.closed_at = Some(at);
+                    let id = i.timeline.iter().map(|e| e.id).max().unwrap_or(0) + 1;
+                    i.timeline
+                        .push(TimelineEvent::new(id, "close", at, "commitea"));
+                }
+            }
+            Op::RemoveLabel { issue, label } => {
+                if let Some(i) = full_key(issue).and_then(|k| s.issues.get_mut(&k)) {
+                    i.labels.retain(|l| l != label);
+                }
+            }
+        }
+    }
+    s
+}
+
+/// A milestone description with the `deadline/hard` marker added (on its own last line) or removed.
+pub fn set_hard_marker(description: &str, hard: bool) -> String {
+    if hard {
+        if description.trim().is_empty() {
+            Milestone::HARD_MARKER.to_owned()
+        } else {
+            format!("{}\n\n{}", description.trim_end(), Milestone::HARD_MARKER)
+        }
+    } else {
+        description
+            .lines()
+            .filter(|l| l.trim() != Milestone::HARD_MARKER)
+            .collect::<Vec<_>>()
+            .join("\n")
+            .trim_end()
+            .to_owned()
+    }
+}
+
+/// The next free op file id: one more than the highest `C-NNNN` under `ops/pending/` and `ops/applied/`.
+pub fn next_id(layout: &Layout) -> Result<String, StateError> {
+    let mut max = 0u32;
+    for dir in [PENDING_DIR, APPLIED_DIR] {
+        let dir = layout.ops_dir().join(dir);
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(source) => return Err(StateError::Io { path: dir, source }),
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let n = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(ID_PREFIX))
+                .and_then(|n| n.strip_suffix(".yaml"))
+                .and_then(|n| n.parse::<u32>().ok());
+            if let Some(n) = n {
+                max = max.max(n);
+            }
+        }
+    }
+    Ok(format!("{ID_PREFIX}{:04}", max + 1))
+}
+
+/// Where an op file of `id` goes.
+pub fn pending_path(layout: &Layout, id: &str) -> PathBuf {
+    layout
+        .ops_dir()
+        .join(PENDING_DIR)
+        .join(format!("{id}.yaml"))
+}
+
+/// The time written into op files: UTC, whole seconds.
+pub fn stamp(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Secs, true)
+}

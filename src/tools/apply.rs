@@ -1,0 +1,128 @@
+//! `apply_changes`: check a batch of ops against the state, compute its consequence, write one op file.
+//!
+//! Ops are checked in order, each against the state as the ops accepted before it leave it (so a batch
+//! cannot build a dependency cycle one edge at a time). A rejected op is reported with its reason and the
+//! others go ahead; a destructive op without `approved: true` is rejected and never reaches the file.
+//! Nothing talks to Gitea: the op file is the proposal, and merging it is the approval.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Context, ToolError};
+use crate::config::{Config, Overrides};
+use crate::forecast::{self, Settings};
+use crate::ops::{self, Checker, Op, OpFile, Rejected};
+use crate::state::{Layout, Snapshot};
+
+/// `apply_changes`' input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApplyInput {
+    /// The ops, one coherent change.
+    #[schemars(length(min = 1, max = 200))]
+    pub ops: Vec<Op>,
+    /// Required (true) when any op is destructive: `remove_dep`, `close_issue`, `remove_label`.
+    #[serde(default)]
+    pub approved: bool,
+}
+
+/// `apply_changes`' answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplyOutput {
+    /// Ops accepted and written to the op file.
+    pub applied: usize,
+    /// One line: what the accepted ops do to the forecast.
+    pub consequence: String,
+    /// Ops not accepted, with the reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rejected: Vec<Rejected>,
+    /// The op file written, relative to the state repo (`ops/pending/C-0001.yaml`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops_file: Option<String>,
+}
+
+/// Runs `apply_changes`.
+pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, ToolError> {
+    let state = |e: &dyn std::fmt::Display| ToolError::State(e.to_string());
+    let layout = Layout::new(&ctx.state_dir);
+    let config = Config::load(
+        layout.root(),
+        ctx.env.iter().cloned(),
+        &Overrides::default(),
+    )
+    .map_err(|e| state(&e))?;
+    let snapshot = Snapshot::load(&layout).map_err(|e| state(&e))?;
+    let repos = if config.repositories.is_empty() {
+        snapshot
+            .meta
+            .repositories
+            .iter()
+            .map(|r| r.name.clone())
+            .collect()
+    } else {
+        config.repositories.clone()
+    };
+    let mut checker = Checker::new(&config, &snapshot, repos);
+    let mut accepted = Vec::new();
+    let mut rejected = Vec::new();
+    for op in &input.ops {
+        match checker.check(op, input.approved) {
+            Ok(c) => accepted.push(c),
+            Err(reason) => rejected.push(Rejected {
+                op: serde_json::to_value(op).unwrap_or(serde_json::Value::Null),
+                reason,
+            }),
+        }
+    }
+    if accepted.is_empty() {
+        return Ok(ApplyOutput {
+            applied: 0,
+            consequence: "nothing applied: every op was rejected".to_owned(),
+            rejected,
+            ops_file: None,
+        });
+    }
+
+    let now = snapshot.meta.synced_at;
+    let ledger = crate::ledger::read(&layout.ledger()).map_err(|e| state(&e))?;
+    let after_snapshot = ops::simulate(&snapshot, &accepted, now);
+    let before_plan = crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now).into_plan();
+    let after_plan =
+        crate::ledger::replay(&after_snapshot, &config, ledger.as_deref(), now).into_plan();
+    let settings = Settings {
+        trials: config.forecast.trials.0,
+        seed: config
+            .forecast
+            .seed
+            .unwrap_or_else(|| forecast::content_seed(&before_plan)),
+        horizon_days: config.forecast.horizon_days.0,
+    };
+    let before = forecast::run(&before_plan, &settings);
+    let after = forecast::run(&after_plan, &settings);
+    let detail = crate::consequence::diff(&before, &after, &before_plan, &after_plan);
+
+    let id = ops::next_id(&layout).map_err(|e| state(&e))?;
+    let path = ops::pending_path(&layout, &id);
+    let rel = layout.rel(&path).to_path_buf();
+    let ops: Vec<Op> = accepted.into_iter().map(|c| c.op).collect();
+    let file = OpFile {
+        id,
+        source: "apply_changes".to_owned(),
+        created_at: ops::stamp(ctx.now()),
+        by: ctx.by.clone(),
+        approved: input.approved,
+        destructive: ops.iter().any(Op::is_destructive),
+        ops,
+        summary: detail.summary.clone(),
+        consequence: crate::ledger::record::pairs(&detail),
+    };
+    let text = file.render(&rel).map_err(|e| state(&e))?;
+    crate::state::write_if_changed(&path, text.as_bytes()).map_err(|e| state(&e))?;
+    Ok(ApplyOutput {
+        applied: file.ops.len(),
+        consequence: detail.summary,
+        rejected,
+        ops_file: Some(rel.to_string_lossy().replace('\\', "/")),
+    })
+}

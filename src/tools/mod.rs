@@ -1,0 +1,195 @@
+//! The four agent tools — `query_project`, `capture_work`, `apply_changes`, `record_directive` — behind one
+//! dispatcher that the CLI (`commitea tool`) and the MCP server (`commitea mcp`) share.
+//!
+//! Every call is JSON in, JSON out. The input is first checked against the tool's published JSON Schema (so
+//! an error names the field, `/filters/limit: 500 is greater than the maximum of 100`), then read into
+//! typed structs; the answer is a plain serialisable payload whose schema is published too. The schemas are
+//! derived from the Rust types with `schemars`, so the documentation and the code cannot drift apart.
+
+pub mod apply;
+pub mod query;
+pub mod schema;
+
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+/// `query_project`.
+pub const QUERY_PROJECT: &str = "query_project";
+/// `capture_work`.
+pub const CAPTURE_WORK: &str = "capture_work";
+/// `apply_changes`.
+pub const APPLY_CHANGES: &str = "apply_changes";
+/// `record_directive`.
+pub const RECORD_DIRECTIVE: &str = "record_directive";
+
+/// The tool names, in the order they are offered.
+pub const NAMES: [&str; 4] = [QUERY_PROJECT, CAPTURE_WORK, APPLY_CHANGES, RECORD_DIRECTIVE];
+
+/// Where and when the tools run.
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// The state repo.
+    pub state_dir: PathBuf,
+    /// Environment variables (`COMMITEA_*` overrides are read from these).
+    pub env: Vec<(String, String)>,
+    /// The wall clock for the time written into op files and ledger entries; `None` reads the system clock
+    /// at each call (the edge), a fixed time makes the output reproducible.
+    pub clock: Option<DateTime<Utc>>,
+    /// Who is asking (a Gitea username), written into op files.
+    pub by: Option<String>,
+}
+
+impl Context {
+    /// A context on a state repo with the system clock and no environment overrides.
+    pub fn new(state_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            state_dir: state_dir.into(),
+            env: Vec::new(),
+            clock: None,
+            by: None,
+        }
+    }
+
+    /// The time of this call.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.clock.unwrap_or_else(Utc::now)
+    }
+}
+
+/// Why a tool call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// No tool of that name.
+    #[error(
+        "unknown tool \"{0}\" (the tools are query_project, capture_work, apply_changes and record_directive)"
+    )]
+    UnknownTool(String),
+    /// The input is not JSON.
+    #[error("the input is not valid JSON: {0}")]
+    BadJson(String),
+    /// The input does not fit the tool's schema or the state; `path` is a JSON pointer into the input.
+    #[error("invalid input at {path}: {message}")]
+    Invalid {
+        /// JSON pointer of the field (`/filters/limit`), `/` for the whole input.
+        path: String,
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// `capture_work` needs a language model and none is configured.
+    #[error(
+        "no model configured: capture_work turns a braindump into issues with the big model; set `models.big` in commitea.yaml (the model integration is not built yet), or file issues directly with apply_changes create_issue ops"
+    )]
+    NoModel,
+    /// The state repo could not be read or written.
+    #[error("{0}")]
+    State(String),
+}
+
+impl ToolError {
+    /// Whether the caller's input is at fault (exit code 2 on the CLI), rather than the state repo.
+    pub fn is_input(&self) -> bool {
+        matches!(
+            self,
+            Self::UnknownTool(_) | Self::BadJson(_) | Self::Invalid { .. } | Self::NoModel
+        )
+    }
+
+    /// The error as a JSON object, for callers that want structure: `{error: {kind, message, path?}}`.
+    pub fn to_json(&self) -> Value {
+        let kind = match self {
+            Self::UnknownTool(_) => "unknown_tool",
+            Self::BadJson(_) => "bad_json",
+            Self::Invalid { .. } => "invalid_input",
+            Self::NoModel => "no_model",
+            Self::State(_) => "state",
+        };
+        let mut e = serde_json::Map::new();
+        e.insert("kind".into(), kind.into());
+        e.insert("message".into(), self.to_string().into());
+        if let Self::Invalid { path, .. } = self {
+            e.insert("path".into(), path.clone().into());
+        }
+        serde_json::json!({ "error": e })
+    }
+
+    /// An input error at `path`.
+    pub fn invalid(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::Invalid {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// One tool as it is offered: name, description and the JSON Schemas of its input and output.
+#[derive(Debug, Clone)]
+pub struct ToolSpec {
+    /// The tool's name.
+    pub name: &'static str,
+    /// What it does, for the model.
+    pub description: &'static str,
+    /// JSON Schema (draft 2020-12) of the input object.
+    pub input_schema: Value,
+    /// JSON Schema of the output object.
+    pub output_schema: Value,
+}
+
+/// The four tools with their schemas.
+pub fn specs() -> Vec<ToolSpec> {
+    schema::specs()
+}
+
+/// Calls a tool with JSON text (the CLI's and MCP's form); bad JSON is an input error.
+pub fn call_str(ctx: &Context, name: &str, input: &str) -> Result<Value, ToolError> {
+    let value: Value =
+        serde_json::from_str(input).map_err(|e| ToolError::BadJson(e.to_string()))?;
+    call(ctx, name, &value)
+}
+
+/// Calls a tool: checks the input against its schema, runs it, returns its JSON answer.
+pub fn call(ctx: &Context, name: &str, input: &Value) -> Result<Value, ToolError> {
+    if !NAMES.contains(&name) {
+        return Err(ToolError::UnknownTool(name.to_owned()));
+    }
+    schema::validate(name, input)?;
+    match name {
+        QUERY_PROJECT => to_value(&query::query_project(ctx, schema::read(input)?)?),
+        APPLY_CHANGES => to_value(&apply::apply_changes(ctx, schema::read(input)?)?),
+        RECORD_DIRECTIVE => to_value(&record_directive(ctx, schema::read(input)?)?),
+        CAPTURE_WORK => {
+            let _: schema::CaptureInput = schema::read(input)?;
+            Err(ToolError::NoModel)
+        }
+        _ => Err(ToolError::UnknownTool(name.to_owned())),
+    }
+}
+
+fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, ToolError> {
+    serde_json::to_value(v)
+        .map_err(|e| ToolError::State(format!("could not serialise the answer: {e}")))
+}
+
+/// `record_directive`, wired to the ledger module.
+fn record_directive(
+    ctx: &Context,
+    mut input: crate::ledger::record::RecordInput,
+) -> Result<schema::RecordAnswer, ToolError> {
+    if input.by.is_none() {
+        input.by.clone_from(&ctx.by);
+    }
+    crate::ledger::record::record_directive(&ctx.state_dir, &input, ctx.now(), ctx.env.clone())
+        .map(|o| schema::RecordAnswer {
+            directive_id: o.directive_id,
+            consequence: o.consequence,
+            summary: o.summary,
+            ops_file: o.ops_file,
+        })
+        .map_err(|e| match e {
+            crate::ledger::record::RecordError::Invalid { field, message } => {
+                ToolError::invalid(format!("/{field}"), message)
+            }
+            other => ToolError::State(other.to_string()),
+        })
+}

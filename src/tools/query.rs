@@ -1,0 +1,294 @@
+//! `query_project`: the one read tool. A view selects the payload's shape, filters narrow it.
+//!
+//! Each call replays and forecasts the committed state (offline, exactly as `commitea plan` does), so the
+//! numbers are the engine's and the same state always answers the same. Which filters each view reads is
+//! listed in `docs/tools.md`; a filter a view does not read is ignored.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Context, ToolError};
+use crate::domain::{IssueRef, Lifecycle};
+use crate::pipeline::{self, Computed, RunOptions};
+use crate::views::{self, Inputs, Selection};
+
+/// The nine views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum View {
+    /// What to work on now, next and later.
+    Focus,
+    /// One issue: intent and derived facts (needs `issueId`).
+    Issue,
+    /// One milestone: due, cone, stats, issues (needs `milestoneId`).
+    Milestone,
+    /// Issues in the five lifecycle columns.
+    Board,
+    /// Milestones' bands and slack, and the team's capacity.
+    Runway,
+    /// The estimate calibration.
+    Calibration,
+    /// The pending directive's consequence and the recent ledger entries.
+    Directives,
+    /// Drift, each person's next days, stale blockers.
+    Standup,
+    /// Issues matching `query`.
+    Search,
+}
+
+/// The filters; each view reads those that make sense for it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Filters {
+    /// The issue (view `issue`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issue_id: Option<IssueRef>,
+    /// Gitea's milestone id (view `milestone`; narrows focus, board, runway, search, standup).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub milestone_id: Option<u64>,
+    /// A lifecycle column (narrows board, focus, milestone, search).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<Lifecycle>,
+    /// A Gitea username: issues assigned to them, or planned for them when unassigned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub assignee: Option<String>,
+    /// A label name, exact (without case).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub label: Option<String>,
+    /// Free text (view `search`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub query: Option<String>,
+    /// The most items a list shows: 1 to 100, default 20.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: Option<u32>,
+}
+
+/// `query_project`'s input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QueryInput {
+    /// Which view.
+    pub view: View,
+    /// Filters.
+    #[serde(default)]
+    pub filters: Filters,
+}
+
+/// `query_project`'s answer: one of the nine payloads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum QueryOutput {
+    /// `focus`.
+    Focus(views::focus::Focus),
+    /// `issue`.
+    Issue(Box<views::issue::IssueView>),
+    /// `milestone`.
+    Milestone(views::milestone::MilestoneView),
+    /// `board`.
+    Board(views::Board),
+    /// `runway`.
+    Runway(views::Runway),
+    /// `calibration`.
+    Calibration(views::calibration::CalibrationView),
+    /// `directives`.
+    Directives(views::directives::Directives),
+    /// `standup`.
+    Standup(views::standup::Standup),
+    /// `search`.
+    Search(views::search::SearchView),
+}
+
+/// Replays and forecasts the state offline, for the tools.
+pub fn compute(ctx: &Context) -> Result<Computed, ToolError> {
+    let opts = RunOptions {
+        state_dir: ctx.state_dir.clone(),
+        now: None,
+        clock: ctx.now(),
+        offline: true,
+        full_sync: false,
+        token: None,
+        server_fallback: None,
+        overrides: Default::default(),
+        env: ctx.env.clone(),
+        commit: false,
+        render: false,
+    };
+    pipeline::compute(&opts).map_err(|e| ToolError::State(e.to_string()))
+}
+
+/// Runs `query_project`.
+pub fn query_project(ctx: &Context, input: QueryInput) -> Result<QueryOutput, ToolError> {
+    let f = &input.filters;
+    let limit = f.limit.map_or(Selection::DEFAULT_LIMIT, |l| l as usize);
+    if !(1..=Selection::MAX_LIMIT).contains(&limit) {
+        return Err(ToolError::invalid(
+            "/filters/limit",
+            format!("{limit} is out of range: the limit is 1 to 100"),
+        ));
+    }
+    // Check what a view needs before the forecast runs, so a bad call answers at once.
+    match input.view {
+        View::Issue if f.issue_id.is_none() => {
+            return Err(ToolError::invalid(
+                "/filters/issueId",
+                "view \"issue\" needs filters.issueId (a number, or owner/repo#N)",
+            ));
+        }
+        View::Milestone if f.milestone_id.is_none() => {
+            return Err(ToolError::invalid(
+                "/filters/milestoneId",
+                "view \"milestone\" needs filters.milestoneId (Gitea's milestone id; the runway view lists them)",
+            ));
+        }
+        View::Search if f.query.as_deref().is_none_or(|q| q.trim().is_empty()) => {
+            return Err(ToolError::invalid(
+                "/filters/query",
+                "view \"search\" needs filters.query (the words to look for)",
+            ));
+        }
+        _ => {}
+    }
+    let c = compute(ctx)?;
+    let selection = Selection {
+        state: f.state,
+        assignee: f.assignee.clone(),
+        label: f.label.clone(),
+        milestone: f.milestone_id,
+        limit,
+    };
+    if let Some(m) = f.milestone_id
+        && c.plan.milestone(m).is_none()
+    {
+        return Err(ToolError::invalid(
+            "/filters/milestoneId",
+            format!(
+                "no milestone {m}; the milestones are {}",
+                c.plan
+                    .milestones
+                    .iter()
+                    .map(|m| format!("{} ({})", m.id, m.title))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    let inputs = Inputs {
+        plan: &c.plan,
+        report: &c.report,
+    };
+    Ok(match input.view {
+        View::Focus => QueryOutput::Focus(views::focus::focus(inputs, &selection)),
+        View::Issue => {
+            let r = f.issue_id.as_ref().ok_or_else(|| {
+                ToolError::invalid("/filters/issueId", "view \"issue\" needs filters.issueId")
+            })?;
+            let key = r
+                .resolve(&repositories(&c))
+                .map_err(|m| ToolError::invalid("/filters/issueId", m))?;
+            let view = views::issue::issue(inputs, &c.snapshot, &key).ok_or_else(|| {
+                ToolError::invalid(
+                    "/filters/issueId",
+                    format!(
+                        "no issue {key} in the snapshot (the search view finds issues by words)"
+                    ),
+                )
+            })?;
+            QueryOutput::Issue(Box::new(view))
+        }
+        View::Milestone => {
+            let id = f.milestone_id.unwrap_or_default();
+            let view = views::milestone::milestone(inputs, id, &selection).ok_or_else(|| {
+                ToolError::invalid("/filters/milestoneId", format!("no milestone {id}"))
+            })?;
+            QueryOutput::Milestone(view)
+        }
+        View::Board => QueryOutput::Board(views::board::board_selected(inputs, &selection)),
+        View::Runway => QueryOutput::Runway(views::runway::runway_selected(inputs, &selection)),
+        View::Calibration => {
+            QueryOutput::Calibration(views::calibration::calibration(inputs, &selection))
+        }
+        View::Directives => {
+            let mut d = c.directives.clone();
+            // Newest first: the limit keeps the newest.
+            d.recent.truncate(limit);
+            if let Some(p) = d.pending.as_mut() {
+                let total = p.consequence.len();
+                p.consequence.truncate(limit);
+                p.consequence_omitted = total - p.consequence.len();
+            }
+            d.problems.truncate(limit);
+            QueryOutput::Directives(d)
+        }
+        View::Standup => {
+            let previous = previous_forecast(ctx, &c);
+            let settings = views::standup::StandupSettings {
+                stale_days: c.config.standup.stale_days.0,
+                plan_days: c.config.standup.plan_days.0,
+            };
+            QueryOutput::Standup(views::standup::standup(
+                inputs,
+                &c.snapshot,
+                previous.as_ref(),
+                settings,
+                &selection,
+            ))
+        }
+        View::Search => QueryOutput::Search(views::search::search(
+            inputs,
+            &c.snapshot,
+            f.query.as_deref().unwrap_or_default(),
+            &selection,
+        )),
+    })
+}
+
+/// The repositories issue numbers are resolved against: the configured ones, else the snapshot's.
+pub fn repositories(c: &Computed) -> Vec<crate::domain::RepoName> {
+    if c.config.repositories.is_empty() {
+        c.snapshot
+            .meta
+            .repositories
+            .iter()
+            .map(|r| r.name.clone())
+            .collect()
+    } else {
+        c.config.repositories.clone()
+    }
+}
+
+/// How many commits back the standup looks for an earlier forecast.
+const DRIFT_LOOKBACK: usize = 200;
+
+/// The newest committed forecast that differs from today's, if the state repo has one.
+fn previous_forecast(ctx: &Context, c: &Computed) -> Option<views::standup::Previous> {
+    let repo = gix::open(&ctx.state_dir).ok()?;
+    let today =
+        crate::state::to_json(&c.report, std::path::Path::new("forecast/forecast.json")).ok()?;
+    let history = crate::state::git::first_parent_history(&repo).ok()?;
+    for (id, _) in history.into_iter().take(DRIFT_LOOKBACK) {
+        let Ok(Some(bytes)) = crate::state::git::read_at(&repo, id, "forecast/forecast.json")
+        else {
+            continue;
+        };
+        if bytes == today {
+            continue;
+        }
+        match serde_json::from_slice::<crate::forecast::ForecastReport>(&bytes) {
+            Ok(report) => {
+                return Some(views::standup::Previous {
+                    commit: id.to_hex_with_len(12).to_string(),
+                    report,
+                });
+            }
+            Err(e) => {
+                tracing::warn!("forecast/forecast.json at {id} is not readable, skipped: {e}");
+            }
+        }
+    }
+    None
+}

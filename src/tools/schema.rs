@@ -1,0 +1,209 @@
+//! The tools' JSON Schemas: derived from the Rust types, published by `commitea tool --schemas`, MCP's
+//! `tools/list` and `docs/tools.md`, and used to check every input before it is read.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{APPLY_CHANGES, CAPTURE_WORK, QUERY_PROJECT, RECORD_DIRECTIVE, ToolError, ToolSpec};
+use crate::ledger::record::{ConsequencePair, RecordInput};
+
+/// `capture_work`'s input: a braindump and the interview so far.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureInput {
+    /// What the person said, as they said it.
+    #[schemars(length(min = 1))]
+    pub braindump: String,
+    /// The interview turns so far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<Vec<Answer>>,
+}
+
+/// One interview turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Answer {
+    /// The question asked.
+    pub question: String,
+    /// The person's answer.
+    pub answer: String,
+}
+
+/// `capture_work`'s answer: follow-up questions, or a proposed issue set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureOutput {
+    /// Follow-up questions, shown as chips.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs_more_info: Option<Vec<String>>,
+    /// The proposed issues, for the review tray; filed later with apply_changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<Proposal>,
+}
+
+/// A proposed issue set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Proposal {
+    /// The issues.
+    pub issues: Vec<ProposedIssue>,
+    /// One line: the schedule impact.
+    pub consequence: String,
+}
+
+/// One proposed issue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ProposedIssue {
+    /// Title.
+    pub title: String,
+    /// Body.
+    pub body: String,
+    /// `est/2d`, on the ladder.
+    pub estimate: String,
+    /// `p/1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<String>,
+    /// Issues it depends on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deps: Option<Vec<u64>>,
+    /// Milestone id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub milestone: Option<u64>,
+}
+
+/// `record_directive`'s answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordAnswer {
+    /// The new directive's id, `D-0009`.
+    pub directive_id: String,
+    /// Every milestone and every moved issue, before and after.
+    pub consequence: Vec<ConsequencePair>,
+    /// One line for a person.
+    pub summary: String,
+    /// The proposed op file, if the directive has Gitea-side effects.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops_file: Option<String>,
+}
+
+const QUERY_DESCRIPTION: &str = "Read the project. view selects the payload: focus (now/next/later with rationales), issue (needs filters.issueId), milestone (needs filters.milestoneId: due, hard, stats, cone p10/p50/p80, issues), board (five lifecycle columns), runway (milestone bands p50/p80 and slack, capacity), calibration, directives (pending consequence, recent ledger entries), standup (drift, per-person plan, stale blockers), search (needs filters.query). Filters: issueId (a number, or owner/repo#N when several repositories are configured), milestoneId, state, assignee, label, query, limit (default 20, max 100). Forecasts are ranges, never single dates; every number comes from the engine.";
+const CAPTURE_DESCRIPTION: &str = "Turn a braindump into a proposed issue set (asks follow-up questions first). Needs the big model; answers a clear error while none is configured. Never files anything: file the proposal with apply_changes.";
+const APPLY_DESCRIPTION: &str = "Propose changes to Gitea as one op file under ops/pending/ for review: create_issue, set_estimate, set_priority, set_milestone, set_deadline_hard, add_dep, and the destructive remove_dep, close_issue, remove_label (these need approved: true). Returns {applied, consequence, rejected?}: each rejected op with its reason.";
+const RECORD_DESCRIPTION: &str = "Record a PM directive (reprioritize, reestimate, set-deadline, scope, capacity, note) in the ledger pm-state.md with the PM's verbatim quote; returns the consequence diff (before/after per milestone and moved issue) and a one-line summary. Does not change Gitea.";
+
+fn schema_of<T: JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    generator.into_root_schema_for::<T>().to_value()
+}
+
+/// The four tools with their schemas.
+pub fn specs() -> Vec<ToolSpec> {
+    vec![
+        ToolSpec {
+            name: QUERY_PROJECT,
+            description: QUERY_DESCRIPTION,
+            input_schema: schema_of::<super::query::QueryInput>(),
+            output_schema: schema_of::<super::query::QueryOutput>(),
+        },
+        ToolSpec {
+            name: CAPTURE_WORK,
+            description: CAPTURE_DESCRIPTION,
+            input_schema: schema_of::<CaptureInput>(),
+            output_schema: schema_of::<CaptureOutput>(),
+        },
+        ToolSpec {
+            name: APPLY_CHANGES,
+            description: APPLY_DESCRIPTION,
+            input_schema: schema_of::<super::apply::ApplyInput>(),
+            output_schema: schema_of::<super::apply::ApplyOutput>(),
+        },
+        ToolSpec {
+            name: RECORD_DIRECTIVE,
+            description: RECORD_DESCRIPTION,
+            input_schema: schema_of::<RecordInput>(),
+            output_schema: schema_of::<RecordAnswer>(),
+        },
+    ]
+}
+
+fn validators() -> &'static HashMap<&'static str, Result<jsonschema::Validator, String>> {
+    static V: OnceLock<HashMap<&'static str, Result<jsonschema::Validator, String>>> =
+        OnceLock::new();
+    V.get_or_init(|| {
+        specs()
+            .into_iter()
+            .map(|s| {
+                (
+                    s.name,
+                    jsonschema::validator_for(&s.input_schema).map_err(|e| e.to_string()),
+                )
+            })
+            .collect()
+    })
+}
+
+/// Checks an input against the tool's schema; the error names the field by JSON pointer.
+pub fn validate(name: &str, input: &Value) -> Result<(), ToolError> {
+    let v = match validators().get(name) {
+        Some(Ok(v)) => v,
+        Some(Err(e)) => {
+            return Err(ToolError::State(format!(
+                "the schema of {name} is broken: {e}"
+            )));
+        }
+        None => return Err(ToolError::UnknownTool(name.to_owned())),
+    };
+    let mut errors: Vec<(String, String)> = v
+        .iter_errors(input)
+        .map(|e| {
+            let path = e.instance_path().to_string();
+            (
+                if path.is_empty() {
+                    "/".to_owned()
+                } else {
+                    path
+                },
+                e.to_string(),
+            )
+        })
+        .collect();
+    if errors.is_empty() {
+        return Ok(());
+    }
+    // The deepest error is the most specific (an untagged op's `oneOf` failure is less useful than the
+    // field inside it).
+    errors.sort_by(|a, b| {
+        b.0.matches('/')
+            .count()
+            .cmp(&a.0.matches('/').count())
+            .then(a.cmp(b))
+    });
+    let (path, first) = errors.swap_remove(0);
+    let more = errors.len();
+    let message = if more > 0 {
+        format!(
+            "{first} (and {more} more problem{})",
+            if more == 1 { "" } else { "s" }
+        )
+    } else {
+        first
+    };
+    Err(ToolError::Invalid { path, message })
+}
+
+/// Reads a checked input into its type; an error names the field.
+pub fn read<T: DeserializeOwned>(input: &Value) -> Result<T, ToolError> {
+    serde_path_to_error::deserialize(input).map_err(|e| {
+        let path = e.path().to_string();
+        let pointer = if path == "." {
+            "/".to_owned()
+        } else {
+            format!("/{}", path.replace('.', "/"))
+        };
+        ToolError::invalid(pointer, e.into_inner().to_string())
+    })
+}

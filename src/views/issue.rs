@@ -1,0 +1,248 @@
+//! The `issue` view: one issue's intent (what people wrote) and what CommiTea derived from it.
+//!
+//! Long text is cut to keep the payload small for a small model: the body to its first
+//! [`BODY_CHARS`] characters and the comments to the newest [`COMMENTS`], each cut the same way; the
+//! payload says how much was left out so the caller knows there is more.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Band, Inputs};
+use crate::domain::IssueKey;
+use crate::state::Snapshot;
+
+/// Characters of the body kept.
+pub const BODY_CHARS: usize = 1200;
+/// Newest comments kept.
+pub const COMMENTS: usize = 5;
+/// Characters of each comment kept.
+pub const COMMENT_CHARS: usize = 400;
+
+/// One issue, whole.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IssueView {
+    /// `owner/repo#N`.
+    pub issue: String,
+    /// What people wrote.
+    pub intent: Intent,
+    /// What CommiTea derived.
+    pub derived: Derived,
+}
+
+/// The issue as people wrote it in Gitea.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Intent {
+    /// Title.
+    pub title: String,
+    /// `open` or `closed`.
+    pub state: String,
+    /// The body (Markdown), cut to its first characters.
+    pub description: String,
+    /// Characters of the body left out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub description_cut: usize,
+    /// The newest comments, oldest first.
+    pub comments: Vec<CommentView>,
+    /// Older comments left out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub comments_omitted: usize,
+    /// The assignees.
+    pub assignee: Vec<String>,
+    /// Labels.
+    pub labels: Vec<String>,
+    /// Milestone `{id, title}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub milestone: Option<MilestoneRef>,
+    /// Opened (day).
+    pub created: String,
+    /// Closed (day).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed: Option<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// A milestone named in a payload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MilestoneRef {
+    /// Gitea id.
+    pub id: u64,
+    /// Title.
+    pub title: String,
+}
+
+/// One comment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CommentView {
+    /// Author.
+    pub user: String,
+    /// Day written.
+    pub at: String,
+    /// Text, cut.
+    pub body: String,
+}
+
+/// What CommiTea derived from the issue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Derived {
+    /// The lifecycle column now.
+    pub lifecycle: String,
+    /// When it entered each column: `{state, since}`.
+    pub timeline: Vec<Span>,
+    /// Estimate label in force and where it came from (`label`, `directive`, `imputed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<String>,
+    /// `label`, `directive` or `imputed`.
+    pub estimate_source: String,
+    /// Priority in force (`p/2` when none is set).
+    pub priority: String,
+    /// The forecast range of an open issue: `{p10, p50, p80}` (a date or `beyond horizon`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<Cone>,
+    /// Share of simulated futures that finish by its milestone's due day.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probability_by_due: Option<f64>,
+    /// Who the plan gives it to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned_assignee: Option<String>,
+    /// The issues it waits for.
+    pub depends_on: Vec<String>,
+    /// The open issues that wait for it.
+    pub blocks: Vec<String>,
+    /// Directives that set its fields: `{field, directive}`.
+    pub provenance: Vec<Provenance>,
+    /// Notes from the forecast (`imputed estimate`, `in a dependency cycle` …).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
+}
+
+/// A forecast range: three dates.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Cone {
+    /// 10th percentile.
+    pub p10: String,
+    /// Median.
+    pub p50: String,
+    /// 80th percentile.
+    pub p80: String,
+}
+
+/// A stretch of the lifecycle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Span {
+    /// The column.
+    pub state: String,
+    /// When it entered it (day).
+    pub since: String,
+}
+
+/// One field a directive set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Provenance {
+    /// The field.
+    pub field: String,
+    /// The directive's id.
+    pub directive: String,
+}
+
+/// Cuts text to `max` characters on a character boundary; returns the text and the characters left out.
+pub fn cut(text: &str, max: usize) -> (String, usize) {
+    let total = text.chars().count();
+    if total <= max {
+        return (text.to_owned(), 0);
+    }
+    let kept: String = text.chars().take(max).collect();
+    (format!("{}…", kept.trim_end()), total - max)
+}
+
+/// The issue view of `key`; `None` when the snapshot has no such issue.
+pub fn issue(inputs: Inputs<'_>, snapshot: &Snapshot, key: &IssueKey) -> Option<IssueView> {
+    let raw = snapshot.issues.get(key)?;
+    let planned = inputs.plan.issue(key)?;
+    let forecast = inputs.report.issues.iter().find(|f| &f.issue == key);
+    let (description, description_cut) = cut(&raw.body, BODY_CHARS);
+    let skip = raw.comments.len().saturating_sub(COMMENTS);
+    let comments = raw
+        .comments
+        .iter()
+        .skip(skip)
+        .map(|c| CommentView {
+            user: c.user.clone(),
+            at: c.created_at.date_naive().to_string(),
+            body: cut(&c.body, COMMENT_CHARS).0,
+        })
+        .collect();
+    let blocks = super::focus::blocked_by_map(inputs)
+        .remove(key)
+        .unwrap_or_default()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    Some(IssueView {
+        issue: key.to_string(),
+        intent: Intent {
+            title: raw.title.clone(),
+            state: if raw.is_closed() { "closed" } else { "open" }.to_owned(),
+            description,
+            description_cut,
+            comments,
+            comments_omitted: skip,
+            assignee: raw.assignees.clone(),
+            labels: raw.labels.clone(),
+            milestone: planned.milestone.and_then(|id| {
+                inputs.plan.milestone(id).map(|m| MilestoneRef {
+                    id,
+                    title: m.title.clone(),
+                })
+            }),
+            created: raw.created_at.date_naive().to_string(),
+            closed: raw.closed_at.map(|c| c.date_naive().to_string()),
+        },
+        derived: Derived {
+            lifecycle: planned.lifecycle.as_str().to_owned(),
+            timeline: planned
+                .timeline
+                .iter()
+                .map(|s| Span {
+                    state: s.column.as_str().to_owned(),
+                    since: s.since.date_naive().to_string(),
+                })
+                .collect(),
+            estimate: planned.estimate_label.clone(),
+            estimate_source: planned.estimate_source.as_str().to_owned(),
+            priority: planned.priority.to_string(),
+            forecast: forecast.map(|f| Cone {
+                p10: f.p10.to_string(),
+                p50: f.p50.to_string(),
+                p80: f.p80.to_string(),
+            }),
+            probability_by_due: forecast.and_then(|f| f.probability_by_due),
+            planned_assignee: forecast.and_then(|f| f.planned_assignee.clone()),
+            depends_on: planned.depends_on.iter().map(ToString::to_string).collect(),
+            blocks,
+            provenance: planned
+                .provenance
+                .iter()
+                .map(|(field, directive)| Provenance {
+                    field: field.clone(),
+                    directive: directive.clone(),
+                })
+                .collect(),
+            flags: forecast.map(|f| f.flags.clone()).unwrap_or_default(),
+        },
+    })
+}
+
+impl From<&crate::forecast::IssueForecast> for Band {
+    fn from(f: &crate::forecast::IssueForecast) -> Self {
+        Self {
+            p50: f.p50.to_string(),
+            p80: f.p80.to_string(),
+        }
+    }
+}

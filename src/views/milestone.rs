@@ -1,0 +1,129 @@
+//! The `milestone` view: one milestone's due date, forecast cone, numbers and issues.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::issue::Cone;
+use super::{Band, Inputs, Selection};
+use crate::domain::OpenState;
+
+/// One milestone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MilestoneView {
+    /// Gitea id.
+    pub milestone: u64,
+    /// Title.
+    pub title: String,
+    /// Repository.
+    pub repo: String,
+    /// `open` or `closed`.
+    pub state: String,
+    /// Due day.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due: Option<String>,
+    /// Whether the due day cannot move (`deadline/hard`).
+    pub hard: bool,
+    /// The numbers.
+    pub stats: MilestoneStats,
+    /// When its last open issue is done: `{p10, p50, p80}`.
+    pub cone: Cone,
+    /// For a hard deadline p80 misses: the issues to take out, lowest priority first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cut_line: Vec<String>,
+    /// Its open issues in planned order (cut to the limit).
+    pub issues: Vec<MilestoneIssue>,
+}
+
+/// A milestone's numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MilestoneStats {
+    /// Open issues.
+    pub open: usize,
+    /// Closed issues.
+    pub closed: usize,
+    /// Remaining effort in working hours (medians).
+    pub remaining_hours: f64,
+    /// Share of simulated futures that meet the due day.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probability_on_time: Option<f64>,
+    /// Working days between p80 and the due day (negative: late).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slack: Option<i64>,
+}
+
+/// One open issue of the milestone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MilestoneIssue {
+    /// `owner/repo#N`.
+    pub issue: String,
+    /// Title.
+    pub title: String,
+    /// Lifecycle column.
+    pub state: String,
+    /// Assignee, or who the plan gives it to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assignee: Option<String>,
+    /// `{p50, p80}`.
+    pub band: Band,
+}
+
+/// The milestone view of `id`; `None` when there is no such milestone.
+pub fn milestone(inputs: Inputs<'_>, id: u64, selection: &Selection) -> Option<MilestoneView> {
+    let m = inputs.report.milestones.iter().find(|m| m.id == id)?;
+    let plan_issues: std::collections::HashMap<_, _> =
+        inputs.plan.issues.iter().map(|i| (&i.key, i)).collect();
+    let mut open: Vec<&crate::forecast::IssueForecast> = inputs
+        .report
+        .issues
+        .iter()
+        .filter(|f| f.milestone == Some(id))
+        .filter(|f| {
+            plan_issues
+                .get(&f.issue)
+                .is_some_and(|i| selection.matches(i, f.planned_assignee.as_deref()))
+        })
+        .collect();
+    open.sort_by(|a, b| a.p50.cmp(&b.p50).then(a.issue.cmp(&b.issue)));
+    Some(MilestoneView {
+        milestone: m.id,
+        title: m.title.clone(),
+        repo: m.repo.clone(),
+        state: match m.state {
+            OpenState::Open => "open",
+            OpenState::Closed => "closed",
+        }
+        .to_owned(),
+        due: m.due.map(|d| d.to_string()),
+        hard: m.hard,
+        stats: MilestoneStats {
+            open: m.open_issues,
+            closed: m.closed_issues,
+            remaining_hours: m.remaining_hours,
+            probability_on_time: m.probability_on_time,
+            slack: m.slack_days,
+        },
+        cone: Cone {
+            p10: m.p10.to_string(),
+            p50: m.p50.to_string(),
+            p80: m.p80.to_string(),
+        },
+        cut_line: m
+            .cut_line
+            .as_ref()
+            .map(|c| c.issues.iter().map(ToString::to_string).collect())
+            .unwrap_or_default(),
+        issues: open
+            .into_iter()
+            .take(selection.limit)
+            .map(|f| MilestoneIssue {
+                issue: f.issue.to_string(),
+                title: f.title.clone(),
+                state: f.lifecycle.as_str().to_owned(),
+                assignee: f.assignee.clone().or_else(|| f.planned_assignee.clone()),
+                band: f.into(),
+            })
+            .collect(),
+    })
+}

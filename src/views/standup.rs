@@ -1,0 +1,319 @@
+//! The `standup` view: what moved since the last forecast, each person's next working days, and the
+//! blockers nobody has touched.
+//!
+//! Drift compares today's forecast with the newest committed `forecast/forecast.json` that differs from it
+//! (found by the caller in the state repo's git history), with the consequence module's working-day
+//! arithmetic. A stale blocker is an open issue that other open issues wait on and that has had no activity
+//! (any change Gitea records: comment, label, push…) for `standup.stale_days` calendar days.
+
+use std::collections::HashMap;
+
+use chrono::Days;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Inputs, Selection};
+use crate::domain::IssueKey;
+use crate::engine::Calendar;
+use crate::forecast::{ForecastReport, When};
+use crate::state::Snapshot;
+
+/// A forecast committed earlier, to measure drift against.
+#[derive(Debug, Clone)]
+pub struct Previous {
+    /// The commit it is read from (short id).
+    pub commit: String,
+    /// The forecast.
+    pub report: ForecastReport,
+}
+
+/// The standup.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Standup {
+    /// Day 0 of today's forecast.
+    pub as_of: String,
+    /// What moved since the last committed forecast that differs from today's.
+    pub drift: Drift,
+    /// Each person's plan for the next working days.
+    pub people: Vec<PersonDay>,
+    /// Open issues others wait on with no activity for a while, longest idle first (cut to half the
+    /// limit).
+    pub stale_blockers: Vec<StaleBlocker>,
+}
+
+/// The drift report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Drift {
+    /// The commit of the forecast compared with, or null when there is none to compare with.
+    pub since: Option<String>,
+    /// That forecast's day 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since_as_of: Option<String>,
+    /// One line for a person.
+    pub summary: String,
+    /// Milestones whose p80 moved.
+    pub milestones: Vec<Moved>,
+    /// Issues whose p80 moved, biggest move first (cut to half the limit).
+    pub issues: Vec<Moved>,
+    /// Issues that moved, in all.
+    pub issues_moved: usize,
+}
+
+/// One thing that moved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Moved {
+    /// `owner/repo#N` or the milestone's title.
+    pub subject: String,
+    /// `{p50, p80}` before; null when it is new.
+    pub before: Option<super::Band>,
+    /// `{p50, p80}` now; null when it is gone (closed).
+    pub after: Option<super::Band>,
+    /// Working days the p80 moved, later positive.
+    pub moved: i64,
+}
+
+/// One person's next working days.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PersonDay {
+    /// Gitea username.
+    pub person: String,
+    /// The issues the median plan has them on, in order: `{issue, title, from, to}`.
+    pub plan: Vec<PlannedWork>,
+    /// True when nothing is planned for them in the window.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub idle: bool,
+}
+
+/// An issue in a person's plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PlannedWork {
+    /// `owner/repo#N`.
+    pub issue: String,
+    /// Title.
+    pub title: String,
+    /// Planned start (median plan).
+    pub from: String,
+    /// Planned end (median plan).
+    pub to: String,
+}
+
+/// A blocker nobody has touched.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StaleBlocker {
+    /// `owner/repo#N`.
+    pub issue: String,
+    /// Title.
+    pub title: String,
+    /// Calendar days since its last activity.
+    pub idle_days: i64,
+    /// The open issues waiting on it.
+    pub blocks: Vec<String>,
+    /// Assignee, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assignee: Option<String>,
+}
+
+/// The standup settings, from `commitea.yaml`'s `standup:`.
+#[derive(Debug, Clone, Copy)]
+pub struct StandupSettings {
+    /// Days without activity before a blocker is stale.
+    pub stale_days: u32,
+    /// Working days each person's plan covers.
+    pub plan_days: u32,
+}
+
+/// Half a limit, at least one.
+fn half(limit: usize) -> usize {
+    limit.div_ceil(2).max(1)
+}
+
+fn band(p50: When, p80: When) -> super::Band {
+    super::Band {
+        p50: p50.to_string(),
+        p80: p80.to_string(),
+    }
+}
+
+/// The standup view.
+pub fn standup(
+    inputs: Inputs<'_>,
+    snapshot: &Snapshot,
+    previous: Option<&Previous>,
+    settings: StandupSettings,
+    selection: &Selection,
+) -> Standup {
+    let report = inputs.report;
+    let plan = inputs.plan;
+    let drift = match previous {
+        None => Drift {
+            since: None,
+            since_as_of: None,
+            summary: "no earlier committed forecast to compare with".to_owned(),
+            milestones: Vec::new(),
+            issues: Vec::new(),
+            issues_moved: 0,
+        },
+        Some(prev) => {
+            let c = crate::consequence::diff(&prev.report, report, plan, plan);
+            let before: HashMap<&IssueKey, (When, When)> = prev
+                .report
+                .issues
+                .iter()
+                .map(|f| (&f.issue, (f.p50, f.p80)))
+                .collect();
+            let after: HashMap<&IssueKey, (When, When)> = report
+                .issues
+                .iter()
+                .map(|f| (&f.issue, (f.p50, f.p80)))
+                .collect();
+            let keys: HashMap<String, &IssueKey> = before
+                .keys()
+                .chain(after.keys())
+                .map(|k| (k.to_string(), *k))
+                .collect();
+            let wanted = |k: &IssueKey| {
+                plan.issue(k).is_some_and(|i| {
+                    let planned = report
+                        .issues
+                        .iter()
+                        .find(|f| &f.issue == k)
+                        .and_then(|f| f.planned_assignee.as_deref());
+                    Selection {
+                        state: None,
+                        ..selection.clone()
+                    }
+                    .matches(i, planned)
+                })
+            };
+            let issues: Vec<Moved> = c
+                .issues
+                .iter()
+                .filter(|i| keys.get(&i.issue).is_some_and(|k| wanted(k)))
+                .map(|i| {
+                    let k = keys.get(&i.issue).copied();
+                    Moved {
+                        subject: i.issue.clone(),
+                        before: k.and_then(|k| before.get(k)).map(|(a, b)| band(*a, *b)),
+                        after: k.and_then(|k| after.get(k)).map(|(a, b)| band(*a, *b)),
+                        moved: i.moved_working_days,
+                    }
+                })
+                .collect();
+            let milestones = c
+                .milestones
+                .iter()
+                .filter(|m| m.moved_working_days != 0 || m.before.is_none() || m.after.is_none())
+                .filter(|m| selection.milestone.is_none_or(|id| id == m.milestone))
+                .map(|m| Moved {
+                    subject: m.title.clone(),
+                    before: m.before.as_ref().map(|s| super::Band {
+                        p50: s.p50.clone(),
+                        p80: s.p80.clone(),
+                    }),
+                    after: m.after.as_ref().map(|s| super::Band {
+                        p50: s.p50.clone(),
+                        p80: s.p80.clone(),
+                    }),
+                    moved: m.moved_working_days,
+                })
+                .collect();
+            Drift {
+                since: Some(prev.commit.clone()),
+                since_as_of: Some(prev.report.as_of.to_string()),
+                summary: c.summary.clone(),
+                milestones,
+                issues_moved: issues.len(),
+                // Half the limit each for moved issues and stale blockers keeps the payload small.
+                issues: issues.into_iter().take(half(selection.limit)).collect(),
+            }
+        }
+    };
+
+    // The window: day 0 and the next working days, on the team calendar.
+    let cal = Calendar::new(&plan.team_calendar, report.as_of, 60);
+    let mut last = report.as_of;
+    let mut seen = 0;
+    for d in 0..60u32 {
+        if cal.capacity(d) > 0.0 {
+            seen += 1;
+            last = report.as_of + Days::new(u64::from(d));
+            if seen >= settings.plan_days {
+                break;
+            }
+        }
+    }
+    let forecasts: HashMap<&IssueKey, &crate::forecast::IssueForecast> =
+        report.issues.iter().map(|f| (&f.issue, f)).collect();
+    let people = report
+        .people
+        .iter()
+        .filter(|p| {
+            selection
+                .assignee
+                .as_deref()
+                .is_none_or(|a| p.name.eq_ignore_ascii_case(a))
+        })
+        .map(|p| {
+            let plan: Vec<PlannedWork> = p
+                .queue
+                .iter()
+                .filter_map(|k| forecasts.get(k))
+                .filter(|f| f.planned_start.date().is_some_and(|s| s <= last))
+                .take(selection.limit)
+                .map(|f| PlannedWork {
+                    issue: f.issue.to_string(),
+                    title: f.title.clone(),
+                    from: f.planned_start.to_string(),
+                    to: f.planned_end.to_string(),
+                })
+                .collect();
+            PersonDay {
+                person: p.name.clone(),
+                idle: plan.is_empty(),
+                plan,
+            }
+        })
+        .collect();
+
+    let blocked = super::focus::blocked_by_map(inputs);
+    let mut stale: Vec<StaleBlocker> = plan
+        .issues
+        .iter()
+        .filter(|i| i.closed_at.is_none())
+        .filter_map(|i| {
+            let waiting = blocked.get(&i.key)?;
+            let last_touch = snapshot
+                .issues
+                .get(&i.key)
+                .map_or(i.updated_at, |r| r.updated_at);
+            let idle = (plan.now - last_touch).num_days();
+            (idle >= i64::from(settings.stale_days)).then(|| StaleBlocker {
+                issue: i.key.to_string(),
+                title: i.title.clone(),
+                idle_days: idle,
+                blocks: waiting.iter().map(ToString::to_string).collect(),
+                assignee: i.assignee.clone(),
+            })
+        })
+        .filter(|b| {
+            selection.assignee.as_deref().is_none_or(|a| {
+                b.assignee
+                    .as_deref()
+                    .is_some_and(|x| x.eq_ignore_ascii_case(a))
+            })
+        })
+        .collect();
+    stale.sort_by(|a, b| b.idle_days.cmp(&a.idle_days).then(a.issue.cmp(&b.issue)));
+    stale.truncate(half(selection.limit));
+    Standup {
+        as_of: report.as_of.to_string(),
+        drift,
+        people,
+        stale_blockers: stale,
+    }
+}

@@ -1,0 +1,783 @@
+//! The agent tools on the bundled demo: every view snapshotted, every filter, the size budget, every
+//! `apply_changes` rejection reason, the op file round trip, and schema checks of inputs and outputs.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use chrono::{DateTime, TimeZone, Utc};
+use commitea::demo::{self, DemoSpec};
+use commitea::ops::OpFile;
+use commitea::tools::{self, Context, ToolError};
+use serde_json::{Value, json};
+
+/// Fewer trials than the default keeps the suite quick; the payloads' shapes do not depend on it.
+const TRIALS: &str = "2000";
+
+fn clock() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 20, 9, 30, 0).unwrap()
+}
+
+fn demo_dir() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    static STATE: OnceLock<demo::DemoState> = OnceLock::new();
+    let state = STATE.get_or_init(|| demo::generate(&DemoSpec::bundled()));
+    demo::write(state, tmp.path()).unwrap();
+    tmp
+}
+
+fn ctx(dir: &Path) -> Context {
+    Context {
+        state_dir: dir.to_path_buf(),
+        env: vec![("COMMITEA_FORECAST_TRIALS".into(), TRIALS.into())],
+        clock: Some(clock()),
+        by: Some("pat".into()),
+    }
+}
+
+/// One demo state shared by the read-only tests (the reads never write): the demo with its forecast
+/// committed, then one directive recorded, so the directives view has a pending consequence and the standup
+/// has drift to report.
+fn shared() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let tmp = demo_dir();
+        commitea::pipeline::run(&run_options(tmp.path())).unwrap();
+        tools::call(
+            &ctx(tmp.path()),
+            "record_directive",
+            &json!({
+                "kind": "reprioritize",
+                "quote": "Idempotency keys first, the bank is waiting.",
+                "target": { "issue": "acme/api#102" },
+                "params": { "priority": 0 }
+            }),
+        )
+        .unwrap();
+        tmp
+    })
+    .path()
+}
+
+fn run_options(dir: &Path) -> commitea::pipeline::RunOptions {
+    commitea::pipeline::RunOptions {
+        state_dir: dir.to_path_buf(),
+        now: None,
+        clock: clock(),
+        offline: true,
+        full_sync: false,
+        token: None,
+        server_fallback: None,
+        overrides: Default::default(),
+        env: vec![("COMMITEA_FORECAST_TRIALS".to_owned(), TRIALS.to_owned())],
+        commit: true,
+        render: false,
+    }
+}
+
+fn query(view: &str, filters: Value) -> Value {
+    tools::call(
+        &ctx(shared()),
+        "query_project",
+        &json!({ "view": view, "filters": filters }),
+    )
+    .unwrap_or_else(|e| panic!("{view} {filters}: {e}"))
+}
+
+fn query_err(input: Value) -> ToolError {
+    tools::call(&ctx(shared()), "query_project", &input).unwrap_err()
+}
+
+fn output_validator(name: &str) -> jsonschema::Validator {
+    let spec = tools::specs().into_iter().find(|s| s.name == name).unwrap();
+    jsonschema::validator_for(&spec.output_schema).unwrap()
+}
+
+fn assert_valid_output(name: &str, v: &Value) {
+    let validator = output_validator(name);
+    let errors: Vec<String> = validator
+        .iter_errors(v)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{name} output breaks its schema: {errors:?}"
+    );
+}
+
+/// The inputs every view is snapshotted with.
+fn all_views() -> Vec<(&'static str, Value)> {
+    vec![
+        ("focus", json!({})),
+        ("issue", json!({ "issueId": "acme/api#102" })),
+        ("milestone", json!({ "milestoneId": 4 })),
+        ("board", json!({})),
+        ("runway", json!({})),
+        ("calibration", json!({})),
+        ("directives", json!({})),
+        ("standup", json!({})),
+        ("search", json!({ "query": "idempotency keys" })),
+    ]
+}
+
+#[test]
+fn every_view_on_the_demo() {
+    for (view, filters) in all_views() {
+        let v = query(view, filters);
+        assert_valid_output("query_project", &v);
+        insta::assert_json_snapshot!(format!("view_{view}"), v);
+    }
+}
+
+#[test]
+fn size_budget_at_the_default_limit() {
+    let mut report = Vec::new();
+    for (view, filters) in all_views() {
+        let v = query(view, filters);
+        let bytes = serde_json::to_vec(&v).unwrap().len();
+        report.push(format!("{view}: {bytes} B"));
+        let budget = if view == "focus" { 2048 } else { 8192 };
+        assert!(
+            bytes < budget,
+            "{view} is {bytes} bytes at the default limit, over its budget of {budget}"
+        );
+    }
+    eprintln!("view sizes on the demo: {}", report.join(", "));
+}
+
+#[test]
+fn forecasts_are_ranges_never_single_dates() {
+    let issue = query("issue", json!({ "issueId": "acme/api#102" }));
+    let f = &issue["derived"]["forecast"];
+    for q in ["p10", "p50", "p80"] {
+        assert!(f[q].is_string(), "issue forecast lacks {q}: {f}");
+    }
+    let m = query("milestone", json!({ "milestoneId": 4 }));
+    for q in ["p10", "p50", "p80"] {
+        assert!(m["cone"][q].is_string());
+    }
+    let r = query("runway", json!({}));
+    for m in r["milestones"].as_array().unwrap() {
+        assert!(m["band"]["p50"].is_string() && m["band"]["p80"].is_string());
+    }
+}
+
+#[test]
+fn focus_rationales_come_from_engine_facts() {
+    let f = query("focus", json!({ "assignee": "bjorn" }));
+    assert_eq!(f["assignee"], "bjorn");
+    let now = &f["now"];
+    assert!(now.is_object(), "bjorn has work: {f}");
+    let all: Vec<&Value> = std::iter::once(now)
+        .chain(f["next"].as_array().unwrap())
+        .chain(f["later"].as_array().unwrap())
+        .collect();
+    assert!(all.len() > 1 && all.len() <= 7);
+    for item in &all {
+        let r = item["rationale"].as_str().unwrap();
+        assert!(r.contains("p50") || r.contains("beyond the horizon"), "{r}");
+    }
+    // Something in the demo blocks other work, and the rationale says so with the blocked issue's number.
+    let team = query("focus", json!({ "limit": 7 }));
+    let text = team.to_string();
+    assert!(
+        text.contains("working day"),
+        "milestone slack is named: {text}"
+    );
+}
+
+#[test]
+fn focus_limit_caps_the_items() {
+    let f = query("focus", json!({ "limit": 2 }));
+    assert!(f["now"].is_object());
+    assert_eq!(f["next"].as_array().unwrap().len(), 1);
+    assert_eq!(f["later"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn filter_state_narrows_the_board_to_one_column() {
+    let b = query("board", json!({ "state": "triage", "limit": 100 }));
+    let cols = b["columns"].as_array().unwrap();
+    assert_eq!(cols.len(), 1);
+    assert_eq!(cols[0]["state"], "triage");
+    let n = cols[0]["issues"].as_array().unwrap().len();
+    assert_eq!(n as u64, cols[0]["count"].as_u64().unwrap());
+    assert!(n > 0);
+}
+
+#[test]
+fn filter_assignee_keeps_their_issues() {
+    let b = query("board", json!({ "assignee": "farah", "limit": 100 }));
+    let mut seen = 0;
+    for col in b["columns"].as_array().unwrap() {
+        for card in col["issues"].as_array().unwrap() {
+            assert_eq!(card["assignee"], "farah", "{card}");
+            seen += 1;
+        }
+    }
+    assert!(seen > 0);
+    let r = query("runway", json!({ "assignee": "farah" }));
+    let cap = r["capacity"].as_array().unwrap();
+    assert_eq!(cap.len(), 1);
+    assert_eq!(cap[0]["person"], "farah");
+    // Gitea compares usernames without case.
+    assert_eq!(
+        query("board", json!({ "assignee": "FARAH", "limit": 100 })),
+        b
+    );
+}
+
+#[test]
+fn filter_label_keeps_issues_with_the_label() {
+    let s = query(
+        "search",
+        json!({ "query": "api", "label": "security", "limit": 100 }),
+    );
+    let matches = s["matches"].as_array().unwrap();
+    assert!(!matches.is_empty(), "{s}");
+    for m in matches {
+        let issue = query("issue", json!({ "issueId": m["issue"] }));
+        let labels = issue["intent"]["labels"].as_array().unwrap();
+        assert!(labels.iter().any(|l| l == "security"), "{m}");
+    }
+}
+
+#[test]
+fn filter_milestone_narrows_board_runway_and_focus() {
+    let b = query("board", json!({ "milestoneId": 4, "limit": 100 }));
+    for col in b["columns"].as_array().unwrap() {
+        for card in col["issues"].as_array().unwrap() {
+            assert_eq!(card["milestone"], "Public API v2", "{card}");
+        }
+    }
+    let r = query("runway", json!({ "milestoneId": 4 }));
+    assert_eq!(r["milestones"].as_array().unwrap().len(), 1);
+    assert_eq!(r["milestones"][0]["milestone"], 4);
+    let f = query("focus", json!({ "milestoneId": 4 }));
+    let key = f["now"]["issue"].as_str().unwrap();
+    let issue = query("issue", json!({ "issueId": key }));
+    assert_eq!(issue["intent"]["milestone"]["id"], 4);
+}
+
+#[test]
+fn filter_limit_cuts_lists_and_is_checked() {
+    let s = query("search", json!({ "query": "the", "limit": 3 }));
+    assert_eq!(s["matches"].as_array().unwrap().len(), 3);
+    assert!(s["total"].as_u64().unwrap() > 3);
+    let b = query("board", json!({}));
+    let cards: usize = b["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["issues"].as_array().unwrap().len())
+        .sum();
+    assert!(cards <= 20, "the default limit is 20 cards: {cards}");
+    for bad in [0, 101, 500] {
+        match query_err(json!({ "view": "board", "filters": { "limit": bad } })) {
+            ToolError::Invalid { path, message } => {
+                assert_eq!(path, "/filters/limit", "{message}");
+            }
+            e => panic!("limit {bad}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn filter_issue_id_accepts_full_keys_and_explains_ambiguous_numbers() {
+    let a = query("issue", json!({ "issueId": "acme/api#102" }));
+    assert_eq!(a["issue"], "acme/api#102");
+    assert_eq!(a["derived"]["dependsOn"], json!(["acme/api#77"]));
+    // Three repositories: a bare number is ambiguous, and the error says how to name it.
+    match query_err(json!({ "view": "issue", "filters": { "issueId": 102 } })) {
+        ToolError::Invalid { path, message } => {
+            assert_eq!(path, "/filters/issueId");
+            assert!(message.contains("owner/repo#102"), "{message}");
+        }
+        e => panic!("{e}"),
+    }
+    match query_err(json!({ "view": "issue", "filters": { "issueId": "acme/api#99999" } })) {
+        ToolError::Invalid { path, message } => {
+            assert_eq!(path, "/filters/issueId");
+            assert!(message.contains("no issue acme/api#99999"), "{message}");
+        }
+        e => panic!("{e}"),
+    }
+}
+
+#[test]
+fn filter_query_ranks_title_matches_first() {
+    let s = query("search", json!({ "query": "idempotency" }));
+    let first = &s["matches"][0];
+    assert_eq!(first["in"], "title");
+    assert!(
+        first["title"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("idempotency")
+    );
+    let scores: Vec<u64> = s["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["score"].as_u64().unwrap())
+        .collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    // A number finds the issue itself.
+    let n = query("search", json!({ "query": "acme/web#3" }));
+    assert_eq!(n["matches"][0]["issue"], "acme/web#3");
+    assert_eq!(n["matches"][0]["in"], "number");
+}
+
+#[test]
+fn views_that_need_a_filter_say_which() {
+    for (view, field) in [
+        ("issue", "/filters/issueId"),
+        ("milestone", "/filters/milestoneId"),
+        ("search", "/filters/query"),
+    ] {
+        match query_err(json!({ "view": view })) {
+            ToolError::Invalid { path, .. } => assert_eq!(path, field),
+            e => panic!("{view}: {e}"),
+        }
+    }
+    match query_err(json!({ "view": "milestone", "filters": { "milestoneId": 77 } })) {
+        ToolError::Invalid { path, message } => {
+            assert_eq!(path, "/filters/milestoneId");
+            assert!(
+                message.contains("Public API v2"),
+                "lists the milestones: {message}"
+            );
+        }
+        e => panic!("{e}"),
+    }
+}
+
+#[test]
+fn bad_inputs_name_the_field() {
+    let cases = [
+        (json!({ "view": "roadmap" }), "/view"),
+        (json!({}), "/"),
+        (
+            json!({ "view": "board", "filters": { "colour": "red" } }),
+            "/filters",
+        ),
+        (
+            json!({ "view": "board", "filters": { "state": "doing" } }),
+            "/filters/state",
+        ),
+        (
+            json!({ "view": "board", "filters": { "limit": "ten" } }),
+            "/filters/limit",
+        ),
+    ];
+    for (input, want) in cases {
+        match query_err(input.clone()) {
+            ToolError::Invalid { path, message } => {
+                assert_eq!(path, want, "{input}: {message}");
+                assert!(!message.is_empty());
+            }
+            e => panic!("{input}: {e}"),
+        }
+    }
+    let e = tools::call_str(&ctx(shared()), "query_project", "{\"view\": ").unwrap_err();
+    assert!(matches!(e, ToolError::BadJson(_)) && e.is_input(), "{e}");
+    let e = tools::call(&ctx(shared()), "query_projects", &json!({})).unwrap_err();
+    assert!(
+        matches!(e, ToolError::UnknownTool(_)) && e.is_input(),
+        "{e}"
+    );
+}
+
+#[test]
+fn capture_work_is_declared_and_says_no_model() {
+    let e = tools::call(
+        &ctx(shared()),
+        "capture_work",
+        &json!({ "braindump": "we need dark mode on the web app" }),
+    )
+    .unwrap_err();
+    assert!(matches!(e, ToolError::NoModel), "{e}");
+    assert!(e.to_string().contains("no model configured"));
+    // Its input is still checked first.
+    let e = tools::call(&ctx(shared()), "capture_work", &json!({ "brain": "x" })).unwrap_err();
+    assert!(matches!(e, ToolError::Invalid { .. }), "{e}");
+}
+
+#[test]
+fn schemas_are_objects_and_published_for_all_four_tools() {
+    let specs = tools::specs();
+    let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
+    assert_eq!(
+        names,
+        [
+            "query_project",
+            "capture_work",
+            "apply_changes",
+            "record_directive"
+        ]
+    );
+    for s in &specs {
+        assert_eq!(s.input_schema["type"], "object", "{}", s.name);
+        jsonschema::validator_for(&s.input_schema).unwrap();
+        jsonschema::validator_for(&s.output_schema).unwrap();
+        assert!(!s.description.is_empty());
+    }
+    let q = &specs[0].input_schema;
+    let text = q.to_string();
+    for field in [
+        "issueId",
+        "milestoneId",
+        "state",
+        "assignee",
+        "label",
+        "query",
+        "limit",
+    ] {
+        assert!(text.contains(field), "query_project schema lacks {field}");
+    }
+    assert!(
+        text.contains("owner/repo#N"),
+        "the schema says how to name issues"
+    );
+}
+
+// ---- apply_changes ----
+
+fn apply(dir: &Path, input: Value) -> Value {
+    let v = tools::call(&ctx(dir), "apply_changes", &input).unwrap();
+    assert_valid_output("apply_changes", &v);
+    v
+}
+
+fn pending(dir: &Path) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(dir.join("ops/pending"))
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+fn reasons(v: &Value) -> Vec<String> {
+    v["rejected"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|r| r["reason"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn every_rejection_reason() {
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    let cases: Vec<(Value, &str)> = vec![
+        (
+            json!({ "op": "set_priority", "issue": "acme/api#9999", "priority": "p/1" }),
+            "unknown issue acme/api#9999",
+        ),
+        (
+            json!({ "op": "set_milestone", "issue": "acme/api#102", "milestone": 42 }),
+            "unknown milestone 42",
+        ),
+        (
+            json!({ "op": "set_deadline_hard", "milestone": 42, "hard": true }),
+            "unknown milestone 42",
+        ),
+        (
+            json!({ "op": "set_estimate", "issue": "acme/api#102", "estimate": "est/5d" }),
+            "not on the estimate ladder",
+        ),
+        (
+            json!({ "op": "set_priority", "issue": "acme/api#102", "priority": "p/7" }),
+            "out of range",
+        ),
+        (
+            json!({ "op": "add_dep", "issue": "acme/api#77", "dependsOn": "acme/api#102" }),
+            "would make a cycle",
+        ),
+        (
+            json!({ "op": "add_dep", "issue": "acme/api#102", "dependsOn": "acme/api#102" }),
+            "cannot depend on itself",
+        ),
+        (
+            json!({ "op": "create_issue", "title": "Dark mode", "labels": ["frontend"], "repo": "acme/web" }),
+            "outside CommiTea's namespaces",
+        ),
+        (
+            json!({ "op": "remove_label", "issue": "acme/api#102", "label": "feature" }),
+            "outside CommiTea's namespaces",
+        ),
+        (
+            json!({ "op": "set_priority", "issue": 102, "priority": "p/1" }),
+            "ambiguous",
+        ),
+        (
+            json!({ "op": "create_issue", "title": "Dark mode" }),
+            "several repositories",
+        ),
+    ];
+    for (op, want) in &cases {
+        let v = apply(dir, json!({ "ops": [op] }));
+        assert_eq!(v["applied"], 0, "{op}");
+        let r = reasons(&v);
+        assert_eq!(r.len(), 1, "{op}: {v}");
+        assert!(
+            r[0].contains(want),
+            "{op}: reason {:?} lacks {want:?}",
+            r[0]
+        );
+        assert_eq!(v["rejected"][0]["op"]["op"], op["op"]);
+    }
+    assert!(pending(dir).is_empty(), "a rejected batch writes nothing");
+}
+
+#[test]
+fn destructive_ops_need_approval_and_never_reach_a_file_without_it() {
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    let destructive = [
+        json!({ "op": "remove_dep", "issue": "acme/api#102", "dependsOn": "acme/api#77" }),
+        json!({ "op": "close_issue", "issue": "acme/api#102" }),
+        json!({ "op": "remove_label", "issue": "acme/api#102", "label": "p/2" }),
+    ];
+    let additive = json!({ "op": "set_priority", "issue": "acme/api#102", "priority": "p/1" });
+    let mut ops = destructive.to_vec();
+    ops.push(additive.clone());
+    let v = apply(dir, json!({ "ops": ops }));
+    assert_eq!(v["applied"], 1);
+    let r = reasons(&v);
+    assert_eq!(r.len(), 3);
+    assert!(r.iter().all(|r| r.contains("approved")), "{r:?}");
+    let files = pending(dir);
+    assert_eq!(files, ["C-0001.yaml"]);
+    let text = std::fs::read_to_string(dir.join("ops/pending/C-0001.yaml")).unwrap();
+    for word in ["remove_dep", "close_issue", "remove_label"] {
+        assert!(!text.contains(word), "{word} reached the op file:\n{text}");
+    }
+    // With approval they go through, in one file, marked destructive.
+    let v = apply(dir, json!({ "ops": destructive, "approved": true }));
+    assert_eq!(v["applied"], 3, "{v}");
+    assert_eq!(v["opsFile"], "ops/pending/C-0002.yaml");
+    let file = OpFile::parse(
+        &std::fs::read_to_string(dir.join("ops/pending/C-0002.yaml")).unwrap(),
+        Path::new("ops/pending/C-0002.yaml"),
+    )
+    .unwrap();
+    assert!(file.destructive && file.approved);
+    assert_eq!(file.ops.len(), 3);
+}
+
+#[test]
+fn a_batch_cannot_build_a_cycle_one_edge_at_a_time() {
+    let tmp = demo_dir();
+    let v = apply(
+        tmp.path(),
+        json!({ "ops": [
+            { "op": "add_dep", "issue": "acme/web#3", "dependsOn": "acme/web#4" },
+            { "op": "add_dep", "issue": "acme/web#4", "dependsOn": "acme/web#3" },
+        ] }),
+    );
+    assert_eq!(v["applied"], 1);
+    let r = reasons(&v);
+    assert!(
+        r[0].contains("acme/web#4 → acme/web#3 → acme/web#4"),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn an_accepted_call_writes_one_op_file_with_its_consequence_and_it_round_trips() {
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    let v = apply(
+        dir,
+        json!({ "ops": [
+            { "op": "create_issue", "title": "Dark mode", "body": "Users ask for it.", "labels": ["est/3d", "p/1"], "milestone": 4, "repo": "acme/api", "deps": ["acme/api#102"] },
+            { "op": "set_estimate", "issue": "acme/api#102", "estimate": "2w" },
+            { "op": "set_milestone", "issue": "acme/web#3", "milestone": null },
+            { "op": "set_deadline_hard", "milestone": 4, "hard": true },
+            { "op": "add_dep", "issue": "acme/web#3", "dependsOn": "acme/web#4" },
+        ] }),
+    );
+    assert_eq!(v["applied"], 5, "{v}");
+    assert!(v.get("rejected").is_none());
+    let consequence = v["consequence"].as_str().unwrap();
+    assert!(
+        !consequence.is_empty() && consequence != "no forecast change",
+        "{consequence}"
+    );
+    let rel = Path::new("ops/pending/C-0001.yaml");
+    let text = std::fs::read_to_string(dir.join(rel)).unwrap();
+    let file = OpFile::parse(&text, rel).unwrap();
+    assert_eq!(
+        file.render(rel).unwrap(),
+        text,
+        "the op file round-trips byte for byte"
+    );
+    assert_eq!(file.id, "C-0001");
+    assert_eq!(file.by.as_deref(), Some("pat"));
+    assert_eq!(file.created_at, "2026-11-20T09:30:00Z");
+    assert_eq!(file.summary, consequence);
+    assert!(!file.consequence.is_empty());
+    // The estimate is normalised to its label, issues to full keys.
+    assert!(text.contains("estimate: est/2w"), "{text}");
+    assert!(text.contains("issue: acme/web#3"), "{text}");
+    insta::assert_snapshot!("op_file", text);
+    // Nothing else changed: the snapshot and the ledger are as they were.
+    let again = demo_dir();
+    for f in [
+        "pm-state.md",
+        "snapshot/issues/acme/api/102.yaml",
+        "snapshot/milestones.yaml",
+    ] {
+        assert_eq!(
+            std::fs::read(dir.join(f)).unwrap(),
+            std::fs::read(again.path().join(f)).unwrap(),
+            "{f}"
+        );
+    }
+}
+
+#[test]
+fn apply_changes_is_deterministic() {
+    let input =
+        json!({ "ops": [{ "op": "set_priority", "issue": "acme/mobile#5", "priority": "p/0" }] });
+    let a = demo_dir();
+    let b = demo_dir();
+    let va = apply(a.path(), input.clone());
+    let vb = apply(b.path(), input);
+    assert_eq!(va, vb);
+    assert_eq!(
+        std::fs::read(a.path().join("ops/pending/C-0001.yaml")).unwrap(),
+        std::fs::read(b.path().join("ops/pending/C-0001.yaml")).unwrap()
+    );
+}
+
+#[test]
+fn record_directive_through_the_tool_and_the_directives_view() {
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    let v = tools::call(
+        &ctx(dir),
+        "record_directive",
+        &json!({
+            "kind": "reprioritize",
+            "quote": "Idempotency keys first, the bank is waiting.",
+            "target": { "issue": "acme/api#102" },
+            "params": { "priority": 0 }
+        }),
+    )
+    .unwrap();
+    assert_valid_output("record_directive", &v);
+    let id = v["directiveId"].as_str().unwrap().to_owned();
+    assert!(id.starts_with("D-"));
+    assert!(v["summary"].is_string());
+    let second = tools::call(
+        &ctx(dir),
+        "record_directive",
+        &json!({ "kind": "note", "quote": "Bank demo on Friday." }),
+    )
+    .unwrap();
+    let id2 = second["directiveId"].as_str().unwrap().to_owned();
+    let d = tools::call(
+        &ctx(dir),
+        "query_project",
+        &json!({ "view": "directives", "filters": { "limit": 1 } }),
+    )
+    .unwrap();
+    assert_eq!(
+        d["pending"]["id"],
+        id.as_str(),
+        "the note proposes no Gitea change"
+    );
+    let recent = d["recent"].as_array().unwrap();
+    assert_eq!(recent.len(), 1, "the limit keeps the newest: {d}");
+    assert_eq!(recent[0]["id"], id2.as_str());
+    let all = tools::call(&ctx(dir), "query_project", &json!({ "view": "directives" })).unwrap();
+    assert_eq!(all["recent"].as_array().unwrap().len(), 2);
+    // A field error is an input error naming the field.
+    let e = tools::call(
+        &ctx(dir),
+        "record_directive",
+        &json!({ "kind": "reprioritize", "quote": "x", "target": { "issue": "acme/api#102" }, "params": { "priority": 9 } }),
+    )
+    .unwrap_err();
+    match e {
+        ToolError::Invalid { path, .. } => assert_eq!(path, "/params"),
+        e => panic!("{e}"),
+    }
+}
+
+#[test]
+fn standup_reports_drift_against_the_last_committed_forecast() {
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    commitea::pipeline::run(&run_options(dir)).unwrap();
+    let before = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
+    assert!(
+        before["drift"]["since"].is_null(),
+        "nothing differs yet: {}",
+        before["drift"]
+    );
+    tools::call(
+        &ctx(dir),
+        "record_directive",
+        &json!({
+            "kind": "scope",
+            "quote": "Drop the webhooks from API v2.",
+            "target": { "milestone": 4 },
+            "params": { "remove": ["acme/api#102"] }
+        }),
+    )
+    .ok();
+    tools::call(
+        &ctx(dir),
+        "record_directive",
+        &json!({
+            "kind": "reprioritize",
+            "quote": "Idempotency keys first.",
+            "target": { "issue": "acme/api#102" },
+            "params": { "priority": 0 }
+        }),
+    )
+    .unwrap();
+    let after = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
+    assert_valid_output("query_project", &after);
+    let drift = &after["drift"];
+    assert!(drift["since"].is_string(), "{drift}");
+    assert!(drift["issuesMoved"].as_u64().unwrap() > 0, "{drift}");
+    let moved = drift["issues"].as_array().unwrap();
+    assert!(moved.iter().any(|m| m["moved"].as_i64().unwrap() != 0));
+    // Each person's plan and the stale blockers are there.
+    assert!(!after["people"].as_array().unwrap().is_empty());
+    assert!(after["staleBlockers"].is_array());
+}
+
+#[test]
+fn standup_stale_blockers_follow_the_configured_days() {
+    let lax = query("standup", json!({ "limit": 100 }));
+    let n_default = lax["staleBlockers"].as_array().unwrap().len();
+    for b in lax["staleBlockers"].as_array().unwrap() {
+        assert!(b["idleDays"].as_i64().unwrap() >= 5);
+        assert!(!b["blocks"].as_array().unwrap().is_empty());
+    }
+    let mut c = ctx(shared());
+    c.env
+        .push(("COMMITEA_STANDUP_STALE_DAYS".into(), "1".into()));
+    let strict = tools::call(
+        &c,
+        "query_project",
+        &json!({ "view": "standup", "filters": { "limit": 100 } }),
+    )
+    .unwrap();
+    let n_strict = strict["staleBlockers"].as_array().unwrap().len();
+    assert!(
+        n_strict >= n_default && n_strict > 0,
+        "{n_strict} vs {n_default}"
+    );
+}
