@@ -1,4 +1,4 @@
-//! The command line: `commitea run | demo | plan | directive | render | generate`.
+//! The command line: `commitea run | demo | plan | directive | tool | mcp | render | generate`.
 //!
 //! Parsing only; each command calls the library. Data goes to stdout, logs to stderr.
 
@@ -128,6 +128,36 @@ pub enum Command {
         #[arg(long)]
         rationale: Option<String>,
         /// Who gave the directive (a Gitea username).
+        #[arg(long)]
+        by: Option<String>,
+    },
+    /// Call one agent tool (query_project, capture_work, apply_changes, record_directive) with JSON input and
+    /// print its JSON answer on one line. Input errors exit with status 2 and name the field.
+    Tool {
+        /// The state repo.
+        #[arg(long, short = 's', default_value = ".", env = "COMMITEA_STATE")]
+        state: PathBuf,
+        /// The tool's name.
+        #[arg(required_unless_present = "list")]
+        name: Option<String>,
+        /// The input as JSON; `-` or absent reads it from stdin.
+        input: Option<String>,
+        /// Print the tools with their input and output JSON Schemas instead (the MCP `tools/list` shape).
+        #[arg(long, conflicts_with_all = ["name", "input"])]
+        list: bool,
+        /// Who is asking (a Gitea username), written into op files and directives.
+        #[arg(long)]
+        by: Option<String>,
+        /// Use this time (RFC 3339) as the wall clock, for reproducible op files and ledger entries.
+        #[arg(long, hide = true, value_parser = parse_now)]
+        clock: Option<DateTime<Utc>>,
+    },
+    /// Serve the four agent tools to an MCP client over stdin/stdout until stdin closes. Logs go to stderr.
+    Mcp {
+        /// The state repo.
+        #[arg(long, short = 's', default_value = ".", env = "COMMITEA_STATE")]
+        state: PathBuf,
+        /// Who is asking (a Gitea username), written into op files and directives.
         #[arg(long)]
         by: Option<String>,
     },
@@ -320,6 +350,36 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
                 Err(e) => return Err(e.into()),
             }
         }
+        Command::Tool {
+            state,
+            name,
+            input,
+            list,
+            by,
+            clock,
+        } => {
+            if list {
+                println!("{}", serde_json::to_string(&tool_list())?);
+                return Ok(());
+            }
+            let name = name.unwrap_or_default();
+            let input = match input.as_deref() {
+                Some(text) if text != "-" => text.to_owned(),
+                _ => {
+                    let mut text = String::new();
+                    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                        .context("reading the tool's input from stdin")?;
+                    text
+                }
+            };
+            let ctx = tool_context(state, by, clock);
+            match crate::tools::call_str(&ctx, &name, &input) {
+                Ok(answer) => println!("{}", serde_json::to_string(&answer)?),
+                Err(e) if e.is_input() => input_error(&e.to_string()),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Command::Mcp { state, by } => crate::tools::mcp::serve(tool_context(state, by, None))?,
         Command::Render { state } => {
             let layout = crate::state::Layout::new(&state);
             let config = crate::config::Config::load(&state, env_vars(), &Overrides::default())?;
@@ -387,7 +447,30 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Reports a bad directive input and exits with status 2, as clap does for usage errors.
+/// The tools' context: the state repo, the `COMMITEA_*` config overrides, who asks, and a fixed clock if any.
+fn tool_context(
+    state: PathBuf,
+    by: Option<String>,
+    clock: Option<DateTime<Utc>>,
+) -> crate::tools::Context {
+    crate::tools::Context {
+        state_dir: state,
+        // COMMITEA_STATE chose the state repo; it is not a config key.
+        env: env_vars()
+            .into_iter()
+            .filter(|(k, _)| k != "COMMITEA_STATE")
+            .collect(),
+        clock,
+        by,
+    }
+}
+
+/// `commitea tool --list`: the tools exactly as the MCP server's `tools/list` answers them.
+fn tool_list() -> serde_json::Value {
+    serde_json::json!({ "tools": crate::tools::mcp::tools() })
+}
+
+/// Reports a bad input and exits with status 2, as clap does for usage errors.
 fn input_error(message: &str) -> ! {
     eprintln!("error: {message}");
     std::process::exit(2)

@@ -7,6 +7,7 @@
 //! derived from the Rust types with `schemars`, so the documentation and the code cannot drift apart.
 
 pub mod apply;
+pub mod mcp;
 pub mod query;
 pub mod schema;
 

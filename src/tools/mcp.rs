@@ -1,0 +1,195 @@
+//! `commitea mcp`: the four agent tools as a Model Context Protocol server on stdin/stdout.
+//!
+//! The server is a thin shell over the dispatcher in [`crate::tools`]: `tools/list` publishes
+//! [`super::specs`] (name, description, input and output JSON Schemas), `tools/call` runs [`super::call`] on
+//! the blocking thread pool (a forecast is CPU work) and answers the tool's JSON both as structured content
+//! and as text. A failed call — an unknown tool, input that does not fit the schema, an unreadable state
+//! repo — is a tool result with `isError: true` whose text is the message and whose structured content is
+//! `{error: {kind, message, path?}}`, so the model reads what to fix and the session goes on; it is never a
+//! protocol error. A method the server does not know gets JSON-RPC's `-32601` (method not found): rmcp
+//! reads it as a custom request, and the handler answers it with the method's name.
+//!
+//! stdout carries the protocol and nothing else: logs go to stderr through `tracing`. The server runs on a
+//! current-thread Tokio runtime of its own, so the caller stays synchronous, and returns when the client
+//! closes stdin.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, ErrorCode, Implementation, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::{RequestContext, ServerInitializeError};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+
+use super::{Context, ToolError};
+
+/// What the server tells the client about itself, for the model.
+const INSTRUCTIONS: &str = "CommiTea forecasts a team's Gitea issues and keeps its plan in a git state repo. Four tools: query_project reads the project (view focus, issue, milestone, board, runway, calibration, directives, standup or search; filters narrow it) and is the only read tool — every date and number in its answers comes from the forecast engine, and forecasts are ranges (p50/p80), never single dates, so report them as ranges; capture_work turns a braindump into a proposed issue set (it needs a configured big model and says so when none is); apply_changes proposes Gitea changes as one reviewable op file under ops/pending/ (destructive ops — remove_dep, close_issue, remove_label — need approved: true, obtained from the person after showing the consequence); record_directive records a PM directive with the PM's verbatim words in the ledger and returns its consequence. No tool changes Gitea directly. An error result names the field to fix (a JSON pointer such as /filters/limit).";
+
+/// The MCP server: the tool context it runs every call in.
+#[derive(Debug, Clone)]
+pub struct Server {
+    ctx: Arc<Context>,
+}
+
+impl Server {
+    /// A server answering from `ctx`'s state repo.
+    pub fn new(ctx: Context) -> Self {
+        Self { ctx: Arc::new(ctx) }
+    }
+
+    /// Runs one tool call on the blocking pool and turns its outcome into a tool result.
+    async fn run(&self, name: String, arguments: Value) -> CallToolResult {
+        let ctx = Arc::clone(&self.ctx);
+        let tool = name.clone();
+        let outcome =
+            tokio::task::spawn_blocking(move || super::call(&ctx, &tool, &arguments)).await;
+        match outcome {
+            Ok(Ok(answer)) => success(answer),
+            Ok(Err(e)) => {
+                if e.is_input() {
+                    tracing::info!("{name}: {e}");
+                } else {
+                    tracing::warn!("{name}: {e}");
+                }
+                failure(&e)
+            }
+            Err(join) => {
+                tracing::error!("{name} failed unexpectedly: {join}");
+                failure(&ToolError::State(format!(
+                    "{name} failed unexpectedly ({join}); the server is still running"
+                )))
+            }
+        }
+    }
+}
+
+/// A successful tool result: the answer as structured content and as compact JSON text.
+fn success(answer: Value) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(answer.to_string())]);
+    result.structured_content = Some(answer);
+    result
+}
+
+/// A failed tool result: the message as text, `{error: {kind, message, path?}}` as structured content.
+fn failure(e: &ToolError) -> CallToolResult {
+    let mut result = CallToolResult::error(vec![ContentBlock::text(e.to_string())]);
+    result.structured_content = Some(e.to_json());
+    result
+}
+
+/// A schema as the JSON object MCP wants; a non-object (which the derived schemas never are) becomes `{}`.
+fn object(v: Value) -> JsonObject {
+    match v {
+        Value::Object(map) => map,
+        other => {
+            tracing::warn!("a tool schema is not a JSON object: {other}");
+            JsonObject::new()
+        }
+    }
+}
+
+/// An output schema as MCP wants it: `type: "object"` at the root. Every answer is an object, so adding it
+/// to a root that only says `anyOf` (`query_project`'s nine payloads) narrows nothing.
+fn output_object(v: Value) -> JsonObject {
+    let mut schema = object(v);
+    schema
+        .entry("type")
+        .or_insert_with(|| Value::String("object".to_owned()));
+    schema
+}
+
+/// What a client may assume about a tool: none touches Gitea; the readers change nothing.
+fn annotations(name: &str) -> ToolAnnotations {
+    let reads_only = matches!(name, super::QUERY_PROJECT | super::CAPTURE_WORK);
+    ToolAnnotations::new()
+        .read_only(reads_only)
+        .destructive(false)
+        .open_world(false)
+}
+
+/// The four tools as MCP offers them (`tools/list`, and `commitea tool --list`).
+pub fn tools() -> Vec<Tool> {
+    super::specs()
+        .into_iter()
+        .map(|s| {
+            Tool::new(s.name, s.description, object(s.input_schema))
+                .with_raw_output_schema(Arc::new(output_object(s.output_schema)))
+                .with_annotations(annotations(s.name))
+        })
+        .collect()
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("commitea", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        Ok(self.run(request.name.into_owned(), arguments).await.into())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!(
+                "method not found: {} (this server offers the tools: tools/list, tools/call)",
+                request.method
+            ),
+            None,
+        ))
+    }
+}
+
+/// Serves the tools over stdin/stdout until the client closes stdin.
+///
+/// Builds its own current-thread runtime (the tools run on its blocking pool). A client that goes away
+/// before the handshake ends is a clean exit too.
+pub fn serve(ctx: Context) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    tracing::info!(
+        "MCP server on stdio for the state repo {}",
+        ctx.state_dir.display()
+    );
+    let outcome = runtime.block_on(async move {
+        let running = match Server::new(ctx).serve(rmcp::transport::stdio()).await {
+            Ok(running) => running,
+            Err(ServerInitializeError::ConnectionClosed(why)) => {
+                tracing::info!("the client left before the handshake ({why})");
+                return Ok(());
+            }
+            Err(e) => return Err(anyhow::Error::new(e).context("MCP handshake")),
+        };
+        let reason = running.waiting().await?;
+        tracing::info!("MCP session ended: {reason:?}");
+        Ok(())
+    });
+    // A read of stdin cannot be cancelled; do not wait for one that will never end.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    outcome
+}

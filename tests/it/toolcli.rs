@@ -1,0 +1,204 @@
+//! `commitea tool`: one agent tool call from the command line on a copy of the bundled demo. stdout holds
+//! the answer and nothing else; a caller's mistake exits with status 2 and names the field on stderr.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use commitea::demo::{self, DemoSpec};
+use serde_json::Value;
+
+/// Fewer Monte Carlo trials than the default: the tests check shapes, not precision.
+pub const TRIALS: (&str, &str) = ("COMMITEA_FORECAST_TRIALS", "400");
+
+/// A fresh copy of the bundled demo state (no git, no forecast) in a temporary directory.
+pub fn demo_state() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    demo::write(&demo::generate(&DemoSpec::bundled()), tmp.path()).unwrap();
+    tmp
+}
+
+/// Runs `commitea tool -s STATE ARGS…`, with `stdin` as its standard input.
+fn tool(state: &Path, args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .arg("tool")
+        .arg("-s")
+        .arg(state)
+        .args(args)
+        .env_remove("COMMITEA_STATE")
+        .env(TRIALS.0, TRIALS.1)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// The one-line JSON answer of a successful call.
+fn answer(out: &Output) -> Value {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    let stdout = String::from_utf8(out.stdout.clone()).unwrap();
+    assert!(stdout.ends_with('\n'), "the answer ends with a newline");
+    assert_eq!(
+        stdout.lines().count(),
+        1,
+        "the answer is one line: {stdout}"
+    );
+    serde_json::from_str(&stdout).unwrap()
+}
+
+/// The stderr of a call that failed with status 2 and printed nothing on stdout.
+fn input_error(out: &Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
+    assert!(out.stdout.is_empty(), "nothing on stdout on an error");
+    assert!(stderr.contains("error: "), "{stderr}");
+    stderr
+}
+
+/// An open issue of the demo, `owner/repo#N`, from the board.
+fn open_issue(state: &Path) -> String {
+    let board = answer(&tool(
+        state,
+        &[
+            "query_project",
+            r#"{"view":"board","filters":{"state":"steeping","limit":1}}"#,
+        ],
+        "",
+    ));
+    board["columns"][0]["issues"][0]["issue"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn query_project_answers_one_line_of_json_from_the_argument_or_stdin() {
+    let tmp = demo_state();
+    let runway = answer(&tool(
+        tmp.path(),
+        &["query_project", r#"{"view":"runway"}"#],
+        "",
+    ));
+    assert!(!runway["milestones"].as_array().unwrap().is_empty());
+    assert!(runway["milestones"][0]["band"]["p80"].is_string());
+    // `-` and no argument both read stdin.
+    let board = answer(&tool(
+        tmp.path(),
+        &["query_project", "-"],
+        r#"{"view":"board","filters":{"limit":2}}"#,
+    ));
+    assert_eq!(board["columns"].as_array().unwrap().len(), 5);
+    let calibration = answer(&tool(
+        tmp.path(),
+        &["query_project"],
+        r#"{"view":"calibration"}"#,
+    ));
+    assert!(calibration["globalMultiplier"].is_number());
+}
+
+#[test]
+fn input_mistakes_exit_2_and_name_the_problem() {
+    let tmp = demo_state();
+    let bad_json = input_error(&tool(tmp.path(), &["query_project", "{bad"], ""));
+    assert!(bad_json.contains("not valid JSON"), "{bad_json}");
+
+    let view = input_error(&tool(
+        tmp.path(),
+        &["query_project", r#"{"view":"gantt"}"#],
+        "",
+    ));
+    assert!(view.contains("/view"), "{view}");
+
+    let limit = input_error(&tool(
+        tmp.path(),
+        &[
+            "query_project",
+            r#"{"view":"board","filters":{"limit":500}}"#,
+        ],
+        "",
+    ));
+    assert!(limit.contains("/filters/limit"), "{limit}");
+
+    let unknown = input_error(&tool(tmp.path(), &["make_coffee", "{}"], ""));
+    assert!(
+        unknown.contains("unknown tool \"make_coffee\""),
+        "{unknown}"
+    );
+
+    let capture = input_error(&tool(
+        tmp.path(),
+        &["capture_work", r#"{"braindump":"a login page by Friday"}"#],
+        "",
+    ));
+    assert!(capture.contains("no model configured"), "{capture}");
+}
+
+#[test]
+fn list_prints_the_four_tools_with_object_schemas() {
+    let tmp = demo_state();
+    let list = answer(&tool(tmp.path(), &["--list"], ""));
+    let tools = list["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, commitea::tools::NAMES);
+    for t in tools {
+        assert!(!t["description"].as_str().unwrap().is_empty());
+        assert_eq!(t["inputSchema"]["type"], "object", "{}", t["name"]);
+        assert_eq!(t["outputSchema"]["type"], "object", "{}", t["name"]);
+    }
+}
+
+#[test]
+fn a_destructive_op_without_approval_is_rejected_and_files_nothing() {
+    let tmp = demo_state();
+    let issue = open_issue(tmp.path());
+    let input = serde_json::json!({ "ops": [{ "op": "close_issue", "issue": issue }] }).to_string();
+    let out = answer(&tool(tmp.path(), &["apply_changes", &input], ""));
+    assert_eq!(out["applied"], 0, "{out}");
+    let rejected = out["rejected"].as_array().unwrap();
+    assert_eq!(rejected.len(), 1, "{out}");
+    assert_eq!(rejected[0]["op"]["op"], "close_issue");
+    assert!(
+        rejected[0]["reason"].as_str().unwrap().contains("approv"),
+        "{out}"
+    );
+    let pending = tmp.path().join("ops/pending");
+    let files = std::fs::read_dir(&pending).map_or(0, |d| d.count());
+    assert_eq!(files, 0, "nothing under ops/pending");
+}
+
+#[test]
+fn an_additive_op_writes_an_op_file_with_who_and_when() {
+    let tmp = demo_state();
+    let issue = open_issue(tmp.path());
+    let input =
+        serde_json::json!({ "ops": [{ "op": "set_priority", "issue": issue, "priority": "p/3" }] })
+            .to_string();
+    let out = answer(&tool(
+        tmp.path(),
+        &[
+            "apply_changes",
+            &input,
+            "--by",
+            "amara",
+            "--clock",
+            "2026-12-01T09:30:00Z",
+        ],
+        "",
+    ));
+    assert_eq!(out["applied"], 1, "{out}");
+    let file = out["opsFile"].as_str().unwrap();
+    assert!(file.starts_with("ops/pending/"), "{file}");
+    let text = std::fs::read_to_string(tmp.path().join(file)).unwrap();
+    assert!(text.contains("amara"), "{text}");
+    assert!(text.contains("2026-12-01"), "{text}");
+    assert!(text.contains("set_priority"), "{text}");
+}
