@@ -6,6 +6,7 @@
 //! [`forecast`] (calibrate, schedule, simulate: the pure [`engine`]) → [`views`] → [`site`], with
 //! [`state`] committing the results to git. [`pipeline`] runs the stages in order.
 
+pub mod backtest;
 pub mod cli;
 pub mod config;
 pub mod consequence;
@@ -14,6 +15,7 @@ pub mod domain;
 pub mod engine;
 pub mod forecast;
 pub mod gitea;
+pub mod import;
 pub mod ledger;
 pub mod ops;
 pub mod pipeline;

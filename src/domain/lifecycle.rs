@@ -271,7 +271,10 @@ impl Rules {
     }
 }
 
-fn undo(f: &mut Facts, e: &super::issue::TimelineEvent) {
+/// Reverts one timeline event on `f` (labels, milestone, assignees, open/closed); other kinds are ignored.
+///
+/// Shared with the backtest's rewind, which undoes the events after a cut the same way.
+pub(crate) fn undo(f: &mut Facts, e: &super::issue::TimelineEvent) {
     match e.kind.as_str() {
         "label" => {
             if let Some(l) = &e.label {

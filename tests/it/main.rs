@@ -8,6 +8,7 @@ mod consequence;
 mod demo;
 mod emulator;
 mod engine;
+mod import;
 mod ledger;
 mod mcp;
 mod online;

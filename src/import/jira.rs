@@ -1,0 +1,1333 @@
+//! Jira histories (flattened to three CSV files per dataset) → CommiTea state repos in Gitea's shapes.
+//!
+//! A dataset `NAME` is three files in one folder: `NAME_issues.csv`, `NAME_history.csv` and
+//! `NAME_milestones.csv` (columns in `docs/import.md`). Each Jira project becomes one Gitea repository,
+//! `jira/<PROJECT>`, with one state repo of its own.
+//!
+//! The history is turned into timeline events by walking it *backwards* from each issue's final state: the
+//! state before a change is the change's `from` value. So the events always lead exactly to the final
+//! labels, milestone, assignee and open/closed state, which the lifecycle's undo logic depends on, and a
+//! value the history never mentions is taken to have been there from creation. The full mapping, and what
+//! is dropped and why, is in `docs/import.md`.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Write as _;
+use std::path::Path;
+
+use chrono::{DateTime, NaiveDate, Utc};
+
+use super::{ImportError, parse_csv};
+use crate::config::Config;
+use crate::domain::{
+    Estimate, Issue, IssueKey, Label, Milestone, OpenState, RepoName, TimelineEvent, TrackedTime,
+};
+use crate::state::{Layout, Meta, Snapshot, write_if_changed};
+
+/// One row of `NAME_issues.csv`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JiraIssue {
+    /// The 1-based line the row starts on.
+    pub line: usize,
+    /// `DURACLOUD-101`.
+    pub key: String,
+    /// The project key, `DURACLOUD`.
+    pub project: String,
+    /// The issue's number within its project.
+    pub number: u64,
+    /// Bug, Story, Task, …
+    pub kind: String,
+    /// Blocker, Critical, Major, Minor or Trivial.
+    pub priority: String,
+    /// The Jira status at crawl time.
+    pub status: String,
+    /// Closed (has a resolution date) at crawl time.
+    pub closed: bool,
+    /// The resolution, empty if none.
+    pub resolution: String,
+    /// When it was created.
+    pub created: DateTime<Utc>,
+    /// When it was last updated.
+    pub updated: DateTime<Utc>,
+    /// When it was resolved.
+    pub resolved: Option<DateTime<Utc>>,
+    /// The first transition to a status containing "Progress".
+    pub first_in_progress: Option<DateTime<Utc>>,
+    /// The assignee's pseudonym.
+    pub assignee: Option<String>,
+    /// The reporter's pseudonym.
+    pub reporter: String,
+    /// Jira labels.
+    pub labels: Vec<String>,
+    /// The first fixVersion.
+    pub milestone: Option<String>,
+    /// All fixVersions.
+    pub milestones: Vec<String>,
+    /// Story points.
+    pub story_points: Option<f64>,
+    /// Jira's original estimate in hours.
+    pub original_estimate_h: Option<f64>,
+    /// Time logged in hours.
+    pub time_spent_h: Option<f64>,
+    /// Keys this issue depends on (is blocked by).
+    pub depends_on: Vec<String>,
+    /// The summary.
+    pub title: String,
+}
+
+/// One row of `NAME_history.csv`: one field changed by one person at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JiraHistory {
+    /// The 1-based line the row starts on.
+    pub line: usize,
+    /// The issue's key.
+    pub key: String,
+    /// When.
+    pub at: DateTime<Utc>,
+    /// Who.
+    pub author: String,
+    /// The Jira field (`status`, `assignee`, `Fix Version`, …).
+    pub field: String,
+    /// The value before, empty if none.
+    pub from: String,
+    /// The value after, empty if none.
+    pub to: String,
+}
+
+/// One row of `NAME_milestones.csv`: a Jira fixVersion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JiraMilestone {
+    /// The 1-based line the row starts on.
+    pub line: usize,
+    /// The project key.
+    pub project: String,
+    /// Jira's version id (becomes the milestone id).
+    pub id: u64,
+    /// The version's name.
+    pub name: String,
+    /// Released.
+    pub released: bool,
+    /// Archived.
+    pub archived: bool,
+    /// The release date.
+    pub release_date: Option<NaiveDate>,
+}
+
+/// A loaded dataset: its three files.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JiraDataset {
+    /// The dataset's name, the files' prefix.
+    pub name: String,
+    /// `NAME_issues.csv`.
+    pub issues: Vec<JiraIssue>,
+    /// `NAME_history.csv`.
+    pub history: Vec<JiraHistory>,
+    /// `NAME_milestones.csv`.
+    pub milestones: Vec<JiraMilestone>,
+}
+
+impl JiraDataset {
+    /// Each project key with its number of issues, sorted by key.
+    pub fn projects(&self) -> Vec<(String, usize)> {
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for i in &self.issues {
+            *counts.entry(i.project.as_str()).or_default() += 1;
+        }
+        counts.into_iter().map(|(k, n)| (k.to_owned(), n)).collect()
+    }
+}
+
+/// What an import kept and what it dropped, for the log and `docs/import.md`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportStats {
+    /// Issues imported.
+    pub issues: usize,
+    /// Of them, open at the data's end.
+    pub open: usize,
+    /// With a milestone at the end.
+    pub with_milestone: usize,
+    /// With an `est/*` label at the end.
+    pub with_estimate: usize,
+    /// With logged time (imported as one tracked-time entry).
+    pub with_time_spent: usize,
+    /// Timeline events written.
+    pub events: usize,
+    /// Dependencies kept.
+    pub dependencies: usize,
+    /// Dependencies on issues of other projects, dropped.
+    pub dependencies_other_project: usize,
+    /// Dependencies on issues of this project that are not in the data, dropped.
+    pub dependencies_missing: usize,
+    /// fixVersion names (in the issues' `milestones` or in `Fix Version` history rows) that are not in
+    /// the milestones file for the project, dropped.
+    pub unknown_milestone_refs: usize,
+    /// Issues with a `first_in_progress` moment, which has no Gitea counterpart (dropped).
+    pub in_progress_dropped: usize,
+    /// History rows of fields that are not mapped (Component, Sprint, duedate, …).
+    pub history_rows_ignored: usize,
+    /// Close events added because the history never closed an issue that is closed.
+    pub closes_added: usize,
+}
+
+/// One Jira project as a CommiTea state repo, in memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportedProject {
+    /// The project key.
+    pub project: String,
+    /// The dataset it came from.
+    pub dataset: String,
+    /// `commitea.yaml`.
+    pub config_yaml: String,
+    /// `snapshot/`.
+    pub snapshot: Snapshot,
+    /// How many issues.
+    pub issues: usize,
+    /// What was kept and dropped.
+    pub stats: ImportStats,
+}
+
+/// The fields of a parsed CSV file, checked against the columns it must have.
+struct Table {
+    file: String,
+    columns: HashMap<String, usize>,
+    rows: Vec<(usize, Vec<String>)>,
+}
+
+impl Table {
+    fn read(dir: &Path, file: &str, required: &[&str]) -> Result<Self, ImportError> {
+        let path = dir.join(file);
+        let text = std::fs::read_to_string(&path).map_err(|source| ImportError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        Self::parse(file, &text, required)
+    }
+
+    fn parse(file: &str, text: &str, required: &[&str]) -> Result<Self, ImportError> {
+        let mut records = parse_csv(text)
+            .map_err(|e| ImportError::Row {
+                file: file.to_owned(),
+                line: e.line,
+                message: e.message,
+            })?
+            .into_iter();
+        let (_, header) = records.next().ok_or_else(|| ImportError::Row {
+            file: file.to_owned(),
+            line: 1,
+            message: "the file is empty; the first line must name the columns".into(),
+        })?;
+        let columns: HashMap<String, usize> = header
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.trim().to_owned(), i))
+            .collect();
+        for c in required {
+            if !columns.contains_key(*c) {
+                return Err(ImportError::Row {
+                    file: file.to_owned(),
+                    line: 1,
+                    message: format!("column \"{c}\" is missing from the header"),
+                });
+            }
+        }
+        let mut rows = Vec::new();
+        for (line, fields) in records {
+            if fields.len() == 1 && fields[0].is_empty() {
+                continue; // a blank line
+            }
+            if fields.len() != header.len() {
+                return Err(ImportError::Row {
+                    file: file.to_owned(),
+                    line,
+                    message: format!(
+                        "{} fields, but the header has {}",
+                        fields.len(),
+                        header.len()
+                    ),
+                });
+            }
+            rows.push((line, fields));
+        }
+        Ok(Self {
+            file: file.to_owned(),
+            columns,
+            rows,
+        })
+    }
+
+    fn rows(&self) -> impl Iterator<Item = Row<'_>> {
+        self.rows.iter().map(move |(line, fields)| Row {
+            table: self,
+            line: *line,
+            fields,
+        })
+    }
+}
+
+struct Row<'a> {
+    table: &'a Table,
+    line: usize,
+    fields: &'a [String],
+}
+
+impl Row<'_> {
+    fn get(&self, col: &str) -> &str {
+        self.table
+            .columns
+            .get(col)
+            .and_then(|i| self.fields.get(*i))
+            .map_or("", |s| s.trim())
+    }
+
+    fn err(&self, col: &str, what: &str) -> ImportError {
+        ImportError::Row {
+            file: self.table.file.clone(),
+            line: self.line,
+            message: format!("column \"{col}\": {what} \"{}\"", self.get(col)),
+        }
+    }
+
+    fn required(&self, col: &str) -> Result<String, ImportError> {
+        let v = self.get(col);
+        if v.is_empty() {
+            Err(ImportError::Row {
+                file: self.table.file.clone(),
+                line: self.line,
+                message: format!("column \"{col}\": must not be empty"),
+            })
+        } else {
+            Ok(v.to_owned())
+        }
+    }
+
+    fn opt_time(&self, col: &str) -> Result<Option<DateTime<Utc>>, ImportError> {
+        let v = self.get(col);
+        if v.is_empty() {
+            return Ok(None);
+        }
+        DateTime::parse_from_rfc3339(v)
+            .map(|t| Some(t.with_timezone(&Utc)))
+            .map_err(|_| self.err(col, "not a timestamp"))
+    }
+
+    fn time(&self, col: &str) -> Result<DateTime<Utc>, ImportError> {
+        self.opt_time(col)?
+            .ok_or_else(|| self.err(col, "not a timestamp"))
+    }
+
+    fn opt_date(&self, col: &str) -> Result<Option<NaiveDate>, ImportError> {
+        let v = self.get(col);
+        if v.is_empty() {
+            return Ok(None);
+        }
+        NaiveDate::parse_from_str(v, "%Y-%m-%d")
+            .map(Some)
+            .map_err(|_| self.err(col, "not a date (YYYY-MM-DD)"))
+    }
+
+    fn opt_f64(&self, col: &str) -> Result<Option<f64>, ImportError> {
+        let v = self.get(col);
+        if v.is_empty() {
+            return Ok(None);
+        }
+        match v.parse::<f64>() {
+            Ok(x) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
+            _ => Err(self.err(col, "not a number of at least 0")),
+        }
+    }
+
+    fn u64(&self, col: &str) -> Result<u64, ImportError> {
+        self.get(col)
+            .parse()
+            .map_err(|_| self.err(col, "not a whole number"))
+    }
+
+    fn bool(&self, col: &str) -> Result<bool, ImportError> {
+        match self.get(col) {
+            "True" | "true" => Ok(true),
+            "False" | "false" | "" => Ok(false),
+            _ => Err(self.err(col, "not True or False")),
+        }
+    }
+
+    fn list(&self, col: &str) -> Vec<String> {
+        self.get(col)
+            .split(';')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect()
+    }
+
+    fn opt(&self, col: &str) -> Option<String> {
+        Some(self.get(col))
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    }
+}
+
+const ISSUE_COLUMNS: &[&str] = &[
+    "key",
+    "project",
+    "number",
+    "type",
+    "priority",
+    "status",
+    "state",
+    "resolution",
+    "created",
+    "updated",
+    "resolved",
+    "first_in_progress",
+    "assignee",
+    "reporter",
+    "labels",
+    "milestone",
+    "milestones",
+    "story_points",
+    "original_estimate_h",
+    "time_spent_h",
+    "depends_on",
+    "title",
+];
+const HISTORY_COLUMNS: &[&str] = &["key", "at", "author", "field", "from", "to"];
+const MILESTONE_COLUMNS: &[&str] = &[
+    "project",
+    "milestone_id",
+    "name",
+    "released",
+    "archived",
+    "release_date",
+];
+
+/// Reads dataset `dataset` (`duraspace`, `apache`, …) from `dir`: `DATASET_issues.csv`,
+/// `DATASET_history.csv` and `DATASET_milestones.csv`.
+pub fn load_dataset(dir: &Path, dataset: &str) -> Result<JiraDataset, ImportError> {
+    let issues_t = Table::read(dir, &format!("{dataset}_issues.csv"), ISSUE_COLUMNS)?;
+    let history_t = Table::read(dir, &format!("{dataset}_history.csv"), HISTORY_COLUMNS)?;
+    let milestones_t = Table::read(dir, &format!("{dataset}_milestones.csv"), MILESTONE_COLUMNS)?;
+    let mut issues = Vec::with_capacity(issues_t.rows.len());
+    for r in issues_t.rows() {
+        let state = r.get("state");
+        let closed = match state {
+            "closed" => true,
+            "open" => false,
+            _ => return Err(r.err("state", "not open or closed")),
+        };
+        issues.push(JiraIssue {
+            line: r.line,
+            key: r.required("key")?,
+            project: r.required("project")?,
+            number: r.u64("number")?,
+            kind: r.get("type").to_owned(),
+            priority: r.get("priority").to_owned(),
+            status: r.get("status").to_owned(),
+            closed,
+            resolution: r.get("resolution").to_owned(),
+            created: r.time("created")?,
+            updated: r.time("updated")?,
+            resolved: r.opt_time("resolved")?,
+            first_in_progress: r.opt_time("first_in_progress")?,
+            assignee: r.opt("assignee"),
+            reporter: r.get("reporter").to_owned(),
+            labels: r.list("labels"),
+            milestone: r.opt("milestone"),
+            milestones: r.list("milestones"),
+            story_points: r.opt_f64("story_points")?,
+            original_estimate_h: r.opt_f64("original_estimate_h")?,
+            time_spent_h: r.opt_f64("time_spent_h")?,
+            depends_on: r.list("depends_on"),
+            title: r.get("title").to_owned(),
+        });
+    }
+    let mut history = Vec::with_capacity(history_t.rows.len());
+    for r in history_t.rows() {
+        history.push(JiraHistory {
+            line: r.line,
+            key: r.required("key")?,
+            at: r.time("at")?,
+            author: r.get("author").to_owned(),
+            field: r.get("field").to_owned(),
+            from: r.get("from").to_owned(),
+            to: r.get("to").to_owned(),
+        });
+    }
+    let mut milestones = Vec::with_capacity(milestones_t.rows.len());
+    for r in milestones_t.rows() {
+        milestones.push(JiraMilestone {
+            line: r.line,
+            project: r.required("project")?,
+            id: r.u64("milestone_id")?,
+            name: r.required("name")?,
+            released: r.bool("released")?,
+            archived: r.bool("archived")?,
+            release_date: r.opt_date("release_date")?,
+        });
+    }
+    Ok(JiraDataset {
+        name: dataset.to_owned(),
+        issues,
+        history,
+        milestones,
+    })
+}
+
+/// The `p/*` label of a Jira priority: Blocker p/0, Critical p/1, Major p/2, Minor and Trivial p/3.
+pub fn priority_label(priority: &str) -> Option<&'static str> {
+    match priority.trim().to_ascii_lowercase().as_str() {
+        "blocker" => Some("p/0"),
+        "critical" => Some("p/1"),
+        "major" => Some("p/2"),
+        "minor" | "trivial" => Some("p/3"),
+        _ => None,
+    }
+}
+
+/// The rung of `ladder` nearest to `hours` on a log scale (ties go to the larger rung); `None` for no
+/// positive amount or an empty ladder.
+pub fn snap_to_ladder(hours: f64, ladder: &[Estimate], workday_hours: f64) -> Option<Estimate> {
+    if hours.is_nan() || hours <= 0.0 {
+        return None;
+    }
+    let mut best: Option<(f64, Estimate)> = None;
+    for e in ladder {
+        let d = (hours / e.hours(workday_hours)).ln().abs();
+        if best.is_none_or(|(bd, _)| d <= bd + 1e-12) {
+            best = Some((d, *e));
+        }
+    }
+    best.map(|(_, e)| e)
+}
+
+/// Jira statuses that mean resolved.
+const CLOSED_STATUSES: &[&str] = &["resolved", "closed", "done"];
+
+/// An issue's fields that the mapping looks at, at one moment.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct JiraState {
+    status: String,
+    resolution: String,
+    versions: BTreeSet<String>,
+    assignee: String,
+    priority: String,
+    story_points: Option<f64>,
+    estimate_h: Option<f64>,
+    labels: BTreeSet<String>,
+}
+
+/// What the mapping needs to know about the project.
+struct Mapping<'a> {
+    versions: &'a BTreeMap<String, u64>,
+    final_version: Option<&'a str>,
+    ladder: &'a [Estimate],
+    workday_hours: f64,
+}
+
+impl Mapping<'_> {
+    fn closed(s: &JiraState) -> bool {
+        let res = s.resolution.trim();
+        (!res.is_empty() && !res.eq_ignore_ascii_case("unresolved"))
+            || CLOSED_STATUSES.contains(&s.status.trim().to_ascii_lowercase().as_str())
+    }
+
+    /// The Gitea milestone of a set of fixVersions: the issue's final first fixVersion while it is in the
+    /// set, else the known version with the lowest id.
+    fn milestone(&self, s: &JiraState) -> Option<u64> {
+        if let Some(f) = self.final_version
+            && s.versions.contains(f)
+            && let Some(id) = self.versions.get(f)
+        {
+            return Some(*id);
+        }
+        s.versions
+            .iter()
+            .filter_map(|v| self.versions.get(v).copied())
+            .min()
+    }
+
+    fn estimate(&self, s: &JiraState) -> Option<String> {
+        let hours = match s.story_points {
+            Some(sp) if sp > 0.0 => sp * self.workday_hours,
+            _ => s.estimate_h?,
+        };
+        snap_to_ladder(hours, self.ladder, self.workday_hours).map(|e| e.label())
+    }
+
+    fn labels(&self, s: &JiraState) -> BTreeSet<String> {
+        let mut out = s.labels.clone();
+        if let Some(p) = priority_label(&s.priority) {
+            out.insert(p.to_owned());
+        }
+        if let Some(e) = self.estimate(s) {
+            out.insert(e);
+        }
+        out
+    }
+}
+
+/// The history fields the mapping reads.
+const MAPPED_FIELDS: &[&str] = &[
+    "status",
+    "resolution",
+    "Fix Version",
+    "assignee",
+    "priority",
+    "Story Points",
+    "timeoriginalestimate",
+    "labels",
+];
+
+fn history_number(
+    ds: &JiraDataset,
+    h: &JiraHistory,
+    value: &str,
+) -> Result<Option<f64>, ImportError> {
+    if value.trim().is_empty() {
+        return Ok(None);
+    }
+    match value.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
+        _ => Err(ImportError::Row {
+            file: format!("{}_history.csv", ds.name),
+            line: h.line,
+            message: format!("field \"{}\": not a number \"{value}\"", h.field),
+        }),
+    }
+}
+
+/// Undoes one history row: the state just before it.
+fn undo(ds: &JiraDataset, s: &mut JiraState, h: &JiraHistory) -> Result<(), ImportError> {
+    match h.field.as_str() {
+        "status" => s.status = h.from.clone(),
+        "resolution" => s.resolution = h.from.clone(),
+        "Fix Version" => {
+            if !h.to.is_empty() {
+                s.versions.remove(&h.to);
+            }
+            if !h.from.is_empty() {
+                s.versions.insert(h.from.clone());
+            }
+        }
+        "assignee" => s.assignee = h.from.clone(),
+        "priority" => s.priority = h.from.clone(),
+        "Story Points" => s.story_points = history_number(ds, h, &h.from)?,
+        "timeoriginalestimate" => {
+            s.estimate_h = history_number(ds, h, &h.from)?.map(|secs| secs / 3600.0);
+        }
+        "labels" => s.labels = h.from.split_whitespace().map(str::to_owned).collect(),
+        _ => {}
+    }
+    Ok(())
+}
+
+struct Built {
+    issue: Issue,
+    team: BTreeSet<String>,
+    closes_added: bool,
+}
+
+fn build_issue(
+    ds: &JiraDataset,
+    ji: &JiraIssue,
+    rows: &[&JiraHistory],
+    map: &Mapping<'_>,
+) -> Result<Built, ImportError> {
+    let final_state = JiraState {
+        status: ji.status.clone(),
+        resolution: ji.resolution.clone(),
+        versions: ji.milestones.iter().cloned().collect(),
+        assignee: ji.assignee.clone().unwrap_or_default(),
+        priority: ji.priority.clone(),
+        story_points: ji.story_points,
+        estimate_h: ji.original_estimate_h,
+        labels: ji.labels.iter().cloned().collect(),
+    };
+    // Group the rows by moment and walk backwards: states[k] is the state after group k, states[0] the
+    // state at creation.
+    let mut groups: Vec<(DateTime<Utc>, &str, Vec<&JiraHistory>)> = Vec::new();
+    for h in rows {
+        match groups.last_mut() {
+            Some((at, _, g)) if *at == h.at => g.push(h),
+            _ => groups.push((h.at, h.author.as_str(), vec![h])),
+        }
+    }
+    let mut states = vec![final_state.clone(); groups.len() + 1];
+    let mut cur = final_state;
+    for (k, (_, _, g)) in groups.iter().enumerate().rev() {
+        for h in g.iter().rev() {
+            undo(ds, &mut cur, h)?;
+        }
+        states[k] = cur.clone();
+    }
+
+    let mut team = BTreeSet::new();
+    let mut events: Vec<TimelineEvent> = Vec::new();
+    let mut next_id = ji.number.saturating_mul(10_000);
+    let mut closed = false;
+    for (k, (at, author, _)) in groups.iter().enumerate() {
+        let (before, after) = (&states[k], &states[k + 1]);
+        let user = if author.is_empty() { "jira" } else { author };
+        let mut ev = |kind: &str| {
+            next_id += 1;
+            TimelineEvent::new(next_id, kind, *at, user)
+        };
+        // Assignee.
+        if before.assignee != after.assignee {
+            if !before.assignee.is_empty() {
+                let mut e = ev("assignees");
+                e.assignee = Some(before.assignee.clone());
+                e.removed = true;
+                events.push(e);
+            }
+            if !after.assignee.is_empty() {
+                let mut e = ev("assignees");
+                e.assignee = Some(after.assignee.clone());
+                events.push(e);
+            }
+        }
+        for s in [before, after] {
+            if !s.assignee.is_empty() {
+                team.insert(s.assignee.clone());
+            }
+        }
+        // Labels: p/*, est/* and Jira labels.
+        let (lb, la) = (map.labels(before), map.labels(after));
+        for l in lb.difference(&la) {
+            let mut e = ev("label");
+            e.label = Some(l.clone());
+            e.removed = true;
+            events.push(e);
+        }
+        for l in la.difference(&lb) {
+            let mut e = ev("label");
+            e.label = Some(l.clone());
+            events.push(e);
+        }
+        // Milestone.
+        let (mb, ma) = (map.milestone(before), map.milestone(after));
+        if mb != ma {
+            let mut e = ev("milestone");
+            e.milestone = ma;
+            e.old_milestone = mb;
+            events.push(e);
+        }
+        // Open/closed: an issue is open at creation whatever its first status says.
+        let c = if k + 1 == groups.len() {
+            ji.closed
+        } else {
+            Mapping::closed(after)
+        };
+        if c != closed {
+            events.push(ev(if c { "close" } else { "reopen" }));
+            closed = c;
+        }
+    }
+    let mut closes_added = false;
+    if ji.closed && !closed {
+        // Closed without any recorded transition: one close at the resolution.
+        let at = ji.resolved.unwrap_or(ji.updated);
+        let at = groups.last().map_or(at, |(g, _, _)| at.max(*g));
+        next_id += 1;
+        events.push(TimelineEvent::new(next_id, "close", at, &ji.reporter));
+        closes_added = true;
+    }
+    if let Some(a) = &ji.assignee {
+        team.insert(a.clone());
+    }
+
+    let end = states.last().cloned().unwrap_or_default();
+    let labels: Vec<String> = map.labels(&end).into_iter().collect();
+    let tracked_times = match ji.time_spent_h {
+        Some(h) if h > 0.0 => vec![TrackedTime {
+            id: ji.number,
+            user: ji.assignee.clone().unwrap_or_else(|| ji.reporter.clone()),
+            created: ji.resolved.unwrap_or(ji.updated),
+            time: (h * 3600.0).round() as u64,
+        }],
+        _ => Vec::new(),
+    };
+    let issue = Issue {
+        number: ji.number,
+        title: ji.title.clone(),
+        state: if ji.closed {
+            OpenState::Closed
+        } else {
+            OpenState::Open
+        },
+        author: if ji.reporter.is_empty() {
+            "jira".into()
+        } else {
+            ji.reporter.clone()
+        },
+        created_at: ji.created,
+        updated_at: ji.updated,
+        closed_at: if ji.closed {
+            Some(ji.resolved.unwrap_or(ji.updated))
+        } else {
+            None
+        },
+        assignees: ji.assignee.iter().cloned().collect(),
+        labels,
+        milestone: map.milestone(&end),
+        time_estimate: 0,
+        depends_on: Vec::new(),
+        body: format!("Imported from Jira {} ({}).", ji.key, ji.kind),
+        comments: Vec::new(),
+        timeline: events,
+        tracked_times,
+        pull_requests: Vec::new(),
+    };
+    Ok(Built {
+        issue,
+        team,
+        closes_added,
+    })
+}
+
+/// Label colours: p/0 red … p/3 green, estimates blue, Jira labels grey.
+fn label_color(name: &str) -> (&'static str, String) {
+    match name {
+        "p/0" => ("b60205", "Priority 0: Jira Blocker".into()),
+        "p/1" => ("d93f0b", "Priority 1: Jira Critical".into()),
+        "p/2" => ("fbca04", "Priority 2: Jira Major".into()),
+        "p/3" => ("0e8a16", "Priority 3: Jira Minor or Trivial".into()),
+        _ if name.starts_with(Estimate::LABEL_PREFIX) => (
+            "c5def5",
+            "Estimate from Jira story points or original estimate".into(),
+        ),
+        _ => ("ededed", "Jira label".into()),
+    }
+}
+
+/// Maps project `project` of `ds` to a state repo: `jira/<PROJECT>`, its issues with their history as
+/// timeline events, its fixVersions as milestones, and `commitea.yaml` with everyone ever assigned.
+///
+/// Deterministic: the snapshot's `synced_at` is the latest moment in the project's data.
+pub fn to_state(ds: &JiraDataset, project: &str) -> Result<ImportedProject, ImportError> {
+    let issues: Vec<&JiraIssue> = ds.issues.iter().filter(|i| i.project == project).collect();
+    let unknown = || ImportError::UnknownProject {
+        project: project.to_owned(),
+        dataset: ds.name.clone(),
+        known: ds
+            .projects()
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    if issues.is_empty() {
+        return Err(unknown());
+    }
+    let repo: RepoName = format!("jira/{project}").parse().map_err(|_| unknown())?;
+    let defaults = Config::default();
+    let workday_hours = defaults.calendar.workday_hours.0;
+    let ladder = defaults.estimates.ladder.clone();
+
+    // Milestones of the project, by name (the lowest id wins a duplicate name).
+    let project_ms: Vec<&JiraMilestone> = {
+        let mut v: Vec<&JiraMilestone> = ds
+            .milestones
+            .iter()
+            .filter(|m| m.project == project)
+            .collect();
+        v.sort_by_key(|m| m.id);
+        v.dedup_by_key(|m| m.id);
+        v
+    };
+    let mut versions: BTreeMap<String, u64> = BTreeMap::new();
+    for m in &project_ms {
+        versions.entry(m.name.clone()).or_insert(m.id);
+    }
+
+    let keys: HashMap<&str, u64> = issues.iter().map(|i| (i.key.as_str(), i.number)).collect();
+    let mut history: HashMap<&str, Vec<&JiraHistory>> = HashMap::new();
+    let mut stats = ImportStats::default();
+    let mut synced_at = DateTime::<Utc>::MIN_UTC;
+    for h in &ds.history {
+        if keys.contains_key(h.key.as_str()) {
+            synced_at = synced_at.max(h.at);
+            if MAPPED_FIELDS.contains(&h.field.as_str()) {
+                history.entry(h.key.as_str()).or_default().push(h);
+                if h.field == "Fix Version" {
+                    stats.unknown_milestone_refs += [&h.from, &h.to]
+                        .iter()
+                        .filter(|v| !v.is_empty() && !versions.contains_key(v.as_str()))
+                        .count();
+                }
+            } else {
+                stats.history_rows_ignored += 1;
+            }
+        }
+    }
+    for rows in history.values_mut() {
+        rows.sort_by_key(|h| (h.at, h.line));
+    }
+
+    // Where each milestone is first seen: the earliest issue or history row naming it.
+    let mut first_seen: HashMap<&str, DateTime<Utc>> = HashMap::new();
+    let mut see = |name: &str, at: DateTime<Utc>| {
+        if let Some((k, _)) = versions.get_key_value(name) {
+            let e = first_seen.entry(k.as_str()).or_insert(at);
+            *e = (*e).min(at);
+        }
+    };
+    for i in &issues {
+        for m in &i.milestones {
+            see(m, i.created);
+        }
+    }
+    for rows in history.values() {
+        for h in rows.iter().filter(|h| h.field == "Fix Version") {
+            see(&h.to, h.at);
+            see(&h.from, h.at);
+        }
+    }
+    let project_start = issues
+        .iter()
+        .map(|i| i.created)
+        .min()
+        .unwrap_or(DateTime::<Utc>::MIN_UTC);
+
+    let mut team = BTreeSet::new();
+    let mut out_issues = BTreeMap::new();
+    let mut sorted = issues.clone();
+    sorted.sort_by_key(|i| i.number);
+    for ji in sorted {
+        synced_at = synced_at.max(ji.created).max(ji.updated);
+        if let Some(r) = ji.resolved {
+            synced_at = synced_at.max(r);
+        }
+        stats.unknown_milestone_refs += ji
+            .milestones
+            .iter()
+            .filter(|m| !versions.contains_key(m.as_str()))
+            .count();
+        let map = Mapping {
+            versions: &versions,
+            final_version: ji.milestone.as_deref(),
+            ladder: &ladder,
+            workday_hours,
+        };
+        let rows = history.get(ji.key.as_str()).map_or(&[][..], Vec::as_slice);
+        let mut built = build_issue(ds, ji, rows, &map)?;
+        team.append(&mut built.team);
+        stats.closes_added += usize::from(built.closes_added);
+        let mut deps = BTreeSet::new();
+        for d in &ji.depends_on {
+            let other_project = d.rsplit_once('-').map(|(p, _)| p);
+            if other_project != Some(project) {
+                stats.dependencies_other_project += 1;
+            } else if let Some(n) = keys.get(d.as_str()) {
+                if *n != ji.number {
+                    deps.insert(repo.issue(*n));
+                }
+            } else {
+                stats.dependencies_missing += 1;
+            }
+        }
+        built.issue.depends_on = deps.into_iter().collect::<Vec<IssueKey>>();
+        stats.dependencies += built.issue.depends_on.len();
+        stats.issues += 1;
+        stats.open += usize::from(!ji.closed);
+        stats.with_milestone += usize::from(built.issue.milestone.is_some());
+        stats.with_estimate += usize::from(built.issue.has_estimate());
+        stats.with_time_spent += usize::from(!built.issue.tracked_times.is_empty());
+        stats.in_progress_dropped += usize::from(ji.first_in_progress.is_some());
+        stats.events += built.issue.timeline.len();
+        out_issues.insert(repo.issue(ji.number), built.issue);
+    }
+
+    // Labels: every label an issue has or had.
+    let mut label_names = BTreeSet::new();
+    for i in out_issues.values() {
+        label_names.extend(i.labels.iter().cloned());
+        label_names.extend(i.timeline.iter().filter_map(|e| e.label.clone()));
+    }
+    let labels: Vec<Label> = label_names
+        .into_iter()
+        .enumerate()
+        .map(|(n, name)| {
+            let (color, description) = label_color(&name);
+            Label {
+                id: n as u64 + 1,
+                name,
+                color: color.to_owned(),
+                description,
+            }
+        })
+        .collect();
+
+    let milestones: Vec<Milestone> = project_ms
+        .iter()
+        .map(|m| {
+            let release = m
+                .release_date
+                .and_then(|d| d.and_hms_opt(0, 0, 0))
+                .map(|t| t.and_utc());
+            let seen = first_seen
+                .get(m.name.as_str())
+                .copied()
+                .unwrap_or(project_start);
+            let created_at = release.map_or(seen, |r| seen.min(r));
+            Milestone {
+                id: m.id,
+                title: m.name.clone(),
+                description: if m.archived {
+                    "Jira fixVersion (archived).".into()
+                } else {
+                    "Jira fixVersion.".into()
+                },
+                state: if m.released {
+                    OpenState::Closed
+                } else {
+                    OpenState::Open
+                },
+                due_on: release,
+                created_at,
+                closed_at: if m.released { release } else { None },
+            }
+        })
+        .collect();
+
+    let snapshot = Snapshot {
+        meta: Meta::full(synced_at, None, std::slice::from_ref(&repo)),
+        labels: BTreeMap::from([(repo.clone(), labels)]),
+        milestones: BTreeMap::from([(repo.clone(), milestones)]),
+        issues: out_issues,
+    };
+    let config_yaml = config_text(&ds.name, project, &repo, &team);
+    Ok(ImportedProject {
+        project: project.to_owned(),
+        dataset: ds.name.clone(),
+        config_yaml,
+        issues: stats.issues,
+        snapshot,
+        stats,
+    })
+}
+
+fn config_text(dataset: &str, project: &str, repo: &RepoName, team: &BTreeSet<String>) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# CommiTea state imported by `commitea import jira` from Jira project {project} (dataset {dataset}).\n\
+         # The mapping is documented in docs/import.md. A key left out takes its default.\n\
+         repositories:\n  - {repo}\n\n\
+         # Everyone the project's issues were ever assigned to, with the default capacity."
+    );
+    if team.is_empty() {
+        let _ = writeln!(s, "team: []");
+    } else {
+        let _ = writeln!(s, "team:");
+        for t in team {
+            let _ = writeln!(s, "  - name: {t}");
+        }
+    }
+    let _ = writeln!(s, "\nsite:\n  title: \"Jira {project} ({dataset})\"");
+    s
+}
+
+/// The initial `pm-state.md` of an imported state repo.
+const LEDGER: &str = "\
+# PM directives
+
+This is the project manager's directive ledger (see docs/ledger.md). This state repo was imported from Jira
+by `commitea import jira`; Jira has no directives.
+
+No directives yet.
+";
+
+/// The `.gitignore` of an imported state repo: the rendered site is rebuilt on every run.
+const GITIGNORE: &str = "# The rendered site is rebuilt on every run.\npublic/\n";
+
+/// Writes `p` into `dir` as a state repo (commitea.yaml, pm-state.md, .gitignore, snapshot/) and commits it
+/// with git, by CommiTea at the snapshot's `synced_at`, so the same import always gives the same commit.
+///
+/// Files already right are left alone and issue files no longer present are removed; when nothing changed
+/// no commit is made.
+pub fn write_state(dir: &Path, p: &ImportedProject) -> Result<(), ImportError> {
+    let layout = Layout::new(dir);
+    write_if_changed(&Config::path_in(dir), p.config_yaml.as_bytes())?;
+    write_if_changed(&layout.ledger(), LEDGER.as_bytes())?;
+    write_if_changed(&dir.join(".gitignore"), GITIGNORE.as_bytes())?;
+    p.snapshot.save(&layout)?;
+    let repo = crate::state::git::open_or_init(dir)?;
+    let commit = Config::default().commit;
+    let sig = crate::state::git::Signature {
+        name: commit.name,
+        email: commit.email,
+        time: p.snapshot.meta.synced_at,
+    };
+    let message = format!(
+        "Import Jira project {} (dataset {})\n\n{} issues, as of {}. Imported by `commitea import jira`; \
+         see docs/import.md for the mapping.\n",
+        p.project,
+        p.dataset,
+        p.issues,
+        p.snapshot.meta.synced_at.to_rfc3339()
+    );
+    crate::state::git::commit_all(&repo, &["public"], &message, &sig)?;
+    Ok(())
+}
+
+/// Checks that an issue's timeline replays to its final state: every event applies to the state before it
+/// (a label added is absent, one removed is present, a milestone change starts from the current
+/// milestone, close only when open, reopen only when closed), starting from the state the lifecycle module
+/// infers at creation, and the replay ends open or closed as the issue is.
+pub fn timeline_consistent(issue: &Issue) -> Result<(), String> {
+    let mut labels: BTreeSet<String> = issue.labels.iter().cloned().collect();
+    let mut assignees: BTreeSet<String> = issue.assignees.iter().cloned().collect();
+    let mut milestone = issue.milestone;
+    let mut events: Vec<&TimelineEvent> = issue.timeline.iter().collect();
+    events.sort_by_key(|e| (e.created_at, e.id));
+    // Undo, as the lifecycle module does.
+    for e in events.iter().rev() {
+        match e.kind.as_str() {
+            "label" => {
+                if let Some(l) = &e.label {
+                    if e.removed {
+                        labels.insert(l.clone());
+                    } else {
+                        labels.remove(l);
+                    }
+                }
+            }
+            "assignees" => {
+                if let Some(a) = &e.assignee {
+                    if e.removed {
+                        assignees.insert(a.clone());
+                    } else {
+                        assignees.remove(a);
+                    }
+                }
+            }
+            "milestone" => milestone = e.old_milestone,
+            _ => {}
+        }
+    }
+    let mut closed = false;
+    for e in &events {
+        let fail = |what: &str| Err(format!("event {} ({}): {what}", e.id, e.kind));
+        match e.kind.as_str() {
+            "label" => {
+                let Some(l) = &e.label else {
+                    return fail("no label");
+                };
+                if e.removed {
+                    if !labels.remove(l) {
+                        return fail("removes a label the issue does not have");
+                    }
+                } else if !labels.insert(l.clone()) {
+                    return fail("adds a label the issue already has");
+                }
+            }
+            "assignees" => {
+                let Some(a) = &e.assignee else {
+                    return fail("no assignee");
+                };
+                if e.removed {
+                    if !assignees.remove(a) {
+                        return fail("unassigns somebody not assigned");
+                    }
+                } else if !assignees.insert(a.clone()) {
+                    return fail("assigns somebody already assigned");
+                }
+            }
+            "milestone" => {
+                if e.old_milestone != milestone {
+                    return fail("old_milestone is not the current milestone");
+                }
+                milestone = e.milestone;
+            }
+            "close" => {
+                if closed {
+                    return fail("closes a closed issue");
+                }
+                closed = true;
+            }
+            "reopen" => {
+                if !closed {
+                    return fail("reopens an open issue");
+                }
+                closed = false;
+            }
+            _ => {}
+        }
+    }
+    if closed != issue.is_closed() {
+        return Err(format!(
+            "the replay ends {} but the issue is {}",
+            if closed { "closed" } else { "open" },
+            if issue.is_closed() { "closed" } else { "open" }
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::lifecycle::{Lifecycle, Rules};
+
+    const ISSUES: &str = "key,project,number,type,subtask,parent,priority,status,state,resolution,created,updated,resolved,first_in_progress,status_transitions,due_date,assignee,reporter,labels,components,milestone,milestones,milestone_release_date,story_points,original_estimate_h,remaining_estimate_h,time_spent_h,sprints,depends_on,links,title
+P-1,P,1,Bug,False,,Critical,Closed,closed,Fixed,2014-01-01T10:00:00Z,2014-01-05T10:00:00Z,2014-01-05T10:00:00Z,2014-01-02T10:00:00Z,2,,u2,u1,perf,,1.1,1.1;1.0,,2.0,,,3.5,,P-2;Q-9;P-77,,\"Crash, \"\"badly\"\"\"
+P-2,P,2,Story,False,,Minor,Open,open,,2014-01-01T11:00:00Z,2014-01-03T10:00:00Z,,,0,,,u1,,,,,,,8.00,,,,,,Plain
+";
+    const HISTORY: &str = "key,at,author,field,from,to
+P-1,2014-01-02T09:00:00Z,u1,assignee,,u3
+P-1,2014-01-02T10:00:00Z,u3,priority,Major,Critical
+P-1,2014-01-02T10:00:00Z,u3,status,Open,In Progress
+P-1,2014-01-03T10:00:00Z,u1,assignee,u3,u2
+P-1,2014-01-03T10:00:00Z,u1,Fix Version,,1.0
+P-1,2014-01-03T11:00:00Z,u1,Fix Version,,1.1
+P-1,2014-01-04T10:00:00Z,u1,Story Points,1,2
+P-1,2014-01-04T10:00:00Z,u1,Component,,core
+P-1,2014-01-05T10:00:00Z,u2,status,In Progress,Closed
+P-1,2014-01-05T10:00:00Z,u2,resolution,,Fixed
+";
+    const MILESTONES: &str =
+        "project,milestone_id,name,released,archived,release_date,issues,closed_issues
+P,11,1.0,True,False,2014-02-01,1,1
+P,12,1.1,False,False,,1,1
+";
+
+    fn dataset() -> JiraDataset {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("t_issues.csv"), ISSUES).unwrap();
+        std::fs::write(dir.path().join("t_history.csv"), HISTORY).unwrap();
+        std::fs::write(dir.path().join("t_milestones.csv"), MILESTONES).unwrap();
+        load_dataset(dir.path(), "t").unwrap()
+    }
+
+    #[test]
+    fn priorities_and_estimates_map_to_labels() {
+        assert_eq!(priority_label("Blocker"), Some("p/0"));
+        assert_eq!(priority_label("Critical"), Some("p/1"));
+        assert_eq!(priority_label("Major"), Some("p/2"));
+        assert_eq!(priority_label("Minor"), Some("p/3"));
+        assert_eq!(priority_label("Trivial"), Some("p/3"));
+        assert_eq!(priority_label("Whatever"), None);
+        let ladder = Config::default().estimates.ladder;
+        let snap = |h: f64| snap_to_ladder(h, &ladder, 6.0).map(|e| e.label());
+        assert_eq!(snap(6.0).as_deref(), Some("est/1d"));
+        assert_eq!(snap(3.0).as_deref(), Some("est/4h"));
+        assert_eq!(snap(30.0).as_deref(), Some("est/1w"));
+        assert_eq!(snap(48.0).as_deref(), Some("est/2w"));
+        assert_eq!(snap(500.0).as_deref(), Some("est/2w"));
+        assert_eq!(snap(0.25).as_deref(), Some("est/1h"));
+        assert_eq!(snap(0.0), None);
+    }
+
+    #[test]
+    fn loads_the_three_files() {
+        let ds = dataset();
+        assert_eq!(ds.projects(), vec![("P".to_string(), 2)]);
+        assert_eq!(ds.issues[0].title, "Crash, \"badly\"");
+        assert_eq!(ds.issues[0].milestones, vec!["1.1", "1.0"]);
+        assert_eq!(ds.history.len(), 10);
+        assert_eq!(ds.history[0].line, 2);
+        assert_eq!(
+            ds.milestones[0].release_date,
+            NaiveDate::from_ymd_opt(2014, 2, 1)
+        );
+    }
+
+    #[test]
+    fn bad_fields_name_file_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let bad = ISSUES.replace("2014-01-01T11:00:00Z", "yesterday");
+        std::fs::write(dir.path().join("t_issues.csv"), bad).unwrap();
+        std::fs::write(dir.path().join("t_history.csv"), HISTORY).unwrap();
+        std::fs::write(dir.path().join("t_milestones.csv"), MILESTONES).unwrap();
+        let e = load_dataset(dir.path(), "t").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "t_issues.csv line 3: column \"created\": not a timestamp \"yesterday\""
+        );
+        let e = load_dataset(dir.path(), "nope").unwrap_err().to_string();
+        assert!(e.contains("nope_issues.csv"), "{e}");
+    }
+
+    #[test]
+    fn maps_fields_and_history() {
+        let ds = dataset();
+        let p = to_state(&ds, "P").unwrap();
+        let repo = RepoName::new("jira", "P");
+        let i1 = &p.snapshot.issues[&repo.issue(1)];
+        assert_eq!(i1.state, OpenState::Closed);
+        assert_eq!(i1.author, "u1");
+        assert_eq!(i1.assignees, vec!["u2"]);
+        assert_eq!(i1.labels, vec!["est/2d", "p/1", "perf"]);
+        assert_eq!(i1.milestone, Some(12));
+        assert_eq!(i1.depends_on, vec![repo.issue(2)]);
+        assert_eq!(i1.tracked_seconds(), 12_600);
+        assert_eq!(p.stats.dependencies_other_project, 1);
+        assert_eq!(p.stats.dependencies_missing, 1);
+        assert_eq!(p.stats.history_rows_ignored, 1);
+        let kinds: Vec<(String, String)> = i1
+            .timeline
+            .iter()
+            .map(|e| {
+                let what = e
+                    .label
+                    .clone()
+                    .or(e.assignee.clone())
+                    .or(e.milestone.map(|m| m.to_string()))
+                    .unwrap_or_default();
+                (
+                    format!("{}{}", if e.removed { "-" } else { "" }, e.kind),
+                    what,
+                )
+            })
+            .collect();
+        let s = |a: &str, b: &str| (a.to_string(), b.to_string());
+        assert_eq!(
+            kinds,
+            vec![
+                s("assignees", "u3"),
+                s("-label", "p/2"),
+                s("label", "p/1"),
+                s("-assignees", "u3"),
+                s("assignees", "u2"),
+                s("milestone", "11"),
+                s("milestone", "12"),
+                s("-label", "est/1d"),
+                s("label", "est/2d"),
+                s("close", ""),
+            ]
+        );
+        timeline_consistent(i1).unwrap();
+        // At creation: p/2 (Major), est/1d (1 point), perf, no milestone, nobody: triage.
+        let spans = Rules::default().timeline(i1);
+        assert_eq!(spans[0].column, Lifecycle::Triage);
+        assert_eq!(spans.last().map(|s| s.column), Some(Lifecycle::Done));
+
+        let i2 = &p.snapshot.issues[&repo.issue(2)];
+        assert_eq!(i2.labels, vec!["est/1d", "p/3"]);
+        assert!(i2.timeline.is_empty());
+        assert_eq!(
+            p.snapshot.meta.synced_at.to_rfc3339(),
+            "2014-01-05T10:00:00+00:00"
+        );
+        let ms = &p.snapshot.milestones[&repo];
+        assert_eq!(ms[0].state, OpenState::Closed);
+        assert_eq!(ms[0].closed_at, ms[0].due_on);
+        assert_eq!(ms[1].state, OpenState::Open);
+        assert!(p.config_yaml.contains("  - name: u2\n  - name: u3\n"));
+        let cfg = Config::parse(&p.config_yaml, Path::new("commitea.yaml")).unwrap();
+        assert_eq!(cfg.repositories, vec![repo]);
+        assert_eq!(cfg.team.len(), 2);
+    }
+
+    #[test]
+    fn a_closed_issue_without_history_gets_one_close() {
+        let mut ds = dataset();
+        ds.history.clear();
+        let p = to_state(&ds, "P").unwrap();
+        let i1 = &p.snapshot.issues[&RepoName::new("jira", "P").issue(1)];
+        assert_eq!(i1.timeline.len(), 1);
+        assert_eq!(i1.timeline[0].kind, "close");
+        assert_eq!(p.stats.closes_added, 1);
+        timeline_consistent(i1).unwrap();
+        assert!(to_state(&ds, "Q").is_err());
+    }
+}

@@ -1,0 +1,345 @@
+//! `commitea import jira`: the mini fixture mapped field by field, forecast offline, imported twice to the
+//! same bytes; and every real project with at least 50 issues imported, loaded and replayed (skips loudly
+//! without the real data folder; fails under `COMMITEA_REQUIRE_EXTERNAL=1`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use commitea::domain::lifecycle::{Lifecycle, Rules};
+use commitea::domain::{OpenState, RepoName};
+use commitea::import::jira::timeline_consistent;
+use commitea::import::{load_dataset, to_state, write_state};
+use commitea::pipeline;
+use commitea::state::{Layout, Snapshot};
+
+use crate::pipeline::{git, options, tree};
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/jira")
+}
+
+fn import_cli(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .arg("import")
+        .arg("jira")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn mini_fixture_maps_fields_and_history() {
+    let ds = load_dataset(&fixture(), "mini").unwrap();
+    assert_eq!(
+        ds.projects(),
+        vec![("MINI".to_string(), 5), ("OTHER".to_string(), 1)]
+    );
+    let p = to_state(&ds, "MINI").unwrap();
+    assert_eq!(p.issues, 5);
+    let repo = RepoName::new("jira", "MINI");
+    let snap = &p.snapshot;
+    assert_eq!(
+        snap.meta.synced_at.to_rfc3339(),
+        "2014-01-20T10:00:00+00:00"
+    );
+
+    let i1 = &snap.issues[&repo.issue(1)];
+    assert_eq!(i1.title, "Set up the build, \"fast\"");
+    assert_eq!(i1.state, OpenState::Closed);
+    assert_eq!(i1.author, "bob");
+    assert_eq!(i1.assignees, vec!["alice"]);
+    assert_eq!(i1.labels, vec!["backend", "est/2d", "p/2"]);
+    assert_eq!(i1.milestone, Some(101));
+    assert_eq!(
+        i1.closed_at.map(|t| t.to_rfc3339()).as_deref(),
+        Some("2014-01-10T17:00:00+00:00")
+    );
+    assert_eq!(i1.tracked_seconds(), 36_000);
+
+    let i2 = &snap.issues[&repo.issue(2)];
+    assert_eq!(i2.title, "Crash on start\nwhen offline");
+    assert_eq!(i2.state, OpenState::Open);
+    assert_eq!(i2.closed_at, None);
+    assert_eq!(i2.labels, vec!["est/4h", "p/1"]);
+    assert_eq!(i2.milestone, Some(102));
+    assert_eq!(i2.depends_on, vec![repo.issue(1)]);
+    let story: Vec<String> = i2
+        .timeline
+        .iter()
+        .map(|e| {
+            let what = e
+                .label
+                .clone()
+                .or(e.assignee.clone())
+                .or(e
+                    .milestone
+                    .map(|m| format!("{m} (was {:?})", e.old_milestone)))
+                .unwrap_or_default();
+            format!(
+                "{} {}{} {what}",
+                e.created_at.format("%d %H:%M"),
+                if e.removed { "-" } else { "" },
+                e.kind
+            )
+        })
+        .collect();
+    assert_eq!(
+        story,
+        vec![
+            "08 09:00 -label p/2",
+            "08 09:00 label p/1",
+            "09 09:00 milestone 101 (was None)",
+            "12 09:00 close ",
+            "15 09:00 milestone 102 (was Some(101))",
+            "15 09:00 reopen ",
+            "16 09:00 assignees carol",
+            "16 09:00 label est/4h",
+        ]
+    );
+
+    // An unknown fixVersion added and removed leaves no trace but the count; the Jira label gets an event.
+    let i3 = &snap.issues[&repo.issue(3)];
+    assert_eq!(i3.milestone, None);
+    assert_eq!(i3.labels, vec!["p/3", "ui"]);
+    assert_eq!(i3.timeline.len(), 1);
+    assert_eq!(i3.timeline[0].label.as_deref(), Some("ui"));
+
+    // Closed without history: one close at the resolution.
+    let i4 = &snap.issues[&repo.issue(4)];
+    assert_eq!(i4.timeline.len(), 1);
+    assert_eq!(i4.timeline[0].kind, "close");
+    assert_eq!(
+        i4.timeline[0].created_at.to_rfc3339(),
+        "2014-01-06T12:00:00+00:00"
+    );
+
+    // Zero story points is no estimate.
+    let i5 = &snap.issues[&repo.issue(5)];
+    assert_eq!(i5.labels, vec!["p/0"]);
+    assert!(!i5.has_estimate());
+
+    let s = &p.stats;
+    assert_eq!(
+        (s.open, s.with_milestone, s.with_estimate),
+        (3, 3, 2),
+        "{s:?}"
+    );
+    assert_eq!(s.dependencies_other_project, 1);
+    assert_eq!(s.unknown_milestone_refs, 2);
+    assert_eq!(s.in_progress_dropped, 1);
+    assert_eq!(s.history_rows_ignored, 2);
+    assert_eq!(s.closes_added, 1);
+
+    let ms = &snap.milestones[&repo];
+    assert_eq!(ms.len(), 2);
+    assert_eq!((ms[0].id, ms[0].title.as_str()), (101, "1.0"));
+    assert_eq!(ms[0].state, OpenState::Closed);
+    assert_eq!(ms[1].state, OpenState::Open);
+    assert_eq!(
+        ms[1].due_on.map(|t| t.to_rfc3339()).as_deref(),
+        Some("2014-02-28T00:00:00+00:00")
+    );
+    assert!(
+        p.config_yaml
+            .contains("team:\n  - name: alice\n  - name: carol\n")
+    );
+
+    for issue in snap.issues.values() {
+        timeline_consistent(issue).unwrap_or_else(|e| panic!("#{}: {e}", issue.number));
+    }
+    let spans = Rules::default().timeline(i2);
+    let cols: Vec<Lifecycle> = spans.iter().map(|s| s.column).collect();
+    assert_eq!(
+        cols,
+        vec![
+            Lifecycle::Triage,
+            Lifecycle::Done,
+            Lifecycle::Triage,
+            Lifecycle::Steeping
+        ]
+    );
+}
+
+#[test]
+fn cli_writes_a_committed_state_repo_that_forecasts_and_reimports_identically() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    let b = tmp.path().join("b");
+    let data = fixture();
+    for out in [&a, &b] {
+        let o = import_cli(&[
+            "--data",
+            data.to_str().unwrap(),
+            "--dataset",
+            "mini",
+            "--project",
+            "MINI",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            String::from_utf8(o.stdout).unwrap(),
+            format!("{}\n", out.display())
+        );
+    }
+    assert_eq!(tree(&a), tree(&b));
+    let head = git(&a, &["rev-parse", "HEAD"]);
+    assert_eq!(head, git(&b, &["rev-parse", "HEAD"]));
+    assert_eq!(git(&a, &["status", "--porcelain"]), "");
+    assert_eq!(
+        git(&a, &["log", "--format=%an %at %ct"]).trim(),
+        "CommiTea 1390212000 1390212000"
+    );
+    assert!(tree(&a).contains_key("snapshot/issues/jira/MINI/5.yaml"));
+
+    // Importing again into the same folder changes nothing and makes no commit.
+    let ds = load_dataset(&data, "mini").unwrap();
+    write_state(&a, &to_state(&ds, "MINI").unwrap()).unwrap();
+    assert_eq!(git(&a, &["rev-parse", "HEAD"]), head);
+
+    // The pipeline forecasts the imported state offline.
+    let summary = pipeline::run(&options(&a)).unwrap();
+    assert_eq!((summary.issues, summary.open), (5, 3));
+    let forecast = std::fs::read_to_string(a.join("forecast/forecast.json")).unwrap();
+    assert!(forecast.contains("jira/MINI#2"), "{forecast}");
+    let loaded = Snapshot::load(&Layout::new(&b)).unwrap();
+    assert_eq!(loaded, to_state(&ds, "MINI").unwrap().snapshot);
+}
+
+#[test]
+fn cli_imports_all_big_enough_projects_and_reports_bad_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = fixture();
+    let o = import_cli(&[
+        "--data",
+        data.to_str().unwrap(),
+        "--dataset",
+        "mini",
+        "--project",
+        "all",
+        "--min-issues",
+        "2",
+        "--out",
+        tmp.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        format!("{}\n", tmp.path().join("MINI").display())
+    );
+    assert!(tmp.path().join("MINI/commitea.yaml").exists());
+    assert!(!tmp.path().join("OTHER").exists());
+
+    let o = import_cli(&[
+        "--data",
+        data.to_str().unwrap(),
+        "--dataset",
+        "mini",
+        "--project",
+        "NOPE",
+        "--out",
+        tmp.path().join("x").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("\"NOPE\"") && err.contains("MINI, OTHER"),
+        "{err}"
+    );
+
+    let bad = tempfile::tempdir().unwrap();
+    for f in ["issues", "history", "milestones"] {
+        let text = std::fs::read_to_string(data.join(format!("mini_{f}.csv"))).unwrap();
+        let text = if f == "history" {
+            text.replace("2014-01-12T09:00:00Z,carol", "soon,carol")
+        } else {
+            text
+        };
+        std::fs::write(bad.path().join(format!("bad_{f}.csv")), text).unwrap();
+    }
+    let e = load_dataset(bad.path(), "bad").unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "bad_history.csv line 10: column \"at\": not a timestamp \"soon\""
+    );
+}
+
+/// The real Jira data folder: `$COMMITEA_REALWORLD_DIR`, else `<crate>/../shared/realworld-issues`.
+fn realworld_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("COMMITEA_REALWORLD_DIR").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/realworld-issues"),
+        PathBuf::from,
+    );
+    if dir.join("duraspace_issues.csv").exists() {
+        return Some(dir);
+    }
+    if std::env::var("COMMITEA_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
+        panic!(
+            "the real Jira data is required (COMMITEA_REQUIRE_EXTERNAL=1) but {} is missing; \
+             set COMMITEA_REALWORLD_DIR",
+            dir.display()
+        );
+    }
+    eprintln!(
+        "\n!!!!!!!! SKIPPED: no real Jira data at {}; set COMMITEA_REALWORLD_DIR to run this test !!!!!!!!\n",
+        dir.display()
+    );
+    None
+}
+
+#[test]
+fn real_projects_import_load_and_replay_to_their_final_state() {
+    let Some(dir) = realworld_dir() else { return };
+    let out = tempfile::tempdir().unwrap();
+    let mut imported = 0;
+    for dataset in ["duraspace", "apache"] {
+        let ds = load_dataset(&dir, dataset).unwrap();
+        let csv = std::fs::read_to_string(dir.join(format!("{dataset}_issues.csv"))).unwrap();
+        for (project, n) in ds.projects() {
+            if n < 50 {
+                continue;
+            }
+            // The rows of the project, counted independently of the CSV parser.
+            let prefix = format!("{project}-");
+            let rows = csv
+                .lines()
+                .filter(|l| {
+                    l.strip_prefix(&prefix).is_some_and(|rest| {
+                        let (num, tail) = rest.split_once(',').unwrap_or(("", ""));
+                        !num.is_empty()
+                            && num.bytes().all(|b| b.is_ascii_digit())
+                            && tail.starts_with(&format!("{project},"))
+                    })
+                })
+                .count();
+            assert_eq!(n, rows, "{dataset} {project}");
+            let p = to_state(&ds, &project).unwrap();
+            assert_eq!(p.issues, rows);
+            let target = out.path().join(dataset).join(&project);
+            write_state(&target, &p).unwrap();
+            let snap = Snapshot::load(&Layout::new(&target)).unwrap();
+            assert_eq!(snap.issues.len(), rows, "{dataset} {project}");
+            assert_eq!(snap, p.snapshot, "{dataset} {project}: the files load back");
+            let rules = Rules::default();
+            for (key, issue) in &snap.issues {
+                timeline_consistent(issue).unwrap_or_else(|e| panic!("{key}: {e}"));
+                let spans = rules.timeline(issue);
+                assert_eq!(
+                    spans.last().map(|s| s.column),
+                    Some(rules.current(issue)),
+                    "{key}: the lifecycle timeline ends where the issue is"
+                );
+            }
+            eprintln!(
+                "{dataset} {project}: {} issues, {} open, {} with a milestone, {} with an estimate",
+                p.stats.issues, p.stats.open, p.stats.with_milestone, p.stats.with_estimate
+            );
+            imported += 1;
+        }
+    }
+    assert_eq!(
+        imported, 6,
+        "FCREPO, ISLANDORA, DURACLOUD, HYPAT, CB, DRILL"
+    );
+}
