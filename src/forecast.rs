@@ -62,6 +62,17 @@ impl Serialize for When {
     }
 }
 
+impl Settings {
+    /// The configured settings; without a configured seed, the seed derives from `plan`'s content.
+    pub fn from_config(config: &crate::config::Config, plan: &Plan) -> Self {
+        Self {
+            trials: config.forecast.trials.0,
+            seed: config.forecast.seed.unwrap_or_else(|| content_seed(plan)),
+            horizon_days: config.forecast.horizon_days.0,
+        }
+    }
+}
+
 /// The settings the forecast runs with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Settings {

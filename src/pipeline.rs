@@ -140,14 +140,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         .unwrap_or(snapshot.meta.synced_at);
     let ledger = crate::ledger::read(&layout.ledger())?;
     let plan = crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now).into_plan();
-    let settings = Settings {
-        trials: config.forecast.trials.0,
-        seed: config
-            .forecast
-            .seed
-            .unwrap_or_else(|| forecast::content_seed(&plan)),
-        horizon_days: config.forecast.horizon_days.0,
-    };
+    let settings = Settings::from_config(&config, &plan);
     let t = Instant::now();
     let report = forecast::run(&plan, &settings);
     tracing::info!(

@@ -125,14 +125,7 @@ fn rewind_issue(key: &IssueKey, issue: &Issue, cut: DateTime<Utc>) -> Issue {
     let (before, after): (Vec<&TimelineEvent>, Vec<&TimelineEvent>) =
         events.into_iter().partition(|e| e.created_at <= cut);
 
-    let mut facts = Facts {
-        closed: issue.state == OpenState::Closed,
-        labels: issue.labels.iter().cloned().collect(),
-        milestone: issue.milestone,
-        assignees: issue.assignees.iter().cloned().collect(),
-        open_pulls: 0,
-        native_estimate: issue.time_estimate > 0,
-    };
+    let mut facts = Facts::final_of(issue);
     let mut title = issue.title.clone();
     let mut depends_on: BTreeSet<IssueKey> = issue.depends_on.iter().cloned().collect();
     for e in after.iter().rev() {

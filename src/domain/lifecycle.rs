@@ -114,6 +114,20 @@ pub struct Facts {
     pub native_estimate: bool,
 }
 
+impl Facts {
+    /// The issue's facts as last synced, without pull requests (the timeline adds those as they open).
+    pub(crate) fn final_of(issue: &Issue) -> Self {
+        Self {
+            closed: issue.state == OpenState::Closed,
+            labels: issue.labels.iter().cloned().collect(),
+            milestone: issue.milestone,
+            assignees: issue.assignees.iter().cloned().collect(),
+            open_pulls: 0,
+            native_estimate: issue.time_estimate > 0,
+        }
+    }
+}
+
 /// The lifecycle rules with their one setting.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rules {
@@ -179,14 +193,7 @@ impl Rules {
     /// set at creation without an event are seen from the start. Pull requests count as open from when
     /// they were opened (or referenced, if later) until they were closed or merged.
     pub fn timeline(&self, issue: &Issue) -> Vec<LifecycleSpan> {
-        let mut f = Facts {
-            closed: issue.state == OpenState::Closed,
-            labels: issue.labels.iter().cloned().collect(),
-            milestone: issue.milestone,
-            assignees: issue.assignees.iter().cloned().collect(),
-            open_pulls: 0,
-            native_estimate: issue.time_estimate > 0,
-        };
+        let mut f = Facts::final_of(issue);
         let mut events: Vec<_> = issue.timeline.iter().collect();
         events.sort_by_key(|e| (e.created_at, e.id));
         for e in events.iter().rev() {

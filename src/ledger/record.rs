@@ -308,14 +308,7 @@ pub fn record_directive(
 
     let before_plan = before_replay.into_plan();
     let after_plan = after_replay.into_plan();
-    let settings = Settings {
-        trials: config.forecast.trials.0,
-        seed: config
-            .forecast
-            .seed
-            .unwrap_or_else(|| forecast::content_seed(&before_plan)),
-        horizon_days: config.forecast.horizon_days.0,
-    };
+    let settings = Settings::from_config(&config, &before_plan);
     let before = forecast::run(&before_plan, &settings);
     let after = forecast::run(&after_plan, &settings);
     let detail = consequence::diff(&before, &after, &before_plan, &after_plan);

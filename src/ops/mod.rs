@@ -72,7 +72,8 @@ pub enum Op {
     SetMilestone {
         /// The issue.
         issue: IssueRef,
-        /// Gitea's milestone id, or null.
+        /// Gitea's milestone id, or null (required: say null to take the issue out of its milestone).
+        #[schemars(required)]
         milestone: Option<u64>,
     },
     /// Mark a milestone's deadline hard, or not (`deadline/hard` in its description).
@@ -286,9 +287,7 @@ impl<'a> Checker<'a> {
         } else if label == Milestone::HARD_MARKER {
             Ok(label.to_owned())
         } else {
-            Err(format!(
-                "label \"{label}\" is outside CommiTea's namespaces (est/*, p/*, deadline/hard): CommiTea never adds or removes other labels"
-            ))
+            Err(outside_namespaces(label))
         }
     }
 
@@ -318,13 +317,9 @@ impl<'a> Checker<'a> {
     pub fn check(&mut self, op: &Op, approved: bool) -> Result<Checked, String> {
         // A label CommiTea may never touch is the more basic refusal; say that before asking for approval.
         if let Op::RemoveLabel { label, .. } = op
-            && !(label.starts_with(Estimate::LABEL_PREFIX)
-                || label.starts_with(Priority::LABEL_PREFIX)
-                || label == Milestone::HARD_MARKER)
+            && !own_namespace(label)
         {
-            return Err(format!(
-                "label \"{label}\" is outside CommiTea's namespaces (est/*, p/*, deadline/hard): CommiTea never adds or removes other labels"
-            ));
+            return Err(outside_namespaces(label));
         }
         if op.is_destructive() && !approved {
             return Err(format!(
@@ -480,14 +475,6 @@ impl<'a> Checker<'a> {
             }
             Op::RemoveLabel { issue, label } => {
                 let (key, i) = self.issue(issue)?;
-                if !(label.starts_with(Estimate::LABEL_PREFIX)
-                    || label.starts_with(Priority::LABEL_PREFIX)
-                    || label == Milestone::HARD_MARKER)
-                {
-                    return Err(format!(
-                        "label \"{label}\" is outside CommiTea's namespaces (est/*, p/*, deadline/hard): CommiTea never adds or removes other labels"
-                    ));
-                }
                 if !i.labels.iter().any(|l| l == label) {
                     return Err(format!("{key} does not carry the label \"{label}\""));
                 }
@@ -499,6 +486,19 @@ impl<'a> Checker<'a> {
         };
         Ok(Checked { op: checked })
     }
+}
+
+/// Whether a label is in one of CommiTea's namespaces: `est/*`, `p/*`, `deadline/hard`.
+pub fn own_namespace(label: &str) -> bool {
+    label.starts_with(Estimate::LABEL_PREFIX)
+        || label.starts_with(Priority::LABEL_PREFIX)
+        || label == Milestone::HARD_MARKER
+}
+
+fn outside_namespaces(label: &str) -> String {
+    format!(
+        "label \"{label}\" is outside CommiTea's namespaces (est/*, p/*, deadline/hard): CommiTea never adds or removes other labels"
+    )
 }
 
 fn full_key(r: &IssueRef) -> Option<IssueKey> {

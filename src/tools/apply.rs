@@ -53,16 +53,7 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
     )
     .map_err(|e| state(&e))?;
     let snapshot = Snapshot::load(&layout).map_err(|e| state(&e))?;
-    let repos = if config.repositories.is_empty() {
-        snapshot
-            .meta
-            .repositories
-            .iter()
-            .map(|r| r.name.clone())
-            .collect()
-    } else {
-        config.repositories.clone()
-    };
+    let repos = super::repositories(&config, &snapshot);
     let mut checker = Checker::new(&config, &snapshot, repos);
     let mut accepted = Vec::new();
     let mut rejected = Vec::new();
@@ -90,14 +81,7 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
     let before_plan = crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now).into_plan();
     let after_plan =
         crate::ledger::replay(&after_snapshot, &config, ledger.as_deref(), now).into_plan();
-    let settings = Settings {
-        trials: config.forecast.trials.0,
-        seed: config
-            .forecast
-            .seed
-            .unwrap_or_else(|| forecast::content_seed(&before_plan)),
-        horizon_days: config.forecast.horizon_days.0,
-    };
+    let settings = Settings::from_config(&config, &before_plan);
     let before = forecast::run(&before_plan, &settings);
     let after = forecast::run(&after_plan, &settings);
     let detail = crate::consequence::diff(&before, &after, &before_plan, &after_plan);

@@ -167,6 +167,23 @@ pub fn call(ctx: &Context, name: &str, input: &Value) -> Result<Value, ToolError
     }
 }
 
+/// The repositories bare issue numbers resolve against: the configured ones, else the snapshot's.
+pub fn repositories(
+    config: &crate::config::Config,
+    snapshot: &crate::state::Snapshot,
+) -> Vec<crate::domain::RepoName> {
+    if config.repositories.is_empty() {
+        snapshot
+            .meta
+            .repositories
+            .iter()
+            .map(|r| r.name.clone())
+            .collect()
+    } else {
+        config.repositories.clone()
+    }
+}
+
 fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, ToolError> {
     serde_json::to_value(v)
         .map_err(|e| ToolError::State(format!("could not serialise the answer: {e}")))

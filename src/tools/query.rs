@@ -188,7 +188,7 @@ pub fn query_project(ctx: &Context, input: QueryInput) -> Result<QueryOutput, To
                 ToolError::invalid("/filters/issueId", "view \"issue\" needs filters.issueId")
             })?;
             let key = r
-                .resolve(&repositories(&c))
+                .resolve(&super::repositories(&c.config, &c.snapshot))
                 .map_err(|m| ToolError::invalid("/filters/issueId", m))?;
             let view = views::issue::issue(inputs, &c.snapshot, &key).ok_or_else(|| {
                 ToolError::invalid(
@@ -245,20 +245,6 @@ pub fn query_project(ctx: &Context, input: QueryInput) -> Result<QueryOutput, To
             &selection,
         )),
     })
-}
-
-/// The repositories issue numbers are resolved against: the configured ones, else the snapshot's.
-pub fn repositories(c: &Computed) -> Vec<crate::domain::RepoName> {
-    if c.config.repositories.is_empty() {
-        c.snapshot
-            .meta
-            .repositories
-            .iter()
-            .map(|r| r.name.clone())
-            .collect()
-    } else {
-        c.config.repositories.clone()
-    }
 }
 
 /// How many commits back the standup looks for an earlier forecast.

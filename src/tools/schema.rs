@@ -1,4 +1,4 @@
-//! The tools' JSON Schemas: derived from the Rust types, published by `commitea tool --schemas`, MCP's
+//! The tools' JSON Schemas: derived from the Rust types, published by `commitea tool --list`, MCP's
 //! `tools/list` and `docs/tools.md`, and used to check every input before it is read.
 
 use std::collections::HashMap;

@@ -6,6 +6,7 @@
 mod cli;
 mod consequence;
 mod demo;
+mod docs;
 mod emulator;
 mod engine;
 mod import;

@@ -1,0 +1,129 @@
+//! `docs/tools.md` against the code: its JSON Schema blocks are exactly what `commitea::tools::specs()`
+//! publishes, and it names every view and every op.
+//!
+//! After a schema change, regenerate the blocks in place with
+//! `COMMITEA_BLESS_DOCS=1 cargo test --test it docs::`.
+
+use std::path::PathBuf;
+
+use commitea::tools::{self, ToolSpec};
+use serde_json::Value;
+
+/// The closing marker of every schema block.
+const END: &str = "<!-- /schema -->";
+
+fn tools_md() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/tools.md")
+}
+
+fn blessing() -> bool {
+    std::env::var("COMMITEA_BLESS_DOCS").is_ok_and(|v| v == "1")
+}
+
+/// The eight blocks: `(marker, body)` with the body as it must stand between the markers.
+fn blocks(specs: &[ToolSpec]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for s in specs {
+        for (side, schema) in [("input", &s.input_schema), ("output", &s.output_schema)] {
+            let pretty = serde_json::to_string_pretty(schema).unwrap();
+            out.push((
+                format!("<!-- schema:{}:{side} -->", s.name),
+                format!("\n```json\n{pretty}\n```\n"),
+            ));
+        }
+    }
+    out
+}
+
+/// The text between `marker` and the next [`END`], as a byte range of `text`.
+fn block_range(text: &str, marker: &str) -> std::ops::Range<usize> {
+    let start = text
+        .find(marker)
+        .unwrap_or_else(|| panic!("docs/tools.md lacks the marker {marker}"))
+        + marker.len();
+    let len = text[start..]
+        .find(END)
+        .unwrap_or_else(|| panic!("docs/tools.md: {marker} is not closed by {END}"));
+    start..start + len
+}
+
+#[test]
+fn tools_md_schemas_are_current() {
+    let path = tools_md();
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    let specs = tools::specs();
+    let mut stale = Vec::new();
+    for (marker, want) in blocks(&specs) {
+        let range = block_range(&text, &marker);
+        if text[range.clone()] != want {
+            if blessing() {
+                text.replace_range(range, &want);
+            } else {
+                stale.push(marker);
+            }
+        }
+    }
+    if blessing() {
+        std::fs::write(&path, &text).unwrap();
+    }
+    assert!(
+        stale.is_empty(),
+        "docs/tools.md's schema blocks differ from commitea::tools::specs(): {stale:?}; \
+         regenerate them with `COMMITEA_BLESS_DOCS=1 cargo test --test it docs::`"
+    );
+}
+
+/// The `const` values of a `oneOf` in a schema's `$defs`, read at `pointer` inside each alternative.
+fn consts(schema: &Value, def: &str, pointer: &str) -> Vec<String> {
+    let alternatives = schema["$defs"][def]["oneOf"]
+        .as_array()
+        .unwrap_or_else(|| panic!("$defs/{def} is not a oneOf"));
+    alternatives
+        .iter()
+        .map(|a| {
+            a.pointer(pointer)
+                .and_then(Value::as_str)
+                .unwrap_or_else(|| panic!("$defs/{def}: no {pointer} in {a}"))
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn tools_md_names_every_view_and_op() {
+    let text = std::fs::read_to_string(tools_md()).unwrap();
+    let specs = tools::specs();
+    let spec = |name: &str| specs.iter().find(|s| s.name == name).unwrap();
+    let views = consts(&spec(tools::QUERY_PROJECT).input_schema, "View", "/const");
+    let ops = consts(
+        &spec(tools::APPLY_CHANGES).input_schema,
+        "Op",
+        "/properties/op/const",
+    );
+    assert_eq!(views.len(), 9, "{views:?}");
+    assert_eq!(ops.len(), 9, "{ops:?}");
+    // Every view has its own section and every op its own row, outside the schema blocks too.
+    let prose = {
+        let mut p = text.clone();
+        for (marker, _) in &blocks(&specs) {
+            let range = block_range(&p, marker);
+            p.replace_range(range, "");
+        }
+        p
+    };
+    for v in &views {
+        assert!(
+            prose.contains(&format!("### `{v}`")),
+            "docs/tools.md has no section for view {v}"
+        );
+    }
+    for op in &ops {
+        assert!(
+            prose.contains(&format!("`{op}`")),
+            "docs/tools.md does not name op {op}"
+        );
+    }
+    for name in tools::NAMES {
+        assert!(prose.contains(&format!("`{name}`")), "{name}");
+    }
+}
