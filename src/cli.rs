@@ -1,4 +1,5 @@
-//! The command line: `commitea run | demo | plan | directive | tool | mcp | render | import | generate`.
+//! The command line: `commitea run | demo | plan | directive | tool | mcp | render | import | backtest |
+//! generate`.
 //!
 //! Parsing only; each command calls the library. Data goes to stdout, logs to stderr.
 
@@ -177,6 +178,25 @@ pub enum Command {
         /// The token the emulator accepts.
         #[arg(long, default_value = "emulator-token")]
         token: String,
+    },
+    /// Backtest: rewind the snapshot to past cuts, forecast from each, and score CommiTea and two baselines
+    /// against what happened. Prints the report (JSON) on stdout and a table on stderr.
+    Backtest {
+        /// The state repo.
+        #[arg(long, short = 's', default_value = ".", env = "COMMITEA_STATE")]
+        state: PathBuf,
+        /// Days between cuts.
+        #[arg(long, default_value_t = 28)]
+        every_days: u32,
+        /// Monte Carlo trials per method and cut.
+        #[arg(long, default_value_t = 500)]
+        trials: u32,
+        /// The seed; default: the config's forecast seed, else 1.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Print only the JSON report (no table on stderr).
+        #[arg(long)]
+        json: bool,
     },
     /// Import another tracker's history into a new state repo (see docs/import.md); prints its path.
     Import {
@@ -407,6 +427,31 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
                 Ok(answer) => println!("{}", serde_json::to_string(&answer)?),
                 Err(e) if e.is_input() => input_error(&e.to_string()),
                 Err(e) => return Err(e.into()),
+            }
+        }
+        Command::Backtest {
+            state,
+            every_days,
+            trials,
+            seed,
+            json,
+        } => {
+            let layout = crate::state::Layout::new(&state);
+            let config = crate::config::Config::load(&state, env_vars(), &Overrides::default())?;
+            let snapshot = crate::state::Snapshot::load(&layout)?;
+            let ledger = crate::ledger::read(&layout.ledger())?;
+            let defaults = crate::backtest::BacktestOptions::default();
+            let opts = crate::backtest::BacktestOptions {
+                every_days,
+                trials: trials.max(1),
+                seed: seed.or(config.forecast.seed).unwrap_or(defaults.seed),
+                horizon_days: config.forecast.horizon_days.0,
+                ..defaults
+            };
+            let report = crate::backtest::backtest(&snapshot, &config, ledger.as_deref(), &opts);
+            println!("{}", serde_json::to_string_pretty(&report)?);
+            if !json {
+                eprint!("{}", crate::backtest::run::table(&report));
             }
         }
         Command::Mcp { state, by } => crate::tools::mcp::serve(tool_context(state, by, None))?,

@@ -8,11 +8,13 @@
 
 pub mod baselines;
 pub mod rewind;
+pub mod run;
 pub mod score;
 
 use chrono::{DateTime, Utc};
 
 pub use rewind::{as_of, cut_dates, outcome};
+pub use run::{BacktestOptions, BacktestReport, backtest, backtest_targets, forecast_at};
 pub use score::{Metric, Outcome, Scores, Scoring, Target};
 
 /// Seconds in a day, as a float: every duration in a backtest is in (fractional) days.

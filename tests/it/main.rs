@@ -3,6 +3,7 @@
 // Test helpers outside `#[test]` functions panic on purpose: a failed set-up is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod backtest;
 mod cli;
 mod consequence;
 mod demo;

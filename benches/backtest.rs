@@ -1,0 +1,157 @@
+//! Backtest benchmark: every real Jira project with at least 50 issues (from `$COMMITEA_REALWORLD_DIR`,
+//! else `<crate>/../shared/realworld-issues`), backtested with the default options. Prints, per project
+//! and pooled over all of them, each method's targets, coverage of p10/p50/p80 with 95% intervals and
+//! pinball losses (resolved, and censored lower bounds), then the wall time and peak memory of the
+//! largest project's backtest.
+//!
+//! Run: `cargo bench --bench backtest` (add `-- --trials N` to change the trials). Skips with a message
+//! when the data is absent.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use commitea::backtest::score::score_by_group;
+use commitea::backtest::{BacktestOptions, Metric, Scores, Target, backtest_targets};
+use commitea::config::Config;
+use commitea::import::{load_dataset, to_state};
+
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        })
+        .unwrap_or(0)
+}
+
+fn metric(m: Option<Metric>) -> String {
+    m.map_or_else(
+        || "—".to_owned(),
+        |m| format!("{:.3} [{:.3}, {:.3}]", m.value, m.lo, m.hi),
+    )
+}
+
+fn print_scores(title: &str, methods: &std::collections::BTreeMap<String, Scores>) {
+    println!("== {title}");
+    for (name, s) in methods {
+        println!(
+            "  {name:<10} n={} cuts={} resolved={} open={} undecided={:?}",
+            s.n, s.n_cuts, s.n_resolved, s.n_open, s.n_undecided
+        );
+        println!(
+            "    coverage p10 {}  p50 {}  p80 {}",
+            metric(s.coverage[0]),
+            metric(s.coverage[1]),
+            metric(s.coverage[2])
+        );
+        println!(
+            "    pinball50 {}  pinball80 {}",
+            metric(s.pinball50),
+            metric(s.pinball80)
+        );
+        println!(
+            "    censored pinball50 {}  pinball80 {}",
+            metric(s.pinball50_censored),
+            metric(s.pinball80_censored)
+        );
+    }
+}
+
+fn data_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("COMMITEA_REALWORLD_DIR").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/realworld-issues"),
+        PathBuf::from,
+    );
+    dir.join("duraspace_issues.csv").exists().then_some(dir)
+}
+
+fn main() {
+    let Some(dir) = data_dir() else {
+        println!("backtest bench skipped: no real Jira data; set COMMITEA_REALWORLD_DIR");
+        return;
+    };
+    let args: Vec<String> = std::env::args().collect();
+    let mut opts = BacktestOptions::default();
+    if let Some(t) = args
+        .iter()
+        .position(|a| a == "--trials")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|t| t.parse().ok())
+    {
+        opts.trials = t;
+    }
+    println!(
+        "options: every {} days, {} days of history, {} trials, seed {}, horizon {} days, {} resamples",
+        opts.every_days,
+        opts.min_history_days,
+        opts.trials,
+        opts.seed,
+        opts.horizon_days,
+        opts.resamples
+    );
+    let scoring = opts.scoring();
+    let mut pooled: Vec<Target> = Vec::new();
+    let mut largest: Option<(usize, String, f64, u64)> = None;
+    let mut offset = 0i64;
+    for dataset in ["duraspace", "apache"] {
+        let ds = match load_dataset(&dir, dataset) {
+            Ok(ds) => ds,
+            Err(e) => {
+                println!("{dataset}: cannot load: {e}");
+                continue;
+            }
+        };
+        for (project, n) in ds.projects() {
+            if n < 50 {
+                continue;
+            }
+            let imported = match to_state(&ds, &project) {
+                Ok(p) => p,
+                Err(e) => {
+                    println!("{dataset} {project}: cannot import: {e}");
+                    continue;
+                }
+            };
+            let config = match Config::parse(&imported.config_yaml, Path::new("commitea.yaml")) {
+                Ok(c) => c,
+                Err(e) => {
+                    println!("{dataset} {project}: bad config: {e}");
+                    continue;
+                }
+            };
+            let t = Instant::now();
+            let (cuts, targets) = backtest_targets(&imported.snapshot, &config, &opts);
+            let wall = t.elapsed().as_secs_f64();
+            let rss = peak_rss_kib();
+            print_scores(
+                &format!(
+                    "{dataset} {project}: {n} issues, {} cuts, {wall:.1} s",
+                    cuts.len()
+                ),
+                &score_by_group(&targets, &scoring),
+            );
+            if largest.as_ref().is_none_or(|(m, ..)| n > *m) {
+                largest = Some((n, format!("{dataset} {project}"), wall, rss));
+            }
+            // Cut ids stay distinct across projects, so the bootstrap resamples each project's cuts.
+            let next = offset + i64::try_from(cuts.len()).unwrap_or(0);
+            pooled.extend(targets.into_iter().map(|mut t| {
+                t.cut += offset;
+                t
+            }));
+            offset = next;
+        }
+    }
+    print_scores(
+        "pooled over all projects",
+        &score_by_group(&pooled, &scoring),
+    );
+    if let Some((n, name, wall, rss)) = largest {
+        println!(
+            "largest project: {name} ({n} issues): backtest wall time {wall:.2} s, peak memory (VmHWM) {:.1} MiB",
+            rss as f64 / 1024.0
+        );
+    }
+}

@@ -1,0 +1,282 @@
+//! Running a backtest: CommiTea's forecast and the two baselines at every cut, scored against what
+//! happened.
+//!
+//! For each cut from [`cut_dates`] the snapshot is rewound with [`as_of`], and three methods forecast
+//! every issue open at the cut:
+//!
+//! - `commitea`: the plan replayed from the rewound snapshot at the cut and [`forecast::run`] on it. The
+//!   directive ledger is **not** applied: it has no history that could be rewound (a directive recorded
+//!   after the cut would leak the future into the forecast), so every cut replays with no ledger. A
+//!   forecast date `d` means "done by the end of day `d`", so it becomes `(d − cut day) + 1` days after
+//!   the cut (the cuts are at midnight UTC); beyond the horizon is `None`.
+//! - `throughput` and `ebs`: [`baselines::throughput`] and [`baselines::evidence_based`] on the same
+//!   rewound snapshot.
+//!
+//! Only the issues all three methods forecast and [`outcome`] can score are kept, so the methods are
+//! compared on the same targets. Each cut simulates with its own seed, derived from the options' seed and
+//! the cut's index. Cuts run in parallel, and their targets are put back in cut order, so the report is
+//! the same whatever the number of threads.
+//!
+//! Milestone-level scoring is not done yet: the report scores issues only.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::baselines::{self, Quantiles, Simulation};
+use super::score::score_by_group;
+use super::{Scores, Scoring, Target, as_of, cut_dates, outcome, stream};
+use crate::config::Config;
+use crate::domain::IssueKey;
+use crate::forecast::{self, Settings, When};
+use crate::state::Snapshot;
+
+/// The group CommiTea's forecasts are scored under.
+pub const COMMITEA: &str = "commitea";
+/// The group the throughput Monte Carlo baseline is scored under.
+pub const THROUGHPUT: &str = "throughput";
+/// The group the evidence-based scheduling baseline is scored under.
+pub const EBS: &str = "ebs";
+
+/// How a backtest is run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BacktestOptions {
+    /// Days between cuts.
+    pub every_days: u32,
+    /// History the first cut has to learn from, in days.
+    pub min_history_days: u32,
+    /// Monte Carlo trials per method and cut.
+    pub trials: u32,
+    /// The seed every cut's seed is derived from.
+    pub seed: u64,
+    /// Days after a cut forecast; later is "beyond the horizon".
+    pub horizon_days: u32,
+    /// Bootstrap resamples for the intervals.
+    pub resamples: u32,
+}
+
+impl Default for BacktestOptions {
+    fn default() -> Self {
+        Self {
+            every_days: 28,
+            min_history_days: 90,
+            trials: 500,
+            seed: 1,
+            horizon_days: 365,
+            resamples: 1000,
+        }
+    }
+}
+
+impl BacktestOptions {
+    /// How the targets are scored.
+    pub fn scoring(&self) -> Scoring {
+        Scoring {
+            horizon_days: self.horizon_days,
+            resamples: self.resamples,
+        }
+    }
+
+    fn settings(&self, cut_index: usize) -> Settings {
+        Settings {
+            trials: self.trials,
+            seed: stream(self.seed, cut_index as u64),
+            horizon_days: self.horizon_days,
+        }
+    }
+}
+
+/// A backtest's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BacktestReport {
+    /// How it was run.
+    pub options: BacktestOptions,
+    /// Cuts forecast from.
+    pub cuts: usize,
+    /// The first cut (none when the history is too short).
+    pub first_cut: Option<DateTime<Utc>>,
+    /// The last cut.
+    pub last_cut: Option<DateTime<Utc>>,
+    /// Whether a directive ledger was given and left out (it cannot be rewound; see the module docs).
+    pub ledger_ignored: bool,
+    /// Scores by method: `commitea`, `throughput`, `ebs`.
+    pub methods: BTreeMap<String, Scores>,
+}
+
+/// Days after `cut` of a forecast date: done by the end of that day.
+fn days_after(when: When, cut: DateTime<Utc>) -> Option<f64> {
+    match when {
+        When::Date(d) => Some((d - cut.date_naive()).num_days() as f64 + 1.0),
+        When::BeyondHorizon => None,
+    }
+}
+
+fn commitea_at(
+    past: &Snapshot,
+    config: &Config,
+    cut: DateTime<Utc>,
+    settings: &Settings,
+) -> Vec<(IssueKey, Quantiles)> {
+    let plan = crate::ledger::replay(past, config, None, cut).into_plan();
+    forecast::run(&plan, settings)
+        .issues
+        .into_iter()
+        .map(|f| {
+            let q = [f.p10, f.p50, f.p80].map(|w| days_after(w, cut));
+            (f.issue, q)
+        })
+        .collect()
+}
+
+/// CommiTea's forecast at `cut` (as the `cut_index`-th cut of a backtest), from `snapshot` rewound to
+/// it: per open issue, p10/p50/p80 in days after the cut. Nothing after the cut can change it.
+pub fn forecast_at(
+    snapshot: &Snapshot,
+    config: &Config,
+    cut: DateTime<Utc>,
+    cut_index: usize,
+    opts: &BacktestOptions,
+) -> Vec<(IssueKey, Quantiles)> {
+    let past = as_of(snapshot, cut);
+    commitea_at(&past, config, cut, &opts.settings(cut_index))
+}
+
+/// The targets of one cut, methods in the order `commitea`, `throughput`, `ebs`, issues by key.
+fn cut_targets(
+    snapshot: &Snapshot,
+    config: &Config,
+    cut: DateTime<Utc>,
+    index: usize,
+    opts: &BacktestOptions,
+) -> Vec<Target> {
+    let past = as_of(snapshot, cut);
+    let settings = opts.settings(index);
+    let sim = Simulation {
+        trials: settings.trials,
+        seed: settings.seed,
+        horizon_days: settings.horizon_days,
+    };
+    let methods: [(&str, BTreeMap<IssueKey, Quantiles>); 3] = [
+        (
+            COMMITEA,
+            commitea_at(&past, config, cut, &settings)
+                .into_iter()
+                .collect(),
+        ),
+        (
+            THROUGHPUT,
+            baselines::throughput(&past, cut, &sim)
+                .into_iter()
+                .collect(),
+        ),
+        (
+            EBS,
+            baselines::evidence_based(&past, cut, &sim)
+                .into_iter()
+                .collect(),
+        ),
+    ];
+    // The issues every method forecast, with an outcome to score them on.
+    let common: Vec<(&IssueKey, super::Outcome)> = methods[0]
+        .1
+        .keys()
+        .filter(|k| methods[1..].iter().all(|(_, m)| m.contains_key(*k)))
+        .filter_map(|k| outcome(snapshot, k, cut).map(|o| (k, o)))
+        .collect();
+    let cut_id = i64::try_from(index).unwrap_or(i64::MAX);
+    let mut out = Vec::with_capacity(common.len() * methods.len());
+    for (group, quantiles) in &methods {
+        for (key, o) in &common {
+            if let Some(q) = quantiles.get(*key) {
+                out.push(Target {
+                    group: (*group).to_owned(),
+                    cut: cut_id,
+                    q: *q,
+                    outcome: *o,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Every target of a backtest, in cut order, and the cuts.
+pub fn backtest_targets(
+    snapshot: &Snapshot,
+    config: &Config,
+    opts: &BacktestOptions,
+) -> (Vec<DateTime<Utc>>, Vec<Target>) {
+    let cuts = cut_dates(snapshot, opts.every_days, opts.min_history_days);
+    let per_cut: Vec<Vec<Target>> = cuts
+        .par_iter()
+        .enumerate()
+        .map(|(i, cut)| cut_targets(snapshot, config, *cut, i, opts))
+        .collect();
+    (cuts, per_cut.into_iter().flatten().collect())
+}
+
+/// Backtests CommiTea and the baselines on `snapshot` (see the module documentation). `ledger` is not
+/// applied — its history cannot be rewound — and the report says whether one was left out.
+pub fn backtest(
+    snapshot: &Snapshot,
+    config: &Config,
+    ledger: Option<&str>,
+    opts: &BacktestOptions,
+) -> BacktestReport {
+    let (cuts, targets) = backtest_targets(snapshot, config, opts);
+    let mut methods = score_by_group(&targets, &opts.scoring());
+    // Every method is reported, even when no cut had a target for it.
+    for name in [COMMITEA, THROUGHPUT, EBS] {
+        methods
+            .entry(name.to_owned())
+            .or_insert_with(|| super::score::score(&[], &opts.scoring()));
+    }
+    BacktestReport {
+        options: *opts,
+        cuts: cuts.len(),
+        first_cut: cuts.first().copied(),
+        last_cut: cuts.last().copied(),
+        ledger_ignored: ledger.is_some_and(|l| !l.trim().is_empty()),
+        methods,
+    }
+}
+
+/// A small table of the methods' scores, for people.
+pub fn table(report: &BacktestReport) -> String {
+    let m = |x: Option<super::Metric>| {
+        x.map_or_else(
+            || "—".to_owned(),
+            |m| format!("{:.2} [{:.2}, {:.2}]", m.value, m.lo, m.hi),
+        )
+    };
+    let mut out = format!(
+        "{} cuts, {} to {}\n",
+        report.cuts,
+        report
+            .first_cut
+            .map_or_else(|| "—".to_owned(), |c| c.date_naive().to_string()),
+        report
+            .last_cut
+            .map_or_else(|| "—".to_owned(), |c| c.date_naive().to_string()),
+    );
+    for (name, s) in &report.methods {
+        out.push_str(&format!(
+            "{name:<10} n={} (resolved {}, open {})\n  coverage p10 {}  p50 {}  p80 {}\n  pinball50 {}  pinball80 {}\n  censored  pinball50 {}  pinball80 {}\n",
+            s.n,
+            s.n_resolved,
+            s.n_open,
+            m(s.coverage[0]),
+            m(s.coverage[1]),
+            m(s.coverage[2]),
+            m(s.pinball50),
+            m(s.pinball80),
+            m(s.pinball50_censored),
+            m(s.pinball80_censored),
+        ));
+    }
+    out
+}

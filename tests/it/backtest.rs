@@ -1,0 +1,129 @@
+//! Backtests: the same input gives byte-identical reports, the forecast at a cut cannot see anything
+//! after it, and the real Jira projects backtest with every method scored (skips loudly without the real
+//! data folder; fails under `COMMITEA_REQUIRE_EXTERNAL=1`).
+
+use std::path::{Path, PathBuf};
+
+use chrono::Duration;
+use commitea::backtest::{BacktestOptions, backtest, cut_dates, forecast_at};
+use commitea::config::Config;
+use commitea::demo::{DemoSpec, generate};
+use commitea::domain::{OpenState, TimelineEvent};
+use commitea::import::{load_dataset, to_state};
+
+fn quick() -> BacktestOptions {
+    BacktestOptions {
+        every_days: 56,
+        trials: 40,
+        resamples: 100,
+        ..BacktestOptions::default()
+    }
+}
+
+#[test]
+fn same_input_gives_byte_identical_reports() {
+    let demo = generate(&DemoSpec::bundled());
+    let opts = quick();
+    let a = backtest(&demo.snapshot, &demo.config, Some(&demo.ledger), &opts);
+    let b = backtest(&demo.snapshot, &demo.config, Some(&demo.ledger), &opts);
+    assert!(a.cuts > 0, "the demo has cuts");
+    assert_eq!(a.methods.len(), 3);
+    assert!(a.methods.values().all(|s| s.n > 0), "{a:#?}");
+    assert_eq!(
+        serde_json::to_string_pretty(&a).unwrap(),
+        serde_json::to_string_pretty(&b).unwrap()
+    );
+}
+
+#[test]
+fn the_forecast_at_a_cut_ignores_the_future() {
+    let demo = generate(&DemoSpec::bundled());
+    let opts = quick();
+    let cuts = cut_dates(&demo.snapshot, opts.every_days, opts.min_history_days);
+    let cut = cuts[cuts.len() / 2];
+    let honest = forecast_at(&demo.snapshot, &demo.config, cut, 0, &opts);
+    assert!(!honest.is_empty(), "issues open at the cut");
+
+    // Plant the future: a day after the cut, every issue that existed then gains labels (a top priority,
+    // a tiny estimate, a new one) and every issue still open is closed.
+    let mut planted = demo.snapshot.clone();
+    let later = cut + Duration::days(1);
+    for issue in planted.issues.values_mut() {
+        if issue.created_at > cut {
+            continue;
+        }
+        let mut next_id = issue.timeline.iter().map(|e| e.id).max().unwrap_or(0) + 1_000_000;
+        // Labels the issue does not have yet (adding one it has is no event in Gitea).
+        for name in ["p/0", "est/1h", "oracle"] {
+            if issue.labels.iter().any(|l| l == name) {
+                continue;
+            }
+            let mut label = TimelineEvent::new(next_id, "label", later, "oracle");
+            label.label = Some(name.into());
+            issue.labels.push(name.into());
+            issue.timeline.push(label);
+            next_id += 1;
+        }
+        if issue.state == OpenState::Open {
+            issue.state = OpenState::Closed;
+            issue.closed_at = Some(later);
+            issue
+                .timeline
+                .push(TimelineEvent::new(next_id, "close", later, "oracle"));
+        }
+        issue.updated_at = later;
+    }
+    assert_ne!(planted, demo.snapshot);
+    let leaked = forecast_at(&planted, &demo.config, cut, 0, &opts);
+    assert_eq!(honest, leaked, "the forecast at the cut saw the future");
+}
+
+/// The real Jira data folder: `$COMMITEA_REALWORLD_DIR`, else `<crate>/../shared/realworld-issues`.
+fn realworld_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("COMMITEA_REALWORLD_DIR").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/realworld-issues"),
+        PathBuf::from,
+    );
+    if dir.join("apache_issues.csv").exists() {
+        return Some(dir);
+    }
+    if std::env::var("COMMITEA_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
+        panic!(
+            "the real Jira data is required (COMMITEA_REQUIRE_EXTERNAL=1) but {} is missing; \
+             set COMMITEA_REALWORLD_DIR",
+            dir.display()
+        );
+    }
+    eprintln!(
+        "\n!!!!!!!! SKIPPED: no real Jira data at {}; set COMMITEA_REALWORLD_DIR to run this test !!!!!!!!\n",
+        dir.display()
+    );
+    None
+}
+
+#[test]
+fn a_real_project_backtests_with_every_method_scored() {
+    let Some(dir) = realworld_dir() else { return };
+    let ds = load_dataset(&dir, "apache").unwrap();
+    // The smallest of HYPAT and DRILL.
+    let (project, _) = ds
+        .projects()
+        .into_iter()
+        .filter(|(p, n)| (p == "HYPAT" || p == "DRILL") && *n >= 50)
+        .min_by_key(|(_, n)| *n)
+        .expect("HYPAT or DRILL in the apache dataset");
+    let p = to_state(&ds, &project).unwrap();
+    let config = Config::parse(&p.config_yaml, Path::new("commitea.yaml")).unwrap();
+    let report = backtest(&p.snapshot, &config, None, &quick());
+    eprintln!("{project}: {report:#?}");
+    assert!(report.cuts > 0, "{project} has cuts");
+    for method in ["commitea", "throughput", "ebs"] {
+        let s = &report.methods[method];
+        assert!(s.n > 0, "{project} {method}: no targets");
+        for m in s.coverage.iter().flatten() {
+            for v in [m.value, m.lo, m.hi] {
+                assert!((0.0..=1.0).contains(&v), "{project} {method}: coverage {v}");
+            }
+        }
+    }
+}
