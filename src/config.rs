@@ -176,6 +176,9 @@ pub struct ForecastConfig {
     pub seed: Option<u64>,
     /// How far ahead to forecast, in calendar days; later is reported as "beyond the horizon".
     pub horizon_days: HorizonDays,
+    /// The window of the abandonment model: an open issue's chance of being done at all is its chance of
+    /// being closed within this many days (work not done within it is treated as work that may never be).
+    pub abandonment_days: HorizonDays,
 }
 
 impl Default for ForecastConfig {
@@ -184,6 +187,7 @@ impl Default for ForecastConfig {
             trials: Trials(10_000),
             seed: None,
             horizon_days: HorizonDays(730),
+            abandonment_days: HorizonDays(365),
         }
     }
 }

@@ -12,7 +12,8 @@ use crate::domain::{IssueKey, Lifecycle, OpenState};
 use crate::engine::calendar::working_hours_between;
 use crate::engine::calendar::{end_day, start_day};
 use crate::engine::{
-    Calendar, Calibration, Distribution, MonteCarlo, Prepared, Project, Sample, Task, calibrate,
+    Calendar, Calibration, Distribution, Exposure, Fate, FateFeatures, FateModel, MonteCarlo,
+    Prepared, Project, Sample, Task, calibrate, fate,
 };
 use crate::plan::{EstimateSource, Plan, PlannedIssue};
 
@@ -190,6 +191,10 @@ pub struct IssueForecast {
     pub p80: When,
     /// Share of simulated futures in which it is done by its milestone's due date, if it has one.
     pub probability_by_due: Option<f64>,
+    /// The probability it is done within the forecast horizon (the share of simulated futures), when the
+    /// abandonment model has enough history (absent: every open issue is assumed done).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probability_done: Option<f64>,
     /// Anything a reader should know: `imputed_estimate`, `dependency_cycle`, `waits_on_cycle`,
     /// `unknown_dependency`, `assignee_not_in_team`.
     pub flags: Vec<String>,
@@ -230,6 +235,64 @@ pub struct MilestoneForecast {
     /// milestone so that p80 meets it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cut_line: Option<CutLine>,
+    /// When the work that will stay in it is done (issues the abandonment model expects to leave taken
+    /// out, trial by trial), when the model has enough history; `p10`/`p50`/`p80` above are for all the work
+    /// planned in it today.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staying: Option<Range>,
+    /// How many of its open issues are expected to leave it (not done within the abandonment window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_leaving: Option<f64>,
+    /// The probability that everything planned in it today is done within the horizon, when the
+    /// abandonment model has enough history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probability_done: Option<f64>,
+}
+
+/// Three quantiles of a date.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Range {
+    /// 10th percentile.
+    pub p10: When,
+    /// Median.
+    pub p50: When,
+    /// 80th percentile.
+    pub p80: When,
+}
+
+/// What the abandonment model learnt from the state's history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AbandonmentSummary {
+    /// Closes in the recent history it learnt from.
+    pub events: usize,
+    /// True with too little history: every open issue is assumed done.
+    pub cold_start: bool,
+    /// The window, in days.
+    pub window_days: u32,
+    /// The team's closing rate per open issue per day.
+    pub team_rate: f64,
+    /// Open issues now, and how many of them the model expects to be done within the window.
+    pub open: usize,
+    /// The expected number done (sum of the probabilities).
+    pub expected_done: f64,
+    /// Per stratum (`column/age`): issues, closes, days exposed, shrunk rate per day.
+    pub strata: Vec<FateGroupSummary>,
+}
+
+/// One group of the abandonment model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FateGroupSummary {
+    /// The group.
+    pub key: String,
+    /// Distinct issues.
+    pub issues: usize,
+    /// Closes.
+    pub events: usize,
+    /// Days exposed.
+    pub days: f64,
+    /// The shrunk closing rate per day.
+    pub rate: f64,
 }
 
 /// What would have to leave a hard-deadline milestone for its p80 to meet the deadline.
@@ -353,6 +416,9 @@ pub struct ForecastReport {
     pub people: Vec<PersonPlan>,
     /// Problems a reader should know about.
     pub warnings: Vec<String>,
+    /// The abandonment model, when there was history to learn from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abandonment: Option<AbandonmentSummary>,
 }
 
 /// Share of the estimate still to do for an issue in review.
@@ -499,6 +565,10 @@ pub struct Built<'a> {
     pub milestones: Vec<&'a crate::plan::PlannedMilestone>,
     /// Per milestone: its tasks that are forecast.
     pub groups: Vec<Vec<usize>>,
+    /// What the abandonment model learnt.
+    pub fate: FateModel,
+    /// Per task: the probability it is done within the abandonment window, and when if it is.
+    pub fates: Vec<Fate>,
 }
 
 /// Builds the engine's input from a plan, with calendars to `horizon_days`.
@@ -668,7 +738,26 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
                 .collect()
         })
         .collect();
+    let window = plan.abandonment_days.min(horizon_days);
+    let mut fate = fate::fit(&fate_exposures(plan), history_days(plan, plan.now), window);
+    if !fate.cold_start
+        && let Some(theta) = choose_frailty(plan, window)
+    {
+        fate.frailty = theta;
+    }
+    let fates: Vec<Fate> = open
+        .iter()
+        .map(|i| {
+            let f = fate_features(i, plan.now);
+            Fate {
+                p: fate.p_done(&f),
+                lead: fate.lead(&f),
+            }
+        })
+        .collect();
     Ok(Built {
+        fate,
+        fates,
         calibration,
         open,
         flags,
@@ -704,6 +793,8 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
         dists,
         milestones: open_ms,
         groups,
+        fate,
+        fates,
     } = match build(plan, days) {
         Ok(b) => b,
         Err(e) => {
@@ -720,6 +811,7 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
                 milestones: Vec::new(),
                 people: Vec::new(),
                 warnings,
+                abandonment: None,
             };
         }
     };
@@ -729,7 +821,7 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
         seed: settings.seed,
         horizon_days: days,
     };
-    let sim = mc.run(&prep, &dists, &groups);
+    let sim = mc.run_with_fates(&prep, &dists, &groups, &fates);
 
     let when = |d: Option<u32>| d.map_or(When::BeyondHorizon, |d| date_of(f64::from(d)));
     let issues: Vec<IssueForecast> = open
@@ -789,6 +881,9 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
                             round3(sim.task_by(n, day as u32))
                         }
                     }),
+                // Done at all within the horizon: the fate draw and the timing together.
+                probability_done: (!fate.cold_start && !excluded)
+                    .then(|| round3(sim.task_by(n, days.saturating_sub(1)))),
                 flags: flags[n].clone(),
             }
         })
@@ -863,7 +958,19 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
                     )
                 });
             }
+            let staying = sim.group_staying(g).filter(|_| !groups[g].is_empty()).map(|pc| Range {
+                p10: when(pc.p10),
+                p50: when(pc.p50),
+                p80: when(pc.p80),
+            });
+            let expected_leaving = (!fate.cold_start && m.state == OpenState::Open)
+                .then(|| round2(groups[g].iter().map(|&n| 1.0 - fates[n].p).sum()));
+            let probability_done = (!fate.cold_start && !groups[g].is_empty())
+                .then(|| round3(sim.group_by(g, days.saturating_sub(1))));
             MilestoneForecast {
+                staying,
+                expected_leaving,
+                probability_done,
                 cut_line,
                 id: m.id,
                 repo: m.repo.to_string(),
@@ -927,7 +1034,151 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
         milestones,
         people,
         warnings,
+        abandonment: (!fate.cold_start).then(|| AbandonmentSummary {
+            events: fate.events,
+            cold_start: fate.cold_start,
+            window_days: fate.window_days,
+            team_rate: round6(fate.team_rate),
+            open: fates.len(),
+            expected_done: round2(fates.iter().map(|f| f.p).sum()),
+            strata: fate
+                .strata
+                .iter()
+                .map(|g| FateGroupSummary {
+                    key: g.key.clone(),
+                    issues: g.issues,
+                    events: g.events,
+                    days: round2(g.days),
+                    rate: round6(g.value),
+                })
+                .collect(),
+        }),
     }
+}
+
+/// An issue's abandonment-model features at `at`: its column then, its age, labels and assignee.
+pub fn fate_features(i: &PlannedIssue, at: chrono::DateTime<chrono::Utc>) -> FateFeatures {
+    let column = i
+        .timeline
+        .iter()
+        .rev()
+        .find(|s| s.since <= at)
+        .map_or(i.lifecycle, |s| s.column);
+    FateFeatures {
+        column: column.as_str().to_owned(),
+        age_days: (at - i.created_at).num_days().max(0),
+        labels: i.labels.clone(),
+        // Only someone assigned by then: trackers often assign an issue as it is closed, and that must
+        // not teach the model that assigned issues get done.
+        person: i
+            .assignee
+            .clone()
+            .filter(|_| i.assigned_at.is_none_or(|a| a <= at)),
+    }
+}
+
+/// The abandonment model's evidence: every issue open in each step of the recent history, how long it
+/// stayed open in the step and whether it closed. Nothing after `plan.now` is read.
+pub fn fate_exposures(plan: &Plan) -> Vec<Exposure> {
+    fate_exposures_at(plan, plan.now)
+}
+
+/// The abandonment model's evidence as it was at `at`: closes after `at` are not seen.
+fn fate_exposures_at(plan: &Plan, at: chrono::DateTime<chrono::Utc>) -> Vec<Exposure> {
+    let step = chrono::Duration::days(fate::STEP_DAYS);
+    let mut out = Vec::new();
+    let mut t = at - chrono::Duration::days(fate::RECENT_DAYS);
+    while t < at {
+        let end = (t + step).min(at);
+        for (n, i) in plan.issues.iter().enumerate() {
+            let open_at_t = i.created_at <= t && i.closed_at.is_none_or(|c| c > t);
+            if !open_at_t {
+                continue;
+            }
+            let closed = i.closed_at.filter(|c| *c <= end);
+            let until = closed.unwrap_or(end);
+            out.push(Exposure {
+                features: fate_features(i, t),
+                issue: n as u64,
+                days: (until - t).num_seconds() as f64 / 86_400.0,
+                closed: closed.is_some(),
+                ago_days: (at - t).num_seconds() as f64 / 86_400.0,
+            });
+        }
+        t = end;
+    }
+    out
+}
+
+/// Days of history the plan's issues cover, up to `at`.
+fn history_days(plan: &Plan, at: chrono::DateTime<chrono::Utc>) -> i64 {
+    plan.issues
+        .iter()
+        .map(|i| i.created_at)
+        .min()
+        .map_or(0, |first| (at - first).num_days())
+}
+
+/// Past cuts the frailty is chosen on, and the days between them.
+const FRAILTY_CUTS: i64 = 8;
+const FRAILTY_CUT_EVERY: i64 = 45;
+
+/// The frailty the state's own history supports best: the model is fitted at past cuts whose window has
+/// passed, and each candidate is scored by how often its p50 and p80 would have been met (with a
+/// beyond-the-window quantile met as the randomised PIT says, as the backtest scores it): the candidate
+/// closest to 50% and 80% wins. `None` when the history is too short for any such cut.
+pub fn choose_frailty(plan: &Plan, window_days: u32) -> Option<f64> {
+    let window = chrono::Duration::days(i64::from(window_days));
+    let levels = [0.5, 0.8];
+    let mut hits = [[0.0f64; 2]; fate::FRAILTIES.len()];
+    let mut scored = 0usize;
+    for k in 0..FRAILTY_CUTS {
+        let cut = plan.now - window - chrono::Duration::days(k * FRAILTY_CUT_EVERY);
+        let model = fate::fit(
+            &fate_exposures_at(plan, cut),
+            history_days(plan, cut),
+            window_days,
+        );
+        if model.cold_start {
+            continue;
+        }
+        for i in &plan.issues {
+            let open_at_cut = i.created_at <= cut && i.closed_at.is_none_or(|c| c > cut);
+            if !open_at_cut {
+                continue;
+            }
+            let h = model.cumulative(&fate_features(i, cut));
+            let total = h.last().copied().unwrap_or(0.0);
+            let closed = i
+                .closed_at
+                .filter(|c| *c <= cut + window)
+                .map(|c| (c - cut).num_days().clamp(0, i64::from(window_days)) as usize);
+            for (row, &theta) in hits.iter_mut().zip(fate::FRAILTIES.iter()) {
+                let p = fate::done_by(total, theta);
+                for (slot, tau) in row.iter_mut().zip(levels) {
+                    *slot += match closed {
+                        // Met when the share done by the close is at most tau.
+                        Some(d) => f64::from(u8::from(
+                            fate::done_by(h.get(d).copied().unwrap_or(total), theta) <= tau,
+                        )),
+                        None if p < 1.0 => ((tau - p) / (1.0 - p)).clamp(0.0, 1.0),
+                        None => 0.0,
+                    };
+                }
+            }
+            scored += 1;
+        }
+    }
+    (scored > 0).then(|| {
+        let n = scored as f64;
+        let err = |row: &[f64; 2]| (row[0] / n - 0.5).powi(2) + (row[1] / n - 0.8).powi(2);
+        let best = hits
+            .iter()
+            .enumerate()
+            .min_by(|a, b| err(a.1).total_cmp(&err(b.1)))
+            .map_or(0, |(n, _)| n);
+        fate::FRAILTIES[best]
+    })
 }
 
 /// Working days (on the team calendar) from `a` to `b`, negative when `b` is before `a`.
@@ -949,6 +1200,10 @@ fn working_days_between(team: &Calendar, day0: NaiveDate, a: NaiveDate, b: Naive
 
 fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
+}
+
+fn round6(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
 }
 
 fn round3(x: f64) -> f64 {

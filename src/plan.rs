@@ -181,6 +181,8 @@ pub struct Plan {
     pub team_calendar: PersonCalendarSpec,
     /// Hours in a working day.
     pub workday_hours: f64,
+    /// The abandonment model's window in days (`forecast.abandonment_days`).
+    pub abandonment_days: u32,
     /// Problems found while building the plan (bad labels …), for the run summary.
     pub warnings: Vec<String>,
 }
@@ -282,6 +284,7 @@ impl Plan {
             team,
             team_calendar,
             workday_hours: wd,
+            abandonment_days: config.forecast.abandonment_days.0,
             warnings,
         }
     }

@@ -17,7 +17,16 @@
 //! the cut's index. Cuts run in parallel, and their targets are put back in cut order, so the report is
 //! the same whatever the number of threads.
 //!
-//! Milestone-level scoring is not done yet: the report scores issues only.
+//! Only cuts whose whole horizon has passed by the end of the data are used, so every outcome within the
+//! horizon is known.
+//!
+//! Milestones are scored too (groups `METHOD milestone planned-shipped` and `METHOD milestone closed`):
+//! every milestone open at the cut with open issues planned in it, against when everything planned in it
+//! at the cut was closed and against when the milestone was closed. CommiTea forecasts its cone of all the
+//! planned work; the baselines forecast issues only, so theirs is the latest of the planned issues'
+//! quantiles (which treats the issues as finishing together). CommiTea's beyond-the-horizon milestone
+//! quantiles are scored with its probability that all the planned work is done within the horizon, like
+//! its issues; the baselines', without one, are met by anything (in their favour).
 
 use std::collections::BTreeMap;
 
@@ -115,20 +124,43 @@ fn days_after(when: When, cut: DateTime<Utc>) -> Option<f64> {
     }
 }
 
+/// CommiTea's quantiles per open issue, with its probability of being done within the horizon (when the
+/// abandonment model gives one).
+fn commitea_full(
+    past: &Snapshot,
+    config: &Config,
+    cut: DateTime<Utc>,
+    settings: &Settings,
+) -> Vec<(IssueKey, Quantiles, Option<f64>)> {
+    commitea_report(past, config, cut, settings)
+        .issues
+        .into_iter()
+        .map(|f| {
+            let q = [f.p10, f.p50, f.p80].map(|w| days_after(w, cut));
+            (f.issue, q, f.probability_done)
+        })
+        .collect()
+}
+
+fn commitea_report(
+    past: &Snapshot,
+    config: &Config,
+    cut: DateTime<Utc>,
+    settings: &Settings,
+) -> forecast::ForecastReport {
+    let plan = crate::ledger::replay(past, config, None, cut).into_plan();
+    forecast::run(&plan, settings)
+}
+
 fn commitea_at(
     past: &Snapshot,
     config: &Config,
     cut: DateTime<Utc>,
     settings: &Settings,
 ) -> Vec<(IssueKey, Quantiles)> {
-    let plan = crate::ledger::replay(past, config, None, cut).into_plan();
-    forecast::run(&plan, settings)
-        .issues
+    commitea_full(past, config, cut, settings)
         .into_iter()
-        .map(|f| {
-            let q = [f.p10, f.p50, f.p80].map(|w| days_after(w, cut));
-            (f.issue, q)
-        })
+        .map(|(k, q, _)| (k, q))
         .collect()
 }
 
@@ -160,13 +192,19 @@ fn cut_targets(
         seed: settings.seed,
         horizon_days: settings.horizon_days,
     };
+    let report = commitea_report(&past, config, cut, &settings);
+    let full: Vec<(IssueKey, Quantiles, Option<f64>)> = report
+        .issues
+        .iter()
+        .map(|f| {
+            let q = [f.p10, f.p50, f.p80].map(|w| days_after(w, cut));
+            (f.issue.clone(), q, f.probability_done)
+        })
+        .collect();
+    let within: BTreeMap<IssueKey, Option<f64>> =
+        full.iter().map(|(k, _, p)| (k.clone(), *p)).collect();
     let methods: [(&str, BTreeMap<IssueKey, Quantiles>); 3] = [
-        (
-            COMMITEA,
-            commitea_at(&past, config, cut, &settings)
-                .into_iter()
-                .collect(),
-        ),
+        (COMMITEA, full.into_iter().map(|(k, q, _)| (k, q)).collect()),
         (
             THROUGHPUT,
             baselines::throughput(&past, cut, &sim)
@@ -197,6 +235,105 @@ fn cut_targets(
                     cut: cut_id,
                     q: *q,
                     outcome: *o,
+                    p_within: if *group == COMMITEA {
+                        within.get(*key).copied().flatten()
+                    } else {
+                        None
+                    },
+                });
+            }
+        }
+    }
+    out.extend(milestone_targets(
+        snapshot, &past, &report, &methods, cut, cut_id,
+    ));
+    out
+}
+
+/// The suffix of milestone targets scored on "everything planned in it at the cut was closed".
+pub const PLANNED_SHIPPED: &str = "milestone planned-shipped";
+/// The suffix of milestone targets scored on "the milestone was closed".
+pub const MILESTONE_CLOSED: &str = "milestone closed";
+
+/// Milestone targets: every milestone open at the cut with open issues planned in it, scored two ways —
+/// when everything planned in it at the cut was closed (open while any of it is), and when the
+/// milestone itself was closed. CommiTea's forecast is its milestone cone for all the planned work; the
+/// baselines give issues only, so theirs is the latest of their issue quantiles (an approximation that
+/// treats the issues as finishing together, documented as such).
+fn milestone_targets(
+    full: &Snapshot,
+    past: &Snapshot,
+    report: &forecast::ForecastReport,
+    methods: &[(&str, BTreeMap<IssueKey, Quantiles>); 3],
+    cut: DateTime<Utc>,
+    cut_id: i64,
+) -> Vec<Target> {
+    let mut out = Vec::new();
+    let end = full.meta.synced_at;
+    let days = |t: DateTime<Utc>| (t - cut).num_seconds() as f64 / 86_400.0;
+    for m in &report.milestones {
+        if m.state != crate::domain::OpenState::Open || m.open_issues == 0 {
+            continue;
+        }
+        let planned: Vec<&IssueKey> = past
+            .issues
+            .iter()
+            .filter(|(_, i)| i.milestone == Some(m.id) && i.state == crate::domain::OpenState::Open)
+            .map(|(k, _)| k)
+            .collect();
+        if planned.is_empty() {
+            continue;
+        }
+        // Everything planned at the cut shipped: the last close, while none is still open.
+        let closes: Option<Vec<f64>> = planned
+            .iter()
+            .map(|k| match outcome(full, k, cut) {
+                Some(super::Outcome::Resolved(y)) => Some(y),
+                _ => None,
+            })
+            .collect();
+        let shipped = match closes {
+            Some(c) => super::Outcome::Resolved(c.into_iter().fold(0.0, f64::max)),
+            None => super::Outcome::Open(days(end).max(0.0)),
+        };
+        let closed = match full.milestone(m.id).and_then(|(_, ms)| ms.closed_at) {
+            Some(c) if c > cut => super::Outcome::Resolved(days(c)),
+            Some(_) => continue,
+            None => super::Outcome::Open(days(end).max(0.0)),
+        };
+        let ours = [m.p10, m.p50, m.p80].map(|w| days_after(w, cut));
+        for (name, quantiles) in methods {
+            let q = if *name == COMMITEA {
+                ours
+            } else {
+                // The latest of the planned issues' quantiles; beyond the horizon if any is.
+                let mut q: Quantiles = [Some(0.0); 3];
+                for k in &planned {
+                    match quantiles.get(*k) {
+                        Some(iq) => {
+                            for (a, b) in q.iter_mut().zip(iq) {
+                                *a = match (*a, b) {
+                                    (Some(x), Some(y)) => Some(x.max(*y)),
+                                    _ => None,
+                                };
+                            }
+                        }
+                        None => q = [None; 3],
+                    }
+                }
+                q
+            };
+            for (what, o) in [(PLANNED_SHIPPED, shipped), (MILESTONE_CLOSED, closed)] {
+                out.push(Target {
+                    group: format!("{name} {what}"),
+                    cut: cut_id,
+                    q,
+                    outcome: o,
+                    p_within: if *name == COMMITEA {
+                        m.probability_done
+                    } else {
+                        None
+                    },
                 });
             }
         }
@@ -210,7 +347,13 @@ pub fn backtest_targets(
     config: &Config,
     opts: &BacktestOptions,
 ) -> (Vec<DateTime<Utc>>, Vec<Target>) {
-    let cuts = cut_dates(snapshot, opts.every_days, opts.min_history_days);
+    // Only cuts whose whole horizon has passed: then every outcome within the horizon is known, and no
+    // target is left undecided for lack of follow-up.
+    let horizon = chrono::Duration::days(i64::from(opts.horizon_days));
+    let cuts: Vec<DateTime<Utc>> = cut_dates(snapshot, opts.every_days, opts.min_history_days)
+        .into_iter()
+        .filter(|c| *c + horizon <= snapshot.meta.synced_at)
+        .collect();
     let per_cut: Vec<Vec<Target>> = cuts
         .par_iter()
         .enumerate()

@@ -68,6 +68,9 @@ pub struct Target {
     pub q: [Option<f64>; 3],
     /// What happened.
     pub outcome: Outcome,
+    /// The forecast's probability of being done within the horizon, when the method gives one: it scores
+    /// a beyond-the-horizon quantile fairly (see [`score`]).
+    pub p_within: Option<f64>,
 }
 
 /// How targets are scored.
@@ -148,20 +151,32 @@ fn contribute(t: &Target, scoring: &Scoring, sums: &mut Sums) -> [bool; 3] {
     let horizon = f64::from(scoring.horizon_days);
     let mut undecided = [false; 3];
     for (k, q) in t.q.iter().enumerate() {
+        let tau = LEVELS[k];
+        let beyond = |x: f64| x >= horizon;
         let hit = match (t.outcome, q) {
-            (_, None) => Some(true),
-            (Outcome::Resolved(y), Some(q)) => Some(y <= *q),
-            (Outcome::Open(o), Some(q)) if o >= *q => Some(false),
+            // Without the method's probability of being done within the horizon, a beyond-the-horizon
+            // quantile is met by anything (this favours the method).
+            (_, None) if t.p_within.is_none() => Some(1.0),
+            // The forecast puts mass p within the horizon and 1 − p beyond it; a quantile beyond the
+            // horizon is met by anything done within it, and by an outcome beyond it with the probability
+            // of the randomised PIT: (tau − p) / (1 − p).
+            (Outcome::Resolved(y), None) if !beyond(y) => Some(1.0),
+            (Outcome::Resolved(_), None) => Some(pit(tau, t.p_within)),
+            (Outcome::Open(o), None) if beyond(o) => Some(pit(tau, t.p_within)),
+            (Outcome::Open(_), None) => None,
+            (Outcome::Resolved(y), Some(q)) => Some(f64::from(u8::from(y <= *q))),
+            (Outcome::Open(o), Some(q)) if o >= *q => Some(0.0),
             (Outcome::Open(_), Some(_)) => None,
         };
         match hit {
             Some(h) => {
-                sums[k].0 += f64::from(u8::from(h));
+                sums[k].0 += h;
                 sums[k].1 += 1;
             }
             None => undecided[k] = true,
         }
     }
+
     for (slot, (k, tau)) in [(1, 0.5), (2, 0.8)].into_iter().enumerate() {
         let q = t.q[k].unwrap_or(horizon);
         let (plain, censored) = match t.outcome {
@@ -181,6 +196,15 @@ fn contribute(t: &Target, scoring: &Scoring, sums: &mut Sums) -> [bool; 3] {
     undecided
 }
 
+/// The chance that an outcome beyond the horizon meets a beyond-the-horizon quantile at level `tau` of a
+/// forecast with `p` of its mass within the horizon (the randomised PIT, in expectation).
+fn pit(tau: f64, p: Option<f64>) -> f64 {
+    match p {
+        Some(p) if p < 1.0 => ((tau - p) / (1.0 - p)).clamp(0.0, 1.0),
+        _ => 1.0,
+    }
+}
+
 fn ratio((sum, n): (f64, usize)) -> Option<f64> {
     (n > 0).then(|| sum / n as f64)
 }
@@ -195,6 +219,7 @@ fn content_seed(targets: &[Target]) -> u64 {
         for q in t.q {
             h.feed(&q.map_or(f64::NAN, |x| x).to_bits().to_le_bytes());
         }
+        h.feed(&t.p_within.map_or(f64::NAN, |x| x).to_bits().to_le_bytes());
         let (tag, x) = match t.outcome {
             Outcome::Resolved(y) => (b'r', y),
             Outcome::Open(o) => (b'o', o),
@@ -297,6 +322,7 @@ mod tests {
 
     fn target(cut: i64, q: [Option<f64>; 3], outcome: Outcome) -> Target {
         Target {
+            p_within: None,
             group: "acme/api".into(),
             cut,
             q,

@@ -406,6 +406,7 @@ impl Team {
                 trials: Trials(10_000),
                 seed: None,
                 horizon_days: HorizonDays(730),
+                ..ForecastConfig::default()
             },
             site: SiteConfig {
                 title: SITE_TITLE.to_owned(),

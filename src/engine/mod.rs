@@ -7,11 +7,13 @@
 
 pub mod calendar;
 pub mod calibrate;
+pub mod fate;
 pub mod montecarlo;
 pub mod schedule;
 pub mod tjp;
 
 pub use calendar::{Calendar, DayIndex, PersonCalendarSpec};
 pub use calibrate::{Bias, Calibration, Sample};
-pub use montecarlo::{Distribution, MonteCarlo, Percentiles, SimulationResult};
+pub use fate::{Exposure, FateFeatures, FateModel};
+pub use montecarlo::{Distribution, Fate, MonteCarlo, Percentiles, SimulationResult};
 pub use schedule::{Prepared, Project, Schedule, ScheduleError, Task};

@@ -45,6 +45,16 @@ impl Distribution {
     }
 }
 
+/// What happens to a task besides its effort: whether it is done at all, and how long such work waits.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Fate {
+    /// The probability it is done at all (1: always; no draw is spent on it).
+    pub p: f64,
+    /// Sorted lead times in days (from day 0) of work like it that got done: when it is done, it ends no
+    /// earlier than a draw from these.
+    pub lead: Option<std::sync::Arc<[f64]>>,
+}
+
 /// Settings of one simulation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MonteCarlo {
@@ -78,6 +88,27 @@ pub struct SimulationResult {
     /// Row-major: series × (horizon + 1); the last bucket is "beyond the horizon".
     counts: Vec<u32>,
     tasks: usize,
+    groups: usize,
+    staying: bool,
+}
+
+/// The `u`-quantile of sorted values, interpolating linearly between neighbours.
+fn sorted_quantile(values: &[f64], u: f64) -> f64 {
+    match values {
+        [] => 0.0,
+        [one] => *one,
+        _ => {
+            let x = u.clamp(0.0, 1.0) * (values.len() - 1) as f64;
+            let i = x.floor() as usize;
+            let j = (i + 1).min(values.len() - 1);
+            values[i] + (values[j] - values[i]) * (x - i as f64)
+        }
+    }
+}
+
+/// A uniform number in [0, 1) from 64 random bits.
+fn unit(bits: u64) -> f64 {
+    (bits >> 11) as f64 / (1u64 << 53) as f64
 }
 
 fn mix(seed: u64, trial: u64) -> u64 {
@@ -205,10 +236,12 @@ struct Compiled {
     dep_start: Vec<u32>,
     dep_pos: Vec<u32>,
     tables: Vec<QuantileTable>,
+    /// Per position: whether the task is done at all, and its lead times.
+    fate: Vec<Fate>,
 }
 
 impl Compiled {
-    fn new(prep: &Prepared, dists: &[Distribution], assign: &[u32]) -> Self {
+    fn new(prep: &Prepared, dists: &[Distribution], assign: &[u32], fates: &[Fate]) -> Self {
         let mut pos = vec![u32::MAX; prep.len()];
         for (k, &i) in prep.order.iter().enumerate() {
             pos[i as usize] = k as u32;
@@ -269,10 +302,21 @@ impl Compiled {
             dep_start,
             dep_pos,
             tables,
+            fate: prep
+                .order
+                .iter()
+                .map(|&i| {
+                    fates
+                        .get(i as usize)
+                        .cloned()
+                        .unwrap_or(Fate { p: 1.0, lead: None })
+                })
+                .collect(),
         }
     }
 
-    /// One trial: draw every effort and fill `end` and its day `day` (by position).
+    /// One trial: draw every effort and fill `end` and its day `day` (by position). A task whose fate
+    /// draw says it is never done takes no time, holds up nothing and ends "never" (`u32::MAX`).
     #[inline]
     fn trial(
         &self,
@@ -281,11 +325,29 @@ impl Compiled {
         lanes: &mut [Lane],
         end: &mut [f64],
         day: &mut [u32],
+        dropped: &mut [bool],
     ) {
         for lane in lanes.iter_mut() {
             lane.reset();
         }
         for k in 0..self.task.len() {
+            let f = &self.fate[k];
+            // Only uncertain fates spend a draw, so a project without them keeps its exact numbers.
+            let mut lead = 0.0;
+            if f.p < 1.0 {
+                let u = unit(rng.next_u64());
+                if u >= f.p {
+                    end[k] = 0.0;
+                    day[k] = u32::MAX;
+                    dropped[k] = true;
+                    continue;
+                }
+                // Conditional on being done, u / p is uniform: one draw decides both.
+                if let Some(l) = &f.lead {
+                    lead = sorted_quantile(l, u / f.p);
+                }
+            }
+            dropped[k] = false;
             let d = self.draw[k];
             let effort = (d.scale * self.tables[d.table as usize].draw(rng.next_u64())).max(0.0);
             let p = self.person[k];
@@ -307,6 +369,11 @@ impl Compiled {
                 let t = ready.max(cal.time_done(x0));
                 (t, end_day(t).min(f64::from(u32::MAX)) as u32)
             };
+            // Work waits as long as such work waited in the history, whatever the schedule allows.
+            if lead * 24.0 > end[k] {
+                end[k] = lead * 24.0;
+                day[k] = lead.floor().min(f64::from(u32::MAX - 1)) as u32;
+            }
         }
     }
 }
@@ -322,12 +389,27 @@ impl MonteCarlo {
         dists: &[Distribution],
         groups: &[Vec<usize>],
     ) -> SimulationResult {
+        self.run_with_fates(prep, dists, groups, &[])
+    }
+
+    /// Runs the trials with each task done at all only with probability `fates[i]` (missing: 1). Each group
+    /// then has two series: its planned scope (a task never done leaves the group never done) and the work
+    /// that stays in it (tasks never done are left out).
+    pub fn run_with_fates(
+        &self,
+        prep: &Prepared,
+        dists: &[Distribution],
+        groups: &[Vec<usize>],
+        fates: &[Fate],
+    ) -> SimulationResult {
         let n = prep.len();
         let buckets = self.horizon_days as usize + 1;
-        let series = n + groups.len();
+        let uncertain = fates.iter().any(|f| f.p < 1.0);
+        let staying = if uncertain { groups.len() } else { 0 };
+        let series = n + groups.len() + staying;
         let medians: Vec<f64> = dists.iter().map(Distribution::median).collect();
         let assign = Prepared::assignment(&prep.schedule(&medians));
-        let compiled = Compiled::new(prep, dists, &assign);
+        let compiled = Compiled::new(prep, dists, &assign, fates);
         let mut pos = vec![u32::MAX; n];
         for (k, &i) in prep.order.iter().enumerate() {
             pos[i as usize] = k as u32;
@@ -366,8 +448,12 @@ impl MonteCarlo {
                     }
                     counts.fill(0);
                 };
-                let (mut lanes, mut end, mut day) =
-                    (vec![Lane::default(); np], vec![0.0; m], vec![0u32; m]);
+                let (mut lanes, mut end, mut day, mut dropped) = (
+                    vec![Lane::default(); np],
+                    vec![0.0; m],
+                    vec![0u32; m],
+                    vec![false; m],
+                );
                 let from = (u64::from(self.trials) * u64::from(j) / u64::from(jobs)) as u32;
                 let to = (u64::from(self.trials) * u64::from(j + 1) / u64::from(jobs)) as u32;
                 for trial in from..to {
@@ -376,7 +462,7 @@ impl MonteCarlo {
                     }
                     let mut rng =
                         Xoshiro256PlusPlus::seed_from_u64(mix(self.seed, u64::from(trial)));
-                    compiled.trial(cals, &mut rng, &mut lanes, &mut end, &mut day);
+                    compiled.trial(cals, &mut rng, &mut lanes, &mut end, &mut day, &mut dropped);
                     // Rows in task order: the histogram is walked front to back once per trial.
                     for (i, &k) in pos.iter().enumerate() {
                         if k != u32::MAX {
@@ -386,6 +472,16 @@ impl MonteCarlo {
                     for (g, ks) in group_pos.iter().enumerate() {
                         let last = ks.iter().map(|&k| day[k as usize]).max().unwrap_or(0);
                         counts[(n + g) * buckets + (last as usize).min(last_bucket)] += 1;
+                        if staying > 0 {
+                            let stays = ks
+                                .iter()
+                                .filter(|&&k| !dropped[k as usize])
+                                .map(|&k| day[k as usize])
+                                .max()
+                                .unwrap_or(0);
+                            counts[(n + groups.len() + g) * buckets
+                                + (stays as usize).min(last_bucket)] += 1;
+                        }
                     }
                 }
                 fold(&mut counts, &mut total);
@@ -403,6 +499,8 @@ impl MonteCarlo {
             buckets,
             counts: acc,
             tasks: n,
+            groups: groups.len(),
+            staying: staying > 0,
         }
     }
 }
@@ -465,6 +563,12 @@ impl SimulationResult {
     /// Percentiles of group `g`'s end day (its last task's end).
     pub fn group(&self, g: usize) -> Percentiles {
         self.percentiles(self.tasks + g)
+    }
+
+    /// Percentiles of the work that stays in group `g` (tasks never done left out), when fates were given.
+    pub fn group_staying(&self, g: usize) -> Option<Percentiles> {
+        self.staying
+            .then(|| self.percentiles(self.tasks + self.groups + g))
     }
 
     /// The share of trials in which task `i` ended on or before `day`.

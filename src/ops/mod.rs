@@ -73,7 +73,7 @@ pub enum Op {
         /// The issue.
         issue: IssueRef,
         /// Gitea's milestone id, or null (required: say null to take the issue out of its milestone).
-        #[schemars(required)]
+        #[schemars(required, schema_with = "nullable_id")]
         milestone: Option<u64>,
     },
     /// Mark a milestone's deadline hard, or not (`deadline/hard` in its description).
@@ -111,6 +111,15 @@ pub enum Op {
         /// `est/*`, `p/*` or `deadline/hard`.
         label: String,
     },
+}
+
+/// A milestone id or null, which must be given.
+fn nullable_id(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "description": "Gitea's milestone id, or null to take the issue out of its milestone (required).",
+        "type": ["integer", "null"],
+        "minimum": 1
+    })
 }
 
 impl Op {

@@ -107,6 +107,10 @@ pub struct Derived {
     /// Share of simulated futures that finish by its milestone's due day.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probability_by_due: Option<f64>,
+    /// The probability it is done at all within the abandonment window (absent: the model has too little
+    /// history, and every open issue is assumed done).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probability_done: Option<f64>,
     /// Who the plan gives it to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planned_assignee: Option<String>,
@@ -222,6 +226,7 @@ pub fn issue(inputs: Inputs<'_>, snapshot: &Snapshot, key: &IssueKey) -> Option<
                 p80: f.p80.to_string(),
             }),
             probability_by_due: forecast.and_then(|f| f.probability_by_due),
+            probability_done: forecast.and_then(|f| f.probability_done),
             planned_assignee: forecast.and_then(|f| f.planned_assignee.clone()),
             depends_on: planned.depends_on.iter().map(ToString::to_string).collect(),
             blocks,

@@ -26,8 +26,15 @@ pub struct MilestoneView {
     pub hard: bool,
     /// The numbers.
     pub stats: MilestoneStats,
-    /// When its last open issue is done: `{p10, p50, p80}`.
+    /// When all the work planned in it today is done: `{p10, p50, p80}`.
     pub cone: Cone,
+    /// When the work that will stay in it is done (the issues the abandonment model expects to leave taken
+    /// out); absent while the model has too little history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staying_cone: Option<Cone>,
+    /// How many open issues are expected to leave it (not done within the abandonment window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_leaving: Option<f64>,
     /// For a hard deadline p80 misses: the issues to take out, lowest priority first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cut_line: Vec<String>,
@@ -109,6 +116,12 @@ pub fn milestone(inputs: Inputs<'_>, id: u64, selection: &Selection) -> Option<M
             p50: m.p50.to_string(),
             p80: m.p80.to_string(),
         },
+        staying_cone: m.staying.map(|r| Cone {
+            p10: r.p10.to_string(),
+            p50: r.p50.to_string(),
+            p80: r.p80.to_string(),
+        }),
+        expected_leaving: m.expected_leaving,
         cut_line: m
             .cut_line
             .as_ref()

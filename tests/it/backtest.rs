@@ -15,6 +15,8 @@ fn quick() -> BacktestOptions {
     BacktestOptions {
         every_days: 56,
         trials: 40,
+        // The demo's history is seven months: a short horizon leaves cuts whose horizon has passed.
+        horizon_days: 60,
         resamples: 100,
         ..BacktestOptions::default()
     }
@@ -27,7 +29,10 @@ fn same_input_gives_byte_identical_reports() {
     let a = backtest(&demo.snapshot, &demo.config, Some(&demo.ledger), &opts);
     let b = backtest(&demo.snapshot, &demo.config, Some(&demo.ledger), &opts);
     assert!(a.cuts > 0, "the demo has cuts");
-    assert_eq!(a.methods.len(), 3);
+    assert!(a.methods.len() >= 3);
+    for m in ["commitea", "throughput", "ebs"] {
+        assert!(a.methods.contains_key(m), "{m}");
+    }
     assert!(a.methods.values().all(|s| s.n > 0), "{a:#?}");
     assert_eq!(
         serde_json::to_string_pretty(&a).unwrap(),

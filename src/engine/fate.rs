@@ -1,0 +1,487 @@
+//! What happens to open work besides being done: the probability that an open issue is closed within a
+//! window at all, and when, learned from the state's own recent history.
+//!
+//! Real trackers are full of work that never gets done: issues closed as duplicates or "won't fix", issues
+//! that sit untouched for years, issues moved out of one milestone after another. A forecaster that
+//! assumes every open issue is worked through in queue order cannot say "probably never". This model can.
+//!
+//! **A closing rate, from recent history.** Over the last [`RECENT_DAYS`] days, in steps of
+//! [`STEP_DAYS`], every open issue is *exposed* for the days it stayed open in the step, and an *event* is
+//! counted when it was closed in it. An issue's features at the step — its lifecycle column and age bucket
+//! (the stratum), its labels and its assignee — say which rates it feeds. A rate is events ÷ days exposed.
+//! Recent history only: a project's habits drift (the real histories this was measured on show it), and
+//! exposure needs no waiting for outcomes, so last month's closes count today.
+//!
+//! **Shrinkage, as in calibration** (team → stratum → label → person). A stratum's rate is the team's,
+//! moved toward its own by `n/(n+5)` (on the log scale), `n` the distinct issues behind it — one issue seen
+//! in many steps is one piece of evidence. Labels and people then scale it by their observed ÷ expected
+//! events, shrunk the same way.
+//!
+//! **Done within the window, and when.** Going forward day by day the issue ages through the buckets; the
+//! cumulative rate `H(t)` gives `P(done within the window) = 1 − exp(−H(window))`, and conditional on being
+//! done, the day is drawn from `(1 − exp(−H(t))) / P`. The Monte Carlo uses both; an issue then ends no
+//! earlier than that day nor than the schedule allows.
+//!
+//! **Cold start.** With less history than one window, or fewer than [`MIN_EVENTS`] closes in the recent
+//! history, the model predicts 1 — every open issue is done, the classic assumption — so a young
+//! project's forecast is the engine's alone.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// Days of recent history the rates are learnt from.
+pub const RECENT_DAYS: i64 = 365;
+/// Days per step of the exposure count.
+pub const STEP_DAYS: i64 = 7;
+/// Days of the newest history the trend compares with the rest.
+pub const TREND_DAYS: f64 = 90.0;
+/// Pseudo-events at the year's rate mixed into the trend's newest rate.
+const TREND_PRIOR: f64 = 10.0;
+/// Closes needed in the recent history before the model says anything.
+pub const MIN_EVENTS: usize = 10;
+/// The shrinkage constant: a group with `n` distinct issues keeps `n/(n+K)` of its own deviation.
+const K: f64 = 5.0;
+/// The frailty used until the state's own history has chosen one (see [`FRAILTIES`]).
+pub const DEFAULT_FRAILTY: f64 = 1.0;
+/// The frailties a state's history chooses from.
+pub const FRAILTIES: [f64; 8] = [0.0, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 12.0];
+/// Quantile nodes of the conditional time-to-close handed to the Monte Carlo.
+const LEAD_NODES: usize = 64;
+/// Upper bounds of the age buckets, in days (the last bucket is everything older).
+pub const AGE_BUCKETS: [i64; 7] = [14, 30, 60, 120, 240, 365, 730];
+
+/// What the model looks at for one issue at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FateFeatures {
+    /// The lifecycle column (`diagnosis` … `in_review`).
+    pub column: String,
+    /// Days since the issue was opened.
+    pub age_days: i64,
+    /// Its labels (CommiTea's own `est/*` and `p/*` included).
+    pub labels: Vec<String>,
+    /// Its assignee (only someone assigned at that moment).
+    pub person: Option<String>,
+}
+
+/// One issue's stay in one step of the recent history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exposure {
+    /// The issue as it was at the step's start.
+    pub features: FateFeatures,
+    /// Which issue it is (any number unique to the issue).
+    pub issue: u64,
+    /// Days it was open in the step.
+    pub days: f64,
+    /// Whether it was closed in the step.
+    pub closed: bool,
+    /// Days between the step's start and now.
+    pub ago_days: f64,
+}
+
+/// One group's fitted numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FateGroup {
+    /// The group (stratum `column/age`, label or person).
+    pub key: String,
+    /// Distinct issues behind it.
+    pub issues: usize,
+    /// Closes counted.
+    pub events: usize,
+    /// Days exposed.
+    pub days: f64,
+    /// The shrunk rate per day (strata) or rate multiplier (labels, people).
+    pub value: f64,
+}
+
+/// The fitted model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FateModel {
+    /// Closes in the recent history.
+    pub events: usize,
+    /// True with too little history: every issue is predicted done.
+    pub cold_start: bool,
+    /// The window, in days.
+    pub window_days: u32,
+    /// The team's closing rate per open issue per day (with the trend).
+    pub team_rate: f64,
+    /// The newest closing rate ÷ the recent history's (1: steady; under 1: slowing down).
+    pub trend: f64,
+    /// Rates per stratum (`column/age`).
+    pub strata: Vec<FateGroup>,
+    /// Multipliers per label.
+    pub labels: Vec<FateGroup>,
+    /// Multipliers per person.
+    pub people: Vec<FateGroup>,
+    /// The variance of the gamma frailty: how much issues that look alike differ in how soon they are
+    /// closed. Without it, a rate learnt from the quick ones overstates how many slow ones close.
+    pub frailty: f64,
+}
+
+/// The share done by cumulative rate `h` with gamma frailty of variance `theta`: `1 − (1 + θh)^(−1/θ)`
+/// (`1 − e^(−h)` without frailty).
+pub fn done_by(h: f64, theta: f64) -> f64 {
+    if theta <= 0.0 {
+        1.0 - (-h).exp()
+    } else {
+        1.0 - (1.0 + theta * h).powf(-1.0 / theta)
+    }
+}
+
+/// The cumulative rate at which the share done reaches `q` (the inverse of [`done_by`]).
+fn cumulative_for(q: f64, theta: f64) -> f64 {
+    let left = (1.0 - q).max(f64::MIN_POSITIVE);
+    if theta <= 0.0 {
+        -left.ln()
+    } else {
+        (left.powf(-theta) - 1.0) / theta
+    }
+}
+
+fn shrink(issues: usize) -> f64 {
+    let n = issues as f64;
+    n / (n + K)
+}
+
+fn age_bucket(age: i64) -> usize {
+    AGE_BUCKETS
+        .iter()
+        .position(|&b| age < b)
+        .unwrap_or(AGE_BUCKETS.len())
+}
+
+fn stratum_key(column: &str, bucket: usize) -> String {
+    let age = match AGE_BUCKETS.get(bucket) {
+        Some(to) => format!("<{to}d"),
+        None => format!(">={}d", AGE_BUCKETS[AGE_BUCKETS.len() - 1]),
+    };
+    format!("{column}/{age}")
+}
+
+fn stratum(f: &FateFeatures) -> String {
+    stratum_key(&f.column, age_bucket(f.age_days))
+}
+
+impl FateModel {
+    /// The cold model: every issue is done.
+    pub fn cold(events: usize, window_days: u32) -> Self {
+        Self {
+            events,
+            cold_start: true,
+            window_days,
+            team_rate: 0.0,
+            trend: 1.0,
+            strata: Vec::new(),
+            labels: Vec::new(),
+            people: Vec::new(),
+            frailty: DEFAULT_FRAILTY,
+        }
+    }
+
+    /// The label and person multiplier of an issue.
+    fn multiplier(&self, f: &FateFeatures) -> f64 {
+        let labels: Vec<f64> = f
+            .labels
+            .iter()
+            .filter_map(|l| {
+                self.labels
+                    .iter()
+                    .find(|g| &g.key == l)
+                    .map(|g| g.value.ln())
+            })
+            .collect();
+        let label = if labels.is_empty() {
+            1.0
+        } else {
+            (labels.iter().sum::<f64>() / labels.len() as f64).exp()
+        };
+        let person = f
+            .person
+            .as_ref()
+            .and_then(|p| self.people.iter().find(|g| &g.key == p))
+            .map_or(1.0, |g| g.value);
+        label * person
+    }
+
+    /// The rate per day of an issue with these features at its current age (for fitting).
+    fn rate(&self, f: &FateFeatures) -> f64 {
+        self.bucket_rate(&f.column, age_bucket(f.age_days)) * self.multiplier(f)
+    }
+
+    /// The rate of a column at an age bucket; a bucket with no history takes the nearest one of the same
+    /// column that has some (older first: an issue that outlived its history is an old issue), else the
+    /// team's.
+    fn bucket_rate(&self, column: &str, bucket: usize) -> f64 {
+        let n = AGE_BUCKETS.len() + 1;
+        let has = |b: usize| {
+            let key = stratum_key(column, b);
+            self.strata.iter().find(|g| g.key == key).map(|g| g.value)
+        };
+        for d in 0..n {
+            for b in [bucket.checked_sub(d), Some(bucket + d).filter(|b| *b < n)]
+                .into_iter()
+                .flatten()
+                .rev()
+            {
+                if let Some(r) = has(b) {
+                    return r;
+                }
+            }
+        }
+        self.team_rate
+    }
+
+    /// The cumulative rate `H(d)` for `d` = 0 … window days ahead, as the issue ages.
+    pub fn cumulative(&self, f: &FateFeatures) -> Vec<f64> {
+        let m = self.multiplier(f);
+        let rates: Vec<f64> = (0..=AGE_BUCKETS.len())
+            .map(|b| self.bucket_rate(&f.column, b) * m)
+            .collect();
+        let mut h = Vec::with_capacity(self.window_days as usize + 1);
+        let mut acc = 0.0;
+        h.push(0.0);
+        for d in 0..i64::from(self.window_days) {
+            acc += rates[age_bucket(f.age_days + d)];
+            h.push(acc);
+        }
+        h
+    }
+
+    /// The probability that an issue with these features is closed within the window.
+    pub fn p_done(&self, f: &FateFeatures) -> f64 {
+        if self.cold_start {
+            return 1.0;
+        }
+        let h = self.cumulative(f);
+        done_by(h.last().copied().unwrap_or(0.0), self.frailty)
+    }
+
+    /// Days to close, conditional on closing within the window, as sorted quantile nodes (for the Monte
+    /// Carlo to interpolate); none for the cold model.
+    pub fn lead(&self, f: &FateFeatures) -> Option<Arc<[f64]>> {
+        if self.cold_start {
+            return None;
+        }
+        let h = self.cumulative(f);
+        let total = h.last().copied().unwrap_or(0.0);
+        let p = done_by(total, self.frailty);
+        if p <= 0.0 {
+            return None;
+        }
+        let mut nodes = Vec::with_capacity(LEAD_NODES + 1);
+        let mut d = 0usize;
+        for i in 0..=LEAD_NODES {
+            let level = i as f64 / LEAD_NODES as f64;
+            let target = cumulative_for(level * p, self.frailty);
+            while d + 1 < h.len() && h[d + 1] < target {
+                d += 1;
+            }
+            let t = if d + 1 < h.len() {
+                let (a, b) = (h[d], h[d + 1]);
+                d as f64
+                    + if b > a {
+                        ((target - a) / (b - a)).clamp(0.0, 1.0)
+                    } else {
+                        0.0
+                    }
+            } else {
+                (h.len() - 1) as f64
+            };
+            nodes.push(t);
+        }
+        Some(nodes.into())
+    }
+}
+
+/// Fits the model to the recent history's exposures; `history_days` is how far back the state's history
+/// goes, `window_days` the window.
+pub fn fit(exposures: &[Exposure], history_days: i64, window_days: u32) -> FateModel {
+    let events = exposures.iter().filter(|e| e.closed).count();
+    let days: f64 = exposures.iter().map(|e| e.days).sum();
+    if history_days < i64::from(window_days) || events < MIN_EVENTS || days <= 0.0 {
+        return FateModel::cold(events, window_days);
+    }
+    let year_rate = events as f64 / days;
+    // The trend: the last TREND_DAYS against the whole recent history, with TREND_PRIOR events of the
+    // year's rate mixed in so that a quiet month does not swing it. Trackers drift (a release winds down,
+    // a project goes quiet), and the newest weeks say where it is heading.
+    let (ev_recent, days_recent) = exposures
+        .iter()
+        .filter(|e| e.ago_days <= TREND_DAYS)
+        .fold((0usize, 0.0f64), |(n, d), e| {
+            (n + usize::from(e.closed), d + e.days)
+        });
+    let recent_rate = (ev_recent as f64 + TREND_PRIOR)
+        / (days_recent + TREND_PRIOR / year_rate.max(f64::MIN_POSITIVE));
+    let trend = (recent_rate / year_rate).clamp(0.25, 2.0);
+    let team_rate = year_rate * trend;
+
+    let mut by_stratum: BTreeMap<String, (usize, f64, BTreeSet<u64>)> = BTreeMap::new();
+    for e in exposures {
+        let g = by_stratum.entry(stratum(&e.features)).or_default();
+        g.0 += usize::from(e.closed);
+        g.1 += e.days;
+        g.2.insert(e.issue);
+    }
+    let strata = by_stratum
+        .into_iter()
+        .map(|(key, (ev, d, issues))| {
+            // Half an event keeps a stratum that never closed anything from a rate of exactly zero.
+            let own = (ev as f64 + 0.5) / d.max(1.0);
+            let w = shrink(issues.len());
+            FateGroup {
+                key,
+                issues: issues.len(),
+                events: ev,
+                days: d,
+                value: (w * own.ln() + (1.0 - w) * year_rate.ln()).exp() * trend,
+            }
+        })
+        .collect();
+    let mut model = FateModel {
+        events,
+        cold_start: false,
+        window_days,
+        team_rate,
+        trend,
+        strata,
+        labels: Vec::new(),
+        people: Vec::new(),
+        frailty: DEFAULT_FRAILTY,
+    };
+    // Labels, then people: observed ÷ expected closes under the model so far, shrunk on the log scale.
+    let multipliers = |model: &FateModel, key_of: &dyn Fn(&FateFeatures) -> Vec<String>| {
+        let mut acc: BTreeMap<String, (usize, f64, f64, BTreeSet<u64>)> = BTreeMap::new();
+        for e in exposures {
+            let expected = model.rate(&e.features) * e.days;
+            for k in key_of(&e.features) {
+                let g = acc.entry(k).or_default();
+                g.0 += usize::from(e.closed);
+                g.1 += expected;
+                g.2 += e.days;
+                g.3.insert(e.issue);
+            }
+        }
+        acc.into_iter()
+            .map(|(key, (ev, expected, d, issues))| {
+                let ratio = (ev as f64 + 0.5) / (expected + 0.5);
+                FateGroup {
+                    key,
+                    issues: issues.len(),
+                    events: ev,
+                    days: d,
+                    value: (shrink(issues.len()) * ratio.ln()).exp(),
+                }
+            })
+            .collect::<Vec<_>>()
+    };
+    model.labels = multipliers(&model, &|f| f.labels.clone());
+    model.people = multipliers(&model, &|f| f.person.iter().cloned().collect());
+    model
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn features(column: &str, age: i64, labels: &[&str], person: Option<&str>) -> FateFeatures {
+        FateFeatures {
+            column: column.into(),
+            age_days: age,
+            labels: labels.iter().map(|s| s.to_string()).collect(),
+            person: person.map(Into::into),
+        }
+    }
+
+    /// `n` issues of one kind, each exposed `days` in one step, `closed` of them closing.
+    fn group(first: u64, n: usize, closed: usize, days: f64, f: &FateFeatures) -> Vec<Exposure> {
+        (0..n)
+            .map(|i| Exposure {
+                features: f.clone(),
+                issue: first + i as u64,
+                days,
+                closed: i < closed,
+                ago_days: 200.0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn too_little_history_predicts_every_issue_done() {
+        let f = features("triage", 3, &[], None);
+        let e = group(0, 100, 50, 7.0, &f);
+        let m = fit(&e, 200, 365);
+        assert!(m.cold_start);
+        assert_eq!(m.p_done(&f), 1.0);
+        assert!(m.lead(&f).is_none());
+        let m = fit(&group(0, 100, 3, 7.0, &f), 1000, 365);
+        assert!(m.cold_start, "three closes are too few");
+    }
+
+    #[test]
+    fn a_constant_rate_gives_the_exponential_answer() {
+        // 1000 issue-weeks, 70 closes: 0.01 per day, in one old stratum (no ageing between buckets).
+        let f = features("triage", 500, &[], None);
+        let mut m = fit(&group(0, 1000, 70, 7.0, &f), 1000, 100);
+        m.frailty = 0.0;
+        let p = m.p_done(&f);
+        // One stratum: shrinkage toward the team (70 closes) and the half event (70.5) barely differ.
+        let want = 1.0 - (-(70.5 / 7000.0) * 100.0f64).exp();
+        assert!((p - want).abs() < 1e-4, "{p} vs {want}");
+        // The median time to close, given a close within 100 days, solves (1 − e^(−rt)) = p/2.
+        let lead = m.lead(&f).unwrap();
+        let r = 70.5 / 7000.0;
+        let median = -(1.0 - p / 2.0).ln() / r;
+        let got = lead[LEAD_NODES / 2];
+        assert!((got - median).abs() < 0.05, "{got} vs {median}");
+        assert!(lead.windows(2).all(|w| w[0] <= w[1]));
+        assert!(*lead.last().unwrap() <= 100.0);
+    }
+
+    #[test]
+    fn strata_and_people_follow_the_history_and_shrink() {
+        let fresh = features("steeping", 10, &[], Some("ann"));
+        let old = features("diagnosis", 400, &[], None);
+        let mut e = group(0, 200, 100, 7.0, &fresh);
+        e.extend(group(1000, 200, 4, 7.0, &old));
+        let m = fit(&e, 1000, 365);
+        assert!(m.p_done(&fresh) > 0.9);
+        assert!(
+            m.p_done(&old) < 0.75 && m.p_done(&old) > 0.1,
+            "{}",
+            m.p_done(&old)
+        );
+        // A person seen on two issues barely moves the estimate.
+        let mut e2 = e.clone();
+        e2.extend(group(
+            5000,
+            2,
+            2,
+            7.0,
+            &features("diagnosis", 400, &[], Some("zed")),
+        ));
+        let m2 = fit(&e2, 1000, 365);
+        let zed = m2.p_done(&features("diagnosis", 400, &[], Some("zed")));
+        let nobody = m2.p_done(&features("diagnosis", 400, &[], None));
+        assert!(zed > nobody && zed < nobody + 0.5, "{zed} vs {nobody}");
+    }
+
+    #[test]
+    fn young_issues_slow_down_as_they_age() {
+        // Young issues close fast, old ones slowly: a 10-day-old issue soon moves to the slower buckets,
+        // and buckets with no history of their own take their older neighbour's rate.
+        let young = features("triage", 5, &[], None);
+        let older = features("triage", 20, &[], None);
+        let mut e = group(0, 300, 150, 7.0, &young);
+        e.extend(group(1000, 300, 15, 7.0, &older));
+        let m = fit(&e, 1000, 365);
+        let at_0 = m.p_done(&features("triage", 0, &[], None));
+        let at_10 = m.p_done(&features("triage", 10, &[], None));
+        let at_20 = m.p_done(&older);
+        let at_400 = m.p_done(&features("triage", 400, &[], None));
+        assert!(at_0 > at_10 && at_10 > at_20, "{at_0} {at_10} {at_20}");
+        assert!(
+            (at_400 - at_20).abs() < 1e-9,
+            "old issues take the oldest known rate"
+        );
+    }
+}
