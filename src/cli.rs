@@ -197,6 +197,14 @@ pub enum Command {
         /// Print only the JSON report (no table on stderr).
         #[arg(long)]
         json: bool,
+        /// Days after a cut forecast and scored; default: the abandonment window (`forecast.abandonment_days`,
+        /// at most `forecast.horizon_days`).
+        #[arg(long)]
+        horizon_days: Option<u32>,
+        /// Also write the report to forecast/backtest.json, where the calibration view and page publish it
+        /// (the next `commitea run` commits it).
+        #[arg(long)]
+        write: bool,
     },
     /// Import another tracker's history into a new state repo (see docs/import.md); prints its path.
     Import {
@@ -435,6 +443,8 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
             trials,
             seed,
             json,
+            horizon_days,
+            write,
         } => {
             let layout = crate::state::Layout::new(&state);
             let config = crate::config::Config::load(&state, env_vars(), &Overrides::default())?;
@@ -445,10 +455,25 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
                 every_days,
                 trials: trials.max(1),
                 seed: seed.or(config.forecast.seed).unwrap_or(defaults.seed),
-                horizon_days: config.forecast.horizon_days.0,
+                horizon_days: horizon_days.unwrap_or_else(|| {
+                    config
+                        .forecast
+                        .abandonment_days
+                        .0
+                        .min(config.forecast.horizon_days.0)
+                }),
                 ..defaults
             };
+            if opts.horizon_days == 0 {
+                input_error("--horizon-days must be at least 1");
+            }
             let report = crate::backtest::backtest(&snapshot, &config, ledger.as_deref(), &opts);
+            if write {
+                let rel = std::path::Path::new(crate::pipeline::BACKTEST_FILE);
+                let bytes = crate::state::to_json(&report, rel)?;
+                crate::state::write_if_changed(&layout.root().join(rel), &bytes)?;
+                tracing::info!("wrote {}", rel.display());
+            }
             println!("{}", serde_json::to_string_pretty(&report)?);
             if !json {
                 eprint!("{}", crate::backtest::run::table(&report));
@@ -483,6 +508,8 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
                     .context("forecast/views/board.json")?,
                 runway: serde_json::from_slice(&read("runway.json")?)
                     .context("forecast/views/runway.json")?,
+                calibration: serde_json::from_slice(&read("calibration.json")?)
+                    .context("forecast/views/calibration.json")?,
             };
             let templates = layout.templates_dir();
             let files =

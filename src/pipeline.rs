@@ -105,6 +105,10 @@ pub struct Computed {
     pub runway: Runway,
     /// The directives view.
     pub directives: crate::views::directives::Directives,
+    /// The last backtest written to `forecast/backtest.json`, if any.
+    pub backtest: Option<crate::backtest::BacktestReport>,
+    /// The calibration view (with the backtest's hit-rates when there is one).
+    pub calibration: crate::views::calibration::CalibrationView,
     /// The snapshot the forecast ran on.
     pub snapshot: Snapshot,
     /// Whether the snapshot comes from a sync (and so must be written).
@@ -165,7 +169,18 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         .filter(|w| w.starts_with("ledger line"))
         .cloned()
         .collect();
+    let backtest = read_backtest(&layout, &mut directives.problems);
+    let calibration = crate::views::calibration::calibration(
+        inputs,
+        &crate::views::Selection {
+            limit: crate::views::Selection::MAX_LIMIT,
+            ..crate::views::Selection::default()
+        },
+        backtest.as_ref(),
+    );
     Ok(Computed {
+        backtest,
+        calibration,
         config,
         plan,
         report,
@@ -176,6 +191,28 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         snapshot,
         synced,
     })
+}
+
+/// Where `commitea backtest --write` puts its report.
+pub const BACKTEST_FILE: &str = "forecast/backtest.json";
+
+/// The last backtest report, if the state has one; an unreadable one is reported and left out.
+fn read_backtest(
+    layout: &Layout,
+    problems: &mut Vec<String>,
+) -> Option<crate::backtest::BacktestReport> {
+    let path = layout.root().join(BACKTEST_FILE);
+    let bytes = std::fs::read(&path).ok()?;
+    match serde_json::from_slice(&bytes) {
+        Ok(r) => Some(r),
+        Err(e) => {
+            tracing::warn!("{BACKTEST_FILE} is not readable, left out: {e}");
+            problems.push(format!(
+                "{BACKTEST_FILE}: {e}; run `commitea backtest --write` again"
+            ));
+            None
+        }
+    }
 }
 
 /// The sync stage: read the configured repositories from Gitea into a new snapshot, in memory.
@@ -253,6 +290,10 @@ pub fn forecast_files(c: &Computed) -> Result<BTreeMap<String, Vec<u8>>, StateEr
         "forecast/views/directives.json",
         crate::state::to_json(&c.directives, Path::new("forecast/views/directives.json"))?,
     );
+    add(
+        "forecast/views/calibration.json",
+        crate::state::to_json(&c.calibration, Path::new("forecast/views/calibration.json"))?,
+    );
     Ok(out)
 }
 
@@ -262,6 +303,7 @@ pub fn site_files(
     layout: &Layout,
 ) -> Result<BTreeMap<String, Vec<u8>>, PipelineError> {
     let data = SiteData {
+        calibration: c.calibration.clone(),
         directives: c.directives.clone(),
         title: c.config.site.title.clone(),
         overview: c.overview.clone(),

@@ -28,6 +28,8 @@ pub struct SiteData {
     pub runway: crate::views::Runway,
     /// The directives: recent ledger entries, the pending consequence, ledger problems.
     pub directives: crate::views::directives::Directives,
+    /// The calibration: the estimate fit, the abandonment model and the backtest's hit-rates.
+    pub calibration: crate::views::calibration::CalibrationView,
 }
 
 /// Why the site could not be rendered or written.
@@ -87,7 +89,7 @@ pub enum SiteError {
 const BASE: &str = "base.html";
 
 /// The embedded templates, parents first.
-const TEMPLATES: [(&str, &str); 5] = [
+const TEMPLATES: [(&str, &str); 6] = [
     (BASE, include_str!("../../site-templates/base.html")),
     (
         "index.html",
@@ -105,14 +107,19 @@ const TEMPLATES: [(&str, &str); 5] = [
         "directives.html",
         include_str!("../../site-templates/directives.html"),
     ),
+    (
+        "calibration.html",
+        include_str!("../../site-templates/calibration.html"),
+    ),
 ];
 
 /// The pages rendered to files: template name and the `page` value the layout's navigation sees.
-const PAGES: [(&str, &str); 4] = [
+const PAGES: [(&str, &str); 5] = [
     ("index.html", "index"),
     ("board.html", "board"),
     ("runway.html", "runway"),
     ("directives.html", "directives"),
+    ("calibration.html", "calibration"),
 ];
 
 /// The embedded assets, copied through as they are.

@@ -29,6 +29,63 @@ pub struct PageContext<'a> {
     pub axis: Option<Axis>,
     /// The runway's capacity rows with display labels.
     pub capacity: Vec<CapacityRow<'a>>,
+    /// The calibration view.
+    pub calibration: &'a crate::views::calibration::CalibrationView,
+    /// The backtest's rows with display labels, CommiTea's first.
+    pub hit_rates: Vec<HitRateRow>,
+}
+
+/// One method's backtest figures, formatted.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HitRateRow {
+    /// The method and target kind.
+    pub method: String,
+    /// Whether it is CommiTea's own.
+    pub ours: bool,
+    /// Targets scored.
+    pub n: usize,
+    /// Coverage of p10, p50, p80 as `81% (78–84%)`.
+    pub coverage: Vec<String>,
+    /// Pinball loss at 0.8, resolved targets, as `94 d (86–103)`.
+    pub pinball80: String,
+    /// Its censored lower bound.
+    pub pinball80_censored: String,
+}
+
+fn interval_pct(m: &Option<[f64; 3]>) -> String {
+    m.map_or_else(
+        || "—".to_owned(),
+        |[v, lo, hi]| format!("{:.0}% ({:.0}–{:.0}%)", v * 100.0, lo * 100.0, hi * 100.0),
+    )
+}
+
+fn interval_days(m: &Option<[f64; 3]>) -> String {
+    m.map_or_else(
+        || "—".to_owned(),
+        |[v, lo, hi]| format!("{v:.0} d ({lo:.0}–{hi:.0})"),
+    )
+}
+
+fn hit_rates(c: &crate::views::calibration::CalibrationView) -> Vec<HitRateRow> {
+    let Some(b) = &c.backtest else {
+        return Vec::new();
+    };
+    let mut rows: Vec<HitRateRow> = b
+        .methods
+        .iter()
+        .map(|m| HitRateRow {
+            method: m.method.clone(),
+            ours: m.method.starts_with("commitea"),
+            n: m.n,
+            coverage: m.coverage.iter().map(interval_pct).collect(),
+            pinball80: interval_days(&m.pinball80),
+            pinball80_censored: interval_days(&m.pinball80_censored),
+        })
+        .collect();
+    // Issues first, then milestones; within each, CommiTea first.
+    rows.sort_by_key(|r| (r.method.contains("milestone"), !r.ours, r.method.clone()));
+    rows
 }
 
 /// One milestone with labels and its cone, as the overview and runway pages show it.
@@ -143,6 +200,8 @@ pub fn page_context(data: &SiteData) -> PageContext<'_> {
         milestones,
         axis: axis.map(|a| a.describe()),
         capacity,
+        calibration: &data.calibration,
+        hit_rates: hit_rates(&data.calibration),
     }
 }
 

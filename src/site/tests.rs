@@ -246,6 +246,27 @@ fn data() -> SiteData {
             }],
             problems: vec![format!("ledger line 9: unknown directive kind \"{NASTY}\"")],
         },
+        calibration: crate::views::calibration::CalibrationView {
+            n: 0,
+            cold_start: true,
+            global_multiplier: 1.0,
+            sigma: 0.6,
+            by_label_bias: Vec::new(),
+            by_person_bias: Vec::new(),
+            abandonment: None,
+            backtest: Some(crate::views::calibration::BacktestView {
+                cuts: 3,
+                from: Some("2025-01-01".to_owned()),
+                to: Some("2025-02-26".to_owned()),
+                methods: vec![crate::views::calibration::MethodScore {
+                    method: format!("commitea {NASTY}"),
+                    n: 40,
+                    coverage: vec![Some([0.1, 0.05, 0.15]), Some([0.5, 0.4, 0.6]), None],
+                    pinball80: Some([12.0, 10.0, 14.0]),
+                    pinball80_censored: None,
+                }],
+            }),
+        },
     }
 }
 
@@ -265,6 +286,7 @@ fn every_page_and_the_stylesheet_are_produced() {
         names,
         [
             "board.html",
+            "calibration.html",
             "directives.html",
             "index.html",
             "runway.html",
@@ -279,6 +301,7 @@ fn every_page_and_the_stylesheet_are_produced() {
             "board.html",
             "runway.html",
             "directives.html",
+            "calibration.html",
             "style.css"
         ]
     );
@@ -286,7 +309,7 @@ fn every_page_and_the_stylesheet_are_produced() {
         files["style.css"],
         include_bytes!("../../site-templates/style.css")
     );
-    for page in ["index.html", "board.html", "runway.html"] {
+    for page in ["index.html", "board.html", "runway.html", "calibration.html"] {
         let html = text(&files, page);
         assert!(html.starts_with("<!DOCTYPE html>"), "{page}");
         assert!(
@@ -479,7 +502,7 @@ fn a_milestone_wholly_beyond_the_horizon_has_no_cone() {
 #[test]
 fn user_text_is_escaped() {
     let files = rendered();
-    for page in ["index.html", "board.html", "runway.html"] {
+    for page in ["index.html", "board.html", "runway.html", "calibration.html"] {
         let html = text(&files, page);
         assert!(!html.contains("<script"), "{page} has a raw script tag");
         assert!(!html.contains("& Co"), "{page} has a raw ampersand");
@@ -493,6 +516,20 @@ fn user_text_is_escaped() {
         text(&files, "index.html").contains("<li>estimate missing on acme/app#7 &lt;script&gt;")
     );
     assert!(text(&files, "runway.html").contains("<td>&lt;script&gt;alert"));
+}
+
+#[test]
+fn the_calibration_page_publishes_the_hit_rates() {
+    let files = rendered();
+    let html = text(&files, "calibration.html");
+    assert!(html.contains("3 past cuts from 2025-01-01 to 2025-02-26"), "{html}");
+    assert!(html.contains("<td class=\"num\">10% (5–15%)</td>"), "{html}");
+    assert!(html.contains("<td class=\"num\">50% (40–60%)</td>"), "{html}");
+    assert!(html.contains("<td class=\"num\">12 d (10–14)</td>"), "{html}");
+    assert!(html.contains("<tr class=\"ours\">"), "CommiTea's row is marked");
+    // A missing figure is a dash, not an empty cell.
+    assert!(html.contains("<td class=\"num\">—</td>"), "{html}");
+    assert!(html.contains("Not enough history yet to learn how much open work is never done"));
 }
 
 #[test]
@@ -679,6 +716,7 @@ fn write_removes_stale_files_and_keeps_unchanged_ones() {
             ".git/HEAD",
             ".nojekyll",
             "board.html",
+            "calibration.html",
             "directives.html",
             "index.html",
             "runway.html",

@@ -209,9 +209,11 @@ pub fn query_project(ctx: &Context, input: QueryInput) -> Result<QueryOutput, To
         }
         View::Board => QueryOutput::Board(views::board::board_selected(inputs, &selection)),
         View::Runway => QueryOutput::Runway(views::runway::runway_selected(inputs, &selection)),
-        View::Calibration => {
-            QueryOutput::Calibration(views::calibration::calibration(inputs, &selection))
-        }
+        View::Calibration => QueryOutput::Calibration(views::calibration::calibration(
+            inputs,
+            &selection,
+            c.backtest.as_ref(),
+        )),
         View::Directives => {
             let mut d = c.directives.clone();
             // Newest first: the limit keeps the newest.

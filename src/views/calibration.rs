@@ -21,6 +21,85 @@ pub struct CalibrationView {
     pub by_label_bias: Vec<BiasView>,
     /// Per person: `{person, n, bias}`, the same way.
     pub by_person_bias: Vec<BiasView>,
+    /// The abandonment model: how often open work is closed at all; absent while it has too little
+    /// history (every open issue is then assumed done).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abandonment: Option<AbandonmentView>,
+    /// How far to trust the dates: the last backtest on this state's own history (`commitea backtest
+    /// --write`), CommiTea next to the two baselines; absent until one is written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backtest: Option<BacktestView>,
+}
+
+/// The abandonment model, compactly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AbandonmentView {
+    /// Closes in the recent history it learnt from.
+    pub events: usize,
+    /// The window in days: "done" means closed within it.
+    pub window_days: u32,
+    /// Open issues now.
+    pub open: usize,
+    /// How many of them it expects to be closed within the window.
+    pub expected_done: f64,
+}
+
+/// A backtest's scores, compactly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BacktestView {
+    /// Cuts scored.
+    pub cuts: usize,
+    /// First and last cut (days).
+    pub from: Option<String>,
+    /// Last cut.
+    pub to: Option<String>,
+    /// Per method and target kind (`commitea`, `throughput`, `ebs`, and `… milestone planned-shipped`,
+    /// `… milestone closed`).
+    pub methods: Vec<MethodScore>,
+}
+
+/// One method's hit-rates and losses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MethodScore {
+    /// The method (and target kind).
+    pub method: String,
+    /// Targets scored.
+    pub n: usize,
+    /// Share of targets done by their p10, p50, p80 (ideal 0.1, 0.5, 0.8), each `[value, lo, hi]` with a
+    /// 95% bootstrap interval.
+    pub coverage: Vec<Option<[f64; 3]>>,
+    /// Mean pinball loss of the p80 in days over resolved targets, `[value, lo, hi]`: lower is better.
+    pub pinball80: Option<[f64; 3]>,
+    /// Its lower bound counting never-resolved targets at the end of the data.
+    pub pinball80_censored: Option<[f64; 3]>,
+}
+
+fn triple(m: Option<crate::backtest::Metric>) -> Option<[f64; 3]> {
+    let r = |x: f64| (x * 1000.0).round() / 1000.0;
+    m.map(|m| [r(m.value), r(m.lo), r(m.hi)])
+}
+
+/// The compact view of a backtest report.
+pub fn backtest_view(report: &crate::backtest::BacktestReport) -> BacktestView {
+    BacktestView {
+        cuts: report.cuts,
+        from: report.first_cut.map(|c| c.date_naive().to_string()),
+        to: report.last_cut.map(|c| c.date_naive().to_string()),
+        methods: report
+            .methods
+            .iter()
+            .map(|(name, s)| MethodScore {
+                method: name.clone(),
+                n: s.n,
+                coverage: s.coverage.iter().map(|m| triple(*m)).collect(),
+                pinball80: triple(s.pinball80),
+                pinball80_censored: triple(s.pinball80_censored),
+            })
+            .collect(),
+    }
 }
 
 /// One group's bias.
@@ -35,7 +114,11 @@ pub struct BiasView {
 }
 
 /// The calibration view; `assignee` and `label` narrow the bias lists, `limit` cuts them.
-pub fn calibration(inputs: Inputs<'_>, selection: &Selection) -> CalibrationView {
+pub fn calibration(
+    inputs: Inputs<'_>,
+    selection: &Selection,
+    backtest: Option<&crate::backtest::BacktestReport>,
+) -> CalibrationView {
     let c = &inputs.report.calibration;
     let keep = |name: &str, want: Option<&str>| want.is_none_or(|w| name.eq_ignore_ascii_case(w));
     CalibrationView {
@@ -65,5 +148,12 @@ pub fn calibration(inputs: Inputs<'_>, selection: &Selection) -> CalibrationView
                 bias: b.bias,
             })
             .collect(),
+        abandonment: inputs.report.abandonment.as_ref().map(|a| AbandonmentView {
+            events: a.events,
+            window_days: a.window_days,
+            open: a.open,
+            expected_done: a.expected_done,
+        }),
+        backtest: backtest.map(backtest_view),
     }
 }
