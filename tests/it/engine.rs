@@ -169,8 +169,62 @@ fn demo_plan() -> Plan {
     )
 }
 
+/// One effort drawn exactly from the model (not the simulation's tables).
+fn draw_effort(d: &Distribution, rng: &mut Xoshiro256PlusPlus) -> f64 {
+    match d {
+        Distribution::Fixed(x) => *x,
+        Distribution::LogNormal { median, sigma } => {
+            let z: f64 = rng.sample(rand_distr::StandardNormal);
+            median * (sigma * z).exp()
+        }
+        // The model's own-history draw: a smoothed bootstrap, linear between neighbouring sorted ratios.
+        Distribution::Resample { base, ratios } => {
+            let mut sorted = ratios.to_vec();
+            sorted.sort_by(f64::total_cmp);
+            if sorted.len() < 2 {
+                base * sorted.first().copied().unwrap_or(1.0)
+            } else {
+                let x = rng.random::<f64>() * (sorted.len() - 1) as f64;
+                let k = x as usize;
+                base * (sorted[k] + (sorted[k + 1] - sorted[k]) * (x - k as f64))
+            }
+        }
+    }
+}
+
+/// Whether quantile `q` (level `tau`) of a forecast is met by an end on `day` (`None`: never), in
+/// expectation under the randomised PIT: the forecast is a distribution over whole days (`share(d)`: the
+/// share of simulated futures done by day `d`), so an end on the quantile's own day meets it with the
+/// probability `(tau − share(q − 1)) / (share(q) − share(q − 1))`, and an end never meets a quantile beyond
+/// the horizon with `(tau − p) / (1 − p)`, `p` the share done within the horizon.
+fn met(
+    day: Option<u32>,
+    q: Option<u32>,
+    tau: f64,
+    share: impl Fn(u32) -> f64,
+    p_within: f64,
+) -> f64 {
+    match (day, q) {
+        (Some(d), Some(q)) if d < q => 1.0,
+        (Some(d), Some(q)) if d > q => 0.0,
+        (Some(_), Some(q)) => {
+            let below = if q == 0 { 0.0 } else { share(q - 1) };
+            let at = share(q);
+            if at > below {
+                ((tau - below) / (at - below)).clamp(0.0, 1.0)
+            } else {
+                1.0
+            }
+        }
+        (None, Some(_)) => 0.0,
+        (Some(_), None) => 1.0,
+        (None, None) if p_within < 1.0 => ((tau - p_within) / (1.0 - p_within)).clamp(0.0, 1.0),
+        (None, None) => 1.0,
+    }
+}
+
 #[test]
-fn the_p80_date_is_met_in_80_percent_of_futures_drawn_from_the_model() {
+fn p10_p50_p80_are_met_as_often_as_they_say_in_futures_drawn_from_the_model() {
     let plan = demo_plan();
     let days = 730;
     let built = forecast::build(&plan, days).unwrap();
@@ -182,34 +236,14 @@ fn the_p80_date_is_met_in_80_percent_of_futures_drawn_from_the_model() {
     let sim = mc.run(&built.prep, &built.dists, &built.groups);
     let assign = Prepared::assignment(&built.prep.schedule(&built.medians));
 
-    // Independent futures, with efforts drawn exactly from the model (not the simulation's tables).
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(99);
-    let (mut met, mut total) = (0u64, 0u64);
-    let (mut met_ms, mut total_ms) = (0u64, 0u64);
+    let (mut hits, mut total) = ([0.0f64; 3], 0u64);
+    let (mut met_ms, mut total_ms) = (0.0f64, 0u64);
     for _ in 0..1_000 {
         let efforts: Vec<f64> = built
             .dists
             .iter()
-            .map(|d| match d {
-                Distribution::Fixed(x) => *x,
-                Distribution::LogNormal { median, sigma } => {
-                    let z: f64 = rng.sample(rand_distr::StandardNormal);
-                    median * (sigma * z).exp()
-                }
-                // The model's own-history draw: a smoothed bootstrap, linear between neighbouring
-                // sorted ratios.
-                Distribution::Resample { base, ratios } => {
-                    let mut sorted = ratios.to_vec();
-                    sorted.sort_by(f64::total_cmp);
-                    if sorted.len() < 2 {
-                        base * sorted.first().copied().unwrap_or(1.0)
-                    } else {
-                        let x = rng.random::<f64>() * (sorted.len() - 1) as f64;
-                        let k = x as usize;
-                        base * (sorted[k] + (sorted[k + 1] - sorted[k]) * (x - k as f64))
-                    }
-                }
-            })
+            .map(|d| draw_effort(d, &mut rng))
             .collect();
         let future = built.prep.schedule_fixed(&efforts, &assign);
         for i in 0..built.open.len() {
@@ -217,9 +251,16 @@ fn the_p80_date_is_met_in_80_percent_of_futures_drawn_from_the_model() {
                 continue;
             }
             let day = day_of(future.end[i].max(1e-9));
-            let p80 = sim.task(i).p80.unwrap_or(u32::MAX);
+            let pc = sim.task(i);
             total += 1;
-            met += u64::from(day <= p80);
+            let share = |d: u32| sim.task_by(i, d);
+            for ((h, q), tau) in hits
+                .iter_mut()
+                .zip([pc.p10, pc.p50, pc.p80])
+                .zip([0.1, 0.5, 0.8])
+            {
+                *h += met((day < days).then_some(day), q, tau, share, share(days - 1));
+            }
         }
         for (g, tasks) in built
             .groups
@@ -227,24 +268,124 @@ fn the_p80_date_is_met_in_80_percent_of_futures_drawn_from_the_model() {
             .enumerate()
             .filter(|(_, t)| !t.is_empty())
         {
-            let end = tasks.iter().map(|&i| future.end[i]).fold(0.0f64, f64::max);
+            let end = day_of(
+                tasks
+                    .iter()
+                    .map(|&i| future.end[i])
+                    .fold(0.0f64, f64::max)
+                    .max(1e-9),
+            );
             total_ms += 1;
-            met_ms += u64::from(day_of(end.max(1e-9)) <= sim.group(g).p80.unwrap_or(u32::MAX));
+            let share = |d: u32| sim.group_by(g, d);
+            met_ms += met(
+                (end < days).then_some(end),
+                sim.group(g).p80,
+                0.8,
+                share,
+                share(days - 1),
+            );
         }
     }
-    let coverage = met as f64 / total as f64;
-    let coverage_ms = met_ms as f64 / total_ms as f64;
+    let coverage = hits.map(|h| h / total as f64);
+    let coverage_ms = met_ms / total_ms as f64;
     eprintln!(
-        "p80 coverage: issues {coverage:.4} ({total} issue-futures), milestones {coverage_ms:.4}"
+        "coverage on the demo: p10 {:.4} p50 {:.4} p80 {:.4} ({total} issue-futures), milestones p80 {coverage_ms:.4}",
+        coverage[0], coverage[1], coverage[2]
     );
-    assert!(
-        (coverage - 0.80).abs() <= 0.02,
-        "issue p80 coverage {coverage}"
-    );
+    for (c, tau) in coverage.iter().zip([0.1, 0.5, 0.8]) {
+        assert!(
+            (c - tau).abs() <= 0.02,
+            "issue p{} coverage {c}",
+            tau * 100.0
+        );
+    }
     assert!(
         (coverage_ms - 0.80).abs() <= 0.02,
         "milestone p80 coverage {coverage_ms}"
     );
+}
+
+#[test]
+fn with_abandonment_the_ranges_still_hold_in_futures_drawn_from_the_model() {
+    // The synthetic generator's plan with a known abandonment model: each issue is done at all with a
+    // probability between 0.25 and 0.95, and if done waits a lead time drawn from a known list.
+    use commitea::engine::Fate;
+    use std::sync::Arc;
+    let plan = demo_plan();
+    let days = 365;
+    let built = forecast::build(&plan, days).unwrap();
+    let lead: Arc<[f64]> = (0..=64).map(|k| f64::from(k) * 150.0 / 64.0).collect();
+    let fates: Vec<Fate> = (0..built.open.len())
+        .map(|i| Fate {
+            p: 0.25 + 0.7 * ((i * 37) % 100) as f64 / 100.0,
+            lead: Some(lead.clone()),
+        })
+        .collect();
+    let mc = MonteCarlo {
+        trials: 10_000,
+        seed: 5,
+        horizon_days: days,
+    };
+    let sim = mc.run_with_fates(&built.prep, &built.dists, &built.groups, &fates);
+    let assign = Prepared::assignment(&built.prep.schedule(&built.medians));
+    let quantile = |u: f64| {
+        let x = u * 64.0;
+        let k = (x as usize).min(63);
+        lead[k] + (lead[k + 1] - lead[k]) * (x - k as f64)
+    };
+
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(123);
+    let (mut hits, mut total) = ([0.0f64; 3], 0u64);
+    for _ in 0..1_000 {
+        let mut done = vec![true; built.open.len()];
+        let mut waits = vec![0.0f64; built.open.len()];
+        for (i, f) in fates.iter().enumerate() {
+            let u: f64 = rng.random();
+            done[i] = u < f.p;
+            waits[i] = if done[i] { quantile(u / f.p) } else { 0.0 };
+        }
+        // Work that is never done takes no capacity.
+        let efforts: Vec<f64> = built
+            .dists
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let e = draw_effort(d, &mut rng);
+                if done[i] { e } else { 0.0 }
+            })
+            .collect();
+        let future = built.prep.schedule_fixed(&efforts, &assign);
+        for i in 0..built.open.len() {
+            if built.prep.excluded[i] {
+                continue;
+            }
+            let end = future.end[i].max(waits[i] * 24.0).max(1e-9);
+            let day = (done[i] && day_of(end) < days).then(|| day_of(end));
+            let pc = sim.task(i);
+            let p_within = sim.task_by(i, days - 1);
+            total += 1;
+            let share = |d: u32| sim.task_by(i, d);
+            for ((h, q), tau) in hits
+                .iter_mut()
+                .zip([pc.p10, pc.p50, pc.p80])
+                .zip([0.1, 0.5, 0.8])
+            {
+                *h += met(day, q, tau, share, p_within);
+            }
+        }
+    }
+    let coverage = hits.map(|h| h / total as f64);
+    eprintln!(
+        "coverage with abandonment: p10 {:.4} p50 {:.4} p80 {:.4} ({total} issue-futures)",
+        coverage[0], coverage[1], coverage[2]
+    );
+    for (c, tau) in coverage.iter().zip([0.1, 0.5, 0.8]) {
+        assert!(
+            (c - tau).abs() <= 0.02,
+            "issue p{} coverage {c}",
+            tau * 100.0
+        );
+    }
 }
 
 #[test]
