@@ -739,7 +739,13 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
         })
         .collect();
     let window = plan.abandonment_days.min(horizon_days);
-    let mut fate = fate::fit(&fate_exposures(plan), history_days(plan, plan.now), window);
+    let history = history_days(plan, plan.now);
+    // Too short a history keeps the model cold; the exposures are not even counted.
+    let mut fate = if history < i64::from(window) {
+        FateModel::cold(0, window)
+    } else {
+        fate::fit(&fate_exposures(plan), history, window)
+    };
     if !fate.cold_start
         && let Some(theta) = choose_frailty(plan, window)
     {

@@ -309,7 +309,12 @@ fn every_page_and_the_stylesheet_are_produced() {
         files["style.css"],
         include_bytes!("../../site-templates/style.css")
     );
-    for page in ["index.html", "board.html", "runway.html", "calibration.html"] {
+    for page in [
+        "index.html",
+        "board.html",
+        "runway.html",
+        "calibration.html",
+    ] {
         let html = text(&files, page);
         assert!(html.starts_with("<!DOCTYPE html>"), "{page}");
         assert!(
@@ -502,7 +507,12 @@ fn a_milestone_wholly_beyond_the_horizon_has_no_cone() {
 #[test]
 fn user_text_is_escaped() {
     let files = rendered();
-    for page in ["index.html", "board.html", "runway.html", "calibration.html"] {
+    for page in [
+        "index.html",
+        "board.html",
+        "runway.html",
+        "calibration.html",
+    ] {
         let html = text(&files, page);
         assert!(!html.contains("<script"), "{page} has a raw script tag");
         assert!(!html.contains("& Co"), "{page} has a raw ampersand");
@@ -522,11 +532,26 @@ fn user_text_is_escaped() {
 fn the_calibration_page_publishes_the_hit_rates() {
     let files = rendered();
     let html = text(&files, "calibration.html");
-    assert!(html.contains("3 past cuts from 2025-01-01 to 2025-02-26"), "{html}");
-    assert!(html.contains("<td class=\"num\">10% (5–15%)</td>"), "{html}");
-    assert!(html.contains("<td class=\"num\">50% (40–60%)</td>"), "{html}");
-    assert!(html.contains("<td class=\"num\">12 d (10–14)</td>"), "{html}");
-    assert!(html.contains("<tr class=\"ours\">"), "CommiTea's row is marked");
+    assert!(
+        html.contains("3 past cuts from 2025-01-01 to 2025-02-26"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<td class=\"num\">10% (5–15%)</td>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<td class=\"num\">50% (40–60%)</td>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<td class=\"num\">12 d (10–14)</td>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<tr class=\"ours\">"),
+        "CommiTea's row is marked"
+    );
     // A missing figure is a dash, not an empty cell.
     assert!(html.contains("<td class=\"num\">—</td>"), "{html}");
     assert!(html.contains("Not enough history yet to learn how much open work is never done"));
