@@ -105,6 +105,8 @@ pub struct MilestoneRow<'a> {
     pub remaining: String,
     /// Where the cone is drawn, when its p10 is within the horizon.
     pub cone: Option<Cone>,
+    /// How many open issues are expected to leave it, such as `about 3`, when the abandonment model says.
+    pub leaving_label: Option<String>,
 }
 
 /// A milestone's cone: positions in percent of the axis width (0 = axis start, 100 = axis end).
@@ -179,6 +181,9 @@ pub fn page_context(data: &SiteData) -> PageContext<'_> {
             status_label: status_label(&m.status),
             remaining: hours(m.remaining_hours),
             cone: axis.as_ref().and_then(|a| a.cone(m)),
+            leaving_label: m
+                .expected_leaving
+                .map(|n| format!("about {}", n.round() as i64)),
         })
         .collect();
     let capacity = data

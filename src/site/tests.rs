@@ -69,6 +69,8 @@ fn milestone(
         remaining_hours: 17.5,
         status: status.to_owned(),
         cut_line: None,
+        staying: None,
+        expected_leaving: None,
     }
 }
 
@@ -170,6 +172,8 @@ fn data() -> SiteData {
         probability_on_time: 0.83,
         meets_deadline: true,
     });
+    hard_late.staying = Some(band("2025-03-14", "2025-03-21"));
+    hard_late.expected_leaving = Some(2.6);
     let runway = Runway {
         as_of,
         milestones: vec![
@@ -526,6 +530,21 @@ fn user_text_is_escaped() {
         text(&files, "index.html").contains("<li>estimate missing on acme/app#7 &lt;script&gt;")
     );
     assert!(text(&files, "runway.html").contains("<td>&lt;script&gt;alert"));
+}
+
+#[test]
+fn the_runway_shows_the_work_that_stays() {
+    let files = rendered();
+    let html = text(&files, "runway.html");
+    assert!(
+        html.contains("work that stays: <strong>2025-03-14</strong> · 2025-03-21 (about 3 open issues expected to leave)"),
+        "{html}"
+    );
+    assert_eq!(
+        html.matches("work that stays").count(),
+        1,
+        "only where the model says"
+    );
 }
 
 #[test]

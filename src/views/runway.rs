@@ -62,6 +62,13 @@ pub struct RunwayMilestone {
     /// For a hard deadline p80 misses: what would have to leave the milestone to meet it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_line: Option<RunwayCutLine>,
+    /// `{p50, p80}` of the work that will stay in it (what the abandonment model expects to leave taken
+    /// out); absent while the model has too little history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staying: Option<Band>,
+    /// Open issues expected to leave it (not done within the abandonment window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_leaving: Option<f64>,
 }
 
 /// The cut line of a hard deadline, as the runway shows it.
@@ -135,6 +142,11 @@ pub fn runway(inputs: Inputs<'_>) -> Runway {
                 Some(_) => "late",
             }
             .to_owned(),
+            staying: m.staying.map(|r| Band {
+                p50: r.p50.to_string(),
+                p80: r.p80.to_string(),
+            }),
+            expected_leaving: m.expected_leaving,
             cut_line: m.cut_line.as_ref().map(|c| RunwayCutLine {
                 issues: c.issues.iter().map(ToString::to_string).collect(),
                 hours: c.hours,

@@ -107,6 +107,53 @@ fn realworld_dir() -> Option<PathBuf> {
 }
 
 #[test]
+fn on_a_real_project_the_abandonment_model_cannot_see_the_future_either() {
+    let Some(dir) = realworld_dir() else {
+        return;
+    };
+    let ds = load_dataset(&dir, "apache").unwrap();
+    let project = to_state(&ds, "CB").unwrap();
+    let config: Config = yaml_serde::from_str(&project.config_yaml).unwrap();
+    let opts = BacktestOptions {
+        trials: 100,
+        ..BacktestOptions::default()
+    };
+    // A late cut: more than a year of history behind it, so the abandonment model is warm.
+    let cuts = cut_dates(&project.snapshot, 28, 400);
+    let cut = cuts[cuts.len() * 3 / 4];
+    let past = commitea::backtest::as_of(&project.snapshot, cut);
+    let plan = commitea::ledger::replay(&past, &config, None, cut).into_plan();
+    let report = commitea::forecast::run(
+        &plan,
+        &commitea::forecast::Settings {
+            trials: 100,
+            seed: 1,
+            horizon_days: 365,
+        },
+    );
+    assert!(
+        report.abandonment.is_some(),
+        "the model is warm at this cut, so the test covers it"
+    );
+    let honest = forecast_at(&project.snapshot, &config, cut, 0, &opts);
+    let mut planted = project.snapshot.clone();
+    let later = cut + Duration::days(2);
+    for issue in planted.issues.values_mut() {
+        if issue.created_at <= cut && issue.state == OpenState::Open {
+            let id = issue.timeline.iter().map(|e| e.id).max().unwrap_or(0) + 1;
+            issue.state = OpenState::Closed;
+            issue.closed_at = Some(later);
+            issue
+                .timeline
+                .push(TimelineEvent::new(id, "close", later, "oracle"));
+            issue.updated_at = later;
+        }
+    }
+    let leaked = forecast_at(&planted, &config, cut, 0, &opts);
+    assert_eq!(honest, leaked, "the forecast at the cut saw the future");
+}
+
+#[test]
 fn a_real_project_backtests_with_every_method_scored() {
     let Some(dir) = realworld_dir() else { return };
     let ds = load_dataset(&dir, "apache").unwrap();
