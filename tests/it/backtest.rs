@@ -2,7 +2,7 @@
 //! after it, and the real Jira projects backtest with every method scored (skips loudly without the real
 //! data folder; fails under `COMMITEA_REQUIRE_EXTERNAL=1`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use chrono::Duration;
 use commitea::backtest::{BacktestOptions, backtest, cut_dates, forecast_at};
@@ -83,32 +83,10 @@ fn the_forecast_at_a_cut_ignores_the_future() {
     assert_eq!(honest, leaked, "the forecast at the cut saw the future");
 }
 
-/// The real Jira data folder: `$COMMITEA_REALWORLD_DIR`, else `<crate>/../shared/realworld-issues`.
-fn realworld_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("COMMITEA_REALWORLD_DIR").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/realworld-issues"),
-        PathBuf::from,
-    );
-    if dir.join("apache_issues.csv").exists() {
-        return Some(dir);
-    }
-    if std::env::var("COMMITEA_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
-        panic!(
-            "the real Jira data is required (COMMITEA_REQUIRE_EXTERNAL=1) but {} is missing; \
-             set COMMITEA_REALWORLD_DIR",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "\n!!!!!!!! SKIPPED: no real Jira data at {}; set COMMITEA_REALWORLD_DIR to run this test !!!!!!!!\n",
-        dir.display()
-    );
-    None
-}
 
 #[test]
 fn on_a_real_project_the_abandonment_model_cannot_see_the_future_either() {
-    let Some(dir) = realworld_dir() else {
+    let Some(dir) = crate::import::realworld_dir() else {
         return;
     };
     let ds = load_dataset(&dir, "apache").unwrap();
@@ -155,7 +133,7 @@ fn on_a_real_project_the_abandonment_model_cannot_see_the_future_either() {
 
 #[test]
 fn a_real_project_backtests_with_every_method_scored() {
-    let Some(dir) = realworld_dir() else { return };
+    let Some(dir) = crate::import::realworld_dir() else { return };
     let ds = load_dataset(&dir, "apache").unwrap();
     // The smallest of HYPAT and DRILL.
     let (project, _) = ds

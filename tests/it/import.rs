@@ -265,13 +265,14 @@ fn cli_imports_all_big_enough_projects_and_reports_bad_input() {
     );
 }
 
-/// The real Jira data folder: `$COMMITEA_REALWORLD_DIR`, else `<crate>/../shared/realworld-issues`.
-fn realworld_dir() -> Option<PathBuf> {
+/// The real Jira data folder: `$COMMITEA_REALWORLD_DIR`, else `<crate>/../shared/realworld-issues`; `None`
+/// (after a loud message) when it is missing, and a failure instead under `COMMITEA_REQUIRE_EXTERNAL=1`.
+pub fn realworld_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("COMMITEA_REALWORLD_DIR").map_or_else(
         || Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/realworld-issues"),
         PathBuf::from,
     );
-    if dir.join("duraspace_issues.csv").exists() {
+    if dir.join("duraspace_issues.csv").exists() && dir.join("apache_issues.csv").exists() {
         return Some(dir);
     }
     if std::env::var("COMMITEA_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
