@@ -83,7 +83,6 @@ fn the_forecast_at_a_cut_ignores_the_future() {
     assert_eq!(honest, leaked, "the forecast at the cut saw the future");
 }
 
-
 #[test]
 fn on_a_real_project_the_abandonment_model_cannot_see_the_future_either() {
     let Some(dir) = crate::import::realworld_dir() else {
@@ -133,7 +132,9 @@ fn on_a_real_project_the_abandonment_model_cannot_see_the_future_either() {
 
 #[test]
 fn a_real_project_backtests_with_every_method_scored() {
-    let Some(dir) = crate::import::realworld_dir() else { return };
+    let Some(dir) = crate::import::realworld_dir() else {
+        return;
+    };
     let ds = load_dataset(&dir, "apache").unwrap();
     // The smallest of HYPAT and DRILL.
     let (project, _) = ds
