@@ -1167,8 +1167,7 @@ pub fn choose_frailty(plan: &Plan, window_days: u32) -> Option<f64> {
                         Some(d) => f64::from(u8::from(
                             fate::done_by(h.get(d).copied().unwrap_or(total), theta) <= tau,
                         )),
-                        None if p < 1.0 => ((tau - p) / (1.0 - p)).clamp(0.0, 1.0),
-                        None => 0.0,
+                        None => fate::beyond_horizon_met(tau, p),
                     };
                 }
             }

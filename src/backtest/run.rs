@@ -126,18 +126,18 @@ fn days_after(when: When, cut: DateTime<Utc>) -> Option<f64> {
 
 /// CommiTea's quantiles per open issue, with its probability of being done within the horizon (when the
 /// abandonment model gives one).
-fn commitea_full(
-    past: &Snapshot,
-    config: &Config,
+/// Per open issue of a report: its quantiles in days after the cut, and its probability of being done
+/// within the horizon (when the abandonment model gives one).
+fn issue_quantiles(
+    report: &forecast::ForecastReport,
     cut: DateTime<Utc>,
-    settings: &Settings,
 ) -> Vec<(IssueKey, Quantiles, Option<f64>)> {
-    commitea_report(past, config, cut, settings)
+    report
         .issues
-        .into_iter()
+        .iter()
         .map(|f| {
             let q = [f.p10, f.p50, f.p80].map(|w| days_after(w, cut));
-            (f.issue, q, f.probability_done)
+            (f.issue.clone(), q, f.probability_done)
         })
         .collect()
 }
@@ -158,7 +158,7 @@ fn commitea_at(
     cut: DateTime<Utc>,
     settings: &Settings,
 ) -> Vec<(IssueKey, Quantiles)> {
-    commitea_full(past, config, cut, settings)
+    issue_quantiles(&commitea_report(past, config, cut, settings), cut)
         .into_iter()
         .map(|(k, q, _)| (k, q))
         .collect()
@@ -193,14 +193,7 @@ fn cut_targets(
         horizon_days: settings.horizon_days,
     };
     let report = commitea_report(&past, config, cut, &settings);
-    let full: Vec<(IssueKey, Quantiles, Option<f64>)> = report
-        .issues
-        .iter()
-        .map(|f| {
-            let q = [f.p10, f.p50, f.p80].map(|w| days_after(w, cut));
-            (f.issue.clone(), q, f.probability_done)
-        })
-        .collect();
+    let full = issue_quantiles(&report, cut);
     let within: BTreeMap<IssueKey, Option<f64>> =
         full.iter().map(|(k, _, p)| (k.clone(), *p)).collect();
     let methods: [(&str, BTreeMap<IssueKey, Quantiles>); 3] = [

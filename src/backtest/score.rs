@@ -199,10 +199,7 @@ fn contribute(t: &Target, scoring: &Scoring, sums: &mut Sums) -> [bool; 3] {
 /// The chance that an outcome beyond the horizon meets a beyond-the-horizon quantile at level `tau` of a
 /// forecast with `p` of its mass within the horizon (the randomised PIT, in expectation).
 fn pit(tau: f64, p: Option<f64>) -> f64 {
-    match p {
-        Some(p) if p < 1.0 => ((tau - p) / (1.0 - p)).clamp(0.0, 1.0),
-        _ => 1.0,
-    }
+    p.map_or(1.0, |p| crate::engine::fate::beyond_horizon_met(tau, p))
 }
 
 fn ratio((sum, n): (f64, usize)) -> Option<f64> {

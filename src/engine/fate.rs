@@ -127,6 +127,17 @@ pub fn done_by(h: f64, theta: f64) -> f64 {
     }
 }
 
+/// How often an outcome beyond the horizon meets a beyond-the-horizon quantile at level `tau` of a
+/// forecast with `p` of its mass within the horizon: the randomised PIT, in expectation, `(tau − p)/(1 − p)`.
+pub fn beyond_horizon_met(tau: f64, p: f64) -> f64 {
+    if p < 1.0 {
+        ((tau - p) / (1.0 - p)).clamp(0.0, 1.0)
+    } else {
+        // All the mass within the horizon: an outcome beyond it is past every quantile.
+        0.0
+    }
+}
+
 /// The cumulative rate at which the share done reaches `q` (the inverse of [`done_by`]).
 fn cumulative_for(q: f64, theta: f64) -> f64 {
     let left = (1.0 - q).max(f64::MIN_POSITIVE);
@@ -403,6 +414,15 @@ mod tests {
                 ago_days: 200.0,
             })
             .collect()
+    }
+
+    #[test]
+    fn an_outcome_beyond_the_horizon_meets_a_quantile_there_as_the_pit_says() {
+        // 30% within the horizon: the p80 is beyond it, and an outcome beyond it meets it (0.8−0.3)/0.7.
+        assert!((beyond_horizon_met(0.8, 0.3) - 5.0 / 7.0).abs() < 1e-12);
+        assert_eq!(beyond_horizon_met(0.1, 0.3), 0.0);
+        assert_eq!(beyond_horizon_met(0.8, 0.0), 0.8);
+        assert_eq!(beyond_horizon_met(0.8, 1.0), 0.0);
     }
 
     #[test]
