@@ -199,8 +199,11 @@ pub struct SyncConfig {
     /// A repository is read in full again after this many days (deletions and transfers are invisible to
     /// an incremental sync).
     pub full_every_days: FullEveryDays,
-    /// Requests in flight at once while reading issues.
+    /// Requests in flight at once to begin with while reading issues.
     pub parallel: Parallel,
+    /// The most requests in flight at once: the sync grows from `parallel` towards this while the server
+    /// answers well, and halves on a sign of overload (429, 5xx, a timeout).
+    pub max_parallel: Parallel,
 }
 
 impl Default for SyncConfig {
@@ -208,6 +211,7 @@ impl Default for SyncConfig {
         Self {
             full_every_days: FullEveryDays(7),
             parallel: Parallel(4),
+            max_parallel: Parallel(16),
         }
     }
 }

@@ -228,7 +228,15 @@ fn sync_stage(
             crate::config::FILE_NAME
         )));
     }
-    let client = crate::gitea::client::Client::new(server, opts.token.clone(), Default::default())?;
+    let client = crate::gitea::client::Client::new(
+        server,
+        opts.token.clone(),
+        crate::gitea::client::ClientOptions {
+            parallel: config.sync.parallel.0 as usize,
+            max_parallel: config.sync.max_parallel.0 as usize,
+            ..Default::default()
+        },
+    )?;
     let previous = match Snapshot::load(layout) {
         Ok(s) => Some(s),
         Err(StateError::NoSnapshot(_)) => None,
@@ -237,7 +245,6 @@ fn sync_stage(
     let options = crate::gitea::sync::SyncOptions {
         full_every_days: config.sync.full_every_days.0,
         force_full: opts.full_sync,
-        parallel: config.sync.parallel.0 as usize,
     };
     let t = Instant::now();
     let outcome = crate::gitea::sync::sync(
@@ -248,10 +255,11 @@ fn sync_stage(
         &options,
     )?;
     tracing::info!(
-        "sync: {} issues from {} repositories in {} requests, {:.0?}; {} read in full, {} issues re-read{}",
+        "sync: {} issues from {} repositories in {} requests ({} at once at most), {:.0?}; {} read in full, {} issues re-read{}",
         outcome.snapshot.issues.len(),
         config.repositories.len(),
         client.request_count(),
+        client.peak_parallel(),
         t.elapsed(),
         outcome.full.len(),
         outcome.refreshed,

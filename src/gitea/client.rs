@@ -7,13 +7,16 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
+use chrono::{DateTime, Utc};
 use reqwest::StatusCode;
 use reqwest::Url;
-use reqwest::header::{AUTHORIZATION, HeaderMap, RETRY_AFTER};
+use reqwest::header::{AUTHORIZATION, DATE, HeaderMap, RETRY_AFTER};
 use serde::de::DeserializeOwned;
+
+use super::wire::{self, List};
 
 /// The environment variables a token is read from, in order of preference.
 pub const TOKEN_ENV_VARS: [&str; 3] = ["COMMITEA_GITEA_TOKEN", "GITEA_TOKEN", "GITHUB_TOKEN"];
@@ -93,6 +96,14 @@ pub enum ClientError {
         /// The request.
         request: String,
     },
+    /// 404 on `/times`: time tracking is switched off (in the repository or on the server).
+    #[error("{request}: time tracking is disabled on {repo}")]
+    TimeTrackingDisabled {
+        /// The repository.
+        repo: String,
+        /// The request.
+        request: String,
+    },
     /// Another error status that retrying does not help.
     #[error("{request}: Gitea answered {status}: {message}; check the request for {repo}")]
     Status {
@@ -123,15 +134,26 @@ pub enum ClientError {
     },
     /// The answer was not the JSON expected.
     #[error(
-        "{request} for {repo}: the answer is not the expected JSON ({reason}); is the server a Gitea 1.20 or newer?"
+        "{request} for {repo}: the answer does not fit what CommiTea reads {reason}; please report it with the \
+         server's version (GET /api/v1/version)"
     )]
     Decode {
         /// The repository.
         repo: String,
         /// The request.
         request: String,
-        /// What did not parse.
+        /// Where and what did not parse: `at [3].labels[0].id: invalid type: …`.
         reason: String,
+    },
+    /// An earlier request of this run exhausted its retries: the server is down, so this one was not sent.
+    #[error(
+        "{request} was not sent: the server stopped answering ({first}); check that it is up and reachable, then run again"
+    )]
+    ServerDown {
+        /// The request not sent.
+        request: String,
+        /// The first request that gave up, and why.
+        first: String,
     },
 }
 
@@ -150,6 +172,10 @@ pub struct ClientOptions {
     pub request_timeout: Duration,
     /// The seed of the jitter (backoffs are deterministic for a seed).
     pub jitter_seed: u64,
+    /// Requests in flight at once to begin with.
+    pub parallel: usize,
+    /// The most requests in flight at once while the server answers well.
+    pub max_parallel: usize,
 }
 
 impl Default for ClientOptions {
@@ -161,7 +187,68 @@ impl Default for ClientOptions {
             max_backoff: Duration::from_secs(20),
             request_timeout: Duration::from_secs(30),
             jitter_seed: 0x5eed,
+            parallel: 4,
+            max_parallel: 16,
         }
+    }
+}
+
+/// How many requests may be in flight: additive increase while answers come back well, halved on an
+/// overload sign (429, 5xx, a timeout, a dropped connection) — TCP's AIMD, so a sync speeds up on a
+/// server that copes and backs off from one that does not.
+#[derive(Debug)]
+struct Throttle {
+    state: Mutex<ThrottleState>,
+    freed: Condvar,
+    max: f64,
+}
+
+#[derive(Debug)]
+struct ThrottleState {
+    limit: f64,
+    in_flight: usize,
+    peak: usize,
+}
+
+impl Throttle {
+    fn new(start: usize, max: usize) -> Self {
+        let max = max.max(1) as f64;
+        Self {
+            state: Mutex::new(ThrottleState {
+                limit: (start.max(1) as f64).min(max),
+                in_flight: 0,
+                peak: 0,
+            }),
+            freed: Condvar::new(),
+            max,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ThrottleState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Waits for a free slot.
+    fn enter(&self) {
+        let mut s = self.lock();
+        while s.in_flight as f64 >= s.limit.floor() {
+            s = self.freed.wait(s).unwrap_or_else(PoisonError::into_inner);
+        }
+        s.in_flight += 1;
+        s.peak = s.peak.max(s.in_flight);
+    }
+
+    /// Frees the slot; `ok` says whether the answer was a good one.
+    fn leave(&self, ok: bool) {
+        let mut s = self.lock();
+        s.in_flight = s.in_flight.saturating_sub(1);
+        s.limit = if ok {
+            (s.limit + 1.0 / s.limit).min(self.max)
+        } else {
+            (s.limit / 2.0).max(1.0)
+        };
+        drop(s);
+        self.freed.notify_all();
     }
 }
 
@@ -192,6 +279,11 @@ pub struct Client {
     requests: AtomicU64,
     page_size: OnceLock<usize>,
     rng: Mutex<u64>,
+    throttle: Throttle,
+    /// Set by the first request that exhausts its retries; every later request fails at once.
+    down: OnceLock<String>,
+    /// The server's clock (`Date` header) at its first answer.
+    first_server_time: OnceLock<DateTime<Utc>>,
 }
 
 impl fmt::Debug for Client {
@@ -209,6 +301,7 @@ impl fmt::Debug for Client {
             .field("options", &self.options)
             .field("requests", &self.request_count())
             .field("page_size", &self.page_size.get())
+            .field("peak_parallel", &self.peak_parallel())
             .finish_non_exhaustive()
     }
 }
@@ -249,6 +342,19 @@ fn describe(e: &reqwest::Error) -> String {
         src = c.source();
     }
     s
+}
+
+/// Whether a request gave up on HTTP 500 answers (the server is up but failed this request).
+pub fn last_failure_is_500(e: &ClientError) -> bool {
+    matches!(e, ClientError::GaveUp { last, .. } if last.starts_with("500 "))
+}
+
+/// The server's clock from its `Date` header (RFC 7231's IMF-fixdate, second resolution).
+fn server_date(headers: &HeaderMap) -> Option<DateTime<Utc>> {
+    let v = headers.get(DATE)?.to_str().ok()?;
+    chrono::DateTime::parse_from_rfc2822(v.trim())
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
 }
 
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
@@ -296,9 +402,12 @@ impl Client {
             token: token.filter(|t| !t.trim().is_empty()),
             http,
             rng: Mutex::new(options.jitter_seed),
+            throttle: Throttle::new(options.parallel, options.max_parallel),
             options,
             requests: AtomicU64::new(0),
             page_size: OnceLock::new(),
+            down: OnceLock::new(),
+            first_server_time: OnceLock::new(),
         })
     }
 
@@ -317,6 +426,22 @@ impl Client {
         self.requests.load(Ordering::Relaxed)
     }
 
+    /// The most requests that were in flight at once.
+    pub fn peak_parallel(&self) -> usize {
+        self.throttle.lock().peak
+    }
+
+    /// How many requests may be in flight now (the throttle's current window).
+    pub fn parallel_limit(&self) -> usize {
+        self.throttle.lock().limit.floor() as usize
+    }
+
+    /// The server's clock at its first answer (its `Date` header), if it sent one: what an incremental
+    /// sync's cursor is measured against, so that a client clock ahead of the server's loses nothing.
+    pub fn first_server_time(&self) -> Option<DateTime<Utc>> {
+        self.first_server_time.get().copied()
+    }
+
     /// GETs `path` (relative to `/api/v1`, e.g. `repos/acme/api/labels`) with `query` and decodes the JSON.
     pub fn get_json<T: DeserializeOwned>(
         &self,
@@ -325,7 +450,7 @@ impl Client {
     ) -> Result<T, ClientError> {
         let (url, request) = self.url(path, query)?;
         let answer = self.get_with_retries(path, &url, &request)?;
-        serde_json::from_slice(&answer.body).map_err(|e| ClientError::Decode {
+        wire::decode(&answer.body).map_err(|e| ClientError::Decode {
             repo: repo_of(path),
             request,
             reason: e.to_string(),
@@ -335,11 +460,7 @@ impl Client {
     /// Gitea's `max_response_items`, read once from `/settings/api` (50 when that fails).
     pub fn page_size(&self) -> usize {
         *self.page_size.get_or_init(|| {
-            #[derive(serde::Deserialize)]
-            struct Settings {
-                max_response_items: usize,
-            }
-            match self.get_json::<Settings>("settings/api", &[]) {
+            match self.get_json::<wire::GSettings>("settings/api", &[]) {
                 Ok(s) if s.max_response_items > 0 => s.max_response_items,
                 Ok(_) => DEFAULT_MAX_RESPONSE_ITEMS,
                 Err(e) => {
@@ -383,7 +504,8 @@ impl Client {
             let mut q: Vec<(&str, String)> = query.to_vec();
             q.push(("limit", limit.to_string()));
             q.push(("page", page.to_string()));
-            let items: Vec<T> = self.get_json(path, &q)?;
+            // Gitea writes an empty page as `null` where its handler builds the list as a nil slice.
+            let List(items) = self.get_json::<List<T>>(path, &q)?;
             let n = items.len();
             out.extend(items);
             if n == 0 || (!until_empty && n < limit) {
@@ -444,8 +566,13 @@ impl Client {
         let started = Instant::now();
         let mut attempts = 0u32;
         loop {
+            self.check_up(request)?;
             attempts += 1;
-            let (last, wait) = match self.attempt(path, url, request) {
+            self.throttle.enter();
+            let result = self.attempt(path, url, request);
+            self.throttle
+                .leave(!matches!(result, Err(Attempt::Retry { .. })));
+            let (last, wait) = match result {
                 Ok(a) => return Ok(a),
                 Err(Attempt::Fail(e)) => return Err(e),
                 Err(Attempt::Retry { reason, wait }) => (reason, wait),
@@ -453,16 +580,46 @@ impl Client {
             let wait = wait.unwrap_or_else(|| self.backoff(attempts - 1));
             let over_budget = started.elapsed() + wait > self.options.max_retry_time;
             if attempts > self.options.max_retries || over_budget {
-                return Err(ClientError::GaveUp {
+                let e = ClientError::GaveUp {
                     repo: repo_of(path),
                     request: request.to_owned(),
                     attempts,
                     elapsed_secs: started.elapsed().as_secs(),
                     last,
-                });
+                };
+                // Every other request now fails at once instead of spending its own retries — unless the
+                // server did answer, with a 500: Gitea's answer to some bad requests (the timeline of an
+                // issue deleted a moment ago), not a sign that it is down.
+                let answered_500 = last_failure_is_500(&e);
+                if !answered_500 {
+                    let _ = self.down.set(format!(
+                        "{request} failed {attempts} times, last: {}",
+                        match &e {
+                            ClientError::GaveUp { last, .. } => last.as_str(),
+                            _ => "",
+                        }
+                    ));
+                }
+                return Err(e);
             }
             tracing::debug!("{request}: {last}; retrying in {wait:?}");
-            std::thread::sleep(wait);
+            // Sleep in short steps so a server found down by another request stops this one promptly.
+            let until = Instant::now() + wait;
+            while Instant::now() < until {
+                self.check_up(request)?;
+                std::thread::sleep((until - Instant::now()).min(Duration::from_millis(250)));
+            }
+        }
+    }
+
+    /// Fails at once when an earlier request found the server down.
+    fn check_up(&self, request: &str) -> Result<(), ClientError> {
+        match self.down.get() {
+            Some(first) => Err(ClientError::ServerDown {
+                request: request.to_owned(),
+                first: first.clone(),
+            }),
+            None => Ok(()),
         }
     }
 
@@ -501,6 +658,9 @@ impl Client {
         };
         let status = resp.status();
         let wait = retry_after(resp.headers());
+        if let Some(t) = server_date(resp.headers()) {
+            let _ = self.first_server_time.set(t);
+        }
         let body = match resp.bytes() {
             Ok(b) => b.to_vec(),
             Err(e) => {
@@ -530,10 +690,19 @@ impl Client {
                 request,
             }),
             StatusCode::FORBIDDEN => Attempt::Fail(ClientError::Forbidden { repo, request }),
+            // Gitea answers 404 "not found" when the repository has dependencies switched off, and 404
+            // "issue does not exist" when the issue is gone (routers/api/v1/repo/issue_dependency.go).
             StatusCode::NOT_FOUND
-                if path.ends_with("/dependencies") || path.ends_with("/blocks") =>
+                if (path.ends_with("/dependencies") || path.ends_with("/blocks"))
+                    && !error_message(&body).contains("does not exist") =>
             {
                 Attempt::Fail(ClientError::DependenciesDisabled { repo, request })
+            }
+            // routers/api/v1/repo/issue_tracked_time.go: time tracking off for the repository or the server.
+            StatusCode::NOT_FOUND
+                if path.ends_with("/times") && error_message(&body).contains("timetracker") =>
+            {
+                Attempt::Fail(ClientError::TimeTrackingDisabled { repo, request })
             }
             StatusCode::NOT_FOUND => Attempt::Fail(ClientError::NotFound { repo, request }),
             s => Attempt::Fail(ClientError::Status {

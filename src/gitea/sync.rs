@@ -13,15 +13,14 @@ mod keywords;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
 
-use chrono::{DateTime, Utc};
-use serde::Deserialize;
-
 use super::client::{Client, ClientError};
+use super::wire::{GIssue, GLabel, GMilestone, GPull, GRepo, GTime, GTimeline, login};
 use crate::domain::{
     Comment, Issue, IssueKey, Label, LinkedPull, Milestone, OpenState, RepoName, TimelineEvent,
     TrackedTime,
 };
-use crate::state::{Meta, Snapshot};
+use crate::state::Snapshot;
+use chrono::{DateTime, Utc};
 
 pub use incremental::{SyncOptions, SyncOutcome, sync};
 pub use keywords::closing_references;
@@ -54,156 +53,6 @@ pub enum SyncError {
         /// The state received.
         state: String,
     },
-}
-
-// ---- Gitea's JSON, only the fields CommiTea reads ----
-
-fn opt_time<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<DateTime<Utc>>, D::Error> {
-    let s: Option<String> = Option::deserialize(d)?;
-    match s.as_deref().map(str::trim) {
-        None | Some("") => Ok(None),
-        Some(s) => DateTime::parse_from_rfc3339(s)
-            .map(|t| Some(t.with_timezone(&Utc)))
-            .map_err(serde::de::Error::custom),
-    }
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct GUser {
-    login: String,
-}
-
-fn login(u: Option<&GUser>) -> String {
-    u.map(|u| u.login.clone()).unwrap_or_default()
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct GLabel {
-    id: u64,
-    name: String,
-    color: String,
-    description: String,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct GMilestone {
-    id: u64,
-    title: String,
-    description: String,
-    state: String,
-    #[serde(deserialize_with = "opt_time")]
-    due_on: Option<DateTime<Utc>>,
-    #[serde(deserialize_with = "opt_time")]
-    created_at: Option<DateTime<Utc>>,
-    #[serde(deserialize_with = "opt_time")]
-    closed_at: Option<DateTime<Utc>>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct GRepoMeta {
-    full_name: String,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct GPullMeta {
-    merged: bool,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct GIssue {
-    number: u64,
-    title: String,
-    body: String,
-    state: String,
-    user: Option<GUser>,
-    #[serde(deserialize_with = "opt_time")]
-    created_at: Option<DateTime<Utc>>,
-    #[serde(deserialize_with = "opt_time")]
-    updated_at: Option<DateTime<Utc>>,
-    #[serde(deserialize_with = "opt_time")]
-    closed_at: Option<DateTime<Utc>>,
-    assignees: Option<Vec<GUser>>,
-    labels: Option<Vec<GLabel>>,
-    milestone: Option<GMilestone>,
-    time_estimate: u64,
-    comments: Option<u64>,
-    pull_request: Option<GPullMeta>,
-    repository: Option<GRepoMeta>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct GComment {
-    id: u64,
-    user: Option<GUser>,
-    body: String,
-    #[serde(deserialize_with = "opt_time")]
-    created_at: Option<DateTime<Utc>>,
-    #[serde(deserialize_with = "opt_time")]
-    updated_at: Option<DateTime<Utc>>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct GTimeline {
-    id: u64,
-    #[serde(rename = "type")]
-    kind: String,
-    user: Option<GUser>,
-    body: String,
-    #[serde(deserialize_with = "opt_time")]
-    created_at: Option<DateTime<Utc>>,
-    old_title: String,
-    new_title: String,
-    ref_issue: Option<GIssue>,
-    label: Option<GLabel>,
-    assignee: Option<GUser>,
-    removed_assignee: bool,
-    dependent_issue: Option<GIssue>,
-    milestone: Option<GMilestone>,
-    old_milestone: Option<GMilestone>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct GTime {
-    id: u64,
-    user_name: String,
-    #[serde(deserialize_with = "opt_time")]
-    created: Option<DateTime<Utc>>,
-    time: i64,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct GPull {
-    number: u64,
-    title: String,
-    body: String,
-    state: String,
-    merged: bool,
-    #[serde(deserialize_with = "opt_time")]
-    created_at: Option<DateTime<Utc>>,
-    #[serde(deserialize_with = "opt_time")]
-    closed_at: Option<DateTime<Utc>>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct GTracker {
-    enable_issue_dependencies: Option<bool>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct GRepo {
-    internal_tracker: Option<GTracker>,
 }
 
 // ---- mapping ----
@@ -345,6 +194,8 @@ impl PullInfo {
 struct Run {
     pulls: HashMap<IssueKey, Option<PullInfo>>,
     deps_disabled: BTreeSet<RepoName>,
+    /// Repositories whose tracked time cannot be read (time tracking off, or no token).
+    times_off: BTreeSet<RepoName>,
 }
 
 impl Run {
@@ -436,14 +287,13 @@ fn full_repo(
     run: &mut Run,
     repo: &RepoName,
     acc: &mut Acc,
-    parallel: usize,
 ) -> Result<(), SyncError> {
     let info: GRepo = client.get_json(&format!("repos/{repo}"), &[])?;
-    if info
-        .internal_tracker
-        .and_then(|t| t.enable_issue_dependencies)
-        == Some(false)
-    {
+    let tracker = info.internal_tracker.unwrap_or_default();
+    if tracker.enable_time_tracker == Some(false) {
+        run.times_off.insert(repo.clone());
+    }
+    if tracker.enable_issue_dependencies == Some(false) {
         tracing::warn!(
             "issue dependencies are disabled on {repo} (repository settings → Issues → enable dependencies); its issues are synced without dependencies"
         );
@@ -473,7 +323,20 @@ fn full_repo(
         .into_iter()
         .filter(|gi| gi.pull_request.is_none() && seen.insert(gi.number))
         .collect();
-    // Each issue takes a few requests of its own: read `parallel` issues at a time.
+    for issue in read_issues(client, run, repo, todo)?.into_iter().flatten() {
+        acc.issues.insert(repo.issue(issue.number), issue);
+    }
+    Ok(())
+}
+
+/// Reads `todo`'s issues of `repo` in parallel: as many at once as the client's throttle allows (it grows
+/// while the server answers well). The first failure stops the rest. An issue deleted meanwhile is `None`.
+fn read_issues(
+    client: &Client,
+    run: &mut Run,
+    repo: &RepoName,
+    todo: Vec<GIssue>,
+) -> Result<Vec<Option<Issue>>, SyncError> {
     let shared = Mutex::new(std::mem::take(run));
     let total = todo.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
@@ -486,24 +349,19 @@ fn full_repo(
         );
         issue
     };
-    let results: Vec<Result<Issue, SyncError>> = match rayon::ThreadPoolBuilder::new()
-        .num_threads(parallel.max(1))
-        .build()
-    {
-        Ok(pool) => {
-            use rayon::prelude::*;
-            pool.install(|| todo.into_par_iter().map(read).collect())
-        }
-        Err(_) => todo.into_iter().map(read).collect(),
-    };
+    let threads = client.options().max_parallel.max(1);
+    let results: Result<Vec<Option<Issue>>, SyncError> =
+        match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+            Ok(pool) => {
+                use rayon::prelude::*;
+                pool.install(|| todo.into_par_iter().map(read).collect())
+            }
+            Err(_) => todo.into_iter().map(read).collect(),
+        };
     *run = shared
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    for issue in results {
-        let issue = issue?;
-        acc.issues.insert(repo.issue(issue.number), issue);
-    }
-    Ok(())
+    results
 }
 
 /// Reports progress through a long read: on a terminal a line that updates in place, elsewhere a plain
@@ -557,67 +415,89 @@ fn finish_links(run: &Run, acc: &mut Acc) {
     }
 }
 
-/// Requests in flight at once while reading issues, unless configured otherwise.
-pub const DEFAULT_PARALLEL: usize = 4;
-
-/// Reads everything CommiTea keeps about `repos` and returns it as a snapshot taken at `now`.
-///
-/// `meta.yaml` gets `synced_at = now`, the client's server, and for each repository (in the order given)
-/// `cursor = now` and `last_full_sync = now`.
+/// Reads everything CommiTea keeps about `repos` in full and returns it as a snapshot taken at `now`
+/// (an incremental [`sync`] with no previous snapshot).
 pub fn full_sync(
     client: &Client,
     repos: &[RepoName],
     now: DateTime<Utc>,
 ) -> Result<Snapshot, SyncError> {
-    let mut run = Run::default();
-    let mut acc = Acc::default();
-    for repo in repos {
-        full_repo(client, &mut run, repo, &mut acc, DEFAULT_PARALLEL)?;
-    }
-    finish_links(&run, &mut acc);
-
-    Ok(Snapshot {
-        meta: Meta::full(now, Some(client.server().to_owned()), repos),
-        labels: acc.labels,
-        milestones: acc.milestones,
-        issues: acc.issues,
-    })
+    let options = SyncOptions {
+        force_full: true,
+        ..SyncOptions::default()
+    };
+    sync(client, repos, None, now, &options).map(|o| o.snapshot)
 }
 
+/// Timeline types that record tracked time; their entries are in `tracked_times`, read from `/times`.
+const TIME_EVENTS: [&str; 5] = [
+    "start_tracking",
+    "stop_tracking",
+    "add_time_manual",
+    "cancel_tracking",
+    "delete_time_manual",
+];
+
+/// Timeline types that record a dependency change (Gitea writes one in each of the two issues).
+const DEPENDENCY_EVENTS: [&str; 2] = ["add_dependency", "remove_dependency"];
+
 /// One issue with its comments, timeline, dependencies, tracked times and `pull_ref`-linked pull requests.
+///
+/// The timeline carries everything but the current dependency set and the tracked-time entries: comments
+/// are its `comment` entries, and Gitea writes a dependency event for every dependency change and a time
+/// event for every tracked time (`models/issues/dependency.go`, `tracked_time.go`). So an issue costs its
+/// timeline (read until an empty page), plus `/dependencies` only when the timeline shows a dependency
+/// event and `/times` only when it shows a time event.
 fn sync_issue(
     client: &Client,
     run: &Mutex<Run>,
     repo: &RepoName,
     gi: GIssue,
-) -> Result<Issue, SyncError> {
+) -> Result<Option<Issue>, SyncError> {
     let n = gi.number;
     let what = format!("issue #{n}");
     let base = format!("repos/{repo}/issues/{n}");
 
-    let mut comments = Vec::new();
-    if gi.comments != Some(0) {
-        let raw: Vec<GComment> = client.get_json(&format!("{base}/comments"), &[])?;
-        for c in raw {
-            comments.push(Comment {
-                id: c.id,
-                user: login(c.user.as_ref()),
-                created_at: need(c.created_at, repo, &what, "comment created_at")?,
-                updated_at: need(c.updated_at, repo, &what, "comment updated_at")?,
-                body: c.body,
-            });
+    let raw: Vec<GTimeline> = match client.get_until_empty(&format!("{base}/timeline"), &[]) {
+        Ok(raw) => raw,
+        // Gitea answers 500, not 404, for the timeline of an issue that no longer exists
+        // (routers/api/v1/repo/issue_comment.go): ask for the issue itself to tell the two apart.
+        Err(e) if crate::gitea::client::last_failure_is_500(&e) => {
+            match client.get_json::<GIssue>(&base, &[]) {
+                Err(ClientError::NotFound { .. }) => {
+                    tracing::info!("{repo}#{n} was deleted while the sync read it; left out");
+                    return Ok(None);
+                }
+                _ => return Err(e.into()),
+            }
         }
-        comments.sort_by_key(|c| (c.created_at, c.id));
-    }
-
-    let raw: Vec<GTimeline> = client.get_until_empty(&format!("{base}/timeline"), &[])?;
+        Err(e) => return Err(e.into()),
+    };
+    let mut comments = Vec::new();
     let mut timeline = Vec::new();
     let mut pull_requests = Vec::new();
     let mut seen_events = BTreeSet::new();
+    let (mut has_dependency_events, mut has_time_events) = (false, false);
     for t in raw {
-        if t.kind == "comment" || !seen_events.insert(t.id) {
+        if !seen_events.insert(t.id) {
             continue;
         }
+        if t.kind == "comment" {
+            let created_at = need(t.created_at, repo, &what, "comment created_at")?;
+            comments.push(Comment {
+                id: t.id,
+                user: login(t.user.as_ref()),
+                created_at,
+                updated_at: t.updated_at.unwrap_or(created_at),
+                body: t.body,
+            });
+            continue;
+        }
+        if TIME_EVENTS.contains(&t.kind.as_str()) {
+            has_time_events = true;
+            continue;
+        }
+        has_dependency_events |= DEPENDENCY_EVENTS.contains(&t.kind.as_str());
         if t.kind == "pull_ref"
             && let Some(ri) = &t.ref_issue
         {
@@ -629,13 +509,21 @@ fn sync_issue(
         }
         timeline.push(event(t, repo, &what)?);
     }
+    comments.sort_by_key(|c| (c.created_at, c.id));
     timeline.sort_by_key(|e| (e.created_at, e.id));
 
     let mut depends_on = Vec::new();
     let deps_disabled = lock(run).deps_disabled.contains(repo);
-    if !deps_disabled {
+    if has_dependency_events && !deps_disabled {
         match client.get_paged::<GIssue>(&format!("{base}/dependencies"), &[]) {
-            Ok(deps) => depends_on = deps.iter().map(|d| key_of(d, repo)).collect(),
+            // A blocker the token may not read comes back as a placeholder numbered 0.
+            Ok(deps) => {
+                depends_on = deps
+                    .iter()
+                    .filter(|d| d.number != 0)
+                    .map(|d| key_of(d, repo))
+                    .collect();
+            }
             Err(ClientError::DependenciesDisabled { .. }) => {
                 tracing::warn!(
                     "issue dependencies are disabled on {repo} (repository settings → Issues → enable dependencies); its issues are synced without dependencies"
@@ -648,36 +536,41 @@ fn sync_issue(
     depends_on.sort();
     depends_on.dedup();
 
-    let times: Vec<GTime> = client.get_paged(&format!("{base}/times"), &[])?;
     let mut tracked_times = Vec::new();
-    for t in times {
-        tracked_times.push(TrackedTime {
-            id: t.id,
-            user: t.user_name,
-            created: need(t.created, repo, &what, "tracked time created")?,
-            time: u64::try_from(t.time).unwrap_or(0),
-        });
+    let times_off = lock(run).times_off.contains(repo);
+    if has_time_events && !times_off {
+        match client.get_paged::<GTime>(&format!("{base}/times"), &[]) {
+            Ok(times) => {
+                for t in times {
+                    tracked_times.push(TrackedTime {
+                        id: t.id,
+                        user: t.user_name,
+                        created: need(t.created, repo, &what, "tracked time created")?,
+                        time: u64::try_from(t.time).unwrap_or(0),
+                    });
+                }
+            }
+            Err(
+                e @ (ClientError::TimeTrackingDisabled { .. } | ClientError::Unauthorized { .. }),
+            ) => {
+                tracing::warn!(
+                    "cannot read tracked time on {repo} ({e}); its issues are synced without it, and calibration uses the time they spent in progress"
+                );
+                lock(run).times_off.insert(repo.clone());
+            }
+            Err(e) => return Err(e.into()),
+        }
     }
     tracked_times.sort_by_key(|t| (t.created, t.id));
 
-    let mut assignees: Vec<String> = gi
-        .assignees
-        .unwrap_or_default()
-        .into_iter()
-        .map(|u| u.login)
-        .collect();
+    let mut assignees: Vec<String> = gi.assignees.into_iter().map(|u| u.login).collect();
     assignees.sort();
     assignees.dedup();
-    let mut labels: Vec<String> = gi
-        .labels
-        .unwrap_or_default()
-        .into_iter()
-        .map(|l| l.name)
-        .collect();
+    let mut labels: Vec<String> = gi.labels.into_iter().map(|l| l.name).collect();
     labels.sort();
     labels.dedup();
 
-    Ok(Issue {
+    Ok(Some(Issue {
         number: n,
         state: state(&gi.state, repo, &what)?,
         author: login(gi.user.as_ref()),
@@ -695,5 +588,5 @@ fn sync_issue(
         timeline,
         tracked_times,
         pull_requests,
-    })
+    }))
 }

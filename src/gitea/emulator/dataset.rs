@@ -48,10 +48,26 @@ struct RepoData {
 }
 
 /// Everything the emulator serves: repositories with their labels, milestones, issues and pull requests.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Dataset {
     repos: BTreeMap<RepoName, RepoData>,
+    /// The last time stamped on a change.
     clock: DateTime<Utc>,
+    /// The server's time when `started` was taken: its clock runs on in real time from there, as a
+    /// server's does (the `Date` header of every answer reads it).
+    epoch: DateTime<Utc>,
+    started: std::time::Instant,
+}
+
+impl Default for Dataset {
+    fn default() -> Self {
+        Self {
+            repos: BTreeMap::new(),
+            clock: DateTime::default(),
+            epoch: DateTime::default(),
+            started: std::time::Instant::now(),
+        }
+    }
 }
 
 /// Gitea's time format: RFC 3339, whole seconds, `Z`.
@@ -85,8 +101,8 @@ impl Dataset {
     /// milestones or issues), and one pull request for each distinct linked pull whose number is free.
     pub fn from_snapshot(snapshot: &Snapshot) -> Self {
         let mut ds = Dataset {
-            repos: BTreeMap::new(),
             clock: snapshot.meta.synced_at,
+            ..Dataset::default()
         };
         let names = snapshot
             .meta
@@ -151,6 +167,7 @@ impl Dataset {
                 entry.1.push(key.clone());
             }
         }
+        ds.set_clock(ds.clock);
         for ((repo, number), (mut pull, linked)) in pulls {
             let lines: Vec<String> = linked
                 .iter()
@@ -184,19 +201,27 @@ impl Dataset {
         self.repos.keys().cloned().collect()
     }
 
-    /// The emulated server's clock: the time write endpoints stamp on what they change.
+    /// The emulated server's clock now: it starts at the newest change of the snapshot it was built from
+    /// (or where [`Dataset::set_clock`] put it) and runs on in real time; never before the last change.
     pub fn clock(&self) -> DateTime<Utc> {
-        self.clock
+        let running = self.epoch
+            + Duration::from_std(self.started.elapsed()).unwrap_or_else(|_| Duration::zero());
+        running.max(self.clock)
     }
 
-    /// Sets the clock.
+    /// Sets the server's clock to `at`; it runs on from there.
     pub fn set_clock(&mut self, at: DateTime<Utc>) {
         self.clock = at;
+        self.epoch = at;
+        self.started = std::time::Instant::now();
     }
 
-    /// Advances the clock by one second and returns the new time (every change gets a distinct second).
+    /// The time of the next change: the server's clock, at least one second after the last change (every
+    /// change gets a distinct second), in whole seconds as Gitea stores them.
     pub fn tick(&mut self) -> DateTime<Utc> {
-        self.clock += Duration::seconds(1);
+        let now = self.clock();
+        let next = (self.clock + Duration::seconds(1)).max(now);
+        self.clock = DateTime::from_timestamp(next.timestamp(), 0).unwrap_or(next);
         self.clock
     }
 
@@ -372,12 +397,40 @@ impl Dataset {
 pub(crate) struct Render<'a> {
     pub ds: &'a Dataset,
     pub base: &'a str,
+    /// Add [`FUTURE_FIELD`] to every object, as a newer Gitea adds fields.
+    pub future: bool,
 }
 
-impl Render<'_> {
+/// A field no Gitea 1.27 sends, added to every object the emulator renders (unless switched off), so the
+/// tests prove that CommiTea ignores the fields a newer Gitea adds.
+pub const FUTURE_FIELD: &str = "x_newer_gitea";
+
+impl<'a> Render<'a> {
+    /// A renderer for the emulator's dataset and options.
+    pub fn new(ds: &'a Dataset, shared: &'a super::Shared) -> Self {
+        Self {
+            ds,
+            base: &shared.base,
+            future: shared.options.future_fields,
+        }
+    }
+
+    /// `v` with [`FUTURE_FIELD`] when `future` is on.
+    fn newer(&self, mut v: Value) -> Value {
+        if self.future
+            && let Some(o) = v.as_object_mut()
+        {
+            o.insert(
+                FUTURE_FIELD.to_owned(),
+                json!({"nested": [null, 1, {"deep": null}], "note": "a field Gitea 1.27 does not send"}),
+            );
+        }
+        v
+    }
+
     pub fn user(&self, login: &str) -> Value {
         let base = self.base;
-        json!({
+        self.newer(json!({
             "id": user_id(login),
             "login": login,
             "login_name": "",
@@ -400,11 +453,11 @@ impl Render<'_> {
             "followers_count": 0,
             "following_count": 0,
             "starred_repos_count": 0,
-        })
+        }))
     }
 
     pub fn label(&self, repo: &RepoName, l: &Label) -> Value {
-        json!({
+        self.newer(json!({
             "id": l.id,
             "name": l.name,
             "exclusive": false,
@@ -412,7 +465,7 @@ impl Render<'_> {
             "color": l.color,
             "description": l.description,
             "url": format!("{}/api/v1/repos/{repo}/labels/{}", self.base, l.id),
-        })
+        }))
     }
 
     pub fn milestone(&self, m: &Milestone) -> Value {
@@ -431,7 +484,7 @@ impl Render<'_> {
                 }
             }
         }
-        json!({
+        self.newer(json!({
             "id": m.id,
             "title": m.title,
             "description": m.description,
@@ -442,7 +495,7 @@ impl Render<'_> {
             "updated_at": fmt_time(updated),
             "closed_at": opt_time(m.closed_at),
             "due_on": opt_time(m.due_on),
-        })
+        }))
     }
 
     fn milestone_by_id(&self, id: Option<u64>) -> Value {
@@ -471,7 +524,7 @@ impl Render<'_> {
     pub fn issue(&self, repo: &RepoName, i: &Issue) -> Value {
         let base = self.base;
         let n = i.number;
-        json!({
+        self.newer(json!({
             "id": self.ds.issue_id(repo, n),
             "url": format!("{base}/api/v1/repos/{repo}/issues/{n}"),
             "html_url": format!("{base}/{repo}/issues/{n}"),
@@ -499,8 +552,9 @@ impl Render<'_> {
             "repository": self.repo_meta(repo),
             "pin_order": 0,
             "content_version": 0,
-            "projects": [],
-        })
+            // `Projects []*Project`, filled only when there are any (services/convert/issue.go).
+            "projects": null,
+        }))
     }
 
     /// A pull request in the issue shape (as the issues listing and `ref_issue` give it).
@@ -508,7 +562,7 @@ impl Render<'_> {
         let base = self.base;
         let n = p.number;
         let merged_at = if p.merged { p.closed_at } else { None };
-        json!({
+        self.newer(json!({
             "id": self.ds.issue_id(repo, n),
             "url": format!("{base}/api/v1/repos/{repo}/issues/{n}"),
             "html_url": format!("{base}/{repo}/pulls/{n}"),
@@ -541,8 +595,23 @@ impl Render<'_> {
             "repository": self.repo_meta(repo),
             "pin_order": 0,
             "content_version": 0,
-            "projects": [],
-        })
+            "projects": null,
+        }))
+    }
+
+    /// Gitea's stand-in for a blocker the caller may not see: only `title: "HIDDEN"`, number 0, no
+    /// repository, labels `null`, the Ghost user, times at the Unix epoch.
+    pub fn hidden_issue(&self) -> Value {
+        self.newer(json!({
+            "id": 0, "url": "", "html_url": "", "number": 0,
+            "user": self.user("Ghost"),
+            "original_author": "", "original_author_id": 0,
+            "title": "HIDDEN", "body": "", "ref": "", "assets": [], "labels": null, "milestone": null,
+            "assignee": null, "assignees": null, "state": "open", "is_locked": false, "comments": 0,
+            "created_at": "1970-01-01T00:00:00Z", "updated_at": "1970-01-01T00:00:00Z",
+            "closed_at": null, "due_date": null, "time_estimate": 0, "pull_request": null,
+            "repository": null, "pin_order": 0, "content_version": 0, "projects": null,
+        }))
     }
 
     /// The issue or pull request `key` in the issue shape, or null.
@@ -556,7 +625,7 @@ impl Render<'_> {
         }
     }
 
-    pub fn repository(&self, repo: &RepoName, dependencies: bool) -> Value {
+    pub fn repository(&self, repo: &RepoName, dependencies: bool, time_tracking: bool) -> Value {
         let base = self.base;
         let data = self.ds.repos.get(repo);
         let open_issues = data.map_or(0, |d| {
@@ -609,7 +678,7 @@ impl Render<'_> {
             "has_code": true,
             "has_issues": true,
             "internal_tracker": {
-                "enable_time_tracker": true,
+                "enable_time_tracker": time_tracking,
                 "allow_only_contributors_to_track_time": true,
                 "enable_issue_dependencies": dependencies,
             },
@@ -652,14 +721,17 @@ impl Render<'_> {
         if let (Some(o), Value::Object(m)) = (v.as_object_mut(), more) {
             o.extend(m);
         }
-        v
+        self.newer(v)
     }
 
-    pub fn pull(&self, repo: &RepoName, p: &Pull, dependencies: bool) -> Value {
+    /// A pull request; `listed` is the list endpoint's shape, which Gitea builds differently from the single
+    /// answer (services/convert/pull.go `ToAPIPullRequests` vs `ToAPIPullRequest`): nil slices stay `null`,
+    /// `merged_by` is not loaded, and the diff counts are left out.
+    pub fn pull(&self, repo: &RepoName, p: &Pull, dependencies: bool, listed: bool) -> Value {
         let base = self.base;
         let n = p.number;
         let merged_at = if p.merged { p.closed_at } else { None };
-        let repo_json = self.repository(repo, dependencies);
+        let repo_json = self.repository(repo, dependencies, true);
         let branch = |r: &str| {
             json!({
                 "label": r,
@@ -669,7 +741,8 @@ impl Render<'_> {
                 "repo": repo_json,
             })
         };
-        json!({
+        let empty_list = if listed { Value::Null } else { json!([]) };
+        let mut v = json!({
             "id": self.ds.issue_id(repo, n),
             "url": format!("{base}/{repo}/pulls/{n}"),
             "number": n,
@@ -679,17 +752,15 @@ impl Render<'_> {
             "labels": [],
             "milestone": null,
             "assignee": null,
-            "assignees": null,
-            "requested_reviewers": [],
-            "requested_reviewers_teams": [],
+            "assignees": empty_list,
+            "requested_reviewers": empty_list,
+            "requested_reviewers_teams": empty_list,
             "state": state_str(p.state),
             "draft": false,
             "is_locked": false,
             "comments": 0,
+            // `int ,omitempty`: present as 0 in Gitea 1.27's jsonv2 builds.
             "review_comments": 0,
-            "additions": 0,
-            "deletions": 0,
-            "changed_files": 0,
             "html_url": format!("{base}/{repo}/pulls/{n}"),
             "diff_url": format!("{base}/{repo}/pulls/{n}.diff"),
             "patch_url": format!("{base}/{repo}/pulls/{n}.patch"),
@@ -697,7 +768,7 @@ impl Render<'_> {
             "merged": p.merged,
             "merged_at": opt_time(merged_at),
             "merge_commit_sha": if p.merged { Value::String(format!("{:040x}", n)) } else { Value::Null },
-            "merged_by": if p.merged { self.user(&p.author) } else { Value::Null },
+            "merged_by": if p.merged && !listed { self.user(&p.author) } else { Value::Null },
             "allow_maintainer_edit": false,
             "base": branch("main"),
             "head": branch(&format!("pr-{n}")),
@@ -708,12 +779,19 @@ impl Render<'_> {
             "closed_at": opt_time(p.closed_at),
             "pin_order": 0,
             "content_version": 0,
-        })
+        });
+        // `*int ,omitempty`: left out of the list on purpose, sent in a single answer.
+        if !listed && let Some(o) = v.as_object_mut() {
+            o.insert("additions".into(), json!(0));
+            o.insert("deletions".into(), json!(0));
+            o.insert("changed_files".into(), json!(0));
+        }
+        self.newer(v)
     }
 
     pub fn comment(&self, repo: &RepoName, number: u64, c: &crate::domain::Comment) -> Value {
         let base = self.base;
-        json!({
+        self.newer(json!({
             "id": c.id,
             "html_url": format!("{base}/{repo}/issues/{number}#issuecomment-{}", c.id),
             "pull_request_url": "",
@@ -725,7 +803,7 @@ impl Render<'_> {
             "assets": [],
             "created_at": fmt_time(c.created_at),
             "updated_at": fmt_time(c.updated_at),
-        })
+        }))
     }
 
     pub fn tracked_time(
@@ -734,7 +812,7 @@ impl Render<'_> {
         i: &Issue,
         t: &crate::domain::TrackedTime,
     ) -> Value {
-        json!({
+        self.newer(json!({
             "id": t.id,
             "created": fmt_time(t.created),
             "time": t.time,
@@ -742,7 +820,7 @@ impl Render<'_> {
             "user_name": t.user,
             "issue_id": self.ds.issue_id(repo, i.number),
             "issue": self.issue(repo, i),
-        })
+        }))
     }
 
     /// One timeline entry; `entry` is a comment or an event of issue `i`.
@@ -833,15 +911,25 @@ impl Render<'_> {
                         }
                         set(&mut v, "removed_assignee", json!(e.removed));
                     }
+                    // services/convert/issue_comment.go `ToTimelineComment` returns nil — a `null` element
+                    // — when the issue an entry refers to cannot be loaded.
                     "pull_ref" => {
                         if let Some(p) = &e.pull {
-                            set(&mut v, "ref_issue", self.issue_or_pull(p));
+                            let ref_issue = self.issue_or_pull(p);
+                            if ref_issue.is_null() {
+                                return Value::Null;
+                            }
+                            set(&mut v, "ref_issue", ref_issue);
                             set(&mut v, "ref_action", json!("references"));
                         }
                     }
                     "add_dependency" | "remove_dependency" => {
                         if let Some(d) = &e.dependency {
-                            set(&mut v, "dependent_issue", self.issue_or_pull(d));
+                            let dep = self.issue_or_pull(d);
+                            if dep.is_null() {
+                                return Value::Null;
+                            }
+                            set(&mut v, "dependent_issue", dep);
                         }
                     }
                     "change_title" => {
@@ -859,11 +947,41 @@ impl Render<'_> {
                     _ => {}
                 }
             }
+            TimelineEntry::Time(t) => {
+                set(&mut v, "id", json!(TIME_EVENT_IDS + t.id));
+                set(&mut v, "type", json!("add_time_manual"));
+                set(
+                    &mut v,
+                    "html_url",
+                    json!(format!(
+                        "{base}/{repo}/issues/{n}#issuecomment-{}",
+                        TIME_EVENT_IDS + t.id
+                    )),
+                );
+                set(&mut v, "user", self.user(&t.user));
+                // Gitea rewrites the stored seconds into words (`util.SecToHours`).
+                set(
+                    &mut v,
+                    "body",
+                    json!(format!(
+                        "{} hours {} minutes",
+                        t.time / 3600,
+                        t.time % 3600 / 60
+                    )),
+                );
+                set(&mut v, "created_at", json!(fmt_time(t.created)));
+                set(&mut v, "updated_at", json!(fmt_time(t.created)));
+                set(&mut v, "tracked_time", self.tracked_time(repo, i, t));
+            }
             TimelineEntry::Hidden(_) => {}
         }
-        v
+        self.newer(v)
     }
 }
+
+/// Where the ids of the emulator's time-tracking timeline entries start (Gitea writes one comment per
+/// tracked time; the snapshot keeps the time itself, not the comment).
+const TIME_EVENT_IDS: u64 = 1_000_000_000;
 
 /// One entry of an issue's timeline as Gitea stores it, before it filters out what the caller may not see.
 #[derive(Debug, Clone, Copy)]
@@ -872,6 +990,8 @@ pub(crate) enum TimelineEntry<'a> {
     Comment(&'a crate::domain::Comment),
     /// An event.
     Event(&'a crate::domain::TimelineEvent),
+    /// The `add_time_manual` entry Gitea writes for a tracked time.
+    Time(&'a crate::domain::TrackedTime),
     /// An entry Gitea drops after paging (a comment the caller cannot see); carries its time.
     Hidden(DateTime<Utc>),
 }
@@ -881,6 +1001,7 @@ impl TimelineEntry<'_> {
         match self {
             TimelineEntry::Comment(c) => c.updated_at,
             TimelineEntry::Event(e) => e.created_at,
+            TimelineEntry::Time(t) => t.created,
             TimelineEntry::Hidden(t) => *t,
         }
     }
@@ -900,6 +1021,11 @@ pub(crate) fn timeline_entries(i: &Issue) -> Vec<TimelineEntry<'_>> {
             i.timeline
                 .iter()
                 .map(|e| (e.created_at, e.id, TimelineEntry::Event(e))),
+        )
+        .chain(
+            i.tracked_times
+                .iter()
+                .map(|t| (t.created, TIME_EVENT_IDS + t.id, TimelineEntry::Time(t))),
         )
         .collect();
     visible.sort_by_key(|(t, id, _)| (*t, *id));

@@ -36,7 +36,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-pub use dataset::{Dataset, Pull};
+pub use dataset::{Dataset, FUTURE_FIELD, Pull};
 
 use crate::domain::RepoName;
 
@@ -64,8 +64,14 @@ pub struct EmulatorOptions {
     pub default_paging_num: usize,
     /// Repositories with issue dependencies disabled (their dependency endpoints answer 404).
     pub dependencies_disabled: BTreeSet<RepoName>,
+    /// Repositories with time tracking disabled (`/times` answers 404 "timetracker is disabled").
+    pub time_tracking_disabled: BTreeSet<RepoName>,
     /// The version `GET /version` reports.
     pub version: String,
+    /// Add a field Gitea 1.27 does not send to every object, as a newer Gitea does.
+    pub future_fields: bool,
+    /// How long the server takes to answer each request (a server across an ocean).
+    pub latency: Duration,
 }
 
 impl Default for EmulatorOptions {
@@ -76,7 +82,10 @@ impl Default for EmulatorOptions {
             max_response_items: 50,
             default_paging_num: 30,
             dependencies_disabled: BTreeSet::new(),
+            time_tracking_disabled: BTreeSet::new(),
             version: "1.27.1".into(),
+            future_fields: true,
+            latency: Duration::ZERO,
         }
     }
 }
@@ -145,7 +154,7 @@ struct Counters {
 }
 
 #[derive(Debug)]
-struct Shared {
+pub(crate) struct Shared {
     dataset: Mutex<Dataset>,
     faults: Mutex<Vec<Fault>>,
     counters: Mutex<Counters>,
@@ -380,7 +389,18 @@ fn serve(stream: &TcpStream, shared: &Shared) {
         Some(FaultKind::PageShift { repo }) => page_shift = Some(repo),
         None => {}
     }
+    if !shared.options.latency.is_zero() {
+        std::thread::sleep(shared.options.latency);
+    }
     let resp = routes::handle(&req, shared);
+    // Go's net/http stamps every answer with the server's clock.
+    let resp = resp.with_header(
+        "Date",
+        lock(&shared.dataset)
+            .clock()
+            .format("%a, %d %b %Y %H:%M:%S GMT")
+            .to_string(),
+    );
     // A page shift lands between this page and the next: create the issue before the client can ask again.
     if let Some(repo) = page_shift {
         let mut ds = lock(&shared.dataset);

@@ -165,10 +165,7 @@ pub(crate) fn handle(req: &Request, shared: &Shared) -> Response {
         ),
         ("GET", ["user"]) => {
             let ds = lock(&shared.dataset);
-            let r = Render {
-                ds: &ds,
-                base: &shared.base,
-            };
+            let r = Render::new(&ds, shared);
             Response::json(200, &r.user(&shared.options.user))
         }
         (_, ["repos", owner, name, tail @ ..]) => {
@@ -205,17 +202,15 @@ fn repo_route(
     let method = req.method.as_str();
     match (method, tail) {
         ("GET", []) => {
-            let r = Render {
-                ds,
-                base: &shared.base,
-            };
-            Ok(Response::json(200, &r.repository(repo, deps_enabled)))
+            let r = Render::new(ds, shared);
+            let times = !shared.options.time_tracking_disabled.contains(repo);
+            Ok(Response::json(
+                200,
+                &r.repository(repo, deps_enabled, times),
+            ))
         }
         ("GET", ["labels"]) => {
-            let r = Render {
-                ds,
-                base: &shared.base,
-            };
+            let r = Render::new(ds, shared);
             let mut labels = ds.labels(repo).to_vec();
             labels.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
             let p = Paging::of(req, shared);
@@ -223,10 +218,7 @@ fn repo_route(
             Ok(listed(shared, req, p, labels.len(), items))
         }
         ("GET", ["milestones"]) => {
-            let r = Render {
-                ds,
-                base: &shared.base,
-            };
+            let r = Render::new(ds, shared);
             let want = req.param("state").unwrap_or("open");
             let mut ms: Vec<_> = ds
                 .milestones(repo)
@@ -249,10 +241,7 @@ fn repo_route(
         ("GET", ["issues", "comments"]) => {
             let since = time_param(req, shared, "since")?;
             let before = time_param(req, shared, "before")?;
-            let r = Render {
-                ds,
-                base: &shared.base,
-            };
+            let r = Render::new(ds, shared);
             let mut all: Vec<(u64, &crate::domain::Comment)> = ds
                 .issues(repo)
                 .into_iter()
@@ -286,26 +275,20 @@ fn repo_route(
                     .cmp(&a.created_at)
                     .then(b.number.cmp(&a.number))
             });
-            let r = Render {
-                ds,
-                base: &shared.base,
-            };
+            let r = Render::new(ds, shared);
             let p = Paging::of(req, shared);
             let items = p
                 .slice(&pulls)
                 .iter()
-                .map(|pr| r.pull(repo, pr, deps_enabled))
+                .map(|pr| r.pull(repo, pr, deps_enabled, true))
                 .collect();
             Ok(listed(shared, req, p, pulls.len(), items))
         }
         ("GET", ["pulls", n]) => {
             let n = number(n, shared)?;
-            let r = Render {
-                ds,
-                base: &shared.base,
-            };
+            let r = Render::new(ds, shared);
             let pr = ds.pull(repo, n).ok_or_else(|| not_found(shared))?;
-            Ok(Response::json(200, &r.pull(repo, pr, deps_enabled)))
+            Ok(Response::json(200, &r.pull(repo, pr, deps_enabled, false)))
         }
         _ => Err(not_found(shared)),
     }
@@ -324,10 +307,7 @@ fn list_issues(req: &Request, shared: &Shared, ds: &Dataset, repo: &RepoName) ->
     let before = time_param(req, shared, "before")?;
     let want = req.param("state").unwrap_or("open");
     let kind = req.param("type").unwrap_or("");
-    let r = Render {
-        ds,
-        base: &shared.base,
-    };
+    let r = Render::new(ds, shared);
     // (created_at, number, json)
     let mut rows: Vec<(DateTime<Utc>, u64, Value)> = Vec::new();
     if kind != "pulls" {
@@ -363,25 +343,34 @@ fn issue_route(
     let is_issue = ds.issue(key).is_some();
     let is_pull = ds.pull(&key.repo, key.number).is_some();
     if !is_issue && !is_pull {
-        return Err(not_found(shared));
+        return Err(match rest {
+            // issue_comment.go sends a failed issue lookup to APIErrorInternal: 500, and no message
+            // for a caller who is not an admin.
+            ["comments"] | ["timeline"] => error(shared, 500, ""),
+            ["dependencies"] | ["blocks"] if deps_enabled => error(
+                shared,
+                404,
+                &format!(
+                    "issue does not exist [id: 0, repo_id: {}, index: {}]",
+                    ds.repo_id(&key.repo).unwrap_or(0),
+                    key.number
+                ),
+            ),
+            ["dependencies"] | ["blocks"] => error(shared, 404, "not found"),
+            _ => not_found(shared),
+        });
     }
     let actor = shared.options.user.clone();
     match (method, rest) {
         ("GET", []) => {
-            let r = Render {
-                ds,
-                base: &shared.base,
-            };
+            let r = Render::new(ds, shared);
             Ok(Response::json(200, &r.issue_or_pull(key)))
         }
         ("PATCH", []) if is_issue => edit_issue(req, shared, ds, key, &actor),
         ("GET", ["comments"]) => {
             let since = time_param(req, shared, "since")?;
             let before = time_param(req, shared, "before")?;
-            let r = Render {
-                ds,
-                base: &shared.base,
-            };
+            let r = Render::new(ds, shared);
             let items: Vec<Value> = ds
                 .issue(key)
                 .map(|i| {
@@ -397,12 +386,10 @@ fn issue_route(
         ("GET", ["timeline"]) => {
             let since = time_param(req, shared, "since")?;
             let before = time_param(req, shared, "before")?;
-            let r = Render {
-                ds,
-                base: &shared.base,
-            };
+            let r = Render::new(ds, shared);
             let Some(i) = ds.issue(key) else {
-                return Ok(Response::json(200, &json!([])));
+                // A pull request's timeline: none is kept.
+                return Ok(Response::json(200, &Value::Null));
             };
             let entries: Vec<TimelineEntry<'_>> = timeline_entries(i)
                 .into_iter()
@@ -415,16 +402,23 @@ fn issue_route(
                 .filter(|e| !matches!(e, TimelineEntry::Hidden(_)))
                 .map(|e| r.timeline(&key.repo, i, e))
                 .collect();
-            // No Link, no X-Total-Count: Gitea sends neither for the timeline.
-            Ok(Response::json(200, &Value::Array(items)))
+            // routers/api/v1/repo/issue_comment.go `ListIssueCommentsAndTimeline`: the list is a nil slice
+            // appended to (an empty page is `null`), the total is this page's length, and there is no Link.
+            let total = items.len();
+            let body = if items.is_empty() {
+                Value::Null
+            } else {
+                Value::Array(items)
+            };
+            Ok(Response::json(200, &body).with_header("X-Total-Count", total.to_string()))
+        }
+        ("GET", ["times"]) if shared.options.time_tracking_disabled.contains(&key.repo) => {
+            Err(error(shared, 404, "timetracker is disabled"))
         }
         ("GET", ["times"]) => {
             let since = time_param(req, shared, "since")?;
             let before = time_param(req, shared, "before")?;
-            let r = Render {
-                ds,
-                base: &shared.base,
-            };
+            let r = Render::new(ds, shared);
             let Some(i) = ds.issue(key) else {
                 return Ok(listed(shared, req, Paging::of(req, shared), 0, Vec::new()));
             };
@@ -442,7 +436,8 @@ fn issue_route(
                 .collect();
             Ok(listed(shared, req, p, times.len(), items))
         }
-        (_, ["dependencies"] | ["blocks"]) if !deps_enabled => Err(not_found(shared)),
+        // Checked before the issue lookup, with Gitea's bare "not found" (issue_dependency.go).
+        (_, ["dependencies"] | ["blocks"]) if !deps_enabled => Err(error(shared, 404, "not found")),
         ("GET", ["dependencies"]) => {
             let deps = ds
                 .issue(key)
@@ -491,20 +486,14 @@ fn issue_route(
                     i.updated_at = at;
                 }
             }
-            let r = Render {
-                ds,
-                base: &shared.base,
-            };
+            let r = Render::new(ds, shared);
             Ok(Response::json(
                 if add { 201 } else { 200 },
                 &r.issue_or_pull(key),
             ))
         }
         ("GET", ["labels"]) => {
-            let r = Render {
-                ds,
-                base: &shared.base,
-            };
+            let r = Render::new(ds, shared);
             Ok(Response::json(200, &issue_labels(&r, key)))
         }
         ("POST" | "PUT", ["labels"]) if is_issue => {
@@ -521,10 +510,7 @@ fn issue_route(
                     v
                 }
             });
-            let r = Render {
-                ds,
-                base: &shared.base,
-            };
+            let r = Render::new(ds, shared);
             Ok(Response::json(200, &issue_labels(&r, key)))
         }
         ("DELETE", ["labels"]) if is_issue => {
@@ -635,15 +621,17 @@ fn set_labels(
 }
 
 fn dependency_page(req: &Request, shared: &Shared, ds: &Dataset, keys: &[IssueKey]) -> Response {
-    let r = Render {
-        ds,
-        base: &shared.base,
-    };
+    let r = Render::new(ds, shared);
     let p = Paging::of(req, shared);
+    // A blocker in a repository the caller may not read comes back as Gitea's placeholder
+    // (routers/api/v1/repo/issue_dependency.go `GetIssueDependencies`).
     let items: Vec<Value> = p
         .slice(keys)
         .iter()
-        .map(|k| r.issue_or_pull(k))
+        .map(|k| match r.issue_or_pull(k) {
+            Value::Null if ds.repo_id(&k.repo).is_none() => r.hidden_issue(),
+            v => v,
+        })
         .filter(|v| !v.is_null())
         .collect();
     Response::json(200, &Value::Array(items))
@@ -717,10 +705,7 @@ fn edit_issue(
     if changed {
         i.updated_at = at;
     }
-    let r = Render {
-        ds,
-        base: &shared.base,
-    };
+    let r = Render::new(ds, shared);
     Ok(Response::json(201, &r.issue_or_pull(key)))
 }
 
@@ -769,10 +754,7 @@ fn edit_milestone(
             m.closed_at = (s == OpenState::Closed).then_some(now);
         }
     });
-    let r = Render {
-        ds,
-        base: &shared.base,
-    };
+    let r = Render::new(ds, shared);
     let m = ds.milestone(found).ok_or_else(|| not_found(shared))?;
     Ok(Response::json(200, &r.milestone(m)))
 }

@@ -11,14 +11,14 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
-use serde::Deserialize;
 
 use super::{
-    Acc, GIssue, PullInfo, Run, SyncError, finish_links, full_repo, note_keyword_links, pull_key,
-    read_labels, read_milestones, state, sync_issue,
+    Acc, PullInfo, Run, SyncError, finish_links, full_repo, note_keyword_links, pull_key,
+    read_issues, read_labels, read_milestones, state,
 };
 use crate::domain::{Issue, IssueKey, OpenState, RepoName};
 use crate::gitea::client::{Client, ClientError};
+use crate::gitea::wire::{GCommentRef, GIssue};
 use crate::state::{Meta, RepoMeta, Snapshot};
 
 /// How [`sync`] decides between a full and an incremental read.
@@ -29,8 +29,6 @@ pub struct SyncOptions {
     pub full_every_days: u32,
     /// Read every repository in full.
     pub force_full: bool,
-    /// Requests in flight at once while reading issues in full.
-    pub parallel: usize,
 }
 
 impl Default for SyncOptions {
@@ -38,10 +36,15 @@ impl Default for SyncOptions {
         Self {
             full_every_days: 7,
             force_full: false,
-            parallel: super::DEFAULT_PARALLEL,
         }
     }
 }
+
+/// How far before the server's clock at the start of a sync the next cursor is set: a change written
+/// while the sync read its listing (a transaction committed a moment after its `updated_at`) is still
+/// seen next time. Issues changed inside the margin are read again; when nothing changed they are equal
+/// to what the snapshot holds, so nothing is rewritten.
+pub const CURSOR_OVERLAP: Duration = Duration::seconds(60);
 
 /// What [`sync`] produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,13 +57,6 @@ pub struct SyncOutcome {
     pub refreshed: usize,
     /// Whether anything differs from the previous snapshot.
     pub changed: bool,
-}
-
-/// A comment of the repository-wide listing: only which issue it belongs to.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct GCommentRef {
-    issue_url: String,
 }
 
 /// Gitea's time format for `since`.
@@ -86,8 +82,10 @@ struct Changes {
 /// no cursor for it (or came from another server), or when its last full read is `full_every_days` old;
 /// otherwise incrementally (see the module documentation).
 ///
-/// `now` must be taken before the first request, so that what changes during the sync is seen next time: it
-/// becomes every repository's cursor and, for the repositories read in full, their `last_full_sync`. When no
+/// `now` is the client's clock, taken before the first request: it becomes `synced_at` and, for the
+/// repositories read in full, their `last_full_sync`. Every repository's next cursor is the server's clock
+/// at its first answer (its `Date` header; else the newest `updated_at` seen) less [`CURSOR_OVERLAP`], so
+/// that what changes during the sync is seen next time whatever the two clocks say. When no
 /// repository was read in full and the labels, milestones and issues are identical to `previous`, the
 /// outcome carries `previous` itself (meta included) and `changed` is false.
 pub fn sync(
@@ -132,7 +130,7 @@ pub fn sync(
         match cursors.get(repo) {
             None => {
                 if !acc.labels.contains_key(repo) {
-                    full_repo(client, &mut run, repo, &mut acc, options.parallel)?;
+                    full_repo(client, &mut run, repo, &mut acc)?;
                 }
             }
             Some(cursor) => {
@@ -179,7 +177,8 @@ pub fn sync(
     }
 
     let incremental: BTreeSet<RepoName> = cursors.keys().cloned().collect();
-    let mut refreshed = 0;
+    // The issue shape of each issue to re-read: from the listing, else asked for (it may be gone).
+    let mut todo: BTreeMap<RepoName, Vec<GIssue>> = BTreeMap::new();
     for key in refresh {
         let listed = changes
             .get_mut(&key.repo)
@@ -199,24 +198,30 @@ pub fn sync(
                 }
             }
         };
-        if gi.pull_request.is_some() {
-            continue;
+        if gi.pull_request.is_none() {
+            todo.entry(key.repo.clone()).or_default().push(gi);
         }
-        let shared = std::sync::Mutex::new(std::mem::take(&mut run));
-        let synced = sync_issue(client, &shared, &key.repo, gi);
-        run = shared
-            .into_inner()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut issue = synced?;
-        keep_links(
-            &mut issue,
-            &key,
-            prev_issues.get(&key),
-            &incremental,
-            &changed_pulls,
-        );
-        acc.issues.insert(key, issue);
-        refreshed += 1;
+    }
+    let mut refreshed = 0;
+    for (repo, items) in todo {
+        let numbers: Vec<u64> = items.iter().map(|gi| gi.number).collect();
+        let read = read_issues(client, &mut run, &repo, items)?;
+        for (n, issue) in numbers.into_iter().zip(read) {
+            let key = repo.issue(n);
+            let Some(mut issue) = issue else {
+                acc.issues.remove(&key);
+                continue;
+            };
+            keep_links(
+                &mut issue,
+                &key,
+                prev_issues.get(&key),
+                &incremental,
+                &changed_pulls,
+            );
+            acc.issues.insert(key, issue);
+            refreshed += 1;
+        }
     }
     // The issues of repositories read in full keep the links of unchanged pull requests of the others.
     let full_keys: Vec<IssueKey> = acc
@@ -254,13 +259,17 @@ pub fn sync(
         });
     }
 
+    // The next cursor is measured on the server's clock, never the client's: a client clock ahead of the
+    // server's would otherwise skip every change the server stamps in between.
+    let newest_seen = acc.issues.values().map(|i| i.updated_at).max();
+    let cursor = client.first_server_time().or(newest_seen).unwrap_or(now) - CURSOR_OVERLAP;
     let mut seen = BTreeSet::new();
     let repositories = repos
         .iter()
         .filter(|r| seen.insert(*r))
         .map(|r| RepoMeta {
             name: r.clone(),
-            cursor: Some(now),
+            cursor: Some(cursor),
             last_full_sync: if full_set.contains(r) {
                 Some(now)
             } else {
@@ -334,6 +343,8 @@ fn incremental_repo(
             Some(n) => {
                 changes.commented.insert(repo.issue(n));
             }
+            // A comment on a pull request has `issue_url: ""` (models/issues/comment.go `IssueURL`).
+            None if c.issue_url.is_empty() => {}
             None => tracing::warn!(
                 "a comment of {repo} has an issue_url without an issue number: {:?}",
                 c.issue_url
