@@ -269,7 +269,8 @@ fn options(common: &Common, offline: bool, commit: bool, render: bool) -> RunOpt
     RunOptions {
         state_dir: common.state.clone(),
         now: common.now,
-        clock: Utc::now(),
+        // `--now` pins every time a run writes (the snapshot's, the commit's), as the docs say.
+        clock: common.now.unwrap_or_else(Utc::now),
         offline,
         full_sync: false,
         token: crate::gitea::client::token_from_env(),
@@ -334,8 +335,9 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Plan { common, json } => {
             let opts = options(&common, true, false, false);
-            let computed = pipeline::compute(&opts)?;
             let layout = crate::state::Layout::new(&common.state);
+            let _lock = pipeline::lock(&opts, &layout)?;
+            let computed = pipeline::compute(&opts)?;
             for (rel, bytes) in pipeline::forecast_files(&computed)? {
                 crate::state::write_if_changed(&layout.root().join(rel), &bytes)?;
             }
@@ -469,6 +471,7 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
             }
             let report = crate::backtest::backtest(&snapshot, &config, ledger.as_deref(), &opts);
             if write {
+                let _lock = crate::state::lock::lock_state(layout.root(), &config, Utc::now())?;
                 let rel = std::path::Path::new(crate::pipeline::BACKTEST_FILE);
                 let bytes = crate::state::to_json(&report, rel)?;
                 crate::state::write_if_changed(&layout.root().join(rel), &bytes)?;
@@ -483,6 +486,7 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
         Command::Render { state } => {
             let layout = crate::state::Layout::new(&state);
             let config = crate::config::Config::load(&state, env_vars(), &Overrides::default())?;
+            let _lock = crate::state::lock::lock_state(layout.root(), &config, Utc::now())?;
             let read = |name: &str| -> anyhow::Result<Vec<u8>> {
                 let p = layout.forecast_dir().join("views").join(name);
                 std::fs::read(&p).with_context(|| {
@@ -742,8 +746,24 @@ pub fn main() -> ExitCode {
     match execute(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", chain(e.as_ref()));
             ExitCode::FAILURE
         }
     }
+}
+
+/// An error and its causes on one line, each said once: a cause whose text the message already holds
+/// (an error that prints its source, `{path}: {source}`) is not repeated.
+pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cause = c.source();
+    }
+    out
 }

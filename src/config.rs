@@ -48,7 +48,28 @@ pub enum ConfigError {
         /// What is wrong.
         message: String,
     },
+    /// A value is well-formed but not allowed (checked after the file, the environment and the flags).
+    #[error("{FILE_NAME}: {key}: {message}")]
+    Value {
+        /// The key, e.g. `site.output`.
+        key: &'static str,
+        /// What is wrong and what to do.
+        message: String,
+    },
 }
+
+/// What CommiTea keeps at the top of a state repo: the site may be written into none of them, since the
+/// site writer deletes every file in its folder that it did not render.
+pub const OWNED_NAMES: &[&str] = &[
+    FILE_NAME,
+    "pm-state.md",
+    "snapshot",
+    "ops",
+    "forecast",
+    "site-templates",
+    ".git",
+    ".gitea",
+];
 
 /// The whole configuration of a state repo.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -79,6 +100,24 @@ pub struct Config {
     pub models: ModelsConfig,
     /// The standup view.
     pub standup: StandupConfig,
+    /// The lock that keeps two writers off one state repo.
+    pub lock: LockConfig,
+}
+
+/// The state repo's writer lock (see `docs/architecture.md`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LockConfig {
+    /// How long a writer waits for another to finish before it gives up, in seconds.
+    pub wait_seconds: WaitSeconds,
+}
+
+impl Default for LockConfig {
+    fn default() -> Self {
+        Self {
+            wait_seconds: WaitSeconds(120),
+        }
+    }
 }
 
 /// One person on the team.
@@ -356,6 +395,9 @@ checked_number!(
     /// Working days a standup plan covers: 1 to 20.
     PlanDays(u32), |v| (1..=20).contains(&v), "between 1 and 20");
 checked_number!(
+    /// Seconds to wait for a lock: 0 to 3,600.
+    WaitSeconds(u32), |v| v <= 3600, "at most 3600");
+checked_number!(
     /// A horizon in calendar days: 7 to 3,650.
     HorizonDays(u32), |v| (7..=3650).contains(&v), "between 7 and 3650");
 
@@ -465,7 +507,19 @@ impl Config {
             }
             cfg.forecast.trials = Trials(t);
         }
+        cfg.check()?;
         Ok(cfg)
+    }
+
+    /// Checks what no single key can check on its own: that the site's folder cannot destroy state.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        site_output(&self.site.output).map_err(|message| ConfigError::Value {
+            key: "site.output",
+            message: format!(
+                "{message}; the site writer deletes every file in its folder that it did not render, so give it a \
+                 folder of its own inside the state repo, e.g. `public`"
+            ),
+        })
     }
 
     /// Applies `COMMITEA_*` overrides from `env` to scalar keys (see the module docs for the names).
@@ -520,6 +574,40 @@ impl Config {
     pub fn workday_hours(&self) -> f64 {
         self.calendar.workday_hours.0
     }
+}
+
+/// Whether `output` is a folder of its own inside the state repo: relative, not the repo itself, not
+/// leaving it, and neither inside nor around anything CommiTea owns ([`OWNED_NAMES`]).
+fn site_output(output: &Path) -> Result<(), String> {
+    let shown = output.display();
+    let mut parts: Vec<String> = Vec::new();
+    for c in output.components() {
+        match c {
+            std::path::Component::Normal(p) => parts.push(p.to_string_lossy().into_owned()),
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                if parts.pop().is_none() {
+                    return Err(format!("\"{shown}\" leaves the state repo"));
+                }
+            }
+            std::path::Component::RootDir | std::path::Component::Prefix(_) => {
+                return Err(format!(
+                    "\"{shown}\" is an absolute path, outside the state repo"
+                ));
+            }
+        }
+    }
+    let Some(first) = parts.first() else {
+        return Err(format!("\"{shown}\" is the state repo itself"));
+    };
+    if let Some(owned) = OWNED_NAMES.iter().find(|n| first.eq_ignore_ascii_case(n)) {
+        return Err(if parts.len() == 1 {
+            format!("\"{shown}\" is {owned}, which CommiTea keeps")
+        } else {
+            format!("\"{shown}\" is inside {owned}, which CommiTea keeps")
+        });
+    }
+    Ok(())
 }
 
 fn env_name(path: &[String]) -> String {
@@ -665,6 +753,61 @@ mod tests {
         )
         .unwrap();
         assert_eq!((c.forecast.trials.0, c.forecast.seed), (42, Some(9)));
+    }
+
+    #[test]
+    fn a_site_output_that_could_destroy_state_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let refused = [
+            (".", "the state repo itself"),
+            ("", "the state repo itself"),
+            ("public/..", "the state repo itself"),
+            ("..", "leaves the state repo"),
+            ("../site", "leaves the state repo"),
+            ("/var/www", "absolute path"),
+            ("snapshot", "is snapshot"),
+            ("forecast/site", "inside forecast"),
+            ("ops", "is ops"),
+            (".git", "is .git"),
+            (".gitea/pages", "inside .gitea"),
+            ("commitea.yaml", "is commitea.yaml"),
+            ("pm-state.md", "is pm-state.md"),
+            ("site-templates", "is site-templates"),
+            ("./Snapshot", "is snapshot"),
+        ];
+        for (output, why) in refused {
+            std::fs::write(
+                dir.path().join(FILE_NAME),
+                format!("site:\n  output: {output:?}\n"),
+            )
+            .unwrap();
+            let err = Config::load(dir.path(), Vec::new(), &Overrides::default())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with("commitea.yaml: site.output: ") && err.contains(why),
+                "{output}: {err}"
+            );
+        }
+        // The environment is checked the same way.
+        std::fs::write(dir.path().join(FILE_NAME), "").unwrap();
+        let err = Config::load(
+            dir.path(),
+            vec![("COMMITEA_SITE_OUTPUT".into(), ".".into())],
+            &Overrides::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("site.output"), "{err}");
+        for ok in ["public", "site/public", "./public", "docs/site"] {
+            std::fs::write(
+                dir.path().join(FILE_NAME),
+                format!("site:\n  output: {ok}\n"),
+            )
+            .unwrap();
+            Config::load(dir.path(), Vec::new(), &Overrides::default())
+                .unwrap_or_else(|e| panic!("{ok}: {e}"));
+        }
     }
 
     #[test]

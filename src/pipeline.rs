@@ -40,8 +40,11 @@ pub enum PipelineError {
     #[error(transparent)]
     Client(#[from] crate::gitea::client::ClientError),
     /// The sync failed; the previous snapshot is untouched.
-    #[error("sync failed, the snapshot is as it was: {0}")]
+    #[error("sync failed, the snapshot is as it was")]
     Sync(#[from] crate::gitea::sync::SyncError),
+    /// Another writer holds the state repo.
+    #[error(transparent)]
+    Lock(#[from] crate::state::lock::LockError),
 }
 
 /// What a run is asked to do.
@@ -326,6 +329,7 @@ pub fn site_files(
 /// Runs the whole pipeline.
 pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
     let layout = Layout::new(&opts.state_dir);
+    let _lock = lock(opts, &layout)?;
     let computed = compute(opts)?;
     let files = forecast_files(&computed)?;
     let site = if opts.render {
@@ -425,9 +429,23 @@ fn write_and_commit(
     }
 }
 
+/// Takes the state repo's writer lock for a run (the config says how long to wait).
+pub fn lock(
+    opts: &RunOptions,
+    layout: &Layout,
+) -> Result<crate::state::lock::StateLock, PipelineError> {
+    let config = Config::load(layout.root(), opts.env.iter().cloned(), &opts.overrides)?;
+    Ok(crate::state::lock::lock_state(
+        layout.root(),
+        &config,
+        opts.clock,
+    )?)
+}
+
 /// `commitea sync`: read the repositories from Gitea, write the snapshot and commit it (no forecast).
 pub fn sync_only(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
     let layout = Layout::new(&opts.state_dir);
+    let _lock = lock(opts, &layout)?;
     let config = Config::load(layout.root(), opts.env.iter().cloned(), &opts.overrides)?;
     let server = config
         .server

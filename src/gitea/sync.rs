@@ -441,13 +441,18 @@ const TIME_EVENTS: [&str; 5] = [
 /// Timeline types that record a dependency change (Gitea writes one in each of the two issues).
 const DEPENDENCY_EVENTS: [&str; 2] = ["add_dependency", "remove_dependency"];
 
+/// Timeline types whose entry carries the tracked time it added (`models/issues/tracked_time.go` `AddTime`,
+/// `stopwatch.go` `FinishIssueStopwatch`: the comment's `TimeID`).
+const TIME_ADDED: [&str; 2] = ["add_time_manual", "stop_tracking"];
+
 /// One issue with its comments, timeline, dependencies, tracked times and `pull_ref`-linked pull requests.
 ///
-/// The timeline carries everything but the current dependency set and the tracked-time entries: comments
-/// are its `comment` entries, and Gitea writes a dependency event for every dependency change and a time
-/// event for every tracked time (`models/issues/dependency.go`, `tracked_time.go`). So an issue costs its
-/// timeline (read until an empty page), plus `/dependencies` only when the timeline shows a dependency
-/// event and `/times` only when it shows a time event.
+/// The timeline carries nearly everything: comments are its `comment` entries, every tracked time is the
+/// `tracked_time` of the entry that added it, and Gitea writes a dependency event for every dependency
+/// change (`models/issues/dependency.go`). So an issue costs its timeline (read until an empty page),
+/// plus `/dependencies` only when the timeline shows a dependency event — the events are written in both
+/// issues and do not say which way the dependency points — and `/times` only when a time was deleted
+/// (the deletion does not say which entry it removed) or an entry lacks its time.
 fn sync_issue(
     client: &Client,
     run: &Mutex<Run>,
@@ -477,7 +482,9 @@ fn sync_issue(
     let mut timeline = Vec::new();
     let mut pull_requests = Vec::new();
     let mut seen_events = BTreeSet::new();
-    let (mut has_dependency_events, mut has_time_events) = (false, false);
+    let mut has_dependency_events = false;
+    // The tracked times the timeline shows; `None` once it cannot be trusted to be complete.
+    let mut from_timeline: Option<Vec<TrackedTime>> = Some(Vec::new());
     for t in raw {
         if !seen_events.insert(t.id) {
             continue;
@@ -494,7 +501,17 @@ fn sync_issue(
             continue;
         }
         if TIME_EVENTS.contains(&t.kind.as_str()) {
-            has_time_events = true;
+            let added = TIME_ADDED.contains(&t.kind.as_str());
+            match (&mut from_timeline, t.tracked_time) {
+                (Some(times), Some(tt)) if added => times.push(TrackedTime {
+                    id: tt.id,
+                    user: tt.user_name,
+                    created: need(tt.created, repo, &what, "tracked time created")?,
+                    time: u64::try_from(tt.time).unwrap_or(0),
+                }),
+                (_, _) if added || t.kind == "delete_time_manual" => from_timeline = None,
+                _ => {}
+            }
             continue;
         }
         has_dependency_events |= DEPENDENCY_EVENTS.contains(&t.kind.as_str());
@@ -536,9 +553,10 @@ fn sync_issue(
     depends_on.sort();
     depends_on.dedup();
 
-    let mut tracked_times = Vec::new();
     let times_off = lock(run).times_off.contains(repo);
-    if has_time_events && !times_off {
+    let mut tracked_times = from_timeline.clone().unwrap_or_default();
+    if from_timeline.is_none() && !times_off {
+        tracked_times.clear();
         match client.get_paged::<GTime>(&format!("{base}/times"), &[]) {
             Ok(times) => {
                 for t in times {
@@ -562,6 +580,7 @@ fn sync_issue(
         }
     }
     tracked_times.sort_by_key(|t| (t.created, t.id));
+    tracked_times.dedup_by_key(|t| t.id);
 
     let mut assignees: Vec<String> = gi.assignees.into_iter().map(|u| u.login).collect();
     assignees.sort();

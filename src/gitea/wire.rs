@@ -272,6 +272,8 @@ pub struct GTimeline {
     pub milestone: Option<GMilestone>,
     /// `milestone`: the old one.
     pub old_milestone: Option<GMilestone>,
+    /// Time events (`add_time_manual`, `stop_tracking`): the tracked time they recorded.
+    pub tracked_time: Option<GTime>,
 }
 
 /// A comment of the repository-wide listing: which issue it belongs to.

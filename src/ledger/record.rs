@@ -241,6 +241,9 @@ pub enum RecordError {
     /// The op file could not be serialised.
     #[error(transparent)]
     Yaml(#[from] crate::yamlfile::YamlError),
+    /// Another writer holds the state repo.
+    #[error(transparent)]
+    Lock(#[from] crate::state::lock::LockError),
 }
 
 impl RecordError {
@@ -268,6 +271,8 @@ pub fn record_directive(
     let clock = clock.with_nanosecond(0).unwrap_or(clock);
     let layout = Layout::new(state_dir);
     let config = Config::load(layout.root(), env, &Overrides::default())?;
+    // One writer at a time: the ledger is appended to as it is on disk.
+    let _lock = crate::state::lock::lock_state(layout.root(), &config, clock)?;
     let snapshot = Snapshot::load(&layout)?;
     let now = snapshot.meta.synced_at;
     let ledger_path = layout.ledger();

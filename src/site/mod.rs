@@ -75,6 +75,16 @@ pub enum SiteError {
         /// The offending name.
         name: String,
     },
+    /// The output folder holds a state repo's files: nothing is deleted or written there.
+    #[error(
+        "{path} holds {found}: it looks like a state repo, not a site folder; nothing was written. Set site.output to a folder of its own"
+    )]
+    NotASiteFolder {
+        /// The output folder.
+        path: PathBuf,
+        /// What was found in it.
+        found: String,
+    },
     /// The output folder could not be listed, or a file in it not written or removed.
     #[error("cannot write site file {path}: {source}")]
     Write {
@@ -84,6 +94,9 @@ pub enum SiteError {
         source: std::io::Error,
     },
 }
+
+/// The suffix of a file being written (see [`crate::state::TMP_SUFFIX`]).
+use crate::state::TMP_SUFFIX;
 
 /// The layout every page extends.
 const BASE: &str = "base.html";
@@ -233,12 +246,26 @@ pub fn write(files: &BTreeMap<String, Vec<u8>>, out: &Path) -> Result<(), SiteEr
         move |source| SiteError::Write { path, source }
     };
     std::fs::create_dir_all(out).map_err(io(out))?;
+    // The config refuses such an output; this is the last line of defence before anything is deleted.
+    // (A `.git` there is fine: the site folder may be a checkout of a pages branch.)
+    if let Some(kept) = ["commitea.yaml", "pm-state.md", "snapshot"]
+        .iter()
+        .find(|n| out.join(n).exists())
+    {
+        return Err(SiteError::NotASiteFolder {
+            path: out.to_path_buf(),
+            found: (*kept).to_owned(),
+        });
+    }
 
     // Remove what the render did not produce, then the folders that left empty, deepest first.
     let mut dirs: Vec<PathBuf> = Vec::new();
     let walker = walkdir::WalkDir::new(out).min_depth(1).sort_by_file_name();
-    let visible =
-        |e: &walkdir::DirEntry| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.');
+    // Hidden entries are not ours, except the temporary files of a write that was interrupted.
+    let visible = |e: &walkdir::DirEntry| {
+        let name = e.file_name().to_string_lossy();
+        e.depth() == 0 || !name.starts_with('.') || name.ends_with(TMP_SUFFIX)
+    };
     for entry in walker.into_iter().filter_entry(visible) {
         let entry = entry.map_err(|e| {
             let path = e.path().unwrap_or(out).to_path_buf();
@@ -269,7 +296,14 @@ pub fn write(files: &BTreeMap<String, Vec<u8>>, out: &Path) -> Result<(), SiteEr
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(io(parent))?;
         }
-        std::fs::write(&path, bytes).map_err(io(&path))?;
+        // Through a temporary file and a rename: a reader (or a crash) never meets half a page.
+        let tmp = path.with_file_name(format!(
+            ".{}{TMP_SUFFIX}",
+            path.file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+        ));
+        std::fs::write(&tmp, bytes).map_err(io(&tmp))?;
+        std::fs::rename(&tmp, &path).map_err(io(&path))?;
     }
     Ok(())
 }

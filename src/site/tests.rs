@@ -700,6 +700,20 @@ fn a_broken_override_names_the_file() {
 }
 
 #[test]
+fn write_refuses_a_folder_that_holds_a_state_repo() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("commitea.yaml"), "").unwrap();
+    std::fs::write(dir.path().join("keep.txt"), "mine").unwrap();
+    let err = write(&rendered(), dir.path()).unwrap_err().to_string();
+    assert!(
+        err.contains("commitea.yaml") && err.contains("nothing was written"),
+        "{err}"
+    );
+    assert!(dir.path().join("keep.txt").exists());
+    assert!(!dir.path().join("index.html").exists());
+}
+
+#[test]
 fn write_removes_stale_files_and_keeps_unchanged_ones() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("public");

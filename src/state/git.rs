@@ -191,7 +191,7 @@ fn entry_for(repo: &gix::Repository, path: &Path, name: &str) -> Result<Option<E
     for child in std::fs::read_dir(path).map_err(err(format!("listing {}", path.display())))? {
         let child = child.map_err(err(format!("listing {}", path.display())))?;
         let child_name = child.file_name().to_string_lossy().into_owned();
-        if child_name.ends_with(".tmp-commitea") {
+        if child_name.ends_with(super::TMP_SUFFIX) {
             continue;
         }
         if let Some(e) = entry_for(repo, &child.path(), &child_name)? {

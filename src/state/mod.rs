@@ -5,6 +5,7 @@
 //! leaves half a file.
 
 pub mod git;
+pub mod lock;
 mod snapshot;
 
 use std::path::{Path, PathBuf};
@@ -89,6 +90,40 @@ impl Layout {
     }
 }
 
+/// The suffix of a temporary file a write goes through before its rename; one left behind by a killed
+/// run is never committed and is removed by the next run ([`remove_leftovers`]).
+pub const TMP_SUFFIX: &str = ".tmp-commitea";
+
+/// Removes the temporary files a killed run left in the folders a run writes (`snapshot/`, `forecast/`,
+/// `ops/` and the state repo's top level); returns how many.
+pub fn remove_leftovers(layout: &Layout) -> Result<usize, StateError> {
+    let mut removed = 0;
+    for dir in [
+        layout.root().to_path_buf(),
+        layout.snapshot_dir(),
+        layout.forecast_dir(),
+        layout.ops_dir(),
+    ] {
+        let depth = if dir == layout.root() { 1 } else { usize::MAX };
+        for entry in walkdir::WalkDir::new(&dir)
+            .max_depth(depth)
+            .into_iter()
+            .filter_map(Result::ok)
+        {
+            if entry.file_type().is_file()
+                && entry.file_name().to_string_lossy().ends_with(TMP_SUFFIX)
+            {
+                std::fs::remove_file(entry.path()).map_err(|source| StateError::Io {
+                    path: entry.path().to_path_buf(),
+                    source,
+                })?;
+                removed += 1;
+            }
+        }
+    }
+    Ok(removed)
+}
+
 /// Writes `bytes` to `path` unless the file already holds exactly them; returns whether it wrote.
 ///
 /// The write goes through a temporary file in the same folder and a rename, so readers never see half a file.
@@ -107,7 +142,7 @@ pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, StateError> {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
     let tmp = path.with_extension(format!(
-        "{}.tmp-commitea",
+        "{}{TMP_SUFFIX}",
         path.extension().and_then(|e| e.to_str()).unwrap_or("")
     ));
     std::fs::write(&tmp, bytes).map_err(io)?;

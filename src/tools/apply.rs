@@ -52,6 +52,9 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
         &Overrides::default(),
     )
     .map_err(|e| state(&e))?;
+    // One writer at a time: the op file's number is taken from what is on disk.
+    let _lock =
+        crate::state::lock::lock_state(layout.root(), &config, ctx.now()).map_err(|e| state(&e))?;
     let snapshot = Snapshot::load(&layout).map_err(|e| state(&e))?;
     let repos = super::repositories(&config, &snapshot);
     let mut checker = Checker::new(&config, &snapshot, repos);

@@ -17,6 +17,7 @@ mod online;
 mod pipeline;
 mod record;
 mod replay;
+mod robust;
 mod sync;
 mod tj3;
 mod toolcli;

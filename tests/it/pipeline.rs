@@ -17,7 +17,7 @@ fn fixture(name: &str) -> PathBuf {
 /// Copies a fixture into a fresh temp dir and commits it as the state repo's first commit.
 pub fn state_from_fixture(name: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    copy_dir(&fixture(name), dir.path());
+    copy_tree(&fixture(name), dir.path());
     let repo = commitea::state::git::open_or_init(dir.path()).unwrap();
     let sig = commitea::state::git::Signature {
         name: "Test".into(),
@@ -28,7 +28,8 @@ pub fn state_from_fixture(name: &str) -> tempfile::TempDir {
     dir
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+/// Copies the folder `from` into `to`.
+pub fn copy_tree(from: &Path, to: &Path) {
     for entry in walkdir::WalkDir::new(from) {
         let entry = entry.unwrap();
         let rel = entry.path().strip_prefix(from).unwrap();

@@ -148,7 +148,7 @@ fn round_trip(dir: &str, exact: bool) -> (Emulator, Snapshot) {
 fn demo_round_trips_byte_for_byte() {
     let (emu, got) = round_trip("state", true);
     // One listing each per repository, then one timeline page past the end per issue at least; comments come
-    // with the timeline, dependencies and tracked times only where the timeline shows they exist.
+    // with the timeline, dependencies only where the timeline shows one.
     let issues = got.issues.len() as u64;
     assert_eq!(emu.count("GET /settings/api"), 1);
     assert!(emu.count("GET /repos/{owner}/{repo}/issues/{index}/timeline") > issues);
@@ -163,9 +163,11 @@ fn demo_round_trips_byte_for_byte() {
         emu.count("GET /repos/{owner}/{repo}/issues/{index}/dependencies"),
         with(&|i| i.timeline.iter().any(|e| e.kind.ends_with("_dependency")))
     );
+    // Every tracked time comes with the timeline entry that added it; none was deleted.
+    assert!(with(&|i| !i.tracked_times.is_empty()) > 50);
     assert_eq!(
         emu.count("GET /repos/{owner}/{repo}/issues/{index}/times"),
-        with(&|i| !i.tracked_times.is_empty())
+        0
     );
 }
 
@@ -184,6 +186,60 @@ fn dangling_references_are_left_out_and_the_demo_comes_back() {
         assert_eq!(got.issues.get(k), Some(i), "{k}");
     }
     assert_eq!(got, want);
+}
+
+#[test]
+fn a_deleted_time_sends_the_sync_to_times_and_time_tracking_off_is_no_failure() {
+    let snap = load("tests/fixtures/small");
+    let api = RepoName::new("acme", "api");
+    let key = api.issue(1);
+    let with_deletion = |options: EmulatorOptions| {
+        let emu = Emulator::start(Dataset::from_snapshot(&snap), options).unwrap();
+        emu.with_dataset(|ds| {
+            let mut i = ds.issue(&key).unwrap().clone();
+            let at = i.tracked_times[0].created;
+            i.timeline.push(commitea::domain::TimelineEvent::new(
+                199,
+                "delete_time_manual",
+                at,
+                "ann",
+            ));
+            ds.insert_issue(&api, i);
+        });
+        emu
+    };
+    // The deletion does not say which time it removed: `/times` is asked, once, for that issue only.
+    let emu = with_deletion(EmulatorOptions::default());
+    let got = full_sync(
+        &client(&emu, TOKEN, fast()),
+        &repos(&snap),
+        snap.meta.synced_at,
+    )
+    .unwrap();
+    assert_eq!(
+        emu.count("GET /repos/{owner}/{repo}/issues/{index}/times"),
+        1
+    );
+    assert_eq!(
+        got.issues[&key].tracked_times,
+        snap.issues[&key].tracked_times
+    );
+    // With time tracking off, Gitea answers 404 "timetracker is disabled": a warning, not a failure.
+    let mut options = EmulatorOptions::default();
+    options.time_tracking_disabled.insert(api.clone());
+    let emu = with_deletion(options);
+    let got = full_sync(
+        &client(&emu, TOKEN, fast()),
+        &repos(&snap),
+        snap.meta.synced_at,
+    )
+    .unwrap();
+    assert_eq!(
+        emu.count("GET /repos/{owner}/{repo}/issues/{index}/times"),
+        0
+    );
+    assert!(got.issues[&key].tracked_times.is_empty());
+    assert_eq!(got.issues.len(), snap.issues.len());
 }
 
 #[test]
@@ -270,7 +326,7 @@ fn faults_are_survived_by_retries() {
         Fault::new(FaultKind::RateLimit {
             retry_after_secs: 1,
         })
-        .on("/times"),
+        .on("/dependencies"),
         Fault::new(FaultKind::Drop).times(2).on("/timeline?"),
         Fault::new(FaultKind::Drop).on("/dependencies"),
     ];
@@ -474,6 +530,47 @@ mod incremental {
         let c: Client = client(emu, TOKEN, fast());
         let out = sync(&c, repos, Some(previous), tick(emu), options).unwrap();
         (out, emu.request_count())
+    }
+
+    #[test]
+    fn an_edit_behind_a_client_clock_that_runs_ahead_is_seen() {
+        // The client's clock runs three days ahead of the server's. The cursor must come from the server:
+        // with the client's clock as the cursor, the edit below (stamped by the server, days earlier than
+        // the client thinks it is) would be skipped until the next full resync.
+        let want = load("state");
+        let emu = start(&want);
+        let repos = repos(&want);
+        let ahead = Duration::days(3);
+        let c = client(&emu, TOKEN, fast());
+        let first = sync(
+            &c,
+            &repos,
+            None,
+            tick(&emu) + ahead,
+            &SyncOptions::default(),
+        )
+        .unwrap();
+        let server_now = emu.with_dataset(|d| d.clock());
+        for r in &first.snapshot.meta.repositories {
+            assert!(
+                r.cursor.unwrap() <= server_now,
+                "{}: cursor ahead of the server",
+                r.name
+            );
+        }
+        let key = quiet_issue(&first.snapshot);
+        let edited_at = emu.with_dataset(|d| {
+            d.update_issue(&key, |i| i.title = "Renamed at the server's time".into());
+            d.issue(&key).unwrap().updated_at
+        });
+        assert!(edited_at < tick(&emu) + ahead);
+        let (second, requests) = resync(&emu, &repos, &first.snapshot, &SyncOptions::default());
+        assert!(second.full.is_empty(), "an incremental sync");
+        assert_eq!(
+            second.snapshot.issues[&key].title, "Renamed at the server's time",
+            "the edit was missed ({requests} requests)"
+        );
+        assert_eq!(differing(&first.snapshot, &second.snapshot), vec![key]);
     }
 
     /// The issues whose content differs between two snapshots.

@@ -57,6 +57,8 @@ pub struct Dataset {
     /// server's does (the `Date` header of every answer reads it).
     epoch: DateTime<Utc>,
     started: std::time::Instant,
+    /// Open and closed issues per milestone: counted when first asked for, forgotten on any change.
+    counts: std::sync::OnceLock<BTreeMap<u64, (u64, u64)>>,
 }
 
 impl Default for Dataset {
@@ -66,6 +68,7 @@ impl Default for Dataset {
             clock: DateTime::default(),
             epoch: DateTime::default(),
             started: std::time::Instant::now(),
+            counts: std::sync::OnceLock::new(),
         }
     }
 }
@@ -188,7 +191,25 @@ impl Dataset {
         ds
     }
 
+    /// Open and closed issues of each milestone (Gitea keeps these counts in the milestone's row).
+    pub(crate) fn milestone_counts(&self) -> &BTreeMap<u64, (u64, u64)> {
+        self.counts.get_or_init(|| {
+            let mut counts: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+            for i in self.repos.values().flat_map(|d| d.issues.values()) {
+                if let Some(id) = i.milestone {
+                    let c = counts.entry(id).or_default();
+                    match i.state {
+                        OpenState::Open => c.0 += 1,
+                        OpenState::Closed => c.1 += 1,
+                    }
+                }
+            }
+            counts
+        })
+    }
+
     fn repo_entry(&mut self, repo: &RepoName) -> &mut RepoData {
+        self.counts = std::sync::OnceLock::new();
         let next_id = self.repos.len() as u64 + 1;
         self.repos.entry(repo.clone()).or_insert_with(|| RepoData {
             id: next_id,
@@ -268,6 +289,7 @@ impl Dataset {
     /// Returns false when there is no such issue.
     pub fn update_issue(&mut self, key: &IssueKey, f: impl FnOnce(&mut Issue)) -> bool {
         let at = self.tick();
+        self.counts = std::sync::OnceLock::new();
         match self
             .repos
             .get_mut(&key.repo)
@@ -389,6 +411,7 @@ impl Dataset {
     }
 
     pub(crate) fn issue_mut(&mut self, key: &IssueKey) -> Option<&mut Issue> {
+        self.counts = std::sync::OnceLock::new();
         self.repos.get_mut(&key.repo)?.issues.get_mut(&key.number)
     }
 }
@@ -469,21 +492,14 @@ impl<'a> Render<'a> {
     }
 
     pub fn milestone(&self, m: &Milestone) -> Value {
-        let (mut open, mut closed) = (0, 0);
         let mut updated = m.closed_at.unwrap_or(m.created_at);
         for data in self.ds.repos.values() {
             if let Some(u) = data.milestone_updated.get(&m.id) {
                 updated = *u;
             }
-            for i in data.issues.values() {
-                if i.milestone == Some(m.id) {
-                    match i.state {
-                        OpenState::Open => open += 1,
-                        OpenState::Closed => closed += 1,
-                    }
-                }
-            }
         }
+        let counts = self.ds.milestone_counts();
+        let (open, closed) = counts.get(&m.id).copied().unwrap_or_default();
         self.newer(json!({
             "id": m.id,
             "title": m.title,

@@ -308,26 +308,38 @@ fn list_issues(req: &Request, shared: &Shared, ds: &Dataset, repo: &RepoName) ->
     let want = req.param("state").unwrap_or("open");
     let kind = req.param("type").unwrap_or("");
     let r = Render::new(ds, shared);
-    // (created_at, number, json)
-    let mut rows: Vec<(DateTime<Utc>, u64, Value)> = Vec::new();
+    // (created_at, number, is a pull request); only the page asked for is rendered.
+    let mut rows: Vec<(DateTime<Utc>, u64, bool)> = Vec::new();
     if kind != "pulls" {
         for i in ds.issues(repo) {
             if state_matches(want, i.state) && in_window(i.updated_at, since, before) {
-                rows.push((i.created_at, i.number, r.issue(repo, i)));
+                rows.push((i.created_at, i.number, false));
             }
         }
     }
     if kind != "issues" {
         for p in ds.pulls(repo) {
             if state_matches(want, p.state) && in_window(p.updated_at, since, before) {
-                rows.push((p.created_at, p.number, r.pull_as_issue(repo, p)));
+                rows.push((p.created_at, p.number, true));
             }
         }
     }
     // Gitea's default order: newest created first, then highest id.
     rows.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
     let p = Paging::of(req, shared);
-    let items = p.slice(&rows).iter().map(|(_, _, v)| v.clone()).collect();
+    let items = p
+        .slice(&rows)
+        .iter()
+        .map(|&(_, n, pull)| {
+            if pull {
+                ds.pull(repo, n)
+                    .map_or(Value::Null, |p| r.pull_as_issue(repo, p))
+            } else {
+                ds.issue(&repo.issue(n))
+                    .map_or(Value::Null, |i| r.issue(repo, i))
+            }
+        })
+        .collect();
     Ok(listed(shared, req, p, rows.len(), items))
 }
 

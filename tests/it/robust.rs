@@ -1,0 +1,388 @@
+//! Surviving what real people and real machines do: two writers at once, a run killed at any moment, a
+//! configuration that points the site at the state itself.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use commitea::state::lock::StateLock;
+use serde_json::Value;
+
+use crate::pipeline::{git, state_from_fixture, tree};
+use crate::toolcli::TRIALS;
+
+fn commitea(state: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(args)
+        .arg("-s")
+        .arg(state)
+        .env_remove("COMMITEA_STATE")
+        .env(TRIALS.0, TRIALS.1)
+        .envs(env.iter().copied())
+        .output()
+        .expect("the binary runs")
+}
+
+const SET_PRIORITY: &str =
+    r#"{"ops":[{"op":"set_priority","issue":"acme/api#3","priority":"p/0"}]}"#;
+
+#[test]
+fn a_second_writer_waits_then_says_who_holds_the_lock() {
+    let state = state_from_fixture("small");
+    let held = StateLock::acquire(
+        state.path(),
+        "commitea run (held by the test)",
+        Duration::ZERO,
+        chrono::Utc::now(),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = commitea(
+        state.path(),
+        &["tool", "apply_changes", SET_PRIORITY],
+        &[("COMMITEA_LOCK_WAIT_SECONDS", "1")],
+    );
+    let waited = started.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(stderr.contains("busy"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("pid {}", std::process::id())),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("commitea run (held by the test)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(" since 20"), "{stderr}");
+    assert!(waited >= Duration::from_secs(1), "it waited {waited:?}");
+    assert!(
+        !state.path().join("ops/pending").exists(),
+        "nothing written"
+    );
+    // Once the holder is done the same call goes through.
+    drop(held);
+    let out = commitea(
+        state.path(),
+        &["tool", "apply_changes", SET_PRIORITY],
+        &[("COMMITEA_LOCK_WAIT_SECONDS", "1")],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn two_writers_at_once_both_land_one_after_the_other() {
+    let state = state_from_fixture("small");
+    let spawn = |issue: &str| {
+        let input = SET_PRIORITY.replace("acme/api#3", issue);
+        Command::new(env!("CARGO_BIN_EXE_commitea"))
+            .args(["tool", "apply_changes", &input, "-s"])
+            .arg(state.path())
+            .env(TRIALS.0, TRIALS.1)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let writers: Vec<_> = ["acme/api#3", "acme/api#4", "acme/web#3", "acme/web#5"]
+        .into_iter()
+        .map(spawn)
+        .collect();
+    let mut files: Vec<String> = writers
+        .into_iter()
+        .map(|w| {
+            let out = w.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            v["opsFile"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    files.sort();
+    // Without the lock two writers read the same highest number and one op file overwrote the other.
+    assert_eq!(
+        files,
+        [
+            "ops/pending/C-0001.yaml",
+            "ops/pending/C-0002.yaml",
+            "ops/pending/C-0003.yaml",
+            "ops/pending/C-0004.yaml"
+        ]
+    );
+}
+
+#[test]
+fn a_site_output_over_the_state_is_refused_before_anything_is_touched() {
+    let state = state_from_fixture("small");
+    let before = tree(state.path());
+    for output in [".", "snapshot", "..", "/tmp/site", "forecast/site"] {
+        let out = commitea(
+            state.path(),
+            &["run", "--offline"],
+            &[("COMMITEA_SITE_OUTPUT", output)],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{output}: {stderr}");
+        assert!(stderr.contains("site.output"), "{output}: {stderr}");
+        assert_eq!(tree(state.path()), before, "{output}: the state changed");
+    }
+}
+
+/// The run, killed at `after` (or left to finish when `after` is `None`): each line it printed with the
+/// time it came.
+fn run_killed(state: &Path, server: &str, after: Option<Duration>) -> Vec<(Duration, String)> {
+    use std::io::BufRead;
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["run", "--now", "2026-11-30T09:00:00Z", "-s"])
+        .arg(state)
+        .env("COMMITEA_SERVER", server)
+        .env("COMMITEA_GITEA_TOKEN", "emulator-token")
+        .env(TRIALS.0, TRIALS.1)
+        .env("COMMITEA_LOG", "debug")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+            .map(|l| (started.elapsed(), l))
+            .collect::<Vec<_>>()
+    });
+    if let Some(after) = after {
+        std::thread::sleep(after.saturating_sub(started.elapsed()));
+        // SIGKILL: no destructor, no clean-up, as when a CI runner is torn down.
+        let _ = child.kill();
+    }
+    let _ = child.wait();
+    reader.join().unwrap()
+}
+
+/// The stage a run had reached by the last line it printed.
+fn stage(log: &[(Duration, String)]) -> &'static str {
+    match log.iter().rev().find_map(|(_, l)| stage_of(l)) {
+        Some(s) => s,
+        None => "start",
+    }
+}
+
+fn stage_of(line: &str) -> Option<&'static str> {
+    if line.contains("site:") {
+        Some("render")
+    } else if line.contains("commit:") {
+        Some("commit")
+    } else if line.contains("forecast:") {
+        Some("write")
+    } else if line.contains("sync") || line.contains("GET ") {
+        Some("sync")
+    } else {
+        None
+    }
+}
+
+/// When the reference run printed the first line of `stage`.
+fn when(log: &[(Duration, String)], stage: &str) -> Duration {
+    log.iter()
+        .find(|(_, l)| stage_of(l) == Some(stage))
+        .map(|(t, _)| *t)
+        .unwrap_or_else(|| panic!("the run never reached {stage}"))
+}
+
+#[test]
+fn a_run_killed_at_any_moment_leaves_the_old_commit_or_the_new_one() {
+    use commitea::gitea::emulator::{Dataset, Emulator, EmulatorOptions};
+    use commitea::state::{Layout, Snapshot};
+
+    if Command::new("git").arg("--version").output().is_err() {
+        panic!("git is needed for this test (git fsck)");
+    }
+    // The demo's 320 issues, answered a little slowly so that the sync takes a while too.
+    let demo = crate::toolcli::demo_state();
+    let snapshot = Snapshot::load(&Layout::new(demo.path())).unwrap();
+    let options = EmulatorOptions {
+        latency: Duration::from_millis(2),
+        ..EmulatorOptions::default()
+    };
+    let emulator = Emulator::start(Dataset::from_snapshot(&snapshot), options).unwrap();
+    let fresh = || {
+        let dir = tempfile::tempdir().unwrap();
+        crate::pipeline::copy_tree(demo.path(), dir.path());
+        let repo = commitea::state::git::open_or_init(dir.path()).unwrap();
+        let sig = commitea::state::git::Signature {
+            name: "Test".into(),
+            email: "test@example.com".into(),
+            time: chrono::DateTime::parse_from_rfc3339("2026-11-30T08:00:00Z")
+                .unwrap()
+                .into(),
+        };
+        commitea::state::git::commit_all(&repo, &["public"], "demo\n", &sig).unwrap();
+        dir
+    };
+
+    // The uninterrupted run: how long it takes, and what it leaves.
+    let reference = fresh();
+    let base = git(reference.path(), &["rev-parse", "HEAD"])
+        .trim()
+        .to_owned();
+    let log = run_killed(reference.path(), &emulator.url(), None);
+    let full = log.last().map(|(t, _)| *t).unwrap_or_default();
+    let finished = normalised(tree(reference.path()));
+    // Kill points spread over each stage: the sync, then writing the files and committing (short, so as
+    // many points as the sync), then rendering the site.
+    let (write, commit) = (when(&log, "write"), when(&log, "commit"));
+    let mut kills: Vec<Duration> = Vec::new();
+    for (from, to, n) in [
+        (Duration::ZERO, write, 4),
+        (write, commit, 5),
+        (commit, full, 3),
+    ] {
+        kills.extend((0..n).map(|k| from + (to - from).mul_f64(f64::from(k) / f64::from(n))));
+    }
+    let points = kills.len();
+    let mut outcomes: std::collections::BTreeMap<(&str, &str), usize> = Default::default();
+    for after in kills {
+        let state = fresh();
+        let log = run_killed(state.path(), &emulator.url(), Some(after));
+        let reached = stage(&log);
+        let head = git(state.path(), &["rev-parse", "HEAD"]).trim().to_owned();
+        let at = if head == base {
+            "old commit"
+        } else {
+            // A new commit is the whole new state on top of the old one, never part of it.
+            assert_eq!(git(state.path(), &["rev-parse", "HEAD^"]).trim(), base);
+            for path in ["forecast/forecast.json", "snapshot/issues/acme/api/1.yaml"] {
+                assert_eq!(
+                    git_show(state.path(), "HEAD", path).as_ref(),
+                    finished.get(path),
+                    "kill at {after:?} ({reached}): the commit's {path} is not the run's"
+                );
+            }
+            "new commit"
+        };
+        let fsck = Command::new("git")
+            .args(["fsck", "--full", "--strict"])
+            .current_dir(state.path())
+            .output()
+            .unwrap();
+        assert!(
+            fsck.status.success(),
+            "kill at {after:?} ({reached}): git fsck: {}",
+            String::from_utf8_lossy(&fsck.stderr)
+        );
+        // Nothing CommiTea owns is half-written: every file is as the finished run left it, or as it was,
+        // or a temporary file the next run removes.
+        for (path, bytes) in normalised(tree(state.path())) {
+            if path.ends_with(commitea::state::TMP_SUFFIX) || path.starts_with("public/") {
+                continue;
+            }
+            let old = git_show(state.path(), &base, &path).map(|b| normalise(&path, b));
+            assert!(
+                finished.get(&path) == Some(&bytes) || old.as_ref() == Some(&bytes),
+                "kill at {after:?} ({reached}): {path} is neither old nor new"
+            );
+        }
+        // The next run converges to what the uninterrupted run left.
+        let log = run_killed(state.path(), &emulator.url(), None);
+        assert!(
+            log.iter().any(|(_, l)| l.contains("commit:")),
+            "kill at {after:?} ({reached}): the next run failed: {log:?}"
+        );
+        let again = normalised(tree(state.path()));
+        assert!(
+            !again
+                .keys()
+                .any(|p| p.ends_with(commitea::state::TMP_SUFFIX)),
+            "kill at {after:?}: temporary files left"
+        );
+        for (path, bytes) in &finished {
+            assert_eq!(
+                again.get(path),
+                Some(bytes),
+                "kill at {after:?} ({reached}): {path} differs after the next run"
+            );
+        }
+        assert_eq!(
+            again.len(),
+            finished.len(),
+            "kill at {after:?}: other files"
+        );
+        assert!(
+            git(
+                state.path(),
+                &[
+                    "status",
+                    "--porcelain",
+                    "--",
+                    "snapshot",
+                    "forecast",
+                    "ops",
+                    "pm-state.md"
+                ]
+            )
+            .is_empty(),
+            "kill at {after:?} ({reached}): the next run left changes uncommitted"
+        );
+        *outcomes.entry((reached, at)).or_default() += 1;
+    }
+    eprintln!("{points} kill points over a {full:?} run: {outcomes:?}");
+    assert!(
+        outcomes.keys().any(|(_, at)| *at == "old commit")
+            && outcomes.keys().any(|(_, at)| *at == "new commit"),
+        "kills landed both before and after the commit: {outcomes:?}"
+    );
+    assert!(
+        outcomes
+            .keys()
+            .map(|(s, _)| *s)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+            >= 3,
+        "kills landed in several stages: {outcomes:?}"
+    );
+}
+
+/// `bytes` of `path`, without what depends on when the sync ran: the cursors in `snapshot/meta.yaml` are
+/// the server's clock, which runs on between two runs.
+fn normalise(path: &str, bytes: Vec<u8>) -> Vec<u8> {
+    if path != "snapshot/meta.yaml" {
+        return bytes;
+    }
+    String::from_utf8_lossy(&bytes)
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("cursor:"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .into_bytes()
+}
+
+fn normalised(
+    files: std::collections::BTreeMap<String, Vec<u8>>,
+) -> std::collections::BTreeMap<String, Vec<u8>> {
+    files
+        .into_iter()
+        .map(|(p, b)| {
+            let b = normalise(&p, b);
+            (p, b)
+        })
+        .collect()
+}
+
+fn git_show(dir: &Path, commit: &str, path: &str) -> Option<Vec<u8>> {
+    let out = Command::new("git")
+        .args(["show", &format!("{commit}:{path}")])
+        .current_dir(dir)
+        .output()
+        .ok()?;
+    out.status.success().then_some(out.stdout)
+}
