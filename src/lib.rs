@@ -17,6 +17,7 @@ pub mod forecast;
 pub mod gitea;
 pub mod import;
 pub mod ledger;
+pub mod limits;
 pub mod ops;
 pub mod pipeline;
 pub mod plan;

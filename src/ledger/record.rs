@@ -32,6 +32,7 @@ pub struct RecordInput {
     #[schemars(extend("enum" = ["reprioritize", "reestimate", "set-deadline", "scope", "capacity", "note"]))]
     pub kind: String,
     /// The PM's words, verbatim.
+    #[schemars(length(min = 1, max = crate::limits::QUOTE_CHARS))]
     pub quote: String,
     /// What the directive is about.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -41,9 +42,11 @@ pub struct RecordInput {
     pub params: Option<Value>,
     /// Why, on one line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = crate::limits::RATIONALE_CHARS))]
     pub rationale: Option<String>,
     /// Who gave the directive (a Gitea username).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = crate::limits::NAME_CHARS))]
     pub by: Option<String>,
 }
 
@@ -64,6 +67,7 @@ pub struct RecordTarget {
     pub milestone: Option<u64>,
     /// A Gitea username.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = crate::limits::NAME_CHARS))]
     pub member: Option<String>,
 }
 
@@ -374,7 +378,7 @@ fn new_directive(
             "kind",
             format!(
                 "unknown kind \"{}\" (expected reprioritize, reestimate, set-deadline, scope, capacity or note)",
-                input.kind
+                crate::limits::excerpt(&input.kind)
             ),
         )
     })?;
@@ -383,6 +387,20 @@ fn new_directive(
             "quote",
             "the quote is empty; record the PM's words verbatim",
         ));
+    }
+    // The CLI reaches here without the tool schema's bounds: check them here, for both.
+    crate::limits::check_len(&input.quote, crate::limits::QUOTE_CHARS).map_err(|e| {
+        invalid(
+            "quote",
+            format!("{e}; a quote is the PM's words, not a document: quote the decision itself"),
+        )
+    })?;
+    if let Some(r) = &input.rationale {
+        crate::limits::check_len(r, crate::limits::RATIONALE_CHARS)
+            .map_err(|e| invalid("rationale", e))?;
+    }
+    if let Some(b) = &input.by {
+        crate::limits::check_len(b, crate::limits::NAME_CHARS).map_err(|e| invalid("by", e))?;
     }
     let target = match &input.target {
         None => None,
@@ -417,7 +435,10 @@ fn new_directive(
     if let Some(b) = &input.by
         && !valid_username(b)
     {
-        return Err(invalid("by", format!("\"{b}\" is not a Gitea username")));
+        return Err(invalid(
+            "by",
+            format!("\"{}\" is not a Gitea username", crate::limits::excerpt(b)),
+        ));
     }
     Ok(NewDirective {
         at: clock,

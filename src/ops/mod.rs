@@ -34,22 +34,26 @@ pub enum Op {
     /// File a new issue.
     CreateIssue {
         /// Title (one line).
-        #[schemars(length(min = 1))]
+        #[schemars(length(min = 1, max = crate::limits::TITLE_CHARS))]
         title: String,
         /// Body, Markdown.
         #[serde(default)]
+        #[schemars(length(max = crate::limits::BODY_CHARS))]
         body: String,
         /// Labels, only `est/*` (on the ladder), `p/*` (0 to 3).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[schemars(length(max = crate::limits::LIST_ITEMS))]
         labels: Vec<String>,
         /// Gitea's milestone id.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         milestone: Option<u64>,
         /// Issues it depends on.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[schemars(length(max = crate::limits::LIST_ITEMS))]
         deps: Vec<IssueRef>,
         /// `owner/repo` to file it in; needed when several repositories are configured.
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(length(max = crate::limits::NAME_CHARS))]
         repo: Option<String>,
     },
     /// Set the `est/*` label.
@@ -109,6 +113,7 @@ pub enum Op {
         /// The issue.
         issue: IssueRef,
         /// `est/*`, `p/*` or `deadline/hard`.
+        #[schemars(length(max = crate::limits::NAME_CHARS))]
         label: String,
     },
 }
@@ -123,6 +128,19 @@ fn nullable_id(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 }
 
 impl Op {
+    /// Every op's name, as in the input.
+    pub const NAMES: [&'static str; 9] = [
+        "create_issue",
+        "set_estimate",
+        "set_priority",
+        "set_milestone",
+        "set_deadline_hard",
+        "add_dep",
+        "remove_dep",
+        "close_issue",
+        "remove_label",
+    ];
+
     /// The op's name, as in the input.
     pub fn name(&self) -> &'static str {
         match self {

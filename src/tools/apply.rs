@@ -19,7 +19,7 @@ use crate::state::{Layout, Snapshot};
 #[serde(deny_unknown_fields)]
 pub struct ApplyInput {
     /// The ops, one coherent change.
-    #[schemars(length(min = 1, max = 200))]
+    #[schemars(length(min = 1, max = crate::limits::OPS))]
     pub ops: Vec<Op>,
     /// Required (true) when any op is destructive: `remove_dep`, `close_issue`, `remove_label`.
     #[serde(default)]

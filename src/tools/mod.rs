@@ -2,7 +2,7 @@
 //! dispatcher that the CLI (`commitea tool`) and the MCP server (`commitea mcp`) share.
 //!
 //! Every call is JSON in, JSON out. The input is first checked against the tool's published JSON Schema (so
-//! an error names the field, `/filters/limit: 500 is greater than the maximum of 100`), then read into
+//! an error names the field, `/filters/limit: 500 is more than the maximum of 100`), then read into
 //! typed structs; the answer is a plain serialisable payload whose schema is published too. The schemas are
 //! derived from the Rust types with `schemars`, so the documentation and the code cannot drift apart.
 
@@ -144,16 +144,32 @@ pub fn specs() -> Vec<ToolSpec> {
 
 /// Calls a tool with JSON text (the CLI's and MCP's form); bad JSON is an input error.
 pub fn call_str(ctx: &Context, name: &str, input: &str) -> Result<Value, ToolError> {
+    too_big(input.len())?;
     let value: Value =
         serde_json::from_str(input).map_err(|e| ToolError::BadJson(e.to_string()))?;
     call(ctx, name, &value)
 }
 
+/// Refuses an input over [`crate::limits::INPUT_BYTES`].
+fn too_big(bytes: usize) -> Result<(), ToolError> {
+    if bytes > crate::limits::INPUT_BYTES {
+        return Err(ToolError::invalid(
+            "/",
+            format!(
+                "the input is {bytes} bytes, more than the limit of {} for one call; split it",
+                crate::limits::INPUT_BYTES
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Calls a tool: checks the input against its schema, runs it, returns its JSON answer.
 pub fn call(ctx: &Context, name: &str, input: &Value) -> Result<Value, ToolError> {
     if !NAMES.contains(&name) {
-        return Err(ToolError::UnknownTool(name.to_owned()));
+        return Err(ToolError::UnknownTool(crate::limits::excerpt(name)));
     }
+    too_big(serde_json::to_vec(input).map_or(0, |v| v.len()))?;
     schema::validate(name, input)?;
     match name {
         QUERY_PROJECT => to_value(&query::query_project(ctx, schema::read(input)?)?),

@@ -52,15 +52,15 @@ pub struct Filters {
     pub state: Option<Lifecycle>,
     /// A Gitea username: issues assigned to them, or planned for them when unassigned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1))]
+    #[schemars(length(min = 1, max = crate::limits::NAME_CHARS))]
     pub assignee: Option<String>,
     /// A label name, exact (without case).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1))]
+    #[schemars(length(min = 1, max = crate::limits::NAME_CHARS))]
     pub label: Option<String>,
     /// Free text (view `search`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1))]
+    #[schemars(length(min = 1, max = crate::limits::NAME_CHARS))]
     pub query: Option<String>,
     /// The most items a list shows: 1 to 100, default 20.
     #[serde(default, skip_serializing_if = "Option::is_none")]

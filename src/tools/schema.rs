@@ -17,10 +17,11 @@ use crate::ledger::record::{ConsequencePair, RecordInput};
 #[serde(deny_unknown_fields)]
 pub struct CaptureInput {
     /// What the person said, as they said it.
-    #[schemars(length(min = 1))]
+    #[schemars(length(min = 1, max = crate::limits::BRAINDUMP_CHARS))]
     pub braindump: String,
     /// The interview turns so far.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = crate::limits::ANSWERS))]
     pub answers: Option<Vec<Answer>>,
 }
 
@@ -29,8 +30,10 @@ pub struct CaptureInput {
 #[serde(deny_unknown_fields)]
 pub struct Answer {
     /// The question asked.
+    #[schemars(length(max = crate::limits::ANSWER_CHARS))]
     pub question: String,
     /// The person's answer.
+    #[schemars(length(max = crate::limits::ANSWER_CHARS))]
     pub answer: String,
 }
 
@@ -146,7 +149,8 @@ fn validators() -> &'static HashMap<&'static str, Result<jsonschema::Validator, 
     })
 }
 
-/// Checks an input against the tool's schema; the error names the field by JSON pointer.
+/// Checks an input against the tool's schema; the error names the field by JSON pointer, gives the limit
+/// or the valid values, and quotes at most a short excerpt of the input.
 pub fn validate(name: &str, input: &Value) -> Result<(), ToolError> {
     let v = match validators().get(name) {
         Some(Ok(v)) => v,
@@ -157,31 +161,18 @@ pub fn validate(name: &str, input: &Value) -> Result<(), ToolError> {
         }
         None => return Err(ToolError::UnknownTool(name.to_owned())),
     };
-    let mut errors: Vec<(String, String)> = v
-        .iter_errors(input)
-        .map(|e| {
-            let path = e.instance_path().to_string();
-            (
-                if path.is_empty() {
-                    "/".to_owned()
-                } else {
-                    path
-                },
-                e.to_string(),
-            )
-        })
-        .collect();
+    let mut errors: Vec<(String, String)> = v.iter_errors(input).map(|e| describe(&e)).collect();
     if errors.is_empty() {
         return Ok(());
     }
-    // The deepest error is the most specific (an untagged op's `oneOf` failure is less useful than the
-    // field inside it).
+    // The deepest error is the most specific.
     errors.sort_by(|a, b| {
         b.0.matches('/')
             .count()
             .cmp(&a.0.matches('/').count())
             .then(a.cmp(b))
     });
+    errors.dedup();
     let (path, first) = errors.swap_remove(0);
     let more = errors.len();
     let message = if more > 0 {
@@ -195,6 +186,175 @@ pub fn validate(name: &str, input: &Value) -> Result<(), ToolError> {
     Err(ToolError::Invalid { path, message })
 }
 
+/// A JSON value shown in an error: a short excerpt, never the whole input.
+fn shown(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("\"{}\"", crate::limits::excerpt(s)),
+        Value::Array(a) => format!("a list of {}", a.len()),
+        Value::Object(_) => "an object".to_owned(),
+        other => crate::limits::excerpt(&other.to_string()),
+    }
+}
+
+/// The kind of a JSON value, in words.
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// One validation error as (JSON pointer, message), in words a caller can act on.
+fn describe(e: &jsonschema::ValidationError<'_>) -> (String, String) {
+    use jsonschema::error::ValidationErrorKind as K;
+    let path = match e.instance_path().to_string() {
+        p if p.is_empty() => "/".to_owned(),
+        p => p,
+    };
+    let instance: &Value = e.instance();
+    let message = match e.kind() {
+        K::MaxLength { limit } => match instance {
+            Value::String(s) => format!(
+                "{} characters, more than the limit of {limit} (\"{}\")",
+                s.chars().count(),
+                crate::limits::excerpt(s)
+            ),
+            _ => format!("longer than the limit of {limit}"),
+        },
+        K::MinLength { .. } => "must not be empty".to_owned(),
+        K::MaxItems { limit } => format!(
+            "{} items, more than the limit of {limit} in one call",
+            instance.as_array().map_or(0, Vec::len)
+        ),
+        K::MinItems { limit } => format!("needs at least {limit}"),
+        K::Enum { options } => format!(
+            "{} is not one of the valid values: {}",
+            shown(instance),
+            options
+                .as_array()
+                .map(|o| o
+                    .iter()
+                    .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_owned))
+                    .collect::<Vec<_>>()
+                    .join(", "))
+                .unwrap_or_default()
+        ),
+        K::Constant { expected_value } => {
+            format!("{} is not {expected_value}", shown(instance))
+        }
+        K::Type { kind } => format!("expected {kind:?}, got {}", kind_of(instance))
+            .replace("Single(", "")
+            .replace(')', "")
+            .to_lowercase(),
+        K::Required { property } => format!("missing the field {property}"),
+        K::AdditionalProperties { unexpected } => format!(
+            "unknown field{} {}",
+            if unexpected.len() == 1 { "" } else { "s" },
+            unexpected
+                .iter()
+                .map(|u| format!("\"{}\"", crate::limits::excerpt(u)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        K::Maximum { limit } => format!("{} is more than the maximum of {limit}", shown(instance)),
+        K::Minimum { limit } => format!("{} is less than the minimum of {limit}", shown(instance)),
+        K::Pattern { pattern } => format!("{} does not match {pattern}", shown(instance)),
+        K::OneOfNotValid { context } | K::AnyOf { context } => {
+            return one_of(&path, instance, context);
+        }
+        _ => crate::limits::excerpt(&e.to_string()),
+    };
+    (path, message)
+}
+
+/// Why a value fits none of a `oneOf`/`anyOf`'s alternatives. For an op (an object with `op`), the
+/// alternative its `op` names is the one meant: say what is wrong with it, or that the op is unknown.
+fn one_of(
+    path: &str,
+    instance: &Value,
+    context: &[Vec<jsonschema::ValidationError<'static>>],
+) -> (String, String) {
+    if let Some(obj) = instance.as_object()
+        && path.starts_with("/ops/")
+    {
+        let op_path = format!("{path}/op");
+        let names = crate::ops::Op::NAMES.join(", ");
+        match obj.get("op") {
+            Some(Value::String(op)) if crate::ops::Op::NAMES.contains(&op.as_str()) => {
+                // The alternative whose `op` matched is the one without an error at `/op`.
+                let meant = context.iter().find(|errs| {
+                    !errs
+                        .iter()
+                        .any(|e| e.instance_path().to_string() == op_path)
+                });
+                if let Some(first) = meant.and_then(|errs| {
+                    errs.iter()
+                        .map(describe)
+                        .max_by_key(|(p, _)| p.matches('/').count())
+                }) {
+                    return first;
+                }
+            }
+            Some(other) => {
+                return (
+                    op_path,
+                    format!("{} is not an op; the ops are {names}", shown(other)),
+                );
+            }
+            None => {
+                return (
+                    op_path,
+                    format!("missing the field \"op\"; the ops are {names}"),
+                );
+            }
+        }
+    }
+    // A closed set written as one `const` per alternative (a documented enum): list the values.
+    let consts: Option<Vec<String>> = context
+        .iter()
+        .map(|errs| match errs.as_slice() {
+            [e] => match e.kind() {
+                jsonschema::error::ValidationErrorKind::Constant { expected_value } => Some(
+                    expected_value
+                        .as_str()
+                        .map_or_else(|| expected_value.to_string(), str::to_owned),
+                ),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    if let Some(values) = consts.filter(|v| !v.is_empty()) {
+        return (
+            path.to_owned(),
+            format!(
+                "{} is not one of the valid values: {}",
+                shown(instance),
+                values.join(", ")
+            ),
+        );
+    }
+    // Otherwise the alternative that got furthest.
+    let best = context
+        .iter()
+        .filter_map(|errs| {
+            errs.iter()
+                .map(describe)
+                .max_by_key(|(p, _)| p.matches('/').count())
+        })
+        .max_by_key(|(p, _)| p.matches('/').count());
+    best.unwrap_or_else(|| {
+        (
+            path.to_owned(),
+            format!("{} fits none of the allowed shapes", shown(instance)),
+        )
+    })
+}
+
 /// Reads a checked input into its type; an error names the field.
 pub fn read<T: DeserializeOwned>(input: &Value) -> Result<T, ToolError> {
     serde_path_to_error::deserialize(input).map_err(|e| {
@@ -204,6 +364,13 @@ pub fn read<T: DeserializeOwned>(input: &Value) -> Result<T, ToolError> {
         } else {
             format!("/{}", path.replace('.', "/"))
         };
-        ToolError::invalid(pointer, e.into_inner().to_string())
+        // serde quotes the value it refuses: keep that to an excerpt.
+        let message = e.into_inner().to_string();
+        let message = if message.chars().count() > 200 {
+            format!("{}…", message.chars().take(200).collect::<String>())
+        } else {
+            message
+        };
+        ToolError::invalid(pointer, message)
     })
 }

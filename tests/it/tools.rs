@@ -389,6 +389,132 @@ fn bad_inputs_name_the_field() {
 }
 
 #[test]
+fn every_input_bound_names_the_field_and_the_limit_and_quotes_little() {
+    let long = |n: usize| "é".repeat(n);
+    let op = |title: &str| json!({ "op": "create_issue", "title": title, "repo": "acme/api" });
+    let many_ops: Vec<Value> = (0..201).map(|n| op(&format!("Issue {n}"))).collect();
+    let cases: Vec<(&str, Value, &str, &str)> = vec![
+        (
+            "record_directive",
+            json!({ "kind": "note", "quote": long(2_001) }),
+            "/quote",
+            "2001 characters, more than the limit of 2000",
+        ),
+        (
+            "record_directive",
+            json!({ "kind": "note", "quote": "Fine.", "rationale": long(501) }),
+            "/rationale",
+            "more than the limit of 500",
+        ),
+        (
+            "record_directive",
+            json!({ "kind": "note", "quote": "x".repeat(1 << 20) }),
+            "/",
+            "more than the limit of 262144 for one call",
+        ),
+        (
+            "capture_work",
+            json!({ "braindump": long(20_001) }),
+            "/braindump",
+            "more than the limit of 20000",
+        ),
+        (
+            "capture_work",
+            json!({ "braindump": "x", "answers": vec![json!({"question": "q", "answer": "a"}); 21] }),
+            "/answers",
+            "21 items, more than the limit of 20",
+        ),
+        (
+            "apply_changes",
+            json!({ "ops": [op(&long(256))] }),
+            "/ops/0/title",
+            "256 characters, more than the limit of 255",
+        ),
+        (
+            "apply_changes",
+            json!({ "ops": [{ "op": "create_issue", "title": "t", "body": long(20_001) }] }),
+            "/ops/0/body",
+            "more than the limit of 20000",
+        ),
+        (
+            "apply_changes",
+            json!({ "ops": many_ops }),
+            "/ops",
+            "201 items, more than the limit of 100 in one call",
+        ),
+        (
+            "apply_changes",
+            json!({ "ops": [{ "op": "rename_issue", "issue": 3, "title": "x" }] }),
+            "/ops/0/op",
+            "\"rename_issue\" is not an op; the ops are create_issue, set_estimate",
+        ),
+        (
+            "apply_changes",
+            json!({ "ops": [{ "issue": 3 }] }),
+            "/ops/0/op",
+            "missing the field \"op\"",
+        ),
+        (
+            "apply_changes",
+            json!({ "ops": [{ "op": "set_priority", "issue": "acme/api#3", "priority": "urgent" }] }),
+            "/ops/0/priority",
+            "\"urgent\" does not match",
+        ),
+        (
+            "apply_changes",
+            json!({ "ops": [{ "op": "close_issue", "issue": "acme/api#3", "comment": "bye" }] }),
+            "/ops/0",
+            "unknown field \"comment\"",
+        ),
+        (
+            "query_project",
+            json!({ "view": "roadmap" }),
+            "/view",
+            "\"roadmap\" is not one of the valid values: focus, issue, milestone",
+        ),
+        (
+            "query_project",
+            json!({ "view": "search", "filters": { "query": long(201) } }),
+            "/filters/query",
+            "more than the limit of 200",
+        ),
+    ];
+    for (tool, input, want_path, want) in cases {
+        match tools::call(&ctx(shared()), tool, &input) {
+            Err(ToolError::Invalid { path, message }) => {
+                assert_eq!(path, want_path, "{tool}: {message}");
+                assert!(message.contains(want), "{tool} {want_path}: {message}");
+                assert!(
+                    message.len() < 400,
+                    "{tool} {want_path}: a long error: {message}"
+                );
+                assert!(
+                    !message.contains("not valid under any of the schemas"),
+                    "{message}"
+                );
+            }
+            other => panic!("{tool} {want_path}: {other:?}"),
+        }
+    }
+    // The command line's `directive` checks the same bounds without the tool schema.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["directive", "--kind", "note", "--quote"])
+        // (A single argument can hold at most 128 KiB on Linux.)
+        .arg("q".repeat(100_000))
+        .arg("-s")
+        .arg(shared())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("quote") && stderr.contains("more than the limit of 2000"),
+        "{stderr}"
+    );
+    assert!(stderr.len() < 400, "{stderr}");
+}
+
+#[test]
 fn capture_work_is_declared_and_says_no_model() {
     let e = tools::call(
         &ctx(shared()),
