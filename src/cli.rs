@@ -131,6 +131,15 @@ pub enum Command {
         /// Who gave the directive (a Gitea username).
         #[arg(long)]
         by: Option<String>,
+        /// Forecast the consequence as of this moment, and stamp the entry with it (YYYY-MM-DD or RFC 3339).
+        #[arg(long, value_parser = parse_now)]
+        now: Option<DateTime<Utc>>,
+        /// The Monte Carlo seed of the consequence.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Monte Carlo trials of the consequence.
+        #[arg(long)]
+        trials: Option<u32>,
     },
     /// Call one agent tool (query_project, capture_work, apply_changes, record_directive) with JSON input and
     /// print its JSON answer on one line. Input errors exit with status 2 and name the field.
@@ -152,6 +161,15 @@ pub enum Command {
         /// Use this time (RFC 3339) as the wall clock, for reproducible op files and ledger entries.
         #[arg(long, hide = true, value_parser = parse_now)]
         clock: Option<DateTime<Utc>>,
+        /// Forecast as of this moment (YYYY-MM-DD or RFC 3339); default: the snapshot's time.
+        #[arg(long, value_parser = parse_now)]
+        now: Option<DateTime<Utc>>,
+        /// The Monte Carlo seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Monte Carlo trials.
+        #[arg(long)]
+        trials: Option<u32>,
     },
     /// Serve the four agent tools to an MCP client over stdin/stdout until stdin closes. Logs go to stderr.
     Mcp {
@@ -161,6 +179,15 @@ pub enum Command {
         /// Who is asking (a Gitea username), written into op files and directives.
         #[arg(long)]
         by: Option<String>,
+        /// Forecast as of this moment (YYYY-MM-DD or RFC 3339); default: the snapshot's time.
+        #[arg(long, value_parser = parse_now)]
+        now: Option<DateTime<Utc>>,
+        /// The Monte Carlo seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Monte Carlo trials.
+        #[arg(long)]
+        trials: Option<u32>,
     },
     /// Render the site from the views in forecast/views/.
     Render {
@@ -385,6 +412,9 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
             params,
             rationale,
             by,
+            now,
+            seed,
+            trials,
         } => {
             let params = match params
                 .as_deref()
@@ -404,7 +434,13 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
                 rationale,
                 by,
             };
-            match crate::ledger::record::record_directive(&state, &input, Utc::now(), env_vars()) {
+            let options = crate::ledger::record::RecordOptions {
+                clock: now.unwrap_or_else(Utc::now),
+                env: env_vars(),
+                overrides: Overrides { seed, trials },
+                as_of: now,
+            };
+            match crate::ledger::record::record_directive(&state, &input, &options) {
                 Ok(out) => println!("{}", serde_json::to_string_pretty(&out)?),
                 Err(e) if e.is_input() => input_error(&e.to_string()),
                 Err(e) => return Err(e.into()),
@@ -417,6 +453,9 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
             list,
             by,
             clock,
+            now,
+            seed,
+            trials,
         } => {
             if list {
                 println!("{}", serde_json::to_string(&tool_list())?);
@@ -432,7 +471,9 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
                     text
                 }
             };
-            let ctx = tool_context(state, by, clock);
+            let mut ctx = tool_context(state, by, clock.or(now));
+            ctx.overrides = Overrides { seed, trials };
+            ctx.as_of = now;
             match crate::tools::call_str(&ctx, &name, &input) {
                 Ok(answer) => println!("{}", serde_json::to_string(&answer)?),
                 Err(e) if e.is_input() => input_error(&e.to_string()),
@@ -482,7 +523,18 @@ pub fn execute(cli: Cli) -> anyhow::Result<()> {
                 eprint!("{}", crate::backtest::run::table(&report));
             }
         }
-        Command::Mcp { state, by } => crate::tools::mcp::serve(tool_context(state, by, None))?,
+        Command::Mcp {
+            state,
+            by,
+            now,
+            seed,
+            trials,
+        } => {
+            let mut ctx = tool_context(state, by, now);
+            ctx.overrides = Overrides { seed, trials };
+            ctx.as_of = now;
+            crate::tools::mcp::serve(ctx)?;
+        }
         Command::Render { state } => {
             let layout = crate::state::Layout::new(&state);
             let config = crate::config::Config::load(&state, env_vars(), &Overrides::default())?;
@@ -640,6 +692,8 @@ fn tool_context(
             .collect(),
         clock,
         by,
+        overrides: Overrides::default(),
+        as_of: None,
     }
 }
 
@@ -734,8 +788,9 @@ fn print_runway(r: &crate::views::Runway) {
 /// Parses `std::env::args`, sets up logging and runs; the process's exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    let filter = tracing_subscriber::EnvFilter::try_from_env("COMMITEA_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let filter = tracing_subscriber::EnvFilter::new(log_filter(
+        std::env::var("COMMITEA_LOG").ok().as_deref(),
+    ));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -749,6 +804,17 @@ pub fn main() -> ExitCode {
             eprintln!("error: {}", chain(e.as_ref()));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The log filter for `COMMITEA_LOG`: a level (`debug`) applies to CommiTea's own messages while the
+/// libraries stay at `warn` (their debug output is theirs: an HTTP pool's 27,000 lines per sync); a full
+/// directive (`reqwest=debug`, anything with `=` or `,`) is taken as it is.
+pub fn log_filter(var: Option<&str>) -> String {
+    match var.map(str::trim).filter(|v| !v.is_empty()) {
+        None => "warn,commitea=info".to_owned(),
+        Some(v) if v.contains(['=', ',']) => v.to_owned(),
+        Some(level) => format!("warn,commitea={level}"),
     }
 }
 

@@ -363,6 +363,12 @@ pub struct NewDirective {
     pub by: Option<String>,
 }
 
+/// A quote's line endings as the ledger keeps them: `\r\n` and a lone `\r` are `\n` (Markdown reads all
+/// three as a line ending, so they are the same words).
+pub fn normalise_quote(quote: &str) -> String {
+    quote.replace("\r\n", "\n").replace('\r', "\n")
+}
+
 impl NewDirective {
     /// The kind of the directive.
     pub fn kind(&self) -> DirectiveKind {
@@ -385,8 +391,7 @@ impl NewDirective {
             self.at.to_rfc3339_opts(SecondsFormat::AutoSi, true)
         ));
         line("");
-        for q in self.quote.split('\n') {
-            let q = q.strip_suffix('\r').unwrap_or(q);
+        for q in normalise_quote(&self.quote).split('\n') {
             if q.is_empty() {
                 line(">");
             } else {

@@ -208,25 +208,37 @@ struct Block {
     items: Vec<Range<usize>>,
 }
 
-/// The start of the line holding `pos`.
+// Positions are byte offsets that may fall inside a multi-byte character (`end - 1`): these helpers look
+// at bytes, never slice the text there, and only return positions next to a `\n` (a char boundary).
+
+/// The start of the line holding byte `pos`.
 fn line_start(text: &str, pos: usize) -> usize {
-    text[..pos].rfind('\n').map_or(0, |i| i + 1)
+    let bytes = text.as_bytes();
+    bytes[..pos.min(bytes.len())]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1)
 }
 
 /// Past the line ending of the line that holds the byte before `pos` (or `pos` if it already ends a line).
 fn line_end(text: &str, pos: usize) -> usize {
-    if pos == 0 || text[..pos].ends_with('\n') {
+    let bytes = text.as_bytes();
+    if pos == 0 || bytes.get(pos - 1) == Some(&b'\n') {
         return pos;
     }
-    text[pos..].find('\n').map_or(text.len(), |i| pos + i + 1)
+    bytes[pos.min(bytes.len())..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(text.len(), |i| pos + i + 1)
 }
 
 /// Cuts trailing blank lines off a whole-line range.
 fn trim_blank_tail(text: &str, range: Range<usize>) -> Range<usize> {
+    let bytes = text.as_bytes();
     let mut end = range.end;
     while end > range.start {
         let ls = line_start(text, end.saturating_sub(1));
-        if ls < range.start || !text[ls..end].trim().is_empty() {
+        if ls < range.start || !bytes[ls..end].iter().all(u8::is_ascii_whitespace) {
             break;
         }
         end = ls;
@@ -307,7 +319,12 @@ fn blocks(text: &str) -> Vec<Block> {
 }
 
 fn line_of(text: &str, pos: usize) -> usize {
-    text[..pos].bytes().filter(|&b| b == b'\n').count() + 1
+    let bytes = text.as_bytes();
+    bytes[..pos.min(bytes.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }
 
 /// Parses a ledger. Every byte of `text` ends up in exactly one entry, in order.
@@ -713,7 +730,7 @@ pub fn append(text: &str, new: &NewDirective) -> Result<Appended, AppendError> {
     };
     let same = back.at == new.at
         && back.kind == new.kind()
-        && back.quote == new.quote
+        && back.quote == super::format::normalise_quote(&new.quote)
         && back.target == new.target
         && back.params == new.params
         && back.rationale == new.rationale

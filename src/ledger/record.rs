@@ -264,21 +264,49 @@ fn invalid(field: &'static str, message: impl Into<String>) -> RecordError {
     }
 }
 
+/// How a directive is recorded: the time it is stamped with, the settings, and the forecast's day zero.
+#[derive(Debug, Clone)]
+pub struct RecordOptions {
+    /// The wall clock: the time written into the ledger entry.
+    pub clock: DateTime<Utc>,
+    /// `COMMITEA_*` environment overrides of the config.
+    pub env: Vec<(String, String)>,
+    /// Flag overrides (`--seed`, `--trials`).
+    pub overrides: Overrides,
+    /// The moment the consequence is forecast as of; default: the snapshot's time.
+    pub as_of: Option<DateTime<Utc>>,
+}
+
+impl RecordOptions {
+    /// Options with the clock and environment only.
+    pub fn new(clock: DateTime<Utc>, env: Vec<(String, String)>) -> Self {
+        Self {
+            clock,
+            env,
+            overrides: Overrides::default(),
+            as_of: None,
+        }
+    }
+}
+
 /// Records a directive: appends it to `pm-state.md`, writes the proposed op file, returns the consequence.
 pub fn record_directive(
     state_dir: &Path,
     input: &RecordInput,
-    clock: DateTime<Utc>,
-    env: Vec<(String, String)>,
+    options: &RecordOptions,
 ) -> Result<RecordOutput, RecordError> {
     // The ledger records whole seconds.
-    let clock = clock.with_nanosecond(0).unwrap_or(clock);
+    let clock = options.clock.with_nanosecond(0).unwrap_or(options.clock);
     let layout = Layout::new(state_dir);
-    let config = Config::load(layout.root(), env, &Overrides::default())?;
+    let config = Config::load(
+        layout.root(),
+        options.env.iter().cloned(),
+        &options.overrides,
+    )?;
     // One writer at a time: the ledger is appended to as it is on disk.
     let _lock = crate::state::lock::lock_state(layout.root(), &config, clock)?;
     let snapshot = Snapshot::load(&layout)?;
-    let now = snapshot.meta.synced_at;
+    let now = options.as_of.unwrap_or(snapshot.meta.synced_at);
     let ledger_path = layout.ledger();
     let ledger = super::read(&ledger_path)?;
     let text = ledger.as_deref().unwrap_or("");
@@ -440,12 +468,19 @@ fn new_directive(
             format!("\"{}\" is not a Gitea username", crate::limits::excerpt(b)),
         ));
     }
+    // A blank rationale is none: the ledger cannot keep whitespace after `- rationale:`.
+    let rationale = input
+        .rationale
+        .as_deref()
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .map(str::to_owned);
     Ok(NewDirective {
         at: clock,
-        quote: input.quote.clone(),
+        quote: super::format::normalise_quote(&input.quote),
         target,
         params,
-        rationale: input.rationale.clone().filter(|r| !r.trim().is_empty()),
+        rationale,
         by: input.by.clone(),
     })
 }

@@ -130,7 +130,8 @@ pub fn commit_all(
     for entry in std::fs::read_dir(workdir).map_err(err("listing the work tree"))? {
         let entry = entry.map_err(err("listing the work tree"))?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name != ".git" && !exclude.contains(&name.as_str()) {
+        let lock = name.trim_start_matches('.') == super::lock::LOCK_FILE;
+        if name != ".git" && !lock && !exclude.contains(&name.as_str()) {
             names.push(name);
         }
     }

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Context, ToolError};
-use crate::config::{Config, Overrides};
+use crate::config::Config;
 use crate::forecast::{self, Settings};
 use crate::ops::{self, Checker, Op, OpFile, Rejected};
 use crate::state::{Layout, Snapshot};
@@ -46,12 +46,8 @@ pub struct ApplyOutput {
 pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, ToolError> {
     let state = |e: &dyn std::fmt::Display| ToolError::State(e.to_string());
     let layout = Layout::new(&ctx.state_dir);
-    let config = Config::load(
-        layout.root(),
-        ctx.env.iter().cloned(),
-        &Overrides::default(),
-    )
-    .map_err(|e| state(&e))?;
+    let config = Config::load(layout.root(), ctx.env.iter().cloned(), &ctx.overrides)
+        .map_err(|e| state(&e))?;
     // One writer at a time: the op file's number is taken from what is on disk.
     let _lock =
         crate::state::lock::lock_state(layout.root(), &config, ctx.now()).map_err(|e| state(&e))?;
@@ -78,7 +74,7 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
         });
     }
 
-    let now = snapshot.meta.synced_at;
+    let now = ctx.as_of.unwrap_or(snapshot.meta.synced_at);
     let ledger = crate::ledger::read(&layout.ledger()).map_err(|e| state(&e))?;
     let after_snapshot = ops::simulate(&snapshot, &accepted, now);
     let before_plan = crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now).into_plan();

@@ -40,6 +40,10 @@ pub struct Context {
     pub clock: Option<DateTime<Utc>>,
     /// Who is asking (a Gitea username), written into op files.
     pub by: Option<String>,
+    /// Flag overrides of the config (`--seed`, `--trials`).
+    pub overrides: crate::config::Overrides,
+    /// The moment forecasts are as of (`--now`); default: the snapshot's time.
+    pub as_of: Option<DateTime<Utc>>,
 }
 
 impl Context {
@@ -50,6 +54,8 @@ impl Context {
             env: Vec::new(),
             clock: None,
             by: None,
+            overrides: crate::config::Overrides::default(),
+            as_of: None,
         }
     }
 
@@ -213,7 +219,13 @@ fn record_directive(
     if input.by.is_none() {
         input.by.clone_from(&ctx.by);
     }
-    crate::ledger::record::record_directive(&ctx.state_dir, &input, ctx.now(), ctx.env.clone())
+    let options = crate::ledger::record::RecordOptions {
+        clock: ctx.now(),
+        env: ctx.env.clone(),
+        overrides: ctx.overrides.clone(),
+        as_of: ctx.as_of,
+    };
+    crate::ledger::record::record_directive(&ctx.state_dir, &input, &options)
         .map(|o| schema::RecordAnswer {
             directive_id: o.directive_id,
             consequence: o.consequence,

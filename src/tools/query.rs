@@ -107,13 +107,13 @@ pub enum QueryOutput {
 pub fn compute(ctx: &Context) -> Result<Computed, ToolError> {
     let opts = RunOptions {
         state_dir: ctx.state_dir.clone(),
-        now: None,
+        now: ctx.as_of,
         clock: ctx.now(),
         offline: true,
         full_sync: false,
         token: None,
         server_fallback: None,
-        overrides: Default::default(),
+        overrides: ctx.overrides.clone(),
         env: ctx.env.clone(),
         commit: false,
         render: false,

@@ -207,3 +207,50 @@ fn export_tjp_writes_a_project_taskjuggler_schedules() {
     let csv = std::fs::read_to_string(tmp.path().join("commitea.csv")).unwrap();
     assert!(csv.lines().count() > 100, "{csv}");
 }
+
+#[test]
+fn every_forecasting_command_takes_now_seed_and_trials() {
+    let state = crate::toolcli::demo_state();
+    let s = state.path().to_str().unwrap();
+    let pinned = ["--now", "2026-11-30", "--seed", "7", "--trials", "300"];
+    let twice = |args: &[&str]| {
+        let run = || {
+            let mut all = args.to_vec();
+            all.extend(["-s", s]);
+            all.extend(pinned);
+            let out = commitea(&all, state.path());
+            assert!(
+                out.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            out.stdout
+        };
+        let (a, b) = (run(), run());
+        assert_eq!(a, b, "{args:?} is not reproducible");
+        String::from_utf8(a).unwrap()
+    };
+    let runway = twice(&["tool", "query_project", r#"{"view":"runway"}"#]);
+    assert!(runway.contains("\"asOf\":\"2026-11-30\""), "{runway}");
+    twice(&["plan", "--json"]);
+    twice(&["export", "tjp"]);
+    // A directive with --now is stamped with it, and forecast from it.
+    let mut args = vec![
+        "directive",
+        "--kind",
+        "note",
+        "--quote",
+        "Ship it.",
+        "-s",
+        s,
+    ];
+    args.extend(pinned);
+    let out = commitea(&args, state.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ledger = std::fs::read_to_string(state.path().join("pm-state.md")).unwrap();
+    assert!(ledger.contains("note · 2026-11-30T00:00:00Z"), "{ledger}");
+}

@@ -15,6 +15,7 @@ mod ledger;
 mod mcp;
 mod online;
 mod pipeline;
+mod props;
 mod record;
 mod replay;
 mod robust;

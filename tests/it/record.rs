@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 use commitea::demo::{self, DemoSpec};
-use commitea::ledger::record::{RecordError, RecordInput, RecordTarget, record_directive};
+use commitea::ledger::record::{
+    RecordError, RecordInput, RecordOptions, RecordTarget, record_directive,
+};
 use commitea::state::Layout;
 use serde_json::json;
 
@@ -30,6 +32,8 @@ fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
             let p = e.unwrap().path();
             if p.is_dir() {
                 walk(root, &p, out);
+            } else if p.file_name().is_some_and(|n| n == ".commitea.lock") {
+                // The writer lock of a state folder without git: not state.
             } else {
                 out.insert(
                     p.strip_prefix(root).unwrap().to_path_buf(),
@@ -63,7 +67,12 @@ fn a_reprioritize_appends_to_the_ledger_and_proposes_set_priority() {
     let tmp = fresh_demo();
     let layout = Layout::new(tmp.path());
     let before = std::fs::read(layout.ledger()).unwrap();
-    let out = record_directive(tmp.path(), &reprioritize(), clock(), vec![]).unwrap();
+    let out = record_directive(
+        tmp.path(),
+        &reprioritize(),
+        &RecordOptions::new(clock(), vec![]),
+    )
+    .unwrap();
 
     let after = std::fs::read(layout.ledger()).unwrap();
     assert!(after.starts_with(&before), "the ledger lost earlier bytes");
@@ -112,8 +121,18 @@ fn a_reprioritize_appends_to_the_ledger_and_proposes_set_priority() {
 #[test]
 fn the_same_directive_gives_the_same_bytes() {
     let (a, b) = (fresh_demo(), fresh_demo());
-    let out_a = record_directive(a.path(), &reprioritize(), clock(), vec![]).unwrap();
-    let out_b = record_directive(b.path(), &reprioritize(), clock(), vec![]).unwrap();
+    let out_a = record_directive(
+        a.path(),
+        &reprioritize(),
+        &RecordOptions::new(clock(), vec![]),
+    )
+    .unwrap();
+    let out_b = record_directive(
+        b.path(),
+        &reprioritize(),
+        &RecordOptions::new(clock(), vec![]),
+    )
+    .unwrap();
     assert_eq!(
         serde_json::to_string_pretty(&out_a).unwrap(),
         serde_json::to_string_pretty(&out_b).unwrap()
@@ -124,7 +143,12 @@ fn the_same_directive_gives_the_same_bytes() {
 #[test]
 fn snapshots_of_the_output_and_the_directives_view() {
     let tmp = fresh_demo();
-    let out = record_directive(tmp.path(), &reprioritize(), clock(), vec![]).unwrap();
+    let out = record_directive(
+        tmp.path(),
+        &reprioritize(),
+        &RecordOptions::new(clock(), vec![]),
+    )
+    .unwrap();
     insta::assert_json_snapshot!("record_reprioritize_output", out);
     let view = commitea::views::directives::load(&Layout::new(tmp.path())).unwrap();
     assert_eq!(view.recent.len(), 1);
@@ -173,7 +197,7 @@ fn a_capacity_cut_of_a_busy_member_pushes_their_issues_later() {
         rationale: None,
         by: Some("ann".into()),
     };
-    let out = record_directive(tmp.path(), &input, clock(), vec![]).unwrap();
+    let out = record_directive(tmp.path(), &input, &RecordOptions::new(clock(), vec![])).unwrap();
     assert_eq!(out.ops_file, None, "capacity lives only in the ledger");
     let moved: Vec<i64> = out
         .detail
@@ -194,7 +218,11 @@ fn a_capacity_cut_of_a_busy_member_pushes_their_issues_later() {
 fn bad_input_errors_naming_the_field_and_writes_nothing() {
     let tmp = fresh_demo();
     let before = files(tmp.path());
-    let field = |input: &RecordInput| match record_directive(tmp.path(), input, clock(), vec![]) {
+    let field = |input: &RecordInput| match record_directive(
+        tmp.path(),
+        input,
+        &RecordOptions::new(clock(), vec![]),
+    ) {
         Err(RecordError::Invalid { field, message }) => {
             assert!(!message.is_empty());
             field

@@ -31,6 +31,7 @@ fn ctx(dir: &Path) -> Context {
         env: vec![("COMMITEA_FORECAST_TRIALS".into(), TRIALS.into())],
         clock: Some(clock()),
         by: Some("pat".into()),
+        ..Context::new(dir)
     }
 }
 
