@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 
 use commitea::demo::{DemoSpec, generate};
 use commitea::gitea::client::{Client, ClientOptions};
-use commitea::gitea::emulator::{Dataset, Emulator, EmulatorOptions, Fault, FaultKind};
 use commitea::gitea::sync::{SyncOptions, sync};
 use commitea::state::Snapshot;
+use commitea_testkit::gitea::{Dataset, Emulator, EmulatorOptions, Fault, FaultKind};
 
 fn peak_rss_mib() -> u64 {
     std::fs::read_to_string("/proc/self/status")

@@ -24,6 +24,9 @@ const NON_CONFIG_ENV: &[&str] = &[
     "COMMITEA_GITEA_TOKEN",
     "COMMITEA_REQUIRE_EXTERNAL",
     "COMMITEA_LOG",
+    "COMMITEA_STATE",
+    "COMMITEA_REALWORLD_DIR",
+    "COMMITEA_BLESS_DOCS",
 ];
 
 /// Why the configuration could not be resolved.
@@ -102,6 +105,31 @@ pub struct Config {
     pub standup: StandupConfig,
     /// The lock that keeps two writers off one state repo.
     pub lock: LockConfig,
+    /// `commitea backtest`.
+    pub backtest: BacktestConfig,
+}
+
+/// How `commitea backtest` replays the history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BacktestConfig {
+    /// Monte Carlo trials per method and cut (fewer than a forecast's: there are many cuts).
+    pub trials: Trials,
+    /// Days between cuts.
+    pub every_days: FullEveryDays,
+    /// Days after a cut forecast and scored; none means the abandonment window (`forecast.abandonment_days`,
+    /// at most `forecast.horizon_days`).
+    pub horizon_days: Option<HorizonDays>,
+}
+
+impl Default for BacktestConfig {
+    fn default() -> Self {
+        Self {
+            trials: Trials(500),
+            every_days: FullEveryDays(28),
+            horizon_days: None,
+        }
+    }
 }
 
 /// The state repo's writer lock (see `docs/architecture.md`).
@@ -461,10 +489,12 @@ fn unique_team<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Member>, D::Error>
 /// Command-line settings that override everything else.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Overrides {
-    /// `--seed`.
+    /// `--seed`: `forecast.seed`.
     pub seed: Option<u64>,
-    /// `--trials`.
+    /// `--trials`: `forecast.trials`.
     pub trials: Option<u32>,
+    /// Other flags, as (key path, value): `("backtest.trials", "300")`. Checked like the file's values.
+    pub keys: Vec<(&'static str, String)>,
 }
 
 impl Config {
@@ -507,8 +537,27 @@ impl Config {
             }
             cfg.forecast.trials = Trials(t);
         }
+        for (key, value) in &overrides.keys {
+            cfg.set(key, value)?;
+        }
         cfg.check()?;
         Ok(cfg)
+    }
+
+    /// Sets the key at the dotted path `key` (`backtest.trials`) from a flag's `value`, checked as the file's
+    /// values are; the error names the flag's key.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        let invalid = |message: String| ConfigError::Env {
+            var: format!("flag for {key}"),
+            message,
+        };
+        let mut tree = yaml_serde::to_value(&*self).map_err(|e| invalid(e.to_string()))?;
+        let value: yaml_serde::Value =
+            yaml_serde::from_str(value).map_err(|e| invalid(e.to_string()))?;
+        let path: Vec<String> = key.split('.').map(str::to_owned).collect();
+        set_path(&mut tree, &path, value);
+        *self = yaml_serde::from_value(tree).map_err(|e| invalid(e.to_string()))?;
+        Ok(())
     }
 
     /// Checks what no single key can check on its own: that the site's folder cannot destroy state.
@@ -749,10 +798,12 @@ mod tests {
             &Overrides {
                 seed: Some(9),
                 trials: Some(42),
+                keys: vec![("backtest.trials", "77".into())],
             },
         )
         .unwrap();
         assert_eq!((c.forecast.trials.0, c.forecast.seed), (42, Some(9)));
+        assert_eq!(c.backtest.trials.0, 77);
     }
 
     #[test]

@@ -118,6 +118,49 @@ pub struct Computed {
     pub synced: bool,
 }
 
+/// What a state repo holds for a forecast, read once: the resolved config, the snapshot and the ledger.
+#[derive(Debug, Clone)]
+pub struct RepoState {
+    /// Where everything is.
+    pub layout: Layout,
+    /// The config, resolved from defaults, `commitea.yaml`, the environment and flags.
+    pub config: Config,
+    /// The snapshot.
+    pub snapshot: Snapshot,
+    /// `pm-state.md`'s text, if there is one.
+    pub ledger: Option<String>,
+}
+
+impl RepoState {
+    /// Reads the state repo at `dir` with `env` and `overrides` applied to its config.
+    pub fn load(
+        dir: &Path,
+        env: impl IntoIterator<Item = (String, String)>,
+        overrides: &Overrides,
+    ) -> Result<Self, PipelineError> {
+        let layout = Layout::new(dir);
+        let config = Config::load(layout.root(), env, overrides)?;
+        let snapshot = Snapshot::load(&layout)?;
+        let ledger = crate::ledger::read(&layout.ledger())?;
+        Ok(Self {
+            layout,
+            config,
+            snapshot,
+            ledger,
+        })
+    }
+
+    /// The forecast's day zero: `now` if given, else the moment the snapshot was taken.
+    pub fn as_of(&self, now: Option<DateTime<Utc>>) -> DateTime<Utc> {
+        now.unwrap_or(self.snapshot.meta.synced_at)
+    }
+
+    /// The ledger replayed over the snapshot as of `now`: the effective plan and what replay found.
+    pub fn replay(&self, now: DateTime<Utc>) -> crate::ledger::Replayed {
+        crate::ledger::replay(&self.snapshot, &self.config, self.ledger.as_deref(), now)
+    }
+}
+
 /// Replays and forecasts the state repo without writing anything.
 pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     let layout = Layout::new(&opts.state_dir);
@@ -196,15 +239,13 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     })
 }
 
-/// Where `commitea backtest --write` puts its report.
-pub const BACKTEST_FILE: &str = "forecast/backtest.json";
-
 /// The last backtest report, if the state has one; an unreadable one is reported and left out.
 fn read_backtest(
     layout: &Layout,
     problems: &mut Vec<String>,
 ) -> Option<crate::backtest::BacktestReport> {
-    let path = layout.root().join(BACKTEST_FILE);
+    use crate::state::BACKTEST_FILE;
+    let path = layout.backtest_file();
     let bytes = std::fs::read(&path).ok()?;
     match serde_json::from_slice(&bytes) {
         Ok(r) => Some(r),
@@ -275,37 +316,55 @@ fn sync_stage(
     Ok(outcome.snapshot)
 }
 
+/// The view payloads written under `forecast/views/` and the site is rendered from, by name.
+pub const VIEWS: [&str; 5] = ["overview", "board", "runway", "directives", "calibration"];
+
 /// The files under `forecast/` for a computed state: path relative to the state repo → bytes.
 pub fn forecast_files(c: &Computed) -> Result<BTreeMap<String, Vec<u8>>, StateError> {
     let mut out = BTreeMap::new();
-    let mut add = |rel: &str, bytes: Vec<u8>| {
-        out.insert(rel.to_owned(), bytes);
-    };
-    add(
-        "forecast/forecast.json",
-        crate::state::to_json(&c.report, Path::new("forecast/forecast.json"))?,
+    let report = Path::new(crate::state::FORECAST_FILE);
+    out.insert(
+        crate::state::FORECAST_FILE.to_owned(),
+        crate::state::to_json(&c.report, report)?,
     );
-    add(
-        "forecast/views/overview.json",
-        crate::state::to_json(&c.overview, Path::new("forecast/views/overview.json"))?,
-    );
-    add(
-        "forecast/views/board.json",
-        crate::state::to_json(&c.board, Path::new("forecast/views/board.json"))?,
-    );
-    add(
-        "forecast/views/runway.json",
-        crate::state::to_json(&c.runway, Path::new("forecast/views/runway.json"))?,
-    );
-    add(
-        "forecast/views/directives.json",
-        crate::state::to_json(&c.directives, Path::new("forecast/views/directives.json"))?,
-    );
-    add(
-        "forecast/views/calibration.json",
-        crate::state::to_json(&c.calibration, Path::new("forecast/views/calibration.json"))?,
-    );
+    for name in VIEWS {
+        let rel = crate::state::view_path(name);
+        let bytes = match name {
+            "overview" => crate::state::to_json(&c.overview, Path::new(&rel))?,
+            "board" => crate::state::to_json(&c.board, Path::new(&rel))?,
+            "runway" => crate::state::to_json(&c.runway, Path::new(&rel))?,
+            "directives" => crate::state::to_json(&c.directives, Path::new(&rel))?,
+            _ => crate::state::to_json(&c.calibration, Path::new(&rel))?,
+        };
+        out.insert(rel, bytes);
+    }
     Ok(out)
+}
+
+/// The site's data read back from the view payloads a run wrote under `forecast/views/`.
+pub fn site_data_from_views(layout: &Layout, title: &str) -> Result<SiteData, StateError> {
+    fn read<T: serde::de::DeserializeOwned>(layout: &Layout, name: &str) -> Result<T, StateError> {
+        let path = layout.view_file(name);
+        let bytes = std::fs::read(&path).map_err(|source| StateError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        serde_json::from_slice(&bytes).map_err(|e| StateError::Json {
+            path,
+            message: format!("{e}; run `commitea plan` or `commitea run` again"),
+        })
+    }
+    Ok(SiteData {
+        title: title.to_owned(),
+        overview: read(layout, "overview")?,
+        board: read(layout, "board")?,
+        runway: read(layout, "runway")?,
+        directives: match read(layout, "directives") {
+            Ok(d) => d,
+            Err(_) => crate::views::directives::load(layout)?,
+        },
+        calibration: read(layout, "calibration")?,
+    })
 }
 
 /// Renders the site of a computed state in memory.
@@ -509,7 +568,7 @@ pub fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> String {
         .and_then(git::head)
         .zip(repo)
         .and_then(|(head, repo)| {
-            git::read_at(repo, head, "forecast/forecast.json")
+            git::read_at(repo, head, crate::state::FORECAST_FILE)
                 .ok()
                 .flatten()
         })

@@ -1,7 +1,6 @@
-//! Talking to Gitea: the REST client, the wire types it decodes, the sync into a snapshot, and the
-//! loopback API emulator the tests run against.
+//! Talking to Gitea: the REST client, the wire types it decodes, and the sync into a snapshot. (The API
+//! emulator the tests run against lives in `crates/testkit`, outside the shipped binary.)
 
 pub mod client;
-pub mod emulator;
 pub mod sync;
 pub mod wire;

@@ -49,6 +49,16 @@ pub enum StateError {
     NoSnapshot(PathBuf),
 }
 
+/// The forecast report, relative to the state repo (also its path in git history).
+pub const FORECAST_FILE: &str = "forecast/forecast.json";
+/// The last backtest report, relative to the state repo.
+pub const BACKTEST_FILE: &str = "forecast/backtest.json";
+
+/// The path of the view payload `name`, relative to the state repo: `forecast/views/NAME.json`.
+pub fn view_path(name: &str) -> String {
+    format!("forecast/views/{name}.json")
+}
+
 /// The paths of a state repo.
 #[derive(Debug, Clone)]
 pub struct Layout {
@@ -83,6 +93,18 @@ impl Layout {
     /// `site-templates/`: the state repo's own template overrides.
     pub fn templates_dir(&self) -> PathBuf {
         self.root.join("site-templates")
+    }
+    /// `forecast/forecast.json`, the engine's report.
+    pub fn forecast_file(&self) -> PathBuf {
+        self.root.join(FORECAST_FILE)
+    }
+    /// `forecast/views/NAME.json`: the payload the site renders `name` from.
+    pub fn view_file(&self, name: &str) -> PathBuf {
+        self.root.join(view_path(name))
+    }
+    /// `forecast/backtest.json`, written by `commitea backtest --write`.
+    pub fn backtest_file(&self) -> PathBuf {
+        self.root.join(BACKTEST_FILE)
     }
     /// A path relative to the root, for messages.
     pub fn rel<'a>(&self, path: &'a Path) -> &'a Path {

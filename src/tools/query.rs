@@ -256,10 +256,10 @@ const DRIFT_LOOKBACK: usize = 200;
 fn previous_forecast(ctx: &Context, c: &Computed) -> Option<views::standup::Previous> {
     let repo = gix::open(&ctx.state_dir).ok()?;
     let today =
-        crate::state::to_json(&c.report, std::path::Path::new("forecast/forecast.json")).ok()?;
+        crate::state::to_json(&c.report, std::path::Path::new(crate::state::FORECAST_FILE)).ok()?;
     let history = crate::state::git::first_parent_history(&repo).ok()?;
     for (id, _) in history.into_iter().take(DRIFT_LOOKBACK) {
-        let Ok(Some(bytes)) = crate::state::git::read_at(&repo, id, "forecast/forecast.json")
+        let Ok(Some(bytes)) = crate::state::git::read_at(&repo, id, crate::state::FORECAST_FILE)
         else {
             continue;
         };

@@ -134,12 +134,8 @@ fn bad_usage_exits_2_and_a_missing_snapshot_says_what_to_do() {
 #[test]
 fn plan_and_render_work_on_a_state_repo() {
     let tmp = tempfile::tempdir().unwrap();
-    let generated = commitea(&["generate", "state"], tmp.path());
-    assert!(
-        generated.status.success(),
-        "{}",
-        String::from_utf8_lossy(&generated.stderr)
-    );
+    let demo = commitea::demo::generate(&commitea::demo::DemoSpec::bundled());
+    commitea::demo::write(&demo, &tmp.path().join("state")).unwrap();
     let state = tmp.path().join("state");
     let plan = commitea(&["plan", "-s", "state", "--trials", "300"], tmp.path());
     assert!(
@@ -168,12 +164,8 @@ fn plan_and_render_work_on_a_state_repo() {
 #[test]
 fn export_tjp_writes_a_project_taskjuggler_schedules() {
     let tmp = tempfile::tempdir().unwrap();
-    let generated = commitea(&["generate", "state"], tmp.path());
-    assert!(
-        generated.status.success(),
-        "{}",
-        String::from_utf8_lossy(&generated.stderr)
-    );
+    let demo = commitea::demo::generate(&commitea::demo::DemoSpec::bundled());
+    commitea::demo::write(&demo, &tmp.path().join("state")).unwrap();
     let out = commitea(&["export", "tjp", "-s", "state"], tmp.path());
     assert!(
         out.status.success(),
@@ -253,4 +245,14 @@ fn every_forecasting_command_takes_now_seed_and_trials() {
     );
     let ledger = std::fs::read_to_string(state.path().join("pm-state.md")).unwrap();
     assert!(ledger.contains("note · 2026-11-30T00:00:00Z"), "{ledger}");
+    // A sync does not forecast: it offers none of them.
+    for flag in ["--seed", "--trials"] {
+        let out = commitea(&["sync", flag, "7", "-s", s], state.path());
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }

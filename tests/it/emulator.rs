@@ -9,10 +9,8 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use commitea::domain::{IssueKey, RepoName};
-use commitea::gitea::emulator::{
-    Dataset, Emulator, EmulatorOptions, FUTURE_FIELD, Fault, FaultKind,
-};
 use commitea::state::{Layout, Snapshot};
+use commitea_testkit::gitea::{Dataset, Emulator, EmulatorOptions, FUTURE_FIELD, Fault, FaultKind};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "emulator-token";

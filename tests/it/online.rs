@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use commitea::gitea::emulator::{Dataset, Emulator, EmulatorOptions, Fault, FaultKind};
 use commitea::state::{Layout, Snapshot};
+use commitea_testkit::gitea::{Dataset, Emulator, EmulatorOptions, Fault, FaultKind};
 
 use crate::pipeline::{git, state_from_fixture, tree};
 

@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use commitea::domain::RepoName;
 use commitea::gitea::client::{Client, ClientError, ClientOptions};
-use commitea::gitea::emulator::{Dataset, Emulator, EmulatorOptions, Fault, FaultKind};
 use commitea::gitea::sync::{SyncError, full_sync};
 use commitea::state::{Layout, Snapshot};
+use commitea_testkit::gitea::{Dataset, Emulator, EmulatorOptions, Fault, FaultKind};
 
 const TOKEN: &str = "emulator-token";
 
@@ -431,7 +431,7 @@ fn the_token_never_leaks() {
 #[test]
 fn open_pulls_link_issues_by_closing_keyword() {
     use commitea::domain::OpenState;
-    use commitea::gitea::emulator::Pull;
+    use commitea_testkit::gitea::Pull;
 
     let snap = load("tests/fixtures/small");
     let emu = start(&snap);
@@ -496,9 +496,9 @@ mod incremental {
     use chrono::{DateTime, Duration, Utc};
     use commitea::domain::{Comment, IssueKey, OpenState, RepoName};
     use commitea::gitea::client::Client;
-    use commitea::gitea::emulator::{Dataset, Emulator, EmulatorOptions, Pull};
     use commitea::gitea::sync::{SyncOptions, SyncOutcome, full_sync, sync};
     use commitea::state::Snapshot;
+    use commitea_testkit::gitea::{Dataset, Emulator, EmulatorOptions, Pull};
 
     use super::{TOKEN, client, fast, load, repos, start};
 

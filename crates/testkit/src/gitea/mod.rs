@@ -38,7 +38,7 @@ use std::time::Duration;
 
 pub use dataset::{Dataset, FUTURE_FIELD, Pull};
 
-use crate::domain::RepoName;
+use commitea::domain::RepoName;
 
 /// Why the emulator could not start.
 #[derive(Debug, thiserror::Error)]

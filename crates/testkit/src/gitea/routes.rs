@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::dataset::{Dataset, Render, TimelineEntry, timeline_entries};
 use super::http::{Request, Response};
 use super::{Shared, lock};
-use crate::domain::{IssueKey, Label, OpenState, RepoName, TimelineEvent};
+use commitea::domain::{IssueKey, Label, OpenState, RepoName, TimelineEvent};
 
 /// Gitea's error body.
 fn error(shared: &Shared, status: u16, message: &str) -> Response {
@@ -242,7 +242,7 @@ fn repo_route(
             let since = time_param(req, shared, "since")?;
             let before = time_param(req, shared, "before")?;
             let r = Render::new(ds, shared);
-            let mut all: Vec<(u64, &crate::domain::Comment)> = ds
+            let mut all: Vec<(u64, &commitea::domain::Comment)> = ds
                 .issues(repo)
                 .into_iter()
                 .flat_map(|i| i.comments.iter().map(move |c| (i.number, c)))
@@ -547,7 +547,7 @@ fn issue_route(
     }
 }
 
-fn next_event_id(i: &crate::domain::Issue) -> u64 {
+fn next_event_id(i: &commitea::domain::Issue) -> u64 {
     let t = i.timeline.iter().map(|e| e.id).max().unwrap_or(0);
     let c = i.comments.iter().map(|c| c.id).max().unwrap_or(0);
     t.max(c) + 1 + 1_000_000

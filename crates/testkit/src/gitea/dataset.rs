@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use serde_json::{Value, json};
 
-use crate::domain::{Issue, IssueKey, Label, Milestone, OpenState, RepoName};
-use crate::state::Snapshot;
+use commitea::domain::{Issue, IssueKey, Label, Milestone, OpenState, RepoName};
+use commitea::state::Snapshot;
 
 /// A pull request of the emulated server (its number shares the repository's issue number space).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -805,7 +805,7 @@ impl<'a> Render<'a> {
         self.newer(v)
     }
 
-    pub fn comment(&self, repo: &RepoName, number: u64, c: &crate::domain::Comment) -> Value {
+    pub fn comment(&self, repo: &RepoName, number: u64, c: &commitea::domain::Comment) -> Value {
         let base = self.base;
         self.newer(json!({
             "id": c.id,
@@ -826,7 +826,7 @@ impl<'a> Render<'a> {
         &self,
         repo: &RepoName,
         i: &Issue,
-        t: &crate::domain::TrackedTime,
+        t: &commitea::domain::TrackedTime,
     ) -> Value {
         self.newer(json!({
             "id": t.id,
@@ -1003,11 +1003,11 @@ const TIME_EVENT_IDS: u64 = 1_000_000_000;
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum TimelineEntry<'a> {
     /// A comment (`type: comment`).
-    Comment(&'a crate::domain::Comment),
+    Comment(&'a commitea::domain::Comment),
     /// An event.
-    Event(&'a crate::domain::TimelineEvent),
+    Event(&'a commitea::domain::TimelineEvent),
     /// The `add_time_manual` entry Gitea writes for a tracked time.
-    Time(&'a crate::domain::TrackedTime),
+    Time(&'a commitea::domain::TrackedTime),
     /// An entry Gitea drops after paging (a comment the caller cannot see); carries its time.
     Hidden(DateTime<Utc>),
 }

@@ -1,0 +1,93 @@
+//! `commitea-dev`: developer commands that are not part of CommiTea — serve a state repo through the
+//! Gitea emulator, or write a generated state repo.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use commitea_testkit::gitea::{Dataset, Emulator, EmulatorOptions};
+
+/// Developer commands for CommiTea (not shipped).
+#[derive(Debug, Parser)]
+#[command(name = "commitea-dev", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve a state repo's snapshot through the Gitea API emulator on loopback until stopped (for trying
+    /// CommiTea, and sync, without a Gitea server). Prints the base URL.
+    Emulate {
+        /// The state repo whose snapshot to serve.
+        #[arg(long, short = 's', default_value = ".")]
+        state: PathBuf,
+        /// The token the emulator accepts.
+        #[arg(long, default_value = "emulator-token")]
+        token: String,
+        /// Milliseconds each answer takes.
+        #[arg(long, default_value_t = 0)]
+        latency_ms: u64,
+    },
+    /// Write a generated state repo (no git, no forecast) into DIR: the bundled demo, or N issues.
+    Generate {
+        /// Where to write it.
+        dir: PathBuf,
+        /// How many issues (default: the bundled demo).
+        #[arg(long)]
+        issues: Option<usize>,
+    },
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Emulate {
+            state,
+            token,
+            latency_ms,
+        } => {
+            let snapshot = commitea::state::Snapshot::load(&commitea::state::Layout::new(&state))?;
+            let options = EmulatorOptions {
+                token,
+                latency: std::time::Duration::from_millis(latency_ms),
+                ..EmulatorOptions::default()
+            };
+            let emulator = Emulator::start(Dataset::from_snapshot(&snapshot), options)?;
+            println!("{}", emulator.url());
+            tracing::info!(
+                "serving {} issues at {} until stopped",
+                snapshot.issues.len(),
+                emulator.url()
+            );
+            loop {
+                std::thread::park();
+            }
+        }
+        Command::Generate { dir, issues } => {
+            let spec = issues.map_or_else(
+                commitea::demo::DemoSpec::bundled,
+                commitea::demo::DemoSpec::scaled,
+            );
+            let state = commitea::demo::generate(&spec);
+            commitea::demo::write(&state, &dir)?;
+            println!("{}", dir.display());
+            Ok(())
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new("warn,commitea=info"))
+        .with_writer(std::io::stderr)
+        .without_time()
+        .init();
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

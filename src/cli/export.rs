@@ -1,0 +1,51 @@
+//! `commitea export`: the deterministic plan in another tool's format.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+use super::{CommandResult, ForecastArgs, StateArg, env_vars};
+
+/// The formats `commitea export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// TaskJuggler 3 (`tj3`): the median plan as a project with resources and tasks.
+    Tjp,
+}
+
+/// `commitea export`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The format.
+    #[arg(value_enum)]
+    format: Format,
+    #[command(flatten)]
+    state: StateArg,
+    #[command(flatten)]
+    forecast: ForecastArgs,
+    /// Write to this file instead of stdout.
+    #[arg(long, short = 'o')]
+    output: Option<PathBuf>,
+}
+
+/// Writes the export to the file or stdout.
+pub fn run(a: Args) -> CommandResult {
+    let repo =
+        crate::pipeline::RepoState::load(&a.state.state, env_vars(), &a.forecast.overrides())?;
+    let plan = repo.replay(repo.as_of(a.forecast.now)).into_plan();
+    let text = match a.format {
+        Format::Tjp => crate::forecast::export_tjp(
+            &plan,
+            repo.config.forecast.horizon_days.0,
+            &repo.config.site.title,
+            "commitea",
+        )?,
+    };
+    match a.output {
+        Some(path) => {
+            std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
+}

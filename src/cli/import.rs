@@ -1,0 +1,116 @@
+//! `commitea import`: another tracker's history as new state repos.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::bail;
+
+use super::CommandResult;
+
+/// `commitea import`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Where the history comes from.
+    #[command(subcommand)]
+    source: ImportSource,
+}
+
+/// The trackers `commitea import` reads.
+#[derive(Debug, clap::Subcommand)]
+pub enum ImportSource {
+    /// Jira, flattened to DATASET_issues.csv, DATASET_history.csv and DATASET_milestones.csv: one state repo
+    /// per project, its issues in the Gitea repository `jira/<PROJECT>`.
+    Jira {
+        /// The folder holding the CSV files.
+        #[arg(long)]
+        data: PathBuf,
+        /// The dataset, the files' prefix: `duraspace` or `apache`.
+        #[arg(long)]
+        dataset: String,
+        /// The Jira project key, or `all` for every project with at least --min-issues issues.
+        #[arg(long)]
+        project: String,
+        /// Where to write the state repo; with `--project all`, one sub-folder per project.
+        #[arg(long)]
+        out: PathBuf,
+        /// With `--project all`: skip projects with fewer issues.
+        #[arg(long, default_value_t = 50)]
+        min_issues: usize,
+    },
+}
+
+/// Imports and prints each state repo's path.
+pub fn run(a: Args) -> CommandResult {
+    match a.source {
+        ImportSource::Jira {
+            data,
+            dataset,
+            project,
+            out,
+            min_issues,
+        } => import_jira(&data, &dataset, &project, &out, min_issues)?,
+    }
+    Ok(())
+}
+
+/// `commitea import jira`: one state repo per project.
+fn import_jira(
+    data: &Path,
+    dataset: &str,
+    project: &str,
+    out: &Path,
+    min_issues: usize,
+) -> anyhow::Result<()> {
+    let ds = crate::import::load_dataset(data, dataset)?;
+    let projects: Vec<(String, PathBuf)> = if project == "all" {
+        ds.projects()
+            .into_iter()
+            .filter(|(p, n)| {
+                if *n < min_issues {
+                    tracing::info!("skipping {p}: {n} issues, fewer than {min_issues}");
+                }
+                *n >= min_issues
+            })
+            .map(|(p, _)| {
+                let dir = out.join(&p);
+                (p, dir)
+            })
+            .collect()
+    } else {
+        vec![(project.to_owned(), out.to_path_buf())]
+    };
+    for (p, dir) in projects {
+        if dir.exists()
+            && !crate::config::Config::path_in(&dir).exists()
+            && std::fs::read_dir(&dir)?.next().is_some()
+        {
+            bail!(
+                "{} exists and is not a CommiTea state repo; choose an empty or new folder",
+                dir.display()
+            );
+        }
+        let imported = crate::import::to_state(&ds, &p)?;
+        let s = &imported.stats;
+        tracing::info!(
+            "{p}: {} issues ({} open, {} with a milestone, {} with an estimate), {} events, as of {}",
+            s.issues,
+            s.open,
+            s.with_milestone,
+            s.with_estimate,
+            s.events,
+            imported.snapshot.meta.synced_at.to_rfc3339()
+        );
+        tracing::info!(
+            "{p}: dropped {} dependencies on other projects, {} on issues not in the data, {} unknown \
+             fixVersion references, {} in-progress moments, {} history rows of unmapped fields",
+            s.dependencies_other_project,
+            s.dependencies_missing,
+            s.unknown_milestone_refs,
+            s.in_progress_dropped,
+            s.history_rows_ignored
+        );
+        tracing::debug!("{p}: {s:?}");
+        crate::import::write_state(&dir, &imported)?;
+        println!("{}", dir.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,21 @@
+//! `commitea mcp`: the agent tools served to an MCP client over stdin/stdout.
+
+use super::{CommandResult, ForecastArgs, StateArg};
+
+/// `commitea mcp`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    state: StateArg,
+    /// Who is asking (a Gitea username), written into op files and directives.
+    #[arg(long)]
+    by: Option<String>,
+    #[command(flatten)]
+    forecast: ForecastArgs,
+}
+
+/// Serves until stdin closes.
+pub fn run(a: Args) -> CommandResult {
+    let ctx = super::tool::context(&a.state, a.by, None, &a.forecast);
+    crate::tools::mcp::serve(ctx).map_err(super::CommandError::Failed)
+}

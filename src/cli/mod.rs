@@ -1,0 +1,246 @@
+//! The command line, as jj and zola lay it out: one file per command, each with its `Args` and a `run`
+//! function that calls the library. Data goes to stdout, logs to stderr; a [`CommandError`] says whether
+//! the caller or the state repo is at fault, and `main` turns that into the exit code.
+
+mod backtest;
+mod demo;
+mod directive;
+mod export;
+mod import;
+mod mcp;
+mod plan;
+mod render;
+mod run;
+mod sync;
+mod tool;
+
+use std::path::PathBuf;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::Overrides;
+use crate::pipeline::RunOptions;
+
+/// CommiTea: honest forecasts for teams on Gitea, kept in git.
+#[derive(Debug, Parser)]
+#[command(name = "commitea", version, about, long_about = None)]
+pub struct Cli {
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the whole pipeline on a state repo: sync, apply, replay, forecast, commit, render.
+    Run(run::Args),
+    /// Read the configured repositories from Gitea into snapshot/ and commit it (no forecast).
+    Sync(sync::Args),
+    /// Set up the bundled demo in DIR (default ./commitea-demo), run the pipeline, print the site's path.
+    Demo(demo::Args),
+    /// Replay and forecast; write forecast/ and print each milestone's range.
+    Plan(plan::Args),
+    /// Export the deterministic plan for another tool.
+    Export(export::Args),
+    /// Record a PM directive: append it to pm-state.md, write its proposed Gitea changes to ops/pending/ and
+    /// print the consequence (JSON). Never touches Gitea, never commits.
+    Directive(directive::Args),
+    /// Call one agent tool (query_project, capture_work, apply_changes, record_directive) with JSON input and
+    /// print its JSON answer on one line. Input errors exit with status 2 and name the field.
+    Tool(tool::Args),
+    /// Serve the four agent tools to an MCP client over stdin/stdout until stdin closes. Logs go to stderr.
+    Mcp(mcp::Args),
+    /// Render the site from the views in forecast/views/.
+    Render(render::Args),
+    /// Backtest: rewind the snapshot to past cuts, forecast from each, and score CommiTea and two baselines
+    /// against what happened. Prints the report (JSON) on stdout and a table on stderr.
+    Backtest(backtest::Args),
+    /// Import another tracker's history into a new state repo (see docs/import.md); prints its path.
+    Import(import::Args),
+}
+
+/// Why a command failed; its kind decides the exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// The caller's input is wrong (exit status 2, as clap's usage errors).
+    #[error("{0}")]
+    Input(String),
+    /// The command could not do its work (exit status 1).
+    #[error(transparent)]
+    Failed(#[from] anyhow::Error),
+}
+
+/// The library's errors are failures of the command (the caller's mistakes are said as [`CommandError::Input`]).
+macro_rules! failed_from {
+    ($($t:ty),* $(,)?) => {$(
+        impl From<$t> for CommandError {
+            fn from(e: $t) -> Self {
+                Self::Failed(anyhow::Error::from(e))
+            }
+        }
+    )*};
+}
+
+failed_from!(
+    crate::pipeline::PipelineError,
+    crate::state::StateError,
+    crate::config::ConfigError,
+    crate::state::git::GitError,
+    crate::state::lock::LockError,
+    crate::site::SiteError,
+    crate::engine::ScheduleError,
+    crate::import::ImportError,
+    crate::yamlfile::YamlError,
+    std::io::Error,
+    serde_json::Error,
+);
+
+impl CommandError {
+    /// The process's exit status for this error.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::Input(_) => 2,
+            Self::Failed(_) => 1,
+        }
+    }
+}
+
+/// A command's result.
+pub type CommandResult = Result<(), CommandError>;
+
+/// The state repo argument every command on a state repo takes.
+#[derive(Debug, Clone, Args)]
+pub struct StateArg {
+    /// The state repo.
+    #[arg(long, short = 's', default_value = ".", env = "COMMITEA_STATE")]
+    pub state: PathBuf,
+}
+
+/// What every forecasting command takes: the day zero, the seed and the trial count.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ForecastArgs {
+    /// Forecast as of this moment (YYYY-MM-DD or RFC 3339); default: the snapshot's time. A run also
+    /// stamps its snapshot and commit with it.
+    #[arg(long, value_parser = parse_now)]
+    pub now: Option<DateTime<Utc>>,
+    /// The Monte Carlo seed; default: `forecast.seed`, else derived from the state's content.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Monte Carlo trials; default: `forecast.trials`.
+    #[arg(long)]
+    pub trials: Option<u32>,
+}
+
+impl ForecastArgs {
+    /// The flags as config overrides.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            seed: self.seed,
+            trials: self.trials,
+            keys: Vec::new(),
+        }
+    }
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> CommandResult {
+    match cli.command {
+        Command::Run(a) => run::run(a),
+        Command::Sync(a) => sync::run(a),
+        Command::Demo(a) => demo::run(a),
+        Command::Plan(a) => plan::run(a),
+        Command::Export(a) => export::run(a),
+        Command::Directive(a) => directive::run(a),
+        Command::Tool(a) => tool::run(a),
+        Command::Mcp(a) => mcp::run(a),
+        Command::Render(a) => render::run(a),
+        Command::Backtest(a) => backtest::run(a),
+        Command::Import(a) => import::run(a),
+    }
+}
+
+/// Parses `--now`: a date (midnight UTC) or an RFC 3339 time.
+pub fn parse_now(s: &str) -> Result<DateTime<Utc>, String> {
+    if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+        return d
+            .and_hms_opt(0, 0, 0)
+            .map(|t| t.and_utc())
+            .ok_or_else(|| format!("\"{s}\" is not a valid date"));
+    }
+    DateTime::parse_from_rfc3339(s)
+        .map(|d| d.with_timezone(&Utc))
+        .map_err(|_| format!("\"{s}\" is neither YYYY-MM-DD nor an RFC 3339 time"))
+}
+
+/// The `COMMITEA_*` environment variables: config overrides (the resolver skips those that are not keys).
+pub fn env_vars() -> Vec<(String, String)> {
+    std::env::vars()
+        .filter(|(k, _)| k.starts_with("COMMITEA_"))
+        .collect()
+}
+
+/// The options of a pipeline run on `state` with `forecast`'s flags, read at the edge: the wall clock
+/// (or `--now`), the token, the Actions server, the environment.
+fn run_options(state: &StateArg, forecast: &ForecastArgs) -> RunOptions {
+    RunOptions {
+        state_dir: state.state.clone(),
+        now: forecast.now,
+        // `--now` pins every time a run writes (the snapshot's, the commit's), as the docs say.
+        clock: forecast.now.unwrap_or_else(Utc::now),
+        offline: true,
+        full_sync: false,
+        token: crate::gitea::client::token_from_env(),
+        server_fallback: std::env::var("GITHUB_SERVER_URL")
+            .ok()
+            .filter(|s| !s.trim().is_empty()),
+        overrides: forecast.overrides(),
+        env: env_vars(),
+        commit: false,
+        render: false,
+    }
+}
+
+/// Logs what a run did (stderr), with its warnings.
+fn report(summary: &crate::pipeline::RunSummary) {
+    tracing::info!(
+        "{} issues, {} open; {}",
+        summary.issues,
+        summary.open,
+        summary
+            .commit
+            .as_deref()
+            .map_or_else(|| "no new commit".to_owned(), |c| format!("committed {c}"))
+    );
+    for w in &summary.warnings {
+        tracing::warn!("{w}");
+    }
+}
+
+/// The log filter for `COMMITEA_LOG`: a level (`debug`) applies to CommiTea's own messages while the
+/// libraries stay at `warn` (their debug output is theirs: an HTTP pool's 27,000 lines per sync); a full
+/// directive (`reqwest=debug`, anything with `=` or `,`) is taken as it is.
+pub fn log_filter(var: Option<&str>) -> String {
+    match var.map(str::trim).filter(|v| !v.is_empty()) {
+        None => "warn,commitea=info".to_owned(),
+        Some(v) if v.contains(['=', ',']) => v.to_owned(),
+        Some(level) => format!("warn,commitea={level}"),
+    }
+}
+
+/// An error and its causes on one line, each said once: a cause whose text the message already holds
+/// (an error that prints its source, `{path}: {source}`) is not repeated.
+pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cause = c.source();
+    }
+    out
+}

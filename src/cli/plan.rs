@@ -1,0 +1,53 @@
+//! `commitea plan`: replay and forecast offline; write `forecast/` and print the runway.
+
+use super::{CommandResult, ForecastArgs, StateArg, run_options};
+use crate::state::Layout;
+
+/// `commitea plan`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    state: StateArg,
+    #[command(flatten)]
+    forecast: ForecastArgs,
+    /// Print forecast.json instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Forecasts, writes `forecast/`, prints the runway (or the report as JSON).
+pub fn run(a: Args) -> CommandResult {
+    let opts = run_options(&a.state, &a.forecast);
+    let layout = Layout::new(&a.state.state);
+    let _lock = crate::pipeline::lock(&opts, &layout)?;
+    let computed = crate::pipeline::compute(&opts)?;
+    for (rel, bytes) in crate::pipeline::forecast_files(&computed)? {
+        crate::state::write_if_changed(&layout.root().join(rel), &bytes)?;
+    }
+    if a.json {
+        let text = serde_json::to_string_pretty(&computed.report)?;
+        println!("{text}");
+    } else {
+        print_runway(&computed.runway);
+    }
+    Ok(())
+}
+
+fn print_runway(r: &crate::views::Runway) {
+    println!("as of {}", r.as_of);
+    println!(
+        "{:<28} {:>10} {:>25} {:>9} {:>6}",
+        "milestone", "due", "p50 – p80", "P(due)", "slack"
+    );
+    for m in &r.milestones {
+        println!(
+            "{:<28} {:>10} {:>25} {:>9} {:>6}",
+            m.title,
+            m.due.as_deref().unwrap_or("-"),
+            format!("{} – {}", m.band.p50, m.band.p80),
+            m.probability_on_time
+                .map_or_else(|| "-".to_owned(), |p| format!("{:.0}%", p * 100.0)),
+            m.slack.map_or_else(|| "-".to_owned(), |s| s.to_string()),
+        );
+    }
+}
