@@ -16,13 +16,11 @@ use serde_json::Value;
 use super::format::{DirectiveKind, NewDirective, Params, Target, valid_username};
 use crate::config::{Config, ConfigError, Overrides};
 use crate::consequence::{self, Consequence};
-use crate::domain::{IssueKey, OpenState, RepoName};
+use crate::domain::{IssueKey, IssueRef, OpenState, RepoName};
 use crate::forecast::{self, Settings};
+use crate::ops::{DirectiveRecord, Op, OpFile, Source};
 use crate::plan::Plan;
 use crate::state::{Layout, Snapshot, StateError};
-
-/// The folder, under `ops/`, of proposed op files.
-pub const PENDING_DIR: &str = "pending";
 
 /// What `record_directive` is asked to record (the tool's input, camelCase).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
@@ -148,81 +146,6 @@ pub struct RecordOutput {
     pub ops_file: Option<String>,
     /// The whole consequence diff.
     pub detail: Consequence,
-}
-
-/// One proposed Gitea change, in `apply_changes`' op shapes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(tag = "op", rename_all = "snake_case")]
-pub enum ProposedOp {
-    /// Set an issue's `p/*` label.
-    SetPriority {
-        /// `owner/repo#N`.
-        issue: String,
-        /// `p/1`.
-        priority: String,
-    },
-    /// Set an issue's `est/*` label.
-    SetEstimate {
-        /// `owner/repo#N`.
-        issue: String,
-        /// `est/2d`.
-        estimate: String,
-    },
-    /// Move an issue to a milestone, or out of any (`null`).
-    SetMilestone {
-        /// `owner/repo#N`.
-        issue: String,
-        /// Gitea's milestone id, or none.
-        milestone: Option<u64>,
-    },
-    /// Set a milestone's due date (not in the seed's op list: the due-date half of `set-deadline`).
-    SetMilestoneDue {
-        /// Gitea's milestone id.
-        milestone: u64,
-        /// `YYYY-MM-DD`.
-        due: String,
-    },
-    /// Mark a milestone's deadline hard (`deadline/hard`).
-    SetDeadlineHard {
-        /// Gitea's milestone id.
-        milestone: u64,
-        /// Whether it is hard.
-        hard: bool,
-    },
-}
-
-/// The directive an op file proposes changes for.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PendingDirective {
-    /// The kind.
-    pub kind: String,
-    /// The PM's words.
-    pub quote: String,
-    /// `issue owner/repo#N`, `milestone ID` or `member USERNAME`.
-    pub target: Option<String>,
-    /// The params as inline JSON.
-    pub params: Option<String>,
-    /// Why.
-    pub rationale: Option<String>,
-}
-
-/// An `ops/pending/<id>.yaml` file: Gitea changes a directive proposes, awaiting approval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PendingOps {
-    /// The directive's id.
-    pub id: String,
-    /// When the file was written (RFC 3339).
-    pub created_at: String,
-    /// Who gave the directive.
-    pub by: Option<String>,
-    /// The directive.
-    pub directive: PendingDirective,
-    /// The proposed changes.
-    pub ops: Vec<ProposedOp>,
-    /// The consequence's one-line summary.
-    pub summary: String,
-    /// The consequence, subject by subject.
-    pub consequence: Vec<ConsequencePair>,
 }
 
 /// Why a directive was not recorded.
@@ -353,31 +276,29 @@ pub fn record_directive(
 
     let id = appended.id.to_string();
     let ops = proposed_ops(&new, &before_plan);
-    let ops_path: Option<PathBuf> = (!ops.is_empty()).then(|| {
-        layout
-            .ops_dir()
-            .join(PENDING_DIR)
-            .join(format!("{id}.yaml"))
-    });
-    if let Some(path) = &ops_path {
-        let pending = PendingOps {
+    let ops_path: Option<PathBuf> = if ops.is_empty() {
+        None
+    } else {
+        let file = OpFile {
             id: id.clone(),
+            source: Source::Directive,
             created_at: clock.to_rfc3339_opts(SecondsFormat::Secs, true),
             by: new.by.clone(),
-            directive: PendingDirective {
+            approved: false,
+            destructive: ops.iter().any(Op::is_destructive),
+            directive: Some(DirectiveRecord {
                 kind: new.kind().to_string(),
                 quote: new.quote.clone(),
                 target: new.target.as_ref().map(ToString::to_string),
                 params: new.params.to_inline_json(),
                 rationale: new.rationale.clone(),
-            },
+            }),
             ops,
             summary: detail.summary.clone(),
             consequence: pairs.clone(),
         };
-        let yaml = crate::yamlfile::to_string(&pending, layout.rel(path))?;
-        crate::state::write_if_changed(path, yaml.as_bytes())?;
-    }
+        Some(file.write_pending(&layout)?)
+    };
     if let Err(e) = crate::state::write_if_changed(&ledger_path, appended.text.as_bytes()) {
         if let Some(path) = &ops_path {
             let _ = std::fs::remove_file(path);
@@ -572,27 +493,27 @@ fn issue_key(s: &str, config: &Config, snapshot: &Snapshot) -> Result<IssueKey, 
 }
 
 /// The Gitea changes that carry the directive out, in `apply_changes`' op shapes.
-fn proposed_ops(new: &NewDirective, plan: &Plan) -> Vec<ProposedOp> {
+fn proposed_ops(new: &NewDirective, plan: &Plan) -> Vec<Op> {
     match (&new.params, &new.target) {
         (Params::Reprioritize { priority }, Some(Target::Issue(key))) => {
-            vec![ProposedOp::SetPriority {
-                issue: key.to_string(),
+            vec![Op::SetPriority {
+                issue: IssueRef::Key(key.to_string()),
                 priority: priority.label(),
             }]
         }
         (Params::Reestimate { estimate }, Some(Target::Issue(key))) => {
-            vec![ProposedOp::SetEstimate {
-                issue: key.to_string(),
+            vec![Op::SetEstimate {
+                issue: IssueRef::Key(key.to_string()),
                 estimate: estimate.label(),
             }]
         }
         (Params::SetDeadline { due, hard }, Some(Target::Milestone(id))) => {
-            let mut ops = vec![ProposedOp::SetMilestoneDue {
+            let mut ops = vec![Op::SetMilestoneDue {
                 milestone: *id,
                 due: due.format("%Y-%m-%d").to_string(),
             }];
             if *hard {
-                ops.push(ProposedOp::SetDeadlineHard {
+                ops.push(Op::SetDeadlineHard {
                     milestone: *id,
                     hard: true,
                 });
@@ -600,8 +521,8 @@ fn proposed_ops(new: &NewDirective, plan: &Plan) -> Vec<ProposedOp> {
             ops
         }
         (Params::Scope { included: false }, Some(Target::Issue(key))) => {
-            vec![ProposedOp::SetMilestone {
-                issue: key.to_string(),
+            vec![Op::SetMilestone {
+                issue: IssueRef::Key(key.to_string()),
                 milestone: None,
             }]
         }
@@ -609,8 +530,8 @@ fn proposed_ops(new: &NewDirective, plan: &Plan) -> Vec<ProposedOp> {
             .issues
             .iter()
             .filter(|i| i.milestone == Some(*id) && i.state == OpenState::Open)
-            .map(|i| ProposedOp::SetMilestone {
-                issue: i.key.to_string(),
+            .map(|i| Op::SetMilestone {
+                issue: IssueRef::Key(i.key.to_string()),
                 milestone: None,
             })
             .collect(),

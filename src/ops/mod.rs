@@ -23,7 +23,8 @@ use crate::state::{Layout, Snapshot, StateError};
 pub const PENDING_DIR: &str = "pending";
 /// The folder, under `ops/`, of op files the apply stage has carried out.
 pub const APPLIED_DIR: &str = "applied";
-/// The prefix of `apply_changes` op file ids (`C-0001`); directives' op files are `D-0001`.
+/// The prefix of `apply_changes` op file ids (`C-0001`); directives' op files carry the directive's id
+/// (`D-0001`).
 pub const ID_PREFIX: &str = "C-";
 
 /// One change, in the seed's shapes. Issues are named by number (one repository) or `owner/repo#N`; an
@@ -80,6 +81,14 @@ pub enum Op {
         #[schemars(required, schema_with = "nullable_id")]
         milestone: Option<u64>,
     },
+    /// Set a milestone's due date (the due-date half of a `set-deadline` directive).
+    SetMilestoneDue {
+        /// Gitea's milestone id.
+        milestone: u64,
+        /// `YYYY-MM-DD`.
+        #[schemars(regex(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"))]
+        due: String,
+    },
     /// Mark a milestone's deadline hard, or not (`deadline/hard` in its description).
     SetDeadlineHard {
         /// Gitea's milestone id.
@@ -129,11 +138,12 @@ fn nullable_id(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 
 impl Op {
     /// Every op's name, as in the input.
-    pub const NAMES: [&'static str; 9] = [
+    pub const NAMES: [&'static str; 10] = [
         "create_issue",
         "set_estimate",
         "set_priority",
         "set_milestone",
+        "set_milestone_due",
         "set_deadline_hard",
         "add_dep",
         "remove_dep",
@@ -148,6 +158,7 @@ impl Op {
             Self::SetEstimate { .. } => "set_estimate",
             Self::SetPriority { .. } => "set_priority",
             Self::SetMilestone { .. } => "set_milestone",
+            Self::SetMilestoneDue { .. } => "set_milestone_due",
             Self::SetDeadlineHard { .. } => "set_deadline_hard",
             Self::AddDep { .. } => "add_dep",
             Self::RemoveDep { .. } => "remove_dep",
@@ -174,14 +185,43 @@ pub struct Rejected {
     pub reason: String,
 }
 
-/// An `ops/pending/C-NNNN.yaml` file.
+/// Where an op file comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// An `apply_changes` call (`C-NNNN`).
+    ApplyChanges,
+    /// A PM directive's Gitea-side effects (`D-NNNN`, the directive's id); `directive` says which.
+    Directive,
+    /// A `capture_work` proposal filed through `apply_changes`.
+    CaptureWork,
+}
+
+/// The directive an op file carries out, as the ledger holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DirectiveRecord {
+    /// The kind.
+    pub kind: String,
+    /// The PM's words.
+    pub quote: String,
+    /// `issue owner/repo#N`, `milestone ID` or `member USERNAME`.
+    pub target: Option<String>,
+    /// The params as inline JSON.
+    pub params: Option<String>,
+    /// Why.
+    pub rationale: Option<String>,
+}
+
+/// An op file, `ops/pending/ID.yaml`: the changes one call or one directive proposes to Gitea, with their
+/// consequence. The one format for every source; `ops/applied/ID.yaml` adds what happened.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OpFile {
-    /// `C-0001`.
+    /// `C-0001` (a tool call) or `D-0009` (a directive).
     pub id: String,
-    /// Always `apply_changes`.
-    pub source: String,
+    /// Where it comes from.
+    pub source: Source,
     /// When it was written (RFC 3339, UTC, whole seconds).
     pub created_at: String,
     /// Who asked (a Gitea username), if known.
@@ -191,6 +231,9 @@ pub struct OpFile {
     pub approved: bool,
     /// Whether any op is destructive: such a file goes through a pull request.
     pub destructive: bool,
+    /// The directive it carries out, for `source: directive`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub directive: Option<DirectiveRecord>,
     /// The accepted ops, issues named in full.
     pub ops: Vec<Op>,
     /// The consequence's one-line summary.
@@ -199,16 +242,84 @@ pub struct OpFile {
     pub consequence: Vec<ConsequencePair>,
 }
 
+/// A directive's op file as CommiTea wrote it before op files had one format (`D-NNNN` with no `source`):
+/// still read, and read as an [`OpFile`] with `source: directive`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LegacyDirectiveFile {
+    id: String,
+    created_at: String,
+    #[serde(default)]
+    by: Option<String>,
+    directive: DirectiveRecord,
+    ops: Vec<Op>,
+    summary: String,
+    consequence: Vec<ConsequencePair>,
+}
+
 impl OpFile {
     /// Renders the file (YAML, stable key order).
     pub fn render(&self, rel: &Path) -> Result<String, crate::yamlfile::YamlError> {
         crate::yamlfile::to_string(self, rel)
     }
 
-    /// Reads a file's text; errors name the file, line and field.
+    /// Reads a file's text; errors name the file, line and field. A directive's op file in the format
+    /// before [`Source`] existed is read too (migrated on read; rewritten in the new format only when
+    /// the file is next written).
     pub fn parse(text: &str, rel: &Path) -> Result<Self, crate::yamlfile::YamlError> {
-        crate::yamlfile::parse(text, rel)
+        match crate::yamlfile::parse::<Self>(text, rel) {
+            Ok(f) => Ok(f),
+            Err(e) => match crate::yamlfile::parse::<LegacyDirectiveFile>(text, rel) {
+                Ok(old) => Ok(Self {
+                    destructive: old.ops.iter().any(Op::is_destructive),
+                    id: old.id,
+                    source: Source::Directive,
+                    created_at: old.created_at,
+                    by: old.by,
+                    approved: false,
+                    directive: Some(old.directive),
+                    ops: old.ops,
+                    summary: old.summary,
+                    consequence: old.consequence,
+                }),
+                Err(_) => Err(e),
+            },
+        }
     }
+
+    /// Reads the op file at `path`.
+    pub fn read(layout: &Layout, path: &Path) -> Result<Self, StateError> {
+        let text = std::fs::read_to_string(path).map_err(|source| StateError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(Self::parse(&text, layout.rel(path))?)
+    }
+
+    /// Writes the file to `ops/pending/ID.yaml`; returns its path.
+    pub fn write_pending(&self, layout: &Layout) -> Result<PathBuf, StateError> {
+        let path = pending_path(layout, &self.id);
+        let text = self.render(layout.rel(&path))?;
+        crate::state::write_if_changed(&path, text.as_bytes())?;
+        Ok(path)
+    }
+}
+
+/// Every op file under `ops/pending/`, in id order (`C-` before `D-`, then by number).
+pub fn pending(layout: &Layout) -> Result<Vec<OpFile>, StateError> {
+    let dir = layout.ops_dir().join(PENDING_DIR);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(StateError::Io { path: dir, source }),
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    paths.sort();
+    paths.iter().map(|p| OpFile::read(layout, p)).collect()
 }
 
 /// The state an op batch is checked against.
@@ -449,6 +560,15 @@ impl<'a> Checker<'a> {
                     milestone: *milestone,
                 }
             }
+            Op::SetMilestoneDue { milestone, due } => {
+                self.milestone(*milestone)?;
+                let date = chrono::NaiveDate::parse_from_str(due, "%Y-%m-%d")
+                    .map_err(|_| format!("due \"{due}\" is not a date (YYYY-MM-DD)"))?;
+                Op::SetMilestoneDue {
+                    milestone: *milestone,
+                    due: date.format("%Y-%m-%d").to_string(),
+                }
+            }
             Op::SetDeadlineHard { milestone, hard } => {
                 self.milestone(*milestone)?;
                 Op::SetDeadlineHard {
@@ -604,6 +724,18 @@ pub fn simulate(snapshot: &Snapshot, ops: &[Checked], at: DateTime<Utc>) -> Snap
             Op::SetMilestone { issue, milestone } => {
                 if let Some(i) = full_key(issue).and_then(|k| s.issues.get_mut(&k)) {
                     i.milestone = *milestone;
+                }
+            }
+            Op::SetMilestoneDue { milestone, due } => {
+                // Gitea stores a due date as the end of that day.
+                let end = chrono::NaiveDate::parse_from_str(due, "%Y-%m-%d")
+                    .ok()
+                    .and_then(|d| d.and_hms_opt(23, 59, 59))
+                    .map(|t| t.and_utc());
+                for m in s.milestones.values_mut().flatten() {
+                    if m.id == *milestone && end.is_some() {
+                        m.due_on = end;
+                    }
                 }
             }
             Op::SetDeadlineHard { milestone, hard } => {

@@ -91,11 +91,12 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
     let ops: Vec<Op> = accepted.into_iter().map(|c| c.op).collect();
     let file = OpFile {
         id,
-        source: "apply_changes".to_owned(),
+        source: ops::Source::ApplyChanges,
         created_at: ops::stamp(ctx.now()),
         by: ctx.by.clone(),
         approved: input.approved,
         destructive: ops.iter().any(Op::is_destructive),
+        directive: None,
         ops,
         summary: detail.summary.clone(),
         consequence: crate::ledger::record::pairs(&detail),

@@ -3,14 +3,13 @@
 //! Computed from the ledger text and the proposed op files under `ops/pending/` (written by
 //! [`record_directive`](crate::ledger::record::record_directive)); no forecast is run.
 
-use std::path::Path;
-
 use chrono::SecondsFormat;
 use serde::{Deserialize, Serialize};
 
 use crate::ledger::format::DirectiveId;
 use crate::ledger::parse;
-use crate::ledger::record::{ConsequencePair, PENDING_DIR, PendingOps, ProposedOp};
+use crate::ledger::record::ConsequencePair;
+use crate::ops::{Op, OpFile, Source};
 use crate::state::{Layout, StateError};
 
 /// How many recent directives the view lists.
@@ -42,7 +41,7 @@ pub struct Pending {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub consequence_omitted: usize,
     /// The proposed changes.
-    pub ops: Vec<ProposedOp>,
+    pub ops: Vec<Op>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -70,7 +69,7 @@ pub struct RecentDirective {
 }
 
 /// The view from the ledger text (`None`: no ledger) and the newest pending op file.
-pub fn directives(ledger: Option<&str>, pending: Option<PendingOps>) -> Directives {
+pub fn directives(ledger: Option<&str>, pending: Option<OpFile>) -> Directives {
     let parsed = parse::parse(ledger.unwrap_or(""));
     let mut recent: Vec<_> = parsed.ledger.directives().collect();
     recent.sort_by(|a, b| b.at.cmp(&a.at).then(b.id.cmp(&a.id)));
@@ -100,45 +99,14 @@ pub fn directives(ledger: Option<&str>, pending: Option<PendingOps>) -> Directiv
     }
 }
 
-/// The newest op file under `ops/pending/` (by directive id), if any.
-pub fn newest_pending(layout: &Layout) -> Result<Option<PendingOps>, StateError> {
-    let dir = layout.ops_dir().join(PENDING_DIR);
-    let io = |source| StateError::Io {
-        path: dir.clone(),
-        source,
-    };
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io(e)),
-    };
-    let mut newest: Option<(DirectiveId, std::path::PathBuf)> = None;
-    for entry in entries {
-        let path = entry.map_err(io)?.path();
-        let Some(id) = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.strip_suffix(".yaml"))
-            .and_then(|n| n.parse::<DirectiveId>().ok())
-        else {
-            continue;
-        };
-        if newest.as_ref().is_none_or(|(best, _)| id > *best) {
-            newest = Some((id, path));
-        }
-    }
-    let Some((_, path)) = newest else {
-        return Ok(None);
-    };
-    read_pending(layout, &path).map(Some)
-}
-
-fn read_pending(layout: &Layout, path: &Path) -> Result<PendingOps, StateError> {
-    let text = std::fs::read_to_string(path).map_err(|source| StateError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    Ok(crate::yamlfile::parse(&text, layout.rel(path))?)
+/// The newest directive's op file under `ops/pending/` (by directive id), if any.
+pub fn newest_pending(layout: &Layout) -> Result<Option<OpFile>, StateError> {
+    Ok(crate::ops::pending(layout)?
+        .into_iter()
+        .filter(|f| f.source == Source::Directive)
+        .filter_map(|f| f.id.parse::<DirectiveId>().ok().map(|id| (id, f)))
+        .max_by_key(|(id, _)| *id)
+        .map(|(_, f)| f))
 }
 
 /// The view of the state repo: its ledger and its newest pending op file.

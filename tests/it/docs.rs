@@ -101,7 +101,7 @@ fn tools_md_names_every_view_and_op() {
         "/properties/op/const",
     );
     assert_eq!(views.len(), 9, "{views:?}");
-    assert_eq!(ops.len(), 9, "{ops:?}");
+    assert_eq!(ops.len(), 10, "{ops:?}");
     // Every view has its own section and every op its own row, outside the schema blocks too.
     let prose = {
         let mut p = text.clone();

@@ -307,3 +307,47 @@ fn the_directive_command_prints_the_output_and_exits_2_on_bad_input() {
     assert!(!out["summary"].as_str().unwrap().is_empty());
     assert!(out["consequence"].as_array().unwrap().len() > 1);
 }
+
+#[test]
+fn a_directive_op_file_is_the_one_op_file_format_and_the_old_one_still_reads() {
+    use commitea::ops::{OpFile, Source};
+    let tmp = fresh_demo();
+    let layout = Layout::new(tmp.path());
+    let out = record_directive(
+        tmp.path(),
+        &reprioritize(),
+        &RecordOptions::new(clock(), vec![]),
+    )
+    .unwrap();
+    let path = layout.root().join(out.ops_file.unwrap());
+    let text = std::fs::read_to_string(&path).unwrap();
+    let file = OpFile::read(&layout, &path).unwrap();
+    assert_eq!(file.source, Source::Directive);
+    assert!(
+        !file.approved,
+        "a directive is approved by its pull request"
+    );
+    assert_eq!(file.directive.as_ref().unwrap().kind, "reprioritize");
+    assert!(
+        text.starts_with(&format!("id: {}\nsource: directive\n", out.directive_id)),
+        "{text}"
+    );
+    // The format before one op-file format: no source, approved or destructive.
+    let legacy: String = text
+        .lines()
+        .filter(|l| {
+            !["source:", "approved:", "destructive:"]
+                .iter()
+                .any(|k| l.starts_with(k))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&path, &legacy).unwrap();
+    assert_eq!(
+        OpFile::read(&layout, &path).unwrap(),
+        file,
+        "migrated on read"
+    );
+    let view = commitea::views::directives::load(&layout).unwrap();
+    assert_eq!(view.pending.unwrap().id, out.directive_id);
+}

@@ -249,11 +249,12 @@ pub fn op() -> impl Strategy<Value = commitea::ops::Op> {
 pub fn op_file_round_trips(ops: Vec<commitea::ops::Op>, by: Option<String>) -> Result<(), String> {
     let file = commitea::ops::OpFile {
         id: "C-0007".into(),
-        source: "apply_changes".into(),
+        source: commitea::ops::Source::ApplyChanges,
         created_at: "2026-11-30T09:00:00Z".into(),
         by,
         approved: true,
         destructive: ops.iter().any(commitea::ops::Op::is_destructive),
+        directive: None,
         ops,
         summary: "a summary".into(),
         consequence: Vec::new(),
