@@ -195,9 +195,26 @@ pub struct IssueForecast {
     /// abandonment model has enough history (absent: every open issue is assumed done).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probability_done: Option<f64>,
-    /// Anything a reader should know: `imputed_estimate`, `dependency_cycle`, `waits_on_cycle`,
-    /// `unknown_dependency`, `assignee_not_in_team`.
-    pub flags: Vec<String>,
+    /// Anything a reader should know about the issue's forecast.
+    pub flags: Vec<Flag>,
+}
+
+/// Something a reader should know about one issue's forecast.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Flag {
+    /// It has no estimate: one was imputed.
+    ImputedEstimate,
+    /// It depends on an issue that is not in the snapshot.
+    UnknownDependency,
+    /// Its assignee is not on the team: planned for the team instead.
+    AssigneeNotInTeam,
+    /// It is part of a dependency cycle (cut to schedule it).
+    DependencyCycle,
+    /// It waits on a dependency cycle.
+    WaitsOnCycle,
 }
 
 /// The forecast of one milestone.
@@ -550,7 +567,7 @@ pub struct Built<'a> {
     /// The open issues, in task order.
     pub open: Vec<&'a PlannedIssue>,
     /// Per task: flags for the report.
-    pub flags: Vec<Vec<String>>,
+    pub flags: Vec<Vec<Flag>>,
     /// Warnings for the report.
     pub warnings: Vec<String>,
     /// The engine's project.
@@ -577,7 +594,7 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
     let as_of = plan.as_of;
     let days = horizon_days;
     let (by_label, fallback) = imputed_estimates(plan);
-    let mut warnings = plan.warnings.clone();
+    let mut warnings: Vec<String> = plan.warnings.iter().map(ToString::to_string).collect();
 
     let open: Vec<&PlannedIssue> = plan
         .issues
@@ -599,13 +616,13 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
         .map(|(n, m)| (m.name.as_str(), n))
         .collect();
 
-    let mut flags: Vec<Vec<String>> = vec![Vec::new(); open.len()];
+    let mut flags: Vec<Vec<Flag>> = vec![Vec::new(); open.len()];
     let mut tasks = Vec::with_capacity(open.len());
     for (n, i) in open.iter().enumerate() {
         let base = match i.estimate_hours {
             Some(h) => h,
             None => {
-                flags[n].push("imputed_estimate".into());
+                flags[n].push(Flag::ImputedEstimate);
                 i.labels
                     .iter()
                     .find_map(|l| by_label.get(l.as_str()).copied())
@@ -632,7 +649,7 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
                 Some(&j) => deps.push(j),
                 None if closed.contains(d) => {}
                 None => {
-                    flags[n].push("unknown_dependency".into());
+                    flags[n].push(Flag::UnknownDependency);
                     warnings.push(format!(
                         "{}: depends on {d}, which is not in the snapshot; that wait is ignored",
                         i.key
@@ -643,7 +660,7 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
         let assignee = i.assignee.as_deref().and_then(|a| {
             let p = people.get(a).copied();
             if p.is_none() {
-                flags[n].push("assignee_not_in_team".into());
+                flags[n].push(Flag::AssigneeNotInTeam);
             }
             p
         });
@@ -696,12 +713,12 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
             names.join(", ")
         ));
         for &i in c {
-            flags[i].push("dependency_cycle".into());
+            flags[i].push(Flag::DependencyCycle);
         }
     }
     for (i, lost) in prep.lost_deps.iter().enumerate() {
         if *lost {
-            flags[i].push("waits_on_cycle".into());
+            flags[i].push(Flag::WaitsOnCycle);
         }
     }
     let medians: Vec<f64> = project.tasks.iter().map(|t| t.effort).collect();
@@ -805,7 +822,7 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
         Ok(b) => b,
         Err(e) => {
             // References are built from existing indices, so this is a bug, not bad input.
-            let mut warnings = plan.warnings.clone();
+            let mut warnings: Vec<String> = plan.warnings.iter().map(ToString::to_string).collect();
             warnings.push(format!("internal error preparing the schedule: {e}"));
             return ForecastReport {
                 as_of,

@@ -212,8 +212,8 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     directives.problems = plan
         .warnings
         .iter()
-        .filter(|w| w.starts_with("ledger line"))
-        .cloned()
+        .filter(|w| w.ledger_line().is_some())
+        .map(ToString::to_string)
         .collect();
     let backtest = read_backtest(&layout, &mut directives.problems);
     let calibration = crate::views::calibration::calibration(

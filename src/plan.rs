@@ -183,8 +183,83 @@ pub struct Plan {
     pub workday_hours: f64,
     /// The abandonment model's window in days (`forecast.abandonment_days`).
     pub abandonment_days: u32,
-    /// Problems found while building the plan (bad labels …), for the run summary.
-    pub warnings: Vec<String>,
+    /// Problems found while building the plan (bad labels …) and replaying the ledger, for the run summary.
+    pub warnings: Vec<Problem>,
+}
+
+/// Where a problem is.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum At {
+    /// A line of the ledger, `pm-state.md`.
+    Ledger {
+        /// 1-based.
+        line: usize,
+    },
+    /// An issue of the snapshot.
+    Issue(IssueKey),
+}
+
+/// What is wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProblemKind {
+    /// A ledger entry that does not read (it is left out; the others count).
+    Malformed(crate::ledger::format::LedgerProblem),
+    /// A directive that replay could not apply, and why (its target is not in the snapshot …).
+    NotApplied(String),
+    /// Data in the snapshot that the plan works around, and how (a priority label out of range …).
+    Data(String),
+}
+
+/// A problem found while building the plan: where it is and what it is, as data. Its text (for the run
+/// summary and the pages) is its [`Display`](std::fmt::Display); nothing reads that text back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    /// Where.
+    pub at: At,
+    /// What.
+    pub kind: ProblemKind,
+}
+
+impl Problem {
+    /// A problem with issue `key`'s data.
+    pub fn data(key: &IssueKey, message: impl Into<String>) -> Self {
+        Self {
+            at: At::Issue(key.clone()),
+            kind: ProblemKind::Data(message.into()),
+        }
+    }
+
+    /// The ledger line it is on, if it is in the ledger.
+    pub fn ledger_line(&self) -> Option<usize> {
+        match self.at {
+            At::Ledger { line } => Some(line),
+            At::Issue(_) => None,
+        }
+    }
+}
+
+impl From<&crate::ledger::format::LedgerProblem> for Problem {
+    fn from(p: &crate::ledger::format::LedgerProblem) -> Self {
+        Self {
+            at: At::Ledger { line: p.line() },
+            kind: ProblemKind::Malformed(p.clone()),
+        }
+    }
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.at, &self.kind) {
+            // The parser's problems say their line themselves.
+            (_, ProblemKind::Malformed(p)) => write!(f, "{p}"),
+            (At::Ledger { line }, ProblemKind::NotApplied(m) | ProblemKind::Data(m)) => {
+                write!(f, "ledger line {line}: {m}")
+            }
+            (At::Issue(key), ProblemKind::NotApplied(m) | ProblemKind::Data(m)) => {
+                write!(f, "{key}: {m}")
+            }
+        }
+    }
 }
 
 impl Plan {
@@ -208,10 +283,12 @@ impl Plan {
             .collect();
         for i in issues.iter().filter(|i| i.state == OpenState::Open) {
             if let Some(l) = i.estimate_label.as_ref().filter(|l| !ladder.contains(l)) {
-                warnings.push(format!(
-                    "{}: est/{l} is not on the estimate ladder ({}); it is used as it is",
-                    i.key,
-                    ladder.join(" ")
+                warnings.push(Problem::data(
+                    &i.key,
+                    format!(
+                        "est/{l} is not on the estimate ladder ({}); it is used as it is",
+                        ladder.join(" ")
+                    ),
                 ));
             }
         }
@@ -310,7 +387,7 @@ fn planned_issue(
     issue: &Issue,
     rules: &Rules,
     workday_hours: f64,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Problem>,
 ) -> PlannedIssue {
     let (estimate_hours, estimate_label, estimate_source) =
         match issue.estimate_hours(workday_hours) {
@@ -328,8 +405,9 @@ fn planned_issue(
                 (Some(h), label, source)
             }
             Some(Err(e)) => {
-                warnings.push(format!(
-                    "{key}: {e}; the issue is forecast as if it had no estimate"
+                warnings.push(Problem::data(
+                    key,
+                    format!("{e}; the issue is forecast as if it had no estimate"),
                 ));
                 (None, None, EstimateSource::Imputed)
             }
@@ -337,7 +415,7 @@ fn planned_issue(
         };
     for l in &issue.labels {
         if let Some(Err(e)) = crate::domain::Priority::from_label(l) {
-            warnings.push(format!("{key}: {e}; treated as p/2"));
+            warnings.push(Problem::data(key, format!("{e}; treated as p/2")));
         }
     }
     let tracked_hours = issue.tracked_seconds() as f64 / 3600.0;
@@ -363,7 +441,11 @@ fn planned_issue(
             issue
                 .timeline
                 .iter()
-                .filter(|e| e.kind == "assignees" && !e.removed && e.assignee.as_ref() == Some(a))
+                .filter(|e| {
+                    e.kind == crate::domain::EventKind::Assignees
+                        && !e.removed
+                        && e.assignee.as_ref() == Some(a)
+                })
                 .map(|e| e.created_at)
                 .max()
         }),
@@ -427,10 +509,16 @@ mod tests {
         assert!(
             plan.warnings
                 .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .iter()
                 .any(|w| w.contains("est/5h is not on the estimate ladder"))
         );
         assert!(
             plan.warnings
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
                 .iter()
                 .any(|w| w.contains("p/7") && w.contains("treated as p/2"))
         );
@@ -438,6 +526,10 @@ mod tests {
         assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
         let plan = Plan::from_snapshot(&snapshot(&["est/x"]), &Config::default(), now);
         assert_eq!(plan.issues[0].estimate_source, EstimateSource::Imputed);
-        assert!(plan.warnings[0].contains("forecast as if it had no estimate"));
+        assert!(
+            plan.warnings[0]
+                .to_string()
+                .contains("forecast as if it had no estimate")
+        );
     }
 }

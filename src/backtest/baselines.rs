@@ -223,7 +223,7 @@ pub fn velocities(snapshot: &Snapshot) -> BTreeMap<String, Vec<f64>> {
         let assigned = i
             .timeline
             .iter()
-            .filter(|e| e.kind == "assignees" && !e.removed)
+            .filter(|e| e.kind == crate::domain::EventKind::Assignees && !e.removed)
             .filter(|e| e.assignee.as_ref() == Some(person))
             .map(|e| e.created_at)
             .min();
@@ -486,7 +486,7 @@ mod tests {
                 monday + Duration::days(2),
             );
             i.assignees = vec!["ann".into()];
-            let mut a = TimelineEvent::new(n, "assignees", monday, "pm");
+            let mut a = TimelineEvent::new(n, crate::domain::EventKind::Assignees, monday, "pm");
             a.assignee = Some("ann".into());
             i.timeline = vec![a];
             issues.push(i);

@@ -130,13 +130,13 @@ fn rewind_issue(key: &IssueKey, issue: &Issue, cut: DateTime<Utc>) -> Issue {
     let mut depends_on: BTreeSet<IssueKey> = issue.depends_on.iter().cloned().collect();
     for e in after.iter().rev() {
         undo(&mut facts, e);
-        match e.kind.as_str() {
-            "change_title" => {
+        match &e.kind {
+            crate::domain::EventKind::ChangeTitle => {
                 if let Some(old) = &e.old_title {
                     title.clone_from(old);
                 }
             }
-            "add_dependency" => {
+            crate::domain::EventKind::AddDependency => {
                 if let Some(d) = &e.dependency {
                     depends_on.remove(d);
                 }
@@ -151,7 +151,7 @@ fn rewind_issue(key: &IssueKey, issue: &Issue, cut: DateTime<Utc>) -> Issue {
         before
             .iter()
             .rev()
-            .find(|e| e.kind == "close")
+            .find(|e| e.kind == crate::domain::EventKind::Close)
             .map(|e| e.created_at)
             .or(issue.closed_at.filter(|c| *c <= cut))
     } else {
@@ -226,7 +226,7 @@ fn rewind_pull(
         .timeline
         .iter()
         .filter(|e| {
-            e.kind == "pull_ref"
+            e.kind == crate::domain::EventKind::PullRef
                 && e.pull
                     .as_ref()
                     .is_some_and(|k| k.number == p.number && &k.repo == repo)
@@ -262,7 +262,7 @@ pub fn outcome(snapshot: &Snapshot, key: &IssueKey, cut: DateTime<Utc>) -> Optio
             sorted_events(issue)
                 .into_iter()
                 .rev()
-                .find(|e| e.kind == "close")
+                .find(|e| e.kind == crate::domain::EventKind::Close)
                 .map(|e| e.created_at)
         })?;
         Some(Outcome::Resolved(days_between(cut, closed).max(0.0)))
@@ -323,7 +323,7 @@ mod tests {
     }
 
     fn ev(id: u64, kind: &str, at: DateTime<Utc>) -> TimelineEvent {
-        TimelineEvent::new(id, kind, at, "ann")
+        TimelineEvent::new(id, kind.into(), at, "ann")
     }
 
     fn label_ev(id: u64, at: DateTime<Utc>, label: &str, removed: bool) -> TimelineEvent {
@@ -600,7 +600,7 @@ mod tests {
         let i1 = s.issues.get_mut(&key(1)).unwrap();
         i1.timeline
             .iter_mut()
-            .find(|e| e.kind == "pull_ref")
+            .find(|e| e.kind == crate::domain::EventKind::PullRef)
             .unwrap()
             .created_at = t(11, 0);
         assert!(as_of(&s, t(10, 0)).issues[&key(1)].pull_requests.is_empty());

@@ -2143,7 +2143,7 @@ impl Gen<'_> {
                     Ev::Dep(_, true) => "remove_dependency",
                     Ev::Retitle => "change_title",
                 };
-                let mut e = TimelineEvent::new(id, kind, *at, user);
+                let mut e = TimelineEvent::new(id, crate::domain::EventKind::from(kind), *at, user);
                 match ev {
                     Ev::Label(l, removed) => {
                         e.label = Some(l.clone());

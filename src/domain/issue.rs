@@ -93,6 +93,89 @@ pub struct Comment {
     pub body: String,
 }
 
+/// The type of a timeline event: the kinds CommiTea reads, and every other kind Gitea writes (kept by
+/// name, so a kind a later Gitea adds passes through).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EventKind {
+    /// `label`: a label added or removed.
+    Label,
+    /// `milestone`: the milestone set, changed or removed.
+    Milestone,
+    /// `assignees`: someone assigned or unassigned.
+    Assignees,
+    /// `close`.
+    Close,
+    /// `reopen`.
+    Reopen,
+    /// `pull_ref`: a pull request referenced the issue.
+    PullRef,
+    /// `add_dependency`.
+    AddDependency,
+    /// `remove_dependency`.
+    RemoveDependency,
+    /// `change_title`.
+    ChangeTitle,
+    /// Any other kind, by Gitea's name.
+    Other(String),
+}
+
+impl EventKind {
+    const NAMED: [(&'static str, EventKind); 9] = [
+        ("label", EventKind::Label),
+        ("milestone", EventKind::Milestone),
+        ("assignees", EventKind::Assignees),
+        ("close", EventKind::Close),
+        ("reopen", EventKind::Reopen),
+        ("pull_ref", EventKind::PullRef),
+        ("add_dependency", EventKind::AddDependency),
+        ("remove_dependency", EventKind::RemoveDependency),
+        ("change_title", EventKind::ChangeTitle),
+    ];
+
+    /// Gitea's name of the kind.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Other(name) => name,
+            known => Self::NAMED
+                .iter()
+                .find(|(_, k)| k == known)
+                .map_or("", |(n, _)| n),
+        }
+    }
+
+    /// Whether it is one of the two dependency kinds.
+    pub fn is_dependency(&self) -> bool {
+        matches!(self, Self::AddDependency | Self::RemoveDependency)
+    }
+}
+
+impl From<&str> for EventKind {
+    fn from(name: &str) -> Self {
+        Self::NAMED
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or_else(|| Self::Other(name.to_owned()), |(_, k)| k.clone())
+    }
+}
+
+impl std::fmt::Display for EventKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for EventKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for EventKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Self::from(String::deserialize(d)?.as_str()))
+    }
+}
+
 /// One timeline event, flattened from Gitea's `TimelineComment`: which fields are set depends on `type`.
 ///
 /// The kinds CommiTea reads are `label`, `milestone`, `assignees`, `close`, `reopen`, `pull_ref`,
@@ -104,7 +187,7 @@ pub struct TimelineEvent {
     pub id: u64,
     /// Gitea's event type.
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: EventKind,
     /// When it happened.
     pub created_at: DateTime<Utc>,
     /// Who did it.
@@ -140,10 +223,10 @@ pub struct TimelineEvent {
 
 impl TimelineEvent {
     /// A bare event of `kind` at `created_at` by `user`, every optional field empty.
-    pub fn new(id: u64, kind: &str, created_at: DateTime<Utc>, user: &str) -> Self {
+    pub fn new(id: u64, kind: EventKind, created_at: DateTime<Utc>, user: &str) -> Self {
         Self {
             id,
-            kind: kind.to_owned(),
+            kind,
             created_at,
             user: user.to_owned(),
             label: None,

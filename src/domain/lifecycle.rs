@@ -218,7 +218,8 @@ impl Rules {
                 .timeline
                 .iter()
                 .filter(|e| {
-                    e.kind == "pull_ref" && e.pull.as_ref().is_some_and(|k| k.number == p.number)
+                    e.kind == crate::domain::EventKind::PullRef
+                        && e.pull.as_ref().is_some_and(|k| k.number == p.number)
                 })
                 .map(|e| e.created_at)
                 .min()
@@ -282,8 +283,8 @@ impl Rules {
 ///
 /// Shared with the backtest's rewind, which undoes the events after a cut the same way.
 pub(crate) fn undo(f: &mut Facts, e: &super::issue::TimelineEvent) {
-    match e.kind.as_str() {
-        "label" => {
+    match &e.kind {
+        crate::domain::EventKind::Label => {
             if let Some(l) = &e.label {
                 if e.removed {
                     f.labels.insert(l.clone());
@@ -292,8 +293,8 @@ pub(crate) fn undo(f: &mut Facts, e: &super::issue::TimelineEvent) {
                 }
             }
         }
-        "milestone" => f.milestone = e.old_milestone,
-        "assignees" => {
+        crate::domain::EventKind::Milestone => f.milestone = e.old_milestone,
+        crate::domain::EventKind::Assignees => {
             if let Some(a) = &e.assignee {
                 if e.removed {
                     f.assignees.insert(a.clone());
@@ -302,15 +303,15 @@ pub(crate) fn undo(f: &mut Facts, e: &super::issue::TimelineEvent) {
                 }
             }
         }
-        "close" => f.closed = false,
-        "reopen" => f.closed = true,
+        crate::domain::EventKind::Close => f.closed = false,
+        crate::domain::EventKind::Reopen => f.closed = true,
         _ => {}
     }
 }
 
 fn redo(f: &mut Facts, e: &super::issue::TimelineEvent) {
-    match e.kind.as_str() {
-        "label" => {
+    match &e.kind {
+        crate::domain::EventKind::Label => {
             if let Some(l) = &e.label {
                 if e.removed {
                     f.labels.remove(l);
@@ -319,8 +320,8 @@ fn redo(f: &mut Facts, e: &super::issue::TimelineEvent) {
                 }
             }
         }
-        "milestone" => f.milestone = e.milestone,
-        "assignees" => {
+        crate::domain::EventKind::Milestone => f.milestone = e.milestone,
+        crate::domain::EventKind::Assignees => {
             if let Some(a) = &e.assignee {
                 if e.removed {
                     f.assignees.remove(a);
@@ -329,8 +330,8 @@ fn redo(f: &mut Facts, e: &super::issue::TimelineEvent) {
                 }
             }
         }
-        "close" => f.closed = true,
-        "reopen" => f.closed = false,
+        crate::domain::EventKind::Close => f.closed = true,
+        crate::domain::EventKind::Reopen => f.closed = false,
         _ => {}
     }
 }
@@ -455,7 +456,7 @@ mod tests {
     }
 
     fn ev(id: u64, kind: &str, at: DateTime<Utc>) -> TimelineEvent {
-        TimelineEvent::new(id, kind, at, "ann")
+        TimelineEvent::new(id, kind.into(), at, "ann")
     }
 
     #[test]

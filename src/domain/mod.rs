@@ -10,7 +10,7 @@ pub mod lifecycle;
 
 pub use estimate::{Estimate, EstimateUnit, ParseEstimateError, Priority};
 pub use issue::{
-    Comment, Issue, Label, LinkedPull, Milestone, OpenState, TimelineEvent, TrackedTime,
+    Comment, EventKind, Issue, Label, LinkedPull, Milestone, OpenState, TimelineEvent, TrackedTime,
 };
 pub use key::{IssueKey, IssueRef, ParseKeyError, RepoName};
 pub use lifecycle::{Lifecycle, LifecycleSpan};

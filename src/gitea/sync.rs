@@ -111,7 +111,12 @@ fn milestone(m: GMilestone, repo: &RepoName) -> Result<Milestone, SyncError> {
 
 fn event(t: GTimeline, repo: &RepoName, what: &str) -> Result<TimelineEvent, SyncError> {
     let created_at = need(t.created_at, repo, what, "timeline created_at")?;
-    let mut e = TimelineEvent::new(t.id, &t.kind, created_at, &login(t.user.as_ref()));
+    let mut e = TimelineEvent::new(
+        t.id,
+        crate::domain::EventKind::from(t.kind.as_str()),
+        created_at,
+        &login(t.user.as_ref()),
+    );
     match t.kind.as_str() {
         "label" => {
             e.label = t.label.map(|l| l.name);

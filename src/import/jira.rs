@@ -668,7 +668,7 @@ fn build_issue(
         let user = if author.is_empty() { "jira" } else { author };
         let mut ev = |kind: &str| {
             next_id += 1;
-            TimelineEvent::new(next_id, kind, *at, user)
+            TimelineEvent::new(next_id, crate::domain::EventKind::from(kind), *at, user)
         };
         // Assignee.
         if before.assignee != after.assignee {
@@ -727,7 +727,12 @@ fn build_issue(
         let at = ji.resolved.unwrap_or(ji.updated);
         let at = groups.last().map_or(at, |(g, _, _)| at.max(*g));
         next_id += 1;
-        events.push(TimelineEvent::new(next_id, "close", at, &ji.reporter));
+        events.push(TimelineEvent::new(
+            next_id,
+            crate::domain::EventKind::Close,
+            at,
+            &ji.reporter,
+        ));
         closes_added = true;
     }
     if let Some(a) = &ji.assignee {
@@ -1081,8 +1086,8 @@ pub fn timeline_consistent(issue: &Issue) -> Result<(), String> {
     events.sort_by_key(|e| (e.created_at, e.id));
     // Undo, as the lifecycle module does.
     for e in events.iter().rev() {
-        match e.kind.as_str() {
-            "label" => {
+        match &e.kind {
+            crate::domain::EventKind::Label => {
                 if let Some(l) = &e.label {
                     if e.removed {
                         labels.insert(l.clone());
@@ -1091,7 +1096,7 @@ pub fn timeline_consistent(issue: &Issue) -> Result<(), String> {
                     }
                 }
             }
-            "assignees" => {
+            crate::domain::EventKind::Assignees => {
                 if let Some(a) = &e.assignee {
                     if e.removed {
                         assignees.insert(a.clone());
@@ -1100,15 +1105,15 @@ pub fn timeline_consistent(issue: &Issue) -> Result<(), String> {
                     }
                 }
             }
-            "milestone" => milestone = e.old_milestone,
+            crate::domain::EventKind::Milestone => milestone = e.old_milestone,
             _ => {}
         }
     }
     let mut closed = false;
     for e in &events {
         let fail = |what: &str| Err(format!("event {} ({}): {what}", e.id, e.kind));
-        match e.kind.as_str() {
-            "label" => {
+        match &e.kind {
+            crate::domain::EventKind::Label => {
                 let Some(l) = &e.label else {
                     return fail("no label");
                 };
@@ -1120,7 +1125,7 @@ pub fn timeline_consistent(issue: &Issue) -> Result<(), String> {
                     return fail("adds a label the issue already has");
                 }
             }
-            "assignees" => {
+            crate::domain::EventKind::Assignees => {
                 let Some(a) = &e.assignee else {
                     return fail("no assignee");
                 };
@@ -1132,19 +1137,19 @@ pub fn timeline_consistent(issue: &Issue) -> Result<(), String> {
                     return fail("assigns somebody already assigned");
                 }
             }
-            "milestone" => {
+            crate::domain::EventKind::Milestone => {
                 if e.old_milestone != milestone {
                     return fail("old_milestone is not the current milestone");
                 }
                 milestone = e.milestone;
             }
-            "close" => {
+            crate::domain::EventKind::Close => {
                 if closed {
                     return fail("closes a closed issue");
                 }
                 closed = true;
             }
-            "reopen" => {
+            crate::domain::EventKind::Reopen => {
                 if !closed {
                     return fail("reopens an open issue");
                 }
@@ -1325,7 +1330,7 @@ P,12,1.1,False,False,,1,1
         let p = to_state(&ds, "P").unwrap();
         let i1 = &p.snapshot.issues[&RepoName::new("jira", "P").issue(1)];
         assert_eq!(i1.timeline.len(), 1);
-        assert_eq!(i1.timeline[0].kind, "close");
+        assert_eq!(i1.timeline[0].kind, crate::domain::EventKind::Close);
         assert_eq!(p.stats.closes_added, 1);
         timeline_consistent(i1).unwrap();
         assert!(to_state(&ds, "Q").is_err());

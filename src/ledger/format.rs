@@ -415,3 +415,142 @@ impl NewDirective {
         out
     }
 }
+
+/// What is wrong with one directive in the ledger; the line is 1-based.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LedgerProblem {
+    /// The heading is not `## D-NNNN · kind · timestamp`.
+    #[error(
+        "ledger line {line}: malformed directive heading \"{heading}\": expected \"D-NNNN · kind · 2026-11-30T10:15:00Z\""
+    )]
+    Heading {
+        /// The heading's line.
+        line: usize,
+        /// The heading's text.
+        heading: String,
+    },
+    /// The kind is not one of the six.
+    #[error(
+        "ledger line {line}: unknown directive kind \"{kind}\" (expected reprioritize, reestimate, set-deadline, scope, capacity or note)"
+    )]
+    UnknownKind {
+        /// The heading's line.
+        line: usize,
+        /// The kind as written.
+        kind: String,
+    },
+    /// The timestamp is not RFC 3339.
+    #[error(
+        "ledger line {line}: bad date \"{text}\" in directive heading: expected an RFC 3339 time such as 2026-11-30T10:15:00Z"
+    )]
+    BadTime {
+        /// The heading's line.
+        line: usize,
+        /// The timestamp as written.
+        text: String,
+    },
+    /// Two directives share an id.
+    #[error("ledger line {line}: duplicate directive id {id} (already used on line {first})")]
+    DuplicateId {
+        /// The later heading's line.
+        line: usize,
+        /// The id.
+        id: DirectiveId,
+        /// The line of the first directive with that id.
+        first: usize,
+    },
+    /// No blockquote follows the heading.
+    #[error(
+        "ledger line {line}: directive {id} has no quote: the PM's words must follow the heading as a blockquote (> …)"
+    )]
+    MissingQuote {
+        /// The heading's line.
+        line: usize,
+        /// The directive's id.
+        id: DirectiveId,
+    },
+    /// A list item is not `key: value`.
+    #[error("ledger line {line}: list item is not \"key: value\": {text:?}")]
+    BadItem {
+        /// The item's line.
+        line: usize,
+        /// The item's text.
+        text: String,
+    },
+    /// A key the format does not know.
+    #[error(
+        "ledger line {line}: unknown key \"{key}\" (expected target, params, rationale, status or by)"
+    )]
+    UnknownKey {
+        /// The item's line.
+        line: usize,
+        /// The key as written.
+        key: String,
+    },
+    /// A key given twice in one directive.
+    #[error("ledger line {line}: key \"{key}\" given twice in one directive")]
+    DuplicateKey {
+        /// The second item's line.
+        line: usize,
+        /// The key.
+        key: String,
+    },
+    /// The target is not `issue owner/repo#N`, `milestone ID` or `member USERNAME`.
+    #[error("ledger line {line}: malformed target \"{text}\": {reason}")]
+    BadTarget {
+        /// The item's line (the heading's when the target is missing).
+        line: usize,
+        /// The target as written.
+        text: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The params are not valid JSON of the shape the kind needs.
+    #[error("ledger line {line}: params for {kind} are wrong: {reason}")]
+    BadParams {
+        /// The item's line (the heading's when params are missing).
+        line: usize,
+        /// The directive's kind.
+        kind: DirectiveKind,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The status is not active, superseded or withdrawn.
+    #[error(
+        "ledger line {line}: unknown status \"{text}\" (expected active, superseded or withdrawn)"
+    )]
+    BadStatus {
+        /// The item's line.
+        line: usize,
+        /// The status as written.
+        text: String,
+    },
+    /// `by` is not a username.
+    #[error("ledger line {line}: \"by\" must be a Gitea username, not \"{text}\"")]
+    BadBy {
+        /// The item's line.
+        line: usize,
+        /// The value as written.
+        text: String,
+    },
+}
+
+impl LedgerProblem {
+    /// The 1-based ledger line the problem is on.
+    pub fn line(&self) -> usize {
+        match self {
+            Self::Heading { line, .. }
+            | Self::UnknownKind { line, .. }
+            | Self::BadTime { line, .. }
+            | Self::DuplicateId { line, .. }
+            | Self::MissingQuote { line, .. }
+            | Self::BadItem { line, .. }
+            | Self::UnknownKey { line, .. }
+            | Self::DuplicateKey { line, .. }
+            | Self::BadTarget { line, .. }
+            | Self::BadParams { line, .. }
+            | Self::BadStatus { line, .. }
+            | Self::BadBy { line, .. } => *line,
+        }
+    }
+}

@@ -250,20 +250,23 @@ pub fn record_directive(
         .directives()
         .find(|d| d.id == appended.id)
         .map(|d| d.line);
-    if let Some(line) = new_line {
-        let prefix = format!("ledger line {line}:");
-        if let Some(p) = after_replay
-            .problems
-            .iter()
-            .find(|p| p.starts_with(&prefix))
-        {
-            let field = if new.target.is_some() {
-                "target"
-            } else {
-                "params"
-            };
-            return Err(invalid(field, p.trim_start_matches(&prefix).trim()));
-        }
+    if let Some(p) = after_replay
+        .problems
+        .iter()
+        .find(|p| new_line.is_some() && p.ledger_line() == new_line)
+    {
+        let field = if new.target.is_some() {
+            "target"
+        } else {
+            "params"
+        };
+        let message = match &p.kind {
+            crate::plan::ProblemKind::NotApplied(m) | crate::plan::ProblemKind::Data(m) => {
+                m.clone()
+            }
+            crate::plan::ProblemKind::Malformed(e) => e.to_string(),
+        };
+        return Err(invalid(field, message));
     }
 
     let before_plan = before_replay.into_plan();

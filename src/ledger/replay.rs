@@ -33,7 +33,9 @@ use super::format::{DirectiveEntry, Ledger, Params, Status, Target};
 use crate::config::Config;
 use crate::domain::IssueKey;
 use crate::engine::calendar::CapacityOverride;
-use crate::plan::{Plan, PlannedMember, ProvenanceEffect, ProvenanceRecord};
+use crate::plan::{
+    At, Plan, PlannedMember, Problem, ProblemKind, ProvenanceEffect, ProvenanceRecord,
+};
 use crate::state::Snapshot;
 
 /// The effective plan and what was wrong in the ledger.
@@ -41,8 +43,8 @@ use crate::state::Snapshot;
 pub struct Replayed {
     /// The plan with every active directive applied.
     pub plan: Plan,
-    /// Problems with the ledger (malformed entries, unknown targets …), each naming its line.
-    pub problems: Vec<String>,
+    /// Problems with the ledger (malformed entries, unknown targets …), in ledger order.
+    pub problems: Vec<Problem>,
 }
 
 impl Replayed {
@@ -69,31 +71,26 @@ pub fn replay(
         };
     };
     let parsed = super::parse::parse(text);
-    let mut problems: Vec<String> = parsed.problems.iter().map(ToString::to_string).collect();
+    let mut problems: Vec<Problem> = parsed.problems.iter().map(Problem::from).collect();
     problems.extend(apply(&mut plan, &parsed.ledger));
-    // Parse problems and replay problems both name their line: report them in ledger order.
-    problems.sort_by_key(|p| line_of(p));
+    // Parse problems and replay problems are both on a line: report them in ledger order.
+    problems.sort_by(|a, b| a.at.cmp(&b.at));
     Replayed { plan, problems }
-}
-
-fn line_of(problem: &str) -> usize {
-    problem
-        .strip_prefix("ledger line ")
-        .and_then(|r| r.split(':').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(usize::MAX)
 }
 
 /// Applies the ledger's active directives to `plan` in order; returns the problems found.
 ///
 /// "Gitea's value" is the plan's value before any directive, so call this once, on a plan fresh from the
 /// snapshot.
-pub fn apply(plan: &mut Plan, ledger: &Ledger) -> Vec<String> {
+pub fn apply(plan: &mut Plan, ledger: &Ledger) -> Vec<Problem> {
     let base = plan.clone();
     let mut problems = Vec::new();
     for d in ledger.directives().filter(|d| d.status == Status::Active) {
         if let Err(p) = apply_one(plan, &base, d) {
-            problems.push(format!("ledger line {}: {p}", d.line));
+            problems.push(Problem {
+                at: At::Ledger { line: d.line },
+                kind: ProblemKind::NotApplied(p),
+            });
         }
     }
     problems

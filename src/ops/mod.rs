@@ -768,8 +768,12 @@ pub fn simulate(snapshot: &Snapshot, ops: &[Checked], at: DateTime<Utc>) -> Snap
                     i.state = OpenState::Closed;
                     i.closed_at = Some(at);
                     let id = i.timeline.iter().map(|e| e.id).max().unwrap_or(0) + 1;
-                    i.timeline
-                        .push(TimelineEvent::new(id, "close", at, "commitea"));
+                    i.timeline.push(TimelineEvent::new(
+                        id,
+                        crate::domain::EventKind::Close,
+                        at,
+                        "commitea",
+                    ));
                 }
             }
             Op::RemoveLabel { issue, label } => {

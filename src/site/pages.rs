@@ -178,7 +178,7 @@ pub fn page_context(data: &SiteData) -> PageContext<'_> {
             milestone: m,
             on_time: m.probability_on_time.map(percent),
             slack_label: m.slack.map(signed),
-            status_label: status_label(&m.status),
+            status_label: m.status.label().to_owned(),
             remaining: hours(m.remaining_hours),
             cone: axis.as_ref().and_then(|a| a.cone(m)),
             leaving_label: m
@@ -327,17 +327,6 @@ fn hours(h: f64) -> String {
     }
 }
 
-/// The status in words.
-fn status_label(status: &str) -> String {
-    match status {
-        "on_track" => "on track".to_owned(),
-        "at_risk" => "at risk".to_owned(),
-        "late" => "late".to_owned(),
-        "no_due_date" => "no due date".to_owned(),
-        other => other.replace('_', " "),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,6 +344,9 @@ mod tests {
         assert_eq!(hours(12.0), "12");
         assert_eq!(hours(12.54), "12.5");
         assert_eq!(hours(0.04), "0");
-        assert_eq!(status_label("at_risk"), "at risk");
+        assert_eq!(
+            crate::views::runway::MilestoneStatus::AtRisk.label(),
+            "at risk"
+        );
     }
 }

@@ -67,7 +67,8 @@ fn milestone(
         open_issues: 3,
         closed_issues: 2,
         remaining_hours: 17.5,
-        status: status.to_owned(),
+        status: serde_json::from_value(serde_json::Value::String(status.to_owned()))
+            .expect("a status"),
         cut_line: None,
         staying: None,
         expected_leaving: None,

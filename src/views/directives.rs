@@ -95,7 +95,11 @@ pub fn directives(ledger: Option<&str>, pending: Option<OpFile>) -> Directives {
             ops: p.ops,
         }),
         recent,
-        problems: parsed.problems.iter().map(ToString::to_string).collect(),
+        problems: parsed
+            .problems
+            .iter()
+            .map(|p| crate::plan::Problem::from(p).to_string())
+            .collect(),
     }
 }
 

@@ -122,7 +122,7 @@ pub struct Derived {
     pub provenance: Vec<Provenance>,
     /// Notes from the forecast (`imputed estimate`, `in a dependency cycle` …).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub flags: Vec<String>,
+    pub flags: Vec<crate::forecast::Flag>,
 }
 
 /// A forecast range: three dates.

@@ -5,6 +5,41 @@ use serde::{Deserialize, Serialize};
 use super::Inputs;
 use crate::domain::OpenState;
 
+/// Where a milestone stands against its due date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MilestoneStatus {
+    /// P(on time) at least 80%.
+    OnTrack,
+    /// P(on time) at least 50%, under 80%.
+    AtRisk,
+    /// P(on time) under 50%.
+    Late,
+    /// No due date to be on time for.
+    NoDueDate,
+}
+
+impl MilestoneStatus {
+    /// The status of a milestone with this P(on time) (none: no due date).
+    pub fn of(probability_on_time: Option<f64>) -> Self {
+        match probability_on_time {
+            None => Self::NoDueDate,
+            Some(p) if p >= 0.8 => Self::OnTrack,
+            Some(p) if p >= 0.5 => Self::AtRisk,
+            Some(_) => Self::Late,
+        }
+    }
+
+    /// The status in words: `on track`, `at risk`, `late` or `no due date`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::OnTrack => "on track",
+            Self::AtRisk => "at risk",
+            Self::Late => "late",
+            Self::NoDueDate => "no due date",
+        }
+    }
+}
 /// A forecast band: the median and the 80th percentile.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Band {
@@ -58,7 +93,7 @@ pub struct RunwayMilestone {
     /// Remaining effort in working hours (medians).
     pub remaining_hours: f64,
     /// `on_track`, `at_risk` (P(on time) under 80%), `late` (under 50%), or `no_due_date`.
-    pub status: String,
+    pub status: MilestoneStatus,
     /// For a hard deadline p80 misses: what would have to leave the milestone to meet it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_line: Option<RunwayCutLine>,
@@ -135,13 +170,7 @@ pub fn runway(inputs: Inputs<'_>) -> Runway {
             open_issues: m.open_issues,
             closed_issues: m.closed_issues,
             remaining_hours: m.remaining_hours,
-            status: match m.probability_on_time {
-                None => "no_due_date",
-                Some(p) if p >= 0.8 => "on_track",
-                Some(p) if p >= 0.5 => "at_risk",
-                Some(_) => "late",
-            }
-            .to_owned(),
+            status: MilestoneStatus::of(m.probability_on_time),
             staying: m.staying.map(|r| Band {
                 p50: r.p50.to_string(),
                 p80: r.p80.to_string(),

@@ -63,7 +63,8 @@ fn the_forecast_at_a_cut_ignores_the_future() {
             if issue.labels.iter().any(|l| l == name) {
                 continue;
             }
-            let mut label = TimelineEvent::new(next_id, "label", later, "oracle");
+            let mut label =
+                TimelineEvent::new(next_id, commitea::domain::EventKind::Label, later, "oracle");
             label.label = Some(name.into());
             issue.labels.push(name.into());
             issue.timeline.push(label);
@@ -72,9 +73,12 @@ fn the_forecast_at_a_cut_ignores_the_future() {
         if issue.state == OpenState::Open {
             issue.state = OpenState::Closed;
             issue.closed_at = Some(later);
-            issue
-                .timeline
-                .push(TimelineEvent::new(next_id, "close", later, "oracle"));
+            issue.timeline.push(TimelineEvent::new(
+                next_id,
+                commitea::domain::EventKind::Close,
+                later,
+                "oracle",
+            ));
         }
         issue.updated_at = later;
     }
@@ -120,9 +124,12 @@ fn on_a_real_project_the_abandonment_model_cannot_see_the_future_either() {
             let id = issue.timeline.iter().map(|e| e.id).max().unwrap_or(0) + 1;
             issue.state = OpenState::Closed;
             issue.closed_at = Some(later);
-            issue
-                .timeline
-                .push(TimelineEvent::new(id, "close", later, "oracle"));
+            issue.timeline.push(TimelineEvent::new(
+                id,
+                commitea::domain::EventKind::Close,
+                later,
+                "oracle",
+            ));
             issue.updated_at = later;
         }
     }

@@ -450,7 +450,7 @@ fn check_consistency(s: &Snapshot, config: &Config) {
             issue
                 .timeline
                 .iter()
-                .filter(|e| e.kind == "close")
+                .filter(|e| e.kind == commitea::domain::EventKind::Close)
                 .map(|e| e.created_at)
                 .max()
                 .filter(|_| issue.is_closed())
@@ -571,7 +571,7 @@ fn bundled_timelines_are_consistent() {
             .filter(|i| {
                 i.timeline
                     .iter()
-                    .any(|e| e.kind == kind && e.removed == removed)
+                    .any(|e| e.kind == kind.into() && e.removed == removed)
             })
             .count()
     };
@@ -585,9 +585,9 @@ fn bundled_timelines_are_consistent() {
         .count();
     let moved = issues()
         .filter(|i| {
-            i.timeline
-                .iter()
-                .any(|e| e.kind == "milestone" && e.old_milestone.is_some())
+            i.timeline.iter().any(|e| {
+                e.kind == commitea::domain::EventKind::Milestone && e.old_milestone.is_some()
+            })
         })
         .count();
     let without_pr = issues()

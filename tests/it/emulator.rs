@@ -703,7 +703,11 @@ fn timeline_label_quirk_and_short_pages_without_link() {
         .find_map(|r| {
             ds.issues(&r)
                 .iter()
-                .find(|i| i.timeline.iter().any(|e| e.kind == "label" && e.removed))
+                .find(|i| {
+                    i.timeline
+                        .iter()
+                        .any(|e| e.kind == commitea::domain::EventKind::Label && e.removed)
+                })
                 .map(|i| (r.clone(), i.number))
         })
         .unwrap();
@@ -1341,14 +1345,22 @@ pub(crate) fn add_dangling_references(emu: &Emulator) {
         let key = ds
             .issues(&repo)
             .iter()
-            .find(|i| i.timeline.iter().any(|e| e.kind == "add_dependency"))
+            .find(|i| {
+                i.timeline
+                    .iter()
+                    .any(|e| e.kind == commitea::domain::EventKind::AddDependency)
+            })
             .map(|i| repo.issue(i.number))
             .unwrap();
         let hidden = RepoName::new("secret", "vault").issue(7);
         // Inserted as it is: the references were there all along, nothing changed `updated_at`.
         let mut i = ds.issue(&key).unwrap().clone();
-        let mut gone =
-            commitea::domain::TimelineEvent::new(9_000_001, "pull_ref", i.created_at, &i.author);
+        let mut gone = commitea::domain::TimelineEvent::new(
+            9_000_001,
+            commitea::domain::EventKind::PullRef,
+            i.created_at,
+            &i.author,
+        );
         gone.pull = Some(repo.issue(99_999));
         i.timeline.push(gone);
         i.depends_on.push(hidden);

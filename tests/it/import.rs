@@ -107,7 +107,7 @@ fn mini_fixture_maps_fields_and_history() {
     // Closed without history: one close at the resolution.
     let i4 = &snap.issues[&repo.issue(4)];
     assert_eq!(i4.timeline.len(), 1);
-    assert_eq!(i4.timeline[0].kind, "close");
+    assert_eq!(i4.timeline[0].kind, commitea::domain::EventKind::Close);
     assert_eq!(
         i4.timeline[0].created_at.to_rfc3339(),
         "2014-01-06T12:00:00+00:00"

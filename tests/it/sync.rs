@@ -161,7 +161,7 @@ fn demo_round_trips_byte_for_byte() {
     };
     assert_eq!(
         emu.count("GET /repos/{owner}/{repo}/issues/{index}/dependencies"),
-        with(&|i| i.timeline.iter().any(|e| e.kind.ends_with("_dependency")))
+        with(&|i| i.timeline.iter().any(|e| e.kind.is_dependency()))
     );
     // Every tracked time comes with the timeline entry that added it; none was deleted.
     assert!(with(&|i| !i.tracked_times.is_empty()) > 50);
@@ -200,7 +200,7 @@ fn a_deleted_time_sends_the_sync_to_times_and_time_tracking_off_is_no_failure() 
             let at = i.tracked_times[0].created;
             i.timeline.push(commitea::domain::TimelineEvent::new(
                 199,
-                "delete_time_manual",
+                commitea::domain::EventKind::from("delete_time_manual"),
                 at,
                 "ann",
             ));

@@ -147,7 +147,7 @@ impl Dataset {
                     .timeline
                     .iter()
                     .find(|e| {
-                        e.kind == "pull_ref"
+                        e.kind == commitea::domain::EventKind::PullRef
                             && e.pull.as_ref().is_some_and(|p| p.number == lp.number)
                     })
                     .map_or_else(|| issue.author.clone(), |e| e.user.clone());
@@ -904,8 +904,8 @@ impl<'a> Render<'a> {
                 set(&mut v, "user", self.user(&e.user));
                 set(&mut v, "created_at", json!(fmt_time(e.created_at)));
                 set(&mut v, "updated_at", json!(fmt_time(e.created_at)));
-                match e.kind.as_str() {
-                    "label" => {
+                match &e.kind {
+                    commitea::domain::EventKind::Label => {
                         if let Some(l) = &e.label {
                             let label = self.ds.label_by_name(repo, l);
                             set(&mut v, "label", self.label(repo, &label));
@@ -913,7 +913,7 @@ impl<'a> Render<'a> {
                         // Gitea's quirk: the body says whether the label was added ("1") or removed ("").
                         set(&mut v, "body", json!(if e.removed { "" } else { "1" }));
                     }
-                    "milestone" => {
+                    commitea::domain::EventKind::Milestone => {
                         set(&mut v, "milestone", self.milestone_by_id(e.milestone));
                         set(
                             &mut v,
@@ -921,7 +921,7 @@ impl<'a> Render<'a> {
                             self.milestone_by_id(e.old_milestone),
                         );
                     }
-                    "assignees" => {
+                    commitea::domain::EventKind::Assignees => {
                         if let Some(a) = &e.assignee {
                             set(&mut v, "assignee", self.user(a));
                         }
@@ -929,7 +929,7 @@ impl<'a> Render<'a> {
                     }
                     // services/convert/issue_comment.go `ToTimelineComment` returns nil — a `null` element
                     // — when the issue an entry refers to cannot be loaded.
-                    "pull_ref" => {
+                    commitea::domain::EventKind::PullRef => {
                         if let Some(p) = &e.pull {
                             let ref_issue = self.issue_or_pull(p);
                             if ref_issue.is_null() {
@@ -939,7 +939,8 @@ impl<'a> Render<'a> {
                             set(&mut v, "ref_action", json!("references"));
                         }
                     }
-                    "add_dependency" | "remove_dependency" => {
+                    commitea::domain::EventKind::AddDependency
+                    | commitea::domain::EventKind::RemoveDependency => {
                         if let Some(d) = &e.dependency {
                             let dep = self.issue_or_pull(d);
                             if dep.is_null() {
@@ -948,7 +949,7 @@ impl<'a> Render<'a> {
                             set(&mut v, "dependent_issue", dep);
                         }
                     }
-                    "change_title" => {
+                    commitea::domain::EventKind::ChangeTitle => {
                         set(
                             &mut v,
                             "old_title",

@@ -492,7 +492,7 @@ fn issue_route(
                     } else {
                         "remove_dependency"
                     };
-                    let mut ev = TimelineEvent::new(next_event_id(i), kind, ev_at, &actor);
+                    let mut ev = TimelineEvent::new(next_event_id(i), kind.into(), ev_at, &actor);
                     ev.dependency = Some(dep.clone());
                     i.timeline.push(ev);
                     i.updated_at = at;
@@ -611,7 +611,7 @@ fn set_labels(
         .cloned()
         .collect::<Vec<_>>()
     {
-        let mut ev = TimelineEvent::new(id, "label", at, actor);
+        let mut ev = TimelineEvent::new(id, commitea::domain::EventKind::Label, at, actor);
         ev.label = Some(removed);
         ev.removed = true;
         i.timeline.push(ev);
@@ -623,7 +623,7 @@ fn set_labels(
         .cloned()
         .collect::<Vec<_>>()
     {
-        let mut ev = TimelineEvent::new(id, "label", at, actor);
+        let mut ev = TimelineEvent::new(id, commitea::domain::EventKind::Label, at, actor);
         ev.label = Some(added);
         i.timeline.push(ev);
         id += 1;
@@ -679,7 +679,7 @@ fn edit_issue(
     let mut events: Vec<TimelineEvent> = Vec::new();
     let mut changed = false;
     let ev = |events: &Vec<TimelineEvent>, kind: &str| {
-        TimelineEvent::new(first_id + events.len() as u64, kind, at, actor)
+        TimelineEvent::new(first_id + events.len() as u64, kind.into(), at, actor)
     };
     if let Some(title) = body["title"].as_str().filter(|t| *t != i.title) {
         let mut e = ev(&events, "change_title");
