@@ -120,22 +120,7 @@ impl WorkingDays {
 
     /// Working days in `(a, b]`, negative when `b` is before `a`.
     fn between(&self, a: NaiveDate, b: NaiveDate) -> i64 {
-        let idx = |d: NaiveDate| (d - self.day0).num_days().max(0);
-        let (x, y) = (idx(a), idx(b));
-        let count = |from: i64, to: i64| {
-            (from..to)
-                .filter(|d| {
-                    u32::try_from(*d)
-                        .map(|d| self.cal.capacity(d) > 0.0)
-                        .unwrap_or(false)
-                })
-                .count() as i64
-        };
-        if y >= x {
-            count(x + 1, y + 1)
-        } else {
-            -count(y + 1, x + 1)
-        }
+        self.cal.working_days_between(self.day0, a, b)
     }
 
     /// How far `b` is from `a` in working days; a change into or out of the horizon is at least one day.

@@ -27,3 +27,15 @@ pub fn weekday_name(w: chrono::Weekday) -> &'static str {
         chrono::Weekday::Sun => "sun",
     }
 }
+
+/// Whether a label is one of CommiTea's: `est/*`, `p/*` or `deadline/hard` — the only labels it ever adds
+/// or removes (the label namespaces, defined here once).
+pub fn in_own_namespace(label: &str) -> bool {
+    is_plan_label(label) || label == Milestone::HARD_MARKER
+}
+
+/// Whether a label carries the plan itself (`est/*` or `p/*`) rather than describing the work: such labels
+/// are left out when issues are grouped by their labels.
+pub fn is_plan_label(label: &str) -> bool {
+    label.starts_with(Estimate::LABEL_PREFIX) || label.starts_with(Priority::LABEL_PREFIX)
+}

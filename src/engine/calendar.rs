@@ -120,6 +120,25 @@ impl Calendar {
         self.cap.get(d as usize).copied().unwrap_or(0.0)
     }
 
+    /// Working days in `(a, b]` — days with capacity — negative when `b` is before `a`; `day0` is the date
+    /// of day 0. Before day 0 (and past the horizon) a week counts five working days. The one definition
+    /// of "working days between two dates" that slack, moves and the consequence diff use.
+    pub fn working_days_between(&self, day0: NaiveDate, a: NaiveDate, b: NaiveDate) -> i64 {
+        let idx = |d: NaiveDate| (d - day0).num_days();
+        let count = |from: i64, to: i64| -> i64 {
+            (from.max(0)..to.max(0))
+                .filter(|d| u32::try_from(*d).is_ok_and(|d| self.capacity(d) > 0.0))
+                .count() as i64
+                + (from.min(0)..to.min(0)).count() as i64 * 5 / 7
+        };
+        let (x, y) = (idx(a), idx(b));
+        if y >= x {
+            count(x + 1, y + 1)
+        } else {
+            -count(y + 1, x + 1)
+        }
+    }
+
     /// Total hours available from day 0 to the horizon.
     pub fn total(&self) -> f64 {
         self.cum.last().copied().unwrap_or(0.0)

@@ -635,11 +635,9 @@ impl<'a> Checker<'a> {
     }
 }
 
-/// Whether a label is in one of CommiTea's namespaces: `est/*`, `p/*`, `deadline/hard`.
+/// Whether a label is in one of CommiTea's namespaces (see [`crate::domain::in_own_namespace`]).
 pub fn own_namespace(label: &str) -> bool {
-    label.starts_with(Estimate::LABEL_PREFIX)
-        || label.starts_with(Priority::LABEL_PREFIX)
-        || label == Milestone::HARD_MARKER
+    crate::domain::in_own_namespace(label)
 }
 
 fn outside_namespaces(label: &str) -> String {

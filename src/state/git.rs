@@ -11,21 +11,24 @@ use gix::ObjectId;
 use gix::bstr::BString;
 use gix::objs::tree::{Entry, EntryKind};
 
-/// Why a git operation failed.
+/// Why a git operation failed; the cause is kept as the error's source.
 #[derive(Debug, thiserror::Error)]
-#[error("git, {what}: {message}")]
+#[error("git, {what}: {source}")]
 pub struct GitError {
     /// What was being done.
     pub what: String,
     /// What went wrong.
-    pub message: String,
+    #[source]
+    pub source: Box<dyn std::error::Error + Send + Sync>,
 }
 
-fn err<E: std::fmt::Display>(what: impl Into<String>) -> impl FnOnce(E) -> GitError {
+fn err<E: std::error::Error + Send + Sync + 'static>(
+    what: impl Into<String>,
+) -> impl FnOnce(E) -> GitError {
     let what = what.into();
     move |e| GitError {
         what,
-        message: e.to_string(),
+        source: Box::new(e),
     }
 }
 
@@ -72,7 +75,7 @@ pub fn commit_paths(
 ) -> Result<Option<ObjectId>, GitError> {
     let workdir = repo.workdir().ok_or_else(|| GitError {
         what: "committing".into(),
-        message: "the state repo is bare; CommiTea needs a work tree".into(),
+        source: "the state repo is bare; CommiTea needs a work tree".into(),
     })?;
     let parent = head(repo);
     let mut entries: Vec<Entry> = match parent {
@@ -124,7 +127,7 @@ pub fn commit_all(
 ) -> Result<Option<ObjectId>, GitError> {
     let workdir = repo.workdir().ok_or_else(|| GitError {
         what: "committing".into(),
-        message: "the state repo is bare".into(),
+        source: "the state repo is bare".into(),
     })?;
     let mut names = Vec::new();
     for entry in std::fs::read_dir(workdir).map_err(err("listing the work tree"))? {

@@ -44,14 +44,16 @@ pub struct ApplyOutput {
 
 /// Runs `apply_changes`.
 pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, ToolError> {
-    let state = |e: &dyn std::fmt::Display| ToolError::State(e.to_string());
+    fn state<E: std::error::Error + Send + Sync + 'static>(e: E) -> ToolError {
+        ToolError::State(Box::new(e))
+    }
     let layout = Layout::new(&ctx.state_dir);
     let config = Config::load(layout.root(), ctx.env.iter().cloned(), &ctx.overrides)
-        .map_err(|e| state(&e))?;
+        .map_err(|e| state(e))?;
     // One writer at a time: the op file's number is taken from what is on disk.
     let _lock =
-        crate::state::lock::lock_state(layout.root(), &config, ctx.now()).map_err(|e| state(&e))?;
-    let snapshot = Snapshot::load(&layout).map_err(|e| state(&e))?;
+        crate::state::lock::lock_state(layout.root(), &config, ctx.now()).map_err(|e| state(e))?;
+    let snapshot = Snapshot::load(&layout).map_err(|e| state(e))?;
     let repos = super::repositories(&config, &snapshot);
     let mut checker = Checker::new(&config, &snapshot, repos);
     let mut accepted = Vec::new();
@@ -75,7 +77,7 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
     }
 
     let now = ctx.as_of.unwrap_or(snapshot.meta.synced_at);
-    let ledger = crate::ledger::read(&layout.ledger()).map_err(|e| state(&e))?;
+    let ledger = crate::ledger::read(&layout.ledger()).map_err(|e| state(e))?;
     let after_snapshot = ops::simulate(&snapshot, &accepted, now);
     let before_plan = crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now).into_plan();
     let after_plan =
@@ -85,7 +87,7 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
     let after = forecast::run(&after_plan, &settings);
     let detail = crate::consequence::diff(&before, &after, &before_plan, &after_plan);
 
-    let id = ops::next_id(&layout).map_err(|e| state(&e))?;
+    let id = ops::next_id(&layout).map_err(|e| state(e))?;
     let path = ops::pending_path(&layout, &id);
     let rel = layout.rel(&path).to_path_buf();
     let ops: Vec<Op> = accepted.into_iter().map(|c| c.op).collect();
@@ -101,8 +103,8 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
         summary: detail.summary.clone(),
         consequence: crate::ledger::record::pairs(&detail),
     };
-    let text = file.render(&rel).map_err(|e| state(&e))?;
-    crate::state::write_if_changed(&path, text.as_bytes()).map_err(|e| state(&e))?;
+    let text = file.render(&rel).map_err(|e| state(e))?;
+    crate::state::write_if_changed(&path, text.as_bytes()).map_err(|e| state(e))?;
     Ok(ApplyOutput {
         applied: file.ops.len(),
         consequence: detail.summary,

@@ -60,9 +60,10 @@ impl Server {
             }
             Err(join) => {
                 tracing::error!("{name} failed unexpectedly: {join}");
-                failure(&ToolError::State(format!(
-                    "{name} failed unexpectedly ({join}); the server is still running"
-                )))
+                failure(&ToolError::State(
+                    format!("{name} failed unexpectedly ({join}); the server is still running")
+                        .into(),
+                ))
             }
         }
     }

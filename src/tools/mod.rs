@@ -89,9 +89,9 @@ pub enum ToolError {
         "no model configured: capture_work turns a braindump into issues with the big model; set `models.big` in commitea.yaml (the model integration is not built yet), or file issues directly with apply_changes create_issue ops"
     )]
     NoModel,
-    /// The state repo could not be read or written.
+    /// The state repo could not be read or written (the cause is kept).
     #[error("{0}")]
-    State(String),
+    State(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl ToolError {
@@ -208,7 +208,7 @@ pub fn repositories(
 
 fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, ToolError> {
     serde_json::to_value(v)
-        .map_err(|e| ToolError::State(format!("could not serialise the answer: {e}")))
+        .map_err(|e| ToolError::State(format!("could not serialise the answer: {e}").into()))
 }
 
 /// `record_directive`, wired to the ledger module.
@@ -236,6 +236,6 @@ fn record_directive(
             crate::ledger::record::RecordError::Invalid { field, message } => {
                 ToolError::invalid(format!("/{field}"), message)
             }
-            other => ToolError::State(other.to_string()),
+            other => ToolError::State(Box::new(other)),
         })
 }

@@ -118,7 +118,7 @@ pub fn compute(ctx: &Context) -> Result<Computed, ToolError> {
         commit: false,
         render: false,
     };
-    pipeline::compute(&opts).map_err(|e| ToolError::State(e.to_string()))
+    pipeline::compute(&opts).map_err(|e| ToolError::State(Box::new(e)))
 }
 
 /// Runs `query_project`.

@@ -155,9 +155,9 @@ pub fn validate(name: &str, input: &Value) -> Result<(), ToolError> {
     let v = match validators().get(name) {
         Some(Ok(v)) => v,
         Some(Err(e)) => {
-            return Err(ToolError::State(format!(
-                "the schema of {name} is broken: {e}"
-            )));
+            return Err(ToolError::State(
+                format!("the schema of {name} is broken: {e}").into(),
+            ));
         }
         None => return Err(ToolError::UnknownTool(name.to_owned())),
     };

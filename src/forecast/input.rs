@@ -1,0 +1,337 @@
+//! The engine's input from the plan: remaining efforts, imputed estimates, calibration samples, the
+//! project the scheduler and the Monte Carlo run on.
+
+use super::*;
+
+/// Share of the estimate still to do for an issue in review.
+pub(super) const IN_REVIEW_REMAINING: f64 = 0.2;
+/// The least share of the estimate assumed to remain for started work, however much time was tracked.
+pub(super) const STARTED_MIN_REMAINING: f64 = 0.25;
+
+/// Imputed estimates: the median estimate of issues sharing a label, else of all estimated issues.
+pub(super) fn imputed_estimates(plan: &Plan) -> (HashMap<&str, f64>, f64) {
+    let mut by_label: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    let mut all = Vec::new();
+    for i in &plan.issues {
+        if let (
+            Some(h),
+            EstimateSource::Label | EstimateSource::Native | EstimateSource::Directive,
+        ) = (i.estimate_hours, i.estimate_source)
+        {
+            all.push(h);
+            for l in &i.labels {
+                if !crate::domain::is_plan_label(l) {
+                    by_label.entry(l.as_str()).or_default().push(h);
+                }
+            }
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let fallback = if all.is_empty() {
+        plan.workday_hours
+    } else {
+        median(&mut all)
+    };
+    let map = by_label
+        .into_iter()
+        .filter(|(_, v)| v.len() >= 3)
+        .map(|(k, mut v)| (k, median(&mut v)))
+        .collect();
+    (map, fallback)
+}
+
+/// Runs the forecast on a plan.
+/// What the history says about how long estimated work really took: one sample per finished issue that had
+/// an estimate and evidence of work (tracked time, or a merged pull request).
+///
+/// The actual effort is the tracked time where any was logged; otherwise the working time (on the
+/// assignee's calendar) from when the issue entered its last stretch of `steeping`/`in_review` — or was
+/// given to its final assignee, if later — until it was closed.
+pub fn calibration_samples(plan: &Plan) -> Vec<Sample> {
+    let team: HashMap<&str, &crate::plan::PlannedMember> =
+        plan.team.iter().map(|m| (m.name.as_str(), m)).collect();
+    let mut out = Vec::new();
+    for i in plan.issues.iter().filter(|i| i.state == OpenState::Closed) {
+        let (Some(estimate), Some(closed)) = (i.estimate_hours, i.closed_at) else {
+            continue;
+        };
+        if i.estimate_source == EstimateSource::Imputed {
+            continue;
+        }
+        let actual = if i.tracked_hours > 0.0 {
+            i.tracked_hours
+        } else if i.merged_pull {
+            let mut start = None;
+            for span in i.timeline.iter().rev() {
+                match span.column {
+                    Lifecycle::Done => {}
+                    Lifecycle::Steeping | Lifecycle::InReview => start = Some(span.since),
+                    _ => break,
+                }
+            }
+            let Some(mut start) = start else { continue };
+            if let Some(a) = i.assigned_at {
+                start = start.max(a);
+            }
+            let spec = i
+                .assignee
+                .as_deref()
+                .and_then(|a| team.get(a))
+                .map_or(&plan.team_calendar, |m| &m.calendar);
+            working_hours_between(spec, start, closed)
+        } else {
+            continue;
+        };
+        out.push(Sample {
+            estimate,
+            actual,
+            person: i.assignee.clone(),
+            labels: i
+                .labels
+                .iter()
+                .filter(|l| !crate::domain::is_plan_label(l))
+                .cloned()
+                .collect(),
+        });
+    }
+    out
+}
+
+/// The engine's input built from a plan: the open issues as tasks, their effort distributions and the
+/// milestone groups, with the calibration and the flags and warnings found on the way.
+#[derive(Debug, Clone)]
+pub struct Built<'a> {
+    /// What calibration learnt.
+    pub calibration: Calibration,
+    /// The open issues, in task order.
+    pub open: Vec<&'a PlannedIssue>,
+    /// Per task: flags for the report.
+    pub flags: Vec<Vec<Flag>>,
+    /// Warnings for the report.
+    pub warnings: Vec<String>,
+    /// The engine's project.
+    pub project: Project,
+    /// The project prepared for scheduling.
+    pub prep: Prepared,
+    /// Median remaining effort per task.
+    pub medians: Vec<f64>,
+    /// Effort distribution per task.
+    pub dists: Vec<Distribution>,
+    /// Every milestone, by id.
+    pub milestones: Vec<&'a crate::plan::PlannedMilestone>,
+    /// Per milestone: its tasks that are forecast.
+    pub groups: Vec<Vec<usize>>,
+    /// What the abandonment model learnt.
+    pub fate: FateModel,
+    /// Per task: the probability it is done within the abandonment window, and when if it is.
+    pub fates: Vec<Fate>,
+}
+
+/// Builds the engine's input from a plan, with calendars to `horizon_days`.
+pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine::ScheduleError> {
+    let calibration = calibrate::fit(&calibration_samples(plan));
+    let as_of = plan.as_of;
+    let days = horizon_days;
+    let (by_label, fallback) = imputed_estimates(plan);
+    let mut warnings: Vec<String> = plan.warnings.iter().map(ToString::to_string).collect();
+
+    let open: Vec<&PlannedIssue> = plan
+        .issues
+        .iter()
+        .filter(|i| i.state == OpenState::Open)
+        .collect();
+    let index: HashMap<&IssueKey, usize> =
+        open.iter().enumerate().map(|(n, i)| (&i.key, n)).collect();
+    let closed: std::collections::HashSet<&IssueKey> = plan
+        .issues
+        .iter()
+        .filter(|i| i.state == OpenState::Closed)
+        .map(|i| &i.key)
+        .collect();
+    let people: HashMap<&str, usize> = plan
+        .team
+        .iter()
+        .enumerate()
+        .map(|(n, m)| (m.name.as_str(), n))
+        .collect();
+
+    let mut flags: Vec<Vec<Flag>> = vec![Vec::new(); open.len()];
+    let mut tasks = Vec::with_capacity(open.len());
+    for (n, i) in open.iter().enumerate() {
+        let base = match i.estimate_hours {
+            Some(h) => h,
+            None => {
+                flags[n].push(Flag::ImputedEstimate);
+                i.labels
+                    .iter()
+                    .find_map(|l| by_label.get(l.as_str()).copied())
+                    .unwrap_or(fallback)
+            }
+        };
+        let labels: Vec<String> = i
+            .labels
+            .iter()
+            .filter(|l| !crate::domain::is_plan_label(l))
+            .cloned()
+            .collect();
+        let total = base * calibration.multiplier(i.assignee.as_deref(), &labels);
+        let remaining = if i.lifecycle == Lifecycle::InReview {
+            total * IN_REVIEW_REMAINING
+        } else if i.tracked_hours > 0.0 {
+            (total - i.tracked_hours).max(total * STARTED_MIN_REMAINING)
+        } else {
+            total
+        };
+        let mut deps = Vec::new();
+        for d in &i.depends_on {
+            match index.get(d) {
+                Some(&j) => deps.push(j),
+                None if closed.contains(d) => {}
+                None => {
+                    flags[n].push(Flag::UnknownDependency);
+                    warnings.push(format!(
+                        "{}: depends on {d}, which is not in the snapshot; that wait is ignored",
+                        i.key
+                    ));
+                }
+            }
+        }
+        let assignee = i.assignee.as_deref().and_then(|a| {
+            let p = people.get(a).copied();
+            if p.is_none() {
+                flags[n].push(Flag::AssigneeNotInTeam);
+            }
+            p
+        });
+        let eligible = plan
+            .team
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.repositories.is_empty() || m.repositories.contains(&i.key.repo))
+            .map(|(p, _)| p)
+            .collect();
+        let ms = i.milestone.and_then(|id| plan.milestone(id));
+        tasks.push(Task {
+            name: i.key.to_string(),
+            effort: remaining,
+            assignee,
+            eligible,
+            deps,
+            priority: i.priority.level(),
+            hard: ms.is_some_and(|m| m.hard && m.state == OpenState::Open),
+            due: ms
+                .and_then(|m| m.due)
+                .map(|d| (d - as_of).num_days().max(0) as u32),
+            started: i.started,
+        });
+    }
+    let assignees_unknown: std::collections::BTreeSet<&str> = open
+        .iter()
+        .filter_map(|i| i.assignee.as_deref())
+        .filter(|a| !people.contains_key(a))
+        .collect();
+    for a in assignees_unknown {
+        warnings.push(format!(
+            "{a} has open issues assigned but is not in the team in commitea.yaml; their work goes to the team"
+        ));
+    }
+    let calendars: Vec<Calendar> = plan
+        .team
+        .iter()
+        .map(|m| Calendar::new(&m.calendar, as_of, days))
+        .collect();
+    let project = Project {
+        tasks,
+        people: calendars,
+    };
+    let prep = Prepared::new(&project)?;
+    for c in &prep.cycles {
+        let names: Vec<&str> = c.iter().map(|&i| project.tasks[i].name.as_str()).collect();
+        warnings.push(format!(
+            "dependency cycle: {} depend on each other; they are left out of the forecast until the cycle is broken",
+            names.join(", ")
+        ));
+        for &i in c {
+            flags[i].push(Flag::DependencyCycle);
+        }
+    }
+    for (i, lost) in prep.lost_deps.iter().enumerate() {
+        if *lost {
+            flags[i].push(Flag::WaitsOnCycle);
+        }
+    }
+    let medians: Vec<f64> = project.tasks.iter().map(|t| t.effort).collect();
+    let dists: Vec<Distribution> = medians
+        .iter()
+        .zip(&open)
+        .map(|(&m, i)| {
+            let own = i
+                .assignee
+                .as_deref()
+                .and_then(|a| calibration.person_ratios.get(a));
+            match own {
+                _ if m <= 0.0 => Distribution::Fixed(0.0),
+                Some(ratios) => Distribution::Resample {
+                    base: m,
+                    ratios: ratios.clone(),
+                },
+                None => Distribution::LogNormal {
+                    median: m,
+                    sigma: calibration.sigma,
+                },
+            }
+        })
+        .collect();
+
+    let milestones: Vec<&crate::plan::PlannedMilestone> = plan.milestones.iter().collect();
+    let groups: Vec<Vec<usize>> = milestones
+        .iter()
+        .map(|m| {
+            open.iter()
+                .enumerate()
+                .filter(|(n, i)| i.milestone == Some(m.id) && !prep.excluded[*n])
+                .map(|(n, _)| n)
+                .collect()
+        })
+        .collect();
+    let window = plan.abandonment_days.min(horizon_days);
+    let history = history_days(plan, plan.now);
+    // Too short a history keeps the model cold; the exposures are not even counted.
+    let mut fate = if history < i64::from(window) {
+        FateModel::cold(0, window)
+    } else {
+        fate::fit(&fate_exposures(plan), history, window)
+    };
+    if !fate.cold_start
+        && let Some(theta) = choose_frailty(plan, window)
+    {
+        fate.frailty = theta;
+    }
+    let fates: Vec<Fate> = open
+        .iter()
+        .map(|i| {
+            let f = fate_features(i, plan.now);
+            Fate {
+                p: fate.p_done(&f),
+                lead: fate.lead(&f),
+            }
+        })
+        .collect();
+    Ok(Built {
+        fate,
+        fates,
+        calibration,
+        open,
+        flags,
+        warnings,
+        project,
+        prep,
+        medians,
+        dists,
+        milestones,
+        groups,
+    })
+}

@@ -1,0 +1,333 @@
+//! The forecast report, `forecast/forecast.json`: what the engine said about every open issue, milestone
+//! and person, as plain serialisable data.
+
+use super::*;
+
+/// A forecast date: a day, or beyond the forecast horizon ("probably not in the time we look at").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum When {
+    /// On this day.
+    Date(NaiveDate),
+    /// Later than the horizon, or never.
+    BeyondHorizon,
+}
+
+impl When {
+    /// The date, if within the horizon.
+    pub fn date(self) -> Option<NaiveDate> {
+        match self {
+            Self::Date(d) => Some(d),
+            Self::BeyondHorizon => None,
+        }
+    }
+}
+
+impl std::fmt::Display for When {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Date(d) => write!(f, "{d}"),
+            Self::BeyondHorizon => f.write_str("beyond horizon"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for When {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if s == "beyond horizon" {
+            return Ok(Self::BeyondHorizon);
+        }
+        s.parse::<NaiveDate>()
+            .map(Self::Date)
+            .map_err(|e| serde::de::Error::custom(format!("\"{s}\": {e}")))
+    }
+}
+
+impl Serialize for When {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// The calibration, as the seed's `calibration` view names it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CalibrationSummary {
+    /// Finished issues with an estimate that calibration learnt from.
+    pub n: usize,
+    /// Whether the documented prior is used because there is too little history.
+    pub cold_start: bool,
+    /// Actual effort over estimate at the median, for the team.
+    pub global_multiplier: f64,
+    /// σ of ln(actual / estimate) once people's and labels' biases are accounted for.
+    pub sigma: f64,
+    /// Per label: how much longer (> 1) or shorter its work takes than the team's figure.
+    pub by_label_bias: Vec<LabelBias>,
+    /// Per person: the same.
+    pub by_person_bias: Vec<PersonBias>,
+}
+
+/// One label's bias.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabelBias {
+    /// The label.
+    pub label: String,
+    /// Samples.
+    pub n: usize,
+    /// Multiplier relative to the team.
+    pub bias: f64,
+}
+
+/// One person's bias.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PersonBias {
+    /// The person.
+    pub person: String,
+    /// Samples.
+    pub n: usize,
+    /// Multiplier relative to the team.
+    pub bias: f64,
+}
+
+impl CalibrationSummary {
+    pub(super) fn of(c: &Calibration) -> Self {
+        Self {
+            n: c.n,
+            cold_start: c.cold_start,
+            global_multiplier: round3(c.global_multiplier),
+            sigma: round3(c.sigma),
+            by_label_bias: c
+                .by_label
+                .iter()
+                .map(|b| LabelBias {
+                    label: b.key.clone(),
+                    n: b.n,
+                    bias: round3(b.bias),
+                })
+                .collect(),
+            by_person_bias: c
+                .by_person
+                .iter()
+                .map(|b| PersonBias {
+                    person: b.key.clone(),
+                    n: b.n,
+                    bias: round3(b.bias),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The forecast of one open issue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IssueForecast {
+    /// `owner/repo#N`.
+    pub issue: IssueKey,
+    /// Title.
+    pub title: String,
+    /// Lifecycle column now.
+    pub lifecycle: Lifecycle,
+    /// Who it is assigned to.
+    pub assignee: Option<String>,
+    /// Who the plan gives it to (the assignee, or whoever finishes it first).
+    pub planned_assignee: Option<String>,
+    /// Its priority level.
+    pub priority: u8,
+    /// Its priority after inheriting from what waits for it.
+    pub effective_priority: u8,
+    /// Milestone id.
+    pub milestone: Option<u64>,
+    /// Estimate label (`2d`), if any.
+    pub estimate: Option<String>,
+    /// Where the estimate came from.
+    pub estimate_source: EstimateSource,
+    /// Remaining effort, median, in working hours.
+    pub remaining_hours: f64,
+    /// Start in the deterministic (median) plan.
+    pub planned_start: When,
+    /// End in the deterministic (median) plan.
+    pub planned_end: When,
+    /// 10% of simulated futures end by this day.
+    pub p10: When,
+    /// Half of them.
+    pub p50: When,
+    /// 80% of them.
+    pub p80: When,
+    /// Share of simulated futures in which it is done by its milestone's due date, if it has one.
+    pub probability_by_due: Option<f64>,
+    /// The probability it is done within the forecast horizon (the share of simulated futures), when the
+    /// abandonment model has enough history (absent: every open issue is assumed done).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probability_done: Option<f64>,
+    /// Anything a reader should know about the issue's forecast.
+    pub flags: Vec<Flag>,
+}
+
+/// Something a reader should know about one issue's forecast.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Flag {
+    /// It has no estimate: one was imputed.
+    ImputedEstimate,
+    /// It depends on an issue that is not in the snapshot.
+    UnknownDependency,
+    /// Its assignee is not on the team: planned for the team instead.
+    AssigneeNotInTeam,
+    /// It is part of a dependency cycle (cut to schedule it).
+    DependencyCycle,
+    /// It waits on a dependency cycle.
+    WaitsOnCycle,
+}
+
+/// The forecast of one milestone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MilestoneForecast {
+    /// Gitea id.
+    pub id: u64,
+    /// Repository.
+    pub repo: String,
+    /// Title.
+    pub title: String,
+    /// Open or closed.
+    pub state: OpenState,
+    /// Due day.
+    pub due: Option<NaiveDate>,
+    /// Whether the due date cannot move.
+    pub hard: bool,
+    /// Open issues in it.
+    pub open_issues: usize,
+    /// Closed issues in it.
+    pub closed_issues: usize,
+    /// Remaining effort (medians) in working hours.
+    pub remaining_hours: f64,
+    /// The cone: when its last open issue ends.
+    pub p10: When,
+    /// Median.
+    pub p50: When,
+    /// 80%.
+    pub p80: When,
+    /// Share of simulated futures that finish by the due day.
+    pub probability_on_time: Option<f64>,
+    /// Working days between p80 and the due day (negative: p80 is late).
+    pub slack_days: Option<i64>,
+    /// For a hard deadline that p80 misses: the smallest set of lowest-priority issues to take out of the
+    /// milestone so that p80 meets it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut_line: Option<CutLine>,
+    /// When the work that will stay in it is done (issues the abandonment model expects to leave taken
+    /// out, trial by trial), when the model has enough history; `p10`/`p50`/`p80` above are for all the work
+    /// planned in it today.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staying: Option<Range>,
+    /// How many of its open issues are expected to leave it (not done within the abandonment window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_leaving: Option<f64>,
+    /// The probability that everything planned in it today is done within the horizon, when the
+    /// abandonment model has enough history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probability_done: Option<f64>,
+}
+
+/// Three quantiles of a date.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Range {
+    /// 10th percentile.
+    pub p10: When,
+    /// Median.
+    pub p50: When,
+    /// 80th percentile.
+    pub p80: When,
+}
+
+/// What the abandonment model learnt from the state's history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AbandonmentSummary {
+    /// Closes in the recent history it learnt from.
+    pub events: usize,
+    /// True with too little history: every open issue is assumed done.
+    pub cold_start: bool,
+    /// The window, in days.
+    pub window_days: u32,
+    /// The team's closing rate per open issue per day.
+    pub team_rate: f64,
+    /// Open issues now, and how many of them the model expects to be done within the window.
+    pub open: usize,
+    /// The expected number done (sum of the probabilities).
+    pub expected_done: f64,
+    /// Per stratum (`column/age`): issues, closes, days exposed, shrunk rate per day.
+    pub strata: Vec<FateGroupSummary>,
+}
+
+/// One group of the abandonment model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FateGroupSummary {
+    /// The group.
+    pub key: String,
+    /// Distinct issues.
+    pub issues: usize,
+    /// Closes.
+    pub events: usize,
+    /// Days exposed.
+    pub days: f64,
+    /// The shrunk closing rate per day.
+    pub rate: f64,
+}
+
+/// What would have to leave a hard-deadline milestone for its p80 to meet the deadline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CutLine {
+    /// The issues to take out, lowest priority first.
+    pub issues: Vec<IssueKey>,
+    /// Remaining hours (medians) they account for.
+    pub hours: f64,
+    /// The milestone's p80 without them.
+    pub p80: When,
+    /// P(on time) without them.
+    pub probability_on_time: f64,
+    /// False when even cutting every issue that can be cut does not meet the deadline.
+    pub meets_deadline: bool,
+}
+
+/// One person's plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PersonPlan {
+    /// Gitea username.
+    pub name: String,
+    /// Hours in a full week.
+    pub hours_per_week: f64,
+    /// Their open work in planned order.
+    pub queue: Vec<IssueKey>,
+    /// Remaining hours planned for them.
+    pub planned_hours: f64,
+    /// When their queue empties in the median plan.
+    pub busy_until: When,
+}
+
+/// `forecast/forecast.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ForecastReport {
+    /// Day 0.
+    pub as_of: NaiveDate,
+    /// The last day forecast.
+    pub horizon: NaiveDate,
+    /// The seed.
+    pub seed: u64,
+    /// Trials.
+    pub trials: u32,
+    /// What calibration learnt from the history.
+    pub calibration: CalibrationSummary,
+    /// Open issues, by key.
+    pub issues: Vec<IssueForecast>,
+    /// Milestones, by id.
+    pub milestones: Vec<MilestoneForecast>,
+    /// The team, in config order.
+    pub people: Vec<PersonPlan>,
+    /// Problems a reader should know about.
+    pub warnings: Vec<String>,
+    /// The abandonment model, when there was history to learn from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abandonment: Option<AbandonmentSummary>,
+}

@@ -1,0 +1,288 @@
+//! The forecast itself: calibrate, schedule, simulate, and turn the engine's answers into the report.
+
+use super::*;
+
+/// Runs the forecast on a plan.
+pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
+    let as_of = plan.as_of;
+    let days = settings.horizon_days;
+    let date_of = |d: f64| -> When {
+        if d.is_finite() && d < f64::from(days) {
+            When::Date(as_of + Days::new(d as u64))
+        } else {
+            When::BeyondHorizon
+        }
+    };
+    let Built {
+        calibration,
+        open,
+        flags,
+        mut warnings,
+        project,
+        prep,
+        medians,
+        dists,
+        milestones: open_ms,
+        groups,
+        fate,
+        fates,
+    } = match build(plan, days) {
+        Ok(b) => b,
+        Err(e) => {
+            // References are built from existing indices, so this is a bug, not bad input.
+            let mut warnings: Vec<String> = plan.warnings.iter().map(ToString::to_string).collect();
+            warnings.push(format!("internal error preparing the schedule: {e}"));
+            return ForecastReport {
+                as_of,
+                horizon: as_of + Days::new(u64::from(days)),
+                seed: settings.seed,
+                trials: settings.trials,
+                calibration: CalibrationSummary::of(&Calibration::prior()),
+                issues: Vec::new(),
+                milestones: Vec::new(),
+                people: Vec::new(),
+                warnings,
+                abandonment: None,
+            };
+        }
+    };
+    let plan_sched = prep.schedule(&medians);
+    let mc = MonteCarlo {
+        trials: settings.trials,
+        seed: settings.seed,
+        horizon_days: days,
+    };
+    let sim = mc.run_with_fates(&prep, &dists, &groups, &fates);
+
+    let when = |d: Option<u32>| d.map_or(When::BeyondHorizon, |d| date_of(f64::from(d)));
+    let issues: Vec<IssueForecast> = open
+        .iter()
+        .enumerate()
+        .map(|(n, i)| {
+            let excluded = prep.excluded[n];
+            let pc = sim.task(n);
+            let person = plan_sched.person[n].map(|p| plan.team[p as usize].name.clone());
+            IssueForecast {
+                issue: i.key.clone(),
+                title: i.title.clone(),
+                lifecycle: i.lifecycle,
+                assignee: i.assignee.clone(),
+                planned_assignee: person,
+                priority: i.priority.level(),
+                effective_priority: prep.effective_priority[n],
+                milestone: i.milestone,
+                estimate: i.estimate_label.clone(),
+                estimate_source: i.estimate_source,
+                remaining_hours: round2(medians[n]),
+                planned_start: if excluded {
+                    When::BeyondHorizon
+                } else {
+                    date_of(start_day(plan_sched.start[n]))
+                },
+                planned_end: if excluded {
+                    When::BeyondHorizon
+                } else {
+                    date_of(end_day(plan_sched.end[n]))
+                },
+                p10: if excluded {
+                    When::BeyondHorizon
+                } else {
+                    when(pc.p10)
+                },
+                p50: if excluded {
+                    When::BeyondHorizon
+                } else {
+                    when(pc.p50)
+                },
+                p80: if excluded {
+                    When::BeyondHorizon
+                } else {
+                    when(pc.p80)
+                },
+                probability_by_due: i
+                    .milestone
+                    .and_then(|id| plan.milestone(id))
+                    .and_then(|m| m.due)
+                    .filter(|_| !excluded)
+                    .map(|due| {
+                        let day = (due - as_of).num_days();
+                        if day < 0 {
+                            0.0
+                        } else {
+                            round3(sim.task_by(n, day as u32))
+                        }
+                    }),
+                // Done at all within the horizon: the fate draw and the timing together.
+                probability_done: (!fate.cold_start && !excluded)
+                    .then(|| round3(sim.task_by(n, days.saturating_sub(1)))),
+                flags: flags[n].clone(),
+            }
+        })
+        .collect();
+
+    let team_cal = Calendar::new(&plan.team_calendar, as_of, days);
+    let milestones = open_ms
+        .iter()
+        .enumerate()
+        .map(|(g, m)| {
+            let in_ms = plan.issues.iter().filter(|i| i.milestone == Some(m.id));
+            let (mut open_n, mut closed_n) = (0, 0);
+            for i in in_ms {
+                if i.state == OpenState::Open {
+                    open_n += 1
+                } else {
+                    closed_n += 1
+                }
+            }
+            let remaining: f64 = groups[g].iter().map(|&n| medians[n]).sum();
+            let (p10, p50, p80, prob) = if groups[g].is_empty() {
+                let done = When::Date(as_of);
+                (done, done, done, m.due.map(|_| 1.0))
+            } else {
+                let pc = sim.group(g);
+                let prob = m.due.map(|d| {
+                    let day = (d - as_of).num_days();
+                    if day < 0 {
+                        0.0
+                    } else {
+                        round3(sim.group_by(g, day as u32))
+                    }
+                });
+                (when(pc.p10), when(pc.p50), when(pc.p80), prob)
+            };
+            let slack = m.due.map(|due| match p80 {
+                When::Date(d) => team_cal.working_days_between(as_of, d, due),
+                When::BeyondHorizon => {
+                    -team_cal.working_days_between(as_of, due, as_of + Days::new(u64::from(days)))
+                }
+            });
+            let late = matches!((m.due, p80), (Some(d), When::Date(p)) if p > d)
+                || matches!((m.due, p80), (Some(_), When::BeyondHorizon));
+            let cut_line = if m.hard && m.state == OpenState::Open && late && !groups[g].is_empty() {
+                m.due.and_then(|d| {
+                    let due_day = (d - as_of).num_days().max(0) as u32;
+                    cut_line(&project, &prep, &dists, &groups[g], due_day, &mc).map(|(cut, p80, prob, ok)| CutLine {
+                        hours: round2(cut.iter().map(|&n| medians[n]).sum()),
+                        issues: cut.iter().map(|&n| open[n].key.clone()).collect(),
+                        p80: when(p80),
+                        probability_on_time: round3(prob),
+                        meets_deadline: ok,
+                    })
+                })
+            } else {
+                None
+            };
+            if let Some(c) = &cut_line {
+                warnings.push(if c.meets_deadline {
+                    format!(
+                        "{}: the hard deadline {} is not met at p80; taking out {} issue(s) ({} h) would meet it",
+                        m.title,
+                        m.due.map(|d| d.to_string()).unwrap_or_default(),
+                        c.issues.len(),
+                        c.hours
+                    )
+                } else {
+                    format!(
+                        "{}: the hard deadline {} cannot be met at p80 even with every issue that can be cut taken out",
+                        m.title,
+                        m.due.map(|d| d.to_string()).unwrap_or_default()
+                    )
+                });
+            }
+            let staying = sim.group_staying(g).filter(|_| !groups[g].is_empty()).map(|pc| Range {
+                p10: when(pc.p10),
+                p50: when(pc.p50),
+                p80: when(pc.p80),
+            });
+            let expected_leaving = (!fate.cold_start && m.state == OpenState::Open)
+                .then(|| round2(groups[g].iter().map(|&n| 1.0 - fates[n].p).sum()));
+            let probability_done = (!fate.cold_start && !groups[g].is_empty())
+                .then(|| round3(sim.group_by(g, days.saturating_sub(1))));
+            MilestoneForecast {
+                staying,
+                expected_leaving,
+                probability_done,
+                cut_line,
+                id: m.id,
+                repo: m.repo.to_string(),
+                title: m.title.clone(),
+                state: m.state,
+                due: m.due,
+                hard: m.hard,
+                open_issues: open_n,
+                closed_issues: closed_n,
+                remaining_hours: round2(remaining),
+                p10,
+                p50,
+                p80,
+                probability_on_time: if m.state == OpenState::Closed {
+                    None
+                } else {
+                    prob
+                },
+                slack_days: if m.state == OpenState::Closed {
+                    None
+                } else {
+                    slack
+                },
+            }
+        })
+        .collect();
+
+    let mut queues: Vec<Vec<usize>> = vec![Vec::new(); plan.team.len()];
+    for &i in &prep.order {
+        if let Some(p) = plan_sched.person[i as usize] {
+            queues[p as usize].push(i as usize);
+        }
+    }
+    let people = plan
+        .team
+        .iter()
+        .zip(queues)
+        .map(|(m, q)| {
+            let busy = q.iter().map(|&i| plan_sched.end[i]).fold(0.0f64, f64::max);
+            PersonPlan {
+                name: m.name.clone(),
+                hours_per_week: round2(m.hours_per_week),
+                planned_hours: round2(q.iter().map(|&i| medians[i]).sum()),
+                queue: q.iter().map(|&i| open[i].key.clone()).collect(),
+                busy_until: if q.is_empty() {
+                    When::Date(as_of)
+                } else {
+                    date_of(end_day(busy))
+                },
+            }
+        })
+        .collect();
+
+    ForecastReport {
+        as_of,
+        horizon: as_of + Days::new(u64::from(days)),
+        seed: settings.seed,
+        trials: settings.trials,
+        calibration: CalibrationSummary::of(&calibration),
+        issues,
+        milestones,
+        people,
+        warnings,
+        abandonment: (!fate.cold_start).then(|| AbandonmentSummary {
+            events: fate.events,
+            cold_start: fate.cold_start,
+            window_days: fate.window_days,
+            team_rate: round6(fate.team_rate),
+            open: fates.len(),
+            expected_done: round2(fates.iter().map(|f| f.p).sum()),
+            strata: fate
+                .strata
+                .iter()
+                .map(|g| FateGroupSummary {
+                    key: g.key.clone(),
+                    issues: g.issues,
+                    events: g.events,
+                    days: round2(g.days),
+                    rate: round6(g.value),
+                })
+                .collect(),
+        }),
+    }
+}
