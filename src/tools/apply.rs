@@ -48,12 +48,11 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
         ToolError::State(Box::new(e))
     }
     let layout = Layout::new(&ctx.state_dir);
-    let config = Config::load(layout.root(), ctx.env.iter().cloned(), &ctx.overrides)
-        .map_err(|e| state(e))?;
+    let config =
+        Config::load(layout.root(), ctx.env.iter().cloned(), &ctx.overrides).map_err(state)?;
     // One writer at a time: the op file's number is taken from what is on disk.
-    let _lock =
-        crate::state::lock::lock_state(layout.root(), &config, ctx.now()).map_err(|e| state(e))?;
-    let snapshot = Snapshot::load(&layout).map_err(|e| state(e))?;
+    let _lock = crate::state::lock::lock_state(layout.root(), &config, ctx.now()).map_err(state)?;
+    let snapshot = Snapshot::load(&layout).map_err(state)?;
     let repos = super::repositories(&config, &snapshot);
     let mut checker = Checker::new(&config, &snapshot, repos);
     let mut accepted = Vec::new();
@@ -77,7 +76,7 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
     }
 
     let now = ctx.as_of.unwrap_or(snapshot.meta.synced_at);
-    let ledger = crate::ledger::read(&layout.ledger()).map_err(|e| state(e))?;
+    let ledger = crate::ledger::read(&layout.ledger()).map_err(state)?;
     let after_snapshot = ops::simulate(&snapshot, &accepted, now);
     let before_plan = crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now).into_plan();
     let after_plan =
@@ -87,7 +86,7 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
     let after = forecast::run(&after_plan, &settings);
     let detail = crate::consequence::diff(&before, &after, &before_plan, &after_plan);
 
-    let id = ops::next_id(&layout).map_err(|e| state(e))?;
+    let id = ops::next_id(&layout).map_err(state)?;
     let path = ops::pending_path(&layout, &id);
     let rel = layout.rel(&path).to_path_buf();
     let ops: Vec<Op> = accepted.into_iter().map(|c| c.op).collect();
@@ -103,8 +102,8 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
         summary: detail.summary.clone(),
         consequence: crate::ledger::record::pairs(&detail),
     };
-    let text = file.render(&rel).map_err(|e| state(e))?;
-    crate::state::write_if_changed(&path, text.as_bytes()).map_err(|e| state(e))?;
+    let text = file.render(&rel).map_err(state)?;
+    crate::state::write_if_changed(&path, text.as_bytes()).map_err(state)?;
     Ok(ApplyOutput {
         applied: file.ops.len(),
         consequence: detail.summary,
