@@ -17,7 +17,7 @@ use crate::domain::{Estimate, RepoName};
 use crate::yamlfile::{self, YamlError};
 
 /// The config file's name in a state repo.
-pub const FILE_NAME: &str = "commitea.yaml";
+pub(crate) const FILE_NAME: &str = "commitea.yaml";
 
 /// Environment variables that start with `COMMITEA_` but are not config keys.
 const NON_CONFIG_ENV: &[&str] = &[
@@ -63,7 +63,7 @@ pub enum ConfigError {
 
 /// What CommiTea keeps at the top of a state repo: the site may be written into none of them, since the
 /// site writer deletes every file in its folder that it did not render.
-pub const OWNED_NAMES: &[&str] = &[
+pub(crate) const OWNED_NAMES: &[&str] = &[
     FILE_NAME,
     "pm-state.md",
     "snapshot",
@@ -499,7 +499,7 @@ pub struct Overrides {
 
 impl Config {
     /// The path of the config file in a state repo.
-    pub fn path_in(state_dir: &Path) -> PathBuf {
+    pub(crate) fn path_in(state_dir: &Path) -> PathBuf {
         state_dir.join(FILE_NAME)
     }
 
@@ -572,7 +572,7 @@ impl Config {
     }
 
     /// Applies `COMMITEA_*` overrides from `env` to scalar keys (see the module docs for the names).
-    pub fn apply_env(
+    pub(crate) fn apply_env(
         &mut self,
         env: impl IntoIterator<Item = (String, String)>,
     ) -> Result<(), ConfigError> {

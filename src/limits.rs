@@ -6,33 +6,33 @@
 //! input, so a refused megabyte never comes back as a megabyte.
 
 /// A whole tool input, as JSON text.
-pub const INPUT_BYTES: usize = 256 * 1024;
+pub(crate) const INPUT_BYTES: usize = 256 * 1024;
 /// A directive's verbatim quote.
-pub const QUOTE_CHARS: usize = 2_000;
+pub(crate) const QUOTE_CHARS: usize = 2_000;
 /// A directive's one-line rationale.
-pub const RATIONALE_CHARS: usize = 500;
+pub(crate) const RATIONALE_CHARS: usize = 500;
 /// A `capture_work` braindump.
-pub const BRAINDUMP_CHARS: usize = 20_000;
+pub(crate) const BRAINDUMP_CHARS: usize = 20_000;
 /// One interview question or answer of `capture_work`.
-pub const ANSWER_CHARS: usize = 2_000;
+pub(crate) const ANSWER_CHARS: usize = 2_000;
 /// Interview turns in one `capture_work` call.
-pub const ANSWERS: usize = 20;
+pub(crate) const ANSWERS: usize = 20;
 /// An issue title (Gitea's own limit).
-pub const TITLE_CHARS: usize = 255;
+pub(crate) const TITLE_CHARS: usize = 255;
 /// An issue body an op may carry.
-pub const BODY_CHARS: usize = 20_000;
+pub(crate) const BODY_CHARS: usize = 20_000;
 /// Ops in one `apply_changes` call: one coherent change.
-pub const OPS: usize = 100;
+pub(crate) const OPS: usize = 100;
 /// Labels or dependencies on one `create_issue` op.
-pub const LIST_ITEMS: usize = 20;
+pub(crate) const LIST_ITEMS: usize = 20;
 /// A search query, a label, a username, an issue reference or another short name.
-pub const NAME_CHARS: usize = 200;
+pub(crate) const NAME_CHARS: usize = 200;
 /// How much of a refused input an error quotes.
-pub const EXCERPT_CHARS: usize = 40;
+pub(crate) const EXCERPT_CHARS: usize = 40;
 
 /// The first [`EXCERPT_CHARS`] characters of `text`, with `…` when there is more, control characters shown
 /// as spaces: safe to put in an error message.
-pub fn excerpt(text: &str) -> String {
+pub(crate) fn excerpt(text: &str) -> String {
     let mut out: String = text
         .chars()
         .take(EXCERPT_CHARS)
@@ -45,7 +45,7 @@ pub fn excerpt(text: &str) -> String {
 }
 
 /// Checks that `text` has at most `limit` characters; the error says how many it has and quotes its start.
-pub fn check_len(text: &str, limit: usize) -> Result<(), String> {
+pub(crate) fn check_len(text: &str, limit: usize) -> Result<(), String> {
     let n = text.chars().count();
     if n > limit {
         Err(format!(

@@ -120,7 +120,7 @@ pub struct Computed {
 
 /// What a state repo holds for a forecast, read once: the resolved config, the snapshot and the ledger.
 #[derive(Debug, Clone)]
-pub struct RepoState {
+pub(crate) struct RepoState {
     /// Where everything is.
     pub layout: Layout,
     /// The config, resolved from defaults, `commitea.yaml`, the environment and flags.
@@ -317,10 +317,10 @@ fn sync_stage(
 }
 
 /// The view payloads written under `forecast/views/` and the site is rendered from, by name.
-pub const VIEWS: [&str; 5] = ["overview", "board", "runway", "directives", "calibration"];
+pub(crate) const VIEWS: [&str; 5] = ["overview", "board", "runway", "directives", "calibration"];
 
 /// The files under `forecast/` for a computed state: path relative to the state repo → bytes.
-pub fn forecast_files(c: &Computed) -> Result<BTreeMap<String, Vec<u8>>, StateError> {
+pub(crate) fn forecast_files(c: &Computed) -> Result<BTreeMap<String, Vec<u8>>, StateError> {
     let mut out = BTreeMap::new();
     let report = Path::new(crate::state::FORECAST_FILE);
     out.insert(
@@ -342,7 +342,7 @@ pub fn forecast_files(c: &Computed) -> Result<BTreeMap<String, Vec<u8>>, StateEr
 }
 
 /// The site's data read back from the view payloads a run wrote under `forecast/views/`.
-pub fn site_data_from_views(layout: &Layout, title: &str) -> Result<SiteData, StateError> {
+pub(crate) fn site_data_from_views(layout: &Layout, title: &str) -> Result<SiteData, StateError> {
     fn read<T: serde::de::DeserializeOwned>(layout: &Layout, name: &str) -> Result<T, StateError> {
         let path = layout.view_file(name);
         let bytes = std::fs::read(&path).map_err(|source| StateError::Io {
@@ -368,7 +368,7 @@ pub fn site_data_from_views(layout: &Layout, title: &str) -> Result<SiteData, St
 }
 
 /// Renders the site of a computed state in memory.
-pub fn site_files(
+pub(crate) fn site_files(
     c: &Computed,
     layout: &Layout,
 ) -> Result<BTreeMap<String, Vec<u8>>, PipelineError> {
@@ -502,7 +502,7 @@ pub fn lock(
 }
 
 /// `commitea sync`: read the repositories from Gitea, write the snapshot and commit it (no forecast).
-pub fn sync_only(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
+pub(crate) fn sync_only(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
     let layout = Layout::new(&opts.state_dir);
     let _lock = lock(opts, &layout)?;
     let config = Config::load(layout.root(), opts.env.iter().cloned(), &opts.overrides)?;
@@ -557,7 +557,7 @@ fn restore(previous: &[(PathBuf, Option<Vec<u8>>)]) {
 }
 
 /// The commit message: a title line, then what moved since the last committed forecast.
-pub fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> String {
+pub(crate) fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> String {
     let r = &c.report;
     let mut msg = format!(
         "commitea: forecast as of {} ({} open issues)\n",

@@ -43,16 +43,16 @@ use crate::engine::calibrate::RATIO_LIMIT;
 use crate::state::Snapshot;
 
 /// Weeks of history the throughput is sampled from.
-pub const THROUGHPUT_WEEKS: u32 = 12;
+pub(crate) const THROUGHPUT_WEEKS: u32 = 12;
 /// Hours in an estimate's working day.
-pub const WORKDAY_HOURS: f64 = 6.0;
+pub(crate) const WORKDAY_HOURS: f64 = 6.0;
 /// Fewer own velocity samples than this and a person draws from the team's pool.
-pub const MIN_PERSON_SAMPLES: usize = 6;
+pub(crate) const MIN_PERSON_SAMPLES: usize = 6;
 /// The pseudo-person unassigned open work queues for.
-pub const UNASSIGNED: &str = "unassigned";
+pub(crate) const UNASSIGNED: &str = "unassigned";
 
 /// p10, p50 and p80 in days after the cut; `None` is beyond the horizon.
-pub type Quantiles = [Option<f64>; 3];
+pub(crate) type Quantiles = [Option<f64>; 3];
 
 /// How a baseline is simulated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,7 +106,11 @@ fn seed_for(seed: u64, name: &str) -> u64 {
 }
 
 /// Issues closed per week in the [`THROUGHPUT_WEEKS`] weeks before `cut`, newest week first.
-pub fn weekly_throughput(snapshot: &Snapshot, repo: &RepoName, cut: DateTime<Utc>) -> Vec<u32> {
+pub(crate) fn weekly_throughput(
+    snapshot: &Snapshot,
+    repo: &RepoName,
+    cut: DateTime<Utc>,
+) -> Vec<u32> {
     let issues = || snapshot.issues.iter().filter(|(k, _)| &k.repo == repo);
     let Some(first) = issues().map(|(_, i)| i.created_at).min() else {
         return Vec::new();
@@ -204,12 +208,12 @@ fn to_calendar(working: f64) -> f64 {
 }
 
 /// Working days between two moments, weekends excluded.
-pub fn working_days_between(from: DateTime<Utc>, to: DateTime<Utc>) -> f64 {
+pub(crate) fn working_days_between(from: DateTime<Utc>, to: DateTime<Utc>) -> f64 {
     to_working(week_days(to)) - to_working(week_days(from))
 }
 
 /// Velocity samples (`estimate / actual`) per person from the closed issues of `snapshot`.
-pub fn velocities(snapshot: &Snapshot) -> BTreeMap<String, Vec<f64>> {
+pub(crate) fn velocities(snapshot: &Snapshot) -> BTreeMap<String, Vec<f64>> {
     let mut out: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for i in snapshot.issues.values() {
         let (OpenState::Closed, Some(closed), Some(Ok(estimate)), Some(person)) = (
@@ -253,7 +257,7 @@ fn median_estimate(snapshot: &Snapshot) -> f64 {
 }
 
 /// Evidence-based scheduling: per open issue, when it is done in days after `cut`.
-pub fn evidence_based(
+pub(crate) fn evidence_based(
     snapshot: &Snapshot,
     cut: DateTime<Utc>,
     sim: &Simulation,

@@ -34,7 +34,7 @@ use crate::state::{Meta, RepoMeta, Snapshot};
 
 /// The last cut is at least this many days before the snapshot was synced, so every cut has a fortnight
 /// of outcomes to be scored on.
-pub const END_MARGIN_DAYS: u32 = 14;
+pub(crate) const END_MARGIN_DAYS: u32 = 14;
 
 /// The snapshot as a sync at `cut` would have seen it, using only information dated at or before `cut`.
 ///

@@ -43,11 +43,11 @@ use crate::forecast::{self, Settings, When};
 use crate::state::Snapshot;
 
 /// The group CommiTea's forecasts are scored under.
-pub const COMMITEA: &str = "commitea";
+pub(crate) const COMMITEA: &str = "commitea";
 /// The group the throughput Monte Carlo baseline is scored under.
-pub const THROUGHPUT: &str = "throughput";
+pub(crate) const THROUGHPUT: &str = "throughput";
 /// The group the evidence-based scheduling baseline is scored under.
-pub const EBS: &str = "ebs";
+pub(crate) const EBS: &str = "ebs";
 
 /// How a backtest is run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -244,9 +244,9 @@ fn cut_targets(
 }
 
 /// The suffix of milestone targets scored on "everything planned in it at the cut was closed".
-pub const PLANNED_SHIPPED: &str = "milestone planned-shipped";
+pub(crate) const PLANNED_SHIPPED: &str = "milestone planned-shipped";
 /// The suffix of milestone targets scored on "the milestone was closed".
-pub const MILESTONE_CLOSED: &str = "milestone closed";
+pub(crate) const MILESTONE_CLOSED: &str = "milestone closed";
 
 /// Milestone targets: every milestone open at the cut with open issues planned in it, scored two ways —
 /// when everything planned in it at the cut was closed (open while any of it is), and when the

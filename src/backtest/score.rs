@@ -44,7 +44,7 @@ use serde::{Deserialize, Serialize};
 use super::{Fnv, nearest_rank, stream};
 
 /// The quantile levels of a target's forecast: p10, p50 and p80.
-pub const LEVELS: [f64; 3] = [0.1, 0.5, 0.8];
+pub(crate) const LEVELS: [f64; 3] = [0.1, 0.5, 0.8];
 
 /// What became of an issue after a cut.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -8,7 +8,7 @@ use super::{CommandResult, ForecastArgs, StateArg, env_vars};
 
 /// The formats `commitea export` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// TaskJuggler 3 (`tj3`): the median plan as a project with resources and tasks.
     Tjp,
 }

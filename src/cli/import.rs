@@ -16,7 +16,7 @@ pub struct Args {
 
 /// The trackers `commitea import` reads.
 #[derive(Debug, clap::Subcommand)]
-pub enum ImportSource {
+pub(crate) enum ImportSource {
     /// Jira, flattened to DATASET_issues.csv, DATASET_history.csv and DATASET_milestones.csv: one state repo
     /// per project, its issues in the Gitea repository `jira/<PROJECT>`.
     Jira {

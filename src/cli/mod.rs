@@ -108,11 +108,11 @@ impl CommandError {
 }
 
 /// A command's result.
-pub type CommandResult = Result<(), CommandError>;
+pub(crate) type CommandResult = Result<(), CommandError>;
 
 /// The state repo argument every command on a state repo takes.
 #[derive(Debug, Clone, Args)]
-pub struct StateArg {
+pub(crate) struct StateArg {
     /// The state repo.
     #[arg(long, short = 's', default_value = ".", env = "COMMITEA_STATE")]
     pub state: PathBuf,
@@ -120,7 +120,7 @@ pub struct StateArg {
 
 /// What every forecasting command takes: the day zero, the seed and the trial count.
 #[derive(Debug, Clone, Default, Args)]
-pub struct ForecastArgs {
+pub(crate) struct ForecastArgs {
     /// Forecast as of this moment (YYYY-MM-DD or RFC 3339); default: the snapshot's time. A run also
     /// stamps its snapshot and commit with it.
     #[arg(long, value_parser = parse_now)]
@@ -162,7 +162,7 @@ pub fn run(cli: Cli) -> CommandResult {
 }
 
 /// Parses `--now`: a date (midnight UTC) or an RFC 3339 time.
-pub fn parse_now(s: &str) -> Result<DateTime<Utc>, String> {
+pub(crate) fn parse_now(s: &str) -> Result<DateTime<Utc>, String> {
     if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
         return d
             .and_hms_opt(0, 0, 0)
@@ -175,7 +175,7 @@ pub fn parse_now(s: &str) -> Result<DateTime<Utc>, String> {
 }
 
 /// The `COMMITEA_*` environment variables: config overrides (the resolver skips those that are not keys).
-pub fn env_vars() -> Vec<(String, String)> {
+pub(crate) fn env_vars() -> Vec<(String, String)> {
     std::env::vars()
         .filter(|(k, _)| k.starts_with("COMMITEA_"))
         .collect()

@@ -31,7 +31,7 @@ pub struct Args {
 
 /// The tools' context for a command: the state repo, the `COMMITEA_*` config overrides, who asks, the
 /// clock, and the forecast flags.
-pub fn context(
+pub(crate) fn context(
     state: &StateArg,
     by: Option<String>,
     clock: Option<DateTime<Utc>>,

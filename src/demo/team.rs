@@ -90,7 +90,7 @@ impl Person {
     }
 
     /// Whether this person works on `day`.
-    pub fn works_on(&self, day: NaiveDate, holidays: &[NaiveDate]) -> bool {
+    pub(crate) fn works_on(&self, day: NaiveDate, holidays: &[NaiveDate]) -> bool {
         self.days.contains(&day.weekday())
             && !holidays.contains(&day)
             && !self.time_off.iter().any(|(a, b, _)| *a <= day && day <= *b)
@@ -98,7 +98,7 @@ impl Person {
     }
 
     /// Whether this person has started by `day`.
-    pub fn started_by(&self, day: NaiveDate) -> bool {
+    pub(crate) fn started_by(&self, day: NaiveDate) -> bool {
         self.starts.is_none_or(|s| s <= day)
     }
 }
@@ -357,12 +357,12 @@ impl Team {
     }
 
     /// The holidays as dates.
-    pub fn holiday_dates(&self) -> Vec<NaiveDate> {
+    pub(crate) fn holiday_dates(&self) -> Vec<NaiveDate> {
         self.holidays.iter().map(|(d, _)| *d).collect()
     }
 
     /// Whether `day` is a team working day (Mon-Fri, not a holiday).
-    pub fn team_day(&self, day: NaiveDate) -> bool {
+    pub(crate) fn team_day(&self, day: NaiveDate) -> bool {
         day.weekday().number_from_monday() <= 5 && !self.holidays.iter().any(|(d, _)| *d == day)
     }
 

@@ -38,7 +38,7 @@ pub enum ParseEstimateError {
 
 impl Estimate {
     /// The label prefix CommiTea owns for estimates.
-    pub const LABEL_PREFIX: &'static str = "est/";
+    pub(crate) const LABEL_PREFIX: &'static str = "est/";
 
     /// The effort in working hours, with a day of `workday_hours` and a week of five days.
     pub fn hours(&self, workday_hours: f64) -> f64 {
@@ -51,7 +51,7 @@ impl Estimate {
     }
 
     /// Parses an `est/…` label; `None` for any other label.
-    pub fn from_label(label: &str) -> Option<Result<Self, ParseEstimateError>> {
+    pub(crate) fn from_label(label: &str) -> Option<Result<Self, ParseEstimateError>> {
         label.strip_prefix(Self::LABEL_PREFIX).map(str::parse)
     }
 
@@ -98,11 +98,9 @@ pub struct Priority(u8);
 
 impl Priority {
     /// The label prefix CommiTea owns for priorities.
-    pub const LABEL_PREFIX: &'static str = "p/";
+    pub(crate) const LABEL_PREFIX: &'static str = "p/";
     /// The priority of an issue that has no `p/*` label.
-    pub const DEFAULT: Priority = Priority(2);
-    /// The lowest priority.
-    pub const LOWEST: Priority = Priority(3);
+    pub(crate) const DEFAULT: Priority = Priority(2);
 
     /// A priority from its level, 0 to 3.
     pub fn new(level: u8) -> Option<Self> {
@@ -115,7 +113,7 @@ impl Priority {
     }
 
     /// Parses a `p/…` label; `None` for any other label.
-    pub fn from_label(label: &str) -> Option<Result<Self, ParseEstimateError>> {
+    pub(crate) fn from_label(label: &str) -> Option<Result<Self, ParseEstimateError>> {
         label.strip_prefix(Self::LABEL_PREFIX).map(|rest| {
             rest.parse::<u8>()
                 .ok()

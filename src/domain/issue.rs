@@ -304,7 +304,7 @@ pub struct Milestone {
 
 impl Milestone {
     /// The text in a milestone description that marks its due date as a hard deadline.
-    pub const HARD_MARKER: &'static str = "deadline/hard";
+    pub(crate) const HARD_MARKER: &'static str = "deadline/hard";
 
     /// Whether the due date cannot move: the description holds `deadline/hard` on a line of its own or as a word.
     pub fn is_hard(&self) -> bool {
@@ -359,7 +359,7 @@ impl Issue {
     }
 
     /// The explicit priority label, if any; an unparsable label counts as absent.
-    pub fn priority_label(&self) -> Option<Priority> {
+    pub(crate) fn priority_label(&self) -> Option<Priority> {
         self.labels
             .iter()
             .find_map(|l| Priority::from_label(l).and_then(Result::ok))

@@ -161,7 +161,7 @@ pub enum IssueRef {
 
 impl IssueRef {
     /// Resolves the reference against the configured repositories: a bare number needs exactly one.
-    pub fn resolve(&self, repos: &[RepoName]) -> Result<IssueKey, String> {
+    pub(crate) fn resolve(&self, repos: &[RepoName]) -> Result<IssueKey, String> {
         let text = match self {
             Self::Number(n) => n.to_string(),
             Self::Key(s) => s.trim().to_owned(),

@@ -99,7 +99,7 @@ pub struct LifecycleSpan {
 
 /// The facts the rules look at, at one moment.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Facts {
+pub(crate) struct Facts {
     /// Closed at this moment.
     pub closed: bool,
     /// Label names.
@@ -145,7 +145,7 @@ impl Default for Rules {
 
 impl Rules {
     /// The column for these facts.
-    pub fn classify(&self, f: &Facts) -> Lifecycle {
+    pub(crate) fn classify(&self, f: &Facts) -> Lifecycle {
         if f.closed {
             return Lifecycle::Done;
         }

@@ -16,7 +16,7 @@ pub use key::{IssueKey, IssueRef, ParseKeyError, RepoName};
 pub use lifecycle::{Lifecycle, LifecycleSpan};
 
 /// The short lowercase name of a weekday (`mon` … `sun`), as the config and TaskJuggler write it.
-pub fn weekday_name(w: chrono::Weekday) -> &'static str {
+pub(crate) fn weekday_name(w: chrono::Weekday) -> &'static str {
     match w {
         chrono::Weekday::Mon => "mon",
         chrono::Weekday::Tue => "tue",
@@ -30,12 +30,12 @@ pub fn weekday_name(w: chrono::Weekday) -> &'static str {
 
 /// Whether a label is one of CommiTea's: `est/*`, `p/*` or `deadline/hard` — the only labels it ever adds
 /// or removes (the label namespaces, defined here once).
-pub fn in_own_namespace(label: &str) -> bool {
+pub(crate) fn in_own_namespace(label: &str) -> bool {
     is_plan_label(label) || label == Milestone::HARD_MARKER
 }
 
 /// Whether a label carries the plan itself (`est/*` or `p/*`) rather than describing the work: such labels
 /// are left out when issues are grouped by their labels.
-pub fn is_plan_label(label: &str) -> bool {
+pub(crate) fn is_plan_label(label: &str) -> bool {
     label.starts_with(Estimate::LABEL_PREFIX) || label.starts_with(Priority::LABEL_PREFIX)
 }

@@ -38,7 +38,7 @@ pub struct CapacityOverride {
 
 impl PersonCalendarSpec {
     /// Hours this person works on `date` (0 on days they do not work).
-    pub fn hours_on(&self, date: NaiveDate) -> f64 {
+    pub(crate) fn hours_on(&self, date: NaiveDate) -> f64 {
         let works = self.working_days.contains(&date.weekday())
             && !self.holidays.contains(&date)
             && !self.time_off.iter().any(|(a, b)| *a <= date && date <= *b)
@@ -123,7 +123,7 @@ impl Calendar {
     /// Working days in `(a, b]` — days with capacity — negative when `b` is before `a`; `day0` is the date
     /// of day 0. Before day 0 (and past the horizon) a week counts five working days. The one definition
     /// of "working days between two dates" that slack, moves and the consequence diff use.
-    pub fn working_days_between(&self, day0: NaiveDate, a: NaiveDate, b: NaiveDate) -> i64 {
+    pub(crate) fn working_days_between(&self, day0: NaiveDate, a: NaiveDate, b: NaiveDate) -> i64 {
         let idx = |d: NaiveDate| (d - day0).num_days();
         let count = |from: i64, to: i64| -> i64 {
             (from.max(0)..to.max(0))
@@ -145,7 +145,7 @@ impl Calendar {
     }
 
     /// Working hours this person has done by time `t` if they worked every available hour since day 0.
-    pub fn work_at(&self, t: f64) -> f64 {
+    pub(crate) fn work_at(&self, t: f64) -> f64 {
         if t <= 0.0 {
             return 0.0;
         }
@@ -161,7 +161,7 @@ impl Calendar {
     }
 
     /// The earliest time by which `w` hours of work can be done (the end of a task finishing at work `w`).
-    pub fn time_done(&self, w: f64) -> f64 {
+    pub(crate) fn time_done(&self, w: f64) -> f64 {
         if w <= 0.0 {
             return 0.0;
         }
@@ -178,7 +178,7 @@ impl Calendar {
     }
 
     /// The time work position `w` actually begins: the next hour that is available at or after it.
-    pub fn time_start(&self, w: f64) -> f64 {
+    pub(crate) fn time_start(&self, w: f64) -> f64 {
         let total = self.total();
         if w >= total {
             return self.extrapolate(w - total);
@@ -193,15 +193,16 @@ impl Calendar {
 
     /// [`Calendar::time_done`] for callers whose positions only grow: `hint` is the day the last answer
     /// fell on and is moved forward, so a sequence of calls costs the days passed, not a search each.
+    #[cfg(test)]
     #[inline]
-    pub fn time_done_hinted(&self, w: f64, hint: &mut u32) -> f64 {
+    pub(crate) fn time_done_hinted(&self, w: f64, hint: &mut u32) -> f64 {
         self.done_hinted(w, hint).0
     }
 
-    /// [`Calendar::time_done_hinted`] with the day the work ends on (see [`end_day`]), which the search
+    /// `time_done` with a `hint` (the day the last answer fell on, moved forward) and the day the work ends on (see [`end_day`]), which the search
     /// finds anyway: the Monte Carlo counts days without converting times back.
     #[inline]
-    pub fn done_hinted(&self, w: f64, hint: &mut u32) -> (f64, u32) {
+    pub(crate) fn done_hinted(&self, w: f64, hint: &mut u32) -> (f64, u32) {
         if w <= 0.0 {
             return (0.0, 0);
         }
@@ -259,7 +260,7 @@ impl Calendar {
 
 /// Working hours on `spec`'s calendar between two instants: each working day counts its hours times the
 /// share of that day (midnight to midnight, UTC) the interval covers.
-pub fn working_hours_between(
+pub(crate) fn working_hours_between(
     spec: &PersonCalendarSpec,
     from: chrono::DateTime<chrono::Utc>,
     to: chrono::DateTime<chrono::Utc>,
@@ -287,7 +288,7 @@ pub fn working_hours_between(
 }
 
 /// The day a task ending at time `t` ends on (work ending exactly at midnight belongs to the day before).
-pub fn end_day(t: f64) -> f64 {
+pub(crate) fn end_day(t: f64) -> f64 {
     if t <= 0.0 {
         return 0.0;
     }
@@ -302,7 +303,7 @@ pub fn end_day(t: f64) -> f64 {
 }
 
 /// The day a task starting at time `t` starts on.
-pub fn start_day(t: f64) -> f64 {
+pub(crate) fn start_day(t: f64) -> f64 {
     (t / 24.0).floor().max(0.0)
 }
 

@@ -12,17 +12,17 @@ use std::sync::Arc;
 use serde::Serialize;
 
 /// Fewer samples than this in all: cold start, use the prior.
-pub const COLD_START_BELOW: usize = 6;
+pub(crate) const COLD_START_BELOW: usize = 6;
 /// Shrinkage strength: with this many samples a person's (or label's) own figure gets half the weight.
-pub const SHRINK_K: f64 = 5.0;
+pub(crate) const SHRINK_K: f64 = 5.0;
 /// A person needs this many samples for the simulation to resample their own history.
-pub const RESAMPLE_FROM: usize = 12;
+pub(crate) const RESAMPLE_FROM: usize = 12;
 /// The prior's σ of ln(actual / estimate).
-pub const PRIOR_SIGMA: f64 = 0.6;
+pub(crate) const PRIOR_SIGMA: f64 = 0.6;
 /// σ is never taken below this: a handful of lucky samples must not promise precision.
-pub const MIN_SIGMA: f64 = 0.2;
+pub(crate) const MIN_SIGMA: f64 = 0.2;
 /// Samples whose actual/estimate ratio is outside [1/RATIO_LIMIT, RATIO_LIMIT] are treated as data errors.
-pub const RATIO_LIMIT: f64 = 20.0;
+pub(crate) const RATIO_LIMIT: f64 = 20.0;
 
 /// One finished issue that had an estimate.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,7 +69,7 @@ pub struct Calibration {
 
 impl Calibration {
     /// The documented prior: estimates are medians, σ = 0.6.
-    pub fn prior() -> Self {
+    pub(crate) fn prior() -> Self {
         Self {
             n: 0,
             cold_start: true,
@@ -82,7 +82,7 @@ impl Calibration {
     }
 
     /// The multiplier for work by `person` carrying `labels`.
-    pub fn multiplier(&self, person: Option<&str>, labels: &[String]) -> f64 {
+    pub(crate) fn multiplier(&self, person: Option<&str>, labels: &[String]) -> f64 {
         let pb = person
             .and_then(|p| self.by_person.iter().find(|b| b.key == p))
             .map_or(1.0, |b| b.bias);
@@ -113,7 +113,7 @@ fn mean(v: &[f64]) -> f64 {
 }
 
 /// Fits the model to `samples` (those with a non-positive or absurd ratio are dropped).
-pub fn fit(samples: &[Sample]) -> Calibration {
+pub(crate) fn fit(samples: &[Sample]) -> Calibration {
     let usable: Vec<(&Sample, f64)> = samples
         .iter()
         .filter(|s| s.estimate > 0.0 && s.actual > 0.0)

@@ -30,25 +30,25 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// Days of recent history the rates are learnt from.
-pub const RECENT_DAYS: i64 = 365;
+pub(crate) const RECENT_DAYS: i64 = 365;
 /// Days per step of the exposure count.
-pub const STEP_DAYS: i64 = 7;
+pub(crate) const STEP_DAYS: i64 = 7;
 /// Days of the newest history the trend compares with the rest.
-pub const TREND_DAYS: f64 = 90.0;
+pub(crate) const TREND_DAYS: f64 = 90.0;
 /// Pseudo-events at the year's rate mixed into the trend's newest rate.
 const TREND_PRIOR: f64 = 10.0;
 /// Closes needed in the recent history before the model says anything.
-pub const MIN_EVENTS: usize = 10;
+pub(crate) const MIN_EVENTS: usize = 10;
 /// The shrinkage constant: a group with `n` distinct issues keeps `n/(n+K)` of its own deviation.
 const K: f64 = 5.0;
 /// The frailty used until the state's own history has chosen one (see [`FRAILTIES`]).
-pub const DEFAULT_FRAILTY: f64 = 1.0;
+pub(crate) const DEFAULT_FRAILTY: f64 = 1.0;
 /// The frailties a state's history chooses from.
-pub const FRAILTIES: [f64; 8] = [0.0, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 12.0];
+pub(crate) const FRAILTIES: [f64; 8] = [0.0, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 12.0];
 /// Quantile nodes of the conditional time-to-close handed to the Monte Carlo.
 const LEAD_NODES: usize = 64;
 /// Upper bounds of the age buckets, in days (the last bucket is everything older).
-pub const AGE_BUCKETS: [i64; 7] = [14, 30, 60, 120, 240, 365, 730];
+pub(crate) const AGE_BUCKETS: [i64; 7] = [14, 30, 60, 120, 240, 365, 730];
 
 /// What the model looks at for one issue at one moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,7 +119,7 @@ pub struct FateModel {
 
 /// The share done by cumulative rate `h` with gamma frailty of variance `theta`: `1 − (1 + θh)^(−1/θ)`
 /// (`1 − e^(−h)` without frailty).
-pub fn done_by(h: f64, theta: f64) -> f64 {
+pub(crate) fn done_by(h: f64, theta: f64) -> f64 {
     if theta <= 0.0 {
         1.0 - (-h).exp()
     } else {
@@ -129,7 +129,7 @@ pub fn done_by(h: f64, theta: f64) -> f64 {
 
 /// How often an outcome beyond the horizon meets a beyond-the-horizon quantile at level `tau` of a
 /// forecast with `p` of its mass within the horizon: the randomised PIT, in expectation, `(tau − p)/(1 − p)`.
-pub fn beyond_horizon_met(tau: f64, p: f64) -> f64 {
+pub(crate) fn beyond_horizon_met(tau: f64, p: f64) -> f64 {
     if p < 1.0 {
         ((tau - p) / (1.0 - p)).clamp(0.0, 1.0)
     } else {
@@ -174,7 +174,7 @@ fn stratum(f: &FateFeatures) -> String {
 
 impl FateModel {
     /// The cold model: every issue is done.
-    pub fn cold(events: usize, window_days: u32) -> Self {
+    pub(crate) fn cold(events: usize, window_days: u32) -> Self {
         Self {
             events,
             cold_start: true,
@@ -242,7 +242,7 @@ impl FateModel {
     }
 
     /// The cumulative rate `H(d)` for `d` = 0 … window days ahead, as the issue ages.
-    pub fn cumulative(&self, f: &FateFeatures) -> Vec<f64> {
+    pub(crate) fn cumulative(&self, f: &FateFeatures) -> Vec<f64> {
         let m = self.multiplier(f);
         let rates: Vec<f64> = (0..=AGE_BUCKETS.len())
             .map(|b| self.bucket_rate(&f.column, b) * m)
@@ -258,7 +258,7 @@ impl FateModel {
     }
 
     /// The probability that an issue with these features is closed within the window.
-    pub fn p_done(&self, f: &FateFeatures) -> f64 {
+    pub(crate) fn p_done(&self, f: &FateFeatures) -> f64 {
         if self.cold_start {
             return 1.0;
         }
@@ -305,7 +305,7 @@ impl FateModel {
 
 /// Fits the model to the recent history's exposures; `history_days` is how far back the state's history
 /// goes, `window_days` the window.
-pub fn fit(exposures: &[Exposure], history_days: i64, window_days: u32) -> FateModel {
+pub(crate) fn fit(exposures: &[Exposure], history_days: i64, window_days: u32) -> FateModel {
     let events = exposures.iter().filter(|e| e.closed).count();
     let days: f64 = exposures.iter().map(|e| e.days).sum();
     if history_days < i64::from(window_days) || events < MIN_EVENTS || days <= 0.0 {

@@ -67,7 +67,7 @@ pub struct MonteCarlo {
 }
 
 /// How far below `q` the share of trials done by a reported day may be (see `SimulationResult::quantile`).
-pub const QUANTILE_SLACK: f64 = 0.05;
+pub(crate) const QUANTILE_SLACK: f64 = 0.05;
 
 /// p10, p50 and p80 end days; `None` is beyond the horizon.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -566,7 +566,7 @@ impl SimulationResult {
     }
 
     /// Percentiles of the work that stays in group `g` (tasks never done left out), when fates were given.
-    pub fn group_staying(&self, g: usize) -> Option<Percentiles> {
+    pub(crate) fn group_staying(&self, g: usize) -> Option<Percentiles> {
         self.staying
             .then(|| self.percentiles(self.tasks + self.groups + g))
     }
@@ -579,11 +579,6 @@ impl SimulationResult {
     /// The share of trials in which group `g` ended on or before `day`.
     pub fn group_by(&self, g: usize, day: DayIndex) -> f64 {
         self.share_by(self.tasks + g, day)
-    }
-
-    /// Any quantile of task `i`'s end day.
-    pub fn task_quantile(&self, i: usize, q: f64) -> Option<DayIndex> {
-        self.quantile(i, q)
     }
 
     fn share_by(&self, series: usize, day: DayIndex) -> f64 {

@@ -98,7 +98,7 @@ pub struct Schedule {
 
 /// Working memory of the dynamic scheduler, reusable across calls.
 #[derive(Debug, Clone, Default)]
-pub struct Scratch {
+pub(crate) struct Scratch {
     lanes: Vec<Lane>,
 }
 
@@ -379,7 +379,7 @@ impl Prepared {
     }
 
     /// Schedules with the given efforts (hours per task) into `out`.
-    pub fn schedule_into(&self, efforts: &[f64], scratch: &mut Scratch, out: &mut Schedule) {
+    pub(crate) fn schedule_into(&self, efforts: &[f64], scratch: &mut Scratch, out: &mut Schedule) {
         let n = self.len();
         out.start.clear();
         out.start.resize(n, f64::NAN);

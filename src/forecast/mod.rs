@@ -39,7 +39,7 @@ pub use tjp::export_tjp;
 
 impl Settings {
     /// The configured settings; without a configured seed, the seed derives from `plan`'s content.
-    pub fn from_config(config: &crate::config::Config, plan: &Plan) -> Self {
+    pub(crate) fn from_config(config: &crate::config::Config, plan: &Plan) -> Self {
         Self {
             trials: config.forecast.trials.0,
             seed: config.forecast.seed.unwrap_or_else(|| content_seed(plan)),
@@ -60,7 +60,7 @@ pub struct Settings {
 }
 
 /// A seed derived from the plan's content: the same state always gets the same seed.
-pub fn content_seed(plan: &Plan) -> u64 {
+pub(crate) fn content_seed(plan: &Plan) -> u64 {
     // FNV-1a over what identifies the state: each issue's key, state and last change, and the day.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut feed = |bytes: &[u8]| {

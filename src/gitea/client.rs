@@ -19,13 +19,14 @@ use serde::de::DeserializeOwned;
 use super::wire::{self, List};
 
 /// The environment variables a token is read from, in order of preference.
-pub const TOKEN_ENV_VARS: [&str; 3] = ["COMMITEA_GITEA_TOKEN", "GITEA_TOKEN", "GITHUB_TOKEN"];
+pub(crate) const TOKEN_ENV_VARS: [&str; 3] =
+    ["COMMITEA_GITEA_TOKEN", "GITEA_TOKEN", "GITHUB_TOKEN"];
 
 /// The page size used when `/settings/api` cannot be read.
-pub const DEFAULT_MAX_RESPONSE_ITEMS: usize = 50;
+pub(crate) const DEFAULT_MAX_RESPONSE_ITEMS: usize = 50;
 
 /// The first non-empty token among [`TOKEN_ENV_VARS`].
-pub fn token_from_env() -> Option<String> {
+pub(crate) fn token_from_env() -> Option<String> {
     TOKEN_ENV_VARS
         .iter()
         .filter_map(|v| std::env::var(v).ok())
@@ -345,7 +346,7 @@ fn describe(e: &reqwest::Error) -> String {
 }
 
 /// Whether a request gave up on HTTP 500 answers (the server is up but failed this request).
-pub fn last_failure_is_500(e: &ClientError) -> bool {
+pub(crate) fn last_failure_is_500(e: &ClientError) -> bool {
     matches!(e, ClientError::GaveUp { last, .. } if last.starts_with("500 "))
 }
 
@@ -431,14 +432,9 @@ impl Client {
         self.throttle.lock().peak
     }
 
-    /// How many requests may be in flight now (the throttle's current window).
-    pub fn parallel_limit(&self) -> usize {
-        self.throttle.lock().limit.floor() as usize
-    }
-
     /// The server's clock at its first answer (its `Date` header), if it sent one: what an incremental
     /// sync's cursor is measured against, so that a client clock ahead of the server's loses nothing.
-    pub fn first_server_time(&self) -> Option<DateTime<Utc>> {
+    pub(crate) fn first_server_time(&self) -> Option<DateTime<Utc>> {
         self.first_server_time.get().copied()
     }
 
@@ -458,7 +454,7 @@ impl Client {
     }
 
     /// Gitea's `max_response_items`, read once from `/settings/api` (50 when that fails).
-    pub fn page_size(&self) -> usize {
+    pub(crate) fn page_size(&self) -> usize {
         *self.page_size.get_or_init(|| {
             match self.get_json::<wire::GSettings>("settings/api", &[]) {
                 Ok(s) if s.max_response_items > 0 => s.max_response_items,
@@ -474,7 +470,7 @@ impl Client {
     }
 
     /// Every item of a paged listing: asks for the largest pages and stops at a page shorter than that.
-    pub fn get_paged<T: DeserializeOwned>(
+    pub(crate) fn get_paged<T: DeserializeOwned>(
         &self,
         path: &str,
         query: &[(&str, String)],
@@ -484,7 +480,7 @@ impl Client {
 
     /// Every item of a listing whose pages can come back short before the end (the timeline): pages until
     /// an empty one.
-    pub fn get_until_empty<T: DeserializeOwned>(
+    pub(crate) fn get_until_empty<T: DeserializeOwned>(
         &self,
         path: &str,
         query: &[(&str, String)],

@@ -279,7 +279,7 @@ pub struct GTimeline {
 /// A comment of the repository-wide listing: which issue it belongs to.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct GCommentRef {
+pub(crate) struct GCommentRef {
     /// The issue's web URL; `""` for a comment on a pull request.
     #[serde(deserialize_with = "nullable")]
     pub issue_url: String,
@@ -288,7 +288,7 @@ pub struct GCommentRef {
 /// A pull request.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct GPull {
+pub(crate) struct GPull {
     /// The number.
     #[serde(deserialize_with = "nullable")]
     pub number: u64,
@@ -315,7 +315,7 @@ pub struct GPull {
 /// `internal_tracker` of a repository: omitted when the issues unit is off.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct GTracker {
+pub(crate) struct GTracker {
     /// Whether issue dependencies are enabled.
     pub enable_issue_dependencies: Option<bool>,
     /// Whether time tracking is enabled in the repository.
@@ -325,7 +325,7 @@ pub struct GTracker {
 /// A repository (`GET /repos/{o}/{r}`), the parts the sync needs.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct GRepo {
+pub(crate) struct GRepo {
     /// The issue tracker's settings.
     pub internal_tracker: Option<GTracker>,
 }
@@ -333,7 +333,7 @@ pub struct GRepo {
 /// `GET /settings/api`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct GSettings {
+pub(crate) struct GSettings {
     /// The largest page Gitea serves.
     #[serde(deserialize_with = "nullable")]
     pub max_response_items: usize,

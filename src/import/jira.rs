@@ -472,7 +472,7 @@ pub fn load_dataset(dir: &Path, dataset: &str) -> Result<JiraDataset, ImportErro
 }
 
 /// The `p/*` label of a Jira priority: Blocker p/0, Critical p/1, Major p/2, Minor and Trivial p/3.
-pub fn priority_label(priority: &str) -> Option<&'static str> {
+pub(crate) fn priority_label(priority: &str) -> Option<&'static str> {
     match priority.trim().to_ascii_lowercase().as_str() {
         "blocker" => Some("p/0"),
         "critical" => Some("p/1"),
@@ -484,7 +484,11 @@ pub fn priority_label(priority: &str) -> Option<&'static str> {
 
 /// The rung of `ladder` nearest to `hours` on a log scale (ties go to the larger rung); `None` for no
 /// positive amount or an empty ladder.
-pub fn snap_to_ladder(hours: f64, ladder: &[Estimate], workday_hours: f64) -> Option<Estimate> {
+pub(crate) fn snap_to_ladder(
+    hours: f64,
+    ladder: &[Estimate],
+    workday_hours: f64,
+) -> Option<Estimate> {
     if hours.is_nan() || hours <= 0.0 {
         return None;
     }

@@ -63,7 +63,7 @@ pub struct CsvError {
 }
 
 /// One CSV record: the 1-based line it starts on and its fields.
-pub type CsvRecord = (usize, Vec<String>);
+pub(crate) type CsvRecord = (usize, Vec<String>);
 
 /// Parses RFC 4180 CSV: fields separated by commas, records by `\n` or `\r\n`; a field may be quoted with
 /// `"`, and then holds commas, newlines and doubled quotes (`""` for one `"`).

@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::domain::{Estimate, IssueKey, Priority};
 
 /// The separator between the parts of a directive heading: `## D-0007 · reprioritize · 2026-11-30T10:15:00Z`.
-pub const HEADING_SEPARATOR: &str = " · ";
+pub(crate) const HEADING_SEPARATOR: &str = " · ";
 
 /// A parsed ledger: its entries in source order, prose and directives alike.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -121,7 +121,7 @@ impl DirectiveKind {
     }
 
     /// Whether a directive of this kind may have this target (or none).
-    pub fn allows_target(self, target: Option<&Target>) -> bool {
+    pub(crate) fn allows_target(self, target: Option<&Target>) -> bool {
         matches!(
             (self, target),
             (
@@ -136,7 +136,7 @@ impl DirectiveKind {
     }
 
     /// The targets this kind takes, for messages.
-    pub fn target_help(self) -> &'static str {
+    pub(crate) fn target_help(self) -> &'static str {
         match self {
             Self::Reprioritize | Self::Reestimate => "an issue (issue owner/repo#N)",
             Self::SetDeadline | Self::Scope => {
@@ -183,7 +183,7 @@ impl fmt::Display for Target {
 }
 
 /// Whether `s` is a plausible Gitea username: ASCII letters, digits, `-`, `_` and `.`.
-pub fn valid_username(s: &str) -> bool {
+pub(crate) fn valid_username(s: &str) -> bool {
     !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
@@ -241,7 +241,7 @@ impl Params {
     }
 
     /// The params as inline JSON, `{"priority": 1}`; `None` for a note.
-    pub fn to_inline_json(&self) -> Option<String> {
+    pub(crate) fn to_inline_json(&self) -> Option<String> {
         let date = |d: &NaiveDate| Value::String(d.format("%Y-%m-%d").to_string());
         let fields: Vec<(&str, Value)> = match self {
             Params::Reprioritize { priority } => {

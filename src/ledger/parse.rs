@@ -476,7 +476,7 @@ struct CapacityJson {
 struct NoteJson {}
 
 /// Parses a kind's params from inline JSON; the error says what is wrong.
-pub fn parse_params(kind: DirectiveKind, raw: &str) -> Result<Params, String> {
+pub(crate) fn parse_params(kind: DirectiveKind, raw: &str) -> Result<Params, String> {
     fn de<T: for<'a> Deserialize<'a>>(raw: &str) -> Result<T, String> {
         serde_json::from_str(raw).map_err(|e| e.to_string())
     }

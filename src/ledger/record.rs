@@ -85,7 +85,7 @@ fn string_or_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D
 impl RecordTarget {
     /// Parses the command line's form: `issue owner/repo#N`, `milestone ID`, `member USERNAME`, or a bare
     /// issue (`owner/repo#N`, `#N`, `N`).
-    pub fn parse_cli(s: &str) -> Self {
+    pub(crate) fn parse_cli(s: &str) -> Self {
         let s = s.trim();
         let (kind, rest) = s
             .split_once(char::is_whitespace)

@@ -20,12 +20,12 @@ use crate::ledger::record::ConsequencePair;
 use crate::state::{Layout, Snapshot, StateError};
 
 /// The folder, under `ops/`, of op files awaiting review.
-pub const PENDING_DIR: &str = "pending";
+pub(crate) const PENDING_DIR: &str = "pending";
 /// The folder, under `ops/`, of op files the apply stage has carried out.
-pub const APPLIED_DIR: &str = "applied";
+pub(crate) const APPLIED_DIR: &str = "applied";
 /// The prefix of `apply_changes` op file ids (`C-0001`); directives' op files carry the directive's id
 /// (`D-0001`).
-pub const ID_PREFIX: &str = "C-";
+pub(crate) const ID_PREFIX: &str = "C-";
 
 /// One change, in the seed's shapes. Issues are named by number (one repository) or `owner/repo#N`; an
 /// op file always holds the full `owner/repo#N`.
@@ -297,7 +297,7 @@ impl OpFile {
     }
 
     /// Writes the file to `ops/pending/ID.yaml`; returns its path.
-    pub fn write_pending(&self, layout: &Layout) -> Result<PathBuf, StateError> {
+    pub(crate) fn write_pending(&self, layout: &Layout) -> Result<PathBuf, StateError> {
         let path = pending_path(layout, &self.id);
         let text = self.render(layout.rel(&path))?;
         crate::state::write_if_changed(&path, text.as_bytes())?;
@@ -323,7 +323,7 @@ pub fn pending(layout: &Layout) -> Result<Vec<OpFile>, StateError> {
 }
 
 /// The state an op batch is checked against.
-pub struct Checker<'a> {
+pub(crate) struct Checker<'a> {
     config: &'a Config,
     snapshot: &'a Snapshot,
     repos: Vec<RepoName>,
@@ -636,7 +636,7 @@ impl<'a> Checker<'a> {
 }
 
 /// Whether a label is in one of CommiTea's namespaces (see [`crate::domain::in_own_namespace`]).
-pub fn own_namespace(label: &str) -> bool {
+pub(crate) fn own_namespace(label: &str) -> bool {
     crate::domain::in_own_namespace(label)
 }
 
@@ -655,7 +655,7 @@ fn full_key(r: &IssueRef) -> Option<IssueKey> {
 
 /// The snapshot as it would be with the checked ops carried out (new issues get the next free number of
 /// their repository), for the consequence.
-pub fn simulate(snapshot: &Snapshot, ops: &[Checked], at: DateTime<Utc>) -> Snapshot {
+pub(crate) fn simulate(snapshot: &Snapshot, ops: &[Checked], at: DateTime<Utc>) -> Snapshot {
     let mut s = snapshot.clone();
     let mut next: HashMap<RepoName, u64> = HashMap::new();
     for k in s.issues.keys() {
@@ -785,7 +785,7 @@ pub fn simulate(snapshot: &Snapshot, ops: &[Checked], at: DateTime<Utc>) -> Snap
 }
 
 /// A milestone description with the `deadline/hard` marker added (on its own last line) or removed.
-pub fn set_hard_marker(description: &str, hard: bool) -> String {
+pub(crate) fn set_hard_marker(description: &str, hard: bool) -> String {
     if hard {
         if description.trim().is_empty() {
             Milestone::HARD_MARKER.to_owned()
@@ -829,7 +829,7 @@ pub fn next_id(layout: &Layout) -> Result<String, StateError> {
 }
 
 /// Where an op file of `id` goes.
-pub fn pending_path(layout: &Layout, id: &str) -> PathBuf {
+pub(crate) fn pending_path(layout: &Layout, id: &str) -> PathBuf {
     layout
         .ops_dir()
         .join(PENDING_DIR)
@@ -837,6 +837,6 @@ pub fn pending_path(layout: &Layout, id: &str) -> PathBuf {
 }
 
 /// The time written into op files: UTC, whole seconds.
-pub fn stamp(at: DateTime<Utc>) -> String {
+pub(crate) fn stamp(at: DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Secs, true)
 }

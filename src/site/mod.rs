@@ -13,7 +13,8 @@ use std::path::{Component, Path, PathBuf};
 
 use tera::{Context, Tera};
 
-pub use pages::{Axis, CapacityRow, Cone, MilestoneRow, PageContext, Tick};
+#[cfg(test)]
+use pages::Cone;
 
 /// Everything the site shows.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -142,7 +143,8 @@ const ASSETS: [(&str, &str); 1] = [("style.css", include_str!("../../site-templa
 const EMBEDDED: &str = "embedded default";
 
 /// The names of the embedded templates and assets (so users know what they can override).
-pub fn template_names() -> Vec<&'static str> {
+#[cfg(test)]
+pub(crate) fn template_names() -> Vec<&'static str> {
     TEMPLATES
         .iter()
         .map(|(n, _)| *n)

@@ -168,7 +168,7 @@ pub struct CapacityRow<'a> {
 const MIN_SPAN_DAYS: i64 = 7;
 
 /// Builds the context every page is rendered with.
-pub fn page_context(data: &SiteData) -> PageContext<'_> {
+pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
     let axis = DateAxis::new(&data.runway);
     let milestones = data
         .runway

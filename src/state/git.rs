@@ -44,7 +44,7 @@ pub struct Signature {
 }
 
 /// The top-level paths a pipeline run owns and commits.
-pub const OWNED_PATHS: &[&str] = &["forecast", "ops", "pm-state.md", "snapshot"];
+pub(crate) const OWNED_PATHS: &[&str] = &["forecast", "ops", "pm-state.md", "snapshot"];
 
 /// Opens the git repository at `dir`, or initialises one (branch `main`) if there is none.
 pub fn open_or_init(dir: &Path) -> Result<gix::Repository, GitError> {
@@ -67,7 +67,7 @@ pub fn head(repo: &gix::Repository) -> Option<ObjectId> {
 ///
 /// Paths missing on disk are removed from the tree; every other entry of `HEAD` is kept. Returns the new
 /// commit, or `None` when the tree would not change (nothing is committed then).
-pub fn commit_paths(
+pub(crate) fn commit_paths(
     repo: &gix::Repository,
     paths: &[&str],
     message: &str,
@@ -218,7 +218,7 @@ fn entry_for(repo: &gix::Repository, path: &Path, name: &str) -> Result<Option<E
 }
 
 /// The bytes of `path` (slash-separated, from the repo root) in `commit`, if it exists there.
-pub fn read_at(
+pub(crate) fn read_at(
     repo: &gix::Repository,
     commit: ObjectId,
     path: &str,
@@ -240,7 +240,9 @@ pub fn read_at(
 }
 
 /// The first parent chain from `HEAD`, newest first, with each commit's time.
-pub fn first_parent_history(repo: &gix::Repository) -> Result<Vec<(ObjectId, i64)>, GitError> {
+pub(crate) fn first_parent_history(
+    repo: &gix::Repository,
+) -> Result<Vec<(ObjectId, i64)>, GitError> {
     let mut out = Vec::new();
     let mut next = head(repo);
     while let Some(id) = next {

@@ -15,7 +15,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
 /// The lock file's name inside `.git/` (or at the state repo's root when it has no `.git/` folder).
-pub const LOCK_FILE: &str = "commitea.lock";
+pub(crate) const LOCK_FILE: &str = "commitea.lock";
 
 /// How often a waiting writer tries again.
 const POLL: Duration = Duration::from_millis(100);
@@ -83,7 +83,7 @@ pub struct StateLock {
 
 impl StateLock {
     /// Where the lock file of the state repo at `root` lives.
-    pub fn path_for(root: &Path) -> PathBuf {
+    pub(crate) fn path_for(root: &Path) -> PathBuf {
         let git = root.join(".git");
         if git.is_dir() {
             git.join(LOCK_FILE)
@@ -190,7 +190,7 @@ fn read_holder(file: &mut File) -> Option<Holder> {
 
 /// What this process runs, for the lock file: `commitea` and its subcommand (never the rest of the
 /// command line, which may hold a directive's words).
-pub fn current_command() -> String {
+pub(crate) fn current_command() -> String {
     let mut args = std::env::args();
     let program = args
         .next()
@@ -209,7 +209,7 @@ pub fn current_command() -> String {
 /// Takes the writer lock of the state repo at `root` for this process, waiting as `config` allows; when
 /// it takes over from a writer that was killed, it also clears what that writer may have left half done
 /// (temporary files, git's own lock files).
-pub fn lock_state(
+pub(crate) fn lock_state(
     root: &Path,
     config: &crate::config::Config,
     now: DateTime<Utc>,

@@ -50,12 +50,12 @@ pub enum StateError {
 }
 
 /// The forecast report, relative to the state repo (also its path in git history).
-pub const FORECAST_FILE: &str = "forecast/forecast.json";
+pub(crate) const FORECAST_FILE: &str = "forecast/forecast.json";
 /// The last backtest report, relative to the state repo.
-pub const BACKTEST_FILE: &str = "forecast/backtest.json";
+pub(crate) const BACKTEST_FILE: &str = "forecast/backtest.json";
 
 /// The path of the view payload `name`, relative to the state repo: `forecast/views/NAME.json`.
-pub fn view_path(name: &str) -> String {
+pub(crate) fn view_path(name: &str) -> String {
     format!("forecast/views/{name}.json")
 }
 
@@ -75,7 +75,7 @@ impl Layout {
         &self.root
     }
     /// `snapshot/`.
-    pub fn snapshot_dir(&self) -> PathBuf {
+    pub(crate) fn snapshot_dir(&self) -> PathBuf {
         self.root.join("snapshot")
     }
     /// `pm-state.md`.
@@ -83,7 +83,7 @@ impl Layout {
         self.root.join("pm-state.md")
     }
     /// `forecast/`.
-    pub fn forecast_dir(&self) -> PathBuf {
+    pub(crate) fn forecast_dir(&self) -> PathBuf {
         self.root.join("forecast")
     }
     /// `ops/`.
@@ -91,19 +91,15 @@ impl Layout {
         self.root.join("ops")
     }
     /// `site-templates/`: the state repo's own template overrides.
-    pub fn templates_dir(&self) -> PathBuf {
+    pub(crate) fn templates_dir(&self) -> PathBuf {
         self.root.join("site-templates")
     }
-    /// `forecast/forecast.json`, the engine's report.
-    pub fn forecast_file(&self) -> PathBuf {
-        self.root.join(FORECAST_FILE)
-    }
     /// `forecast/views/NAME.json`: the payload the site renders `name` from.
-    pub fn view_file(&self, name: &str) -> PathBuf {
+    pub(crate) fn view_file(&self, name: &str) -> PathBuf {
         self.root.join(view_path(name))
     }
     /// `forecast/backtest.json`, written by `commitea backtest --write`.
-    pub fn backtest_file(&self) -> PathBuf {
+    pub(crate) fn backtest_file(&self) -> PathBuf {
         self.root.join(BACKTEST_FILE)
     }
     /// A path relative to the root, for messages.
@@ -118,7 +114,7 @@ pub const TMP_SUFFIX: &str = ".tmp-commitea";
 
 /// Removes the temporary files a killed run left in the folders a run writes (`snapshot/`, `forecast/`,
 /// `ops/` and the state repo's top level); returns how many.
-pub fn remove_leftovers(layout: &Layout) -> Result<usize, StateError> {
+pub(crate) fn remove_leftovers(layout: &Layout) -> Result<usize, StateError> {
     let mut removed = 0;
     for dir in [
         layout.root().to_path_buf(),
@@ -149,7 +145,7 @@ pub fn remove_leftovers(layout: &Layout) -> Result<usize, StateError> {
 /// Writes `bytes` to `path` unless the file already holds exactly them; returns whether it wrote.
 ///
 /// The write goes through a temporary file in the same folder and a rename, so readers never see half a file.
-pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, StateError> {
+pub(crate) fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, StateError> {
     let io = |source| StateError::Io {
         path: path.to_path_buf(),
         source,
@@ -173,7 +169,7 @@ pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, StateError> {
 }
 
 /// Serialises `value` as pretty JSON with a final newline (the form of every JSON file CommiTea writes).
-pub fn to_json<T: serde::Serialize>(value: &T, path: &Path) -> Result<Vec<u8>, StateError> {
+pub(crate) fn to_json<T: serde::Serialize>(value: &T, path: &Path) -> Result<Vec<u8>, StateError> {
     let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| StateError::Json {
         path: path.to_path_buf(),
         message: e.to_string(),

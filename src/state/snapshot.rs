@@ -185,7 +185,7 @@ impl Snapshot {
 }
 
 /// `snapshot/issues/OWNER/REPO/N.yaml`.
-pub fn issue_path(layout: &Layout, key: &IssueKey) -> PathBuf {
+pub(crate) fn issue_path(layout: &Layout, key: &IssueKey) -> PathBuf {
     layout
         .snapshot_dir()
         .join("issues")
@@ -255,7 +255,7 @@ mod erased {
     use crate::state::StateError;
 
     /// A value that can be written as canonical YAML.
-    pub trait Yaml {
+    pub(crate) trait Yaml {
         /// The YAML text; `file` names it in errors.
         fn to_yaml(&self, file: &Path) -> Result<String, StateError>;
     }

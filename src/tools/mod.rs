@@ -19,11 +19,11 @@ use serde_json::Value;
 /// `query_project`.
 pub const QUERY_PROJECT: &str = "query_project";
 /// `capture_work`.
-pub const CAPTURE_WORK: &str = "capture_work";
+pub(crate) const CAPTURE_WORK: &str = "capture_work";
 /// `apply_changes`.
 pub const APPLY_CHANGES: &str = "apply_changes";
 /// `record_directive`.
-pub const RECORD_DIRECTIVE: &str = "record_directive";
+pub(crate) const RECORD_DIRECTIVE: &str = "record_directive";
 
 /// The tool names, in the order they are offered.
 pub const NAMES: [&str; 4] = [QUERY_PROJECT, CAPTURE_WORK, APPLY_CHANGES, RECORD_DIRECTIVE];
@@ -104,7 +104,7 @@ impl ToolError {
     }
 
     /// The error as a JSON object, for callers that want structure: `{error: {kind, message, path?}}`.
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         let kind = match self {
             Self::UnknownTool(_) => "unknown_tool",
             Self::BadJson(_) => "bad_json",

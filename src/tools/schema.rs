@@ -15,7 +15,7 @@ use crate::ledger::record::{ConsequencePair, RecordInput};
 /// `capture_work`'s input: a braindump and the interview so far.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CaptureInput {
+pub(crate) struct CaptureInput {
     /// What the person said, as they said it.
     #[schemars(length(min = 1, max = crate::limits::BRAINDUMP_CHARS))]
     pub braindump: String,
@@ -40,7 +40,7 @@ pub struct Answer {
 /// `capture_work`'s answer: follow-up questions, or a proposed issue set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct CaptureOutput {
+pub(crate) struct CaptureOutput {
     /// Follow-up questions, shown as chips.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub needs_more_info: Option<Vec<String>>,
@@ -51,7 +51,7 @@ pub struct CaptureOutput {
 
 /// A proposed issue set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Proposal {
+pub(crate) struct Proposal {
     /// The issues.
     pub issues: Vec<ProposedIssue>,
     /// One line: the schedule impact.
@@ -60,7 +60,7 @@ pub struct Proposal {
 
 /// One proposed issue.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ProposedIssue {
+pub(crate) struct ProposedIssue {
     /// Title.
     pub title: String,
     /// Body.
@@ -81,7 +81,7 @@ pub struct ProposedIssue {
 /// `record_directive`'s answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct RecordAnswer {
+pub(crate) struct RecordAnswer {
     /// The new directive's id, `D-0009`.
     pub directive_id: String,
     /// Every milestone and every moved issue, before and after.
@@ -151,7 +151,7 @@ fn validators() -> &'static HashMap<&'static str, Result<jsonschema::Validator, 
 
 /// Checks an input against the tool's schema; the error names the field by JSON pointer, gives the limit
 /// or the valid values, and quotes at most a short excerpt of the input.
-pub fn validate(name: &str, input: &Value) -> Result<(), ToolError> {
+pub(crate) fn validate(name: &str, input: &Value) -> Result<(), ToolError> {
     let v = match validators().get(name) {
         Some(Ok(v)) => v,
         Some(Err(e)) => {

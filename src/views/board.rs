@@ -140,7 +140,7 @@ pub fn board(inputs: Inputs<'_>, limit: Option<usize>) -> Board {
 
 /// The board narrowed by the `query_project` filters. `limit` is the number of cards over the whole board,
 /// shared equally by the columns shown (at least one each); every column's `count` stays whole.
-pub fn board_selected(inputs: Inputs<'_>, selection: &super::Selection) -> Board {
+pub(crate) fn board_selected(inputs: Inputs<'_>, selection: &super::Selection) -> Board {
     let planned: HashMap<&crate::domain::IssueKey, Option<&str>> = inputs
         .report
         .issues

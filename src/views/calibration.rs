@@ -83,7 +83,7 @@ fn triple(m: Option<crate::backtest::Metric>) -> Option<[f64; 3]> {
 }
 
 /// The compact view of a backtest report.
-pub fn backtest_view(report: &crate::backtest::BacktestReport) -> BacktestView {
+pub(crate) fn backtest_view(report: &crate::backtest::BacktestReport) -> BacktestView {
     BacktestView {
         cuts: report.cuts,
         from: report.first_cut.map(|c| c.date_naive().to_string()),

@@ -13,7 +13,7 @@ use crate::ops::{Op, OpFile, Source};
 use crate::state::{Layout, StateError};
 
 /// How many recent directives the view lists.
-pub const RECENT_LIMIT: usize = 20;
+pub(crate) const RECENT_LIMIT: usize = 20;
 
 /// The `directives` view payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -104,7 +104,7 @@ pub fn directives(ledger: Option<&str>, pending: Option<OpFile>) -> Directives {
 }
 
 /// The newest directive's op file under `ops/pending/` (by directive id), if any.
-pub fn newest_pending(layout: &Layout) -> Result<Option<OpFile>, StateError> {
+pub(crate) fn newest_pending(layout: &Layout) -> Result<Option<OpFile>, StateError> {
     Ok(crate::ops::pending(layout)?
         .into_iter()
         .filter(|f| f.source == Source::Directive)

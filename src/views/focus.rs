@@ -15,9 +15,9 @@ use crate::forecast::{IssueForecast, MilestoneForecast, When};
 use crate::plan::PlannedIssue;
 
 /// How many issues `next` holds at most.
-pub const NEXT: usize = 3;
+pub(crate) const NEXT: usize = 3;
 /// How many issues `later` holds at most.
-pub const LATER: usize = 3;
+pub(crate) const LATER: usize = 3;
 
 /// The focus: one issue now, a few next, a few later.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -48,7 +48,7 @@ pub struct FocusItem {
 }
 
 /// Issues that wait on each open issue: key → the open issues depending on it.
-pub fn blocked_by_map(inputs: Inputs<'_>) -> HashMap<IssueKey, Vec<IssueKey>> {
+pub(crate) fn blocked_by_map(inputs: Inputs<'_>) -> HashMap<IssueKey, Vec<IssueKey>> {
     let mut out: HashMap<IssueKey, Vec<IssueKey>> = HashMap::new();
     for i in inputs.plan.issues.iter().filter(|i| i.closed_at.is_none()) {
         for d in &i.depends_on {

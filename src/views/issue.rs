@@ -12,11 +12,11 @@ use crate::domain::IssueKey;
 use crate::state::Snapshot;
 
 /// Characters of the body kept.
-pub const BODY_CHARS: usize = 1200;
+pub(crate) const BODY_CHARS: usize = 1200;
 /// Newest comments kept.
-pub const COMMENTS: usize = 5;
+pub(crate) const COMMENTS: usize = 5;
 /// Characters of each comment kept.
-pub const COMMENT_CHARS: usize = 400;
+pub(crate) const COMMENT_CHARS: usize = 400;
 
 /// One issue, whole.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -105,9 +105,9 @@ pub struct Selection {
 
 impl Selection {
     /// The default limit of every list.
-    pub const DEFAULT_LIMIT: usize = 20;
+    pub(crate) const DEFAULT_LIMIT: usize = 20;
     /// The largest limit a caller may ask for.
-    pub const MAX_LIMIT: usize = 100;
+    pub(crate) const MAX_LIMIT: usize = 100;
 
     /// No filter, the default limit.
     pub fn all() -> Self {
@@ -134,7 +134,7 @@ impl Selection {
 }
 
 /// How an issue is named inside a payload: `#N` when it is in `home`'s repository, else `owner/repo#N`.
-pub fn short_key(key: &crate::domain::IssueKey, home: &crate::domain::RepoName) -> String {
+pub(crate) fn short_key(key: &crate::domain::IssueKey, home: &crate::domain::RepoName) -> String {
     if &key.repo == home {
         format!("#{}", key.number)
     } else {
@@ -143,7 +143,7 @@ pub fn short_key(key: &crate::domain::IssueKey, home: &crate::domain::RepoName) 
 }
 
 /// Joins names as prose: `a`, `a and b`, `a, b and c`.
-pub fn and_list(items: &[String]) -> String {
+pub(crate) fn and_list(items: &[String]) -> String {
     match items {
         [] => String::new(),
         [one] => one.clone(),

@@ -206,7 +206,7 @@ pub fn runway(inputs: Inputs<'_>) -> Runway {
 
 /// The runway narrowed by the `query_project` filters: `milestoneId` keeps one milestone, `assignee` one
 /// person's capacity; `limit` cuts both lists.
-pub fn runway_selected(inputs: Inputs<'_>, selection: &super::Selection) -> Runway {
+pub(crate) fn runway_selected(inputs: Inputs<'_>, selection: &super::Selection) -> Runway {
     let mut r = runway(inputs);
     if let Some(id) = selection.milestone {
         r.milestones.retain(|m| m.milestone == id);

@@ -44,7 +44,7 @@ impl Default for SyncOptions {
 /// while the sync read its listing (a transaction committed a moment after its `updated_at`) is still
 /// seen next time. Issues changed inside the margin are read again; when nothing changed they are equal
 /// to what the snapshot holds, so nothing is rewritten.
-pub const CURSOR_OVERLAP: Duration = Duration::seconds(60);
+pub(crate) const CURSOR_OVERLAP: Duration = Duration::seconds(60);
 
 /// What [`sync`] produced.
 #[derive(Debug, Clone, PartialEq)]
