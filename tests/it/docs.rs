@@ -4,7 +4,7 @@
 //! After a schema change, regenerate the blocks in place with
 //! `COMMITEA_BLESS_DOCS=1 cargo test --test it docs::`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use commitea::tools::{self, ToolSpec};
 use serde_json::Value;
@@ -126,4 +126,28 @@ fn tools_md_names_every_view_and_op() {
     for name in tools::NAMES {
         assert!(prose.contains(&format!("`{name}`")), "{name}");
     }
+}
+
+#[test]
+fn architecture_md_lists_every_module() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let src = root.join("src");
+    let missing: Vec<String> = walkdir::WalkDir::new(&src)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "rs"))
+        .map(|e| {
+            e.path()
+                .strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/")
+        })
+        .filter(|rel| !text.contains(&format!("| `{rel}` |")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/architecture.md does not list {missing:?}: add a line for each"
+    );
 }
