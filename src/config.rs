@@ -26,6 +26,7 @@ const NON_CONFIG_ENV: &[&str] = &[
     "COMMITEA_LOG",
     "COMMITEA_STATE",
     "COMMITEA_REALWORLD_DIR",
+    "COMMITEA_BINARY_URL",
     "COMMITEA_BLESS_DOCS",
 ];
 
@@ -107,6 +108,40 @@ pub struct Config {
     pub lock: LockConfig,
     /// `commitea backtest`.
     pub backtest: BacktestConfig,
+    /// How proposed changes become pull requests and reach Gitea (`docs/approvals.md`).
+    pub approvals: ApprovalsConfig,
+}
+
+/// How proposed changes become pull requests on the state repo and, once merged, reach Gitea.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ApprovalsConfig {
+    /// The state repo on the server, `owner/name`: its pull requests are the approvals. Default: the job's
+    /// `GITHUB_REPOSITORY` in Gitea Actions.
+    pub state_repository: Option<RepoName>,
+    /// The branch proposals are merged into and runs commit to.
+    pub branch: String,
+    /// The git remote of the state repo.
+    pub remote: String,
+    /// Whether a proposal of additive ops only (no `remove_dep`, `close_issue`, `remove_label`) may go
+    /// straight to the branch without a pull request, as the seed says; destructive ops and directives
+    /// always go through one.
+    pub additive_direct: bool,
+    /// Whether `commitea tool` and `commitea mcp` propose what they write at once (push and open the pull
+    /// request), rather than leaving it for `commitea propose`.
+    pub propose_on_write: bool,
+}
+
+impl Default for ApprovalsConfig {
+    fn default() -> Self {
+        Self {
+            state_repository: None,
+            branch: "main".into(),
+            remote: "origin".into(),
+            additive_direct: true,
+            propose_on_write: false,
+        }
+    }
 }
 
 /// How `commitea backtest` replays the history.

@@ -457,6 +457,24 @@ fn summary(milestones: &[MilestoneChange], issues: &[IssueChange], year: i32) ->
     }
 }
 
+/// The consequence of changing the state from `before` to `after` (each a snapshot and the ledger's text):
+/// both replayed as of `now` and forecast with the same settings and seed, then diffed. The one way every
+/// proposal — a tool call, a directive, a pull request kept current — gets its consequence.
+pub fn of_change(
+    config: &crate::config::Config,
+    before: (&crate::state::Snapshot, Option<&str>),
+    after: (&crate::state::Snapshot, Option<&str>),
+    now: chrono::DateTime<chrono::Utc>,
+) -> (Consequence, Plan, Plan) {
+    let before_plan = crate::ledger::replay(before.0, config, before.1, now).into_plan();
+    let after_plan = crate::ledger::replay(after.0, config, after.1, now).into_plan();
+    let settings = crate::forecast::Settings::from_config(config, &before_plan);
+    let b = crate::forecast::run(&before_plan, &settings);
+    let a = crate::forecast::run(&after_plan, &settings);
+    let c = diff(&b, &a, &before_plan, &after_plan);
+    (c, before_plan, after_plan)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

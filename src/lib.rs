@@ -6,6 +6,7 @@
 //! [`forecast`] (calibrate, schedule, simulate: the pure [`engine`]) → [`views`] → [`site`], with
 //! [`state`] committing the results to git. [`pipeline`] runs the stages in order.
 
+pub mod apply;
 pub mod backtest;
 pub mod cli;
 pub mod config;

@@ -72,6 +72,8 @@ pub struct RunOptions {
     pub commit: bool,
     /// Whether to render the site.
     pub render: bool,
+    /// What an earlier attempt of this run applied (a run redone after a push race must not lose it).
+    pub applied_before: Vec<crate::apply::AppliedFile>,
 }
 
 /// What a run did.
@@ -116,6 +118,8 @@ pub struct Computed {
     pub snapshot: Snapshot,
     /// Whether the snapshot comes from a sync (and so must be written).
     pub synced: bool,
+    /// The op files the apply stage carried out, with what happened.
+    pub applied: Vec<crate::apply::AppliedFile>,
 }
 
 /// What a state repo holds for a forecast, read once: the resolved config, the snapshot and the ledger.
@@ -169,8 +173,20 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         .server
         .clone()
         .or_else(|| opts.server_fallback.clone());
+    let mut applied = Vec::new();
     let (snapshot, synced) = match server.filter(|_| !opts.offline) {
-        Some(server) => (sync_stage(opts, &config, &layout, &server)?, true),
+        Some(server) => {
+            let (snapshot, client) = sync_stage(opts, &config, &layout, &server)?;
+            let (files, wrote) = apply_stage(opts, &config, &layout, &client, &snapshot)?;
+            applied = files;
+            // What the apply stage wrote is what the forecast must see: read the changes back.
+            let snapshot = if wrote {
+                sync_with(&client, opts, &config, Some(&snapshot), false)?
+            } else {
+                snapshot
+            };
+            (snapshot, true)
+        }
         None => {
             let t = Instant::now();
             let snapshot = Snapshot::load(&layout)?;
@@ -188,7 +204,13 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         .now
         .or(synced.then_some(opts.clock))
         .unwrap_or(snapshot.meta.synced_at);
-    let ledger = crate::ledger::read(&layout.ledger())?;
+    // A run forecasts the ledger on the branch; an entry only in the checkout is a proposal, not yet
+    // approved (a preview, `commitea plan`, reads the checkout's).
+    let ledger = if opts.commit {
+        branch_ledger(&layout)?
+    } else {
+        crate::ledger::read(&layout.ledger())?
+    };
     let plan = crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now).into_plan();
     let settings = Settings::from_config(&config, &plan);
     let t = Instant::now();
@@ -225,6 +247,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         backtest.as_ref(),
     );
     Ok(Computed {
+        applied,
         backtest,
         calibration,
         config,
@@ -237,6 +260,88 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         snapshot,
         synced,
     })
+}
+
+/// The ledger on the branch (`HEAD`'s `pm-state.md`); the checkout's when there is no commit yet.
+fn branch_ledger(layout: &Layout) -> Result<Option<String>, PipelineError> {
+    if !layout.root().join(".git").exists() {
+        return Ok(crate::ledger::read(&layout.ledger())?);
+    }
+    let repo = git::open_or_init(layout.root())?;
+    match git::head(&repo) {
+        Some(head) => Ok(git::read_at(&repo, head, "pm-state.md")?
+            .map(|b| String::from_utf8_lossy(&b).into_owned())),
+        None => Ok(crate::ledger::read(&layout.ledger())?),
+    }
+}
+
+/// The apply stage: the op files on the branch carried out against the fresh snapshot.
+fn apply_stage(
+    opts: &RunOptions,
+    config: &Config,
+    layout: &Layout,
+    client: &crate::gitea::client::Client,
+    snapshot: &Snapshot,
+) -> Result<(Vec<crate::apply::AppliedFile>, bool), PipelineError> {
+    if !layout.root().join(".git").exists() {
+        return Ok((Vec::new(), false));
+    }
+    let repo = git::open_or_init(layout.root())?;
+    let Some(head) = git::head(&repo) else {
+        return Ok((Vec::new(), false));
+    };
+    let pending = crate::apply::pending_on_branch(&repo, head, layout)?;
+    for p in &pending {
+        if let Err(e) = &p.file {
+            tracing::warn!("{} is refused whole, nothing of it applied: {e}", p.path);
+        }
+    }
+    if pending.iter().all(|p| p.file.is_err()) {
+        return Ok((Vec::new(), false));
+    }
+    let state_repo = config.approvals.state_repository.clone().or_else(|| {
+        opts.env
+            .iter()
+            .chain(std::iter::once(&(
+                "GITHUB_REPOSITORY".to_owned(),
+                std::env::var("GITHUB_REPOSITORY").unwrap_or_default(),
+            )))
+            .find(|(k, _)| k == "GITHUB_REPOSITORY")
+            .and_then(|(_, v)| v.parse().ok())
+    });
+    let by_pr;
+    let approvals: &dyn crate::apply::Approvals = match state_repo {
+        Some(repo) => {
+            by_pr = crate::apply::StateRepoApprovals { client, repo };
+            &by_pr
+        }
+        None => {
+            tracing::warn!(
+                "approvals.state_repository is not set (nor GITHUB_REPOSITORY): no destructive op can be \
+                 checked for its merged pull request, so none is applied"
+            );
+            &crate::apply::NoApprovals
+        }
+    };
+    let t = Instant::now();
+    let (mut applied, wrote) = crate::apply::apply_pending(
+        client, approvals, snapshot, &pending, opts.clock,
+    )
+    .map_err(|e| match e {
+        crate::apply::ApplyError::Client(c) => PipelineError::Client(c),
+    })?;
+    // A run redone after a push race keeps what the first attempt did.
+    for a in &mut applied {
+        if let Some(before) = opts
+            .applied_before
+            .iter()
+            .find(|b| b.proposal.id == a.proposal.id)
+        {
+            *a = before.clone();
+        }
+    }
+    tracing::info!("apply: {} op files in {:.0?}", applied.len(), t.elapsed());
+    Ok((applied, wrote))
 }
 
 /// The last backtest report, if the state has one; an unreadable one is reported and left out.
@@ -265,7 +370,7 @@ fn sync_stage(
     config: &Config,
     layout: &Layout,
     server: &str,
-) -> Result<Snapshot, PipelineError> {
+) -> Result<(Snapshot, crate::gitea::client::Client), PipelineError> {
     if config.repositories.is_empty() {
         return Err(PipelineError::Unavailable(format!(
             "{}: no repositories to sync: list them under `repositories:` (owner/repo), or run with --offline",
@@ -286,23 +391,31 @@ fn sync_stage(
         Err(StateError::NoSnapshot(_)) => None,
         Err(e) => return Err(e.into()),
     };
+    let snapshot = sync_with(&client, opts, config, previous.as_ref(), opts.full_sync)?;
+    Ok((snapshot, client))
+}
+
+/// One sync against `previous` with `client`, logged.
+fn sync_with(
+    client: &crate::gitea::client::Client,
+    opts: &RunOptions,
+    config: &Config,
+    previous: Option<&Snapshot>,
+    full: bool,
+) -> Result<Snapshot, PipelineError> {
+    let requests_before = client.request_count();
     let options = crate::gitea::sync::SyncOptions {
         full_every_days: config.sync.full_every_days.0,
-        force_full: opts.full_sync,
+        force_full: full,
     };
     let t = Instant::now();
-    let outcome = crate::gitea::sync::sync(
-        &client,
-        &config.repositories,
-        previous.as_ref(),
-        opts.clock,
-        &options,
-    )?;
+    let outcome =
+        crate::gitea::sync::sync(client, &config.repositories, previous, opts.clock, &options)?;
     tracing::info!(
         "sync: {} issues from {} repositories in {} requests ({} at once at most), {:.0?}; {} read in full, {} issues re-read{}",
         outcome.snapshot.issues.len(),
         config.repositories.len(),
-        client.request_count(),
+        client.request_count() - requests_before,
         client.peak_parallel(),
         t.elapsed(),
         outcome.full.len(),
@@ -421,7 +534,21 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
         email: computed.config.commit.email.clone(),
         time: opts.clock,
     };
-    let commit = write_and_commit(&to_write, &stale, repo.as_ref(), &message, &sig)?;
+    // The apply stage's files: `ops/applied/ID.yaml` written, `ops/pending/ID.yaml` gone, in one commit.
+    let mut stale = stale;
+    let mut edits: Vec<git::Edit> = Vec::new();
+    for (rel, text) in crate::apply::applied_texts(&computed.applied).map_err(StateError::from)? {
+        to_write.insert(layout.root().join(&rel), text.clone().into_bytes());
+        edits.push((rel, Some(text.into_bytes())));
+    }
+    for a in &computed.applied {
+        let rel = format!("{}/{}.yaml", crate::ops::PENDING_PATH, a.proposal.id);
+        if layout.root().join(&rel).exists() {
+            stale.push(layout.root().join(&rel));
+        }
+        edits.push((rel, None));
+    }
+    let commit = write_and_commit(&to_write, &stale, repo.as_ref(), &edits, &message, &sig)?;
     match &commit {
         Some(id) => tracing::info!("commit: {id}"),
         None if opts.commit => tracing::info!("commit: nothing changed, no commit"),
@@ -453,6 +580,7 @@ fn write_and_commit(
     files: &BTreeMap<PathBuf, Vec<u8>>,
     stale: &[PathBuf],
     repo: Option<&gix::Repository>,
+    edits: &[crate::state::git::Edit],
     message: &str,
     sig: &Signature,
 ) -> Result<Option<String>, PipelineError> {
@@ -478,7 +606,7 @@ fn write_and_commit(
         restore(&previous);
         return Err(e.into());
     }
-    match repo.map(|r| git::commit_paths(r, git::OWNED_PATHS, message, sig)) {
+    match repo.map(|r| git::commit_paths(r, git::OWNED_PATHS, edits, message, sig)) {
         None => Ok(None),
         Some(Ok(c)) => Ok(c.map(|id| id.to_string())),
         Some(Err(e)) => {
@@ -516,7 +644,7 @@ pub(crate) fn sync_only(opts: &RunOptions) -> Result<RunSummary, PipelineError> 
                 crate::config::FILE_NAME
             ))
         })?;
-    let snapshot = sync_stage(opts, &config, &layout, &server)?;
+    let (snapshot, _) = sync_stage(opts, &config, &layout, &server)?;
     let crate::state::SnapshotFiles { files, stale } = snapshot.files(&layout)?;
     let repo = if opts.commit {
         Some(git::open_or_init(layout.root())?)
@@ -533,7 +661,7 @@ pub(crate) fn sync_only(opts: &RunOptions) -> Result<RunSummary, PipelineError> 
         email: config.commit.email.clone(),
         time: opts.clock,
     };
-    let commit = write_and_commit(&files, &stale, repo.as_ref(), &message, &sig)?;
+    let commit = write_and_commit(&files, &stale, repo.as_ref(), &[], &message, &sig)?;
     Ok(RunSummary {
         commit,
         message,

@@ -199,6 +199,7 @@ fn run_options(state: &StateArg, forecast: &ForecastArgs) -> RunOptions {
         env: env_vars(),
         commit: false,
         render: false,
+        applied_before: Vec::new(),
     }
 }
 

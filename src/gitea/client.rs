@@ -253,10 +253,35 @@ impl Throttle {
     }
 }
 
-/// A successful answer's body.
+/// A successful answer's status and body.
 #[derive(Debug)]
 struct Answer {
+    status: u16,
     body: Vec<u8>,
+}
+
+/// The answer to a write.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// The HTTP status (2xx).
+    pub status: u16,
+    /// The body (empty for 204).
+    pub body: Vec<u8>,
+}
+
+/// How to send one request.
+struct Call<'a> {
+    method: reqwest::Method,
+    body: Option<&'a serde_json::Value>,
+    idempotent: bool,
+}
+
+impl Call<'_> {
+    const GET: Call<'static> = Call {
+        method: reqwest::Method::GET,
+        body: None,
+        idempotent: true,
+    };
 }
 
 /// One failed attempt: retry it or give up.
@@ -445,7 +470,7 @@ impl Client {
         query: &[(&str, String)],
     ) -> Result<T, ClientError> {
         let (url, request) = self.url(path, query)?;
-        let answer = self.get_with_retries(path, &url, &request)?;
+        let answer = self.with_retries(path, &url, &request, &Call::GET)?;
         wire::decode(&answer.body).map_err(|e| ClientError::Decode {
             repo: repo_of(path),
             request,
@@ -532,6 +557,48 @@ impl Client {
         Ok((url, request))
     }
 
+    /// Sends `method` to `path` (relative to `/api/v1`) with a JSON `body`: the apply stage's and the
+    /// proposal's writes. `idempotent` says whether the request may be sent twice: a request that may
+    /// not (creating an issue) is retried only on answers that say it was not processed (429, 502, 503),
+    /// never after a timeout or a dropped connection. Returns the status and the answer's body (empty
+    /// for a 204).
+    pub fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+        idempotent: bool,
+    ) -> Result<Written, ClientError> {
+        let (url, request) = self.url(path, &[])?;
+        let request = request.replacen("GET", method.as_str(), 1);
+        let call = Call {
+            method,
+            body,
+            idempotent,
+        };
+        let answer = self.with_retries(path, &url, &request, &call)?;
+        Ok(Written {
+            status: answer.status,
+            body: answer.body,
+        })
+    }
+
+    /// [`Client::send`] and the answer decoded.
+    pub fn send_json<T: DeserializeOwned>(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+        idempotent: bool,
+    ) -> Result<T, ClientError> {
+        let written = self.send(method.clone(), path, body, idempotent)?;
+        wire::decode(&written.body).map_err(|e| ClientError::Decode {
+            repo: repo_of(path),
+            request: format!("{method} {path}"),
+            reason: e.to_string(),
+        })
+    }
+
     /// The next backoff for retry number `retry` (0-based): `initial * 2^retry`, capped, times a jitter
     /// factor in [0.5, 1).
     fn backoff(&self, retry: u32) -> Duration {
@@ -553,11 +620,12 @@ impl Client {
         base.mul_f64(factor)
     }
 
-    fn get_with_retries(
+    fn with_retries(
         &self,
         path: &str,
         url: &Url,
         request: &str,
+        call: &Call<'_>,
     ) -> Result<Answer, ClientError> {
         let started = Instant::now();
         let mut attempts = 0u32;
@@ -565,7 +633,7 @@ impl Client {
             self.check_up(request)?;
             attempts += 1;
             self.throttle.enter();
-            let result = self.attempt(path, url, request);
+            let result = self.attempt(path, url, request, call);
             self.throttle
                 .leave(!matches!(result, Err(Attempt::Retry { .. })));
             let (last, wait) = match result {
@@ -619,12 +687,21 @@ impl Client {
         }
     }
 
-    fn attempt(&self, path: &str, url: &Url, request: &str) -> Result<Answer, Attempt> {
+    fn attempt(
+        &self,
+        path: &str,
+        url: &Url,
+        request: &str,
+        call: &Call<'_>,
+    ) -> Result<Answer, Attempt> {
         self.requests.fetch_add(1, Ordering::Relaxed);
         let mut req = self
             .http
-            .get(url.clone())
+            .request(call.method.clone(), url.clone())
             .header(reqwest::header::ACCEPT, "application/json");
+        if let Some(body) = call.body {
+            req = req.json(body);
+        }
         if let Some(t) = &self.token {
             let mut value =
                 reqwest::header::HeaderValue::from_str(&format!("token {t}")).map_err(|_| {
@@ -643,6 +720,16 @@ impl Client {
                 return Err(Attempt::Fail(ClientError::InvalidUrl {
                     url: url.to_string(),
                     reason: describe(&e),
+                }));
+            }
+            // A write that may not be sent twice is not retried when it may have been processed.
+            Err(e) if !call.idempotent => {
+                return Err(Attempt::Fail(ClientError::GaveUp {
+                    repo: repo_of(path),
+                    request: request.to_owned(),
+                    attempts: 1,
+                    elapsed_secs: 0,
+                    last: format!("{} (not retried: it may have been done)", describe(&e)),
                 }));
             }
             Err(e) => {
@@ -669,7 +756,35 @@ impl Client {
         let repo = repo_of(path);
         let request = request.to_owned();
         if status.is_success() {
-            return Ok(Answer { body });
+            return Ok(Answer {
+                status: status.as_u16(),
+                body,
+            });
+        }
+        let processed_maybe = !matches!(
+            status,
+            StatusCode::TOO_MANY_REQUESTS
+                | StatusCode::BAD_GATEWAY
+                | StatusCode::SERVICE_UNAVAILABLE
+        );
+        if !call.idempotent && status.is_server_error() && processed_maybe {
+            return Err(Attempt::Fail(ClientError::Status {
+                repo,
+                request,
+                status: status.as_u16(),
+                message: error_message(&body),
+            }));
+        }
+        if call.method != reqwest::Method::GET && status == StatusCode::FORBIDDEN {
+            return Err(Attempt::Fail(ClientError::Status {
+                message: format!(
+                    "{}; the token may not change {repo}: it needs write access to its issues (scope write:issue)",
+                    error_message(&body)
+                ),
+                repo,
+                request,
+                status: 403,
+            }));
         }
         Err(match status {
             StatusCode::TOO_MANY_REQUESTS => Attempt::Retry {

@@ -23,6 +23,10 @@ use crate::state::{Layout, Snapshot, StateError};
 pub(crate) const PENDING_DIR: &str = "pending";
 /// The folder, under `ops/`, of op files the apply stage has carried out.
 pub(crate) const APPLIED_DIR: &str = "applied";
+/// `ops/pending`, relative to the state repo (and its path in git).
+pub const PENDING_PATH: &str = "ops/pending";
+/// `ops/applied`, relative to the state repo: op files the apply stage carried out, with what happened.
+pub const APPLIED_PATH: &str = "ops/applied";
 /// The prefix of `apply_changes` op file ids (`C-0001`); directives' op files carry the directive's id
 /// (`D-0001`).
 pub(crate) const ID_PREFIX: &str = "C-";
@@ -164,6 +168,67 @@ impl Op {
             Self::RemoveDep { .. } => "remove_dep",
             Self::CloseIssue { .. } => "close_issue",
             Self::RemoveLabel { .. } => "remove_label",
+        }
+    }
+
+    /// The op in words, for a pull request: `set the priority of acme/api#3 to p/0`.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::CreateIssue {
+                title,
+                labels,
+                milestone,
+                deps,
+                repo,
+                ..
+            } => {
+                let mut s = format!(
+                    "file a new issue \"{title}\" in {}",
+                    repo.as_deref().unwrap_or("the repository")
+                );
+                if !labels.is_empty() {
+                    s.push_str(&format!(" labelled {}", labels.join(", ")));
+                }
+                if let Some(m) = milestone {
+                    s.push_str(&format!(" in milestone {m}"));
+                }
+                if !deps.is_empty() {
+                    let d: Vec<String> = deps.iter().map(ToString::to_string).collect();
+                    s.push_str(&format!(", depending on {}", d.join(", ")));
+                }
+                s
+            }
+            Self::SetEstimate { issue, estimate } => {
+                format!("set the estimate of {issue} to {estimate}")
+            }
+            Self::SetPriority { issue, priority } => {
+                format!("set the priority of {issue} to {priority}")
+            }
+            Self::SetMilestone {
+                issue,
+                milestone: Some(m),
+            } => format!("move {issue} to milestone {m}"),
+            Self::SetMilestone {
+                issue,
+                milestone: None,
+            } => format!("take {issue} out of its milestone"),
+            Self::SetMilestoneDue { milestone, due } => {
+                format!("set the due date of milestone {milestone} to {due}")
+            }
+            Self::SetDeadlineHard {
+                milestone,
+                hard: true,
+            } => format!("mark milestone {milestone}'s deadline hard"),
+            Self::SetDeadlineHard {
+                milestone,
+                hard: false,
+            } => format!("mark milestone {milestone}'s deadline movable"),
+            Self::AddDep { issue, depends_on } => format!("make {issue} wait for {depends_on}"),
+            Self::RemoveDep { issue, depends_on } => {
+                format!("stop {issue} waiting for {depends_on}")
+            }
+            Self::CloseIssue { issue } => format!("close {issue}"),
+            Self::RemoveLabel { issue, label } => format!("remove the label {label} from {issue}"),
         }
     }
 

@@ -43,8 +43,13 @@ pub struct Signature {
     pub time: DateTime<Utc>,
 }
 
-/// The top-level paths a pipeline run owns and commits.
-pub(crate) const OWNED_PATHS: &[&str] = &["forecast", "ops", "pm-state.md", "snapshot"];
+/// A change to a tree: a path (slash-separated) and its new bytes, or `None` to remove it.
+pub type Edit = (String, Option<Vec<u8>>);
+
+/// The top-level paths a pipeline run rewrites and commits as they are on disk. `ops/` changes only as the
+/// apply stage moves files from `ops/pending/` to `ops/applied/`, and `pm-state.md` never: a proposal in
+/// the checkout reaches the branch through a pull request, not a run.
+pub(crate) const OWNED_PATHS: &[&str] = &["forecast", "snapshot"];
 
 /// Opens the git repository at `dir`, or initialises one (branch `main`) if there is none.
 pub fn open_or_init(dir: &Path) -> Result<gix::Repository, GitError> {
@@ -63,13 +68,15 @@ pub fn head(repo: &gix::Repository) -> Option<ObjectId> {
     repo.head_id().ok().map(|id| id.detach())
 }
 
-/// Commits `paths` (top-level names under the work tree) as they are on disk on top of `HEAD`'s tree.
+/// Commits `paths` (top-level names under the work tree) as they are on disk on top of `HEAD`'s tree, then
+/// `edits` (slash-separated path to bytes, `None` to remove) on top of that.
 ///
 /// Paths missing on disk are removed from the tree; every other entry of `HEAD` is kept. Returns the new
 /// commit, or `None` when the tree would not change (nothing is committed then).
 pub(crate) fn commit_paths(
     repo: &gix::Repository,
     paths: &[&str],
+    edits: &[Edit],
     message: &str,
     sig: &Signature,
 ) -> Result<Option<ObjectId>, GitError> {
@@ -78,6 +85,18 @@ pub(crate) fn commit_paths(
         source: "the state repo is bare; CommiTea needs a work tree".into(),
     })?;
     let parent = head(repo);
+    // The first commit of a state repo takes it as it is: its ledger and op files too.
+    let first: Vec<&str>;
+    let paths = if parent.is_none() {
+        first = paths
+            .iter()
+            .copied()
+            .chain(["ops", "pm-state.md"])
+            .collect();
+        first.as_slice()
+    } else {
+        paths
+    };
     let mut entries: Vec<Entry> = match parent {
         Some(p) => {
             let commit = repo.find_commit(p).map_err(err("reading HEAD"))?;
@@ -102,10 +121,13 @@ pub(crate) fn commit_paths(
         }
     }
     entries.sort();
-    let tree = repo
+    let mut tree = repo
         .write_object(gix::objs::Tree { entries })
         .map_err(err("writing the tree"))?
         .detach();
+    if !edits.is_empty() {
+        tree = edit(repo, tree, edits)?;
+    }
     if let Some(p) = parent {
         let old_tree = repo
             .find_commit(p)
@@ -139,7 +161,7 @@ pub fn commit_all(
         }
     }
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    commit_paths(repo, &refs, message, sig)
+    commit_paths(repo, &refs, &[], message, sig)
 }
 
 fn commit_tree(
@@ -218,7 +240,7 @@ fn entry_for(repo: &gix::Repository, path: &Path, name: &str) -> Result<Option<E
 }
 
 /// The bytes of `path` (slash-separated, from the repo root) in `commit`, if it exists there.
-pub(crate) fn read_at(
+pub fn read_at(
     repo: &gix::Repository,
     commit: ObjectId,
     path: &str,
@@ -237,6 +259,149 @@ pub(crate) fn read_at(
         }
         None => Ok(None),
     }
+}
+
+/// Commits `edits` — path (slash-separated) to new bytes, or `None` to remove it — on top of `parent`'s
+/// tree, as a commit whose parent is `parent`; moves no ref and touches no file. A proposal's branch is
+/// built this way, so the checkout stays as it is.
+pub fn commit_onto(
+    repo: &gix::Repository,
+    parent: ObjectId,
+    edits: &[Edit],
+    message: &str,
+    sig: &Signature,
+) -> Result<ObjectId, GitError> {
+    let tree_id = repo
+        .find_commit(parent)
+        .and_then(|c| c.tree_id())
+        .map_err(err(format!("reading the tree of {parent}")))?
+        .detach();
+    let tree = edit(repo, tree_id, edits)?;
+    let actor = gix::actor::Signature {
+        name: BString::from(sig.name.as_str()),
+        email: BString::from(sig.email.as_str()),
+        time: gix::date::Time::new(sig.time.timestamp(), 0),
+    };
+    let mut buf = gix::date::parse::TimeBuf::default();
+    let sref = actor.to_ref(&mut buf);
+    let commit = gix::objs::Commit {
+        tree,
+        parents: vec![parent].into(),
+        author: sref.into(),
+        committer: sref.into(),
+        encoding: None,
+        message: message.into(),
+        extra_headers: Vec::new(),
+    };
+    Ok(repo
+        .write_object(&commit)
+        .map_err(err("writing the commit"))?
+        .detach())
+}
+
+/// The names of the entries of the folder `dir` (slash-separated) in `commit`; empty when it has none.
+pub fn list_dir(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    dir: &str,
+) -> Result<Vec<String>, GitError> {
+    let tree = repo
+        .find_commit(commit)
+        .and_then(|c| c.tree())
+        .map_err(err(format!("reading the tree of {commit}")))?;
+    let Some(entry) = tree
+        .lookup_entry_by_path(dir)
+        .map_err(err(format!("looking up {dir}")))?
+    else {
+        return Ok(Vec::new());
+    };
+    let object = entry.object().map_err(err(format!("reading {dir}")))?;
+    let Ok(sub) = object.try_into_tree() else {
+        return Ok(Vec::new());
+    };
+    let decoded = sub.decode().map_err(err(format!("decoding {dir}")))?;
+    Ok(decoded
+        .entries
+        .iter()
+        .map(|e| e.filename.to_string())
+        .collect())
+}
+
+/// When `commit` was committed.
+pub fn commit_time(repo: &gix::Repository, commit: ObjectId) -> Result<DateTime<Utc>, GitError> {
+    let secs = repo
+        .find_commit(commit)
+        .map_err(err(format!("reading commit {commit}")))?
+        .time()
+        .map_err(err(format!("reading the time of {commit}")))?
+        .seconds;
+    Ok(DateTime::from_timestamp(secs, 0).unwrap_or_default())
+}
+
+/// `tree` with `edits` made: path (slash-separated) to new bytes, or `None` to remove it.
+fn edit(repo: &gix::Repository, tree: ObjectId, edits: &[Edit]) -> Result<ObjectId, GitError> {
+    let mut editor = repo.edit_tree(tree).map_err(err("starting a tree edit"))?;
+    for (path, bytes) in edits {
+        match bytes {
+            Some(b) => {
+                let blob = repo
+                    .write_blob(b)
+                    .map_err(err(format!("writing {path}")))?
+                    .detach();
+                editor
+                    .upsert(path.as_str(), EntryKind::Blob, blob)
+                    .map_err(err(format!("adding {path}")))?;
+            }
+            None => {
+                editor
+                    .remove(path.as_str())
+                    .map_err(err(format!("removing {path}")))?;
+            }
+        }
+    }
+    Ok(editor
+        .write()
+        .map_err(err("writing the edited tree"))?
+        .detach())
+}
+
+/// The commit a reference (`refs/remotes/origin/main`, `HEAD`, a hex id) names, if it exists.
+pub fn resolve(repo: &gix::Repository, name: &str) -> Option<ObjectId> {
+    repo.rev_parse_single(name)
+        .ok()
+        .and_then(|id| id.object().ok()?.peel_to_commit().ok())
+        .map(|c| c.id)
+}
+
+/// The commit that brought `path` to the first-parent line ending at `tip`: walking back from `tip`, the
+/// last commit that still has it. `None` when `tip` does not have it.
+pub fn introduced(
+    repo: &gix::Repository,
+    tip: ObjectId,
+    path: &str,
+) -> Result<Option<ObjectId>, GitError> {
+    let mut found = None;
+    let mut next = Some(tip);
+    while let Some(id) = next {
+        if read_at(repo, id, path)?.is_none() {
+            break;
+        }
+        found = Some(id);
+        let commit = repo
+            .find_commit(id)
+            .map_err(err(format!("reading commit {id}")))?;
+        next = commit.parent_ids().next().map(|p| p.detach());
+    }
+    Ok(found)
+}
+
+/// Whether `ancestor` is `descendant` or one of its ancestors.
+pub fn is_ancestor(repo: &gix::Repository, ancestor: ObjectId, descendant: ObjectId) -> bool {
+    if ancestor == descendant {
+        return true;
+    }
+    repo.merge_base(ancestor, descendant)
+        .is_ok_and(|b| b.is_some_and(|b| b.detach() == ancestor))
 }
 
 /// The first parent chain from `HEAD`, newest first, with each commit's time.
@@ -290,7 +455,7 @@ mod tests {
 
         std::fs::write(dir.path().join("README.md"), "changed but not owned\n").unwrap();
         std::fs::write(dir.path().join("snapshot/meta.yaml"), "a: 2\n").unwrap();
-        let second = commit_paths(&repo, OWNED_PATHS, "run", &sig(1_700_000_200))
+        let second = commit_paths(&repo, OWNED_PATHS, &[], "run", &sig(1_700_000_200))
             .unwrap()
             .unwrap();
         assert_ne!(first, second);

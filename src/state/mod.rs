@@ -6,6 +6,7 @@
 
 pub mod git;
 pub mod lock;
+pub mod remote;
 mod snapshot;
 
 use std::path::{Path, PathBuf};

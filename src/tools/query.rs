@@ -117,6 +117,7 @@ pub fn compute(ctx: &Context) -> Result<Computed, ToolError> {
         env: ctx.env.clone(),
         commit: false,
         render: false,
+        applied_before: Vec::new(),
     };
     pipeline::compute(&opts).map_err(|e| ToolError::State(Box::new(e)))
 }

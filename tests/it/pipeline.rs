@@ -55,6 +55,7 @@ pub fn options(dir: &Path) -> RunOptions {
         env: Vec::new(),
         commit: true,
         render: true,
+        applied_before: Vec::new(),
     }
 }
 

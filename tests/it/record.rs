@@ -175,6 +175,7 @@ fn a_capacity_cut_of_a_busy_member_pushes_their_issues_later() {
         env: vec![],
         commit: false,
         render: false,
+        applied_before: Vec::new(),
     };
     let computed = commitea::pipeline::compute(&opts).unwrap();
     let theirs: Vec<String> = computed

@@ -360,8 +360,11 @@ fn the_pipeline_reports_ledger_problems_as_warnings() {
         "{:?}",
         computed.report.warnings
     );
-    // A state repo without a ledger is a ledger without directives.
+    // A state repo without a ledger is a ledger without directives (a preview reads the checkout; a
+    // committing run reads the branch's ledger, which still has it).
     std::fs::remove_file(dir.path().join("pm-state.md")).unwrap();
-    let computed = commitea::pipeline::compute(&super::pipeline::options(dir.path())).unwrap();
+    let mut preview = super::pipeline::options(dir.path());
+    preview.commit = false;
+    let computed = commitea::pipeline::compute(&preview).unwrap();
     assert!(computed.plan.issues.iter().all(|i| i.provenance.is_empty()));
 }

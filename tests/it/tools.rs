@@ -72,6 +72,7 @@ fn run_options(dir: &Path) -> commitea::pipeline::RunOptions {
         env: vec![("COMMITEA_FORECAST_TRIALS".to_owned(), TRIALS.to_owned())],
         commit: true,
         render: false,
+        applied_before: Vec::new(),
     }
 }
 

@@ -1,0 +1,847 @@
+//! The only code that writes to Gitea's issues: the apply stage, and the proposals that lead to it.
+//!
+//! [`apply_pending`] carries out the op files on the branch (`ops/pending/` in the commit a run starts
+//! from) against a freshly synced snapshot. Each op is checked again — the world moved since it was
+//! proposed — and then written, or recorded as already so, skipped with why, or failed with Gitea's status
+//! and message. Nothing outside CommiTea's label namespaces and the native fields is ever touched, whatever
+//! a file says; a destructive op is carried out only when the commit that brought its file to the branch
+//! is a merged pull request on the state repo. It is idempotent: each op is decided from the fresh
+//! snapshot, so a run killed halfway re-applies nothing. [`propose`] turns local op files and ledger
+//! entries into pull requests.
+
+pub mod propose;
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use reqwest::Method;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::domain::{IssueKey, IssueRef, Label, OpenState, RepoName};
+use crate::gitea::client::{Client, ClientError};
+use crate::ops::{Op, OpFile};
+use crate::state::Snapshot;
+
+/// What became of one op.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "result", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Outcome {
+    /// Written to Gitea.
+    Applied,
+    /// Gitea already had it: nothing written.
+    AlreadySo,
+    /// Not carried out, and why.
+    Skipped {
+        /// Why.
+        reason: String,
+    },
+    /// Gitea refused it.
+    Failed {
+        /// The HTTP status, when Gitea answered.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<u16>,
+        /// Gitea's message, or what went wrong.
+        message: String,
+    },
+}
+
+/// What the apply stage did with one op file: `applied` in `ops/applied/ID.yaml`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApplyRecord {
+    /// When (RFC 3339, UTC, whole seconds).
+    pub at: String,
+    /// The commit that brought the file to the branch.
+    pub commit: String,
+    /// The pull request that commit merged, if it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<u64>,
+    /// Who merged it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_by: Option<String>,
+    /// One outcome per op, in the file's order.
+    pub results: Vec<Outcome>,
+}
+
+/// An applied op file: the proposal and what happened (`ops/applied/ID.yaml`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppliedFile {
+    /// The op file as it was proposed.
+    pub proposal: OpFile,
+    /// What the apply stage did.
+    pub applied: ApplyRecord,
+}
+
+/// An op file waiting on the branch, with where it came from.
+#[derive(Debug, Clone)]
+pub struct PendingOnBranch {
+    /// Its path, `ops/pending/ID.yaml`.
+    pub path: String,
+    /// The file, or why it cannot be read (a hand edit that breaks the format is refused whole).
+    pub file: Result<OpFile, String>,
+    /// The commit that brought it to the branch.
+    pub commit: String,
+    /// That commit's time: a `create_issue` done after it is this file's.
+    pub committed_at: DateTime<Utc>,
+}
+
+/// The approval a commit carries: the merged pull request it is, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Approval {
+    /// The pull request's number.
+    pub number: u64,
+    /// Who merged it.
+    pub merged_by: Option<String>,
+}
+
+/// What the apply stage is allowed to ask about approvals.
+pub trait Approvals {
+    /// The merged pull request whose merge is `commit`, if there is one.
+    fn merged_pull(&self, commit: &str) -> Result<Option<Approval>, ClientError>;
+}
+
+/// Approvals looked up on the state repo: `GET /repos/{o}/{r}/commits/{sha}/pull` (Gitea finds the pull
+/// request whose recorded merge commit is `sha`; 404 when there is none).
+pub struct StateRepoApprovals<'a> {
+    /// The client.
+    pub client: &'a Client,
+    /// The state repo on the server.
+    pub repo: RepoName,
+}
+
+impl Approvals for StateRepoApprovals<'_> {
+    fn merged_pull(&self, commit: &str) -> Result<Option<Approval>, ClientError> {
+        #[derive(Deserialize, Default)]
+        #[serde(default)]
+        struct Pull {
+            number: u64,
+            merged: bool,
+            merged_by: Option<crate::gitea::wire::GUser>,
+        }
+        match self
+            .client
+            .get_json::<Pull>(&format!("repos/{}/commits/{commit}/pull", self.repo), &[])
+        {
+            Ok(p) if p.merged => Ok(Some(Approval {
+                number: p.number,
+                merged_by: p.merged_by.map(|u| u.login).filter(|l| !l.is_empty()),
+            })),
+            Ok(_) | Err(ClientError::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// No state repo to ask: nothing counts as approved.
+pub struct NoApprovals;
+
+impl Approvals for NoApprovals {
+    fn merged_pull(&self, _commit: &str) -> Result<Option<Approval>, ClientError> {
+        Ok(None)
+    }
+}
+
+/// Why the apply stage stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    /// Talking to Gitea failed in a way that is not one op's fault (the server is down).
+    #[error("apply stopped")]
+    Client(#[from] ClientError),
+}
+
+/// Applies `pending` to Gitea through `client`, deciding each op from `snapshot` (synced just before);
+/// returns the applied files and whether anything was written.
+pub fn apply_pending(
+    client: &Client,
+    approvals: &dyn Approvals,
+    snapshot: &Snapshot,
+    pending: &[PendingOnBranch],
+    now: DateTime<Utc>,
+) -> Result<(Vec<AppliedFile>, bool), ApplyError> {
+    let mut writer = Writer::new(client, snapshot);
+    let mut out = Vec::new();
+    for p in pending {
+        let Ok(file) = &p.file else { continue };
+        let approval = approvals.merged_pull(&p.commit)?;
+        let mut results = Vec::new();
+        for op in &file.ops {
+            let outcome = if op.is_destructive() && approval.is_none() {
+                Outcome::Skipped {
+                    reason: format!(
+                        "{} is destructive and the commit that brought it ({}) is no merged pull request: \
+                         an approval is a merge, not `approved: true` in a file; propose it with `commitea propose`",
+                        op.name(),
+                        short(&p.commit)
+                    ),
+                }
+            } else {
+                writer.apply(op, p.committed_at)?
+            };
+            tracing::info!(
+                "{}: {} — {}",
+                file.id,
+                op.describe(),
+                outcome_text(&outcome)
+            );
+            results.push(outcome);
+        }
+        out.push(AppliedFile {
+            proposal: file.clone(),
+            applied: ApplyRecord {
+                at: now.to_rfc3339_opts(SecondsFormat::Secs, true),
+                commit: p.commit.clone(),
+                pull_request: approval.as_ref().map(|a| a.number),
+                merged_by: approval.and_then(|a| a.merged_by),
+                results,
+            },
+        });
+    }
+    Ok((out, writer.wrote))
+}
+
+fn short(commit: &str) -> &str {
+    commit.get(..10).unwrap_or(commit)
+}
+
+/// An outcome in a few words, for the log and the run summary.
+pub fn outcome_text(o: &Outcome) -> String {
+    match o {
+        Outcome::Applied => "applied".into(),
+        Outcome::AlreadySo => "already so".into(),
+        Outcome::Skipped { reason } => format!("skipped: {reason}"),
+        Outcome::Failed {
+            status: Some(s),
+            message,
+        } => format!("failed: {s} {message}"),
+        Outcome::Failed {
+            status: None,
+            message,
+        } => format!("failed: {message}"),
+    }
+}
+
+/// The colour a label CommiTea creates gets, by namespace.
+fn label_colour(name: &str) -> &'static str {
+    match name {
+        "p/0" => "b60205",
+        "p/1" => "d93f0b",
+        "p/2" => "fbca04",
+        "p/3" => "0e8a16",
+        "deadline/hard" => "5319e7",
+        _ => "c5def5",
+    }
+}
+
+/// The scope of a namespaced label: `est` of `est/2d`, `p` of `p/1`.
+fn scope(label: &str) -> Option<&str> {
+    label.split_once('/').map(|(s, _)| s)
+}
+
+/// Carries ops out, one at a time, keeping its own view of what Gitea now holds.
+struct Writer<'a> {
+    client: &'a Client,
+    snapshot: Snapshot,
+    /// The token's user, asked once (who CommiTea's own new issues are by).
+    me: Option<String>,
+    wrote: bool,
+}
+
+/// The result of one op: an outcome, or a failure of the whole stage.
+type OpResult = Result<Outcome, ApplyError>;
+
+impl<'a> Writer<'a> {
+    fn new(client: &'a Client, snapshot: &Snapshot) -> Self {
+        Self {
+            client,
+            snapshot: snapshot.clone(),
+            me: None,
+            wrote: false,
+        }
+    }
+
+    /// Sends one write; a refusal of this op (4xx, a 500 Gitea gives for a bad request) is the op's
+    /// failure, a server that is gone stops the stage.
+    fn send(
+        &mut self,
+        method: Method,
+        path: &str,
+        body: &Value,
+        idempotent: bool,
+    ) -> Result<Result<Vec<u8>, Outcome>, ApplyError> {
+        match self.client.send(method, path, Some(body), idempotent) {
+            Ok(w) => {
+                self.wrote = true;
+                Ok(Ok(w.body))
+            }
+            Err(ClientError::Status {
+                status, message, ..
+            }) => Ok(Err(Outcome::Failed {
+                status: Some(status),
+                message,
+            })),
+            Err(
+                e @ (ClientError::NotFound { .. }
+                | ClientError::Forbidden { .. }
+                | ClientError::DependenciesDisabled { .. }),
+            ) => Ok(Err(Outcome::Failed {
+                status: None,
+                message: e.to_string(),
+            })),
+            Err(e) if crate::gitea::client::last_failure_is_500(&e) => Ok(Err(Outcome::Failed {
+                status: Some(500),
+                message: e.to_string(),
+            })),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn issue(&self, r: &IssueRef) -> Result<(IssueKey, crate::domain::Issue), Outcome> {
+        let key = match r {
+            IssueRef::Key(k) => k.parse::<IssueKey>().ok(),
+            IssueRef::Number(_) => None,
+        }
+        .ok_or_else(|| Outcome::Skipped {
+            reason: format!("\"{r}\" is not a full issue key (owner/repo#N)"),
+        })?;
+        match self.snapshot.issues.get(&key) {
+            Some(i) => Ok((key, i.clone())),
+            None => Err(Outcome::Skipped {
+                reason: format!("{key} is not on the server any more"),
+            }),
+        }
+    }
+
+    /// The label `name` of `repo`, created (as an exclusive scoped label) when the repository lacks it.
+    fn label(&mut self, repo: &RepoName, name: &str) -> Result<Result<Label, Outcome>, ApplyError> {
+        if let Some(l) = self
+            .snapshot
+            .labels
+            .get(repo)
+            .and_then(|ls| ls.iter().find(|l| l.name == name))
+        {
+            return Ok(Ok(l.clone()));
+        }
+        let body = json!({
+            "name": name,
+            "color": label_colour(name),
+            "exclusive": scope(name).is_some(),
+            "description": "Set by CommiTea",
+        });
+        let created =
+            match self.send(Method::POST, &format!("repos/{repo}/labels"), &body, false)? {
+                Ok(bytes) => bytes,
+                Err(o) => return Ok(Err(o)),
+            };
+        let g: crate::gitea::wire::GLabel =
+            crate::gitea::wire::decode(&created).unwrap_or_default();
+        let label = Label {
+            id: g.id,
+            name: name.to_owned(),
+            color: label_colour(name).to_owned(),
+            description: g.description,
+        };
+        self.snapshot
+            .labels
+            .entry(repo.clone())
+            .or_default()
+            .push(label.clone());
+        Ok(Ok(label))
+    }
+
+    /// Gives `key` the label `name`, taking away the others of its scope.
+    fn set_scoped_label(
+        &mut self,
+        key: &IssueKey,
+        issue: &crate::domain::Issue,
+        name: &str,
+    ) -> OpResult {
+        let scope_of = scope(name);
+        let others: Vec<String> = issue
+            .labels
+            .iter()
+            .filter(|l| *l != name && scope(l) == scope_of)
+            .cloned()
+            .collect();
+        if issue.labels.iter().any(|l| l == name) && others.is_empty() {
+            return Ok(Outcome::AlreadySo);
+        }
+        if !issue.labels.iter().any(|l| l == name) {
+            let label = match self.label(&key.repo, name)? {
+                Ok(l) => l,
+                Err(o) => return Ok(o),
+            };
+            let path = format!("repos/{}/issues/{}/labels", key.repo, key.number);
+            if let Err(o) =
+                self.send(Method::POST, &path, &json!({ "labels": [label.id] }), true)?
+            {
+                return Ok(o);
+            }
+        }
+        for other in others {
+            if let Some(id) = self.label_id(&key.repo, &other) {
+                let path = format!("repos/{}/issues/{}/labels/{id}", key.repo, key.number);
+                if let Err(o) = self.send(Method::DELETE, &path, &Value::Null, true)? {
+                    return Ok(o);
+                }
+            }
+        }
+        self.update(key, |i| {
+            i.labels.retain(|l| scope(l) != scope_of);
+            i.labels.push(name.to_owned());
+            i.labels.sort();
+        });
+        Ok(Outcome::Applied)
+    }
+
+    fn label_id(&self, repo: &RepoName, name: &str) -> Option<u64> {
+        self.snapshot
+            .labels
+            .get(repo)?
+            .iter()
+            .find(|l| l.name == name)
+            .map(|l| l.id)
+    }
+
+    fn update(&mut self, key: &IssueKey, f: impl FnOnce(&mut crate::domain::Issue)) {
+        if let Some(i) = self.snapshot.issues.get_mut(key) {
+            f(i);
+        }
+    }
+
+    /// The token's user, asked once.
+    fn me(&mut self) -> Result<String, ApplyError> {
+        if let Some(me) = &self.me {
+            return Ok(me.clone());
+        }
+        let u: crate::gitea::wire::GUser = self.client.get_json("user", &[])?;
+        self.me = Some(u.login.clone());
+        Ok(u.login)
+    }
+
+    /// Checks one op against what Gitea now holds, then carries it out.
+    fn apply(&mut self, op: &Op, committed_at: DateTime<Utc>) -> OpResult {
+        // Zero pollution, checked again here: a hand-edited file may name any label.
+        let foreign = match op {
+            Op::CreateIssue { labels, .. } => {
+                labels.iter().find(|l| !crate::domain::in_own_namespace(l))
+            }
+            Op::RemoveLabel { label, .. } => {
+                (!crate::domain::in_own_namespace(label)).then_some(label)
+            }
+            Op::SetEstimate { estimate: l, .. }
+                if !l.starts_with(crate::domain::Estimate::LABEL_PREFIX) =>
+            {
+                Some(l)
+            }
+            Op::SetPriority { priority: l, .. }
+                if !l.starts_with(crate::domain::Priority::LABEL_PREFIX) =>
+            {
+                Some(l)
+            }
+            _ => None,
+        };
+        if let Some(l) = foreign {
+            return Ok(Outcome::Skipped {
+                reason: format!(
+                    "label \"{}\" is outside CommiTea's namespaces (est/*, p/*, deadline/hard): refused",
+                    crate::limits::excerpt(l)
+                ),
+            });
+        }
+        match op {
+            Op::SetEstimate { issue, estimate } => {
+                let (key, i) = match self.issue(issue) {
+                    Ok(x) => x,
+                    Err(o) => return Ok(o),
+                };
+                if estimate.parse::<crate::domain::Estimate>().is_err()
+                    && estimate
+                        .strip_prefix(crate::domain::Estimate::LABEL_PREFIX)
+                        .is_none_or(|e| e.parse::<crate::domain::Estimate>().is_err())
+                {
+                    return Ok(Outcome::Skipped {
+                        reason: format!(
+                            "\"{}\" is not an estimate",
+                            crate::limits::excerpt(estimate)
+                        ),
+                    });
+                }
+                self.set_scoped_label(&key, &i, estimate)
+            }
+            Op::SetPriority { issue, priority } => {
+                let (key, i) = match self.issue(issue) {
+                    Ok(x) => x,
+                    Err(o) => return Ok(o),
+                };
+                if !matches!(crate::domain::Priority::from_label(priority), Some(Ok(_))) {
+                    return Ok(Outcome::Skipped {
+                        reason: format!(
+                            "\"{}\" is not p/0 to p/3",
+                            crate::limits::excerpt(priority)
+                        ),
+                    });
+                }
+                self.set_scoped_label(&key, &i, priority)
+            }
+            Op::RemoveLabel { issue, label } => {
+                let (key, i) = match self.issue(issue) {
+                    Ok(x) => x,
+                    Err(o) => return Ok(o),
+                };
+                if !i.labels.contains(label) {
+                    return Ok(Outcome::AlreadySo);
+                }
+                let Some(id) = self.label_id(&key.repo, label) else {
+                    return Ok(Outcome::Skipped {
+                        reason: format!("{} has no label \"{label}\"", key.repo),
+                    });
+                };
+                let path = format!("repos/{}/issues/{}/labels/{id}", key.repo, key.number);
+                if let Err(o) = self.send(Method::DELETE, &path, &Value::Null, true)? {
+                    return Ok(o);
+                }
+                self.update(&key, |i| i.labels.retain(|l| l != label));
+                Ok(Outcome::Applied)
+            }
+            Op::SetMilestone { issue, milestone } => {
+                let (key, i) = match self.issue(issue) {
+                    Ok(x) => x,
+                    Err(o) => return Ok(o),
+                };
+                if i.milestone == *milestone {
+                    return Ok(Outcome::AlreadySo);
+                }
+                if let Some(m) = milestone {
+                    match self.snapshot.milestone(*m) {
+                        Some((repo, _)) if *repo == key.repo => {}
+                        Some((repo, _)) => {
+                            return Ok(Outcome::Skipped {
+                                reason: format!(
+                                    "milestone {m} belongs to {repo}, not {}",
+                                    key.repo
+                                ),
+                            });
+                        }
+                        None => {
+                            return Ok(Outcome::Skipped {
+                                reason: format!("milestone {m} is not on the server any more"),
+                            });
+                        }
+                    }
+                }
+                let path = format!("repos/{}/issues/{}", key.repo, key.number);
+                // Gitea reads `milestone: 0` as "none".
+                let body = json!({ "milestone": milestone.unwrap_or(0) });
+                if let Err(o) = self.send(Method::PATCH, &path, &body, true)? {
+                    return Ok(o);
+                }
+                self.update(&key, |i| i.milestone = *milestone);
+                Ok(Outcome::Applied)
+            }
+            Op::SetMilestoneDue { milestone, due } => {
+                let Some((repo, m)) = self
+                    .snapshot
+                    .milestone(*milestone)
+                    .map(|(r, m)| (r.clone(), m.clone()))
+                else {
+                    return Ok(Outcome::Skipped {
+                        reason: format!("milestone {milestone} is not on the server any more"),
+                    });
+                };
+                let Ok(date) = chrono::NaiveDate::parse_from_str(due, "%Y-%m-%d") else {
+                    return Ok(Outcome::Skipped {
+                        reason: format!("\"{}\" is not a date", crate::limits::excerpt(due)),
+                    });
+                };
+                if m.due_on.map(|d| d.date_naive()) == Some(date) {
+                    return Ok(Outcome::AlreadySo);
+                }
+                let path = format!("repos/{repo}/milestones/{milestone}");
+                let due_on = format!("{date}T23:59:59Z");
+                if let Err(o) =
+                    self.send(Method::PATCH, &path, &json!({ "due_on": due_on }), true)?
+                {
+                    return Ok(o);
+                }
+                self.update_milestone(*milestone, |m| {
+                    m.due_on = date.and_hms_opt(23, 59, 59).map(|t| t.and_utc());
+                });
+                Ok(Outcome::Applied)
+            }
+            Op::SetDeadlineHard { milestone, hard } => {
+                let Some((repo, m)) = self
+                    .snapshot
+                    .milestone(*milestone)
+                    .map(|(r, m)| (r.clone(), m.clone()))
+                else {
+                    return Ok(Outcome::Skipped {
+                        reason: format!("milestone {milestone} is not on the server any more"),
+                    });
+                };
+                if m.is_hard() == *hard {
+                    return Ok(Outcome::AlreadySo);
+                }
+                let description = crate::ops::set_hard_marker(&m.description, *hard);
+                // Gitea writes `due_on` on every edit, clearing it when it is left out: send it back.
+                let mut body = json!({ "description": description });
+                if let Some(d) = m.due_on {
+                    body["due_on"] = json!(d.to_rfc3339_opts(SecondsFormat::Secs, true));
+                }
+                let path = format!("repos/{repo}/milestones/{milestone}");
+                if let Err(o) = self.send(Method::PATCH, &path, &body, true)? {
+                    return Ok(o);
+                }
+                self.update_milestone(*milestone, |m| m.description = description);
+                Ok(Outcome::Applied)
+            }
+            Op::AddDep { issue, depends_on } | Op::RemoveDep { issue, depends_on } => {
+                let add = matches!(op, Op::AddDep { .. });
+                let (key, i) = match self.issue(issue) {
+                    Ok(x) => x,
+                    Err(o) => return Ok(o),
+                };
+                let (dep, _) = match self.issue(depends_on) {
+                    Ok(x) => x,
+                    Err(o) if add => return Ok(o),
+                    Err(_) => match depends_on {
+                        IssueRef::Key(k) => match k.parse::<IssueKey>() {
+                            Ok(k) => (k, i.clone()),
+                            Err(_) => return Ok(Outcome::AlreadySo),
+                        },
+                        IssueRef::Number(_) => return Ok(Outcome::AlreadySo),
+                    },
+                };
+                let has = i.depends_on.contains(&dep);
+                if has == add {
+                    // Gitea answers 500 to a dependency added twice or removed when absent: never ask.
+                    return Ok(Outcome::AlreadySo);
+                }
+                let path = format!("repos/{}/issues/{}/dependencies", key.repo, key.number);
+                let body =
+                    json!({ "index": dep.number, "owner": dep.repo.owner, "repo": dep.repo.name });
+                let method = if add { Method::POST } else { Method::DELETE };
+                if let Err(o) = self.send(method, &path, &body, false)? {
+                    return Ok(o);
+                }
+                self.update(&key, |i| {
+                    if add {
+                        i.depends_on.push(dep.clone());
+                        i.depends_on.sort();
+                    } else {
+                        i.depends_on.retain(|d| *d != dep);
+                    }
+                });
+                Ok(Outcome::Applied)
+            }
+            Op::CloseIssue { issue } => {
+                let (key, i) = match self.issue(issue) {
+                    Ok(x) => x,
+                    Err(o) => return Ok(o),
+                };
+                if i.state == OpenState::Closed {
+                    return Ok(Outcome::AlreadySo);
+                }
+                let path = format!("repos/{}/issues/{}", key.repo, key.number);
+                if let Err(o) =
+                    self.send(Method::PATCH, &path, &json!({ "state": "closed" }), true)?
+                {
+                    return Ok(o);
+                }
+                self.update(&key, |i| i.state = OpenState::Closed);
+                Ok(Outcome::Applied)
+            }
+            Op::CreateIssue {
+                title,
+                body,
+                labels,
+                milestone,
+                deps,
+                repo,
+            } => self.create_issue(
+                title,
+                body,
+                labels,
+                *milestone,
+                deps,
+                repo.as_deref(),
+                committed_at,
+            ),
+        }
+    }
+
+    fn update_milestone(&mut self, id: u64, f: impl FnOnce(&mut crate::domain::Milestone)) {
+        if let Some(m) = self
+            .snapshot
+            .milestones
+            .values_mut()
+            .flatten()
+            .find(|m| m.id == id)
+        {
+            f(m);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn create_issue(
+        &mut self,
+        title: &str,
+        body: &str,
+        labels: &[String],
+        milestone: Option<u64>,
+        deps: &[IssueRef],
+        repo: Option<&str>,
+        committed_at: DateTime<Utc>,
+    ) -> OpResult {
+        let Some(repo) = repo.and_then(|r| r.parse::<RepoName>().ok()) else {
+            return Ok(Outcome::Skipped {
+                reason: "create_issue names no repository (owner/repo)".into(),
+            });
+        };
+        if title.trim().is_empty() || title.contains(['\n', '\r']) {
+            return Ok(Outcome::Skipped {
+                reason: "the title must be one non-empty line".into(),
+            });
+        }
+        // Done already (by a run killed before it recorded so)? Then it is on the server: the same title,
+        // by the token's user, created after the file reached the branch. No marker is written to Gitea.
+        let me = self.me()?;
+        let existing = self
+            .snapshot
+            .issues
+            .iter()
+            .find(|(k, i)| {
+                k.repo == repo
+                    && i.title == title.trim()
+                    && i.author == me
+                    && i.created_at >= committed_at
+            })
+            .map(|(k, _)| k.clone());
+        if let Some(key) = existing {
+            // Its dependencies may be what the killed run did not get to.
+            for d in deps {
+                let op = Op::AddDep {
+                    issue: IssueRef::Key(key.to_string()),
+                    depends_on: d.clone(),
+                };
+                if let Outcome::Failed { status, message } = self.apply(&op, committed_at)? {
+                    return Ok(Outcome::Failed { status, message });
+                }
+            }
+            return Ok(Outcome::AlreadySo);
+        }
+        let mut ids = Vec::new();
+        for l in labels {
+            match self.label(&repo, l)? {
+                Ok(label) => ids.push(label.id),
+                Err(o) => return Ok(o),
+            }
+        }
+        let mut payload = json!({ "title": title.trim(), "body": body, "labels": ids });
+        if let Some(m) = milestone {
+            payload["milestone"] = json!(m);
+        }
+        let created = match self.send(
+            Method::POST,
+            &format!("repos/{repo}/issues"),
+            &payload,
+            false,
+        )? {
+            Ok(bytes) => bytes,
+            Err(o) => return Ok(o),
+        };
+        let g: crate::gitea::wire::GIssue =
+            crate::gitea::wire::decode(&created).unwrap_or_default();
+        if g.number == 0 {
+            return Ok(Outcome::Failed {
+                status: None,
+                message: "Gitea created the issue but did not say its number".into(),
+            });
+        }
+        let key = repo.issue(g.number);
+        let now = g.created_at.unwrap_or(committed_at);
+        self.snapshot.issues.insert(
+            key.clone(),
+            crate::domain::Issue {
+                number: g.number,
+                title: title.trim().to_owned(),
+                state: OpenState::Open,
+                author: me,
+                created_at: now,
+                updated_at: now,
+                closed_at: None,
+                assignees: Vec::new(),
+                labels: labels.to_vec(),
+                milestone,
+                time_estimate: 0,
+                depends_on: Vec::new(),
+                body: body.to_owned(),
+                comments: Vec::new(),
+                timeline: Vec::new(),
+                tracked_times: Vec::new(),
+                pull_requests: Vec::new(),
+            },
+        );
+        for d in deps {
+            let op = Op::AddDep {
+                issue: IssueRef::Key(key.to_string()),
+                depends_on: d.clone(),
+            };
+            if let Outcome::Failed { status, message } = self.apply(&op, committed_at)? {
+                return Ok(Outcome::Failed {
+                    status,
+                    message: format!("created {key}, but its dependency on {d} failed: {message}"),
+                });
+            }
+        }
+        Ok(Outcome::Applied)
+    }
+}
+
+/// The op files in `ops/pending/` of `commit` (the branch a run starts from), each with the commit that
+/// brought it there.
+pub fn pending_on_branch(
+    repo: &gix::Repository,
+    commit: gix::ObjectId,
+    layout: &crate::state::Layout,
+) -> Result<Vec<PendingOnBranch>, crate::state::git::GitError> {
+    let mut out = Vec::new();
+    for name in crate::state::git::list_dir(repo, commit, crate::ops::PENDING_PATH)? {
+        if !name.ends_with(".yaml") {
+            continue;
+        }
+        let path = format!("{}/{name}", crate::ops::PENDING_PATH);
+        let Some(bytes) = crate::state::git::read_at(repo, commit, &path)? else {
+            continue;
+        };
+        let file = OpFile::parse(
+            &String::from_utf8_lossy(&bytes),
+            std::path::Path::new(&path),
+        )
+        .map_err(|e| e.to_string());
+        let introduced = crate::state::git::introduced(repo, commit, &path)?.unwrap_or(commit);
+        let committed_at = crate::state::git::commit_time(repo, introduced)?;
+        out.push(PendingOnBranch {
+            path,
+            file,
+            commit: introduced.to_string(),
+            committed_at,
+        });
+    }
+    let _ = layout;
+    Ok(out)
+}
+
+/// The applied files keyed by id, as `ops/applied/ID.yaml` text.
+pub fn applied_texts(
+    applied: &[AppliedFile],
+) -> Result<BTreeMap<String, String>, crate::yamlfile::YamlError> {
+    applied
+        .iter()
+        .map(|a| {
+            let rel = format!("{}/{}.yaml", crate::ops::APPLIED_PATH, a.proposal.id);
+            crate::yamlfile::to_string(a, std::path::Path::new(&rel)).map(|t| (rel, t))
+        })
+        .collect()
+}

@@ -1,0 +1,582 @@
+//! Proposals: the op files and ledger entries written here but not yet on the branch become pull requests
+//! on the state repo (or, for additive ops where the config allows, commits on the branch itself).
+//!
+//! Each proposal is one commit on top of the branch's tip, built without touching the checkout, pushed to
+//! `commitea/<id>` with the `git` CLI (the token only in git's environment), and opened as a pull request
+//! through the API: its title the consequence's one line, its body the consequence, the changes in words,
+//! who asked and, for a directive, the PM's words verbatim. [`refresh`] keeps open proposals current.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+use reqwest::Method;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::config::Config;
+use crate::consequence::Consequence;
+use crate::domain::RepoName;
+use crate::gitea::client::{Client, ClientError};
+use crate::ops::{Checked, OpFile, Source};
+use crate::state::git::{GitError, Signature};
+use crate::state::remote::{Pushed, Remote, RemoteError};
+use crate::state::{Layout, Snapshot, StateError};
+
+/// The branch prefix of proposals.
+pub const BRANCH_PREFIX: &str = "commitea/";
+
+/// The most moved issues a pull request body lists.
+const BODY_ISSUES: usize = 25;
+
+/// Why proposing failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ProposeError {
+    /// The state repo could not be read.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// Git failed.
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// The remote failed.
+    #[error(transparent)]
+    Remote(#[from] RemoteError),
+    /// Gitea failed.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// A file could not be written as YAML.
+    #[error(transparent)]
+    Yaml(#[from] crate::yamlfile::YamlError),
+    /// Something the configuration must say is missing.
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// One thing to propose: an op file, a ledger entry, or a directive's entry with its op file.
+#[derive(Debug, Clone)]
+pub struct Proposal {
+    /// `C-0007` or `D-0009`.
+    pub id: String,
+    /// The op file, if there is one.
+    pub file: Option<OpFile>,
+    /// The ledger entry's text, for a directive.
+    pub ledger_entry: Option<String>,
+}
+
+impl Proposal {
+    /// The branch it goes on.
+    pub fn branch(&self) -> String {
+        format!("{BRANCH_PREFIX}{}", self.id)
+    }
+
+    /// Whether it may go straight to the branch: only an `apply_changes` file of additive ops.
+    pub fn additive(&self) -> bool {
+        self.ledger_entry.is_none()
+            && self
+                .file
+                .as_ref()
+                .is_some_and(|f| f.source != Source::Directive && !f.destructive)
+    }
+
+    /// The files it changes on top of `base`: its op file, and the ledger with its entry appended.
+    fn edits(&self, base_ledger: &str) -> Result<Vec<crate::state::git::Edit>, ProposeError> {
+        let mut edits = Vec::new();
+        if let Some(f) = &self.file {
+            let rel = format!("{}/{}.yaml", crate::ops::PENDING_PATH, f.id);
+            edits.push((rel.clone(), Some(f.render(Path::new(&rel))?.into_bytes())));
+        }
+        if let Some(entry) = &self.ledger_entry {
+            edits.push((
+                "pm-state.md".into(),
+                Some(append_raw(base_ledger, entry).into_bytes()),
+            ));
+        }
+        Ok(edits)
+    }
+}
+
+/// `entry` after every byte of `ledger`, separated by a blank line.
+fn append_raw(ledger: &str, entry: &str) -> String {
+    let mut out = ledger.to_owned();
+    if !out.is_empty() {
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        if !out.ends_with("\n\n") {
+            out.push('\n');
+        }
+    }
+    out.push_str(entry);
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
+/// The proposals in the checkout that are not on `base`: op files under `ops/pending/` the base lacks (or
+/// has otherwise), and ledger entries whose ids the base's ledger lacks.
+pub fn local_proposals(
+    layout: &Layout,
+    repo: &gix::Repository,
+    base: Option<gix::ObjectId>,
+) -> Result<Vec<Proposal>, ProposeError> {
+    let on_base = |path: &str| -> Result<Option<Vec<u8>>, GitError> {
+        match base {
+            Some(b) => crate::state::git::read_at(repo, b, path),
+            None => Ok(None),
+        }
+    };
+    let mut out: BTreeMap<String, Proposal> = BTreeMap::new();
+    for f in crate::ops::pending(layout)? {
+        let rel = format!("{}/{}.yaml", crate::ops::PENDING_PATH, f.id);
+        let disk = std::fs::read(layout.root().join(&rel)).unwrap_or_default();
+        if on_base(&rel)?.as_deref() == Some(disk.as_slice()) {
+            continue;
+        }
+        out.insert(
+            f.id.clone(),
+            Proposal {
+                id: f.id.clone(),
+                file: Some(f),
+                ledger_entry: None,
+            },
+        );
+    }
+    let disk_ledger = crate::ledger::read(&layout.ledger())?.unwrap_or_default();
+    let base_ledger = on_base("pm-state.md")?
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let base_ids: Vec<String> = crate::ledger::parse::parse(&base_ledger)
+        .ledger
+        .directives()
+        .map(|d| d.id.to_string())
+        .collect();
+    for d in crate::ledger::parse::parse(&disk_ledger)
+        .ledger
+        .directives()
+    {
+        let id = d.id.to_string();
+        if base_ids.contains(&id) {
+            continue;
+        }
+        out.entry(id.clone())
+            .or_insert_with(|| Proposal {
+                id,
+                file: None,
+                ledger_entry: None,
+            })
+            .ledger_entry = Some(d.raw.clone());
+    }
+    Ok(out.into_values().collect())
+}
+
+/// What became of a proposal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Proposed {
+    /// Committed straight to the branch (additive ops, as the config allows).
+    Direct {
+        /// The id.
+        id: String,
+        /// The commit.
+        commit: String,
+    },
+    /// Opened (or updated) as a pull request.
+    PullRequest {
+        /// The id.
+        id: String,
+        /// The pull request's number.
+        number: u64,
+        /// Its branch.
+        branch: String,
+    },
+}
+
+/// Everything a proposal needs to reach the server.
+pub struct Context<'a> {
+    /// The state repo's layout.
+    pub layout: &'a Layout,
+    /// The resolved config.
+    pub config: &'a Config,
+    /// The client on the server (for pull requests).
+    pub client: &'a Client,
+    /// The state repo on the server.
+    pub state_repo: RepoName,
+    /// The remote of the checkout.
+    pub remote: &'a Remote,
+    /// Who commits.
+    pub sig: Signature,
+    /// The forecast's day zero for consequences.
+    pub now: DateTime<Utc>,
+}
+
+/// Proposes everything local: pushes each proposal and opens its pull request (or commits additive ops
+/// to the branch where `approvals.additive_direct` allows), then takes the proposals out of the checkout
+/// (they live on their branches now).
+pub fn propose(cx: &Context<'_>) -> Result<Vec<Proposed>, ProposeError> {
+    let repo = crate::state::git::open_or_init(cx.layout.root())?;
+    let branch = cx.config.approvals.branch.clone();
+    cx.remote.fetch(&branch)?;
+    let mut base = crate::state::git::resolve(
+        &repo,
+        &format!("refs/remotes/{}/{branch}", cx.remote.name()),
+    )
+    .ok_or_else(|| {
+        ProposeError::Setup(format!(
+            "the remote {} has no branch {branch} to propose onto",
+            cx.remote.name()
+        ))
+    })?;
+    let proposals = local_proposals(cx.layout, &repo, Some(base))?;
+    let mut out = Vec::new();
+    for p in &proposals {
+        if p.additive() && cx.config.approvals.additive_direct {
+            let mut tries = 0;
+            loop {
+                let base_ledger = ledger_at(&repo, base)?;
+                let commit = crate::state::git::commit_onto(
+                    &repo,
+                    base,
+                    &p.edits(&base_ledger)?,
+                    &format!("commitea: {} (additive ops, applied directly)\n", p.id),
+                    &cx.sig,
+                )?;
+                match cx.remote.push(&commit.to_string(), &branch, false)? {
+                    Pushed::Done => {
+                        out.push(Proposed::Direct {
+                            id: p.id.clone(),
+                            commit: commit.to_string(),
+                        });
+                        base = commit;
+                        break;
+                    }
+                    Pushed::Rejected if tries < 3 => {
+                        tries += 1;
+                        cx.remote.fetch(&branch)?;
+                        base = crate::state::git::resolve(
+                            &repo,
+                            &format!("refs/remotes/{}/{branch}", cx.remote.name()),
+                        )
+                        .unwrap_or(base);
+                    }
+                    Pushed::Rejected => {
+                        return Err(ProposeError::Setup(format!(
+                            "{branch} kept moving while {} was pushed; run `commitea propose` again",
+                            p.id
+                        )));
+                    }
+                }
+            }
+        } else {
+            let number = open_pull(cx, &repo, base, p)?;
+            out.push(Proposed::PullRequest {
+                id: p.id.clone(),
+                number,
+                branch: p.branch(),
+            });
+        }
+    }
+    // The proposals live on their branches (or the branch) now: the checkout goes back to the branch's
+    // ledger, and the proposed op files leave it.
+    if !proposals.is_empty() {
+        for p in &proposals {
+            if let Some(f) = &p.file {
+                let path = crate::ops::pending_path(cx.layout, &f.id);
+                let _ = std::fs::remove_file(path);
+            }
+        }
+        if proposals.iter().any(|p| p.ledger_entry.is_some()) {
+            let text = ledger_at(&repo, base)?;
+            crate::state::write_if_changed(&cx.layout.ledger(), text.as_bytes())?;
+        }
+    }
+    Ok(out)
+}
+
+fn ledger_at(repo: &gix::Repository, commit: gix::ObjectId) -> Result<String, GitError> {
+    Ok(crate::state::git::read_at(repo, commit, "pm-state.md")?
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default())
+}
+
+/// A pull request as the sync of proposals reads it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct GPullRequest {
+    number: u64,
+    state: String,
+    merged: bool,
+    body: String,
+    title: String,
+    head: Option<GBranch>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct GBranch {
+    #[serde(rename = "ref")]
+    name: String,
+}
+
+/// Every pull request of the state repo whose branch is a proposal's.
+fn proposal_pulls(cx: &Context<'_>, state: &str) -> Result<Vec<GPullRequest>, ClientError> {
+    let pulls: Vec<GPullRequest> = cx.client.get_paged(
+        &format!("repos/{}/pulls", cx.state_repo),
+        &[("state", state.to_owned())],
+    )?;
+    Ok(pulls
+        .into_iter()
+        .filter(|p| {
+            p.head
+                .as_ref()
+                .is_some_and(|h| h.name.starts_with(BRANCH_PREFIX))
+        })
+        .collect())
+}
+
+/// Pushes `p` onto its branch over `base` and opens its pull request, or updates the open one.
+fn open_pull(
+    cx: &Context<'_>,
+    repo: &gix::Repository,
+    base: gix::ObjectId,
+    p: &Proposal,
+) -> Result<u64, ProposeError> {
+    let base_ledger = ledger_at(repo, base)?;
+    let commit = crate::state::git::commit_onto(
+        repo,
+        base,
+        &p.edits(&base_ledger)?,
+        &format!("commitea: propose {}\n", p.id),
+        &cx.sig,
+    )?;
+    cx.remote.push(&commit.to_string(), &p.branch(), true)?;
+    let (title, body) = pull_text(cx, p, &base_ledger)?;
+    let existing = proposal_pulls(cx, "open")?
+        .into_iter()
+        .find(|pr| pr.head.as_ref().is_some_and(|h| h.name == p.branch()));
+    if let Some(pr) = existing {
+        if pr.body != body || pr.title != title {
+            cx.client.send(
+                Method::PATCH,
+                &format!("repos/{}/pulls/{}", cx.state_repo, pr.number),
+                Some(&json!({ "title": title, "body": body })),
+                true,
+            )?;
+        }
+        return Ok(pr.number);
+    }
+    let created: GPullRequest = cx.client.send_json(
+        Method::POST,
+        &format!("repos/{}/pulls", cx.state_repo),
+        Some(&json!({
+            "title": title,
+            "body": body,
+            "head": p.branch(),
+            "base": cx.config.approvals.branch,
+        })),
+        false,
+    )?;
+    tracing::info!("proposed {} as pull request #{}", p.id, created.number);
+    Ok(created.number)
+}
+
+/// The consequence of a proposal on the state as it is now.
+pub fn consequence(
+    config: &Config,
+    snapshot: &Snapshot,
+    ledger: &str,
+    p: &Proposal,
+    now: DateTime<Utc>,
+) -> Consequence {
+    let after_snapshot = match &p.file {
+        Some(f) => {
+            let checked: Vec<Checked> = f.ops.iter().map(|op| Checked { op: op.clone() }).collect();
+            crate::ops::simulate(snapshot, &checked, now)
+        }
+        None => snapshot.clone(),
+    };
+    let after_ledger = match &p.ledger_entry {
+        Some(e) => append_raw(ledger, e),
+        None => ledger.to_owned(),
+    };
+    crate::consequence::of_change(
+        config,
+        (snapshot, Some(ledger)),
+        (&after_snapshot, Some(&after_ledger)),
+        now,
+    )
+    .0
+}
+
+/// The pull request's title and body for `p`, with its consequence on the state as it is now.
+fn pull_text(
+    cx: &Context<'_>,
+    p: &Proposal,
+    base_ledger: &str,
+) -> Result<(String, String), ProposeError> {
+    let snapshot = Snapshot::load(cx.layout)?;
+    let c = consequence(cx.config, &snapshot, base_ledger, p, cx.now);
+    Ok((format!("{}: {}", p.id, c.summary), body(p, &c)))
+}
+
+/// The body of a proposal's pull request: the consequence, the changes in words, who asked, the quote.
+pub fn body(p: &Proposal, c: &Consequence) -> String {
+    let mut b = String::new();
+    b.push_str(&format!("**Consequence:** {}\n\n", c.summary));
+    if !c.milestones.is_empty() {
+        b.push_str("| milestone | p80 before | p80 after | moved (working days) | P(on time) before → after |\n");
+        b.push_str("|---|---|---|---|---|\n");
+        let pct =
+            |p: Option<f64>| p.map_or_else(|| "—".to_owned(), |p| format!("{:.0}%", p * 100.0));
+        for m in &c.milestones {
+            let before = m.before.as_ref();
+            let after = m.after.as_ref();
+            b.push_str(&format!(
+                "| {} | {} | {} | {:+} | {} → {} |\n",
+                m.title.replace('|', "\\|"),
+                before.map_or("—", |s| s.p80.as_str()),
+                after.map_or("—", |s| s.p80.as_str()),
+                m.moved_working_days,
+                pct(before.and_then(|s| s.probability_on_time)),
+                pct(after.and_then(|s| s.probability_on_time)),
+            ));
+        }
+        b.push('\n');
+    }
+    if !c.issues.is_empty() {
+        b.push_str(&format!("**Issues that move** ({}):\n\n", c.issues.len()));
+        for i in c.issues.iter().take(BODY_ISSUES) {
+            b.push_str(&format!(
+                "- {} {}: p80 {} → {} ({:+} working days) — {}\n",
+                i.issue,
+                i.title,
+                i.before.as_ref().map_or("new", |s| s.p80.as_str()),
+                i.after.as_ref().map_or("gone", |s| s.p80.as_str()),
+                i.moved_working_days,
+                i.why
+            ));
+        }
+        if c.issues.len() > BODY_ISSUES {
+            b.push_str(&format!("- and {} more\n", c.issues.len() - BODY_ISSUES));
+        }
+        b.push('\n');
+    }
+    if let Some(f) = &p.file {
+        b.push_str("**Changes to Gitea** (carried out by the next run after the merge):\n\n");
+        for op in &f.ops {
+            b.push_str(&format!(
+                "- {}{}\n",
+                op.describe(),
+                if op.is_destructive() {
+                    " (destructive)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        b.push('\n');
+        if let Some(by) = &f.by {
+            b.push_str(&format!("**Asked by:** {by}\n\n"));
+        }
+        if let Some(d) = &f.directive {
+            b.push_str(&format!("**Directive {}** ({}):\n\n", f.id, d.kind));
+            for line in d.quote.lines() {
+                b.push_str(&format!("> {line}\n"));
+            }
+            b.push('\n');
+        }
+    } else if let Some(entry) = &p.ledger_entry {
+        b.push_str(&format!(
+            "**Directive {}** (the ledger entry, verbatim):\n\n",
+            p.id
+        ));
+        for line in entry.lines() {
+            b.push_str(&format!("    {line}\n"));
+        }
+        b.push('\n');
+    }
+    b.push_str("Merging this pull request is the approval.\n");
+    b
+}
+
+/// Keeps open proposals current: each open `commitea/*` pull request's branch is rebuilt on the
+/// branch's tip when that moved (so it stays mergeable) and its body recomputed on the state as it is
+/// now, updated when it changed; the branch of a proposal closed without merging is deleted. Returns
+/// how many pull requests were updated.
+pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
+    let repo = crate::state::git::open_or_init(cx.layout.root())?;
+    let branch = cx.config.approvals.branch.clone();
+    let Some(base) = crate::state::git::resolve(
+        &repo,
+        &format!("refs/remotes/{}/{branch}", cx.remote.name()),
+    )
+    .or_else(|| crate::state::git::head(&repo)) else {
+        return Ok(0);
+    };
+    let base_ledger = ledger_at(&repo, base)?;
+    let snapshot = Snapshot::load(cx.layout)?;
+    let mut updated = 0;
+    for pr in proposal_pulls(cx, "all")? {
+        let Some(head) = pr.head.as_ref().map(|h| h.name.clone()) else {
+            continue;
+        };
+        if pr.state == "closed" {
+            if !pr.merged {
+                // Closed without merging: nothing of it stays.
+                let _ = cx.remote.delete_branch(&head);
+            }
+            continue;
+        }
+        cx.remote.fetch(&head)?;
+        let Some(tip) =
+            crate::state::git::resolve(&repo, &format!("refs/remotes/{}/{head}", cx.remote.name()))
+        else {
+            continue;
+        };
+        let id = head.trim_start_matches(BRANCH_PREFIX).to_owned();
+        let file = crate::state::git::read_at(
+            &repo,
+            tip,
+            &format!("{}/{id}.yaml", crate::ops::PENDING_PATH),
+        )?
+        .and_then(|b| OpFile::parse(&String::from_utf8_lossy(&b), Path::new("op file")).ok());
+        let entry = crate::state::git::read_at(&repo, tip, "pm-state.md")?.and_then(|b| {
+            crate::ledger::parse::parse(&String::from_utf8_lossy(&b))
+                .ledger
+                .directives()
+                .find(|d| d.id.to_string() == id)
+                .filter(|_| !base_ledger.contains(&format!("## {id} ")))
+                .map(|d| d.raw.clone())
+        });
+        let p = Proposal {
+            id: id.clone(),
+            file,
+            ledger_entry: entry,
+        };
+        if p.file.is_none() && p.ledger_entry.is_none() {
+            continue;
+        }
+        if !crate::state::git::is_ancestor(&repo, base, tip) {
+            let commit = crate::state::git::commit_onto(
+                &repo,
+                base,
+                &p.edits(&base_ledger)?,
+                &format!("commitea: propose {id}\n"),
+                &cx.sig,
+            )?;
+            cx.remote.push(&commit.to_string(), &head, true)?;
+        }
+        let c = consequence(cx.config, &snapshot, &base_ledger, &p, cx.now);
+        let title = format!("{id}: {}", c.summary);
+        let body = body(&p, &c);
+        if pr.body != body || pr.title != title {
+            cx.client.send(
+                Method::PATCH,
+                &format!("repos/{}/pulls/{}", cx.state_repo, pr.number),
+                Some(&json!({ "title": title, "body": body })),
+                true,
+            )?;
+            updated += 1;
+        }
+    }
+    Ok(updated)
+}

@@ -1,0 +1,209 @@
+//! The state repo's remote, through the `git` CLI: fetch and push.
+//!
+//! The token never appears in an argument, a remote URL, `.git/config` or a log: it reaches git only
+//! through the environment of the one command that needs it (`GIT_CONFIG_COUNT` with an
+//! `http.extraHeader` of `Authorization: token …`), and anything git prints is scrubbed of it before it
+//! is shown.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Why a git command on the remote failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    /// `git` could not be started.
+    #[error("cannot run git (is it installed and on PATH?)")]
+    Spawn(#[source] std::io::Error),
+    /// git said no.
+    #[error("git {what} failed: {stderr}")]
+    Failed {
+        /// What was being done, e.g. `push origin commitea/C-0007`.
+        what: String,
+        /// What git printed, the token removed.
+        stderr: String,
+    },
+}
+
+/// What a push did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pushed {
+    /// The remote took it.
+    Done,
+    /// The remote moved on meanwhile (someone merged): not a fast-forward.
+    Rejected,
+}
+
+/// The state repo's remote, with the token to reach it.
+#[derive(Clone)]
+pub struct Remote {
+    dir: PathBuf,
+    name: String,
+    token: Option<String>,
+}
+
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Remote")
+            .field("dir", &self.dir)
+            .field("name", &self.name)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
+impl Remote {
+    /// The remote `name` of the repository at `dir`, reached with `token` when it is HTTP.
+    pub fn new(dir: &Path, name: &str, token: Option<String>) -> Self {
+        Self {
+            dir: dir.to_path_buf(),
+            name: name.to_owned(),
+            token: token.filter(|t| !t.trim().is_empty()),
+        }
+    }
+
+    /// The remote's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// A `git` command in the repository, the token (if any) in its environment only.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("git");
+        c.arg("-C").arg(&self.dir).args(args);
+        c.env("GIT_TERMINAL_PROMPT", "0");
+        if let Some(t) = &self.token {
+            c.env("GIT_CONFIG_COUNT", "1")
+                .env("GIT_CONFIG_KEY_0", "http.extraHeader")
+                .env("GIT_CONFIG_VALUE_0", format!("Authorization: token {t}"));
+        }
+        c
+    }
+
+    /// Runs `git args`; its stdout on success.
+    fn run(&self, what: &str, args: &[&str]) -> Result<String, RemoteError> {
+        let out = self.command(args).output().map_err(RemoteError::Spawn)?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(RemoteError::Failed {
+                what: what.to_owned(),
+                stderr: self.scrub(&String::from_utf8_lossy(&out.stderr)),
+            })
+        }
+    }
+
+    /// `text` with the token replaced by `***`.
+    fn scrub(&self, text: &str) -> String {
+        let text = text.trim();
+        match &self.token {
+            Some(t) => text.replace(t.as_str(), "***"),
+            None => text.to_owned(),
+        }
+    }
+
+    /// Fetches `branch` from the remote into `refs/remotes/NAME/BRANCH`.
+    pub fn fetch(&self, branch: &str) -> Result<(), RemoteError> {
+        let refspec = format!("+refs/heads/{branch}:refs/remotes/{}/{branch}", self.name);
+        self.run(
+            &format!("fetch {} {branch}", self.name),
+            &["fetch", "--quiet", &self.name, &refspec],
+        )
+        .map(|_| ())
+    }
+
+    /// Pushes `commit` to the remote's `branch`; `force` replaces what is there. A non-fast-forward is
+    /// [`Pushed::Rejected`], not an error.
+    pub fn push(&self, commit: &str, branch: &str, force: bool) -> Result<Pushed, RemoteError> {
+        let refspec = format!(
+            "{}{commit}:refs/heads/{branch}",
+            if force { "+" } else { "" }
+        );
+        let out = self
+            .command(&["push", "--porcelain", &self.name, &refspec])
+            .output()
+            .map_err(RemoteError::Spawn)?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if out.status.success() {
+            return Ok(Pushed::Done);
+        }
+        // `--porcelain` marks a rejected ref with `!`; a rejection for not being a fast-forward is a race.
+        let rejected = stdout.lines().any(|l| {
+            l.starts_with('!') && (l.contains("non-fast-forward") || l.contains("fetch first"))
+        });
+        if rejected {
+            return Ok(Pushed::Rejected);
+        }
+        Err(RemoteError::Failed {
+            what: format!("push {} {branch}", self.name),
+            stderr: self.scrub(&format!("{stdout}{}", String::from_utf8_lossy(&out.stderr))),
+        })
+    }
+
+    /// Deletes the remote's `branch` (a proposal that was closed without merging).
+    pub fn delete_branch(&self, branch: &str) -> Result<(), RemoteError> {
+        self.run(
+            &format!("push {} --delete {branch}", self.name),
+            &["push", "--quiet", &self.name, "--delete", branch],
+        )
+        .map(|_| ())
+    }
+
+    /// The commit the remote's `branch` points at, as last fetched.
+    pub fn tracking(&self, branch: &str) -> Option<String> {
+        self.run(
+            "rev-parse",
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("refs/remotes/{}/{branch}^{{commit}}", self.name),
+            ],
+        )
+        .ok()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+    }
+
+    /// Whether the repository has a remote of this name.
+    pub fn exists(&self) -> bool {
+        self.run("remote", &["remote"])
+            .is_ok_and(|out| out.lines().any(|l| l.trim() == self.name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_is_in_the_environment_only() {
+        let r = Remote::new(Path::new("/tmp"), "origin", Some("s3cret-tok".into()));
+        let c = r.command(&["push", "origin", "main"]);
+        let args: Vec<String> = c
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert!(!args.iter().any(|a| a.contains("s3cret-tok")), "{args:?}");
+        let env: Vec<(String, String)> = c
+            .get_envs()
+            .filter_map(|(k, v)| {
+                Some((
+                    k.to_string_lossy().into_owned(),
+                    v?.to_string_lossy().into_owned(),
+                ))
+            })
+            .collect();
+        assert!(
+            env.contains(&(
+                "GIT_CONFIG_VALUE_0".into(),
+                "Authorization: token s3cret-tok".into()
+            )),
+            "{env:?}"
+        );
+        assert_eq!(
+            r.scrub("fatal: token s3cret-tok refused"),
+            "fatal: token *** refused"
+        );
+        assert!(!format!("{r:?}").contains("s3cret-tok"));
+    }
+}
