@@ -91,6 +91,8 @@ pub struct RunSummary {
     pub open: usize,
     /// Warnings for the run summary.
     pub warnings: Vec<String>,
+    /// The op files the apply stage carried out.
+    pub applied: Vec<crate::apply::AppliedFile>,
 }
 
 /// The forecast and the views of one state, computed in memory.
@@ -571,6 +573,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
         issues: computed.plan.issues.len(),
         open: computed.report.issues.len(),
         warnings: computed.report.warnings.clone(),
+        applied: computed.applied.clone(),
     })
 }
 
@@ -669,6 +672,7 @@ pub(crate) fn sync_only(opts: &RunOptions) -> Result<RunSummary, PipelineError> 
         issues: snapshot.issues.len(),
         open: snapshot.issues.values().filter(|i| !i.is_closed()).count(),
         warnings: Vec::new(),
+        applied: Vec::new(),
     })
 }
 

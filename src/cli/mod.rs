@@ -7,8 +7,11 @@ mod demo;
 mod directive;
 mod export;
 mod import;
+mod init;
 mod mcp;
 mod plan;
+mod propose;
+mod publish;
 mod render;
 mod run;
 mod sync;
@@ -34,6 +37,9 @@ pub struct Cli {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Create a state repo against a server: config with the team found there, ledger, workflow, first
+    /// sync and forecast; says which secrets to set.
+    Init(init::Args),
     /// Run the whole pipeline on a state repo: sync, apply, replay, forecast, commit, render.
     Run(run::Args),
     /// Read the configured repositories from Gitea into snapshot/ and commit it (no forecast).
@@ -54,6 +60,11 @@ pub enum Command {
     Mcp(mcp::Args),
     /// Render the site from the views in forecast/views/.
     Render(render::Args),
+    /// Propose the op files and directives in the checkout: push each to a branch and open its pull request
+    /// on the state repo (additive ops may go straight to the branch where the config allows).
+    Propose(propose::Args),
+    /// Publish the rendered site as the `pages` branch of the state repo.
+    Publish(publish::Args),
     /// Backtest: rewind the snapshot to past cuts, forecast from each, and score CommiTea and two baselines
     /// against what happened. Prints the report (JSON) on stdout and a table on stderr.
     Backtest(backtest::Args),
@@ -92,6 +103,8 @@ failed_from!(
     crate::site::SiteError,
     crate::engine::ScheduleError,
     crate::import::ImportError,
+    crate::state::remote::RemoteError,
+    crate::apply::propose::ProposeError,
     crate::yamlfile::YamlError,
     std::io::Error,
     serde_json::Error,
@@ -147,6 +160,7 @@ impl ForecastArgs {
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> CommandResult {
     match cli.command {
+        Command::Init(a) => init::run(a),
         Command::Run(a) => run::run(a),
         Command::Sync(a) => sync::run(a),
         Command::Demo(a) => demo::run(a),
@@ -156,6 +170,8 @@ pub fn run(cli: Cli) -> CommandResult {
         Command::Tool(a) => tool::run(a),
         Command::Mcp(a) => mcp::run(a),
         Command::Render(a) => render::run(a),
+        Command::Propose(a) => propose::run(a),
+        Command::Publish(a) => publish::run(a),
         Command::Backtest(a) => backtest::run(a),
         Command::Import(a) => import::run(a),
     }
@@ -200,6 +216,60 @@ fn run_options(state: &StateArg, forecast: &ForecastArgs) -> RunOptions {
         commit: false,
         render: false,
         applied_before: Vec::new(),
+    }
+}
+
+/// What talking to the server needs: the client, the state repo on it, and the checkout's remote.
+pub(crate) struct Online {
+    /// The API client.
+    pub client: crate::gitea::client::Client,
+    /// The state repo on the server.
+    pub state_repo: crate::domain::RepoName,
+    /// The checkout's remote.
+    pub remote: crate::state::remote::Remote,
+}
+
+impl Online {
+    /// From the config, falling back on what Gitea Actions sets (`GITHUB_SERVER_URL`, `GITHUB_REPOSITORY`).
+    pub fn from_config(
+        layout: &crate::state::Layout,
+        config: &crate::config::Config,
+    ) -> Result<Self, CommandError> {
+        let server = config
+            .server
+            .clone()
+            .or_else(|| {
+                std::env::var("GITHUB_SERVER_URL")
+                    .ok()
+                    .filter(|s| !s.trim().is_empty())
+            })
+            .ok_or_else(|| {
+                CommandError::Input(
+                    "no server: set `server:` in commitea.yaml (or COMMITEA_SERVER)".to_owned(),
+                )
+            })?;
+        let state_repo = config
+            .approvals
+            .state_repository
+            .clone()
+            .or_else(|| std::env::var("GITHUB_REPOSITORY").ok()?.parse().ok())
+            .ok_or_else(|| {
+                CommandError::Input(
+                    "which repository holds this state? Set approvals.state_repository (owner/name) in \
+                     commitea.yaml; in Gitea Actions it is the job's GITHUB_REPOSITORY"
+                        .to_owned(),
+                )
+            })?;
+        let token = crate::gitea::client::token_from_env();
+        let client = crate::gitea::client::Client::new(&server, token.clone(), Default::default())
+            .map_err(|e| CommandError::Failed(e.into()))?;
+        let remote =
+            crate::state::remote::Remote::new(layout.root(), &config.approvals.remote, token);
+        Ok(Self {
+            client,
+            state_repo,
+            remote,
+        })
     }
 }
 

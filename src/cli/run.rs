@@ -1,6 +1,7 @@
 //! `commitea run`: the whole pipeline on a state repo.
 
-use super::{CommandResult, ForecastArgs, StateArg, report, run_options};
+use super::{CommandError, CommandResult, ForecastArgs, StateArg, report, run_options};
+use crate::state::remote::Pushed;
 
 /// `commitea run`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -18,7 +19,14 @@ pub struct Args {
     /// Resync every repository in full.
     #[arg(long)]
     full: bool,
+    /// Push the commit to the remote's branch (`approvals.branch`) and keep the open proposals current. When
+    /// someone merged meanwhile (the push is not a fast-forward) the run is done again on the new head.
+    #[arg(long, conflicts_with_all = ["no_commit", "offline"])]
+    push: bool,
 }
+
+/// How many times a run is redone after losing a push race.
+const PUSH_ATTEMPTS: usize = 3;
 
 /// Runs the pipeline and prints the site's front page.
 pub fn run(a: Args) -> CommandResult {
@@ -27,10 +35,101 @@ pub fn run(a: Args) -> CommandResult {
     opts.full_sync = a.full;
     opts.commit = !a.no_commit;
     opts.render = true;
-    let summary = crate::pipeline::run(&opts)?;
-    report(&summary);
-    if let Some(index) = summary.site_index {
-        println!("{}", index.display());
+    if !a.push {
+        let summary = crate::pipeline::run(&opts)?;
+        report(&summary);
+        if let Some(index) = summary.site_index {
+            println!("{}", index.display());
+        }
+        return Ok(());
     }
-    Ok(())
+    let layout = crate::state::Layout::new(&a.state.state);
+    let config =
+        crate::config::Config::load(layout.root(), opts.env.iter().cloned(), &opts.overrides)?;
+    let branch = config.approvals.branch.clone();
+    let remote = crate::state::remote::Remote::new(
+        layout.root(),
+        &config.approvals.remote,
+        opts.token.clone(),
+    );
+    for attempt in 1..=PUSH_ATTEMPTS {
+        let summary = crate::pipeline::run(&opts)?;
+        report(&summary);
+        let repo = crate::state::git::open_or_init(layout.root())?;
+        let head = crate::state::git::head(&repo)
+            .ok_or_else(|| CommandError::Input("the state repo has no commit to push".into()))?;
+        match remote.push(&head.to_string(), &branch, false)? {
+            Pushed::Done => {
+                tracing::info!("pushed {head} to {} {branch}", remote.name());
+                keep_proposals_current(&layout, &config);
+                if let Some(index) = summary.site_index {
+                    println!("{}", index.display());
+                }
+                return Ok(());
+            }
+            Pushed::Rejected => {
+                tracing::warn!(
+                    "{branch} moved while the run ran (a merge?): running again on the new head ({attempt} of {PUSH_ATTEMPTS})"
+                );
+                remote.fetch(&branch)?;
+                reset_to(&layout, remote.name(), &branch)?;
+                opts.applied_before = summary.applied;
+            }
+        }
+    }
+    Err(CommandError::Failed(anyhow::anyhow!(
+        "{branch} kept moving: the run's commit could not be pushed after {PUSH_ATTEMPTS} attempts; nothing is lost, run again"
+    )))
+}
+
+/// Moves the checkout to the remote branch's tip: the run's own commit is dropped (it is redone on top).
+fn reset_to(layout: &crate::state::Layout, remote: &str, branch: &str) -> Result<(), CommandError> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(layout.root())
+        .args(["reset", "--hard", "--quiet", &format!("{remote}/{branch}")])
+        .output()?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(CommandError::Failed(anyhow::anyhow!(
+            "git reset to {remote}/{branch} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )))
+    }
+}
+
+/// Recomputes the consequence of every open proposal and updates the pull requests whose changed; a
+/// failure here is logged, not fatal (the run's own work is pushed).
+fn keep_proposals_current(layout: &crate::state::Layout, config: &crate::config::Config) {
+    let online = match super::Online::from_config(layout, config) {
+        Ok(o) => o,
+        Err(e) => {
+            tracing::info!("proposals not refreshed: {e}");
+            return;
+        }
+    };
+    let now = crate::state::Snapshot::load(layout)
+        .map_or_else(|_| chrono::Utc::now(), |s| s.meta.synced_at);
+    let cx = crate::apply::propose::Context {
+        layout,
+        config,
+        client: &online.client,
+        state_repo: online.state_repo.clone(),
+        remote: &online.remote,
+        sig: crate::state::git::Signature {
+            name: config.commit.name.clone(),
+            email: config.commit.email.clone(),
+            time: chrono::Utc::now(),
+        },
+        now,
+    };
+    match crate::apply::propose::refresh(&cx) {
+        Ok(0) => {}
+        Ok(n) => tracing::info!("updated {n} open proposals"),
+        Err(e) => tracing::warn!(
+            "could not keep the open proposals current: {}",
+            super::chain(&e)
+        ),
+    }
 }

@@ -45,7 +45,34 @@ pub(crate) fn context(
         by,
         overrides: forecast.overrides(),
         as_of: forecast.now,
+        proposer: proposer(&state.state),
     }
+}
+
+/// The proposer of the tools, when the state repo's config asks to propose on write.
+fn proposer(dir: &std::path::Path) -> Option<crate::tools::Proposer> {
+    let config = crate::config::Config::load(dir, env_vars(), &Default::default()).ok()?;
+    if !config.approvals.propose_on_write {
+        return None;
+    }
+    let dir = dir.to_path_buf();
+    Some(crate::tools::Proposer(std::sync::Arc::new(move || {
+        let layout = crate::state::Layout::new(&dir);
+        let config = crate::config::Config::load(&dir, env_vars(), &Default::default())
+            .map_err(|e| e.to_string())?;
+        let done = super::propose::propose_all(&layout, &config).map_err(|e| e.to_string())?;
+        Ok(done
+            .into_iter()
+            .map(|p| match p {
+                crate::apply::propose::Proposed::Direct { id, commit } => {
+                    format!("{id} direct {commit}")
+                }
+                crate::apply::propose::Proposed::PullRequest { id, number, branch } => {
+                    format!("{id} pull-request {number} {branch}")
+                }
+            })
+            .collect())
+    })))
 }
 
 /// Calls the tool and prints its answer on one line.

@@ -233,9 +233,26 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
         .filter_map(|i| i.assignee.as_deref())
         .filter(|a| !people.contains_key(a))
         .collect();
-    for a in assignees_unknown {
+    // Said once, plainly, with the people to add — not once per person.
+    let names: Vec<&str> = assignees_unknown.into_iter().collect();
+    if plan.team.is_empty() {
         warnings.push(format!(
-            "{a} has open issues assigned but is not in the team in commitea.yaml; their work goes to the team"
+            "the team in commitea.yaml is empty, so nobody can do the work and every open issue is beyond the \
+             horizon: add the people who do it under `team:`{}",
+            if names.is_empty() {
+                String::new()
+            } else {
+                format!(" (open work is assigned to {})", names.join(", "))
+            }
+        ));
+    } else if !names.is_empty() {
+        warnings.push(format!(
+            "{} {} open work assigned but {} not in the team in commitea.yaml, so that work goes to the rest of \
+             the team: add {} under `team:`",
+            names.join(", "),
+            if names.len() == 1 { "has" } else { "have" },
+            if names.len() == 1 { "is" } else { "are" },
+            if names.len() == 1 { "them" } else { "each" },
         ));
     }
     let calendars: Vec<Calendar> = plan

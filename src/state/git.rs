@@ -338,6 +338,54 @@ pub fn commit_time(repo: &gix::Repository, commit: ObjectId) -> Result<DateTime<
     Ok(DateTime::from_timestamp(secs, 0).unwrap_or_default())
 }
 
+/// Commits the folder `dir` as the whole tree of a commit on top of `parent` (none: the first commit of
+/// its branch); moves no ref. `None` when `parent` already has exactly that tree.
+pub fn commit_dir(
+    repo: &gix::Repository,
+    dir: &Path,
+    parent: Option<ObjectId>,
+    message: &str,
+    sig: &Signature,
+) -> Result<Option<ObjectId>, GitError> {
+    let tree = match entry_for(repo, dir, "site")? {
+        Some(e) => e.oid,
+        None => repo
+            .write_object(gix::objs::Tree::empty())
+            .map_err(err("writing an empty tree"))?
+            .detach(),
+    };
+    if let Some(p) = parent {
+        let old = repo
+            .find_commit(p)
+            .and_then(|c| c.tree_id())
+            .map_err(err(format!("reading the tree of {p}")))?;
+        if old == tree {
+            return Ok(None);
+        }
+    }
+    let actor = gix::actor::Signature {
+        name: BString::from(sig.name.as_str()),
+        email: BString::from(sig.email.as_str()),
+        time: gix::date::Time::new(sig.time.timestamp(), 0),
+    };
+    let mut buf = gix::date::parse::TimeBuf::default();
+    let sref = actor.to_ref(&mut buf);
+    let commit = gix::objs::Commit {
+        tree,
+        parents: parent.into_iter().collect(),
+        author: sref.into(),
+        committer: sref.into(),
+        encoding: None,
+        message: message.into(),
+        extra_headers: Vec::new(),
+    };
+    Ok(Some(
+        repo.write_object(&commit)
+            .map_err(err("writing the commit"))?
+            .detach(),
+    ))
+}
+
 /// `tree` with `edits` made: path (slash-separated) to new bytes, or `None` to remove it.
 fn edit(repo: &gix::Repository, tree: ObjectId, edits: &[Edit]) -> Result<ObjectId, GitError> {
     let mut editor = repo.edit_tree(tree).map_err(err("starting a tree edit"))?;

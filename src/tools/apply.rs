@@ -40,6 +40,10 @@ pub struct ApplyOutput {
     /// The op file written, relative to the state repo (`ops/pending/C-0001.yaml`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ops_file: Option<String>,
+    /// Where it went, when the server proposes on write: `C-0007 pull-request 12 commitea/C-0007` or
+    /// `C-0007 direct <commit>` (additive ops where the config allows).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub proposed: Vec<String>,
 }
 
 /// Runs `apply_changes`.
@@ -72,6 +76,7 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
             consequence: "nothing applied: every op was rejected".to_owned(),
             rejected,
             ops_file: None,
+            proposed: Vec::new(),
         });
     }
 
@@ -109,5 +114,6 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
         consequence: detail.summary,
         rejected,
         ops_file: Some(rel.to_string_lossy().replace('\\', "/")),
+        proposed: Vec::new(),
     })
 }

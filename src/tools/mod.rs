@@ -44,6 +44,20 @@ pub struct Context {
     pub overrides: crate::config::Overrides,
     /// The moment forecasts are as of (`--now`); default: the snapshot's time.
     pub as_of: Option<DateTime<Utc>>,
+    /// Proposes what a write tool wrote at once (`approvals.propose_on_write`): pushes it and opens its
+    /// pull request; answers one line per proposal.
+    pub proposer: Option<Proposer>,
+}
+
+/// What proposes the checkout's op files and directives (set by the command line, which can reach the
+/// server).
+#[derive(Clone)]
+pub struct Proposer(pub std::sync::Arc<dyn Fn() -> Result<Vec<String>, String> + Send + Sync>);
+
+impl std::fmt::Debug for Proposer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Proposer")
+    }
 }
 
 impl Context {
@@ -56,6 +70,7 @@ impl Context {
             by: None,
             overrides: crate::config::Overrides::default(),
             as_of: None,
+            proposer: None,
         }
     }
 
@@ -179,13 +194,38 @@ pub fn call(ctx: &Context, name: &str, input: &Value) -> Result<Value, ToolError
     schema::validate(name, input)?;
     match name {
         QUERY_PROJECT => to_value(&query::query_project(ctx, schema::read(input)?)?),
-        APPLY_CHANGES => to_value(&apply::apply_changes(ctx, schema::read(input)?)?),
-        RECORD_DIRECTIVE => to_value(&record_directive(ctx, schema::read(input)?)?),
+        APPLY_CHANGES => {
+            let mut out = apply::apply_changes(ctx, schema::read(input)?)?;
+            if out.ops_file.is_some() {
+                out.proposed = propose(ctx);
+            }
+            to_value(&out)
+        }
+        RECORD_DIRECTIVE => {
+            let mut out = record_directive(ctx, schema::read(input)?)?;
+            out.proposed = propose(ctx);
+            to_value(&out)
+        }
         CAPTURE_WORK => {
             let _: schema::CaptureInput = schema::read(input)?;
             Err(ToolError::NoModel)
         }
         _ => Err(ToolError::UnknownTool(name.to_owned())),
+    }
+}
+
+/// Proposes what was just written, when the context can (see [`Context::proposer`]); a failure to propose
+/// leaves the files in the checkout for `commitea propose` and is said in the answer.
+fn propose(ctx: &Context) -> Vec<String> {
+    match &ctx.proposer {
+        None => Vec::new(),
+        Some(p) => match (p.0)() {
+            Ok(lines) => lines,
+            Err(e) => vec![format!(
+                "not proposed yet ({}); `commitea propose` will",
+                crate::limits::excerpt(&e)
+            )],
+        },
     }
 }
 
@@ -231,6 +271,7 @@ fn record_directive(
             consequence: o.consequence,
             summary: o.summary,
             ops_file: o.ops_file,
+            proposed: Vec::new(),
         })
         .map_err(|e| match e {
             crate::ledger::record::RecordError::Invalid { field, message } => {

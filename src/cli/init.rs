@@ -1,0 +1,187 @@
+//! `commitea init`: from nothing to a working state repo against a server, in one command.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use chrono::{Duration, Utc};
+
+use super::{CommandError, CommandResult, env_vars};
+use crate::domain::{EventKind, OpenState, RepoName};
+
+/// The workflow `init` writes into the state repo (the same file this repository ships).
+const WORKFLOW: &str = include_str!("../../.gitea/workflows/commitea.yml");
+
+/// How far back a closer counts as on the team.
+const RECENT_DAYS: i64 = 180;
+
+/// `commitea init`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Where to create the state repo (a new or empty folder).
+    #[arg(default_value = ".")]
+    dir: PathBuf,
+    /// The Gitea (or Forgejo) server, e.g. https://git.example.com.
+    #[arg(long)]
+    server: String,
+    /// A repository to plan, `owner/name`; repeat for several.
+    #[arg(long = "repo", required = true)]
+    repos: Vec<RepoName>,
+    /// The repository this state repo will be pushed to (`owner/name`): its pull requests are the approvals.
+    #[arg(long)]
+    state_repo: Option<RepoName>,
+    /// Hours per week to assume for each person found (to confirm in commitea.yaml).
+    #[arg(long, default_value_t = 30.0)]
+    hours_per_week: f64,
+}
+
+/// Writes the config (with the team found on the server), the ledger, `.gitignore` and the workflow, syncs,
+/// forecasts, renders, commits, and says which secrets to set.
+pub fn run(a: Args) -> CommandResult {
+    let started = Instant::now();
+    if a.dir.exists() && std::fs::read_dir(&a.dir)?.next().is_some() {
+        return Err(CommandError::Input(format!(
+            "{} is not empty: `commitea init` makes a new state repo; choose a new or empty folder",
+            a.dir.display()
+        )));
+    }
+    std::fs::create_dir_all(&a.dir)?;
+    let token = crate::gitea::client::token_from_env();
+    let client = crate::gitea::client::Client::new(&a.server, token.clone(), Default::default())
+        .map_err(|e| CommandError::Input(e.to_string()))?;
+    let now = Utc::now();
+    tracing::info!(
+        "init: reading {} repositories from {}",
+        a.repos.len(),
+        client.server()
+    );
+    let snapshot = crate::gitea::sync::full_sync(&client, &a.repos, now)
+        .map_err(|e| CommandError::Failed(e.into()))?;
+    let team = team_of(&snapshot, now);
+    std::fs::write(
+        a.dir.join(crate::config::FILE_NAME),
+        config_text(&a, &team, now),
+    )?;
+    // The config must read back: it is the file the user edits next.
+    crate::config::Config::load(&a.dir, env_vars(), &Default::default())?;
+    std::fs::write(
+        a.dir.join("pm-state.md"),
+        "# Decisions\n\nThe PM's directive ledger: `commitea directive` (or the `record_directive` tool) appends \
+         to it; each entry keeps the PM's words verbatim. See docs/ledger.md.\n",
+    )?;
+    std::fs::write(a.dir.join(".gitignore"), "public/\n.commitea.lock\n")?;
+    let workflow = a.dir.join(".gitea/workflows/commitea.yml");
+    if let Some(parent) = workflow.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(&workflow, WORKFLOW)?;
+    snapshot.save(&crate::state::Layout::new(&a.dir))?;
+    let repo = crate::state::git::open_or_init(&a.dir)?;
+    let sig = crate::state::git::Signature {
+        name: "CommiTea".into(),
+        email: "commitea@localhost".into(),
+        time: now,
+    };
+    crate::state::git::commit_all(
+        &repo,
+        &["public"],
+        "commitea init: the first snapshot, the config and the workflow\n",
+        &sig,
+    )?;
+    let mut opts = super::run_options(
+        &super::StateArg {
+            state: a.dir.clone(),
+        },
+        &super::ForecastArgs::default(),
+    );
+    opts.clock = now;
+    opts.commit = true;
+    opts.render = true;
+    let summary = crate::pipeline::run(&opts)?;
+    super::report(&summary);
+    let state_repo = a
+        .state_repo
+        .as_ref()
+        .map_or_else(|| "<owner>/<state repo>".to_owned(), ToString::to_string);
+    eprintln!(
+        "\nThe state repo is ready in {} ({:.1} s). Before its workflow can run:\n\
+         1. Push it to {}/{state_repo} (git remote add origin …; git push -u origin main).\n\
+         2. In that repository's settings → Actions → Secrets, add COMMITEA_TOKEN: a token of {} that can read\n\
+         \u{20}  and write the issues of {} and push to {state_repo}.\n\
+         3. In settings → Actions → Variables, add COMMITEA_BINARY_URL (a prebuilt commitea to download), or\n\
+         \u{20}  COMMITEA_SOURCE and COMMITEA_VERSION (a git URL and tag to build it from once).\n\
+         4. Confirm the team's hours in commitea.yaml (marked `to confirm`).",
+        a.dir.display(),
+        started.elapsed().as_secs_f64(),
+        client.server(),
+        client.server(),
+        a.repos
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    if let Some(index) = summary.site_index {
+        println!("{}", index.display());
+    }
+    Ok(())
+}
+
+/// The people who do the work: whoever has open issues assigned or closed an issue lately, most active
+/// first (then by name).
+fn team_of(snapshot: &crate::state::Snapshot, now: chrono::DateTime<Utc>) -> Vec<(String, usize)> {
+    let since = now - Duration::days(RECENT_DAYS);
+    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    for i in snapshot.issues.values() {
+        if i.state == OpenState::Open {
+            for a in &i.assignees {
+                *count.entry(a.clone()).or_default() += 1;
+            }
+        }
+        for e in &i.timeline {
+            if e.kind == EventKind::Close && e.created_at >= since && !e.user.is_empty() {
+                *count.entry(e.user.clone()).or_default() += 1;
+            }
+        }
+    }
+    let mut team: Vec<(String, usize)> = count.into_iter().collect();
+    team.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    team
+}
+
+fn config_text(a: &Args, team: &[(String, usize)], now: chrono::DateTime<Utc>) -> String {
+    let mut t = format!(
+        "# CommiTea's settings for this state repo (docs/state-format.md). Written by `commitea init` on {}.\n\
+         server: {}\n\
+         repositories:\n",
+        now.format("%Y-%m-%d"),
+        a.server.trim_end_matches('/')
+    );
+    for r in &a.repos {
+        t.push_str(&format!("  - {r}\n"));
+    }
+    if team.is_empty() {
+        t.push_str(
+            "# Nobody has open issues assigned or closed one in the last 180 days: add the people who do the\n\
+             # work (their Gitea usernames), or every open issue is forecast beyond the horizon.\n\
+             team: []\n",
+        );
+    } else {
+        t.push_str(&format!(
+            "# Found from who has open issues assigned and who closed issues in the last {RECENT_DAYS} days.\n\
+             # The hours are a guess: confirm each person's hours per week, remove who is not on the team,\n\
+             # and add time off (docs/state-format.md).\n\
+             team:\n"
+        ));
+        for (name, n) in team {
+            t.push_str(&format!(
+                "  - name: {name}\n    hours_per_week: {}  # to confirm ({n} open or recently closed issues)\n",
+                a.hours_per_week
+            ));
+        }
+    }
+    if let Some(s) = &a.state_repo {
+        t.push_str(&format!("approvals:\n  state_repository: {s}\n"));
+    }
+    t
+}

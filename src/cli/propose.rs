@@ -1,0 +1,53 @@
+//! `commitea propose`: the op files and ledger entries in the checkout as pull requests on the state repo.
+
+use super::{CommandResult, StateArg, env_vars};
+use crate::config::{Config, Overrides};
+use crate::state::Layout;
+
+/// `commitea propose`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    state: StateArg,
+}
+
+/// Proposes everything local and prints one line per proposal: `ID pull-request N BRANCH` or
+/// `ID direct COMMIT`.
+pub fn run(a: Args) -> CommandResult {
+    let layout = Layout::new(&a.state.state);
+    let config = Config::load(layout.root(), env_vars(), &Overrides::default())?;
+    let _lock = crate::state::lock::lock_state(layout.root(), &config, chrono::Utc::now())?;
+    for p in propose_all(&layout, &config)? {
+        match p {
+            crate::apply::propose::Proposed::Direct { id, commit } => {
+                println!("{id} direct {commit}")
+            }
+            crate::apply::propose::Proposed::PullRequest { id, number, branch } => {
+                println!("{id} pull-request {number} {branch}");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Proposes what the checkout holds (shared with `tool` and `mcp` when `approvals.propose_on_write`).
+pub fn propose_all(
+    layout: &Layout,
+    config: &Config,
+) -> Result<Vec<crate::apply::propose::Proposed>, super::CommandError> {
+    let online = super::Online::from_config(layout, config)?;
+    let cx = crate::apply::propose::Context {
+        layout,
+        config,
+        client: &online.client,
+        state_repo: online.state_repo.clone(),
+        remote: &online.remote,
+        sig: crate::state::git::Signature {
+            name: config.commit.name.clone(),
+            email: config.commit.email.clone(),
+            time: chrono::Utc::now(),
+        },
+        now: crate::state::Snapshot::load(layout)?.meta.synced_at,
+    };
+    crate::apply::propose::propose(&cx).map_err(|e| super::CommandError::Failed(e.into()))
+}

@@ -1,0 +1,71 @@
+//! `commitea publish`: the rendered site as the `pages` branch, for any static host or Gitea Pages.
+
+use super::{CommandError, CommandResult, StateArg, env_vars};
+use crate::config::{Config, Overrides};
+use crate::state::Layout;
+use crate::state::remote::Pushed;
+
+/// `commitea publish`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    state: StateArg,
+    /// The branch the site goes on.
+    #[arg(long, default_value = "pages")]
+    branch: String,
+}
+
+/// Commits `site.output` as the whole tree of the branch (one commit per change, on top of the last)
+/// and pushes it; prints the commit, or nothing when the site did not change.
+pub fn run(a: Args) -> CommandResult {
+    let layout = Layout::new(&a.state.state);
+    let config = Config::load(layout.root(), env_vars(), &Overrides::default())?;
+    let out = layout.root().join(&config.site.output);
+    if !out.join("index.html").exists() {
+        return Err(CommandError::Input(format!(
+            "{} has no site: run `commitea run` or `commitea render` first",
+            out.display()
+        )));
+    }
+    let repo = crate::state::git::open_or_init(layout.root())?;
+    let remote = crate::state::remote::Remote::new(
+        layout.root(),
+        &config.approvals.remote,
+        crate::gitea::client::token_from_env(),
+    );
+    let sig = crate::state::git::Signature {
+        name: config.commit.name.clone(),
+        email: config.commit.email.clone(),
+        time: chrono::Utc::now(),
+    };
+    for _ in 0..3 {
+        // The branch may not exist yet: then the site's first commit has no parent.
+        let _ = remote.fetch(&a.branch);
+        let parent = remote
+            .tracking(&a.branch)
+            .and_then(|c| crate::state::git::resolve(&repo, &c));
+        let Some(commit) = crate::state::git::commit_dir(
+            &repo,
+            &out,
+            parent,
+            &format!("commitea: the site of {}\n", config.site.title),
+            &sig,
+        )?
+        else {
+            tracing::info!("publish: the site on {} is unchanged", a.branch);
+            return Ok(());
+        };
+        match remote.push(&commit.to_string(), &a.branch, false)? {
+            Pushed::Done => {
+                tracing::info!("publish: the site is on {} at {commit}", a.branch);
+                println!("{commit}");
+                return Ok(());
+            }
+            Pushed::Rejected => continue,
+        }
+    }
+    Err(CommandError::Failed(anyhow::anyhow!(
+        "the {} branch kept moving while the site was pushed; run `commitea publish` again",
+        a.branch
+    )))
+}
