@@ -91,7 +91,11 @@ pub(crate) fn commit_paths(
         first = paths
             .iter()
             .copied()
-            .chain(["ops", "pm-state.md"])
+            .chain(
+                ["ops", "pm-state.md"]
+                    .into_iter()
+                    .filter(|p| !paths.contains(p)),
+            )
             .collect();
         first.as_slice()
     } else {

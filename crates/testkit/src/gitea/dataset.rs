@@ -5,7 +5,7 @@
 //! into the JSON shapes of Gitea's OpenAPI spec at request time, so a change made through a method shows up in
 //! every endpoint at once.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use serde_json::{Value, json};
@@ -36,11 +36,35 @@ pub struct Pull {
     pub closed_at: Option<DateTime<Utc>>,
 }
 
+/// What the `PullRequest` JSON says about one pull request, whichever kind it is.
+#[derive(Debug, Clone)]
+pub(crate) struct PullShape<'a> {
+    pub number: u64,
+    pub author: &'a str,
+    pub title: &'a str,
+    pub body: &'a str,
+    pub state: OpenState,
+    pub merged: bool,
+    pub merged_at: Option<DateTime<Utc>>,
+    pub merged_by: Option<&'a str>,
+    pub merge_commit_sha: Option<String>,
+    /// Branch name and commit.
+    pub head: (String, String),
+    /// Branch name and commit.
+    pub base: (String, String),
+    pub merge_base: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub closed_at: Option<DateTime<Utc>>,
+}
+
 /// One repository's records.
 #[derive(Debug, Clone, Default)]
 struct RepoData {
     id: u64,
     labels: Vec<Label>,
+    /// The ids of the exclusive (scoped) labels.
+    exclusive: BTreeSet<u64>,
     milestones: Vec<Milestone>,
     milestone_updated: BTreeMap<u64, DateTime<Utc>>,
     issues: BTreeMap<u64, Issue>,
@@ -86,6 +110,29 @@ fn state_str(s: OpenState) -> &'static str {
     match s {
         OpenState::Open => "open",
         OpenState::Closed => "closed",
+    }
+}
+
+/// A new open issue with nothing but a number, a title, an author and a time.
+pub(crate) fn blank_issue(number: u64, title: &str, author: &str, at: DateTime<Utc>) -> Issue {
+    Issue {
+        number,
+        title: title.to_owned(),
+        state: OpenState::Open,
+        author: author.to_owned(),
+        created_at: at,
+        updated_at: at,
+        closed_at: None,
+        assignees: Vec::new(),
+        labels: Vec::new(),
+        milestone: None,
+        time_estimate: 0,
+        depends_on: Vec::new(),
+        body: String::new(),
+        comments: Vec::new(),
+        timeline: Vec::new(),
+        tracked_times: Vec::new(),
+        pull_requests: Vec::new(),
     }
 }
 
@@ -217,6 +264,11 @@ impl Dataset {
         })
     }
 
+    /// Registers `repo` as an empty repository (with an id) if it is not served yet.
+    pub fn add_repository(&mut self, repo: &RepoName) {
+        self.repo_entry(repo);
+    }
+
     /// The repositories served, sorted.
     pub fn repositories(&self) -> Vec<RepoName> {
         self.repos.keys().cloned().collect()
@@ -277,6 +329,67 @@ impl Dataset {
         self.repos.get(repo).map_or(&[], |r| r.labels.as_slice())
     }
 
+    /// Adds a label to `repo` with a new id (one more than the highest label id of the dataset) and returns it.
+    /// `exclusive` makes it a scoped label: its scope is its name before the last `/`.
+    pub fn create_label(
+        &mut self,
+        repo: &RepoName,
+        name: &str,
+        color: &str,
+        description: &str,
+        exclusive: bool,
+    ) -> Label {
+        let id = self
+            .repos
+            .values()
+            .flat_map(|r| r.labels.iter().map(|l| l.id))
+            .max()
+            .unwrap_or(0)
+            + 1;
+        let label = Label {
+            id,
+            name: name.to_owned(),
+            color: color.to_owned(),
+            description: description.to_owned(),
+        };
+        let data = self.repo_entry(repo);
+        data.labels.push(label.clone());
+        if exclusive {
+            data.exclusive.insert(id);
+        }
+        label
+    }
+
+    /// Whether label `id` of `repo` is exclusive (scoped).
+    pub fn label_exclusive(&self, repo: &RepoName, id: u64) -> bool {
+        self.repos
+            .get(repo)
+            .is_some_and(|r| r.exclusive.contains(&id))
+    }
+
+    /// Makes label `id` of `repo` exclusive (scoped) or not.
+    pub fn set_label_exclusive(&mut self, repo: &RepoName, id: u64, exclusive: bool) {
+        let data = self.repo_entry(repo);
+        if exclusive {
+            data.exclusive.insert(id);
+        } else {
+            data.exclusive.remove(&id);
+        }
+    }
+
+    /// The exclusive scope of the label of `repo` called `name` (Gitea's `Label.ExclusiveScope`): the name before
+    /// its last `/` when the label is exclusive and that `/` is neither first nor last; `None` otherwise.
+    pub(crate) fn label_scope(&self, repo: &RepoName, name: &str) -> Option<String> {
+        let label = self.labels(repo).iter().find(|l| l.name == name)?;
+        if !self.label_exclusive(repo, label.id) {
+            return None;
+        }
+        match name.rfind('/') {
+            Some(k) if k > 0 && k + 1 < name.len() => Some(name[..k].to_owned()),
+            _ => None,
+        }
+    }
+
     /// The milestones of `repo`.
     pub fn milestones(&self, repo: &RepoName) -> &[Milestone] {
         self.repos
@@ -327,28 +440,7 @@ impl Dataset {
     pub fn create_issue(&mut self, repo: &RepoName, title: &str, author: &str) -> IssueKey {
         let number = self.next_number(repo);
         let at = self.tick();
-        self.insert_issue(
-            repo,
-            Issue {
-                number,
-                title: title.to_owned(),
-                state: OpenState::Open,
-                author: author.to_owned(),
-                created_at: at,
-                updated_at: at,
-                closed_at: None,
-                assignees: Vec::new(),
-                labels: Vec::new(),
-                milestone: None,
-                time_estimate: 0,
-                depends_on: Vec::new(),
-                body: String::new(),
-                comments: Vec::new(),
-                timeline: Vec::new(),
-                tracked_times: Vec::new(),
-                pull_requests: Vec::new(),
-            },
-        );
+        self.insert_issue(repo, blank_issue(number, title, author, at));
         repo.issue(number)
     }
 
@@ -356,10 +448,19 @@ impl Dataset {
     ///
     /// Returns false when there is no such milestone.
     pub fn update_milestone(&mut self, id: u64, f: impl FnOnce(&mut Milestone)) -> bool {
+        self.update_milestone_at(id, |m, _| f(m))
+    }
+
+    /// [`Dataset::update_milestone`], handing `f` the time of the change.
+    pub(crate) fn update_milestone_at(
+        &mut self,
+        id: u64,
+        f: impl FnOnce(&mut Milestone, DateTime<Utc>),
+    ) -> bool {
         let at = self.tick();
         for data in self.repos.values_mut() {
             if let Some(m) = data.milestones.iter_mut().find(|m| m.id == id) {
-                f(m);
+                f(m, at);
                 data.milestone_updated.insert(id, at);
                 return true;
             }
@@ -483,7 +584,7 @@ impl<'a> Render<'a> {
         self.newer(json!({
             "id": l.id,
             "name": l.name,
-            "exclusive": false,
+            "exclusive": self.ds.label_exclusive(repo, l.id),
             "is_archived": false,
             "color": l.color,
             "description": l.description,
@@ -744,15 +845,44 @@ impl<'a> Render<'a> {
     /// answer (services/convert/pull.go `ToAPIPullRequests` vs `ToAPIPullRequest`): nil slices stay `null`,
     /// `merged_by` is not loaded, and the diff counts are left out.
     pub fn pull(&self, repo: &RepoName, p: &Pull, dependencies: bool, listed: bool) -> Value {
+        let n = p.number;
+        let sha = format!("{:040x}", self.ds.issue_id(repo, n));
+        let shape = PullShape {
+            number: n,
+            author: &p.author,
+            title: &p.title,
+            body: &p.body,
+            state: p.state,
+            merged: p.merged,
+            merged_at: if p.merged { p.closed_at } else { None },
+            merged_by: p.merged.then_some(p.author.as_str()),
+            merge_commit_sha: p.merged.then(|| format!("{n:040x}")),
+            head: (format!("pr-{n}"), sha.clone()),
+            base: ("main".into(), sha),
+            merge_base: format!("{:040x}", 0),
+            created_at: p.created_at,
+            updated_at: p.updated_at,
+            closed_at: p.closed_at,
+        };
+        self.pull_shape(repo, &shape, dependencies, listed)
+    }
+
+    /// A pull request from its facts; see [`Render::pull`] for `listed`.
+    pub fn pull_shape(
+        &self,
+        repo: &RepoName,
+        p: &PullShape<'_>,
+        dependencies: bool,
+        listed: bool,
+    ) -> Value {
         let base = self.base;
         let n = p.number;
-        let merged_at = if p.merged { p.closed_at } else { None };
         let repo_json = self.repository(repo, dependencies, true);
-        let branch = |r: &str| {
+        let branch = |(r, sha): &(String, String)| {
             json!({
                 "label": r,
                 "ref": r,
-                "sha": format!("{:040x}", self.ds.issue_id(repo, n)),
+                "sha": sha,
                 "repo_id": self.ds.repo_id(repo).unwrap_or(0),
                 "repo": repo_json,
             })
@@ -762,7 +892,7 @@ impl<'a> Render<'a> {
             "id": self.ds.issue_id(repo, n),
             "url": format!("{base}/{repo}/pulls/{n}"),
             "number": n,
-            "user": self.user(&p.author),
+            "user": self.user(p.author),
             "title": p.title,
             "body": p.body,
             "labels": [],
@@ -782,13 +912,16 @@ impl<'a> Render<'a> {
             "patch_url": format!("{base}/{repo}/pulls/{n}.patch"),
             "mergeable": p.state == OpenState::Open,
             "merged": p.merged,
-            "merged_at": opt_time(merged_at),
-            "merge_commit_sha": if p.merged { Value::String(format!("{:040x}", n)) } else { Value::Null },
-            "merged_by": if p.merged && !listed { self.user(&p.author) } else { Value::Null },
+            "merged_at": opt_time(p.merged_at),
+            "merge_commit_sha": p.merge_commit_sha.clone().map_or(Value::Null, Value::String),
+            "merged_by": match p.merged_by {
+                Some(u) if !listed => self.user(u),
+                _ => Value::Null,
+            },
             "allow_maintainer_edit": false,
-            "base": branch("main"),
-            "head": branch(&format!("pr-{n}")),
-            "merge_base": format!("{:040x}", 0),
+            "base": branch(&p.base),
+            "head": branch(&p.head),
+            "merge_base": p.merge_base,
             "due_date": null,
             "created_at": fmt_time(p.created_at),
             "updated_at": fmt_time(p.updated_at),

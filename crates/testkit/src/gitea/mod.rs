@@ -21,22 +21,31 @@
 //!   has issue dependencies disabled.
 //! - Errors are Gitea's `{"message": …, "url": …}`; unknown paths are 404 JSON.
 //!
-//! Tests read request counts ([`Emulator::request_count`], [`Emulator::count`]) and inject faults at run
-//! time ([`Emulator::inject`]): 5xx answers, slow answers, 429 with `Retry-After`, dropped connections,
-//! and a page shift (an issue created right after a page is served).
+//! - Writes follow Gitea's handlers, quirks included: labels (created, added, replaced, removed, exclusive
+//!   scopes), issues (created, edited), dependencies (201 both ways, 500 on a repeat) and milestones (an edit
+//!   without `due_on` clears it).
+//! - State repositories ([`EmulatorOptions::state_repos`]) are backed by a bare git repository: their pull
+//!   requests ([`StatePull`]) are opened on its branches and merged into it with a real merge commit.
+//!
+//! Tests read request counts ([`Emulator::request_count`], [`Emulator::count`], [`Emulator::writes`]) and
+//! inject faults at run time ([`Emulator::inject`]): 5xx answers, slow answers, 429 with `Retry-After`, dropped
+//! connections, and a page shift (an issue created right after a page is served).
 
 mod dataset;
 mod http;
+mod pulls;
 mod routes;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 pub use dataset::{Dataset, FUTURE_FIELD, Pull};
+pub use pulls::StatePull;
 
 use commitea::domain::RepoName;
 
@@ -72,6 +81,10 @@ pub struct EmulatorOptions {
     pub future_fields: bool,
     /// How long the server takes to answer each request (a server across an ocean).
     pub latency: Duration,
+    /// State repositories: their git data is the bare repository at the path (branches are its
+    /// `refs/heads/*`), their pull requests are kept by the emulator and merged for real. Each is added to the
+    /// dataset when the emulator starts.
+    pub state_repos: BTreeMap<RepoName, PathBuf>,
 }
 
 impl Default for EmulatorOptions {
@@ -86,6 +99,7 @@ impl Default for EmulatorOptions {
             version: "1.27.1".into(),
             future_fields: true,
             latency: Duration::ZERO,
+            state_repos: BTreeMap::new(),
         }
     }
 }
@@ -156,6 +170,8 @@ struct Counters {
 #[derive(Debug)]
 pub(crate) struct Shared {
     dataset: Mutex<Dataset>,
+    /// Pull requests of the state repositories; locked after `dataset` when both are.
+    state_pulls: Mutex<pulls::StatePulls>,
     faults: Mutex<Vec<Fault>>,
     counters: Mutex<Counters>,
     options: EmulatorOptions,
@@ -177,11 +193,15 @@ pub struct Emulator {
 
 impl Emulator {
     /// Starts serving `dataset` on `127.0.0.1` at a free port.
-    pub fn start(dataset: Dataset, options: EmulatorOptions) -> Result<Self, EmulatorError> {
+    pub fn start(mut dataset: Dataset, options: EmulatorOptions) -> Result<Self, EmulatorError> {
+        for repo in options.state_repos.keys() {
+            dataset.add_repository(repo);
+        }
         let listener = TcpListener::bind("127.0.0.1:0").map_err(EmulatorError::Bind)?;
         let addr = listener.local_addr().map_err(EmulatorError::Bind)?;
         let shared = Arc::new(Shared {
             dataset: Mutex::new(dataset),
+            state_pulls: Mutex::new(BTreeMap::new()),
             faults: Mutex::new(Vec::new()),
             counters: Mutex::new(Counters::default()),
             options,
@@ -258,6 +278,32 @@ impl Emulator {
     /// Every request as `METHOD target`, in order of arrival.
     pub fn requests(&self) -> Vec<String> {
         lock(&self.shared.counters).log.clone()
+    }
+
+    /// Every request whose method is not `GET`, as `METHOD target`, in order of arrival (what would change
+    /// Gitea).
+    pub fn writes(&self) -> Vec<String> {
+        lock(&self.shared.counters)
+            .log
+            .iter()
+            .filter(|r| !r.starts_with("GET "))
+            .cloned()
+            .collect()
+    }
+
+    /// The pull requests of state repository `repo`, by number.
+    pub fn state_pulls(&self, repo: &RepoName) -> Vec<StatePull> {
+        lock(&self.shared.state_pulls)
+            .get(repo)
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Merges pull request `number` of state repository `repo` as `merger`, as `POST …/pulls/{n}/merge` with
+    /// `Do: merge` does (a merge commit in the bare repository); returns the merge commit.
+    pub fn merge_pull(&self, repo: &RepoName, number: u64, merger: &str) -> Result<String, String> {
+        let mut ds = lock(&self.shared.dataset);
+        pulls::merge(&self.shared, &mut ds, repo, number, merger, "", "").map_err(|e| e.to_string())
     }
 
     /// Zeroes the counters and the request log.

@@ -3,20 +3,20 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use super::dataset::{Dataset, Render, TimelineEntry, timeline_entries};
+use super::dataset::{Dataset, Render, TimelineEntry, blank_issue, timeline_entries};
 use super::http::{Request, Response};
-use super::{Shared, lock};
-use commitea::domain::{IssueKey, Label, OpenState, RepoName, TimelineEvent};
+use super::{Shared, lock, pulls};
+use commitea::domain::{EventKind, Issue, IssueKey, Label, OpenState, RepoName, TimelineEvent};
 
 /// Gitea's error body.
-fn error(shared: &Shared, status: u16, message: &str) -> Response {
+pub(crate) fn error(shared: &Shared, status: u16, message: &str) -> Response {
     Response::json(
         status,
         &json!({"message": message, "url": format!("{}/api/swagger", shared.base)}),
     )
 }
 
-fn not_found(shared: &Shared) -> Response {
+pub(crate) fn not_found(shared: &Shared) -> Response {
     Response::json(
         404,
         &json!({
@@ -29,13 +29,13 @@ fn not_found(shared: &Shared) -> Response {
 
 /// The effective page and page size, as Gitea's `GetListOptions` computes them.
 #[derive(Debug, Clone, Copy)]
-struct Paging {
+pub(crate) struct Paging {
     page: usize,
     limit: usize,
 }
 
 impl Paging {
-    fn of(req: &Request, shared: &Shared) -> Self {
+    pub(crate) fn of(req: &Request, shared: &Shared) -> Self {
         let page = req
             .param("page")
             .and_then(|p| p.parse::<i64>().ok())
@@ -51,7 +51,7 @@ impl Paging {
         Self { page, limit }
     }
 
-    fn slice<'a, T>(&self, items: &'a [T]) -> &'a [T] {
+    pub(crate) fn slice<'a, T>(&self, items: &'a [T]) -> &'a [T] {
         let start = (self.page - 1).saturating_mul(self.limit).min(items.len());
         let end = start.saturating_add(self.limit).min(items.len());
         &items[start..end]
@@ -59,7 +59,7 @@ impl Paging {
 }
 
 /// A list response with `X-Total-Count` and Gitea's `Link` header.
-fn listed(
+pub(crate) fn listed(
     shared: &Shared,
     req: &Request,
     paging: Paging,
@@ -180,13 +180,13 @@ pub(crate) fn handle(req: &Request, shared: &Shared) -> Response {
     }
 }
 
-type Answer = Result<Response, Response>;
+pub(crate) type Answer = Result<Response, Response>;
 
-fn number(seg: &str, shared: &Shared) -> Result<u64, Response> {
+pub(crate) fn number(seg: &str, shared: &Shared) -> Result<u64, Response> {
     seg.parse().map_err(|_| not_found(shared))
 }
 
-fn body_json(req: &Request, shared: &Shared) -> Result<Value, Response> {
+pub(crate) fn body_json(req: &Request, shared: &Shared) -> Result<Value, Response> {
     serde_json::from_slice(&req.body)
         .map_err(|e| error(shared, 422, &format!("request body is not valid JSON: {e}")))
 }
@@ -199,6 +199,11 @@ fn repo_route(
     tail: &[&str],
 ) -> Answer {
     let deps_enabled = !shared.options.dependencies_disabled.contains(repo);
+    if let Some(bare) = shared.options.state_repos.get(repo)
+        && let Some(answer) = pulls::route(req, shared, ds, repo, bare, tail, deps_enabled)
+    {
+        return answer;
+    }
     let method = req.method.as_str();
     match (method, tail) {
         ("GET", []) => {
@@ -216,6 +221,29 @@ fn repo_route(
             let p = Paging::of(req, shared);
             let items = p.slice(&labels).iter().map(|l| r.label(repo, l)).collect();
             Ok(listed(shared, req, p, labels.len(), items))
+        }
+        ("POST", ["labels"]) => create_label(req, shared, ds, repo),
+        ("POST", ["issues"]) => create_issue(req, shared, ds, repo),
+        ("GET", ["commits", sha, "pull"]) => {
+            // The dataset's merged pull requests carry `merge_commit_sha` = their number in 40 hex digits.
+            let found = ds
+                .pulls(repo)
+                .into_iter()
+                .find(|p| p.merged && format!("{:040x}", p.number) == *sha);
+            match found {
+                Some(p) => {
+                    let r = Render::new(ds, shared);
+                    Ok(Response::json(200, &r.pull(repo, p, deps_enabled, false)))
+                }
+                None => Err(error(
+                    shared,
+                    404,
+                    &format!(
+                        "pull request does not exist [id: 0, issue_id: 0, head_repo_id: 0, base_repo_id: {}, head_branch: , base_branch: ]",
+                        ds.repo_id(repo).unwrap_or(0)
+                    ),
+                )),
+            }
         }
         ("GET", ["milestones"]) => {
             let r = Render::new(ds, shared);
@@ -294,7 +322,7 @@ fn repo_route(
     }
 }
 
-fn state_matches(want: &str, state: OpenState) -> bool {
+pub(crate) fn state_matches(want: &str, state: OpenState) -> bool {
     match want {
         "all" => true,
         "closed" => state == OpenState::Closed,
@@ -462,47 +490,7 @@ fn issue_route(
             Ok(dependency_page(req, shared, ds, &blocks))
         }
         ("POST" | "DELETE", ["dependencies"]) if is_issue => {
-            let meta = body_json(req, shared)?;
-            let owner = meta["owner"].as_str().unwrap_or(&key.repo.owner).to_owned();
-            let name = meta["repo"].as_str().unwrap_or(&key.repo.name).to_owned();
-            let index = meta["index"]
-                .as_u64()
-                .ok_or_else(|| error(shared, 422, "IssueMeta: index is required"))?;
-            let dep = RepoName::new(owner, name).issue(index);
-            if ds.issue(&dep).is_none() {
-                return Err(not_found(shared));
-            }
-            let add = method == "POST";
-            let at = ds.tick();
-            let ev_at = at;
-            let mut changed = false;
-            if let Some(i) = ds.issue_mut(key) {
-                let has = i.depends_on.contains(&dep);
-                if add && !has {
-                    i.depends_on.push(dep.clone());
-                    i.depends_on.sort();
-                    changed = true;
-                } else if !add && has {
-                    i.depends_on.retain(|d| d != &dep);
-                    changed = true;
-                }
-                if changed {
-                    let kind = if add {
-                        "add_dependency"
-                    } else {
-                        "remove_dependency"
-                    };
-                    let mut ev = TimelineEvent::new(next_event_id(i), kind.into(), ev_at, &actor);
-                    ev.dependency = Some(dep.clone());
-                    i.timeline.push(ev);
-                    i.updated_at = at;
-                }
-            }
-            let r = Render::new(ds, shared);
-            Ok(Response::json(
-                if add { 201 } else { 200 },
-                &r.issue_or_pull(key),
-            ))
+            change_dependency(req, shared, ds, key, &actor)
         }
         ("GET", ["labels"]) => {
             let r = Render::new(ds, shared);
@@ -510,18 +498,14 @@ fn issue_route(
         }
         ("POST" | "PUT", ["labels"]) if is_issue => {
             let body = body_json(req, shared)?;
-            let wanted = resolve_labels(ds, &key.repo, &body["labels"])
-                .map_err(|m| error(shared, 422, &m))?;
-            let replace = method == "PUT";
-            set_labels(ds, key, &actor, |current| {
-                if replace {
-                    wanted.iter().map(|l| l.name.clone()).collect()
-                } else {
-                    let mut v = current.to_vec();
-                    v.extend(wanted.iter().map(|l| l.name.clone()));
-                    v
-                }
-            });
+            let wanted = resolve_labels(shared, ds, &key.repo, &body["labels"])?;
+            let new = if method == "PUT" {
+                replace_labels(ds, &key.repo, &wanted)
+            } else {
+                let current = ds.issue(key).map(|i| i.labels.clone()).unwrap_or_default();
+                add_labels(ds, &key.repo, &current, &wanted)
+            };
+            set_labels(ds, key, &actor, |_| new);
             let r = Render::new(ds, shared);
             Ok(Response::json(200, &issue_labels(&r, key)))
         }
@@ -530,9 +514,22 @@ fn issue_route(
             Ok(Response::empty(204))
         }
         ("DELETE", ["labels", id]) if is_issue => {
-            let id = number(id, shared)?;
-            let Some(label) = ds.labels(&key.repo).iter().find(|l| l.id == id).cloned() else {
-                return Err(error(shared, 422, &format!("label {id} does not exist")));
+            // `ctx.PathParamInt64`: anything but a number is 0.
+            let id: i64 = id.parse().unwrap_or(0);
+            let Some(label) = ds
+                .labels(&key.repo)
+                .iter()
+                .find(|l| i64::try_from(l.id).is_ok_and(|l| l == id))
+                .cloned()
+            else {
+                return Err(error(
+                    shared,
+                    404,
+                    &format!(
+                        "label does not exist [label_id: {id}, repo_id: {}]",
+                        ds.repo_id(&key.repo).unwrap_or(0)
+                    ),
+                ));
             };
             set_labels(ds, key, &actor, |current| {
                 current
@@ -566,43 +563,115 @@ fn issue_labels(r: &Render<'_>, key: &IssueKey) -> Value {
     )
 }
 
-/// The labels of `repo` named by ids or names in an `IssueLabelsOption`.
-fn resolve_labels(ds: &Dataset, repo: &RepoName, list: &Value) -> Result<Vec<Label>, String> {
-    let Some(items) = list.as_array() else {
-        return Err("IssueLabelsOption: labels must be a list of ids or names".into());
+/// The labels of `repo` named in an `IssueLabelsOption`, sorted by name as Gitea loads them
+/// (`GetLabelsByIDs … Asc("name")`): all numbers (ids) or all strings (names); unknown ones are dropped silently.
+fn resolve_labels(
+    shared: &Shared,
+    ds: &Dataset,
+    repo: &RepoName,
+    list: &Value,
+) -> Result<Vec<Label>, Response> {
+    let items: &[Value] = match list {
+        Value::Null => &[],
+        Value::Array(a) => a,
+        v => {
+            return Err(error(
+                shared,
+                422,
+                &format!(
+                    "json: cannot unmarshal {v} into Go struct field IssueLabelsOption.labels of type []interface {{}}"
+                ),
+            ));
+        }
     };
-    let mut out = Vec::new();
+    let mut ids = Vec::new();
+    let mut names = Vec::new();
     for item in items {
-        let found = match item {
-            Value::Number(n) => n
-                .as_u64()
-                .and_then(|id| ds.labels(repo).iter().find(|l| l.id == id)),
-            Value::String(s) => ds.labels(repo).iter().find(|l| &l.name == s),
-            _ => None,
-        };
-        match found {
-            Some(l) => out.push(l.clone()),
-            None => return Err(format!("label {item} does not exist in {repo}")),
+        match item {
+            // Go decodes a JSON number into `any` as a float64; Gitea takes `int64(f)`.
+            Value::Number(n) => ids.push(n.as_f64().unwrap_or(0.0) as i64),
+            Value::String(s) => names.push(s.as_str()),
+            _ => {}
         }
     }
+    if !ids.is_empty() && !names.is_empty() {
+        return Err(error(
+            shared,
+            400,
+            "labels should be an array of strings or integers",
+        ));
+    }
+    let mut out: Vec<Label> = ds
+        .labels(repo)
+        .iter()
+        .filter(|l| {
+            names.contains(&l.name.as_str())
+                || i64::try_from(l.id).is_ok_and(|id| ids.contains(&id))
+        })
+        .cloned()
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
     Ok(out)
 }
 
-/// Sets the issue's labels to `f(current)` (deduplicated, sorted), recording one `label` event per change.
+/// `current` after adding `wanted` one by one as Gitea's `newIssueLabels` does: a label already there is
+/// skipped, and adding an exclusive label first removes the issue's labels of the same scope.
+fn add_labels(ds: &Dataset, repo: &RepoName, current: &[String], wanted: &[Label]) -> Vec<String> {
+    let mut out = current.to_vec();
+    for l in wanted {
+        if out.contains(&l.name) {
+            continue;
+        }
+        if let Some(scope) = ds.label_scope(repo, &l.name) {
+            out.retain(|n| ds.label_scope(repo, n).as_deref() != Some(scope.as_str()));
+        }
+        out.push(l.name.clone());
+    }
+    out
+}
+
+/// The label set a replace leaves (Gitea's `RemoveDuplicateExclusiveLabels`): of several labels of one exclusive
+/// scope only the last (by name) stays.
+fn replace_labels(ds: &Dataset, repo: &RepoName, wanted: &[Label]) -> Vec<String> {
+    let scopes: Vec<Option<String>> = wanted
+        .iter()
+        .map(|l| ds.label_scope(repo, &l.name))
+        .collect();
+    wanted
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| {
+            scopes[*k]
+                .as_ref()
+                .is_none_or(|s| !scopes[k + 1..].iter().any(|o| o.as_ref() == Some(s)))
+        })
+        .map(|(_, l)| l.name.clone())
+        .collect()
+}
+
+/// Sets the issue's labels to `f(current)` (deduplicated, sorted), recording one `label` event per change and
+/// bumping `updated_at`; nothing happens (no event, no tick) when the set stays the same.
 fn set_labels(
     ds: &mut Dataset,
     key: &IssueKey,
     actor: &str,
     f: impl FnOnce(&[String]) -> Vec<String>,
 ) {
-    let at = ds.tick();
-    let Some(i) = ds.issue_mut(key) else { return };
+    let Some(i) = ds.issue(key) else { return };
     let mut new = f(&i.labels);
     new.sort();
     new.dedup();
     if new == i.labels {
         return;
     }
+    let at = ds.tick();
+    let Some(i) = ds.issue_mut(key) else { return };
+    record_labels(i, new, at, actor);
+    i.updated_at = at;
+}
+
+/// Sets `i`'s labels to `new` (sorted), with a `label` event for each one removed, then each one added.
+fn record_labels(i: &mut Issue, new: Vec<String>, at: DateTime<Utc>, actor: &str) {
     let mut id = next_event_id(i);
     for removed in i
         .labels
@@ -611,7 +680,7 @@ fn set_labels(
         .cloned()
         .collect::<Vec<_>>()
     {
-        let mut ev = TimelineEvent::new(id, commitea::domain::EventKind::Label, at, actor);
+        let mut ev = TimelineEvent::new(id, EventKind::Label, at, actor);
         ev.label = Some(removed);
         ev.removed = true;
         i.timeline.push(ev);
@@ -623,13 +692,200 @@ fn set_labels(
         .cloned()
         .collect::<Vec<_>>()
     {
-        let mut ev = TimelineEvent::new(id, commitea::domain::EventKind::Label, at, actor);
+        let mut ev = TimelineEvent::new(id, EventKind::Label, at, actor);
         ev.label = Some(added);
         i.timeline.push(ev);
         id += 1;
     }
     i.labels = new;
-    i.updated_at = at;
+}
+
+/// Gitea's `NormalizeColor`: `rgb` or `rrggbb`, with or without `#`, any case; six lower-case digits without `#`.
+fn normalize_color(color: &str) -> Result<String, String> {
+    let mut c = color.trim().to_lowercase();
+    if c.len() == 6 || c.len() == 3 {
+        c.insert(0, '#');
+    }
+    let digits = c.strip_prefix('#').unwrap_or(&c);
+    if !(digits.len() == 6 || digits.len() == 3) || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format!("bad color code: {c}"));
+    }
+    Ok(if digits.len() == 3 {
+        digits.chars().flat_map(|ch| [ch, ch]).collect()
+    } else {
+        digits.to_owned()
+    })
+}
+
+/// `POST /repos/{o}/{r}/labels` (`CreateLabelOption`): no check for a duplicate name.
+fn create_label(req: &Request, shared: &Shared, ds: &mut Dataset, repo: &RepoName) -> Answer {
+    let body = body_json(req, shared)?;
+    let name = body["name"].as_str().unwrap_or_default();
+    let color = body["color"].as_str().unwrap_or_default();
+    if name.is_empty() || color.is_empty() {
+        let missing: Vec<&str> = [("Name", name), ("Color", color)]
+            .iter()
+            .filter(|(_, v)| v.is_empty())
+            .map(|(k, _)| *k)
+            .collect();
+        return Err(error(
+            shared,
+            422,
+            &format!("[{}]: Required", missing.join(" ")),
+        ));
+    }
+    let color = normalize_color(color).map_err(|m| error(shared, 422, &m))?;
+    let description = body["description"].as_str().unwrap_or_default();
+    let exclusive = body["exclusive"].as_bool().unwrap_or(false);
+    let label = ds.create_label(repo, name, &color, description, exclusive);
+    let r = Render::new(ds, shared);
+    Ok(Response::json(201, &r.label(repo, &label)))
+}
+
+/// A Go JSON binding error for field `field` of `CreateIssueOption`.
+fn bad_field(shared: &Shared, v: &Value, field: &str, ty: &str) -> Response {
+    error(
+        shared,
+        422,
+        &format!(
+            "json: cannot unmarshal {v} into Go struct field CreateIssueOption.{field} of type {ty}"
+        ),
+    )
+}
+
+/// `POST /repos/{o}/{r}/issues` (`CreateIssueOption`): title, body, labels (ids), milestone.
+fn create_issue(req: &Request, shared: &Shared, ds: &mut Dataset, repo: &RepoName) -> Answer {
+    let body = body_json(req, shared)?;
+    let title = match &body["title"] {
+        Value::Null => "",
+        Value::String(s) => s.as_str(),
+        v => return Err(bad_field(shared, v, "title", "string")),
+    };
+    let text = match &body["body"] {
+        Value::Null => "",
+        Value::String(s) => s.as_str(),
+        v => return Err(bad_field(shared, v, "body", "string")),
+    };
+    let label_ids: Vec<u64> = match &body["labels"] {
+        Value::Null => Vec::new(),
+        Value::Array(items) => {
+            let mut ids = Vec::new();
+            for v in items {
+                match v.as_i64() {
+                    Some(id) => ids.extend(u64::try_from(id).ok()),
+                    None => return Err(bad_field(shared, v, "labels", "int64")),
+                }
+            }
+            ids
+        }
+        v => return Err(bad_field(shared, v, "labels", "[]int64")),
+    };
+    let milestone = match &body["milestone"] {
+        Value::Null => 0,
+        v => match v.as_i64() {
+            Some(m) => m,
+            None => return Err(bad_field(shared, v, "milestone", "int64")),
+        },
+    };
+    if title.is_empty() {
+        return Err(error(shared, 422, "[Title]: Required"));
+    }
+    let number = pulls::next_number(ds, &lock(&shared.state_pulls), repo);
+    let actor = shared.options.user.clone();
+    let at = ds.tick();
+    let mut issue = blank_issue(number, title, &actor, at);
+    text.clone_into(&mut issue.body);
+    // `NewIssueWithIndex`: labels of this repository only, unknown ids dropped, each added as `newIssueLabel`.
+    let mut wanted: Vec<Label> = ds
+        .labels(repo)
+        .iter()
+        .filter(|l| label_ids.contains(&l.id))
+        .cloned()
+        .collect();
+    wanted.sort_by_key(|l| l.id);
+    let labels = add_labels(ds, repo, &[], &wanted);
+    let mut labels_sorted = labels;
+    labels_sorted.sort();
+    labels_sorted.dedup();
+    record_labels(&mut issue, labels_sorted, at, &actor);
+    if let Some(m) = u64::try_from(milestone)
+        .ok()
+        .filter(|m| ds.milestones(repo).iter().any(|x| x.id == *m))
+    {
+        issue.milestone = Some(m);
+        let mut ev = TimelineEvent::new(next_event_id(&issue), EventKind::Milestone, at, &actor);
+        ev.milestone = Some(m);
+        issue.timeline.push(ev);
+    }
+    ds.insert_issue(repo, issue);
+    let r = Render::new(ds, shared);
+    Ok(Response::json(201, &r.issue_or_pull(&repo.issue(number))))
+}
+
+/// `POST`/`DELETE /issues/{n}/dependencies` (`IssueMeta`): both answer 201 with issue `{n}`; a dependency that
+/// already exists (or the reverse one) cannot be added and a missing one cannot be removed (500, no message).
+fn change_dependency(
+    req: &Request,
+    shared: &Shared,
+    ds: &mut Dataset,
+    key: &IssueKey,
+    actor: &str,
+) -> Answer {
+    let meta = body_json(req, shared)?;
+    let owner = meta["owner"].as_str().unwrap_or_default();
+    let name = meta["repo"].as_str().unwrap_or_default();
+    let index = meta["index"].as_i64().unwrap_or(0);
+    let dep_repo = RepoName::new(owner, name);
+    // routers/api/v1/repo/issue_dependency.go `getFormIssue`.
+    let Some(repo_id) = ds.repo_id(&dep_repo) else {
+        return Err(Response::json(
+            404,
+            &json!({
+                "message": "IsErrRepoNotExist",
+                "url": format!("{}/api/swagger", shared.base),
+                "errors": [format!("repository does not exist [id: 0, uid: 0, owner_name: {owner}, name: {name}]")],
+            }),
+        ));
+    };
+    let dep = u64::try_from(index)
+        .ok()
+        .map(|n| dep_repo.issue(n))
+        .filter(|d| ds.issue(d).is_some() || ds.pull(&d.repo, d.number).is_some());
+    let Some(dep) = dep else {
+        return Err(Response::json(
+            404,
+            &json!({
+                "message": "IsErrIssueNotExist",
+                "url": format!("{}/api/swagger", shared.base),
+                "errors": [format!("issue does not exist [id: 0, repo_id: {repo_id}, index: {index}]")],
+            }),
+        ));
+    };
+    let add = req.method == "POST";
+    let has = ds.issue(key).is_some_and(|i| i.depends_on.contains(&dep));
+    // `CreateIssueDependency` refuses an existing and a circular dependency (ErrDependencyExists,
+    // ErrCircularDependency); `RemoveIssueDependency` a missing one (ErrDependencyNotExists): all 500.
+    let circular = ds.issue(&dep).is_some_and(|d| d.depends_on.contains(key));
+    if (add && (has || circular)) || (!add && !has) {
+        return Err(error(shared, 500, ""));
+    }
+    let at = ds.tick();
+    if let Some(i) = ds.issue_mut(key) {
+        let kind = if add {
+            i.depends_on.push(dep.clone());
+            i.depends_on.sort();
+            EventKind::AddDependency
+        } else {
+            i.depends_on.retain(|d| d != &dep);
+            EventKind::RemoveDependency
+        };
+        let mut ev = TimelineEvent::new(next_event_id(i), kind, at, actor);
+        ev.dependency = Some(dep);
+        i.timeline.push(ev);
+        i.updated_at = at;
+    }
+    let r = Render::new(ds, shared);
+    Ok(Response::json(201, &r.issue_or_pull(key)))
 }
 
 fn dependency_page(req: &Request, shared: &Shared, ds: &Dataset, keys: &[IssueKey]) -> Response {
@@ -649,6 +905,8 @@ fn dependency_page(req: &Request, shared: &Shared, ds: &Dataset, keys: &[IssueKe
     Response::json(200, &Value::Array(items))
 }
 
+/// `PATCH /issues/{n}` (`EditIssueOption`), in Gitea's order: title (when not empty), body, milestone, state; a
+/// change made before a failing step stays made. 201 with the issue.
 fn edit_issue(
     req: &Request,
     shared: &Shared,
@@ -657,70 +915,98 @@ fn edit_issue(
     actor: &str,
 ) -> Answer {
     let body = body_json(req, shared)?;
-    let new_state = match body["state"].as_str() {
-        None => None,
-        Some("open") => Some(OpenState::Open),
-        Some("closed") => Some(OpenState::Closed),
-        Some(s) => return Err(error(shared, 422, &format!("state: unknown state {s:?}"))),
+    let binding = |field: &str, ty: &str| {
+        error(
+            shared,
+            422,
+            &format!(
+                "json: cannot unmarshal {} into Go struct field EditIssueOption.{field} of type {ty}",
+                body[field]
+            ),
+        )
     };
-    let new_milestone = match &body["milestone"] {
+    let milestone = match &body["milestone"] {
         Value::Null => None,
-        v => match v.as_u64() {
-            Some(0) => Some(None),
-            Some(id) if ds.milestone(id).is_some() => Some(Some(id)),
-            _ => return Err(error(shared, 422, &format!("milestone {v} does not exist"))),
-        },
+        v => Some(v.as_i64().ok_or_else(|| binding("milestone", "int64"))?),
+    };
+    let state = match &body["state"] {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        _ => return Err(binding("state", "string")),
     };
     let at = ds.tick();
+    let mut changed = false;
+    let event = |i: &Issue, kind: EventKind| TimelineEvent::new(next_event_id(i), kind, at, actor);
     let Some(i) = ds.issue_mut(key) else {
         return Err(not_found(shared));
     };
-    let first_id = next_event_id(i);
-    let mut events: Vec<TimelineEvent> = Vec::new();
-    let mut changed = false;
-    let ev = |events: &Vec<TimelineEvent>, kind: &str| {
-        TimelineEvent::new(first_id + events.len() as u64, kind.into(), at, actor)
-    };
-    if let Some(title) = body["title"].as_str().filter(|t| *t != i.title) {
-        let mut e = ev(&events, "change_title");
+    if let Some(title) = body["title"]
+        .as_str()
+        .filter(|t| !t.is_empty() && *t != i.title)
+    {
+        let mut e = event(i, EventKind::ChangeTitle);
         e.old_title = Some(i.title.clone());
         e.new_title = Some(title.to_owned());
         i.title = title.to_owned();
-        events.push(e);
+        i.timeline.push(e);
+        changed = true;
     }
     if let Some(b) = body["body"].as_str().filter(|b| *b != i.body) {
         i.body = b.to_owned();
         changed = true;
     }
-    if let Some(m) = new_milestone.filter(|m| *m != i.milestone) {
-        let mut e = ev(&events, "milestone");
-        e.milestone = m;
-        e.old_milestone = i.milestone;
-        i.milestone = m;
-        events.push(e);
+    if changed {
+        i.updated_at = at;
     }
-    if let Some(s) = new_state.filter(|s| *s != i.state) {
-        let e = ev(
-            &events,
-            if s == OpenState::Closed {
+    if let Some(m) = milestone.filter(|m| *m != i.milestone.map_or(0, |x| x as i64)) {
+        let new = if m > 0 {
+            // `GetMilestoneByRepoID` failing goes to `APIErrorInternal`: 500, and no message for a non-admin.
+            let found = u64::try_from(m)
+                .ok()
+                .filter(|m| ds.milestones(&key.repo).iter().any(|x| x.id == *m));
+            match found {
+                Some(id) => Some(id),
+                None => return Err(error(shared, 500, "")),
+            }
+        } else {
+            None
+        };
+        if let Some(i) = ds.issue_mut(key) {
+            let mut e = event(i, EventKind::Milestone);
+            e.milestone = new;
+            e.old_milestone = i.milestone;
+            i.milestone = new;
+            i.timeline.push(e);
+            i.updated_at = at;
+        }
+    }
+    if let Some(s) = state {
+        let new = match s.as_str() {
+            "open" => OpenState::Open,
+            "closed" => OpenState::Closed,
+            _ => return Err(error(shared, 412, &format!("unknown state: {s}"))),
+        };
+        if let Some(i) = ds.issue_mut(key)
+            && i.state != new
+        {
+            let kind = if new == OpenState::Closed {
                 "close"
             } else {
                 "reopen"
-            },
-        );
-        i.state = s;
-        i.closed_at = (s == OpenState::Closed).then_some(at);
-        events.push(e);
-    }
-    changed |= !events.is_empty();
-    i.timeline.extend(events);
-    if changed {
-        i.updated_at = at;
+            };
+            let e = event(i, kind.into());
+            i.state = new;
+            i.closed_at = (new == OpenState::Closed).then_some(at);
+            i.timeline.push(e);
+            i.updated_at = at;
+        }
     }
     let r = Render::new(ds, shared);
     Ok(Response::json(201, &r.issue_or_pull(key)))
 }
 
+/// `PATCH /milestones/{id}` (`EditMilestoneOption`), `{id}` the id or the title: title when not empty, description
+/// when given, `due_on` always (absent or null clears it), state `closed` closes and any other value reopens.
 fn edit_milestone(
     req: &Request,
     shared: &Shared,
@@ -729,41 +1015,58 @@ fn edit_milestone(
     id: &str,
 ) -> Answer {
     let body = body_json(req, shared)?;
-    // Gitea accepts the id or the title.
     let found = ds
         .milestones(repo)
         .iter()
-        .find(|m| m.id.to_string() == id || m.title == id)
+        .find(|m| m.id.to_string() == id)
+        .or_else(|| ds.milestones(repo).iter().find(|m| m.title == id))
         .map(|m| m.id)
         .ok_or_else(|| not_found(shared))?;
     let due_on = match &body["due_on"] {
-        Value::String(s) => Some(Some(
+        Value::String(s) => Some(
             DateTime::parse_from_rfc3339(s)
-                .map_err(|e| error(shared, 422, &format!("due_on: {e}")))?
+                .map_err(|e| error(shared, 422, &format!("due_on: parsing time {s:?}: {e}")))?
                 .with_timezone(&Utc),
-        )),
-        _ => None,
+        ),
+        Value::Null => None,
+        v => {
+            return Err(error(
+                shared,
+                422,
+                &format!(
+                    "json: cannot unmarshal {v} into Go struct field EditMilestoneOption.due_on of type time.Time"
+                ),
+            ));
+        }
     };
-    let state = match body["state"].as_str() {
-        None => None,
-        Some("open") => Some(OpenState::Open),
-        Some("closed") => Some(OpenState::Closed),
-        Some(s) => return Err(error(shared, 422, &format!("state: unknown state {s:?}"))),
+    let state = match &body["state"] {
+        Value::Null => None,
+        Value::String(s) => Some(if s == "closed" {
+            OpenState::Closed
+        } else {
+            OpenState::Open
+        }),
+        v => {
+            return Err(error(
+                shared,
+                422,
+                &format!(
+                    "json: cannot unmarshal {v} into Go struct field EditMilestoneOption.state of type string"
+                ),
+            ));
+        }
     };
-    let now = ds.clock() + chrono::Duration::seconds(1);
-    ds.update_milestone(found, |m| {
-        if let Some(t) = body["title"].as_str() {
+    ds.update_milestone_at(found, |m, at| {
+        if let Some(t) = body["title"].as_str().filter(|t| !t.is_empty()) {
             t.clone_into(&mut m.title);
         }
         if let Some(d) = body["description"].as_str() {
             d.clone_into(&mut m.description);
         }
-        if let Some(d) = due_on {
-            m.due_on = d;
-        }
+        m.due_on = due_on;
         if let Some(s) = state.filter(|s| *s != m.state) {
             m.state = s;
-            m.closed_at = (s == OpenState::Closed).then_some(now);
+            m.closed_at = (s == OpenState::Closed).then_some(at);
         }
     });
     let r = Render::new(ds, shared);
