@@ -151,6 +151,36 @@ pub enum ApplyError {
     Client(#[from] ClientError),
 }
 
+/// Why an op names a label outside CommiTea's namespaces, if it does.
+///
+/// Zero pollution is checked again at apply time, and before anything else: a hand-edited file may
+/// name any label, and no approval makes a foreign label acceptable.
+fn foreign_label(op: &Op) -> Option<Outcome> {
+    let foreign = match op {
+        Op::CreateIssue { labels, .. } => {
+            labels.iter().find(|l| !crate::domain::in_own_namespace(l))
+        }
+        Op::RemoveLabel { label, .. } => (!crate::domain::in_own_namespace(label)).then_some(label),
+        Op::SetEstimate { estimate: l, .. }
+            if !l.starts_with(crate::domain::Estimate::LABEL_PREFIX) =>
+        {
+            Some(l)
+        }
+        Op::SetPriority { priority: l, .. }
+            if !l.starts_with(crate::domain::Priority::LABEL_PREFIX) =>
+        {
+            Some(l)
+        }
+        _ => None,
+    }?;
+    Some(Outcome::Skipped {
+        reason: format!(
+            "label \"{}\" is outside CommiTea's namespaces (est/*, p/*, deadline/hard): refused",
+            crate::limits::excerpt(foreign)
+        ),
+    })
+}
+
 /// Applies `pending` to Gitea through `client`, deciding each op from `snapshot` (synced just before);
 /// returns the applied files and whether anything was written.
 pub fn apply_pending(
@@ -167,7 +197,9 @@ pub fn apply_pending(
         let approval = approvals.merged_pull(&p.commit)?;
         let mut results = Vec::new();
         for op in &file.ops {
-            let outcome = if op.is_destructive() && approval.is_none() {
+            let outcome = if let Some(refused) = foreign_label(op) {
+                refused
+            } else if op.is_destructive() && approval.is_none() {
                 Outcome::Skipped {
                     reason: format!(
                         "{} is destructive and the commit that brought it ({}) is no merged pull request: \
@@ -422,34 +454,6 @@ impl<'a> Writer<'a> {
 
     /// Checks one op against what Gitea now holds, then carries it out.
     fn apply(&mut self, op: &Op, committed_at: DateTime<Utc>) -> OpResult {
-        // Zero pollution, checked again here: a hand-edited file may name any label.
-        let foreign = match op {
-            Op::CreateIssue { labels, .. } => {
-                labels.iter().find(|l| !crate::domain::in_own_namespace(l))
-            }
-            Op::RemoveLabel { label, .. } => {
-                (!crate::domain::in_own_namespace(label)).then_some(label)
-            }
-            Op::SetEstimate { estimate: l, .. }
-                if !l.starts_with(crate::domain::Estimate::LABEL_PREFIX) =>
-            {
-                Some(l)
-            }
-            Op::SetPriority { priority: l, .. }
-                if !l.starts_with(crate::domain::Priority::LABEL_PREFIX) =>
-            {
-                Some(l)
-            }
-            _ => None,
-        };
-        if let Some(l) = foreign {
-            return Ok(Outcome::Skipped {
-                reason: format!(
-                    "label \"{}\" is outside CommiTea's namespaces (est/*, p/*, deadline/hard): refused",
-                    crate::limits::excerpt(l)
-                ),
-            });
-        }
         match op {
             Op::SetEstimate { issue, estimate } => {
                 let (key, i) = match self.issue(issue) {

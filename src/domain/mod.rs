@@ -30,7 +30,7 @@ pub(crate) fn weekday_name(w: chrono::Weekday) -> &'static str {
 
 /// Whether a label is one of CommiTea's: `est/*`, `p/*` or `deadline/hard` — the only labels it ever adds
 /// or removes (the label namespaces, defined here once).
-pub(crate) fn in_own_namespace(label: &str) -> bool {
+pub fn in_own_namespace(label: &str) -> bool {
     is_plan_label(label) || label == Milestone::HARD_MARKER
 }
 

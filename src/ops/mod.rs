@@ -384,7 +384,15 @@ pub fn pending(layout: &Layout) -> Result<Vec<OpFile>, StateError> {
         .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
         .collect();
     paths.sort();
-    paths.iter().map(|p| OpFile::read(layout, p)).collect()
+    // A file that does not read (a hand edit that broke it) is said, and the others still count.
+    let mut out = Vec::new();
+    for p in &paths {
+        match OpFile::read(layout, p) {
+            Ok(f) => out.push(f),
+            Err(e) => tracing::warn!("{e}; that op file is left out"),
+        }
+    }
+    Ok(out)
 }
 
 /// The state an op batch is checked against.

@@ -180,7 +180,7 @@ fn export_tjp_writes_a_project_taskjuggler_schedules() {
     );
     assert!(tjp.contains("resource r0 \"amara\""));
     assert!(tjp.contains("task t0 \"acme/api#"));
-    if !crate::tj3::external("tj3") {
+    if !crate::support::external("tj3") {
         return;
     }
     let file = tmp.path().join("plan.tjp");

@@ -3,6 +3,7 @@
 // Test helpers outside `#[test]` functions panic on purpose: a failed set-up is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod approvals;
 mod backtest;
 mod cli;
 mod consequence;
@@ -19,6 +20,7 @@ mod props;
 mod record;
 mod replay;
 mod robust;
+mod support;
 mod sync;
 mod tj3;
 mod toolcli;

@@ -10,28 +10,13 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
+use crate::support::external;
+
 use chrono::{Days, NaiveDate, Weekday};
 use commitea::engine::tjp::{self, TjpPerson, TjpTask};
 use commitea::engine::{Calendar, PersonCalendarSpec, Prepared, Project, Task};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
-
-/// Whether an external program is there; skips loudly, or fails under `COMMITEA_REQUIRE_EXTERNAL=1`.
-pub fn external(program: &str) -> bool {
-    let found = Command::new(program)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        if std::env::var("COMMITEA_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
-            panic!("{program} is required (COMMITEA_REQUIRE_EXTERNAL=1) but is not installed");
-        }
-        eprintln!(
-            "\n!!!!!!!! SKIPPED: {program} is not installed; install it to run this test !!!!!!!!\n"
-        );
-    }
-    found
-}
 
 const WEEK: [Weekday; 7] = [
     Weekday::Mon,

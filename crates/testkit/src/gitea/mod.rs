@@ -165,6 +165,19 @@ struct Counters {
     total: u64,
     by_pattern: BTreeMap<String, u64>,
     log: Vec<String>,
+    /// Every write with its JSON body (`null` when it has none or it is not JSON).
+    bodies: Vec<Write>,
+}
+
+/// One write request as it arrived: method, target and JSON body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Write {
+    /// `POST`, `PUT`, `PATCH` or `DELETE`.
+    pub method: String,
+    /// The path and query, e.g. `/api/v1/repos/acme/api/issues/3/labels`.
+    pub target: String,
+    /// The body, as JSON.
+    pub body: serde_json::Value,
 }
 
 #[derive(Debug)]
@@ -282,6 +295,12 @@ impl Emulator {
 
     /// Every request whose method is not `GET`, as `METHOD target`, in order of arrival (what would change
     /// Gitea).
+    /// Every write request with its body, in order of arrival.
+    pub fn write_log(&self) -> Vec<Write> {
+        lock(&self.shared.counters).bodies.clone()
+    }
+
+    /// Every write request (`METHOD target`), in order of arrival.
     pub fn writes(&self) -> Vec<String> {
         lock(&self.shared.counters)
             .log
@@ -391,6 +410,13 @@ fn serve(stream: &TcpStream, shared: &Shared) {
             .entry(pattern(&req.method, &req.path))
             .or_insert(0) += 1;
         c.log.push(format!("{} {target}", req.method));
+        if req.method != "GET" {
+            c.bodies.push(Write {
+                method: req.method.clone(),
+                target: target.clone(),
+                body: serde_json::from_slice(&req.body).unwrap_or(serde_json::Value::Null),
+            });
+        }
     }
     let fault = {
         let mut faults = lock(&shared.faults);

@@ -1,0 +1,960 @@
+//! The approval loop end to end: an agent proposes through MCP, `commitea propose` opens the pull request,
+//! a person merges it, and the real workflow file — run by nektos/act on the host — applies it to Gitea,
+//! commits, pushes and publishes. Against the emulator (answering as Gitea does) and a bare git repository.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use commitea::demo::{self, DemoSpec};
+use commitea::domain::{IssueKey, OpenState, RepoName};
+use commitea_testkit::gitea::{Dataset, Emulator, EmulatorOptions};
+use serde_json::Value;
+
+use crate::toolcli::TRIALS;
+
+const TOKEN: &str = "emulator-token";
+
+fn state_repo() -> RepoName {
+    RepoName::new("acme", "state")
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A state repo (checkout and its bare remote) and the emulator serving its issues and its pull requests.
+struct Setup {
+    emu: Emulator,
+    bare: PathBuf,
+    work: PathBuf,
+    snapshot: commitea::state::Snapshot,
+    _tmp: tempfile::TempDir,
+}
+
+fn setup(spec: &DemoSpec) -> Setup {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    let state = demo::generate(spec);
+    demo::write(&state, &work).unwrap();
+    // The server comes from the environment (COMMITEA_SERVER, or the job's GITHUB_SERVER_URL).
+    let config = std::fs::read_to_string(work.join("commitea.yaml")).unwrap();
+    let config: String = config
+        .lines()
+        .filter(|l| !l.starts_with("server:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(
+        work.join("commitea.yaml"),
+        format!("{config}approvals:\n  state_repository: acme/state\n"),
+    )
+    .unwrap();
+    std::fs::write(work.join(".gitignore"), "public/\n").unwrap();
+    let repo = commitea::state::git::open_or_init(&work).unwrap();
+    let sig = commitea::state::git::Signature {
+        name: "pat".into(),
+        email: "pat@example.com".into(),
+        time: state.snapshot.meta.synced_at,
+    };
+    commitea::state::git::commit_all(&repo, &["public"], "the state repo\n", &sig).unwrap();
+    let bare = tmp.path().join("state.git");
+    git(
+        tmp.path(),
+        &["init", "-q", "--bare", "-b", "main", bare.to_str().unwrap()],
+    );
+    git(&work, &["remote", "add", "origin", bare.to_str().unwrap()]);
+    git(&work, &["push", "-q", "origin", "HEAD:main"]);
+    let mut options = EmulatorOptions::default();
+    options.state_repos.insert(state_repo(), bare.clone());
+    let emu = Emulator::start(Dataset::from_snapshot(&state.snapshot), options).unwrap();
+    Setup {
+        emu,
+        bare,
+        work,
+        snapshot: state.snapshot,
+        _tmp: tmp,
+    }
+}
+
+impl Setup {
+    fn commitea(&self, dir: &Path, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_commitea"))
+            .args(args)
+            .arg("-s")
+            .arg(dir)
+            .env_remove("COMMITEA_STATE")
+            .env("COMMITEA_SERVER", self.emu.url())
+            .env("COMMITEA_GITEA_TOKEN", TOKEN)
+            .env(TRIALS.0, TRIALS.1)
+            .output()
+            .expect("the binary runs")
+    }
+
+    /// Open issues nothing depends on and that depend on nothing, with a priority label.
+    fn quiet_issues(&self, n: usize) -> Vec<IssueKey> {
+        let s = &self.snapshot;
+        s.issues
+            .iter()
+            .filter(|(k, i)| {
+                i.state == OpenState::Open
+                    && i.depends_on.is_empty()
+                    && i.labels.iter().any(|l| l.starts_with("p/"))
+                    && !s.issues.values().any(|o| o.depends_on.contains(k))
+            })
+            .map(|(k, _)| k.clone())
+            .take(n)
+            .collect()
+    }
+
+    fn issue(&self, key: &IssueKey) -> commitea::domain::Issue {
+        self.emu.with_dataset(|d| d.issue(key).unwrap().clone())
+    }
+
+    /// `path` on the bare repository's branch, if it is there.
+    fn on_branch(&self, branch: &str, path: &str) -> Option<String> {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(&self.bare)
+            .args(["show", &format!("{branch}:{path}")])
+            .output()
+            .unwrap();
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "stdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Calls one tool the way an agent does: over MCP with the official Python SDK (`tests/mcp/call.py`); with
+/// no SDK installed (and COMMITEA_REQUIRE_EXTERNAL unset), through `commitea tool`.
+fn agent_call(setup: &Setup, tool: &str, input: &str) -> Value {
+    let sdk = Command::new("python3")
+        .args(["-c", "import mcp"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !sdk && std::env::var("COMMITEA_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
+        panic!(
+            "the MCP Python SDK is required (COMMITEA_REQUIRE_EXTERNAL=1): pip install 'mcp==2.3.0'"
+        );
+    }
+    let out = if sdk {
+        Command::new("python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/call.py"))
+            .arg(env!("CARGO_BIN_EXE_commitea"))
+            .arg(&setup.work)
+            .arg(tool)
+            .arg(input)
+            .args(["--by", "pat"])
+            .env("COMMITEA_SERVER", setup.emu.url())
+            .env("COMMITEA_GITEA_TOKEN", TOKEN)
+            .env(TRIALS.0, TRIALS.1)
+            .output()
+            .unwrap()
+    } else {
+        eprintln!(
+            "\n!!!!!!!! the MCP Python SDK is missing: calling through `commitea tool` !!!!!!!!\n"
+        );
+        setup.commitea(&setup.work, &["tool", tool, input, "--by", "pat"])
+    };
+    serde_json::from_str(ok(&out).trim()).unwrap()
+}
+
+/// The stand-in for `actions/checkout` act is given: it checks out the state repo from `ACT_STATE_REMOTE`
+/// (a server would be asked for `GITHUB_REPOSITORY`).
+fn checkout_action(dir: &Path) -> PathBuf {
+    let action = dir.join("checkout-action");
+    std::fs::create_dir_all(&action).unwrap();
+    std::fs::write(
+        action.join("action.yml"),
+        r#"name: checkout (local stand-in)
+description: Checks out the state repo from ACT_STATE_REMOTE, as actions/checkout does from the server.
+inputs:
+  fetch-depth:
+    description: ignored (the whole history is fetched)
+    default: "1"
+  persist-credentials:
+    description: ignored
+    default: "true"
+runs:
+  using: composite
+  steps:
+    - shell: bash
+      run: |
+        set -eu
+        git init -q .
+        git remote remove origin 2>/dev/null || true
+        git remote add origin "$ACT_STATE_REMOTE"
+        git fetch -q origin
+        git checkout -q -f -B main origin/main
+        git clean -q -fdx
+"#,
+    )
+    .unwrap();
+    action
+}
+
+/// A stand-in for `actions/cache`: act fetches every action a workflow names before it runs, even a step
+/// whose `if` skips it (the cache step is skipped when a prebuilt binary is given, as here).
+fn cache_action(dir: &Path) -> PathBuf {
+    let action = dir.join("cache-action");
+    std::fs::create_dir_all(&action).unwrap();
+    std::fs::write(
+        action.join("action.yml"),
+        r#"name: cache (local stand-in)
+description: Does nothing.
+inputs:
+  path:
+    description: ignored
+  key:
+    description: ignored
+runs:
+  using: composite
+  steps:
+    - shell: bash
+      run: "true"
+"#,
+    )
+    .unwrap();
+    action
+}
+
+/// Runs the repository's workflow file with act on the host, as a push to main.
+fn act(setup: &Setup, scratch: &Path) -> Output {
+    let runner = scratch.join("runner");
+    let _ = std::fs::remove_dir_all(&runner);
+    git(
+        scratch,
+        &[
+            "clone",
+            "-q",
+            setup.bare.to_str().unwrap(),
+            runner.to_str().unwrap(),
+        ],
+    );
+    let workflow = runner.join(".gitea/workflows/commitea.yml");
+    std::fs::create_dir_all(workflow.parent().unwrap()).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(".gitea/workflows/commitea.yml"),
+        &workflow,
+    )
+    .unwrap();
+    let action = checkout_action(scratch);
+    Command::new("act")
+        .arg("push")
+        .args(["-P", "ubuntu-latest=-self-hosted"])
+        .args(["-W", ".gitea/workflows/commitea.yml"])
+        .arg("--local-repository")
+        .arg(format!("actions/checkout@v5={}", action.display()))
+        .arg("--local-repository")
+        .arg(format!(
+            "actions/cache@v5={}",
+            cache_action(scratch).display()
+        ))
+        .args([
+            "--action-cache-path",
+            scratch.join("act-cache").to_str().unwrap(),
+        ])
+        .arg("--env")
+        .arg(format!("ACT_STATE_REMOTE={}", setup.bare.display()))
+        .arg("--env")
+        .arg(format!("GITHUB_SERVER_URL={}", setup.emu.url()))
+        .arg("--env")
+        .arg(format!("{}={}", TRIALS.0, TRIALS.1))
+        .arg("--var")
+        .arg(format!(
+            "COMMITEA_BINARY_URL=file://{}",
+            env!("CARGO_BIN_EXE_commitea")
+        ))
+        .arg("-s")
+        .arg(format!("COMMITEA_TOKEN={TOKEN}"))
+        .current_dir(&runner)
+        .stdin(Stdio::null())
+        .output()
+        .expect("act runs")
+}
+
+#[test]
+fn the_whole_loop_from_an_agent_to_gitea_through_a_merged_pull_request() {
+    if !crate::support::external("act") || !crate::support::external("git") {
+        return;
+    }
+    let s = setup(&DemoSpec::bundled());
+    let scratch = tempfile::tempdir().unwrap();
+    let [closing, reprioritised] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    let before_labels = s.issue(&reprioritised).labels;
+    assert!(!before_labels.contains(&"p/0".to_owned()));
+
+    // An agent proposes a destructive close and a priority change, approved after seeing the consequence.
+    let input = format!(
+        r#"{{"ops":[{{"op":"close_issue","issue":"{closing}"}},{{"op":"set_priority","issue":"{reprioritised}","priority":"p/0"}}],"approved":true}}"#
+    );
+    let answer = agent_call(&s, "apply_changes", &input);
+    assert_eq!(answer["applied"], 2, "{answer}");
+    assert_eq!(answer["opsFile"], "ops/pending/C-0001.yaml");
+    assert!(s.emu.writes().is_empty(), "nothing reached Gitea yet");
+
+    // `commitea propose` pushes the branch and opens the pull request.
+    let t = Instant::now();
+    let proposed = ok(&s.commitea(&s.work, &["propose"]));
+    eprintln!("propose: {:?}", t.elapsed());
+    assert_eq!(proposed.trim(), "C-0001 pull-request 1 commitea/C-0001");
+    assert!(
+        !s.work.join("ops/pending/C-0001.yaml").exists(),
+        "the proposal left the checkout"
+    );
+    let pulls = s.emu.state_pulls(&state_repo());
+    assert_eq!(pulls.len(), 1);
+    assert!(pulls[0].title.starts_with("C-0001: "), "{}", pulls[0].title);
+    assert!(
+        pulls[0]
+            .body
+            .contains(&format!("close {closing} (destructive)")),
+        "{}",
+        pulls[0].body
+    );
+    assert!(
+        pulls[0].body.contains("**Asked by:** pat"),
+        "{}",
+        pulls[0].body
+    );
+    assert!(
+        s.on_branch("commitea/C-0001", "ops/pending/C-0001.yaml")
+            .is_some()
+    );
+    assert!(s.on_branch("main", "ops/pending/C-0001.yaml").is_none());
+    // A second propose has nothing new to propose.
+    assert_eq!(ok(&s.commitea(&s.work, &["propose"])).trim(), "");
+
+    // A person merges it: the approval.
+    s.emu.merge_pull(&state_repo(), 1, "pat").unwrap();
+    assert!(
+        s.emu
+            .writes()
+            .iter()
+            .all(|w| w.contains("/repos/acme/state/"))
+    );
+
+    // The workflow, run by act as a push to main would run it.
+    let t = Instant::now();
+    let out = act(&s, scratch.path());
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("act, first run: {:?}", t.elapsed());
+    assert!(out.status.success(), "act failed:\n{log}");
+    assert!(!log.contains(TOKEN), "the token reached act's log");
+
+    // Gitea has the change: the issue closed, the priority label replaced within its scope.
+    assert_eq!(s.issue(&closing).state, OpenState::Closed);
+    let labels = s.issue(&reprioritised).labels;
+    assert!(labels.contains(&"p/0".to_owned()), "{labels:?}");
+    assert_eq!(
+        labels.iter().filter(|l| l.starts_with("p/")).count(),
+        1,
+        "{labels:?}"
+    );
+    // Only namespace labels and native fields were touched.
+    for w in s.emu.write_log() {
+        if w.target.contains("/repos/acme/state/") {
+            continue;
+        }
+        let ok_write = match w.method.as_str() {
+            "PATCH" => w
+                .body
+                .as_object()
+                .is_some_and(|o| o.keys().all(|k| k == "state" || k == "milestone")),
+            "POST" | "DELETE" => w.target.contains("/labels"),
+            _ => false,
+        };
+        assert!(ok_write, "an unexpected write: {w:?}");
+    }
+    // The branch records both ops, the pull request and who merged it; the pending file left it.
+    let applied = s
+        .on_branch("main", "ops/applied/C-0001.yaml")
+        .expect("ops/applied/C-0001.yaml on main");
+    assert!(applied.contains("pull_request: 1"), "{applied}");
+    assert!(applied.contains("merged_by: pat"), "{applied}");
+    assert_eq!(applied.matches("result: applied").count(), 2, "{applied}");
+    assert!(s.on_branch("main", "ops/pending/C-0001.yaml").is_none());
+    // The site is on the pages branch.
+    let index = s
+        .on_branch("pages", "index.html")
+        .expect("the site on pages");
+    assert!(index.contains("<html"), "{index}");
+
+    // A second run writes nothing to Gitea.
+    let writes = s.emu.writes().len();
+    let out = act(&s, scratch.path());
+    assert!(
+        out.status.success(),
+        "act, second run: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(
+        s.emu
+            .writes()
+            .iter()
+            .filter(|w| !w.contains("/repos/acme/state/"))
+            .count(),
+        s.emu.writes()[..writes]
+            .iter()
+            .filter(|w| !w.contains("/repos/acme/state/"))
+            .count(),
+        "the second run wrote to Gitea"
+    );
+}
+
+/// Commits an op file straight to the checkout's branch (no pull request) and pushes it.
+fn push_straight(s: &Setup, id: &str, yaml: &str) {
+    let path = s.work.join(format!("ops/pending/{id}.yaml"));
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, yaml).unwrap();
+    git(&s.work, &["add", "ops"]);
+    git(
+        &s.work,
+        &[
+            "-c",
+            "user.name=mallory",
+            "-c",
+            "user.email=m@example.com",
+            "commit",
+            "-q",
+            "-m",
+            "straight to main",
+        ],
+    );
+    git(&s.work, &["push", "-q", "origin", "HEAD:main"]);
+}
+
+fn op_file(id: &str, ops: &str, destructive: bool) -> String {
+    format!(
+        "id: {id}\nsource: apply_changes\ncreated_at: 2026-11-27T17:00:00Z\napproved: true\ndestructive: {destructive}\n\
+         ops:\n{ops}summary: hand-written\nconsequence: []\n"
+    )
+}
+
+#[test]
+fn a_destructive_op_pushed_straight_to_main_with_approved_true_is_refused() {
+    let s = setup(&DemoSpec::scaled(40));
+    let [victim, other] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    push_straight(
+        &s,
+        "C-0001",
+        &op_file(
+            "C-0001",
+            &format!(
+                "- op: close_issue\n  issue: {victim}\n- op: set_priority\n  issue: {other}\n  priority: p/0\n"
+            ),
+            true,
+        ),
+    );
+    let out = s.commitea(&s.work, &["run"]);
+    ok(&out);
+    // The close is refused and said so; the additive op on the same file is applied.
+    assert_eq!(s.issue(&victim).state, OpenState::Open);
+    assert!(s.issue(&other).labels.contains(&"p/0".to_owned()));
+    let applied = std::fs::read_to_string(s.work.join("ops/applied/C-0001.yaml")).unwrap();
+    assert!(applied.contains("result: skipped"), "{applied}");
+    assert!(applied.contains("is no merged pull request"), "{applied}");
+    assert!(!applied.contains("pull_request:"), "{applied}");
+    assert!(
+        !s.emu
+            .writes()
+            .iter()
+            .any(|w| w.starts_with("PATCH") && w.contains(&format!("/issues/{}", victim.number))),
+        "{:?}",
+        s.emu.writes()
+    );
+}
+
+#[test]
+fn a_hand_edited_op_file_touches_nothing_outside_the_namespaces() {
+    let s = setup(&DemoSpec::scaled(40));
+    let [a, b] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    // A label outside the namespaces, and a file with a comment CommiTea does not know: neither reaches Gitea.
+    push_straight(
+        &s,
+        "C-0001",
+        &op_file(
+            "C-0001",
+            &format!(
+                "- op: remove_label\n  issue: {a}\n  label: bug\n- op: create_issue\n  title: Injected\n  labels: [wontfix]\n  repo: {}\n",
+                a.repo
+            ),
+            true,
+        ),
+    );
+    push_straight(
+        &s,
+        "C-0002",
+        &format!(
+            "{}comment: pwned\n",
+            op_file(
+                "C-0002",
+                &format!("- op: set_priority\n  issue: {b}\n  priority: p/0\n"),
+                false
+            )
+        ),
+    );
+    let out = s.commitea(&s.work, &["run"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    ok(&out);
+    assert!(
+        stderr.contains("ops/pending/C-0002.yaml is refused whole"),
+        "{stderr}"
+    );
+    assert!(s.emu.writes().is_empty(), "{:?}", s.emu.writes());
+    let applied = std::fs::read_to_string(s.work.join("ops/applied/C-0001.yaml")).unwrap();
+    assert_eq!(applied.matches("outside CommiTea").count(), 2, "{applied}");
+    // The refused file stays where it is, for a person to see.
+    assert!(s.work.join("ops/pending/C-0002.yaml").exists());
+}
+
+#[test]
+fn killed_after_each_op_of_a_twenty_op_file_every_op_is_applied_exactly_once() {
+    let s = setup(&DemoSpec::scaled(60));
+    let issues = s.quiet_issues(12);
+    assert!(issues.len() >= 12, "{}", issues.len());
+    let milestone = s.snapshot.milestones[&issues[0].repo][0].id;
+    let mut ops = String::new();
+    for k in &issues[..8] {
+        ops.push_str(&format!(
+            "- op: set_priority\n  issue: {k}\n  priority: p/0\n"
+        ));
+    }
+    for k in &issues[8..12] {
+        ops.push_str(&format!(
+            "- op: set_estimate\n  issue: {k}\n  estimate: est/2w\n"
+        ));
+    }
+    let same_repo: Vec<&IssueKey> = issues.iter().filter(|k| k.repo == issues[0].repo).collect();
+    for k in same_repo.iter().take(4) {
+        ops.push_str(&format!(
+            "- op: set_milestone\n  issue: {k}\n  milestone: {milestone}\n"
+        ));
+    }
+    ops.push_str(&format!(
+        "- op: add_dep\n  issue: {}\n  dependsOn: {}\n",
+        same_repo[0], same_repo[1]
+    ));
+    ops.push_str(&format!(
+        "- op: add_dep\n  issue: {}\n  dependsOn: {}\n",
+        same_repo[2], same_repo[3]
+    ));
+    for n in 0..2 {
+        ops.push_str(&format!(
+            "- op: create_issue\n  title: Captured task {n}\n  labels: [est/1d]\n  repo: {}\n",
+            issues[0].repo
+        ));
+    }
+    let count = ops.matches("- op:").count();
+    assert_eq!(count, 20);
+    // Merged through a pull request, as a proposal is.
+    let repo = commitea::state::git::open_or_init(&s.work).unwrap();
+    let base = commitea::state::git::head(&repo).unwrap();
+    let sig = commitea::state::git::Signature {
+        name: "pat".into(),
+        email: "pat@example.com".into(),
+        time: chrono::Utc::now(),
+    };
+    let file = op_file("C-0001", &ops, false);
+    let commit = commitea::state::git::commit_onto(
+        &repo,
+        base,
+        &[("ops/pending/C-0001.yaml".into(), Some(file.into_bytes()))],
+        "propose\n",
+        &sig,
+    )
+    .unwrap();
+    git(
+        &s.work,
+        &[
+            "push",
+            "-q",
+            "origin",
+            &format!("{commit}:refs/heads/commitea/C-0001"),
+        ],
+    );
+    // The binary installs its TLS provider when it builds a client; a test's own client must too.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let pr: Value = reqwest::blocking::Client::new()
+        .post(format!("{}/api/v1/repos/acme/state/pulls", s.emu.url()))
+        .header("Authorization", format!("token {TOKEN}"))
+        .json(&serde_json::json!({"title": "C-0001", "body": "", "head": "commitea/C-0001", "base": "main"}))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    s.emu
+        .merge_pull(&state_repo(), pr["number"].as_u64().unwrap(), "pat")
+        .unwrap();
+    git(&s.work, &["pull", "-q", "origin", "main"]);
+    let issue_writes = |emu: &Emulator| -> Vec<String> {
+        emu.writes()
+            .into_iter()
+            .filter(|w| !w.contains("/repos/acme/state/"))
+            .collect()
+    };
+
+    // Kill the run after the k-th write, for every k; then let the next run finish.
+    let mut k = 1;
+    let mut kills = 0;
+    loop {
+        let done = issue_writes(&s.emu).len();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_commitea"))
+            .args(["run", "-s"])
+            .arg(&s.work)
+            .env("COMMITEA_SERVER", s.emu.url())
+            .env("COMMITEA_GITEA_TOKEN", TOKEN)
+            .env(TRIALS.0, TRIALS.1)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        let killed = loop {
+            if issue_writes(&s.emu).len() > done {
+                let _ = child.kill();
+                break true;
+            }
+            if child.try_wait().unwrap().is_some() || started.elapsed() > Duration::from_secs(60) {
+                break false;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        let _ = child.wait();
+        if !killed {
+            break;
+        }
+        kills += 1;
+        k += 1;
+        assert!(k < 100, "the runs never finish");
+    }
+    eprintln!("{kills} runs killed after a write, then one ran through");
+    assert!(kills >= 15, "only {kills} kill points");
+    // Every op done exactly once.
+    let writes = issue_writes(&s.emu);
+    for (i, key) in issues[..12].iter().enumerate() {
+        let n = key.number;
+        let wanted = if i < 8 { "p/0" } else { "est/2w" };
+        let label_adds = writes
+            .iter()
+            .filter(|w| {
+                w.starts_with("POST")
+                    && w.contains(&format!("/repos/{}/issues/{n}/labels", key.repo))
+            })
+            .count();
+        // An issue that already carries the label needs no write at all.
+        let expected = usize::from(!s.snapshot.issues[key].labels.iter().any(|l| l == wanted));
+        assert_eq!(label_adds, expected, "{key}: {writes:#?}");
+    }
+    let created = writes
+        .iter()
+        .filter(|w| w.starts_with("POST") && w.ends_with("/issues"))
+        .count();
+    assert_eq!(created, 2, "{writes:#?}");
+    let deps = writes
+        .iter()
+        .filter(|w| w.contains("/dependencies"))
+        .count();
+    assert_eq!(deps, 2, "{writes:#?}");
+    let moves = writes.iter().filter(|w| w.starts_with("PATCH")).count();
+    assert_eq!(
+        moves,
+        same_repo
+            .iter()
+            .take(4)
+            .filter(|k| s.snapshot.issues[k].milestone != Some(milestone))
+            .count()
+    );
+    let applied = std::fs::read_to_string(s.work.join("ops/applied/C-0001.yaml")).unwrap();
+    assert_eq!(applied.matches("result:").count(), 20, "{applied}");
+    assert!(!applied.contains("result: failed"), "{applied}");
+}
+
+#[test]
+fn a_thousand_random_op_files_touch_only_namespace_labels_and_native_fields() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+
+    let s = setup(&DemoSpec::scaled(40));
+    let keys: Vec<String> = s.snapshot.issues.keys().map(ToString::to_string).collect();
+    let repo = s.snapshot.issues.keys().next().unwrap().repo.clone();
+    let label = prop_oneof![
+        Just("p/0".to_owned()),
+        Just("est/2d".to_owned()),
+        Just("deadline/hard".to_owned()),
+        Just("bug".to_owned()),
+        Just("p/9".to_owned()),
+        Just("est/3x".to_owned()),
+        Just("estimate".to_owned()),
+        "[a-z/]{1,10}",
+    ];
+    let issue = proptest::sample::select(keys);
+    let op = prop_oneof![
+        (issue.clone(), label.clone())
+            .prop_map(|(i, l)| format!("- op: set_priority\n  issue: {i}\n  priority: {l}\n")),
+        (issue.clone(), label.clone())
+            .prop_map(|(i, l)| format!("- op: set_estimate\n  issue: {i}\n  estimate: {l}\n")),
+        (issue.clone(), label.clone())
+            .prop_map(|(i, l)| format!("- op: remove_label\n  issue: {i}\n  label: {l}\n")),
+        (issue.clone(), 0u64..8)
+            .prop_map(|(i, m)| format!("- op: set_milestone\n  issue: {i}\n  milestone: {m}\n")),
+        (issue.clone(), issue.clone())
+            .prop_map(|(i, d)| format!("- op: add_dep\n  issue: {i}\n  dependsOn: {d}\n")),
+        issue
+            .clone()
+            .prop_map(|i| format!("- op: close_issue\n  issue: {i}\n")),
+        (label.clone(), "[A-Za-z ]{1,20}").prop_map(move |(l, t)| format!(
+            "- op: create_issue\n  title: {t}\n  labels: [{l}]\n  repo: {repo}\n"
+        )),
+        (0u64..8, any::<bool>())
+            .prop_map(|(m, h)| format!("- op: set_deadline_hard\n  milestone: {m}\n  hard: {h}\n")),
+        // Hostile: a field the format does not have (a comment, a title change).
+        issue.prop_map(|i| format!(
+            "- op: close_issue\n  issue: {i}\n  comment: bye\n  title: renamed\n"
+        )),
+    ];
+    let file = proptest::collection::vec(op, 1..5);
+    let mut runner = TestRunner::new(Config {
+        cases: 1_000,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let client =
+        commitea::gitea::client::Client::new(&s.emu.url(), Some(TOKEN.into()), Default::default())
+            .unwrap();
+    let approvals = AlwaysApproved;
+    let files = std::cell::Cell::new(0usize);
+    let refused = std::cell::Cell::new(0usize);
+    runner
+        .run(&file, |ops| {
+            files.set(files.get() + 1);
+            let text = op_file("C-0001", &ops.concat(), true);
+            let parsed = commitea::ops::OpFile::parse(&text, Path::new("ops/pending/C-0001.yaml"))
+                .map_err(|e| e.to_string());
+            if parsed.is_err() {
+                refused.set(refused.get() + 1);
+            }
+            let pending = vec![commitea::apply::PendingOnBranch {
+                path: "ops/pending/C-0001.yaml".into(),
+                file: parsed,
+                commit: "0".repeat(40),
+                committed_at: chrono::Utc::now(),
+            }];
+            let snapshot = s.emu.with_dataset(|d| dataset_snapshot(d, &s.snapshot));
+            commitea::apply::apply_pending(
+                &client,
+                &approvals,
+                &snapshot,
+                &pending,
+                chrono::Utc::now(),
+            )
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            Ok(())
+        })
+        .unwrap();
+    // The request log: only namespace labels and native fields, whatever the files said.
+    let mut other = Vec::new();
+    let own = |name: &str| commitea::domain::in_own_namespace(name);
+    let label_names = |body: &Value| -> Vec<String> {
+        body["labels"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let writes = s.emu.write_log();
+    for w in &writes {
+        let path = w.target.split('?').next().unwrap_or("");
+        let segs: Vec<&str> = path.trim_start_matches("/api/v1/").split('/').collect();
+        let fine = match (w.method.as_str(), segs.as_slice()) {
+            ("POST", ["repos", _, _, "labels"]) => w.body["name"].as_str().is_some_and(own),
+            ("POST", ["repos", _, _, "issues", _, "labels"]) => true, // by id: of labels CommiTea checked
+            ("DELETE", ["repos", _, _, "issues", _, "labels", _]) => true,
+            ("PATCH", ["repos", _, _, "issues", _]) => w
+                .body
+                .as_object()
+                .is_some_and(|o| o.keys().all(|k| k == "state" || k == "milestone")),
+            ("PATCH", ["repos", _, _, "milestones", _]) => w
+                .body
+                .as_object()
+                .is_some_and(|o| o.keys().all(|k| k == "due_on" || k == "description")),
+            ("POST" | "DELETE", ["repos", _, _, "issues", _, "dependencies"]) => true,
+            ("POST", ["repos", _, _, "issues"]) => {
+                label_names(&w.body).is_empty()
+                    || w.body["labels"]
+                        .as_array()
+                        .is_some_and(|a| a.iter().all(Value::is_u64))
+            }
+            _ => false,
+        };
+        if !fine {
+            other.push(w.clone());
+        }
+    }
+    // Labels added by id must be labels with a namespace name.
+    let labels: Vec<(u64, String)> = s.emu.with_dataset(|d| {
+        d.repositories()
+            .iter()
+            .flat_map(|r| {
+                d.labels(r)
+                    .iter()
+                    .map(|l| (l.id, l.name.clone()))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    });
+    for w in &writes {
+        if w.method == "POST" && (w.target.ends_with("/labels") || w.target.ends_with("/issues")) {
+            for id in w.body["labels"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_u64)
+            {
+                let name = &labels.iter().find(|(i, _)| *i == id).unwrap().1;
+                assert!(own(name), "label {name} added: {w:?}");
+            }
+        }
+    }
+    let (files, refused) = (files.get(), refused.get());
+    eprintln!(
+        "{files} op files ({refused} refused whole), {} writes, {} outside namespace labels and native fields",
+        writes.len(),
+        other.len()
+    );
+    assert_eq!(files, 1_000);
+    assert!(
+        refused > 50 && writes.len() > 500,
+        "{refused} refused, {} writes",
+        writes.len()
+    );
+    assert!(other.is_empty(), "{other:#?}");
+}
+
+/// Every commit counts as a merged pull request: the zero-pollution check must hold even for approved ops.
+struct AlwaysApproved;
+
+impl commitea::apply::Approvals for AlwaysApproved {
+    fn merged_pull(
+        &self,
+        _commit: &str,
+    ) -> Result<Option<commitea::apply::Approval>, commitea::gitea::client::ClientError> {
+        Ok(Some(commitea::apply::Approval {
+            number: 1,
+            merged_by: Some("pat".into()),
+        }))
+    }
+}
+
+/// The emulator's data as a snapshot (what a sync would read), on the original's meta.
+fn dataset_snapshot(
+    d: &Dataset,
+    original: &commitea::state::Snapshot,
+) -> commitea::state::Snapshot {
+    let mut s = original.clone();
+    s.issues.clear();
+    s.labels.clear();
+    s.milestones.clear();
+    for r in d.repositories() {
+        for i in d.issues(&r) {
+            s.issues.insert(r.issue(i.number), i.clone());
+        }
+        s.labels.insert(r.clone(), d.labels(&r).to_vec());
+        s.milestones.insert(r.clone(), d.milestones(&r).to_vec());
+    }
+    s
+}
+
+#[test]
+fn init_against_the_server_makes_a_site_in_one_command() {
+    let s = setup(&DemoSpec::bundled());
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("new-state");
+    let t = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .arg("init")
+        .arg(&dir)
+        .args(["--server", &s.emu.url()])
+        .args([
+            "--repo",
+            "acme/api",
+            "--repo",
+            "acme/web",
+            "--repo",
+            "acme/mobile",
+        ])
+        .args(["--state-repo", "acme/state"])
+        .env("COMMITEA_GITEA_TOKEN", TOKEN)
+        .env(TRIALS.0, TRIALS.1)
+        .env_remove("COMMITEA_SERVER")
+        .output()
+        .unwrap();
+    let took = t.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let index = ok(&out);
+    eprintln!("init: a site in {took:?}");
+    assert!(Path::new(index.trim()).exists(), "{index}");
+    let config = std::fs::read_to_string(dir.join("commitea.yaml")).unwrap();
+    assert!(config.contains("# to confirm"), "{config}");
+    assert!(config.contains("state_repository: acme/state"), "{config}");
+    // The demo's team is found from who is assigned and who closed issues.
+    for person in ["amara", "chen"] {
+        assert!(
+            config.contains(&format!("- name: {person}")),
+            "{person}: {config}"
+        );
+    }
+    assert!(dir.join(".gitea/workflows/commitea.yml").exists());
+    assert!(dir.join("pm-state.md").exists());
+    assert!(stderr.contains("COMMITEA_TOKEN"), "{stderr}");
+    assert!(!stderr.contains("goes to the team"), "{stderr}");
+    assert_eq!(
+        git(&dir, &["status", "--porcelain"]),
+        "",
+        "everything committed"
+    );
+}
+
+#[test]
+fn the_workflow_file_is_valid_under_actionlint() {
+    if !crate::support::external("actionlint") {
+        return;
+    }
+    let out = Command::new("actionlint")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join(".gitea/workflows/commitea.yml"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
