@@ -515,15 +515,28 @@ pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
     let base_ledger = ledger_at(&repo, base)?;
     let snapshot = Snapshot::load(cx.layout)?;
     let mut updated = 0;
+    // Asked once: a closed proposal's branch is deleted only while it is still there.
+    let live = cx.remote.branches(BRANCH_PREFIX)?;
     for pr in proposal_pulls(cx, "all")? {
         let Some(head) = pr.head.as_ref().map(|h| h.name.clone()) else {
             continue;
         };
         if pr.state == "closed" {
-            if !pr.merged {
+            if !pr.merged && live.contains(&head) {
                 // Closed without merging: nothing of it stays.
-                let _ = cx.remote.delete_branch(&head);
+                cx.remote.delete_branch(&head)?;
+                tracing::info!(
+                    "{head}: its pull request #{} was closed without merging; branch deleted",
+                    pr.number
+                );
             }
+            continue;
+        }
+        if !live.contains(&head) {
+            tracing::warn!(
+                "pull request #{} is open but its branch {head} is gone: left as it is",
+                pr.number
+            );
             continue;
         }
         cx.remote.fetch(&head)?;

@@ -148,6 +148,21 @@ impl Remote {
         .map(|_| ())
     }
 
+    /// The remote's branches under `prefix` (e.g. `commitea/`), asked of the remote now.
+    pub fn branches(&self, prefix: &str) -> Result<Vec<String>, RemoteError> {
+        let pattern = format!("refs/heads/{prefix}*");
+        let out = self.run(
+            &format!("ls-remote {}", self.name),
+            &["ls-remote", "--heads", &self.name, &pattern],
+        )?;
+        Ok(out
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(1))
+            .filter_map(|r| r.strip_prefix("refs/heads/"))
+            .map(str::to_owned)
+            .collect())
+    }
+
     /// The commit the remote's `branch` points at, as last fetched.
     pub fn tracking(&self, branch: &str) -> Option<String> {
         self.run(

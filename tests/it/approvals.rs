@@ -958,3 +958,185 @@ fn the_workflow_file_is_valid_under_actionlint() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Pull requests on the state repo, straight from the emulator's API (as a person's browser would).
+fn close_pull(s: &Setup, number: u64) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let status = reqwest::blocking::Client::new()
+        .patch(format!(
+            "{}/api/v1/repos/acme/state/pulls/{number}",
+            s.emu.url()
+        ))
+        .header("Authorization", format!("token {TOKEN}"))
+        .json(&serde_json::json!({"state": "closed"}))
+        .send()
+        .unwrap()
+        .status();
+    assert!(status.is_success(), "closing #{number}: {status}");
+}
+
+/// The branches of the bare state repository.
+fn remote_branches(s: &Setup) -> Vec<String> {
+    git(
+        &s.bare,
+        &["for-each-ref", "--format=%(refname:short)", "refs/heads"],
+    )
+    .lines()
+    .map(str::to_owned)
+    .collect()
+}
+
+#[test]
+fn open_proposals_follow_the_world_and_a_closed_one_leaves_nothing() {
+    let s = setup(&DemoSpec::scaled(60));
+    let milestoned: Vec<IssueKey> = s
+        .quiet_issues(40)
+        .into_iter()
+        .filter(|k| s.snapshot.issues[k].milestone.is_some())
+        .collect();
+    let [kept, dropped] = <[IssueKey; 2]>::try_from(milestoned[..2].to_vec()).unwrap();
+    for key in [&kept, &dropped] {
+        let input =
+            format!(r#"{{"ops":[{{"op":"close_issue","issue":"{key}"}}],"approved":true}}"#);
+        ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
+    }
+    let proposed = ok(&s.commitea(&s.work, &["propose"]));
+    assert_eq!(proposed.lines().count(), 2, "{proposed}");
+    let body_before = s.emu.state_pulls(&state_repo())[0].body.clone();
+
+    // The world moves: every other open issue of the kept proposal's milestone grows to two weeks.
+    let milestone = s.snapshot.issues[&kept].milestone;
+    let grown: Vec<IssueKey> = s
+        .snapshot
+        .issues
+        .iter()
+        .filter(|(k, i)| **k != kept && i.milestone == milestone && i.state == OpenState::Open)
+        .map(|(k, _)| k.clone())
+        .collect();
+    assert!(!grown.is_empty());
+    s.emu.with_dataset(|d| {
+        for k in &grown {
+            d.update_issue(k, |i| {
+                i.labels.retain(|l| !l.starts_with("est/"));
+                i.labels.push("est/2w".into());
+            });
+        }
+    });
+    // And a person closes the other proposal without merging it.
+    close_pull(&s, 2);
+
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    ok(&out);
+    let pulls = s.emu.state_pulls(&state_repo());
+    assert_ne!(
+        pulls[0].body, body_before,
+        "the open proposal's consequence was not recomputed"
+    );
+    assert!(stderr.contains("updated 1 open proposals"), "{stderr}");
+    // Rebuilt on the new tip of main, so it stays mergeable.
+    let main = git(&s.bare, &["rev-parse", "main"]);
+    git(
+        &s.bare,
+        &["merge-base", "--is-ancestor", &main, "commitea/C-0001"],
+    );
+    // The closed one left nothing: no branch, no write to Gitea, the issue still open.
+    let branches = remote_branches(&s);
+    assert!(
+        branches.contains(&"commitea/C-0001".to_owned()),
+        "{branches:?}"
+    );
+    assert!(
+        !branches.contains(&"commitea/C-0002".to_owned()),
+        "{branches:?}"
+    );
+    assert_eq!(s.issue(&dropped).state, OpenState::Open);
+    assert_eq!(
+        s.issue(&kept).state,
+        OpenState::Open,
+        "not merged, not applied"
+    );
+    assert!(
+        s.emu
+            .writes()
+            .iter()
+            .all(|w| w.contains("/repos/acme/state/")),
+        "{:?}",
+        s.emu.writes()
+    );
+    // A second run finds nothing to update and nothing to delete.
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    ok(&out);
+    assert!(!stderr.contains("open proposals"), "{stderr}");
+    assert!(!stderr.contains("branch deleted"), "{stderr}");
+}
+
+#[test]
+fn a_merge_while_the_run_runs_makes_it_run_again_on_the_new_head() {
+    let s = setup(&DemoSpec::scaled(60));
+    let [key] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
+    push_straight(
+        &s,
+        "C-0001",
+        &op_file(
+            "C-0001",
+            &format!("- op: set_priority\n  issue: {key}\n  priority: p/0\n"),
+            false,
+        ),
+    );
+    // Someone else moves main after the job checked it out: the job's push cannot be a fast-forward.
+    let other = s._tmp.path().join("other");
+    git(
+        s._tmp.path(),
+        &[
+            "clone",
+            "-q",
+            s.bare.to_str().unwrap(),
+            other.to_str().unwrap(),
+        ],
+    );
+    std::fs::write(other.join("NOTES.md"), "merged meanwhile\n").unwrap();
+    git(&other, &["add", "NOTES.md"]);
+    git(
+        &other,
+        &[
+            "-c",
+            "user.name=pat",
+            "-c",
+            "user.email=p@example.com",
+            "commit",
+            "-q",
+            "-m",
+            "notes",
+        ],
+    );
+    git(&other, &["push", "-q", "origin", "HEAD:main"]);
+
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    ok(&out);
+    assert!(
+        stderr.contains("running again on the new head (1 of 3)"),
+        "{stderr}"
+    );
+    // Both survive on main: the other commit, and the run's record of what it applied (applied, not
+    // "already so": the second attempt keeps what the first one did).
+    assert_eq!(
+        s.on_branch("main", "NOTES.md").as_deref(),
+        Some("merged meanwhile\n")
+    );
+    let applied = s
+        .on_branch("main", "ops/applied/C-0001.yaml")
+        .expect("the apply record on main");
+    assert!(applied.contains("result: applied"), "{applied}");
+    assert!(s.on_branch("main", "ops/pending/C-0001.yaml").is_none());
+    git(&s.bare, &["merge-base", "--is-ancestor", "main~1", "main"]);
+    let label_writes = s
+        .emu
+        .writes()
+        .iter()
+        .filter(|w| w.starts_with("POST") && w.contains(&format!("/issues/{}/labels", key.number)))
+        .count();
+    assert_eq!(label_writes, 1, "{:?}", s.emu.writes());
+}

@@ -314,3 +314,54 @@ fn ledger_problems_reach_the_run_summary_and_the_directives_page() {
         text(dir.path(), "public/directives.html")
     );
 }
+
+#[test]
+fn a_missing_or_partial_team_is_said_once_with_the_people_to_add() {
+    let dir = state_from_fixture("small");
+    let config_path = dir.path().join("commitea.yaml");
+    let config = std::fs::read_to_string(&config_path).unwrap();
+    let (head, rest) = config.split_once("team:\n").unwrap();
+    let (team, tail) = rest.split_once("calendar:\n").unwrap();
+
+    // No team at all: one warning, naming whom the open work is assigned to.
+    std::fs::write(&config_path, format!("{head}team: []\ncalendar:\n{tail}")).unwrap();
+    let summary = pipeline::run(&options(dir.path())).unwrap();
+    let about_team: Vec<&String> = summary
+        .warnings
+        .iter()
+        .filter(|w| w.contains("team"))
+        .collect();
+    assert_eq!(about_team.len(), 1, "{:?}", summary.warnings);
+    assert!(
+        about_team[0].contains("the team in commitea.yaml is empty"),
+        "{about_team:?}"
+    );
+    assert!(
+        about_team[0].contains("ann") && about_team[0].contains("bo"),
+        "{about_team:?}"
+    );
+
+    // Only the first person: one warning, naming the other.
+    let first = team
+        .split_inclusive('\n')
+        .skip(1)
+        .take_while(|l| !l.trim_start().starts_with("- name:"))
+        .collect::<String>();
+    let ann = format!("{}{first}", team.lines().next().unwrap().to_owned() + "\n");
+    std::fs::write(&config_path, format!("{head}team:\n{ann}calendar:\n{tail}")).unwrap();
+    let summary = pipeline::run(&options(dir.path())).unwrap();
+    let about_team: Vec<&String> = summary
+        .warnings
+        .iter()
+        .filter(|w| w.contains("team"))
+        .collect();
+    assert_eq!(about_team.len(), 1, "{:?}", summary.warnings);
+    assert!(
+        about_team[0].starts_with("bo has open work assigned"),
+        "{about_team:?}"
+    );
+    assert!(
+        about_team[0].contains("add them under `team:`"),
+        "{about_team:?}"
+    );
+}
