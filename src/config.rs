@@ -274,13 +274,18 @@ impl Default for LifecycleConfig {
 pub struct ForecastConfig {
     /// Monte Carlo trials.
     pub trials: Trials,
-    /// The random seed; none derives it from the state's content.
+    /// The random seed; none is a fixed default. It is not derived from the state: two forecasts of states
+    /// that differ in one issue must draw the same numbers for the others.
     pub seed: Option<u64>,
     /// How far ahead to forecast, in calendar days; later is reported as "beyond the horizon".
     pub horizon_days: HorizonDays,
     /// The window of the abandonment model: an open issue's chance of being done at all is its chance of
     /// being closed within this many days (work not done within it is treated as work that may never be).
     pub abandonment_days: HorizonDays,
+    /// Unassigned work stays with the person the last committed forecast planned it for (unless they left
+    /// the team or may no longer take it), so a run does not reshuffle the plan. `false` plans every run
+    /// afresh (whoever would finish first).
+    pub keep_planned_people: bool,
 }
 
 impl Default for ForecastConfig {
@@ -290,6 +295,7 @@ impl Default for ForecastConfig {
             seed: None,
             horizon_days: HorizonDays(730),
             abandonment_days: HorizonDays(365),
+            keep_planned_people: true,
         }
     }
 }

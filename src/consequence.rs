@@ -458,18 +458,34 @@ fn summary(milestones: &[MilestoneChange], issues: &[IssueChange], year: i32) ->
 }
 
 /// The consequence of changing the state from `before` to `after` (each a snapshot and the ledger's text):
-/// both replayed as of `now` and forecast with the same settings and seed, then diffed. The one way every
-/// proposal — a tool call, a directive, a pull request kept current — gets its consequence.
+/// both replayed as of `now`, forecast with [`compare`], then diffed. The one way every proposal — a tool
+/// call, a directive, a pull request kept current — gets its consequence.
 pub fn of_change(
     config: &crate::config::Config,
     before: (&crate::state::Snapshot, Option<&str>),
     after: (&crate::state::Snapshot, Option<&str>),
     now: chrono::DateTime<chrono::Utc>,
+    planned_for: &BTreeMap<IssueKey, String>,
 ) -> (Consequence, Plan, Plan) {
     let before_plan = crate::ledger::replay(before.0, config, before.1, now).into_plan();
     let after_plan = crate::ledger::replay(after.0, config, after.1, now).into_plan();
-    let settings = crate::forecast::Settings::from_config(config, &before_plan);
+    compare(config, before_plan, after_plan, planned_for)
+}
+
+/// Forecasts two plans as twins and diffs them: the same settings and seed (so every issue draws the same
+/// random numbers in both), and the same people for unassigned work — `planned_for` (the committed
+/// forecast's) in the plan before, and whoever the forecast before planned in the plan after, so that
+/// only what the change forces moves. The plans are returned with those people set.
+pub fn compare(
+    config: &crate::config::Config,
+    mut before_plan: Plan,
+    mut after_plan: Plan,
+    planned_for: &BTreeMap<IssueKey, String>,
+) -> (Consequence, Plan, Plan) {
+    let settings = crate::forecast::Settings::from_config(config);
+    before_plan.planned_for = planned_for.clone();
     let b = crate::forecast::run(&before_plan, &settings);
+    after_plan.planned_for = crate::forecast::planned_people(&b);
     let a = crate::forecast::run(&after_plan, &settings);
     let c = diff(&b, &a, &before_plan, &after_plan);
     (c, before_plan, after_plan)

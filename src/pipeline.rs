@@ -213,8 +213,9 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     } else {
         crate::ledger::read(&layout.ledger())?
     };
-    let plan = crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now).into_plan();
-    let settings = Settings::from_config(&config, &plan);
+    let mut plan = crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now).into_plan();
+    plan.planned_for = committed_people(&layout, &config);
+    let settings = Settings::from_config(&config);
     let t = Instant::now();
     let report = forecast::run(&plan, &settings);
     tracing::info!(
@@ -344,6 +345,44 @@ fn apply_stage(
     }
     tracing::info!("apply: {} op files in {:.0?}", applied.len(), t.elapsed());
     Ok((applied, wrote))
+}
+
+/// The committed forecast: `forecast/forecast.json` at the state repo's HEAD, if there is a readable one.
+/// Read from git, not the working tree, so a `plan` that only writes files does not change what the
+/// next forecast keeps.
+pub(crate) fn committed_forecast(layout: &Layout) -> Option<forecast::ForecastReport> {
+    let repo = gix::open(layout.root()).ok()?;
+    let head = git::head(&repo)?;
+    let bytes = match git::read_at(&repo, head, crate::state::FORECAST_FILE) {
+        Ok(b) => b?,
+        Err(e) => {
+            tracing::warn!("the committed forecast is not readable; planning from scratch: {e}");
+            return None;
+        }
+    };
+    match serde_json::from_slice(&bytes) {
+        Ok(r) => Some(r),
+        Err(e) => {
+            tracing::warn!(
+                "{} at {head} is not readable; planning from scratch: {e}",
+                crate::state::FORECAST_FILE
+            );
+            None
+        }
+    }
+}
+
+/// Who the committed forecast planned unassigned work for, unless `forecast.keep_planned_people` is off.
+pub(crate) fn committed_people(
+    layout: &Layout,
+    config: &Config,
+) -> std::collections::BTreeMap<crate::domain::IssueKey, String> {
+    if !config.forecast.keep_planned_people {
+        return Default::default();
+    }
+    committed_forecast(layout)
+        .map(|r| forecast::planned_people(&r))
+        .unwrap_or_default()
 }
 
 /// The last backtest report, if the state has one; an unreadable one is reported and left out.

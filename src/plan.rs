@@ -3,6 +3,8 @@
 //! The replay stage ([`crate::ledger`]) builds a [`Plan`]; the forecast stage reads nothing else. Each
 //! value that a directive overrides keeps its provenance so the issue view can say where it came from.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
 
@@ -183,6 +185,10 @@ pub struct Plan {
     pub workday_hours: f64,
     /// The abandonment model's window in days (`forecast.abandonment_days`).
     pub abandonment_days: u32,
+    /// Who the last committed forecast planned each unassigned open issue for: the forecast keeps that
+    /// person unless they left the team or may no longer take it, so plans do not reshuffle between runs
+    /// (`forecast.keep_planned_people`). Empty for a first forecast.
+    pub planned_for: BTreeMap<IssueKey, String>,
     /// Problems found while building the plan (bad labels …) and replaying the ledger, for the run summary.
     pub warnings: Vec<Problem>,
 }
@@ -362,6 +368,7 @@ impl Plan {
             team_calendar,
             workday_hours: wd,
             abandonment_days: config.forecast.abandonment_days.0,
+            planned_for: BTreeMap::new(),
             warnings,
         }
     }

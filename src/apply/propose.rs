@@ -386,6 +386,7 @@ pub fn consequence(
     ledger: &str,
     p: &Proposal,
     now: DateTime<Utc>,
+    planned_for: &std::collections::BTreeMap<crate::domain::IssueKey, String>,
 ) -> Consequence {
     let after_snapshot = match &p.file {
         Some(f) => {
@@ -403,6 +404,7 @@ pub fn consequence(
         (snapshot, Some(ledger)),
         (&after_snapshot, Some(&after_ledger)),
         now,
+        planned_for,
     )
     .0
 }
@@ -414,7 +416,14 @@ fn pull_text(
     base_ledger: &str,
 ) -> Result<(String, String), ProposeError> {
     let snapshot = Snapshot::load(cx.layout)?;
-    let c = consequence(cx.config, &snapshot, base_ledger, p, cx.now);
+    let c = consequence(
+        cx.config,
+        &snapshot,
+        base_ledger,
+        p,
+        cx.now,
+        &crate::pipeline::committed_people(cx.layout, cx.config),
+    );
     Ok((format!("{}: {}", p.id, c.summary), body(p, &c)))
 }
 
@@ -517,6 +526,7 @@ pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
     let mut updated = 0;
     // Asked once: a closed proposal's branch is deleted only while it is still there.
     let live = cx.remote.branches(BRANCH_PREFIX)?;
+    let planned_for = crate::pipeline::committed_people(cx.layout, cx.config);
     for pr in proposal_pulls(cx, "all")? {
         let Some(head) = pr.head.as_ref().map(|h| h.name.clone()) else {
             continue;
@@ -578,7 +588,7 @@ pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
             )?;
             cx.remote.push(&commit.to_string(), &head, true)?;
         }
-        let c = consequence(cx.config, &snapshot, &base_ledger, &p, cx.now);
+        let c = consequence(cx.config, &snapshot, &base_ledger, &p, cx.now, &planned_for);
         let title = format!("{id}: {}", c.summary);
         let body = body(&p, &c);
         if pr.body != body || pr.title != title {

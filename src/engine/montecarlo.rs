@@ -1,12 +1,13 @@
 //! The Monte Carlo simulation: sample every task's effort, reschedule, and count when things end.
 //!
-//! Each trial draws from its own RNG stream (seeded from the run's seed and the trial's number), and the
-//! per-day counts are integers added in any order, so the result is the same on 1 thread or 16. The
+//! Every random number belongs to one task in one trial: it is a hash of the run's seed, the trial's
+//! number and the task's name, not the next number of a stream the tasks share. So two forecasts of
+//! states that differ in one issue draw the same numbers for every other issue (common random numbers):
+//! what moves between them moves because of the change, not because the draws shifted. The per-day counts
+//! are integers added in any order, so the result is the same on 1 thread or 16. The
 //! percentiles are exact for the trial set at day resolution: every end is counted in a per-day histogram,
 //! which needs memory for days × tasks, not for trials.
 
-use rand::rngs::Xoshiro256PlusPlus;
-use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 
 use super::calendar::{Calendar, DayIndex, end_day};
@@ -109,6 +110,13 @@ fn sorted_quantile(values: &[f64], u: f64) -> f64 {
 /// A uniform number in [0, 1) from 64 random bits.
 fn unit(bits: u64) -> f64 {
     (bits >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// The two random words of one task in one trial: its fate draw and its effort draw.
+#[inline]
+fn task_draws(trial_key: u64, task: u64) -> (u64, u64) {
+    let a = mix(trial_key, task);
+    (a, mix(a, 0x6a09_e667_f3bc_c909))
 }
 
 fn mix(seed: u64, trial: u64) -> u64 {
@@ -231,6 +239,8 @@ struct Draw {
 /// The prepared project laid out in scheduling order, so a trial walks flat arrays front to back.
 struct Compiled {
     task: Vec<u32>,
+    /// Per position: the task's identity in the random numbers (`Prepared::ids`).
+    id: Vec<u64>,
     person: Vec<u32>,
     draw: Vec<Draw>,
     dep_start: Vec<u32>,
@@ -297,6 +307,7 @@ impl Compiled {
         dep_start.push(dep_pos.len() as u32);
         Self {
             task: prep.order.clone(),
+            id: prep.order.iter().map(|&i| prep.ids[i as usize]).collect(),
             person: prep.order.iter().map(|&i| assign[i as usize]).collect(),
             draw,
             dep_start,
@@ -321,7 +332,7 @@ impl Compiled {
     fn trial(
         &self,
         cals: &[Calendar],
-        rng: &mut Xoshiro256PlusPlus,
+        trial_key: u64,
         lanes: &mut [Lane],
         end: &mut [f64],
         day: &mut [u32],
@@ -332,10 +343,10 @@ impl Compiled {
         }
         for k in 0..self.task.len() {
             let f = &self.fate[k];
-            // Only uncertain fates spend a draw, so a project without them keeps its exact numbers.
+            let (fate_bits, effort_bits) = task_draws(trial_key, self.id[k]);
             let mut lead = 0.0;
             if f.p < 1.0 {
-                let u = unit(rng.next_u64());
+                let u = unit(fate_bits);
                 if u >= f.p {
                     end[k] = 0.0;
                     day[k] = u32::MAX;
@@ -349,7 +360,7 @@ impl Compiled {
             }
             dropped[k] = false;
             let d = self.draw[k];
-            let effort = (d.scale * self.tables[d.table as usize].draw(rng.next_u64())).max(0.0);
+            let effort = (d.scale * self.tables[d.table as usize].draw(effort_bits)).max(0.0);
             let p = self.person[k];
             if p == u32::MAX {
                 end[k] = f64::INFINITY;
@@ -460,9 +471,8 @@ impl MonteCarlo {
                     if (trial - from).is_multiple_of(u32::from(u16::MAX)) && trial > from {
                         fold(&mut counts, &mut total);
                     }
-                    let mut rng =
-                        Xoshiro256PlusPlus::seed_from_u64(mix(self.seed, u64::from(trial)));
-                    compiled.trial(cals, &mut rng, &mut lanes, &mut end, &mut day, &mut dropped);
+                    let key = mix(self.seed, u64::from(trial));
+                    compiled.trial(cals, key, &mut lanes, &mut end, &mut day, &mut dropped);
                     // Rows in task order: the histogram is walked front to back once per trial.
                     for (i, &k) in pos.iter().enumerate() {
                         if k != u32::MAX {

@@ -73,6 +73,9 @@ pub struct Prepared {
     pub lost_deps: Vec<bool>,
     /// Per task: priority after inheriting from the work that waits for it.
     pub effective_priority: Vec<u8>,
+    /// Per task: its identity in the Monte Carlo's random numbers, a hash of its name — so a task draws
+    /// the same numbers wherever it sits in the project.
+    pub(crate) ids: Vec<u64>,
     dep_start: Vec<u32>,
     dep_list: Vec<u32>,
     assignee: Vec<u32>,
@@ -82,6 +85,31 @@ pub struct Prepared {
 }
 
 const NOBODY: u32 = u32::MAX;
+
+/// A task's identity in the random numbers: FNV-1a of its name.
+fn task_id(name: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Every task's identity; a name that repeats gets a different identity each time it appears (in input
+/// order), so two tasks never share their random numbers.
+fn task_ids(tasks: &[Task]) -> Vec<u64> {
+    let mut seen: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+    tasks
+        .iter()
+        .map(|t| {
+            let n = seen.entry(t.name.as_str()).or_insert(0);
+            let id = task_id(&t.name) ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            *n += 1;
+            id
+        })
+        .collect()
+}
 
 /// When each task starts and ends (hours since day 0) and who does it; `NaN` start for left-out tasks.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -345,6 +373,7 @@ impl Prepared {
             excluded,
             lost_deps,
             effective_priority: prio,
+            ids: task_ids(&project.tasks),
             dep_start,
             dep_list,
             assignee: project

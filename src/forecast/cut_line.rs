@@ -11,8 +11,11 @@ pub(super) const CUT_LINE_TRIALS: u32 = 2_000;
 /// latest in the scheduling order first — so an issue is never cut before the milestone work that waits
 /// for it. A cut issue leaves the milestone (it loses the hard deadline's rank and due date) but stays in
 /// the backlog. The number to cut is found by bisection, each step a smaller simulation with the same seed.
+/// Everybody keeps the work the plan (`planned`: the person per task) gave them, so the cut line asks
+/// only what leaving the milestone changes, and a forecast that keeps the plan's people answers the same.
 pub(super) fn cut_line(
     project: &Project,
+    planned: &[Option<u32>],
     prep: &Prepared,
     dists: &[Distribution],
     group: &[usize],
@@ -39,6 +42,11 @@ pub(super) fn cut_line(
     let eval = |k: usize| -> Option<(Option<u32>, f64)> {
         let cut: std::collections::HashSet<usize> = cands[..k].iter().copied().collect();
         let mut p = project.clone();
+        for (t, who) in p.tasks.iter_mut().zip(planned) {
+            if t.assignee.is_none() {
+                t.assignee = who.map(|w| w as usize);
+            }
+        }
         for &i in &cut {
             p.tasks[i].hard = false;
             p.tasks[i].due = None;

@@ -206,13 +206,20 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
             }
             p
         });
-        let eligible = plan
+        let eligible: Vec<usize> = plan
             .team
             .iter()
             .enumerate()
             .filter(|(_, m)| m.repositories.is_empty() || m.repositories.contains(&i.key.repo))
             .map(|(p, _)| p)
             .collect();
+        // Unassigned work stays with whom the last forecast planned it for, while they may take it.
+        let assignee = assignee.or_else(|| {
+            plan.planned_for
+                .get(&i.key)
+                .and_then(|name| people.get(name.as_str()).copied())
+                .filter(|p| eligible.contains(p))
+        });
         let ms = i.milestone.and_then(|id| plan.milestone(id));
         tasks.push(Task {
             name: i.key.to_string(),

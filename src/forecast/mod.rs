@@ -38,11 +38,11 @@ pub use run::run;
 pub use tjp::export_tjp;
 
 impl Settings {
-    /// The configured settings; without a configured seed, the seed derives from `plan`'s content.
-    pub(crate) fn from_config(config: &crate::config::Config, plan: &Plan) -> Self {
+    /// The configured settings; without a configured seed, [`DEFAULT_SEED`].
+    pub(crate) fn from_config(config: &crate::config::Config) -> Self {
         Self {
             trials: config.forecast.trials.0,
-            seed: config.forecast.seed.unwrap_or_else(|| content_seed(plan)),
+            seed: config.forecast.seed.unwrap_or(DEFAULT_SEED),
             horizon_days: config.forecast.horizon_days.0,
         }
     }
@@ -59,27 +59,20 @@ pub struct Settings {
     pub horizon_days: u32,
 }
 
-/// A seed derived from the plan's content: the same state always gets the same seed.
-pub(crate) fn content_seed(plan: &Plan) -> u64 {
-    // FNV-1a over what identifies the state: each issue's key, state and last change, and the day.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut feed = |bytes: &[u8]| {
-        for b in bytes {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    };
-    feed(plan.as_of.to_string().as_bytes());
-    for i in &plan.issues {
-        feed(i.key.to_string().as_bytes());
-        feed(i.updated_at.to_rfc3339().as_bytes());
-        feed(if i.state == OpenState::Open {
-            b"o"
-        } else {
-            b"c"
-        });
-    }
-    h
+/// The seed when the config names none ("CommiTea" in ASCII). A constant, not a hash of the state: a
+/// seed that changed with every edit would redraw every issue's numbers, and plans would jump with
+/// nothing changed.
+pub(crate) const DEFAULT_SEED: u64 = 0x436f_6d6d_6954_6561;
+
+/// Who a forecast planned each unassigned open issue for: what the next forecast keeps
+/// ([`Plan::planned_for`]).
+pub fn planned_people(report: &ForecastReport) -> BTreeMap<IssueKey, String> {
+    report
+        .issues
+        .iter()
+        .filter(|f| f.assignee.is_none())
+        .filter_map(|f| Some((f.issue.clone(), f.planned_assignee.clone()?)))
+        .collect()
 }
 
 fn round2(x: f64) -> f64 {

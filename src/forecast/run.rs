@@ -161,7 +161,7 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
             let cut_line = if m.hard && m.state == OpenState::Open && late && !groups[g].is_empty() {
                 m.due.and_then(|d| {
                     let due_day = (d - as_of).num_days().max(0) as u32;
-                    cut_line(&project, &prep, &dists, &groups[g], due_day, &mc).map(|(cut, p80, prob, ok)| CutLine {
+                    cut_line(&project, &plan_sched.person, &prep, &dists, &groups[g], due_day, &mc).map(|(cut, p80, prob, ok)| CutLine {
                         hours: round2(cut.iter().map(|&n| medians[n]).sum()),
                         issues: cut.iter().map(|&n| open[n].key.clone()).collect(),
                         p80: when(p80),

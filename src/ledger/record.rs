@@ -17,7 +17,6 @@ use super::format::{DirectiveKind, NewDirective, Params, Target, valid_username}
 use crate::config::{Config, ConfigError, Overrides};
 use crate::consequence::{self, Consequence};
 use crate::domain::{IssueKey, IssueRef, OpenState, RepoName};
-use crate::forecast::{self, Settings};
 use crate::ops::{DirectiveRecord, Op, OpFile, Source};
 use crate::plan::Plan;
 use crate::state::{Layout, Snapshot, StateError};
@@ -271,10 +270,9 @@ pub fn record_directive(
 
     let before_plan = before_replay.into_plan();
     let after_plan = after_replay.into_plan();
-    let settings = Settings::from_config(&config, &before_plan);
-    let before = forecast::run(&before_plan, &settings);
-    let after = forecast::run(&after_plan, &settings);
-    let detail = consequence::diff(&before, &after, &before_plan, &after_plan);
+    let planned_for = crate::pipeline::committed_people(&layout, &config);
+    let (detail, before_plan, _) =
+        consequence::compare(&config, before_plan, after_plan, &planned_for);
     let pairs = pairs(&detail);
 
     let id = appended.id.to_string();

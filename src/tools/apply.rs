@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 
 use super::{Context, ToolError};
 use crate::config::Config;
-use crate::forecast::{self, Settings};
 use crate::ops::{self, Checker, Op, OpFile, Rejected};
 use crate::state::{Layout, Snapshot};
 
@@ -86,10 +85,9 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
     let before_plan = crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now).into_plan();
     let after_plan =
         crate::ledger::replay(&after_snapshot, &config, ledger.as_deref(), now).into_plan();
-    let settings = Settings::from_config(&config, &before_plan);
-    let before = forecast::run(&before_plan, &settings);
-    let after = forecast::run(&after_plan, &settings);
-    let detail = crate::consequence::diff(&before, &after, &before_plan, &after_plan);
+    let planned_for = crate::pipeline::committed_people(&layout, &config);
+    let (detail, _, _) =
+        crate::consequence::compare(&config, before_plan, after_plan, &planned_for);
 
     let id = ops::next_id(&layout).map_err(state)?;
     let path = ops::pending_path(&layout, &id);
