@@ -156,9 +156,9 @@ impl RepoState {
         })
     }
 
-    /// The forecast's day zero: `now` if given, else the moment the snapshot was taken.
+    /// The forecast's day zero: `now` if given, else [`day_zero`].
     pub fn as_of(&self, now: Option<DateTime<Utc>>) -> DateTime<Utc> {
-        now.unwrap_or(self.snapshot.meta.synced_at)
+        now.unwrap_or_else(|| day_zero(&self.layout, self.snapshot.meta.synced_at))
     }
 
     /// The ledger replayed over the snapshot as of `now`: the effective plan and what replay found.
@@ -205,7 +205,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     let now = opts
         .now
         .or(synced.then_some(opts.clock))
-        .unwrap_or(snapshot.meta.synced_at);
+        .unwrap_or_else(|| day_zero(&layout, snapshot.meta.synced_at));
     // A run forecasts the ledger on the branch; an entry only in the checkout is a proposal, not yet
     // approved (a preview, `commitea plan`, reads the checkout's).
     let ledger = if opts.commit {
@@ -370,6 +370,19 @@ pub(crate) fn committed_forecast(layout: &Layout) -> Option<forecast::ForecastRe
             None
         }
     }
+}
+
+/// The day zero of a forecast that syncs nothing and is given no `--now`: the snapshot's time, or the
+/// start of the committed forecast's day when that is later. A run forecasts from the moment it ran (days
+/// pass between syncs that change nothing), so the tools, `plan`, a directive's consequence and the
+/// standup then answer from the same day as the committed forecast the site shows. Only the day is
+/// committed — a moment would make every run a new commit.
+pub fn day_zero(layout: &Layout, synced_at: DateTime<Utc>) -> DateTime<Utc> {
+    committed_forecast(layout)
+        .and_then(|r| r.as_of.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc())
+        .filter(|t| *t > synced_at)
+        .unwrap_or(synced_at)
 }
 
 /// Who the committed forecast planned unassigned work for, unless `forecast.keep_planned_people` is off.

@@ -329,6 +329,31 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
     } else {
         fate::fit(&fate_exposures(plan), history, window)
     };
+    // A model that is off says so and why: a silent fallback reads as a confident forecast.
+    if calibration.cold_start {
+        warnings.push(format!(
+            "calibration is cold: {} closed issue(s) with an estimate and a measurable working time, fewer \
+             than the {} it needs; estimates are taken as given, with the prior's spread (σ {})",
+            calibration.n,
+            crate::engine::calibrate::COLD_START_BELOW,
+            crate::engine::calibrate::PRIOR_SIGMA
+        ));
+    }
+    if fate.cold_start {
+        warnings.push(if history < i64::from(window) {
+            format!(
+                "the abandonment model is off: the history covers {history} day(s), less than the {window}-day \
+                 window it learns from (forecast.abandonment_days); every open issue is assumed to be done some day"
+            )
+        } else {
+            format!(
+                "the abandonment model is off: {} issue(s) closed in the last {window} days, fewer than the {} it \
+                 needs; every open issue is assumed to be done some day",
+                fate.events,
+                crate::engine::fate::MIN_EVENTS
+            )
+        });
+    }
     if !fate.cold_start
         && let Some(theta) = choose_frailty(plan, window)
     {

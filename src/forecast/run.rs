@@ -134,10 +134,13 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
                     closed_n += 1
                 }
             }
-            let remaining: f64 = groups[g].iter().map(|&n| medians[n]).sum();
-            let (p10, p50, p80, prob) = if groups[g].is_empty() {
+            // `+ 0.0`: an empty sum of floats is -0.0, which a reader would see as "−0.0 hours".
+            let remaining: f64 = groups[g].iter().map(|&n| medians[n]).sum::<f64>() + 0.0;
+            let empty = groups[g].is_empty();
+            let (p10, p50, p80, prob) = if empty {
+                // Nothing open: there is nothing to be on time with, and no slack to measure.
                 let done = When::Date(as_of);
-                (done, done, done, m.due.map(|_| 1.0))
+                (done, done, done, None)
             } else {
                 let pc = sim.group(g);
                 let prob = m.due.map(|d| {
@@ -150,7 +153,7 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
                 });
                 (when(pc.p10), when(pc.p50), when(pc.p80), prob)
             };
-            let slack = m.due.map(|due| match p80 {
+            let slack = m.due.filter(|_| !empty).map(|due| match p80 {
                 When::Date(d) => team_cal.working_days_between(as_of, d, due),
                 When::BeyondHorizon => {
                     -team_cal.working_days_between(as_of, due, as_of + Days::new(u64::from(days)))
@@ -172,6 +175,16 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
             } else {
                 None
             };
+            if empty && m.state == OpenState::Open {
+                warnings.push(format!(
+                    "{}: the milestone is open but has no open issues{}; close it, or add the work it still needs",
+                    m.title,
+                    m.due
+                        .filter(|d| *d < as_of)
+                        .map(|d| format!(" and its due date {d} has passed"))
+                        .unwrap_or_default()
+                ));
+            }
             if let Some(c) = &cut_line {
                 warnings.push(if c.meets_deadline {
                     format!(

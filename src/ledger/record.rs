@@ -228,7 +228,9 @@ pub fn record_directive(
     // One writer at a time: the ledger is appended to as it is on disk.
     let _lock = crate::state::lock::lock_state(layout.root(), &config, clock)?;
     let snapshot = Snapshot::load(&layout)?;
-    let now = options.as_of.unwrap_or(snapshot.meta.synced_at);
+    let now = options
+        .as_of
+        .unwrap_or_else(|| crate::pipeline::day_zero(&layout, snapshot.meta.synced_at));
     let ledger_path = layout.ledger();
     let ledger = super::read(&ledger_path)?;
     let text = ledger.as_deref().unwrap_or("");

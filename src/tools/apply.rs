@@ -79,7 +79,9 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
         });
     }
 
-    let now = ctx.as_of.unwrap_or(snapshot.meta.synced_at);
+    let now = ctx
+        .as_of
+        .unwrap_or_else(|| crate::pipeline::day_zero(&layout, snapshot.meta.synced_at));
     let ledger = crate::ledger::read(&layout.ledger()).map_err(state)?;
     let after_snapshot = ops::simulate(&snapshot, &accepted, now);
     let before_plan = crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now).into_plan();

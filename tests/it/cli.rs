@@ -256,3 +256,54 @@ fn every_forecasting_command_takes_now_seed_and_trials() {
         );
     }
 }
+
+#[test]
+fn every_reader_forecasts_from_the_committed_forecasts_day_zero() {
+    let state = crate::toolcli::demo_state();
+    let s = state.path().to_str().unwrap();
+    let small = ["--seed", "3", "--trials", "300"];
+    // A run at a later moment than the snapshot commits a forecast as of that moment.
+    let mut run = vec!["run", "--offline", "-s", s, "--now", "2026-12-14T09:00:00Z"];
+    run.extend(small);
+    let out = commitea(&run, state.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let committed: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(state.path().join("forecast/forecast.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(committed["as_of"], "2026-12-14");
+    // A tool call and `plan` without --now answer from that day, with the same milestone p80s.
+    let mut q = vec!["tool", "query_project", r#"{"view":"runway"}"#, "-s", s];
+    q.extend(small);
+    let out = commitea(&q, state.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let runway: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(runway["asOf"], "2026-12-14", "{runway}");
+    let mut plan = vec!["plan", "--json", "-s", s];
+    plan.extend(small);
+    let out = commitea(&plan, state.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let planned: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(planned["as_of"], "2026-12-14");
+    let p80s = |r: &serde_json::Value| -> Vec<(u64, String)> {
+        r["milestones"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| (m["id"].as_u64().unwrap(), m["p80"].to_string()))
+            .collect()
+    };
+    assert_eq!(p80s(&planned), p80s(&committed));
+}

@@ -470,3 +470,32 @@ fn an_impossible_hard_deadline_reports_the_cut_line() {
             .any(|w| w.contains(&hard.title) && w.contains("hard deadline"))
     );
 }
+
+#[test]
+fn an_open_milestone_with_nothing_open_is_reported_as_such() {
+    let mut plan = demo_plan();
+    let mut empty = plan.milestones[0].clone();
+    empty.id = 9_999;
+    empty.title = "Old release".into();
+    empty.state = commitea::domain::OpenState::Open;
+    empty.due = Some(chrono::NaiveDate::from_ymd_opt(2011, 3, 1).unwrap());
+    plan.milestones.push(empty);
+    let report = forecast::run(
+        &plan,
+        &Settings {
+            trials: 200,
+            seed: 1,
+            horizon_days: 365,
+        },
+    );
+    let m = report.milestones.iter().find(|m| m.id == 9_999).unwrap();
+    assert_eq!(m.open_issues, 0);
+    assert_eq!(m.probability_on_time, None, "no P(on time) for nothing");
+    assert_eq!(m.slack_days, None, "no slack for nothing");
+    assert!(m.remaining_hours.is_sign_positive() && m.remaining_hours == 0.0);
+    assert!(
+        report.warnings.iter().any(|w| w.starts_with("Old release: the milestone is open but has no open issues and its due date 2011-03-01 has passed")),
+        "{:?}",
+        report.warnings
+    );
+}
