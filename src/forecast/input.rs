@@ -43,13 +43,14 @@ pub(super) fn imputed_estimates(plan: &Plan) -> (HashMap<&str, f64>, f64) {
     (map, fallback)
 }
 
-/// Runs the forecast on a plan.
-/// What the history says about how long estimated work really took: one sample per finished issue that had
-/// an estimate and evidence of work (tracked time, or a merged pull request).
+/// What the history says about how long estimated work really took: one sample per closed issue that had
+/// an estimate and a known start of work — what a Gitea repository holds, with or without time tracking
+/// and pull requests.
 ///
 /// The actual effort is the tracked time where any was logged; otherwise the working time (on the
 /// assignee's calendar) from when the issue entered its last stretch of `steeping`/`in_review` — or was
-/// given to its final assignee, if later — until it was closed.
+/// given to its final assignee, if later — until it was closed. An issue never assigned counts only with a
+/// merged pull request (its review stretch was work, not a wait in the queue).
 pub fn calibration_samples(plan: &Plan) -> Vec<Sample> {
     let team: HashMap<&str, &crate::plan::PlannedMember> =
         plan.team.iter().map(|m| (m.name.as_str(), m)).collect();
@@ -61,20 +62,29 @@ pub fn calibration_samples(plan: &Plan) -> Vec<Sample> {
         if i.estimate_source == EstimateSource::Imputed {
             continue;
         }
+        // Tracked time wins; else the working hours from when work began to the close. Work began when
+        // the issue entered the steeping/review run that ended in the close, or when it was assigned if
+        // that came later; with neither, nothing says when work began, and the issue teaches nothing.
         let actual = if i.tracked_hours > 0.0 {
             i.tracked_hours
-        } else if i.merged_pull {
-            let mut start = None;
+        } else {
+            let mut run_start = None;
             for span in i.timeline.iter().rev() {
                 match span.column {
                     Lifecycle::Done => {}
-                    Lifecycle::Steeping | Lifecycle::InReview => start = Some(span.since),
+                    Lifecycle::Steeping | Lifecycle::InReview => run_start = Some(span.since),
                     _ => break,
                 }
             }
-            let Some(mut start) = start else { continue };
-            if let Some(a) = i.assigned_at {
-                start = start.max(a);
+            let start = match (run_start, i.assigned_at) {
+                (Some(r), Some(a)) => r.max(a),
+                (None, Some(a)) => a,
+                // Unassigned and never assigned: only a linked pull request vouches that the run was work.
+                (Some(r), None) if i.merged_pull => r,
+                _ => continue,
+            };
+            if start >= closed {
+                continue;
             }
             let spec = i
                 .assignee
@@ -82,9 +92,10 @@ pub fn calibration_samples(plan: &Plan) -> Vec<Sample> {
                 .and_then(|a| team.get(a))
                 .map_or(&plan.team_calendar, |m| &m.calendar);
             working_hours_between(spec, start, closed)
-        } else {
-            continue;
         };
+        if actual <= 0.0 {
+            continue;
+        }
         out.push(Sample {
             estimate,
             actual,

@@ -499,3 +499,41 @@ fn an_open_milestone_with_nothing_open_is_reported_as_such() {
         report.warnings
     );
 }
+
+#[test]
+fn calibration_learns_from_a_closed_issue_with_only_an_assignment_and_a_close() {
+    use chrono::Duration;
+    let mut plan = demo_plan();
+    let k = plan
+        .issues
+        .iter()
+        .position(|i| {
+            i.state == commitea::domain::OpenState::Closed
+                && i.estimate_hours.is_some()
+                && i.closed_at.is_some()
+                && i.estimate_source != commitea::plan::EstimateSource::Imputed
+        })
+        .unwrap();
+    // No tracked time, no pull request, no board stretch: what a plain Gitea repository holds.
+    let closed = plan.issues[k].closed_at.unwrap();
+    {
+        let i = &mut plan.issues[k];
+        i.tracked_hours = 0.0;
+        i.merged_pull = false;
+        i.timeline.clear();
+        i.assigned_at = Some(closed - Duration::days(7));
+        i.estimate_hours = Some(1234.5);
+    }
+    let with = forecast::calibration_samples(&plan);
+    let s = with
+        .iter()
+        .find(|s| s.estimate == 1234.5)
+        .expect("an assigned-then-closed issue is a sample");
+    // A week of a part-timer's or a full-timer's working hours: more than nothing, less than the week.
+    assert!(s.actual > 0.0 && s.actual <= 7.0 * 24.0, "{}", s.actual);
+    // Never assigned and never in review: nothing says when work began, so no sample.
+    plan.issues[k].assigned_at = None;
+    let without = forecast::calibration_samples(&plan);
+    assert!(without.iter().all(|s| s.estimate != 1234.5));
+    assert_eq!(without.len() + 1, with.len());
+}
