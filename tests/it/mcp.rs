@@ -12,7 +12,7 @@ use super::toolcli::{TRIALS, demo_state};
 
 /// Whether the MCP Python SDK is importable; skips loudly when not, fails under
 /// `COMMITEA_REQUIRE_EXTERNAL=1` (as `tj3::external` does for programs).
-fn python_sdk() -> bool {
+pub(crate) fn python_sdk() -> bool {
     let found = Command::new("python3")
         .args(["-c", "import mcp"])
         .output()
