@@ -788,3 +788,106 @@ fn the_same_paths_over_mcp_from_the_python_sdk() {
     let e = mcp_call(tmp.path(), "capture_work", &json!({"braindump": BRAINDUMP})).unwrap_err();
     assert!(e.contains("models.big"), "{e}");
 }
+
+#[test]
+fn a_draft_still_invalid_after_its_repair_round_is_a_clear_failure_and_files_nothing() {
+    let tmp = demo_state();
+    let cycle = json!({"proposal": {"issues": [
+        {"title": "A", "estimate": "est/1d", "deps": ["new:2"], "repo": "acme/web"},
+        {"title": "B", "estimate": "est/1d", "deps": ["new:1"], "repo": "acme/web"}]}})
+    .to_string();
+    let server = ModelServer::start(vec![
+        Exchange::new(Match::last("Braindump:"), Reply::text(&cycle)),
+        Exchange::new(Match::last("not valid"), Reply::text(&cycle)),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, true, 30);
+    let out = commitea(
+        tmp.path(),
+        &[
+            "tool",
+            "capture_work",
+            &json!({"braindump": BRAINDUMP}).to_string(),
+        ],
+        "",
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let last = stderr.lines().last().unwrap();
+    assert!(
+        last.contains("even after one repair round") && last.contains("cycle"),
+        "{last}"
+    );
+    assert!(pending(tmp.path()).is_empty());
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn ask_within_its_turns_and_the_standup_in_words() {
+    // A model that only ever calls tools runs out of turns: the answer is the last view, in words.
+    let tmp = demo_state();
+    let call = || {
+        Exchange::new(
+            Match::any(),
+            Reply::tool_call("query_project", json!({"view": "runway"})),
+        )
+    };
+    let server = ModelServer::start(vec![call(), call(), call()]).unwrap();
+    configure(tmp.path(), &server, false, 30);
+    let path = tmp.path().join("commitea.yaml");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("  max_turns: 2\n");
+    std::fs::write(&path, text).unwrap();
+    let answer: Value = serde_json::from_str(&ok(&commitea(
+        tmp.path(),
+        &["ask", "How is the runway?", "--json"],
+        "",
+        &[],
+    )))
+    .unwrap();
+    assert_eq!(answer["turns"], 2, "{answer}");
+    assert_eq!(answer["grounded"], false);
+    assert!(
+        answer["fallback"]
+            .as_str()
+            .unwrap()
+            .contains("models.max_turns"),
+        "{answer}"
+    );
+    assert!(
+        answer["answer"]
+            .as_str()
+            .unwrap()
+            .starts_with("Runway as of"),
+        "{answer}"
+    );
+    assert_eq!(server.unused(), 1);
+
+    // The standup in words: the view reaches the model as a tool answer; made-up prose twice falls back.
+    let tmp = demo_state();
+    let server = ModelServer::start(vec![
+        Exchange::new(
+            Match::last("\"drift\""),
+            Reply::text("Everyone is 110% on track for 2031-01-01."),
+        ),
+        Exchange::new(
+            Match::last("in no tool answer"),
+            Reply::text("Still 110% on track."),
+        ),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, false, 30);
+    let answer: Value = serde_json::from_str(&ok(&commitea(
+        tmp.path(),
+        &["ask", "--standup", "--json"],
+        "",
+        &[],
+    )))
+    .unwrap();
+    assert_eq!(answer["grounded"], false, "{answer}");
+    let text = answer["answer"].as_str().unwrap();
+    assert!(text.starts_with("Standup as of"), "{text}");
+    assert!(!text.contains("110%"), "{text}");
+    assert!(server.requests()[0].body["tools"].is_null());
+}
