@@ -867,6 +867,42 @@ mod tests {
     }
 
     #[test]
+    fn models_default_to_a_local_ollama_and_no_big_model() {
+        let c = parse("").unwrap();
+        assert_eq!(c.models.small.url, "http://127.0.0.1:11434/v1");
+        assert_eq!(c.models.small.model, "gemma3:4b");
+        assert_eq!(c.models.small.api_key_env, None);
+        assert!(c.models.big.is_none());
+        let c = parse(
+            "models:\n  big: { url: \"https://api.example.com/v1\", model: big, api_key_env: BIG_KEY, timeout_seconds: 60 }\n  max_turns: 4\n",
+        )
+        .unwrap();
+        let big = c.models.big.unwrap();
+        assert_eq!((big.model.as_str(), big.timeout_seconds.0), ("big", 60));
+        assert_eq!(big.max_tokens.0, 2048, "unset keys take their defaults");
+        assert_eq!(c.models.max_turns.0, 4);
+        let err = parse("models:\n  small: { timeout_seconds: 0 }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("timeout_seconds") && err.contains("between 1 and 3600"),
+            "{err}"
+        );
+        let err = parse("models:\n  small: { key: sk-123 }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("key"), "{err}");
+        // The small model's scalars from the environment, as every setting.
+        let dir = tempfile::tempdir().unwrap();
+        let env = vec![(
+            "COMMITEA_MODELS_SMALL_MODEL".to_string(),
+            "qwen3:4b".to_string(),
+        )];
+        let c = Config::load(dir.path(), env, &Overrides::default()).unwrap();
+        assert_eq!(c.models.small.model, "qwen3:4b");
+    }
+
+    #[test]
     fn env_overrides_file_and_flags_override_env() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
