@@ -381,27 +381,72 @@ impl Default for CommitConfig {
     }
 }
 
-/// The two model endpoints (OpenAI-compatible).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// The two model endpoints (OpenAI-compatible) and the bounds of one `commitea ask` (see `docs/models.md`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ModelsConfig {
-    /// The small local model: reads and prose.
-    pub small: Option<ModelEndpoint>,
-    /// The big model: decomposition and directive negotiation.
+    /// The small local model: `query_project` answers, `commitea ask`, prose such as the standup in words.
+    /// Default: a Gemma-class 4B model on a local Ollama.
+    pub small: ModelEndpoint,
+    /// The big model: `capture_work` decomposition and directive negotiation; none until configured.
     pub big: Option<ModelEndpoint>,
+    /// Whether capture and negotiation may run on the small model while no big one is configured (an
+    /// opt-in: a 4B model decomposes poorly).
+    pub small_for_big: bool,
+    /// The most model calls one `commitea ask` (or one capture or negotiation) makes.
+    pub max_turns: MaxTurns,
+    /// The most tokens one `commitea ask` may use in all, prompts and replies, as the server counts them (or
+    /// a quarter of the bytes when it does not say).
+    pub max_total_tokens: TotalTokens,
+}
+
+impl Default for ModelsConfig {
+    fn default() -> Self {
+        Self {
+            small: ModelEndpoint::default(),
+            big: None,
+            small_for_big: false,
+            max_turns: MaxTurns(8),
+            max_total_tokens: TotalTokens(32_000),
+        }
+    }
 }
 
 /// One OpenAI-compatible endpoint; the key is read from the named environment variable, never stored.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ModelEndpoint {
-    /// Base URL, e.g. `http://localhost:11434/v1`.
+    /// Base URL, the part before `/chat/completions`: `http://127.0.0.1:11434/v1` for a local Ollama.
     pub url: String,
-    /// The model's name.
+    /// The model's name, as the server knows it (`gemma3:4b`).
     pub model: String,
-    /// The environment variable that holds the API key, if one is needed.
+    /// The environment variable that holds the API key, if the server needs one (sent as a bearer token).
     pub api_key_env: Option<String>,
+    /// How long one request may take, in seconds, answer included.
+    pub timeout_seconds: TimeoutSeconds,
+    /// The most tokens one reply may have (`max_tokens`); a reply cut there is an error, never half-read.
+    pub max_tokens: ReplyTokens,
+    /// The sampling temperature; 0 makes a model as repeatable as it can be.
+    pub temperature: Temperature,
 }
+
+impl Default for ModelEndpoint {
+    fn default() -> Self {
+        Self {
+            url: DEFAULT_MODEL_URL.to_owned(),
+            model: DEFAULT_SMALL_MODEL.to_owned(),
+            api_key_env: None,
+            timeout_seconds: TimeoutSeconds(180),
+            max_tokens: ReplyTokens(2048),
+            temperature: Temperature(0.0),
+        }
+    }
+}
+
+/// A local Ollama's OpenAI-compatible endpoint.
+pub(crate) const DEFAULT_MODEL_URL: &str = "http://127.0.0.1:11434/v1";
+/// The default small model: Gemma 3, 4B parameters, as Ollama names it.
+pub(crate) const DEFAULT_SMALL_MODEL: &str = "gemma3:4b";
 
 /// A day of the week, written `mon`..`sun` (or the full English name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -469,6 +514,21 @@ checked_number!(
 checked_number!(
     /// A horizon in calendar days: 7 to 3,650.
     HorizonDays(u32), |v| (7..=3650).contains(&v), "between 7 and 3650");
+checked_number!(
+    /// Model calls in one conversation: 1 to 50.
+    MaxTurns(u32), |v| (1..=50).contains(&v), "between 1 and 50");
+checked_number!(
+    /// Tokens one conversation may use: 1,000 to 10,000,000.
+    TotalTokens(u32), |v| (1_000..=10_000_000).contains(&v), "between 1000 and 10000000");
+checked_number!(
+    /// Tokens in one model reply: 16 to 1,000,000.
+    ReplyTokens(u32), |v| (16..=1_000_000).contains(&v), "between 16 and 1000000");
+checked_number!(
+    /// Seconds one model request may take: 1 to 3,600.
+    TimeoutSeconds(u32), |v| (1..=3600).contains(&v), "between 1 and 3600");
+checked_number!(
+    /// A sampling temperature: 0 to 2.
+    Temperature(f64), |v| (0.0..=2.0).contains(&v), "between 0 and 2");
 
 /// An inclusive range of dates, `{ from: 2026-12-21, to: 2027-01-01 }`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -810,6 +870,42 @@ mod tests {
             err.contains("repositories[0]") && err.contains("owner/repo"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn models_default_to_a_local_ollama_and_no_big_model() {
+        let c = parse("").unwrap();
+        assert_eq!(c.models.small.url, "http://127.0.0.1:11434/v1");
+        assert_eq!(c.models.small.model, "gemma3:4b");
+        assert_eq!(c.models.small.api_key_env, None);
+        assert!(c.models.big.is_none());
+        let c = parse(
+            "models:\n  big: { url: \"https://api.example.com/v1\", model: big, api_key_env: BIG_KEY, timeout_seconds: 60 }\n  max_turns: 4\n",
+        )
+        .unwrap();
+        let big = c.models.big.unwrap();
+        assert_eq!((big.model.as_str(), big.timeout_seconds.0), ("big", 60));
+        assert_eq!(big.max_tokens.0, 2048, "unset keys take their defaults");
+        assert_eq!(c.models.max_turns.0, 4);
+        let err = parse("models:\n  small: { timeout_seconds: 0 }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("timeout_seconds") && err.contains("between 1 and 3600"),
+            "{err}"
+        );
+        let err = parse("models:\n  small: { key: sk-123 }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("key"), "{err}");
+        // The small model's scalars from the environment, as every setting.
+        let dir = tempfile::tempdir().unwrap();
+        let env = vec![(
+            "COMMITEA_MODELS_SMALL_MODEL".to_string(),
+            "qwen3:4b".to_string(),
+        )];
+        let c = Config::load(dir.path(), env, &Overrides::default()).unwrap();
+        assert_eq!(c.models.small.model, "qwen3:4b");
     }
 
     #[test]

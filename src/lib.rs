@@ -19,6 +19,7 @@ pub mod gitea;
 pub mod import;
 pub mod ledger;
 pub(crate) mod limits;
+pub mod model;
 pub mod ops;
 pub mod pipeline;
 pub mod plan;

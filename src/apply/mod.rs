@@ -196,7 +196,10 @@ pub fn apply_pending(
         let Ok(file) = &p.file else { continue };
         let approval = approvals.merged_pull(&p.commit)?;
         let mut results = Vec::new();
+        // `dependsOnNew` names the file's own new issues by position.
+        writer.created.clear();
         for op in &file.ops {
+            let filed = writer.created.len();
             let outcome = if let Some(refused) = foreign_label(op) {
                 refused
             } else if op.is_destructive() && approval.is_none() {
@@ -211,6 +214,9 @@ pub fn apply_pending(
             } else {
                 writer.apply(op, p.committed_at)?
             };
+            if matches!(op, Op::CreateIssue { .. }) && writer.created.len() == filed {
+                writer.created.push(None);
+            }
             tracing::info!(
                 "{}: {} — {}",
                 file.id,
@@ -278,6 +284,9 @@ struct Writer<'a> {
     /// The token's user, asked once (who CommiTea's own new issues are by).
     me: Option<String>,
     wrote: bool,
+    /// The issues the current file's `create_issue` ops filed (or found filed), in order; none for one
+    /// that was not.
+    created: Vec<Option<IssueKey>>,
 }
 
 /// The result of one op: an outcome, or a failure of the whole stage.
@@ -290,6 +299,7 @@ impl<'a> Writer<'a> {
             snapshot: snapshot.clone(),
             me: None,
             wrote: false,
+            created: Vec::new(),
         }
     }
 
@@ -663,15 +673,37 @@ impl<'a> Writer<'a> {
                 milestone,
                 deps,
                 repo,
-            } => self.create_issue(
-                title,
-                body,
-                labels,
-                *milestone,
-                deps,
-                repo.as_deref(),
-                committed_at,
-            ),
+                depends_on_new,
+            } => {
+                let new_deps: Vec<Option<IssueKey>> = depends_on_new
+                    .iter()
+                    .map(|k| {
+                        let i = usize::try_from(*k).ok()?.checked_sub(1)?;
+                        self.created.get(i).cloned().flatten()
+                    })
+                    .collect();
+                if new_deps.iter().any(Option::is_none) {
+                    return Ok(Outcome::Skipped {
+                        reason: "it depends on a new issue of this file that was not filed".into(),
+                    });
+                }
+                let mut all: Vec<IssueRef> = deps.clone();
+                all.extend(
+                    new_deps
+                        .into_iter()
+                        .flatten()
+                        .map(|k| IssueRef::Key(k.to_string())),
+                );
+                self.create_issue(
+                    title,
+                    body,
+                    labels,
+                    *milestone,
+                    &all,
+                    repo.as_deref(),
+                    committed_at,
+                )
+            }
         }
     }
 
@@ -723,6 +755,7 @@ impl<'a> Writer<'a> {
             })
             .map(|(k, _)| k.clone());
         if let Some(key) = existing {
+            self.created.push(Some(key.clone()));
             // Its dependencies may be what the killed run did not get to.
             for d in deps {
                 let op = Op::AddDep {
@@ -764,6 +797,7 @@ impl<'a> Writer<'a> {
             });
         }
         let key = repo.issue(g.number);
+        self.created.push(Some(key.clone()));
         let now = g.created_at.unwrap_or(committed_at);
         self.snapshot.issues.insert(
             key.clone(),

@@ -1,4 +1,5 @@
-//! `commitea directive`: record a PM directive and print its consequence.
+//! `commitea directive`: record a PM directive and print its consequence — or, with `--say`, have the big
+//! model draft it from the PM's words, show the draft and its consequence, and record it when confirmed.
 
 use super::{CommandError, CommandResult, ForecastArgs, StateArg, env_vars};
 use crate::ledger::format::DirectiveKind;
@@ -20,11 +21,19 @@ pub struct Args {
     #[command(flatten)]
     state: StateArg,
     /// The kind of directive.
-    #[arg(long, value_enum)]
-    kind: DirectiveKind,
+    #[arg(long, value_enum, required_unless_present = "say")]
+    kind: Option<DirectiveKind>,
     /// The PM's words, verbatim.
-    #[arg(long)]
-    quote: String,
+    #[arg(long, required_unless_present = "say")]
+    quote: Option<String>,
+    /// Instead of the fields: what the PM said, for the big model to draft the directive from (see
+    /// docs/models.md). The draft and its consequence are shown on stderr, and it is recorded once
+    /// confirmed (a `y` line on stdin, or `--yes`).
+    #[arg(long, conflicts_with_all = ["kind", "quote", "target", "params"])]
+    say: Option<String>,
+    /// With `--say`: record the draft without asking.
+    #[arg(long, requires = "say")]
+    yes: bool,
     /// `issue owner/repo#N` (or just `owner/repo#N`, `#N`), `milestone ID` or `member USERNAME`.
     #[arg(long)]
     target: Option<String>,
@@ -44,6 +53,9 @@ pub struct Args {
 
 /// Records the directive and prints its consequence (JSON).
 pub fn run(a: Args) -> CommandResult {
+    if let Some(say) = a.say.clone() {
+        return negotiate(a, &say);
+    }
     let params = match a.params.as_deref().map(serde_json::from_str) {
         None => None,
         Some(Ok(v)) => Some(v),
@@ -54,8 +66,8 @@ pub fn run(a: Args) -> CommandResult {
         }
     };
     let input = RecordInput {
-        kind: a.kind.as_str().to_owned(),
-        quote: a.quote,
+        kind: a.kind.map(|k| k.as_str().to_owned()).unwrap_or_default(),
+        quote: a.quote.unwrap_or_default(),
         target: a.target.as_deref().map(RecordTarget::parse_cli),
         params,
         rationale: a.rationale,
@@ -67,7 +79,12 @@ pub fn run(a: Args) -> CommandResult {
         overrides: a.forecast.overrides(),
         as_of: a.forecast.now,
     };
-    match crate::ledger::record::record_directive(&a.state.state, &input, &options) {
+    record(&a.state.state, &input, &options)
+}
+
+/// Records `input` and prints the consequence.
+fn record(state: &std::path::Path, input: &RecordInput, options: &RecordOptions) -> CommandResult {
+    match crate::ledger::record::record_directive(state, input, options) {
         Ok(out) => {
             println!("{}", serde_json::to_string_pretty(&out)?);
             Ok(())
@@ -75,4 +92,64 @@ pub fn run(a: Args) -> CommandResult {
         Err(e) if e.is_input() => Err(CommandError::Input(e.to_string())),
         Err(e) => Err(CommandError::Failed(e.into())),
     }
+}
+
+/// `--say`: the big model drafts, CommiTea checks and shows the consequence, the PM confirms.
+fn negotiate(a: Args, say: &str) -> CommandResult {
+    use std::io::{BufRead, Write};
+    let ctx = super::tool::context(&a.state, a.by.clone(), None, &a.forecast);
+    let n = match crate::model::negotiate::negotiate(&ctx, say) {
+        Ok(n) => n,
+        Err(e) if e.is_input() => return Err(CommandError::Input(e.to_string())),
+        Err(e) => return Err(CommandError::Failed(e.into())),
+    };
+    let mut draft = n.draft;
+    if a.rationale.is_some() {
+        draft.rationale.clone_from(&a.rationale);
+    }
+    eprintln!(
+        "Draft {}: {} {}{}\n  quote: \"{}\"\n  consequence: {}",
+        n.preview.directive_id,
+        draft.kind,
+        draft
+            .target
+            .as_ref()
+            .and_then(|t| serde_json::to_string(t).ok())
+            .unwrap_or_default(),
+        draft
+            .params
+            .as_ref()
+            .map_or_else(String::new, |p| format!(" {p}")),
+        draft.quote,
+        n.preview.summary
+    );
+    for pair in n.preview.consequence.iter().take(10) {
+        eprintln!(
+            "  {}: moved {} working days",
+            pair.subject, pair.moved_working_days
+        );
+    }
+    let confirmed = a.yes || {
+        eprint!("Record it? [y/N] ");
+        let _ = std::io::stderr().flush();
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line)?;
+        matches!(line.trim().to_lowercase().as_str(), "y" | "yes")
+    };
+    if !confirmed {
+        eprintln!("Not recorded.");
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "recorded": false, "draft": draft, "summary": n.preview.summary}))?
+        );
+        return Ok(());
+    }
+    let options = RecordOptions {
+        clock: a.forecast.now.unwrap_or_else(chrono::Utc::now),
+        env: env_vars(),
+        overrides: a.forecast.overrides(),
+        as_of: a.forecast.now,
+    };
+    record(&a.state.state, &draft, &options)
 }

@@ -2,7 +2,9 @@
 //! function that calls the library. Data goes to stdout, logs to stderr; a [`CommandError`] says whether
 //! the caller or the state repo is at fault, and `main` turns that into the exit code.
 
+mod ask;
 mod backtest;
+mod capture;
 mod demo;
 mod directive;
 mod export;
@@ -50,6 +52,12 @@ pub enum Command {
     Plan(plan::Args),
     /// Export the deterministic plan for another tool.
     Export(export::Args),
+    /// Ask a question in words: the small model answers through the four tools (reads only through
+    /// query_project; writes become op files or directives for review). See docs/models.md.
+    Ask(ask::Args),
+    /// Capture work: a braindump (stdin or $EDITOR) → follow-up questions → a proposal of issues on the big
+    /// model, edited in $EDITOR as YAML, checked again and filed through apply_changes for review.
+    Capture(capture::Args),
     /// Record a PM directive: append it to pm-state.md, write its proposed Gitea changes to ops/pending/ and
     /// print the consequence (JSON). Never touches Gitea, never commits.
     Directive(directive::Args),
@@ -167,6 +175,8 @@ pub fn run(cli: Cli) -> CommandResult {
         Command::Plan(a) => plan::run(a),
         Command::Export(a) => export::run(a),
         Command::Directive(a) => directive::run(a),
+        Command::Ask(a) => ask::run(a),
+        Command::Capture(a) => capture::run(a),
         Command::Tool(a) => tool::run(a),
         Command::Mcp(a) => mcp::run(a),
         Command::Render(a) => render::run(a),

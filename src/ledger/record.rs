@@ -217,6 +217,25 @@ pub fn record_directive(
     input: &RecordInput,
     options: &RecordOptions,
 ) -> Result<RecordOutput, RecordError> {
+    record(state_dir, input, options, true)
+}
+
+/// Checks a directive exactly as [`record_directive`] would and computes its consequence, writing nothing:
+/// what a negotiation shows before the PM confirms. The id is the one it would get.
+pub fn preview_directive(
+    state_dir: &Path,
+    input: &RecordInput,
+    options: &RecordOptions,
+) -> Result<RecordOutput, RecordError> {
+    record(state_dir, input, options, false)
+}
+
+fn record(
+    state_dir: &Path,
+    input: &RecordInput,
+    options: &RecordOptions,
+    write: bool,
+) -> Result<RecordOutput, RecordError> {
     // The ledger records whole seconds.
     let clock = options.clock.with_nanosecond(0).unwrap_or(options.clock);
     let layout = Layout::new(state_dir);
@@ -226,7 +245,15 @@ pub fn record_directive(
         &options.overrides,
     )?;
     // One writer at a time: the ledger is appended to as it is on disk.
-    let _lock = crate::state::lock::lock_state(layout.root(), &config, clock)?;
+    let _lock = if write {
+        Some(crate::state::lock::lock_state(
+            layout.root(),
+            &config,
+            clock,
+        )?)
+    } else {
+        None
+    };
     let snapshot = Snapshot::load(&layout)?;
     let now = options
         .as_of
@@ -279,6 +306,15 @@ pub fn record_directive(
 
     let id = appended.id.to_string();
     let ops = proposed_ops(&new, &before_plan);
+    if !write {
+        return Ok(RecordOutput {
+            directive_id: id.clone(),
+            consequence: pairs,
+            summary: detail.summary.clone(),
+            ops_file: (!ops.is_empty()).then(|| format!("{}/{id}.yaml", crate::ops::PENDING_PATH)),
+            detail,
+        });
+    }
     let ops_path: Option<PathBuf> = if ops.is_empty() {
         None
     } else {

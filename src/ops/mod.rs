@@ -60,6 +60,15 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[schemars(length(max = crate::limits::NAME_CHARS))]
         repo: Option<String>,
+        /// New issues of the same call it depends on, by position among the call's `create_issue` ops
+        /// (1 is the first); only earlier ones, so a proposal files in order.
+        #[serde(
+            default,
+            rename = "dependsOnNew",
+            skip_serializing_if = "Vec::is_empty"
+        )]
+        #[schemars(length(max = crate::limits::LIST_ITEMS), inner(range(min = 1)))]
+        depends_on_new: Vec<u32>,
     },
     /// Set the `est/*` label.
     SetEstimate {
@@ -180,6 +189,7 @@ impl Op {
                 milestone,
                 deps,
                 repo,
+                depends_on_new,
                 ..
             } => {
                 let mut s = format!(
@@ -192,8 +202,13 @@ impl Op {
                 if let Some(m) = milestone {
                     s.push_str(&format!(" in milestone {m}"));
                 }
-                if !deps.is_empty() {
-                    let d: Vec<String> = deps.iter().map(ToString::to_string).collect();
+                let mut d: Vec<String> = deps.iter().map(ToString::to_string).collect();
+                d.extend(
+                    depends_on_new
+                        .iter()
+                        .map(|k| format!("new issue {k} of this proposal")),
+                );
+                if !d.is_empty() {
                     s.push_str(&format!(", depending on {}", d.join(", ")));
                 }
                 s
@@ -404,6 +419,8 @@ pub(crate) struct Checker<'a> {
     deps: BTreeMap<IssueKey, BTreeSet<IssueKey>>,
     /// Issues closed by ops accepted so far.
     closed: BTreeSet<IssueKey>,
+    /// Each `create_issue` op checked so far: its position among the accepted ones, or none if rejected.
+    created: Vec<Option<u32>>,
 }
 
 /// An op after checking: issues resolved to full keys.
@@ -431,6 +448,7 @@ impl<'a> Checker<'a> {
             repos,
             deps,
             closed: BTreeSet::new(),
+            created: Vec::new(),
         }
     }
 
@@ -526,6 +544,44 @@ impl<'a> Checker<'a> {
 
     /// Checks one op (given the ops accepted before it); on success the batch state moves on.
     pub fn check(&mut self, op: &Op, approved: bool) -> Result<Checked, String> {
+        let result = self.check_op(op, approved);
+        if matches!(op, Op::CreateIssue { .. }) {
+            let accepted = self.created.iter().flatten().count();
+            let position = result
+                .as_ref()
+                .ok()
+                .map(|_| u32::try_from(accepted + 1).unwrap_or(u32::MAX));
+            self.created.push(position);
+        }
+        result
+    }
+
+    /// The `create_issue` ops of this call that `positions` name (1 is the first), as their positions
+    /// among the accepted ones; an error when one is not an earlier op or was rejected.
+    fn new_deps(&self, positions: &[u32]) -> Result<Vec<u32>, String> {
+        let mut out = Vec::new();
+        for &k in positions {
+            let i = usize::try_from(k).unwrap_or(usize::MAX);
+            match i.checked_sub(1).and_then(|i| self.created.get(i)) {
+                None => {
+                    return Err(format!(
+                        "dependsOnNew {k}: there is no earlier create_issue number {k} in this call (1 is the first)"
+                    ));
+                }
+                Some(None) => {
+                    return Err(format!(
+                        "dependsOnNew {k}: that create_issue was rejected, so this one cannot wait for it"
+                    ));
+                }
+                Some(Some(p)) => out.push(*p),
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+
+    fn check_op(&mut self, op: &Op, approved: bool) -> Result<Checked, String> {
         // A label CommiTea may never touch is the more basic refusal; say that before asking for approval.
         if let Op::RemoveLabel { label, .. } = op
             && !own_namespace(label)
@@ -546,6 +602,7 @@ impl<'a> Checker<'a> {
                 milestone,
                 deps,
                 repo,
+                depends_on_new,
             } => {
                 if title.trim().is_empty() || title.contains(['\n', '\r']) {
                     return Err("the title must be one non-empty line".to_owned());
@@ -594,6 +651,7 @@ impl<'a> Checker<'a> {
                 for d in deps {
                     resolved.push(key_ref(&self.issue(d)?.0));
                 }
+                let new_deps = self.new_deps(depends_on_new)?;
                 Op::CreateIssue {
                     title: title.trim().to_owned(),
                     body: body.clone(),
@@ -601,6 +659,7 @@ impl<'a> Checker<'a> {
                     milestone: *milestone,
                     deps: resolved,
                     repo: Some(repo.to_string()),
+                    depends_on_new: new_deps,
                 }
             }
             Op::SetEstimate { issue, estimate } => {
@@ -740,6 +799,8 @@ pub(crate) fn simulate(snapshot: &Snapshot, ops: &[Checked], at: DateTime<Utc>) 
         labels.push(new.to_owned());
         labels.sort();
     };
+    // The keys of the new issues, in the order of the ops, for `dependsOnNew`.
+    let mut created: Vec<Option<IssueKey>> = Vec::new();
     for c in ops {
         match &c.op {
             Op::CreateIssue {
@@ -749,8 +810,10 @@ pub(crate) fn simulate(snapshot: &Snapshot, ops: &[Checked], at: DateTime<Utc>) 
                 milestone,
                 deps,
                 repo,
+                depends_on_new,
             } => {
                 let Some(repo) = repo.as_deref().and_then(|r| r.parse::<RepoName>().ok()) else {
+                    created.push(None);
                     continue;
                 };
                 let n = next.entry(repo.clone()).or_insert(0);
@@ -773,13 +836,21 @@ pub(crate) fn simulate(snapshot: &Snapshot, ops: &[Checked], at: DateTime<Utc>) 
                     labels,
                     milestone: *milestone,
                     time_estimate: 0,
-                    depends_on: deps.iter().filter_map(full_key).collect(),
+                    depends_on: deps
+                        .iter()
+                        .filter_map(full_key)
+                        .chain(depends_on_new.iter().filter_map(|k| {
+                            let i = usize::try_from(*k).ok()?.checked_sub(1)?;
+                            created.get(i).cloned().flatten()
+                        }))
+                        .collect(),
                     body: body.clone(),
                     comments: Vec::new(),
                     timeline: Vec::new(),
                     tracked_times: Vec::new(),
                     pull_requests: Vec::new(),
                 };
+                created.push(Some(key.clone()));
                 s.issues.insert(key, issue);
             }
             Op::SetEstimate { issue, estimate } => {

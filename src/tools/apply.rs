@@ -23,6 +23,20 @@ pub struct ApplyInput {
     /// Required (true) when any op is destructive: `remove_dep`, `close_issue`, `remove_label`.
     #[serde(default)]
     pub approved: bool,
+    /// Where the ops come from, for the op file and its pull request: `capture_work` when they file a
+    /// reviewed capture proposal; default `apply_changes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<ApplySource>,
+}
+
+/// Where an `apply_changes` call's ops come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ApplySource {
+    /// Changes asked for directly.
+    ApplyChanges,
+    /// A `capture_work` proposal, reviewed and filed.
+    CaptureWork,
 }
 
 /// `apply_changes`' answer.
@@ -36,6 +50,9 @@ pub struct ApplyOutput {
     /// Ops not accepted, with the reason.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rejected: Vec<Rejected>,
+    /// Rejected ops left out of `rejected` to keep the answer within its budget: "and N more".
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rejected_omitted: usize,
     /// The op file written, relative to the state repo (`ops/pending/C-0001.yaml`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ops_file: Option<String>,
@@ -43,6 +60,53 @@ pub struct ApplyOutput {
     /// `C-0007 direct <commit>` (additive ops where the config allows).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub proposed: Vec<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// Keeps an answer within `budget` bytes: a rejected op's echo loses its body, then the list is cut from
+/// the end, `rejectedOmitted` saying how many were left out.
+pub(crate) fn fit(out: &mut ApplyOutput, budget: usize) {
+    let size = |o: &ApplyOutput| serde_json::to_vec(o).map_or(0, |v| v.len());
+    if size(out) <= budget {
+        return;
+    }
+    for r in &mut out.rejected {
+        if let Some(o) = r.op.as_object_mut() {
+            o.remove("body");
+            if let Some(t) = o.get("title").and_then(serde_json::Value::as_str) {
+                let short = crate::limits::excerpt(t);
+                o.insert("title".into(), short.into());
+            }
+        }
+    }
+    let total = out.rejected.len() + out.rejected_omitted;
+    while size(out) > budget && !out.rejected.is_empty() {
+        out.rejected.pop();
+        out.rejected_omitted = total - out.rejected.len();
+    }
+}
+
+/// What a batch of checked ops does to the forecast of the state repo as it is (same seed both sides).
+pub(crate) fn consequence_of(
+    config: &Config,
+    snapshot: &Snapshot,
+    layout: &Layout,
+    accepted: &[ops::Checked],
+    as_of: Option<chrono::DateTime<chrono::Utc>>,
+) -> Result<crate::consequence::Consequence, ToolError> {
+    let now = as_of.unwrap_or_else(|| crate::pipeline::day_zero(layout, snapshot.meta.synced_at));
+    let ledger =
+        crate::ledger::read(&layout.ledger()).map_err(|e| ToolError::State(Box::new(e)))?;
+    let after_snapshot = ops::simulate(snapshot, accepted, now);
+    let before_plan = crate::ledger::replay(snapshot, config, ledger.as_deref(), now).into_plan();
+    let after_plan =
+        crate::ledger::replay(&after_snapshot, config, ledger.as_deref(), now).into_plan();
+    let planned_for = crate::pipeline::committed_people(layout, config);
+    let (detail, _, _) = crate::consequence::compare(config, before_plan, after_plan, &planned_for);
+    Ok(detail)
 }
 
 /// Runs `apply_changes`.
@@ -74,22 +138,13 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
             applied: 0,
             consequence: "nothing applied: every op was rejected".to_owned(),
             rejected,
+            rejected_omitted: 0,
             ops_file: None,
             proposed: Vec::new(),
         });
     }
 
-    let now = ctx
-        .as_of
-        .unwrap_or_else(|| crate::pipeline::day_zero(&layout, snapshot.meta.synced_at));
-    let ledger = crate::ledger::read(&layout.ledger()).map_err(state)?;
-    let after_snapshot = ops::simulate(&snapshot, &accepted, now);
-    let before_plan = crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now).into_plan();
-    let after_plan =
-        crate::ledger::replay(&after_snapshot, &config, ledger.as_deref(), now).into_plan();
-    let planned_for = crate::pipeline::committed_people(&layout, &config);
-    let (detail, _, _) =
-        crate::consequence::compare(&config, before_plan, after_plan, &planned_for);
+    let detail = consequence_of(&config, &snapshot, &layout, &accepted, ctx.as_of)?;
 
     let id = ops::next_id(&layout).map_err(state)?;
     let path = ops::pending_path(&layout, &id);
@@ -97,7 +152,10 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
     let ops: Vec<Op> = accepted.into_iter().map(|c| c.op).collect();
     let file = OpFile {
         id,
-        source: ops::Source::ApplyChanges,
+        source: match input.source {
+            Some(ApplySource::CaptureWork) => ops::Source::CaptureWork,
+            _ => ops::Source::ApplyChanges,
+        },
         created_at: ops::stamp(ctx.now()),
         by: ctx.by.clone(),
         approved: input.approved,
@@ -113,6 +171,7 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
         applied: file.ops.len(),
         consequence: detail.summary,
         rejected,
+        rejected_omitted: 0,
         ops_file: Some(rel.to_string_lossy().replace('\\', "/")),
         proposed: Vec::new(),
     })

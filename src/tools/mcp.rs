@@ -104,13 +104,15 @@ fn output_object(v: Value) -> JsonObject {
     schema
 }
 
-/// What a client may assume about a tool: none touches Gitea; the readers change nothing.
+/// What a client may assume about a tool: none touches Gitea; the readers change nothing; the two that
+/// may ask the big model (`capture_work`, `record_directive` with `say`) reach beyond the state repo.
 fn annotations(name: &str) -> ToolAnnotations {
     let reads_only = matches!(name, super::QUERY_PROJECT | super::CAPTURE_WORK);
+    let open_world = matches!(name, super::CAPTURE_WORK | super::RECORD_DIRECTIVE);
     ToolAnnotations::new()
         .read_only(reads_only)
         .destructive(false)
-        .open_world(false)
+        .open_world(open_world)
 }
 
 /// The four tools as MCP offers them (`tools/list`, and `commitea tool --list`).

@@ -28,6 +28,12 @@ pub(crate) const RECORD_DIRECTIVE: &str = "record_directive";
 /// The tool names, in the order they are offered.
 pub const NAMES: [&str; 4] = [QUERY_PROJECT, CAPTURE_WORK, APPLY_CHANGES, RECORD_DIRECTIVE];
 
+/// The byte budget of one tool answer (compact JSON), sized for a 4B model's context; see `docs/models.md`.
+/// `view` is `query_project`'s view.
+pub fn answer_budget(tool: &str, view: Option<&str>) -> usize {
+    crate::limits::answer_budget(tool, view)
+}
+
 /// Where and when the tools run.
 #[derive(Debug, Clone)]
 pub struct Context {
@@ -99,14 +105,26 @@ pub enum ToolError {
         /// What is wrong and what to do.
         message: String,
     },
-    /// `capture_work` needs a language model and none is configured.
-    #[error(
-        "no model configured: capture_work turns a braindump into issues with the big model; set `models.big` in commitea.yaml (the model integration is not built yet), or file issues directly with apply_changes create_issue ops"
-    )]
-    NoModel,
+    /// The model a call needs is not configured (`capture_work`, a `say` negotiation); the message names
+    /// the setting.
+    #[error("{0}")]
+    NoModel(String),
+    /// The model failed: unreachable, too slow, an error status, a reply cut at its token limit, a draft
+    /// still invalid after its repair round.
+    #[error(transparent)]
+    Model(crate::model::ModelError),
     /// The state repo could not be read or written (the cause is kept).
     #[error("{0}")]
     State(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl From<crate::model::ModelError> for ToolError {
+    fn from(e: crate::model::ModelError) -> Self {
+        match e {
+            crate::model::ModelError::NoModel { .. } => Self::NoModel(e.to_string()),
+            other => Self::Model(other),
+        }
+    }
 }
 
 impl ToolError {
@@ -114,7 +132,7 @@ impl ToolError {
     pub fn is_input(&self) -> bool {
         matches!(
             self,
-            Self::UnknownTool(_) | Self::BadJson(_) | Self::Invalid { .. } | Self::NoModel
+            Self::UnknownTool(_) | Self::BadJson(_) | Self::Invalid { .. } | Self::NoModel(_)
         )
     }
 
@@ -124,16 +142,29 @@ impl ToolError {
             Self::UnknownTool(_) => "unknown_tool",
             Self::BadJson(_) => "bad_json",
             Self::Invalid { .. } => "invalid_input",
-            Self::NoModel => "no_model",
+            Self::NoModel(_) => "no_model",
+            Self::Model(_) => "model",
             Self::State(_) => "state",
         };
         let mut e = serde_json::Map::new();
         e.insert("kind".into(), kind.into());
-        e.insert("message".into(), self.to_string().into());
+        e.insert("message".into(), self.short_message().into());
         if let Self::Invalid { path, .. } = self {
             e.insert("path".into(), path.clone().into());
         }
         serde_json::json!({ "error": e })
+    }
+
+    /// The message, cut to [`crate::limits::ERROR_CHARS`]: an error is short, and never echoes an input.
+    pub fn short_message(&self) -> String {
+        let m = self.to_string();
+        if m.chars().count() > crate::limits::ERROR_CHARS {
+            let mut cut: String = m.chars().take(crate::limits::ERROR_CHARS).collect();
+            cut.push('…');
+            cut
+        } else {
+            m
+        }
     }
 
     /// An input error at `path`.
@@ -192,25 +223,99 @@ pub fn call(ctx: &Context, name: &str, input: &Value) -> Result<Value, ToolError
     }
     too_big(serde_json::to_vec(input).map_or(0, |v| v.len()))?;
     schema::validate(name, input)?;
-    match name {
-        QUERY_PROJECT => to_value(&query::query_project(ctx, schema::read(input)?)?),
+    let answer = match name {
+        QUERY_PROJECT => to_value(&query::query_project(ctx, schema::read(input)?)?)?,
         APPLY_CHANGES => {
             let mut out = apply::apply_changes(ctx, schema::read(input)?)?;
             if out.ops_file.is_some() {
                 out.proposed = propose(ctx);
             }
-            to_value(&out)
+            apply::fit(&mut out, crate::limits::answer_budget(APPLY_CHANGES, None));
+            to_value(&out)?
         }
         RECORD_DIRECTIVE => {
-            let mut out = record_directive(ctx, schema::read(input)?)?;
-            out.proposed = propose(ctx);
-            to_value(&out)
+            let input: schema::RecordToolInput = schema::read(input)?;
+            let mut out = match input.say.clone() {
+                Some(say) => negotiate(ctx, &say, input)?,
+                None => {
+                    let mut out = record_directive(ctx, record_input(input)?)?;
+                    out.proposed = propose(ctx);
+                    out
+                }
+            };
+            fit_consequence(
+                &mut out,
+                crate::limits::answer_budget(RECORD_DIRECTIVE, None),
+            );
+            to_value(&out)?
         }
-        CAPTURE_WORK => {
-            let _: schema::CaptureInput = schema::read(input)?;
-            Err(ToolError::NoModel)
-        }
-        _ => Err(ToolError::UnknownTool(name.to_owned())),
+        CAPTURE_WORK => to_value(&crate::model::capture::capture_work(
+            ctx,
+            schema::read(input)?,
+        )?)?,
+        _ => return Err(ToolError::UnknownTool(name.to_owned())),
+    };
+    Ok(answer)
+}
+
+/// The directive of a `record_directive` call that is not a negotiation.
+fn record_input(
+    input: schema::RecordToolInput,
+) -> Result<crate::ledger::record::RecordInput, ToolError> {
+    Ok(crate::ledger::record::RecordInput {
+        kind: input
+            .kind
+            .ok_or_else(|| ToolError::invalid("/kind", "missing the field kind (or give say)"))?,
+        quote: input
+            .quote
+            .ok_or_else(|| ToolError::invalid("/quote", "missing the field quote (or give say)"))?,
+        target: input.target,
+        params: input.params,
+        rationale: input.rationale,
+        by: input.by,
+    })
+}
+
+/// A negotiation: the big model drafts the directive from the PM's words, CommiTea checks it and computes
+/// its consequence; nothing is recorded.
+fn negotiate(
+    ctx: &Context,
+    say: &str,
+    input: schema::RecordToolInput,
+) -> Result<schema::RecordAnswer, ToolError> {
+    if input.kind.is_some()
+        || input.quote.is_some()
+        || input.target.is_some()
+        || input.params.is_some()
+    {
+        return Err(ToolError::invalid(
+            "/say",
+            "give either say (the PM's words, to draft from) or kind and quote (a directive), not both",
+        ));
+    }
+    let mut n = crate::model::negotiate::negotiate(ctx, say)?;
+    if n.draft.by.is_none() {
+        n.draft.by = input.by.or_else(|| ctx.by.clone());
+    }
+    Ok(schema::RecordAnswer {
+        directive_id: None,
+        draft: Some(n.draft),
+        consequence: n.preview.consequence,
+        consequence_omitted: 0,
+        summary: n.preview.summary,
+        ops_file: None,
+        proposed: Vec::new(),
+    })
+}
+
+/// Cuts a directive's consequence to the answer's budget, biggest moves kept (milestones first, as the
+/// diff orders them), and says how many were left out.
+fn fit_consequence(out: &mut schema::RecordAnswer, budget: usize) {
+    let size = |o: &schema::RecordAnswer| serde_json::to_vec(o).map_or(0, |v| v.len());
+    let total = out.consequence.len();
+    while size(out) > budget && !out.consequence.is_empty() {
+        out.consequence.pop();
+        out.consequence_omitted = total - out.consequence.len();
     }
 }
 
@@ -267,8 +372,10 @@ fn record_directive(
     };
     crate::ledger::record::record_directive(&ctx.state_dir, &input, &options)
         .map(|o| schema::RecordAnswer {
-            directive_id: o.directive_id,
+            directive_id: Some(o.directive_id),
+            draft: None,
             consequence: o.consequence,
+            consequence_omitted: 0,
             summary: o.summary,
             ops_file: o.ops_file,
             proposed: Vec::new(),

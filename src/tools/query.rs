@@ -155,13 +155,6 @@ pub fn query_project(ctx: &Context, input: QueryInput) -> Result<QueryOutput, To
         _ => {}
     }
     let c = compute(ctx)?;
-    let selection = Selection {
-        state: f.state,
-        assignee: f.assignee.clone(),
-        label: f.label.clone(),
-        milestone: f.milestone_id,
-        limit,
-    };
     if let Some(m) = f.milestone_id
         && c.plan.milestone(m).is_none()
     {
@@ -178,6 +171,63 @@ pub fn query_project(ctx: &Context, input: QueryInput) -> Result<QueryOutput, To
             ),
         ));
     }
+    let previous = (input.view == View::Standup)
+        .then(|| previous_forecast(ctx, &c))
+        .flatten();
+    // Within the view's byte budget: a list cut to fit halves the limit until it does (each view's counts
+    // stay whole, so the caller sees there is more).
+    let budget = crate::limits::answer_budget(super::QUERY_PROJECT, Some(view_name(input.view)));
+    let mut limit = limit;
+    loop {
+        let out = render(&c, &input, limit, previous.as_ref())?;
+        let bytes = serde_json::to_vec(&out).map_or(0, |v| v.len());
+        if bytes <= budget || limit == 1 {
+            if bytes > budget {
+                tracing::warn!(
+                    "{:?} is {bytes} bytes at limit 1, over its budget of {budget}",
+                    input.view
+                );
+            }
+            return Ok(out);
+        }
+        tracing::debug!(
+            "{:?} is {bytes} bytes at limit {limit}, over its budget of {budget}: halving the limit",
+            input.view
+        );
+        limit = (limit / 2).max(1);
+    }
+}
+
+/// The view's name, as in the input.
+fn view_name(v: View) -> &'static str {
+    match v {
+        View::Focus => "focus",
+        View::Issue => "issue",
+        View::Milestone => "milestone",
+        View::Board => "board",
+        View::Runway => "runway",
+        View::Calibration => "calibration",
+        View::Directives => "directives",
+        View::Standup => "standup",
+        View::Search => "search",
+    }
+}
+
+/// One view of the computed state at `limit`.
+fn render(
+    c: &Computed,
+    input: &QueryInput,
+    limit: usize,
+    previous: Option<&views::standup::Previous>,
+) -> Result<QueryOutput, ToolError> {
+    let f = &input.filters;
+    let selection = Selection {
+        state: f.state,
+        assignee: f.assignee.clone(),
+        label: f.label.clone(),
+        milestone: f.milestone_id,
+        limit,
+    };
     let inputs = Inputs {
         plan: &c.plan,
         report: &c.report,
@@ -228,7 +278,6 @@ pub fn query_project(ctx: &Context, input: QueryInput) -> Result<QueryOutput, To
             QueryOutput::Directives(d)
         }
         View::Standup => {
-            let previous = previous_forecast(ctx, &c);
             let settings = views::standup::StandupSettings {
                 stale_days: c.config.standup.stale_days.0,
                 plan_days: c.config.standup.plan_days.0,
@@ -236,7 +285,7 @@ pub fn query_project(ctx: &Context, input: QueryInput) -> Result<QueryOutput, To
             QueryOutput::Standup(views::standup::standup(
                 inputs,
                 &c.snapshot,
-                previous.as_ref(),
+                previous,
                 settings,
                 &selection,
             ))

@@ -41,7 +41,7 @@ pub struct Answer {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CaptureOutput {
-    /// Follow-up questions, shown as chips.
+    /// Follow-up questions, shown as chips; answer them and call again with `answers`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub needs_more_info: Option<Vec<String>>,
     /// The proposed issues, for the review tray; filed later with apply_changes.
@@ -52,40 +52,122 @@ pub(crate) struct CaptureOutput {
 /// A proposed issue set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Proposal {
-    /// The issues.
+    /// The issues, in an order that files each after those it depends on.
     pub issues: Vec<ProposedIssue>,
-    /// One line: the schedule impact.
+    /// One line: the schedule impact, computed by the engine (never by the model).
     pub consequence: String,
 }
 
-/// One proposed issue.
+/// One proposed issue: the seed's fields, plus `repo` where several repositories are configured. It maps
+/// onto one `create_issue` op: `labels` are the estimate and the priority, a `deps` entry `new:K` is
+/// `dependsOnNew: [K]`, the others are `deps`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct ProposedIssue {
-    /// Title.
+#[serde(deny_unknown_fields)]
+pub struct ProposedIssue {
+    /// Title (one line).
+    #[schemars(length(min = 1, max = crate::limits::TITLE_CHARS))]
     pub title: String,
-    /// Body.
+    /// Body, Markdown.
+    #[serde(default)]
+    #[schemars(length(max = crate::limits::PROPOSED_BODY_CHARS))]
     pub body: String,
-    /// `est/2d`, on the ladder.
+    /// `est/2d`, a rung of the configured ladder.
+    #[schemars(regex(pattern = r"^(est/)?[0-9]+[hdw]$"))]
     pub estimate: String,
-    /// `p/1`.
+    /// `p/0` (drop everything) to `p/3` (someday).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(p/)?[0-3]$"))]
     pub priority: Option<String>,
-    /// Issues it depends on.
+    /// What it waits for: existing issues (`owner/repo#N`, or `N` with one repository) or other proposed
+    /// issues, `new:K` for the K-th of this proposal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deps: Option<Vec<u64>>,
-    /// Milestone id.
+    #[schemars(length(max = crate::limits::LIST_ITEMS))]
+    pub deps: Option<Vec<ProposedDep>>,
+    /// Gitea's milestone id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub milestone: Option<u64>,
+    /// `owner/repo` to file it in; default: its milestone's repository, or the only one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = crate::limits::NAME_CHARS))]
+    pub repo: Option<String>,
+}
+
+/// A proposed issue's dependency: an existing issue, or `new:K`, the K-th issue of the same proposal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ProposedDep {
+    /// An existing issue's number (one repository configured).
+    Number(#[schemars(range(min = 1))] u64),
+    /// `owner/repo#N`, `#N`, or `new:K`.
+    Ref(
+        #[schemars(regex(
+            pattern = r"^(new:[1-9][0-9]*|([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)?#?[0-9]+)$"
+        ))]
+        String,
+    ),
+}
+
+impl std::fmt::Display for ProposedDep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Number(n) => write!(f, "{n}"),
+            Self::Ref(s) => f.write_str(s),
+        }
+    }
+}
+
+/// `record_directive`'s input: a directive with the PM's verbatim quote — or only the PM's words (`say`),
+/// for the big model to draft one from (nothing is recorded then: the answer is the draft and its
+/// consequence, and calling again with the draft records it).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(extend("oneOf" = [{"required": ["kind", "quote"]}, {"required": ["say"]}]))]
+pub(crate) struct RecordToolInput {
+    /// `reprioritize`, `reestimate`, `set-deadline`, `scope`, `capacity` or `note`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["reprioritize", "reestimate", "set-deadline", "scope", "capacity", "note"]))]
+    pub kind: Option<String>,
+    /// The PM's words, verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = crate::limits::QUOTE_CHARS))]
+    pub quote: Option<String>,
+    /// What the directive is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<crate::ledger::record::RecordTarget>,
+    /// The structured effect, its shape set by the kind (see `docs/ledger.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Value>,
+    /// Why, on one line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = crate::limits::RATIONALE_CHARS))]
+    pub rationale: Option<String>,
+    /// Who gave the directive (a Gitea username).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = crate::limits::NAME_CHARS))]
+    pub by: Option<String>,
+    /// Instead of the fields above: what the PM said, for the big model to draft the directive from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = crate::limits::SAY_CHARS))]
+    pub say: Option<String>,
 }
 
 /// `record_directive`'s answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct RecordAnswer {
-    /// The new directive's id, `D-0009`.
-    pub directive_id: String,
-    /// Every milestone and every moved issue, before and after.
+    /// The new directive's id, `D-0009`; absent for a draft (`say`), which records nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub directive_id: Option<String>,
+    /// The directive the big model drafted from `say`, checked: record it by calling again with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft: Option<RecordInput>,
+    /// The milestones and the moved issues, before and after, biggest move first; cut to the answer's
+    /// budget (see `consequenceOmitted`).
     pub consequence: Vec<ConsequencePair>,
+    /// Subjects left out of `consequence` to keep the answer within its budget: "and N more".
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub consequence_omitted: usize,
     /// One line for a person.
     pub summary: String,
     /// The proposed op file, if the directive has Gitea-side effects.
@@ -96,10 +178,14 @@ pub(crate) struct RecordAnswer {
     pub proposed: Vec<String>,
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 const QUERY_DESCRIPTION: &str = "Read the project. view selects the payload: focus (now/next/later with rationales), issue (needs filters.issueId), milestone (needs filters.milestoneId: due, hard, stats, cone p10/p50/p80, issues), board (five lifecycle columns), runway (milestone bands p50/p80 and slack, capacity), calibration, directives (pending consequence, recent ledger entries), standup (drift, per-person plan, stale blockers), search (needs filters.query). Filters: issueId (a number, or owner/repo#N when several repositories are configured), milestoneId, state, assignee, label, query, limit (default 20, max 100). Forecasts are ranges, never single dates; every number comes from the engine.";
-const CAPTURE_DESCRIPTION: &str = "Turn a braindump into a proposed issue set (asks follow-up questions first). Needs the big model; answers a clear error while none is configured. Never files anything: file the proposal with apply_changes.";
+const CAPTURE_DESCRIPTION: &str = "Turn a braindump into a proposed issue set on the big model: answers needsMoreInfo (follow-up questions: ask the person, call again with answers) or a proposal {issues: [{title, body, estimate, priority?, deps?, milestone?, repo?}], consequence} whose consequence the engine computed. Never files anything: file the reviewed proposal with apply_changes create_issue ops (source: capture_work; a deps entry new:K is dependsOnNew: [K]).";
 const APPLY_DESCRIPTION: &str = "Propose changes to Gitea as one op file under ops/pending/ for review: create_issue, set_estimate, set_priority, set_milestone, set_deadline_hard, add_dep, and the destructive remove_dep, close_issue, remove_label (these need approved: true). Returns {applied, consequence, rejected?}: each rejected op with its reason.";
-const RECORD_DESCRIPTION: &str = "Record a PM directive (reprioritize, reestimate, set-deadline, scope, capacity, note) in the ledger pm-state.md with the PM's verbatim quote; returns the consequence diff (before/after per milestone and moved issue) and a one-line summary. Does not change Gitea.";
+const RECORD_DESCRIPTION: &str = "Record a PM directive (reprioritize, reestimate, set-deadline, scope, capacity, note) in the ledger pm-state.md with the PM's verbatim quote; returns the consequence diff (before/after per milestone and moved issue, cut to the biggest moves) and a one-line summary. Or give only {say: the PM's words}: the big model drafts the directive, CommiTea checks it and answers the draft with its consequence, recording nothing; call again with the draft to record it. Does not change Gitea.";
 
 fn schema_of<T: JsonSchema>() -> Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
@@ -130,7 +216,7 @@ pub fn specs() -> Vec<ToolSpec> {
         ToolSpec {
             name: RECORD_DIRECTIVE,
             description: RECORD_DESCRIPTION,
-            input_schema: schema_of::<RecordInput>(),
+            input_schema: schema_of::<RecordToolInput>(),
             output_schema: schema_of::<RecordAnswer>(),
         },
     ]
@@ -164,6 +250,11 @@ pub(crate) fn validate(name: &str, input: &Value) -> Result<(), ToolError> {
         }
         None => return Err(ToolError::UnknownTool(name.to_owned())),
     };
+    validate_with(v, input)
+}
+
+/// Checks `input` against a compiled schema; the error is [`validate`]'s.
+pub(crate) fn validate_with(v: &jsonschema::Validator, input: &Value) -> Result<(), ToolError> {
     let mut errors: Vec<(String, String)> = v.iter_errors(input).map(|e| describe(&e)).collect();
     if errors.is_empty() {
         return Ok(());

@@ -569,6 +569,8 @@ fn killed_after_each_op_of_a_twenty_op_file_every_op_is_applied_exactly_once() {
             issues[0].repo
         ));
     }
+    // The second new issue waits for the first, as a captured proposal files them.
+    ops.push_str("  dependsOnNew: [1]\n");
     let count = ops.matches("- op:").count();
     assert_eq!(count, 20);
     // Merged through a pull request, as a proposal is.
@@ -679,7 +681,20 @@ fn killed_after_each_op_of_a_twenty_op_file_every_op_is_applied_exactly_once() {
         .iter()
         .filter(|w| w.contains("/dependencies"))
         .count();
-    assert_eq!(deps, 2, "{writes:#?}");
+    assert_eq!(deps, 3, "{writes:#?}");
+    // The last run synced what it wrote: the second new issue depends on the first.
+    let after = commitea::state::Snapshot::load(&commitea::state::Layout::new(&s.work)).unwrap();
+    let new_issue = |title: &str| {
+        after
+            .issues
+            .iter()
+            .find(|(_, i)| i.title == title)
+            .map(|(k, i)| (k.clone(), i.depends_on.clone()))
+            .unwrap()
+    };
+    let (first, _) = new_issue("Captured task 0");
+    let (_, waits) = new_issue("Captured task 1");
+    assert_eq!(waits, vec![first], "{writes:#?}");
     let moves = writes.iter().filter(|w| w.starts_with("PATCH")).count();
     assert_eq!(
         moves,

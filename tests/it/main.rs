@@ -14,6 +14,7 @@ mod engine;
 mod import;
 mod ledger;
 mod mcp;
+mod model;
 mod online;
 mod pipeline;
 mod props;

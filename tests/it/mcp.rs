@@ -12,7 +12,7 @@ use super::toolcli::{TRIALS, demo_state};
 
 /// Whether the MCP Python SDK is importable; skips loudly when not, fails under
 /// `COMMITEA_REQUIRE_EXTERNAL=1` (as `tj3::external` does for programs).
-fn python_sdk() -> bool {
+pub(crate) fn python_sdk() -> bool {
     let found = Command::new("python3")
         .args(["-c", "import mcp"])
         .output()
@@ -185,6 +185,14 @@ fn raw_json_rpc_unknown_methods_are_method_not_found_and_stdout_is_protocol_only
 
     let tools = reply(12)["result"]["tools"].as_array().unwrap();
     assert_eq!(tools.len(), 4);
+    // The tools that may ask the big model say they reach beyond the state repo.
+    for t in tools {
+        let open = matches!(
+            t["name"].as_str().unwrap(),
+            "capture_work" | "record_directive"
+        );
+        assert_eq!(t["annotations"]["openWorldHint"], open, "{t}");
+    }
 }
 
 #[test]

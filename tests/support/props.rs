@@ -221,6 +221,7 @@ pub fn op() -> impl Strategy<Value = commitea::ops::Op> {
                 milestone,
                 deps: vec![IssueRef::Key("acme/api#1".into())],
                 repo: Some("acme/api".into()),
+                depends_on_new: Vec::new(),
             }
         }),
         issue.clone().prop_map(|issue| Op::SetEstimate {

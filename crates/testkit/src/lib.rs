@@ -1,5 +1,6 @@
 //! Test support for CommiTea, kept out of the shipped binary (jj's `lib/testutils`): the Gitea API
-//! emulator the sync, apply and workflow tests run against, and the `commitea-dev` binary that serves
-//! it by hand.
+//! emulator the sync, apply and workflow tests run against, the `commitea-dev` binary that serves
+//! it by hand, and the scripted OpenAI-compatible server the model layer's tests talk to.
 
 pub mod gitea;
+pub mod model;

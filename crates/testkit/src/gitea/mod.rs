@@ -32,7 +32,7 @@
 //! connections, and a page shift (an issue created right after a page is served).
 
 mod dataset;
-mod http;
+pub(crate) mod http;
 mod pulls;
 mod routes;
 

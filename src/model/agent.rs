@@ -1,0 +1,667 @@
+//! `commitea ask`: an agent loop on the small model with the four tools, and the standup in words.
+//!
+//! The question goes to the model with the rules and the tools' schemas, and nothing else: ticket data
+//! reaches the model only as tool answers (each within its byte budget), so the context stays small. Every
+//! tool call runs through [`crate::tools::call`], the same code as `commitea tool` and MCP, so a write is
+//! an op file or a ledger entry in the checkout — proposed as a pull request where the config says so —
+//! and never a change to Gitea. The loop holds the model to what only a person may do: `approved` on
+//! `apply_changes` is always false here (destructive ops are rejected with the reason), and a directive's
+//! quote must be the PM's words, verbatim from the question. It is bounded by `models.max_turns` model calls
+//! and `models.max_total_tokens` tokens. The final prose is checked by [`super::check`]: prose that states
+//! anything the tool answers do not hold is sent back once with the list, and then replaced by the
+//! deterministic text of the last view read ([`super::words`]). The transcript goes to stderr at debug
+//! level (`COMMITEA_LOG=debug`).
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::check::{Claim, Grounds};
+use super::client::{Arguments, Client, Message, Reply, Role, ToolCall};
+use super::{ModelError, Task};
+use crate::config::{Config, ModelsConfig};
+use crate::tools::{self, Context, ToolError};
+
+/// Why `ask` (or the standup in words) failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The model failed or is not configured.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The state repo could not be read.
+    #[error(transparent)]
+    Tool(#[from] ToolError),
+}
+
+impl AgentError {
+    /// Whether the caller can fix it (an input error: no model configured, a bad setting).
+    pub fn is_input(&self) -> bool {
+        match self {
+            Self::Model(e) => e.is_setup(),
+            Self::Tool(e) => e.is_input(),
+        }
+    }
+}
+
+/// One tool call the model made.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CallRecord {
+    /// The tool's name as the model wrote it (an excerpt).
+    pub tool: String,
+    /// Whether it answered (rather than an error).
+    pub ok: bool,
+    /// The error it answered, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// What `ask` answers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AskAnswer {
+    /// The answer: the model's prose when it passed the checker, else deterministic text.
+    pub answer: String,
+    /// Whether the answer is the model's checked prose.
+    pub grounded: bool,
+    /// Why the answer is deterministic text instead, with what the model stated that the tools did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+    /// The tool calls, in order.
+    pub calls: Vec<CallRecord>,
+    /// What the tools wrote into the checkout: op files and directives, with where they were proposed.
+    pub writes: Vec<String>,
+    /// Model calls made.
+    pub turns: u32,
+    /// Tokens used, as the server counted them (or estimated).
+    pub tokens: u64,
+}
+
+/// A conversation with one model, within the turn and token bounds, logged at debug level.
+pub(crate) struct Conversation<'a> {
+    client: &'a Client,
+    task: Task,
+    pub(crate) messages: Vec<Message>,
+    pub(crate) turns: u32,
+    max_turns: u32,
+    pub(crate) tokens: u64,
+    max_tokens: u64,
+}
+
+impl<'a> Conversation<'a> {
+    /// A conversation that starts with `system`.
+    pub(crate) fn new(client: &'a Client, task: Task, system: &str, models: &ModelsConfig) -> Self {
+        let mut c = Self {
+            client,
+            task,
+            messages: Vec::new(),
+            turns: 0,
+            max_turns: models.max_turns.0,
+            tokens: 0,
+            max_tokens: u64::from(models.max_total_tokens.0),
+        };
+        c.push(Message::new(Role::System, system));
+        c
+    }
+
+    /// Adds a message.
+    pub(crate) fn push(&mut self, m: Message) {
+        log(self.task, &m);
+        self.messages.push(m);
+    }
+
+    /// One model call: checks the bounds, sends the conversation, keeps the reply.
+    pub(crate) fn turn(&mut self, tools: &[Value]) -> Result<Reply, ModelError> {
+        if self.turns >= self.max_turns {
+            return Err(ModelError::Budget {
+                task: self.task.name(),
+                what: format!("its {} model calls (models.max_turns)", self.max_turns),
+            });
+        }
+        if self.tokens >= self.max_tokens {
+            return Err(ModelError::Budget {
+                task: self.task.name(),
+                what: format!(
+                    "its {} tokens (models.max_total_tokens; {} used)",
+                    self.max_tokens, self.tokens
+                ),
+            });
+        }
+        self.turns += 1;
+        let sent =
+            serde_json::to_vec(&self.client.body(&self.messages, tools)).map_or(0, |b| b.len());
+        let reply = self.client.chat(&self.messages, tools)?;
+        let said = reply.message.content.as_deref().map_or(0, str::len)
+            + reply
+                .message
+                .tool_calls
+                .iter()
+                .map(|c| c.name.len() + 64)
+                .sum::<usize>();
+        self.tokens += reply
+            .tokens
+            .unwrap_or_else(|| u64::try_from((sent + said) / 4).unwrap_or(u64::MAX));
+        self.push(reply.message.clone());
+        Ok(reply)
+    }
+}
+
+/// The transcript at debug level: who said what (the key is never part of a message).
+fn log(task: Task, m: &Message) {
+    let role = match m.role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "model",
+        Role::Tool => "tool",
+    };
+    let calls: Vec<String> = m
+        .tool_calls
+        .iter()
+        .map(|c| match &c.arguments {
+            Arguments::Json(v) => format!("{}({v})", c.name),
+            Arguments::Malformed(s) => {
+                format!("{}(malformed: {})", c.name, crate::limits::excerpt(s))
+            }
+        })
+        .collect();
+    tracing::debug!(
+        "{} · {role}: {}{}",
+        task.name(),
+        m.content.as_deref().unwrap_or(""),
+        if calls.is_empty() {
+            String::new()
+        } else {
+            format!(" → {}", calls.join(", "))
+        }
+    );
+}
+
+/// The rules of `ask`; the tools' schemas travel with the request.
+const ASK_SYSTEM: &str = "You are CommiTea, the assistant of a project manager whose team works on Gitea. Answer their question about the project.
+Rules:
+- Read the project only through the query_project tool (views: focus, issue, milestone, board, runway, calibration, directives, standup, search). Call it before you say anything about the project.
+- Never compute. Copy every date, number, percentage, issue key (owner/repo#N) and name exactly as a tool answer writes it. Do not add, subtract, count, average or convert anything. Forecasts are ranges: give p50 and p80, never one date.
+- Changes are proposals for review: apply_changes writes an op file, record_directive records the PM's decision with their words quoted verbatim from the question (or give it {\"say\": \"<the PM's words>\"} to have it drafted). You cannot approve destructive ops; say that a person must.
+- Answer in a few plain sentences.";
+
+/// The four tools in the OpenAI function shape.
+fn offered(names: &[&str]) -> Vec<Value> {
+    tools::specs()
+        .into_iter()
+        .filter(|s| names.contains(&s.name))
+        .map(|s| super::client::tool_spec(s.name, s.description, &s.input_schema))
+        .collect()
+}
+
+/// What the loop lets the model do.
+pub(crate) struct Policy<'q> {
+    /// The tools it may call.
+    pub tools: &'q [&'q str],
+    /// The person's words: a directive's quote must be in them, verbatim.
+    pub words: &'q str,
+}
+
+/// The result of one tool call for the model: the message text, and the payload when it answered.
+pub(crate) struct Dispatched {
+    pub text: String,
+    pub payload: Option<Value>,
+    pub record: CallRecord,
+    pub write: Option<String>,
+}
+
+fn error_text(kind: &str, message: &str) -> String {
+    json!({"error": {"kind": kind, "message": message}}).to_string()
+}
+
+/// Whether `quote` is in `words`, verbatim up to runs of white space.
+pub(crate) fn verbatim(quote: &str, words: &str) -> bool {
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let q = squash(quote);
+    !q.is_empty() && squash(words).contains(&q)
+}
+
+/// Runs one tool call of the model under `policy`.
+pub(crate) fn dispatch(ctx: &Context, call: &ToolCall, policy: &Policy<'_>) -> Dispatched {
+    let name = crate::limits::excerpt(&call.name);
+    let fail = |kind: &str, message: String| Dispatched {
+        text: error_text(kind, &message),
+        payload: None,
+        record: CallRecord {
+            tool: name.clone(),
+            ok: false,
+            error: Some(message),
+        },
+        write: None,
+    };
+    if !policy.tools.contains(&call.name.as_str()) {
+        return fail(
+            "unknown_tool",
+            format!(
+                "unknown tool \"{name}\"; the tools here are {}",
+                policy.tools.join(", ")
+            ),
+        );
+    }
+    let mut input = match &call.arguments {
+        Arguments::Json(v @ Value::Object(_)) => v.clone(),
+        Arguments::Json(_) => {
+            return fail(
+                "invalid_input",
+                "the arguments must be one JSON object that fits the tool's schema".to_owned(),
+            );
+        }
+        Arguments::Malformed(_) => {
+            return fail(
+                "bad_json",
+                "the arguments are not valid JSON; send one JSON object that fits the tool's schema"
+                    .to_owned(),
+            );
+        }
+    };
+    let mut note = None;
+    if call.name == tools::APPLY_CHANGES
+        && input.get("approved").and_then(Value::as_bool) == Some(true)
+    {
+        // Only a person approves a destructive op, after seeing its consequence.
+        input["approved"] = Value::Bool(false);
+        note = Some("approved was set to false: only a person approves destructive ops");
+    }
+    if call.name == tools::RECORD_DIRECTIVE
+        && let Some(q) = input.get("quote").and_then(Value::as_str)
+        && !verbatim(q, policy.words)
+    {
+        return fail(
+            "invalid_input",
+            "/quote: a directive's quote must be the PM's words, verbatim from the question; quote them exactly, or give {\"say\": \"...\"} with their words".to_owned(),
+        );
+    }
+    if call.name == tools::RECORD_DIRECTIVE
+        && let Some(say) = input.get("say").and_then(Value::as_str)
+        && !verbatim(say, policy.words)
+    {
+        return fail(
+            "invalid_input",
+            "/say: must be the PM's words, verbatim from the question".to_owned(),
+        );
+    }
+    match tools::call(ctx, &call.name, &input) {
+        Ok(mut answer) => {
+            if let (Some(n), Value::Object(o)) = (note, &mut answer) {
+                o.insert("note".into(), n.into());
+            }
+            let write = written(&call.name, &answer);
+            Dispatched {
+                text: answer.to_string(),
+                payload: Some(answer),
+                record: CallRecord {
+                    tool: name,
+                    ok: true,
+                    error: None,
+                },
+                write,
+            }
+        }
+        Err(e) => {
+            let j = e.to_json();
+            let kind = j
+                .pointer("/error/kind")
+                .and_then(Value::as_str)
+                .unwrap_or("error")
+                .to_owned();
+            fail(&kind, e.to_string())
+        }
+    }
+}
+
+/// What a write tool wrote, in one line: `ops/pending/C-0001.yaml (proposed: C-0001 pull-request 3 …)`.
+fn written(name: &str, answer: &Value) -> Option<String> {
+    let what = match name {
+        tools::APPLY_CHANGES => answer.get("opsFile").and_then(Value::as_str)?.to_owned(),
+        tools::RECORD_DIRECTIVE => {
+            let id = answer.get("directiveId").and_then(Value::as_str)?;
+            match answer.get("opsFile").and_then(Value::as_str) {
+                Some(f) => format!("{id} in pm-state.md, {f}"),
+                None => format!("{id} in pm-state.md"),
+            }
+        }
+        _ => return None,
+    };
+    let proposed: Vec<&str> = answer
+        .get("proposed")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    Some(if proposed.is_empty() {
+        format!("{what} (in the checkout; `commitea propose` opens its pull request)")
+    } else {
+        format!("{what} (proposed: {})", proposed.join("; "))
+    })
+}
+
+/// The correction sent back once when prose states what the tools did not.
+fn correction(claims: &[Claim]) -> String {
+    let list: Vec<String> = claims.iter().take(10).map(ToString::to_string).collect();
+    format!(
+        "Your answer states things that are in no tool answer: {}. Use only the dates, numbers, percentages, issues and names the tool answers write, exactly as they write them, or call query_project again. Answer again.",
+        list.join(", ")
+    )
+}
+
+/// The team's names, the persons the checker knows.
+fn people(config: &Config) -> Vec<String> {
+    config.team.iter().map(|m| m.name.clone()).collect()
+}
+
+/// Asks the small model `question` about the state repo of `ctx`.
+pub fn ask(ctx: &Context, question: &str) -> Result<AskAnswer, AgentError> {
+    let question = question.trim();
+    if question.is_empty() {
+        return Err(ToolError::invalid("/question", "ask a question").into());
+    }
+    crate::limits::check_len(question, crate::limits::BRAINDUMP_CHARS)
+        .map_err(|e| ToolError::invalid("/question", e))?;
+    let config = load_config(ctx)?;
+    let client = super::client_for(&config, Task::Ask, &ctx.env)?;
+    let mut conv = Conversation::new(&client, Task::Ask, ASK_SYSTEM, &config.models);
+    conv.push(Message::new(Role::User, question));
+    let policy = Policy {
+        tools: &tools::NAMES,
+        words: question,
+    };
+    let offered = offered(&tools::NAMES);
+    let people = people(&config);
+    let mut grounds = Grounds::new();
+    grounds.add_text(question);
+    let mut views: Vec<Value> = Vec::new();
+    let mut calls = Vec::new();
+    let mut writes = Vec::new();
+    let mut corrected = false;
+    loop {
+        let reply = match conv.turn(&offered) {
+            Ok(r) => r,
+            // Out of turns or tokens after reading something: say what was read, in words.
+            Err(ModelError::Budget { what, .. }) if !views.is_empty() => {
+                return Ok(fallback(
+                    &views,
+                    format!("the conversation used up {what}"),
+                    calls,
+                    writes,
+                    &conv,
+                ));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if !reply.message.tool_calls.is_empty() {
+            for call in &reply.message.tool_calls {
+                let d = dispatch(ctx, call, &policy);
+                if let Some(p) = &d.payload {
+                    grounds.add_json(p);
+                    if call.name == tools::QUERY_PROJECT {
+                        views.push(p.clone());
+                    }
+                }
+                calls.push(d.record);
+                writes.extend(d.write);
+                conv.push(Message::tool(&call.id, d.text));
+            }
+            continue;
+        }
+        let prose = reply.message.content.clone().unwrap_or_default();
+        let mut claims = super::check::ungrounded(&prose, &grounds, &people);
+        if prose.trim().is_empty() {
+            claims.push(Claim {
+                kind: super::check::ClaimKind::Number,
+                text: "(an empty answer)".into(),
+            });
+        }
+        if prose.chars().count() > crate::limits::ANSWER_PROSE_CHARS {
+            claims.push(Claim {
+                kind: super::check::ClaimKind::Number,
+                text: "(an answer too long to read)".into(),
+            });
+        }
+        if claims.is_empty() {
+            return Ok(AskAnswer {
+                answer: prose.trim().to_owned(),
+                grounded: true,
+                fallback: None,
+                calls,
+                writes,
+                turns: conv.turns,
+                tokens: conv.tokens,
+            });
+        }
+        tracing::info!(
+            "the model's answer states what no tool answered: {}",
+            claims
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        if !corrected {
+            corrected = true;
+            conv.push(Message::new(Role::User, correction(&claims)));
+            continue;
+        }
+        let list: Vec<String> = claims.iter().take(5).map(ToString::to_string).collect();
+        return Ok(fallback(
+            &views,
+            format!(
+                "the model's answer stated what no tool answered, twice: {}",
+                list.join(", ")
+            ),
+            calls,
+            writes,
+            &conv,
+        ));
+    }
+}
+
+/// The deterministic answer: the last view read, in words.
+fn fallback(
+    views: &[Value],
+    why: String,
+    calls: Vec<CallRecord>,
+    writes: Vec<String>,
+    conv: &Conversation<'_>,
+) -> AskAnswer {
+    let answer = match views.last() {
+        Some(v) => super::words::render(v),
+        None => "CommiTea has no checked answer: the model did not read the project through its tools. Ask again, or read a view with `commitea tool query_project`.".to_owned(),
+    };
+    AskAnswer {
+        answer,
+        grounded: false,
+        fallback: Some(why),
+        calls,
+        writes,
+        turns: conv.turns,
+        tokens: conv.tokens,
+    }
+}
+
+fn load_config(ctx: &Context) -> Result<Config, ToolError> {
+    Config::load(&ctx.state_dir, ctx.env.iter().cloned(), &ctx.overrides)
+        .map_err(|e| ToolError::State(Box::new(e)))
+}
+
+/// The rules of the standup in words.
+const STANDUP_SYSTEM: &str = "You are CommiTea. Write today's standup for the team in plain words, from the standup view in the tool answer: what moved since the last forecast, what each person is on, and the stale blockers. Never compute: copy every date, number, issue key (owner/repo#N) and name exactly as the tool answer writes it; forecasts are ranges. At most twelve short lines.";
+
+/// The standup in words: the `standup` view, read by code and handed to the small model as a tool answer,
+/// written up by it and checked; deterministic text when the prose does not pass (or no model answers).
+pub fn standup_in_words(ctx: &Context) -> Result<AskAnswer, AgentError> {
+    let input = json!({"view": "standup"});
+    let payload = tools::call(ctx, tools::QUERY_PROJECT, &input)?;
+    let config = load_config(ctx)?;
+    let client = super::client_for(&config, Task::Prose, &ctx.env)?;
+    let mut conv = Conversation::new(&client, Task::Prose, STANDUP_SYSTEM, &config.models);
+    conv.push(Message::new(Role::User, "Today's standup, please."));
+    // The data arrives as the answer to a tool call, never pasted into the prompt.
+    conv.push(Message {
+        role: Role::Assistant,
+        content: None,
+        tool_calls: vec![ToolCall {
+            id: "standup".to_owned(),
+            name: tools::QUERY_PROJECT.to_owned(),
+            arguments: Arguments::Json(input),
+        }],
+        tool_call_id: None,
+    });
+    conv.push(Message::tool("standup", payload.to_string()));
+    let mut grounds = Grounds::new();
+    grounds.add_json(&payload);
+    let people = people(&config);
+    let views = vec![payload];
+    let mut corrected = false;
+    loop {
+        let reply = match conv.turn(&[]) {
+            Ok(r) => r,
+            Err(e) if !e.is_setup() => {
+                return Ok(fallback(
+                    &views,
+                    e.to_string(),
+                    Vec::new(),
+                    Vec::new(),
+                    &conv,
+                ));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let prose = reply.message.content.unwrap_or_default();
+        let claims = super::check::ungrounded(&prose, &grounds, &people);
+        if claims.is_empty() && !prose.trim().is_empty() {
+            return Ok(AskAnswer {
+                answer: prose.trim().to_owned(),
+                grounded: true,
+                fallback: None,
+                calls: Vec::new(),
+                writes: Vec::new(),
+                turns: conv.turns,
+                tokens: conv.tokens,
+            });
+        }
+        if !corrected && !claims.is_empty() {
+            corrected = true;
+            conv.push(Message::new(Role::User, correction(&claims)));
+            continue;
+        }
+        let list: Vec<String> = claims.iter().take(5).map(ToString::to_string).collect();
+        return Ok(fallback(
+            &views,
+            format!(
+                "the model's standup stated what the view does not: {}",
+                list.join(", ")
+            ),
+            Vec::new(),
+            Vec::new(),
+            &conv,
+        ));
+    }
+}
+
+/// The JSON object in a model's answer: the text itself, or inside a code fence, or between the first
+/// `{` and the last `}`.
+pub(crate) fn json_in(text: &str) -> Result<Value, String> {
+    let t = text.trim();
+    if let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(t) {
+        return Ok(v);
+    }
+    let (Some(a), Some(b)) = (t.find('{'), t.rfind('}')) else {
+        return Err("/: the answer is not one JSON object".to_owned());
+    };
+    if b <= a {
+        return Err("/: the answer is not one JSON object".to_owned());
+    }
+    match serde_json::from_str::<Value>(&t[a..=b]) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(_) => Err("/: the answer is not one JSON object".to_owned()),
+        Err(e) => Err(format!("/: the answer is not valid JSON ({e})")),
+    }
+}
+
+/// Asks the model of `task` for one JSON object, letting it read through `query_project` first, and
+/// checks it with `check`; an invalid answer goes back once with the error, a second is
+/// [`ModelError::Invalid`]. `words` are the person's own words (the grounds of any quote).
+pub(crate) fn draft<T>(
+    ctx: &Context,
+    task: Task,
+    system: &str,
+    user: String,
+    words: &str,
+    check: impl Fn(&Value) -> Result<T, String>,
+) -> Result<T, ToolError> {
+    let config = load_config(ctx)?;
+    let client = super::client_for(&config, task, &ctx.env)?;
+    let mut conv = Conversation::new(&client, task, system, &config.models);
+    conv.push(Message::new(Role::User, user));
+    let reads = [tools::QUERY_PROJECT];
+    let policy = Policy {
+        tools: &reads,
+        words,
+    };
+    let offered = offered(&reads);
+    let mut repaired = false;
+    loop {
+        let reply = conv.turn(&offered)?;
+        if !reply.message.tool_calls.is_empty() {
+            for call in &reply.message.tool_calls {
+                let d = dispatch(ctx, call, &policy);
+                conv.push(Message::tool(&call.id, d.text));
+            }
+            continue;
+        }
+        let outcome =
+            json_in(reply.message.content.as_deref().unwrap_or("")).and_then(|v| check(&v));
+        match outcome {
+            Ok(t) => return Ok(t),
+            Err(reason) if !repaired => {
+                repaired = true;
+                tracing::info!(
+                    "{}: the model's answer is invalid ({reason}); one repair round",
+                    task.name()
+                );
+                conv.push(Message::new(
+                    Role::User,
+                    format!(
+                        "That answer is not valid: {reason}. Answer again with one JSON object only, as the rules say."
+                    ),
+                ));
+            }
+            Err(reason) => {
+                return Err(ModelError::Invalid {
+                    task: task.name(),
+                    reason: crate::limits::excerpt_long(&reason),
+                }
+                .into());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_is_found_in_fences_and_prose() {
+        assert_eq!(json_in("{\"a\": 1}").unwrap(), json!({"a": 1}));
+        assert_eq!(
+            json_in("Here you go:\n```json\n{\"a\": [1, 2]}\n```\n").unwrap(),
+            json!({"a": [1, 2]})
+        );
+        assert!(json_in("no json here").is_err());
+        assert!(json_in("{\"a\": ").is_err());
+        assert!(json_in("[1, 2]").is_err());
+    }
+
+    #[test]
+    fn a_quote_is_verbatim_up_to_white_space() {
+        let q = "Bjorn is out the first two weeks of January, so   plan around him.";
+        assert!(verbatim("Bjorn is out the first two weeks of January", q));
+        assert!(verbatim("so plan around\nhim.", q));
+        assert!(!verbatim("Bjorn is away the first two weeks of January", q));
+        assert!(!verbatim("  ", q));
+    }
+}

@@ -1,0 +1,130 @@
+//! Directive negotiation: the PM's words go to the big model, which drafts a directive (kind, target,
+//! params, the quote); CommiTea checks the draft and lets the engine compute its consequence.
+//!
+//! The checks are CommiTea's, never the model's: the quote must be the PM's words verbatim (a substring
+//! of what they said, up to runs of white space), and the draft must pass `record_directive`'s own checks
+//! against the state (kind, a target the kind takes that exists, params of the kind's shape). An invalid
+//! draft goes back once with the error; a second is a clear failure. The consequence is the engine's,
+//! computed exactly as recording would (same seed, nothing written): what the PM sees before they confirm.
+//! Nothing is recorded here — `commitea directive --say` records on confirmation, a tool caller by calling
+//! `record_directive` again with the draft.
+
+use serde_json::Value;
+
+use super::Task;
+use crate::ledger::record::{RecordInput, RecordOptions, RecordOutput, RecordTarget};
+use crate::tools::{Context, ToolError};
+
+/// A checked draft and what recording it would do.
+#[derive(Debug, Clone)]
+pub struct Negotiated {
+    /// The directive, ready to record.
+    pub draft: RecordInput,
+    /// Its consequence, computed by the engine; nothing written.
+    pub preview: RecordOutput,
+}
+
+/// The rules of negotiation; the date, team, repositories and milestones are appended.
+const SYSTEM: &str = "You turn what a project manager says into one directive for CommiTea's ledger. Answer with one JSON object and nothing else:
+{\"kind\": \"...\", \"quote\": \"...\", \"target\": {...}, \"params\": {...}, \"rationale\": \"...\"}.
+Kinds, their target and params:
+- reprioritize: target {\"issue\": \"owner/repo#N\"}; params {\"priority\": 0-3} (0 drop everything, 3 someday)
+- reestimate: target {\"issue\": \"owner/repo#N\"}; params {\"estimate\": \"2d\"} (<n>h, <n>d or <n>w)
+- set-deadline: target {\"milestone\": ID} or {\"issue\": ...}; params {\"due\": \"YYYY-MM-DD\", \"hard\": true|false}
+- scope: target {\"milestone\": ID} or {\"issue\": ...}; params {\"in\": true|false}
+- capacity: target {\"member\": \"username\"}; params {\"from\": \"YYYY-MM-DD\", \"to\": \"YYYY-MM-DD\", \"hours_per_week\": 0} (to optional)
+- note: any target or none; no params
+Rules: quote is the manager's words copied exactly, the whole sentence that decides; never reword it. Use only usernames, issues and milestone ids that exist (call query_project to look issues up). rationale is one short line. Write no consequence: CommiTea computes it.";
+
+/// Drafts a directive from `say` on the big model and checks it; see the module documentation.
+pub fn negotiate(ctx: &Context, say: &str) -> Result<Negotiated, ToolError> {
+    let say = say.trim();
+    if say.is_empty() {
+        return Err(ToolError::invalid("/say", "say what the PM decided"));
+    }
+    crate::limits::check_len(say, crate::limits::SAY_CHARS)
+        .map_err(|e| ToolError::invalid("/say", e))?;
+    let world = super::capture::World::load(ctx)?;
+    let today = ctx
+        .as_of
+        .unwrap_or_else(|| crate::pipeline::day_zero(&world.layout, world.snapshot.meta.synced_at))
+        .format("%Y-%m-%d (%A)");
+    let team: Vec<&str> = world.config.team.iter().map(|m| m.name.as_str()).collect();
+    let system = format!(
+        "{SYSTEM}\nToday: {today}\nTeam: {}\nRepositories: {}\nOpen milestones: {}",
+        if team.is_empty() {
+            "none configured".to_owned()
+        } else {
+            team.join(", ")
+        },
+        world
+            .repos
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        {
+            let m = world.milestones();
+            if m.is_empty() {
+                "none".to_owned()
+            } else {
+                m.join("; ")
+            }
+        }
+    );
+    let options = RecordOptions {
+        clock: ctx.now(),
+        env: ctx.env.clone(),
+        overrides: ctx.overrides.clone(),
+        as_of: ctx.as_of,
+    };
+    let user = format!("The project manager says:\n{say}");
+    let checked = super::agent::draft(ctx, Task::Negotiate, &system, user, say, |v| {
+        check_draft(ctx, &options, say, v)
+    })?;
+    let (draft, preview) = checked?;
+    Ok(Negotiated { draft, preview })
+}
+
+/// The result of a check that got as far as the state: the draft and its preview, or a failure of the
+/// state repo (not the model's to repair).
+type Checked = Result<(RecordInput, RecordOutput), ToolError>;
+
+/// Checks one draft: its shape, the quote, then `record_directive`'s checks (writing nothing).
+fn check_draft(
+    ctx: &Context,
+    options: &RecordOptions,
+    say: &str,
+    v: &Value,
+) -> Result<Checked, String> {
+    let mut v = v.clone();
+    if let Some(o) = v.as_object_mut() {
+        // What CommiTea computes or fills in itself is dropped, never read.
+        for k in ["consequence", "summary", "by", "directiveId"] {
+            o.remove(k);
+        }
+        if o.get("params").is_some_and(Value::is_null) {
+            o.remove("params");
+        }
+        if o.get("target").is_some_and(Value::is_null) {
+            o.remove("target");
+        }
+    }
+    let mut draft: RecordInput = serde_json::from_value(v).map_err(|e| format!("/: {e}"))?;
+    draft.quote = draft.quote.trim().to_owned();
+    if !super::agent::verbatim(&draft.quote, say) {
+        return Err(
+            "/quote: the quote must be the manager's words copied exactly from what they said"
+                .to_owned(),
+        );
+    }
+    draft.target = draft.target.filter(|t| *t != RecordTarget::default());
+    draft.by.clone_from(&ctx.by);
+    match crate::ledger::record::preview_directive(&ctx.state_dir, &draft, options) {
+        Ok(preview) => Ok(Ok((draft, preview))),
+        Err(crate::ledger::record::RecordError::Invalid { field, message }) => {
+            Err(format!("/{field}: {message}"))
+        }
+        Err(other) => Ok(Err(ToolError::State(Box::new(other)))),
+    }
+}

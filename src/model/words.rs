@@ -1,0 +1,233 @@
+//! Deterministic text: a `query_project` payload in plain words, written by code from the payload alone.
+//!
+//! It is what an answer falls back to when a model's prose states something the tool answers do not hold
+//! (see [`super::check`]), and what the standup in words is when no model can write it. Every fact in it
+//! is copied from the payload, so it always passes the checker.
+
+use serde_json::Value;
+
+/// The payload of a `query_project` view in words; other JSON as indented lines.
+pub fn render(payload: &Value) -> String {
+    if payload.get("now").is_some() && payload.get("next").is_some() {
+        focus(payload)
+    } else if payload.get("drift").is_some() && payload.get("people").is_some() {
+        standup(payload)
+    } else if payload.get("capacity").is_some() && payload.get("milestones").is_some() {
+        runway(payload)
+    } else {
+        let mut out = String::new();
+        lines(payload, 0, &mut out);
+        out.trim_end().to_owned()
+    }
+}
+
+fn str_at<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+fn item(v: &Value) -> String {
+    format!(
+        "{} {} — {}",
+        str_at(v, "issue"),
+        str_at(v, "title"),
+        str_at(v, "rationale")
+    )
+}
+
+/// The focus view: now, next, later.
+fn focus(v: &Value) -> String {
+    let mut out = Vec::new();
+    let whose = v
+        .get("assignee")
+        .and_then(Value::as_str)
+        .map_or_else(String::new, |a| format!(" for {a}"));
+    match v.get("now").filter(|n| n.is_object()) {
+        Some(now) => out.push(format!("Now{whose}: {}", item(now))),
+        None => out.push(format!("Nothing open{whose}.")),
+    }
+    for (label, key) in [("Next", "next"), ("Later", "later")] {
+        for i in v.get(key).and_then(Value::as_array).into_iter().flatten() {
+            out.push(format!("{label}: {}", item(i)));
+        }
+    }
+    if let Some(open) = v.get("open").and_then(Value::as_u64) {
+        out.push(format!("Open issues: {open}."));
+    }
+    out.join("\n")
+}
+
+fn band(v: &Value) -> String {
+    match (
+        v.get("p50").and_then(Value::as_str),
+        v.get("p80").and_then(Value::as_str),
+    ) {
+        (Some(a), Some(b)) => format!("p50 {a}, p80 {b}"),
+        _ => "gone".to_owned(),
+    }
+}
+
+/// The standup: drift, each person's plan, stale blockers.
+fn standup(v: &Value) -> String {
+    let mut out = Vec::new();
+    out.push(format!("Standup as of {}.", str_at(v, "asOf")));
+    let drift = &v["drift"];
+    out.push(format!(
+        "Since the last forecast: {}.",
+        str_at(drift, "summary")
+    ));
+    for m in drift["milestones"].as_array().into_iter().flatten() {
+        out.push(format!(
+            "- {}: {} (was {}), moved {} working days",
+            str_at(m, "subject"),
+            band(&m["after"]),
+            band(&m["before"]),
+            m["moved"]
+        ));
+    }
+    for p in v["people"].as_array().into_iter().flatten() {
+        let person = str_at(p, "person");
+        let plan: Vec<String> = p["plan"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|w| {
+                format!(
+                    "{} {} ({} to {})",
+                    str_at(w, "issue"),
+                    str_at(w, "title"),
+                    str_at(w, "from"),
+                    str_at(w, "to")
+                )
+            })
+            .collect();
+        if plan.is_empty() {
+            out.push(format!("{person}: nothing planned."));
+        } else {
+            out.push(format!("{person}: {}.", plan.join("; ")));
+        }
+    }
+    for b in v["staleBlockers"].as_array().into_iter().flatten() {
+        let blocks: Vec<&str> = b["blocks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        out.push(format!(
+            "Stale blocker: {} {}, idle {} days, blocks {}.",
+            str_at(b, "issue"),
+            str_at(b, "title"),
+            b["idleDays"],
+            blocks.join(", ")
+        ));
+    }
+    out.join("\n")
+}
+
+/// The runway: each milestone's band and chance, each person's load.
+fn runway(v: &Value) -> String {
+    let mut out = Vec::new();
+    out.push(format!("Runway as of {}.", str_at(v, "asOf")));
+    for m in v["milestones"].as_array().into_iter().flatten() {
+        let due = m
+            .get("due")
+            .and_then(Value::as_str)
+            .map_or_else(|| "no due date".to_owned(), |d| format!("due {d}"));
+        let chance = m
+            .get("probabilityOnTime")
+            .and_then(Value::as_f64)
+            .map_or_else(String::new, |p| {
+                format!(", P(on time) {}%", (p * 100.0).round())
+            });
+        out.push(format!(
+            "{} ({due}): {}{chance}, {}.",
+            str_at(m, "title"),
+            band(&m["band"]),
+            str_at(m, "status").replace('_', " ")
+        ));
+    }
+    for c in v["capacity"].as_array().into_iter().flatten() {
+        out.push(format!(
+            "{}: {} issues queued, busy until {}.",
+            str_at(c, "person"),
+            c["queued"],
+            str_at(c, "busyUntil")
+        ));
+    }
+    out.join("\n")
+}
+
+/// Any JSON as indented `key: value` lines.
+fn lines(v: &Value, depth: usize, out: &mut String) {
+    let pad = "  ".repeat(depth);
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o {
+                match x {
+                    Value::Object(_) | Value::Array(_) => {
+                        out.push_str(&format!("{pad}{k}:\n"));
+                        lines(x, depth + 1, out);
+                    }
+                    _ => out.push_str(&format!("{pad}{k}: {}\n", scalar(x))),
+                }
+            }
+        }
+        Value::Array(a) => {
+            for x in a {
+                match x {
+                    Value::Object(_) | Value::Array(_) => {
+                        out.push_str(&format!("{pad}-\n"));
+                        lines(x, depth + 1, out);
+                    }
+                    _ => out.push_str(&format!("{pad}- {}\n", scalar(x))),
+                }
+            }
+        }
+        other => out.push_str(&format!("{pad}{}\n", scalar(other))),
+    }
+}
+
+fn scalar(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_focus_in_words_passes_the_checker() {
+        let payload = json!({"now": {"issue": "acme/api#179", "title": "Clean up flags",
+            "rationale": "in review; p/1; blocks #87; done p50 2026-11-27, p80 2026-11-30"},
+            "next": [{"issue": "acme/web#3", "title": "Menu", "rationale": "p50 2026-12-01, p80 2026-12-04"}],
+            "later": [], "open": 160});
+        let text = render(&payload);
+        assert!(
+            text.starts_with("Now: acme/api#179 Clean up flags"),
+            "{text}"
+        );
+        assert!(text.contains("Next: acme/web#3"), "{text}");
+        let mut g = super::super::check::Grounds::new();
+        g.add_json(&payload);
+        assert!(super::super::check::ungrounded(&text, &g, &[]).is_empty());
+    }
+
+    #[test]
+    fn the_runway_and_other_views_in_words() {
+        let payload = json!({"asOf": "2026-11-27", "milestones": [{"title": "Public API v2",
+            "due": "2027-04-30", "band": {"p50": "2027-04-13", "p80": "2027-05-05"},
+            "probabilityOnTime": 0.753, "status": "at_risk"}],
+            "capacity": [{"person": "amara", "queued": 30, "busyUntil": "2027-03-17"}]});
+        let text = render(&payload);
+        assert!(text.contains("Public API v2 (due 2027-04-30): p50 2027-04-13, p80 2027-05-05, P(on time) 75%, at risk."), "{text}");
+        let mut g = super::super::check::Grounds::new();
+        g.add_json(&payload);
+        assert!(super::super::check::ungrounded(&text, &g, &["amara".into()]).is_empty());
+        let other = render(&json!({"n": 3, "list": ["a", {"b": true}]}));
+        assert_eq!(other, "list:\n  - a\n  -\n    b: true\nn: 3");
+    }
+}

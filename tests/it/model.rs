@@ -1,0 +1,893 @@
+//! The model layer end to end, against the scripted OpenAI-compatible server of the test kit on loopback:
+//! `commitea ask` answering from the focus view, `capture_work` asking one follow-up and then proposing
+//! three issues whose consequence is the engine's, a negotiated directive recorded with its verbatim quote,
+//! `commitea capture` driven by a script and an `$EDITOR` script, every fault with a clear error or a repair
+//! and never a write without approval, and the answer-size budgets on the demo.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use commitea_testkit::model::{Exchange, Match, ModelServer, Reply};
+use serde_json::{Value, json};
+
+use super::toolcli::{TRIALS, demo_state};
+
+/// Adds `models:` to the demo's config: the small model (and the big one, when `big`) on `server`.
+fn configure(state: &Path, server: &ModelServer, big: bool, timeout: u32) {
+    let mut yaml = format!(
+        "\nmodels:\n  small: {{ url: \"{}\", model: \"small-one\", timeout_seconds: {timeout}, api_key_env: \"TEST_MODEL_KEY\" }}\n",
+        server.url()
+    );
+    if big {
+        yaml.push_str(&format!(
+            "  big: {{ url: \"{}\", model: \"big-one\", timeout_seconds: {timeout} }}\n",
+            server.url()
+        ));
+    }
+    let path = state.join("commitea.yaml");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(&yaml);
+    std::fs::write(&path, text).unwrap();
+}
+
+/// Runs `commitea ARGS… -s STATE` with `stdin`, the model key set and `extra` environment.
+fn commitea(state: &Path, args: &[&str], stdin: &str, extra: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_commitea"));
+    cmd.args(args)
+        .arg("-s")
+        .arg(state)
+        .env_remove("COMMITEA_STATE")
+        .env(TRIALS.0, TRIALS.1)
+        .env("TEST_MODEL_KEY", "sk-test-secret")
+        .env("COMMITEA_LOG", "debug")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in extra {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// A tool's answer through the library, as the model would get it.
+fn tool(state: &Path, name: &str, input: Value) -> Value {
+    let mut ctx = commitea::tools::Context::new(state);
+    ctx.env = vec![(TRIALS.0.to_owned(), TRIALS.1.to_owned())];
+    commitea::tools::call(&ctx, name, &input).unwrap()
+}
+
+/// The files under `ops/pending/` of `state`.
+fn pending(state: &Path) -> Vec<String> {
+    std::fs::read_dir(state.join("ops/pending"))
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn ask_answers_from_the_focus_view_and_the_data_arrives_only_as_tool_answers() {
+    let tmp = demo_state();
+    let focus = tool(tmp.path(), "query_project", json!({"view": "focus"}));
+    let now = &focus["now"];
+    let prose = format!(
+        "Work on {} ({}) now: {}.",
+        now["issue"].as_str().unwrap(),
+        now["title"].as_str().unwrap(),
+        now["rationale"].as_str().unwrap()
+    );
+    let question = "What should the team work on right now?";
+    let server = ModelServer::start(vec![
+        Exchange::new(
+            Match::last(question).model("small-one"),
+            Reply::tool_call("query_project", json!({"view": "focus"})),
+        ),
+        Exchange::new(Match::last("\"now\""), Reply::text(&prose)),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, false, 30);
+    let out = commitea(tmp.path(), &["ask", question, "--json"], "", &[]);
+    let answer: Value = serde_json::from_str(&ok(&out)).unwrap();
+    assert_eq!(answer["answer"], prose.as_str(), "{answer}");
+    assert_eq!(answer["grounded"], true);
+    assert_eq!(answer["calls"][0]["tool"], "query_project");
+    assert_eq!(answer["turns"], 2);
+    assert_eq!(server.unused(), 0);
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    // The key travels as a bearer token and nowhere else; the transcript is on stderr at debug level.
+    assert_eq!(
+        requests[0].authorization.as_deref(),
+        Some("Bearer sk-test-secret")
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("sk-test-secret"), "{stderr}");
+    assert!(
+        stderr.contains(question),
+        "the transcript is logged: {stderr}"
+    );
+    // The first request holds the rules, the question and the four tools, and no ticket data.
+    let first = &requests[0].body;
+    assert_eq!(first["messages"].as_array().unwrap().len(), 2);
+    let names: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, commitea::tools::NAMES);
+    assert!(!first.to_string().contains(now["issue"].as_str().unwrap()));
+    // The second carries the view as the tool's answer.
+    let last = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["role"], "tool");
+    assert_eq!(last["tool_call_id"], "call_1");
+    let payload: Value = serde_json::from_str(last["content"].as_str().unwrap()).unwrap();
+    assert_eq!(payload, focus);
+}
+
+#[test]
+fn prose_that_states_what_no_tool_said_is_retried_once_then_replaced() {
+    let tmp = demo_state();
+    let focus = tool(tmp.path(), "query_project", json!({"view": "focus"}));
+    let key = focus["now"]["issue"].as_str().unwrap().to_owned();
+    // A made-up date and percentage, twice: the deterministic text replaces them.
+    let server = ModelServer::start(vec![
+        Exchange::new(
+            Match::any(),
+            Reply::tool_call("query_project", json!({"view": "focus"})),
+        ),
+        Exchange::new(
+            Match::last("\"now\""),
+            Reply::text(&format!("{key} ships on 2031-07-04 with a 97% chance.")),
+        ),
+        Exchange::new(
+            Match::last("in no tool answer"),
+            Reply::text(&format!("{key} ships on July 5 2031, 96% sure.")),
+        ),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, false, 30);
+    let answer: Value = serde_json::from_str(&ok(&commitea(
+        tmp.path(),
+        &["ask", "When does it ship?", "--json"],
+        "",
+        &[],
+    )))
+    .unwrap();
+    assert_eq!(answer["grounded"], false, "{answer}");
+    let why = answer["fallback"].as_str().unwrap();
+    assert!(why.contains("July 5 2031") && why.contains("96%"), "{why}");
+    let text = answer["answer"].as_str().unwrap();
+    assert!(text.starts_with(&format!("Now: {key}")), "{text}");
+    assert!(!text.contains("2031"), "{text}");
+    // The correction named what was made up.
+    let correction = &server.requests()[2].body["messages"];
+    let said = correction.as_array().unwrap().last().unwrap()["content"].to_string();
+    assert!(
+        said.contains("2031-07-04") && said.contains("97%"),
+        "{said}"
+    );
+
+    // Corrected on the retry: the model's prose stands.
+    let tmp = demo_state();
+    let server = ModelServer::start(vec![
+        Exchange::new(
+            Match::any(),
+            Reply::tool_call("query_project", json!({"view": "focus"})),
+        ),
+        Exchange::new(
+            Match::last("\"now\""),
+            Reply::text(&format!("{key} is 75% done.")),
+        ),
+        Exchange::new(
+            Match::last("in no tool answer"),
+            Reply::text(&format!("Work on {key} now.")),
+        ),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, false, 30);
+    let answer: Value = serde_json::from_str(&ok(&commitea(
+        tmp.path(),
+        &["ask", "What now?", "--json"],
+        "",
+        &[],
+    )))
+    .unwrap();
+    assert_eq!(answer["grounded"], true, "{answer}");
+    assert_eq!(answer["answer"], format!("Work on {key} now."));
+}
+
+#[test]
+fn faults_are_clear_errors_or_repairs_and_never_a_write_without_approval() {
+    let tmp = demo_state();
+    let board = tool(
+        tmp.path(),
+        "query_project",
+        json!({"view": "board", "filters": {"state": "steeping", "limit": 1}}),
+    );
+    let key = board["columns"][0]["issues"][0]["issue"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // (script, expected exit code, what stdout or stderr says)
+    let done = || Exchange::new(Match::any(), Reply::text("I could not read the project."));
+    let cases: Vec<(&str, Vec<Exchange>, i32, &str)> = vec![
+        (
+            "timeout",
+            vec![Exchange::new(
+                Match::any(),
+                Reply::delay(Duration::from_secs(4), Reply::text("late")),
+            )],
+            1,
+            "did not answer within 1 s",
+        ),
+        (
+            "5xx twice",
+            vec![
+                Exchange::new(Match::any(), Reply::status(503, "overloaded")),
+                Exchange::new(Match::any(), Reply::status(502, "still overloaded")),
+            ],
+            1,
+            "answered 502: still overloaded",
+        ),
+        (
+            "5xx once is retried",
+            vec![
+                Exchange::new(Match::any(), Reply::status(500, "hiccup")),
+                Exchange::new(Match::any(), Reply::text("Nothing to report.")),
+            ],
+            0,
+            "Nothing to report.",
+        ),
+        (
+            "malformed tool call",
+            vec![
+                Exchange::new(
+                    Match::any(),
+                    Reply::tool_call_raw("query_project", "{\"view\": "),
+                ),
+                Exchange::new(Match::last("not valid JSON"), Reply::text("Sorry.")),
+            ],
+            0,
+            "not valid JSON",
+        ),
+        (
+            "unknown tool",
+            vec![
+                Exchange::new(Match::any(), Reply::tool_call("drop_database", json!({}))),
+                Exchange::new(Match::last("unknown tool"), Reply::text("Sorry.")),
+            ],
+            0,
+            "unknown tool",
+        ),
+        (
+            "arguments that fail the schema",
+            vec![
+                Exchange::new(
+                    Match::any(),
+                    Reply::tool_call("query_project", json!({"view": "everything"})),
+                ),
+                Exchange::new(Match::last("invalid_input"), Reply::text("Sorry.")),
+            ],
+            0,
+            "/view",
+        ),
+        (
+            "a destructive op the model approves itself",
+            vec![
+                Exchange::new(
+                    Match::any(),
+                    Reply::tool_call(
+                        "apply_changes",
+                        json!({"ops": [{"op": "close_issue", "issue": key}], "approved": true}),
+                    ),
+                ),
+                Exchange::new(Match::last("destructive"), done().reply),
+            ],
+            0,
+            "apply_changes",
+        ),
+        (
+            "a reply cut at the token limit",
+            vec![Exchange::new(
+                Match::any(),
+                Reply::cut("and so on and so on"),
+            )],
+            1,
+            "hit its token limit",
+        ),
+        (
+            "a reply that never ends",
+            vec![Exchange::new(Match::any(), Reply::Endless)],
+            1,
+            "did not end within",
+        ),
+        (
+            "an answer that is not a chat completion",
+            vec![Exchange::new(
+                Match::any(),
+                Reply::json(json!({"hello": "world"})),
+            )],
+            1,
+            "has no choices",
+        ),
+    ];
+    for (name, script, code, says) in cases {
+        let tmp = demo_state();
+        let server = ModelServer::start(script).unwrap();
+        configure(tmp.path(), &server, false, 1);
+        let out = commitea(tmp.path(), &["ask", "How are we doing?", "--json"], "", &[]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{name}: {stdout} {stderr}");
+        if code == 0 {
+            assert!(stdout.contains(says), "{name}: {stdout}");
+        } else {
+            let last = stderr.lines().last().unwrap_or_default();
+            assert!(last.contains(says), "{name}: {last}");
+            assert!(
+                last.contains("models.small"),
+                "{name} names the setting: {last}"
+            );
+        }
+        assert!(pending(tmp.path()).is_empty(), "{name}: nothing written");
+        assert!(!stderr.contains("sk-test-secret"), "{name}: {stderr}");
+    }
+}
+
+/// The three issues the big model proposes (with a consequence it should not have written).
+fn three_issues(estimate_of_second: &str) -> Value {
+    json!({"proposal": {"consequence": "everything ships tomorrow", "issues": [
+        {"title": "Dark mode: design tokens", "body": "Colours as tokens.", "estimate": "est/1d",
+         "priority": "p/2", "milestone": 2},
+        {"title": "Dark mode: theme switcher", "body": "A toggle in the settings.",
+         "estimate": estimate_of_second, "priority": "p/2", "deps": ["new:1"], "milestone": 2},
+        {"title": "Dark mode: audit contrast", "body": "WCAG AA everywhere.", "estimate": "1w",
+         "deps": ["new:2"], "repo": "acme/web"}
+    ]}})
+}
+
+const BRAINDUMP: &str = "We need dark mode on the web app before the accessibility deadline.";
+
+/// The script of a capture: one follow-up question, an invalid proposal, its repair.
+fn capture_script() -> Vec<Exchange> {
+    vec![
+        Exchange::new(
+            Match::last("Braindump:").model("big-one"),
+            Reply::text("{\"needsMoreInfo\": [\"Which milestone should it land in?\"]}"),
+        ),
+        Exchange::new(
+            Match::last("Which milestone should it land in?"),
+            // 5d is not on the ladder: the repair round says so.
+            Reply::text(&format!(
+                "Here it is:\n```json\n{}\n```",
+                three_issues("est/5d")
+            )),
+        ),
+        Exchange::new(
+            Match::last("not valid"),
+            Reply::text(&three_issues("est/2d").to_string()),
+        ),
+    ]
+}
+
+#[test]
+fn capture_work_asks_one_follow_up_then_proposes_three_issues_whose_consequence_is_the_engines() {
+    let tmp = demo_state();
+    let server = ModelServer::start(capture_script()).unwrap();
+    configure(tmp.path(), &server, true, 30);
+    let first = ok(&commitea(
+        tmp.path(),
+        &[
+            "tool",
+            "capture_work",
+            &json!({"braindump": BRAINDUMP}).to_string(),
+        ],
+        "",
+        &[],
+    ));
+    let first: Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(
+        first,
+        json!({"needsMoreInfo": ["Which milestone should it land in?"]})
+    );
+    let second = ok(&commitea(
+        tmp.path(),
+        &[
+            "tool",
+            "capture_work",
+            &json!({"braindump": BRAINDUMP, "answers": [
+                {"question": "Which milestone should it land in?", "answer": "Accessibility compliance"}]})
+            .to_string(),
+        ],
+        "",
+        &[],
+    ));
+    let second: Value = serde_json::from_str(&second).unwrap();
+    let issues = second["proposal"]["issues"].as_array().unwrap();
+    assert_eq!(issues.len(), 3, "{second}");
+    assert_eq!(issues[1]["estimate"], "est/2d");
+    assert_eq!(issues[1]["deps"], json!(["new:1"]));
+    assert_eq!(issues[2]["estimate"], "est/1w");
+    assert_eq!(issues[2]["repo"], "acme/web");
+    // The repair round carried the validation error.
+    let repair = server.requests()[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(repair.contains("/proposal/issues/1"), "{repair}");
+    assert_eq!(server.unused(), 0);
+    // Nothing was filed, and the consequence is the engine's: what filing the same issues computes.
+    assert!(pending(tmp.path()).is_empty());
+    let consequence = second["proposal"]["consequence"].as_str().unwrap();
+    assert_ne!(consequence, "everything ships tomorrow");
+    let ops: Vec<Value> = issues
+        .iter()
+        .enumerate()
+        .map(|(i, x)| {
+            let mut op = json!({"op": "create_issue", "title": x["title"], "body": x["body"],
+                "labels": [x["estimate"]], "repo": x["repo"]});
+            if let Some(p) = x["priority"].as_str() {
+                op["labels"].as_array_mut().unwrap().push(p.into());
+            }
+            if let Some(m) = x["milestone"].as_u64() {
+                op["milestone"] = m.into();
+            }
+            if i > 0 {
+                op["dependsOnNew"] = json!([i]);
+            }
+            op
+        })
+        .collect();
+    let filed = tool(
+        tmp.path(),
+        "apply_changes",
+        json!({"ops": ops, "source": "capture_work"}),
+    );
+    assert_eq!(filed["applied"], 3, "{filed}");
+    assert_eq!(filed["consequence"], consequence);
+    let file =
+        std::fs::read_to_string(tmp.path().join(filed["opsFile"].as_str().unwrap())).unwrap();
+    assert!(file.contains("source: capture_work"), "{file}");
+    assert!(file.contains("dependsOnNew"), "{file}");
+}
+
+#[test]
+fn capture_and_negotiation_without_a_big_model_name_the_setting() {
+    let tmp = demo_state();
+    let server = ModelServer::start(Vec::new()).unwrap();
+    configure(tmp.path(), &server, false, 30);
+    let out = commitea(
+        tmp.path(),
+        &[
+            "tool",
+            "capture_work",
+            &json!({"braindump": BRAINDUMP}).to_string(),
+        ],
+        "",
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("models.big") && stderr.contains("capture_work"),
+        "{stderr}"
+    );
+    let out = commitea(
+        tmp.path(),
+        &["directive", "--say", "Drop the audit log."],
+        "",
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("models.big") && stderr.contains("small_for_big"),
+        "{stderr}"
+    );
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn commitea_capture_runs_the_review_tray_with_a_script_and_an_editor_script() {
+    let tmp = demo_state();
+    let server = ModelServer::start(capture_script()).unwrap();
+    configure(tmp.path(), &server, true, 30);
+    // The editor changes one estimate: the theme switcher's 2d becomes 3d.
+    let editor = tmp.path().join("edit.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nsed -i 's#estimate: est/2d#estimate: est/3d#' \"$1\"\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let stdin = format!("{BRAINDUMP}\nIt is a big one.\n.\nAccessibility compliance\n");
+    let out = commitea(
+        tmp.path(),
+        &["capture", "--by", "ann"],
+        &stdin,
+        &[("EDITOR", editor.to_str().unwrap()), ("VISUAL", "")],
+    );
+    let filed: Value = serde_json::from_str(&ok(&out)).unwrap();
+    assert_eq!(filed["applied"], 3, "{filed}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Which milestone should it land in?"),
+        "{stderr}"
+    );
+    // The braindump reached the model whole; the answer came from the next line.
+    let asked = server.requests()[1].body.to_string();
+    assert!(asked.contains("It is a big one.") && asked.contains("A: Accessibility compliance"));
+    let file =
+        std::fs::read_to_string(tmp.path().join(filed["opsFile"].as_str().unwrap())).unwrap();
+    assert!(file.contains("source: capture_work"), "{file}");
+    assert!(file.contains("by: ann"), "{file}");
+    assert!(
+        file.contains("est/3d") && !file.contains("est/2d"),
+        "{file}"
+    );
+    assert_eq!(file.matches("op: create_issue").count(), 3, "{file}");
+}
+
+#[test]
+fn a_negotiated_directive_is_recorded_with_the_verbatim_quote() {
+    let tmp = demo_state();
+    let say = "Bjorn is out the first two weeks of January, so plan around him.";
+    let draft = |quote: &str| {
+        json!({"kind": "capacity", "quote": quote, "target": {"member": "bjorn"},
+               "params": {"from": "2027-01-04", "to": "2027-01-15", "hours_per_week": 0},
+               "rationale": "holiday"})
+        .to_string()
+    };
+    let server = ModelServer::start(vec![
+        // A reworded quote is refused; the repair quotes the PM exactly.
+        Exchange::new(
+            Match::last(say).model("big-one"),
+            Reply::text(&draft("Bjorn is away for two weeks in January")),
+        ),
+        Exchange::new(
+            Match::last("copied exactly"),
+            Reply::text(&draft("Bjorn is out the first two weeks of January")),
+        ),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, true, 30);
+    let before = std::fs::read_to_string(tmp.path().join("pm-state.md")).unwrap();
+    let out = commitea(
+        tmp.path(),
+        &[
+            "directive",
+            "--say",
+            say,
+            "--by",
+            "ann",
+            "--now",
+            "2026-11-27",
+        ],
+        "y\n",
+        &[],
+    );
+    let recorded: Value = serde_json::from_str(&ok(&out)).unwrap();
+    let id = recorded["directiveId"].as_str().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("Draft {id}: capacity")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(recorded["summary"].as_str().unwrap()),
+        "{stderr}"
+    );
+    let after = std::fs::read_to_string(tmp.path().join("pm-state.md")).unwrap();
+    assert!(after.starts_with(&before));
+    let entry = &after[before.len()..];
+    assert!(entry.contains(id), "{entry}");
+    assert!(
+        entry.contains("> Bjorn is out the first two weeks of January"),
+        "{entry}"
+    );
+    assert!(entry.contains("- by: ann"), "{entry}");
+    assert!(entry.contains("\"hours_per_week\": 0"), "{entry}");
+
+    // The tool path drafts and records nothing; declining on the command line records nothing either.
+    let server = ModelServer::start(vec![
+        Exchange::new(
+            Match::last(say),
+            Reply::text(&draft("Bjorn is out the first two weeks of January")),
+        ),
+        Exchange::new(
+            Match::last(say),
+            Reply::text(&draft("Bjorn is out the first two weeks of January")),
+        ),
+    ])
+    .unwrap();
+    let tmp = demo_state();
+    configure(tmp.path(), &server, true, 30);
+    let before = std::fs::read_to_string(tmp.path().join("pm-state.md")).unwrap();
+    let answer: Value = serde_json::from_str(&ok(&commitea(
+        tmp.path(),
+        &["tool", "record_directive", &json!({"say": say}).to_string()],
+        "",
+        &[],
+    )))
+    .unwrap();
+    assert!(answer.get("directiveId").is_none(), "{answer}");
+    assert_eq!(answer["draft"]["kind"], "capacity");
+    assert_eq!(
+        answer["draft"]["quote"],
+        "Bjorn is out the first two weeks of January"
+    );
+    assert!(answer["summary"].as_str().is_some());
+    let out = commitea(tmp.path(), &["directive", "--say", say], "n\n", &[]);
+    let declined: Value = serde_json::from_str(&ok(&out)).unwrap();
+    assert_eq!(declined["recorded"], false);
+    let after = std::fs::read_to_string(tmp.path().join("pm-state.md")).unwrap();
+    assert_eq!(before, after);
+}
+
+#[test]
+fn every_tool_answer_on_the_demo_is_within_its_budget() {
+    let tmp = demo_state();
+    let board = tool(tmp.path(), "query_project", json!({"view": "board"}));
+    let key = board["columns"][1]["issues"][0]["issue"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let inputs = [
+        json!({"view": "focus"}),
+        json!({"view": "focus", "filters": {"limit": 100}}),
+        json!({"view": "board", "filters": {"limit": 100}}),
+        json!({"view": "runway", "filters": {"limit": 100}}),
+        json!({"view": "calibration", "filters": {"limit": 100}}),
+        json!({"view": "directives", "filters": {"limit": 100}}),
+        json!({"view": "standup", "filters": {"limit": 100}}),
+        json!({"view": "milestone", "filters": {"milestoneId": 4, "limit": 100}}),
+        json!({"view": "issue", "filters": {"issueId": key}}),
+        json!({"view": "search", "filters": {"query": "the", "limit": 100}}),
+    ];
+    for input in inputs {
+        let view = input["view"].as_str().unwrap();
+        let answer = tool(tmp.path(), "query_project", input.clone());
+        let bytes = answer.to_string().len();
+        let budget = commitea::tools::answer_budget("query_project", Some(view));
+        assert!(bytes <= budget, "{input}: {bytes} bytes, over {budget}");
+    }
+    // A directive that moves much: the consequence is cut, and says how much was left out.
+    let answer = tool(
+        tmp.path(),
+        "record_directive",
+        json!({"kind": "capacity", "quote": "Amara is out until March.", "target": {"member": "amara"},
+               "params": {"from": "2026-11-30", "to": "2027-03-01", "hours_per_week": 0}}),
+    );
+    let bytes = answer.to_string().len();
+    assert!(
+        bytes <= commitea::tools::answer_budget("record_directive", None),
+        "{bytes}"
+    );
+    assert!(
+        answer["consequenceOmitted"].as_u64().unwrap_or(0) > 0,
+        "{answer}"
+    );
+    // Many rejected ops: the list is cut, and the error of each is short.
+    let ops: Vec<Value> = (0..100)
+        .map(|i| {
+            json!({"op": "create_issue", "title": format!("Issue {i}"), "body": "x".repeat(500),
+                        "labels": ["est/5d"], "repo": "acme/web"})
+        })
+        .collect();
+    let answer = tool(tmp.path(), "apply_changes", json!({"ops": ops}));
+    assert!(
+        answer.to_string().len() <= commitea::tools::answer_budget("apply_changes", None),
+        "{}",
+        answer.to_string().len()
+    );
+    assert!(
+        answer["rejectedOmitted"].as_u64().unwrap_or(0) > 0,
+        "{answer}"
+    );
+}
+
+/// Calls `tool` of `commitea mcp` on `state` through the MCP Python SDK (`tests/mcp/call.py`); its JSON
+/// answer, or the error text.
+fn mcp_call(state: &Path, tool: &str, input: &Value) -> Result<Value, String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/call.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_commitea"))
+        .arg(state)
+        .arg(tool)
+        .arg(input.to_string())
+        .env_remove("COMMITEA_STATE")
+        .env(TRIALS.0, TRIALS.1)
+        .output()
+        .unwrap();
+    if out.status.success() {
+        Ok(serde_json::from_slice(&out.stdout).unwrap())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+#[test]
+fn the_same_paths_over_mcp_from_the_python_sdk() {
+    if !super::mcp::python_sdk() {
+        return;
+    }
+    let tmp = demo_state();
+    let say = "Bjorn is out the first two weeks of January.";
+    let mut script = capture_script();
+    script.push(Exchange::new(
+        Match::last(say),
+        Reply::text(
+            &json!({"kind": "capacity", "quote": say, "target": {"member": "bjorn"},
+                    "params": {"from": "2027-01-04", "to": "2027-01-15", "hours_per_week": 0}})
+            .to_string(),
+        ),
+    ));
+    let server = ModelServer::start(script).unwrap();
+    configure(tmp.path(), &server, true, 30);
+    let first = mcp_call(tmp.path(), "capture_work", &json!({"braindump": BRAINDUMP})).unwrap();
+    let question = first["needsMoreInfo"][0].as_str().unwrap().to_owned();
+    let second = mcp_call(
+        tmp.path(),
+        "capture_work",
+        &json!({"braindump": BRAINDUMP, "answers": [{"question": question, "answer": "Accessibility"}]}),
+    )
+    .unwrap();
+    assert_eq!(
+        second["proposal"]["issues"].as_array().unwrap().len(),
+        3,
+        "{second}"
+    );
+    assert_ne!(
+        second["proposal"]["consequence"],
+        "everything ships tomorrow"
+    );
+    let draft = mcp_call(tmp.path(), "record_directive", &json!({"say": say})).unwrap();
+    assert_eq!(draft["draft"]["quote"], say);
+    assert!(draft.get("directiveId").is_none());
+    // Recorded by calling again with the draft.
+    let recorded = mcp_call(tmp.path(), "record_directive", &draft["draft"]).unwrap();
+    assert!(recorded["directiveId"].as_str().unwrap().starts_with("D-"));
+    let ledger = std::fs::read_to_string(tmp.path().join("pm-state.md")).unwrap();
+    assert!(ledger.contains(&format!("> {say}")), "{ledger}");
+    assert_eq!(server.unused(), 0);
+    // A model that fails is an error result, and the session's caller sees why.
+    drop(server);
+    let e = mcp_call(tmp.path(), "capture_work", &json!({"braindump": BRAINDUMP})).unwrap_err();
+    assert!(e.contains("models.big"), "{e}");
+}
+
+#[test]
+fn a_draft_still_invalid_after_its_repair_round_is_a_clear_failure_and_files_nothing() {
+    let tmp = demo_state();
+    let cycle = json!({"proposal": {"issues": [
+        {"title": "A", "estimate": "est/1d", "deps": ["new:2"], "repo": "acme/web"},
+        {"title": "B", "estimate": "est/1d", "deps": ["new:1"], "repo": "acme/web"}]}})
+    .to_string();
+    let server = ModelServer::start(vec![
+        Exchange::new(Match::last("Braindump:"), Reply::text(&cycle)),
+        Exchange::new(Match::last("not valid"), Reply::text(&cycle)),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, true, 30);
+    let out = commitea(
+        tmp.path(),
+        &[
+            "tool",
+            "capture_work",
+            &json!({"braindump": BRAINDUMP}).to_string(),
+        ],
+        "",
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let last = stderr.lines().last().unwrap();
+    assert!(
+        last.contains("even after one repair round") && last.contains("cycle"),
+        "{last}"
+    );
+    assert!(pending(tmp.path()).is_empty());
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn ask_within_its_turns_and_the_standup_in_words() {
+    // A model that only ever calls tools runs out of turns: the answer is the last view, in words.
+    let tmp = demo_state();
+    let call = || {
+        Exchange::new(
+            Match::any(),
+            Reply::tool_call("query_project", json!({"view": "runway"})),
+        )
+    };
+    let server = ModelServer::start(vec![call(), call(), call()]).unwrap();
+    configure(tmp.path(), &server, false, 30);
+    let path = tmp.path().join("commitea.yaml");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("  max_turns: 2\n");
+    std::fs::write(&path, text).unwrap();
+    let answer: Value = serde_json::from_str(&ok(&commitea(
+        tmp.path(),
+        &["ask", "How is the runway?", "--json"],
+        "",
+        &[],
+    )))
+    .unwrap();
+    assert_eq!(answer["turns"], 2, "{answer}");
+    assert_eq!(answer["grounded"], false);
+    assert!(
+        answer["fallback"]
+            .as_str()
+            .unwrap()
+            .contains("models.max_turns"),
+        "{answer}"
+    );
+    assert!(
+        answer["answer"]
+            .as_str()
+            .unwrap()
+            .starts_with("Runway as of"),
+        "{answer}"
+    );
+    assert_eq!(server.unused(), 1);
+
+    // The standup in words: the view reaches the model as a tool answer; made-up prose twice falls back.
+    let tmp = demo_state();
+    let server = ModelServer::start(vec![
+        Exchange::new(
+            Match::last("\"drift\""),
+            Reply::text("Everyone is 110% on track for 2031-01-01."),
+        ),
+        Exchange::new(
+            Match::last("in no tool answer"),
+            Reply::text("Still 110% on track."),
+        ),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, false, 30);
+    let answer: Value = serde_json::from_str(&ok(&commitea(
+        tmp.path(),
+        &["ask", "--standup", "--json"],
+        "",
+        &[],
+    )))
+    .unwrap();
+    assert_eq!(answer["grounded"], false, "{answer}");
+    let text = answer["answer"].as_str().unwrap();
+    assert!(text.starts_with("Standup as of"), "{text}");
+    assert!(!text.contains("110%"), "{text}");
+    assert!(server.requests()[0].body["tools"].is_null());
+}
