@@ -8,20 +8,53 @@ pub(super) const IN_REVIEW_REMAINING: f64 = 0.2;
 /// The least share of the estimate assumed to remain for started work, however much time was tracked.
 pub(super) const STARTED_MIN_REMAINING: f64 = 0.25;
 
-/// Imputed estimates: the median estimate of issues sharing a label, else of all estimated issues.
-pub(super) fn imputed_estimates(plan: &Plan) -> (HashMap<&str, f64>, f64) {
+/// Closed issues with a measured working time needed before imputation uses what work really took.
+const IMPUTE_FROM_ACTUALS: usize = 5;
+
+/// How unestimated work is sized: per label and a fallback, in hours.
+pub(super) struct Imputation<'a> {
+    /// The median per label shared by at least three issues.
+    pub by_label: HashMap<&'a str, f64>,
+    /// The median over all.
+    pub fallback: f64,
+    /// The medians are of what closed issues really took (already calibrated), not of estimates.
+    pub actual: bool,
+}
+
+/// Imputed estimates: what similar closed issues really took — the median working time of closed issues
+/// sharing a label, else of all closed issues with a measured time — when at least
+/// [`IMPUTE_FROM_ACTUALS`] have one; else the median estimate of issues sharing a label, else of all
+/// estimated issues, else a working day.
+pub(super) fn imputed_estimates(plan: &Plan) -> Imputation<'_> {
+    let team: HashMap<&str, &crate::plan::PlannedMember> =
+        plan.team.iter().map(|m| (m.name.as_str(), m)).collect();
     let mut by_label: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     let mut all = Vec::new();
-    for i in &plan.issues {
-        if let (
-            Some(h),
-            EstimateSource::Label | EstimateSource::Native | EstimateSource::Directive,
-        ) = (i.estimate_hours, i.estimate_source)
-        {
+    for i in plan.issues.iter().filter(|i| i.state == OpenState::Closed) {
+        if let Some(h) = measured_hours(plan, &team, i) {
             all.push(h);
             for l in &i.labels {
                 if !crate::domain::is_plan_label(l) {
                     by_label.entry(l.as_str()).or_default().push(h);
+                }
+            }
+        }
+    }
+    let actual = all.len() >= IMPUTE_FROM_ACTUALS;
+    if !actual {
+        by_label.clear();
+        all.clear();
+        for i in &plan.issues {
+            if let (
+                Some(h),
+                EstimateSource::Label | EstimateSource::Native | EstimateSource::Directive,
+            ) = (i.estimate_hours, i.estimate_source)
+            {
+                all.push(h);
+                for l in &i.labels {
+                    if !crate::domain::is_plan_label(l) {
+                        by_label.entry(l.as_str()).or_default().push(h);
+                    }
                 }
             }
         }
@@ -35,67 +68,77 @@ pub(super) fn imputed_estimates(plan: &Plan) -> (HashMap<&str, f64>, f64) {
     } else {
         median(&mut all)
     };
-    let map = by_label
+    let by_label = by_label
         .into_iter()
         .filter(|(_, v)| v.len() >= 3)
         .map(|(k, mut v)| (k, median(&mut v)))
         .collect();
-    (map, fallback)
+    Imputation {
+        by_label,
+        fallback,
+        actual,
+    }
+}
+
+/// The working hours a closed issue really took, if its history says: tracked time where any was logged,
+/// else the working time (on the assignee's calendar) from when work began to the close. Work began when
+/// the issue entered the steeping/review stretch that ended in the close, or when it was assigned if that
+/// came later; with neither, nothing says when work began (an issue never assigned counts only with a
+/// merged pull request: its stretch on the board was work, not a wait in the queue).
+fn measured_hours(
+    plan: &Plan,
+    team: &HashMap<&str, &crate::plan::PlannedMember>,
+    i: &PlannedIssue,
+) -> Option<f64> {
+    let closed = i.closed_at?;
+    if i.tracked_hours > 0.0 {
+        return Some(i.tracked_hours);
+    }
+    let mut run_start = None;
+    for span in i.timeline.iter().rev() {
+        match span.column {
+            Lifecycle::Done => {}
+            Lifecycle::Steeping | Lifecycle::InReview => run_start = Some(span.since),
+            _ => break,
+        }
+    }
+    let start = match (run_start, i.assigned_at) {
+        (Some(r), Some(a)) => r.max(a),
+        (None, Some(a)) => a,
+        (Some(r), None) if i.merged_pull => r,
+        _ => return None,
+    };
+    if start >= closed {
+        return None;
+    }
+    let spec = i
+        .assignee
+        .as_deref()
+        .and_then(|a| team.get(a))
+        .map_or(&plan.team_calendar, |m| &m.calendar);
+    let h = working_hours_between(spec, start, closed);
+    (h > 0.0).then_some(h)
 }
 
 /// What the history says about how long estimated work really took: one sample per closed issue that had
 /// an estimate and a known start of work — what a Gitea repository holds, with or without time tracking
 /// and pull requests.
 ///
-/// The actual effort is the tracked time where any was logged; otherwise the working time (on the
-/// assignee's calendar) from when the issue entered its last stretch of `steeping`/`in_review` — or was
-/// given to its final assignee, if later — until it was closed. An issue never assigned counts only with a
-/// merged pull request (its review stretch was work, not a wait in the queue).
+/// The actual effort is what [`measured_hours`] finds.
 pub fn calibration_samples(plan: &Plan) -> Vec<Sample> {
     let team: HashMap<&str, &crate::plan::PlannedMember> =
         plan.team.iter().map(|m| (m.name.as_str(), m)).collect();
     let mut out = Vec::new();
     for i in plan.issues.iter().filter(|i| i.state == OpenState::Closed) {
-        let (Some(estimate), Some(closed)) = (i.estimate_hours, i.closed_at) else {
+        let Some(estimate) = i.estimate_hours else {
             continue;
         };
         if i.estimate_source == EstimateSource::Imputed {
             continue;
         }
-        // Tracked time wins; else the working hours from when work began to the close. Work began when
-        // the issue entered the steeping/review run that ended in the close, or when it was assigned if
-        // that came later; with neither, nothing says when work began, and the issue teaches nothing.
-        let actual = if i.tracked_hours > 0.0 {
-            i.tracked_hours
-        } else {
-            let mut run_start = None;
-            for span in i.timeline.iter().rev() {
-                match span.column {
-                    Lifecycle::Done => {}
-                    Lifecycle::Steeping | Lifecycle::InReview => run_start = Some(span.since),
-                    _ => break,
-                }
-            }
-            let start = match (run_start, i.assigned_at) {
-                (Some(r), Some(a)) => r.max(a),
-                (None, Some(a)) => a,
-                // Unassigned and never assigned: only a linked pull request vouches that the run was work.
-                (Some(r), None) if i.merged_pull => r,
-                _ => continue,
-            };
-            if start >= closed {
-                continue;
-            }
-            let spec = i
-                .assignee
-                .as_deref()
-                .and_then(|a| team.get(a))
-                .map_or(&plan.team_calendar, |m| &m.calendar);
-            working_hours_between(spec, start, closed)
-        };
-        if actual <= 0.0 {
+        let Some(actual) = measured_hours(plan, &team, i) else {
             continue;
-        }
+        };
         out.push(Sample {
             estimate,
             actual,
@@ -146,7 +189,7 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
     let calibration = calibrate::fit(&calibration_samples(plan));
     let as_of = plan.as_of;
     let days = horizon_days;
-    let (by_label, fallback) = imputed_estimates(plan);
+    let imputation = imputed_estimates(plan);
     let mut warnings: Vec<String> = plan.warnings.iter().map(ToString::to_string).collect();
 
     let open: Vec<&PlannedIssue> = plan
@@ -172,14 +215,16 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
     let mut flags: Vec<Vec<Flag>> = vec![Vec::new(); open.len()];
     let mut tasks = Vec::with_capacity(open.len());
     for (n, i) in open.iter().enumerate() {
-        let base = match i.estimate_hours {
-            Some(h) => h,
+        let (base, calibrated) = match i.estimate_hours {
+            Some(h) => (h, false),
             None => {
                 flags[n].push(Flag::ImputedEstimate);
-                i.labels
+                let h = i
+                    .labels
                     .iter()
-                    .find_map(|l| by_label.get(l.as_str()).copied())
-                    .unwrap_or(fallback)
+                    .find_map(|l| imputation.by_label.get(l.as_str()).copied())
+                    .unwrap_or(imputation.fallback);
+                (h, imputation.actual)
             }
         };
         let labels: Vec<String> = i
@@ -188,7 +233,12 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
             .filter(|l| !crate::domain::is_plan_label(l))
             .cloned()
             .collect();
-        let total = base * calibration.multiplier(i.assignee.as_deref(), &labels);
+        // What closed work really took is already calibrated; an estimate is not.
+        let total = if calibrated {
+            base
+        } else {
+            base * calibration.multiplier(i.assignee.as_deref(), &labels)
+        };
         let remaining = if i.lifecycle == Lifecycle::InReview {
             total * IN_REVIEW_REMAINING
         } else if i.tracked_hours > 0.0 {

@@ -537,3 +537,30 @@ fn calibration_learns_from_a_closed_issue_with_only_an_assignment_and_a_close() 
     assert!(without.iter().all(|s| s.estimate != 1234.5));
     assert_eq!(without.len() + 1, with.len());
 }
+
+#[test]
+fn unestimated_work_is_sized_by_what_closed_work_really_took() {
+    let mut plan = demo_plan();
+    // Every closed issue took 100 tracked hours, whatever its estimate said.
+    for i in plan
+        .issues
+        .iter_mut()
+        .filter(|i| i.state == commitea::domain::OpenState::Closed)
+    {
+        i.tracked_hours = 100.0;
+    }
+    let built = forecast::build(&plan, 365).unwrap();
+    let mut seen = 0;
+    for (n, i) in built.open.iter().enumerate() {
+        if i.estimate_hours.is_none()
+            && !i.started
+            && i.tracked_hours == 0.0
+            && i.lifecycle != commitea::domain::Lifecycle::InReview
+        {
+            // Taken as it is: what work really took is already calibrated, not multiplied again.
+            assert_eq!(built.medians[n], 100.0, "{}", i.key);
+            seen += 1;
+        }
+    }
+    assert!(seen > 10, "the demo has unestimated open work ({seen})");
+}
