@@ -101,6 +101,21 @@ impl World {
             })
             .collect()
     }
+
+    /// The system prompt's lines naming the repositories and the open milestones.
+    pub(crate) fn context_lines(&self) -> String {
+        let repos: Vec<String> = self.repos.iter().map(ToString::to_string).collect();
+        let m = self.milestones();
+        format!(
+            "Repositories: {}\nOpen milestones: {}",
+            repos.join(", "),
+            if m.is_empty() {
+                "none".to_owned()
+            } else {
+                m.join("; ")
+            }
+        )
+    }
 }
 
 /// A proposal checked against the state: its issues normalised and in filing order, and its ops.
@@ -371,21 +386,8 @@ pub(crate) fn capture_work(ctx: &Context, input: CaptureInput) -> Result<Capture
         .map(|e| e.label())
         .collect();
     let system = format!(
-        "{SYSTEM}\nRepositories: {}\nOpen milestones: {}\nEstimate ladder: {}",
-        world
-            .repos
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(", "),
-        {
-            let m = world.milestones();
-            if m.is_empty() {
-                "none".to_owned()
-            } else {
-                m.join("; ")
-            }
-        },
+        "{SYSTEM}\n{}\nEstimate ladder: {}",
+        world.context_lines(),
         ladder.join(", ")
     );
     let answers = input.answers.unwrap_or_default();

@@ -51,26 +51,13 @@ pub fn negotiate(ctx: &Context, say: &str) -> Result<Negotiated, ToolError> {
         .format("%Y-%m-%d (%A)");
     let team: Vec<&str> = world.config.team.iter().map(|m| m.name.as_str()).collect();
     let system = format!(
-        "{SYSTEM}\nToday: {today}\nTeam: {}\nRepositories: {}\nOpen milestones: {}",
+        "{SYSTEM}\nToday: {today}\nTeam: {}\n{}",
         if team.is_empty() {
             "none configured".to_owned()
         } else {
             team.join(", ")
         },
-        world
-            .repos
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(", "),
-        {
-            let m = world.milestones();
-            if m.is_empty() {
-                "none".to_owned()
-            } else {
-                m.join("; ")
-            }
-        }
+        world.context_lines()
     );
     let options = RecordOptions {
         clock: ctx.now(),

@@ -160,7 +160,7 @@ fn a_serial_chain_has_the_median_of_the_convolution() {
     assert_eq!(sim.group(0).p50, sim.task(4).p50);
 }
 
-fn demo_plan() -> Plan {
+pub(crate) fn demo_plan() -> Plan {
     let state = commitea::demo::generate(&commitea::demo::DemoSpec::bundled());
     Plan::from_snapshot(
         &state.snapshot,

@@ -10,14 +10,7 @@ use commitea::forecast::{self, ForecastReport, Settings, When};
 use commitea::plan::Plan;
 use proptest::prelude::*;
 
-fn demo_plan() -> Plan {
-    let state = commitea::demo::generate(&commitea::demo::DemoSpec::bundled());
-    Plan::from_snapshot(
-        &state.snapshot,
-        &state.config,
-        state.snapshot.meta.synced_at,
-    )
-}
+use crate::engine::demo_plan;
 
 const SETTINGS: Settings = Settings {
     trials: 1_000,
