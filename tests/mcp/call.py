@@ -27,10 +27,10 @@ async def main() -> int:
             await session.initialize()
             result = await session.call_tool(tool, json.loads(raw))
             text = "".join(b.text for b in result.content if isinstance(b, types.TextContent))
-            if result.isError:
+            if result.is_error:
                 print(text, file=sys.stderr)
                 return 1
-            print(json.dumps(result.structuredContent if result.structuredContent is not None else json.loads(text)))
+            print(json.dumps(result.structured_content if result.structured_content is not None else json.loads(text)))
             return 0
 
 
