@@ -20,6 +20,7 @@ mod props;
 mod record;
 mod replay;
 mod robust;
+mod site;
 mod support;
 mod sync;
 mod tj3;
