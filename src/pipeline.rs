@@ -544,11 +544,49 @@ pub(crate) fn load_changes(
     ))
 }
 
-/// Renders the site of a computed state in memory.
-pub(crate) fn site_files(
+/// Committed forecasts the drift charts read at most (the newest first): about half a year of daily runs.
+const DRIFT_COMMITS: usize = 180;
+
+/// What the earlier committed forecasts said about the milestones: `forecast/forecast.json` along the
+/// first-parent history of HEAD, newest first, the same file read once.
+pub(crate) fn past_forecasts(
+    layout: &Layout,
+) -> Result<Vec<crate::views::history::PastForecast>, PipelineError> {
+    if !layout.root().join(".git").exists() {
+        return Ok(Vec::new());
+    }
+    let repo = git::open_or_init(layout.root())?;
+    let mut out = Vec::new();
+    let mut last: Option<Vec<u8>> = None;
+    for (commit, _) in git::first_parent_history(&repo)?
+        .into_iter()
+        .take(DRIFT_COMMITS)
+    {
+        let Some(bytes) = git::read_at(&repo, commit, crate::state::FORECAST_FILE)? else {
+            continue;
+        };
+        if last.as_ref() == Some(&bytes) {
+            continue;
+        }
+        match serde_json::from_slice::<crate::views::history::PastForecast>(&bytes) {
+            Ok(f) => out.push(f),
+            // An old format the drift cannot read ends the history it can.
+            Err(e) => {
+                tracing::debug!("drift: forecast of {commit} not read: {e}");
+                break;
+            }
+        }
+        last = Some(bytes);
+    }
+    Ok(out)
+}
+
+/// Renders the site of a computed state in memory: relative path → bytes (the site benchmark times it).
+pub fn site_files(
     c: &Computed,
     layout: &Layout,
 ) -> Result<BTreeMap<String, Vec<u8>>, PipelineError> {
+    let t = Instant::now();
     let data = SiteData {
         calibration: c.calibration.clone(),
         directives: c.directives.clone(),
@@ -562,13 +600,27 @@ pub(crate) fn site_files(
                 report: &c.report,
             },
             &c.snapshot,
+            &past_forecasts(layout)?,
             load_changes(layout)?,
             c.config.server.as_deref(),
         )),
     };
     let templates = layout.templates_dir();
-    site::render(&data, templates.exists().then_some(templates.as_path()))
-        .map_err(|e| PipelineError::Site(Box::new(e)))
+    let files = site::render(&data, templates.exists().then_some(templates.as_path()))
+        .map_err(|e| PipelineError::Site(Box::new(e)))?;
+    let (largest, size) = files
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.len()))
+        .max_by_key(|(_, len)| *len)
+        .unwrap_or(("", 0));
+    tracing::info!(
+        "render: {} files, {} KB in all, the largest {largest} ({} KB), in {:.0?}",
+        files.len(),
+        files.values().map(Vec::len).sum::<usize>() / 1024,
+        size / 1024,
+        t.elapsed()
+    );
+    Ok(files)
 }
 
 /// Runs the whole pipeline.

@@ -130,10 +130,16 @@ pub(crate) fn ranges(rows: &[RangeRow], today: NaiveDate, end: NaiveDate, title:
     // Room below the rows for the today label, clear of the month labels above.
     let rows_end = AXIS_H + ROW_H * rows.len() as f64 + 4.0;
     let height = rows_end + 20.0;
+    // A chart with links is a group of them, not an image (an image's children are not reachable).
+    let role = if rows.iter().any(|r| r.href.is_some()) {
+        "group"
+    } else {
+        "img"
+    };
     let mut s = String::new();
     let _ = write!(
         s,
-        "<svg class=\"chart ranges\" viewBox=\"0 0 {WIDTH} {height}\" role=\"img\" aria-labelledby=\"rc-t\" xmlns=\"http://www.w3.org/2000/svg\"><title id=\"rc-t\">{}</title>",
+        "<svg class=\"chart ranges\" viewBox=\"0 0 {WIDTH} {height}\" role=\"{role}\" aria-labelledby=\"rc-t\" xmlns=\"http://www.w3.org/2000/svg\"><title id=\"rc-t\">{}</title>",
         esc(title)
     );
     // Month grid and labels.
@@ -406,6 +412,133 @@ pub(crate) fn burnup(points: &[BurnPoint], title: &str) -> String {
     s
 }
 
+/// One committed forecast of a milestone.
+#[derive(Debug, Clone)]
+pub(crate) struct DriftPoint {
+    /// That forecast's day 0.
+    pub as_of: NaiveDate,
+    /// Its p50, when within the horizon.
+    pub p50: Option<NaiveDate>,
+    /// Its p80, when within the horizon.
+    pub p80: Option<NaiveDate>,
+}
+
+/// How a milestone's forecast moved: day 0 of each committed forecast across, the date it gave up the
+/// side; p80 solid with dots, p50 dashed, the due date a horizontal line, beyond-horizon points as
+/// hollow marks on the top edge.
+pub(crate) fn drift(points: &[DriftPoint], due: Option<NaiveDate>, title: &str) -> String {
+    let (w, h) = (640.0, 220.0);
+    let (left, bottom, top, right) = (90.0, 24.0, 12.0, 12.0);
+    let (Some(first), Some(last)) = (points.first(), points.last()) else {
+        return String::new();
+    };
+    let xs = Scale {
+        start: first.as_of,
+        end: last.as_of.max(first.as_of + chrono::Days::new(7)),
+        x0: left,
+        x1: w - right,
+    };
+    let dates: Vec<NaiveDate> = points
+        .iter()
+        .flat_map(|p| [p.p50, p.p80])
+        .flatten()
+        .chain(due)
+        .collect();
+    let (Some(lo), Some(hi)) = (dates.iter().min().copied(), dates.iter().max().copied()) else {
+        return String::new();
+    };
+    // The date axis runs upwards: later dates higher.
+    let ys = Scale {
+        start: lo,
+        end: hi.max(lo + chrono::Days::new(7)),
+        x0: h - bottom,
+        x1: top + 8.0,
+    };
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<svg class=\"chart drift\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-labelledby=\"dr-t\" xmlns=\"http://www.w3.org/2000/svg\"><title id=\"dr-t\">{}</title>",
+        esc(title)
+    );
+    for m in ys.months(5) {
+        let y = ys.x(m);
+        let _ = write!(
+            s,
+            "<line class=\"grid\" x1=\"{left}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\"/><text class=\"tick\" x=\"0\" y=\"{}\">{}</text>",
+            w - right,
+            y + 5.0,
+            m.format("%b %Y")
+        );
+    }
+    for (i, m) in xs.months(6).iter().enumerate() {
+        let _ = write!(
+            s,
+            "<text class=\"tick\" x=\"{}\" y=\"{}\">{}</text>",
+            xs.x(*m),
+            h - 6.0,
+            month_label(*m, i == 0)
+        );
+    }
+    if let Some(d) = due {
+        let y = ys.x(d);
+        let _ = write!(
+            s,
+            "<line class=\"due-line\" x1=\"{left}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\"/><text class=\"tick\" x=\"{}\" y=\"{}\">due</text>",
+            w - right,
+            w - right - 30.0,
+            y - 4.0
+        );
+    }
+    let line = |pick: &dyn Fn(&DriftPoint) -> Option<NaiveDate>| -> String {
+        let mut d = String::new();
+        let mut pen = false;
+        for p in points {
+            match pick(p) {
+                Some(v) => {
+                    let _ = write!(
+                        d,
+                        "{}{} {} ",
+                        if pen { "L" } else { "M" },
+                        xs.x(p.as_of),
+                        ys.x(v)
+                    );
+                    pen = true;
+                }
+                None => pen = false,
+            }
+        }
+        d.trim_end().to_owned()
+    };
+    let _ = write!(
+        s,
+        "<path class=\"p50-line\" d=\"{}\"/><path class=\"p80-line\" d=\"{}\"/>",
+        line(&|p| p.p50),
+        line(&|p| p.p80)
+    );
+    for p in points {
+        let x = xs.x(p.as_of);
+        match p.p80 {
+            Some(v) => {
+                let _ = write!(
+                    s,
+                    "<circle class=\"p80-dot\" cx=\"{x}\" cy=\"{}\" r=\"3.5\"><title>{}: p80 {v}</title></circle>",
+                    ys.x(v),
+                    p.as_of
+                );
+            }
+            None => {
+                let _ = write!(
+                    s,
+                    "<circle class=\"beyond-dot\" cx=\"{x}\" cy=\"{top}\" r=\"4\"><title>{}: p80 beyond the horizon</title></circle>",
+                    p.as_of
+                );
+            }
+        }
+    }
+    s.push_str("</svg>");
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -472,6 +605,39 @@ mod tests {
         assert!(svg.contains("class=\"due hard\""));
         assert!(svg.contains(">Feb 2026<"), "{svg}");
         assert!(!svg.contains("style="));
+    }
+
+    #[test]
+    fn drift_draws_p80_and_marks_the_horizon() {
+        let points = vec![
+            DriftPoint {
+                as_of: d("2026-01-05"),
+                p50: Some(d("2026-03-01")),
+                p80: Some(d("2026-03-20")),
+            },
+            DriftPoint {
+                as_of: d("2026-01-12"),
+                p50: Some(d("2026-03-10")),
+                p80: None,
+            },
+            DriftPoint {
+                as_of: d("2026-01-19"),
+                p50: Some(d("2026-03-12")),
+                p80: Some(d("2026-04-02")),
+            },
+        ];
+        let svg = drift(&points, Some(d("2026-03-31")), "drift");
+        assert_eq!(svg.matches("class=\"p80-dot\"").count(), 2, "{svg}");
+        assert_eq!(svg.matches("class=\"beyond-dot\"").count(), 1);
+        // The p80 line breaks where the horizon hid it: two separate moves.
+        let p80 = svg.split("class=\"p80-line\" d=\"").nth(1).unwrap_or("");
+        assert_eq!(
+            p80.split('"').next().unwrap_or("").matches('M').count(),
+            2,
+            "{svg}"
+        );
+        assert!(svg.contains("class=\"due-line\""));
+        assert!(drift(&[], None, "x").is_empty());
     }
 
     #[test]

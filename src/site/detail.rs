@@ -109,6 +109,10 @@ pub struct MilestonePage {
     pub chart: String,
     /// The burn-up chart (SVG), empty when there is no history.
     pub burnup: String,
+    /// How its forecast moved across the committed forecasts, oldest first (only the changes).
+    pub drift: Vec<crate::views::history::DriftPoint>,
+    /// The same as a chart (SVG), empty with fewer than two points.
+    pub drift_chart: String,
     /// The cut line, with titles.
     pub cut_line: Vec<Link>,
     /// Its open issues as links.
@@ -192,10 +196,12 @@ fn date(s: &str) -> Option<NaiveDate> {
     NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()
 }
 
-/// Builds the pages. `gitea` is the server's base URL (links to Gitea are left out without it).
+/// Builds the pages. `past` are the earlier committed forecasts (for each milestone's drift), `gitea`
+/// the server's base URL (links to Gitea are left out without it).
 pub fn build(
     inputs: Inputs<'_>,
     snapshot: &Snapshot,
+    past: &[crate::views::history::PastForecast],
     changes: Changes,
     gitea: Option<&str>,
 ) -> Detail {
@@ -293,7 +299,7 @@ pub fn build(
         })
         .collect();
 
-    let histories = crate::views::history::histories(report, &[], snapshot);
+    let histories = crate::views::history::histories(report, past, snapshot);
     let all = crate::views::Selection {
         limit: usize::MAX,
         ..crate::views::Selection::default()
@@ -363,6 +369,21 @@ pub fn build(
                 })
                 .unwrap_or_default();
             let beyond = m.p80.date().is_none();
+            let drift: Vec<crate::views::history::DriftPoint> = histories
+                .iter()
+                .find(|h| h.milestone == m.id)
+                .map(|h| h.drift.clone())
+                .unwrap_or_default();
+            let drift_points: Vec<charts::DriftPoint> = drift
+                .iter()
+                .filter_map(|p| {
+                    Some(charts::DriftPoint {
+                        as_of: date(&p.as_of)?,
+                        p50: date(&p.p50),
+                        p80: date(&p.p80),
+                    })
+                })
+                .collect();
             Some(MilestonePage {
                 path: milestone_path(m.id),
                 gitea: gitea
@@ -379,6 +400,16 @@ pub fn build(
                 } else {
                     String::new()
                 },
+                drift_chart: if drift_points.len() > 1 {
+                    charts::drift(
+                        &drift_points,
+                        m.due,
+                        &format!("How the forecast of {} moved", m.title),
+                    )
+                } else {
+                    String::new()
+                },
+                drift,
                 cut_line: view.cut_line.iter().map(|k| issue_link(k)).collect(),
                 issues: view.issues.iter().map(|i| issue_link(&i.issue)).collect(),
                 on_time: m.probability_on_time.map(super::pages::percent),

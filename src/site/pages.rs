@@ -114,6 +114,10 @@ pub struct MilestoneRow<'a> {
     pub cone: Option<Cone>,
     /// How many open issues are expected to leave it, such as `about 3`, when the abandonment model says.
     pub leaving_label: Option<String>,
+    /// The cut line's hours, rounded as people read them.
+    pub cut_hours: Option<String>,
+    /// p50 – p80 in words: two dates, or "not within the horizon" for what lies beyond it, said once.
+    pub band_label: String,
 }
 
 /// A milestone's cone: positions in percent of the axis width (0 = axis start, 100 = axis end).
@@ -192,6 +196,8 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
             leaving_label: m
                 .expected_leaving
                 .map(|n| format!("about {}", n.round() as i64)),
+            cut_hours: m.cut_line.as_ref().map(|c| hours(c.hours.round())),
+            band_label: band_label(&m.band.p50, &m.band.p80),
         })
         .collect();
     let capacity = data
@@ -373,6 +379,15 @@ impl DateAxis {
     }
 }
 
+/// A p50 – p80 range in words, saying "not within the horizon" once rather than twice.
+pub(crate) fn band_label(p50: &str, p80: &str) -> String {
+    match (date(p50), date(p80)) {
+        (Some(_), Some(_)) => format!("{p50} – {p80}"),
+        (Some(_), None) => format!("{p50} – {NOT_WITHIN}"),
+        _ => NOT_WITHIN.to_owned(),
+    }
+}
+
 /// What the site says for a date beyond the forecast horizon.
 pub(crate) const NOT_WITHIN: &str = "not within the horizon";
 
@@ -404,7 +419,8 @@ pub(crate) fn signed(n: i64) -> String {
 
 /// Hours: whole numbers without decimals, others with one.
 pub(crate) fn hours(h: f64) -> String {
-    let tenths = (h * 10.0).round() / 10.0;
+    // `+ 0.0` turns a negative zero (a rounded -0.04) into a plain 0.
+    let tenths = (h * 10.0).round() / 10.0 + 0.0;
     if tenths.fract() == 0.0 {
         format!("{tenths:.0}")
     } else {
@@ -429,6 +445,19 @@ mod tests {
         assert_eq!(hours(12.0), "12");
         assert_eq!(hours(12.54), "12.5");
         assert_eq!(hours(0.04), "0");
+        assert_eq!(hours(-0.04), "0");
+        assert_eq!(
+            band_label("2027-01-02", "2027-02-03"),
+            "2027-01-02 – 2027-02-03"
+        );
+        assert_eq!(
+            band_label("2027-01-02", "beyond horizon"),
+            "2027-01-02 – not within the horizon"
+        );
+        assert_eq!(
+            band_label("beyond horizon", "beyond horizon"),
+            "not within the horizon"
+        );
         assert_eq!(
             crate::views::runway::MilestoneStatus::AtRisk.label(),
             "at risk"

@@ -5,6 +5,7 @@
 
 mod approvals;
 mod backtest;
+mod browser;
 mod cli;
 mod consequence;
 mod demo;

@@ -221,3 +221,24 @@ fn hostile_text_in_every_field_stays_text() {
     // Long words wrap instead of pushing the layout: the stylesheet says so for every text container.
     assert!(files["style.css"].contains("overflow-wrap: anywhere"));
 }
+
+#[test]
+fn a_milestone_page_shows_how_its_forecast_moved_across_committed_forecasts() {
+    let dir = state_from_fixture("small");
+    pipeline::run(&options(dir.path())).unwrap();
+    let first = site(dir.path());
+    assert!(
+        !first["milestones/1.html"].contains("How the forecast moved"),
+        "one forecast is no history"
+    );
+    // A week later, the committed forecast of the first run is the history.
+    let mut later = options(dir.path());
+    later.now = Some(later.clock + chrono::Duration::days(7));
+    pipeline::run(&later).unwrap();
+    let page = &site(dir.path())["milestones/1.html"];
+    assert!(page.contains("How the forecast moved"), "{page}");
+    assert!(page.contains("<svg class=\"chart drift\""), "{page}");
+    // Both days 0 are in the table.
+    assert!(page.contains(">2026-11-30</td>"), "{page}");
+    assert!(page.contains(">2026-12-07</td>"), "{page}");
+}
