@@ -232,7 +232,7 @@ pub(crate) const DONE_DAYS: i64 = 28;
 
 /// Cards an open column shows at most: beyond that a page grows past what a browser shows comfortably,
 /// and the milestone and person pages, and the search, list everything.
-pub(crate) const COLUMN_CARDS: usize = 300;
+pub(crate) const COLUMN_CARDS: usize = 200;
 
 /// The board as the page shows it: Done collapsed to the recent weeks, long columns cut.
 fn board_shown(board: &crate::views::Board) -> crate::views::Board {
