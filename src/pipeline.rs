@@ -531,14 +531,114 @@ pub(crate) fn site_data_from_views(layout: &Layout, title: &str) -> Result<SiteD
             Err(_) => crate::views::directives::load(layout)?,
         },
         calibration: read(layout, "calibration")?,
+        // The per-issue, milestone and person pages need the plan and the snapshot, which the views do
+        // not hold: `commitea render` redraws the summary pages only (docs/site.md).
+        detail: None,
     })
 }
 
-/// Renders the site of a computed state in memory.
-pub(crate) fn site_files(
+/// Every op file in the checkout's `ops/pending/` (each with whether the branch holds it too), every file
+/// in `ops/applied/`, and the ledger on the branch and in the checkout: the changes page's data.
+pub(crate) fn load_changes(
+    layout: &Layout,
+) -> Result<crate::views::changes::Changes, PipelineError> {
+    let on_branch: std::collections::HashSet<String> = if layout.root().join(".git").exists() {
+        let repo = git::open_or_init(layout.root())?;
+        match git::head(&repo) {
+            Some(head) => git::list_dir(&repo, head, crate::ops::PENDING_PATH)?
+                .into_iter()
+                .filter_map(|n| n.strip_suffix(".yaml").map(str::to_owned))
+                .collect(),
+            None => Default::default(),
+        }
+    } else {
+        Default::default()
+    };
+    let pending: Vec<(crate::ops::OpFile, bool)> = crate::ops::pending(layout)?
+        .into_iter()
+        .map(|f| {
+            let b = on_branch.contains(&f.id);
+            (f, b)
+        })
+        .collect();
+    let dir = layout.root().join(crate::ops::APPLIED_PATH);
+    let mut applied = Vec::new();
+    if dir.is_dir() {
+        let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+            .map_err(|source| StateError::Io {
+                path: dir.clone(),
+                source,
+            })?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+            .collect();
+        paths.sort();
+        for path in paths {
+            let text = std::fs::read_to_string(&path).map_err(|source| StateError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            match crate::yamlfile::parse::<crate::apply::AppliedFile>(&text, &path) {
+                Ok(a) => applied.push(a),
+                // A file the page cannot read is reported, not fatal: the page shows the rest.
+                Err(e) => tracing::warn!("changes page: {e}"),
+            }
+        }
+    }
+    let branch = branch_ledger(layout)?;
+    let checkout = crate::ledger::read(&layout.ledger())?;
+    Ok(crate::views::changes::changes(
+        &pending,
+        &applied,
+        branch.as_deref(),
+        checkout.as_deref(),
+    ))
+}
+
+/// Committed forecasts the drift charts read at most (the newest first): about half a year of daily runs.
+const DRIFT_COMMITS: usize = 180;
+
+/// What the earlier committed forecasts said about the milestones: `forecast/forecast.json` along the
+/// first-parent history of HEAD, newest first, the same file read once.
+pub(crate) fn past_forecasts(
+    layout: &Layout,
+) -> Result<Vec<crate::views::history::PastForecast>, PipelineError> {
+    if !layout.root().join(".git").exists() {
+        return Ok(Vec::new());
+    }
+    let repo = git::open_or_init(layout.root())?;
+    let mut out = Vec::new();
+    let mut last: Option<Vec<u8>> = None;
+    for (commit, _) in git::first_parent_history(&repo)?
+        .into_iter()
+        .take(DRIFT_COMMITS)
+    {
+        let Some(bytes) = git::read_at(&repo, commit, crate::state::FORECAST_FILE)? else {
+            continue;
+        };
+        if last.as_ref() == Some(&bytes) {
+            continue;
+        }
+        match serde_json::from_slice::<crate::views::history::PastForecast>(&bytes) {
+            Ok(f) => out.push(f),
+            // An old format the drift cannot read ends the history it can.
+            Err(e) => {
+                tracing::debug!("drift: forecast of {commit} not read: {e}");
+                break;
+            }
+        }
+        last = Some(bytes);
+    }
+    Ok(out)
+}
+
+/// Renders the site of a computed state in memory: relative path → bytes (the site benchmark times it).
+pub fn site_files(
     c: &Computed,
     layout: &Layout,
 ) -> Result<BTreeMap<String, Vec<u8>>, PipelineError> {
+    let t = Instant::now();
     let data = SiteData {
         calibration: c.calibration.clone(),
         directives: c.directives.clone(),
@@ -546,10 +646,33 @@ pub(crate) fn site_files(
         overview: c.overview.clone(),
         board: c.board.clone(),
         runway: c.runway.clone(),
+        detail: Some(site::detail::build(
+            Inputs {
+                plan: &c.plan,
+                report: &c.report,
+            },
+            &c.snapshot,
+            &past_forecasts(layout)?,
+            load_changes(layout)?,
+            c.config.server.as_deref(),
+        )),
     };
     let templates = layout.templates_dir();
-    site::render(&data, templates.exists().then_some(templates.as_path()))
-        .map_err(|e| PipelineError::Site(Box::new(e)))
+    let files = site::render(&data, templates.exists().then_some(templates.as_path()))
+        .map_err(|e| PipelineError::Site(Box::new(e)))?;
+    let (largest, size) = files
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.len()))
+        .max_by_key(|(_, len)| *len)
+        .unwrap_or(("", 0));
+    tracing::info!(
+        "render: {} files, {} KB in all, the largest {largest} ({} KB), in {:.0?}",
+        files.len(),
+        files.values().map(Vec::len).sum::<usize>() / 1024,
+        size / 1024,
+        t.elapsed()
+    );
+    Ok(files)
 }
 
 /// Runs the whole pipeline.

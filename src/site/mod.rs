@@ -6,7 +6,10 @@
 //! no external resources, no JavaScript. Templates receive a [`pages::PageContext`]: the plain views plus
 //! labels and cone positions computed in Rust, so no template does date arithmetic.
 
+mod charts;
+pub mod detail;
 pub mod pages;
+mod text;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
@@ -31,6 +34,9 @@ pub struct SiteData {
     pub directives: crate::views::directives::Directives,
     /// The calibration: the estimate fit, the abandonment model and the backtest's hit-rates.
     pub calibration: crate::views::calibration::CalibrationView,
+    /// The pages per issue, milestone and person, and the changes page; none when the site is redrawn
+    /// from the view payloads alone (`commitea render`), and then nothing links to them.
+    pub detail: Option<detail::Detail>,
 }
 
 /// Why the site could not be rendered or written.
@@ -103,7 +109,7 @@ use crate::state::TMP_SUFFIX;
 const BASE: &str = "base.html";
 
 /// The embedded templates, parents first.
-const TEMPLATES: [(&str, &str); 6] = [
+const TEMPLATES: [(&str, &str); 11] = [
     (BASE, include_str!("../../site-templates/base.html")),
     (
         "index.html",
@@ -125,6 +131,26 @@ const TEMPLATES: [(&str, &str); 6] = [
         "calibration.html",
         include_str!("../../site-templates/calibration.html"),
     ),
+    (
+        "issue.html",
+        include_str!("../../site-templates/issue.html"),
+    ),
+    (
+        "milestone.html",
+        include_str!("../../site-templates/milestone.html"),
+    ),
+    (
+        "person.html",
+        include_str!("../../site-templates/person.html"),
+    ),
+    (
+        "changes.html",
+        include_str!("../../site-templates/changes.html"),
+    ),
+    (
+        "search.html",
+        include_str!("../../site-templates/search.html"),
+    ),
 ];
 
 /// The pages rendered to files: template name and the `page` value the layout's navigation sees.
@@ -139,8 +165,29 @@ const PAGES: [(&str, &str); 5] = [
 /// The embedded assets, copied through as they are.
 const ASSETS: [(&str, &str); 1] = [("style.css", include_str!("../../site-templates/style.css"))];
 
+/// The scripts of the board's filters and the search page, copied through as they are, only when the
+/// site has the index they read (see [`detail::Detail`]).
+const SCRIPTS: [(&str, &str); 2] = [
+    ("board.js", include_str!("../../site-templates/board.js")),
+    ("search.js", include_str!("../../site-templates/search.js")),
+];
+
 /// What the error messages call an embedded default.
 const EMBEDDED: &str = "embedded default";
+
+/// Serialising a page's item behind a trait object, so one closure renders every kind of page.
+mod erased {
+    /// Anything a detail page shows.
+    pub(super) trait Item {
+        /// The item as JSON.
+        fn value(&self) -> Result<serde_json::Value, serde_json::Error>;
+    }
+    impl<T: serde::Serialize> Item for T {
+        fn value(&self) -> Result<serde_json::Value, serde_json::Error> {
+            serde_json::to_value(self)
+        }
+    }
+}
 
 /// The names of the embedded templates and assets (so users know what they can override).
 #[cfg(test)]
@@ -149,6 +196,7 @@ pub(crate) fn template_names() -> Vec<&'static str> {
         .iter()
         .map(|(n, _)| *n)
         .chain(ASSETS.iter().map(|(n, _)| *n))
+        .chain(SCRIPTS.iter().map(|(n, _)| *n))
         .collect()
 }
 
@@ -188,11 +236,15 @@ pub fn render(
     }
 
     let page = pages::page_context(data);
-    let base = Context::from_serialize(&page).map_err(|source| SiteError::Render {
+    let base_error = |source| SiteError::Render {
         name: BASE.to_owned(),
         origin: origins.get(BASE).cloned().unwrap_or_default(),
         source,
-    })?;
+    };
+    // Every string a template can print loses its control and bidi-override characters first.
+    let mut value = serde_json::to_value(&page).map_err(|e| base_error(tera::Error::message(e)))?;
+    text::clean_value(&mut value);
+    let base = Context::from_serialize(&value).map_err(base_error)?;
     let mut files = BTreeMap::new();
     for (name, page) in PAGES {
         let mut ctx = base.clone();
@@ -205,6 +257,67 @@ pub fn render(
                 source,
             })?;
         files.insert(name.to_owned(), html.into_bytes());
+    }
+    if let Some(d) = &data.detail {
+        let render_one = |template: &str, page: &str, root: &str, item: &dyn erased::Item| {
+            // A small context per page: the layout's needs and the one item, never the whole board.
+            let mut value = serde_json::json!({
+                "title": data.title,
+                "overview": data.overview,
+                "page": page,
+                "root": root,
+                "linked": true,
+            });
+            if let Some(o) = value.as_object_mut() {
+                o.insert(
+                    "it".to_owned(),
+                    item.value()
+                        .map_err(|e| base_error(tera::Error::message(e)))?,
+                );
+            }
+            text::clean_value(&mut value);
+            let ctx = Context::from_serialize(&value).map_err(base_error)?;
+            tera.render(template, &ctx)
+                .map_err(|source| SiteError::Render {
+                    name: template.to_owned(),
+                    origin: origins.get(template).cloned().unwrap_or_default(),
+                    source,
+                })
+        };
+        let changes = render_one("changes.html", "changes", "", &d.changes)?;
+        files.insert("changes.html".to_owned(), changes.into_bytes());
+        let search = render_one("search.html", "search", "", &())?;
+        files.insert("search.html".to_owned(), search.into_bytes());
+        // The index as a script that sets a global: a page opened from file:// may load a script but
+        // not fetch a JSON file.
+        let mut index =
+            serde_json::to_value(&d.index).map_err(|e| base_error(tera::Error::message(e)))?;
+        text::clean_value(&mut index);
+        let json =
+            serde_json::to_string(&index).map_err(|e| base_error(tera::Error::message(e)))?;
+        files.insert(
+            "search-index.js".to_owned(),
+            format!("window.commiteaIndex = {json};\n").into_bytes(),
+        );
+        for (name, embedded) in SCRIPTS {
+            let bytes = match read_override(overrides, name)? {
+                Some((bytes, _)) => bytes,
+                None => embedded.as_bytes().to_vec(),
+            };
+            files.insert(name.to_owned(), bytes);
+        }
+        for i in &d.issues {
+            let html = render_one("issue.html", "issue", "../../../", i)?;
+            files.insert(i.path.clone(), html.into_bytes());
+        }
+        for m in &d.milestones {
+            let html = render_one("milestone.html", "milestone", "../", m)?;
+            files.insert(m.path.clone(), html.into_bytes());
+        }
+        for p in &d.people {
+            let html = render_one("person.html", "person", "../", p)?;
+            files.insert(p.path.clone(), html.into_bytes());
+        }
     }
     for (name, embedded) in ASSETS {
         let bytes = match read_override(overrides, name)? {

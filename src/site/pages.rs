@@ -17,8 +17,9 @@ pub struct PageContext<'a> {
     pub title: &'a str,
     /// The overview view.
     pub overview: &'a Overview,
-    /// The board view.
-    pub board: &'a crate::views::Board,
+    /// The board view, with the Done column cut to the recent weeks (see [`DONE_DAYS`]) and every other
+    /// column to [`COLUMN_CARDS`]; each column's count stays whole, so the page says "showing N of M".
+    pub board: crate::views::Board,
     /// The runway view.
     pub runway: &'a Runway,
     /// The directives view.
@@ -33,6 +34,12 @@ pub struct PageContext<'a> {
     pub calibration: &'a crate::views::calibration::CalibrationView,
     /// The backtest's rows with display labels, CommiTea's first.
     pub hit_rates: Vec<HitRateRow>,
+    /// Whether the per-issue, milestone and person pages exist, so links to them may be drawn.
+    pub linked: bool,
+    /// The prefix that leads from this page to the site root (empty on the summary pages).
+    pub root: &'static str,
+    /// The runway chart: every open milestone on one date axis (SVG).
+    pub runway_chart: String,
 }
 
 /// One method's backtest figures, formatted.
@@ -107,6 +114,10 @@ pub struct MilestoneRow<'a> {
     pub cone: Option<Cone>,
     /// How many open issues are expected to leave it, such as `about 3`, when the abandonment model says.
     pub leaving_label: Option<String>,
+    /// The cut line's hours, rounded as people read them.
+    pub cut_hours: Option<String>,
+    /// p50 – p80 in words: two dates, or "not within the horizon" for what lies beyond it, said once.
+    pub band_label: String,
 }
 
 /// A milestone's cone: positions in percent of the axis width (0 = axis start, 100 = axis end).
@@ -177,13 +188,16 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
         .map(|m| MilestoneRow {
             milestone: m,
             on_time: m.probability_on_time.map(percent),
-            slack_label: m.slack.map(signed),
+            // A slack counted to the horizon would be falsely exact: only when p80 is a date.
+            slack_label: m.slack.filter(|_| date(&m.band.p80).is_some()).map(signed),
             status_label: m.status.label().to_owned(),
             remaining: hours(m.remaining_hours),
             cone: axis.as_ref().and_then(|a| a.cone(m)),
             leaving_label: m
                 .expected_leaving
                 .map(|n| format!("about {}", n.round() as i64)),
+            cut_hours: m.cut_line.as_ref().map(|c| hours(c.hours.round())),
+            band_label: band_label(&m.band.p50, &m.band.p80),
         })
         .collect();
     let capacity = data
@@ -199,7 +213,7 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
     PageContext {
         title: &data.title,
         overview: &data.overview,
-        board: &data.board,
+        board: board_shown(&data.board),
         runway: &data.runway,
         directives: &data.directives,
         milestones,
@@ -207,7 +221,81 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
         capacity,
         calibration: &data.calibration,
         hit_rates: hit_rates(&data.calibration),
+        linked: data.detail.is_some(),
+        root: "",
+        runway_chart: runway_chart(&data.runway, data.detail.is_some()),
     }
+}
+
+/// Done cards the board shows: those closed within this many days before day 0.
+pub(crate) const DONE_DAYS: i64 = 28;
+
+/// Cards an open column shows at most: beyond that a page grows past what a browser shows comfortably,
+/// and the milestone and person pages, and the search, list everything.
+pub(crate) const COLUMN_CARDS: usize = 200;
+
+/// The board as the page shows it: Done collapsed to the recent weeks, long columns cut.
+fn board_shown(board: &crate::views::Board) -> crate::views::Board {
+    let day0 = date(&board.as_of);
+    let mut b = board.clone();
+    for col in &mut b.columns {
+        if col.state == crate::domain::Lifecycle::Done.as_str() {
+            col.issues
+                .retain(|c| match (c.closed.as_deref().and_then(date), day0) {
+                    (Some(closed), Some(d)) => (d - closed).num_days() <= DONE_DAYS,
+                    _ => true,
+                });
+        }
+        col.issues.truncate(COLUMN_CARDS);
+    }
+    b
+}
+
+/// The runway as one SVG: a row per open milestone, one date axis, month ticks and today.
+fn runway_chart(runway: &Runway, linked: bool) -> String {
+    let Some(today) = date(&runway.as_of) else {
+        return String::new();
+    };
+    if runway.milestones.is_empty() {
+        return String::new();
+    }
+    let rows: Vec<super::charts::RangeRow> = runway
+        .milestones
+        .iter()
+        .map(|m| super::charts::RangeRow {
+            label: m.title.clone(),
+            href: linked.then(|| super::detail::milestone_path(m.milestone)),
+            p10: date(&m.p10),
+            p50: date(&m.band.p50),
+            p80: date(&m.band.p80),
+            due: m.due.as_deref().and_then(date),
+            hard: m.hard,
+            status: super::detail::status_class(m.status).to_owned(),
+            words: format!(
+                "{}: p10 {}, p50 {}, p80 {}{}",
+                m.title,
+                m.p10,
+                m.band.p50,
+                m.band.p80,
+                m.due
+                    .as_deref()
+                    .map(|d| format!(", due {d}"))
+                    .unwrap_or_default()
+            ),
+        })
+        .collect();
+    let end = rows
+        .iter()
+        .flat_map(|r| [r.p80, r.p50, r.p10, r.due])
+        .flatten()
+        .max()
+        .unwrap_or(today);
+    super::charts::ranges(
+        &rows,
+        today,
+        end,
+        "Runway: when each open milestone is done",
+    )
 }
 
 /// The date axis in days, before it is turned into labels.
@@ -291,13 +379,25 @@ impl DateAxis {
     }
 }
 
+/// A p50 – p80 range in words, saying "not within the horizon" once rather than twice.
+pub(crate) fn band_label(p50: &str, p80: &str) -> String {
+    match (date(p50), date(p80)) {
+        (Some(_), Some(_)) => format!("{p50} – {p80}"),
+        (Some(_), None) => format!("{p50} – {NOT_WITHIN}"),
+        _ => NOT_WITHIN.to_owned(),
+    }
+}
+
+/// What the site says for a date beyond the forecast horizon.
+pub(crate) const NOT_WITHIN: &str = "not within the horizon";
+
 /// A view date (`YYYY-MM-DD`), or `None` for `beyond horizon` and anything else.
 fn date(s: &str) -> Option<NaiveDate> {
     NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()
 }
 
 /// A probability as a whole percentage that never rounds to certainty it does not have.
-fn percent(p: f64) -> String {
+pub(crate) fn percent(p: f64) -> String {
     let n = (p * 100.0).round();
     if n >= 100.0 && p < 1.0 {
         ">99%".to_owned()
@@ -309,7 +409,7 @@ fn percent(p: f64) -> String {
 }
 
 /// A day count with its sign (a typographic minus for negatives).
-fn signed(n: i64) -> String {
+pub(crate) fn signed(n: i64) -> String {
     match n {
         0 => "0".to_owned(),
         n if n > 0 => format!("+{n}"),
@@ -318,8 +418,9 @@ fn signed(n: i64) -> String {
 }
 
 /// Hours: whole numbers without decimals, others with one.
-fn hours(h: f64) -> String {
-    let tenths = (h * 10.0).round() / 10.0;
+pub(crate) fn hours(h: f64) -> String {
+    // `+ 0.0` turns a negative zero (a rounded -0.04) into a plain 0.
+    let tenths = (h * 10.0).round() / 10.0 + 0.0;
     if tenths.fract() == 0.0 {
         format!("{tenths:.0}")
     } else {
@@ -344,6 +445,19 @@ mod tests {
         assert_eq!(hours(12.0), "12");
         assert_eq!(hours(12.54), "12.5");
         assert_eq!(hours(0.04), "0");
+        assert_eq!(hours(-0.04), "0");
+        assert_eq!(
+            band_label("2027-01-02", "2027-02-03"),
+            "2027-01-02 – 2027-02-03"
+        );
+        assert_eq!(
+            band_label("2027-01-02", "beyond horizon"),
+            "2027-01-02 – not within the horizon"
+        );
+        assert_eq!(
+            band_label("beyond horizon", "beyond horizon"),
+            "not within the horizon"
+        );
         assert_eq!(
             crate::views::runway::MilestoneStatus::AtRisk.label(),
             "at risk"

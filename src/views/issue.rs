@@ -166,11 +166,45 @@ pub fn cut(text: &str, max: usize) -> (String, usize) {
 
 /// The issue view of `key`; `None` when the snapshot has no such issue.
 pub fn issue(inputs: Inputs<'_>, snapshot: &Snapshot, key: &IssueKey) -> Option<IssueView> {
+    let forecast = inputs.report.issues.iter().find(|f| &f.issue == key);
+    let blocks = super::focus::blocked_by_map(inputs)
+        .remove(key)
+        .unwrap_or_default();
+    build(inputs, snapshot, key, forecast, &blocks, true)
+}
+
+/// The issue view with the whole body and every comment, for the issue's page; `blocks` are the open
+/// issues that wait for it and `forecast` its forecast (the caller has both at hand for every issue).
+pub(crate) fn issue_in_full(
+    inputs: Inputs<'_>,
+    snapshot: &Snapshot,
+    key: &IssueKey,
+    forecast: Option<&crate::forecast::IssueForecast>,
+    blocks: &[IssueKey],
+) -> Option<IssueView> {
+    build(inputs, snapshot, key, forecast, blocks, false)
+}
+
+fn build(
+    inputs: Inputs<'_>,
+    snapshot: &Snapshot,
+    key: &IssueKey,
+    forecast: Option<&crate::forecast::IssueForecast>,
+    blocks: &[IssueKey],
+    short: bool,
+) -> Option<IssueView> {
     let raw = snapshot.issues.get(key)?;
     let planned = inputs.plan.issue(key)?;
-    let forecast = inputs.report.issues.iter().find(|f| &f.issue == key);
-    let (description, description_cut) = cut(&raw.body, BODY_CHARS);
-    let skip = raw.comments.len().saturating_sub(COMMENTS);
+    let (description, description_cut) = if short {
+        cut(&raw.body, BODY_CHARS)
+    } else {
+        (raw.body.clone(), 0)
+    };
+    let skip = if short {
+        raw.comments.len().saturating_sub(COMMENTS)
+    } else {
+        0
+    };
     let comments = raw
         .comments
         .iter()
@@ -178,15 +212,14 @@ pub fn issue(inputs: Inputs<'_>, snapshot: &Snapshot, key: &IssueKey) -> Option<
         .map(|c| CommentView {
             user: c.user.clone(),
             at: c.created_at.date_naive().to_string(),
-            body: cut(&c.body, COMMENT_CHARS).0,
+            body: if short {
+                cut(&c.body, COMMENT_CHARS).0
+            } else {
+                c.body.clone()
+            },
         })
         .collect();
-    let blocks = super::focus::blocked_by_map(inputs)
-        .remove(key)
-        .unwrap_or_default()
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let blocks = blocks.iter().map(ToString::to_string).collect();
     Some(IssueView {
         issue: key.to_string(),
         intent: Intent {

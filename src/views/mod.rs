@@ -5,10 +5,14 @@
 
 pub mod board;
 pub mod calibration;
+pub mod changes;
 pub mod directives;
 pub mod focus;
+pub mod history;
+pub mod index;
 pub mod issue;
 pub mod milestone;
+pub mod person;
 pub mod runway;
 pub mod search;
 pub mod standup;

@@ -5,6 +5,7 @@
 
 mod approvals;
 mod backtest;
+mod browser;
 mod cli;
 mod consequence;
 mod demo;
@@ -21,6 +22,7 @@ mod props;
 mod record;
 mod replay;
 mod robust;
+mod site;
 mod stability;
 mod support;
 mod sync;

@@ -1,0 +1,473 @@
+//! The site's pages per issue, milestone and person, and the changes page: plain structs built from the
+//! computed state (plan, forecast, snapshot) and the op files, with every link, label and chart ready,
+//! so the templates only print.
+//!
+//! Paths are relative to the site root (`issues/OWNER/REPO/N.html`, `milestones/ID.html`,
+//! `people/NAME.html`); a page prefixes them with its `root` (`../../../` for an issue page).
+
+use std::collections::{HashMap, HashSet};
+
+use chrono::NaiveDate;
+use serde::Serialize;
+
+use super::charts;
+use crate::domain::IssueKey;
+use crate::state::Snapshot;
+use crate::views::Inputs;
+use crate::views::changes::Changes;
+use crate::views::issue::IssueView;
+use crate::views::milestone::MilestoneView;
+use crate::views::person::PersonView;
+
+/// Everything beyond the five summary pages.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Detail {
+    /// A page per issue in the plan, open and closed.
+    pub issues: Vec<IssuePage>,
+    /// A page per milestone of the forecast.
+    pub milestones: Vec<MilestonePage>,
+    /// A page per person of the forecast.
+    pub people: Vec<PersonPage>,
+    /// Every op file, pending and applied, and every directive.
+    pub changes: Changes,
+    /// The compact index of every issue the board's filters and the search page read.
+    pub index: crate::views::index::SearchIndex,
+}
+
+/// A link to something that may have a page.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Link {
+    /// What it is called (`owner/repo#N`, a milestone title, a username).
+    pub text: String,
+    /// A second line: the issue's title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Its page, relative to the site root; none when the site has no page for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub href: Option<String>,
+}
+
+/// One issue's page.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IssuePage {
+    /// Its file, relative to the site root.
+    pub path: String,
+    /// The issue on Gitea.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gitea: Option<String>,
+    /// The issue view (the whole body and every comment).
+    pub view: IssueView,
+    /// The body as sanitised HTML.
+    pub body_html: String,
+    /// The comments with sanitised HTML bodies, oldest first.
+    pub comments: Vec<CommentPage>,
+    /// The issues it waits for.
+    pub depends_on: Vec<Link>,
+    /// The open issues waiting for it.
+    pub blocks: Vec<Link>,
+    /// Its milestone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub milestone: Option<Link>,
+    /// Its assignees, and who the plan gives it to.
+    pub people: Vec<Link>,
+    /// P(done by the milestone's due day), formatted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_due: Option<String>,
+    /// P(done at all within the abandonment window), formatted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub done_at_all: Option<String>,
+    /// Remaining hours (median), formatted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remaining: Option<String>,
+}
+
+/// One comment, rendered.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommentPage {
+    /// Author.
+    pub user: String,
+    /// Day.
+    pub at: String,
+    /// Sanitised HTML.
+    pub html: String,
+}
+
+/// One milestone's page.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MilestonePage {
+    /// Its file.
+    pub path: String,
+    /// The milestone on Gitea.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gitea: Option<String>,
+    /// The milestone view (every open issue).
+    pub view: MilestoneView,
+    /// The cone chart (SVG).
+    pub chart: String,
+    /// The burn-up chart (SVG), empty when there is no history.
+    pub burnup: String,
+    /// How its forecast moved across the committed forecasts, oldest first (only the changes).
+    pub drift: Vec<crate::views::history::DriftPoint>,
+    /// The same as a chart (SVG), empty with fewer than two points.
+    pub drift_chart: String,
+    /// The cut line, with titles.
+    pub cut_line: Vec<Link>,
+    /// Its open issues as links.
+    pub issues: Vec<Link>,
+    /// P(on time), formatted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_time: Option<String>,
+    /// Slack in working days, signed, only when p80 is within the horizon.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slack: Option<String>,
+    /// What p80 means in words: a date, or "not within the horizon".
+    pub p80_words: String,
+    /// Remaining hours, formatted.
+    pub remaining: String,
+    /// P(all its open work is done within the horizon), formatted, when p80 is beyond it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub done_within_horizon: Option<String>,
+}
+
+/// One person's page.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PersonPage {
+    /// Their file.
+    pub path: String,
+    /// Their Gitea profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gitea: Option<String>,
+    /// The person view.
+    pub view: PersonView,
+    /// Their queue as links, in planned order, with each item's milestone link.
+    pub queue: Vec<QueueLink>,
+    /// The load chart (SVG).
+    pub chart: String,
+    /// Planned hours, formatted.
+    pub planned: String,
+}
+
+/// One queued issue as links.
+#[derive(Debug, Clone, Serialize)]
+pub struct QueueLink {
+    /// The issue.
+    pub issue: Link,
+    /// Its milestone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub milestone: Option<Link>,
+}
+
+/// The page of an issue, relative to the site root.
+pub(crate) fn issue_path(key: &IssueKey) -> String {
+    format!("issues/{}/{}.html", key.repo, key.number)
+}
+
+/// The page of a milestone.
+pub(crate) fn milestone_path(id: u64) -> String {
+    format!("milestones/{id}.html")
+}
+
+/// The page of a person. Gitea usernames are `[A-Za-z0-9_.-]`; anything else gets no page.
+pub(crate) fn person_path(name: &str) -> Option<String> {
+    let plain = !name.is_empty()
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+    plain.then(|| format!("people/{name}.html"))
+}
+
+/// The status as the class the stylesheet knows.
+pub(crate) fn status_class(s: crate::views::runway::MilestoneStatus) -> &'static str {
+    use crate::views::runway::MilestoneStatus as S;
+    match s {
+        S::OnTrack => "on_track",
+        S::AtRisk => "at_risk",
+        S::Late => "late",
+        S::NoDueDate => "no_due_date",
+    }
+}
+
+fn date(s: &str) -> Option<NaiveDate> {
+    NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()
+}
+
+/// Builds the pages. `past` are the earlier committed forecasts (for each milestone's drift), `gitea`
+/// the server's base URL (links to Gitea are left out without it).
+pub fn build(
+    inputs: Inputs<'_>,
+    snapshot: &Snapshot,
+    past: &[crate::views::history::PastForecast],
+    changes: Changes,
+    gitea: Option<&str>,
+) -> Detail {
+    let gitea = gitea.map(|g| g.trim_end_matches('/').to_owned());
+    let plan = inputs.plan;
+    let report = inputs.report;
+    let with_page: HashSet<&IssueKey> = plan.issues.iter().map(|i| &i.key).collect();
+    let titles: HashMap<String, &str> = plan
+        .issues
+        .iter()
+        .map(|i| (i.key.to_string(), i.title.as_str()))
+        .collect();
+    let people_with_page: HashSet<&str> = report.people.iter().map(|p| p.name.as_str()).collect();
+    let issue_link = |key: &str| -> Link {
+        let parsed: Option<IssueKey> = key.parse().ok();
+        Link {
+            text: key.to_owned(),
+            title: titles.get(key).map(|t| (*t).to_owned()),
+            href: parsed
+                .filter(|k| with_page.contains(k))
+                .map(|k| issue_path(&k)),
+        }
+    };
+    let person_link = |name: &str| Link {
+        text: name.to_owned(),
+        title: None,
+        href: people_with_page
+            .contains(name)
+            .then(|| person_path(name))
+            .flatten(),
+    };
+    let milestone_link = |id: u64, title: &str| Link {
+        text: title.to_owned(),
+        title: None,
+        href: Some(milestone_path(id)),
+    };
+    let forecasts: HashMap<&IssueKey, &crate::forecast::IssueForecast> =
+        report.issues.iter().map(|f| (&f.issue, f)).collect();
+    let blocked = crate::views::focus::blocked_by_map(inputs);
+
+    let issues = plan
+        .issues
+        .iter()
+        .filter_map(|i| {
+            let f = forecasts.get(&i.key).copied();
+            let blocks = blocked.get(&i.key).cloned().unwrap_or_default();
+            let view = crate::views::issue::issue_in_full(inputs, snapshot, &i.key, f, &blocks)?;
+            let raw = snapshot.issues.get(&i.key)?;
+            let mut people: Vec<Link> = view
+                .intent
+                .assignee
+                .iter()
+                .map(|a| person_link(a))
+                .collect();
+            if let Some(p) = &view.derived.planned_assignee
+                && !view.intent.assignee.contains(p)
+            {
+                let mut l = person_link(p);
+                l.title = Some("planned".to_owned());
+                people.push(l);
+            }
+            Some(IssuePage {
+                path: issue_path(&i.key),
+                gitea: gitea
+                    .as_ref()
+                    .map(|g| format!("{g}/{}/issues/{}", i.key.repo, i.key.number)),
+                body_html: super::text::markdown(&raw.body),
+                comments: raw
+                    .comments
+                    .iter()
+                    .map(|c| CommentPage {
+                        user: c.user.clone(),
+                        at: c.created_at.date_naive().to_string(),
+                        html: super::text::markdown(&c.body),
+                    })
+                    .collect(),
+                depends_on: view
+                    .derived
+                    .depends_on
+                    .iter()
+                    .map(|k| issue_link(k))
+                    .collect(),
+                blocks: view.derived.blocks.iter().map(|k| issue_link(k)).collect(),
+                milestone: view
+                    .intent
+                    .milestone
+                    .as_ref()
+                    .map(|m| milestone_link(m.id, &m.title)),
+                people,
+                by_due: view.derived.probability_by_due.map(super::pages::percent),
+                done_at_all: view.derived.probability_done.map(super::pages::percent),
+                remaining: f.map(|f| super::pages::hours(f.remaining_hours)),
+                view,
+            })
+        })
+        .collect();
+
+    let histories = crate::views::history::histories(report, past, snapshot);
+    let all = crate::views::Selection {
+        limit: usize::MAX,
+        ..crate::views::Selection::default()
+    };
+    let milestones = report
+        .milestones
+        .iter()
+        .filter_map(|m| {
+            let view = crate::views::milestone::milestone(inputs, m.id, &all)?;
+            let status = status_class(crate::views::runway::MilestoneStatus::of(
+                m.probability_on_time,
+            ));
+            let row = charts::RangeRow {
+                label: m.title.clone(),
+                href: None,
+                p10: m.p10.date(),
+                p50: m.p50.date(),
+                p80: m.p80.date(),
+                due: m.due,
+                hard: m.hard,
+                status: status.to_owned(),
+                words: format!(
+                    "p10 {}, p50 {}, p80 {}{}",
+                    m.p10,
+                    m.p50,
+                    m.p80,
+                    m.due.map(|d| format!(", due {d}")).unwrap_or_default()
+                ),
+            };
+            let mut rows = vec![row];
+            if let Some(s) = m.staying {
+                rows.push(charts::RangeRow {
+                    label: "work that stays".to_owned(),
+                    href: None,
+                    p10: s.p10.date(),
+                    p50: s.p50.date(),
+                    p80: s.p80.date(),
+                    due: m.due,
+                    hard: m.hard,
+                    status: status.to_owned(),
+                    words: format!(
+                        "work that stays: p10 {}, p50 {}, p80 {}",
+                        s.p10, s.p50, s.p80
+                    ),
+                });
+            }
+            let end = rows
+                .iter()
+                .flat_map(|r| [r.p80, r.p50, r.due])
+                .flatten()
+                .max()
+                .unwrap_or(report.as_of);
+            let burn: Vec<charts::BurnPoint> = histories
+                .iter()
+                .find(|h| h.milestone == m.id)
+                .map(|h| {
+                    h.burnup
+                        .iter()
+                        .filter_map(|p| {
+                            Some(charts::BurnPoint {
+                                day: date(&p.day)?,
+                                scope: p.scope,
+                                done: p.done,
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let beyond = m.p80.date().is_none();
+            let drift: Vec<crate::views::history::DriftPoint> = histories
+                .iter()
+                .find(|h| h.milestone == m.id)
+                .map(|h| h.drift.clone())
+                .unwrap_or_default();
+            let drift_points: Vec<charts::DriftPoint> = drift
+                .iter()
+                .filter_map(|p| {
+                    Some(charts::DriftPoint {
+                        as_of: date(&p.as_of)?,
+                        p50: date(&p.p50),
+                        p80: date(&p.p80),
+                    })
+                })
+                .collect();
+            Some(MilestonePage {
+                path: milestone_path(m.id),
+                gitea: gitea
+                    .as_ref()
+                    .map(|g| format!("{g}/{}/milestone/{}", m.repo, m.id)),
+                chart: charts::ranges(
+                    &rows,
+                    report.as_of,
+                    end,
+                    &format!("Forecast of {}", m.title),
+                ),
+                burnup: if burn.len() > 1 {
+                    charts::burnup(&burn, &format!("Burn-up of {}", m.title))
+                } else {
+                    String::new()
+                },
+                drift_chart: if drift_points.len() > 1 {
+                    charts::drift(
+                        &drift_points,
+                        m.due,
+                        &format!("How the forecast of {} moved", m.title),
+                    )
+                } else {
+                    String::new()
+                },
+                drift,
+                cut_line: view.cut_line.iter().map(|k| issue_link(k)).collect(),
+                issues: view.issues.iter().map(|i| issue_link(&i.issue)).collect(),
+                on_time: m.probability_on_time.map(super::pages::percent),
+                // A slack counted to the horizon would be falsely exact: only within it.
+                slack: m.slack_days.filter(|_| !beyond).map(super::pages::signed),
+                p80_words: m
+                    .p80
+                    .date()
+                    .map_or_else(|| super::pages::NOT_WITHIN.to_owned(), |d| d.to_string()),
+                remaining: super::pages::hours(m.remaining_hours),
+                done_within_horizon: if beyond {
+                    m.probability_done.map(super::pages::percent)
+                } else {
+                    None
+                },
+                view,
+            })
+        })
+        .collect();
+
+    let people = crate::views::person::people(inputs)
+        .into_iter()
+        .filter_map(|p| {
+            let path = person_path(&p.person)?;
+            let weeks: Vec<charts::WeekBar> = p
+                .weeks
+                .iter()
+                .filter_map(|w| {
+                    Some(charts::WeekBar {
+                        week: date(&w.week)?,
+                        planned: w.planned_hours,
+                        capacity: w.capacity_hours,
+                    })
+                })
+                .collect();
+            Some(PersonPage {
+                path,
+                gitea: gitea.as_ref().map(|g| format!("{g}/{}", p.person)),
+                queue: p
+                    .queue
+                    .iter()
+                    .map(|q| QueueLink {
+                        issue: issue_link(&q.issue),
+                        milestone: q.milestone.as_ref().map(|m| milestone_link(m.id, &m.title)),
+                    })
+                    .collect(),
+                chart: charts::load(&weeks, &format!("Load of {} per week", p.person)),
+                planned: super::pages::hours(p.planned_hours),
+                view: p,
+            })
+        })
+        .collect();
+
+    Detail {
+        issues,
+        milestones,
+        people,
+        changes,
+        index: crate::views::index::search_index(inputs),
+    }
+}

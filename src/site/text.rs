@@ -1,0 +1,216 @@
+//! Untrusted text on the site: everything people typed into Gitea or the ledger stays text.
+//!
+//! Three defences, each independent of the templates:
+//!
+//! - [`clean`] removes control characters (but newlines and tabs) and the bidirectional embedding,
+//!   override and isolate characters, so a title with U+202E cannot reverse the sentence around it; every
+//!   string a page context holds passes through it ([`clean_value`]) before a template sees it, and the
+//!   templates put names in `<bdi>` so right-to-left text stays in its place;
+//! - [`markdown`] renders issue bodies and comments with pulldown-cmark and sanitises the HTML with
+//!   ammonia: a small allow-list of tags, links only to `http`, `https` and `mailto` with
+//!   `rel="nofollow noopener"`, no images, no raw HTML that survives;
+//! - Tera's autoescaping escapes everything else, and the Content-Security-Policy of every page forbids
+//!   inline script and anything not from the site itself.
+
+use std::collections::HashSet;
+
+/// Whether `c` is a bidirectional formatting character that can reorder the text around it: the
+/// embeddings and overrides (U+202A–U+202E), the isolates (U+2066–U+2069) and the invisible marks
+/// (U+200E, U+200F, U+061C).
+pub(crate) fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
+/// The text without control characters (newlines and tabs kept) and bidirectional formatting
+/// characters; borrowed when there is nothing to remove.
+pub(crate) fn clean(s: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c);
+    if s.chars().any(bad) {
+        std::borrow::Cow::Owned(s.chars().filter(|c| !bad(*c)).collect())
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
+/// Cleans every string in a JSON value, keys included ([`clean`]).
+pub(crate) fn clean_value(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::String(s) => {
+            if let std::borrow::Cow::Owned(c) = clean(s) {
+                *s = c;
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(clean_value),
+        serde_json::Value::Object(o) => {
+            let dirty: Vec<String> = o
+                .keys()
+                .filter(|k| matches!(clean(k), std::borrow::Cow::Owned(_)))
+                .cloned()
+                .collect();
+            for k in dirty {
+                if let Some(val) = o.remove(&k) {
+                    o.insert(clean(&k).into_owned(), val);
+                }
+            }
+            o.values_mut().for_each(clean_value);
+        }
+        _ => {}
+    }
+}
+
+/// The tags a rendered body may keep.
+const TAGS: &[&str] = &[
+    "a",
+    "p",
+    "br",
+    "hr",
+    "em",
+    "strong",
+    "del",
+    "code",
+    "pre",
+    "blockquote",
+    "ul",
+    "ol",
+    "li",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+];
+
+/// Markdown as safe HTML: CommonMark with tables, strikethrough and task lists, then ammonia's
+/// sanitiser with a small allow-list (see the module documentation). Headings are shifted down by
+/// three levels, so a body's `#` never competes with the page's own headings.
+pub(crate) fn markdown(source: &str) -> String {
+    use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+    let source = clean(source);
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let shift = |l: HeadingLevel| match l {
+        HeadingLevel::H1 => HeadingLevel::H4,
+        HeadingLevel::H2 => HeadingLevel::H5,
+        _ => HeadingLevel::H6,
+    };
+    let events = Parser::new_ext(&source, options).map(|e| match e {
+        Event::Start(Tag::Heading {
+            level,
+            id,
+            classes,
+            attrs,
+        }) => Event::Start(Tag::Heading {
+            level: shift(level),
+            id,
+            classes,
+            attrs,
+        }),
+        Event::End(TagEnd::Heading(level)) => Event::End(TagEnd::Heading(shift(level))),
+        // Raw HTML in a body is shown as the text it is, never interpreted.
+        Event::Html(h) | Event::InlineHtml(h) => Event::Text(h),
+        // A task's box as a character: a disabled, unlabelled checkbox is a form control without a name.
+        Event::TaskListMarker(done) => Event::Text(if done { "☑ " } else { "☐ " }.into()),
+        other => other,
+    });
+    let mut html = String::with_capacity(source.len() * 3 / 2);
+    pulldown_cmark::html::push_html(&mut html, events);
+    sanitiser().clean(&html).to_string()
+}
+
+/// The ammonia builder for bodies and comments.
+fn sanitiser() -> ammonia::Builder<'static> {
+    let mut b = ammonia::Builder::empty();
+    b.tags(TAGS.iter().copied().collect::<HashSet<_>>())
+        .url_schemes(["http", "https", "mailto"].into_iter().collect())
+        .link_rel(Some("nofollow noopener"))
+        .url_relative(ammonia::UrlRelative::Deny)
+        .add_tag_attributes("a", ["href", "title"])
+        .add_tag_attributes("th", ["align"])
+        .add_tag_attributes("td", ["align"])
+        .add_tag_attributes("ol", ["start"])
+        .strip_comments(true);
+    b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bidi_and_control_characters_are_removed() {
+        assert_eq!(clean("v1\u{202E}txt.exe"), "v1txt.exe");
+        assert_eq!(clean("a\u{0007}b\u{2066}c\u{2069}\nd\te"), "abc\nd\te");
+        assert!(matches!(clean("plain"), std::borrow::Cow::Borrowed(_)));
+        // Right-to-left text itself is kept: only the formatting characters go.
+        assert_eq!(clean("שלום"), "שלום");
+        let mut v = serde_json::json!({"a\u{202E}": ["x\u{202E}y", {"t": "\u{0000}z"}], "n": 3});
+        clean_value(&mut v);
+        assert_eq!(v, serde_json::json!({"a": ["xy", {"t": "z"}], "n": 3}));
+    }
+
+    /// The tags of some HTML, lower-cased: everything from a `<` to the next `>`.
+    fn live_tags(html: &str) -> Vec<String> {
+        html.split('<')
+            .skip(1)
+            .map(|t| format!("<{}", t.split('>').next().unwrap_or("")).to_lowercase())
+            .collect()
+    }
+
+    #[test]
+    fn markdown_keeps_formatting_and_drops_everything_active() {
+        let html = markdown(
+            "# Title\n\n**bold** and [a link](https://example.com \"t\") and `code`\n\n- [x] done",
+        );
+        assert!(html.contains("<h4>Title</h4>"), "{html}");
+        assert!(html.contains("<strong>bold</strong>"), "{html}");
+        assert!(
+            html.contains(
+                "<a href=\"https://example.com\" title=\"t\" rel=\"nofollow noopener\">a link</a>"
+            ),
+            "{html}"
+        );
+        assert!(html.contains("<code>code</code>"), "{html}");
+        assert!(html.contains("<li>☑ done</li>"), "{html}");
+        for evil in [
+            "<script>alert(1)</script>",
+            "<img src=x onerror=alert(1)>",
+            "[x](javascript:alert(1))",
+            "<a href=\"javascript:alert(1)\">x</a>",
+            "[x](data:text/html,<script>alert(1)</script>)",
+            "<iframe src=\"https://evil.example\"></iframe>",
+            "![img](https://evil.example/track.png)",
+            "<svg onload=alert(1)>",
+            "[rel](/relative/path)",
+        ] {
+            let html = markdown(evil);
+            // Raw HTML survives only as escaped text, so look at the live markup: the tags.
+            for tag in live_tags(&html) {
+                assert!(
+                    ["<p", "</p", "<a ", "</a"]
+                        .iter()
+                        .any(|ok| tag.starts_with(ok)),
+                    "{evil}: {tag} in {html}"
+                );
+                assert!(!tag.contains(" on"), "{evil}: {tag}");
+                if let Some(href) = tag.split("href=\"").nth(1) {
+                    assert!(
+                        ["http://", "https://", "mailto:"]
+                            .iter()
+                            .any(|s| href.starts_with(s)),
+                        "{evil}: {tag}"
+                    );
+                }
+            }
+        }
+        // Raw HTML is shown as text.
+        assert!(markdown("<b>hi</b>").contains("&lt;b&gt;hi&lt;/b&gt;"));
+        assert!(markdown("[m](mailto:a@example.com)").contains("href=\"mailto:a@example.com\""));
+    }
+}

@@ -1,0 +1,224 @@
+//! The `person` view: one person's queue in the median plan, their load week by week against their
+//! capacity, and their time off.
+//!
+//! The load of a week is the hours of each queued issue spread evenly over the working days of its planned
+//! span (start to end of the median plan), summed over the days of that week; the capacity is the
+//! person's calendar (hours, part-time days, holidays, time off, start and end dates).
+
+use std::collections::HashMap;
+
+use chrono::{Datelike, Days, NaiveDate};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::Inputs;
+use super::issue::MilestoneRef;
+use crate::domain::IssueKey;
+use crate::forecast::IssueForecast;
+
+/// Weeks of load the view covers, from the week of day 0.
+pub(crate) const LOAD_WEEKS: u32 = 13;
+
+/// One person.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PersonView {
+    /// Gitea username.
+    pub person: String,
+    /// Hours in a full week.
+    pub hours_per_week: f64,
+    /// Open issues planned for them.
+    pub queued: usize,
+    /// Remaining hours planned for them (medians).
+    pub planned_hours: f64,
+    /// When their queue empties in the median plan (a date or `beyond horizon`).
+    pub busy_until: String,
+    /// Their open work in planned order.
+    pub queue: Vec<QueueItem>,
+    /// Planned hours and capacity per week, from the week of day 0.
+    pub weeks: Vec<WeekLoad>,
+    /// Days off from day 0 on, inclusive ranges.
+    pub time_off: Vec<TimeOff>,
+    /// First working day of someone who has not started yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub starts: Option<String>,
+}
+
+/// One issue in a person's queue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueItem {
+    /// `owner/repo#N`.
+    pub issue: String,
+    /// Title.
+    pub title: String,
+    /// Lifecycle column.
+    pub state: String,
+    /// `p/0`..`p/3` (in force).
+    pub priority: String,
+    /// The milestone, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub milestone: Option<MilestoneRef>,
+    /// Remaining hours (median).
+    pub remaining_hours: f64,
+    /// Planned start in the median plan.
+    pub planned_start: String,
+    /// Planned end in the median plan.
+    pub planned_end: String,
+    /// Median of when it is done.
+    pub p50: String,
+    /// 80th percentile.
+    pub p80: String,
+    /// Whether it is only planned for them (nobody is assigned).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub planned: bool,
+}
+
+/// One week of load.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WeekLoad {
+    /// The Monday of the week.
+    pub week: String,
+    /// Hours they can work that week.
+    pub capacity_hours: f64,
+    /// Hours the median plan gives them that week.
+    pub planned_hours: f64,
+    /// Their usual working days that week they are away (time off, holidays).
+    pub days_off: u32,
+}
+
+/// A stretch of time off.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TimeOff {
+    /// First day.
+    pub from: String,
+    /// Last day (inclusive).
+    pub to: String,
+}
+
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+/// Every person of the forecast, in team order.
+pub fn people(inputs: Inputs<'_>) -> Vec<PersonView> {
+    let forecasts: HashMap<&IssueKey, &IssueForecast> =
+        inputs.report.issues.iter().map(|f| (&f.issue, f)).collect();
+    inputs
+        .report
+        .people
+        .iter()
+        .map(|p| {
+            let member = inputs.plan.member(&p.name);
+            let queue: Vec<&IssueForecast> = p
+                .queue
+                .iter()
+                .filter_map(|k| forecasts.get(k).copied())
+                .collect();
+            PersonView {
+                person: p.name.clone(),
+                hours_per_week: p.hours_per_week,
+                queued: p.queue.len(),
+                planned_hours: round1(p.planned_hours),
+                busy_until: p.busy_until.to_string(),
+                weeks: member.map_or_else(Vec::new, |m| weeks(inputs, &m.calendar, &queue)),
+                time_off: member.map_or_else(Vec::new, |m| {
+                    m.calendar
+                        .time_off
+                        .iter()
+                        .filter(|(_, to)| *to >= inputs.report.as_of)
+                        .map(|(from, to)| TimeOff {
+                            from: from.to_string(),
+                            to: to.to_string(),
+                        })
+                        .collect()
+                }),
+                starts: member
+                    .and_then(|m| m.calendar.starts)
+                    .filter(|s| *s > inputs.report.as_of)
+                    .map(|s| s.to_string()),
+                queue: queue
+                    .iter()
+                    .map(|f| QueueItem {
+                        issue: f.issue.to_string(),
+                        title: f.title.clone(),
+                        state: f.lifecycle.as_str().to_owned(),
+                        priority: format!("p/{}", f.effective_priority),
+                        milestone: f.milestone.and_then(|id| {
+                            inputs.plan.milestone(id).map(|m| MilestoneRef {
+                                id,
+                                title: m.title.clone(),
+                            })
+                        }),
+                        remaining_hours: round1(f.remaining_hours),
+                        planned_start: f.planned_start.to_string(),
+                        planned_end: f.planned_end.to_string(),
+                        p50: f.p50.to_string(),
+                        p80: f.p80.to_string(),
+                        planned: f.assignee.is_none(),
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// The weeks of [`LOAD_WEEKS`] from the Monday of day 0's week: capacity from the calendar, load from the
+/// queue's planned spans.
+fn weeks(
+    inputs: Inputs<'_>,
+    spec: &crate::engine::PersonCalendarSpec,
+    queue: &[&IssueForecast],
+) -> Vec<WeekLoad> {
+    let day0 = inputs.report.as_of;
+    let monday = day0 - Days::new(u64::from(day0.weekday().num_days_from_monday()));
+    let days = LOAD_WEEKS * 7;
+    let date = |d: u32| monday + Days::new(u64::from(d));
+    let cap: Vec<f64> = (0..days).map(|d| spec.hours_on(date(d)).max(0.0)).collect();
+    let mut load = vec![0.0; days as usize];
+    for f in queue {
+        let (Some(start), Some(end)) = (f.planned_start.date(), f.planned_end.date()) else {
+            continue;
+        };
+        let start = start.max(day0);
+        let end = end.max(start);
+        // Working days of the span, on the person's calendar (all days when none is a working day).
+        let span: Vec<NaiveDate> = start.iter_days().take_while(|d| *d <= end).collect();
+        let working: Vec<&NaiveDate> = span.iter().filter(|d| spec.hours_on(**d) > 0.0).collect();
+        let spread: Vec<&NaiveDate> = if working.is_empty() {
+            span.iter().collect()
+        } else {
+            working
+        };
+        let per_day = f.remaining_hours / spread.len().max(1) as f64;
+        for d in spread {
+            if let Ok(i) = usize::try_from((*d - monday).num_days())
+                && let Some(slot) = load.get_mut(i)
+            {
+                *slot += per_day;
+            }
+        }
+    }
+    (0..LOAD_WEEKS)
+        .map(|w| {
+            let range = (w * 7) as usize..((w + 1) * 7) as usize;
+            let usual = range
+                .clone()
+                .filter(|&d| {
+                    let day = date(d as u32);
+                    spec.working_days.contains(&day.weekday())
+                        && spec.starts.is_none_or(|s| day >= s)
+                        && spec.ends.is_none_or(|e| day <= e)
+                })
+                .count() as u32;
+            let working = range.clone().filter(|&d| cap[d] > 0.0).count() as u32;
+            WeekLoad {
+                week: date(w * 7).to_string(),
+                capacity_hours: round1(cap[range.clone()].iter().sum()),
+                planned_hours: round1(load[range].iter().sum()),
+                days_off: usual.saturating_sub(working),
+            }
+        })
+        .collect()
+}

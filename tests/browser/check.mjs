@@ -1,0 +1,67 @@
+// The site's browser check: every page given, at 1440 and 390 px, in Debian's chromium through
+// playwright-core. Fails on a console error (CSP violations included), a page wider than the window,
+// a missing chart, or an axe-core violation of serious or critical impact. Optionally takes screenshots.
+//
+// Usage: node check.mjs SITE_DIR CHROMIUM PAGES_JSON [SCREENSHOT_DIR]
+//   PAGES_JSON: [{"path": "runway.html", "charts": 1, "shot": "runway"}, ...]
+import { chromium } from "playwright-core";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [site, executablePath, pagesJson, shots] = process.argv.slice(2);
+const pages = JSON.parse(pagesJson);
+const require = createRequire(import.meta.url);
+const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+
+const browser = await chromium.launch({ executablePath, args: ["--no-sandbox"] });
+const problems = [];
+for (const width of [1440, 390]) {
+  const context = await browser.newContext({ viewport: { width, height: 900 } });
+  for (const p of pages) {
+    const page = await context.newPage();
+    const errors = [];
+    page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+    page.on("pageerror", (e) => errors.push(String(e)));
+    const url = pathToFileURL(resolve(join(site, p.path))).href;
+    await page.goto(url, { waitUntil: "load" });
+    const where = `${p.path} at ${width} px`;
+    for (const e of errors) problems.push(`${where}: console error: ${e}`);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    if (overflow > 0) problems.push(`${where}: ${overflow} px of horizontal page scroll`);
+    const charts = await page.evaluate(() => document.querySelectorAll("svg.chart").length);
+    if (charts < (p.charts || 0)) problems.push(`${where}: ${charts} charts, expected ${p.charts}`);
+    const small = await page.evaluate(() => {
+      const out = [];
+      for (const el of document.querySelectorAll("body *")) {
+        if (!el.childNodes.length || el.closest("svg")) continue;
+        const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+        if (!own) continue;
+        const size = parseFloat(getComputedStyle(el).fontSize);
+        if (size < 14 && el.getClientRects().length) out.push(`${el.tagName.toLowerCase()}.${el.className} ${size}px`);
+      }
+      return out.slice(0, 3);
+    });
+    for (const s of small) problems.push(`${where}: text below 14 px: ${s}`);
+    // axe-core is evaluated through the DevTools protocol, which the page's CSP does not govern.
+    await page.evaluate(axeSource);
+    const result = await page.evaluate(async () => await window.axe.run(document, { resultTypes: ["violations"] }));
+    for (const v of result.violations) {
+      if (v.impact === "serious" || v.impact === "critical") {
+        problems.push(`${where}: axe ${v.impact}: ${v.id} (${v.nodes.length}): ${v.nodes[0].target.join(" ")}`);
+      }
+    }
+    if (shots && p.shot) {
+      await page.screenshot({ path: join(shots, `${p.shot}-${width}.png`), fullPage: false });
+    }
+    await page.close();
+  }
+  await context.close();
+}
+await browser.close();
+if (problems.length) {
+  console.error(problems.join("\n"));
+  process.exit(1);
+}
+console.log(`${pages.length} pages at 1440 and 390 px: no console error, no overflow, charts present, no serious axe violation`);

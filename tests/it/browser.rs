@@ -1,0 +1,111 @@
+//! The bundled demo's site in a real browser: Debian's `chromium` driven by `playwright-core`, with
+//! `axe-core` for accessibility (tests/browser/check.mjs; `.ci/run` installs all three). At 1440 and 390
+//! px: no console error (a Content-Security-Policy violation is one), no horizontal page scroll, the
+//! charts present, no text under 14 px, and no serious or critical axe violation.
+//!
+//! With `COMMITEA_BLESS_SCREENSHOTS=1` it also writes the screenshots in `docs/screenshots/`, so the
+//! pictures in the docs are of the site as it is.
+
+use std::path::Path;
+use std::process::Command;
+
+use commitea::demo::{DemoSpec, generate, write};
+use commitea::pipeline;
+
+#[test]
+fn the_demo_site_reads_in_a_browser_at_desktop_and_phone_widths() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let modules = root.join("tests/browser/node_modules");
+    if !crate::support::external("chromium") || !crate::support::external("node") {
+        return;
+    }
+    if !modules.join("playwright-core").is_dir() || !modules.join("axe-core").is_dir() {
+        let msg =
+            "playwright-core and axe-core are not installed: npm install --prefix tests/browser";
+        if std::env::var("COMMITEA_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
+            panic!("{msg}");
+        }
+        eprintln!("\n!!!!!!!! SKIPPED: {msg} !!!!!!!!\n");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write(&generate(&DemoSpec::bundled()), dir.path()).unwrap();
+    let mut opts = crate::pipeline::options(dir.path());
+    opts.commit = false;
+    pipeline::run(&opts).unwrap();
+    let public = dir.path().join("public");
+
+    // Every summary page, every milestone and person page, and issues with and without dependencies.
+    let mut pages = vec![
+        serde_json::json!({"path": "index.html", "shot": "overview"}),
+        serde_json::json!({"path": "board.html", "shot": "board"}),
+        serde_json::json!({"path": "runway.html", "charts": 1, "shot": "runway"}),
+        serde_json::json!({"path": "directives.html"}),
+        serde_json::json!({"path": "changes.html"}),
+        serde_json::json!({"path": "search.html"}),
+        serde_json::json!({"path": "calibration.html"}),
+    ];
+    let mut listed = |sub: &str, charts: usize, shot_first: Option<&str>, at_most: usize| {
+        let mut names: Vec<String> = walkdir::WalkDir::new(public.join(sub))
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                e.path()
+                    .strip_prefix(&public)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/")
+            })
+            .collect();
+        // Newest first: the demo's last milestone is its busiest.
+        names.sort_by(|a, b| b.cmp(a));
+        assert!(!names.is_empty(), "no pages under {sub}");
+        for (i, n) in names.into_iter().take(at_most).enumerate() {
+            let mut p = serde_json::json!({"path": n, "charts": charts});
+            if i == 0
+                && let Some(s) = shot_first
+            {
+                p["shot"] = serde_json::Value::from(s);
+            }
+            pages.push(p);
+        }
+    };
+    listed("milestones", 1, Some("milestone"), usize::MAX);
+    listed("people", 1, None, usize::MAX);
+    listed("issues", 0, Some("issue"), 6);
+
+    let bless = std::env::var("COMMITEA_BLESS_SCREENSHOTS").is_ok_and(|v| v == "1");
+    let shots = root.join("docs/screenshots");
+    let mut cmd = Command::new("node");
+    cmd.arg(root.join("tests/browser/check.mjs"))
+        .arg(&public)
+        .arg(which_chromium())
+        .arg(serde_json::Value::Array(pages).to_string());
+    if bless {
+        std::fs::create_dir_all(&shots).unwrap();
+        cmd.arg(&shots);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "the browser check failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("{}", String::from_utf8_lossy(&out.stdout));
+}
+
+/// Chromium's executable: the first of the Debian names on the PATH.
+fn which_chromium() -> String {
+    for name in ["chromium", "chromium-browser"] {
+        if let Ok(o) = Command::new("sh")
+            .args(["-c", &format!("command -v {name}")])
+            .output()
+            && o.status.success()
+        {
+            return String::from_utf8_lossy(&o.stdout).trim().to_owned();
+        }
+    }
+    "chromium".to_owned()
+}
