@@ -52,7 +52,7 @@ pub enum PipelineError {
 pub struct RunOptions {
     /// The state repo.
     pub state_dir: PathBuf,
-    /// The moment the forecast is as of; default: the snapshot's time.
+    /// The moment the forecast is as of; default: see [`day_zero`].
     pub now: Option<DateTime<Utc>>,
     /// The wall clock, for the commit's time (read at the edge, passed in).
     pub clock: DateTime<Utc>,

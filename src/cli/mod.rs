@@ -142,11 +142,12 @@ pub(crate) struct StateArg {
 /// What every forecasting command takes: the day zero, the seed and the trial count.
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct ForecastArgs {
-    /// Forecast as of this moment (YYYY-MM-DD or RFC 3339); default: the snapshot's time. A run also
-    /// stamps its snapshot and commit with it.
+    /// Forecast as of this moment (YYYY-MM-DD or RFC 3339); default: after a sync the run's clock, else
+    /// the snapshot's time or the committed forecast's day, whichever is later. A run also stamps its
+    /// snapshot and commit with it.
     #[arg(long, value_parser = parse_now)]
     pub now: Option<DateTime<Utc>>,
-    /// The Monte Carlo seed; default: `forecast.seed`, else derived from the state's content.
+    /// The Monte Carlo seed; default: `forecast.seed`, else a fixed default.
     #[arg(long)]
     pub seed: Option<u64>,
     /// Monte Carlo trials; default: `forecast.trials`.

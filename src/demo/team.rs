@@ -497,8 +497,8 @@ impl Team {
              estimates:\n  ladder: [1h, 2h, 4h, 1d, 2d, 3d, 1w, 2w]\n\n\
              # Labels that keep an open issue in the diagnosis column until someone understands it.\n\
              lifecycle:\n  diagnosis_labels: [needs-info, needs-diagnosis]\n\n\
-             # The Monte Carlo forecast. With no seed, the seed is derived from the state's content, so the\n\
-             # same state always gives the same forecast; set one to pin it.\n\
+             # The Monte Carlo forecast. With no seed, a fixed default seed is used, so the same state\n\
+             # always gives the same forecast; set one to draw other random numbers.\n\
              forecast:\n  trials: 10000\n  # seed: 42\n  horizon_days: 730\n\n\
              # The static site, rebuilt on every run (public/ is not committed).\n\
              site:\n  title: \"{SITE_TITLE}\"\n  output: public\n\n\

@@ -195,7 +195,7 @@ pub struct RecordOptions {
     pub env: Vec<(String, String)>,
     /// Flag overrides (`--seed`, `--trials`).
     pub overrides: Overrides,
-    /// The moment the consequence is forecast as of; default: the snapshot's time.
+    /// The moment the consequence is forecast as of; default: [`crate::pipeline::day_zero`].
     pub as_of: Option<DateTime<Utc>>,
 }
 

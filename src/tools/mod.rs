@@ -48,7 +48,7 @@ pub struct Context {
     pub by: Option<String>,
     /// Flag overrides of the config (`--seed`, `--trials`).
     pub overrides: crate::config::Overrides,
-    /// The moment forecasts are as of (`--now`); default: the snapshot's time.
+    /// The moment forecasts are as of (`--now`); default: [`crate::pipeline::day_zero`].
     pub as_of: Option<DateTime<Utc>>,
     /// Proposes what a write tool wrote at once (`approvals.propose_on_write`): pushes it and opens its
     /// pull request; answers one line per proposal.
