@@ -202,10 +202,11 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     };
     // Offline, the forecast describes the moment its data was taken; after a sync, the moment of the run
     // (the snapshot keeps its old time when nothing changed, but days still pass).
+    let committed = Committed::read(&layout);
     let now = opts
         .now
         .or(synced.then_some(opts.clock))
-        .unwrap_or_else(|| day_zero(&layout, snapshot.meta.synced_at));
+        .unwrap_or_else(|| committed.day_zero(snapshot.meta.synced_at));
     // A run forecasts the ledger on the branch; an entry only in the checkout is a proposal, not yet
     // approved (a preview, `commitea plan`, reads the checkout's).
     let ledger = if opts.commit {
@@ -214,7 +215,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         crate::ledger::read(&layout.ledger())?
     };
     let mut plan = crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now).into_plan();
-    plan.planned_for = committed_people(&layout, &config);
+    plan.planned_for = committed.people(&config);
     let settings = Settings::from_config(&config);
     let t = Instant::now();
     let report = forecast::run(&plan, &settings);
@@ -372,30 +373,45 @@ pub(crate) fn committed_forecast(layout: &Layout) -> Option<forecast::ForecastRe
     }
 }
 
-/// The day zero of a forecast that syncs nothing and is given no `--now`: the snapshot's time, or the
-/// start of the committed forecast's day when that is later. A run forecasts from the moment it ran (days
-/// pass between syncs that change nothing), so the tools, `plan`, a directive's consequence and the
-/// standup then answer from the same day as the committed forecast the site shows. Only the day is
-/// committed — a moment would make every run a new commit.
-pub fn day_zero(layout: &Layout, synced_at: DateTime<Utc>) -> DateTime<Utc> {
-    committed_forecast(layout)
-        .and_then(|r| r.as_of.and_hms_opt(0, 0, 0))
-        .map(|t| t.and_utc())
-        .filter(|t| *t > synced_at)
-        .unwrap_or(synced_at)
+/// The committed forecast, read once for the two things a new forecast takes from it: its day and its
+/// people.
+pub(crate) struct Committed(Option<forecast::ForecastReport>);
+
+impl Committed {
+    /// Reads `forecast/forecast.json` at HEAD (see [`committed_forecast`]).
+    pub(crate) fn read(layout: &Layout) -> Self {
+        Self(committed_forecast(layout))
+    }
+
+    /// The day zero of a forecast that syncs nothing and is given no `--now`: the snapshot's time, or the
+    /// start of the committed forecast's day when that is later. A run forecasts from the moment it ran
+    /// (days pass between syncs that change nothing), so the tools, `plan`, a directive's consequence and
+    /// the standup then answer from the same day as the committed forecast the site shows. Only the day
+    /// is committed — a moment would make every run a new commit.
+    pub(crate) fn day_zero(&self, synced_at: DateTime<Utc>) -> DateTime<Utc> {
+        self.0
+            .as_ref()
+            .and_then(|r| r.as_of.and_hms_opt(0, 0, 0))
+            .map(|t| t.and_utc())
+            .filter(|t| *t > synced_at)
+            .unwrap_or(synced_at)
+    }
+
+    /// Who it planned unassigned work for, unless `forecast.keep_planned_people` is off.
+    pub(crate) fn people(
+        &self,
+        config: &Config,
+    ) -> std::collections::BTreeMap<crate::domain::IssueKey, String> {
+        match &self.0 {
+            Some(r) if config.forecast.keep_planned_people => forecast::planned_people(r),
+            _ => Default::default(),
+        }
+    }
 }
 
-/// Who the committed forecast planned unassigned work for, unless `forecast.keep_planned_people` is off.
-pub(crate) fn committed_people(
-    layout: &Layout,
-    config: &Config,
-) -> std::collections::BTreeMap<crate::domain::IssueKey, String> {
-    if !config.forecast.keep_planned_people {
-        return Default::default();
-    }
-    committed_forecast(layout)
-        .map(|r| forecast::planned_people(&r))
-        .unwrap_or_default()
+/// [`Committed::day_zero`] for a reader that needs nothing else from the committed forecast.
+pub fn day_zero(layout: &Layout, synced_at: DateTime<Utc>) -> DateTime<Utc> {
+    Committed::read(layout).day_zero(synced_at)
 }
 
 /// The last backtest report, if the state has one; an unreadable one is reported and left out.

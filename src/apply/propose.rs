@@ -422,7 +422,7 @@ fn pull_text(
         base_ledger,
         p,
         cx.now,
-        &crate::pipeline::committed_people(cx.layout, cx.config),
+        &crate::pipeline::Committed::read(cx.layout).people(cx.config),
     );
     Ok((format!("{}: {}", p.id, c.summary), body(p, &c)))
 }
@@ -526,7 +526,7 @@ pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
     let mut updated = 0;
     // Asked once: a closed proposal's branch is deleted only while it is still there.
     let live = cx.remote.branches(BRANCH_PREFIX)?;
-    let planned_for = crate::pipeline::committed_people(cx.layout, cx.config);
+    let planned_for = crate::pipeline::Committed::read(cx.layout).people(cx.config);
     for pr in proposal_pulls(cx, "all")? {
         let Some(head) = pr.head.as_ref().map(|h| h.name.clone()) else {
             continue;

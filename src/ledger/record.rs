@@ -255,9 +255,10 @@ fn record(
         None
     };
     let snapshot = Snapshot::load(&layout)?;
+    let committed = crate::pipeline::Committed::read(&layout);
     let now = options
         .as_of
-        .unwrap_or_else(|| crate::pipeline::day_zero(&layout, snapshot.meta.synced_at));
+        .unwrap_or_else(|| committed.day_zero(snapshot.meta.synced_at));
     let ledger_path = layout.ledger();
     let ledger = super::read(&ledger_path)?;
     let text = ledger.as_deref().unwrap_or("");
@@ -299,7 +300,7 @@ fn record(
 
     let before_plan = before_replay.into_plan();
     let after_plan = after_replay.into_plan();
-    let planned_for = crate::pipeline::committed_people(&layout, &config);
+    let planned_for = committed.people(&config);
     let (detail, before_plan, _) =
         consequence::compare(&config, before_plan, after_plan, &planned_for);
     let pairs = pairs(&detail);

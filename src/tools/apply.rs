@@ -97,14 +97,15 @@ pub(crate) fn consequence_of(
     accepted: &[ops::Checked],
     as_of: Option<chrono::DateTime<chrono::Utc>>,
 ) -> Result<crate::consequence::Consequence, ToolError> {
-    let now = as_of.unwrap_or_else(|| crate::pipeline::day_zero(layout, snapshot.meta.synced_at));
+    let committed = crate::pipeline::Committed::read(layout);
+    let now = as_of.unwrap_or_else(|| committed.day_zero(snapshot.meta.synced_at));
     let ledger =
         crate::ledger::read(&layout.ledger()).map_err(|e| ToolError::State(Box::new(e)))?;
     let after_snapshot = ops::simulate(snapshot, accepted, now);
     let before_plan = crate::ledger::replay(snapshot, config, ledger.as_deref(), now).into_plan();
     let after_plan =
         crate::ledger::replay(&after_snapshot, config, ledger.as_deref(), now).into_plan();
-    let planned_for = crate::pipeline::committed_people(layout, config);
+    let planned_for = committed.people(config);
     let (detail, _, _) = crate::consequence::compare(config, before_plan, after_plan, &planned_for);
     Ok(detail)
 }
