@@ -4,8 +4,12 @@
 //! pinball losses (resolved, and censored lower bounds), then the wall time and peak memory of the
 //! largest project's backtest.
 //!
-//! Run: `cargo bench --bench backtest` (add `-- --trials N` to change the trials). Skips with a message
-//! when the data is absent.
+//! With `--gitea`, every project goes through the user's path instead: its history served by the Gitea
+//! emulator as of each cut, synced into a state repo by the real sync and forecast by the real `commitea
+//! run` (`commitea_testkit::backtest`); per cut it also counts the cold models the run warned about.
+//!
+//! Run: `cargo bench --bench backtest` (add `-- --trials N` to change the trials, `-- --gitea` for the
+//! Gitea path, `-- --only PROJECT` for one project). Skips with a message when the data is absent.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -56,6 +60,73 @@ fn print_scores(title: &str, methods: &std::collections::BTreeMap<String, Scores
             metric(s.pinball50_censored),
             metric(s.pinball80_censored)
         );
+        if s.n_dated.iter().any(|n| *n > 0) {
+            println!(
+                "    dated (n {:?}) p10 {}  p50 {}  p80 {}",
+                s.n_dated,
+                metric(s.dated_coverage[0]),
+                metric(s.dated_coverage[1]),
+                metric(s.dated_coverage[2])
+            );
+        }
+        for b in &s.reliability {
+            println!(
+                "    P(done) {:.1}–{:.1}: n {:>5}, promised {:.3}, observed {}",
+                b.lo,
+                b.hi,
+                b.n,
+                b.promised,
+                metric(Some(b.observed))
+            );
+        }
+    }
+}
+
+/// Backtests one project through the Gitea path; prints its cold-model counts and returns its cuts.
+fn gitea_path(
+    name: &str,
+    snapshot: &commitea::state::Snapshot,
+    opts: &BacktestOptions,
+) -> Option<(usize, Vec<Target>)> {
+    let dir = std::env::temp_dir().join(format!(
+        "commitea-gitea-backtest-{}-{}",
+        std::process::id(),
+        name.replace(' ', "-")
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (mut cold_calibration, mut abandonment_off, mut differing) = (0, 0, 0);
+    let mut fields: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    let got = commitea_testkit::backtest::gitea_backtest(snapshot, &dir, opts, None, |c| {
+        cold_calibration += usize::from(
+            c.warnings
+                .iter()
+                .any(|w| w.starts_with("calibration is cold")),
+        );
+        abandonment_off += usize::from(
+            c.warnings
+                .iter()
+                .any(|w| w.starts_with("the abandonment model is off")),
+        );
+        differing += c.differing_issues;
+        for (f, n) in &c.differing_fields {
+            *fields.entry(f.clone()).or_default() += n;
+        }
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    match got {
+        Ok(g) => {
+            println!(
+                "{name}: {} cuts through Gitea; calibration cold at {cold_calibration}, abandonment off at \
+                 {abandonment_off}; {differing} synced issue records differ from the in-memory rewind \
+                 (fields: {fields:?})",
+                g.cuts.len()
+            );
+            Some((g.cuts.len(), g.targets))
+        }
+        Err(e) => {
+            println!("{name}: the Gitea-path backtest failed: {e}");
+            None
+        }
     }
 }
 
@@ -82,6 +153,12 @@ fn main() {
     {
         opts.trials = t;
     }
+    let gitea = args.iter().any(|a| a == "--gitea");
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
     println!(
         "options: every {} days, {} days of history, {} trials, seed {}, horizon {} days, {} resamples",
         opts.every_days,
@@ -104,7 +181,7 @@ fn main() {
             }
         };
         for (project, n) in ds.projects() {
-            if n < 50 {
+            if n < 50 || only.as_ref().is_some_and(|o| *o != project) {
                 continue;
             }
             let imported = match to_state(&ds, &project) {
@@ -122,21 +199,26 @@ fn main() {
                 }
             };
             let t = Instant::now();
-            let (cuts, targets) = backtest_targets(&imported.snapshot, &config, &opts);
+            let (n_cuts, targets) = if gitea {
+                match gitea_path(&format!("{dataset} {project}"), &imported.snapshot, &opts) {
+                    Some(got) => got,
+                    None => continue,
+                }
+            } else {
+                let (cuts, targets) = backtest_targets(&imported.snapshot, &config, &opts);
+                (cuts.len(), targets)
+            };
             let wall = t.elapsed().as_secs_f64();
             let rss = peak_rss_kib();
             print_scores(
-                &format!(
-                    "{dataset} {project}: {n} issues, {} cuts, {wall:.1} s",
-                    cuts.len()
-                ),
+                &format!("{dataset} {project}: {n} issues, {n_cuts} cuts, {wall:.1} s"),
                 &score_by_group(&targets, &scoring),
             );
             if largest.as_ref().is_none_or(|(m, ..)| n > *m) {
                 largest = Some((n, format!("{dataset} {project}"), wall, rss));
             }
             // Cut ids stay distinct across projects, so the bootstrap resamples each project's cuts.
-            let next = offset + i64::try_from(cuts.len()).unwrap_or(0);
+            let next = offset + i64::try_from(n_cuts).unwrap_or(0);
             pooled.extend(targets.into_iter().map(|mut t| {
                 t.cut += offset;
                 t

@@ -14,8 +14,10 @@ pub mod score;
 use chrono::{DateTime, Utc};
 
 pub use rewind::{as_of, cut_dates, outcome};
-pub use run::{BacktestOptions, BacktestReport, backtest, backtest_targets, forecast_at};
-pub use score::{Metric, Outcome, Scores, Scoring, Target};
+pub use run::{
+    BacktestOptions, BacktestReport, backtest, backtest_targets, forecast_at, score_cut,
+};
+pub use score::{Metric, Outcome, ReliabilityBin, Scores, Scoring, Target};
 
 /// Seconds in a day, as a float: every duration in a backtest is in (fractional) days.
 const DAY_SECONDS: f64 = 86_400.0;

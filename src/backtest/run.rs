@@ -26,7 +26,9 @@
 //! planned work; the baselines forecast issues only, so theirs is the latest of the planned issues'
 //! quantiles (which treats the issues as finishing together). CommiTea's beyond-the-horizon milestone
 //! quantiles are scored with its probability that all the planned work is done within the horizon, like
-//! its issues; the baselines', without one, are met by anything (in their favour).
+//! its issues; the baselines', without one, are met by anything (in their favour). CommiTea's cone of the
+//! work expected to stay in the milestone (when the abandonment model is warm) is scored against the
+//! milestone's close under `commitea milestone staying closed`: it is the milestone's headline range.
 
 use std::collections::BTreeMap;
 
@@ -186,27 +188,42 @@ fn cut_targets(
     opts: &BacktestOptions,
 ) -> Vec<Target> {
     let past = as_of(snapshot, cut);
+    let report = commitea_report(&past, config, cut, &opts.settings(index));
+    score_cut(snapshot, &past, &report, cut, index, opts)
+}
+
+/// The targets of one cut given CommiTea's forecast `report` made at `cut` from `past` (what was known
+/// then), scored against `truth` (everything known now), with the baselines run on `past`. Methods in the
+/// order `commitea`, `throughput`, `ebs`, issues by key, then the milestones.
+///
+/// This is how a forecast made elsewhere is scored — e.g. the one a real `commitea run` committed after
+/// syncing from a Gitea server as of the cut — with exactly the rules of [`backtest`].
+pub fn score_cut(
+    truth: &Snapshot,
+    past: &Snapshot,
+    report: &forecast::ForecastReport,
+    cut: DateTime<Utc>,
+    index: usize,
+    opts: &BacktestOptions,
+) -> Vec<Target> {
     let settings = opts.settings(index);
     let sim = Simulation {
         trials: settings.trials,
         seed: settings.seed,
         horizon_days: settings.horizon_days,
     };
-    let report = commitea_report(&past, config, cut, &settings);
-    let full = issue_quantiles(&report, cut);
+    let full = issue_quantiles(report, cut);
     let within: BTreeMap<IssueKey, Option<f64>> =
         full.iter().map(|(k, _, p)| (k.clone(), *p)).collect();
     let methods: [(&str, BTreeMap<IssueKey, Quantiles>); 3] = [
         (COMMITEA, full.into_iter().map(|(k, q, _)| (k, q)).collect()),
         (
             THROUGHPUT,
-            baselines::throughput(&past, cut, &sim)
-                .into_iter()
-                .collect(),
+            baselines::throughput(past, cut, &sim).into_iter().collect(),
         ),
         (
             EBS,
-            baselines::evidence_based(&past, cut, &sim)
+            baselines::evidence_based(past, cut, &sim)
                 .into_iter()
                 .collect(),
         ),
@@ -216,7 +233,7 @@ fn cut_targets(
         .1
         .keys()
         .filter(|k| methods[1..].iter().all(|(_, m)| m.contains_key(*k)))
-        .filter_map(|k| outcome(snapshot, k, cut).map(|o| (k, o)))
+        .filter_map(|k| outcome(truth, k, cut).map(|o| (k, o)))
         .collect();
     let cut_id = i64::try_from(index).unwrap_or(i64::MAX);
     let mut out = Vec::with_capacity(common.len() * methods.len());
@@ -238,7 +255,7 @@ fn cut_targets(
         }
     }
     out.extend(milestone_targets(
-        snapshot, &past, &report, &methods, cut, cut_id,
+        truth, past, report, &methods, cut, cut_id,
     ));
     out
 }
@@ -247,6 +264,9 @@ fn cut_targets(
 pub(crate) const PLANNED_SHIPPED: &str = "milestone planned-shipped";
 /// The suffix of milestone targets scored on "the milestone was closed".
 pub(crate) const MILESTONE_CLOSED: &str = "milestone closed";
+/// The group of CommiTea's cone of the work that stays in a milestone, scored on "the milestone was
+/// closed" (the baselines have no such cone).
+pub(crate) const STAYING_CLOSED: &str = "commitea milestone staying closed";
 
 /// Milestone targets: every milestone open at the cut with open issues planned in it, scored two ways —
 /// when everything planned in it at the cut was closed (open while any of it is), and when the
@@ -316,6 +336,17 @@ fn milestone_targets(
                 }
                 q
             };
+            if *name == COMMITEA
+                && let Some(stay) = &m.staying
+            {
+                out.push(Target {
+                    group: STAYING_CLOSED.to_owned(),
+                    cut: cut_id,
+                    q: [stay.p10, stay.p50, stay.p80].map(|w| days_after(w, cut)),
+                    outcome: closed,
+                    p_within: None,
+                });
+            }
             for (what, o) in [(PLANNED_SHIPPED, shipped), (MILESTONE_CLOSED, closed)] {
                 out.push(Target {
                     group: format!("{name} {what}"),
@@ -413,6 +444,27 @@ pub fn table(report: &BacktestReport) -> String {
             m(s.pinball50_censored),
             m(s.pinball80_censored),
         ));
+        if s.n_dated.iter().any(|n| *n > 0) {
+            out.push_str(&format!(
+                "  when dated (n {}/{}/{})  p10 {}  p50 {}  p80 {}\n",
+                s.n_dated[0],
+                s.n_dated[1],
+                s.n_dated[2],
+                m(s.dated_coverage[0]),
+                m(s.dated_coverage[1]),
+                m(s.dated_coverage[2]),
+            ));
+        }
+        for b in &s.reliability {
+            out.push_str(&format!(
+                "  P(done) {:.1}–{:.1}: {} forecasts, promised {:.2}, observed {}\n",
+                b.lo,
+                b.hi,
+                b.n,
+                b.promised,
+                m(Some(b.observed)),
+            ));
+        }
     }
     out
 }

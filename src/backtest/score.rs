@@ -29,6 +29,16 @@
 //! to have once every outcome is known. Note that plugging `y = o` into the loss would *not* be a bound:
 //! for `q > o` it charges `(1 − τ)·(q − o)`, more than the loss if the issue resolves at `q`.
 //!
+//! **Dated coverage** is coverage over the forecasts that named a date only: a target whose quantile is
+//! beyond the horizon is left out of that quantile's dated coverage instead of counting as a hit. It is
+//! the question a reader of a dated range asks — "when it says a date, does the date hold?" — and the one
+//! plain coverage answers too kindly when most quantiles are beyond the horizon.
+//!
+//! **Reliability** checks the method's probability of being done within the horizon (`p_within`) the way
+//! a weather forecast is checked: the targets are binned by that probability in tenths, and in each bin
+//! the share that really was resolved within the horizon is compared with the mean promised. A target
+//! still open after fewer days than the horizon is undecided and left out.
+//!
 //! **Intervals** are 95% percentile-bootstrap intervals. Targets from one cut share a snapshot, a queue
 //! and a team's luck, so they are not independent: the bootstrap resamples whole cuts (clusters) with
 //! replacement, pools their targets and recomputes every figure from the pooled sums. Each resample draws
@@ -129,6 +139,34 @@ pub struct Scores {
     pub pinball50_censored: Option<Metric>,
     /// Lower bound on the mean pinball loss of the p80 over resolved and open targets, in days.
     pub pinball80_censored: Option<Metric>,
+    /// Per quantile: the share of decided targets with a dated quantile resolved at or before it — how
+    /// often a date held when the method gave one.
+    #[serde(default)]
+    pub dated_coverage: [Option<Metric>; 3],
+    /// Per quantile: how many targets had a dated quantile (decided or not).
+    #[serde(default)]
+    pub n_dated: [usize; 3],
+    /// The reliability of the probability of being done within the horizon, by tenths of it; bins with no
+    /// decided target are left out. Empty for a method that gives no such probability.
+    #[serde(default)]
+    pub reliability: Vec<ReliabilityBin>,
+}
+
+/// One bin of a reliability diagram: the targets promised a probability in `[lo, hi)` of being done
+/// within the horizon, and how many of them were.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReliabilityBin {
+    /// The bin's lowest probability.
+    pub lo: f64,
+    /// Its highest (exclusive, except 1.0 in the last bin).
+    pub hi: f64,
+    /// Decided targets in the bin.
+    pub n: usize,
+    /// The mean probability they were promised.
+    pub promised: f64,
+    /// The share resolved within the horizon, with its interval.
+    pub observed: Metric,
 }
 
 /// The pinball (quantile) loss of quantile `q` at level `tau` for actual `y`.
@@ -140,8 +178,15 @@ pub fn pinball(tau: f64, q: f64, y: f64) -> f64 {
     }
 }
 
-/// Coverage, pinball p50, pinball p80, and their censored versions: the figures bootstrapped together.
-const FIGURES: usize = 7;
+/// Reliability bins: tenths of the promised probability.
+const BINS: usize = 10;
+/// The first slot of dated coverage (p10, p50, p80).
+const DATED: usize = 7;
+/// The first slot of the bins' observed rates; the bins' promised sums follow.
+const RELIABLE: usize = DATED + 3;
+/// Coverage, pinball p50, pinball p80, their censored versions, dated coverage, and per reliability bin
+/// the observed rate and the promised probability: the figures bootstrapped together.
+const FIGURES: usize = RELIABLE + 2 * BINS;
 
 /// Per figure, the sum of the targets' contributions and how many contributed.
 type Sums = [(f64, usize); FIGURES];
@@ -193,7 +238,41 @@ fn contribute(t: &Target, scoring: &Scoring, sums: &mut Sums) -> [bool; 3] {
         sums[5 + slot].0 += censored;
         sums[5 + slot].1 += 1;
     }
+
+    for (k, q) in t.q.iter().enumerate() {
+        let Some(q) = q else { continue };
+        let hit = match t.outcome {
+            Outcome::Resolved(y) => Some(f64::from(u8::from(y <= *q))),
+            Outcome::Open(o) if o >= *q => Some(0.0),
+            Outcome::Open(_) => None,
+        };
+        if let Some(h) = hit {
+            sums[DATED + k].0 += h;
+            sums[DATED + k].1 += 1;
+        }
+    }
+
+    if let Some(p) = t.p_within {
+        let done = match t.outcome {
+            Outcome::Resolved(y) => Some(y <= horizon),
+            Outcome::Open(o) if o >= horizon => Some(false),
+            Outcome::Open(_) => None,
+        };
+        if let Some(done) = done {
+            let bin = bin_of(p);
+            sums[RELIABLE + bin].0 += f64::from(u8::from(done));
+            sums[RELIABLE + bin].1 += 1;
+            sums[RELIABLE + BINS + bin].0 += p;
+            sums[RELIABLE + BINS + bin].1 += 1;
+        }
+    }
     undecided
+}
+
+/// The reliability bin of probability `p`: tenths, 1.0 in the last.
+fn bin_of(p: f64) -> usize {
+    // Truncation is the binning; a probability outside [0, 1] is clamped into the end bins.
+    ((p.clamp(0.0, 1.0) * BINS as f64) as usize).min(BINS - 1)
 }
 
 /// The chance that an outcome beyond the horizon meets a beyond-the-horizon quantile at level `tau` of a
@@ -276,6 +355,25 @@ pub fn score(targets: &[Target], scoring: &Scoring) -> Scores {
         })
         .collect();
     let m = |k: usize| metrics.get(k).copied().flatten();
+    let reliability = (0..BINS)
+        .filter_map(|b| {
+            let observed = m(RELIABLE + b)?;
+            let (promised, n) = total[RELIABLE + BINS + b];
+            Some(ReliabilityBin {
+                lo: b as f64 / BINS as f64,
+                hi: (b + 1) as f64 / BINS as f64,
+                n,
+                promised: promised / n as f64,
+                observed,
+            })
+        })
+        .collect();
+    let mut n_dated = [0; 3];
+    for t in targets {
+        for (n, q) in n_dated.iter_mut().zip(t.q) {
+            *n += usize::from(q.is_some());
+        }
+    }
     Scores {
         n: targets.len(),
         n_cuts: clusters.len(),
@@ -287,6 +385,9 @@ pub fn score(targets: &[Target], scoring: &Scoring) -> Scores {
         pinball80: m(4),
         pinball50_censored: m(5),
         pinball80_censored: m(6),
+        dated_coverage: [m(DATED), m(DATED + 1), m(DATED + 2)],
+        n_dated,
+        reliability,
     }
 }
 
@@ -438,5 +539,62 @@ mod tests {
         let by = score_by_group(&ts, &Scoring::default());
         assert_eq!(by.len(), 1);
         assert_eq!(by["acme/api"], a);
+    }
+
+    #[test]
+    fn dated_coverage_leaves_out_beyond_the_horizon_quantiles() {
+        let scoring = Scoring {
+            horizon_days: 30,
+            resamples: 50,
+        };
+        let ts = vec![
+            // Dated everywhere, resolved on day 6: misses p10 (1) and p50 (4), meets p80 (8).
+            target(0, [Some(1.0), Some(4.0), Some(8.0)], Outcome::Resolved(6.0)),
+            // p80 beyond the horizon: plain coverage counts it a hit, dated coverage leaves it out.
+            target(1, [Some(1.0), Some(4.0), None], Outcome::Resolved(40.0)),
+            // Open after 3 days with a p50 of 4: undecided for the p50, a miss for the p10.
+            target(2, [Some(2.0), Some(4.0), Some(9.0)], Outcome::Open(3.0)),
+        ];
+        let s = score(&ts, &scoring);
+        let dated: Vec<f64> = s.dated_coverage.iter().map(|m| m.unwrap().value).collect();
+        assert_eq!(dated, vec![0.0, 0.0, 1.0]);
+        assert_eq!(s.n_dated, [3, 3, 2]);
+        // Plain p80 coverage counts the beyond-the-horizon p80 as met.
+        assert_eq!(s.coverage[2].unwrap().value, 1.0);
+    }
+
+    #[test]
+    fn reliability_bins_compare_promised_with_observed() {
+        let scoring = Scoring {
+            horizon_days: 30,
+            resamples: 50,
+        };
+        let with = |cut: i64, p: f64, outcome: Outcome| Target {
+            p_within: Some(p),
+            ..target(cut, [None; 3], outcome)
+        };
+        let ts = vec![
+            // Promised 0.85 and 0.95: one done within the horizon, one after it, one open long enough.
+            with(0, 0.85, Outcome::Resolved(10.0)),
+            with(1, 0.85, Outcome::Resolved(45.0)),
+            with(2, 0.95, Outcome::Open(31.0)),
+            // Promised 0.15, open for only 5 days: undecided, left out.
+            with(3, 0.15, Outcome::Open(5.0)),
+            // Promised 1.0: the last bin; done.
+            with(4, 1.0, Outcome::Resolved(2.0)),
+        ];
+        let s = score(&ts, &scoring);
+        let bins: Vec<(f64, usize, f64, f64)> = s
+            .reliability
+            .iter()
+            .map(|b| (b.lo, b.n, b.promised, b.observed.value))
+            .collect();
+        assert_eq!(bins, vec![(0.8, 2, 0.85, 0.5), (0.9, 2, 0.975, 0.5)]);
+        // A method without probabilities has no diagram.
+        assert!(
+            score(&[target(0, Q, Outcome::Resolved(1.0))], &scoring)
+                .reliability
+                .is_empty()
+        );
     }
 }

@@ -22,9 +22,12 @@
 //! done, the day is drawn from `(1 − exp(−H(t))) / P`. The Monte Carlo uses both; an issue then ends no
 //! earlier than that day nor than the schedule allows.
 //!
-//! **Cold start.** With less history than one window, or fewer than [`MIN_EVENTS`] closes in the recent
+//! **Cold start.** With less history than one window, or fewer than [`MIN_EVENTS`] closes in the whole
 //! history, the model predicts 1 — every open issue is done, the classic assumption — so a young
-//! project's forecast is the engine's alone.
+//! project's forecast is the engine's alone. A project that used to close work and has slowed or stopped
+//! is *not* cold: its few recent closes (half a close when there were none, so the rate is never exactly
+//! zero) are the evidence that its open work is unlikely to be done — a backlog that stalled years ago
+//! is "probably never", not "done within weeks".
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -115,6 +118,62 @@ pub struct FateModel {
     /// The variance of the gamma frailty: how much issues that look alike differ in how soon they are
     /// closed. Without it, a rate learnt from the quick ones overstates how many slow ones close.
     pub frailty: f64,
+    /// `(a, b)` of the recalibration `logit p' = a + b · logit p` of the probability of being done,
+    /// fitted on the state's own past cuts ([`recalibrate`]); `[0, 1]` leaves it as the rates say.
+    pub recalibration: [f64; 2],
+}
+
+/// Prior weight of the recalibration's identity, in pseudo-forecasts: a handful of past forecasts must
+/// not bend every probability.
+const RECALIBRATION_PRIOR: f64 = 20.0;
+/// Probabilities are kept this far from 0 and 1 on the logit scale.
+const LOGIT_EPS: f64 = 1e-4;
+
+fn logit(p: f64) -> f64 {
+    let p = p.clamp(LOGIT_EPS, 1.0 - LOGIT_EPS);
+    (p / (1.0 - p)).ln()
+}
+
+fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// Fits `(a, b)` of `logit p' = a + b · logit p` to past forecasts: `(p, done)` pairs of a probability
+/// of being done within the window and whether it was (Platt scaling, by Newton's method on the
+/// log-likelihood). A ridge pulls `(a, b)` toward the identity `(0, 1)` with the weight of
+/// [`RECALIBRATION_PRIOR`] forecasts, so little history changes little. Rates learnt from the last year
+/// are a year out of date by the end of the window: projects slow down, and the real histories show
+/// the raw probabilities too confident — this is what corrects them, with the state's own evidence.
+pub(crate) fn recalibrate(pairs: &[(f64, bool)]) -> [f64; 2] {
+    let (mut a, mut b) = (0.0f64, 1.0f64);
+    for _ in 0..50 {
+        // Gradient and Hessian of the penalised negative log-likelihood.
+        let (mut ga, mut gb) = (RECALIBRATION_PRIOR * a, RECALIBRATION_PRIOR * (b - 1.0));
+        let (mut haa, mut hab, mut hbb) = (RECALIBRATION_PRIOR, 0.0, RECALIBRATION_PRIOR);
+        for (p, done) in pairs {
+            let x = logit(*p);
+            let q = sigmoid(a + b * x);
+            let r = q - f64::from(u8::from(*done));
+            ga += r;
+            gb += r * x;
+            let w = q * (1.0 - q);
+            haa += w;
+            hab += w * x;
+            hbb += w * x * x;
+        }
+        let det = haa * hbb - hab * hab;
+        if det.abs() < 1e-12 {
+            break;
+        }
+        let da = (hbb * ga - hab * gb) / det;
+        let db = (haa * gb - hab * ga) / det;
+        a -= da;
+        b -= db;
+        if da.abs() < 1e-9 && db.abs() < 1e-9 {
+            break;
+        }
+    }
+    [a, b]
 }
 
 /// The share done by cumulative rate `h` with gamma frailty of variance `theta`: `1 − (1 + θh)^(−1/θ)`
@@ -185,6 +244,7 @@ impl FateModel {
             labels: Vec::new(),
             people: Vec::new(),
             frailty: DEFAULT_FRAILTY,
+            recalibration: [0.0, 1.0],
         }
     }
 
@@ -263,7 +323,12 @@ impl FateModel {
             return 1.0;
         }
         let h = self.cumulative(f);
-        done_by(h.last().copied().unwrap_or(0.0), self.frailty)
+        let p = done_by(h.last().copied().unwrap_or(0.0), self.frailty);
+        if self.recalibration == [0.0, 1.0] {
+            return p;
+        }
+        let [a, b] = self.recalibration;
+        sigmoid(a + b * logit(p))
     }
 
     /// Days to close, conditional on closing within the window, as sorted quantile nodes (for the Monte
@@ -304,14 +369,21 @@ impl FateModel {
 }
 
 /// Fits the model to the recent history's exposures; `history_days` is how far back the state's history
-/// goes, `window_days` the window.
-pub(crate) fn fit(exposures: &[Exposure], history_days: i64, window_days: u32) -> FateModel {
+/// goes, `closes_ever` how many issues it has seen closed in all, `window_days` the window.
+pub(crate) fn fit(
+    exposures: &[Exposure],
+    history_days: i64,
+    closes_ever: usize,
+    window_days: u32,
+) -> FateModel {
     let events = exposures.iter().filter(|e| e.closed).count();
     let days: f64 = exposures.iter().map(|e| e.days).sum();
-    if history_days < i64::from(window_days) || events < MIN_EVENTS || days <= 0.0 {
+    if history_days < i64::from(window_days) || closes_ever.max(events) < MIN_EVENTS || days <= 0.0
+    {
         return FateModel::cold(events, window_days);
     }
-    let year_rate = events as f64 / days;
+    // Half a close when the recent history has none: a stalled project's rate is tiny, not zero.
+    let year_rate = (events as f64).max(0.5) / days;
     // The trend: the last TREND_DAYS against the whole recent history, with TREND_PRIOR events of the
     // year's rate mixed in so that a quiet month does not swing it. Trackers drift (a release winds down,
     // a project goes quiet), and the newest weeks say where it is heading.
@@ -358,6 +430,7 @@ pub(crate) fn fit(exposures: &[Exposure], history_days: i64, window_days: u32) -
         labels: Vec::new(),
         people: Vec::new(),
         frailty: DEFAULT_FRAILTY,
+        recalibration: [0.0, 1.0],
     };
     // Labels, then people: observed ÷ expected closes under the model so far, shrunk on the log scale.
     let multipliers = |model: &FateModel, key_of: &dyn Fn(&FateFeatures) -> Vec<String>| {
@@ -429,11 +502,11 @@ mod tests {
     fn too_little_history_predicts_every_issue_done() {
         let f = features("triage", 3, &[], None);
         let e = group(0, 100, 50, 7.0, &f);
-        let m = fit(&e, 200, 365);
+        let m = fit(&e, 200, 50, 365);
         assert!(m.cold_start);
         assert_eq!(m.p_done(&f), 1.0);
         assert!(m.lead(&f).is_none());
-        let m = fit(&group(0, 100, 3, 7.0, &f), 1000, 365);
+        let m = fit(&group(0, 100, 3, 7.0, &f), 1000, 3, 365);
         assert!(m.cold_start, "three closes are too few");
     }
 
@@ -441,7 +514,7 @@ mod tests {
     fn a_constant_rate_gives_the_exponential_answer() {
         // 1000 issue-weeks, 70 closes: 0.01 per day, in one old stratum (no ageing between buckets).
         let f = features("triage", 500, &[], None);
-        let mut m = fit(&group(0, 1000, 70, 7.0, &f), 1000, 100);
+        let mut m = fit(&group(0, 1000, 70, 7.0, &f), 1000, 70, 100);
         m.frailty = 0.0;
         let p = m.p_done(&f);
         // One stratum: shrinkage toward the team (70 closes) and the half event (70.5) barely differ.
@@ -463,7 +536,7 @@ mod tests {
         let old = features("diagnosis", 400, &[], None);
         let mut e = group(0, 200, 100, 7.0, &fresh);
         e.extend(group(1000, 200, 4, 7.0, &old));
-        let m = fit(&e, 1000, 365);
+        let m = fit(&e, 1000, 104, 365);
         assert!(m.p_done(&fresh) > 0.9);
         assert!(
             m.p_done(&old) < 0.75 && m.p_done(&old) > 0.1,
@@ -479,7 +552,7 @@ mod tests {
             7.0,
             &features("diagnosis", 400, &[], Some("zed")),
         ));
-        let m2 = fit(&e2, 1000, 365);
+        let m2 = fit(&e2, 1000, 106, 365);
         let zed = m2.p_done(&features("diagnosis", 400, &[], Some("zed")));
         let nobody = m2.p_done(&features("diagnosis", 400, &[], None));
         assert!(zed > nobody && zed < nobody + 0.5, "{zed} vs {nobody}");
@@ -493,7 +566,7 @@ mod tests {
         let older = features("triage", 20, &[], None);
         let mut e = group(0, 300, 150, 7.0, &young);
         e.extend(group(1000, 300, 15, 7.0, &older));
-        let m = fit(&e, 1000, 365);
+        let m = fit(&e, 1000, 104, 365);
         let at_0 = m.p_done(&features("triage", 0, &[], None));
         let at_10 = m.p_done(&features("triage", 10, &[], None));
         let at_20 = m.p_done(&older);
@@ -503,5 +576,41 @@ mod tests {
             (at_400 - at_20).abs() < 1e-9,
             "old issues take the oldest known rate"
         );
+    }
+
+    #[test]
+    fn a_stalled_project_is_not_cold_and_its_open_work_is_probably_never_done() {
+        // 300 issues open all year (52 weekly exposures each), not one closed in it — but the project
+        // closed 200 issues before.
+        let f = features("triage", 900, &[], None);
+        let stalled = fit(&group(0, 300 * 52, 0, 7.0, &f), 3000, 200, 365);
+        assert!(
+            !stalled.cold_start,
+            "a history of closes keeps the model warm"
+        );
+        assert!(stalled.p_done(&f) < 0.01, "{}", stalled.p_done(&f));
+        // A project that never closed ten issues is still cold.
+        assert!(fit(&group(0, 300, 0, 7.0, &f), 3000, 9, 365).cold_start);
+    }
+
+    #[test]
+    fn recalibration_learns_overconfidence_and_leaves_calibrated_forecasts_alone() {
+        // Promised 0.9, done 6 times in 10: the recalibrated 0.9 comes down toward 0.6.
+        let over: Vec<(f64, bool)> = (0..400).map(|i| (0.9, i % 10 < 6)).collect();
+        let [a, b] = recalibrate(&over);
+        let p = sigmoid(a + b * logit(0.9));
+        assert!((p - 0.6).abs() < 0.05, "{p}");
+        // Calibrated promises (0.2 done 2 in 10, 0.7 done 7 in 10) stay close to themselves.
+        let fair: Vec<(f64, bool)> = (0..500)
+            .map(|i| (0.2, i % 10 < 2))
+            .chain((0..500).map(|i| (0.7, i % 10 < 7)))
+            .collect();
+        let [a, b] = recalibrate(&fair);
+        for p in [0.2, 0.7] {
+            let q = sigmoid(a + b * logit(p));
+            assert!((q - p).abs() < 0.02, "{p} → {q}");
+        }
+        // No history: the identity.
+        assert_eq!(recalibrate(&[]), [0.0, 1.0]);
     }
 }

@@ -66,24 +66,48 @@ pub(super) fn history_days(plan: &Plan, at: chrono::DateTime<chrono::Utc>) -> i6
         .map_or(0, |first| (at - first).num_days())
 }
 
+/// Issues of the plan closed at or before `at`.
+pub(super) fn closes_by(plan: &Plan, at: chrono::DateTime<chrono::Utc>) -> usize {
+    plan.issues
+        .iter()
+        .filter(|i| i.closed_at.is_some_and(|c| c <= at))
+        .count()
+}
+
 /// Past cuts the frailty is chosen on, and the days between them.
 pub(super) const FRAILTY_CUTS: i64 = 8;
 pub(super) const FRAILTY_CUT_EVERY: i64 = 45;
 
-/// The frailty the state's own history supports best: the model is fitted at past cuts whose window has
-/// passed, and each candidate is scored by how often its p50 and p80 would have been met (with a
-/// beyond-the-window quantile met as the randomised PIT says, as the backtest scores it): the candidate
-/// closest to 50% and 80% wins. `None` when the history is too short for any such cut.
-pub fn choose_frailty(plan: &Plan, window_days: u32) -> Option<f64> {
+/// What the state's own past cuts tune in the abandonment model: the frailty and the recalibration of
+/// the probability of being done.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FateTuning {
+    /// The frailty whose quantiles came closest to holding.
+    pub frailty: f64,
+    /// `(a, b)` of `logit p' = a + b · logit p`, fitted on the past cuts' promised probabilities and what
+    /// happened (see [`fate::recalibrate`]).
+    pub recalibration: [f64; 2],
+}
+
+/// The frailty the state's own history supports best, and the recalibration of the probability of being
+/// done: the model is fitted at past cuts whose window has passed, and each frailty candidate is scored
+/// by how often its p50 and p80 would have been met (with a beyond-the-window quantile met as the
+/// randomised PIT says, as the backtest scores it): the candidate closest to 50% and 80% wins. Its
+/// probabilities of being done within the window are then compared with what was done, and
+/// [`fate::recalibrate`] fits the correction. `None` when the history is too short for any such cut.
+pub fn choose_frailty(plan: &Plan, window_days: u32) -> Option<FateTuning> {
     let window = chrono::Duration::days(i64::from(window_days));
     let levels = [0.5, 0.8];
     let mut hits = [[0.0f64; 2]; fate::FRAILTIES.len()];
     let mut scored = 0usize;
+    // Per scored issue: its cumulative rate over the window, and whether it was done within it.
+    let mut promised: Vec<(f64, bool)> = Vec::new();
     for k in 0..FRAILTY_CUTS {
         let cut = plan.now - window - chrono::Duration::days(k * FRAILTY_CUT_EVERY);
         let model = fate::fit(
             &fate_exposures_at(plan, cut),
             history_days(plan, cut),
+            closes_by(plan, cut),
             window_days,
         );
         if model.cold_start {
@@ -112,6 +136,7 @@ pub fn choose_frailty(plan: &Plan, window_days: u32) -> Option<f64> {
                     };
                 }
             }
+            promised.push((total, closed.is_some()));
             scored += 1;
         }
     }
@@ -123,6 +148,14 @@ pub fn choose_frailty(plan: &Plan, window_days: u32) -> Option<f64> {
             .enumerate()
             .min_by(|a, b| err(a.1).total_cmp(&err(b.1)))
             .map_or(0, |(n, _)| n);
-        fate::FRAILTIES[best]
+        let frailty = fate::FRAILTIES[best];
+        let pairs: Vec<(f64, bool)> = promised
+            .iter()
+            .map(|(total, done)| (fate::done_by(*total, frailty), *done))
+            .collect();
+        FateTuning {
+            frailty,
+            recalibration: fate::recalibrate(&pairs),
+        }
     })
 }

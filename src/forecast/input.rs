@@ -388,7 +388,12 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
     let mut fate = if history < i64::from(window) {
         FateModel::cold(0, window)
     } else {
-        fate::fit(&fate_exposures(plan), history, window)
+        fate::fit(
+            &fate_exposures(plan),
+            history,
+            closes_by(plan, plan.now),
+            window,
+        )
     };
     // A model that is off says so and why: a silent fallback reads as a confident forecast.
     if calibration.cold_start {
@@ -408,17 +413,26 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
             )
         } else {
             format!(
-                "the abandonment model is off: {} issue(s) closed in the last {window} days, fewer than the {} it \
+                "the abandonment model is off: {} issue(s) closed in all the history, fewer than the {} it \
                  needs; every open issue is assumed to be done some day",
-                fate.events,
+                closes_by(plan, plan.now),
                 crate::engine::fate::MIN_EVENTS
             )
         });
+    } else if fate.events < crate::engine::fate::MIN_EVENTS {
+        warnings.push(format!(
+            "the project has slowed or stalled: {} issue(s) closed in the last {} days ({} in all), so the \
+             abandonment model gives most open work a small chance of being done within {window} days",
+            fate.events,
+            crate::engine::fate::RECENT_DAYS,
+            closes_by(plan, plan.now)
+        ));
     }
     if !fate.cold_start
-        && let Some(theta) = choose_frailty(plan, window)
+        && let Some(tuning) = choose_frailty(plan, window)
     {
-        fate.frailty = theta;
+        fate.frailty = tuning.frailty;
+        fate.recalibration = tuning.recalibration;
     }
     let fates: Vec<Fate> = open
         .iter()

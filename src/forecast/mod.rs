@@ -29,8 +29,8 @@ use crate::engine::{
 };
 use crate::plan::{EstimateSource, Plan, PlannedIssue};
 
-use abandonment::history_days;
-pub use abandonment::{choose_frailty, fate_exposures, fate_features};
+pub use abandonment::{FateTuning, choose_frailty, fate_exposures, fate_features};
+use abandonment::{closes_by, history_days};
 use cut_line::cut_line;
 pub use input::{Built, build, calibration_samples};
 pub use report::*;

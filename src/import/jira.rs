@@ -848,6 +848,8 @@ pub fn to_state(ds: &JiraDataset, project: &str) -> Result<ImportedProject, Impo
     }
 
     let keys: HashMap<&str, u64> = issues.iter().map(|i| (i.key.as_str(), i.number)).collect();
+    let created: HashMap<u64, DateTime<Utc>> =
+        issues.iter().map(|i| (i.number, i.created)).collect();
     let mut history: HashMap<&str, Vec<&JiraHistory>> = HashMap::new();
     let mut stats = ImportStats::default();
     let mut synced_at = DateTime::<Utc>::MIN_UTC;
@@ -935,6 +937,25 @@ pub fn to_state(ds: &JiraDataset, project: &str) -> Result<ImportedProject, Impo
         }
         built.issue.depends_on = deps.into_iter().collect::<Vec<IssueKey>>();
         stats.dependencies += built.issue.depends_on.len();
+        // Gitea records every dependency as an `add_dependency` event (a sync reads dependencies only
+        // for issues that have one); Jira's export has no date for a link, so it is added at the
+        // earliest it could have been: when the later of the two issues was created.
+        for (j, d) in built.issue.depends_on.iter().enumerate() {
+            let at = created
+                .get(&d.number)
+                .map_or(ji.created, |c| (*c).max(ji.created));
+            let mut e = TimelineEvent::new(
+                ji.number
+                    .saturating_mul(10_000)
+                    .saturating_add(9_000 + j as u64),
+                crate::domain::EventKind::AddDependency,
+                at,
+                &ji.reporter,
+            );
+            e.dependency = Some(d.clone());
+            built.issue.timeline.push(e);
+        }
+        built.issue.timeline.sort_by_key(|e| (e.created_at, e.id));
         stats.issues += 1;
         stats.open += usize::from(!ji.closed);
         stats.with_milestone += usize::from(built.issue.milestone.is_some());
@@ -1292,6 +1313,8 @@ P,12,1.1,False,False,,1,1
         assert_eq!(
             kinds,
             vec![
+                // Issue 1 depends on issue 2: added when the later of the two was created.
+                s("add_dependency", ""),
                 s("assignees", "u3"),
                 s("-label", "p/2"),
                 s("label", "p/1"),
@@ -1333,8 +1356,15 @@ P,12,1.1,False,False,,1,1
         ds.history.clear();
         let p = to_state(&ds, "P").unwrap();
         let i1 = &p.snapshot.issues[&RepoName::new("jira", "P").issue(1)];
-        assert_eq!(i1.timeline.len(), 1);
-        assert_eq!(i1.timeline[0].kind, crate::domain::EventKind::Close);
+        let kinds: Vec<_> = i1.timeline.iter().map(|e| e.kind.clone()).collect();
+        // Its dependency's event, and the one close.
+        assert_eq!(
+            kinds,
+            vec![
+                crate::domain::EventKind::AddDependency,
+                crate::domain::EventKind::Close
+            ]
+        );
         assert_eq!(p.stats.closes_added, 1);
         timeline_consistent(i1).unwrap();
         assert!(to_state(&ds, "Q").is_err());

@@ -87,6 +87,10 @@ impl Layout {
     pub(crate) fn forecast_dir(&self) -> PathBuf {
         self.root.join("forecast")
     }
+    /// `forecast/forecast.json`: the committed forecast.
+    pub fn forecast_file(&self) -> PathBuf {
+        self.root.join(FORECAST_FILE)
+    }
     /// `ops/`.
     pub fn ops_dir(&self) -> PathBuf {
         self.root.join("ops")

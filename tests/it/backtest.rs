@@ -165,3 +165,51 @@ fn a_real_project_backtests_with_every_method_scored() {
         }
     }
 }
+
+#[test]
+fn the_gitea_path_backtest_syncs_runs_and_scores_every_cut() {
+    let Some(dir) = crate::import::realworld_dir() else {
+        return;
+    };
+    let ds = load_dataset(&dir, "apache").unwrap();
+    let p = to_state(&ds, "CB").unwrap();
+    let opts = BacktestOptions {
+        trials: 60,
+        horizon_days: 120,
+        resamples: 100,
+        ..BacktestOptions::default()
+    };
+    let state = tempfile::tempdir().unwrap();
+    let mut seen = 0;
+    let got = commitea_testkit::backtest::gitea_backtest(
+        &p.snapshot,
+        state.path(),
+        &opts,
+        Some(4),
+        |c| {
+            seen += 1;
+            eprintln!("{c:?}");
+        },
+    )
+    .unwrap();
+    assert_eq!(seen, 4);
+    assert_eq!(got.cuts.len(), 4);
+    for c in &got.cuts {
+        // Only what Gitea answers reaches the engine, and here that is everything the rewind knows.
+        assert_eq!(c.differing_issues, 0, "{c:?}");
+        assert!(c.requests > 0 && c.team > 0, "{c:?}");
+    }
+    let scores = commitea::backtest::score::score_by_group(&got.targets, &opts.scoring());
+    for method in ["commitea", "throughput", "ebs"] {
+        assert!(scores[method].n > 0, "{method}: no targets");
+    }
+    // The committed forecast is what was scored: the state repo has one forecast commit per cut.
+    let log = std::process::Command::new("git")
+        .arg("-C")
+        .arg(state.path())
+        .args(["log", "--format=%s"])
+        .output()
+        .unwrap();
+    let subjects = String::from_utf8_lossy(&log.stdout);
+    assert!(subjects.lines().count() >= 5, "{subjects}");
+}

@@ -86,6 +86,12 @@ fn mini_fixture_maps_fields_and_history() {
     assert_eq!(
         story,
         vec![
+            // Gitea records a dependency as an event; the link has no date, so it is the earliest possible.
+            format!(
+                "{} add_dependency ",
+                snap.issues[&repo.issue(2)].created_at.format("%d %H:%M")
+            )
+            .as_str(),
             "08 09:00 -label p/2",
             "08 09:00 label p/1",
             "09 09:00 milestone 101 (was None)",
