@@ -86,6 +86,36 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
         "the import and one forecast commit"
     );
 
+    // The demo is populated: directives of several kinds, an applied history, one additive and one
+    // destructive op file pending, and a backtest of its own history with cuts.
+    let ledger = commitea::ledger::parse::parse(
+        &std::fs::read_to_string(demo_dir.join("pm-state.md")).unwrap(),
+    );
+    assert!(ledger.problems.is_empty(), "{:?}", ledger.problems);
+    let kinds: std::collections::BTreeSet<String> = ledger
+        .ledger
+        .directives()
+        .map(|d| d.kind.to_string())
+        .collect();
+    assert!(kinds.len() >= 5, "{kinds:?}");
+    assert!(ledger.ledger.directives().all(|d| !d.quote.is_empty()));
+    let applied = std::fs::read_dir(demo_dir.join("ops/applied")).unwrap().count();
+    assert!(applied >= 2, "{applied} applied op files");
+    let pending = commitea::ops::pending(&commitea::state::Layout::new(&demo_dir)).unwrap();
+    assert!(pending.iter().any(|f| f.destructive), "{pending:?}");
+    assert!(pending.iter().any(|f| !f.destructive), "{pending:?}");
+    let changes = std::fs::read_to_string(site.join("changes.html")).unwrap();
+    assert!(changes.contains("awaiting its pull request"), "{changes}");
+    let backtest: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(demo_dir.join("forecast/backtest.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(backtest["cuts"].as_u64().unwrap() > 0, "{backtest}");
+    let calibration = std::fs::read_to_string(site.join("calibration.html")).unwrap();
+    assert!(!calibration.contains("No backtest yet"), "{calibration}");
+    let directives = std::fs::read_to_string(site.join("directives.html")).unwrap();
+    assert!(directives.contains("D-0001"), "{directives}");
+
     let again = commitea(&["demo", "--trials", "500"], tmp.path());
     assert!(
         again.status.success(),
