@@ -649,6 +649,42 @@ pub(crate) fn past_forecasts(
     Ok(out)
 }
 
+/// Committed forecasts the standup looks back through at most for one that differs from today's.
+const DRIFT_LOOKBACK: usize = 200;
+
+/// The newest committed forecast that differs from `today`'s, if the state repo at `dir` has one: what
+/// the standup measures drift against.
+pub(crate) fn previous_forecast(
+    dir: &Path,
+    today: &forecast::ForecastReport,
+) -> Option<crate::views::standup::Previous> {
+    let repo = gix::open(dir).ok()?;
+    let today =
+        crate::state::to_json(today, std::path::Path::new(crate::state::FORECAST_FILE)).ok()?;
+    let history = crate::state::git::first_parent_history(&repo).ok()?;
+    for (id, _) in history.into_iter().take(DRIFT_LOOKBACK) {
+        let Ok(Some(bytes)) = crate::state::git::read_at(&repo, id, crate::state::FORECAST_FILE)
+        else {
+            continue;
+        };
+        if bytes == today {
+            continue;
+        }
+        match serde_json::from_slice::<crate::forecast::ForecastReport>(&bytes) {
+            Ok(report) => {
+                return Some(crate::views::standup::Previous {
+                    commit: id.to_hex_with_len(12).to_string(),
+                    report,
+                });
+            }
+            Err(e) => {
+                tracing::warn!("forecast/forecast.json at {id} is not readable, skipped: {e}");
+            }
+        }
+    }
+    None
+}
+
 /// Renders the site of a computed state in memory: relative path → bytes (the site benchmark times it).
 pub fn site_files(
     c: &Computed,
@@ -671,6 +707,22 @@ pub fn site_files(
             &past_forecasts(layout)?,
             load_changes(layout)?,
             c.config.server.as_deref(),
+            crate::views::standup::standup(
+                Inputs {
+                    plan: &c.plan,
+                    report: &c.report,
+                },
+                &c.snapshot,
+                previous_forecast(layout.root(), &c.report).as_ref(),
+                crate::views::standup::StandupSettings {
+                    stale_days: c.config.standup.stale_days.0,
+                    plan_days: c.config.standup.plan_days.0,
+                },
+                &crate::views::Selection {
+                    limit: usize::MAX,
+                    ..crate::views::Selection::default()
+                },
+            ),
         )),
     };
     let templates = layout.templates_dir();

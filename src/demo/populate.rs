@@ -52,27 +52,25 @@ pub fn populate(state: &mut DemoState) {
 
     let mut ledger = state.ledger.replace("No directives yet.\n", "");
     let mut n = 0;
-    let mut entry = |kind: &str,
-                     days_ago: i64,
-                     quote: &str,
-                     lines: &[(&str, String)],
-                     ledger: &mut String| {
-        n += 1;
-        let at = (now - Duration::days(days_ago))
-            .format("%Y-%m-%dT10:00:00Z")
-            .to_string();
-        ledger.push_str(&format!("\n## D-{n:04} · {kind} · {at}\n\n"));
-        for l in quote.lines() {
-            ledger.push_str(&format!("> {l}").trim_end().to_owned());
+    let mut entry =
+        |kind: &str, days_ago: i64, quote: &str, lines: &[(&str, String)], ledger: &mut String| {
+            n += 1;
+            let at = (now - Duration::days(days_ago))
+                .format("%Y-%m-%dT10:00:00Z")
+                .to_string();
+            ledger.push_str(&format!("\n## D-{n:04} · {kind} · {at}\n\n"));
+            for l in quote.lines() {
+                ledger.push_str(format!("> {l}").trim_end());
+                ledger.push('\n');
+            }
             ledger.push('\n');
-        }
-        ledger.push('\n');
-        for (k, v) in lines {
-            ledger.push_str(&format!("- {k}: {v}\n"));
-        }
-    };
-    if let Some((due, id, title, _)) = hard {
-        if let Some(due) = due.map(|d| d.date_naive().to_string()) {
+            for (k, v) in lines {
+                ledger.push_str(&format!("- {k}: {v}\n"));
+            }
+        };
+    if let Some((Some(due), id, title, _)) = hard {
+        let due = due.date_naive().to_string();
+        {
             entry(
                 "set-deadline",
                 60,
@@ -82,7 +80,10 @@ pub fn populate(state: &mut DemoState) {
                 &[
                     ("target", format!("milestone {id}")),
                     ("params", format!("{{\"due\": \"{due}\", \"hard\": true}}")),
-                    ("rationale", "the audit date is in the customer contract".to_owned()),
+                    (
+                        "rationale",
+                        "the audit date is in the customer contract".to_owned(),
+                    ),
                     ("status", "active".to_owned()),
                     ("by", "amara".to_owned()),
                 ],
@@ -104,7 +105,10 @@ pub fn populate(state: &mut DemoState) {
             &[
                 ("target", format!("issue {k}")),
                 ("params", "{\"priority\": 1}".to_owned()),
-                ("rationale", "two partners asked in the same week".to_owned()),
+                (
+                    "rationale",
+                    "two partners asked in the same week".to_owned(),
+                ),
                 ("status", "superseded".to_owned()),
                 ("by", "amara".to_owned()),
             ],
@@ -143,7 +147,10 @@ pub fn populate(state: &mut DemoState) {
             &[
                 ("target", format!("issue {k}")),
                 ("params", "{\"estimate\": \"3d\"}".to_owned()),
-                ("rationale", "the spike found two more screens to port".to_owned()),
+                (
+                    "rationale",
+                    "the spike found two more screens to port".to_owned(),
+                ),
                 ("status", "active".to_owned()),
                 ("by", "farah".to_owned()),
             ],
@@ -151,9 +158,7 @@ pub fn populate(state: &mut DemoState) {
         );
     }
     let dropped = late.and_then(|m| {
-        in_milestone(m)
-            .filter(|(_, i)| i.assignees.is_empty() && i.depends_on.is_empty())
-            .last()
+        in_milestone(m).rfind(|(_, i)| i.assignees.is_empty() && i.depends_on.is_empty())
     });
     if let Some((k, _)) = dropped {
         entry(
@@ -163,7 +168,10 @@ pub fn populate(state: &mut DemoState) {
             &[
                 ("target", format!("issue {k}")),
                 ("params", "{\"in\": false}".to_owned()),
-                ("rationale", "the release is late and this is a nice-to-have".to_owned()),
+                (
+                    "rationale",
+                    "the release is late and this is a nice-to-have".to_owned(),
+                ),
                 ("status", "active".to_owned()),
                 ("by", "amara".to_owned()),
             ],
@@ -183,9 +191,14 @@ pub fn populate(state: &mut DemoState) {
                 ("target", format!("member {}", m.name)),
                 (
                     "params",
-                    format!("{{\"from\": \"{from}\", \"to\": \"2027-01-08\", \"hours_per_week\": 15}}"),
+                    format!(
+                        "{{\"from\": \"{from}\", \"to\": \"2027-01-08\", \"hours_per_week\": 15}}"
+                    ),
                 ),
-                ("rationale", "onboarding plan agreed with the team".to_owned()),
+                (
+                    "rationale",
+                    "onboarding plan agreed with the team".to_owned(),
+                ),
                 ("status", "active".to_owned()),
                 ("by", "amara".to_owned()),
             ],
@@ -344,7 +357,10 @@ fn applied_file(
         applied: ApplyRecord {
             at: when.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
             // A made-up commit id: the demo's history is one import commit.
-            commit: format!("{:040x}", u128::from(id.bytes().map(u32::from).sum::<u32>())),
+            commit: format!(
+                "{:040x}",
+                u128::from(id.bytes().map(u32::from).sum::<u32>())
+            ),
             pull_request: pull.map(|p| p.0),
             merged_by: pull.map(|p| p.1.to_owned()),
             results,

@@ -109,7 +109,7 @@ use crate::state::TMP_SUFFIX;
 const BASE: &str = "base.html";
 
 /// The embedded templates, parents first.
-const TEMPLATES: [(&str, &str); 11] = [
+const TEMPLATES: [(&str, &str); 13] = [
     (BASE, include_str!("../../site-templates/base.html")),
     (
         "index.html",
@@ -150,6 +150,14 @@ const TEMPLATES: [(&str, &str); 11] = [
     (
         "search.html",
         include_str!("../../site-templates/search.html"),
+    ),
+    (
+        "standup.html",
+        include_str!("../../site-templates/standup.html"),
+    ),
+    (
+        "roadmap.html",
+        include_str!("../../site-templates/roadmap.html"),
     ),
 ];
 
@@ -288,6 +296,10 @@ pub fn render(
         files.insert("changes.html".to_owned(), changes.into_bytes());
         let search = render_one("search.html", "search", "", &())?;
         files.insert("search.html".to_owned(), search.into_bytes());
+        let standup = render_one("standup.html", "standup", "", &d.standup)?;
+        files.insert("standup.html".to_owned(), standup.into_bytes());
+        let roadmap = render_one("roadmap.html", "roadmap", "", &d.roadmap)?;
+        files.insert("roadmap.html".to_owned(), roadmap.into_bytes());
         // The index as a script that sets a global: a page opened from file:// may load a script but
         // not fetch a JSON file.
         let mut index =

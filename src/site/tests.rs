@@ -313,6 +313,8 @@ fn every_page_and_the_stylesheet_are_produced() {
             "person.html",
             "changes.html",
             "search.html",
+            "standup.html",
+            "roadmap.html",
             "style.css",
             "board.js",
             "search.js"

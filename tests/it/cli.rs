@@ -82,8 +82,8 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
     let demo_dir = tmp.path().join("commitea-demo");
     assert_eq!(
         git_count(&demo_dir),
-        "2",
-        "the import and one forecast commit"
+        "4",
+        "the import, a forecast, the PM's latest directives and the forecast after them"
     );
 
     // The demo is populated: directives of several kinds, an applied history, one additive and one
@@ -99,22 +99,30 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
         .collect();
     assert!(kinds.len() >= 5, "{kinds:?}");
     assert!(ledger.ledger.directives().all(|d| !d.quote.is_empty()));
-    let applied = std::fs::read_dir(demo_dir.join("ops/applied")).unwrap().count();
+    let applied = std::fs::read_dir(demo_dir.join("ops/applied"))
+        .unwrap()
+        .count();
     assert!(applied >= 2, "{applied} applied op files");
     let pending = commitea::ops::pending(&commitea::state::Layout::new(&demo_dir)).unwrap();
     assert!(pending.iter().any(|f| f.destructive), "{pending:?}");
     assert!(pending.iter().any(|f| !f.destructive), "{pending:?}");
     let changes = std::fs::read_to_string(site.join("changes.html")).unwrap();
     assert!(changes.contains("awaiting its pull request"), "{changes}");
-    let backtest: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(demo_dir.join("forecast/backtest.json")).unwrap(),
-    )
-    .unwrap();
+    let backtest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(demo_dir.join("forecast/backtest.json")).unwrap())
+            .unwrap();
     assert!(backtest["cuts"].as_u64().unwrap() > 0, "{backtest}");
     let calibration = std::fs::read_to_string(site.join("calibration.html")).unwrap();
     assert!(!calibration.contains("No backtest yet"), "{calibration}");
     let directives = std::fs::read_to_string(site.join("directives.html")).unwrap();
     assert!(directives.contains("D-0001"), "{directives}");
+    // The standup measures against the forecast committed before the PM's latest directives.
+    let standup = std::fs::read_to_string(site.join("standup.html")).unwrap();
+    assert!(
+        standup.contains("What moved since the forecast committed"),
+        "{standup}"
+    );
+    assert!(!standup.contains("No issue moved"), "{standup}");
 
     let again = commitea(&["demo", "--trials", "500"], tmp.path());
     assert!(
@@ -124,7 +132,7 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
     );
     assert_eq!(
         git_count(&demo_dir),
-        "2",
+        "4",
         "running the demo twice makes no second forecast commit"
     );
 }
