@@ -524,35 +524,6 @@ pub(crate) fn forecast_files(c: &Computed) -> Result<BTreeMap<String, Vec<u8>>, 
     Ok(out)
 }
 
-/// The site's data read back from the view payloads a run wrote under `forecast/views/`.
-pub(crate) fn site_data_from_views(layout: &Layout, title: &str) -> Result<SiteData, StateError> {
-    fn read<T: serde::de::DeserializeOwned>(layout: &Layout, name: &str) -> Result<T, StateError> {
-        let path = layout.view_file(name);
-        let bytes = std::fs::read(&path).map_err(|source| StateError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        serde_json::from_slice(&bytes).map_err(|e| StateError::Json {
-            path,
-            message: format!("{e}; run `commitea plan` or `commitea run` again"),
-        })
-    }
-    Ok(SiteData {
-        title: title.to_owned(),
-        overview: read(layout, "overview")?,
-        board: read(layout, "board")?,
-        runway: read(layout, "runway")?,
-        directives: match read(layout, "directives") {
-            Ok(d) => d,
-            Err(_) => crate::views::directives::load(layout)?,
-        },
-        calibration: read(layout, "calibration")?,
-        // The per-issue, milestone and person pages need the plan and the snapshot, which the views do
-        // not hold: `commitea render` redraws the summary pages only (docs/site.md).
-        detail: None,
-    })
-}
-
 /// Every op file in the checkout's `ops/pending/` (each with whether the branch holds it too), every file
 /// in `ops/applied/`, and the ledger on the branch and in the checkout: the changes page's data.
 pub(crate) fn load_changes(
@@ -692,6 +663,7 @@ pub fn site_files(
 ) -> Result<BTreeMap<String, Vec<u8>>, PipelineError> {
     let t = Instant::now();
     let data = SiteData {
+        horizon_days: c.config.forecast.horizon_days.0,
         calibration: c.calibration.clone(),
         directives: c.directives.clone(),
         title: c.config.site.title.clone(),

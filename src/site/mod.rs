@@ -34,6 +34,9 @@ pub struct SiteData {
     pub directives: crate::views::directives::Directives,
     /// The calibration: the estimate fit, the abandonment model and the backtest's hit-rates.
     pub calibration: crate::views::calibration::CalibrationView,
+    /// The forecast horizon in days (`forecast.horizon_days`): a date beyond it is said as "not within 2
+    /// years".
+    pub horizon_days: u32,
     /// The pages per issue, milestone and person, and the changes page; none when the site is redrawn
     /// from the view payloads alone (`commitea render`), and then nothing links to them.
     pub detail: Option<detail::Detail>,
@@ -252,6 +255,12 @@ pub fn render(
     // Every string a template can print loses its control and bidi-override characters first.
     let mut value = serde_json::to_value(&page).map_err(|e| base_error(tera::Error::message(e)))?;
     text::clean_value(&mut value);
+    let words = text::horizon_words(data.horizon_days);
+    text::say_horizon(&mut value, &words);
+    if let Some(o) = value.as_object_mut() {
+        o.insert("horizonWords".to_owned(), words.clone().into());
+        o.insert("notWithin".to_owned(), format!("not within {words}").into());
+    }
     let base = Context::from_serialize(&value).map_err(base_error)?;
     let mut files = BTreeMap::new();
     for (name, page) in PAGES {
@@ -275,6 +284,8 @@ pub fn render(
                 "page": page,
                 "root": root,
                 "linked": true,
+                "horizonWords": words,
+                "notWithin": format!("not within {words}"),
             });
             if let Some(o) = value.as_object_mut() {
                 o.insert(
@@ -284,6 +295,7 @@ pub fn render(
                 );
             }
             text::clean_value(&mut value);
+            text::say_horizon(&mut value, &words);
             let ctx = Context::from_serialize(&value).map_err(base_error)?;
             tera.render(template, &ctx)
                 .map_err(|source| SiteError::Render {

@@ -272,6 +272,7 @@ fn data() -> SiteData {
                 }],
             }),
         },
+        horizon_days: 730,
         detail: None,
     }
 }
@@ -389,7 +390,7 @@ fn pages_show_the_issues_and_milestones() {
     assert!(board.contains("data-p=\"p/0\""));
     assert!(board.contains("est/2d"));
     assert!(board.contains("2025-03-05 – 2025-03-07"));
-    assert!(board.contains("2025-04-28 – beyond horizon"));
+    assert!(board.contains("2025-04-28 – not within 2 years"));
     assert!(board.contains("closed</span> <span class=\"band\">2025-02-27</span>"));
 
     let index = text(&files, "index.html");
@@ -412,7 +413,7 @@ fn pages_show_the_issues_and_milestones() {
             && index.contains("status-no_due_date")
     );
     assert!(index.contains("class=\"badge hard\""));
-    assert!(index.contains("2025-05-01 – not within the horizon"));
+    assert!(index.contains("2025-05-01 – not within 2 years"));
     assert!(index.contains("estimate missing on acme/app#7"));
 
     let runway = text(&files, "runway.html");
@@ -529,7 +530,7 @@ fn a_milestone_wholly_beyond_the_horizon_has_no_cone() {
     );
     let runway = text(&render(&d, None).unwrap(), "runway.html");
     // Said once, not three times, and no slack counted to the horizon.
-    assert!(runway.contains("<span class=\"sub band\">not within the horizon</span>"));
+    assert!(runway.contains("<span class=\"sub band\">not within 2 years</span>"));
     assert!(!runway.contains("beyond horizon · <strong>beyond horizon</strong>"));
     assert!(page.milestones[1].slack_label.is_none());
     assert!(runway.contains("class=\"today\""));
@@ -866,4 +867,33 @@ fn the_directives_page_quotes_the_pm_escaped_and_lists_ledger_problems() {
     assert!(!page.contains("<script>"), "user text is escaped: {page}");
     assert!(page.contains("ledger line 9: unknown directive kind"));
     assert!(page.contains("Problems in the ledger"));
+}
+
+#[test]
+fn the_horizon_is_said_in_years_months_weeks_or_days_and_never_as_a_bare_phrase() {
+    assert_eq!(super::text::horizon_words(730), "2 years");
+    assert_eq!(super::text::horizon_words(365), "1 year");
+    assert_eq!(super::text::horizon_words(90), "3 months");
+    assert_eq!(super::text::horizon_words(42), "6 weeks");
+    assert_eq!(super::text::horizon_words(100), "100 days");
+    assert_eq!(super::text::horizon_words(1), "1 day");
+    let mut d = data();
+    d.runway.milestones[1].p10 = "beyond horizon".to_owned();
+    d.runway.milestones[1].band = band("beyond horizon", "beyond horizon");
+    d.horizon_days = 90;
+    let files = render(&d, None).unwrap();
+    for (name, bytes) in &files {
+        let page = String::from_utf8_lossy(bytes);
+        for phrase in ["beyond horizon", "within the horizon"] {
+            let at = page.find(phrase);
+            assert!(
+                at.is_none(),
+                "{name}: {}",
+                at.map(|i| &page[i.saturating_sub(200)..(i + 40).min(page.len())])
+                    .unwrap_or_default()
+            );
+        }
+    }
+    assert!(text(&files, "runway.html").contains("not within 3 months"));
+    assert!(text(&files, "board.html").contains("not within 3 months"));
 }

@@ -138,6 +138,52 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
 }
 
 #[test]
+fn render_redraws_the_site_a_run_drew_byte_for_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = commitea(&["demo", "d", "--trials", "300"], tmp.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let site = tmp.path().join("d/public");
+    let read = |dir: &std::path::Path| -> std::collections::BTreeMap<String, Vec<u8>> {
+        walkdir::WalkDir::new(dir)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                (
+                    e.path()
+                        .strip_prefix(dir)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect()
+    };
+    let drawn = read(&site);
+    std::fs::remove_dir_all(&site).unwrap();
+    let out = commitea(&["render", "-s", "d", "--trials", "300"], tmp.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let redrawn = read(&site);
+    assert!(redrawn.len() > 300, "{} files", redrawn.len());
+    assert_eq!(
+        drawn.keys().collect::<Vec<_>>(),
+        redrawn.keys().collect::<Vec<_>>()
+    );
+    for (name, bytes) in &drawn {
+        assert!(redrawn[name] == *bytes, "{name} differs");
+    }
+}
+
+#[test]
 fn demo_refuses_a_folder_that_is_not_a_state_repo() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("notes.txt"), "mine").unwrap();
@@ -184,13 +230,24 @@ fn plan_and_render_work_on_a_state_repo() {
     let table = String::from_utf8(plan.stdout).unwrap();
     assert!(table.starts_with("as of 2026-11-27\n"), "{table}");
     assert!(state.join("forecast/forecast.json").exists());
-    let render = commitea(&["render", "-s", "state"], tmp.path());
+    let render = commitea(&["render", "-s", "state", "--trials", "300"], tmp.path());
     assert!(
         render.status.success(),
         "{}",
         String::from_utf8_lossy(&render.stderr)
     );
-    assert!(state.join("public/runway.html").exists());
+    // The whole site, detail pages included.
+    for page in [
+        "runway.html",
+        "standup.html",
+        "roadmap.html",
+        "changes.html",
+        "search.html",
+    ] {
+        assert!(state.join("public").join(page).exists(), "{page}");
+    }
+    assert!(state.join("public/milestones").is_dir() && state.join("public/people").is_dir());
+    assert!(state.join("public/issues/acme/api").is_dir());
     let json = commitea(
         &["plan", "-s", "state", "--trials", "300", "--json"],
         tmp.path(),
