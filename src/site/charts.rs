@@ -575,7 +575,12 @@ pub(crate) fn fan(
             super::pages::percent(p.p),
             p.day,
             x + 7.0,
-            yy - 7.0,
+            // The due point's name goes below the line, the quantiles' above, so close points stay legible.
+            if p.label == "at due" {
+                yy + 20.0
+            } else {
+                yy - 7.0
+            },
             p.label
         );
     }

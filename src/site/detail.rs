@@ -56,9 +56,14 @@ pub struct StandupPage {
     pub moved_shown: usize,
     /// Each person's next working days, with links.
     pub people: Vec<PersonPlanRow>,
-    /// Stale blockers, with links.
+    /// Stale blockers, with links (at most [`STANDUP_STALE`], the longest idle first).
     pub stale: Vec<StaleRow>,
+    /// Stale blockers in all.
+    pub stale_total: usize,
 }
+
+/// Stale blockers the standup page lists at most.
+pub const STANDUP_STALE: usize = 100;
 
 /// Issues the standup page lists as moved at most.
 pub const STANDUP_MOVED: usize = 200;
@@ -139,7 +144,7 @@ pub struct RoadmapPage {
 /// The weeks the roadmap shows from today at most.
 const ROADMAP_DAYS: u64 = 26 * 7;
 /// Bars the roadmap draws per person at most (in planned order).
-const ROADMAP_BARS: usize = 60;
+const ROADMAP_BARS: usize = 40;
 
 /// A link to something that may have a page.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -696,9 +701,11 @@ fn standup_page(
                 .collect(),
         })
         .collect();
+    let stale_total = view.stale_blockers.len();
     let stale = view
         .stale_blockers
         .iter()
+        .take(STANDUP_STALE)
         .map(|b| StaleRow {
             link: issue_link(&b.issue),
             idle_days: b.idle_days,
@@ -713,6 +720,7 @@ fn standup_page(
         moved_by_person,
         people,
         stale,
+        stale_total,
         view,
     }
 }
