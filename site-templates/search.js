@@ -9,7 +9,7 @@
   if (!ix || !form || !list) return;
   var day0 = new Date(ix.asOf + "T00:00:00Z");
   function day(n) {
-    if (n === null || n === undefined) return "not within the horizon";
+    if (n === null || n === undefined) return form.getAttribute("data-not-within") || "not within the horizon";
     var d = new Date(day0.getTime() + n * 86400000);
     return d.toISOString().slice(0, 10);
   }

@@ -524,35 +524,6 @@ pub(crate) fn forecast_files(c: &Computed) -> Result<BTreeMap<String, Vec<u8>>, 
     Ok(out)
 }
 
-/// The site's data read back from the view payloads a run wrote under `forecast/views/`.
-pub(crate) fn site_data_from_views(layout: &Layout, title: &str) -> Result<SiteData, StateError> {
-    fn read<T: serde::de::DeserializeOwned>(layout: &Layout, name: &str) -> Result<T, StateError> {
-        let path = layout.view_file(name);
-        let bytes = std::fs::read(&path).map_err(|source| StateError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        serde_json::from_slice(&bytes).map_err(|e| StateError::Json {
-            path,
-            message: format!("{e}; run `commitea plan` or `commitea run` again"),
-        })
-    }
-    Ok(SiteData {
-        title: title.to_owned(),
-        overview: read(layout, "overview")?,
-        board: read(layout, "board")?,
-        runway: read(layout, "runway")?,
-        directives: match read(layout, "directives") {
-            Ok(d) => d,
-            Err(_) => crate::views::directives::load(layout)?,
-        },
-        calibration: read(layout, "calibration")?,
-        // The per-issue, milestone and person pages need the plan and the snapshot, which the views do
-        // not hold: `commitea render` redraws the summary pages only (docs/site.md).
-        detail: None,
-    })
-}
-
 /// Every op file in the checkout's `ops/pending/` (each with whether the branch holds it too), every file
 /// in `ops/applied/`, and the ledger on the branch and in the checkout: the changes page's data.
 pub(crate) fn load_changes(
@@ -649,6 +620,42 @@ pub(crate) fn past_forecasts(
     Ok(out)
 }
 
+/// Committed forecasts the standup looks back through at most for one that differs from today's.
+const DRIFT_LOOKBACK: usize = 200;
+
+/// The newest committed forecast that differs from `today`'s, if the state repo at `dir` has one: what
+/// the standup measures drift against.
+pub(crate) fn previous_forecast(
+    dir: &Path,
+    today: &forecast::ForecastReport,
+) -> Option<crate::views::standup::Previous> {
+    let repo = gix::open(dir).ok()?;
+    let today =
+        crate::state::to_json(today, std::path::Path::new(crate::state::FORECAST_FILE)).ok()?;
+    let history = crate::state::git::first_parent_history(&repo).ok()?;
+    for (id, _) in history.into_iter().take(DRIFT_LOOKBACK) {
+        let Ok(Some(bytes)) = crate::state::git::read_at(&repo, id, crate::state::FORECAST_FILE)
+        else {
+            continue;
+        };
+        if bytes == today {
+            continue;
+        }
+        match serde_json::from_slice::<crate::forecast::ForecastReport>(&bytes) {
+            Ok(report) => {
+                return Some(crate::views::standup::Previous {
+                    commit: id.to_hex_with_len(12).to_string(),
+                    report,
+                });
+            }
+            Err(e) => {
+                tracing::warn!("forecast/forecast.json at {id} is not readable, skipped: {e}");
+            }
+        }
+    }
+    None
+}
+
 /// Renders the site of a computed state in memory: relative path → bytes (the site benchmark times it).
 pub fn site_files(
     c: &Computed,
@@ -656,6 +663,7 @@ pub fn site_files(
 ) -> Result<BTreeMap<String, Vec<u8>>, PipelineError> {
     let t = Instant::now();
     let data = SiteData {
+        horizon_days: c.config.forecast.horizon_days.0,
         calibration: c.calibration.clone(),
         directives: c.directives.clone(),
         title: c.config.site.title.clone(),
@@ -671,6 +679,22 @@ pub fn site_files(
             &past_forecasts(layout)?,
             load_changes(layout)?,
             c.config.server.as_deref(),
+            crate::views::standup::standup(
+                Inputs {
+                    plan: &c.plan,
+                    report: &c.report,
+                },
+                &c.snapshot,
+                previous_forecast(layout.root(), &c.report).as_ref(),
+                crate::views::standup::StandupSettings {
+                    stale_days: c.config.standup.stale_days.0,
+                    plan_days: c.config.standup.plan_days.0,
+                },
+                &crate::views::Selection {
+                    limit: usize::MAX,
+                    ..crate::views::Selection::default()
+                },
+            ),
         )),
     };
     let templates = layout.templates_dir();

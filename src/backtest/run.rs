@@ -83,6 +83,23 @@ impl Default for BacktestOptions {
 }
 
 impl BacktestOptions {
+    /// The options `commitea backtest` runs with: `backtest.*` from the config, the seed `forecast.seed`
+    /// (default 1), the horizon `backtest.horizon_days`, else the abandonment window (at most the
+    /// forecast's horizon).
+    pub fn from_config(c: &Config) -> Self {
+        let defaults = Self::default();
+        Self {
+            every_days: c.backtest.every_days.0,
+            trials: c.backtest.trials.0,
+            seed: c.forecast.seed.unwrap_or(defaults.seed),
+            horizon_days: c.backtest.horizon_days.map_or_else(
+                || c.forecast.abandonment_days.0.min(c.forecast.horizon_days.0),
+                |h| h.0,
+            ),
+            ..defaults
+        }
+    }
+
     /// How the targets are scored.
     pub fn scoring(&self) -> Scoring {
         Scoring {

@@ -54,18 +54,16 @@ pub fn run(a: Args) -> CommandResult {
         other => other?,
     };
     let c = &repo.config;
-    let defaults = crate::backtest::BacktestOptions::default();
-    let opts = crate::backtest::BacktestOptions {
-        every_days: c.backtest.every_days.0,
-        trials: c.backtest.trials.0,
-        seed: c.forecast.seed.unwrap_or(defaults.seed),
-        horizon_days: c.backtest.horizon_days.map_or_else(
-            || c.forecast.abandonment_days.0.min(c.forecast.horizon_days.0),
-            |h| h.0,
-        ),
-        ..defaults
-    };
+    let opts = crate::backtest::BacktestOptions::from_config(c);
     let report = crate::backtest::backtest(&repo.snapshot, c, repo.ledger.as_deref(), &opts);
+    if report.cuts == 0 {
+        tracing::warn!(
+            "no cut: a cut needs {} days of history before it and its whole horizon ({} days) passed before \
+             the snapshot; for a young project set backtest.horizon_days lower (docs/forecasting.md)",
+            opts.min_history_days,
+            opts.horizon_days
+        );
+    }
     if a.write {
         let _lock = crate::state::lock::lock_state(repo.layout.root(), c, chrono::Utc::now())?;
         let rel = std::path::Path::new(crate::state::BACKTEST_FILE);

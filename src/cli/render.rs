@@ -1,7 +1,6 @@
-//! `commitea render`: the site from the views a run wrote.
+//! `commitea render`: the whole site redrawn from the state repo, offline, as `commitea run` draws it.
 
-use super::{CommandResult, StateArg, env_vars};
-use crate::config::{Config, Overrides};
+use super::{CommandResult, ForecastArgs, StateArg, run_options};
 use crate::state::Layout;
 
 /// `commitea render`'s arguments.
@@ -9,17 +8,22 @@ use crate::state::Layout;
 pub struct Args {
     #[command(flatten)]
     state: StateArg,
+    #[command(flatten)]
+    forecast: ForecastArgs,
 }
 
-/// Renders `forecast/views/` into `site.output` and prints the front page's path.
+/// Reads the state as an offline run does (the snapshot, the ledger on the branch, the committed
+/// forecast's day), forecasts in memory and renders every page into `site.output`; writes nothing else
+/// and commits nothing. Prints the front page's path.
 pub fn run(a: Args) -> CommandResult {
+    let mut opts = run_options(&a.state, &a.forecast);
+    // `commit` makes the forecast read the ledger on the branch, as a run does; nothing is committed here.
+    opts.commit = true;
     let layout = Layout::new(&a.state.state);
-    let config = Config::load(layout.root(), env_vars(), &Overrides::default())?;
-    let _lock = crate::state::lock::lock_state(layout.root(), &config, chrono::Utc::now())?;
-    let data = crate::pipeline::site_data_from_views(&layout, &config.site.title)?;
-    let templates = layout.templates_dir();
-    let files = crate::site::render(&data, templates.exists().then_some(templates.as_path()))?;
-    let out = layout.root().join(&config.site.output);
+    let _lock = crate::pipeline::lock(&opts, &layout)?;
+    let computed = crate::pipeline::compute(&opts)?;
+    let files = crate::pipeline::site_files(&computed, &layout)?;
+    let out = layout.root().join(&computed.config.site.output);
     crate::site::write(&files, &out)?;
     println!("{}", out.join("index.html").display());
     Ok(())

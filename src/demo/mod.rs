@@ -22,9 +22,11 @@
 //! clock (`now` is part of the spec).
 
 mod history;
+mod populate;
 mod team;
 mod words;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use chrono::{DateTime, TimeZone, Utc};
@@ -94,6 +96,10 @@ pub struct DemoState {
     pub ledger: String,
     /// `snapshot/`.
     pub snapshot: Snapshot,
+    /// `ops/applied/ID.yaml` files: path relative to the state repo → text (none unless [`populate`]d).
+    pub applied: BTreeMap<String, String>,
+    /// `ops/pending/ID.yaml` files: path relative to the state repo → text (none unless [`populate`]d).
+    pub pending: BTreeMap<String, String>,
 }
 
 /// Generates the demo state repo of `spec`; the same spec always gives the same state.
@@ -108,8 +114,20 @@ pub fn generate(spec: &DemoSpec) -> DemoState {
         config_text,
         ledger: LEDGER.to_owned(),
         snapshot,
+        applied: BTreeMap::new(),
+        pending: BTreeMap::new(),
     }
 }
+
+/// The bundled demo as `commitea demo` and the crate's `state/` folder hold it: [`generate`]d, then
+/// [`populate`]d with directives, an applied history and pending op files.
+pub fn bundled() -> DemoState {
+    let mut state = generate(&DemoSpec::bundled());
+    populate(&mut state);
+    state
+}
+
+pub use populate::populate;
 
 /// The initial `pm-state.md`.
 const LEDGER: &str = "\
@@ -129,14 +147,33 @@ No directives yet.
 /// The `.gitignore` of a demo state repo: the rendered site is rebuilt on every run.
 const GITIGNORE: &str = "# The rendered site is rebuilt on every run.\npublic/\n";
 
-/// Writes commitea.yaml (config_text), pm-state.md (ledger), .gitignore (containing `public/`), and the snapshot (via Snapshot::save) into `dir`.
+/// Writes commitea.yaml (config_text), pm-state.md (ledger), .gitignore (containing `public/`), the
+/// snapshot (via Snapshot::save), the applied op files and the pending ones into `dir`.
 ///
 /// Files whose bytes are already right are left alone, and issue files the snapshot no longer has are removed.
 pub fn write(state: &DemoState, dir: &Path) -> Result<(), StateError> {
+    write_committed(state, dir)?;
+    write_pending(state, dir)
+}
+
+/// [`write`] without the pending op files: what the demo's first commit holds.
+pub fn write_committed(state: &DemoState, dir: &Path) -> Result<(), StateError> {
     let layout = Layout::new(dir);
     write_if_changed(&Config::path_in(dir), state.config_text.as_bytes())?;
     write_if_changed(&layout.ledger(), state.ledger.as_bytes())?;
     write_if_changed(&dir.join(".gitignore"), GITIGNORE.as_bytes())?;
     state.snapshot.save(&layout)?;
+    for (rel, text) in &state.applied {
+        write_if_changed(&dir.join(rel), text.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Writes the pending op files: after the first commit they are only in the checkout, where the demo's
+/// changes page shows them awaiting `commitea propose` (additive) or their pull request (destructive).
+pub fn write_pending(state: &DemoState, dir: &Path) -> Result<(), StateError> {
+    for (rel, text) in &state.pending {
+        write_if_changed(&dir.join(rel), text.as_bytes())?;
+    }
     Ok(())
 }

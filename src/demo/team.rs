@@ -408,6 +408,11 @@ impl Team {
                 horizon_days: HorizonDays(730),
                 ..ForecastConfig::default()
             },
+            backtest: crate::config::BacktestConfig {
+                every_days: crate::config::FullEveryDays(14),
+                horizon_days: Some(HorizonDays(42)),
+                ..crate::config::BacktestConfig::default()
+            },
             site: SiteConfig {
                 title: SITE_TITLE.to_owned(),
                 output: PathBuf::from("public"),
@@ -500,6 +505,9 @@ impl Team {
              # The Monte Carlo forecast. With no seed, a fixed default seed is used, so the same state\n\
              # always gives the same forecast; set one to draw other random numbers.\n\
              forecast:\n  trials: 10000\n  # seed: 42\n  horizon_days: 730\n\n\
+             # `commitea backtest`: a young project (six months of history) has no cut whose year-long\n\
+             # default horizon has passed, so the demo scores six weeks ahead, a cut every two weeks.\n\
+             backtest:\n  every_days: 14\n  horizon_days: 42\n\n\
              # The static site, rebuilt on every run (public/ is not committed).\n\
              site:\n  title: \"{SITE_TITLE}\"\n  output: public\n\n\
              # Model endpoints for `commitea ask` (OpenAI-compatible); the demo needs none. For example:\n\

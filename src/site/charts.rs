@@ -348,70 +348,6 @@ pub(crate) struct BurnPoint {
     pub done: usize,
 }
 
-/// A burn-up: scope (dashed) and done (solid) per week.
-pub(crate) fn burnup(points: &[BurnPoint], title: &str) -> String {
-    let (w, h) = (640.0, 200.0);
-    let (left, bottom, top, right) = (40.0, 24.0, 10.0, 10.0);
-    let (Some(first), Some(last)) = (points.first(), points.last()) else {
-        return String::new();
-    };
-    let scale = Scale {
-        start: first.day,
-        end: last.day,
-        x0: left,
-        x1: w - right,
-    };
-    let max = points.iter().map(|p| p.scope).max().unwrap_or(1).max(1) as f64;
-    let y =
-        |v: usize| (((h - bottom) - (v as f64 / max) * (h - bottom - top)) * 10.0).round() / 10.0;
-    let path = |f: &dyn Fn(&BurnPoint) -> usize| {
-        points
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                format!(
-                    "{}{} {}",
-                    if i == 0 { "M" } else { "L" },
-                    scale.x(p.day),
-                    y(f(p))
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        "<svg class=\"chart burnup\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-labelledby=\"bu-t\" xmlns=\"http://www.w3.org/2000/svg\"><title id=\"bu-t\">{}</title>",
-        esc(title)
-    );
-    for (i, m) in scale.months(6).iter().enumerate() {
-        let x = scale.x(*m);
-        let _ = write!(
-            s,
-            "<line class=\"grid\" x1=\"{x}\" y1=\"{top}\" x2=\"{x}\" y2=\"{}\"/><text class=\"tick\" x=\"{x}\" y=\"{}\">{}</text>",
-            h - bottom,
-            h - 6.0,
-            month_label(*m, i == 0)
-        );
-    }
-    let _ = write!(
-        s,
-        "<text class=\"tick\" x=\"0\" y=\"{}\">{}</text><text class=\"tick\" x=\"0\" y=\"{}\">0</text>",
-        y(max as usize) + 5.0,
-        max as usize,
-        h - bottom
-    );
-    let _ = write!(
-        s,
-        "<path class=\"scope\" d=\"{}\"/><path class=\"done\" d=\"{}\"/>",
-        path(&|p| p.scope),
-        path(&|p| p.done)
-    );
-    s.push_str("</svg>");
-    s
-}
-
 /// One committed forecast of a milestone.
 #[derive(Debug, Clone)]
 pub(crate) struct DriftPoint {
@@ -539,6 +475,592 @@ pub(crate) fn drift(points: &[DriftPoint], due: Option<NaiveDate>, title: &str) 
     s
 }
 
+/// A share as a whole percentage for an axis.
+fn pct_label(p: f64) -> String {
+    format!("{:.0}%", p * 100.0)
+}
+
+/// A day and the probability that the milestone is done by then.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct FanPoint {
+    /// The day.
+    pub day: NaiveDate,
+    /// P(done by the end of that day).
+    pub p: f64,
+    /// What the point is (`p10`, `due`…), printed beside it.
+    pub label: &'static str,
+}
+
+/// The milestone fan chart: the probability that it is done by each date, drawn through the points the
+/// forecast stores (p10, p50, p80 and P(on time) at the due date) joined by straight lines — between
+/// them the curve is an interpolation, which the page says. `beyond` is P(done within the horizon) when
+/// p80 (or more) lies beyond it: the curve then runs flat to the horizon at that height, dashed.
+pub(crate) fn fan(
+    points: &[FanPoint],
+    today: NaiveDate,
+    horizon: NaiveDate,
+    due: Option<NaiveDate>,
+    beyond: Option<f64>,
+    title: &str,
+) -> String {
+    let (w, h) = (960.0, 260.0);
+    let (left, right, top, bottom) = (56.0, 60.0, 16.0, 40.0);
+    let mut pts: Vec<FanPoint> = points.to_vec();
+    pts.sort_by(|a, b| a.day.cmp(&b.day).then(a.p.total_cmp(&b.p)));
+    let last = pts.last().map_or(today, |p| p.day);
+    let end = if beyond.is_some() {
+        horizon
+    } else {
+        last.max(due.unwrap_or(last))
+    }
+    .max(today + chrono::Days::new(28));
+    let xs = Scale {
+        start: today.min(due.unwrap_or(today)),
+        end,
+        x0: left,
+        x1: w - right,
+    };
+    let y = |p: f64| ((top + (1.0 - p.clamp(0.0, 1.0)) * (h - top - bottom)) * 10.0).round() / 10.0;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<svg class=\"chart fan\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-labelledby=\"fan-t\" xmlns=\"http://www.w3.org/2000/svg\"><title id=\"fan-t\">{}</title>",
+        esc(title)
+    );
+    for p in [0.0, 0.5, 0.8, 1.0] {
+        let _ = write!(
+            s,
+            "<line class=\"grid\" x1=\"{left}\" y1=\"{yy}\" x2=\"{}\" y2=\"{yy}\"/><text class=\"tick\" x=\"0\" y=\"{}\">{}</text>",
+            w - right,
+            y(p) + 5.0,
+            pct_label(p),
+            yy = y(p)
+        );
+    }
+    for (i, m) in xs.months(10).iter().enumerate() {
+        let x = xs.x(*m);
+        let _ = write!(
+            s,
+            "<line class=\"grid\" x1=\"{x}\" y1=\"{top}\" x2=\"{x}\" y2=\"{}\"/><text class=\"tick\" x=\"{x}\" y=\"{}\">{}</text>",
+            h - bottom,
+            h - bottom + 20.0,
+            month_label(*m, i == 0)
+        );
+    }
+    // The curve: from 0 today through the stored points.
+    let mut d = format!("M{} {}", xs.x(today), y(0.0));
+    for p in &pts {
+        let _ = write!(d, " L{} {}", xs.x(p.day), y(p.p));
+    }
+    let _ = write!(s, "<path class=\"fan-line\" d=\"{d}\"/>");
+    if let Some(b) = beyond {
+        let _ = write!(
+            s,
+            "<path class=\"fan-beyond\" d=\"M{} {} L{} {}\"/><text class=\"beyond\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{} within the horizon</text>",
+            xs.x(last),
+            y(pts.last().map_or(0.0, |p| p.p)),
+            xs.x(horizon),
+            y(b),
+            w - right,
+            y(b) - 8.0,
+            super::pages::percent(b)
+        );
+    }
+    for p in &pts {
+        let (x, yy) = (xs.x(p.day), y(p.p));
+        let _ = write!(
+            s,
+            "<g><title>{}: {} by {}</title><circle class=\"fan-dot\" cx=\"{x}\" cy=\"{yy}\" r=\"4.5\"/><text class=\"label\" x=\"{}\" y=\"{}\">{}</text></g>",
+            p.label,
+            super::pages::percent(p.p),
+            p.day,
+            x + 7.0,
+            // The due point's name goes below the line, the quantiles' above, so close points stay legible.
+            if p.label == "at due" {
+                yy + 20.0
+            } else {
+                yy - 7.0
+            },
+            p.label
+        );
+    }
+    if let Some(due) = due {
+        let x = xs.x(due);
+        let _ = write!(
+            s,
+            "<line class=\"due-line\" x1=\"{x}\" y1=\"{top}\" x2=\"{x}\" y2=\"{}\"/><text class=\"tick\" x=\"{}\" y=\"{}\">due</text>",
+            h - bottom,
+            x + 4.0,
+            top + 12.0
+        );
+    }
+    let tx = xs.x(today);
+    let _ = write!(
+        s,
+        "<line class=\"today\" x1=\"{tx}\" y1=\"{top}\" x2=\"{tx}\" y2=\"{}\"/><text class=\"today-label\" x=\"{tx}\" y=\"{}\" text-anchor=\"start\">today</text>",
+        h - bottom,
+        h - 4.0
+    );
+    s.push_str("</svg>");
+    s
+}
+
+/// The forecast's continuation of a burn-up: from today's done count, the remaining scope done between
+/// p10 and p80 (a shaded cone), p50 a line; a date beyond the horizon runs the cone to the horizon.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BurnCone {
+    /// Today.
+    pub today: NaiveDate,
+    /// The forecast horizon.
+    pub horizon: NaiveDate,
+    /// Issues in scope today.
+    pub scope: usize,
+    /// Of them, done today.
+    pub done: usize,
+    /// p10, p50 and p80 of the milestone (none: beyond the horizon).
+    pub p10: Option<NaiveDate>,
+    /// Median.
+    pub p50: Option<NaiveDate>,
+    /// 80%.
+    pub p80: Option<NaiveDate>,
+}
+
+/// A burn-up continued by the forecast cone to the right of today (see [`BurnCone`]).
+pub(crate) fn burnup_with_cone(
+    points: &[BurnPoint],
+    cone: Option<BurnCone>,
+    title: &str,
+) -> String {
+    let (w, h) = (960.0, 220.0);
+    let (left, bottom, top, right) = (40.0, 24.0, 10.0, 16.0);
+    let (Some(first), Some(last)) = (points.first(), points.last()) else {
+        return String::new();
+    };
+    let end = cone.map_or(last.day, |c| {
+        [c.p80, c.p50, c.p10]
+            .into_iter()
+            .flatten()
+            .max()
+            .map_or(c.horizon, |d| if c.p80.is_none() { c.horizon } else { d })
+            .max(last.day)
+            .max(c.today)
+    });
+    let scale = Scale {
+        start: first.day,
+        end,
+        x0: left,
+        x1: w - right,
+    };
+    let max = points
+        .iter()
+        .map(|p| p.scope)
+        .chain(cone.map(|c| c.scope))
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64;
+    let y =
+        |v: usize| (((h - bottom) - (v as f64 / max) * (h - bottom - top)) * 10.0).round() / 10.0;
+    let path = |f: &dyn Fn(&BurnPoint) -> usize| {
+        points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                format!(
+                    "{}{} {}",
+                    if i == 0 { "M" } else { "L" },
+                    scale.x(p.day),
+                    y(f(p))
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<svg class=\"chart burnup cone\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-labelledby=\"bu-t\" xmlns=\"http://www.w3.org/2000/svg\"><title id=\"bu-t\">{}</title>",
+        esc(title)
+    );
+    for (i, m) in scale.months(10).iter().enumerate() {
+        let x = scale.x(*m);
+        let _ = write!(
+            s,
+            "<line class=\"grid\" x1=\"{x}\" y1=\"{top}\" x2=\"{x}\" y2=\"{}\"/><text class=\"tick\" x=\"{x}\" y=\"{}\">{}</text>",
+            h - bottom,
+            h - 6.0,
+            month_label(*m, i == 0)
+        );
+    }
+    let _ = write!(
+        s,
+        "<text class=\"tick\" x=\"0\" y=\"{}\">{}</text><text class=\"tick\" x=\"0\" y=\"{}\">0</text>",
+        y(max as usize) + 5.0,
+        max as usize,
+        h - bottom
+    );
+    if let Some(c) = cone {
+        let x0 = scale.x(c.today);
+        let (y0, y1) = (y(c.done), y(c.scope));
+        let at = |d: Option<NaiveDate>| scale.x(d.unwrap_or(c.horizon));
+        let _ = write!(
+            s,
+            "<g><title>Forecast: the remaining {} issues done between p10 {} and p80 {}, half by p50 {}</title><path class=\"cone-area\" d=\"M{x0} {y0} L{} {y1} L{} {y1} Z\"/><path class=\"scope\" d=\"M{x0} {y1} L{} {y1}\"/><path class=\"cone-p50\" d=\"M{x0} {y0} L{} {y1}\"/></g>",
+            c.scope.saturating_sub(c.done),
+            c.p10
+                .map_or_else(|| "beyond the horizon".to_owned(), |d| d.to_string()),
+            c.p80
+                .map_or_else(|| "beyond the horizon".to_owned(), |d| d.to_string()),
+            c.p50
+                .map_or_else(|| "beyond the horizon".to_owned(), |d| d.to_string()),
+            at(c.p10),
+            at(c.p80),
+            at(c.p80),
+            at(c.p50),
+        );
+        let _ = write!(
+            s,
+            "<line class=\"today\" x1=\"{x0}\" y1=\"{top}\" x2=\"{x0}\" y2=\"{}\"/><text class=\"today-label\" x=\"{}\" y=\"{}\" text-anchor=\"end\">today</text>",
+            h - bottom,
+            x0 - 4.0,
+            top + 14.0
+        );
+    }
+    let _ = write!(
+        s,
+        "<path class=\"scope\" d=\"{}\"/><path class=\"done\" d=\"{}\"/>",
+        path(&|p| p.scope),
+        path(&|p| p.done)
+    );
+    s.push_str("</svg>");
+    s
+}
+
+/// One bar of the roadmap: an issue from its planned start to its p50, with a p50–p80 whisker.
+#[derive(Debug, Clone)]
+pub(crate) struct GanttBar {
+    /// `owner/repo#N`.
+    pub key: String,
+    /// Its title.
+    pub title: String,
+    /// Its page, relative to the page.
+    pub href: Option<String>,
+    /// Start in the median plan.
+    pub start: NaiveDate,
+    /// p50 (none: beyond the horizon).
+    pub p50: Option<NaiveDate>,
+    /// p80 (none: beyond the horizon).
+    pub p80: Option<NaiveDate>,
+}
+
+/// One person's lane of the roadmap.
+#[derive(Debug, Clone)]
+pub(crate) struct Lane {
+    /// The person.
+    pub person: String,
+    /// Their page, relative to the page.
+    pub href: Option<String>,
+    /// Their issues in planned order.
+    pub bars: Vec<GanttBar>,
+    /// Their time off, inclusive.
+    pub off: Vec<(NaiveDate, NaiveDate)>,
+}
+
+/// A milestone's due date on the roadmap.
+#[derive(Debug, Clone)]
+pub(crate) struct DueMark {
+    /// The milestone's title.
+    pub title: String,
+    /// Its due day.
+    pub due: NaiveDate,
+    /// Whether the date is hard.
+    pub hard: bool,
+}
+
+/// The roadmap: the median plan as a Gantt chart, one lane per person (bars packed into as few rows as
+/// do not overlap), time off shaded and hatched, milestone due dates as labelled vertical lines, month
+/// ticks and today. Every bar links to its issue page.
+pub(crate) fn roadmap(
+    lanes: &[Lane],
+    dues: &[DueMark],
+    today: NaiveDate,
+    end: NaiveDate,
+    title: &str,
+) -> String {
+    const W: f64 = 1200.0;
+    const LABEL: f64 = 130.0;
+    const ROW: f64 = 28.0;
+    const HEAD: f64 = 30.0;
+    let scale = Scale {
+        start: today,
+        end: end.max(today + chrono::Days::new(28)),
+        x0: LABEL + 8.0,
+        x1: W - 16.0,
+    };
+    // Rows per lane: a bar goes into the first row whose last bar (whisker included) ended before it.
+    let packed: Vec<Vec<(usize, &GanttBar)>> = lanes
+        .iter()
+        .map(|l| {
+            let mut ends: Vec<f64> = Vec::new();
+            l.bars
+                .iter()
+                .map(|b| {
+                    let a = scale.x(b.start);
+                    let z = scale.x(b.p80.unwrap_or(scale.end)) + 2.0;
+                    let row = match ends.iter().position(|e| *e <= a) {
+                        Some(r) => r,
+                        None => {
+                            ends.push(0.0);
+                            ends.len() - 1
+                        }
+                    };
+                    ends[row] = z;
+                    (row, b)
+                })
+                .collect()
+        })
+        .collect();
+    let heights: Vec<f64> = packed
+        .iter()
+        .map(|p| (p.iter().map(|(r, _)| r + 1).max().unwrap_or(1) as f64) * ROW + 10.0)
+        .collect();
+    let body = heights.iter().sum::<f64>();
+    let dues_h = 20.0 * dues.len().min(4) as f64;
+    let height = HEAD + dues_h + body + 24.0;
+    let lanes_top = HEAD + dues_h;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<svg class=\"chart roadmap\" viewBox=\"0 0 {W} {height}\" role=\"group\" aria-labelledby=\"rm-t\" xmlns=\"http://www.w3.org/2000/svg\"><title id=\"rm-t\">{}</title>",
+        esc(title)
+    );
+    let _ = write!(
+        s,
+        "<defs><pattern id=\"rm-off\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\"><line class=\"off-hatch\" x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\"/></pattern></defs>"
+    );
+    let bottom = lanes_top + body;
+    for (i, m) in scale.months(14).iter().enumerate() {
+        let x = scale.x(*m);
+        let _ = write!(
+            s,
+            "<line class=\"grid\" x1=\"{x}\" y1=\"{HEAD}\" x2=\"{x}\" y2=\"{bottom}\"/><text class=\"tick\" x=\"{x}\" y=\"18\">{}</text>",
+            month_label(*m, i == 0)
+        );
+    }
+    let mut y = lanes_top;
+    for ((lane, rows), lh) in lanes.iter().zip(&packed).zip(&heights) {
+        let _ = write!(
+            s,
+            "<g class=\"lane\"><line class=\"grid\" x1=\"0\" y1=\"{y}\" x2=\"{W}\" y2=\"{y}\"/>"
+        );
+        let name = esc(&truncate(&lane.person, 16));
+        match &lane.href {
+            Some(h) => {
+                let _ = write!(
+                    s,
+                    "<a href=\"{}\"><text class=\"label\" x=\"0\" y=\"{}\">{name}</text></a>",
+                    esc(h),
+                    y + 18.0
+                );
+            }
+            None => {
+                let _ = write!(
+                    s,
+                    "<text class=\"label\" x=\"0\" y=\"{}\">{name}</text>",
+                    y + 18.0
+                );
+            }
+        }
+        for (from, to) in &lane.off {
+            if *to < scale.start || *from > scale.end {
+                continue;
+            }
+            let a = scale.x(*from);
+            let b = scale.x(*to + chrono::Days::new(1));
+            let _ = write!(
+                s,
+                "<rect class=\"off\" x=\"{a}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"url(#rm-off)\"><title>{} off {from} – {to}</title></rect>",
+                y + 2.0,
+                ((b - a).max(2.0) * 10.0).round() / 10.0,
+                lh - 4.0,
+                esc(&lane.person)
+            );
+        }
+        for (row, b) in rows {
+            let by = y + 6.0 + ROW * *row as f64;
+            let a = scale.x(b.start);
+            let m = b.p50.map_or(scale.x1, |d| scale.x(d));
+            let z = b.p80.map_or(scale.x1, |d| scale.x(d));
+            let words = format!(
+                "{} {}: starts {} in the median plan, p50 {}, p80 {}",
+                b.key,
+                b.title,
+                b.start,
+                b.p50
+                    .map_or_else(|| "beyond the horizon".to_owned(), |d| d.to_string()),
+                b.p80
+                    .map_or_else(|| "beyond the horizon".to_owned(), |d| d.to_string()),
+            );
+            let mut g = format!(
+                "<title>{}</title><rect class=\"gbar\" x=\"{a}\" y=\"{by}\" width=\"{}\" height=\"18\" rx=\"2\"/><path class=\"whisker\" d=\"M{m} {} H{z} M{z} {} V{}\"/>",
+                esc(&words),
+                ((m - a).max(3.0) * 10.0).round() / 10.0,
+                by + 9.0,
+                by + 3.0,
+                by + 15.0
+            );
+            // The key on the bar when it fits.
+            if m - a > 8.5 * b.key.len() as f64 + 6.0 {
+                let _ = write!(
+                    g,
+                    "<text class=\"gkey\" x=\"{}\" y=\"{}\">{}</text>",
+                    a + 3.0,
+                    by + 14.0,
+                    esc(&b.key)
+                );
+            }
+            match &b.href {
+                Some(h) => {
+                    let _ = write!(s, "<a href=\"{}\">{g}</a>", esc(h));
+                }
+                None => {
+                    let _ = write!(s, "<g>{g}</g>");
+                }
+            }
+        }
+        s.push_str("</g>");
+        y += lh;
+    }
+    for (i, d) in dues.iter().enumerate() {
+        if d.due < scale.start || d.due > scale.end {
+            continue;
+        }
+        let x = scale.x(d.due);
+        let ly = HEAD + 14.0 + 20.0 * (i % 4) as f64;
+        let class = if d.hard { "due-line hard" } else { "due-line" };
+        let _ = write!(
+            s,
+            "<g><title>{} due {}{}</title><line class=\"{class}\" x1=\"{x}\" y1=\"{}\" x2=\"{x}\" y2=\"{bottom}\"/><text class=\"tick\" x=\"{}\" y=\"{ly}\" text-anchor=\"end\">{} ▾</text></g>",
+            esc(&d.title),
+            d.due,
+            if d.hard { " (hard)" } else { "" },
+            ly + 4.0,
+            x + 4.0,
+            esc(&truncate(&d.title, 28))
+        );
+    }
+    let tx = scale.x(today);
+    let _ = write!(
+        s,
+        "<line class=\"today\" x1=\"{tx}\" y1=\"{HEAD}\" x2=\"{tx}\" y2=\"{bottom}\"/><text class=\"today-label\" x=\"{tx}\" y=\"{}\">today</text>",
+        height - 6.0
+    );
+    s.push_str("</svg>");
+    s
+}
+
+/// One method's coverage: promised p10, p50, p80 against observed (value, low, high of the interval).
+#[derive(Debug, Clone)]
+pub(crate) struct Reliability {
+    /// The method's name as people read it.
+    pub name: String,
+    /// Observed coverage of p10, p50 and p80 with its interval.
+    pub coverage: [Option<[f64; 3]>; 3],
+}
+
+/// The reliability diagram: promised coverage across, observed up, the diagonal where they agree; each
+/// method a mark of its own shape (circle, square, triangle, diamond) with its interval as a whisker,
+/// named in a legend inside the chart.
+pub(crate) fn reliability(methods: &[Reliability], title: &str) -> String {
+    let (w, h) = (640.0, 420.0);
+    let (left, right, top, bottom) = (56.0, 200.0, 16.0, 48.0);
+    let x = |p: f64| ((left + p.clamp(0.0, 1.0) * (w - left - right)) * 10.0).round() / 10.0;
+    let y = |p: f64| ((top + (1.0 - p.clamp(0.0, 1.0)) * (h - top - bottom)) * 10.0).round() / 10.0;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<svg class=\"chart reliability\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-labelledby=\"rl-t\" xmlns=\"http://www.w3.org/2000/svg\"><title id=\"rl-t\">{}</title>",
+        esc(title)
+    );
+    for p in [0.0, 0.1, 0.5, 0.8, 1.0] {
+        let _ = write!(
+            s,
+            "<line class=\"grid\" x1=\"{left}\" y1=\"{yy}\" x2=\"{}\" y2=\"{yy}\"/><text class=\"tick\" x=\"0\" y=\"{}\">{}</text><line class=\"grid\" x1=\"{xx}\" y1=\"{top}\" x2=\"{xx}\" y2=\"{}\"/><text class=\"tick\" x=\"{xx}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            w - right,
+            y(p) + 5.0,
+            pct_label(p),
+            h - bottom,
+            h - bottom + 20.0,
+            pct_label(p),
+            yy = y(p),
+            xx = x(p)
+        );
+    }
+    let _ = write!(
+        s,
+        "<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">promised (p10, p50, p80)</text><line class=\"diagonal\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
+        x(0.5),
+        h - 6.0,
+        x(0.0),
+        y(0.0),
+        x(1.0),
+        y(1.0)
+    );
+    let shape = |i: usize, cx: f64, cy: f64| -> String {
+        match i % 4 {
+            0 => format!("<circle class=\"mark m{i}\" cx=\"{cx}\" cy=\"{cy}\" r=\"5\"/>"),
+            1 => format!(
+                "<rect class=\"mark m{i}\" x=\"{}\" y=\"{}\" width=\"10\" height=\"10\"/>",
+                cx - 5.0,
+                cy - 5.0
+            ),
+            2 => format!(
+                "<path class=\"mark m{i}\" d=\"M{cx} {} l6 10 h-12 z\"/>",
+                cy - 6.0
+            ),
+            _ => format!(
+                "<path class=\"mark m{i}\" d=\"M{cx} {} l6 6 l-6 6 l-6 -6 z\"/>",
+                cy - 6.0
+            ),
+        }
+    };
+    for (i, m) in methods.iter().enumerate() {
+        let dx = (i as f64 - (methods.len() as f64 - 1.0) / 2.0) * 9.0;
+        for (q, c) in [0.1, 0.5, 0.8].iter().zip(&m.coverage) {
+            let Some([v, lo, hi]) = c else { continue };
+            let cx = x(*q) + dx;
+            let _ = write!(
+                s,
+                "<g><title>{}: p{:.0} promised {}, observed {} ({}–{})</title><path class=\"whisker m{i}\" d=\"M{cx} {} V{} M{} {} h8 M{} {} h8\"/>{}</g>",
+                esc(&m.name),
+                q * 100.0,
+                pct_label(*q),
+                pct_label(*v),
+                pct_label(*lo),
+                pct_label(*hi),
+                y(*lo),
+                y(*hi),
+                cx - 4.0,
+                y(*lo),
+                cx - 4.0,
+                y(*hi),
+                shape(i, cx, y(*v))
+            );
+        }
+        let ly = top + 20.0 + 26.0 * i as f64;
+        let lx = w - right + 20.0;
+        let _ = write!(
+            s,
+            "{}<text class=\"label\" x=\"{}\" y=\"{}\">{}</text>",
+            shape(i, lx, ly - 5.0),
+            lx + 14.0,
+            ly,
+            esc(&truncate(&m.name, 20))
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -657,5 +1179,140 @@ mod tests {
         let svg = load(&weeks, "load");
         assert_eq!(svg.matches("bar over").count(), 1, "{svg}");
         assert_eq!(svg.matches("class=\"capacity\"").count(), 2);
+    }
+
+    #[test]
+    fn the_fan_rises_through_its_points_and_marks_due_today_and_the_horizon() {
+        let pts = [
+            FanPoint {
+                day: d("2026-03-01"),
+                p: 0.1,
+                label: "p10",
+            },
+            FanPoint {
+                day: d("2026-03-20"),
+                p: 0.5,
+                label: "p50",
+            },
+        ];
+        let svg = fan(
+            &pts,
+            d("2026-02-01"),
+            d("2027-02-01"),
+            Some(d("2026-03-31")),
+            Some(0.62),
+            "<b>fan</b>",
+        );
+        assert_eq!(svg.matches("class=\"fan-dot\"").count(), 2, "{svg}");
+        assert!(svg.contains("class=\"fan-beyond\""), "{svg}");
+        assert!(svg.contains("62% within the horizon"), "{svg}");
+        assert!(svg.contains("class=\"due-line\"") && svg.contains("class=\"today\""));
+        assert!(svg.contains("&lt;b&gt;fan"), "{svg}");
+        // The curve only rises: its y never grows (SVG y runs down) from one point to the next.
+        let path = svg
+            .split("class=\"fan-line\" d=\"")
+            .nth(1)
+            .unwrap_or("")
+            .split('"')
+            .next()
+            .unwrap_or("");
+        let ys: Vec<f64> = path
+            .split(['M', 'L'])
+            .filter_map(|p| p.split_whitespace().nth(1)?.parse().ok())
+            .collect();
+        assert_eq!(ys.len(), 3, "{path}");
+        assert!(ys.windows(2).all(|w| w[1] <= w[0]), "{ys:?}");
+    }
+
+    #[test]
+    fn the_burnup_cone_spans_p10_to_p80_and_runs_to_the_horizon_when_beyond() {
+        let pts = [
+            BurnPoint {
+                day: d("2026-01-05"),
+                scope: 10,
+                done: 2,
+            },
+            BurnPoint {
+                day: d("2026-02-02"),
+                scope: 12,
+                done: 5,
+            },
+        ];
+        let cone = BurnCone {
+            today: d("2026-02-02"),
+            horizon: d("2027-02-02"),
+            scope: 12,
+            done: 5,
+            p10: Some(d("2026-03-01")),
+            p50: Some(d("2026-03-15")),
+            p80: None,
+        };
+        let svg = burnup_with_cone(&pts, Some(cone), "b");
+        assert!(svg.contains("class=\"cone-area\""), "{svg}");
+        assert!(svg.contains("p80 beyond the horizon"), "{svg}");
+        // Beyond the horizon the axis runs to the horizon.
+        assert!(
+            svg.contains(">Jan 2027<") || svg.contains(">Feb 2027<"),
+            "{svg}"
+        );
+        assert!(!burnup_with_cone(&pts, None, "b").contains("cone-area"));
+    }
+
+    #[test]
+    fn the_roadmap_links_every_bar_packs_lanes_and_marks_time_off_and_dues() {
+        let bar = |k: &str, s: &str, e: &str| GanttBar {
+            key: k.into(),
+            title: "t".into(),
+            href: Some(format!("issues/{k}.html")),
+            start: d(s),
+            p50: Some(d(e)),
+            p80: None,
+        };
+        let lanes = vec![Lane {
+            person: "ann\u{202E}".into(),
+            href: Some("people/ann.html".into()),
+            bars: vec![
+                bar("a#1", "2026-01-05", "2026-01-09"),
+                bar("a#2", "2026-01-06", "2026-01-20"),
+            ],
+            off: vec![(d("2026-01-12"), d("2026-01-16"))],
+        }];
+        let dues = [DueMark {
+            title: "M <1>".into(),
+            due: d("2026-02-01"),
+            hard: true,
+        }];
+        let svg = roadmap(&lanes, &dues, d("2026-01-05"), d("2026-03-01"), "r");
+        assert_eq!(svg.matches("<a href=\"issues/").count(), 2, "{svg}");
+        assert_eq!(svg.matches("class=\"gbar\"").count(), 2);
+        // The first bar's whisker runs to the axis end, so the second goes to a row of its own.
+        let rows: std::collections::BTreeSet<&str> = svg
+            .split("class=\"gbar\" x=\"")
+            .skip(1)
+            .filter_map(|r| r.split("y=\"").nth(1)?.split('"').next())
+            .collect();
+        assert_eq!(rows.len(), 2, "{svg}");
+        assert!(svg.contains("class=\"off\"") && svg.contains("url(#rm-off)"));
+        assert!(
+            svg.contains("due-line hard") && svg.contains("M &lt;1&gt;"),
+            "{svg}"
+        );
+        assert!(!svg.contains('\u{202E}'));
+        assert!(svg.contains("class=\"today\""));
+    }
+
+    #[test]
+    fn the_reliability_diagram_draws_each_method_with_its_own_mark_and_whiskers() {
+        let m = |n: &str| Reliability {
+            name: n.into(),
+            coverage: [Some([0.2, 0.1, 0.3]), Some([0.5, 0.4, 0.6]), None],
+        };
+        let svg = reliability(&[m("CommiTea"), m("EBS")], "rel");
+        assert!(svg.contains("class=\"diagonal\""));
+        // Two points each, and one legend mark each.
+        assert_eq!(svg.matches("mark m0").count(), 3, "{svg}");
+        assert_eq!(svg.matches("mark m1").count(), 3, "{svg}");
+        assert_eq!(svg.matches("class=\"whisker m0\"").count(), 2);
+        assert!(svg.contains("observed 20% (10%–30%)"), "{svg}");
     }
 }

@@ -33,7 +33,118 @@ pub struct Detail {
     pub changes: Changes,
     /// The compact index of every issue the board's filters and the search page read.
     pub index: crate::views::index::SearchIndex,
+    /// The standup page.
+    pub standup: StandupPage,
+    /// The roadmap page.
+    pub roadmap: RoadmapPage,
 }
+
+/// The standup page: what moved since the last committed forecast, by person, each person's next
+/// working days, and the blockers nobody has touched.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StandupPage {
+    /// The standup view.
+    pub view: crate::views::standup::Standup,
+    /// The milestones that moved, with links.
+    pub milestones: Vec<MovedRow>,
+    /// The issues that moved, grouped by who works on them (assignee, else the planned person).
+    pub moved_by_person: Vec<PersonMoves>,
+    /// Issues moved in all (the groups list at most [`STANDUP_MOVED`]).
+    pub moved_total: usize,
+    /// Issues the groups list.
+    pub moved_shown: usize,
+    /// Each person's next working days, with links.
+    pub people: Vec<PersonPlanRow>,
+    /// Stale blockers, with links (at most [`STANDUP_STALE`], the longest idle first).
+    pub stale: Vec<StaleRow>,
+    /// Stale blockers in all.
+    pub stale_total: usize,
+}
+
+/// Stale blockers the standup page lists at most.
+pub const STANDUP_STALE: usize = 100;
+
+/// Issues the standup page lists as moved at most.
+pub const STANDUP_MOVED: usize = 200;
+
+/// Something that moved between two forecasts.
+#[derive(Debug, Clone, Serialize)]
+pub struct MovedRow {
+    /// The issue or milestone.
+    pub link: Link,
+    /// p50 – p80 before.
+    pub before: String,
+    /// p50 – p80 now.
+    pub after: String,
+    /// Working days moved, signed (`+3`), or `new` / `gone`.
+    pub moved: String,
+}
+
+/// One person's moved issues.
+#[derive(Debug, Clone, Serialize)]
+pub struct PersonMoves {
+    /// The person (text `nobody` when unplanned).
+    pub person: Link,
+    /// Their moved issues.
+    pub rows: Vec<MovedRow>,
+}
+
+/// One person's next working days.
+#[derive(Debug, Clone, Serialize)]
+pub struct PersonPlanRow {
+    /// The person.
+    pub person: Link,
+    /// What they work on, with the planned days.
+    pub work: Vec<PlannedRow>,
+}
+
+/// One planned issue.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedRow {
+    /// The issue.
+    pub link: Link,
+    /// First day in the median plan.
+    pub from: String,
+    /// Last day in the median plan.
+    pub to: String,
+}
+
+/// A blocker nobody touched.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StaleRow {
+    /// The issue.
+    pub link: Link,
+    /// Days without activity.
+    pub idle_days: i64,
+    /// The issues waiting for it.
+    pub blocks: Vec<Link>,
+    /// Its assignee.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assignee: Option<Link>,
+}
+
+/// The roadmap page: the median plan as a Gantt chart.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RoadmapPage {
+    /// The chart (SVG).
+    pub chart: String,
+    /// Bars drawn.
+    pub shown: usize,
+    /// Open issues planned for someone.
+    pub total: usize,
+    /// The last day the chart shows.
+    pub until: String,
+    /// Bars at most per person.
+    pub per_person: usize,
+}
+
+/// The weeks the roadmap shows from today at most.
+const ROADMAP_DAYS: u64 = 26 * 7;
+/// Bars the roadmap draws per person at most (in planned order).
+const ROADMAP_BARS: usize = 40;
 
 /// A link to something that may have a page.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -107,8 +218,10 @@ pub struct MilestonePage {
     pub view: MilestoneView,
     /// The cone chart (SVG).
     pub chart: String,
-    /// The burn-up chart (SVG), empty when there is no history.
+    /// The burn-up chart (SVG), continued by the forecast cone; empty when there is no history.
     pub burnup: String,
+    /// The probability of done by date (SVG), empty for a closed milestone or one without work.
+    pub fan: String,
     /// How its forecast moved across the committed forecasts, oldest first (only the changes).
     pub drift: Vec<crate::views::history::DriftPoint>,
     /// The same as a chart (SVG), empty with fewer than two points.
@@ -204,6 +317,7 @@ pub fn build(
     past: &[crate::views::history::PastForecast],
     changes: Changes,
     gitea: Option<&str>,
+    standup: crate::views::standup::Standup,
 ) -> Detail {
     let gitea = gitea.map(|g| g.trim_end_matches('/').to_owned());
     let plan = inputs.plan;
@@ -396,10 +510,25 @@ pub fn build(
                     &format!("Forecast of {}", m.title),
                 ),
                 burnup: if burn.len() > 1 {
-                    charts::burnup(&burn, &format!("Burn-up of {}", m.title))
+                    let cone = (m.state == crate::domain::OpenState::Open && m.open_issues > 0)
+                        .then(|| charts::BurnCone {
+                            today: report.as_of,
+                            horizon: report.horizon,
+                            scope: m.open_issues + m.closed_issues,
+                            done: m.closed_issues,
+                            p10: m.p10.date(),
+                            p50: m.p50.date(),
+                            p80: m.p80.date(),
+                        });
+                    charts::burnup_with_cone(
+                        &burn,
+                        cone,
+                        &format!("Burn-up of {}, continued by the forecast", m.title),
+                    )
                 } else {
                     String::new()
                 },
+                fan: fan_chart(m, report),
                 drift_chart: if drift_points.len() > 1 {
                     charts::drift(
                         &drift_points,
@@ -463,11 +592,278 @@ pub fn build(
         })
         .collect();
 
+    let person_views = crate::views::person::people(inputs);
+    let roadmap = roadmap_page(inputs, &person_views, &person_link, &issue_link);
+    let standup = standup_page(standup, inputs, &person_link, &issue_link);
     Detail {
         issues,
         milestones,
         people,
         changes,
         index: crate::views::index::search_index(inputs),
+        standup,
+        roadmap,
     }
+}
+
+/// A `p50 – p80` band in words, "not within the horizon" said once.
+fn band_words(b: Option<&crate::views::Band>) -> String {
+    b.map_or_else(
+        || "—".to_owned(),
+        |b| super::pages::band_label(&b.p50, &b.p80),
+    )
+}
+
+fn moved_words(m: &crate::views::standup::Moved) -> String {
+    match (&m.before, &m.after) {
+        (None, Some(_)) => "new".to_owned(),
+        (Some(_), None) => "gone".to_owned(),
+        _ => super::pages::signed(m.moved),
+    }
+}
+
+fn standup_page(
+    view: crate::views::standup::Standup,
+    inputs: Inputs<'_>,
+    person_link: &dyn Fn(&str) -> Link,
+    issue_link: &dyn Fn(&str) -> Link,
+) -> StandupPage {
+    let report = inputs.report;
+    let milestones = view
+        .drift
+        .milestones
+        .iter()
+        .map(|m| MovedRow {
+            link: Link {
+                text: m.subject.clone(),
+                title: None,
+                href: report
+                    .milestones
+                    .iter()
+                    .find(|x| x.title == m.subject)
+                    .map(|x| milestone_path(x.id)),
+            },
+            before: band_words(m.before.as_ref()),
+            after: band_words(m.after.as_ref()),
+            moved: moved_words(m),
+        })
+        .collect();
+    let who: HashMap<String, String> = report
+        .issues
+        .iter()
+        .filter_map(|f| {
+            let p = f.assignee.clone().or_else(|| f.planned_assignee.clone())?;
+            Some((f.issue.to_string(), p))
+        })
+        .collect();
+    let mut groups: std::collections::BTreeMap<String, Vec<MovedRow>> = Default::default();
+    let mut shown = 0;
+    for m in view.drift.issues.iter().take(STANDUP_MOVED) {
+        shown += 1;
+        groups
+            .entry(who.get(&m.subject).cloned().unwrap_or_default())
+            .or_default()
+            .push(MovedRow {
+                link: issue_link(&m.subject),
+                before: band_words(m.before.as_ref()),
+                after: band_words(m.after.as_ref()),
+                moved: moved_words(m),
+            });
+    }
+    let moved_by_person = groups
+        .into_iter()
+        .map(|(p, rows)| PersonMoves {
+            person: if p.is_empty() {
+                Link {
+                    text: "nobody planned".to_owned(),
+                    title: None,
+                    href: None,
+                }
+            } else {
+                person_link(&p)
+            },
+            rows,
+        })
+        .collect();
+    let people = view
+        .people
+        .iter()
+        .map(|p| PersonPlanRow {
+            person: person_link(&p.person),
+            work: p
+                .plan
+                .iter()
+                .map(|w| PlannedRow {
+                    link: issue_link(&w.issue),
+                    from: w.from.clone(),
+                    to: w.to.clone(),
+                })
+                .collect(),
+        })
+        .collect();
+    let stale_total = view.stale_blockers.len();
+    let stale = view
+        .stale_blockers
+        .iter()
+        .take(STANDUP_STALE)
+        .map(|b| StaleRow {
+            link: issue_link(&b.issue),
+            idle_days: b.idle_days,
+            blocks: b.blocks.iter().map(|k| issue_link(k)).collect(),
+            assignee: b.assignee.as_deref().map(person_link),
+        })
+        .collect();
+    StandupPage {
+        moved_total: view.drift.issues_moved,
+        moved_shown: shown,
+        milestones,
+        moved_by_person,
+        people,
+        stale,
+        stale_total,
+        view,
+    }
+}
+
+fn roadmap_page(
+    inputs: Inputs<'_>,
+    people: &[PersonView],
+    person_link: &dyn Fn(&str) -> Link,
+    issue_link: &dyn Fn(&str) -> Link,
+) -> RoadmapPage {
+    let report = inputs.report;
+    let today = report.as_of;
+    let window = (today + chrono::Days::new(ROADMAP_DAYS)).min(report.horizon);
+    // The axis ends at the last p80 shown, within the window.
+    let mut total = 0;
+    let mut shown = 0;
+    let lanes: Vec<charts::Lane> = people
+        .iter()
+        .map(|p| {
+            total += p.queue.len();
+            let bars: Vec<charts::GanttBar> = p
+                .queue
+                .iter()
+                .filter_map(|q| {
+                    let start = date(&q.planned_start)?;
+                    (start <= window).then(|| {
+                        let l = issue_link(&q.issue);
+                        charts::GanttBar {
+                            key: q.issue.clone(),
+                            title: q.title.clone(),
+                            href: l.href,
+                            start,
+                            p50: date(&q.p50).map(|d| d.max(start)),
+                            p80: date(&q.p80).map(|d| d.max(start)),
+                        }
+                    })
+                })
+                .take(ROADMAP_BARS)
+                .collect();
+            shown += bars.len();
+            charts::Lane {
+                person: p.person.clone(),
+                href: person_link(&p.person).href,
+                bars,
+                off: p
+                    .time_off
+                    .iter()
+                    .filter_map(|t| Some((date(&t.from)?, date(&t.to)?)))
+                    .collect(),
+            }
+        })
+        .collect();
+    let end = lanes
+        .iter()
+        .flat_map(|l| &l.bars)
+        .map(|b| b.p80.unwrap_or(window))
+        .max()
+        .unwrap_or(window)
+        .min(window);
+    let dues: Vec<charts::DueMark> = report
+        .milestones
+        .iter()
+        .filter(|m| m.state == crate::domain::OpenState::Open)
+        .filter_map(|m| {
+            Some(charts::DueMark {
+                title: m.title.clone(),
+                due: m.due?,
+                hard: m.hard,
+            })
+        })
+        .collect();
+    RoadmapPage {
+        chart: charts::roadmap(
+            &lanes,
+            &dues,
+            today,
+            end,
+            "Roadmap: the median plan per person",
+        ),
+        shown,
+        total,
+        until: end.to_string(),
+        per_person: ROADMAP_BARS,
+    }
+}
+
+/// The milestone fan chart from the forecast's stored points (see [`charts::fan`]).
+fn fan_chart(
+    m: &crate::forecast::MilestoneForecast,
+    report: &crate::forecast::ForecastReport,
+) -> String {
+    if m.state != crate::domain::OpenState::Open || m.open_issues == 0 {
+        return String::new();
+    }
+    let mut points: Vec<charts::FanPoint> = [
+        (m.p10, 0.1, "p10"),
+        (m.p50, 0.5, "p50"),
+        (m.p80, 0.8, "p80"),
+    ]
+    .into_iter()
+    .filter_map(|(w, p, label)| {
+        Some(charts::FanPoint {
+            day: w.date()?,
+            p,
+            label,
+        })
+    })
+    .collect();
+    if let (Some(due), Some(p)) = (m.due, m.probability_on_time)
+        && due >= report.as_of
+        && due <= report.horizon
+    {
+        points.push(charts::FanPoint {
+            day: due,
+            p,
+            label: "at due",
+        });
+    }
+    // A curve through points that disagree (P(on time) is counted by the due day, the quantiles by the
+    // day they fall on) keeps the quantiles and drops the point that would make it fall.
+    points.sort_by(|a, b| a.day.cmp(&b.day).then(a.p.total_cmp(&b.p)));
+    let mut kept: Vec<charts::FanPoint> = Vec::new();
+    for p in points {
+        if kept.last().is_some_and(|k| p.p < k.p) {
+            if p.label == "at due" {
+                continue;
+            }
+            kept.retain(|k| k.label != "at due" || k.p <= p.p);
+        }
+        kept.push(p);
+    }
+    // Beyond the horizon the curve is known only at the horizon: P(done within it), when the model gives it.
+    let beyond = if m.p80.date().is_none() {
+        m.probability_done
+    } else {
+        None
+    };
+    charts::fan(
+        &kept,
+        report.as_of,
+        report.horizon,
+        m.due,
+        beyond,
+        &format!("Probability that {} is done, by date", m.title),
+    )
 }

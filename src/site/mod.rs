@@ -34,6 +34,9 @@ pub struct SiteData {
     pub directives: crate::views::directives::Directives,
     /// The calibration: the estimate fit, the abandonment model and the backtest's hit-rates.
     pub calibration: crate::views::calibration::CalibrationView,
+    /// The forecast horizon in days (`forecast.horizon_days`): a date beyond it is said as "not within 2
+    /// years".
+    pub horizon_days: u32,
     /// The pages per issue, milestone and person, and the changes page; none when the site is redrawn
     /// from the view payloads alone (`commitea render`), and then nothing links to them.
     pub detail: Option<detail::Detail>,
@@ -109,7 +112,7 @@ use crate::state::TMP_SUFFIX;
 const BASE: &str = "base.html";
 
 /// The embedded templates, parents first.
-const TEMPLATES: [(&str, &str); 11] = [
+const TEMPLATES: [(&str, &str); 13] = [
     (BASE, include_str!("../../site-templates/base.html")),
     (
         "index.html",
@@ -150,6 +153,14 @@ const TEMPLATES: [(&str, &str); 11] = [
     (
         "search.html",
         include_str!("../../site-templates/search.html"),
+    ),
+    (
+        "standup.html",
+        include_str!("../../site-templates/standup.html"),
+    ),
+    (
+        "roadmap.html",
+        include_str!("../../site-templates/roadmap.html"),
     ),
 ];
 
@@ -244,6 +255,12 @@ pub fn render(
     // Every string a template can print loses its control and bidi-override characters first.
     let mut value = serde_json::to_value(&page).map_err(|e| base_error(tera::Error::message(e)))?;
     text::clean_value(&mut value);
+    let words = text::horizon_words(data.horizon_days);
+    text::say_horizon(&mut value, &words);
+    if let Some(o) = value.as_object_mut() {
+        o.insert("horizonWords".to_owned(), words.clone().into());
+        o.insert("notWithin".to_owned(), format!("not within {words}").into());
+    }
     let base = Context::from_serialize(&value).map_err(base_error)?;
     let mut files = BTreeMap::new();
     for (name, page) in PAGES {
@@ -267,6 +284,8 @@ pub fn render(
                 "page": page,
                 "root": root,
                 "linked": true,
+                "horizonWords": words,
+                "notWithin": format!("not within {words}"),
             });
             if let Some(o) = value.as_object_mut() {
                 o.insert(
@@ -276,6 +295,7 @@ pub fn render(
                 );
             }
             text::clean_value(&mut value);
+            text::say_horizon(&mut value, &words);
             let ctx = Context::from_serialize(&value).map_err(base_error)?;
             tera.render(template, &ctx)
                 .map_err(|source| SiteError::Render {
@@ -288,6 +308,10 @@ pub fn render(
         files.insert("changes.html".to_owned(), changes.into_bytes());
         let search = render_one("search.html", "search", "", &())?;
         files.insert("search.html".to_owned(), search.into_bytes());
+        let standup = render_one("standup.html", "standup", "", &d.standup)?;
+        files.insert("standup.html".to_owned(), standup.into_bytes());
+        let roadmap = render_one("roadmap.html", "roadmap", "", &d.roadmap)?;
+        files.insert("roadmap.html".to_owned(), roadmap.into_bytes());
         // The index as a script that sets a global: a page opened from file:// may load a script but
         // not fetch a JSON file.
         let mut index =

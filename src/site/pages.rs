@@ -40,6 +40,36 @@ pub struct PageContext<'a> {
     pub root: &'static str,
     /// The runway chart: every open milestone on one date axis (SVG).
     pub runway_chart: String,
+    /// The calibration page's reliability diagram (SVG), empty without a backtest.
+    pub reliability_chart: String,
+}
+
+/// The reliability diagram of the backtest's issue targets: CommiTea and the baselines.
+fn reliability_chart(c: &crate::views::calibration::CalibrationView) -> String {
+    let Some(b) = &c.backtest else {
+        return String::new();
+    };
+    let methods: Vec<super::charts::Reliability> = ["commitea", "throughput", "ebs"]
+        .iter()
+        .filter_map(|name| b.methods.iter().find(|m| m.method == *name))
+        .map(|m| super::charts::Reliability {
+            name: match m.method.as_str() {
+                "commitea" => "CommiTea".to_owned(),
+                "throughput" => "throughput MC".to_owned(),
+                "ebs" => "EBS".to_owned(),
+                other => other.to_owned(),
+            },
+            coverage: [0, 1, 2].map(|i| m.coverage.get(i).copied().flatten()),
+        })
+        .filter(|m| m.coverage.iter().any(Option::is_some))
+        .collect();
+    if methods.is_empty() {
+        return String::new();
+    }
+    super::charts::reliability(
+        &methods,
+        "Reliability: promised against observed coverage of p10, p50 and p80 on past issues",
+    )
 }
 
 /// One method's backtest figures, formatted.
@@ -224,6 +254,7 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
         linked: data.detail.is_some(),
         root: "",
         runway_chart: runway_chart(&data.runway, data.detail.is_some()),
+        reliability_chart: reliability_chart(&data.calibration),
     }
 }
 

@@ -272,6 +272,7 @@ fn data() -> SiteData {
                 }],
             }),
         },
+        horizon_days: 730,
         detail: None,
     }
 }
@@ -313,6 +314,8 @@ fn every_page_and_the_stylesheet_are_produced() {
             "person.html",
             "changes.html",
             "search.html",
+            "standup.html",
+            "roadmap.html",
             "style.css",
             "board.js",
             "search.js"
@@ -387,7 +390,7 @@ fn pages_show_the_issues_and_milestones() {
     assert!(board.contains("data-p=\"p/0\""));
     assert!(board.contains("est/2d"));
     assert!(board.contains("2025-03-05 – 2025-03-07"));
-    assert!(board.contains("2025-04-28 – beyond horizon"));
+    assert!(board.contains("2025-04-28 – not within 2 years"));
     assert!(board.contains("closed</span> <span class=\"band\">2025-02-27</span>"));
 
     let index = text(&files, "index.html");
@@ -410,7 +413,7 @@ fn pages_show_the_issues_and_milestones() {
             && index.contains("status-no_due_date")
     );
     assert!(index.contains("class=\"badge hard\""));
-    assert!(index.contains("2025-05-01 – not within the horizon"));
+    assert!(index.contains("2025-05-01 – not within 2 years"));
     assert!(index.contains("estimate missing on acme/app#7"));
 
     let runway = text(&files, "runway.html");
@@ -527,7 +530,7 @@ fn a_milestone_wholly_beyond_the_horizon_has_no_cone() {
     );
     let runway = text(&render(&d, None).unwrap(), "runway.html");
     // Said once, not three times, and no slack counted to the horizon.
-    assert!(runway.contains("<span class=\"sub band\">not within the horizon</span>"));
+    assert!(runway.contains("<span class=\"sub band\">not within 2 years</span>"));
     assert!(!runway.contains("beyond horizon · <strong>beyond horizon</strong>"));
     assert!(page.milestones[1].slack_label.is_none());
     assert!(runway.contains("class=\"today\""));
@@ -864,4 +867,221 @@ fn the_directives_page_quotes_the_pm_escaped_and_lists_ledger_problems() {
     assert!(!page.contains("<script>"), "user text is escaped: {page}");
     assert!(page.contains("ledger line 9: unknown directive kind"));
     assert!(page.contains("Problems in the ledger"));
+}
+
+#[test]
+fn the_horizon_is_said_in_years_months_weeks_or_days_and_never_as_a_bare_phrase() {
+    assert_eq!(super::text::horizon_words(730), "2 years");
+    assert_eq!(super::text::horizon_words(365), "1 year");
+    assert_eq!(super::text::horizon_words(90), "3 months");
+    assert_eq!(super::text::horizon_words(42), "6 weeks");
+    assert_eq!(super::text::horizon_words(100), "100 days");
+    assert_eq!(super::text::horizon_words(1), "1 day");
+    let mut d = data();
+    d.runway.milestones[1].p10 = "beyond horizon".to_owned();
+    d.runway.milestones[1].band = band("beyond horizon", "beyond horizon");
+    d.horizon_days = 90;
+    let files = render(&d, None).unwrap();
+    for (name, bytes) in &files {
+        let page = String::from_utf8_lossy(bytes);
+        for phrase in ["beyond horizon", "within the horizon"] {
+            let at = page.find(phrase);
+            assert!(
+                at.is_none(),
+                "{name}: {}",
+                at.map(|i| &page[i.saturating_sub(200)..(i + 40).min(page.len())])
+                    .unwrap_or_default()
+            );
+        }
+    }
+    assert!(text(&files, "runway.html").contains("not within 3 months"));
+    assert!(text(&files, "board.html").contains("not within 3 months"));
+}
+
+/// The stylesheet's custom properties in one `:root { … }` block: name → `#rrggbb`.
+fn palette(block: &str) -> BTreeMap<String, [f64; 3]> {
+    block
+        .split(';')
+        .filter_map(|d| {
+            let (k, v) = d.split_once(':')?;
+            let (k, v) = (k.trim(), v.trim());
+            let hex = v.strip_prefix('#').filter(|h| h.len() == 6)?;
+            let c = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).ok().map(f64::from);
+            Some((k.strip_prefix("--")?.to_owned(), [c(0)?, c(2)?, c(4)?]))
+        })
+        .collect()
+}
+
+/// WCAG 2 relative luminance of an sRGB colour (0–255 channels).
+fn luminance(c: [f64; 3]) -> f64 {
+    let lin = |v: f64| {
+        let v = v / 255.0;
+        if v <= 0.03928 {
+            v / 12.92
+        } else {
+            ((v + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    0.2126 * lin(c[0]) + 0.7152 * lin(c[1]) + 0.0722 * lin(c[2])
+}
+
+/// WCAG 2 contrast ratio of two colours.
+fn contrast(a: [f64; 3], b: [f64; 3]) -> f64 {
+    let (x, y) = (luminance(a), luminance(b));
+    (x.max(y) + 0.05) / (x.min(y) + 0.05)
+}
+
+/// The text of the block that opens at `open` (the index of its `{`), braces balanced.
+fn block_at(css: &str, open: usize) -> &str {
+    let mut depth = 0;
+    for (i, ch) in css[open..].char_indices() {
+        match ch {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return &css[open + 1..open + i];
+                }
+            }
+            _ => {}
+        }
+    }
+    ""
+}
+
+#[test]
+fn every_chart_colour_reaches_3_to_1_and_chart_text_4_5_to_1_in_light_and_dark() {
+    let css = include_str!("../../site-templates/style.css");
+    // Comments out.
+    let mut plain = String::new();
+    let mut rest = css;
+    while let Some(i) = rest.find("/*") {
+        plain.push_str(&rest[..i]);
+        rest = rest[i..].find("*/").map_or("", |j| &rest[i + j + 2..]);
+    }
+    plain.push_str(rest);
+    let light_root = plain
+        .find(":root {")
+        .map(|i| block_at(&plain, i + 6))
+        .unwrap_or("");
+    let dark_at = plain
+        .find("@media (prefers-color-scheme: dark)")
+        .unwrap_or(0);
+    let dark_block = block_at(&plain, dark_at + plain[dark_at..].find('{').unwrap_or(0));
+    let dark_root = dark_block
+        .find('{')
+        .map(|i| block_at(dark_block, i))
+        .unwrap_or("");
+    let light = palette(light_root);
+    let mut dark = light.clone();
+    dark.extend(palette(dark_root));
+    assert!(light.len() > 15 && dark.len() > 15, "{light:?}");
+    // The chart rules outside any @media block (print has its own palette, narrow screens no colours).
+    let mut top = String::new();
+    let mut i = 0;
+    while i < plain.len() {
+        match plain[i..].find("@media") {
+            Some(j) => {
+                top.push_str(&plain[i..i + j]);
+                let open = i + j + plain[i + j..].find('{').unwrap_or(0);
+                i = open + block_at(&plain, open).len() + 2;
+            }
+            None => {
+                top.push_str(&plain[i..]);
+                break;
+            }
+        }
+    }
+    // Backgrounds a chart mark can sit on: the page, a surface, the range chart's track.
+    let grounds = ["bg", "surface", "surface-2"];
+    // Decorative: grid lines and the track are backgrounds, not marks a reader needs.
+    let decorative = [".grid", ".track"];
+    // A rule that only changes opacity (`.range.open-ended`) paints the colour of the rule it refines.
+    let fills: BTreeMap<String, String> = top
+        .split('}')
+        .filter_map(|r| {
+            let (sel, d) = r.split_once('{')?;
+            let f = d.split(';').find_map(|x| {
+                let (k, v) = x.split_once(':')?;
+                (k.trim() == "fill").then(|| v.trim().to_owned())
+            })?;
+            Some((sel.trim().to_owned(), f))
+        })
+        .collect();
+    let mut checked = 0;
+    let mut lowest = f64::MAX;
+    for rule in top.split('}') {
+        let Some((selector, decls)) = rule.split_once('{') else {
+            continue;
+        };
+        let selector = selector.trim();
+        if !selector.starts_with(".chart") || decorative.iter().any(|d| selector.ends_with(d)) {
+            continue;
+        }
+        let decl = |name: &str| -> Option<String> {
+            decls.split(';').find_map(|d| {
+                let (k, v) = d.split_once(':')?;
+                (k.trim() == name).then(|| v.trim().to_owned())
+            })
+        };
+        let var = |v: Option<String>| -> Option<String> {
+            v.as_deref()?
+                .strip_prefix("var(--")?
+                .strip_suffix(')')
+                .map(str::to_owned)
+        };
+        let inherited = || {
+            let base = selector.rsplit_once('.').map(|(b, _)| b)?;
+            fills.get(base).cloned()
+        };
+        let opacity: f64 = decl("fill-opacity")
+            .and_then(|o| o.parse().ok())
+            .unwrap_or(1.0);
+        let text = selector.contains("text")
+            || [
+                ".label",
+                ".tick",
+                "-label",
+                ".beyond",
+                ".over-mark",
+                ".gkey",
+            ]
+            .iter()
+            .any(|t| selector.ends_with(t));
+        for (scheme, colours) in [("light", &light), ("dark", &dark)] {
+            let fill = var(decl("fill").or_else(inherited)).and_then(|n| colours.get(&n).copied());
+            let stroke = var(decl("stroke")).and_then(|n| colours.get(&n).copied());
+            // Bar keys sit on the bar, everything else on a background.
+            let on: Vec<[f64; 3]> = if selector.ends_with(".gkey") {
+                vec![colours["cone-strong"]]
+            } else {
+                grounds.iter().map(|g| colours[*g]).collect()
+            };
+            let need = if text { 4.5 } else { 3.0 };
+            // A mark is seen when its fill or its outline stands out against every background.
+            let best = on
+                .iter()
+                .map(|bg| {
+                    let f = fill.map(|f| {
+                        let blended = [0, 1, 2].map(|k| f[k] * opacity + bg[k] * (1.0 - opacity));
+                        contrast(blended, *bg)
+                    });
+                    let s = stroke.map(|s| contrast(s, *bg));
+                    f.into_iter().chain(s).fold(0.0_f64, f64::max)
+                })
+                .fold(f64::MAX, f64::min);
+            if fill.is_none() && stroke.is_none() {
+                continue;
+            }
+            checked += 1;
+            lowest = lowest.min(best / need);
+            eprintln!("{scheme:<5} {selector:<40} {best:>5.2}:1 (needs {need}:1)");
+            assert!(
+                best >= need,
+                "{selector} in {scheme}: {best:.2}:1 against its background, needs {need}:1"
+            );
+        }
+    }
+    assert!(checked > 40, "only {checked} chart colours checked");
+    assert!(lowest >= 1.0);
 }

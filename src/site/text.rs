@@ -32,6 +32,49 @@ pub(crate) fn clean(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// The forecast horizon in words people read: `730` → `2 years`, `365` → `1 year`, `90` → `3 months`,
+/// `100` → `100 days`.
+pub(crate) fn horizon_words(days: u32) -> String {
+    let plural = |n: u32, one: &str| {
+        if n == 1 {
+            format!("1 {one}")
+        } else {
+            format!("{n} {one}s")
+        }
+    };
+    if days > 0 && days.is_multiple_of(365) {
+        plural(days / 365, "year")
+    } else if days > 0 && days.is_multiple_of(30) {
+        plural(days / 30, "month")
+    } else if days > 0 && days.is_multiple_of(7) {
+        plural(days / 7, "week")
+    } else {
+        plural(days, "day")
+    }
+}
+
+/// Says the horizon in words in every string of a page context: a view's `beyond horizon` becomes
+/// `not within 2 years`, and the phrases the site's Rust code writes (`not within the horizon`, `beyond
+/// the horizon`, `within the horizon`) name the horizon too.
+pub(crate) fn say_horizon(v: &mut serde_json::Value, words: &str) {
+    match v {
+        serde_json::Value::String(s) => {
+            if s == "beyond horizon" {
+                *s = format!("not within {words}");
+            } else if s.contains("horizon") {
+                *s = s
+                    .replace("not within the horizon", &format!("not within {words}"))
+                    .replace("beyond the horizon", &format!("not within {words}"))
+                    .replace("beyond horizon", &format!("not within {words}"))
+                    .replace("within the horizon", &format!("within {words}"));
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| say_horizon(x, words)),
+        serde_json::Value::Object(o) => o.values_mut().for_each(|x| say_horizon(x, words)),
+        _ => {}
+    }
+}
+
 /// Cleans every string in a JSON value, keys included ([`clean`]).
 pub(crate) fn clean_value(v: &mut serde_json::Value) {
     match v {

@@ -99,10 +99,6 @@ impl Layout {
     pub(crate) fn templates_dir(&self) -> PathBuf {
         self.root.join("site-templates")
     }
-    /// `forecast/views/NAME.json`: the payload the site renders `name` from.
-    pub(crate) fn view_file(&self, name: &str) -> PathBuf {
-        self.root.join(view_path(name))
-    }
     /// `forecast/backtest.json`, written by `commitea backtest --write`.
     pub(crate) fn backtest_file(&self) -> PathBuf {
         self.root.join(BACKTEST_FILE)

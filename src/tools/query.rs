@@ -299,34 +299,7 @@ fn render(
     })
 }
 
-/// How many commits back the standup looks for an earlier forecast.
-const DRIFT_LOOKBACK: usize = 200;
-
 /// The newest committed forecast that differs from today's, if the state repo has one.
 fn previous_forecast(ctx: &Context, c: &Computed) -> Option<views::standup::Previous> {
-    let repo = gix::open(&ctx.state_dir).ok()?;
-    let today =
-        crate::state::to_json(&c.report, std::path::Path::new(crate::state::FORECAST_FILE)).ok()?;
-    let history = crate::state::git::first_parent_history(&repo).ok()?;
-    for (id, _) in history.into_iter().take(DRIFT_LOOKBACK) {
-        let Ok(Some(bytes)) = crate::state::git::read_at(&repo, id, crate::state::FORECAST_FILE)
-        else {
-            continue;
-        };
-        if bytes == today {
-            continue;
-        }
-        match serde_json::from_slice::<crate::forecast::ForecastReport>(&bytes) {
-            Ok(report) => {
-                return Some(views::standup::Previous {
-                    commit: id.to_hex_with_len(12).to_string(),
-                    report,
-                });
-            }
-            Err(e) => {
-                tracing::warn!("forecast/forecast.json at {id} is not readable, skipped: {e}");
-            }
-        }
-    }
-    None
+    crate::pipeline::previous_forecast(&ctx.state_dir, &c.report)
 }

@@ -82,9 +82,47 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
     let demo_dir = tmp.path().join("commitea-demo");
     assert_eq!(
         git_count(&demo_dir),
-        "2",
-        "the import and one forecast commit"
+        "4",
+        "the import, a forecast, the PM's latest directives and the forecast after them"
     );
+
+    // The demo is populated: directives of several kinds, an applied history, one additive and one
+    // destructive op file pending, and a backtest of its own history with cuts.
+    let ledger = commitea::ledger::parse::parse(
+        &std::fs::read_to_string(demo_dir.join("pm-state.md")).unwrap(),
+    );
+    assert!(ledger.problems.is_empty(), "{:?}", ledger.problems);
+    let kinds: std::collections::BTreeSet<String> = ledger
+        .ledger
+        .directives()
+        .map(|d| d.kind.to_string())
+        .collect();
+    assert!(kinds.len() >= 5, "{kinds:?}");
+    assert!(ledger.ledger.directives().all(|d| !d.quote.is_empty()));
+    let applied = std::fs::read_dir(demo_dir.join("ops/applied"))
+        .unwrap()
+        .count();
+    assert!(applied >= 2, "{applied} applied op files");
+    let pending = commitea::ops::pending(&commitea::state::Layout::new(&demo_dir)).unwrap();
+    assert!(pending.iter().any(|f| f.destructive), "{pending:?}");
+    assert!(pending.iter().any(|f| !f.destructive), "{pending:?}");
+    let changes = std::fs::read_to_string(site.join("changes.html")).unwrap();
+    assert!(changes.contains("awaiting its pull request"), "{changes}");
+    let backtest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(demo_dir.join("forecast/backtest.json")).unwrap())
+            .unwrap();
+    assert!(backtest["cuts"].as_u64().unwrap() > 0, "{backtest}");
+    let calibration = std::fs::read_to_string(site.join("calibration.html")).unwrap();
+    assert!(!calibration.contains("No backtest yet"), "{calibration}");
+    let directives = std::fs::read_to_string(site.join("directives.html")).unwrap();
+    assert!(directives.contains("D-0001"), "{directives}");
+    // The standup measures against the forecast committed before the PM's latest directives.
+    let standup = std::fs::read_to_string(site.join("standup.html")).unwrap();
+    assert!(
+        standup.contains("What moved since the forecast committed"),
+        "{standup}"
+    );
+    assert!(!standup.contains("No issue moved"), "{standup}");
 
     let again = commitea(&["demo", "--trials", "500"], tmp.path());
     assert!(
@@ -94,9 +132,55 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
     );
     assert_eq!(
         git_count(&demo_dir),
-        "2",
+        "4",
         "running the demo twice makes no second forecast commit"
     );
+}
+
+#[test]
+fn render_redraws_the_site_a_run_drew_byte_for_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = commitea(&["demo", "d", "--trials", "300"], tmp.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let site = tmp.path().join("d/public");
+    let read = |dir: &std::path::Path| -> std::collections::BTreeMap<String, Vec<u8>> {
+        walkdir::WalkDir::new(dir)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                (
+                    e.path()
+                        .strip_prefix(dir)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect()
+    };
+    let drawn = read(&site);
+    std::fs::remove_dir_all(&site).unwrap();
+    let out = commitea(&["render", "-s", "d", "--trials", "300"], tmp.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let redrawn = read(&site);
+    assert!(redrawn.len() > 300, "{} files", redrawn.len());
+    assert_eq!(
+        drawn.keys().collect::<Vec<_>>(),
+        redrawn.keys().collect::<Vec<_>>()
+    );
+    for (name, bytes) in &drawn {
+        assert!(redrawn[name] == *bytes, "{name} differs");
+    }
 }
 
 #[test]
@@ -146,13 +230,24 @@ fn plan_and_render_work_on_a_state_repo() {
     let table = String::from_utf8(plan.stdout).unwrap();
     assert!(table.starts_with("as of 2026-11-27\n"), "{table}");
     assert!(state.join("forecast/forecast.json").exists());
-    let render = commitea(&["render", "-s", "state"], tmp.path());
+    let render = commitea(&["render", "-s", "state", "--trials", "300"], tmp.path());
     assert!(
         render.status.success(),
         "{}",
         String::from_utf8_lossy(&render.stderr)
     );
-    assert!(state.join("public/runway.html").exists());
+    // The whole site, detail pages included.
+    for page in [
+        "runway.html",
+        "standup.html",
+        "roadmap.html",
+        "changes.html",
+        "search.html",
+    ] {
+        assert!(state.join("public").join(page).exists(), "{page}");
+    }
+    assert!(state.join("public/milestones").is_dir() && state.join("public/people").is_dir());
+    assert!(state.join("public/issues/acme/api").is_dir());
     let json = commitea(
         &["plan", "-s", "state", "--trials", "300", "--json"],
         tmp.path(),

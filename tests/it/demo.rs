@@ -1,7 +1,7 @@
 //! The demo generator and the bundled demo state repo.
 //!
 //! `bundled_demo_matches_committed_files` checks that the crate's `state/` folder holds exactly what
-//! `commitea::demo::generate(&DemoSpec::bundled())` writes (ignoring `.git/`, `public/`, `forecast/` and `ops/`,
+//! `commitea::demo::bundled()` writes (ignoring `.git/`, `public/` and `forecast/`,
 //! which the pipeline adds later). It doubles as the regenerator: after changing the generator, run
 //!
 //! ```sh
@@ -27,11 +27,11 @@ use commitea::state::{Layout, Snapshot};
 
 fn bundled() -> &'static DemoState {
     static STATE: OnceLock<DemoState> = OnceLock::new();
-    STATE.get_or_init(|| demo::generate(&DemoSpec::bundled()))
+    STATE.get_or_init(demo::bundled)
 }
 
 /// Top-level entries of `state/` that the pipeline adds and the generator does not write.
-const NOT_GENERATED: &[&str] = &[".git", "public", "forecast", "ops"];
+const NOT_GENERATED: &[&str] = &[".git", "public", "forecast"];
 
 fn collect(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
     let mut entries: Vec<_> = std::fs::read_dir(dir)

@@ -1,0 +1,377 @@
+//! The bundled demo's project-management history: directives in the ledger, an applied history of op files
+//! and two op files still pending, so that `commitea demo` opens on populated pages.
+//!
+//! Everything is picked from the generated snapshot by rule (key order, lifecycle facts), never by hard-coded
+//! issue numbers, so the same state always gives the same files. The applied files describe changes that
+//! the snapshot already shows (the priority and estimate an issue has now, a dependency it has now), so the
+//! history agrees with the data; their consequences were not computed and say so.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::DemoState;
+use crate::apply::{AppliedFile, ApplyRecord, Outcome};
+use crate::domain::{Issue, IssueKey, IssueRef};
+use crate::ops::{Op, OpFile, Source};
+
+/// What a consequence-less demo op file says instead of a computed consequence.
+const NO_CONSEQUENCE: &str = "Written by the demo generator: its consequence was not computed (a file from `commitea tool apply_changes` carries one)";
+
+/// Adds the ledger's directives, `ops/applied/` and `ops/pending/` to a generated demo state.
+pub fn populate(state: &mut DemoState) {
+    let now = state.snapshot.meta.synced_at;
+    let open: Vec<(&IssueKey, &Issue)> = state
+        .snapshot
+        .issues
+        .iter()
+        .filter(|(_, i)| !i.is_closed())
+        .collect();
+    let in_milestone = |m: u64| open.iter().filter(move |(_, i)| i.milestone == Some(m));
+    let has = |i: &Issue, prefix: &str| i.labels.iter().find(|l| l.starts_with(prefix)).cloned();
+    // Open milestones by due date: (id, title, hard).
+    let mut milestones: Vec<(Option<DateTime<Utc>>, u64, String, bool)> = state
+        .snapshot
+        .milestones
+        .values()
+        .flatten()
+        .filter(|m| m.state == crate::domain::OpenState::Open)
+        .map(|m| {
+            (
+                m.due_on,
+                m.id,
+                m.title.clone(),
+                m.description.contains("deadline/hard"),
+            )
+        })
+        .collect();
+    milestones.sort();
+    let hard = milestones.iter().find(|m| m.3);
+    let soft: Vec<_> = milestones.iter().filter(|m| !m.3).collect();
+
+    let mut ledger = state.ledger.replace("No directives yet.\n", "");
+    let mut n = 0;
+    let mut entry =
+        |kind: &str, days_ago: i64, quote: &str, lines: &[(&str, String)], ledger: &mut String| {
+            n += 1;
+            let at = (now - Duration::days(days_ago))
+                .format("%Y-%m-%dT10:00:00Z")
+                .to_string();
+            ledger.push_str(&format!("\n## D-{n:04} · {kind} · {at}\n\n"));
+            for l in quote.lines() {
+                ledger.push_str(format!("> {l}").trim_end());
+                ledger.push('\n');
+            }
+            ledger.push('\n');
+            for (k, v) in lines {
+                ledger.push_str(&format!("- {k}: {v}\n"));
+            }
+        };
+    if let Some((Some(due), id, title, _)) = hard {
+        let due = due.date_naive().to_string();
+        {
+            entry(
+                "set-deadline",
+                60,
+                &format!(
+                    "The audit for {title} is booked with the external auditor.\nThat date does not move, whatever else does."
+                ),
+                &[
+                    ("target", format!("milestone {id}")),
+                    ("params", format!("{{\"due\": \"{due}\", \"hard\": true}}")),
+                    (
+                        "rationale",
+                        "the audit date is in the customer contract".to_owned(),
+                    ),
+                    ("status", "active".to_owned()),
+                    ("by", "amara".to_owned()),
+                ],
+                &mut ledger,
+            );
+        }
+    }
+    // A reprioritisation said twice: the first superseded by the second.
+    // The latest milestone gets a reprioritisation, the earliest (soonest due) a re-estimate and a cut.
+    let api = soft.last().map(|m| m.1);
+    let bump = api
+        .and_then(|m| in_milestone(m).find(|(_, i)| i.assignees.is_empty()))
+        .map(|(k, _)| (*k).clone());
+    if let Some(k) = &bump {
+        entry(
+            "reprioritize",
+            40,
+            "Let's do this one soon, partners keep asking.",
+            &[
+                ("target", format!("issue {k}")),
+                ("params", "{\"priority\": 1}".to_owned()),
+                (
+                    "rationale",
+                    "two partners asked in the same week".to_owned(),
+                ),
+                ("status", "superseded".to_owned()),
+                ("by", "amara".to_owned()),
+            ],
+            &mut ledger,
+        );
+        entry(
+            "reprioritize",
+            12,
+            "Make it the first thing we pick up for the API.\nThe partner launch depends on it.",
+            &[
+                ("target", format!("issue {k}")),
+                ("params", "{\"priority\": 0}".to_owned()),
+                (
+                    "rationale",
+                    "the partner launch is blocked on it, see https://gitea.example.com/acme/api/issues"
+                        .to_owned(),
+                ),
+                ("status", "active".to_owned()),
+                ("by", "amara".to_owned()),
+            ],
+            &mut ledger,
+        );
+    }
+    let late = soft.first().map(|m| m.1);
+    let bigger = late.and_then(|m| {
+        in_milestone(m).find(|(_, i)| {
+            matches!(has(i, "est/").as_deref(), Some("est/1d" | "est/2d"))
+                && !i.assignees.is_empty()
+        })
+    });
+    if let Some((k, _)) = bigger {
+        entry(
+            "reestimate",
+            9,
+            "After the spike this is more like three days.",
+            &[
+                ("target", format!("issue {k}")),
+                ("params", "{\"estimate\": \"3d\"}".to_owned()),
+                (
+                    "rationale",
+                    "the spike found two more screens to port".to_owned(),
+                ),
+                ("status", "active".to_owned()),
+                ("by", "farah".to_owned()),
+            ],
+            &mut ledger,
+        );
+    }
+    let dropped = late.and_then(|m| {
+        in_milestone(m).rfind(|(_, i)| i.assignees.is_empty() && i.depends_on.is_empty())
+    });
+    if let Some((k, _)) = dropped {
+        entry(
+            "scope",
+            6,
+            "Drop this from the holiday release.\n\nWe can ship it in January, nobody is waiting for it.",
+            &[
+                ("target", format!("issue {k}")),
+                ("params", "{\"in\": false}".to_owned()),
+                (
+                    "rationale",
+                    "the release is late and this is a nice-to-have".to_owned(),
+                ),
+                ("status", "active".to_owned()),
+                ("by", "amara".to_owned()),
+            ],
+            &mut ledger,
+        );
+    }
+    if let Some(m) = state.config.team.iter().find(|m| m.starts.is_some()) {
+        let from = m.starts.map(|d| d.to_string()).unwrap_or_default();
+        entry(
+            "capacity",
+            5,
+            &format!(
+                "{} starts half-time for the first month, onboarding takes the rest.",
+                capitalised(&m.name)
+            ),
+            &[
+                ("target", format!("member {}", m.name)),
+                (
+                    "params",
+                    format!(
+                        "{{\"from\": \"{from}\", \"to\": \"2027-01-08\", \"hours_per_week\": 15}}"
+                    ),
+                ),
+                (
+                    "rationale",
+                    "onboarding plan agreed with the team".to_owned(),
+                ),
+                ("status", "active".to_owned()),
+                ("by", "amara".to_owned()),
+            ],
+            &mut ledger,
+        );
+    }
+    entry(
+        "note",
+        2,
+        "Let's look at the roadmap again after the holiday release.",
+        &[("status", "active".to_owned()), ("by", "amara".to_owned())],
+        &mut ledger,
+    );
+    state.ledger = ledger;
+
+    // The applied history: changes the snapshot shows today.
+    let mut applied = Vec::new();
+    let labelled: Vec<&(&IssueKey, &Issue)> = open
+        .iter()
+        .filter(|(_, i)| has(i, "p/").is_some() && has(i, "est/").is_some())
+        .take(2)
+        .collect();
+    if let [a, b] = labelled.as_slice() {
+        let ops = vec![
+            Op::SetPriority {
+                issue: IssueRef::Key(a.0.to_string()),
+                priority: has(a.1, "p/").unwrap_or_default(),
+            },
+            Op::SetEstimate {
+                issue: IssueRef::Key(b.0.to_string()),
+                estimate: has(b.1, "est/").unwrap_or_default(),
+            },
+        ];
+        applied.push(applied_file(
+            "C-0001",
+            now - Duration::days(30),
+            "chen",
+            ops,
+            Some((4, "amara")),
+            vec![Outcome::Applied, Outcome::Applied],
+        ));
+    }
+    let dep = open.iter().find(|(_, i)| !i.depends_on.is_empty());
+    if let Some((k, i)) = dep {
+        let ops = vec![Op::AddDep {
+            issue: IssueRef::Key(k.to_string()),
+            depends_on: IssueRef::Key(i.depends_on[0].to_string()),
+        }];
+        applied.push(applied_file(
+            "C-0002",
+            now - Duration::days(16),
+            "bjorn",
+            ops,
+            None,
+            vec![Outcome::Applied],
+        ));
+    }
+    if let Some((k, i)) = open.iter().rev().find(|(_, i)| has(i, "p/").is_some()) {
+        let ops = vec![
+            Op::SetPriority {
+                issue: IssueRef::Key(k.to_string()),
+                priority: has(i, "p/").unwrap_or_default(),
+            },
+            Op::RemoveLabel {
+                issue: IssueRef::Key(k.to_string()),
+                label: "deadline/hard".to_owned(),
+            },
+        ];
+        applied.push(applied_file(
+            "C-0003",
+            now - Duration::days(8),
+            "amara",
+            ops,
+            Some((7, "amara")),
+            vec![
+                Outcome::AlreadySo,
+                Outcome::Skipped {
+                    reason: "the issue has no label deadline/hard".to_owned(),
+                },
+            ],
+        ));
+    }
+    state.applied = applied
+        .iter()
+        .filter_map(|a| {
+            let rel = format!("{}/{}.yaml", crate::ops::APPLIED_PATH, a.proposal.id);
+            crate::yamlfile::to_string(a, Path::new(&rel))
+                .ok()
+                .map(|t| (rel, t))
+        })
+        .collect();
+
+    // Pending: one additive file awaiting `commitea propose`, one destructive awaiting its pull request.
+    let mut pending = Vec::new();
+    if let Some((k, _)) = open.iter().find(|(_, i)| has(i, "est/").is_none()) {
+        pending.push(op_file(
+            "C-0004",
+            now - Duration::days(1),
+            "dana",
+            vec![Op::SetEstimate {
+                issue: IssueRef::Key(k.to_string()),
+                estimate: "est/2d".to_owned(),
+            }],
+        ));
+    }
+    let stale = open
+        .iter()
+        .filter(|(_, i)| i.assignees.is_empty() && i.milestone.is_none())
+        .min_by_key(|(_, i)| i.updated_at);
+    if let Some((k, _)) = stale {
+        pending.push(op_file(
+            "C-0005",
+            now - Duration::hours(3),
+            "amara",
+            vec![Op::CloseIssue {
+                issue: IssueRef::Key(k.to_string()),
+            }],
+        ));
+    }
+    state.pending = pending
+        .iter()
+        .filter_map(|f| {
+            let rel = format!("{}/{}.yaml", crate::ops::PENDING_PATH, f.id);
+            f.render(Path::new(&rel)).ok().map(|t| (rel, t))
+        })
+        .collect::<BTreeMap<_, _>>();
+}
+
+fn op_file(id: &str, at: DateTime<Utc>, by: &str, ops: Vec<Op>) -> OpFile {
+    let destructive = ops.iter().any(Op::is_destructive);
+    OpFile {
+        id: id.to_owned(),
+        source: Source::ApplyChanges,
+        created_at: at.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        by: Some(by.to_owned()),
+        approved: destructive,
+        destructive,
+        directive: None,
+        ops,
+        summary: NO_CONSEQUENCE.to_owned(),
+        consequence: Vec::new(),
+    }
+}
+
+fn applied_file(
+    id: &str,
+    at: DateTime<Utc>,
+    by: &str,
+    ops: Vec<Op>,
+    pull: Option<(u64, &str)>,
+    results: Vec<Outcome>,
+) -> AppliedFile {
+    let when = at + Duration::hours(2);
+    AppliedFile {
+        proposal: op_file(id, at, by, ops),
+        applied: ApplyRecord {
+            at: when.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+            // A made-up commit id: the demo's history is one import commit.
+            commit: format!(
+                "{:040x}",
+                u128::from(id.bytes().map(u32::from).sum::<u32>())
+            ),
+            pull_request: pull.map(|p| p.0),
+            merged_by: pull.map(|p| p.1.to_owned()),
+            results,
+        },
+    }
+}
+
+/// `gus` → `Gus`: a name at the start of a sentence.
+fn capitalised(name: &str) -> String {
+    let mut c = name.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
