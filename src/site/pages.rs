@@ -34,6 +34,8 @@ pub struct PageContext<'a> {
     pub calibration: &'a crate::views::calibration::CalibrationView,
     /// The backtest's rows with display labels, CommiTea's first.
     pub hit_rates: Vec<HitRateRow>,
+    /// The backtest's check of the probabilities of being done, by tenths.
+    pub reliability: Vec<ReliabilityRow>,
     /// Whether the per-issue, milestone and person pages exist, so links to them may be drawn.
     pub linked: bool,
     /// The prefix that leads from this page to the site root (empty on the summary pages).
@@ -88,6 +90,44 @@ pub struct HitRateRow {
     pub pinball80: String,
     /// Its censored lower bound.
     pub pinball80_censored: String,
+    /// Coverage of p10, p50, p80 over the targets given a date, as `45% (38–52%)`.
+    pub dated_coverage: Vec<String>,
+    /// How many targets were given a date at the p80.
+    pub n_dated80: usize,
+}
+
+/// One tenth of CommiTea's promised probabilities of being done, as the calibration page shows it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReliabilityRow {
+    /// The method and target kind.
+    pub method: String,
+    /// The bin, as `80–90%`.
+    pub bin: String,
+    /// Forecasts in it.
+    pub n: usize,
+    /// The mean promised, as `85%`.
+    pub promised: String,
+    /// The share done within the horizon, as `62% (55–69%)`.
+    pub observed: String,
+}
+
+fn reliability_rows(c: &crate::views::calibration::CalibrationView) -> Vec<ReliabilityRow> {
+    let Some(b) = &c.backtest else {
+        return Vec::new();
+    };
+    b.methods
+        .iter()
+        .flat_map(|m| {
+            m.reliability.iter().map(|r| ReliabilityRow {
+                method: m.method.clone(),
+                bin: format!("{:.0}–{:.0}%", r.lo * 100.0, r.hi * 100.0),
+                n: r.n,
+                promised: format!("{:.0}%", r.promised * 100.0),
+                observed: interval_pct(&Some(r.observed)),
+            })
+        })
+        .collect()
 }
 
 fn interval_pct(m: &Option<[f64; 3]>) -> String {
@@ -118,6 +158,8 @@ fn hit_rates(c: &crate::views::calibration::CalibrationView) -> Vec<HitRateRow> 
             coverage: m.coverage.iter().map(interval_pct).collect(),
             pinball80: interval_days(&m.pinball80),
             pinball80_censored: interval_days(&m.pinball80_censored),
+            dated_coverage: m.dated_coverage.iter().map(interval_pct).collect(),
+            n_dated80: m.n_dated.get(2).copied().unwrap_or(0),
         })
         .collect();
     // Issues first, then milestones; within each, CommiTea first.
@@ -251,6 +293,7 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
         capacity,
         calibration: &data.calibration,
         hit_rates: hit_rates(&data.calibration),
+        reliability: reliability_rows(&data.calibration),
         linked: data.detail.is_some(),
         root: "",
         runway_chart: runway_chart(&data.runway, data.detail.is_some()),

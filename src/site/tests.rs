@@ -263,12 +263,22 @@ fn data() -> SiteData {
                 cuts: 3,
                 from: Some("2025-01-01".to_owned()),
                 to: Some("2025-02-26".to_owned()),
+                horizon_days: 60,
                 methods: vec![crate::views::calibration::MethodScore {
                     method: format!("commitea {NASTY}"),
                     n: 40,
                     coverage: vec![Some([0.1, 0.05, 0.15]), Some([0.5, 0.4, 0.6]), None],
                     pinball80: Some([12.0, 10.0, 14.0]),
                     pinball80_censored: None,
+                    dated_coverage: vec![None, Some([0.32, 0.28, 0.37]), Some([0.38, 0.3, 0.45])],
+                    n_dated: vec![40, 30, 25],
+                    reliability: vec![crate::views::calibration::ReliabilityView {
+                        lo: 0.8,
+                        hi: 0.9,
+                        n: 120,
+                        promised: 0.85,
+                        observed: [0.62, 0.55, 0.69],
+                    }],
                 }],
             }),
         },
@@ -604,6 +614,17 @@ fn the_calibration_page_publishes_the_hit_rates() {
     );
     // A missing figure is a dash, not an empty cell.
     assert!(html.contains("<td class=\"num\">—</td>"), "{html}");
+    // How often a date held when one was given, and the probabilities checked.
+    assert!(html.contains("When a date was given"), "{html}");
+    assert!(
+        html.contains("<td class=\"num\">38% (30–45%)</td>"),
+        "{html}"
+    );
+    assert!(html.contains("<td class=\"num\">80–90%</td>"), "{html}");
+    assert!(
+        html.contains("<td class=\"num\">62% (55–69%)</td>"),
+        "{html}"
+    );
     assert!(html.contains("Not enough history yet to learn how much open work is never done"));
 }
 

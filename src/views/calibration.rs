@@ -55,6 +55,9 @@ pub struct BacktestView {
     pub from: Option<String>,
     /// Last cut.
     pub to: Option<String>,
+    /// Days after each cut forecast and scored.
+    #[serde(default)]
+    pub horizon_days: u32,
     /// Per method and target kind (`commitea`, `throughput`, `ebs`, and `… milestone planned-shipped`,
     /// `… milestone closed`).
     pub methods: Vec<MethodScore>,
@@ -75,6 +78,33 @@ pub struct MethodScore {
     pub pinball80: Option<[f64; 3]>,
     /// Its lower bound counting never-resolved targets at the end of the data.
     pub pinball80_censored: Option<[f64; 3]>,
+    /// Share of the targets with a dated p10, p50, p80 done by it: how often a date held when one was
+    /// given, each `[value, lo, hi]`.
+    #[serde(default)]
+    pub dated_coverage: Vec<Option<[f64; 3]>>,
+    /// Targets with a dated p10, p50, p80.
+    #[serde(default)]
+    pub n_dated: Vec<usize>,
+    /// The probability of being done within the horizon, checked by tenths: empty for a method that gives
+    /// none.
+    #[serde(default)]
+    pub reliability: Vec<ReliabilityView>,
+}
+
+/// One tenth of promised probabilities and what became of them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReliabilityView {
+    /// The bin's lowest probability.
+    pub lo: f64,
+    /// Its highest.
+    pub hi: f64,
+    /// Forecasts in it.
+    pub n: usize,
+    /// The mean probability promised.
+    pub promised: f64,
+    /// The share done within the horizon, `[value, lo, hi]`.
+    pub observed: [f64; 3],
 }
 
 fn triple(m: Option<crate::backtest::Metric>) -> Option<[f64; 3]> {
@@ -88,6 +118,7 @@ pub(crate) fn backtest_view(report: &crate::backtest::BacktestReport) -> Backtes
         cuts: report.cuts,
         from: report.first_cut.map(|c| c.date_naive().to_string()),
         to: report.last_cut.map(|c| c.date_naive().to_string()),
+        horizon_days: report.options.horizon_days,
         methods: report
             .methods
             .iter()
@@ -97,6 +128,19 @@ pub(crate) fn backtest_view(report: &crate::backtest::BacktestReport) -> Backtes
                 coverage: s.coverage.iter().map(|m| triple(*m)).collect(),
                 pinball80: triple(s.pinball80),
                 pinball80_censored: triple(s.pinball80_censored),
+                dated_coverage: s.dated_coverage.iter().map(|m| triple(*m)).collect(),
+                n_dated: s.n_dated.to_vec(),
+                reliability: s
+                    .reliability
+                    .iter()
+                    .map(|b| ReliabilityView {
+                        lo: b.lo,
+                        hi: b.hi,
+                        n: b.n,
+                        promised: (b.promised * 1000.0).round() / 1000.0,
+                        observed: triple(Some(b.observed)).unwrap_or([0.0; 3]),
+                    })
+                    .collect(),
             })
             .collect(),
     }
