@@ -44,12 +44,12 @@ for n in "${SIZES[@]}"; do
   dir="$WORK/state-$n"
   rm -rf "$dir"
   "$BIN/commitea-dev" generate --issues "$n" "$dir" > /dev/null 2>&1
-  read -r wall cpu peak < <(measure "$dir.run.log" "$BIN/commitea" run --offline -s "$dir" --trials "$TRIALS")
-  open=$(grep -m1 -oE '[0-9]+ open issues' "$dir.run.log" | grep -oE '^[0-9]+')
+  read -r wall cpu peak < <(measure "$dir.run.log" "$BIN/commitea" run --offline -s "$dir" --trials "$TRIALS") || true
+  open=$(grep -m1 -oE '[0-9]+ open issues' "$dir.run.log" | grep -oE '^[0-9]+' || echo "-")
   read_t=$(stage "$dir.run.log" "issues read in"); fc_t=$(stage "$dir.run.log" "trials in")
   render_t=$(stage "$dir.run.log" "render:")
   # The unchanged state read again: the committed forecast is reused.
-  read -r rwall _ _ < <(measure "$dir.plan.log" "$BIN/commitea" plan --json -s "$dir" --trials "$TRIALS")
+  read -r rwall _ _ < <(measure "$dir.plan.log" "$BIN/commitea" plan --json -s "$dir" --trials "$TRIALS") || true
   reused=$(grep -q "committed forecast is reused" "$dir.plan.log" && echo r || echo "!")
   # An agent's what-if: a p/0 reprioritisation of a dated issue three quarters down the p80 order.
   target=$(awk '
@@ -63,12 +63,12 @@ for n in "${SIZES[@]}"; do
     /"priority":/ { gsub(/,/, "", $2); if ($2 >= 2) { print issue; exit } }' "$dir/forecast/forecast.json")
   cp "$dir/pm-state.md" "$dir.ledger"
   read -r wwall wcpu _ < <(measure "$dir.whatif.log" "$BIN/commitea" directive -s "$dir" --trials "$TRIALS" \
-    --kind reprioritize --quote "This one first." --target "issue $target" --params '{"priority": 0}')
+    --kind reprioritize --quote "This one first." --target "issue $target" --params '{"priority": 0}') || true
   moved=$(grep -m1 -oE '"summary": "[^"]*"' "$dir.whatif.log.out" || true)
   cp "$dir.ledger" "$dir/pm-state.md"; rm -rf "$dir/ops/pending"
   # Adaptive trials: the same forecast again with adaptive trials on (a setting of its own: not reused).
   read -r awall _ _ < <(measure "$dir.adaptive.log" env COMMITEA_FORECAST_ADAPTIVE_TRIALS=true \
-    "$BIN/commitea" plan --json -s "$dir" --trials "$TRIALS")
+    "$BIN/commitea" plan --json -s "$dir" --trials "$TRIALS") || true
   atrials=$(grep -m1 -oE 'adaptive trials: [0-9]+' "$dir.adaptive.log" | grep -oE '[0-9]+$' || echo "-")
   afc=$(stage "$dir.adaptive.log" "trials in")
   git -C "$dir" checkout -q -- . 2> /dev/null || true

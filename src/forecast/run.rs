@@ -105,9 +105,14 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
     let sim = mc.run_adaptive(&prep, &dists, &groups, &fates, adaptive.as_ref());
     if mode.adaptive_trials {
         tracing::info!(
-            "adaptive trials: {} of {} (every percentile stable to a working day)",
+            "adaptive trials: {} of {} ({})",
             sim.trials(),
-            settings.trials
+            settings.trials,
+            if sim.trials() < settings.trials {
+                "every percentile stable to a working day"
+            } else {
+                "some percentile still moved by more than a working day: all of them ran"
+            }
         );
     }
 
