@@ -286,6 +286,10 @@ pub struct ForecastConfig {
     /// the team or may no longer take it), so a run does not reshuffle the plan. `false` plans every run
     /// afresh (whoever would finish first).
     pub keep_planned_people: bool,
+    /// Run the trials in batches of 1,000 and stop once a batch moves no reported percentile (p10, p50,
+    /// p80 of every issue and milestone) by more than one working day; `trials` is the most run. Off:
+    /// always run `trials`.
+    pub adaptive_trials: bool,
 }
 
 impl Default for ForecastConfig {
@@ -296,6 +300,7 @@ impl Default for ForecastConfig {
             horizon_days: HorizonDays(730),
             abandonment_days: HorizonDays(365),
             keep_planned_people: true,
+            adaptive_trials: false,
         }
     }
 }

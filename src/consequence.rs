@@ -478,15 +478,40 @@ pub fn of_change(
 /// only what the change forces moves. The plans are returned with those people set.
 pub fn compare(
     config: &crate::config::Config,
+    before_plan: Plan,
+    after_plan: Plan,
+    planned_for: &BTreeMap<IssueKey, String>,
+) -> (Consequence, Plan, Plan) {
+    compare_reusing(config, before_plan, after_plan, planned_for, None)
+}
+
+/// [`compare`], with the forecast before taken from `committed` (the committed forecast) when that is the
+/// forecast of exactly the plan before: a what-if on an unchanged state then runs one forecast, not two.
+pub fn compare_reusing(
+    config: &crate::config::Config,
     mut before_plan: Plan,
     mut after_plan: Plan,
     planned_for: &BTreeMap<IssueKey, String>,
+    committed: Option<&ForecastReport>,
 ) -> (Consequence, Plan, Plan) {
     let settings = crate::forecast::Settings::from_config(config);
     before_plan.planned_for = planned_for.clone();
-    let b = crate::forecast::run(&before_plan, &settings);
+    let mode = crate::forecast::Mode::from_config(config);
+    let (b, _) = crate::forecast::run_or_reuse(&before_plan, &settings, mode, committed);
     after_plan.planned_for = crate::forecast::planned_people(&b);
-    let a = crate::forecast::run(&after_plan, &settings);
+    // The forecast after runs exactly the trials the one before ran (adaptive trials may have stopped
+    // early), so both sides draw the same numbers; the consequence reports no cut lines, so it needs none.
+    let a = crate::forecast::run_with(
+        &after_plan,
+        &crate::forecast::Settings {
+            trials: b.trials,
+            ..settings
+        },
+        crate::forecast::Mode {
+            adaptive_trials: false,
+            skip_cut_lines: true,
+        },
+    );
     let c = diff(&b, &a, &before_plan, &after_plan);
     (c, before_plan, after_plan)
 }

@@ -122,6 +122,8 @@ pub struct Computed {
     pub synced: bool,
     /// The op files the apply stage carried out, with what happened.
     pub applied: Vec<crate::apply::AppliedFile>,
+    /// Whether the forecast is the committed one, reused because its inputs are unchanged.
+    pub reused: bool,
 }
 
 /// What a state repo holds for a forecast, read once: the resolved config, the snapshot and the ledger.
@@ -218,13 +220,29 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     plan.planned_for = committed.people(&config);
     let settings = Settings::from_config(&config);
     let t = Instant::now();
-    let report = forecast::run(&plan, &settings);
-    tracing::info!(
-        "forecast: {} open issues × {} trials in {:.0?}",
-        report.issues.len(),
-        settings.trials,
-        t.elapsed()
+    let (mut report, reused) = forecast::run_or_reuse(
+        &plan,
+        &settings,
+        forecast::Mode::from_config(&config),
+        committed.report(),
     );
+    // A forecast that says exactly what the committed one says keeps its key: the committed forecast is
+    // still the forecast of the inputs that key names, and a run whose moment alone moved (a sync that
+    // changed nothing) must not write a new forecast for a new key alone.
+    if let Some(c) = committed.report().filter(|c| c.inputs != report.inputs) {
+        let inputs = std::mem::replace(&mut report.inputs, c.inputs.clone());
+        if report != *c {
+            report.inputs = inputs;
+        }
+    }
+    if !reused {
+        tracing::info!(
+            "forecast: {} open issues × {} trials in {:.0?}",
+            report.issues.len(),
+            settings.trials,
+            t.elapsed()
+        );
+    }
     let inputs = Inputs {
         plan: &plan,
         report: &report,
@@ -263,6 +281,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         directives,
         snapshot,
         synced,
+        reused,
     })
 }
 
@@ -395,6 +414,12 @@ impl Committed {
             .map(|t| t.and_utc())
             .filter(|t| *t > synced_at)
             .unwrap_or(synced_at)
+    }
+
+    /// The committed forecast itself: what a reader of an unchanged state reuses
+    /// ([`forecast::run_or_reuse`]).
+    pub(crate) fn report(&self) -> Option<&forecast::ForecastReport> {
+        self.0.as_ref()
     }
 
     /// Who it planned unassigned work for, unless `forecast.keep_planned_people` is off.

@@ -15,5 +15,5 @@ pub mod tjp;
 pub use calendar::{Calendar, DayIndex, PersonCalendarSpec};
 pub use calibrate::{Bias, Calibration, Sample};
 pub use fate::{Exposure, FateFeatures, FateModel};
-pub use montecarlo::{Distribution, Fate, MonteCarlo, Percentiles, SimulationResult};
+pub use montecarlo::{Adaptive, Distribution, Fate, MonteCarlo, Percentiles, SimulationResult};
 pub use schedule::{Prepared, Project, Schedule, ScheduleError, Task};

@@ -86,8 +86,14 @@ pub struct Percentiles {
 pub struct SimulationResult {
     trials: u32,
     buckets: usize,
-    /// Row-major: series × (horizon + 1); the last bucket is "beyond the horizon".
+    /// Row-major: rows × (horizon + 1); the last bucket is "beyond the horizon". The rows: one per
+    /// scheduled task in scheduling order, then one per group, one per group's staying work, and an
+    /// empty one.
     counts: Vec<u32>,
+    /// Per task, its row.
+    task_row: Vec<u32>,
+    /// Scheduled tasks: the first group's row.
+    positions: usize,
     tasks: usize,
     groups: usize,
     staying: bool,
@@ -328,7 +334,9 @@ impl Compiled {
 
     /// One trial: draw every effort and fill `end` and its day `day` (by position). A task whose fate
     /// draw says it is never done takes no time, holds up nothing and ends "never" (`u32::MAX`).
+    /// Only the first `limit` positions are scheduled: nothing later can change them.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     fn trial(
         &self,
         cals: &[Calendar],
@@ -337,11 +345,12 @@ impl Compiled {
         end: &mut [f64],
         day: &mut [u32],
         dropped: &mut [bool],
+        limit: usize,
     ) {
         for lane in lanes.iter_mut() {
             lane.reset();
         }
-        for k in 0..self.task.len() {
+        for k in 0..limit {
             let f = &self.fate[k];
             let (fate_bits, effort_bits) = task_draws(trial_key, self.id[k]);
             let mut lead = 0.0;
@@ -389,6 +398,169 @@ impl Compiled {
     }
 }
 
+/// Adaptive trials: run the trials in batches and stop once another batch no longer moves any percentile
+/// by more than a working day.
+///
+/// Batches are `floor` trials each, up to the configured trials. After each batch from the second on,
+/// every series' p10, p50 and p80 is compared with the one before the batch; when none moved by more
+/// than one working day, the run stops. Trial `t` draws the same numbers whatever the batch, so a run stopped at `n` trials is exactly
+/// the first `n` trials of the full run, and the stop depends only on integer counts: deterministic for a
+/// seed, on any number of threads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Adaptive {
+    /// Trials run at least, and the size of every batch.
+    pub floor: u32,
+    /// For every day of the horizon, how many working days the team has up to and including it: two
+    /// percentiles whose days differ here by at most one are "stable to a working day". Days past the
+    /// end count as one more working day than the last.
+    pub working_days: Vec<u32>,
+}
+
+impl Adaptive {
+    /// The working-day position of a reported day (`None`: beyond the horizon, one past the last).
+    fn position(&self, day: Option<DayIndex>) -> i64 {
+        let last = self.working_days.last().copied().unwrap_or(0);
+        match day {
+            Some(d) => i64::from(self.working_days.get(d as usize).copied().unwrap_or(last)),
+            None => i64::from(last) + 1,
+        }
+    }
+
+    /// Whether no percentile moved by more than one working day from `before` to `now`.
+    fn stable(&self, before: &[Option<DayIndex>], now: &[Option<DayIndex>]) -> bool {
+        before.len() == now.len()
+            && before
+                .iter()
+                .zip(now)
+                .all(|(a, b)| (self.position(*a) - self.position(*b)).abs() <= 1)
+    }
+}
+
+/// Everything a batch of trials needs, laid out once per simulation.
+struct Batch<'a> {
+    compiled: Compiled,
+    cals: &'a [Calendar],
+    /// Per group, the positions of its tasks.
+    group_pos: Vec<Vec<u32>>,
+    /// Positions with a row of their own: all (`compiled.task.len()`), or none when only the groups are
+    /// asked for.
+    task_rows: usize,
+    /// Positions simulated: all, or up to the groups' last when only the groups are asked for (work later
+    /// in the scheduling order cannot change when earlier work ends).
+    limit: usize,
+    /// Rows of the histogram: `task_rows`, then one per group (and one per group's staying work).
+    series: usize,
+    buckets: usize,
+    groups: usize,
+    staying: bool,
+    seed: u64,
+}
+
+/// Trials whose end days are buffered before they are counted: the histogram row of a task is then
+/// touched once per block instead of once per trial, so counting stays in cache at any size.
+const BLOCK: usize = 32;
+
+impl Batch<'_> {
+    /// Counts trials `from..to` into `acc` (series × buckets; task rows in scheduling order), split in
+    /// contiguous shares over the threads.
+    fn count(&self, from: u32, to: u32, acc: &mut [u32]) {
+        let (series, buckets, m) = (self.series, self.buckets, self.task_rows);
+        let np = self.cals.len();
+        // Days at or past the horizon all count in the last bucket, "beyond the horizon".
+        let last_bucket = buckets - 1;
+        let trials = to - from;
+        // One job per thread, each counting a contiguous share of the trials into its own histogram, then
+        // added up. The counts are integers added in any order, so the number of threads cannot change the
+        // result. The histogram is kept small: 16-bit counts, folded into 32-bit ones every 65,535 trials.
+        let jobs = (rayon::current_num_threads() as u32).clamp(1, trials.max(1));
+        let parts: Vec<(Vec<u16>, Vec<u32>)> = (0..jobs)
+            .into_par_iter()
+            .map(|j| {
+                let mut counts = vec![0u16; series * buckets];
+                let mut total: Vec<u32> = Vec::new();
+                // `days[k * BLOCK + b]`: the end day bucket of position `k` in the block's trial `b`.
+                let mut days = vec![0u16; m * BLOCK];
+                let mut filled = 0usize;
+                let flush = |counts: &mut [u16], days: &[u16], filled: usize| {
+                    for (k, row) in counts.chunks_exact_mut(buckets).take(m).enumerate() {
+                        for &d in &days[k * BLOCK..k * BLOCK + filled] {
+                            row[usize::from(d)] += 1;
+                        }
+                    }
+                };
+                let fold = |counts: &mut Vec<u16>, total: &mut Vec<u32>| {
+                    if total.is_empty() {
+                        *total = counts.iter().map(|c| u32::from(*c)).collect();
+                    } else {
+                        for (t, c) in total.iter_mut().zip(counts.iter()) {
+                            *t += u32::from(*c);
+                        }
+                    }
+                    counts.fill(0);
+                };
+                let all = self.compiled.task.len();
+                let (mut lanes, mut end, mut day, mut dropped) = (
+                    vec![Lane::default(); np],
+                    vec![0.0; all],
+                    vec![0u32; all],
+                    vec![false; all],
+                );
+                let lo = from + (u64::from(trials) * u64::from(j) / u64::from(jobs)) as u32;
+                let hi = from + (u64::from(trials) * u64::from(j + 1) / u64::from(jobs)) as u32;
+                for trial in lo..hi {
+                    if (trial - lo).is_multiple_of(u32::from(u16::MAX)) && trial > lo {
+                        flush(&mut counts, &days, filled);
+                        filled = 0;
+                        fold(&mut counts, &mut total);
+                    }
+                    let key = mix(self.seed, u64::from(trial));
+                    self.compiled.trial(
+                        self.cals,
+                        key,
+                        &mut lanes,
+                        &mut end,
+                        &mut day,
+                        &mut dropped,
+                        self.limit,
+                    );
+                    for (k, &d) in day.iter().take(m).enumerate() {
+                        days[k * BLOCK + filled] = d.min(last_bucket as u32) as u16;
+                    }
+                    filled += 1;
+                    if filled == BLOCK {
+                        flush(&mut counts, &days, filled);
+                        filled = 0;
+                    }
+                    for (g, ks) in self.group_pos.iter().enumerate() {
+                        let last = ks.iter().map(|&k| day[k as usize]).max().unwrap_or(0);
+                        counts[(m + g) * buckets + (last as usize).min(last_bucket)] += 1;
+                        if self.staying {
+                            let stays = ks
+                                .iter()
+                                .filter(|&&k| !dropped[k as usize])
+                                .map(|&k| day[k as usize])
+                                .max()
+                                .unwrap_or(0);
+                            counts[(m + self.groups + g) * buckets
+                                + (stays as usize).min(last_bucket)] += 1;
+                        }
+                    }
+                }
+                flush(&mut counts, &days, filled);
+                (counts, total)
+            })
+            .collect();
+        for (counts, total) in parts {
+            for (x, y) in acc.iter_mut().zip(counts) {
+                *x += u32::from(y);
+            }
+            for (x, y) in acc.iter_mut().zip(total) {
+                *x += y;
+            }
+        }
+    }
+}
+
 impl MonteCarlo {
     /// Runs the trials. `groups` lists, per group (milestone), the tasks whose last end is the group's end.
     ///
@@ -413,11 +585,49 @@ impl MonteCarlo {
         groups: &[Vec<usize>],
         fates: &[Fate],
     ) -> SimulationResult {
+        self.run_adaptive(prep, dists, groups, fates, None)
+    }
+
+    /// [`run_with_fates`](Self::run_with_fates), with `adaptive` trials when given: at most `self.trials`,
+    /// fewer once every percentile is stable (see [`Adaptive`]); [`SimulationResult::trials`] says how
+    /// many ran.
+    pub fn run_adaptive(
+        &self,
+        prep: &Prepared,
+        dists: &[Distribution],
+        groups: &[Vec<usize>],
+        fates: &[Fate],
+        adaptive: Option<&Adaptive>,
+    ) -> SimulationResult {
+        self.simulate(prep, dists, groups, fates, adaptive, false)
+    }
+
+    /// [`run`](Self::run) for the groups only: no task has percentiles of its own, and each trial stops
+    /// at the groups' last task in the scheduling order — what the cut-line search asks, for a fraction
+    /// of the work when the groups' tasks come early. Their counts are exactly [`run`](Self::run)'s.
+    pub fn run_groups(
+        &self,
+        prep: &Prepared,
+        dists: &[Distribution],
+        groups: &[Vec<usize>],
+    ) -> SimulationResult {
+        self.simulate(prep, dists, groups, &[], None, true)
+    }
+
+    fn simulate(
+        &self,
+        prep: &Prepared,
+        dists: &[Distribution],
+        groups: &[Vec<usize>],
+        fates: &[Fate],
+        adaptive: Option<&Adaptive>,
+        groups_only: bool,
+    ) -> SimulationResult {
         let n = prep.len();
-        let buckets = self.horizon_days as usize + 1;
+        // Day buckets are counted in 16 bits: a horizon is at most 65,534 days.
+        let buckets = (self.horizon_days as usize).min(usize::from(u16::MAX) - 1) + 1;
         let uncertain = fates.iter().any(|f| f.p < 1.0);
         let staying = if uncertain { groups.len() } else { 0 };
-        let series = n + groups.len() + staying;
         let medians: Vec<f64> = dists.iter().map(Distribution::median).collect();
         let assign = Prepared::assignment(&prep.schedule(&medians));
         let compiled = Compiled::new(prep, dists, &assign, fates);
@@ -434,80 +644,64 @@ impl MonteCarlo {
                     .collect()
             })
             .collect();
-        let cals = prep.people();
-        let np = cals.len();
-        let m = compiled.task.len();
-        // Days at or past the horizon all count in the last bucket, "beyond the horizon".
-        let last_bucket = buckets - 1;
-        // One job per thread, each counting a contiguous share of the trials into its own histogram, then
-        // added up. The counts are integers added in any order, so the number of threads cannot change the
-        // result. The histogram is touched once per issue per trial, so it is kept small: 16-bit counts,
-        // folded into 32-bit ones every 65,535 trials.
-        let jobs = (rayon::current_num_threads() as u32).clamp(1, self.trials.max(1));
-        let mut parts: Vec<Vec<u32>> = (0..jobs)
-            .into_par_iter()
-            .map(|j| {
-                let mut counts = vec![0u16; series * buckets];
-                let mut total: Vec<u32> = Vec::new();
-                let fold = |counts: &mut Vec<u16>, total: &mut Vec<u32>| {
-                    if total.is_empty() {
-                        *total = counts.iter().map(|c| u32::from(*c)).collect();
-                    } else {
-                        for (t, c) in total.iter_mut().zip(counts.iter()) {
-                            *t += u32::from(*c);
-                        }
-                    }
-                    counts.fill(0);
-                };
-                let (mut lanes, mut end, mut day, mut dropped) = (
-                    vec![Lane::default(); np],
-                    vec![0.0; m],
-                    vec![0u32; m],
-                    vec![false; m],
-                );
-                let from = (u64::from(self.trials) * u64::from(j) / u64::from(jobs)) as u32;
-                let to = (u64::from(self.trials) * u64::from(j + 1) / u64::from(jobs)) as u32;
-                for trial in from..to {
-                    if (trial - from).is_multiple_of(u32::from(u16::MAX)) && trial > from {
-                        fold(&mut counts, &mut total);
-                    }
-                    let key = mix(self.seed, u64::from(trial));
-                    compiled.trial(cals, key, &mut lanes, &mut end, &mut day, &mut dropped);
-                    // Rows in task order: the histogram is walked front to back once per trial.
-                    for (i, &k) in pos.iter().enumerate() {
-                        if k != u32::MAX {
-                            counts[i * buckets + (day[k as usize] as usize).min(last_bucket)] += 1;
-                        }
-                    }
-                    for (g, ks) in group_pos.iter().enumerate() {
-                        let last = ks.iter().map(|&k| day[k as usize]).max().unwrap_or(0);
-                        counts[(n + g) * buckets + (last as usize).min(last_bucket)] += 1;
-                        if staying > 0 {
-                            let stays = ks
-                                .iter()
-                                .filter(|&&k| !dropped[k as usize])
-                                .map(|&k| day[k as usize])
-                                .max()
-                                .unwrap_or(0);
-                            counts[(n + groups.len() + g) * buckets
-                                + (stays as usize).min(last_bucket)] += 1;
-                        }
-                    }
-                }
-                fold(&mut counts, &mut total);
-                total
-            })
-            .collect();
-        let mut acc = parts.pop().unwrap_or_else(|| vec![0u32; series * buckets]);
-        for part in parts {
-            for (x, y) in acc.iter_mut().zip(part) {
-                *x += y;
+        // Counted with task rows in scheduling order (the order a trial fills them in); `task_row` says
+        // which is whose.
+        let (m, limit) = if groups_only {
+            let last = group_pos.iter().flatten().map(|&k| k as usize + 1).max();
+            (0, last.unwrap_or(0))
+        } else {
+            (compiled.task.len(), compiled.task.len())
+        };
+        let series = m + groups.len() + staying;
+        let batch = Batch {
+            compiled,
+            cals: prep.people(),
+            group_pos,
+            task_rows: m,
+            limit,
+            series,
+            buckets,
+            groups: groups.len(),
+            staying: staying > 0,
+            seed: self.seed,
+        };
+        let mut acc = vec![0u32; series * buckets];
+        let mut done = 0u32;
+        let mut before: Option<Vec<Option<DayIndex>>> = None;
+        loop {
+            let next = match adaptive {
+                Some(a) if done == 0 => a.floor.max(1).min(self.trials),
+                Some(a) => done.saturating_add(a.floor.max(1)).min(self.trials),
+                None => self.trials,
+            };
+            batch.count(done, next, &mut acc);
+            done = next;
+            let Some(a) = adaptive.filter(|_| done < self.trials) else {
+                break;
+            };
+            let now: Vec<Option<DayIndex>> = (0..series)
+                .flat_map(|s| {
+                    let row = &acc[s * buckets..(s + 1) * buckets];
+                    [0.1, 0.5, 0.8].map(|q| quantile_of(row, q))
+                })
+                .collect();
+            if before.as_ref().is_some_and(|b| a.stable(b, &now)) {
+                break;
             }
+            before = Some(now);
         }
+        // One more row, all zeros: the row of a task left out of the schedule (no trial counted it).
+        acc.resize(acc.len() + buckets, 0);
+        let empty = series as u32;
         SimulationResult {
-            trials: self.trials,
+            trials: done,
             buckets,
             counts: acc,
+            task_row: pos
+                .iter()
+                .map(|&k| if k == u32::MAX || m == 0 { empty } else { k })
+                .collect(),
+            positions: m,
             tasks: n,
             groups: groups.len(),
             staying: staying > 0,
@@ -515,9 +709,46 @@ impl MonteCarlo {
     }
 }
 
+/// The day reported for quantile `q` of one series' per-day counts (see `SimulationResult::quantile`).
+fn quantile_of(row: &[u32], q: f64) -> Option<DayIndex> {
+    let total: u64 = row.iter().map(|c| u64::from(*c)).sum();
+    if total == 0 {
+        return None;
+    }
+    let n = total as f64;
+    let rank = ((q * n).ceil() as u64).max(1);
+    let mut acc = 0u64;
+    // The last earlier day on which some trial ended: stepping back lands there, not on a weekend
+    // or holiday that merely carries the same share.
+    let mut last_end_day: Option<usize> = None;
+    for (d, c) in row.iter().enumerate() {
+        let before = acc;
+        acc += u64::from(*c);
+        if acc >= rank {
+            let (f_before, f_at) = (before as f64 / n, acc as f64 / n);
+            let day = match last_end_day {
+                Some(b) if q - f_before < f_at - q && f_before >= q - QUANTILE_SLACK => b,
+                _ => d,
+            };
+            return (day + 1 < row.len()).then_some(day as DayIndex);
+        }
+        if *c > 0 {
+            last_end_day = Some(d);
+        }
+    }
+    None
+}
+
 impl SimulationResult {
+    /// The counts of `series`: a task (`< tasks`), else a group's (`tasks + g`) or a group's staying
+    /// work's (`tasks + groups + g`).
     fn row(&self, series: usize) -> &[u32] {
-        &self.counts[series * self.buckets..(series + 1) * self.buckets]
+        let r = if series < self.tasks {
+            self.task_row[series] as usize
+        } else {
+            self.positions + series - self.tasks
+        };
+        &self.counts[r * self.buckets..(r + 1) * self.buckets]
     }
 
     /// The day reported for quantile `q`.
@@ -528,33 +759,7 @@ impl SimulationResult {
     /// before when that is closer — but never a day met in fewer than `q` − [`QUANTILE_SLACK`] of the
     /// trials. Over many issues the dates are then met as often as they say.
     fn quantile(&self, series: usize, q: f64) -> Option<DayIndex> {
-        let row = self.row(series);
-        let total: u64 = row.iter().map(|c| u64::from(*c)).sum();
-        if total == 0 {
-            return None;
-        }
-        let n = total as f64;
-        let rank = ((q * n).ceil() as u64).max(1);
-        let mut acc = 0u64;
-        // The last earlier day on which some trial ended: stepping back lands there, not on a weekend
-        // or holiday that merely carries the same share.
-        let mut last_end_day: Option<usize> = None;
-        for (d, c) in row.iter().enumerate() {
-            let before = acc;
-            acc += u64::from(*c);
-            if acc >= rank {
-                let (f_before, f_at) = (before as f64 / n, acc as f64 / n);
-                let day = match last_end_day {
-                    Some(b) if q - f_before < f_at - q && f_before >= q - QUANTILE_SLACK => b,
-                    _ => d,
-                };
-                return (day + 1 < self.buckets).then_some(day as DayIndex);
-            }
-            if *c > 0 {
-                last_end_day = Some(d);
-            }
-        }
-        None
+        quantile_of(self.row(series), q)
     }
 
     fn percentiles(&self, series: usize) -> Percentiles {
@@ -688,6 +893,108 @@ mod tests {
         assert_eq!(r.task_by(0, 1), 1.0);
         assert_eq!(r.group_by(0, 1), 1.0);
         assert_eq!(r.row(0).iter().map(|c| u64::from(*c)).sum::<u64>(), 140_000);
+    }
+
+    /// A chain of tasks on two people, the group being the early ones.
+    fn chain_project() -> Prepared {
+        let task = |name: &str, who: usize, deps: Vec<usize>, priority: u8| Task {
+            name: name.into(),
+            effort: 10.0,
+            assignee: Some(who),
+            eligible: vec![],
+            deps,
+            priority,
+            hard: false,
+            due: None,
+            started: false,
+        };
+        let p = Project {
+            tasks: vec![
+                task("a", 0, vec![], 1),
+                task("b", 1, vec![0], 1),
+                task("c", 0, vec![], 3),
+                task("d", 1, vec![2], 3),
+                task("e", 0, vec![1], 2),
+            ],
+            people: vec![
+                Calendar::from_capacity(vec![6.0; 400]),
+                Calendar::from_capacity(vec![4.0; 400]),
+            ],
+        };
+        Prepared::new(&p).unwrap()
+    }
+
+    #[test]
+    fn a_groups_only_run_counts_the_groups_exactly_as_the_full_run() {
+        let prep = chain_project();
+        let d: Vec<Distribution> = (0..5)
+            .map(|i| Distribution::LogNormal {
+                median: 8.0 + f64::from(i),
+                sigma: 0.6,
+            })
+            .collect();
+        let mc = MonteCarlo {
+            trials: 3_000,
+            seed: 4,
+            horizon_days: 200,
+        };
+        let groups = [vec![0, 1], vec![4], vec![1, 4]];
+        let full = mc.run(&prep, &d, &groups);
+        let only = mc.run_groups(&prep, &d, &groups);
+        for g in 0..groups.len() {
+            assert_eq!(full.group(g), only.group(g));
+            for day in 0..60 {
+                assert_eq!(full.group_by(g, day), only.group_by(g, day));
+            }
+        }
+        assert_eq!(only.task(0).p50, None, "no task rows in a groups-only run");
+    }
+
+    #[test]
+    fn adaptive_trials_stop_early_deterministically_and_never_past_the_ceiling() {
+        let prep = chain_project();
+        let d: Vec<Distribution> = (0..5)
+            .map(|_| Distribution::LogNormal {
+                median: 10.0,
+                sigma: 0.2,
+            })
+            .collect();
+        let mc = MonteCarlo {
+            trials: 64_000,
+            seed: 2,
+            horizon_days: 200,
+        };
+        let adaptive = Adaptive {
+            floor: 1_000,
+            working_days: (1..=200).collect(),
+        };
+        let groups = [vec![0, 1, 2, 3, 4]];
+        let a = mc.run_adaptive(&prep, &d, &groups, &[], Some(&adaptive));
+        assert!(a.trials() >= 2_000 && a.trials() < 64_000, "{}", a.trials());
+        // Exactly the first trials of a fixed run of that many.
+        let fixed = MonteCarlo {
+            trials: a.trials(),
+            ..mc
+        }
+        .run(&prep, &d, &groups);
+        assert_eq!(a, fixed);
+        // A never-stable series (no working days to be stable in) runs to the ceiling.
+        let strict = Adaptive {
+            floor: 100,
+            working_days: (0..200).map(|d| d * 10).collect(),
+        };
+        let wide: Vec<Distribution> = (0..5)
+            .map(|_| Distribution::LogNormal {
+                median: 10.0,
+                sigma: 2.0,
+            })
+            .collect();
+        let small = MonteCarlo {
+            trials: 1_000,
+            ..mc
+        };
+        let b = small.run_adaptive(&prep, &wide, &groups, &[], Some(&strict));
+        assert_eq!(b.trials(), 1_000);
     }
 
     #[test]

@@ -56,7 +56,7 @@ pub(super) fn cut_line(
         if kept.is_empty() {
             return Some((Some(0), 1.0));
         }
-        let sim = small.run(&prep, dists, &[kept]);
+        let sim = small.run_groups(&prep, dists, &[kept]);
         Some((sim.group(0).p80, sim.group_by(0, due_day)))
     };
     let meets = |r: &(Option<u32>, f64)| r.0.is_some_and(|d| d <= due_day);

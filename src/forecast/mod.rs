@@ -6,11 +6,13 @@
 //!
 //! One file per job: [`input`] (the plan as engine input), [`run`](mod@run) (the forecast), [`report`] (what it
 //! says), [`cut_line`] (what a missed hard deadline would have to drop), [`abandonment`] (the
-//! abandonment model's input) and [`tjp`] (the TaskJuggler export).
+//! abandonment model's input), [`key`] (the key of a forecast's inputs, for reusing the committed one) and
+//! [`tjp`] (the TaskJuggler export).
 
 mod abandonment;
 mod cut_line;
 mod input;
+mod key;
 mod report;
 mod run;
 mod tjp;
@@ -24,8 +26,8 @@ use crate::domain::{IssueKey, Lifecycle, OpenState};
 use crate::engine::calendar::working_hours_between;
 use crate::engine::calendar::{end_day, start_day};
 use crate::engine::{
-    Calendar, Calibration, Distribution, Exposure, Fate, FateFeatures, FateModel, MonteCarlo,
-    Prepared, Project, Sample, Task, calibrate, fate,
+    Adaptive, Calendar, Calibration, Distribution, Exposure, Fate, FateFeatures, FateModel,
+    MonteCarlo, Prepared, Project, Sample, Task, calibrate, fate,
 };
 use crate::plan::{EstimateSource, Plan, PlannedIssue};
 
@@ -34,7 +36,7 @@ use abandonment::{closes_by, history_days};
 use cut_line::cut_line;
 pub use input::{Built, build, calibration_samples};
 pub use report::*;
-pub use run::run;
+pub use run::{run, run_or_reuse, run_with};
 pub use tjp::export_tjp;
 
 impl Settings {
@@ -47,6 +49,31 @@ impl Settings {
         }
     }
 }
+
+/// How a forecast is run, beyond the settings that fix its numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Mode {
+    /// Stop the Monte Carlo early once every percentile is stable to a working day
+    /// (`forecast.adaptive_trials`; see [`crate::engine::Adaptive`]), with [`ADAPTIVE_FLOOR`] trials at
+    /// least and the configured trials at most.
+    pub adaptive_trials: bool,
+    /// Leave out the cut lines of hard deadlines (several smaller simulations each): a what-if's
+    /// forecast after the change, whose consequence does not report them.
+    pub skip_cut_lines: bool,
+}
+
+impl Mode {
+    /// The configured mode.
+    pub(crate) fn from_config(config: &crate::config::Config) -> Self {
+        Self {
+            adaptive_trials: config.forecast.adaptive_trials,
+            skip_cut_lines: false,
+        }
+    }
+}
+
+/// The trials of every batch of adaptive trials (at least two batches run).
+pub const ADAPTIVE_FLOOR: u32 = 1_000;
 
 /// The settings the forecast runs with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -330,4 +330,8 @@ pub struct ForecastReport {
     /// The abandonment model, when there was history to learn from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub abandonment: Option<AbandonmentSummary>,
+    /// The key of everything the forecast is a function of (see `forecast::key`): a reader whose inputs
+    /// have this key reuses this forecast instead of computing it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<String>,
 }

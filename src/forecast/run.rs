@@ -2,8 +2,47 @@
 
 use super::*;
 
-/// Runs the forecast on a plan.
+/// Runs the forecast on a plan. The report records the key of its inputs ([`key`](mod@super::key)).
 pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
+    run_with(plan, settings, Mode::default())
+}
+
+/// [`run`] in a [`Mode`].
+pub fn run_with(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
+    let digest = key::PlanDigest::new(plan, settings, mode);
+    finish(simulate(plan, settings, mode), &digest)
+}
+
+/// The forecast of `plan`: `committed` itself when it is the forecast of exactly these inputs (its
+/// recorded key is the plan's), else a new one. The flag says whether it was reused.
+///
+/// The engine is deterministic, so a reused forecast is byte for byte the one a new run would give; the
+/// Monte Carlo is skipped, which is most of the time a read of an unchanged state takes.
+pub fn run_or_reuse(
+    plan: &Plan,
+    settings: &Settings,
+    mode: Mode,
+    committed: Option<&ForecastReport>,
+) -> (ForecastReport, bool) {
+    let digest = key::PlanDigest::new(plan, settings, mode);
+    if let Some(c) = committed.filter(|c| key::matches(c, &digest, plan)) {
+        tracing::info!(
+            "forecast: the committed forecast is reused, its inputs are unchanged ({} open issues)",
+            c.issues.len()
+        );
+        return (c.clone(), true);
+    }
+    (finish(simulate(plan, settings, mode), &digest), false)
+}
+
+/// Records the key of the report's inputs: the plan's, with the people the report itself planned.
+fn finish(mut report: ForecastReport, digest: &key::PlanDigest) -> ForecastReport {
+    report.inputs = Some(digest.with_people(&planned_people(&report)));
+    report
+}
+
+/// The forecast itself.
+fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
     let as_of = plan.as_of;
     let days = settings.horizon_days;
     let date_of = |d: f64| -> When {
@@ -43,6 +82,7 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
                 people: Vec::new(),
                 warnings,
                 abandonment: None,
+                inputs: None,
             };
         }
     };
@@ -52,7 +92,29 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
         seed: settings.seed,
         horizon_days: days,
     };
-    let sim = mc.run_with_fates(&prep, &dists, &groups, &fates);
+    let team_cal = Calendar::new(&plan.team_calendar, as_of, days);
+    let adaptive = mode.adaptive_trials.then(|| Adaptive {
+        floor: ADAPTIVE_FLOOR,
+        working_days: (0..days)
+            .scan(0u32, |n, d| {
+                *n += u32::from(team_cal.capacity(d) > 0.0);
+                Some(*n)
+            })
+            .collect(),
+    });
+    let sim = mc.run_adaptive(&prep, &dists, &groups, &fates, adaptive.as_ref());
+    if mode.adaptive_trials {
+        tracing::info!(
+            "adaptive trials: {} of {} ({})",
+            sim.trials(),
+            settings.trials,
+            if sim.trials() < settings.trials {
+                "every percentile stable to a working day"
+            } else {
+                "some percentile still moved by more than a working day: all of them ran"
+            }
+        );
+    }
 
     let when = |d: Option<u32>| d.map_or(When::BeyondHorizon, |d| date_of(f64::from(d)));
     let issues: Vec<IssueForecast> = open
@@ -120,7 +182,6 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
         })
         .collect();
 
-    let team_cal = Calendar::new(&plan.team_calendar, as_of, days);
     let milestones = open_ms
         .iter()
         .enumerate()
@@ -161,7 +222,7 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
             });
             let late = matches!((m.due, p80), (Some(d), When::Date(p)) if p > d)
                 || matches!((m.due, p80), (Some(_), When::BeyondHorizon));
-            let cut_line = if m.hard && m.state == OpenState::Open && late && !groups[g].is_empty() {
+            let cut_line = if !mode.skip_cut_lines && m.hard && m.state == OpenState::Open && late && !groups[g].is_empty() {
                 m.due.and_then(|d| {
                     let due_day = (d - as_of).num_days().max(0) as u32;
                     cut_line(&project, &plan_sched.person, &prep, &dists, &groups[g], due_day, &mc).map(|(cut, p80, prob, ok)| CutLine {
@@ -272,7 +333,7 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
         as_of,
         horizon: as_of + Days::new(u64::from(days)),
         seed: settings.seed,
-        trials: settings.trials,
+        trials: sim.trials(),
         calibration: CalibrationSummary::of(&calibration),
         issues,
         milestones,
@@ -297,5 +358,6 @@ pub fn run(plan: &Plan, settings: &Settings) -> ForecastReport {
                 })
                 .collect(),
         }),
+        inputs: None,
     }
 }

@@ -301,8 +301,13 @@ fn record(
     let before_plan = before_replay.into_plan();
     let after_plan = after_replay.into_plan();
     let planned_for = committed.people(&config);
-    let (detail, before_plan, _) =
-        consequence::compare(&config, before_plan, after_plan, &planned_for);
+    let (detail, before_plan, _) = consequence::compare_reusing(
+        &config,
+        before_plan,
+        after_plan,
+        &planned_for,
+        committed.report(),
+    );
     let pairs = pairs(&detail);
 
     let id = appended.id.to_string();

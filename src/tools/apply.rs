@@ -106,7 +106,13 @@ pub(crate) fn consequence_of(
     let after_plan =
         crate::ledger::replay(&after_snapshot, config, ledger.as_deref(), now).into_plan();
     let planned_for = committed.people(config);
-    let (detail, _, _) = crate::consequence::compare(config, before_plan, after_plan, &planned_for);
+    let (detail, _, _) = crate::consequence::compare_reusing(
+        config,
+        before_plan,
+        after_plan,
+        &planned_for,
+        committed.report(),
+    );
     Ok(detail)
 }
 

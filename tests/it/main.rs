@@ -22,6 +22,7 @@ mod props;
 mod record;
 mod replay;
 mod robust;
+mod scale;
 mod site;
 mod stability;
 mod support;

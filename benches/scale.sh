@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Scale benchmark (not a test; nothing here runs in `cargo test`): for generated state repos of 5,000,
+# 20,000 and 100,000 issues (`commitea-dev generate --issues N`), the whole `commitea run --offline` at
+# 10,000 trials (read, replay, forecast, write, render), each in a process of its own: wall time, CPU
+# time (user + sys) and peak memory from /usr/bin/time, and the stages' times from the run's log; then
+# the read of the unchanged state (`commitea plan`, which reuses the committed forecast), an agent's
+# what-if (`commitea directive`, a p/0 reprioritisation: its consequence), adaptive trials (the same
+# forecast with `forecast.adaptive_trials` on: trials run and wall time), and TaskJuggler's CPU time for
+# one deterministic schedule of the same exported project, with the ratio. Where tj3 is not run (above
+# TJ3_MAX issues: it takes hours), its CPU is extrapolated on the power law through the two largest
+# sizes measured, and said so.
+#
+# Run: benches/scale.sh [SIZES...]            (default: 5000 20000 100000)
+# Environment: BIN=DIR (prebuilt commitea and commitea-dev; default: build them with
+# `cargo build --release`), TRIALS (10000), TJ3_MAX (20000), KEEP=DIR (keep the state repos there).
+set -euo pipefail
+
+SIZES=("${@:-5000 20000 100000}")
+read -r -a SIZES <<< "${SIZES[*]}"
+TRIALS=${TRIALS:-10000}
+TJ3_MAX=${TJ3_MAX:-20000}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+if [[ -z "${BIN:-}" ]]; then
+  (cd "$ROOT" && cargo build --release --bin commitea -p commitea \
+    && cargo build --release --bin commitea-dev -p commitea-testkit) >&2
+  BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release"
+fi
+WORK=${KEEP:-$(mktemp -d -t commitea-scale-XXXXXX)}
+mkdir -p "$WORK"
+export COMMITEA_LOG=info
+
+# measure LOG CMD...: runs CMD, its stderr into LOG; prints "wall cpu peak_kib".
+measure() {
+  local log=$1; shift
+  /usr/bin/time -f "@@time %e %U %S %M" "$@" 2> "$log" > "$log.out" || { tail -5 "$log" >&2; return 1; }
+  awk '/^@@time/ { printf "%.2f %.2f %d\n", $2, $3 + $4, $5 }' "$log"
+}
+# stage LOG TEXT: the duration at the end of the log line containing TEXT ("... in 1.2s").
+stage() { grep -m1 -- "$2" "$1" | sed -E 's/.* in ([0-9.]+[a-zµ]+).*/\1/' || echo "-"; }
+
+echo "commitea: $BIN · $TRIALS trials · $(nproc) cores"
+declare -a ROWS TJ
+for n in "${SIZES[@]}"; do
+  dir="$WORK/state-$n"
+  rm -rf "$dir"
+  "$BIN/commitea-dev" generate --issues "$n" "$dir" > /dev/null 2>&1
+  read -r wall cpu peak < <(measure "$dir.run.log" "$BIN/commitea" run --offline -s "$dir" --trials "$TRIALS") || true
+  open=$(grep -m1 -oE '[0-9]+ open issues' "$dir.run.log" | grep -oE '^[0-9]+' || echo "-")
+  read_t=$(stage "$dir.run.log" "issues read in"); fc_t=$(stage "$dir.run.log" "trials in")
+  render_t=$(stage "$dir.run.log" "render:")
+  # The unchanged state read again: the committed forecast is reused.
+  read -r rwall _ _ < <(measure "$dir.plan.log" "$BIN/commitea" plan --json -s "$dir" --trials "$TRIALS") || true
+  reused=$(grep -q "committed forecast is reused" "$dir.plan.log" && echo r || echo "!")
+  # An agent's what-if: a p/0 reprioritisation of a dated issue three quarters down the p80 order.
+  target=$(awk '
+    /"milestones":/ { exit }
+    /"issue":/ { gsub(/[",]/, "", $2); issue = $2 }
+    /"priority":/ { gsub(/,/, "", $2); prio = $2 }
+    /"p80":/ { gsub(/[",]/, "", $2); if (prio >= 2 && $2 != "beyond") print $2, issue }' "$dir/forecast/forecast.json" | sort -u | sort |
+    awk '{ a[NR] = $2 } END { print a[int(NR * 3 / 4) + 1] }')
+  # No dated one (a backlog far past the horizon): the first issue at priority 2 or 3.
+  [[ -n "$target" ]] || target=$(awk '/"milestones":/ { exit } /"issue":/ { gsub(/[",]/, "", $2); issue = $2 }
+    /"priority":/ { gsub(/,/, "", $2); if ($2 >= 2) { print issue; exit } }' "$dir/forecast/forecast.json")
+  cp "$dir/pm-state.md" "$dir.ledger"
+  read -r wwall wcpu _ < <(measure "$dir.whatif.log" "$BIN/commitea" directive -s "$dir" --trials "$TRIALS" \
+    --kind reprioritize --quote "This one first." --target "issue $target" --params '{"priority": 0}') || true
+  moved=$(grep -m1 -oE '"summary": "[^"]*"' "$dir.whatif.log.out" || true)
+  cp "$dir.ledger" "$dir/pm-state.md"; rm -rf "$dir/ops/pending"
+  # Adaptive trials: the same forecast again with adaptive trials on (a setting of its own: not reused).
+  read -r awall _ _ < <(measure "$dir.adaptive.log" env COMMITEA_FORECAST_ADAPTIVE_TRIALS=true \
+    "$BIN/commitea" plan --json -s "$dir" --trials "$TRIALS") || true
+  atrials=$(grep -m1 -oE 'adaptive trials: [0-9]+' "$dir.adaptive.log" | grep -oE '[0-9]+$' || echo "-")
+  afc=$(stage "$dir.adaptive.log" "trials in")
+  git -C "$dir" checkout -q -- . 2> /dev/null || true
+  # TaskJuggler: one deterministic schedule of the same project.
+  tj="-"
+  if command -v tj3 > /dev/null && (( n <= TJ3_MAX )); then
+    "$BIN/commitea" export tjp -s "$dir" > "$dir.tjp" 2> /dev/null
+    mkdir -p "$dir.tj3"
+    if read -r _ tj _ < <(measure "$dir.tj3.log" tj3 --silent --no-color -o "$dir.tj3" "$dir.tjp"); then :; else tj="-"; fi
+  fi
+  TJ+=("$n $cpu $tj")
+  ROWS+=("$(printf '%7s %6s %7s %7s %8s %7s %8s %9s %7s %8s %11s %8s' "$n" "$open" "$wall" "$cpu" \
+    "$((peak / 1024))" "$(awk -v p="$peak" -v n="$n" 'BEGIN { printf "%.1f", p / n }')" "$read_t" "$fc_t" \
+    "$render_t" "$rwall $reused" "$wwall/$wcpu" "$atrials")")
+  echo "  $n issues: run ${wall}s wall, ${cpu}s CPU, $((peak / 1024)) MiB; what-if on $target: ${wwall}s ($moved);" \
+    "adaptive: $atrials trials, forecast $afc (full: $fc_t), plan ${awall}s"
+done
+echo
+printf '%7s %6s %7s %7s %8s %7s %8s %9s %7s %8s %11s %8s\n' issues open "wall s" "CPU s" "peak MiB" \
+  "KiB/iss" read forecast render "reread s" "what-if s" adaptive
+printf '%s\n' "${ROWS[@]}"
+echo "(reread: commitea plan of the unchanged state, r = committed forecast reused; what-if: commitea"
+echo " directive, a p/0 reprioritisation, wall/CPU s; adaptive: trials run of $TRIALS with adaptive trials)"
+echo
+echo "TaskJuggler, CPU s for one deterministic schedule of the same export:"
+printf '%7s %12s %22s %13s\n' issues "commitea CPU" "tj3 CPU" "commitea/tj3"
+printf '%s\n' "${TJ[@]}" | awk '
+  { n[NR] = $1; ours[NR] = $2; tj[NR] = $3 }
+  END {
+    for (i = 1; i <= NR; i++) if (tj[i] != "-") { k++; mn[k] = n[i]; mt[k] = tj[i] }
+    for (i = 1; i <= NR; i++) {
+      t = tj[i]; note = ""
+      if (t == "-" && k >= 2) {
+        e = log(mt[k] / mt[k-1]) / log(mn[k] / mn[k-1]); t = mt[k] * (n[i] / mn[k]) ^ e
+        note = sprintf(" (extrap., n^%.2f)", e)
+      }
+      if (t == "-") printf "%7d %12.2f %22s %13s\n", n[i], ours[i], "-", "-"
+      else printf "%7d %12.2f %22s %13s\n", n[i], ours[i], sprintf("%.1f%s", t, note), sprintf("1/%.0f", t / ours[i])
+    }
+  }'
+[[ -n "${KEEP:-}" ]] || rm -rf "$WORK"
