@@ -190,6 +190,9 @@ pub struct MilestoneRow<'a> {
     pub cut_hours: Option<String>,
     /// p50 – p80 in words: two dates, or "not within the horizon" for what lies beyond it, said once.
     pub band_label: String,
+    /// When p80 is beyond the horizon: the chance that everything planned is done within it, such as
+    /// `35% chance within 2 years`.
+    pub done_within: Option<String>,
 }
 
 /// A milestone's cone: positions in percent of the axis width (0 = axis start, 100 = axis end).
@@ -270,6 +273,16 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
                 .map(|n| format!("about {}", n.round() as i64)),
             cut_hours: m.cut_line.as_ref().map(|c| hours(c.hours.round())),
             band_label: band_label(&m.band.p50, &m.band.p80),
+            done_within: m
+                .probability_done
+                .filter(|_| date(&m.band.p80).is_none())
+                .map(|p| {
+                    format!(
+                        "{} chance within {}",
+                        percent(p),
+                        super::text::horizon_words(data.horizon_days)
+                    )
+                }),
         })
         .collect();
     let capacity = data

@@ -72,6 +72,7 @@ fn milestone(
         cut_line: None,
         staying: None,
         expected_leaving: None,
+        probability_done: None,
     }
 }
 
@@ -901,6 +902,7 @@ fn the_horizon_is_said_in_years_months_weeks_or_days_and_never_as_a_bare_phrase(
     let mut d = data();
     d.runway.milestones[1].p10 = "beyond horizon".to_owned();
     d.runway.milestones[1].band = band("beyond horizon", "beyond horizon");
+    d.runway.milestones[1].probability_done = Some(0.35);
     d.horizon_days = 90;
     let files = render(&d, None).unwrap();
     for (name, bytes) in &files {
@@ -916,6 +918,13 @@ fn the_horizon_is_said_in_years_months_weeks_or_days_and_never_as_a_bare_phrase(
         }
     }
     assert!(text(&files, "runway.html").contains("not within 3 months"));
+    // Instead of a slack counted to the horizon: the chance of being done within it.
+    for page in ["runway.html", "index.html"] {
+        assert!(
+            text(&files, page).contains("35% chance within 3 months"),
+            "{page}"
+        );
+    }
     assert!(text(&files, "board.html").contains("not within 3 months"));
 }
 

@@ -104,6 +104,10 @@ pub struct RunwayMilestone {
     /// Open issues expected to leave it (not done within the abandonment window).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_leaving: Option<f64>,
+    /// The probability that everything planned in it today is done within the horizon, when the
+    /// abandonment model says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probability_done: Option<f64>,
 }
 
 /// The cut line of a hard deadline, as the runway shows it.
@@ -176,6 +180,7 @@ pub fn runway(inputs: Inputs<'_>) -> Runway {
                 p80: r.p80.to_string(),
             }),
             expected_leaving: m.expected_leaving,
+            probability_done: m.probability_done,
             cut_line: m.cut_line.as_ref().map(|c| RunwayCutLine {
                 issues: c.issues.iter().map(ToString::to_string).collect(),
                 hours: c.hours,
