@@ -234,13 +234,12 @@ pub(crate) fn hostile_state() -> tempfile::TempDir {
     )
     .unwrap();
     // The ledger: a directive whose quote and rationale are the payload, and one whose author is (which
-    // the ledger refuses: not a Gitea username; the problem, quoting it, is on the page). (A quote that starts
-    // with `<script>` opens an HTML block in Markdown, which the ledger parser does not read as a quote:
-    // that directive would be reported malformed and shown nowhere, so the quote starts with words.)
+    // the ledger refuses: not a Gitea username; the problem, quoting it, is on the page). The quote starts
+    // with the payload: a `<script>` at the start of a blockquote line must still be read as the quote.
     let ledger = dir.path().join("pm-state.md");
     let mut text = std::fs::read_to_string(&ledger).unwrap();
     text.push_str(&format!(
-        "\n## D-0001 · note · 2026-11-29T10:00:00Z\n\n> We decided: {payload}\n\n- rationale: {payload}\n- status: active\n- by: ann\n\n## D-0002 · note · 2026-11-29T11:00:00Z\n\n> Said by someone else.\n\n- by: {}\n",
+        "\n## D-0001 · note · 2026-11-29T10:00:00Z\n\n> {payload}\n\n- rationale: {payload}\n- status: active\n- by: ann\n\n## D-0002 · note · 2026-11-29T11:00:00Z\n\n> Said by someone else.\n\n- by: {}\n",
         payload.replace(' ', "_")
     ));
     std::fs::write(&ledger, text).unwrap();
@@ -290,8 +289,10 @@ fn hostile_text_in_every_field_stays_text() {
             >= 6,
         "{changes}"
     );
+    // The directive whose quote starts with `<script>` is read and its quote shown, not reported malformed.
     assert!(
-        files["directives.html"].contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        files["directives.html"]
+            .contains("<blockquote>&lt;script&gt;alert(1)&lt;/script&gt; &lt;img"),
         "{}",
         files["directives.html"]
     );
