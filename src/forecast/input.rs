@@ -384,16 +384,12 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
         .collect();
     let window = plan.abandonment_days.min(horizon_days);
     let history = history_days(plan, plan.now);
+    let closes = closes_by(plan, plan.now);
     // Too short a history keeps the model cold; the exposures are not even counted.
     let mut fate = if history < i64::from(window) {
         FateModel::cold(0, window)
     } else {
-        fate::fit(
-            &fate_exposures(plan),
-            history,
-            closes_by(plan, plan.now),
-            window,
-        )
+        fate::fit(&fate_exposures(plan), history, closes, window)
     };
     // A model that is off says so and why: a silent fallback reads as a confident forecast.
     if calibration.cold_start {
@@ -415,7 +411,7 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
             format!(
                 "the abandonment model is off: {} issue(s) closed in all the history, fewer than the {} it \
                  needs; every open issue is assumed to be done some day",
-                closes_by(plan, plan.now),
+                closes,
                 crate::engine::fate::MIN_EVENTS
             )
         });
@@ -425,7 +421,7 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
              abandonment model gives most open work a small chance of being done within {window} days",
             fate.events,
             crate::engine::fate::RECENT_DAYS,
-            closes_by(plan, plan.now)
+            closes
         ));
     }
     if !fate.cold_start
