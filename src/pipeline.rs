@@ -202,12 +202,14 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
             (snapshot, false)
         }
     };
-    // Offline, the forecast describes the moment its data was taken; after a sync, the moment of the run
-    // (the snapshot keeps its old time when nothing changed, but days still pass).
+    // Offline, the forecast describes the moment its data was taken; after a sync, the run's day: the
+    // moment of the sync when it changed something, else the start of the day (the snapshot keeps its old
+    // time when nothing changed, but days still pass). Either is the day zero a later reader of this
+    // state computes (`Committed::day_zero`), so it forecasts with the same key and reuses the forecast.
     let committed = Committed::read(&layout);
     let now = opts
         .now
-        .or(synced.then_some(opts.clock))
+        .or(synced.then(|| start_of_day(opts.clock).max(snapshot.meta.synced_at)))
         .unwrap_or_else(|| committed.day_zero(snapshot.meta.synced_at));
     // A run forecasts the ledger on the branch; an entry only in the checkout is a proposal, not yet
     // approved (a preview, `commitea plan`, reads the checkout's).
@@ -410,8 +412,7 @@ impl Committed {
     pub(crate) fn day_zero(&self, synced_at: DateTime<Utc>) -> DateTime<Utc> {
         self.0
             .as_ref()
-            .and_then(|r| r.as_of.and_hms_opt(0, 0, 0))
-            .map(|t| t.and_utc())
+            .map(|r| r.as_of.and_time(chrono::NaiveTime::MIN).and_utc())
             .filter(|t| *t > synced_at)
             .unwrap_or(synced_at)
     }
@@ -432,6 +433,11 @@ impl Committed {
             _ => Default::default(),
         }
     }
+}
+
+/// The start (00:00 UTC) of `t`'s day.
+fn start_of_day(t: DateTime<Utc>) -> DateTime<Utc> {
+    t.date_naive().and_time(chrono::NaiveTime::MIN).and_utc()
 }
 
 /// [`Committed::day_zero`] for a reader that needs nothing else from the committed forecast.

@@ -221,3 +221,70 @@ fn a_second_run_with_no_server_change_rewrites_nothing_and_costs_few_requests() 
         git(state.path(), &["show", "--stat", "HEAD"]).contains("snapshot/issues/acme/api/4.yaml")
     );
 }
+
+/// A run after a sync and every later reader of the state (the tools, `plan`) forecast from one day zero,
+/// so the readers reuse the committed forecast rather than computing another one with other numbers —
+/// also on the next day, when the sync found nothing new and the snapshot kept its old time.
+#[test]
+fn readers_reuse_the_forecast_of_an_online_run_on_its_day_and_the_next() {
+    use chrono::TimeZone;
+    use commitea::pipeline::{RunOptions, run};
+    let emulator = emulator_for("small");
+    let state = state_from_fixture("small");
+    let online = |clock: chrono::DateTime<chrono::Utc>| {
+        run(&RunOptions {
+            state_dir: state.path().to_path_buf(),
+            now: None,
+            clock,
+            offline: false,
+            full_sync: false,
+            token: Some(TOKEN.into()),
+            server_fallback: None,
+            overrides: commitea::config::Overrides::default(),
+            env: vec![("COMMITEA_SERVER".into(), emulator.url())],
+            commit: true,
+            render: false,
+            applied_before: Vec::new(),
+        })
+        .unwrap()
+    };
+    let read = || {
+        let out = commitea(&["plan", "--json"], state.path(), &emulator.url());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let committed: commitea::forecast::ForecastReport = serde_json::from_slice(
+            &std::fs::read(state.path().join("forecast/forecast.json")).unwrap(),
+        )
+        .unwrap();
+        let planned: commitea::forecast::ForecastReport =
+            serde_json::from_slice(&out.stdout).unwrap();
+        (
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            planned,
+            committed,
+        )
+    };
+    const REUSED: &str = "the committed forecast is reused";
+    // The first run syncs everything: its day zero is the moment of the sync.
+    online(
+        chrono::Utc
+            .with_ymd_and_hms(2026, 12, 14, 15, 30, 0)
+            .unwrap(),
+    );
+    let (log, planned, committed) = read();
+    assert!(log.contains(REUSED), "{log}");
+    assert_eq!(planned, committed);
+    // The next day the sync finds nothing new: the forecast moves to that day, and readers follow it.
+    online(
+        chrono::Utc
+            .with_ymd_and_hms(2026, 12, 15, 9, 10, 0)
+            .unwrap(),
+    );
+    let (log, planned, committed) = read();
+    assert_eq!(committed.as_of.to_string(), "2026-12-15");
+    assert!(log.contains(REUSED), "{log}");
+    assert_eq!(planned, committed);
+}
