@@ -82,12 +82,13 @@ fn print_scores(title: &str, methods: &std::collections::BTreeMap<String, Scores
     }
 }
 
-/// Backtests one project through the Gitea path; prints its cold-model counts and returns its cuts.
+/// Backtests one project through the Gitea path; prints its cold-model counts and returns its cuts and
+/// which of them (by index) had the abandonment model off.
 fn gitea_path(
     name: &str,
     snapshot: &commitea::state::Snapshot,
     opts: &BacktestOptions,
-) -> Option<(usize, Vec<Target>)> {
+) -> Option<(usize, Vec<Target>, std::collections::BTreeSet<i64>)> {
     let dir = std::env::temp_dir().join(format!(
         "commitea-gitea-backtest-{}-{}",
         std::process::id(),
@@ -121,7 +122,16 @@ fn gitea_path(
                  (fields: {fields:?})",
                 g.cuts.len()
             );
-            Some((g.cuts.len(), g.targets))
+            let off = (0i64..)
+                .zip(&g.cuts)
+                .filter(|(_, c)| {
+                    c.warnings
+                        .iter()
+                        .any(|w| w.starts_with("the abandonment model is off"))
+                })
+                .map(|(i, _)| i)
+                .collect();
+            Some((g.cuts.len(), g.targets, off))
         }
         Err(e) => {
             println!("{name}: the Gitea-path backtest failed: {e}");
@@ -170,6 +180,9 @@ fn main() {
     );
     let scoring = opts.scoring();
     let mut pooled: Vec<Target> = Vec::new();
+    // Through Gitea: the targets of the cuts whose run had the abandonment model on (a cold model says
+    // so on every page, and promises every open issue done).
+    let mut pooled_warm: Vec<Target> = Vec::new();
     let mut largest: Option<(usize, String, f64, u64)> = None;
     let mut offset = 0i64;
     for dataset in ["duraspace", "apache"] {
@@ -199,14 +212,14 @@ fn main() {
                 }
             };
             let t = Instant::now();
-            let (n_cuts, targets) = if gitea {
+            let (n_cuts, targets, off) = if gitea {
                 match gitea_path(&format!("{dataset} {project}"), &imported.snapshot, &opts) {
                     Some(got) => got,
                     None => continue,
                 }
             } else {
                 let (cuts, targets) = backtest_targets(&imported.snapshot, &config, &opts);
-                (cuts.len(), targets)
+                (cuts.len(), targets, Default::default())
             };
             let wall = t.elapsed().as_secs_f64();
             let rss = peak_rss_kib();
@@ -219,6 +232,14 @@ fn main() {
             }
             // Cut ids stay distinct across projects, so the bootstrap resamples each project's cuts.
             let next = offset + i64::try_from(n_cuts).unwrap_or(0);
+            if gitea {
+                pooled_warm.extend(targets.iter().filter(|t| !off.contains(&t.cut)).map(|t| {
+                    Target {
+                        cut: t.cut + offset,
+                        ..t.clone()
+                    }
+                }));
+            }
             pooled.extend(targets.into_iter().map(|mut t| {
                 t.cut += offset;
                 t
@@ -230,6 +251,12 @@ fn main() {
         "pooled over all projects",
         &score_by_group(&pooled, &scoring),
     );
+    if gitea {
+        print_scores(
+            "pooled over all projects, cuts with the abandonment model on",
+            &score_by_group(&pooled_warm, &scoring),
+        );
+    }
     if let Some((n, name, wall, rss)) = largest {
         println!(
             "largest project: {name} ({n} issues): backtest wall time {wall:.2} s, peak memory (VmHWM) {:.1} MiB",

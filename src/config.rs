@@ -282,6 +282,9 @@ pub struct ForecastConfig {
     /// The window of the abandonment model: an open issue's chance of being done at all is its chance of
     /// being closed within this many days (work not done within it is treated as work that may never be).
     pub abandonment_days: HorizonDays,
+    /// Days of history the abandonment model needs before it learns a closing rate; with less, every open
+    /// issue is assumed to be done some day (and the run says so).
+    pub abandonment_min_history_days: u32,
     /// Unassigned work stays with the person the last committed forecast planned it for (unless they left
     /// the team or may no longer take it), so a run does not reshuffle the plan. `false` plans every run
     /// afresh (whoever would finish first).
@@ -299,6 +302,7 @@ impl Default for ForecastConfig {
             seed: None,
             horizon_days: HorizonDays(730),
             abandonment_days: HorizonDays(365),
+            abandonment_min_history_days: crate::engine::fate::MIN_HISTORY_DAYS,
             keep_planned_people: true,
             adaptive_trials: false,
         }

@@ -185,6 +185,8 @@ pub struct Plan {
     pub workday_hours: f64,
     /// The abandonment model's window in days (`forecast.abandonment_days`).
     pub abandonment_days: u32,
+    /// Days of history the abandonment model needs (`forecast.abandonment_min_history_days`).
+    pub abandonment_min_history_days: u32,
     /// Who the last committed forecast planned each unassigned open issue for: the forecast keeps that
     /// person unless they left the team or may no longer take it, so plans do not reshuffle between runs
     /// (`forecast.keep_planned_people`). Empty for a first forecast.
@@ -368,6 +370,7 @@ impl Plan {
             team_calendar,
             workday_hours: wd,
             abandonment_days: config.forecast.abandonment_days.0,
+            abandonment_min_history_days: config.forecast.abandonment_min_history_days,
             planned_for: BTreeMap::new(),
             warnings,
         }

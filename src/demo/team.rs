@@ -406,6 +406,7 @@ impl Team {
                 trials: Trials(10_000),
                 seed: None,
                 horizon_days: HorizonDays(730),
+                abandonment_min_history_days: 365,
                 ..ForecastConfig::default()
             },
             backtest: crate::config::BacktestConfig {
@@ -504,7 +505,11 @@ impl Team {
              lifecycle:\n  diagnosis_labels: [needs-info, needs-diagnosis]\n\n\
              # The Monte Carlo forecast. With no seed, a fixed default seed is used, so the same state\n\
              # always gives the same forecast; set one to draw other random numbers.\n\
-             forecast:\n  trials: 10000\n  # seed: 42\n  horizon_days: 730\n\n\
+             forecast:\n  trials: 10000\n  # seed: 42\n  horizon_days: 730\n\
+             \x20 # The abandonment model (which open work is probably never done) learns from 90 days\n\
+             \x20 # of history by default. The demo's seven months are made up by a generator, so the demo\n\
+             \x20 # shows the engine's schedule alone; delete this line to see the model's view of them.\n\
+             \x20 abandonment_min_history_days: 365\n\n\
              # `commitea backtest`: a young project (six months of history) has no cut whose year-long\n\
              # default horizon has passed, so the demo scores six weeks ahead, a cut every two weeks.\n\
              backtest:\n  every_days: 14\n  horizon_days: 42\n\n\

@@ -22,7 +22,7 @@
 //! done, the day is drawn from `(1 − exp(−H(t))) / P`. The Monte Carlo uses both; an issue then ends no
 //! earlier than that day nor than the schedule allows.
 //!
-//! **Cold start.** With less history than one window, or fewer than [`MIN_EVENTS`] closes in the whole
+//! **Cold start.** With less history than [`MIN_HISTORY_DAYS`], or fewer than [`MIN_EVENTS`] closes in the whole
 //! history, the model predicts 1 — every open issue is done, the classic assumption — so a young
 //! project's forecast is the engine's alone. A project that used to close work and has slowed or stopped
 //! is *not* cold: its few recent closes (half a close when there were none, so the rate is never exactly
@@ -42,6 +42,10 @@ pub(crate) const TREND_DAYS: f64 = 90.0;
 const TREND_PRIOR: f64 = 10.0;
 /// Closes needed in the recent history before the model says anything.
 pub(crate) const MIN_EVENTS: usize = 10;
+/// Days of history needed before the model says anything: a quarter. Rates are per day, so a young
+/// project's first months are evidence too; assuming every open issue is done is the worse prior (on the
+/// real histories, the cuts with less than a year of history promised 98% and saw 30% done).
+pub(crate) const MIN_HISTORY_DAYS: u32 = 90;
 /// The shrinkage constant: a group with `n` distinct issues keeps `n/(n+K)` of its own deviation.
 const K: f64 = 5.0;
 /// The frailty used until the state's own history has chosen one (see [`FRAILTIES`]).
@@ -368,17 +372,24 @@ impl FateModel {
     }
 }
 
-/// Fits the model to the recent history's exposures; `history_days` is how far back the state's history
-/// goes, `closes_ever` how many issues it has seen closed in all, `window_days` the window.
-pub(crate) fn fit(
-    exposures: &[Exposure],
-    history_days: i64,
-    closes_ever: usize,
-    window_days: u32,
-) -> FateModel {
+/// What the fit knows of the whole history besides the recent exposures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct History {
+    /// How far back the state's history goes, in days.
+    pub days: i64,
+    /// How many issues it has seen closed in all.
+    pub closes: usize,
+    /// Days of history needed before the model says anything ([`MIN_HISTORY_DAYS`] by default).
+    pub min_days: u32,
+}
+
+/// Fits the model to the recent history's exposures, knowing `history`, for a window of `window_days`.
+pub(crate) fn fit(exposures: &[Exposure], history: History, window_days: u32) -> FateModel {
     let events = exposures.iter().filter(|e| e.closed).count();
     let days: f64 = exposures.iter().map(|e| e.days).sum();
-    if history_days < i64::from(window_days) || closes_ever.max(events) < MIN_EVENTS || days <= 0.0
+    if history.days < i64::from(history.min_days)
+        || history.closes.max(events) < MIN_EVENTS
+        || days <= 0.0
     {
         return FateModel::cold(events, window_days);
     }
@@ -467,6 +478,14 @@ pub(crate) fn fit(
 mod tests {
     use super::*;
 
+    fn hist(days: i64, closes: usize) -> History {
+        History {
+            days,
+            closes,
+            min_days: MIN_HISTORY_DAYS,
+        }
+    }
+
     fn features(column: &str, age: i64, labels: &[&str], person: Option<&str>) -> FateFeatures {
         FateFeatures {
             column: column.into(),
@@ -502,11 +521,15 @@ mod tests {
     fn too_little_history_predicts_every_issue_done() {
         let f = features("triage", 3, &[], None);
         let e = group(0, 100, 50, 7.0, &f);
-        let m = fit(&e, 200, 50, 365);
+        let m = fit(&e, hist(i64::from(MIN_HISTORY_DAYS) - 1, 50), 365);
         assert!(m.cold_start);
         assert_eq!(m.p_done(&f), 1.0);
         assert!(m.lead(&f).is_none());
-        let m = fit(&group(0, 100, 3, 7.0, &f), 1000, 3, 365);
+        // A quarter of history is enough, though the window is a year: rates are per day.
+        let m = fit(&e, hist(i64::from(MIN_HISTORY_DAYS), 50), 365);
+        assert!(!m.cold_start);
+        assert!(m.p_done(&f) < 1.0);
+        let m = fit(&group(0, 100, 3, 7.0, &f), hist(1000, 3), 365);
         assert!(m.cold_start, "three closes are too few");
     }
 
@@ -514,7 +537,7 @@ mod tests {
     fn a_constant_rate_gives_the_exponential_answer() {
         // 1000 issue-weeks, 70 closes: 0.01 per day, in one old stratum (no ageing between buckets).
         let f = features("triage", 500, &[], None);
-        let mut m = fit(&group(0, 1000, 70, 7.0, &f), 1000, 70, 100);
+        let mut m = fit(&group(0, 1000, 70, 7.0, &f), hist(1000, 70), 100);
         m.frailty = 0.0;
         let p = m.p_done(&f);
         // One stratum: shrinkage toward the team (70 closes) and the half event (70.5) barely differ.
@@ -536,7 +559,7 @@ mod tests {
         let old = features("diagnosis", 400, &[], None);
         let mut e = group(0, 200, 100, 7.0, &fresh);
         e.extend(group(1000, 200, 4, 7.0, &old));
-        let m = fit(&e, 1000, 104, 365);
+        let m = fit(&e, hist(1000, 104), 365);
         assert!(m.p_done(&fresh) > 0.9);
         assert!(
             m.p_done(&old) < 0.75 && m.p_done(&old) > 0.1,
@@ -552,7 +575,7 @@ mod tests {
             7.0,
             &features("diagnosis", 400, &[], Some("zed")),
         ));
-        let m2 = fit(&e2, 1000, 106, 365);
+        let m2 = fit(&e2, hist(1000, 106), 365);
         let zed = m2.p_done(&features("diagnosis", 400, &[], Some("zed")));
         let nobody = m2.p_done(&features("diagnosis", 400, &[], None));
         assert!(zed > nobody && zed < nobody + 0.5, "{zed} vs {nobody}");
@@ -566,7 +589,7 @@ mod tests {
         let older = features("triage", 20, &[], None);
         let mut e = group(0, 300, 150, 7.0, &young);
         e.extend(group(1000, 300, 15, 7.0, &older));
-        let m = fit(&e, 1000, 104, 365);
+        let m = fit(&e, hist(1000, 104), 365);
         let at_0 = m.p_done(&features("triage", 0, &[], None));
         let at_10 = m.p_done(&features("triage", 10, &[], None));
         let at_20 = m.p_done(&older);
@@ -583,14 +606,14 @@ mod tests {
         // 300 issues open all year (52 weekly exposures each), not one closed in it — but the project
         // closed 200 issues before.
         let f = features("triage", 900, &[], None);
-        let stalled = fit(&group(0, 300 * 52, 0, 7.0, &f), 3000, 200, 365);
+        let stalled = fit(&group(0, 300 * 52, 0, 7.0, &f), hist(3000, 200), 365);
         assert!(
             !stalled.cold_start,
             "a history of closes keeps the model warm"
         );
         assert!(stalled.p_done(&f) < 0.01, "{}", stalled.p_done(&f));
         // A project that never closed ten issues is still cold.
-        assert!(fit(&group(0, 300, 0, 7.0, &f), 3000, 9, 365).cold_start);
+        assert!(fit(&group(0, 300, 0, 7.0, &f), hist(3000, 9), 365).cold_start);
     }
 
     #[test]

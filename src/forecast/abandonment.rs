@@ -57,6 +57,15 @@ pub(super) fn fate_exposures_at(plan: &Plan, at: chrono::DateTime<chrono::Utc>) 
     out
 }
 
+/// What the abandonment model knows of the plan's whole history at `at`.
+pub(super) fn history_at(plan: &Plan, at: chrono::DateTime<chrono::Utc>) -> fate::History {
+    fate::History {
+        days: history_days(plan, at),
+        closes: closes_by(plan, at),
+        min_days: plan.abandonment_min_history_days,
+    }
+}
+
 /// Days of history the plan's issues cover, up to `at`.
 pub(super) fn history_days(plan: &Plan, at: chrono::DateTime<chrono::Utc>) -> i64 {
     plan.issues
@@ -106,8 +115,7 @@ pub fn choose_frailty(plan: &Plan, window_days: u32) -> Option<FateTuning> {
         let cut = plan.now - window - chrono::Duration::days(k * FRAILTY_CUT_EVERY);
         let model = fate::fit(
             &fate_exposures_at(plan, cut),
-            history_days(plan, cut),
-            closes_by(plan, cut),
+            history_at(plan, cut),
             window_days,
         );
         if model.cold_start {

@@ -383,13 +383,16 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
         })
         .collect();
     let window = plan.abandonment_days.min(horizon_days);
-    let history = history_days(plan, plan.now);
-    let closes = closes_by(plan, plan.now);
+    let fate::History {
+        days: history,
+        closes,
+        min_days,
+    } = history_at(plan, plan.now);
     // Too short a history keeps the model cold; the exposures are not even counted.
-    let mut fate = if history < i64::from(window) {
+    let mut fate = if history < i64::from(min_days) {
         FateModel::cold(0, window)
     } else {
-        fate::fit(&fate_exposures(plan), history, closes, window)
+        fate::fit(&fate_exposures(plan), history_at(plan, plan.now), window)
     };
     // A model that is off says so and why: a silent fallback reads as a confident forecast.
     if calibration.cold_start {
@@ -402,10 +405,11 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
         ));
     }
     if fate.cold_start {
-        warnings.push(if history < i64::from(window) {
+        warnings.push(if history < i64::from(min_days) {
             format!(
-                "the abandonment model is off: the history covers {history} day(s), less than the {window}-day \
-                 window it learns from (forecast.abandonment_days); every open issue is assumed to be done some day"
+                "the abandonment model is off: the history covers {history} day(s), less than the {min_days} it \
+                 needs to learn a closing rate (forecast.abandonment_min_history_days); every open issue is \
+                 assumed to be done some day"
             )
         } else {
             format!(

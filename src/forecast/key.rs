@@ -76,6 +76,7 @@ impl PlanDigest {
             team_calendar,
             workday_hours,
             abandonment_days,
+            abandonment_min_history_days,
             planned_for: _,
             warnings,
         } = plan;
@@ -84,7 +85,7 @@ impl PlanDigest {
         let _ = write!(
             d,
             "commitea {} forecast\n{settings:?}\n{mode:?}\n{as_of:?}\n{now:?}\n{issues:?}\n{milestones:?}\n{team:?}\n\
-             {team_calendar:?}\n{workday_hours:?}\n{abandonment_days:?}\n{warnings:?}\n",
+             {team_calendar:?}\n{workday_hours:?}\n{abandonment_days:?}\n{abandonment_min_history_days:?}\n{warnings:?}\n",
             env!("CARGO_PKG_VERSION"),
         );
         Self(d.finish())

@@ -31,8 +31,8 @@ use crate::engine::{
 };
 use crate::plan::{EstimateSource, Plan, PlannedIssue};
 
+use abandonment::history_at;
 pub use abandonment::{FateTuning, choose_frailty, fate_exposures, fate_features};
-use abandonment::{closes_by, history_days};
 use cut_line::cut_line;
 pub use input::{Built, build, calibration_samples};
 pub use report::*;

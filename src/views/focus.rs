@@ -115,9 +115,15 @@ pub fn rationale(
                 m.title,
                 if s == 1 { "" } else { "s" }
             )),
+            // Beyond the horizon the lateness is counted to the horizon: a floor, not a figure.
             Some(s) => parts.push(format!(
-                "{}{hard} is {} working day{} late at p80",
+                "{}{hard} is {}{} working day{} late at p80",
                 m.title,
+                if m.p80 == When::BeyondHorizon {
+                    "more than "
+                } else {
+                    ""
+                },
                 -s,
                 if s == -1 { "" } else { "s" }
             )),
