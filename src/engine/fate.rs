@@ -17,6 +17,9 @@
 //! in many steps is one piece of evidence. Labels and people then scale it by their observed ÷ expected
 //! events, shrunk the same way.
 //!
+//! **A trend, damped.** The newest weeks against the year give a trend factor; a slowdown is carried on
+//! for as long again and then held, because the real histories show projects that slow keep slowing.
+//!
 //! **Done within the window, and when.** Going forward day by day the issue ages through the buckets; the
 //! cumulative rate `H(t)` gives `P(done within the window) = 1 − exp(−H(window))`, and conditional on being
 //! done, the day is drawn from `(1 − exp(−H(t))) / P`. The Monte Carlo uses both; an issue then ends no
@@ -315,10 +318,20 @@ impl FateModel {
         let mut acc = 0.0;
         h.push(0.0);
         for d in 0..i64::from(self.window_days) {
-            acc += rates[age_bucket(f.age_days + d)];
+            acc += rates[age_bucket(f.age_days + d)] * self.damped_trend(d);
             h.push(acc);
         }
         h
+    }
+
+    /// How much further a slowdown carries `d` days ahead: a closing rate that fell over the newest
+    /// TREND_DAYS keeps falling at that pace for as long again, then holds (a damped trend). A rising
+    /// rate is not extrapolated: optimism is what the backtests punish.
+    fn damped_trend(&self, d: i64) -> f64 {
+        if self.trend >= 1.0 {
+            return 1.0;
+        }
+        self.trend.powf((d as f64).min(TREND_DAYS) / TREND_DAYS)
     }
 
     /// The probability that an issue with these features is closed within the window.
@@ -579,6 +592,29 @@ mod tests {
         let zed = m2.p_done(&features("diagnosis", 400, &[], Some("zed")));
         let nobody = m2.p_done(&features("diagnosis", 400, &[], None));
         assert!(zed > nobody && zed < nobody + 0.5, "{zed} vs {nobody}");
+    }
+
+    #[test]
+    fn a_slowdown_carries_on_for_one_trend_period_and_a_speedup_is_not_extrapolated() {
+        let old = features("diagnosis", 1000, &[], None);
+        let mut m = fit(&group(0, 300, 60, 7.0, &old), hist(1000, 60), 365);
+        let step = |m: &FateModel, d: usize| {
+            let h = m.cumulative(&old);
+            h[d + 1] - h[d]
+        };
+        m.trend = 1.0;
+        let base = step(&m, 0);
+        assert!(base > 0.0);
+        assert!((step(&m, 300) - base).abs() < 1e-12);
+        m.trend = 0.5;
+        assert!((step(&m, 0) - base).abs() < 1e-12);
+        let half = TREND_DAYS as usize / 2;
+        assert!((step(&m, half) - base * 0.5f64.sqrt()).abs() < 1e-9);
+        // The decline stops after one trend period and holds.
+        assert!((step(&m, TREND_DAYS as usize) - base * 0.5).abs() < 1e-9);
+        assert!((step(&m, 300) - base * 0.5).abs() < 1e-9);
+        m.trend = 1.5;
+        assert!((step(&m, 300) - base).abs() < 1e-12);
     }
 
     #[test]
