@@ -133,6 +133,10 @@ pub struct FateModel {
 /// Prior weight of the recalibration's identity, in pseudo-forecasts: a handful of past forecasts must
 /// not bend every probability.
 const RECALIBRATION_PRIOR: f64 = 20.0;
+/// The sharpest recalibration used: the slope of `logit p' = a + b · logit p` at most this.
+const RECALIBRATION_MAX_SLOPE: f64 = 2.0;
+/// The largest shift of the recalibration: `|a|` at most this (on the logit scale).
+const RECALIBRATION_MAX_SHIFT: f64 = 3.0;
 /// Probabilities are kept this far from 0 and 1 on the logit scale.
 const LOGIT_EPS: f64 = 1e-4;
 
@@ -179,6 +183,17 @@ pub(crate) fn recalibrate(pairs: &[(f64, bool)]) -> [f64; 2] {
         if da.abs() < 1e-9 && db.abs() < 1e-9 {
             break;
         }
+    }
+    // A past that asks for much sharper promises, or a large shift, is an event rather than a bias: a
+    // mass close (a migration, a backlog clean-up) makes nearly every old issue "done" at the past cuts,
+    // and the fit then promised 99% for work of which a quarter was done. Such a fit is not used.
+    // A slope of zero or less would reverse the model's order of issues: never a correction.
+    if !(a.is_finite() && b.is_finite())
+        || a.abs() > RECALIBRATION_MAX_SHIFT
+        || b <= 0.0
+        || b > RECALIBRATION_MAX_SLOPE
+    {
+        return [0.0, 1.0];
     }
     [a, b]
 }
@@ -671,5 +686,11 @@ mod tests {
         }
         // No history: the identity.
         assert_eq!(recalibrate(&[]), [0.0, 1.0]);
+        // A mass close at the past cuts: old issues promised 5–20% were all done. The fit would promise
+        // nearly everything; it is an event, not a bias, and the model is left as it is.
+        let burst: Vec<(f64, bool)> = (0..300)
+            .map(|i| (0.05 + 0.15 * f64::from(i % 16) / 15.0, i % 50 != 0))
+            .collect();
+        assert_eq!(recalibrate(&burst), [0.0, 1.0]);
     }
 }
