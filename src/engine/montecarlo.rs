@@ -535,14 +535,16 @@ impl Batch<'_> {
                         let last = ks.iter().map(|&k| day[k as usize]).max().unwrap_or(0);
                         counts[(m + g) * buckets + (last as usize).min(last_bucket)] += 1;
                         if self.staying {
+                            // A future where every open issue leaves the group has no work that stays
+                            // to end it: the milestone closes when someone closes it, which nothing here
+                            // knows — beyond the horizon, not today.
                             let stays = ks
                                 .iter()
                                 .filter(|&&k| !dropped[k as usize])
                                 .map(|&k| day[k as usize])
                                 .max()
-                                .unwrap_or(0);
-                            counts[(m + self.groups + g) * buckets
-                                + (stays as usize).min(last_bucket)] += 1;
+                                .map_or(last_bucket, |d| d as usize);
+                            counts[(m + self.groups + g) * buckets + stays.min(last_bucket)] += 1;
                         }
                     }
                 }
@@ -831,6 +833,26 @@ mod tests {
             people: vec![Calendar::from_capacity(vec![hours_per_day; 400])],
         };
         Prepared::new(&p).unwrap()
+    }
+
+    #[test]
+    fn a_future_where_all_the_work_leaves_ends_the_staying_work_beyond_the_horizon() {
+        let prep = one_task_project(6.0);
+        let mc = MonteCarlo {
+            trials: 2_000,
+            seed: 1,
+            horizon_days: 365,
+        };
+        let dists = [Distribution::Fixed(12.0)];
+        // Never done: nothing stays, and the milestone's close is not "today".
+        let never = mc.run_with_fates(&prep, &dists, &[vec![0]], &[Fate { p: 0.0, lead: None }]);
+        let s = never.group_staying(0).unwrap();
+        assert_eq!((s.p10, s.p50, s.p80), (None, None, None));
+        // Done in about half the futures: the staying work ends on its day in those, beyond in the rest.
+        let half = mc.run_with_fates(&prep, &dists, &[vec![0]], &[Fate { p: 0.5, lead: None }]);
+        let s = half.group_staying(0).unwrap();
+        assert_eq!(s.p10, Some(1));
+        assert_eq!(s.p80, None);
     }
 
     #[test]
