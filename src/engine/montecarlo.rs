@@ -835,14 +835,19 @@ mod tests {
         Prepared::new(&p).unwrap()
     }
 
+    /// A year-long Monte Carlo of `trials` trials with seed 1.
+    fn year_of(trials: u32) -> MonteCarlo {
+        MonteCarlo {
+            trials,
+            seed: 1,
+            horizon_days: 365,
+        }
+    }
+
     #[test]
     fn a_future_where_all_the_work_leaves_ends_the_staying_work_beyond_the_horizon() {
         let prep = one_task_project(6.0);
-        let mc = MonteCarlo {
-            trials: 2_000,
-            seed: 1,
-            horizon_days: 365,
-        };
+        let mc = year_of(2_000);
         let dists = [Distribution::Fixed(12.0)];
         // Never done: nothing stays, and the milestone's close is not "today".
         let never = mc.run_with_fates(&prep, &dists, &[vec![0]], &[Fate { p: 0.0, lead: None }]);
@@ -858,11 +863,7 @@ mod tests {
     #[test]
     fn fixed_effort_gives_a_point_range() {
         let prep = one_task_project(6.0);
-        let mc = MonteCarlo {
-            trials: 100,
-            seed: 1,
-            horizon_days: 365,
-        };
+        let mc = year_of(100);
         let r = mc.run(&prep, &[Distribution::Fixed(12.0)], &[vec![0]]);
         let p = r.task(0);
         assert_eq!((p.p10, p.p50, p.p80), (Some(1), Some(1), Some(1)));
