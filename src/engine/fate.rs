@@ -329,11 +329,16 @@ impl FateModel {
         let rates: Vec<f64> = (0..=AGE_BUCKETS.len())
             .map(|b| self.bucket_rate(&f.column, b) * m)
             .collect();
+        // The trend's factors once per call, not a power per day: it holds after TREND_DAYS.
+        let damping: Vec<f64> = (0..=TREND_DAYS as i64)
+            .map(|d| self.damped_trend(d))
+            .collect();
         let mut h = Vec::with_capacity(self.window_days as usize + 1);
         let mut acc = 0.0;
         h.push(0.0);
         for d in 0..i64::from(self.window_days) {
-            acc += rates[age_bucket(f.age_days + d)] * self.damped_trend(d);
+            let damp = damping[(d as usize).min(damping.len() - 1)];
+            acc += rates[age_bucket(f.age_days + d)] * damp;
             h.push(acc);
         }
         h

@@ -383,16 +383,17 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
         })
         .collect();
     let window = plan.abandonment_days.min(horizon_days);
+    let whole = history_at(plan, plan.now);
     let fate::History {
         days: history,
         closes,
         min_days,
-    } = history_at(plan, plan.now);
+    } = whole;
     // Too short a history keeps the model cold; the exposures are not even counted.
     let mut fate = if history < i64::from(min_days) {
         FateModel::cold(0, window)
     } else {
-        fate::fit(&fate_exposures(plan), history_at(plan, plan.now), window)
+        fate::fit(&fate_exposures(plan), whole, window)
     };
     // A model that is off says so and why: a silent fallback reads as a confident forecast.
     if calibration.cold_start {
