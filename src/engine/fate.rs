@@ -241,12 +241,21 @@ fn age_bucket(age: i64) -> usize {
         .unwrap_or(AGE_BUCKETS.len())
 }
 
+/// The age part of a stratum's key, per age bucket: `<14d` … `>=730d` (the last is past every bound).
+const AGE_LABELS: [&str; AGE_BUCKETS.len() + 1] = [
+    "<14d", "<30d", "<60d", "<120d", "<240d", "<365d", "<730d", ">=730d",
+];
+
 fn stratum_key(column: &str, bucket: usize) -> String {
-    let age = match AGE_BUCKETS.get(bucket) {
-        Some(to) => format!("<{to}d"),
-        None => format!(">={}d", AGE_BUCKETS[AGE_BUCKETS.len() - 1]),
-    };
-    format!("{column}/{age}")
+    format!("{column}/{}", AGE_LABELS[bucket.min(AGE_BUCKETS.len())])
+}
+
+/// Whether `key` is the stratum key of `column` at age `bucket`, without building the key: the fit and
+/// every open issue's cumulative rate ask this for each bucket.
+fn is_stratum(key: &str, column: &str, bucket: usize) -> bool {
+    key.strip_prefix(column)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .is_some_and(|age| age == AGE_LABELS[bucket.min(AGE_BUCKETS.len())])
 }
 
 fn stratum(f: &FateFeatures) -> String {
@@ -306,8 +315,10 @@ impl FateModel {
     fn bucket_rate(&self, column: &str, bucket: usize) -> f64 {
         let n = AGE_BUCKETS.len() + 1;
         let has = |b: usize| {
-            let key = stratum_key(column, b);
-            self.strata.iter().find(|g| g.key == key).map(|g| g.value)
+            self.strata
+                .iter()
+                .find(|g| is_stratum(&g.key, column, b))
+                .map(|g| g.value)
         };
         for d in 0..n {
             for b in [bucket.checked_sub(d), Some(bucket + d).filter(|b| *b < n)]
@@ -355,30 +366,33 @@ impl FateModel {
     }
 
     /// The probability that an issue with these features is closed within the window.
-    pub(crate) fn p_done(&self, f: &FateFeatures) -> f64 {
-        if self.cold_start {
-            return 1.0;
-        }
-        let h = self.cumulative(f);
-        let p = done_by(h.last().copied().unwrap_or(0.0), self.frailty);
-        if self.recalibration == [0.0, 1.0] {
-            return p;
-        }
-        let [a, b] = self.recalibration;
-        sigmoid(a + b * logit(p))
+    pub fn p_done(&self, f: &FateFeatures) -> f64 {
+        self.p_done_and_lead(f).0
     }
 
     /// Days to close, conditional on closing within the window, as sorted quantile nodes (for the Monte
     /// Carlo to interpolate); none for the cold model.
     pub fn lead(&self, f: &FateFeatures) -> Option<Arc<[f64]>> {
+        self.p_done_and_lead(f).1
+    }
+
+    /// [`p_done`](Self::p_done) and [`lead`](Self::lead) together, from one cumulative rate: what the
+    /// forecast asks of every open issue.
+    pub fn p_done_and_lead(&self, f: &FateFeatures) -> (f64, Option<Arc<[f64]>>) {
         if self.cold_start {
-            return None;
+            return (1.0, None);
         }
         let h = self.cumulative(f);
         let total = h.last().copied().unwrap_or(0.0);
         let p = done_by(total, self.frailty);
+        let done = if self.recalibration == [0.0, 1.0] {
+            p
+        } else {
+            let [a, b] = self.recalibration;
+            sigmoid(a + b * logit(p))
+        };
         if p <= 0.0 {
-            return None;
+            return (done, None);
         }
         let mut nodes = Vec::with_capacity(LEAD_NODES + 1);
         let mut d = 0usize;
@@ -401,7 +415,7 @@ impl FateModel {
             };
             nodes.push(t);
         }
-        Some(nodes.into())
+        (done, Some(nodes.into()))
     }
 }
 

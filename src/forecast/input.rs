@@ -439,10 +439,8 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
         .iter()
         .map(|i| {
             let f = fate_features(i, plan.now);
-            Fate {
-                p: fate.p_done(&f),
-                lead: fate.lead(&f),
-            }
+            let (p, lead) = fate.p_done_and_lead(&f);
+            Fate { p, lead }
         })
         .collect();
     Ok(Built {
