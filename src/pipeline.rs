@@ -193,7 +193,13 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         }
         None => {
             let t = Instant::now();
-            let snapshot = Snapshot::load(&layout)?;
+            // A read (`plan`, the tools) keeps the cache of parsed issue files current for the next read;
+            // a run that commits is usually a CI job's only read of its checkout.
+            let snapshot = if opts.commit {
+                Snapshot::load_for_run(&layout)?
+            } else {
+                Snapshot::load(&layout)?
+            };
             tracing::info!(
                 "snapshot: {} issues read in {:.0?}",
                 snapshot.issues.len(),
@@ -487,7 +493,7 @@ fn sync_stage(
             ..Default::default()
         },
     )?;
-    let previous = match Snapshot::load(layout) {
+    let previous = match Snapshot::load_for_run(layout) {
         Ok(s) => Some(s),
         Err(StateError::NoSnapshot(_)) => None,
         Err(e) => return Err(e.into()),

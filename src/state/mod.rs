@@ -6,6 +6,7 @@
 
 pub mod git;
 pub mod lock;
+mod parsed_cache;
 pub mod remote;
 mod snapshot;
 

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::parsed_cache::{ParsedCache, Stamp};
 use super::{Layout, StateError, write_if_changed};
 use crate::domain::{Issue, IssueKey, Label, Milestone, RepoName};
 use crate::yamlfile;
@@ -79,8 +80,19 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Reads the snapshot of the state repo at `layout`.
+    /// Reads the snapshot of the state repo at `layout`, through the cache of parsed issue files
+    /// ([`super::parsed_cache`]), which it brings up to date: what every read of the state does.
     pub fn load(layout: &Layout) -> Result<Self, StateError> {
+        Self::load_with(layout, true)
+    }
+
+    /// [`load`](Self::load) for a run: the cache is used where it matches, never written. A run's
+    /// snapshot is about to change (a sync), or is read once by a CI job whose checkout is thrown away.
+    pub(crate) fn load_for_run(layout: &Layout) -> Result<Self, StateError> {
+        Self::load_with(layout, false)
+    }
+
+    fn load_with(layout: &Layout, refresh_cache: bool) -> Result<Self, StateError> {
         let dir = layout.snapshot_dir();
         let meta_path = dir.join("meta.yaml");
         if !meta_path.exists() {
@@ -92,7 +104,8 @@ impl Snapshot {
         let mut issues = BTreeMap::new();
         let issues_dir = dir.join("issues");
         if issues_dir.exists() {
-            let mut paths = Vec::new();
+            // Each file with its path under issues/ and its stamp, for the cache of parsed files.
+            let mut files: Vec<(PathBuf, String, Option<Stamp>)> = Vec::new();
             for entry in walkdir::WalkDir::new(&issues_dir).min_depth(3).max_depth(3) {
                 let entry = entry.map_err(|e| StateError::Io {
                     path: e
@@ -103,15 +116,41 @@ impl Snapshot {
                 if entry.file_type().is_file()
                     && entry.path().extension().is_some_and(|x| x == "yaml")
                 {
-                    paths.push(entry.into_path());
+                    let stamp = entry.metadata().ok().and_then(|m| Stamp::of(&m));
+                    let rel = entry
+                        .path()
+                        .strip_prefix(&issues_dir)
+                        .unwrap_or(entry.path())
+                        .to_string_lossy()
+                        .replace('\\', "/");
+                    files.push((entry.into_path(), rel, stamp));
                 }
             }
+            let mut cache = ParsedCache::open(layout.root());
+            let cached: Vec<Option<Issue>> = files
+                .iter()
+                .map(|(_, rel, stamp)| stamp.and_then(|s| cache.take(rel, s)))
+                .collect();
+            let parsed_now = cached.iter().filter(|c| c.is_none()).count();
+            // The files the cache no longer matches are read and parsed, in parallel.
             let parsed: Vec<Result<(IssueKey, Issue), StateError>> = {
                 use rayon::prelude::*;
-                paths.par_iter().map(|p| read_issue(layout, p)).collect()
+                files
+                    .par_iter()
+                    .zip(cached.into_par_iter())
+                    .map(|((path, _, _), hit)| match hit {
+                        Some(issue) => Ok((issue_key(layout, path)?, issue)),
+                        None => read_issue(layout, path),
+                    })
+                    .collect()
             };
-            for r in parsed {
-                let (key, issue) = r?;
+            let parsed: Vec<(IssueKey, Issue)> = parsed.into_iter().collect::<Result<_, _>>()?;
+            if refresh_cache && (parsed_now > 0 || cache.has_stale()) {
+                cache.store(files.iter().zip(&parsed).filter_map(
+                    |((_, rel, stamp), (_, issue))| Some((rel.as_str(), (*stamp)?, issue)),
+                ));
+            }
+            for (key, issue) in parsed {
                 issues.insert(key, issue);
             }
         }
@@ -219,10 +258,10 @@ fn read_yaml_or_default<T: serde::de::DeserializeOwned + Default>(
     }
 }
 
-fn read_issue(layout: &Layout, path: &Path) -> Result<(IssueKey, Issue), StateError> {
-    let rel = layout.rel(path).to_path_buf();
+/// The issue an issue file is named for: `snapshot/issues/OWNER/REPO/N.yaml`.
+fn issue_key(layout: &Layout, path: &Path) -> Result<IssueKey, StateError> {
     let invalid = |message: String| StateError::Invalid {
-        path: rel.clone(),
+        path: layout.rel(path).to_path_buf(),
         message,
     };
     let mut parts = path.iter().rev();
@@ -238,14 +277,22 @@ fn read_issue(layout: &Layout, path: &Path) -> Result<(IssueKey, Issue), StateEr
         .strip_suffix(".yaml")
         .and_then(|n| n.parse().ok())
         .ok_or_else(|| invalid("the file name must be the issue number, e.g. 12.yaml".into()))?;
+    Ok(repo.issue(number))
+}
+
+fn read_issue(layout: &Layout, path: &Path) -> Result<(IssueKey, Issue), StateError> {
+    let key = issue_key(layout, path)?;
     let issue: Issue = read_yaml(layout, path)?;
-    if issue.number != number {
-        return Err(invalid(format!(
-            "number: the file says {} but is named {number}.yaml; rename the file or fix the number",
-            issue.number
-        )));
+    if issue.number != key.number {
+        return Err(StateError::Invalid {
+            path: layout.rel(path).to_path_buf(),
+            message: format!(
+                "number: the file says {} but is named {}.yaml; rename the file or fix the number",
+                issue.number, key.number
+            ),
+        });
     }
-    Ok((repo.issue(number), issue))
+    Ok((key, issue))
 }
 
 /// Serialising values of different types through one closure.
@@ -264,5 +311,120 @@ mod erased {
         fn to_yaml(&self, file: &Path) -> Result<String, StateError> {
             Ok(crate::yamlfile::to_string(self, file)?)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::*;
+
+    /// A copy of `tests/fixtures/small` with a `.git` directory (where the cache lives), its issue files
+    /// dated an hour ago so that the cache trusts their stamps.
+    fn state() -> (tempfile::TempDir, Layout) {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small");
+        let tmp = tempfile::tempdir().unwrap();
+        for entry in walkdir::WalkDir::new(&fixture) {
+            let entry = entry.unwrap();
+            let to = tmp
+                .path()
+                .join(entry.path().strip_prefix(&fixture).unwrap());
+            if entry.file_type().is_dir() {
+                std::fs::create_dir_all(&to).unwrap();
+            } else {
+                std::fs::copy(entry.path(), &to).unwrap();
+                age(&to);
+            }
+        }
+        std::fs::create_dir(tmp.path().join(".git")).unwrap();
+        let layout = Layout::new(tmp.path());
+        (tmp, layout)
+    }
+
+    fn age(path: &Path) {
+        let hour_ago = SystemTime::now() - Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(hour_ago)
+            .unwrap();
+    }
+
+    fn issue_files(layout: &Layout) -> Vec<PathBuf> {
+        walkdir::WalkDir::new(layout.snapshot_dir().join("issues"))
+            .min_depth(3)
+            .into_iter()
+            .map(|e| e.unwrap().into_path())
+            .collect()
+    }
+
+    #[test]
+    fn a_read_through_the_parsed_cache_equals_a_read_of_the_yaml_and_follows_every_change() {
+        let (_tmp, layout) = state();
+        let cache = layout
+            .root()
+            .join(".git")
+            .join("commitea-parsed-issues.json");
+        let parsed = Snapshot::load_for_run(&layout).unwrap();
+        assert!(!cache.exists(), "a run's read must not write the cache");
+        assert_eq!(Snapshot::load(&layout).unwrap(), parsed);
+        assert!(cache.exists());
+        // From the cache: the same snapshot.
+        assert_eq!(Snapshot::load(&layout).unwrap(), parsed);
+        assert_eq!(Snapshot::load_for_run(&layout).unwrap(), parsed);
+
+        // An entry is trusted exactly while its file's size and time are unchanged: a file rewritten
+        // behind the cache's back with both kept reads as cached — which shows the cache is what is read.
+        let files = issue_files(&layout);
+        let first = &files[0];
+        let text = std::fs::read_to_string(first).unwrap();
+        let title = text
+            .lines()
+            .find_map(|l| l.strip_prefix("title: "))
+            .unwrap()
+            .to_owned();
+        let other: String = title.chars().rev().collect();
+        let key = issue_key(&layout, first).unwrap();
+        let cached_time = std::fs::metadata(first).unwrap().modified().unwrap();
+        let behind = text.replacen(&title, &other, 1);
+        assert_eq!(behind.len(), text.len());
+        std::fs::write(first, &behind).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(first)
+            .unwrap()
+            .set_modified(cached_time)
+            .unwrap();
+        assert_eq!(Snapshot::load(&layout).unwrap().issues[&key].title, title);
+        // A changed file (a new time) is parsed again.
+        age(first);
+        let changed = Snapshot::load(&layout).unwrap();
+        assert_eq!(changed.issues[&key].title, other);
+        assert_eq!(changed.issues.len(), parsed.issues.len());
+        // A file changed this very moment is parsed, and left out of the cache: its time cannot be trusted.
+        std::fs::write(first, &text).unwrap();
+        assert_eq!(Snapshot::load(&layout).unwrap().issues[&key].title, title);
+        let stored = std::fs::read_to_string(&cache).unwrap();
+        let rel = first
+            .strip_prefix(layout.snapshot_dir().join("issues"))
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        assert!(!stored.contains(&format!("\"{rel}\"")), "{rel} is cached");
+        assert!(stored.contains("\"number\""));
+
+        // A removed file is gone, and a cache that is not JSON is ignored.
+        std::fs::remove_file(&files[1]).unwrap();
+        std::fs::write(&cache, b"not json").unwrap();
+        let removed = Snapshot::load(&layout).unwrap();
+        assert_eq!(removed.issues.len(), parsed.issues.len() - 1);
+        assert!(
+            !removed
+                .issues
+                .contains_key(&issue_key(&layout, &files[1]).unwrap())
+        );
+        assert_eq!(Snapshot::load(&layout).unwrap(), removed);
     }
 }
