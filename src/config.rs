@@ -293,6 +293,12 @@ pub struct ForecastConfig {
     /// p80 of every issue and milestone) by more than one working day; `trials` is the most run. Off:
     /// always run `trials`.
     pub adaptive_trials: bool,
+    /// The most open-issue trials (open issues × trials) a what-if forecasts at full size. Above it, the
+    /// consequence of a change is measured on twin forecasts of fewer trials (this budget over the open
+    /// issues, at least 1,000), before and after drawing the same numbers, and their difference is
+    /// applied to the full forecast before the change: an agent's what-if on 5,000 issues answers within
+    /// a second. `0` always runs the full size.
+    pub what_if_issue_trials: u64,
 }
 
 impl Default for ForecastConfig {
@@ -305,6 +311,7 @@ impl Default for ForecastConfig {
             abandonment_min_history_days: crate::engine::fate::MIN_HISTORY_DAYS,
             keep_planned_people: true,
             adaptive_trials: false,
+            what_if_issue_trials: 5_000_000,
         }
     }
 }

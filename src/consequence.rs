@@ -123,6 +123,30 @@ impl WorkingDays {
         self.cal.working_days_between(self.day0, a, b)
     }
 
+    /// The date `n` working days after `from` (before it when negative), never before day 0; beyond
+    /// `horizon` is beyond the horizon.
+    fn advance(&self, from: NaiveDate, n: i64, horizon: NaiveDate) -> When {
+        let mut d = from;
+        let mut left = n.unsigned_abs();
+        while left > 0 {
+            d = if n > 0 {
+                d + Days::new(1)
+            } else if d > self.day0 {
+                d - Days::new(1)
+            } else {
+                break;
+            };
+            if d > horizon {
+                return When::BeyondHorizon;
+            }
+            let idx = (d - self.day0).num_days();
+            if u32::try_from(idx).is_ok_and(|i| self.cal.capacity(i) > 0.0) {
+                left -= 1;
+            }
+        }
+        When::Date(d)
+    }
+
     /// How far `b` is from `a` in working days; a change into or out of the horizon is at least one day.
     fn moved(&self, a: When, a_horizon: NaiveDate, b: When, b_horizon: NaiveDate) -> i64 {
         let past = |h: NaiveDate| h + Days::new(1);
@@ -487,6 +511,11 @@ pub fn compare(
 
 /// [`compare`], with the forecast before taken from `committed` (the committed forecast) when that is the
 /// forecast of exactly the plan before: a what-if on an unchanged state then runs one forecast, not two.
+///
+/// A plan larger than `forecast.what_if_issue_trials` (open issues × trials) is compared on twin
+/// forecasts of fewer trials — before and after, the same numbers — and their difference is applied to
+/// the full forecast before ([`shifted`]): an issue the change does not reach keeps its figures exactly,
+/// one it moves moves by what the twins measured.
 pub fn compare_reusing(
     config: &crate::config::Config,
     mut before_plan: Plan,
@@ -499,21 +528,127 @@ pub fn compare_reusing(
     let mode = crate::forecast::Mode::from_config(config);
     let (b, _) = crate::forecast::run_or_reuse(&before_plan, &settings, mode, committed);
     after_plan.planned_for = crate::forecast::planned_people(&b);
-    // The forecast after runs exactly the trials the one before ran (adaptive trials may have stopped
-    // early), so both sides draw the same numbers; the consequence reports no cut lines, so it needs none.
-    let a = crate::forecast::run_with(
-        &after_plan,
-        &crate::forecast::Settings {
-            trials: b.trials,
-            ..settings
-        },
-        crate::forecast::Mode {
-            adaptive_trials: false,
-            skip_cut_lines: true,
-        },
+    // The forecasts compared run the same trials (adaptive trials may have stopped the one before early),
+    // so both sides draw the same numbers; the consequence reports no cut lines, so they need none.
+    let paired = |plan: &Plan, trials: u32| {
+        crate::forecast::run_unkeyed(
+            plan,
+            &crate::forecast::Settings { trials, ..settings },
+            crate::forecast::Mode {
+                adaptive_trials: false,
+                skip_cut_lines: true,
+            },
+        )
+    };
+    let twins = twin_trials(
+        config.forecast.what_if_issue_trials,
+        b.issues.len(),
+        b.trials,
     );
+    let a = if twins < b.trials {
+        tracing::info!(
+            "what-if: twin forecasts of {twins} trials measure the change ({} open issues × {} trials \
+             is above forecast.what_if_issue_trials)",
+            b.issues.len(),
+            b.trials
+        );
+        // The twin before plans unassigned work for the people the full forecast before planned, exactly
+        // as the plan after does.
+        let mut twin_before_plan = before_plan.clone();
+        twin_before_plan
+            .planned_for
+            .clone_from(&after_plan.planned_for);
+        // The twins are independent: side by side, one's preparation overlaps the other's.
+        let (tb, ta) = rayon::join(
+            || paired(&twin_before_plan, twins),
+            || paired(&after_plan, twins),
+        );
+        shifted(&b, &tb, ta, &WorkingDays::new(&b, &b, &after_plan))
+    } else {
+        paired(&after_plan, b.trials)
+    };
     let c = diff(&b, &a, &before_plan, &after_plan);
     (c, before_plan, after_plan)
+}
+
+/// The fewest trials a what-if's twin forecasts run.
+const MIN_TWIN_TRIALS: u32 = 1_000;
+
+/// The trials of a what-if's twin forecasts: `trials` while `open × trials` is within `budget` (or the
+/// budget is 0), else the budget spread over the open issues, at least [`MIN_TWIN_TRIALS`].
+fn twin_trials(budget: u64, open: usize, trials: u32) -> u32 {
+    let open = (open as u64).max(1);
+    if budget == 0 || open.saturating_mul(u64::from(trials)) <= budget {
+        return trials;
+    }
+    u32::try_from(budget / open)
+        .unwrap_or(u32::MAX)
+        .clamp(MIN_TWIN_TRIALS, trials.max(MIN_TWIN_TRIALS))
+        .min(trials)
+}
+
+/// The forecast after a change, estimated from the full forecast before (`full`) and twin forecasts of
+/// fewer trials before and after it (`twin_before`, `twin_after`, the same numbers): the twin after with
+/// every figure the change moved in the twins moved by as much from the full forecast's figure — dates
+/// by working days, chances by points — and every figure it did not move kept as the full forecast has
+/// it. Where a side is beyond the horizon there is no distance to carry over, and the twin's figure
+/// stands.
+fn shifted(
+    full: &ForecastReport,
+    twin_before: &ForecastReport,
+    mut twin_after: ForecastReport,
+    days: &WorkingDays,
+) -> ForecastReport {
+    let when = |f: When, b: When, a: When| -> When {
+        if a == b {
+            return f;
+        }
+        match (f, b, a) {
+            (When::Date(f), When::Date(b), When::Date(a)) => {
+                days.advance(f, days.between(b, a), full.horizon)
+            }
+            _ => a,
+        }
+    };
+    let chance = |f: Option<f64>, b: Option<f64>, a: Option<f64>| match (f, b, a) {
+        (_, Some(b), Some(a)) if a.to_bits() == b.to_bits() => f,
+        (Some(f), Some(b), Some(a)) => Some((f + a - b).clamp(0.0, 1.0)),
+        _ => a,
+    };
+    fn issues(r: &ForecastReport) -> BTreeMap<&IssueKey, &IssueForecast> {
+        r.issues.iter().map(|i| (&i.issue, i)).collect()
+    }
+    fn milestone(r: &ForecastReport, id: u64) -> Option<&MilestoneForecast> {
+        r.milestones.iter().find(|x| x.id == id)
+    }
+    let (full_issues, twin_issues) = (issues(full), issues(twin_before));
+    for i in &mut twin_after.issues {
+        if let (Some(f), Some(b)) = (full_issues.get(&i.issue), twin_issues.get(&i.issue)) {
+            i.p10 = when(f.p10, b.p10, i.p10);
+            i.p50 = when(f.p50, b.p50, i.p50);
+            i.p80 = when(f.p80, b.p80, i.p80);
+            i.probability_by_due = chance(
+                f.probability_by_due,
+                b.probability_by_due,
+                i.probability_by_due,
+            );
+            i.probability_done = chance(f.probability_done, b.probability_done, i.probability_done);
+        }
+    }
+    for m in &mut twin_after.milestones {
+        if let (Some(f), Some(b)) = (milestone(full, m.id), milestone(twin_before, m.id)) {
+            m.p10 = when(f.p10, b.p10, m.p10);
+            m.p50 = when(f.p50, b.p50, m.p50);
+            m.p80 = when(f.p80, b.p80, m.p80);
+            m.probability_on_time = chance(
+                f.probability_on_time,
+                b.probability_on_time,
+                m.probability_on_time,
+            );
+        }
+    }
+    twin_after.trials = full.trials;
+    twin_after
 }
 
 #[cfg(test)]
@@ -548,6 +683,17 @@ mod tests {
             days.moved(When::BeyondHorizon, h, When::BeyondHorizon, h),
             0
         );
+    }
+
+    #[test]
+    fn twin_trials_spread_the_budget_over_the_open_issues_within_bounds() {
+        // Within the budget (or none): the forecast's own trials.
+        assert_eq!(twin_trials(5_000_000, 100, 10_000), 10_000);
+        assert_eq!(twin_trials(0, 50_000, 10_000), 10_000);
+        // Above it: the budget over the open issues, at least 1,000, never more than the forecast ran.
+        assert_eq!(twin_trials(5_000_000, 2_500, 10_000), 2_000);
+        assert_eq!(twin_trials(5_000_000, 50_000, 10_000), MIN_TWIN_TRIALS);
+        assert_eq!(twin_trials(1, 10, 500), 500);
     }
 
     #[test]

@@ -13,6 +13,12 @@ pub fn run_with(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport 
     finish(simulate(plan, settings, mode), &digest)
 }
 
+/// [`run_with`] for a forecast that is never reused nor committed (the forecast after a what-if's change,
+/// its twins): the key of its inputs is not computed.
+pub fn run_unkeyed(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
+    simulate(plan, settings, mode)
+}
+
 /// The forecast of `plan`: `committed` itself when it is the forecast of exactly these inputs (its
 /// recorded key is the plan's), else a new one. The flag says whether it was reused.
 ///

@@ -352,3 +352,64 @@ fn a_directive_op_file_is_the_one_op_file_format_and_the_old_one_still_reads() {
     let view = commitea::views::directives::load(&layout).unwrap();
     assert_eq!(view.pending.unwrap().id, out.directive_id);
 }
+
+/// A large plan's what-if measures the change on twin forecasts of fewer trials and applies it to the full
+/// forecast before: the same issues move, by nearly as much, and what the change does not reach keeps the
+/// full forecast's figures exactly.
+#[test]
+fn a_what_if_on_twin_forecasts_names_what_the_full_forecasts_name() {
+    let run = |budget: &str| {
+        let tmp = fresh_demo();
+        let env = vec![(
+            "COMMITEA_FORECAST_WHAT_IF_ISSUE_TRIALS".to_string(),
+            budget.to_string(),
+        )];
+        record_directive(
+            tmp.path(),
+            &reprioritize(),
+            &RecordOptions::new(clock(), env),
+        )
+        .unwrap()
+        .detail
+    };
+    // 0: always full size; 1: the fewest twin trials (1,000 of the demo's 10,000).
+    let (full, twins) = (run("0"), run("1"));
+    let moves = |c: &commitea::consequence::Consequence| -> BTreeMap<String, i64> {
+        c.issues
+            .iter()
+            .map(|i| (i.issue.clone(), i.moved_working_days))
+            .collect()
+    };
+    let (mf, mt) = (moves(&full), moves(&twins));
+    assert!(!mf.is_empty());
+    // Every move of more than a working day is named on both sides, the same way, within two days.
+    for (a, b) in [(&mf, &mt), (&mt, &mf)] {
+        for (issue, m) in a.iter().filter(|(_, m)| m.abs() > 1) {
+            let other = b.get(issue).copied().unwrap_or(0);
+            assert!(
+                other.signum() == m.signum() && (other - m).abs() <= 2,
+                "{issue}: {m} against {other}"
+            );
+        }
+    }
+    let own = |c: &commitea::consequence::Consequence| {
+        c.issues
+            .iter()
+            .find(|i| i.issue == AT_RISK_ISSUE)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(own(&full).before, own(&twins).before);
+    for (f, t) in full.milestones.iter().zip(&twins.milestones) {
+        assert_eq!(f.milestone, t.milestone);
+        // The side before is the full forecast on both.
+        assert_eq!(f.before, t.before, "milestone {}", f.milestone);
+        assert!(
+            (f.moved_working_days - t.moved_working_days).abs() <= 2,
+            "milestone {}: {} against {}",
+            f.milestone,
+            f.moved_working_days,
+            t.moved_working_days
+        );
+    }
+}
