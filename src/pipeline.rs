@@ -194,7 +194,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         None => {
             let t = Instant::now();
             // A read (`plan`, the tools) keeps the cache of parsed issue files current for the next read;
-            // a run that commits is usually a CI job's only read of its checkout.
+            // a run that commits does so only where a cache exists (a CI checkout is read once).
             let snapshot = if opts.commit {
                 Snapshot::load_for_run(&layout)?
             } else {

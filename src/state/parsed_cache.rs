@@ -63,6 +63,7 @@ struct ToStore<'a> {
 pub(crate) struct ParsedCache {
     path: Option<PathBuf>,
     entries: BTreeMap<String, (Stamp, Issue)>,
+    existed: bool,
 }
 
 impl ParsedCache {
@@ -73,6 +74,7 @@ impl ParsedCache {
             return Self::default();
         }
         let path = git.join(FILE);
+        let existed = path.is_file();
         let entries = std::fs::read(&path)
             .ok()
             .and_then(|bytes| serde_json::from_slice::<Stored>(&bytes).ok())
@@ -82,7 +84,13 @@ impl ParsedCache {
         Self {
             path: Some(path),
             entries,
+            existed,
         }
+    }
+
+    /// Whether there was a cache file (usable or not): a checkout someone reads from, not only runs in.
+    pub(crate) fn existed(&self) -> bool {
+        self.existed
     }
 
     /// The cached parse of the file at `rel`, taken out of the cache, if the file's stamp is the one cached.

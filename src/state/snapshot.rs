@@ -86,13 +86,15 @@ impl Snapshot {
         Self::load_with(layout, true)
     }
 
-    /// [`load`](Self::load) for a run: the cache is used where it matches, never written. A run's
-    /// snapshot is about to change (a sync), or is read once by a CI job whose checkout is thrown away.
+    /// [`load`](Self::load) for a run: the cache is used where it matches, and brought up to date only
+    /// where it already exists. A CI job reads its checkout once and throws it away, so it should not pay
+    /// for writing a cache; a checkout that readers use (a PM's, an agent's host) has one, and keeps it
+    /// current so that the first read after the run is quick.
     pub(crate) fn load_for_run(layout: &Layout) -> Result<Self, StateError> {
         Self::load_with(layout, false)
     }
 
-    fn load_with(layout: &Layout, refresh_cache: bool) -> Result<Self, StateError> {
+    fn load_with(layout: &Layout, create_cache: bool) -> Result<Self, StateError> {
         let dir = layout.snapshot_dir();
         let meta_path = dir.join("meta.yaml");
         if !meta_path.exists() {
@@ -145,7 +147,7 @@ impl Snapshot {
                     .collect()
             };
             let parsed: Vec<(IssueKey, Issue)> = parsed.into_iter().collect::<Result<_, _>>()?;
-            if refresh_cache && (parsed_now > 0 || cache.has_stale()) {
+            if (create_cache || cache.existed()) && (parsed_now > 0 || cache.has_stale()) {
                 cache.store(files.iter().zip(&parsed).filter_map(
                     |((_, rel, stamp), (_, issue))| Some((rel.as_str(), (*stamp)?, issue)),
                 ));
@@ -368,7 +370,7 @@ mod tests {
             .join(".git")
             .join("commitea-parsed-issues.json");
         let parsed = Snapshot::load_for_run(&layout).unwrap();
-        assert!(!cache.exists(), "a run's read must not write the cache");
+        assert!(!cache.exists(), "a run's read must not create the cache");
         assert_eq!(Snapshot::load(&layout).unwrap(), parsed);
         assert!(cache.exists());
         // From the cache: the same snapshot.
@@ -414,6 +416,15 @@ mod tests {
             .replace('\\', "/");
         assert!(!stored.contains(&format!("\"{rel}\"")), "{rel} is cached");
         assert!(stored.contains("\"number\""));
+
+        // A run's read keeps an existing cache current.
+        std::fs::write(first, &behind).unwrap();
+        age(first);
+        assert_eq!(
+            Snapshot::load_for_run(&layout).unwrap().issues[&key].title,
+            other
+        );
+        assert!(std::fs::read_to_string(&cache).unwrap().contains(&other));
 
         // A removed file is gone, and a cache that is not JSON is ignored.
         std::fs::remove_file(&files[1]).unwrap();
