@@ -123,28 +123,12 @@ impl WorkingDays {
         self.cal.working_days_between(self.day0, a, b)
     }
 
-    /// The date `n` working days after `from` (before it when negative), never before day 0; beyond
-    /// `horizon` is beyond the horizon.
+    /// The date `n` working days after `from` on the team calendar; past `horizon`, beyond it.
     fn advance(&self, from: NaiveDate, n: i64, horizon: NaiveDate) -> When {
-        let mut d = from;
-        let mut left = n.unsigned_abs();
-        while left > 0 {
-            d = if n > 0 {
-                d + Days::new(1)
-            } else if d > self.day0 {
-                d - Days::new(1)
-            } else {
-                break;
-            };
-            if d > horizon {
-                return When::BeyondHorizon;
-            }
-            let idx = (d - self.day0).num_days();
-            if u32::try_from(idx).is_ok_and(|i| self.cal.capacity(i) > 0.0) {
-                left -= 1;
-            }
+        match self.cal.add_working_days(self.day0, from, n) {
+            Some(d) if d <= horizon => When::Date(d),
+            _ => When::BeyondHorizon,
         }
-        When::Date(d)
     }
 
     /// How far `b` is from `a` in working days; a change into or out of the horizon is at least one day.

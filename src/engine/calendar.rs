@@ -139,6 +139,40 @@ impl Calendar {
         }
     }
 
+    /// The date `n` working days after `from` (before it when `n` is negative): the inverse of
+    /// [`working_days_between`](Self::working_days_between) within the calendar. It never steps before
+    /// day 0 (`day0`'s date) and is `None` past the calendar's last day.
+    pub(crate) fn add_working_days(
+        &self,
+        day0: NaiveDate,
+        from: NaiveDate,
+        n: i64,
+    ) -> Option<NaiveDate> {
+        let mut d = from;
+        let mut left = n.unsigned_abs();
+        while left > 0 {
+            d = if n > 0 {
+                d + chrono::Days::new(1)
+            } else if d > day0 {
+                d - chrono::Days::new(1)
+            } else {
+                break;
+            };
+            // Days before day 0 (a `from` before it) count nothing, as in the count this inverts within
+            // the calendar.
+            let Ok(idx) = u32::try_from((d - day0).num_days()) else {
+                continue;
+            };
+            if idx >= self.days() {
+                return None;
+            }
+            if self.capacity(idx) > 0.0 {
+                left -= 1;
+            }
+        }
+        Some(d)
+    }
+
     /// Total hours available from day 0 to the horizon.
     pub fn total(&self) -> f64 {
         self.cum.last().copied().unwrap_or(0.0)
@@ -313,6 +347,42 @@ mod tests {
 
     fn date(y: i32, m: u32, d: u32) -> NaiveDate {
         NaiveDate::from_ymd_opt(y, m, d).unwrap()
+    }
+
+    #[test]
+    fn adding_working_days_inverts_counting_them() {
+        // Weekdays of 8 hours from Monday 2026-12-07, weekends off, for four weeks.
+        let day0 = date(2026, 12, 7);
+        let cap: Vec<f64> = (0..28).map(|d| if d % 7 < 5 { 8.0 } else { 0.0 }).collect();
+        let cal = Calendar::from_capacity(cap);
+        let friday = date(2026, 12, 11);
+        assert_eq!(
+            cal.add_working_days(day0, friday, 1),
+            Some(date(2026, 12, 14))
+        );
+        assert_eq!(
+            cal.add_working_days(day0, date(2026, 12, 14), -1),
+            Some(friday)
+        );
+        assert_eq!(cal.add_working_days(day0, friday, 0), Some(friday));
+        for from in 0..20u64 {
+            let from = day0 + chrono::Days::new(from);
+            for n in -8..=8i64 {
+                if let Some(to) = cal.add_working_days(day0, from, n)
+                    && to > day0
+                    && cal.capacity((to - day0).num_days() as u32) > 0.0
+                    && cal.capacity((from - day0).num_days() as u32) > 0.0
+                {
+                    assert_eq!(cal.working_days_between(day0, from, to), n, "{from} + {n}");
+                }
+            }
+        }
+        // Never before day 0; past the calendar's last day, none.
+        assert_eq!(
+            cal.add_working_days(day0, date(2026, 12, 8), -5),
+            Some(day0)
+        );
+        assert_eq!(cal.add_working_days(day0, date(2026, 12, 30), 10), None);
     }
 
     fn weekdays() -> Vec<Weekday> {

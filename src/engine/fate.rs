@@ -565,6 +565,18 @@ mod tests {
     }
 
     #[test]
+    fn the_age_labels_name_the_age_buckets() {
+        for (b, bound) in AGE_BUCKETS.iter().enumerate() {
+            assert_eq!(AGE_LABELS[b], format!("<{bound}d"));
+            assert!(is_stratum(&stratum_key("triage", b), "triage", b));
+        }
+        let last = AGE_BUCKETS.len();
+        assert_eq!(AGE_LABELS[last], format!(">={}d", AGE_BUCKETS[last - 1]));
+        assert!(!is_stratum(&stratum_key("triage", 0), "triage", 1));
+        assert!(!is_stratum(&stratum_key("triage", 0), "tri", 0));
+    }
+
+    #[test]
     fn too_little_history_predicts_every_issue_done() {
         let f = features("triage", 3, &[], None);
         let e = group(0, 100, 50, 7.0, &f);
