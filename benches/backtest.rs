@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use commitea::backtest::score::score_by_group;
-use commitea::backtest::{BacktestOptions, Metric, Scores, Target, backtest_targets};
+use commitea::backtest::{BacktestOptions, Metric, Outcome, Scores, Target, backtest_targets};
 use commitea::config::Config;
 use commitea::import::{load_dataset, to_state};
 
@@ -140,6 +140,44 @@ fn gitea_path(
     }
 }
 
+/// Why CommiTea's dated p80s were missed: the issue was not done within the horizon at all (the chance
+/// of being done was overstated), or it was done, later than the date (the timing was).
+fn print_dated_misses(targets: &[Target], horizon_days: u32) {
+    let h = f64::from(horizon_days);
+    let (mut dated, mut never, mut late) = (0usize, 0usize, 0usize);
+    for t in targets.iter().filter(|t| t.group == "commitea") {
+        let Some(q) = t.q[2] else { continue };
+        match t.outcome {
+            Outcome::Resolved(y) if y <= q => dated += 1,
+            Outcome::Resolved(y) if y <= h => {
+                dated += 1;
+                late += 1;
+            }
+            Outcome::Resolved(_) => {
+                dated += 1;
+                never += 1;
+            }
+            Outcome::Open(o) if o >= h => {
+                dated += 1;
+                never += 1;
+            }
+            Outcome::Open(o) if o >= q => {
+                dated += 1;
+                late += 1;
+            }
+            Outcome::Open(_) => {}
+        }
+    }
+    if dated > 0 {
+        let pct = |n: usize| 100.0 * n as f64 / dated as f64;
+        println!(
+            "  dated p80 missed: {:.1}% not done within the horizon, {:.1}% done after the date (n {dated})",
+            pct(never),
+            pct(late)
+        );
+    }
+}
+
 fn data_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("COMMITEA_REALWORLD_DIR").map_or_else(
         || Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/realworld-issues"),
@@ -227,6 +265,7 @@ fn main() {
                 &format!("{dataset} {project}: {n} issues, {n_cuts} cuts, {wall:.1} s"),
                 &score_by_group(&targets, &scoring),
             );
+            print_dated_misses(&targets, opts.horizon_days);
             if largest.as_ref().is_none_or(|(m, ..)| n > *m) {
                 largest = Some((n, format!("{dataset} {project}"), wall, rss));
             }
@@ -251,11 +290,13 @@ fn main() {
         "pooled over all projects",
         &score_by_group(&pooled, &scoring),
     );
+    print_dated_misses(&pooled, opts.horizon_days);
     if gitea {
         print_scores(
             "pooled over all projects, cuts with the abandonment model on",
             &score_by_group(&pooled_warm, &scoring),
         );
+        print_dated_misses(&pooled_warm, opts.horizon_days);
     }
     if let Some((n, name, wall, rss)) = largest {
         println!(
