@@ -64,13 +64,13 @@ pub(crate) const AGE_BUCKETS: [i64; 7] = [14, 30, 60, 120, 240, 365, 730];
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FateFeatures {
     /// The lifecycle column (`diagnosis` … `in_review`).
-    pub column: String,
+    pub column: &'static str,
     /// Days since the issue was opened.
     pub age_days: i64,
-    /// Its labels (CommiTea's own `est/*` and `p/*` included).
-    pub labels: Vec<String>,
+    /// Its labels (CommiTea's own `est/*` and `p/*` included), shared by all its exposures.
+    pub labels: Arc<[Arc<str>]>,
     /// Its assignee (only someone assigned at that moment).
-    pub person: Option<String>,
+    pub person: Option<Arc<str>>,
 }
 
 /// One issue's stay in one step of the recent history.
@@ -128,6 +128,9 @@ pub struct FateModel {
     /// `(a, b)` of the recalibration `logit p' = a + b · logit p` of the probability of being done,
     /// fitted on the state's own past cuts ([`recalibrate`]); `[0, 1]` leaves it as the rates say.
     pub recalibration: [f64; 2],
+    /// Each column's rate at every age bucket, from [`strata`](Self::strata) and its nearest-bucket
+    /// rule, looked up once: the fits and forecasts ask for it hundreds of thousands of times.
+    by_column: Vec<(&'static str, [f64; AGE_BUCKETS.len() + 1])>,
 }
 
 /// Prior weight of the recalibration's identity, in pseudo-forecasts: a handful of past forecasts must
@@ -149,25 +152,37 @@ fn sigmoid(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
 }
 
+/// One past forecast of being done: the probability promised, whether it was done, and how much it
+/// counts in the recalibration (newer evidence counts more: projects drift).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Promise {
+    /// The probability of being done the model gave.
+    pub p: f64,
+    /// Whether it was done in the time the probability was for.
+    pub done: bool,
+    /// Its weight in the fit, in forecasts.
+    pub weight: f64,
+}
+
 /// Fits `(a, b)` of `logit p' = a + b · logit p` to past forecasts: `(p, done)` pairs of a probability
 /// of being done within the window and whether it was (Platt scaling, by Newton's method on the
 /// log-likelihood). A ridge pulls `(a, b)` toward the identity `(0, 1)` with the weight of
 /// [`RECALIBRATION_PRIOR`] forecasts, so little history changes little. Rates learnt from the last year
 /// are a year out of date by the end of the window: projects slow down, and the real histories show
 /// the raw probabilities too confident — this is what corrects them, with the state's own evidence.
-pub(crate) fn recalibrate(pairs: &[(f64, bool)]) -> [f64; 2] {
+pub(crate) fn recalibrate(pairs: &[Promise]) -> [f64; 2] {
     let (mut a, mut b) = (0.0f64, 1.0f64);
     for _ in 0..50 {
         // Gradient and Hessian of the penalised negative log-likelihood.
         let (mut ga, mut gb) = (RECALIBRATION_PRIOR * a, RECALIBRATION_PRIOR * (b - 1.0));
         let (mut haa, mut hab, mut hbb) = (RECALIBRATION_PRIOR, 0.0, RECALIBRATION_PRIOR);
-        for (p, done) in pairs {
-            let x = logit(*p);
+        for promise in pairs {
+            let x = logit(promise.p);
             let q = sigmoid(a + b * x);
-            let r = q - f64::from(u8::from(*done));
+            let r = (q - f64::from(u8::from(promise.done))) * promise.weight;
             ga += r;
             gb += r * x;
-            let w = q * (1.0 - q);
+            let w = q * (1.0 - q) * promise.weight;
             haa += w;
             hab += w * x;
             hbb += w * x * x;
@@ -187,15 +202,52 @@ pub(crate) fn recalibrate(pairs: &[(f64, bool)]) -> [f64; 2] {
     // A past that asks for much sharper promises, or a large shift, is an event rather than a bias: a
     // mass close (a migration, a backlog clean-up) makes nearly every old issue "done" at the past cuts,
     // and the fit then promised 99% for work of which a quarter was done. Such a fit is not used.
-    // A slope of zero or less would reverse the model's order of issues: never a correction.
     if !(a.is_finite() && b.is_finite())
         || a.abs() > RECALIBRATION_MAX_SHIFT
-        || b <= 0.0
         || b > RECALIBRATION_MAX_SLOPE
     {
         return [0.0, 1.0];
     }
+    // A slope of zero or less says the model's order of issues told nothing of which were done (a
+    // reversed order is not a correction to make): every issue gets the rate at which they were.
+    // The same bound holds: the share kept may not lie more than the largest shift from the typical
+    // promise.
+    if b <= 0.0 {
+        let a = flat_recalibration(pairs);
+        let (sum, weight) = pairs.iter().fold((0.0, 0.0), |(s, w), promise| {
+            (s + promise.weight * logit(promise.p), w + promise.weight)
+        });
+        let typical = sum / weight;
+        return if a.is_finite() && (a - typical).abs() <= RECALIBRATION_MAX_SHIFT {
+            [a, 0.0]
+        } else {
+            [0.0, 1.0]
+        };
+    }
     [a, b]
+}
+
+/// The logit of the (weighted) share of past promises kept, pulled toward even odds by the ridge of
+/// [`RECALIBRATION_PRIOR`] forecasts: the recalibration `logit p' = a` of a model without skill.
+fn flat_recalibration(pairs: &[Promise]) -> f64 {
+    let (kept, all) = pairs.iter().fold((0.0, 0.0), |(k, n), promise| {
+        (
+            k + promise.weight * f64::from(u8::from(promise.done)),
+            n + promise.weight,
+        )
+    });
+    let mut a = 0.0f64;
+    for _ in 0..50 {
+        let q = sigmoid(a);
+        let grad = RECALIBRATION_PRIOR * a + all * q - kept;
+        let hess = RECALIBRATION_PRIOR + all * q * (1.0 - q);
+        let step = grad / hess;
+        a -= step;
+        if step.abs() < 1e-9 {
+            break;
+        }
+    }
+    a
 }
 
 /// The share done by cumulative rate `h` with gamma frailty of variance `theta`: `1 − (1 + θh)^(−1/θ)`
@@ -258,10 +310,6 @@ fn is_stratum(key: &str, column: &str, bucket: usize) -> bool {
         .is_some_and(|age| age == AGE_LABELS[bucket.min(AGE_BUCKETS.len())])
 }
 
-fn stratum(f: &FateFeatures) -> String {
-    stratum_key(&f.column, age_bucket(f.age_days))
-}
-
 impl FateModel {
     /// The cold model: every issue is done.
     pub(crate) fn cold(events: usize, window_days: u32) -> Self {
@@ -276,43 +324,55 @@ impl FateModel {
             people: Vec::new(),
             frailty: DEFAULT_FRAILTY,
             recalibration: [0.0, 1.0],
+            by_column: Vec::new(),
         }
     }
 
     /// The label and person multiplier of an issue.
     fn multiplier(&self, f: &FateFeatures) -> f64 {
-        let labels: Vec<f64> = f
+        // A sum and a count rather than a list: the fit asks this of every exposure.
+        let (sum, known) = f
             .labels
             .iter()
             .filter_map(|l| {
                 self.labels
                     .iter()
-                    .find(|g| &g.key == l)
+                    .find(|g| *g.key == **l)
                     .map(|g| g.value.ln())
             })
-            .collect();
-        let label = if labels.is_empty() {
+            .fold((0.0f64, 0usize), |(sum, n), x| (sum + x, n + 1));
+        let label = if known == 0 {
             1.0
         } else {
-            (labels.iter().sum::<f64>() / labels.len() as f64).exp()
+            (sum / known as f64).exp()
         };
         let person = f
             .person
             .as_ref()
-            .and_then(|p| self.people.iter().find(|g| &g.key == p))
+            .and_then(|p| self.people.iter().find(|g| *g.key == **p))
             .map_or(1.0, |g| g.value);
         label * person
     }
 
     /// The rate per day of an issue with these features at its current age (for fitting).
     fn rate(&self, f: &FateFeatures) -> f64 {
-        self.bucket_rate(&f.column, age_bucket(f.age_days)) * self.multiplier(f)
+        self.bucket_rate(f.column, age_bucket(f.age_days)) * self.multiplier(f)
     }
 
     /// The rate of a column at an age bucket; a bucket with no history takes the nearest one of the same
     /// column that has some (older first: an issue that outlived its history is an old issue), else the
     /// team's.
     fn bucket_rate(&self, column: &str, bucket: usize) -> f64 {
+        self.by_column
+            .iter()
+            .find(|(c, _)| *c == column)
+            .map_or(self.team_rate, |(_, rates)| {
+                rates[bucket.min(AGE_BUCKETS.len())]
+            })
+    }
+
+    /// [`bucket_rate`](Self::bucket_rate) from the strata themselves.
+    fn search_bucket_rate(&self, column: &str, bucket: usize) -> f64 {
         let n = AGE_BUCKETS.len() + 1;
         let has = |b: usize| {
             self.strata
@@ -338,7 +398,7 @@ impl FateModel {
     pub(crate) fn cumulative(&self, f: &FateFeatures) -> Vec<f64> {
         let m = self.multiplier(f);
         let rates: Vec<f64> = (0..=AGE_BUCKETS.len())
-            .map(|b| self.bucket_rate(&f.column, b) * m)
+            .map(|b| self.bucket_rate(f.column, b) * m)
             .collect();
         // The trend's factors once per call, not a power per day: it holds after TREND_DAYS.
         let damping: Vec<f64> = (0..=TREND_DAYS as i64)
@@ -456,21 +516,26 @@ pub(crate) fn fit(exposures: &[Exposure], history: History, window_days: u32) ->
     let trend = (recent_rate / year_rate).clamp(0.25, 2.0);
     let team_rate = year_rate * trend;
 
-    let mut by_stratum: BTreeMap<String, (usize, f64, BTreeSet<u64>)> = BTreeMap::new();
+    // Grouped by column and bucket, not by key: a key string per exposure was most of the fit's time.
+    let mut by_stratum: BTreeMap<(&'static str, usize), (usize, f64, BTreeSet<u64>)> =
+        BTreeMap::new();
     for e in exposures {
-        let g = by_stratum.entry(stratum(&e.features)).or_default();
+        let g = by_stratum
+            .entry((e.features.column, age_bucket(e.features.age_days)))
+            .or_default();
         g.0 += usize::from(e.closed);
         g.1 += e.days;
         g.2.insert(e.issue);
     }
-    let strata = by_stratum
+    let columns: BTreeSet<&'static str> = by_stratum.keys().map(|(column, _)| *column).collect();
+    let mut strata: Vec<FateGroup> = by_stratum
         .into_iter()
-        .map(|(key, (ev, d, issues))| {
+        .map(|((column, bucket), (ev, d, issues))| {
             // Half an event keeps a stratum that never closed anything from a rate of exactly zero.
             let own = (ev as f64 + 0.5) / d.max(1.0);
             let w = shrink(issues.len());
             FateGroup {
-                key,
+                key: stratum_key(column, bucket),
                 issues: issues.len(),
                 events: ev,
                 days: d,
@@ -478,6 +543,7 @@ pub(crate) fn fit(exposures: &[Exposure], history: History, window_days: u32) ->
             }
         })
         .collect();
+    strata.sort_by(|a, b| a.key.cmp(&b.key));
     let mut model = FateModel {
         events,
         cold_start: false,
@@ -489,14 +555,19 @@ pub(crate) fn fit(exposures: &[Exposure], history: History, window_days: u32) ->
         people: Vec::new(),
         frailty: DEFAULT_FRAILTY,
         recalibration: [0.0, 1.0],
+        by_column: Vec::new(),
     };
+    model.by_column = columns
+        .into_iter()
+        .map(|c| (c, std::array::from_fn(|b| model.search_bucket_rate(c, b))))
+        .collect();
     // Labels, then people: observed ÷ expected closes under the model so far, shrunk on the log scale.
-    let multipliers = |model: &FateModel, key_of: &dyn Fn(&FateFeatures) -> Vec<String>| {
-        let mut acc: BTreeMap<String, (usize, f64, f64, BTreeSet<u64>)> = BTreeMap::new();
+    let multipliers = |model: &FateModel, key_of: &dyn Fn(&FateFeatures) -> &[Arc<str>]| {
+        let mut acc: BTreeMap<&str, (usize, f64, f64, BTreeSet<u64>)> = BTreeMap::new();
         for e in exposures {
             let expected = model.rate(&e.features) * e.days;
             for k in key_of(&e.features) {
-                let g = acc.entry(k).or_default();
+                let g = acc.entry(&**k).or_default();
                 g.0 += usize::from(e.closed);
                 g.1 += expected;
                 g.2 += e.days;
@@ -507,7 +578,7 @@ pub(crate) fn fit(exposures: &[Exposure], history: History, window_days: u32) ->
             .map(|(key, (ev, expected, d, issues))| {
                 let ratio = (ev as f64 + 0.5) / (expected + 0.5);
                 FateGroup {
-                    key,
+                    key: key.to_owned(),
                     issues: issues.len(),
                     events: ev,
                     days: d,
@@ -516,8 +587,8 @@ pub(crate) fn fit(exposures: &[Exposure], history: History, window_days: u32) ->
             })
             .collect::<Vec<_>>()
     };
-    model.labels = multipliers(&model, &|f| f.labels.clone());
-    model.people = multipliers(&model, &|f| f.person.iter().cloned().collect());
+    model.labels = multipliers(&model, &|f| &f.labels);
+    model.people = multipliers(&model, &|f| f.person.as_slice());
     model
 }
 
@@ -533,12 +604,17 @@ mod tests {
         }
     }
 
-    fn features(column: &str, age: i64, labels: &[&str], person: Option<&str>) -> FateFeatures {
+    fn features(
+        column: &'static str,
+        age: i64,
+        labels: &[&str],
+        person: Option<&str>,
+    ) -> FateFeatures {
         FateFeatures {
-            column: column.into(),
+            column,
             age_days: age,
-            labels: labels.iter().map(|s| s.to_string()).collect(),
-            person: person.map(Into::into),
+            labels: labels.iter().map(|s| Arc::from(*s)).collect(),
+            person: person.map(Arc::from),
         }
     }
 
@@ -701,14 +777,19 @@ mod tests {
     #[test]
     fn recalibration_learns_overconfidence_and_leaves_calibrated_forecasts_alone() {
         // Promised 0.9, done 6 times in 10: the recalibrated 0.9 comes down toward 0.6.
-        let over: Vec<(f64, bool)> = (0..400).map(|i| (0.9, i % 10 < 6)).collect();
+        let promise = |p: f64, done: bool| Promise {
+            p,
+            done,
+            weight: 1.0,
+        };
+        let over: Vec<Promise> = (0..400).map(|i| promise(0.9, i % 10 < 6)).collect();
         let [a, b] = recalibrate(&over);
         let p = sigmoid(a + b * logit(0.9));
         assert!((p - 0.6).abs() < 0.05, "{p}");
         // Calibrated promises (0.2 done 2 in 10, 0.7 done 7 in 10) stay close to themselves.
-        let fair: Vec<(f64, bool)> = (0..500)
-            .map(|i| (0.2, i % 10 < 2))
-            .chain((0..500).map(|i| (0.7, i % 10 < 7)))
+        let fair: Vec<Promise> = (0..500)
+            .map(|i| promise(0.2, i % 10 < 2))
+            .chain((0..500).map(|i| promise(0.7, i % 10 < 7)))
             .collect();
         let [a, b] = recalibrate(&fair);
         for p in [0.2, 0.7] {
@@ -717,11 +798,49 @@ mod tests {
         }
         // No history: the identity.
         assert_eq!(recalibrate(&[]), [0.0, 1.0]);
+        // The order reversed (promised 0.2, done 8 in 10; promised 0.8, done 5 in 10): the model told
+        // nothing of which were done, and every promise becomes the share kept, 0.65.
+        let reversed: Vec<Promise> = (0..500)
+            .map(|i| promise(0.2, i % 10 < 8))
+            .chain((0..500).map(|i| promise(0.8, i % 10 < 5)))
+            .collect();
+        let [a, b] = recalibrate(&reversed);
+        assert_eq!(b, 0.0);
+        for p in [0.2, 0.8] {
+            let q = sigmoid(a + b * logit(p));
+            assert!((q - 0.65).abs() < 0.02, "{p} → {q}");
+        }
         // A mass close at the past cuts: old issues promised 5–20% were all done. The fit would promise
         // nearly everything; it is an event, not a bias, and the model is left as it is.
-        let burst: Vec<(f64, bool)> = (0..300)
-            .map(|i| (0.05 + 0.15 * f64::from(i % 16) / 15.0, i % 50 != 0))
+        let burst: Vec<Promise> = (0..300)
+            .map(|i| promise(0.05 + 0.15 * f64::from(i % 16) / 15.0, i % 50 != 0))
             .collect();
         assert_eq!(recalibrate(&burst), [0.0, 1.0]);
+    }
+
+    #[test]
+    fn the_recalibration_follows_the_weightier_promises() {
+        // Old promises of 0.8 were kept 8 times in 10, new ones 5 times in 10: weighted four to one for
+        // the new, the fit lands nearer 0.5; weighted four to one for the old, nearer 0.8.
+        let fit = |old: f64, new: f64| {
+            let pairs: Vec<Promise> = (0..500)
+                .map(|i| Promise {
+                    p: 0.8,
+                    done: i % 10 < 8,
+                    weight: old,
+                })
+                .chain((0..500).map(|i| Promise {
+                    p: 0.8,
+                    done: i % 10 < 5,
+                    weight: new,
+                }))
+                .collect();
+            let [a, b] = recalibrate(&pairs);
+            sigmoid(a + b * logit(0.8))
+        };
+        let recent = fit(0.25, 1.0);
+        let past = fit(1.0, 0.25);
+        assert!((recent - 0.56).abs() < 0.03, "{recent}");
+        assert!((past - 0.74).abs() < 0.03, "{past}");
     }
 }

@@ -5,6 +5,39 @@ use super::*;
 
 /// An issue's abandonment-model features at `at`: its column then, its age, labels and assignee.
 pub fn fate_features(i: &PlannedIssue, at: chrono::DateTime<chrono::Utc>) -> FateFeatures {
+    features_at(i, at, &Shared::of(i))
+}
+
+/// What an issue's features are at every moment: its labels and assignee, made once per issue and
+/// shared by all its exposures (the fits read hundreds of thousands of them).
+pub(super) struct Shared {
+    labels: std::sync::Arc<[std::sync::Arc<str>]>,
+    assignee: Option<std::sync::Arc<str>>,
+}
+
+impl Shared {
+    fn of(i: &PlannedIssue) -> Self {
+        Self {
+            labels: i
+                .labels
+                .iter()
+                .map(|l| std::sync::Arc::from(l.as_str()))
+                .collect(),
+            assignee: i.assignee.as_deref().map(std::sync::Arc::from),
+        }
+    }
+
+    /// The shared parts of every issue of the plan, in its order.
+    pub(super) fn all(plan: &Plan) -> Vec<Self> {
+        plan.issues.iter().map(Self::of).collect()
+    }
+}
+
+fn features_at(
+    i: &PlannedIssue,
+    at: chrono::DateTime<chrono::Utc>,
+    shared: &Shared,
+) -> FateFeatures {
     let column = i
         .timeline
         .iter()
@@ -12,12 +45,12 @@ pub fn fate_features(i: &PlannedIssue, at: chrono::DateTime<chrono::Utc>) -> Fat
         .find(|s| s.since <= at)
         .map_or(i.lifecycle, |s| s.column);
     FateFeatures {
-        column: column.as_str().to_owned(),
+        column: column.as_str(),
         age_days: (at - i.created_at).num_days().max(0),
-        labels: i.labels.clone(),
+        labels: shared.labels.clone(),
         // Only someone assigned by then: trackers often assign an issue as it is closed, and that must
         // not teach the model that assigned issues get done.
-        person: i
+        person: shared
             .assignee
             .clone()
             .filter(|_| i.assigned_at.is_none_or(|a| a <= at)),
@@ -27,17 +60,21 @@ pub fn fate_features(i: &PlannedIssue, at: chrono::DateTime<chrono::Utc>) -> Fat
 /// The abandonment model's evidence: every issue open in each step of the recent history, how long it
 /// stayed open in the step and whether it closed. Nothing after `plan.now` is read.
 pub fn fate_exposures(plan: &Plan) -> Vec<Exposure> {
-    fate_exposures_at(plan, plan.now)
+    fate_exposures_at(plan, plan.now, &Shared::all(plan))
 }
 
 /// The abandonment model's evidence as it was at `at`: closes after `at` are not seen.
-pub(super) fn fate_exposures_at(plan: &Plan, at: chrono::DateTime<chrono::Utc>) -> Vec<Exposure> {
+pub(super) fn fate_exposures_at(
+    plan: &Plan,
+    at: chrono::DateTime<chrono::Utc>,
+    shared: &[Shared],
+) -> Vec<Exposure> {
     let step = chrono::Duration::days(fate::STEP_DAYS);
     let mut out = Vec::new();
     let mut t = at - chrono::Duration::days(fate::RECENT_DAYS);
     while t < at {
         let end = (t + step).min(at);
-        for (n, i) in plan.issues.iter().enumerate() {
+        for ((n, i), shared) in plan.issues.iter().enumerate().zip(shared) {
             let open_at_t = i.created_at <= t && i.closed_at.is_none_or(|c| c > t);
             if !open_at_t {
                 continue;
@@ -45,7 +82,7 @@ pub(super) fn fate_exposures_at(plan: &Plan, at: chrono::DateTime<chrono::Utc>) 
             let closed = i.closed_at.filter(|c| *c <= end);
             let until = closed.unwrap_or(end);
             out.push(Exposure {
-                features: fate_features(i, t),
+                features: features_at(i, t, shared),
                 issue: n as u64,
                 days: (until - t).num_seconds() as f64 / 86_400.0,
                 closed: closed.is_some(),
@@ -86,6 +123,17 @@ pub(super) fn closes_by(plan: &Plan, at: chrono::DateTime<chrono::Utc>) -> usize
 /// Past cuts the frailty is chosen on, and the days between them.
 pub(super) const FRAILTY_CUTS: i64 = 8;
 pub(super) const FRAILTY_CUT_EVERY: i64 = 45;
+/// The age at which a past cut counts half as much in the recalibration as one made now.
+const RECALIBRATION_HALF_LIFE_DAYS: f64 = 91.0;
+
+/// How much a cut made `age` ago counts in the recalibration: halving every
+/// [`RECALIBRATION_HALF_LIFE_DAYS`], as a project's pace drifts.
+fn recency_weight(age: chrono::Duration) -> f64 {
+    0.5f64.powf(age.num_days() as f64 / RECALIBRATION_HALF_LIFE_DAYS)
+}
+
+/// Recent cuts the recalibration also learns from, in days before now: their windows are partial.
+const RECENT_CUT_DAYS: [i64; 3] = [91, 182, 273];
 
 /// What the state's own past cuts tune in the abandonment model: the frailty and the recalibration of
 /// the probability of being done.
@@ -101,32 +149,36 @@ pub struct FateTuning {
 /// The frailty the state's own history supports best, and the recalibration of the probability of being
 /// done: the model is fitted at past cuts whose window has passed, and each frailty candidate is scored
 /// by how often its p50 and p80 would have been met (with a beyond-the-window quantile met as the
-/// randomised PIT says, as the backtest scores it): the candidate closest to 50% and 80% wins. Its
-/// probabilities of being done within the window are then compared with what was done, and
-/// [`fate::recalibrate`] fits the correction. `None` when the history is too short for any such cut.
+/// randomised PIT says, as the backtest scores it): the candidate closest to 50% and 80% wins (the
+/// default without such a cut). Its probabilities of being done are then compared with what was done —
+/// within the window at those cuts, and since then at `RECENT_CUT_DAYS`, whose windows have partly
+/// passed — each cut weighted by its age (`recency_weight`), and [`fate::recalibrate`] fits the
+/// correction. `None` when the model was cold at every cut.
 pub fn choose_frailty(plan: &Plan, window_days: u32) -> Option<FateTuning> {
     let window = chrono::Duration::days(i64::from(window_days));
     let levels = [0.5, 0.8];
     let mut hits = [[0.0f64; 2]; fate::FRAILTIES.len()];
     let mut scored = 0usize;
-    // Per scored issue: its cumulative rate over the window, and whether it was done within it.
-    let mut promised: Vec<(f64, bool)> = Vec::new();
+    let shared = Shared::all(plan);
+    // Per scored issue: its cumulative rate over the time promised, whether it was done in it, and the
+    // weight of its cut.
+    let mut promised: Vec<(f64, bool, f64)> = Vec::new();
     for k in 0..FRAILTY_CUTS {
         let cut = plan.now - window - chrono::Duration::days(k * FRAILTY_CUT_EVERY);
         let model = fate::fit(
-            &fate_exposures_at(plan, cut),
+            &fate_exposures_at(plan, cut, &shared),
             history_at(plan, cut),
             window_days,
         );
         if model.cold_start {
             continue;
         }
-        for i in &plan.issues {
+        for (i, shared) in plan.issues.iter().zip(&shared) {
             let open_at_cut = i.created_at <= cut && i.closed_at.is_none_or(|c| c > cut);
             if !open_at_cut {
                 continue;
             }
-            let h = model.cumulative(&fate_features(i, cut));
+            let h = model.cumulative(&features_at(i, cut, shared));
             let total = h.last().copied().unwrap_or(0.0);
             let closed = i
                 .closed_at
@@ -144,11 +196,42 @@ pub fn choose_frailty(plan: &Plan, window_days: u32) -> Option<FateTuning> {
                     };
                 }
             }
-            promised.push((total, closed.is_some()));
+            promised.push((total, closed.is_some(), recency_weight(plan.now - cut)));
             scored += 1;
         }
     }
-    (scored > 0).then(|| {
+    // Recent cuts whose window has not yet passed: what the model promised for the days since, and
+    // what was done in them. The newest evidence of drift the full-window cuts are a year late to see.
+    for d in RECENT_CUT_DAYS
+        .into_iter()
+        .filter(|d| *d < i64::from(window_days))
+    {
+        let cut = plan.now - chrono::Duration::days(d);
+        let model = fate::fit(
+            &fate_exposures_at(plan, cut, &shared),
+            history_at(plan, cut),
+            window_days,
+        );
+        if model.cold_start {
+            continue;
+        }
+        for (i, shared) in plan.issues.iter().zip(&shared) {
+            let open_at_cut = i.created_at <= cut && i.closed_at.is_none_or(|c| c > cut);
+            if !open_at_cut {
+                continue;
+            }
+            let h = model.cumulative(&features_at(i, cut, shared));
+            let by = h.get(d as usize).copied().unwrap_or(0.0);
+            let done = i.closed_at.is_some_and(|c| c <= plan.now);
+            promised.push((by, done, recency_weight(plan.now - cut)));
+        }
+    }
+    if promised.is_empty() {
+        return None;
+    }
+    // Without a past cut whose window has passed, the frailty stays the default; the recent cuts still
+    // correct the promises.
+    let frailty = if scored > 0 {
         let n = scored as f64;
         let err = |row: &[f64; 2]| (row[0] / n - 0.5).powi(2) + (row[1] / n - 0.8).powi(2);
         let best = hits
@@ -156,14 +239,20 @@ pub fn choose_frailty(plan: &Plan, window_days: u32) -> Option<FateTuning> {
             .enumerate()
             .min_by(|a, b| err(a.1).total_cmp(&err(b.1)))
             .map_or(0, |(n, _)| n);
-        let frailty = fate::FRAILTIES[best];
-        let pairs: Vec<(f64, bool)> = promised
-            .iter()
-            .map(|(total, done)| (fate::done_by(*total, frailty), *done))
-            .collect();
-        FateTuning {
-            frailty,
-            recalibration: fate::recalibrate(&pairs),
-        }
+        fate::FRAILTIES[best]
+    } else {
+        fate::DEFAULT_FRAILTY
+    };
+    let pairs: Vec<fate::Promise> = promised
+        .iter()
+        .map(|(total, done, weight)| fate::Promise {
+            p: fate::done_by(*total, frailty),
+            done: *done,
+            weight: *weight,
+        })
+        .collect();
+    Some(FateTuning {
+        frailty,
+        recalibration: fate::recalibrate(&pairs),
     })
 }

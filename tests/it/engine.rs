@@ -564,3 +564,61 @@ fn unestimated_work_is_sized_by_what_closed_work_really_took() {
     }
     assert!(seen > 10, "the demo has unestimated open work ({seen})");
 }
+
+#[test]
+fn the_recalibration_sees_a_slowdown_a_year_before_the_full_windows_do() {
+    // An issue a day for 800 days, each closed three weeks after it was opened — until 100 days ago,
+    // since when only one issue in five is closed. The cuts whose year has passed all saw the fast
+    // pace; only the recent cuts, whose windows are partial, saw the slowdown.
+    use chrono::Duration;
+    let base = demo_plan();
+    let template = base
+        .issues
+        .iter()
+        .find(|i| i.closed_at.is_none())
+        .expect("the demo has open issues")
+        .clone();
+    let now = base.now;
+    let slowdown = now - Duration::days(100);
+    let history = |slowed: bool| {
+        let mut plan = base.clone();
+        plan.issues = (0..800u32)
+            .map(|k| {
+                let created = now - Duration::days(800 - i64::from(k));
+                let closed = created + Duration::days(21);
+                let done = closed <= now && (!slowed || closed < slowdown || k % 5 == 0);
+                let mut i = template.clone();
+                i.key = template.key.repo.issue(u64::from(k) + 1);
+                i.created_at = created;
+                i.updated_at = created;
+                i.closed_at = done.then_some(closed);
+                i.state = if done {
+                    commitea::domain::OpenState::Closed
+                } else {
+                    commitea::domain::OpenState::Open
+                };
+                i.timeline.clear();
+                i.assignee = None;
+                i.assigned_at = None;
+                i.labels.clear();
+                i
+            })
+            .collect();
+        plan
+    };
+    let promise = |plan: &Plan, p: f64| {
+        let tuning =
+            forecast::choose_frailty(plan, 365).expect("two years of history tune the model");
+        let [a, b] = tuning.recalibration;
+        let x = (p / (1.0 - p)).ln();
+        1.0 / (1.0 + (-(a + b * x)).exp())
+    };
+    let steady = promise(&history(false), 0.9);
+    let slowed = promise(&history(true), 0.9);
+    eprintln!("a promise of 0.9 recalibrated: steady {steady:.3}, slowed {slowed:.3}");
+    assert!(steady > 0.9, "a steady pace leaves the promise: {steady}");
+    assert!(
+        slowed < 0.8,
+        "100 days of slowdown bring the promise down: {slowed}"
+    );
+}
