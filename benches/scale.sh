@@ -39,7 +39,7 @@ measure() {
 stage() { grep -m1 -- "$2" "$1" | sed -E 's/.* in ([0-9.]+[a-zµ]+).*/\1/' || echo "-"; }
 
 echo "commitea: $BIN · $TRIALS trials · $(nproc) cores"
-declare -a ROWS TJ TJ_LATE
+declare -a ROWS=() TJ=() TJ_LATE=()
 for n in "${SIZES[@]}"; do
   dir="$WORK/state-$n"
   rm -rf "$dir"

@@ -1,6 +1,8 @@
 //! The abandonment model's input from the plan: each open issue's features and exposures, and the
 //! frailty chosen on the state's own past cuts.
 
+use std::sync::Arc;
+
 use super::*;
 
 /// An issue's abandonment-model features at `at`: its column then, its age, labels and assignee.
@@ -11,19 +13,15 @@ pub fn fate_features(i: &PlannedIssue, at: chrono::DateTime<chrono::Utc>) -> Fat
 /// What an issue's features are at every moment: its labels and assignee, made once per issue and
 /// shared by all its exposures (the fits read hundreds of thousands of them).
 pub(super) struct Shared {
-    labels: std::sync::Arc<[std::sync::Arc<str>]>,
-    assignee: Option<std::sync::Arc<str>>,
+    labels: Arc<[Arc<str>]>,
+    assignee: Option<Arc<str>>,
 }
 
 impl Shared {
     fn of(i: &PlannedIssue) -> Self {
         Self {
-            labels: i
-                .labels
-                .iter()
-                .map(|l| std::sync::Arc::from(l.as_str()))
-                .collect(),
-            assignee: i.assignee.as_deref().map(std::sync::Arc::from),
+            labels: i.labels.iter().map(|l| Arc::from(l.as_str())).collect(),
+            assignee: i.assignee.as_deref().map(Arc::from),
         }
     }
 
