@@ -133,6 +133,31 @@ fn recency_weight(age: chrono::Duration) -> f64 {
 /// Recent cuts the recalibration also learns from, in days before now: their windows are partial.
 const RECENT_CUT_DAYS: [i64; 3] = [91, 182, 273];
 
+/// The issues open at `cut`, each with its cumulative rate over the window as the model fitted then
+/// saw it, one at a time; none when the model was cold then.
+fn open_then<'p>(
+    plan: &'p Plan,
+    cut: chrono::DateTime<chrono::Utc>,
+    shared: &'p [Shared],
+    window_days: u32,
+) -> impl Iterator<Item = (&'p PlannedIssue, Vec<f64>)> + 'p {
+    let model = fate::fit(
+        &fate_exposures_at(plan, cut, shared),
+        history_at(plan, cut),
+        window_days,
+    );
+    (!model.cold_start)
+        .then_some(model)
+        .into_iter()
+        .flat_map(move |model| {
+            plan.issues
+                .iter()
+                .zip(shared)
+                .filter(move |(i, _)| i.created_at <= cut && i.closed_at.is_none_or(|c| c > cut))
+                .map(move |(i, shared)| (i, model.cumulative(&features_at(i, cut, shared))))
+        })
+}
+
 /// What the state's own past cuts tune in the abandonment model: the frailty and the recalibration of
 /// the probability of being done.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -163,20 +188,7 @@ pub fn choose_frailty(plan: &Plan, window_days: u32) -> Option<FateTuning> {
     let mut promised: Vec<(f64, bool, f64)> = Vec::new();
     for k in 0..FRAILTY_CUTS {
         let cut = plan.now - window - chrono::Duration::days(k * FRAILTY_CUT_EVERY);
-        let model = fate::fit(
-            &fate_exposures_at(plan, cut, &shared),
-            history_at(plan, cut),
-            window_days,
-        );
-        if model.cold_start {
-            continue;
-        }
-        for (i, shared) in plan.issues.iter().zip(&shared) {
-            let open_at_cut = i.created_at <= cut && i.closed_at.is_none_or(|c| c > cut);
-            if !open_at_cut {
-                continue;
-            }
-            let h = model.cumulative(&features_at(i, cut, shared));
+        for (i, h) in open_then(plan, cut, &shared, window_days) {
             let total = h.last().copied().unwrap_or(0.0);
             let closed = i
                 .closed_at
@@ -205,20 +217,7 @@ pub fn choose_frailty(plan: &Plan, window_days: u32) -> Option<FateTuning> {
         .filter(|d| *d < i64::from(window_days))
     {
         let cut = plan.now - chrono::Duration::days(d);
-        let model = fate::fit(
-            &fate_exposures_at(plan, cut, &shared),
-            history_at(plan, cut),
-            window_days,
-        );
-        if model.cold_start {
-            continue;
-        }
-        for (i, shared) in plan.issues.iter().zip(&shared) {
-            let open_at_cut = i.created_at <= cut && i.closed_at.is_none_or(|c| c > cut);
-            if !open_at_cut {
-                continue;
-            }
-            let h = model.cumulative(&features_at(i, cut, shared));
+        for (i, h) in open_then(plan, cut, &shared, window_days) {
             let by = h.get(d as usize).copied().unwrap_or(0.0);
             let done = i.closed_at.is_some_and(|c| c <= plan.now);
             promised.push((by, done, recency_weight(plan.now - cut)));
