@@ -141,7 +141,9 @@ fn gitea_path(
 }
 
 /// Why CommiTea's dated p80s were missed: the issue was not done within the horizon at all (the chance
-/// of being done was overstated), or it was done, later than the date (the timing was).
+/// of being done was overstated), or it was done, later than the date (the timing was). An issue still
+/// open when the data ends, before the horizon but after the date, counts with the late ones; through
+/// Gitea every cut has a whole horizon before the data ends, so there are none there.
 fn print_dated_misses(targets: &[Target], horizon_days: u32) {
     let h = f64::from(horizon_days);
     let (mut dated, mut never, mut late) = (0usize, 0usize, 0usize);

@@ -128,8 +128,8 @@ pub struct FateModel {
     /// `(a, b)` of the recalibration `logit p' = a + b · logit p` of the probability of being done,
     /// fitted on the state's own past cuts ([`recalibrate`]); `[0, 1]` leaves it as the rates say.
     pub recalibration: [f64; 2],
-    /// Each column's rate at every age bucket, from [`strata`](Self::strata) and its nearest-bucket
-    /// rule, looked up once: the fits and forecasts ask for it hundreds of thousands of times.
+    /// Each column's rate at every age bucket, the strata's values with the nearest-bucket rule
+    /// ([`fill_buckets`]) applied once: the fits and forecasts ask for it hundreds of thousands of times.
     by_column: Vec<(&'static str, [f64; AGE_BUCKETS.len() + 1])>,
 }
 
@@ -302,12 +302,24 @@ fn stratum_key(column: &str, bucket: usize) -> String {
     format!("{column}/{}", AGE_LABELS[bucket.min(AGE_BUCKETS.len())])
 }
 
-/// Whether `key` is the stratum key of `column` at age `bucket`, without building the key: the fit and
-/// every open issue's cumulative rate ask this for each bucket.
-fn is_stratum(key: &str, column: &str, bucket: usize) -> bool {
-    key.strip_prefix(column)
-        .and_then(|rest| rest.strip_prefix('/'))
-        .is_some_and(|age| age == AGE_LABELS[bucket.min(AGE_BUCKETS.len())])
+/// One column's rate at every age bucket from the buckets it has strata for: a bucket with none takes
+/// the nearest one that has (older first: an issue that outlived its history is an old issue), and a
+/// column with none at all the team's rate.
+fn fill_buckets(
+    known: &[Option<f64>; AGE_BUCKETS.len() + 1],
+    team_rate: f64,
+) -> [f64; AGE_BUCKETS.len() + 1] {
+    let n = known.len();
+    std::array::from_fn(|bucket| {
+        (0..n)
+            .flat_map(|d| {
+                [Some(bucket + d).filter(|b| *b < n), bucket.checked_sub(d)]
+                    .into_iter()
+                    .flatten()
+            })
+            .find_map(|b| known[b])
+            .unwrap_or(team_rate)
+    })
 }
 
 impl FateModel {
@@ -359,8 +371,7 @@ impl FateModel {
         self.bucket_rate(f.column, age_bucket(f.age_days)) * self.multiplier(f)
     }
 
-    /// The rate of a column at an age bucket; a bucket with no history takes the nearest one of the same
-    /// column that has some (older first: an issue that outlived its history is an old issue), else the
+    /// The rate of a column at an age bucket (see [`fill_buckets`]); a column with no history takes the
     /// team's.
     fn bucket_rate(&self, column: &str, bucket: usize) -> f64 {
         self.by_column
@@ -369,29 +380,6 @@ impl FateModel {
             .map_or(self.team_rate, |(_, rates)| {
                 rates[bucket.min(AGE_BUCKETS.len())]
             })
-    }
-
-    /// [`bucket_rate`](Self::bucket_rate) from the strata themselves.
-    fn search_bucket_rate(&self, column: &str, bucket: usize) -> f64 {
-        let n = AGE_BUCKETS.len() + 1;
-        let has = |b: usize| {
-            self.strata
-                .iter()
-                .find(|g| is_stratum(&g.key, column, b))
-                .map(|g| g.value)
-        };
-        for d in 0..n {
-            for b in [bucket.checked_sub(d), Some(bucket + d).filter(|b| *b < n)]
-                .into_iter()
-                .flatten()
-                .rev()
-            {
-                if let Some(r) = has(b) {
-                    return r;
-                }
-            }
-        }
-        self.team_rate
     }
 
     /// The cumulative rate `H(d)` for `d` = 0 … window days ahead, as the issue ages.
@@ -527,23 +515,30 @@ pub(crate) fn fit(exposures: &[Exposure], history: History, window_days: u32) ->
         g.1 += e.days;
         g.2.insert(e.issue);
     }
-    let columns: BTreeSet<&'static str> = by_stratum.keys().map(|(column, _)| *column).collect();
+    // Each column's known buckets, for the lookup; the strata with their keys, for the report.
+    let mut known: BTreeMap<&'static str, [Option<f64>; AGE_BUCKETS.len() + 1]> = BTreeMap::new();
     let mut strata: Vec<FateGroup> = by_stratum
         .into_iter()
         .map(|((column, bucket), (ev, d, issues))| {
             // Half an event keeps a stratum that never closed anything from a rate of exactly zero.
             let own = (ev as f64 + 0.5) / d.max(1.0);
             let w = shrink(issues.len());
+            let value = (w * own.ln() + (1.0 - w) * year_rate.ln()).exp() * trend;
+            known.entry(column).or_default()[bucket] = Some(value);
             FateGroup {
                 key: stratum_key(column, bucket),
                 issues: issues.len(),
                 events: ev,
                 days: d,
-                value: (w * own.ln() + (1.0 - w) * year_rate.ln()).exp() * trend,
+                value,
             }
         })
         .collect();
     strata.sort_by(|a, b| a.key.cmp(&b.key));
+    let by_column = known
+        .into_iter()
+        .map(|(column, known)| (column, fill_buckets(&known, team_rate)))
+        .collect();
     let mut model = FateModel {
         events,
         cold_start: false,
@@ -555,12 +550,8 @@ pub(crate) fn fit(exposures: &[Exposure], history: History, window_days: u32) ->
         people: Vec::new(),
         frailty: DEFAULT_FRAILTY,
         recalibration: [0.0, 1.0],
-        by_column: Vec::new(),
+        by_column,
     };
-    model.by_column = columns
-        .into_iter()
-        .map(|c| (c, std::array::from_fn(|b| model.search_bucket_rate(c, b))))
-        .collect();
     // Labels, then people: observed ÷ expected closes under the model so far, shrunk on the log scale.
     let multipliers = |model: &FateModel, key_of: &dyn Fn(&FateFeatures) -> &[Arc<str>]| {
         let mut acc: BTreeMap<&str, (usize, f64, f64, BTreeSet<u64>)> = BTreeMap::new();
@@ -644,12 +635,21 @@ mod tests {
     fn the_age_labels_name_the_age_buckets() {
         for (b, bound) in AGE_BUCKETS.iter().enumerate() {
             assert_eq!(AGE_LABELS[b], format!("<{bound}d"));
-            assert!(is_stratum(&stratum_key("triage", b), "triage", b));
+            assert_eq!(stratum_key("triage", b), format!("triage/<{bound}d"));
         }
         let last = AGE_BUCKETS.len();
         assert_eq!(AGE_LABELS[last], format!(">={}d", AGE_BUCKETS[last - 1]));
-        assert!(!is_stratum(&stratum_key("triage", 0), "triage", 1));
-        assert!(!is_stratum(&stratum_key("triage", 0), "tri", 0));
+    }
+
+    #[test]
+    fn a_bucket_without_history_takes_the_nearest_older_first() {
+        let mut known = [None; AGE_BUCKETS.len() + 1];
+        known[1] = Some(1.0);
+        known[3] = Some(3.0);
+        let filled = fill_buckets(&known, 9.0);
+        // Bucket 2 is as near to 1 as to 3: the older wins; beyond the last known, the last.
+        assert_eq!(filled, [1.0, 1.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0]);
+        assert_eq!(fill_buckets(&[None; AGE_BUCKETS.len() + 1], 9.0), [9.0; 8]);
     }
 
     #[test]

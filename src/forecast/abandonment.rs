@@ -188,6 +188,7 @@ pub fn choose_frailty(plan: &Plan, window_days: u32) -> Option<FateTuning> {
     let mut promised: Vec<(f64, bool, f64)> = Vec::new();
     for k in 0..FRAILTY_CUTS {
         let cut = plan.now - window - chrono::Duration::days(k * FRAILTY_CUT_EVERY);
+        let weight = recency_weight(plan.now - cut);
         for (i, h) in open_then(plan, cut, &shared, window_days) {
             let total = h.last().copied().unwrap_or(0.0);
             let closed = i
@@ -206,7 +207,7 @@ pub fn choose_frailty(plan: &Plan, window_days: u32) -> Option<FateTuning> {
                     };
                 }
             }
-            promised.push((total, closed.is_some(), recency_weight(plan.now - cut)));
+            promised.push((total, closed.is_some(), weight));
             scored += 1;
         }
     }
@@ -217,10 +218,11 @@ pub fn choose_frailty(plan: &Plan, window_days: u32) -> Option<FateTuning> {
         .filter(|d| *d < i64::from(window_days))
     {
         let cut = plan.now - chrono::Duration::days(d);
+        let weight = recency_weight(plan.now - cut);
         for (i, h) in open_then(plan, cut, &shared, window_days) {
             let by = h.get(d as usize).copied().unwrap_or(0.0);
             let done = i.closed_at.is_some_and(|c| c <= plan.now);
-            promised.push((by, done, recency_weight(plan.now - cut)));
+            promised.push((by, done, weight));
         }
     }
     if promised.is_empty() {
