@@ -11,11 +11,15 @@
 //! Run: `cargo bench --bench backtest` (add `-- --trials N` to change the trials, `-- --gitea` for the
 //! Gitea path, `-- --only PROJECT` for one project). Skips with a message when the data is absent.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use commitea::backtest::score::score_by_group;
-use commitea::backtest::{BacktestOptions, Metric, Outcome, Scores, Target, backtest_targets};
+use chrono::{DateTime, Utc};
+use commitea::backtest::score::{score, score_by_group};
+use commitea::backtest::{
+    BacktestOptions, Metric, Outcome, Scores, Scoring, Target, backtest_targets,
+};
 use commitea::config::Config;
 use commitea::import::{load_dataset, to_state};
 
@@ -82,13 +86,85 @@ fn print_scores(title: &str, methods: &std::collections::BTreeMap<String, Scores
     }
 }
 
-/// Backtests one project through the Gitea path; prints its cold-model counts and returns its cuts and
-/// which of them (by index) had the abandonment model off.
+/// One project backtested through the Gitea path.
+struct GiteaProject {
+    cuts: usize,
+    targets: Vec<Target>,
+    /// The cuts (by index) whose run had the abandonment model off.
+    off: BTreeSet<i64>,
+    /// The cuts (by index) after which the pace of new work fell (see [`pace_fell`]).
+    fell: BTreeSet<i64>,
+}
+
+/// The share of the year before's pace below which the pace after a cut counts as fallen.
+const PACE_FELL_BELOW: f64 = 0.75;
+
+/// Whether the team's pace on new work fell after `cut`: issues opened in the year after it and closed
+/// within that year, against the same count for the year before, under [`PACE_FELL_BELOW`]. New work
+/// only, so the count is not the backlog whose forecasts are scored (+1 on each side for quiet years).
+fn pace_fell(snapshot: &commitea::state::Snapshot, cut: DateTime<Utc>, days: u32) -> bool {
+    let year = chrono::Duration::days(i64::from(days));
+    let pace = |from: DateTime<Utc>| {
+        let to = from + year;
+        snapshot
+            .issues
+            .values()
+            .filter(|i| i.created_at > from && i.created_at <= to)
+            .filter(|i| i.closed_at.is_some_and(|c| c <= to))
+            .count() as f64
+            + 1.0
+    };
+    pace(cut) < PACE_FELL_BELOW * pace(cut - year)
+}
+
+/// Dated p80s met, split by whether the pace of new work held after the cut: a fall the data at the cut
+/// does not show, and the share of the misses it explains.
+fn print_pace_split(targets: &[Target], fell: &BTreeSet<i64>, scoring: &Scoring) {
+    let part = |f: bool| -> Vec<Target> {
+        targets
+            .iter()
+            .filter(|t| t.group == "commitea" && fell.contains(&t.cut) == f)
+            .cloned()
+            .collect()
+    };
+    for (what, fell_after) in [("held", false), ("fell", true)] {
+        let ts = part(fell_after);
+        let s = score(&ts, scoring);
+        if s.n_dated[2] > 0 {
+            println!(
+                "  pace of new work {what} after the cut: {} cuts, dated p80 met {} (n {}), p50 {}, P(done) ≥ 0.8 done {}",
+                s.n_cuts,
+                metric(s.dated_coverage[2]),
+                s.n_dated[2],
+                metric(s.dated_coverage[1]),
+                top_done(&s)
+            );
+        }
+    }
+}
+
+/// The share done of the forecasts promised at least 0.8, pooled over the top two reliability bins.
+fn top_done(s: &Scores) -> String {
+    let (n, done) = s
+        .reliability
+        .iter()
+        .filter(|b| b.lo >= 0.8 - 1e-9)
+        .fold((0usize, 0.0f64), |(n, d), b| {
+            (n + b.n, d + b.observed.value * b.n as f64)
+        });
+    if n == 0 {
+        "—".to_owned()
+    } else {
+        format!("{:.3} (n {n})", done / n as f64)
+    }
+}
+
+/// Backtests one project through the Gitea path; prints its cold-model counts.
 fn gitea_path(
     name: &str,
     snapshot: &commitea::state::Snapshot,
     opts: &BacktestOptions,
-) -> Option<(usize, Vec<Target>, std::collections::BTreeSet<i64>)> {
+) -> Option<GiteaProject> {
     let dir = std::env::temp_dir().join(format!(
         "commitea-gitea-backtest-{}-{}",
         std::process::id(),
@@ -131,7 +207,17 @@ fn gitea_path(
                 })
                 .map(|(i, _)| i)
                 .collect();
-            Some((g.cuts.len(), g.targets, off))
+            let fell = (0i64..)
+                .zip(&g.cuts)
+                .filter(|(_, c)| pace_fell(snapshot, c.cut, opts.horizon_days))
+                .map(|(i, _)| i)
+                .collect();
+            Some(GiteaProject {
+                cuts: g.cuts.len(),
+                targets: g.targets,
+                off,
+                fell,
+            })
         }
         Err(e) => {
             println!("{name}: the Gitea-path backtest failed: {e}");
@@ -223,6 +309,7 @@ fn main() {
     // Through Gitea: the targets of the cuts whose run had the abandonment model on (a cold model says
     // so on every page, and promises every open issue done).
     let mut pooled_warm: Vec<Target> = Vec::new();
+    let mut pooled_fell: BTreeSet<i64> = BTreeSet::new();
     let mut largest: Option<(usize, String, f64, u64)> = None;
     let mut offset = 0i64;
     for dataset in ["duraspace", "apache"] {
@@ -252,14 +339,14 @@ fn main() {
                 }
             };
             let t = Instant::now();
-            let (n_cuts, targets, off) = if gitea {
+            let (n_cuts, targets, off, fell) = if gitea {
                 match gitea_path(&format!("{dataset} {project}"), &imported.snapshot, &opts) {
-                    Some(got) => got,
+                    Some(got) => (got.cuts, got.targets, got.off, got.fell),
                     None => continue,
                 }
             } else {
                 let (cuts, targets) = backtest_targets(&imported.snapshot, &config, &opts);
-                (cuts.len(), targets, Default::default())
+                (cuts.len(), targets, BTreeSet::new(), BTreeSet::new())
             };
             let wall = t.elapsed().as_secs_f64();
             let rss = peak_rss_kib();
@@ -268,12 +355,21 @@ fn main() {
                 &score_by_group(&targets, &scoring),
             );
             print_dated_misses(&targets, opts.horizon_days);
+            if gitea {
+                let warm: Vec<Target> = targets
+                    .iter()
+                    .filter(|t| !off.contains(&t.cut))
+                    .cloned()
+                    .collect();
+                print_pace_split(&warm, &fell, &scoring);
+            }
             if largest.as_ref().is_none_or(|(m, ..)| n > *m) {
                 largest = Some((n, format!("{dataset} {project}"), wall, rss));
             }
             // Cut ids stay distinct across projects, so the bootstrap resamples each project's cuts.
             let next = offset + i64::try_from(n_cuts).unwrap_or(0);
             if gitea {
+                pooled_fell.extend(fell.iter().map(|c| c + offset));
                 pooled_warm.extend(targets.iter().filter(|t| !off.contains(&t.cut)).map(|t| {
                     Target {
                         cut: t.cut + offset,
@@ -299,6 +395,7 @@ fn main() {
             &score_by_group(&pooled_warm, &scoring),
         );
         print_dated_misses(&pooled_warm, opts.horizon_days);
+        print_pace_split(&pooled_warm, &pooled_fell, &scoring);
     }
     if let Some((n, name, wall, rss)) = largest {
         println!(
