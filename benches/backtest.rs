@@ -15,10 +15,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use chrono::{DateTime, Utc};
 use commitea::backtest::score::{score, score_by_group};
 use commitea::backtest::{
-    BacktestOptions, Metric, Outcome, Scores, Scoring, Target, backtest_targets,
+    BacktestOptions, Metric, Outcome, Pace, Scores, Scoring, Target, backtest_targets, pace_after,
 };
 use commitea::config::Config;
 use commitea::import::{load_dataset, to_state};
@@ -92,29 +91,8 @@ struct GiteaProject {
     targets: Vec<Target>,
     /// The cuts (by index) whose run had the abandonment model off.
     off: BTreeSet<i64>,
-    /// The cuts (by index) after which the pace of new work fell (see [`pace_fell`]).
+    /// The cuts (by index) after which the pace of new work fell (see [`pace_after`]).
     fell: BTreeSet<i64>,
-}
-
-/// The share of the year before's pace below which the pace after a cut counts as fallen.
-const PACE_FELL_BELOW: f64 = 0.75;
-
-/// Whether the team's pace on new work fell after `cut`: issues opened in the year after it and closed
-/// within that year, against the same count for the year before, under [`PACE_FELL_BELOW`]. New work
-/// only, so the count is not the backlog whose forecasts are scored (+1 on each side for quiet years).
-fn pace_fell(snapshot: &commitea::state::Snapshot, cut: DateTime<Utc>, days: u32) -> bool {
-    let year = chrono::Duration::days(i64::from(days));
-    let pace = |from: DateTime<Utc>| {
-        let to = from + year;
-        snapshot
-            .issues
-            .values()
-            .filter(|i| i.created_at > from && i.created_at <= to)
-            .filter(|i| i.closed_at.is_some_and(|c| c <= to))
-            .count() as f64
-            + 1.0
-    };
-    pace(cut) < PACE_FELL_BELOW * pace(cut - year)
 }
 
 /// Dated p80s met, split by whether the pace of new work held after the cut: a fall the data at the cut
@@ -209,7 +187,7 @@ fn gitea_path(
                 .collect();
             let fell = (0i64..)
                 .zip(&g.cuts)
-                .filter(|(_, c)| pace_fell(snapshot, c.cut, opts.horizon_days))
+                .filter(|(_, c)| pace_after(snapshot, c.cut, opts.horizon_days) == Pace::Fell)
                 .map(|(i, _)| i)
                 .collect();
             Some(GiteaProject {

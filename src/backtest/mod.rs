@@ -13,9 +13,9 @@ pub mod score;
 
 use chrono::{DateTime, Utc};
 
-pub use rewind::{as_of, cut_dates, outcome};
+pub use rewind::{Pace, as_of, cut_dates, outcome, pace_after};
 pub use run::{
-    BacktestOptions, BacktestReport, backtest, backtest_targets, forecast_at, score_cut,
+    BacktestOptions, BacktestReport, PaceScores, backtest, backtest_targets, forecast_at, score_cut,
 };
 pub use score::{Metric, Outcome, ReliabilityBin, Scores, Scoring, Target};
 

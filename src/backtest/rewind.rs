@@ -26,6 +26,8 @@
 use std::collections::BTreeSet;
 
 use chrono::{DateTime, Duration, NaiveTime, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use super::{Outcome, days_between};
 use crate::domain::lifecycle::{Facts, undo};
@@ -270,6 +272,54 @@ pub fn outcome(snapshot: &Snapshot, key: &IssueKey, cut: DateTime<Utc>) -> Optio
         Some(Outcome::Open(
             days_between(cut, snapshot.meta.synced_at).max(0.0),
         ))
+    }
+}
+
+/// The share of the span before's pace below which the team's pace after a cut counts as fallen.
+pub const PACE_FELL_BELOW: f64 = 0.75;
+
+/// What the team did after a cut: kept its pace on new work or slowed.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "camelCase")]
+pub enum Pace {
+    /// The pace after the cut was at least [`PACE_FELL_BELOW`] of the pace before.
+    Held,
+    /// It fell under that.
+    Fell,
+}
+
+impl Pace {
+    /// The word for it, as reports print it: `held` or `fell`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Held => "held",
+            Self::Fell => "fell",
+        }
+    }
+}
+
+/// The team's pace on new work after `cut` against before it: issues opened in the `span_days` after the
+/// cut and closed within them, against the same count for the `span_days` before (one more on each side,
+/// so that two quiet spans compare as equal). New work only, so the backlog open at the cut — whose
+/// forecasts a backtest scores — does not decide its own side. Needs the span after the cut on record.
+pub fn pace_after(snapshot: &Snapshot, cut: DateTime<Utc>, span_days: u32) -> Pace {
+    let span = Duration::days(i64::from(span_days));
+    let done_in = |from: DateTime<Utc>| {
+        let to = from + span;
+        snapshot
+            .issues
+            .values()
+            .filter(|i| i.created_at > from && i.created_at <= to)
+            .filter(|i| i.state == OpenState::Closed && i.closed_at.is_some_and(|c| c <= to))
+            .count() as f64
+            + 1.0
+    };
+    if done_in(cut) < PACE_FELL_BELOW * done_in(cut - span) {
+        Pace::Fell
+    } else {
+        Pace::Held
     }
 }
 
@@ -635,5 +685,40 @@ mod tests {
         let mut midnight = s.clone();
         midnight.issues.get_mut(&key(1)).unwrap().created_at = t(2, 0);
         assert_eq!(cut_dates(&midnight, 7, 2)[0], t(4, 0));
+    }
+
+    #[test]
+    fn the_pace_after_a_cut_counts_only_new_work_done_within_its_span() {
+        let cut = Utc.with_ymd_and_hms(2026, 6, 1, 0, 0, 0).unwrap();
+        let day = Duration::days(1);
+        // `before` issues opened and closed in the 10 days before the cut, `after` in the 10 after; a
+        // backlog of 40 issues opened long before and closed after the cut does not count.
+        let history = |before: u64, after: u64| {
+            let mut issues = Vec::new();
+            let mut closed = |n: u64, opened: DateTime<Utc>, shut: DateTime<Utc>| {
+                let mut i = issue(n, opened);
+                i.state = OpenState::Closed;
+                i.closed_at = Some(shut);
+                issues.push(i);
+            };
+            for n in 0..before {
+                closed(n + 1, cut - day * 9, cut - day);
+            }
+            for n in 0..after {
+                closed(100 + n, cut + day, cut + day * 9);
+            }
+            for n in 0..40 {
+                closed(200 + n, cut - day * 90, cut + day * 2);
+            }
+            // Opened after the cut but closed after its span: not done within it.
+            closed(300, cut + day, cut + day * 11);
+            snapshot(cut + day * 30, issues, vec![])
+        };
+        // 3/4 of (11 + 1) = 9: 8 + 1 holds, 7 + 1 falls.
+        assert_eq!(pace_after(&history(11, 8), cut, 10), Pace::Held);
+        assert_eq!(pace_after(&history(11, 7), cut, 10), Pace::Fell);
+        // Two quiet spans are the same pace, and a rise is held.
+        assert_eq!(pace_after(&history(0, 0), cut, 10), Pace::Held);
+        assert_eq!(pace_after(&history(2, 30), cut, 10), Pace::Held);
     }
 }

@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 
 use super::baselines::{self, Quantiles, Simulation};
 use super::score::score_by_group;
-use super::{Scores, Scoring, Target, as_of, cut_dates, outcome, stream};
+use super::{Pace, Scores, Scoring, Target, as_of, cut_dates, outcome, pace_after, stream};
 use crate::config::Config;
 use crate::domain::IssueKey;
 use crate::forecast::{self, Settings, When};
@@ -133,6 +133,21 @@ pub struct BacktestReport {
     pub ledger_ignored: bool,
     /// Scores by method: `commitea`, `throughput`, `ebs`.
     pub methods: BTreeMap<String, Scores>,
+    /// CommiTea's issue forecasts again, split by whether the team kept its pace after the cut
+    /// ([`pace_after`]): which misses are the forecast's, and which a slowdown's that no history before
+    /// the cut could show. Empty in a report written before it was added.
+    #[serde(default)]
+    pub by_pace: Vec<PaceScores>,
+}
+
+/// CommiTea's issue forecasts at the cuts after which the team's pace held, or fell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PaceScores {
+    /// Which cuts.
+    pub pace: Pace,
+    /// Their scores.
+    pub scores: Scores,
 }
 
 /// Days after `cut` of a forecast date: done by the end of that day.
@@ -419,6 +434,31 @@ pub fn backtest(
             .entry(name.to_owned())
             .or_insert_with(|| super::score::score(&[], &opts.scoring()));
     }
+    let paces: Vec<Pace> = cuts
+        .iter()
+        .map(|c| pace_after(snapshot, *c, opts.horizon_days))
+        .collect();
+    let by_pace = [Pace::Held, Pace::Fell]
+        .into_iter()
+        .map(|pace| {
+            let targets: Vec<Target> = targets
+                .iter()
+                .filter(|t| {
+                    t.group == COMMITEA
+                        && usize::try_from(t.cut)
+                            .ok()
+                            .and_then(|c| paces.get(c))
+                            .is_some_and(|p| *p == pace)
+                })
+                .cloned()
+                .collect();
+            PaceScores {
+                pace,
+                scores: super::score::score(&targets, &opts.scoring()),
+            }
+        })
+        .filter(|p| p.scores.n > 0)
+        .collect();
     BacktestReport {
         options: *opts,
         cuts: cuts.len(),
@@ -426,6 +466,7 @@ pub fn backtest(
         last_cut: cuts.last().copied(),
         ledger_ignored: ledger.is_some_and(|l| !l.trim().is_empty()),
         methods,
+        by_pace,
     }
 }
 
@@ -482,6 +523,19 @@ pub fn table(report: &BacktestReport) -> String {
                 m(Some(b.observed)),
             ));
         }
+    }
+    for p in &report.by_pace {
+        let s = &p.scores;
+        out.push_str(&format!(
+            "{COMMITEA} where the pace {} after the cut: {} cuts, n={}  p80 {}  when dated (n {})  p50 {}  p80 {}\n",
+            p.pace.as_str(),
+            s.n_cuts,
+            s.n,
+            m(s.coverage[2]),
+            s.n_dated[2],
+            m(s.dated_coverage[1]),
+            m(s.dated_coverage[2]),
+        ));
     }
     out
 }

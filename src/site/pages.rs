@@ -36,6 +36,8 @@ pub struct PageContext<'a> {
     pub hit_rates: Vec<HitRateRow>,
     /// The backtest's check of the probabilities of being done, by tenths.
     pub reliability: Vec<ReliabilityRow>,
+    /// CommiTea's hit-rates where the team kept its pace after the cut, and where it slowed.
+    pub pace: Vec<PaceRow>,
     /// Whether the per-issue, milestone and person pages exist, so links to them may be drawn.
     pub linked: bool,
     /// The prefix that leads from this page to the site root (empty on the summary pages).
@@ -165,6 +167,50 @@ fn hit_rates(c: &crate::views::calibration::CalibrationView) -> Vec<HitRateRow> 
     // Issues first, then milestones; within each, CommiTea first.
     rows.sort_by_key(|r| (r.method.contains("milestone"), !r.ours, r.method.clone()));
     rows
+}
+
+/// CommiTea's hit-rates at the cuts after which the team kept its pace, or slowed, formatted.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PaceRow {
+    /// What the team did after those cuts, in words.
+    pub after: &'static str,
+    /// How many cuts.
+    pub cuts: usize,
+    /// Issue forecasts scored.
+    pub n: usize,
+    /// Coverage of the p80, as `81% (78–84%)`.
+    pub coverage80: String,
+    /// How many forecasts gave a date at the p80.
+    pub n_dated80: usize,
+    /// Coverage of the dated p50 and p80.
+    pub dated_coverage: Vec<String>,
+}
+
+fn pace_rows(c: &crate::views::calibration::CalibrationView) -> Vec<PaceRow> {
+    let Some(b) = &c.backtest else {
+        return Vec::new();
+    };
+    b.by_pace
+        .iter()
+        .map(|p| PaceRow {
+            after: match p.pace {
+                crate::backtest::Pace::Held => "kept its pace",
+                crate::backtest::Pace::Fell => "slowed by more than a quarter",
+            },
+            cuts: p.cuts,
+            n: p.score.n,
+            coverage80: interval_pct(&p.score.coverage.get(2).copied().flatten()),
+            n_dated80: p.score.n_dated.get(2).copied().unwrap_or(0),
+            dated_coverage: p
+                .score
+                .dated_coverage
+                .iter()
+                .skip(1)
+                .map(interval_pct)
+                .collect(),
+        })
+        .collect()
 }
 
 /// One milestone with labels and its cone, as the overview and runway pages show it.
@@ -307,6 +353,7 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
         calibration: &data.calibration,
         hit_rates: hit_rates(&data.calibration),
         reliability: reliability_rows(&data.calibration),
+        pace: pace_rows(&data.calibration),
         linked: data.detail.is_some(),
         root: "",
         runway_chart: runway_chart(&data.runway, data.detail.is_some()),

@@ -281,6 +281,30 @@ fn data() -> SiteData {
                         observed: [0.62, 0.55, 0.69],
                     }],
                 }],
+                by_pace: [
+                    (crate::backtest::Pace::Held, 2, 0.77),
+                    (crate::backtest::Pace::Fell, 1, 0.41),
+                ]
+                .into_iter()
+                .map(|(pace, cuts, held)| crate::views::calibration::PaceView {
+                    pace,
+                    cuts,
+                    score: crate::views::calibration::MethodScore {
+                        method: "commitea".to_owned(),
+                        n: 20 * cuts,
+                        coverage: vec![None, None, Some([held + 0.05, held, held + 0.1])],
+                        pinball80: None,
+                        pinball80_censored: None,
+                        dated_coverage: vec![
+                            None,
+                            Some([0.5, 0.4, 0.6]),
+                            Some([held, held - 0.1, held + 0.05]),
+                        ],
+                        n_dated: vec![0, 10, 12 * cuts],
+                        reliability: Vec::new(),
+                    },
+                })
+                .collect(),
             }),
         },
         horizon_days: 730,
@@ -627,6 +651,21 @@ fn the_calibration_page_publishes_the_hit_rates() {
         "{html}"
     );
     assert!(html.contains("Not enough history yet to learn how much open work is never done"));
+    // The same forecasts where the team kept its pace after the cut, and where it slowed.
+    assert!(html.contains("When the team kept its pace"), "{html}");
+    for (after, dated80) in [
+        ("kept its pace", "77% (67–82%)"),
+        ("slowed by more than a quarter", "41% (31–46%)"),
+    ] {
+        let row = html
+            .split("<tr>")
+            .find(|r| r.contains(&format!("<td>{after}</td>")))
+            .unwrap_or_else(|| panic!("no row for {after}: {html}"));
+        assert!(
+            row.contains(&format!("<td class=\"num\">{dated80}</td>")),
+            "{row}"
+        );
+    }
 }
 
 #[test]

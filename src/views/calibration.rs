@@ -61,6 +61,23 @@ pub struct BacktestView {
     /// Per method and target kind (`commitea`, `throughput`, `ebs`, and `… milestone planned-shipped`,
     /// `… milestone closed`).
     pub methods: Vec<MethodScore>,
+    /// CommiTea's issue forecasts again, at the cuts after which the team's pace on new work held and at
+    /// those after which it fell by more than a quarter: which misses are the forecast's and which a
+    /// slowdown's. Empty for a backtest written before the split.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_pace: Vec<PaceView>,
+}
+
+/// CommiTea's issue forecasts at the cuts after which the team kept its pace, or slowed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PaceView {
+    /// What the team did after the cuts.
+    pub pace: crate::backtest::Pace,
+    /// How many cuts.
+    pub cuts: usize,
+    /// Their scores (method `commitea`).
+    pub score: MethodScore,
 }
 
 /// One method's hit-rates and losses.
@@ -122,25 +139,38 @@ pub(crate) fn backtest_view(report: &crate::backtest::BacktestReport) -> Backtes
         methods: report
             .methods
             .iter()
-            .map(|(name, s)| MethodScore {
-                method: name.clone(),
-                n: s.n,
-                coverage: s.coverage.iter().map(|m| triple(*m)).collect(),
-                pinball80: triple(s.pinball80),
-                pinball80_censored: triple(s.pinball80_censored),
-                dated_coverage: s.dated_coverage.iter().map(|m| triple(*m)).collect(),
-                n_dated: s.n_dated.to_vec(),
-                reliability: s
-                    .reliability
-                    .iter()
-                    .map(|b| ReliabilityView {
-                        lo: b.lo,
-                        hi: b.hi,
-                        n: b.n,
-                        promised: (b.promised * 1000.0).round() / 1000.0,
-                        observed: triple(Some(b.observed)).unwrap_or([0.0; 3]),
-                    })
-                    .collect(),
+            .map(|(name, s)| method_score(name, s))
+            .collect(),
+        by_pace: report
+            .by_pace
+            .iter()
+            .map(|p| PaceView {
+                pace: p.pace,
+                cuts: p.scores.n_cuts,
+                score: method_score(crate::backtest::run::COMMITEA, &p.scores),
+            })
+            .collect(),
+    }
+}
+
+fn method_score(name: &str, s: &crate::backtest::Scores) -> MethodScore {
+    MethodScore {
+        method: name.to_owned(),
+        n: s.n,
+        coverage: s.coverage.iter().map(|m| triple(*m)).collect(),
+        pinball80: triple(s.pinball80),
+        pinball80_censored: triple(s.pinball80_censored),
+        dated_coverage: s.dated_coverage.iter().map(|m| triple(*m)).collect(),
+        n_dated: s.n_dated.to_vec(),
+        reliability: s
+            .reliability
+            .iter()
+            .map(|b| ReliabilityView {
+                lo: b.lo,
+                hi: b.hi,
+                n: b.n,
+                promised: (b.promised * 1000.0).round() / 1000.0,
+                observed: triple(Some(b.observed)).unwrap_or([0.0; 3]),
             })
             .collect(),
     }

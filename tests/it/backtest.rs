@@ -34,6 +34,16 @@ fn same_input_gives_byte_identical_reports() {
         assert!(a.methods.contains_key(m), "{m}");
     }
     assert!(a.methods.values().all(|s| s.n > 0), "{a:#?}");
+    // The split by the team's pace after the cut covers CommiTea's issue forecasts once each.
+    assert!(!a.by_pace.is_empty(), "{a:#?}");
+    assert_eq!(
+        a.by_pace.iter().map(|p| p.scores.n).sum::<usize>(),
+        a.methods["commitea"].n
+    );
+    assert_eq!(
+        a.by_pace.iter().map(|p| p.scores.n_cuts).sum::<usize>(),
+        a.methods["commitea"].n_cuts
+    );
     assert_eq!(
         serde_json::to_string_pretty(&a).unwrap(),
         serde_json::to_string_pretty(&b).unwrap()
