@@ -11,13 +11,14 @@
 //! Run: `cargo bench --bench backtest` (add `-- --trials N` to change the trials, `-- --gitea` for the
 //! Gitea path, `-- --only PROJECT` for one project). Skips with a message when the data is absent.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use commitea::backtest::score::{score, score_by_group};
+use commitea::backtest::score::score_by_group;
 use commitea::backtest::{
     BacktestOptions, Metric, Outcome, Pace, Scores, Scoring, Target, backtest_targets, pace_after,
+    score_by_pace,
 };
 use commitea::config::Config;
 use commitea::import::{load_dataset, to_state};
@@ -40,7 +41,7 @@ fn metric(m: Option<Metric>) -> String {
     )
 }
 
-fn print_scores(title: &str, methods: &std::collections::BTreeMap<String, Scores>) {
+fn print_scores(title: &str, methods: &BTreeMap<String, Scores>) {
     println!("== {title}");
     for (name, s) in methods {
         println!(
@@ -91,31 +92,24 @@ struct GiteaProject {
     targets: Vec<Target>,
     /// The cuts (by index) whose run had the abandonment model off.
     off: BTreeSet<i64>,
-    /// The cuts (by index) after which the pace of new work fell (see [`pace_after`]).
-    fell: BTreeSet<i64>,
+    /// What the team's pace on new work did after each cut (by index; see [`pace_after`]).
+    paces: BTreeMap<i64, Pace>,
 }
 
-/// Dated p80s met, split by whether the pace of new work held after the cut: a fall the data at the cut
-/// does not show, and the share of the misses it explains.
-fn print_pace_split(targets: &[Target], fell: &BTreeSet<i64>, scoring: &Scoring) {
-    let part = |f: bool| -> Vec<Target> {
-        targets
-            .iter()
-            .filter(|t| t.group == "commitea" && fell.contains(&t.cut) == f)
-            .cloned()
-            .collect()
-    };
-    for (what, fell_after) in [("held", false), ("fell", true)] {
-        let ts = part(fell_after);
-        let s = score(&ts, scoring);
+/// Dated p80s met, split by whether the pace of new work held after the cut (`score_by_pace`): which
+/// misses are the model's, and which a slowdown's.
+fn print_pace_split(targets: &[Target], paces: &BTreeMap<i64, Pace>, scoring: &Scoring) {
+    for p in score_by_pace(targets, |cut| paces.get(&cut).copied(), scoring) {
+        let s = &p.scores;
         if s.n_dated[2] > 0 {
             println!(
-                "  pace of new work {what} after the cut: {} cuts, dated p80 met {} (n {}), p50 {}, P(done) ≥ 0.8 done {}",
+                "  pace of new work {} after the cut: {} cuts, dated p80 met {} (n {}), p50 {}, P(done) ≥ 0.8 done {}",
+                p.pace.as_str(),
                 s.n_cuts,
                 metric(s.dated_coverage[2]),
                 s.n_dated[2],
                 metric(s.dated_coverage[1]),
-                top_done(&s)
+                top_done(s)
             );
         }
     }
@@ -150,7 +144,7 @@ fn gitea_path(
     ));
     let _ = std::fs::remove_dir_all(&dir);
     let (mut cold_calibration, mut abandonment_off, mut differing) = (0, 0, 0);
-    let mut fields: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    let mut fields: BTreeMap<String, usize> = BTreeMap::new();
     let got = commitea_testkit::backtest::gitea_backtest(snapshot, &dir, opts, None, |c| {
         cold_calibration += usize::from(
             c.warnings
@@ -185,16 +179,15 @@ fn gitea_path(
                 })
                 .map(|(i, _)| i)
                 .collect();
-            let fell = (0i64..)
+            let paces = (0i64..)
                 .zip(&g.cuts)
-                .filter(|(_, c)| pace_after(snapshot, c.cut, opts.horizon_days) == Pace::Fell)
-                .map(|(i, _)| i)
+                .map(|(i, c)| (i, pace_after(snapshot, c.cut, opts.horizon_days)))
                 .collect();
             Some(GiteaProject {
                 cuts: g.cuts.len(),
                 targets: g.targets,
                 off,
-                fell,
+                paces,
             })
         }
         Err(e) => {
@@ -287,7 +280,7 @@ fn main() {
     // Through Gitea: the targets of the cuts whose run had the abandonment model on (a cold model says
     // so on every page, and promises every open issue done).
     let mut pooled_warm: Vec<Target> = Vec::new();
-    let mut pooled_fell: BTreeSet<i64> = BTreeSet::new();
+    let mut pooled_paces: BTreeMap<i64, Pace> = BTreeMap::new();
     let mut largest: Option<(usize, String, f64, u64)> = None;
     let mut offset = 0i64;
     for dataset in ["duraspace", "apache"] {
@@ -317,14 +310,14 @@ fn main() {
                 }
             };
             let t = Instant::now();
-            let (n_cuts, targets, off, fell) = if gitea {
+            let (n_cuts, targets, off, paces) = if gitea {
                 match gitea_path(&format!("{dataset} {project}"), &imported.snapshot, &opts) {
-                    Some(got) => (got.cuts, got.targets, got.off, got.fell),
+                    Some(got) => (got.cuts, got.targets, got.off, got.paces),
                     None => continue,
                 }
             } else {
                 let (cuts, targets) = backtest_targets(&imported.snapshot, &config, &opts);
-                (cuts.len(), targets, BTreeSet::new(), BTreeSet::new())
+                (cuts.len(), targets, BTreeSet::new(), BTreeMap::new())
             };
             let wall = t.elapsed().as_secs_f64();
             let rss = peak_rss_kib();
@@ -339,7 +332,7 @@ fn main() {
                     .filter(|t| !off.contains(&t.cut))
                     .cloned()
                     .collect();
-                print_pace_split(&warm, &fell, &scoring);
+                print_pace_split(&warm, &paces, &scoring);
             }
             if largest.as_ref().is_none_or(|(m, ..)| n > *m) {
                 largest = Some((n, format!("{dataset} {project}"), wall, rss));
@@ -347,7 +340,7 @@ fn main() {
             // Cut ids stay distinct across projects, so the bootstrap resamples each project's cuts.
             let next = offset + i64::try_from(n_cuts).unwrap_or(0);
             if gitea {
-                pooled_fell.extend(fell.iter().map(|c| c + offset));
+                pooled_paces.extend(paces.iter().map(|(c, p)| (c + offset, *p)));
                 pooled_warm.extend(targets.iter().filter(|t| !off.contains(&t.cut)).map(|t| {
                     Target {
                         cut: t.cut + offset,
@@ -373,7 +366,7 @@ fn main() {
             &score_by_group(&pooled_warm, &scoring),
         );
         print_dated_misses(&pooled_warm, opts.horizon_days);
-        print_pace_split(&pooled_warm, &pooled_fell, &scoring);
+        print_pace_split(&pooled_warm, &pooled_paces, &scoring);
     }
     if let Some((n, name, wall, rss)) = largest {
         println!(

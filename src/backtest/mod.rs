@@ -15,7 +15,8 @@ use chrono::{DateTime, Utc};
 
 pub use rewind::{Pace, as_of, cut_dates, outcome, pace_after};
 pub use run::{
-    BacktestOptions, BacktestReport, PaceScores, backtest, backtest_targets, forecast_at, score_cut,
+    BacktestOptions, BacktestReport, PaceScores, backtest, backtest_targets, forecast_at,
+    score_by_pace, score_cut,
 };
 pub use score::{Metric, Outcome, ReliabilityBin, Scores, Scoring, Target};
 

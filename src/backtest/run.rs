@@ -438,27 +438,16 @@ pub fn backtest(
         .iter()
         .map(|c| pace_after(snapshot, *c, opts.horizon_days))
         .collect();
-    let by_pace = [Pace::Held, Pace::Fell]
-        .into_iter()
-        .map(|pace| {
-            let targets: Vec<Target> = targets
-                .iter()
-                .filter(|t| {
-                    t.group == COMMITEA
-                        && usize::try_from(t.cut)
-                            .ok()
-                            .and_then(|c| paces.get(c))
-                            .is_some_and(|p| *p == pace)
-                })
-                .cloned()
-                .collect();
-            PaceScores {
-                pace,
-                scores: super::score::score(&targets, &opts.scoring()),
-            }
-        })
-        .filter(|p| p.scores.n > 0)
-        .collect();
+    let by_pace = score_by_pace(
+        &targets,
+        |cut| {
+            usize::try_from(cut)
+                .ok()
+                .and_then(|c| paces.get(c))
+                .copied()
+        },
+        &opts.scoring(),
+    );
     BacktestReport {
         options: *opts,
         cuts: cuts.len(),
@@ -468,6 +457,30 @@ pub fn backtest(
         methods,
         by_pace,
     }
+}
+
+/// CommiTea's issue targets scored apart at the cuts after which the team's pace held and at those after
+/// which it fell; `pace_of` says which a cut (by its index) was. A side without targets is left out.
+pub fn score_by_pace(
+    targets: &[Target],
+    pace_of: impl Fn(i64) -> Option<Pace>,
+    scoring: &Scoring,
+) -> Vec<PaceScores> {
+    [Pace::Held, Pace::Fell]
+        .into_iter()
+        .map(|pace| {
+            let side: Vec<Target> = targets
+                .iter()
+                .filter(|t| t.group == COMMITEA && pace_of(t.cut) == Some(pace))
+                .cloned()
+                .collect();
+            PaceScores {
+                pace,
+                scores: super::score::score(&side, scoring),
+            }
+        })
+        .filter(|p| p.scores.n > 0)
+        .collect()
 }
 
 /// A small table of the methods' scores, for people.
