@@ -6,7 +6,7 @@
 //!
 //! With `--gitea`, every project goes through the user's path instead: its history served by the Gitea
 //! emulator as of each cut, synced into a state repo by the real sync and forecast by the real `commitea
-//! run` (`commitea_testkit::backtest`); per cut it also counts the cold models the run warned about.
+//! run` (`commitea_testkit::backtest`); it also counts the cuts whose models were cold.
 //!
 //! Run: `cargo bench --bench backtest` (add `-- --trials N` to change the trials, `-- --gitea` for the
 //! Gitea path, `-- --only PROJECT` for one project). Skips with a message when the data is absent.
@@ -146,16 +146,8 @@ fn gitea_path(
     let (mut cold_calibration, mut abandonment_off, mut differing) = (0, 0, 0);
     let mut fields: BTreeMap<String, usize> = BTreeMap::new();
     let got = commitea_testkit::backtest::gitea_backtest(snapshot, &dir, opts, None, |c| {
-        cold_calibration += usize::from(
-            c.warnings
-                .iter()
-                .any(|w| w.starts_with("calibration is cold")),
-        );
-        abandonment_off += usize::from(
-            c.warnings
-                .iter()
-                .any(|w| w.starts_with("the abandonment model is off")),
-        );
+        cold_calibration += usize::from(c.calibration_cold);
+        abandonment_off += usize::from(!c.abandonment_learnt);
         differing += c.differing_issues;
         for (f, n) in &c.differing_fields {
             *fields.entry(f.clone()).or_default() += n;
@@ -165,18 +157,14 @@ fn gitea_path(
     match got {
         Ok(g) => {
             println!(
-                "{name}: {} cuts through Gitea; calibration cold at {cold_calibration}, abandonment off at \
+                "{name}: {} cuts through Gitea; calibration cold at {cold_calibration}, abandonment cold at \
                  {abandonment_off}; {differing} synced issue records differ from the in-memory rewind \
                  (fields: {fields:?})",
                 g.cuts.len()
             );
             let off = (0i64..)
                 .zip(&g.cuts)
-                .filter(|(_, c)| {
-                    c.warnings
-                        .iter()
-                        .any(|w| w.starts_with("the abandonment model is off"))
-                })
+                .filter(|(_, c)| !c.abandonment_learnt)
                 .map(|(i, _)| i)
                 .collect();
             let paces = (0i64..)
@@ -277,8 +265,8 @@ fn main() {
     );
     let scoring = opts.scoring();
     let mut pooled: Vec<Target> = Vec::new();
-    // Through Gitea: the targets of the cuts whose run had the abandonment model on (a cold model says
-    // so on every page, and promises every open issue done).
+    // Through Gitea: the targets of the cuts whose abandonment model learnt a rate (a cold one says so on
+    // every page, and gives every open issue even odds, or assumes it done while the history is young).
     let mut pooled_warm: Vec<Target> = Vec::new();
     let mut pooled_paces: BTreeMap<i64, Pace> = BTreeMap::new();
     let mut largest: Option<(usize, String, f64, u64)> = None;

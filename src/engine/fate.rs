@@ -25,12 +25,16 @@
 //! done, the day is drawn from `(1 − exp(−H(t))) / P`. The Monte Carlo uses both; an issue then ends no
 //! earlier than that day nor than the schedule allows.
 //!
-//! **Cold start.** With less history than [`MIN_HISTORY_DAYS`], or fewer than [`MIN_EVENTS`] closes in the whole
-//! history, the model predicts 1 — every open issue is done, the classic assumption — so a young
-//! project's forecast is the engine's alone. A project that used to close work and has slowed or stopped
-//! is *not* cold: its few recent closes (half a close when there were none, so the rate is never exactly
-//! zero) are the evidence that its open work is unlikely to be done — a backlog that stalled years ago
-//! is "probably never", not "done within weeks".
+//! **Cold start.** With less history than [`MIN_HISTORY_DAYS`] the model predicts 1 — every open issue is
+//! done, the classic assumption — so a young project's forecast is the engine's alone: its plan is all
+//! there is. With a longer history but fewer than [`MIN_EVENTS`] closes in all of it, the model is
+//! *undecided*: a team that has closed almost nothing in a quarter or more gives no rate to learn, but
+//! "done within weeks" is the one answer its history contradicts, so every open issue gets even odds
+//! ([`UNDECIDED_DONE`]) of being closed within the window, at a steady rate over it (the real histories'
+//! first months ended in mass closes as often as in silence). A project that used to close work and has
+//! slowed or stopped is *not* cold: its few recent closes (half a close when there were none, so the
+//! rate is never exactly zero) are the evidence that its open work is unlikely to be done — a backlog
+//! that stalled years ago is "probably never", not "done within weeks".
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -43,8 +47,10 @@ pub(crate) const STEP_DAYS: i64 = 7;
 pub(crate) const TREND_DAYS: f64 = 90.0;
 /// Pseudo-events at the year's rate mixed into the trend's newest rate.
 const TREND_PRIOR: f64 = 10.0;
-/// Closes needed in the recent history before the model says anything.
+/// Closes needed in the whole history before the model learns a rate.
 pub(crate) const MIN_EVENTS: usize = 10;
+/// The undecided model's chance that an open issue is closed within the window: even odds.
+pub(crate) const UNDECIDED_DONE: f64 = 0.5;
 /// Days of history needed before the model says anything: a quarter. Rates are per day, so a young
 /// project's first months are evidence too; assuming every open issue is done is the worse prior (on the
 /// real histories, the cuts with less than a year of history promised 98% and saw 30% done).
@@ -108,11 +114,13 @@ pub struct FateGroup {
 pub struct FateModel {
     /// Closes in the recent history.
     pub events: usize,
-    /// True with too little history: every issue is predicted done.
+    /// True when the model did not learn from the history: too short a history (every issue is
+    /// predicted done) or too few closes in it (every issue gets even odds, see [`FateModel::undecided`]).
     pub cold_start: bool,
     /// The window, in days.
     pub window_days: u32,
-    /// The team's closing rate per open issue per day (with the trend).
+    /// The team's closing rate per open issue per day (with the trend); zero for the model of a young
+    /// history, which has no rate and predicts every issue done.
     pub team_rate: f64,
     /// The newest closing rate ÷ the recent history's (1: steady; under 1: slowing down).
     pub trend: f64,
@@ -323,7 +331,7 @@ fn fill_buckets(
 }
 
 impl FateModel {
-    /// The cold model: every issue is done.
+    /// The cold model of a young history: every issue is done.
     pub(crate) fn cold(events: usize, window_days: u32) -> Self {
         Self {
             events,
@@ -338,6 +346,24 @@ impl FateModel {
             recalibration: [0.0, 1.0],
             by_column: Vec::new(),
         }
+    }
+
+    /// The cold model of a history with too few closes to learn a rate from: every open issue has even
+    /// odds ([`UNDECIDED_DONE`]) of being closed within the window, at one steady rate for all, so when it
+    /// is closed, if at all, spreads over the window rather than following the schedule's optimism.
+    pub(crate) fn undecided(events: usize, window_days: u32) -> Self {
+        Self {
+            team_rate: -(1.0 - UNDECIDED_DONE).ln() / f64::from(window_days.max(1)),
+            // No frailty: with no closes to learn from, nothing says which issues differ.
+            frailty: 0.0,
+            ..Self::cold(events, window_days)
+        }
+    }
+
+    /// Whether the model gives each open issue its own chance of being done: every model but the young
+    /// history's, which predicts every issue done.
+    pub fn gives_probabilities(&self) -> bool {
+        !self.cold_start || self.team_rate > 0.0
     }
 
     /// The label and person multiplier of an issue.
@@ -419,7 +445,7 @@ impl FateModel {
     }
 
     /// Days to close, conditional on closing within the window, as sorted quantile nodes (for the Monte
-    /// Carlo to interpolate); none for the cold model.
+    /// Carlo to interpolate); none for the young history's model, which predicts every issue done.
     pub fn lead(&self, f: &FateFeatures) -> Option<Arc<[f64]>> {
         self.p_done_and_lead(f).1
     }
@@ -427,7 +453,7 @@ impl FateModel {
     /// [`p_done`](Self::p_done) and [`lead`](Self::lead) together, from one cumulative rate: what the
     /// forecast asks of every open issue.
     pub fn p_done_and_lead(&self, f: &FateFeatures) -> (f64, Option<Arc<[f64]>>) {
-        if self.cold_start {
+        if !self.gives_probabilities() {
             return (1.0, None);
         }
         let h = self.cumulative(f);
@@ -482,11 +508,11 @@ pub(crate) struct History {
 pub(crate) fn fit(exposures: &[Exposure], history: History, window_days: u32) -> FateModel {
     let events = exposures.iter().filter(|e| e.closed).count();
     let days: f64 = exposures.iter().map(|e| e.days).sum();
-    if history.days < i64::from(history.min_days)
-        || history.closes.max(events) < MIN_EVENTS
-        || days <= 0.0
-    {
+    if history.days < i64::from(history.min_days) || days <= 0.0 {
         return FateModel::cold(events, window_days);
+    }
+    if history.closes.max(events) < MIN_EVENTS {
+        return FateModel::undecided(events, window_days);
     }
     // Half a close when the recent history has none: a stalled project's rate is tiny, not zero.
     let year_rate = (events as f64).max(0.5) / days;
@@ -666,6 +692,41 @@ mod tests {
         assert!(m.p_done(&f) < 1.0);
         let m = fit(&group(0, 100, 3, 7.0, &f), hist(1000, 3), 365);
         assert!(m.cold_start, "three closes are too few");
+    }
+
+    #[test]
+    fn a_quarter_with_too_few_closes_gives_even_odds_spread_over_the_window() {
+        // 200 days, 300 issues open, three closed: no rate to learn, and "done within weeks" is what the
+        // history contradicts.
+        let f = features("triage", 150, &["kind/bug"], Some("ada"));
+        let m = fit(&group(0, 300, 3, 7.0, &f), hist(200, 3), 365);
+        assert!(m.cold_start && m.gives_probabilities());
+        assert!(
+            (m.p_done(&f) - UNDECIDED_DONE).abs() < 1e-9,
+            "{}",
+            m.p_done(&f)
+        );
+        // The same for every issue, whatever it looks like.
+        let other = features("in_review", 2, &[], None);
+        assert!((m.p_done(&other) - m.p_done(&f)).abs() < 1e-12);
+        // When, if at all: at a steady rate, the share `q` of the closes comes by −ln(1 − q/2)·365/ln 2
+        // days — half of them by day 151, not all at once as the schedule would have it.
+        let lead = m
+            .lead(&f)
+            .expect("the undecided model spreads the closes over the window");
+        for (i, day) in lead.iter().enumerate() {
+            let q = i as f64 / (lead.len() - 1) as f64;
+            let expected = -(1.0 - q * UNDECIDED_DONE).ln() * 365.0 / std::f64::consts::LN_2;
+            assert!(
+                (day - expected).abs() < 0.5,
+                "node {i}: {day} against {expected}"
+            );
+        }
+        // Ten closes are enough to learn from; a young history is still the engine's alone.
+        assert!(!fit(&group(0, 300, 10, 7.0, &f), hist(200, 10), 365).cold_start);
+        let young = fit(&group(0, 300, 3, 7.0, &f), hist(60, 3), 365);
+        assert!(!young.gives_probabilities());
+        assert_eq!(young.p_done(&f), 1.0);
     }
 
     #[test]

@@ -414,8 +414,9 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
             )
         } else {
             format!(
-                "the abandonment model is off: {} issue(s) closed in all the history, fewer than the {} it \
-                 needs; every open issue is assumed to be done some day",
+                "the abandonment model is undecided: {} issue(s) closed in all the history, fewer than the {} \
+                 it needs to learn a closing rate; every open issue is given even odds of being closed within \
+                 {window} days, at a steady rate, so no date is promised at 80%",
                 closes,
                 crate::engine::fate::MIN_EVENTS
             )

@@ -156,7 +156,8 @@ pub struct IssueForecast {
     /// Share of simulated futures in which it is done by its milestone's due date, if it has one.
     pub probability_by_due: Option<f64>,
     /// The probability it is done within the forecast horizon (the share of simulated futures), when the
-    /// abandonment model has enough history (absent: every open issue is assumed done).
+    /// abandonment model gives one (absent while the history is too short: every open issue is then
+    /// assumed done).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probability_done: Option<f64>,
     /// Anything a reader should know about the issue's forecast.
@@ -241,13 +242,15 @@ pub struct Range {
     pub p80: When,
 }
 
-/// What the abandonment model learnt from the state's history.
+/// What the abandonment model learnt from the state's history, or that it had too few closes to learn
+/// from (absent while the history is too short for it at all).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AbandonmentSummary {
     /// Closes in the recent history it learnt from.
     pub events: usize,
-    /// True with too little history: every open issue is assumed done.
+    /// True with too few closes in the history to learn from: every open issue then has even odds of
+    /// being closed within the window.
     pub cold_start: bool,
     /// The window, in days.
     pub window_days: u32,

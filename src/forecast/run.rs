@@ -181,7 +181,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                         }
                     }),
                 // Done at all within the horizon: the fate draw and the timing together.
-                probability_done: (!fate.cold_start && !excluded)
+                probability_done: (fate.gives_probabilities() && !excluded)
                     .then(|| round3(sim.task_by(n, days.saturating_sub(1)))),
                 flags: flags[n].clone(),
             }
@@ -274,9 +274,9 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 p50: when(pc.p50),
                 p80: when(pc.p80),
             });
-            let expected_leaving = (!fate.cold_start && m.state == OpenState::Open)
+            let expected_leaving = (fate.gives_probabilities() && m.state == OpenState::Open)
                 .then(|| round2(groups[g].iter().map(|&n| 1.0 - fates[n].p).sum()));
-            let probability_done = (!fate.cold_start && !groups[g].is_empty())
+            let probability_done = (fate.gives_probabilities() && !groups[g].is_empty())
                 .then(|| round3(sim.group_by(g, days.saturating_sub(1))));
             MilestoneForecast {
                 staying,
@@ -345,7 +345,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
         milestones,
         people,
         warnings,
-        abandonment: (!fate.cold_start).then(|| AbandonmentSummary {
+        abandonment: fate.gives_probabilities().then(|| AbandonmentSummary {
             events: fate.events,
             cold_start: fate.cold_start,
             window_days: fate.window_days,

@@ -669,6 +669,44 @@ fn the_calibration_page_publishes_the_hit_rates() {
 }
 
 #[test]
+fn the_calibration_page_says_what_the_abandonment_model_knows() {
+    let page = |abandonment| {
+        let mut d = data();
+        d.calibration.abandonment = abandonment;
+        text(&render(&d, None).unwrap(), "calibration.html")
+    };
+    let view = |cold_start| crate::views::calibration::AbandonmentView {
+        events: 3,
+        cold_start,
+        window_days: 365,
+        open: 57,
+        expected_done: 28.4,
+    };
+    let young = page(None);
+    assert!(
+        young.contains("every open issue is assumed to be done"),
+        "{young}"
+    );
+    let undecided = page(Some(view(true)));
+    assert!(
+        undecided.contains("Too few issues have been closed yet")
+            && undecided.contains(
+                "each of the 57 open issues is given even odds of being closed within 365 days"
+            ),
+        "{undecided}"
+    );
+    assert!(!undecided.contains("expects about"), "{undecided}");
+    let learnt = page(Some(view(false)));
+    assert!(
+        learnt.contains(
+            "Of the 57 open issues, the history of the last year (3 closes) expects about 28"
+        ),
+        "{learnt}"
+    );
+    assert!(!learnt.contains("even odds"), "{learnt}");
+}
+
+#[test]
 fn links_are_relative_and_nothing_is_fetched_from_elsewhere() {
     let files = rendered();
     for page in ["index.html", "board.html", "runway.html"] {

@@ -37,6 +37,10 @@ pub struct CalibrationView {
 pub struct AbandonmentView {
     /// Closes in the recent history it learnt from.
     pub events: usize,
+    /// True when the history had too few closes to learn a rate from: every open issue then has even
+    /// odds of being closed within the window.
+    #[serde(default)]
+    pub cold_start: bool,
     /// The window in days: "done" means closed within it.
     pub window_days: u32,
     /// Open issues now.
@@ -224,6 +228,7 @@ pub fn calibration(
             .collect(),
         abandonment: inputs.report.abandonment.as_ref().map(|a| AbandonmentView {
             events: a.events,
+            cold_start: a.cold_start,
             window_days: a.window_days,
             open: a.open,
             expected_done: a.expected_done,

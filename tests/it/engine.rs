@@ -622,3 +622,81 @@ fn the_recalibration_sees_a_slowdown_a_year_before_the_full_windows_do() {
         "100 days of slowdown bring the promise down: {slowed}"
     );
 }
+
+#[test]
+fn a_team_that_closed_almost_nothing_in_months_gets_even_odds_not_a_date() {
+    // Sixty issues opened over 200 days and only three closed: no rate to learn, and "done within
+    // weeks", which the classic assumption would say, is what the history contradicts.
+    use chrono::Duration;
+    let base = demo_plan();
+    let template = base
+        .issues
+        .iter()
+        .find(|i| i.closed_at.is_none())
+        .expect("the demo has open issues")
+        .clone();
+    let now = base.now;
+    let mut plan = base.clone();
+    plan.issues = (0..60u32)
+        .map(|k| {
+            let created = now - Duration::days(200 - 3 * i64::from(k));
+            let done = k < 3;
+            let mut i = template.clone();
+            i.key = template.key.repo.issue(u64::from(k) + 1);
+            i.created_at = created;
+            i.updated_at = created;
+            i.closed_at = done.then_some(created + Duration::days(5));
+            i.state = if done {
+                commitea::domain::OpenState::Closed
+            } else {
+                commitea::domain::OpenState::Open
+            };
+            i.timeline.clear();
+            i.milestone = None;
+            i
+        })
+        .collect();
+    plan.abandonment_min_history_days = 90;
+    let settings = Settings {
+        trials: 400,
+        seed: 7,
+        horizon_days: 365,
+    };
+    let report = forecast::run(&plan, &settings);
+    let abandonment = report
+        .abandonment
+        .as_ref()
+        .expect("an undecided model reports itself");
+    assert!(abandonment.cold_start);
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("3 issue(s) closed in all the history") && w.contains("even odds")),
+        "{:?}",
+        report.warnings
+    );
+    assert_eq!(report.issues.len(), 57);
+    for f in &report.issues {
+        let p = f.probability_done.expect("each open issue gets its chance");
+        assert!((0.3..=0.58).contains(&p), "{}: {p}", f.issue);
+        assert_eq!(
+            f.p80,
+            forecast::When::BeyondHorizon,
+            "{}: no date at 80%",
+            f.issue
+        );
+    }
+    // The same history while it is younger than the setting: the plan is all there is.
+    plan.abandonment_min_history_days = 365;
+    let young = forecast::run(&plan, &settings);
+    assert!(young.abandonment.is_none());
+    assert!(young.issues.iter().all(|f| f.probability_done.is_none()));
+    assert!(
+        young
+            .issues
+            .iter()
+            .any(|f| f.p80 != forecast::When::BeyondHorizon),
+        "assumed done, the schedule dates the work"
+    );
+}

@@ -88,6 +88,10 @@ pub struct CutRun {
     pub differing_fields: BTreeMap<String, usize>,
     /// The run's warnings (cold models and the like).
     pub warnings: Vec<String>,
+    /// Whether the forecast's calibration was cold (too few closed issues to learn from).
+    pub calibration_cold: bool,
+    /// Whether the abandonment model learnt a closing rate: not too short a history, nor too few closes.
+    pub abandonment_learnt: bool,
 }
 
 /// A Gitea-path backtest's result: its cuts and its targets, scored by the caller.
@@ -193,6 +197,8 @@ pub fn gitea_backtest(
             differing_issues,
             differing_fields,
             warnings: summary.warnings.clone(),
+            calibration_cold: report.calibration.cold_start,
+            abandonment_learnt: report.abandonment.as_ref().is_some_and(|a| !a.cold_start),
         };
         progress(&run);
         out.cuts.push(run);
