@@ -169,6 +169,44 @@ pub(crate) fn demo_plan() -> Plan {
     )
 }
 
+/// The demo's plan with its issues replaced by `n` copies of one of its open issues, unassigned and
+/// unlabelled: the `k`-th opened at `opened(k)` and closed at `closed(k)`, if ever — a history of a
+/// known shape.
+fn synthetic_history(
+    base: &Plan,
+    n: u32,
+    opened: impl Fn(u32) -> chrono::DateTime<chrono::Utc>,
+    closed: impl Fn(u32) -> Option<chrono::DateTime<chrono::Utc>>,
+) -> Plan {
+    let template = base
+        .issues
+        .iter()
+        .find(|i| i.closed_at.is_none())
+        .expect("the demo has open issues");
+    let mut plan = base.clone();
+    plan.issues = (0..n)
+        .map(|k| {
+            let mut i = template.clone();
+            i.key = template.key.repo.issue(u64::from(k) + 1);
+            i.created_at = opened(k);
+            i.updated_at = i.created_at;
+            i.closed_at = closed(k);
+            i.state = if i.closed_at.is_some() {
+                commitea::domain::OpenState::Closed
+            } else {
+                commitea::domain::OpenState::Open
+            };
+            i.timeline.clear();
+            i.assignee = None;
+            i.assigned_at = None;
+            i.labels.clear();
+            i.milestone = None;
+            i
+        })
+        .collect();
+    plan
+}
+
 /// One effort drawn exactly from the model (not the simulation's tables).
 fn draw_effort(d: &Distribution, rng: &mut Xoshiro256PlusPlus) -> f64 {
     match d {
@@ -572,39 +610,14 @@ fn the_recalibration_sees_a_slowdown_a_year_before_the_full_windows_do() {
     // pace; only the recent cuts, whose windows are partial, saw the slowdown.
     use chrono::Duration;
     let base = demo_plan();
-    let template = base
-        .issues
-        .iter()
-        .find(|i| i.closed_at.is_none())
-        .expect("the demo has open issues")
-        .clone();
     let now = base.now;
     let slowdown = now - Duration::days(100);
     let history = |slowed: bool| {
-        let mut plan = base.clone();
-        plan.issues = (0..800u32)
-            .map(|k| {
-                let created = now - Duration::days(800 - i64::from(k));
-                let closed = created + Duration::days(21);
-                let done = closed <= now && (!slowed || closed < slowdown || k % 5 == 0);
-                let mut i = template.clone();
-                i.key = template.key.repo.issue(u64::from(k) + 1);
-                i.created_at = created;
-                i.updated_at = created;
-                i.closed_at = done.then_some(closed);
-                i.state = if done {
-                    commitea::domain::OpenState::Closed
-                } else {
-                    commitea::domain::OpenState::Open
-                };
-                i.timeline.clear();
-                i.assignee = None;
-                i.assigned_at = None;
-                i.labels.clear();
-                i
-            })
-            .collect();
-        plan
+        let opened = |k: u32| now - Duration::days(800 - i64::from(k));
+        synthetic_history(&base, 800, opened, |k| {
+            let closed = opened(k) + Duration::days(21);
+            (closed <= now && (!slowed || closed < slowdown || k % 5 == 0)).then_some(closed)
+        })
     };
     let promise = |plan: &Plan, p: f64| {
         let tuning =
@@ -629,33 +642,11 @@ fn a_team_that_closed_almost_nothing_in_months_gets_even_odds_not_a_date() {
     // weeks", which the classic assumption would say, is what the history contradicts.
     use chrono::Duration;
     let base = demo_plan();
-    let template = base
-        .issues
-        .iter()
-        .find(|i| i.closed_at.is_none())
-        .expect("the demo has open issues")
-        .clone();
     let now = base.now;
-    let mut plan = base.clone();
-    plan.issues = (0..60u32)
-        .map(|k| {
-            let created = now - Duration::days(200 - 3 * i64::from(k));
-            let done = k < 3;
-            let mut i = template.clone();
-            i.key = template.key.repo.issue(u64::from(k) + 1);
-            i.created_at = created;
-            i.updated_at = created;
-            i.closed_at = done.then_some(created + Duration::days(5));
-            i.state = if done {
-                commitea::domain::OpenState::Closed
-            } else {
-                commitea::domain::OpenState::Open
-            };
-            i.timeline.clear();
-            i.milestone = None;
-            i
-        })
-        .collect();
+    let opened = |k: u32| now - Duration::days(200 - 3 * i64::from(k));
+    let mut plan = synthetic_history(&base, 60, opened, |k| {
+        (k < 3).then(|| opened(k) + Duration::days(5))
+    });
     plan.abandonment_min_history_days = 90;
     let settings = Settings {
         trials: 400,
