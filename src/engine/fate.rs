@@ -117,10 +117,12 @@ pub struct FateModel {
     /// True when the model did not learn from the history: too short a history (every issue is
     /// predicted done) or too few closes in it (every issue gets even odds, see [`FateModel::undecided`]).
     pub cold_start: bool,
+    /// True for the cold model of a history with too few closes: even odds for every issue.
+    pub undecided: bool,
     /// The window, in days.
     pub window_days: u32,
-    /// The team's closing rate per open issue per day (with the trend); zero for the model of a young
-    /// history, which has no rate and predicts every issue done.
+    /// The team's closing rate per open issue per day (with the trend); the undecided model's even-odds
+    /// rate; zero for the model of a young history, which predicts every issue done.
     pub team_rate: f64,
     /// The newest closing rate ÷ the recent history's (1: steady; under 1: slowing down).
     pub trend: f64,
@@ -336,6 +338,7 @@ impl FateModel {
         Self {
             events,
             cold_start: true,
+            undecided: false,
             window_days,
             team_rate: 0.0,
             trend: 1.0,
@@ -353,6 +356,7 @@ impl FateModel {
     /// is closed, if at all, spreads over the window rather than following the schedule's optimism.
     pub(crate) fn undecided(events: usize, window_days: u32) -> Self {
         Self {
+            undecided: true,
             team_rate: -(1.0 - UNDECIDED_DONE).ln() / f64::from(window_days.max(1)),
             // No frailty: with no closes to learn from, nothing says which issues differ.
             frailty: 0.0,
@@ -363,7 +367,7 @@ impl FateModel {
     /// Whether the model gives each open issue its own chance of being done: every model but the young
     /// history's, which predicts every issue done.
     pub fn gives_probabilities(&self) -> bool {
-        !self.cold_start || self.team_rate > 0.0
+        !self.cold_start || self.undecided
     }
 
     /// The label and person multiplier of an issue.
@@ -568,6 +572,7 @@ pub(crate) fn fit(exposures: &[Exposure], history: History, window_days: u32) ->
     let mut model = FateModel {
         events,
         cold_start: false,
+        undecided: false,
         window_days,
         team_rate,
         trend,
@@ -700,7 +705,7 @@ mod tests {
         // history contradicts.
         let f = features("triage", 150, &["kind/bug"], Some("ada"));
         let m = fit(&group(0, 300, 3, 7.0, &f), hist(200, 3), 365);
-        assert!(m.cold_start && m.gives_probabilities());
+        assert!(m.cold_start && m.undecided && m.gives_probabilities());
         assert!(
             (m.p_done(&f) - UNDECIDED_DONE).abs() < 1e-9,
             "{}",
@@ -725,7 +730,7 @@ mod tests {
         // Ten closes are enough to learn from; a young history is still the engine's alone.
         assert!(!fit(&group(0, 300, 10, 7.0, &f), hist(200, 10), 365).cold_start);
         let young = fit(&group(0, 300, 3, 7.0, &f), hist(60, 3), 365);
-        assert!(!young.gives_probabilities());
+        assert!(young.cold_start && !young.undecided && !young.gives_probabilities());
         assert_eq!(young.p_done(&f), 1.0);
     }
 

@@ -406,19 +406,19 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
         ));
     }
     if fate.cold_start {
-        warnings.push(if history < i64::from(min_days) {
-            format!(
-                "the abandonment model is off: the history covers {history} day(s), less than the {min_days} it \
-                 needs to learn a closing rate (forecast.abandonment_min_history_days); every open issue is \
-                 assumed to be done some day"
-            )
-        } else {
+        warnings.push(if fate.undecided {
             format!(
                 "the abandonment model is undecided: {} issue(s) closed in all the history, fewer than the {} \
                  it needs to learn a closing rate; every open issue is given even odds of being closed within \
                  {window} days, at a steady rate, so no date is promised at 80%",
                 closes,
                 crate::engine::fate::MIN_EVENTS
+            )
+        } else {
+            format!(
+                "the abandonment model is off: the history covers {history} day(s), less than the {min_days} it \
+                 needs to learn a closing rate (forecast.abandonment_min_history_days); every open issue is \
+                 assumed to be done some day"
             )
         });
     } else if fate.events < crate::engine::fate::MIN_EVENTS {
