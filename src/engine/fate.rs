@@ -109,16 +109,24 @@ pub struct FateGroup {
     pub value: f64,
 }
 
+/// What an abandonment model stands on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// Rates learnt from the history.
+    Learnt,
+    /// Too short a history: every issue is predicted done (see the module's *Cold start*).
+    Young,
+    /// Too few closes in the history: every issue gets even odds ([`FateModel::undecided`]).
+    Undecided,
+}
+
 /// The fitted model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FateModel {
     /// Closes in the recent history.
     pub events: usize,
-    /// True when the model did not learn from the history: too short a history (every issue is
-    /// predicted done) or too few closes in it (every issue gets even odds, see [`FateModel::undecided`]).
-    pub cold_start: bool,
-    /// True for the cold model of a history with too few closes: even odds for every issue.
-    pub undecided: bool,
+    /// What the model stands on: the history's rates, or why not.
+    pub basis: Basis,
     /// The window, in days.
     pub window_days: u32,
     /// The team's closing rate per open issue per day (with the trend); the undecided model's even-odds
@@ -337,8 +345,7 @@ impl FateModel {
     pub(crate) fn cold(events: usize, window_days: u32) -> Self {
         Self {
             events,
-            cold_start: true,
-            undecided: false,
+            basis: Basis::Young,
             window_days,
             team_rate: 0.0,
             trend: 1.0,
@@ -356,7 +363,7 @@ impl FateModel {
     /// is closed, if at all, spreads over the window rather than following the schedule's optimism.
     pub(crate) fn undecided(events: usize, window_days: u32) -> Self {
         Self {
-            undecided: true,
+            basis: Basis::Undecided,
             team_rate: -(1.0 - UNDECIDED_DONE).ln() / f64::from(window_days.max(1)),
             // No frailty: with no closes to learn from, nothing says which issues differ.
             frailty: 0.0,
@@ -367,7 +374,12 @@ impl FateModel {
     /// Whether the model gives each open issue its own chance of being done: every model but the young
     /// history's, which predicts every issue done.
     pub fn gives_probabilities(&self) -> bool {
-        !self.cold_start || self.undecided
+        self.basis != Basis::Young
+    }
+
+    /// Whether the model did not learn from the history (too short, or too few closes in it).
+    pub fn cold_start(&self) -> bool {
+        self.basis != Basis::Learnt
     }
 
     /// The label and person multiplier of an issue.
@@ -571,8 +583,7 @@ pub(crate) fn fit(exposures: &[Exposure], history: History, window_days: u32) ->
         .collect();
     let mut model = FateModel {
         events,
-        cold_start: false,
-        undecided: false,
+        basis: Basis::Learnt,
         window_days,
         team_rate,
         trend,
@@ -688,15 +699,15 @@ mod tests {
         let f = features("triage", 3, &[], None);
         let e = group(0, 100, 50, 7.0, &f);
         let m = fit(&e, hist(i64::from(MIN_HISTORY_DAYS) - 1, 50), 365);
-        assert!(m.cold_start);
+        assert!(m.cold_start());
         assert_eq!(m.p_done(&f), 1.0);
         assert!(m.lead(&f).is_none());
         // A quarter of history is enough, though the window is a year: rates are per day.
         let m = fit(&e, hist(i64::from(MIN_HISTORY_DAYS), 50), 365);
-        assert!(!m.cold_start);
+        assert!(!m.cold_start());
         assert!(m.p_done(&f) < 1.0);
         let m = fit(&group(0, 100, 3, 7.0, &f), hist(1000, 3), 365);
-        assert!(m.cold_start, "three closes are too few");
+        assert!(m.cold_start(), "three closes are too few");
     }
 
     #[test]
@@ -705,7 +716,8 @@ mod tests {
         // history contradicts.
         let f = features("triage", 150, &["kind/bug"], Some("ada"));
         let m = fit(&group(0, 300, 3, 7.0, &f), hist(200, 3), 365);
-        assert!(m.cold_start && m.undecided && m.gives_probabilities());
+        assert_eq!(m.basis, Basis::Undecided);
+        assert!(m.cold_start() && m.gives_probabilities());
         assert!(
             (m.p_done(&f) - UNDECIDED_DONE).abs() < 1e-9,
             "{}",
@@ -728,9 +740,10 @@ mod tests {
             );
         }
         // Ten closes are enough to learn from; a young history is still the engine's alone.
-        assert!(!fit(&group(0, 300, 10, 7.0, &f), hist(200, 10), 365).cold_start);
+        assert!(!fit(&group(0, 300, 10, 7.0, &f), hist(200, 10), 365).cold_start());
         let young = fit(&group(0, 300, 3, 7.0, &f), hist(60, 3), 365);
-        assert!(young.cold_start && !young.undecided && !young.gives_probabilities());
+        assert_eq!(young.basis, Basis::Young);
+        assert!(young.cold_start() && !young.gives_probabilities());
         assert_eq!(young.p_done(&f), 1.0);
     }
 
@@ -832,12 +845,12 @@ mod tests {
         let f = features("triage", 900, &[], None);
         let stalled = fit(&group(0, 300 * 52, 0, 7.0, &f), hist(3000, 200), 365);
         assert!(
-            !stalled.cold_start,
+            !stalled.cold_start(),
             "a history of closes keeps the model warm"
         );
         assert!(stalled.p_done(&f) < 0.01, "{}", stalled.p_done(&f));
         // A project that never closed ten issues is still cold.
-        assert!(fit(&group(0, 300, 0, 7.0, &f), hist(3000, 9), 365).cold_start);
+        assert!(fit(&group(0, 300, 0, 7.0, &f), hist(3000, 9), 365).cold_start());
     }
 
     #[test]

@@ -146,7 +146,7 @@ fn open_then<'p>(
         history_at(plan, cut),
         window_days,
     );
-    (!model.cold_start)
+    (!model.cold_start())
         .then_some(model)
         .into_iter()
         .flat_map(move |model| {

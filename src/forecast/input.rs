@@ -405,8 +405,8 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
             crate::engine::calibrate::PRIOR_SIGMA
         ));
     }
-    if fate.cold_start {
-        warnings.push(if fate.undecided {
+    if fate.cold_start() {
+        warnings.push(if fate.basis == fate::Basis::Undecided {
             format!(
                 "the abandonment model is undecided: {} issue(s) closed in all the history, fewer than the {} \
                  it needs to learn a closing rate; every open issue is given even odds of being closed within \
@@ -430,7 +430,7 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
             closes
         ));
     }
-    if !fate.cold_start
+    if !fate.cold_start()
         && let Some(tuning) = choose_frailty(plan, window)
     {
         fate.frailty = tuning.frailty;

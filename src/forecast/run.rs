@@ -347,7 +347,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
         warnings,
         abandonment: fate.gives_probabilities().then(|| AbandonmentSummary {
             events: fate.events,
-            cold_start: fate.cold_start,
+            cold_start: fate.cold_start(),
             window_days: fate.window_days,
             team_rate: round6(fate.team_rate),
             open: fates.len(),
