@@ -384,7 +384,33 @@ pub fn write(files: &BTreeMap<String, Vec<u8>>, out: &Path) -> Result<(), SiteEr
         let path = path.to_path_buf();
         move |source| SiteError::Write { path, source }
     };
-    std::fs::create_dir_all(out).map_err(io(out))?;
+    // A first render (the folder is not there, as in a CI job's fresh checkout) is written into a staging
+    // folder beside it, file by file, and renamed into place at the end: a reader meets no site or the whole
+    // site, and each page costs one file created instead of a temporary file and a rename (at 5,000 issues
+    // that is seconds of system time).
+    let staging = out.with_file_name(format!(
+        ".{}{TMP_SUFFIX}",
+        out.file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+    ));
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging).map_err(io(&staging))?; // left by a killed run
+    }
+    if !out.exists() {
+        let mut made: BTreeSet<PathBuf> = BTreeSet::new();
+        for (name, bytes) in files {
+            let path = staging.join(name);
+            if let Some(parent) = path.parent()
+                && !made.contains(parent)
+            {
+                std::fs::create_dir_all(parent).map_err(io(parent))?;
+                made.insert(parent.to_path_buf());
+            }
+            std::fs::write(&path, bytes).map_err(io(&path))?;
+        }
+        std::fs::create_dir_all(&staging).map_err(io(&staging))?; // an empty site is a folder too
+        return std::fs::rename(&staging, out).map_err(io(out));
+    }
     // The config refuses such an output; this is the last line of defence before anything is deleted.
     // (A `.git` there is fine: the site folder may be a checkout of a pages branch.)
     if let Some(kept) = ["commitea.yaml", "pm-state.md", "snapshot"]

@@ -915,6 +915,59 @@ fn write_removes_stale_files_and_keeps_unchanged_ones() {
 }
 
 #[test]
+fn a_first_render_appears_whole_and_a_killed_one_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("deep/public");
+    // What a run killed while staging its first render left beside the folder.
+    let staging = dir.path().join("deep/.public.tmp-commitea");
+    std::fs::create_dir_all(staging.join("issues")).unwrap();
+    std::fs::write(staging.join("issues/half.html"), "<html><bo").unwrap();
+
+    let mut files = rendered();
+    files.insert("issues/acme/app/7.html".to_owned(), b"seven".to_vec());
+    write(&files, &out).unwrap();
+    assert!(
+        !staging.exists(),
+        "the staging folder is renamed into place"
+    );
+    let listed: BTreeSet<String> = walkdir::WalkDir::new(&out)
+        .min_depth(1)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            e.path()
+                .strip_prefix(&out)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(listed, files.keys().cloned().collect::<BTreeSet<_>>());
+    for (name, bytes) in &files {
+        assert_eq!(&std::fs::read(out.join(name)).unwrap(), bytes, "{name}");
+    }
+
+    // A leftover beside a site that exists goes too, and the site is updated in place.
+    std::fs::create_dir_all(&staging).unwrap();
+    files.insert(
+        "issues/acme/app/7.html".to_owned(),
+        b"seven, edited".to_vec(),
+    );
+    write(&files, &out).unwrap();
+    assert!(!staging.exists());
+    assert_eq!(
+        std::fs::read(out.join("issues/acme/app/7.html")).unwrap(),
+        b"seven, edited"
+    );
+
+    // Nothing to write still makes the folder.
+    let empty = dir.path().join("empty");
+    write(&BTreeMap::new(), &empty).unwrap();
+    assert!(empty.is_dir());
+}
+
+#[test]
 fn write_refuses_names_that_leave_the_folder() {
     let dir = tempfile::tempdir().unwrap();
     for name in ["../escape.html", "/abs.html", ""] {
