@@ -256,6 +256,9 @@ const PACK_FLUSH_BYTES: usize = 64 << 20;
 /// Objects the repository already has are not written again, and none is written twice.
 struct NewObjects<'r> {
     repo: &'r gix::Repository,
+    /// The repository's objects, looked up without rescanning its packs on every miss (most objects of a
+    /// first commit are new; `seen` covers the packs this commit writes).
+    existing: gix::OdbHandle,
     pending: Vec<(ObjectId, gix::objs::Kind, Vec<u8>)>,
     pending_bytes: usize,
     seen: std::collections::HashSet<ObjectId>,
@@ -263,8 +266,11 @@ struct NewObjects<'r> {
 
 impl<'r> NewObjects<'r> {
     fn new(repo: &'r gix::Repository) -> Self {
+        let mut existing = repo.objects.clone();
+        existing.refresh_never();
         NewObjects {
             repo,
+            existing,
             pending: Vec::new(),
             pending_bytes: 0,
             seen: std::collections::HashSet::new(),
@@ -275,7 +281,7 @@ impl<'r> NewObjects<'r> {
     fn add(&mut self, kind: gix::objs::Kind, data: Vec<u8>) -> Result<ObjectId, GitError> {
         let id = gix::objs::compute_hash(self.repo.object_hash(), kind, &data)
             .map_err(err("hashing an object"))?;
-        if self.seen.contains(&id) || self.repo.has_object(id) {
+        if self.seen.contains(&id) || gix::objs::Exists::exists(&self.existing, &id) {
             return Ok(id);
         }
         self.seen.insert(id);
@@ -718,6 +724,8 @@ mod tests {
             b"issue 299\n"
         );
 
+        // A later run opens the repository afresh: the pack is found, its objects not written again.
+        let repo = gix::open(dir.path()).unwrap();
         std::fs::write(issues.join("3.md"), "issue 3, edited\n").unwrap();
         std::fs::remove_file(issues.join("4.md")).unwrap();
         let second = commit_paths(&repo, OWNED_PATHS, &[], "second", &sig(1_700_000_100))
