@@ -8,6 +8,7 @@
 use std::collections::{HashMap, HashSet};
 
 use chrono::NaiveDate;
+use rayon::prelude::*;
 use serde::Serialize;
 
 use super::charts;
@@ -356,9 +357,10 @@ pub fn build(
         report.issues.iter().map(|f| (&f.issue, f)).collect();
     let blocked = crate::views::focus::blocked_by_map(inputs);
 
+    // One page per issue, built side by side (the bodies' markdown is most of it); the order is the plan's.
     let issues = plan
         .issues
-        .iter()
+        .par_iter()
         .filter_map(|i| {
             let f = forecasts.get(&i.key).copied();
             let blocks = blocked.get(&i.key).cloned().unwrap_or_default();

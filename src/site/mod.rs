@@ -14,6 +14,7 @@ mod text;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
+use rayon::prelude::*;
 use tera::{Context, Tera};
 
 #[cfg(test)]
@@ -330,10 +331,16 @@ pub fn render(
             };
             files.insert(name.to_owned(), bytes);
         }
-        for i in &d.issues {
-            let html = render_one("issue.html", "issue", "../../../", i)?;
-            files.insert(i.path.clone(), html.into_bytes());
-        }
+        // Thousands of issue pages, rendered side by side; the map keeps them in path order.
+        let pages = d
+            .issues
+            .par_iter()
+            .map(|i| {
+                render_one("issue.html", "issue", "../../../", i)
+                    .map(|html| (i.path.clone(), html.into_bytes()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        files.extend(pages);
         for m in &d.milestones {
             let html = render_one("milestone.html", "milestone", "../", m)?;
             files.insert(m.path.clone(), html.into_bytes());
