@@ -843,6 +843,23 @@ fn write_refuses_a_folder_that_holds_a_state_repo() {
     assert!(!dir.path().join("index.html").exists());
 }
 
+/// Every file under `out`, as paths relative to it.
+fn files_under(out: &Path) -> BTreeSet<String> {
+    walkdir::WalkDir::new(out)
+        .min_depth(1)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            e.path()
+                .strip_prefix(out)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect()
+}
+
 #[test]
 fn write_removes_stale_files_and_keeps_unchanged_ones() {
     let dir = tempfile::tempdir().unwrap();
@@ -884,22 +901,8 @@ fn write_removes_stale_files_and_keeps_unchanged_ones() {
         assert_eq!(meta.modified().unwrap(), past, "{name} was rewritten");
         assert_eq!(std::fs::read(out.join(name)).unwrap(), files[name]);
     }
-    let mut listed: Vec<String> = walkdir::WalkDir::new(&out)
-        .min_depth(1)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            e.path()
-                .strip_prefix(&out)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
-    listed.sort();
     assert_eq!(
-        listed,
+        files_under(&out).into_iter().collect::<Vec<_>>(),
         [
             ".git/HEAD",
             ".nojekyll",
@@ -930,20 +933,10 @@ fn a_first_render_appears_whole_and_a_killed_one_leaves_nothing_behind() {
         !staging.exists(),
         "the staging folder is renamed into place"
     );
-    let listed: BTreeSet<String> = walkdir::WalkDir::new(&out)
-        .min_depth(1)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            e.path()
-                .strip_prefix(&out)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
-    assert_eq!(listed, files.keys().cloned().collect::<BTreeSet<_>>());
+    assert_eq!(
+        files_under(&out),
+        files.keys().cloned().collect::<BTreeSet<_>>()
+    );
     for (name, bytes) in &files {
         assert_eq!(&std::fs::read(out.join(name)).unwrap(), bytes, "{name}");
     }
