@@ -30,32 +30,38 @@ WORK=${KEEP:-$(mktemp -d -t commitea-scale-XXXXXX)}
 mkdir -p "$WORK"
 export COMMITEA_LOG=info
 
-# measure LOG CMD...: runs CMD, its stderr into LOG; prints "wall cpu peak_kib".
+# measure LOG CMD...: runs CMD, its stderr into LOG; prints "wall cpu peak_kib user sys".
 measure() {
   local log=$1; shift
   /usr/bin/time -f "@@time %e %U %S %M" "$@" 2> "$log" > "$log.out" || { tail -5 "$log" >&2; return 1; }
-  awk '/^@@time/ { printf "%.2f %.2f %d\n", $2, $3 + $4, $5 }' "$log"
+  awk '/^@@time/ { printf "%.2f %.2f %d %.2f %.2f\n", $2, $3 + $4, $5, $3, $4 }' "$log"
 }
 # stage LOG TEXT: the duration at the end of the log line containing TEXT ("... in 1.2s").
 stage() { grep -m1 -- "$2" "$1" | sed -E 's/.* in ([0-9.]+[a-zµ]+).*/\1/' || echo "-"; }
 
 echo "commitea: $BIN · $TRIALS trials · $(nproc) cores"
-declare -a ROWS=() TJ=() TJ_LATE=()
+declare -a ROWS=() TJ=() TJ_LATE=() SPARE=()
 for n in "${SIZES[@]}"; do
   dir="$WORK/state-$n"
-  # The run on a freshly generated state, REPEAT times (its CPU varies by a second or more with the file
-  # system's state at 5,000 issues): the run with the median CPU time is reported, and its log kept.
+  rm -rf "$dir" "$dir".[0-9]* # left in a KEEP folder by an earlier bench: use a new one for figures
+  # The run on a freshly generated state, REPEAT times: the run with the median CPU time is reported, and
+  # its state and log kept. Each repeat has a folder of its own and the others are deleted only at the end:
+  # on a file system without a journal (this VM's root) ext4 skips every inode deleted in the last one to
+  # six minutes when it creates a file, one by one, so deleting the last repeat's 15,000 files just before
+  # a run made the run's 5,046 page files cost 1-1.7 s of system time (perf: 40% of the run's CPU in the
+  # kernel's `recently_deleted`) - a cost of the benchmark, not of the run.
   repeat=${REPEAT:-$(( n <= 20000 ? 3 : 1 ))}
   runs=()
   for ((r = 1; r <= repeat; r++)); do
-    rm -rf "$dir"
-    "$BIN/commitea-dev" generate --issues "$n" "$dir" > /dev/null 2>&1
+    "$BIN/commitea-dev" generate --issues "$n" "$dir.$r" > /dev/null 2>&1
     sync
-    read -r w c p < <(measure "$dir.run.log.$r" "$BIN/commitea" run --offline -s "$dir" --trials "$TRIALS") || true
-    runs+=("$c $w $p $r")
+    read -r w c p u s < <(measure "$dir.run.log.$r" "$BIN/commitea" run --offline -s "$dir.$r" --trials "$TRIALS") || true
+    runs+=("$c $w $p $r $u $s")
   done
-  read -r cpu wall peak median < <(printf '%s\n' "${runs[@]}" | sort -n | sed -n "$(( (repeat + 1) / 2 ))p")
+  read -r cpu wall peak median user sys < <(printf '%s\n' "${runs[@]}" | sort -n | sed -n "$(( (repeat + 1) / 2 ))p")
   cpus=$(printf '%s\n' "${runs[@]}" | awk '{ print $1 }' | sort -n | paste -sd/)
+  mv "$dir.$median" "$dir"
+  for ((r = 1; r <= repeat; r++)); do (( r == median )) || SPARE+=("$dir.$r"); done
   mv "$dir.run.log.$median" "$dir.run.log"
   open=$(grep -m1 -oE '[0-9]+ open issues' "$dir.run.log" | grep -oE '^[0-9]+' || echo "-")
   read_t=$(stage "$dir.run.log" "issues read in"); fc_t=$(stage "$dir.run.log" "trials in")
@@ -103,7 +109,7 @@ for n in "${SIZES[@]}"; do
   ROWS+=("$(printf '%7s %6s %7s %7s %8s %7s %8s %9s %7s %8s %11s %8s' "$n" "$open" "$wall" "$cpu" \
     "$((peak / 1024))" "$(awk -v p="$peak" -v n="$n" 'BEGIN { printf "%.1f", p / n }')" "$read_t" "$fc_t" \
     "$render_t" "$rwall $reused" "$wwall/$wcpu" "$atrials")")
-  echo "  $n issues: run ${wall}s wall, ${cpu}s CPU (median of $repeat: $cpus), $((peak / 1024)) MiB; what-if on $target: ${wwall}s ($moved);" \
+  echo "  $n issues: run ${wall}s wall, ${cpu}s CPU (${user}s user, ${sys}s system; median of $repeat: $cpus), $((peak / 1024)) MiB; what-if on $target: ${wwall}s ($moved);" \
     "adaptive: $atrials trials, forecast $afc (full: $fc_t), plan ${awall}s"
 done
 echo
@@ -130,4 +136,5 @@ printf '%s\n' "${TJ[@]}" | awk '
     }
   }'
 (( ${#TJ_LATE[@]} == 0 )) || echo "(tj3 at ${TJ_LATE[*]} issues: some tasks did not fit the export's time frame, exit 1; its CPU is a lower bound)"
+rm -rf "${SPARE[@]}"
 [[ -n "${KEEP:-}" ]] || rm -rf "$WORK"
