@@ -36,6 +36,12 @@ impl std::error::Error for YamlError {}
 
 /// Parses `text` (the contents of `file`) as YAML into `T`.
 pub fn parse<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T, YamlError> {
+    // Tracking the path costs time on every value (reading 5,000 issue files: 155-162 ms -> 142-144 ms
+    // without it), and a snapshot's files are almost always well formed: parse plainly, and only a file
+    // that fails is parsed again for the error's exact path (the same text and parser, the same failure).
+    if let Ok(value) = T::deserialize(yaml_serde::Deserializer::from_str(text)) {
+        return Ok(value);
+    }
     let de = yaml_serde::Deserializer::from_str(text);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
@@ -74,4 +80,50 @@ pub fn to_string<T: Serialize>(value: &T, file: &Path) -> Result<String, YamlErr
         column: None,
         message: format!("cannot serialise: {e}"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Config {
+        team: Vec<Member>,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Member {
+        name: String,
+        hours_per_week: f64,
+    }
+
+    #[test]
+    fn a_bad_value_is_named_by_its_whole_path_file_and_line() {
+        let good =
+            "team:\n  - name: a\n    hours_per_week: 40\n  - name: b\n    hours_per_week: 20\n";
+        let config: Config = parse(good, Path::new("commitea.yaml")).unwrap();
+        assert_eq!(config.team[1].name, "b");
+        assert_eq!(config.team[1].hours_per_week, 20.0);
+
+        let bad = good.replace("20", "lots");
+        let e = parse::<Config>(&bad, Path::new("commitea.yaml")).unwrap_err();
+        assert_eq!(
+            e.message,
+            "team[1].hours_per_week: invalid type: string \"lots\", expected f64"
+        );
+        assert_eq!((e.line, e.column), (Some(5), Some(21)));
+        assert_eq!(e.file, Path::new("commitea.yaml"));
+
+        let unknown = good.replace("    hours_per_week: 40", "    hours: 40");
+        let e = parse::<Config>(&unknown, Path::new("commitea.yaml")).unwrap_err();
+        assert!(
+            e.message
+                .starts_with("team[0].hours: unknown field `hours`"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.line, Some(3));
+    }
 }
