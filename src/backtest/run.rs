@@ -346,7 +346,12 @@ fn milestone_targets(
             Some(_) => continue,
             None => super::Outcome::Open(days(end).max(0.0)),
         };
-        let ours = [m.p10, m.p50, m.p80].map(|w| days_after(w, cut));
+        // The planned scope's cone: the milestone's own while nothing is expected to leave, else given
+        // beside the headline of the work that stays (scored below as its own group).
+        let ours = m
+            .planned
+            .map_or([m.p10, m.p50, m.p80], |r| [r.p10, r.p50, r.p80])
+            .map(|w| days_after(w, cut));
         for (name, quantiles) in methods {
             let q = if *name == COMMITEA {
                 ours
@@ -368,13 +373,12 @@ fn milestone_targets(
                 }
                 q
             };
-            if *name == COMMITEA
-                && let Some(stay) = &m.staying
-            {
+            // The headline cone is the work that stays whenever the planned scope is given beside it.
+            if *name == COMMITEA && m.planned.is_some() {
                 out.push(Target {
                     group: STAYING_CLOSED.to_owned(),
                     cut: cut_id,
-                    q: [stay.p10, stay.p50, stay.p80].map(|w| days_after(w, cut)),
+                    q: [m.p10, m.p50, m.p80].map(|w| days_after(w, cut)),
                     outcome: closed,
                     p_within: None,
                 });

@@ -807,6 +807,13 @@ impl SimulationResult {
         self.share_by(self.tasks + g, day)
     }
 
+    /// The share of trials in which the work that stays in group `g` ended on or before `day`, when fates
+    /// were given.
+    pub(crate) fn group_staying_by(&self, g: usize, day: DayIndex) -> Option<f64> {
+        self.staying
+            .then(|| self.share_by(self.tasks + self.groups + g, day))
+    }
+
     fn share_by(&self, series: usize, day: DayIndex) -> f64 {
         let row = self.row(series);
         let upto = (day as usize + 1).min(self.buckets - 1);

@@ -22,6 +22,11 @@ use crate::plan::Plan;
 
 use super::{ForecastReport, Mode, Settings};
 
+/// The version of what a forecast's fields mean, in its key: a forecast committed by a build that meant
+/// something else by them is computed again, not reused. 2: a milestone's cone is its headline, the work
+/// that stays while the abandonment model says which issues leave (the planned scope moved to `planned`).
+const REPORT_FORMAT: u32 = 2;
+
 /// A SHA-1 fed through `fmt::Write`, buffered (Debug output arrives in many small pieces).
 struct Digest {
     hasher: gix::hash::Hasher,
@@ -84,7 +89,7 @@ impl PlanDigest {
         // Writing into a digest cannot fail.
         let _ = write!(
             d,
-            "commitea {} forecast\n{settings:?}\n{mode:?}\n{as_of:?}\n{now:?}\n{issues:?}\n{milestones:?}\n{team:?}\n\
+            "commitea {} forecast format {REPORT_FORMAT}\n{settings:?}\n{mode:?}\n{as_of:?}\n{now:?}\n{issues:?}\n{milestones:?}\n{team:?}\n\
              {team_calendar:?}\n{workday_hours:?}\n{abandonment_days:?}\n{abandonment_min_history_days:?}\n{warnings:?}\n",
             env!("CARGO_PKG_VERSION"),
         );

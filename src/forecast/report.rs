@@ -203,25 +203,29 @@ pub struct MilestoneForecast {
     pub closed_issues: usize,
     /// Remaining effort (medians) in working hours.
     pub remaining_hours: f64,
-    /// The cone: when its last open issue ends.
+    /// The headline cone: when the milestone's work is done. While the abandonment model says which open
+    /// issues are probably never done, that is the work that stays in it (the issues that leave taken out,
+    /// trial by trial: a milestone closes when what stays is done); otherwise, when its last open issue
+    /// ends. `planned` then holds the cone of all the work planned in it today.
     pub p10: When,
     /// Median.
     pub p50: When,
     /// 80%.
     pub p80: When,
-    /// Share of simulated futures that finish by the due day.
+    /// Share of simulated futures in which the headline work is done by the due day.
     pub probability_on_time: Option<f64>,
-    /// Working days between p80 and the due day (negative: p80 is late).
+    /// Working days between the headline p80 and the due day (negative: p80 is late).
     pub slack_days: Option<i64>,
-    /// For a hard deadline that p80 misses: the smallest set of lowest-priority issues to take out of the
-    /// milestone so that p80 meets it.
+    /// For a hard deadline that the headline p80 misses: the smallest set of lowest-priority issues to take
+    /// out of the milestone so that the schedule's p80 meets it (the work kept is committed: assumed done,
+    /// whatever the abandonment model expects to leave).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cut_line: Option<CutLine>,
-    /// When the work that will stay in it is done (issues the abandonment model expects to leave taken
-    /// out, trial by trial), when the model has enough history; `p10`/`p50`/`p80` above are for all the work
-    /// planned in it today.
+    /// When everything planned in it today is done (never, in a future where any of it is never done),
+    /// while the abandonment model says which issues leave; the headline cone above is then the work that
+    /// stays.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub staying: Option<Range>,
+    pub planned: Option<Range>,
     /// How many of its open issues are expected to leave it (not done within the abandonment window).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_leaving: Option<f64>,
@@ -286,7 +290,7 @@ pub struct CutLine {
     pub issues: Vec<IssueKey>,
     /// Remaining hours (medians) they account for.
     pub hours: f64,
-    /// The milestone's p80 without them.
+    /// The schedule's p80 for the milestone without them (the work kept assumed done).
     pub p80: When,
     /// P(on time) without them.
     pub probability_on_time: f64,

@@ -204,18 +204,28 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             // `+ 0.0`: an empty sum of floats is -0.0, which a reader would see as "−0.0 hours".
             let remaining: f64 = groups[g].iter().map(|&n| medians[n]).sum::<f64>() + 0.0;
             let empty = groups[g].is_empty();
+            // The headline is the work that stays while the abandonment model says which issues leave
+            // (#14: the planned scope is "never" as soon as anything in it may never be done), else the
+            // planned scope; P(on time), slack and the cut line all ask about the headline.
+            let staying = fate.gives_probabilities() && !empty && sim.group_staying(g).is_some();
+            let planned = sim.group(g);
             let (p10, p50, p80, prob) = if empty {
                 // Nothing open: there is nothing to be on time with, and no slack to measure.
                 let done = When::Date(as_of);
                 (done, done, done, None)
             } else {
-                let pc = sim.group(g);
+                let pc = sim.group_staying(g).filter(|_| staying).unwrap_or(planned);
                 let prob = m.due.map(|d| {
                     let day = (d - as_of).num_days();
                     if day < 0 {
                         0.0
                     } else {
-                        round3(sim.group_by(g, day as u32))
+                        let day = day as u32;
+                        round3(
+                            sim.group_staying_by(g, day)
+                                .filter(|_| staying)
+                                .unwrap_or_else(|| sim.group_by(g, day)),
+                        )
                     }
                 });
                 (when(pc.p10), when(pc.p50), when(pc.p80), prob)
@@ -231,7 +241,11 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             let cut_line = if !mode.skip_cut_lines && m.hard && m.state == OpenState::Open && late && !groups[g].is_empty() {
                 m.due.and_then(|d| {
                     let due_day = (d - as_of).num_days().max(0) as u32;
-                    cut_line(&project, &plan_sched.person, &prep, &dists, &groups[g], due_day, &mc).map(|(cut, p80, prob, ok)| CutLine {
+                    // The cut line asks the schedule: the work kept in a hard-deadline milestone is
+                    // committed, so what the abandonment model expects to leave is not taken out of it,
+                    // and none is given where the schedule meets the deadline with nothing cut (the
+                    // headline is late for how long work waits here, which cutting scope does not change).
+                    cut_line(&project, &plan_sched.person, &prep, &dists, &groups[g], due_day, &mc).filter(|(cut, ..)| !cut.is_empty()).map(|(cut, p80, prob, ok)| CutLine {
                         hours: round2(cut.iter().map(|&n| medians[n]).sum()),
                         issues: cut.iter().map(|&n| open[n].key.clone()).collect(),
                         p80: when(p80),
@@ -269,17 +283,17 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                     )
                 });
             }
-            let staying = sim.group_staying(g).filter(|_| !groups[g].is_empty()).map(|pc| Range {
-                p10: when(pc.p10),
-                p50: when(pc.p50),
-                p80: when(pc.p80),
+            let planned = staying.then(|| Range {
+                p10: when(planned.p10),
+                p50: when(planned.p50),
+                p80: when(planned.p80),
             });
             let expected_leaving = (fate.gives_probabilities() && m.state == OpenState::Open)
                 .then(|| round2(groups[g].iter().map(|&n| 1.0 - fates[n].p).sum()));
             let probability_done = (fate.gives_probabilities() && !groups[g].is_empty())
                 .then(|| round3(sim.group_by(g, days.saturating_sub(1))));
             MilestoneForecast {
-                staying,
+                planned,
                 expected_leaving,
                 probability_done,
                 cut_line,

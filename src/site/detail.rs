@@ -241,9 +241,13 @@ pub struct MilestonePage {
     pub p80_words: String,
     /// Remaining hours, formatted.
     pub remaining: String,
-    /// P(all its open work is done within the horizon), formatted, when p80 is beyond it.
+    /// P(all the work planned in it is done within the horizon), formatted, when that work's p80 is
+    /// beyond it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub done_within_horizon: Option<String>,
+    /// How many open issues are expected to leave it, such as `about 3`, beside the planned-scope cone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaving: Option<String>,
 }
 
 /// One person's page.
@@ -446,9 +450,9 @@ pub fn build(
                 ),
             };
             let mut rows = vec![row];
-            if let Some(s) = m.staying {
+            if let Some(s) = m.planned {
                 rows.push(charts::RangeRow {
-                    label: "work that stays".to_owned(),
+                    label: "all planned work".to_owned(),
                     href: None,
                     p10: s.p10.date(),
                     p50: s.p50.date(),
@@ -457,7 +461,7 @@ pub fn build(
                     hard: m.hard,
                     status: status.to_owned(),
                     words: format!(
-                        "work that stays: p10 {}, p50 {}, p80 {}",
+                        "all planned work: p10 {}, p50 {}, p80 {}",
                         s.p10, s.p50, s.p80
                     ),
                 });
@@ -551,11 +555,14 @@ pub fn build(
                     .date()
                     .map_or_else(|| super::pages::NOT_WITHIN.to_owned(), |d| d.to_string()),
                 remaining: super::pages::hours(m.remaining_hours),
-                done_within_horizon: if beyond {
-                    m.probability_done.map(super::pages::percent)
-                } else {
-                    None
-                },
+                done_within_horizon: m
+                    .probability_done
+                    .filter(|_| m.planned.is_some_and(|p| p.p80.date().is_none()))
+                    .map(super::pages::percent),
+                leaving: m
+                    .expected_leaving
+                    .filter(|_| m.planned.is_some())
+                    .map(|n| format!("about {}", n.round() as i64)),
                 view,
             })
         })
@@ -854,8 +861,9 @@ fn fan_chart(
         }
         kept.push(p);
     }
-    // Beyond the horizon the curve is known only at the horizon: P(done within it), when the model gives it.
-    let beyond = if m.p80.date().is_none() {
+    // Beyond the horizon the curve is known only at the horizon: P(done within it), when the model gives it
+    // for the headline's work (all the planned work; the work that stays has no such figure).
+    let beyond = if m.p80.date().is_none() && m.planned.is_none() {
         m.probability_done
     } else {
         None

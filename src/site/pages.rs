@@ -236,9 +236,9 @@ pub struct MilestoneRow<'a> {
     pub cut_hours: Option<String>,
     /// p50 – p80 in words: two dates, or "not within the horizon" for what lies beyond it, said once.
     pub band_label: String,
-    /// When p80 is beyond the horizon: the chance that everything planned is done within it, such as
-    /// `35% chance within 2 years`.
-    pub done_within: Option<String>,
+    /// Beside a headline of the work that stays: when all the work planned in it is done, such as
+    /// `all planned work: not within the horizon (2% chance within 2 years)`.
+    pub planned_label: Option<String>,
 }
 
 /// A milestone's cone: positions in percent of the axis width (0 = axis start, 100 = axis end).
@@ -319,16 +319,20 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
                 .map(|n| format!("about {}", n.round() as i64)),
             cut_hours: m.cut_line.as_ref().map(|c| hours(c.hours.round())),
             band_label: band_label(&m.band.p50, &m.band.p80),
-            done_within: m
-                .probability_done
-                .filter(|_| date(&m.band.p80).is_none())
-                .map(|p| {
-                    format!(
-                        "{} chance within {}",
-                        percent(p),
-                        super::text::horizon_words(data.horizon_days)
-                    )
-                }),
+            planned_label: m.planned.as_ref().map(|b| {
+                let chance = m
+                    .probability_done
+                    .filter(|_| date(&b.p80).is_none())
+                    .map(|p| {
+                        format!(
+                            " ({} chance within {})",
+                            percent(p),
+                            super::text::horizon_words(data.horizon_days)
+                        )
+                    })
+                    .unwrap_or_default();
+                format!("all planned work: {}{chance}", band_label(&b.p50, &b.p80))
+            }),
         })
         .collect();
     let capacity = data

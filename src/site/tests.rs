@@ -70,7 +70,7 @@ fn milestone(
         status: serde_json::from_value(serde_json::Value::String(status.to_owned()))
             .expect("a status"),
         cut_line: None,
-        staying: None,
+        planned: None,
         expected_leaving: None,
         probability_done: None,
     }
@@ -174,7 +174,9 @@ fn data() -> SiteData {
         probability_on_time: 0.83,
         meets_deadline: true,
     });
-    hard_late.staying = Some(band("2025-03-14", "2025-03-21"));
+    // The abandonment model says: the band above is the work that stays, and the planned scope is given.
+    hard_late.planned = Some(band("2025-04-02", "beyond horizon"));
+    hard_late.probability_done = Some(0.4);
     hard_late.expected_leaving = Some(2.6);
     let runway = Runway {
         as_of,
@@ -599,18 +601,26 @@ fn user_text_is_escaped() {
 }
 
 #[test]
-fn the_runway_shows_the_work_that_stays() {
+fn the_runway_headlines_the_work_that_stays_beside_the_planned_scope() {
     let files = rendered();
     let html = text(&files, "runway.html");
+    // The headline (the cone, P(on time), slack) is the work that stays; the planned scope says how much
+    // is expected to leave and its chance within the horizon.
     assert!(
-        html.contains("work that stays: <strong>2025-03-14</strong> · 2025-03-21 (about 3 open issues expected to leave)"),
+        html.contains("2025-03-12 · <strong>2025-03-20</strong> · 2025-03-28</span>\n          <span class=\"sub\">the work that stays</span>"),
         "{html}"
     );
-    assert_eq!(
-        html.matches("work that stays").count(),
-        1,
-        "only where the model says"
+    assert!(
+        html.contains("all planned work: 2025-04-02 – not within 2 years (40% chance within 2 years); about 3 open issues expected to leave"),
+        "{html}"
     );
+    for page in ["runway.html", "index.html"] {
+        assert_eq!(
+            text(&files, page).matches("all planned work").count(),
+            1,
+            "{page}: only where the model says"
+        );
+    }
 }
 
 #[test]
@@ -996,7 +1006,10 @@ fn a_missed_hard_deadline_shows_its_cut_line_on_the_runway() {
     // Hours are rounded as people read them.
     assert!(text.contains("Taking 2 issues (about 18 h)"), "{text}");
     assert!(
-        text.contains("out of this milestone brings p80 to 2025-03-13"),
+        // The abandonment model is on there: the cut line says it is the schedule's answer.
+        text.contains(
+            "out of this milestone brings the schedule's p80, with the work kept committed, to 2025-03-13"
+        ),
         "{text}"
     );
     assert!(runway.contains("<code>acme/app#41</code>, <code>acme/app#40</code>"));
@@ -1026,6 +1039,7 @@ fn the_horizon_is_said_in_years_months_weeks_or_days_and_never_as_a_bare_phrase(
     d.runway.milestones[1].p10 = "beyond horizon".to_owned();
     d.runway.milestones[1].band = band("beyond horizon", "beyond horizon");
     d.runway.milestones[1].probability_done = Some(0.35);
+    d.runway.milestones[1].planned = Some(band("beyond horizon", "beyond horizon"));
     d.horizon_days = 90;
     let files = render(&d, None).unwrap();
     for (name, bytes) in &files {

@@ -26,12 +26,13 @@ pub struct MilestoneView {
     pub hard: bool,
     /// The numbers.
     pub stats: MilestoneStats,
-    /// When all the work planned in it today is done: `{p10, p50, p80}`.
+    /// When its work is done, `{p10, p50, p80}`: the work that will stay in it while the abandonment model
+    /// says which open issues leave (then `plannedCone` is given too), else all the work planned in it.
     pub cone: Cone,
-    /// When the work that will stay in it is done (the issues the abandonment model expects to leave taken
-    /// out); absent while the model has too little history.
+    /// When all the work planned in it today is done (never, in a future where any of it is never done),
+    /// beside the headline cone of the work that stays; absent while the model has too little history.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub staying_cone: Option<Cone>,
+    pub planned_cone: Option<Cone>,
     /// How many open issues are expected to leave it (not done within the abandonment window).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_leaving: Option<f64>,
@@ -116,7 +117,7 @@ pub fn milestone(inputs: Inputs<'_>, id: u64, selection: &Selection) -> Option<M
             p50: m.p50.to_string(),
             p80: m.p80.to_string(),
         },
-        staying_cone: m.staying.map(|r| Cone {
+        planned_cone: m.planned.map(|r| Cone {
             p10: r.p10.to_string(),
             p50: r.p50.to_string(),
             p80: r.p80.to_string(),

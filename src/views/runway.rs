@@ -76,7 +76,8 @@ pub struct RunwayMilestone {
     pub due: Option<String>,
     /// Whether the due date cannot move.
     pub hard: bool,
-    /// `{p50, p80}` of when its last issue is done.
+    /// `{p50, p80}` of when its work is done: the work that will stay in it while the abandonment model
+    /// says which open issues leave (then `planned` is given too), else all the work planned in it.
     pub band: Band,
     /// p10 of the same.
     pub p10: String,
@@ -97,10 +98,10 @@ pub struct RunwayMilestone {
     /// For a hard deadline p80 misses: what would have to leave the milestone to meet it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_line: Option<RunwayCutLine>,
-    /// `{p50, p80}` of the work that will stay in it (what the abandonment model expects to leave taken
-    /// out); absent while the model has too little history.
+    /// `{p50, p80}` of all the work planned in it today (never, in a future where any of it is never done),
+    /// beside the headline band of the work that stays; absent while the model has too little history.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub staying: Option<Band>,
+    pub planned: Option<Band>,
     /// Open issues expected to leave it (not done within the abandonment window).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_leaving: Option<f64>,
@@ -175,7 +176,7 @@ pub fn runway(inputs: Inputs<'_>) -> Runway {
             closed_issues: m.closed_issues,
             remaining_hours: m.remaining_hours,
             status: MilestoneStatus::of(m.probability_on_time),
-            staying: m.staying.map(|r| Band {
+            planned: m.planned.map(|r| Band {
                 p50: r.p50.to_string(),
                 p80: r.p80.to_string(),
             }),

@@ -510,6 +510,105 @@ fn an_impossible_hard_deadline_reports_the_cut_line() {
 }
 
 #[test]
+fn with_the_abandonment_model_on_a_milestone_headlines_the_work_that_stays_and_its_cut_line_asks_the_schedule()
+ {
+    // The demo's seven months of history with the model on: some of every milestone's open work is
+    // probably never done, so the planned scope is "never" while the work that stays has dates.
+    let mut plan = demo_plan();
+    plan.abandonment_min_history_days = 90;
+    let settings = Settings {
+        trials: 2_000,
+        seed: 3,
+        horizon_days: 730,
+    };
+    let report = forecast::run(&plan, &settings);
+    assert!(report.abandonment.is_some(), "the model is on");
+    let open: Vec<&forecast::MilestoneForecast> = report
+        .milestones
+        .iter()
+        .filter(|m| m.state == commitea::domain::OpenState::Open && m.open_issues > 0)
+        .collect();
+    assert!(!open.is_empty());
+    for m in &open {
+        let planned = m.planned.expect("the planned scope beside the headline");
+        assert!(m.expected_leaving.is_some_and(|n| n > 0.0), "{}", m.title);
+        // The headline is never later than the planned scope: work that leaves only takes work away.
+        for (h, p) in [
+            (m.p10, planned.p10),
+            (m.p50, planned.p50),
+            (m.p80, planned.p80),
+        ] {
+            assert!(
+                p.date().is_none() || h.date().is_some_and(|h| Some(h) <= p.date()),
+                "{}: headline {h:?} after planned {p:?}",
+                m.title
+            );
+        }
+        // Slack is counted from the headline's p80.
+        if let (Some(d), Some(due)) = (m.p80.date(), m.due) {
+            let slack = m
+                .slack_days
+                .expect("a due date and a dated p80 give a slack");
+            assert_eq!(slack >= 0, d <= due, "{}: slack {slack}", m.title);
+        }
+    }
+    assert!(
+        open.iter()
+            .any(|m| m.planned.is_some_and(|p| p.p80.date().is_none()) && m.p80.date().is_some()),
+        "somewhere the planned scope says never while the work that stays has a date"
+    );
+    // The hard deadline is late on its headline; its cut line asks the schedule (the work kept is
+    // committed): take the issues out, and the schedule alone (the model off) puts the milestone's p80
+    // where the cut line said (it keeps the plan's people and runs fewer trials: within a week).
+    let hard = open
+        .iter()
+        .find(|m| m.hard)
+        .expect("the demo has a hard deadline");
+    assert!(
+        hard.p80.date().is_none_or(|d| Some(d) > hard.due),
+        "late on the work that stays"
+    );
+    let cut = hard
+        .cut_line
+        .as_ref()
+        .expect("the schedule needs a cut to meet it");
+    assert!(!cut.issues.is_empty());
+    let mut without = plan.clone();
+    without.abandonment_min_history_days = 365;
+    for i in without
+        .issues
+        .iter_mut()
+        .filter(|i| cut.issues.contains(&i.key))
+    {
+        i.milestone = None;
+    }
+    let after = forecast::run(&without, &settings);
+    let m = after
+        .milestones
+        .iter()
+        .find(|m| m.id == hard.id)
+        .expect("the milestone is still there");
+    eprintln!(
+        "{}: headline p80 {:?} (planned {:?}); cut {} issue(s): cut line p80 {:?}, the schedule without them {:?}",
+        hard.title,
+        hard.p80,
+        hard.planned.map(|p| p.p80),
+        cut.issues.len(),
+        cut.p80,
+        m.p80
+    );
+    let (a, b) = (
+        cut.p80.date().expect("a dated cut line"),
+        m.p80.date().expect("dated"),
+    );
+    assert!(
+        (a - b).num_days().abs() <= 7,
+        "cut line {a} against {b} without the issues"
+    );
+    assert_eq!(cut.meets_deadline, Some(a) <= hard.due);
+}
+
+#[test]
 fn an_open_milestone_with_nothing_open_is_reported_as_such() {
     let mut plan = demo_plan();
     let mut empty = plan.milestones[0].clone();
