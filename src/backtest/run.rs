@@ -131,6 +131,11 @@ pub struct BacktestReport {
     pub last_cut: Option<DateTime<Utc>>,
     /// Whether a directive ledger was given and left out (it cannot be rewound; see the module docs).
     pub ledger_ignored: bool,
+    /// Cuts at which CommiTea assumed every open issue gets done, as both baselines do: the abandonment
+    /// model was off there (less history than `forecast.abandonment_min_history_days`), so an issue never
+    /// closed missed every date it was given. Zero in a report written before it was counted.
+    #[serde(default)]
+    pub cuts_assuming_all_done: usize,
     /// Scores by method: `commitea`, `throughput`, `ebs`.
     pub methods: BTreeMap<String, Scores>,
     /// CommiTea's issue forecasts again, split by whether the team kept its pace after the cut
@@ -211,17 +216,23 @@ pub fn forecast_at(
     commitea_at(&past, config, cut, &opts.settings(cut_index))
 }
 
-/// The targets of one cut, methods in the order `commitea`, `throughput`, `ebs`, issues by key.
+/// The targets of one cut, methods in the order `commitea`, `throughput`, `ebs`, issues by key; and
+/// whether CommiTea's forecast there assumed every open issue done (the abandonment model off: less
+/// history than it needs).
 fn cut_targets(
     snapshot: &Snapshot,
     config: &Config,
     cut: DateTime<Utc>,
     index: usize,
     opts: &BacktestOptions,
-) -> Vec<Target> {
+) -> CutTargets {
     let past = as_of(snapshot, cut);
     let report = commitea_report(&past, config, cut, &opts.settings(index));
-    score_cut(snapshot, &past, &report, cut, index, opts)
+    let all_done = report.abandonment.is_none();
+    (
+        score_cut(snapshot, &past, &report, cut, index, opts),
+        all_done,
+    )
 }
 
 /// The targets of one cut given CommiTea's forecast `report` made at `cut` from `past` (what was known
@@ -407,6 +418,19 @@ pub fn backtest_targets(
     config: &Config,
     opts: &BacktestOptions,
 ) -> (Vec<DateTime<Utc>>, Vec<Target>) {
+    let (cuts, per_cut) = targets_by_cut(snapshot, config, opts);
+    (cuts, per_cut.into_iter().flat_map(|(t, _)| t).collect())
+}
+
+/// One cut's targets, and whether CommiTea assumed every open issue done there.
+type CutTargets = (Vec<Target>, bool);
+
+/// The cuts, and each one's targets with whether CommiTea assumed every open issue done there.
+fn targets_by_cut(
+    snapshot: &Snapshot,
+    config: &Config,
+    opts: &BacktestOptions,
+) -> (Vec<DateTime<Utc>>, Vec<CutTargets>) {
     // Only cuts whose whole horizon has passed: then every outcome within the horizon is known, and no
     // target is left undecided for lack of follow-up.
     let horizon = chrono::Duration::days(i64::from(opts.horizon_days));
@@ -414,12 +438,12 @@ pub fn backtest_targets(
         .into_iter()
         .filter(|c| *c + horizon <= snapshot.meta.synced_at)
         .collect();
-    let per_cut: Vec<Vec<Target>> = cuts
+    let per_cut: Vec<CutTargets> = cuts
         .par_iter()
         .enumerate()
         .map(|(i, cut)| cut_targets(snapshot, config, *cut, i, opts))
         .collect();
-    (cuts, per_cut.into_iter().flatten().collect())
+    (cuts, per_cut)
 }
 
 /// Backtests CommiTea and the baselines on `snapshot` (see the module documentation). `ledger` is not
@@ -430,7 +454,9 @@ pub fn backtest(
     ledger: Option<&str>,
     opts: &BacktestOptions,
 ) -> BacktestReport {
-    let (cuts, targets) = backtest_targets(snapshot, config, opts);
+    let (cuts, per_cut) = targets_by_cut(snapshot, config, opts);
+    let cuts_assuming_all_done = per_cut.iter().filter(|(_, all_done)| *all_done).count();
+    let targets: Vec<Target> = per_cut.into_iter().flat_map(|(t, _)| t).collect();
     let mut methods = score_by_group(&targets, &opts.scoring());
     // Every method is reported, even when no cut had a target for it.
     for name in [COMMITEA, THROUGHPUT, EBS] {
@@ -458,6 +484,7 @@ pub fn backtest(
         first_cut: cuts.first().copied(),
         last_cut: cuts.last().copied(),
         ledger_ignored: ledger.is_some_and(|l| !l.trim().is_empty()),
+        cuts_assuming_all_done,
         methods,
         by_pace,
     }

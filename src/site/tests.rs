@@ -307,6 +307,8 @@ fn data() -> SiteData {
                     },
                 })
                 .collect(),
+                cuts_assuming_all_done: Some(2),
+                never_closed: Some(17),
             }),
         },
         horizon_days: 730,
@@ -621,6 +623,34 @@ fn the_runway_headlines_the_work_that_stays_beside_the_planned_scope() {
             "{page}: only where the model says"
         );
     }
+}
+
+#[test]
+fn the_calibration_page_says_where_the_backtest_assumed_every_issue_done() {
+    let html = text(&rendered(), "calibration.html");
+    assert!(
+        html.contains("At 2 of these cuts the history was too short for the abandonment model"),
+        "{html}"
+    );
+    assert!(
+        html.contains("17 of the issues scored were never closed"),
+        "{html}"
+    );
+    let mut d = data();
+    if let Some(b) = d.calibration.backtest.as_mut() {
+        b.cuts_assuming_all_done = Some(3);
+    }
+    let every = text(&render(&d, None).unwrap(), "calibration.html");
+    assert!(every.contains("At every one of these cuts"), "{every}");
+    if let Some(b) = d.calibration.backtest.as_mut() {
+        b.cuts_assuming_all_done = None;
+        b.never_closed = None;
+    }
+    let none = text(&render(&d, None).unwrap(), "calibration.html");
+    assert!(
+        !none.contains("abandonment model (<code>"),
+        "only where it was off"
+    );
 }
 
 #[test]

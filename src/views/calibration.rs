@@ -70,6 +70,14 @@ pub struct BacktestView {
     /// slowdown's. Empty for a backtest written before the split.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub by_pace: Vec<PaceView>,
+    /// Cuts at which CommiTea assumed every open issue gets done, as the baselines do (the abandonment
+    /// model off: less history than it needs), when there were any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuts_assuming_all_done: Option<usize>,
+    /// Then: how many of CommiTea's issue targets were never closed by the end of the data, each a miss of
+    /// every date it was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub never_closed: Option<usize>,
 }
 
 /// CommiTea's issue forecasts at the cuts after which the team kept its pace, or slowed.
@@ -154,6 +162,12 @@ pub(crate) fn backtest_view(report: &crate::backtest::BacktestReport) -> Backtes
                 score: method_score(crate::backtest::run::COMMITEA, &p.scores),
             })
             .collect(),
+        cuts_assuming_all_done: Some(report.cuts_assuming_all_done).filter(|n| *n > 0),
+        never_closed: report
+            .methods
+            .get(crate::backtest::run::COMMITEA)
+            .map(|s| s.n_open)
+            .filter(|_| report.cuts_assuming_all_done > 0),
     }
 }
 

@@ -23,6 +23,22 @@ fn quick() -> BacktestOptions {
 }
 
 #[test]
+fn a_backtest_counts_the_cuts_at_which_every_open_issue_was_assumed_done() {
+    // The demo keeps the abandonment model off (a year of history needed, seven months there): every cut
+    // assumes every open issue done. With a quarter of history enough, none does.
+    let demo = generate(&DemoSpec::bundled());
+    let opts = quick();
+    let off = backtest(&demo.snapshot, &demo.config, None, &opts);
+    assert!(off.cuts > 0);
+    assert_eq!(off.cuts_assuming_all_done, off.cuts);
+    let mut config = demo.config.clone();
+    config.forecast.abandonment_min_history_days = 90;
+    let on = backtest(&demo.snapshot, &config, None, &opts);
+    assert_eq!(on.cuts, off.cuts);
+    assert_eq!(on.cuts_assuming_all_done, 0);
+}
+
+#[test]
 fn same_input_gives_byte_identical_reports() {
     let demo = generate(&DemoSpec::bundled());
     let opts = quick();
