@@ -226,6 +226,12 @@ pub struct MilestoneForecast {
     /// stays.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planned: Option<Range>,
+    /// Only read, from a forecast committed before the headline was the work that stays: its cone above
+    /// was then the planned scope and this the work that stays. Reading moves both into today's places
+    /// (see [`upgraded_milestones`]), so the standup and the drift charts do not see every milestone
+    /// jump on the day a state is first forecast by this version.
+    #[serde(default, skip_serializing, rename = "staying")]
+    pub(crate) earlier_staying: Option<Range>,
     /// How many of its open issues are expected to leave it (not done within the abandonment window).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_leaving: Option<f64>,
@@ -329,6 +335,7 @@ pub struct ForecastReport {
     /// Open issues, by key.
     pub issues: Vec<IssueForecast>,
     /// Milestones, by id.
+    #[serde(deserialize_with = "upgraded_milestones")]
     pub milestones: Vec<MilestoneForecast>,
     /// The team, in config order.
     pub people: Vec<PersonPlan>,
@@ -341,4 +348,64 @@ pub struct ForecastReport {
     /// have this key reuses this forecast instead of computing it again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<String>,
+}
+
+/// A forecast's milestones as read, those of an earlier format (the planned scope as the cone, the work
+/// that stays beside it as `staying`) turned into today's (the work that stays as the cone, the planned
+/// scope as `planned`). P(on time) and slack stay as they were written: the planned scope's.
+pub(crate) fn upgraded_milestones<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<MilestoneForecast>, D::Error> {
+    let mut milestones = Vec::<MilestoneForecast>::deserialize(d)?;
+    for m in &mut milestones {
+        if let Some(stays) = m.earlier_staying.take()
+            && m.planned.is_none()
+        {
+            m.planned = Some(Range {
+                p10: m.p10,
+                p50: m.p50,
+                p80: m.p80,
+            });
+            (m.p10, m.p50, m.p80) = (stays.p10, stays.p50, stays.p80);
+        }
+    }
+    Ok(milestones)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_milestone_of_an_earlier_format_reads_with_the_work_that_stays_as_its_headline() {
+        let earlier = r#"{"id": 2, "repo": "acme/web", "title": "EAA", "state": "open", "due": "2027-01-29",
+            "hard": true, "open_issues": 25, "closed_issues": 6, "remaining_hours": 487.6,
+            "p10": "beyond horizon", "p50": "beyond horizon", "p80": "beyond horizon",
+            "probability_on_time": 0.0, "slack_days": null,
+            "staying": {"p10": "2027-06-18", "p50": "2027-09-16", "p80": "2027-11-02"},
+            "expected_leaving": 6.33, "probability_done": 0.001}"#;
+        let read = |json: &str| {
+            let mut d = serde_json::Deserializer::from_str(json);
+            upgraded_milestones(&mut d).unwrap().remove(0)
+        };
+        let m = read(&format!("[{earlier}]"));
+        let day = |s: &str| When::Date(s.parse().unwrap());
+        assert_eq!(
+            (m.p10, m.p50, m.p80),
+            (day("2027-06-18"), day("2027-09-16"), day("2027-11-02"))
+        );
+        assert_eq!(
+            m.planned.map(|p| p.p80),
+            Some(When::BeyondHorizon),
+            "the planned scope moves beside it"
+        );
+        assert_eq!(m.earlier_staying, None);
+        // Written again, it is today's format, and reads back the same.
+        let json = serde_json::to_string(&m).unwrap();
+        assert!(
+            !json.contains("staying") && json.contains("\"planned\""),
+            "{json}"
+        );
+        assert_eq!(read(&format!("[{json}]")), m);
+    }
 }

@@ -294,6 +294,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 .then(|| round3(sim.group_by(g, days.saturating_sub(1))));
             MilestoneForecast {
                 planned,
+                earlier_staying: None,
                 expected_leaving,
                 probability_done,
                 cut_line,

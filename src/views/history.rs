@@ -65,8 +65,9 @@ pub struct PastForecast {
     pub milestones: Vec<PastMilestone>,
 }
 
-/// One milestone in an earlier forecast.
+/// One milestone in an earlier forecast: its headline's p50 and p80.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(from = "PastMilestoneRead")]
 pub struct PastMilestone {
     /// Gitea id.
     pub id: u64,
@@ -74,6 +75,31 @@ pub struct PastMilestone {
     pub p50: When,
     /// 80th percentile.
     pub p80: When,
+}
+
+/// A milestone as an earlier forecast wrote it: one written before the headline was the work that stays
+/// gave that work as `staying`, beside the planned scope's cone (see `forecast::upgraded_milestones`).
+#[derive(Deserialize)]
+struct PastMilestoneRead {
+    id: u64,
+    p50: When,
+    p80: When,
+    #[serde(default)]
+    staying: Option<PastBand>,
+}
+
+/// The work that stays, in an earlier forecast.
+#[derive(Deserialize)]
+struct PastBand {
+    p50: When,
+    p80: When,
+}
+
+impl From<PastMilestoneRead> for PastMilestone {
+    fn from(m: PastMilestoneRead) -> Self {
+        let (p50, p80) = m.staying.map_or((m.p50, m.p80), |s| (s.p50, s.p80));
+        Self { id: m.id, p50, p80 }
+    }
 }
 
 impl From<&ForecastReport> for PastForecast {
@@ -273,4 +299,26 @@ fn burnup(spans: &BTreeMap<u64, Vec<Stretch>>, id: u64, as_of: NaiveDate) -> Vec
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_drift_reads_an_earlier_forecasts_headline_as_the_work_that_stays() {
+        let earlier: PastMilestone = serde_json::from_str(
+            r#"{"id": 2, "p10": "beyond horizon", "p50": "beyond horizon", "p80": "beyond horizon",
+                "staying": {"p10": "2027-06-18", "p50": "2027-09-16", "p80": "2027-11-02"}}"#,
+        )
+        .unwrap();
+        let day = |s: &str| When::Date(s.parse().unwrap());
+        assert_eq!(
+            (earlier.p50, earlier.p80),
+            (day("2027-09-16"), day("2027-11-02"))
+        );
+        let today: PastMilestone =
+            serde_json::from_str(r#"{"id": 2, "p50": "2027-09-20", "p80": "2027-11-05"}"#).unwrap();
+        assert_eq!(today.p80, day("2027-11-05"));
+    }
 }
