@@ -226,6 +226,10 @@ pub struct MilestoneForecast {
     /// stays.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planned: Option<Range>,
+    /// The probability that the work that stays is done within the horizon, given with `planned` (the
+    /// headline's counterpart of `probability_done`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staying_done: Option<f64>,
     /// Only read, from a forecast committed before the headline was the work that stays: its cone above
     /// was then the planned scope and this the work that stays. Reading moves both into today's places
     /// (see [`upgraded_milestones`]), so the standup and the drift charts do not see every milestone

@@ -292,8 +292,15 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 .then(|| round2(groups[g].iter().map(|&n| 1.0 - fates[n].p).sum()));
             let probability_done = (fate.gives_probabilities() && !groups[g].is_empty())
                 .then(|| round3(sim.group_by(g, days.saturating_sub(1))));
+            // The headline's own chance within the horizon, beside the planned scope's (the fan chart's
+            // last point when its p80 is beyond the horizon).
+            let staying_done = staying
+                .then(|| sim.group_staying_by(g, days.saturating_sub(1)))
+                .flatten()
+                .map(round3);
             MilestoneForecast {
                 planned,
+                staying_done,
                 earlier_staying: None,
                 expected_leaving,
                 probability_done,

@@ -245,6 +245,10 @@ pub struct MilestonePage {
     /// beyond it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub done_within_horizon: Option<String>,
+    /// What the fan chart's last point, at the horizon, is the probability of (`the work that stays`,
+    /// `all planned work`), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fan_end: Option<String>,
     /// How many open issues are expected to leave it, such as `about 3`, beside the planned-scope cone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leaving: Option<String>,
@@ -559,6 +563,7 @@ pub fn build(
                     .probability_done
                     .filter(|_| m.planned.is_some_and(|p| p.p80.date().is_none()))
                     .map(super::pages::percent),
+                fan_end: done_at_horizon(m).map(|(_, what)| what.to_owned()),
                 leaving: m
                     .expected_leaving
                     .filter(|_| m.planned.is_some())
@@ -816,6 +821,19 @@ fn roadmap_page(
     }
 }
 
+/// Beyond its p80 a milestone's curve is known only at the horizon: the probability that the headline's
+/// work is done within it, when the model gives it, and what that work is (the work that stays, or all the
+/// planned work).
+fn done_at_horizon(m: &crate::forecast::MilestoneForecast) -> Option<(f64, &'static str)> {
+    if m.p80.date().is_some() {
+        return None;
+    }
+    match m.planned {
+        Some(_) => m.staying_done.map(|p| (p, "the work that stays")),
+        None => m.probability_done.map(|p| (p, "all planned work")),
+    }
+}
+
 /// The milestone fan chart from the forecast's stored points (see [`charts::fan`]).
 fn fan_chart(
     m: &crate::forecast::MilestoneForecast,
@@ -861,13 +879,7 @@ fn fan_chart(
         }
         kept.push(p);
     }
-    // Beyond the horizon the curve is known only at the horizon: P(done within it), when the model gives it
-    // for the headline's work (all the planned work; the work that stays has no such figure).
-    let beyond = if m.p80.date().is_none() && m.planned.is_none() {
-        m.probability_done
-    } else {
-        None
-    };
+    let beyond = done_at_horizon(m).map(|(p, _)| p);
     charts::fan(
         &kept,
         report.as_of,

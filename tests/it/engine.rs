@@ -532,6 +532,13 @@ fn with_the_abandonment_model_on_a_milestone_headlines_the_work_that_stays_and_i
     for m in &open {
         let planned = m.planned.expect("the planned scope beside the headline");
         assert!(m.expected_leaving.is_some_and(|n| n > 0.0), "{}", m.title);
+        // The work that stays is done within the horizon at least as often as all the planned work.
+        let (stays, all) = (m.staying_done.unwrap(), m.probability_done.unwrap());
+        assert!(
+            (0.0..=1.0).contains(&stays) && stays >= all,
+            "{}: {stays} < {all}",
+            m.title
+        );
         // The headline is never later than the planned scope: work that leaves only takes work away.
         for (h, p) in [
             (m.p10, planned.p10),
