@@ -206,7 +206,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             let empty = groups[g].is_empty();
             // The headline is the work that stays while the abandonment model says which issues leave
             // (#14: the planned scope is "never" as soon as anything in it may never be done), else the
-            // planned scope; P(on time), slack and the cut line all ask about the headline.
+            // planned scope; P(on time), slack and whether a hard deadline is missed all read the headline.
             let staying = fate.gives_probabilities() && !empty && sim.group_staying(g).is_some();
             let planned = sim.group(g);
             let (p10, p50, p80, prob) = if empty {
