@@ -236,6 +236,9 @@ pub struct MilestoneRow<'a> {
     pub cut_hours: Option<String>,
     /// p50 – p80 in words: two dates, or "not within the horizon" for what lies beyond it, said once.
     pub band_label: String,
+    /// When the headline's p80 is beyond the horizon: the chance that the work that stays is done within
+    /// it, such as `35% chance within 2 years`.
+    pub headline_chance: Option<String>,
     /// Beside a headline of the work that stays: when all the work planned in it is done, such as
     /// `all planned work: not within the horizon (2% chance within 2 years)`.
     pub planned_label: Option<String>,
@@ -319,19 +322,17 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
                 .map(|n| format!("about {}", n.round() as i64)),
             cut_hours: m.cut_line.as_ref().map(|c| hours(c.hours.round())),
             band_label: band_label(&m.band.p50, &m.band.p80),
+            headline_chance: m
+                .staying_done
+                .filter(|_| date(&m.band.p80).is_none())
+                .map(|p| chance(p, data.horizon_days)),
             planned_label: m.planned.as_ref().map(|b| {
-                let chance = m
+                let within = m
                     .probability_done
                     .filter(|_| date(&b.p80).is_none())
-                    .map(|p| {
-                        format!(
-                            " ({} chance within {})",
-                            percent(p),
-                            super::text::horizon_words(data.horizon_days)
-                        )
-                    })
+                    .map(|p| format!(" ({})", chance(p, data.horizon_days)))
                     .unwrap_or_default();
-                format!("all planned work: {}{chance}", band_label(&b.p50, &b.p80))
+                format!("all planned work: {}{within}", band_label(&b.p50, &b.p80))
             }),
         })
         .collect();
@@ -524,6 +525,15 @@ pub(crate) fn band_label(p50: &str, p80: &str) -> String {
         (Some(_), None) => format!("{p50} – {NOT_WITHIN}"),
         _ => NOT_WITHIN.to_owned(),
     }
+}
+
+/// A probability of being done within the horizon in words: `35% chance within 2 years`.
+fn chance(p: f64, horizon_days: u32) -> String {
+    format!(
+        "{} chance within {}",
+        percent(p),
+        super::text::horizon_words(horizon_days)
+    )
 }
 
 /// What the site says for a date beyond the forecast horizon.

@@ -71,6 +71,7 @@ fn milestone(
             .expect("a status"),
         cut_line: None,
         planned: None,
+        staying_done: None,
         expected_leaving: None,
         probability_done: None,
     }
@@ -1070,6 +1071,7 @@ fn the_horizon_is_said_in_years_months_weeks_or_days_and_never_as_a_bare_phrase(
     d.runway.milestones[1].band = band("beyond horizon", "beyond horizon");
     d.runway.milestones[1].probability_done = Some(0.35);
     d.runway.milestones[1].planned = Some(band("beyond horizon", "beyond horizon"));
+    d.runway.milestones[1].staying_done = Some(0.6);
     d.horizon_days = 90;
     let files = render(&d, None).unwrap();
     for (name, bytes) in &files {
@@ -1085,10 +1087,16 @@ fn the_horizon_is_said_in_years_months_weeks_or_days_and_never_as_a_bare_phrase(
         }
     }
     assert!(text(&files, "runway.html").contains("not within 3 months"));
-    // Instead of a slack counted to the horizon: the chance of being done within it.
+    // Instead of a slack counted to the horizon: the chance of being done within it, of the work that
+    // stays (the headline) and of all the planned work.
     for page in ["runway.html", "index.html"] {
         assert!(
-            text(&files, page).contains("35% chance within 3 months"),
+            text(&files, page).contains("the work that stays (60% chance within 3 months)"),
+            "{page}"
+        );
+        assert!(
+            text(&files, page)
+                .contains("all planned work: not within 3 months (35% chance within 3 months)"),
             "{page}"
         );
     }

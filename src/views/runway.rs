@@ -109,6 +109,9 @@ pub struct RunwayMilestone {
     /// abandonment model says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probability_done: Option<f64>,
+    /// The probability that the work that stays is done within the horizon, beside `planned`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staying_done: Option<f64>,
 }
 
 /// The cut line of a hard deadline, as the runway shows it.
@@ -182,6 +185,7 @@ pub fn runway(inputs: Inputs<'_>) -> Runway {
             }),
             expected_leaving: m.expected_leaving,
             probability_done: m.probability_done,
+            staying_done: m.staying_done,
             cut_line: m.cut_line.as_ref().map(|c| RunwayCutLine {
                 issues: c.issues.iter().map(ToString::to_string).collect(),
                 hours: c.hours,
