@@ -361,3 +361,24 @@ fn a_milestone_page_shows_how_its_forecast_moved_across_committed_forecasts() {
     assert!(page.contains(">2026-11-30</td>"), "{page}");
     assert!(page.contains(">2026-12-07</td>"), "{page}");
 }
+
+#[test]
+fn a_closed_milestone_page_says_so_instead_of_drawing_a_cone_of_today() {
+    // The demo's first milestone (Q3 hardening) is closed with all its issues.
+    let dir = crate::toolcli::demo_state();
+    let mut opts = options(dir.path());
+    opts.overrides.trials = Some(400);
+    pipeline::run(&opts).unwrap();
+    let files = site(dir.path());
+    let closed = &files["milestones/1.html"];
+    assert!(
+        closed.contains("Closed on Gitea: there is no date left to forecast."),
+        "{closed}"
+    );
+    assert!(!closed.contains("p10 · p50 · p80"), "{closed}");
+    assert!(!closed.contains("<svg class=\"chart ranges\""), "{closed}");
+    // An open one with work keeps its cone.
+    let open = &files["milestones/2.html"];
+    assert!(open.contains("<svg class=\"chart ranges\""), "{open}");
+    assert!(open.contains("All planned work, p10 · p50 · p80"), "{open}");
+}
