@@ -49,5 +49,16 @@ fn print_runway(r: &crate::views::Runway) {
                 .map_or_else(|| "-".to_owned(), |p| format!("{:.0}%", p * 100.0)),
             m.slack.map_or_else(|| "-".to_owned(), |s| s.to_string()),
         );
+        // The line above is the work that stays when the abandonment model says which issues leave.
+        if let Some(p) = &m.planned {
+            println!(
+                "  (the work that stays; all planned work: {} – {}{})",
+                p.p50,
+                p.p80,
+                m.expected_leaving
+                    .map(|n| format!(", about {} open issues expected to leave", n.round()))
+                    .unwrap_or_default()
+            );
+        }
     }
 }

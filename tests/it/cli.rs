@@ -229,7 +229,27 @@ fn plan_and_render_work_on_a_state_repo() {
     );
     let table = String::from_utf8(plan.stdout).unwrap();
     assert!(table.starts_with("as of 2026-11-27\n"), "{table}");
+    assert!(
+        !table.contains("the work that stays"),
+        "the demo keeps the model off: {table}"
+    );
     assert!(state.join("forecast/forecast.json").exists());
+    // With the abandonment model on, each milestone's line is the work that stays, the planned scope
+    // beneath it.
+    let on = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["plan", "-s", "state", "--trials", "300"])
+        .current_dir(tmp.path())
+        .env_remove("COMMITEA_STATE")
+        .env("COMMITEA_FORECAST_ABANDONMENT_MIN_HISTORY_DAYS", "90")
+        .output()
+        .unwrap();
+    let on = String::from_utf8(on.stdout).unwrap();
+    assert!(
+        on.contains(
+            "  (the work that stays; all planned work: beyond horizon – beyond horizon, about"
+        ),
+        "{on}"
+    );
     let render = commitea(&["render", "-s", "state", "--trials", "300"], tmp.path());
     assert!(
         render.status.success(),
