@@ -72,9 +72,15 @@ impl Scale {
     }
 }
 
-/// A month tick label: `Mar` or `Jan 2027` for January (and for the first label, so the year is known).
-fn month_label(d: NaiveDate, first: bool) -> String {
-    if first || d.month() == 1 {
+/// The label of month tick `i` of `months`: `Mar`, or `Jan 2027` for January and for the first label, so
+/// the year is known — but a first December right before a January tick stays `Dec`: the two years would
+/// run into each other (`Dec 2026Jan 2027`), and January's says it.
+fn month_label(months: &[NaiveDate], i: usize) -> String {
+    let Some(d) = months.get(i) else {
+        return String::new();
+    };
+    let crowded = d.month() == 12 && months.get(i + 1).is_some_and(|n| n.month() == 1);
+    if d.month() == 1 || (i == 0 && !crowded) {
         d.format("%b %Y").to_string()
     } else {
         d.format("%b").to_string()
@@ -149,7 +155,7 @@ pub(crate) fn ranges(rows: &[RangeRow], today: NaiveDate, end: NaiveDate, title:
         let _ = write!(
             s,
             "<line class=\"grid\" x1=\"{x}\" y1=\"{AXIS_H}\" x2=\"{x}\" y2=\"{rows_end}\"/><text class=\"tick\" x=\"{x}\" y=\"18\">{}</text>",
-            month_label(*m, i == 0)
+            month_label(&months, i)
         );
     }
     for (i, r) in rows.iter().enumerate() {
@@ -406,13 +412,14 @@ pub(crate) fn drift(points: &[DriftPoint], due: Option<NaiveDate>, title: &str) 
             m.format("%b %Y")
         );
     }
-    for (i, m) in xs.months(6).iter().enumerate() {
+    let months = xs.months(6);
+    for (i, m) in months.iter().enumerate() {
         let _ = write!(
             s,
             "<text class=\"tick\" x=\"{}\" y=\"{}\">{}</text>",
             xs.x(*m),
             h - 6.0,
-            month_label(*m, i == 0)
+            month_label(&months, i)
         );
     }
     if let Some(d) = due {
@@ -537,14 +544,15 @@ pub(crate) fn fan(
             yy = y(p)
         );
     }
-    for (i, m) in xs.months(10).iter().enumerate() {
+    let months = xs.months(10);
+    for (i, m) in months.iter().enumerate() {
         let x = xs.x(*m);
         let _ = write!(
             s,
             "<line class=\"grid\" x1=\"{x}\" y1=\"{top}\" x2=\"{x}\" y2=\"{}\"/><text class=\"tick\" x=\"{x}\" y=\"{}\">{}</text>",
             h - bottom,
             h - bottom + 20.0,
-            month_label(*m, i == 0)
+            month_label(&months, i)
         );
     }
     // The curve: from 0 today through the stored points.
@@ -681,14 +689,15 @@ pub(crate) fn burnup_with_cone(
         "<svg class=\"chart burnup cone\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-labelledby=\"bu-t\" xmlns=\"http://www.w3.org/2000/svg\"><title id=\"bu-t\">{}</title>",
         esc(title)
     );
-    for (i, m) in scale.months(10).iter().enumerate() {
+    let months = scale.months(10);
+    for (i, m) in months.iter().enumerate() {
         let x = scale.x(*m);
         let _ = write!(
             s,
             "<line class=\"grid\" x1=\"{x}\" y1=\"{top}\" x2=\"{x}\" y2=\"{}\"/><text class=\"tick\" x=\"{x}\" y=\"{}\">{}</text>",
             h - bottom,
             h - 6.0,
-            month_label(*m, i == 0)
+            month_label(&months, i)
         );
     }
     let _ = write!(
@@ -838,12 +847,13 @@ pub(crate) fn roadmap(
         "<defs><pattern id=\"rm-off\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\"><line class=\"off-hatch\" x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\"/></pattern></defs>"
     );
     let bottom = lanes_top + body;
-    for (i, m) in scale.months(14).iter().enumerate() {
+    let months = scale.months(14);
+    for (i, m) in months.iter().enumerate() {
         let x = scale.x(*m);
         let _ = write!(
             s,
             "<line class=\"grid\" x1=\"{x}\" y1=\"{HEAD}\" x2=\"{x}\" y2=\"{bottom}\"/><text class=\"tick\" x=\"{x}\" y=\"18\">{}</text>",
-            month_label(*m, i == 0)
+            month_label(&months, i)
         );
     }
     let mut y = lanes_top;
@@ -1064,6 +1074,27 @@ pub(crate) fn reliability(methods: &[Reliability], title: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn month_labels_give_the_year_once_without_crowding_december_into_january() {
+        let d = |y, m| NaiveDate::from_ymd_opt(y, m, 1).unwrap();
+        let labels = |ms: &[NaiveDate]| {
+            (0..ms.len())
+                .map(|i| month_label(ms, i))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(labels(&[d(2026, 10), d(2026, 11)]), ["Oct 2026", "Nov"]);
+        assert_eq!(
+            labels(&[d(2026, 12), d(2027, 1), d(2027, 2)]),
+            ["Dec", "Jan 2027", "Feb"]
+        );
+        assert_eq!(
+            labels(&[d(2026, 12)]),
+            ["Dec 2026"],
+            "alone, December says its year"
+        );
+        assert_eq!(labels(&[d(2026, 12), d(2027, 3)]), ["Dec 2026", "Mar"]);
+    }
 
     fn d(s: &str) -> NaiveDate {
         NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap_or_default()
