@@ -111,6 +111,10 @@ pub enum FaultKind {
     Status(u16),
     /// Sleep this long, then answer normally.
     Slow(Duration),
+    /// For a write (any method but `GET`; a `GET` passes the fault by): apply it at once, then hold the
+    /// answer this long. A client killed meanwhile had exactly this write applied and sent no other, so a
+    /// test can kill a run after each of its writes whatever the load on the machine.
+    HoldAnswer(Duration),
     /// Answer 429 with `Retry-After: S`.
     RateLimit {
         /// The `Retry-After` seconds.
@@ -425,6 +429,7 @@ fn serve(stream: &TcpStream, shared: &Shared) {
                 && f.path_contains
                     .as_ref()
                     .is_none_or(|p| target.contains(p.as_str()))
+                && (req.method != "GET" || !matches!(f.kind, FaultKind::HoldAnswer(_)))
         });
         hit.map(|k| {
             faults[k].times -= 1;
@@ -442,6 +447,7 @@ fn serve(stream: &TcpStream, shared: &Shared) {
         )
     };
     let mut page_shift = None;
+    let mut hold = None;
     match fault {
         Some(FaultKind::Status(s)) => {
             http::write_response(stream, &error(s, "injected fault"));
@@ -459,6 +465,7 @@ fn serve(stream: &TcpStream, shared: &Shared) {
         }
         Some(FaultKind::Slow(d)) => std::thread::sleep(d),
         Some(FaultKind::PageShift { repo }) => page_shift = Some(repo),
+        Some(FaultKind::HoldAnswer(d)) => hold = Some(d),
         None => {}
     }
     if !shared.options.latency.is_zero() {
@@ -478,6 +485,9 @@ fn serve(stream: &TcpStream, shared: &Shared) {
         let mut ds = lock(&shared.dataset);
         let user = shared.options.user.clone();
         ds.create_issue(&repo, "Inserted between two pages", &user);
+    }
+    if let Some(d) = hold {
+        std::thread::sleep(d);
     }
     http::write_response(stream, &resp);
 }
