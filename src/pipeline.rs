@@ -661,7 +661,9 @@ pub(crate) fn past_forecasts(
 const DRIFT_LOOKBACK: usize = 200;
 
 /// The newest committed forecast that differs from `today`'s, if the state repo at `dir` has one: what
-/// the standup measures drift against.
+/// the standup measures drift against. It is named by the commit that wrote it — the oldest of the
+/// commits just before that carry the same file — not by a later commit that only carried it along
+/// (a ledger commit, say), so `git show` of the named commit shows that forecast being made.
 pub(crate) fn previous_forecast(
     dir: &Path,
     today: &forecast::ForecastReport,
@@ -670,9 +672,10 @@ pub(crate) fn previous_forecast(
     let today =
         crate::state::to_json(today, std::path::Path::new(crate::state::FORECAST_FILE)).ok()?;
     let history = crate::state::git::first_parent_history(&repo).ok()?;
-    for (id, _) in history.into_iter().take(DRIFT_LOOKBACK) {
-        let Ok(Some(bytes)) = crate::state::git::read_at(&repo, id, crate::state::FORECAST_FILE)
-        else {
+    let read = |id| crate::state::git::read_at(&repo, id, crate::state::FORECAST_FILE);
+    let mut history = history.into_iter().take(DRIFT_LOOKBACK).map(|(id, _)| id);
+    while let Some(id) = history.next() {
+        let Ok(Some(bytes)) = read(id) else {
             continue;
         };
         if bytes == today {
@@ -680,8 +683,15 @@ pub(crate) fn previous_forecast(
         }
         match serde_json::from_slice::<crate::forecast::ForecastReport>(&bytes) {
             Ok(report) => {
+                let mut made_in = id;
+                for older in history.by_ref() {
+                    match read(older) {
+                        Ok(Some(b)) if b == bytes => made_in = older,
+                        _ => break,
+                    }
+                }
                 return Some(crate::views::standup::Previous {
-                    commit: id.to_hex_with_len(12).to_string(),
+                    commit: made_in.to_hex_with_len(12).to_string(),
                     report,
                 });
             }

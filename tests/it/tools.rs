@@ -877,10 +877,25 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
         }),
     )
     .unwrap();
+    // The directives are committed on their own, as a merged proposal is: that commit carries the
+    // forecast along, and the drift still names the commit that wrote it.
+    let forecast_commit = crate::pipeline::git(dir, &["rev-parse", "--short=12", "HEAD"]);
+    crate::pipeline::git(
+        dir,
+        &[
+            "-c",
+            "user.name=pat",
+            "-c",
+            "user.email=pat@example.com",
+            "commit",
+            "-qam",
+            "Record the PM's directives",
+        ],
+    );
     let after = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
     assert_valid_output("query_project", &after);
     let drift = &after["drift"];
-    assert!(drift["since"].is_string(), "{drift}");
+    assert_eq!(drift["since"], forecast_commit.trim(), "{drift}");
     assert!(drift["issuesMoved"].as_u64().unwrap() > 0, "{drift}");
     let moved = drift["issues"].as_array().unwrap();
     assert!(moved.iter().any(|m| m["moved"].as_i64().unwrap() != 0));
