@@ -82,8 +82,8 @@ pub struct IssueChange {
     pub after: Option<IssueSide>,
     /// Working days the p80 moved (later is positive); 0 for `new` and `gone`.
     pub moved_working_days: i64,
-    /// `own change`, `imputed estimate`, `waits on KEY`, `queue of PERSON`, `team capacity`, `new` or
-    /// `gone`.
+    /// `own change`, `imputed estimate`, `blocks KEY` (it inherits a changed priority from KEY, which
+    /// waits on it), `waits on KEY`, `queue of PERSON`, `team capacity`, `new` or `gone`.
     pub why: String,
 }
 
@@ -268,6 +268,13 @@ fn issue_changes(
     let pa: BTreeMap<&IssueKey, &PlannedIssue> =
         after_plan.issues.iter().map(|i| (&i.key, i)).collect();
     let keys: BTreeSet<&IssueKey> = b.keys().chain(a.keys()).copied().collect();
+    // What waits on each issue, on either side: the work an issue inherits its priority from.
+    let mut waiting: BTreeMap<&IssueKey, BTreeSet<&IssueKey>> = BTreeMap::new();
+    for i in before_plan.issues.iter().chain(&after_plan.issues) {
+        for d in &i.depends_on {
+            waiting.entry(d).or_default().insert(&i.key);
+        }
+    }
 
     // First every move, so that "waits on" and "queue of" can look at other issues' moves.
     let mut moved: BTreeMap<&IssueKey, i64> = BTreeMap::new();
@@ -294,11 +301,11 @@ fn issue_changes(
                 (_, None) => "gone".to_owned(),
                 (Some(x), Some(y)) => why_moved(
                     k,
-                    x,
-                    y,
+                    [x, y],
                     pb.get(k).copied(),
                     pa.get(k).copied(),
                     &moved,
+                    waiting.get(k),
                     [after, before],
                 ),
             };
@@ -319,15 +326,40 @@ fn issue_changes(
 
 fn why_moved(
     key: &IssueKey,
-    b: &IssueForecast,
-    a: &IssueForecast,
+    [b, a]: [&IssueForecast; 2],
     pb: Option<&PlannedIssue>,
     pa: Option<&PlannedIssue>,
     moved: &BTreeMap<&IssueKey, i64>,
+    waiting: Option<&BTreeSet<&IssueKey>>,
     reports: [&ForecastReport; 2],
 ) -> String {
     if let Some(why) = own_change(b, a, pb, pa) {
         return why.to_owned();
+    }
+    // Its priority is inherited from what waits on it, and that changed: name the waiting issue whose
+    // priority it now carries (ties: the smallest key), else the one that moved most.
+    if b.effective_priority != a.effective_priority
+        && let Some(waiting) = waiting
+    {
+        let priority = |k: &IssueKey| {
+            reports[0]
+                .issues
+                .iter()
+                .find(|i| &i.issue == k)
+                .map(|i| i.effective_priority)
+        };
+        let carried = waiting
+            .iter()
+            .find(|k| priority(k) == Some(a.effective_priority))
+            .or_else(|| {
+                waiting
+                    .iter()
+                    .filter(|k| moved.contains_key(*k))
+                    .min_by_key(|k| std::cmp::Reverse(moved.get(*k).map(|m| m.unsigned_abs())))
+            });
+        if let Some(w) = carried {
+            return format!("blocks {w}");
+        }
     }
     // The dependency that moved most (ties: the smallest key, as the BTreeSet orders them).
     let deps: BTreeSet<&IssueKey> = pb

@@ -80,6 +80,8 @@ pub struct MovedRow {
     pub after: String,
     /// Working days moved, signed (`+3`), or `new` / `gone`.
     pub moved: String,
+    /// Why an issue moved (the consequence diff's words); absent for a milestone.
+    pub why: Option<String>,
 }
 
 /// One person's moved issues.
@@ -660,6 +662,7 @@ fn standup_page(
             before: band_words(m.before.as_ref()),
             after: band_words(m.after.as_ref()),
             moved: moved_words(m),
+            why: None,
         })
         .collect();
     let who: HashMap<String, String> = report
@@ -682,6 +685,8 @@ fn standup_page(
                 before: band_words(m.before.as_ref()),
                 after: band_words(m.after.as_ref()),
                 moved: moved_words(m),
+                // A new or gone issue says so in the Moved column already.
+                why: m.before.as_ref().and(m.after.as_ref()).and(m.why.clone()),
             });
     }
     let moved_by_person = groups

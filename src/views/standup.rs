@@ -73,6 +73,11 @@ pub struct Moved {
     pub after: Option<super::Band>,
     /// Working days the p80 moved, later positive.
     pub moved: i64,
+    /// Why an issue moved, in the consequence diff's words: `own change` (its estimate, priority,
+    /// milestone, assignee or remaining work changed), `waits on KEY`, `queue of PERSON`, `team
+    /// capacity`, `new` or `gone`; absent for a milestone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 /// One person's next working days.
@@ -201,6 +206,7 @@ pub fn standup(
                         before: k.and_then(|k| before.get(k)).map(|(a, b)| band(*a, *b)),
                         after: k.and_then(|k| after.get(k)).map(|(a, b)| band(*a, *b)),
                         moved: i.moved_working_days,
+                        why: Some(i.why.clone()),
                     }
                 })
                 .collect();
@@ -220,6 +226,7 @@ pub fn standup(
                         p80: s.p80.clone(),
                     }),
                     moved: m.moved_working_days,
+                    why: None,
                 })
                 .collect();
             Drift {

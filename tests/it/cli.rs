@@ -123,6 +123,23 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
         "{standup}"
     );
     assert!(!standup.contains("No issue moved"), "{standup}");
+    // It names the commit that wrote that forecast (the one before the directives' commit), and says
+    // why each issue moved: the re-estimated issue changed itself.
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(&demo_dir)
+        .args(["rev-parse", "--short=12", "HEAD~2"])
+        .output()
+        .unwrap();
+    let forecast_commit = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        standup.contains(&format!("forecast committed in {}", forecast_commit.trim())),
+        "{standup}"
+    );
+    assert!(
+        standup.contains(r#"<td data-label="Why">own change</td>"#),
+        "{standup}"
+    );
 
     let again = commitea(&["demo", "--trials", "500"], tmp.path());
     assert!(

@@ -899,6 +899,31 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
     assert!(drift["issuesMoved"].as_u64().unwrap() > 0, "{drift}");
     let moved = drift["issues"].as_array().unwrap();
     assert!(moved.iter().any(|m| m["moved"].as_i64().unwrap() != 0));
+    // Each moved issue says why, in the consequence diff's words.
+    let why = |key: &str| {
+        moved
+            .iter()
+            .find(|m| m["subject"] == key)
+            .map(|m| m["why"].as_str().unwrap_or_default().to_owned())
+    };
+    assert!(moved.iter().all(|m| m["why"].is_string()), "{drift}");
+    // The reprioritised issue changed itself; the chain it waits on moved for it: #77 inherits its
+    // priority from #102, and #46, which #77 waits on, from #77.
+    assert_eq!(
+        why("acme/api#102").as_deref(),
+        Some("own change"),
+        "{drift}"
+    );
+    assert_eq!(
+        why("acme/api#77").as_deref(),
+        Some("blocks acme/api#102"),
+        "{drift}"
+    );
+    assert_eq!(
+        why("acme/api#46").as_deref(),
+        Some("blocks acme/api#77"),
+        "{drift}"
+    );
     // Each person's plan and the stale blockers are there.
     assert!(!after["people"].as_array().unwrap().is_empty());
     assert!(after["staleBlockers"].is_array());
