@@ -66,7 +66,7 @@ pub enum ConfigError {
 /// site writer deletes every file in its folder that it did not render.
 pub(crate) const OWNED_NAMES: &[&str] = &[
     FILE_NAME,
-    "pm-state.md",
+    crate::state::LEDGER_FILE,
     "snapshot",
     "ops",
     "forecast",

@@ -4,7 +4,7 @@
 //! failure anywhere leaves the state repo exactly as it was. If the commit itself fails, the files the
 //! run had already written are put back.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -300,7 +300,7 @@ fn branch_ledger(layout: &Layout) -> Result<Option<String>, PipelineError> {
     }
     let repo = git::open_or_init(layout.root())?;
     match git::head(&repo) {
-        Some(head) => Ok(git::read_at(&repo, head, "pm-state.md")?
+        Some(head) => Ok(git::read_at(&repo, head, crate::state::LEDGER_FILE)?
             .map(|b| String::from_utf8_lossy(&b).into_owned())),
         None => Ok(crate::ledger::read(&layout.ledger())?),
     }
@@ -673,6 +673,19 @@ pub(crate) fn previous_forecast(
         crate::state::to_json(today, std::path::Path::new(crate::state::FORECAST_FILE)).ok()?;
     let history = crate::state::git::first_parent_history(&repo).ok()?;
     let read = |id| crate::state::git::read_at(&repo, id, crate::state::FORECAST_FILE);
+    // The directive ids in the ledger at a commit (none where it has no ledger).
+    let directives = |id| -> BTreeSet<crate::ledger::format::DirectiveId> {
+        let Ok(Some(text)) = crate::state::git::read_at(&repo, id, crate::state::LEDGER_FILE)
+        else {
+            return BTreeSet::new();
+        };
+        crate::ledger::parse::parse(&String::from_utf8_lossy(&text))
+            .ledger
+            .directives()
+            .map(|d| d.id)
+            .collect()
+    };
+    let head = history.first().map(|(id, _)| *id)?;
     let mut history = history.into_iter().take(DRIFT_LOOKBACK).map(|(id, _)| id);
     while let Some(id) = history.next() {
         let Ok(Some(bytes)) = read(id) else {
@@ -690,8 +703,14 @@ pub(crate) fn previous_forecast(
                         _ => break,
                     }
                 }
+                let then = directives(made_in);
                 return Some(crate::views::standup::Previous {
                     commit: made_in.to_hex_with_len(12).to_string(),
+                    recorded: directives(head)
+                        .into_iter()
+                        .filter(|d| !then.contains(d))
+                        .map(|d| d.to_string())
+                        .collect(),
                     report,
                 });
             }

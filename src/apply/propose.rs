@@ -87,7 +87,7 @@ impl Proposal {
         }
         if let Some(entry) = &self.ledger_entry {
             edits.push((
-                "pm-state.md".into(),
+                crate::state::LEDGER_FILE.into(),
                 Some(append_raw(base_ledger, entry).into_bytes()),
             ));
         }
@@ -143,7 +143,7 @@ pub fn local_proposals(
         );
     }
     let disk_ledger = crate::ledger::read(&layout.ledger())?.unwrap_or_default();
-    let base_ledger = on_base("pm-state.md")?
+    let base_ledger = on_base(crate::state::LEDGER_FILE)?
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
     let base_ids: Vec<String> = crate::ledger::parse::parse(&base_ledger)
@@ -293,9 +293,11 @@ pub fn propose(cx: &Context<'_>) -> Result<Vec<Proposed>, ProposeError> {
 }
 
 fn ledger_at(repo: &gix::Repository, commit: gix::ObjectId) -> Result<String, GitError> {
-    Ok(crate::state::git::read_at(repo, commit, "pm-state.md")?
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default())
+    Ok(
+        crate::state::git::read_at(repo, commit, crate::state::LEDGER_FILE)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default(),
+    )
 }
 
 /// A pull request as the sync of proposals reads it.
@@ -562,14 +564,15 @@ pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
             &format!("{}/{id}.yaml", crate::ops::PENDING_PATH),
         )?
         .and_then(|b| OpFile::parse(&String::from_utf8_lossy(&b), Path::new("op file")).ok());
-        let entry = crate::state::git::read_at(&repo, tip, "pm-state.md")?.and_then(|b| {
-            crate::ledger::parse::parse(&String::from_utf8_lossy(&b))
-                .ledger
-                .directives()
-                .find(|d| d.id.to_string() == id)
-                .filter(|_| !base_ledger.contains(&format!("## {id} ")))
-                .map(|d| d.raw.clone())
-        });
+        let entry =
+            crate::state::git::read_at(&repo, tip, crate::state::LEDGER_FILE)?.and_then(|b| {
+                crate::ledger::parse::parse(&String::from_utf8_lossy(&b))
+                    .ledger
+                    .directives()
+                    .find(|d| d.id.to_string() == id)
+                    .filter(|_| !base_ledger.contains(&format!("## {id} ")))
+                    .map(|d| d.raw.clone())
+            });
         let p = Proposal {
             id: id.clone(),
             file,

@@ -420,7 +420,7 @@ pub fn write(files: &BTreeMap<String, Vec<u8>>, out: &Path) -> Result<(), SiteEr
     }
     // The config refuses such an output; this is the last line of defence before anything is deleted.
     // (A `.git` there is fine: the site folder may be a checkout of a pages branch.)
-    if let Some(kept) = ["commitea.yaml", "pm-state.md", "snapshot"]
+    if let Some(kept) = ["commitea.yaml", crate::state::LEDGER_FILE, "snapshot"]
         .iter()
         .find(|n| out.join(n).exists())
     {

@@ -92,7 +92,7 @@ pub(crate) fn commit_paths(
             .iter()
             .copied()
             .chain(
-                ["ops", "pm-state.md"]
+                ["ops", super::LEDGER_FILE]
                     .into_iter()
                     .filter(|p| !paths.contains(p)),
             )

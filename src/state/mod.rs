@@ -51,6 +51,8 @@ pub enum StateError {
     NoSnapshot(PathBuf),
 }
 
+/// The PM's directive ledger, relative to the state repo (also its path in git history).
+pub(crate) const LEDGER_FILE: &str = "pm-state.md";
 /// The forecast report, relative to the state repo (also its path in git history).
 pub(crate) const FORECAST_FILE: &str = "forecast/forecast.json";
 /// The last backtest report, relative to the state repo.
@@ -82,7 +84,7 @@ impl Layout {
     }
     /// `pm-state.md`.
     pub fn ledger(&self) -> PathBuf {
-        self.root.join("pm-state.md")
+        self.root.join(LEDGER_FILE)
     }
     /// `forecast/`.
     pub(crate) fn forecast_dir(&self) -> PathBuf {

@@ -21,8 +21,10 @@ use crate::state::Snapshot;
 /// A forecast committed earlier, to measure drift against.
 #[derive(Debug, Clone)]
 pub struct Previous {
-    /// The commit it is read from (short id).
+    /// The commit that wrote it (short id).
     pub commit: String,
+    /// The directives recorded on the branch since that commit (`D-0004`), in id order.
+    pub recorded: Vec<String>,
     /// The forecast.
     pub report: ForecastReport,
 }
@@ -59,6 +61,21 @@ pub struct Drift {
     pub issues: Vec<Moved>,
     /// Issues that moved, in all.
     pub issues_moved: usize,
+    /// What changed in the inputs since that forecast, the context of the moves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since_then: Option<SinceThen>,
+}
+
+/// What changed in a forecast's inputs since the one compared with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SinceThen {
+    /// Directives recorded on the branch since (`D-0004`), in id order.
+    pub directives: Vec<String>,
+    /// Issues open in that forecast and closed now.
+    pub closed: usize,
+    /// Open issues that forecast did not have (opened or reopened since).
+    pub new: usize,
 }
 
 /// One thing that moved.
@@ -162,6 +179,7 @@ pub fn standup(
             milestones: Vec::new(),
             issues: Vec::new(),
             issues_moved: 0,
+            since_then: None,
         },
         Some(prev) => {
             let c = crate::consequence::diff(&prev.report, report, plan, plan);
@@ -229,6 +247,20 @@ pub fn standup(
                     why: None,
                 })
                 .collect();
+            let since_then = SinceThen {
+                directives: prev.recorded.clone(),
+                closed: prev
+                    .report
+                    .issues
+                    .iter()
+                    .filter(|f| snapshot.issues.get(&f.issue).is_some_and(|i| i.is_closed()))
+                    .count(),
+                new: report
+                    .issues
+                    .iter()
+                    .filter(|f| !before.contains_key(&f.issue))
+                    .count(),
+            };
             Drift {
                 since: Some(prev.commit.clone()),
                 since_as_of: Some(prev.report.as_of.to_string()),
@@ -237,6 +269,7 @@ pub fn standup(
                 issues_moved: issues.len(),
                 // Half the limit each for moved issues and stale blockers keeps the payload small.
                 issues: issues.into_iter().take(half(selection.limit)).collect(),
+                since_then: Some(since_then),
             }
         }
     };

@@ -140,6 +140,35 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
         standup.contains(r#"<td data-label="Why">own change</td>"#),
         "{standup}"
     );
+    // And what changed since: the directives recorded after that forecast, named.
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(&demo_dir)
+        .args(["show", "HEAD~2:pm-state.md"])
+        .output()
+        .unwrap();
+    let then: Vec<String> = commitea::ledger::parse::parse(&String::from_utf8(out.stdout).unwrap())
+        .ledger
+        .directives()
+        .map(|d| d.id.to_string())
+        .collect();
+    let latest: Vec<String> = ledger
+        .ledger
+        .directives()
+        .map(|d| d.id.to_string())
+        .filter(|id| !then.contains(id))
+        .collect();
+    assert!(latest.len() >= 2, "{latest:?}");
+    assert!(
+        standup.contains(&format!(
+            "Since then: {} directives recorded (",
+            latest.len()
+        )),
+        "{standup}"
+    );
+    for id in &latest {
+        assert!(standup.contains(id.as_str()), "{id}: {standup}");
+    }
 
     let again = commitea(&["demo", "--trials", "500"], tmp.path());
     assert!(

@@ -866,7 +866,7 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
         }),
     )
     .ok();
-    tools::call(
+    let recorded = tools::call(
         &ctx(dir),
         "record_directive",
         &json!({
@@ -896,6 +896,12 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
     assert_valid_output("query_project", &after);
     let drift = &after["drift"];
     assert_eq!(drift["since"], forecast_commit.trim(), "{drift}");
+    // What changed since: the directives committed after that forecast, and no issue closed or opened.
+    let since_then = &drift["sinceThen"];
+    let ids = since_then["directives"].as_array().unwrap();
+    assert!(ids.contains(&recorded["directiveId"]), "{since_then} {recorded}");
+    assert_eq!(since_then["closed"], 0, "{since_then}");
+    assert_eq!(since_then["new"], 0, "{since_then}");
     assert!(drift["issuesMoved"].as_u64().unwrap() > 0, "{drift}");
     let moved = drift["issues"].as_array().unwrap();
     assert!(moved.iter().any(|m| m["moved"].as_i64().unwrap() != 0));
