@@ -668,15 +668,21 @@ pub(crate) fn previous_forecast(
     dir: &Path,
     today: &forecast::ForecastReport,
 ) -> Option<crate::views::standup::Previous> {
-    let repo = gix::open(dir).ok()?;
+    previous_forecast_in(&gix::open(dir).ok()?, today)
+}
+
+/// [`previous_forecast`] in an open repository.
+fn previous_forecast_in(
+    repo: &gix::Repository,
+    today: &forecast::ForecastReport,
+) -> Option<crate::views::standup::Previous> {
     let today =
         crate::state::to_json(today, std::path::Path::new(crate::state::FORECAST_FILE)).ok()?;
-    let history = crate::state::git::first_parent_history(&repo).ok()?;
-    let read = |id| crate::state::git::read_at(&repo, id, crate::state::FORECAST_FILE);
+    let history = crate::state::git::first_parent_history(repo).ok()?;
+    let read = |id| crate::state::git::read_at(repo, id, crate::state::FORECAST_FILE);
     // The directive ids in the ledger at a commit (none where it has no ledger).
     let directives = |id| -> BTreeSet<crate::ledger::format::DirectiveId> {
-        let Ok(Some(text)) = crate::state::git::read_at(&repo, id, crate::state::LEDGER_FILE)
-        else {
+        let Ok(Some(text)) = crate::state::git::read_at(repo, id, crate::state::LEDGER_FILE) else {
             return BTreeSet::new();
         };
         crate::ledger::parse::parse(&String::from_utf8_lossy(&text))
@@ -1013,6 +1019,21 @@ pub(crate) fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> St
         msg.push('\n');
         msg.push_str(&lines.join("\n"));
         msg.push('\n');
+    }
+    // The context of the moves, as the standup gives it. A milestone moved, so HEAD's forecast differs
+    // from today's and is the one compared with (named by the commit that wrote it).
+    if let Some(prev) = repo
+        .filter(|_| !lines.is_empty())
+        .and_then(|repo| previous_forecast_in(repo, r))
+    {
+        let since = crate::views::standup::since_then(&prev, r, &c.snapshot);
+        if !since.is_empty() {
+            msg.push_str(&format!(
+                "\nSince the forecast of {}: {}.\n",
+                prev.commit,
+                since.words()
+            ));
+        }
     }
     if !r.warnings.is_empty() {
         msg.push_str(&format!(

@@ -66,30 +66,6 @@ pub struct StandupPage {
     pub since_then: Option<String>,
 }
 
-/// What changed since the forecast compared with, as a sentence's clauses.
-fn since_then_words(s: &crate::views::standup::SinceThen) -> String {
-    let count =
-        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    let directives = if s.directives.is_empty() {
-        "no directive recorded".to_owned()
-    } else {
-        format!(
-            "{} ({})",
-            count(
-                s.directives.len(),
-                "directive recorded",
-                "directives recorded"
-            ),
-            crate::views::and_list(&s.directives)
-        )
-    };
-    format!(
-        "{directives}; {} closed; {} new",
-        count(s.closed, "issue", "issues"),
-        s.new
-    )
-}
-
 /// Stale blockers the standup page lists at most.
 pub const STANDUP_STALE: usize = 100;
 
@@ -760,7 +736,7 @@ fn standup_page(
         })
         .collect();
     StandupPage {
-        since_then: view.drift.since_then.as_ref().map(since_then_words),
+        since_then: view.drift.since_then.as_ref().map(|s| s.words()),
         moved_total: view.drift.issues_moved,
         moved_shown: shown,
         milestones,

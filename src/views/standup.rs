@@ -161,6 +161,57 @@ fn band(p50: When, p80: When) -> super::Band {
     }
 }
 
+/// What changed in the inputs between `prev` and today's forecast `report` of `snapshot`.
+pub fn since_then(prev: &Previous, report: &ForecastReport, snapshot: &Snapshot) -> SinceThen {
+    let then: std::collections::HashSet<&IssueKey> =
+        prev.report.issues.iter().map(|f| &f.issue).collect();
+    SinceThen {
+        directives: prev.recorded.clone(),
+        closed: prev
+            .report
+            .issues
+            .iter()
+            .filter(|f| snapshot.issues.get(&f.issue).is_some_and(|i| i.is_closed()))
+            .count(),
+        new: report
+            .issues
+            .iter()
+            .filter(|f| !then.contains(&f.issue))
+            .count(),
+    }
+}
+
+impl SinceThen {
+    /// Whether nothing changed: no directive, no issue closed or new.
+    pub fn is_empty(&self) -> bool {
+        self.directives.is_empty() && self.closed == 0 && self.new == 0
+    }
+
+    /// In words: `4 directives recorded (D-0004, D-0005, D-0006 and D-0007); 2 issues closed; 1 new`.
+    pub fn words(&self) -> String {
+        let count =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let directives = if self.directives.is_empty() {
+            "no directive recorded".to_owned()
+        } else {
+            format!(
+                "{} ({})",
+                count(
+                    self.directives.len(),
+                    "directive recorded",
+                    "directives recorded"
+                ),
+                super::and_list(&self.directives)
+            )
+        };
+        format!(
+            "{directives}; {} closed; {} new",
+            count(self.closed, "issue", "issues"),
+            self.new
+        )
+    }
+}
+
 /// The standup view.
 pub fn standup(
     inputs: Inputs<'_>,
@@ -247,20 +298,7 @@ pub fn standup(
                     why: None,
                 })
                 .collect();
-            let since_then = SinceThen {
-                directives: prev.recorded.clone(),
-                closed: prev
-                    .report
-                    .issues
-                    .iter()
-                    .filter(|f| snapshot.issues.get(&f.issue).is_some_and(|i| i.is_closed()))
-                    .count(),
-                new: report
-                    .issues
-                    .iter()
-                    .filter(|f| !before.contains_key(&f.issue))
-                    .count(),
-            };
+            let since_then = since_then(prev, report, snapshot);
             Drift {
                 since: Some(prev.commit.clone()),
                 since_as_of: Some(prev.report.as_of.to_string()),

@@ -169,6 +169,22 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
     for id in &latest {
         assert!(standup.contains(id.as_str()), "{id}: {standup}");
     }
+    // The run's commit message gives the same context beneath the milestones that moved.
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(&demo_dir)
+        .args(["log", "-1", "--format=%B"])
+        .output()
+        .unwrap();
+    let message = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        message.contains(&format!(
+            "Since the forecast of {}: {} directives recorded (",
+            forecast_commit.trim(),
+            latest.len()
+        )),
+        "{message}"
+    );
 
     let again = commitea(&["demo", "--trials", "500"], tmp.path());
     assert!(

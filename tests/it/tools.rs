@@ -899,7 +899,10 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
     // What changed since: the directives committed after that forecast, and no issue closed or opened.
     let since_then = &drift["sinceThen"];
     let ids = since_then["directives"].as_array().unwrap();
-    assert!(ids.contains(&recorded["directiveId"]), "{since_then} {recorded}");
+    assert!(
+        ids.contains(&recorded["directiveId"]),
+        "{since_then} {recorded}"
+    );
     assert_eq!(since_then["closed"], 0, "{since_then}");
     assert_eq!(since_then["new"], 0, "{since_then}");
     assert!(drift["issuesMoved"].as_u64().unwrap() > 0, "{drift}");
