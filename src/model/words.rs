@@ -84,6 +84,36 @@ fn standup(v: &Value) -> String {
             m["moved"]
         ));
     }
+    // The changes since, without a count the payload does not hold (the checker would refuse it).
+    let since = &drift["sinceThen"];
+    if since.is_object() {
+        let ids: Vec<&str> = since["directives"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let directives = if ids.is_empty() {
+            "no directive recorded".to_owned()
+        } else {
+            format!("directives {} recorded", ids.join(", "))
+        };
+        out.push(format!(
+            "What changed since: {directives}; issues closed: {}; new: {}.",
+            since["closed"], since["new"]
+        ));
+    }
+    for m in drift["issues"].as_array().into_iter().flatten() {
+        if let Some(why) = m.get("why").and_then(Value::as_str) {
+            out.push(format!(
+                "- {}: {} (was {}), moved {} working days: {why}",
+                str_at(m, "subject"),
+                band(&m["after"]),
+                band(&m["before"]),
+                m["moved"]
+            ));
+        }
+    }
     for p in v["people"].as_array().into_iter().flatten() {
         let person = str_at(p, "person");
         let plan: Vec<String> = p["plan"]
@@ -214,6 +244,35 @@ mod tests {
         let mut g = super::super::check::Grounds::new();
         g.add_json(&payload);
         assert!(super::super::check::ungrounded(&text, &g, &[]).is_empty());
+    }
+
+    #[test]
+    fn the_standup_in_words_says_what_changed_and_why_and_passes_the_checker() {
+        let payload = json!({"asOf": "2026-11-27", "drift": {"since": "6010be2aec03",
+            "summary": "Public API v2 p80 +2d; 2 issues moved",
+            "milestones": [{"subject": "Public API v2", "before": {"p50": "2027-04-23", "p80": "2027-05-14"},
+                "after": {"p50": "2027-04-27", "p80": "2027-05-18"}, "moved": 2}],
+            "issues": [{"subject": "acme/api#77", "before": {"p50": "2027-02-02", "p80": "2027-02-11"},
+                "after": {"p50": "2026-12-09", "p80": "2026-12-11"}, "moved": -40,
+                "why": "blocks acme/api#102"}],
+            "issuesMoved": 2,
+            "sinceThen": {"directives": ["D-0004", "D-0005"], "closed": 3, "new": 0}},
+            "people": [{"person": "amara", "plan": [], "idle": true}], "staleBlockers": []});
+        let text = render(&payload);
+        assert!(
+            text.contains(
+                "What changed since: directives D-0004, D-0005 recorded; issues closed: 3; new: 0."
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("- acme/api#77: p50 2026-12-09, p80 2026-12-11 (was p50 2027-02-02, p80 2027-02-11), moved -40 working days: blocks acme/api#102"),
+            "{text}"
+        );
+        let mut g = super::super::check::Grounds::new();
+        g.add_json(&payload);
+        let claims = super::super::check::ungrounded(&text, &g, &["amara".into()]);
+        assert!(claims.is_empty(), "{claims:?}\n{text}");
     }
 
     #[test]
