@@ -83,7 +83,7 @@ pub struct MovedRow {
     pub after: String,
     /// Working days moved, signed (`+3`), or `new` / `gone`.
     pub moved: String,
-    /// Why an issue moved (the consequence diff's words); absent for a milestone.
+    /// Why it moved (the standup view's words), when it says.
     pub why: Option<String>,
 }
 
@@ -665,7 +665,7 @@ fn standup_page(
             before: band_words(m.before.as_ref()),
             after: band_words(m.after.as_ref()),
             moved: moved_words(m),
-            why: None,
+            why: m.why.clone(),
         })
         .collect();
     let who: HashMap<String, String> = report

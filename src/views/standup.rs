@@ -90,9 +90,12 @@ pub struct Moved {
     pub after: Option<super::Band>,
     /// Working days the p80 moved, later positive.
     pub moved: i64,
-    /// Why an issue moved, in the consequence diff's words: `own change` (its estimate, priority,
-    /// milestone, assignee or remaining work changed), `waits on KEY`, `queue of PERSON`, `team
-    /// capacity`, `new` or `gone`; absent for a milestone.
+    /// Why it moved. For an issue, the consequence diff's words: `own change` (its estimate, priority,
+    /// milestone, assignee or remaining work changed), `imputed estimate`, `blocks KEY`, `waits on KEY`,
+    /// `queue of PERSON`, `team capacity`, `new` or `gone`. For a milestone,
+    /// how many of its issues moved each way and the biggest move the milestone's way, with its reason
+    /// (`5 of its issues moved later, 1 earlier; the most: KEY +13 working days (waits on KEY)`); absent
+    /// when none of them moved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
 }
@@ -279,6 +282,40 @@ pub fn standup(
                     }
                 })
                 .collect();
+            // A milestone moves with its issues: how many of them moved each way, and the biggest move
+            // the way the milestone went, with its reason.
+            // Today's milestone of an issue, else (a closed one) the one it had then.
+            let mut milestone_of: HashMap<String, Option<u64>> = prev
+                .report
+                .issues
+                .iter()
+                .map(|f| (f.issue.to_string(), f.milestone))
+                .collect();
+            milestone_of.extend(
+                report
+                    .issues
+                    .iter()
+                    .map(|f| (f.issue.to_string(), f.milestone)),
+            );
+            let issues_moved_in = |id: u64, direction: i64| -> Option<String> {
+                let moved: Vec<&crate::consequence::IssueChange> = c
+                    .issues
+                    .iter()
+                    .filter(|i| i.moved_working_days != 0)
+                    .filter(|i| milestone_of.get(&i.issue) == Some(&Some(id)))
+                    .collect();
+                let later = moved.iter().filter(|i| i.moved_working_days > 0).count();
+                let earlier = moved.len() - later;
+                // `c.issues` is biggest move first, so the first one the milestone's way is the biggest.
+                let top = moved
+                    .iter()
+                    .find(|i| i.moved_working_days.signum() == direction.signum())
+                    .or_else(|| moved.first())?;
+                Some(format!(
+                    "{later} of its issues moved later, {earlier} earlier; the most: {} {:+} working days ({})",
+                    top.issue, top.moved_working_days, top.why
+                ))
+            };
             let milestones = c
                 .milestones
                 .iter()
@@ -295,7 +332,7 @@ pub fn standup(
                         p80: s.p80.clone(),
                     }),
                     moved: m.moved_working_days,
-                    why: None,
+                    why: issues_moved_in(m.milestone, m.moved_working_days),
                 })
                 .collect();
             let since_then = since_then(prev, report, snapshot);

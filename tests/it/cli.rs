@@ -140,6 +140,21 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
         standup.contains(r#"<td data-label="Why">own change</td>"#),
         "{standup}"
     );
+    // A milestone that moved says how many of its issues moved and names the biggest mover's reason.
+    assert!(
+        standup.contains(" of its issues moved later, ") && standup.contains("; the most: acme/"),
+        "{standup}"
+    );
+    // An issue cut from a milestone (the demo's D-0005 takes acme/mobile#90 out of the holiday release)
+    // no longer counts among its issues.
+    let holiday = standup
+        .split("<tr>")
+        .find(|row| row.contains("Mobile 3.0 holiday release"))
+        .expect("the holiday release moved");
+    assert!(
+        holiday.contains(" of its issues moved later") && !holiday.contains("acme/mobile#90"),
+        "{holiday}"
+    );
     // And what changed since: the directives recorded after that forecast, named.
     let out = Command::new("git")
         .arg("-C")
