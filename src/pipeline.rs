@@ -1010,30 +1010,62 @@ pub(crate) fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> St
             .and_then(|o| o["p80"].as_str().map(str::to_owned));
         let new_p80 = m.p80.to_string();
         match old_p80 {
-            Some(o) if o != new_p80 => lines.push(format!("- {}: p80 {o} → {new_p80}", m.title)),
-            None => lines.push(format!("- {}: p80 {new_p80}", m.title)),
+            Some(o) if o != new_p80 => {
+                lines.push((&m.title, format!("- {}: p80 {o} → {new_p80}", m.title)));
+            }
+            None => lines.push((&m.title, format!("- {}: p80 {new_p80}", m.title))),
             _ => {}
         }
     }
-    if !lines.is_empty() {
-        msg.push('\n');
-        msg.push_str(&lines.join("\n"));
-        msg.push('\n');
-    }
     // The context of the moves, as the standup gives it. A milestone moved, so HEAD's forecast differs
     // from today's and is the one compared with (named by the commit that wrote it).
-    if let Some(prev) = repo
+    let previous = repo
         .filter(|_| !lines.is_empty())
-        .and_then(|repo| previous_forecast_in(repo, r))
-    {
-        let since = crate::views::standup::since_then(&prev, r, &c.snapshot);
-        if !since.is_empty() {
-            msg.push_str(&format!(
-                "\nSince the forecast of {}: {}.\n",
-                prev.commit,
-                since.words()
-            ));
+        .and_then(|repo| previous_forecast_in(repo, r));
+    let drift = previous.as_ref().map(|prev| {
+        crate::views::standup::standup(
+            crate::views::Inputs {
+                plan: &c.plan,
+                report: r,
+            },
+            &c.snapshot,
+            Some(prev),
+            crate::views::standup::StandupSettings {
+                stale_days: c.config.standup.stale_days.0,
+                plan_days: c.config.standup.plan_days.0,
+            },
+            &crate::views::Selection {
+                limit: usize::MAX,
+                ..crate::views::Selection::default()
+            },
+        )
+        .drift
+    });
+    if !lines.is_empty() {
+        msg.push('\n');
+        for (title, line) in &lines {
+            msg.push_str(line);
+            // Why it moved, where the standup can say.
+            if let Some(why) = drift
+                .iter()
+                .flat_map(|d| &d.milestones)
+                .find_map(|m| (m.subject == **title).then_some(m.why.as_deref()).flatten())
+            {
+                msg.push_str(&format!(" ({why})"));
+            }
+            msg.push('\n');
         }
+    }
+    if let (Some(prev), Some(since)) = (
+        &previous,
+        drift.as_ref().and_then(|d| d.since_then.as_ref()),
+    ) && !since.is_empty()
+    {
+        msg.push_str(&format!(
+            "\nSince the forecast of {}: {}.\n",
+            prev.commit,
+            since.words()
+        ));
     }
     if !r.warnings.is_empty() {
         msg.push_str(&format!(

@@ -94,7 +94,7 @@ pub struct Moved {
     /// milestone, assignee or remaining work changed), `imputed estimate`, `blocks KEY`, `waits on KEY`,
     /// `queue of PERSON`, `team capacity`, `new` or `gone`. For a milestone,
     /// how many of its issues moved each way and the biggest move the milestone's way, with its reason
-    /// (`5 of its issues moved later, 1 earlier; the most: KEY +13 working days (waits on KEY)`); absent
+    /// (`5 of its issues moved later, 1 earlier; the most: KEY, +13 working days: waits on KEY`); absent
     /// when none of them moved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
@@ -312,7 +312,7 @@ pub fn standup(
                     .find(|i| i.moved_working_days.signum() == direction.signum())
                     .or_else(|| moved.first())?;
                 Some(format!(
-                    "{later} of its issues moved later, {earlier} earlier; the most: {} {:+} working days ({})",
+                    "{later} of its issues moved later, {earlier} earlier; the most: {}, {:+} working days: {}",
                     top.issue, top.moved_working_days, top.why
                 ))
             };

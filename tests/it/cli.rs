@@ -192,6 +192,14 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
         .output()
         .unwrap();
     let message = String::from_utf8(out.stdout).unwrap();
+    // Each milestone line says why it moved, as the standup does.
+    assert!(
+        message
+            .lines()
+            .any(|l| l.starts_with("- Public API v2: p80 ")
+                && l.contains(" of its issues moved later, ")),
+        "{message}"
+    );
     assert!(
         message.contains(&format!(
             "Since the forecast of {}: {} directives recorded (",
