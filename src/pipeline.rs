@@ -710,8 +710,21 @@ fn previous_forecast_in(
                     }
                 }
                 let then = directives(made_in);
+                // Compared as settings, so an edited comment is no change; a file that does not
+                // parse counts as itself.
+                let settings = |id| {
+                    crate::state::git::read_at(repo, id, crate::config::FILE_NAME)
+                        .ok()
+                        .flatten()
+                        .map(|bytes| {
+                            let text = String::from_utf8_lossy(&bytes).into_owned();
+                            Config::parse(&text, Path::new(crate::config::FILE_NAME))
+                                .map_err(|_| text)
+                        })
+                };
                 return Some(crate::views::standup::Previous {
                     commit: made_in.to_hex_with_len(12).to_string(),
+                    settings_changed: settings(head) != settings(made_in),
                     recorded: directives(head)
                         .into_iter()
                         .filter(|d| !then.contains(d))

@@ -98,8 +98,13 @@ fn standup(v: &Value) -> String {
         } else {
             format!("directives {} recorded", ids.join(", "))
         };
+        let settings = if since["settingsChanged"] == true {
+            "; commitea.yaml changed"
+        } else {
+            ""
+        };
         out.push(format!(
-            "What changed since: {directives}; issues closed: {}; new: {}.",
+            "What changed since: {directives}; issues closed: {}; new: {}{settings}.",
             since["closed"], since["new"]
         ));
     }
@@ -256,12 +261,13 @@ mod tests {
                 "after": {"p50": "2026-12-09", "p80": "2026-12-11"}, "moved": -40,
                 "why": "blocks acme/api#102"}],
             "issuesMoved": 2,
-            "sinceThen": {"directives": ["D-0004", "D-0005"], "closed": 3, "new": 0}},
+            "sinceThen": {"directives": ["D-0004", "D-0005"], "closed": 3, "new": 0,
+                "settingsChanged": true}},
             "people": [{"person": "amara", "plan": [], "idle": true}], "staleBlockers": []});
         let text = render(&payload);
         assert!(
             text.contains(
-                "What changed since: directives D-0004, D-0005 recorded; issues closed: 3; new: 0."
+                "What changed since: directives D-0004, D-0005 recorded; issues closed: 3; new: 0; commitea.yaml changed."
             ),
             "{text}"
         );

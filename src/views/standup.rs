@@ -25,6 +25,9 @@ pub struct Previous {
     pub commit: String,
     /// The directives recorded on the branch since that commit (`D-0004`), in id order.
     pub recorded: Vec<String>,
+    /// Whether `commitea.yaml` on the branch differs from that commit's (the team, the calendar, the
+    /// forecast's settings).
+    pub settings_changed: bool,
     /// The forecast.
     pub report: ForecastReport,
 }
@@ -76,6 +79,9 @@ pub struct SinceThen {
     pub closed: usize,
     /// Open issues that forecast did not have (opened or reopened since).
     pub new: usize,
+    /// Whether `commitea.yaml` changed since (the team, the calendar, the forecast's settings).
+    #[serde(default)]
+    pub settings_changed: bool,
 }
 
 /// One thing that moved.
@@ -181,16 +187,18 @@ pub fn since_then(prev: &Previous, report: &ForecastReport, snapshot: &Snapshot)
             .iter()
             .filter(|f| !then.contains(&f.issue))
             .count(),
+        settings_changed: prev.settings_changed,
     }
 }
 
 impl SinceThen {
-    /// Whether nothing changed: no directive, no issue closed or new.
+    /// Whether nothing changed: no directive, no issue closed or new, the same settings.
     pub fn is_empty(&self) -> bool {
-        self.directives.is_empty() && self.closed == 0 && self.new == 0
+        self.directives.is_empty() && self.closed == 0 && self.new == 0 && !self.settings_changed
     }
 
-    /// In words: `4 directives recorded (D-0004, D-0005, D-0006 and D-0007); 2 issues closed; 1 new`.
+    /// In words: `4 directives recorded (D-0004, D-0005, D-0006 and D-0007); 2 issues closed; 1 new`,
+    /// then `; commitea.yaml changed` when it did.
     pub fn words(&self) -> String {
         let count =
             |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
@@ -208,9 +216,14 @@ impl SinceThen {
             )
         };
         format!(
-            "{directives}; {} closed; {} new",
+            "{directives}; {} closed; {} new{}",
             count(self.closed, "issue", "issues"),
-            self.new
+            self.new,
+            if self.settings_changed {
+                "; commitea.yaml changed"
+            } else {
+                ""
+            }
         )
     }
 }

@@ -848,6 +848,24 @@ fn record_directive_through_the_tool_and_the_directives_view() {
 fn standup_reports_drift_against_the_last_committed_forecast() {
     let tmp = demo_dir();
     let dir = tmp.path();
+    // The state is imported as `commitea demo` does, the settings with it.
+    let commit_all = |message: &str| {
+        crate::pipeline::git(dir, &["add", "-A"]);
+        crate::pipeline::git(
+            dir,
+            &[
+                "-c",
+                "user.name=pat",
+                "-c",
+                "user.email=pat@example.com",
+                "commit",
+                "-qm",
+                message,
+            ],
+        );
+    };
+    crate::pipeline::git(dir, &["init", "-q"]);
+    commit_all("Import");
     commitea::pipeline::run(&run_options(dir)).unwrap();
     let before = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
     assert!(
@@ -905,6 +923,39 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
     );
     assert_eq!(since_then["closed"], 0, "{since_then}");
     assert_eq!(since_then["new"], 0, "{since_then}");
+    assert_eq!(since_then["settingsChanged"], false, "{since_then}");
+    // A changed setting is said; an edited comment is not a change of settings.
+    let commit_config = |text: &str, message: &str| {
+        std::fs::write(dir.join("commitea.yaml"), text).unwrap();
+        crate::pipeline::git(
+            dir,
+            &[
+                "-c",
+                "user.name=pat",
+                "-c",
+                "user.email=pat@example.com",
+                "commit",
+                "-qm",
+                message,
+                "commitea.yaml",
+            ],
+        );
+        let v = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
+        v["drift"]["sinceThen"]["settingsChanged"].clone()
+    };
+    let config = std::fs::read_to_string(dir.join("commitea.yaml")).unwrap();
+    assert_eq!(
+        commit_config(&format!("# A note.\n{config}"), "A comment"),
+        false
+    );
+    assert!(config.contains("hours_per_week: 30"), "{config}");
+    assert_eq!(
+        commit_config(
+            &config.replacen("hours_per_week: 30", "hours_per_week: 12", 1),
+            "Fewer hours"
+        ),
+        true
+    );
     assert!(drift["issuesMoved"].as_u64().unwrap() > 0, "{drift}");
     let moved = drift["issues"].as_array().unwrap();
     assert!(moved.iter().any(|m| m["moved"].as_i64().unwrap() != 0));
