@@ -764,22 +764,7 @@ pub fn site_files(
             &past_forecasts(layout)?,
             load_changes(layout)?,
             c.config.server.as_deref(),
-            crate::views::standup::standup(
-                Inputs {
-                    plan: &c.plan,
-                    report: &c.report,
-                },
-                &c.snapshot,
-                previous_forecast(layout.root(), &c.report).as_ref(),
-                crate::views::standup::StandupSettings {
-                    stale_days: c.config.standup.stale_days.0,
-                    plan_days: c.config.standup.plan_days.0,
-                },
-                &crate::views::Selection {
-                    limit: usize::MAX,
-                    ..crate::views::Selection::default()
-                },
-            ),
+            whole_standup(c, previous_forecast(layout.root(), &c.report).as_ref()),
         )),
     };
     let templates = layout.templates_dir();
@@ -988,6 +973,30 @@ fn restore(previous: &[(PathBuf, Option<Vec<u8>>)]) {
     }
 }
 
+/// The standup of a computed state against `previous`, nothing cut: what the site and the commit
+/// message show.
+fn whole_standup(
+    c: &Computed,
+    previous: Option<&crate::views::standup::Previous>,
+) -> crate::views::standup::Standup {
+    crate::views::standup::standup(
+        Inputs {
+            plan: &c.plan,
+            report: &c.report,
+        },
+        &c.snapshot,
+        previous,
+        crate::views::standup::StandupSettings {
+            stale_days: c.config.standup.stale_days.0,
+            plan_days: c.config.standup.plan_days.0,
+        },
+        &crate::views::Selection {
+            limit: usize::MAX,
+            ..crate::views::Selection::default()
+        },
+    )
+}
+
 /// The commit message: a title line, then what moved since the last committed forecast.
 pub(crate) fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> String {
     let r = &c.report;
@@ -1035,25 +1044,9 @@ pub(crate) fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> St
     let previous = repo
         .filter(|_| !lines.is_empty())
         .and_then(|repo| previous_forecast_in(repo, r));
-    let drift = previous.as_ref().map(|prev| {
-        crate::views::standup::standup(
-            crate::views::Inputs {
-                plan: &c.plan,
-                report: r,
-            },
-            &c.snapshot,
-            Some(prev),
-            crate::views::standup::StandupSettings {
-                stale_days: c.config.standup.stale_days.0,
-                plan_days: c.config.standup.plan_days.0,
-            },
-            &crate::views::Selection {
-                limit: usize::MAX,
-                ..crate::views::Selection::default()
-            },
-        )
-        .drift
-    });
+    let drift = previous
+        .as_ref()
+        .map(|prev| whole_standup(c, Some(prev)).drift);
     if !lines.is_empty() {
         msg.push('\n');
         for (title, line) in &lines {

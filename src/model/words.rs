@@ -66,6 +66,15 @@ fn band(v: &Value) -> String {
     }
 }
 
+/// The strings of a JSON array (none when it is not one).
+fn strings(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
 /// The standup: drift, each person's plan, stale blockers.
 fn standup(v: &Value) -> String {
     let mut out = Vec::new();
@@ -75,24 +84,28 @@ fn standup(v: &Value) -> String {
         "Since the last forecast: {}.",
         str_at(drift, "summary")
     ));
-    for m in drift["milestones"].as_array().into_iter().flatten() {
-        out.push(format!(
-            "- {}: {} (was {}), moved {} working days",
+    // One moved milestone or issue: its band now and before, the move, and why where it says.
+    let moved = |m: &Value| {
+        let why = m
+            .get("why")
+            .and_then(Value::as_str)
+            .map(|w| format!(": {w}"))
+            .unwrap_or_default();
+        format!(
+            "- {}: {} (was {}), moved {} working days{why}",
             str_at(m, "subject"),
             band(&m["after"]),
             band(&m["before"]),
             m["moved"]
-        ));
+        )
+    };
+    for m in drift["milestones"].as_array().into_iter().flatten() {
+        out.push(moved(m));
     }
     // The changes since, without a count the payload does not hold (the checker would refuse it).
     let since = &drift["sinceThen"];
     if since.is_object() {
-        let ids: Vec<&str> = since["directives"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
+        let ids = strings(&since["directives"]);
         let directives = if ids.is_empty() {
             "no directive recorded".to_owned()
         } else {
@@ -109,15 +122,7 @@ fn standup(v: &Value) -> String {
         ));
     }
     for m in drift["issues"].as_array().into_iter().flatten() {
-        if let Some(why) = m.get("why").and_then(Value::as_str) {
-            out.push(format!(
-                "- {}: {} (was {}), moved {} working days: {why}",
-                str_at(m, "subject"),
-                band(&m["after"]),
-                band(&m["before"]),
-                m["moved"]
-            ));
-        }
+        out.push(moved(m));
     }
     for p in v["people"].as_array().into_iter().flatten() {
         let person = str_at(p, "person");
@@ -142,12 +147,7 @@ fn standup(v: &Value) -> String {
         }
     }
     for b in v["staleBlockers"].as_array().into_iter().flatten() {
-        let blocks: Vec<&str> = b["blocks"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
+        let blocks = strings(&b["blocks"]);
         out.push(format!(
             "Stale blocker: {} {}, idle {} days, blocks {}.",
             str_at(b, "issue"),

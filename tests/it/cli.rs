@@ -12,14 +12,21 @@ fn commitea(args: &[&str], cwd: &Path) -> std::process::Output {
         .expect("the binary runs")
 }
 
-fn git_count(dir: &Path) -> String {
+/// What `git ARGS` prints in `dir`.
+fn git_out(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
-        .args(["rev-list", "--count", "HEAD"])
+        .args(args)
         .output()
         .unwrap();
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn git_count(dir: &Path) -> String {
+    git_out(dir, &["rev-list", "--count", "HEAD"])
+        .trim()
+        .to_owned()
 }
 
 #[test]
@@ -125,13 +132,7 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
     assert!(!standup.contains("No issue moved"), "{standup}");
     // It names the commit that wrote that forecast (the one before the directives' commit), and says
     // why each issue moved: the re-estimated issue changed itself.
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(&demo_dir)
-        .args(["rev-parse", "--short=12", "HEAD~2"])
-        .output()
-        .unwrap();
-    let forecast_commit = String::from_utf8(out.stdout).unwrap();
+    let forecast_commit = git_out(&demo_dir, &["rev-parse", "--short=12", "HEAD~2"]);
     assert!(
         standup.contains(&format!("forecast committed in {}", forecast_commit.trim())),
         "{standup}"
@@ -156,17 +157,12 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
         "{holiday}"
     );
     // And what changed since: the directives recorded after that forecast, named.
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(&demo_dir)
-        .args(["show", "HEAD~2:pm-state.md"])
-        .output()
-        .unwrap();
-    let then: Vec<String> = commitea::ledger::parse::parse(&String::from_utf8(out.stdout).unwrap())
-        .ledger
-        .directives()
-        .map(|d| d.id.to_string())
-        .collect();
+    let then: Vec<String> =
+        commitea::ledger::parse::parse(&git_out(&demo_dir, &["show", "HEAD~2:pm-state.md"]))
+            .ledger
+            .directives()
+            .map(|d| d.id.to_string())
+            .collect();
     let latest: Vec<String> = ledger
         .ledger
         .directives()
@@ -185,13 +181,7 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
         assert!(standup.contains(id.as_str()), "{id}: {standup}");
     }
     // The run's commit message gives the same context beneath the milestones that moved.
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(&demo_dir)
-        .args(["log", "-1", "--format=%B"])
-        .output()
-        .unwrap();
-    let message = String::from_utf8(out.stdout).unwrap();
+    let message = git_out(&demo_dir, &["log", "-1", "--format=%B"]);
     // Each milestone line says why it moved, as the standup does.
     assert!(
         message

@@ -848,24 +848,27 @@ fn record_directive_through_the_tool_and_the_directives_view() {
 fn standup_reports_drift_against_the_last_committed_forecast() {
     let tmp = demo_dir();
     let dir = tmp.path();
-    // The state is imported as `commitea demo` does, the settings with it.
-    let commit_all = |message: &str| {
-        crate::pipeline::git(dir, &["add", "-A"]);
-        crate::pipeline::git(
-            dir,
-            &[
-                "-c",
-                "user.name=pat",
-                "-c",
-                "user.email=pat@example.com",
-                "commit",
-                "-qm",
-                message,
-            ],
-        );
+    // Commits `paths` (all when empty) as the PM.
+    let commit = |message: &str, paths: &[&str]| {
+        let mut args = vec![
+            "-c",
+            "user.name=pat",
+            "-c",
+            "user.email=pat@example.com",
+            "commit",
+            "-qm",
+            message,
+        ];
+        if paths.is_empty() {
+            args.push("-a");
+        }
+        args.extend_from_slice(paths);
+        crate::pipeline::git(dir, &args);
     };
+    // The state is imported as `commitea demo` does, the settings with it.
     crate::pipeline::git(dir, &["init", "-q"]);
-    commit_all("Import");
+    crate::pipeline::git(dir, &["add", "-A"]);
+    commit("Import", &[]);
     commitea::pipeline::run(&run_options(dir)).unwrap();
     let before = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
     assert!(
@@ -898,18 +901,7 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
     // The directives are committed on their own, as a merged proposal is: that commit carries the
     // forecast along, and the drift still names the commit that wrote it.
     let forecast_commit = crate::pipeline::git(dir, &["rev-parse", "--short=12", "HEAD"]);
-    crate::pipeline::git(
-        dir,
-        &[
-            "-c",
-            "user.name=pat",
-            "-c",
-            "user.email=pat@example.com",
-            "commit",
-            "-qam",
-            "Record the PM's directives",
-        ],
-    );
+    commit("Record the PM's directives", &[]);
     let after = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
     assert_valid_output("query_project", &after);
     let drift = &after["drift"];
@@ -927,19 +919,7 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
     // A changed setting is said; an edited comment is not a change of settings.
     let commit_config = |text: &str, message: &str| {
         std::fs::write(dir.join("commitea.yaml"), text).unwrap();
-        crate::pipeline::git(
-            dir,
-            &[
-                "-c",
-                "user.name=pat",
-                "-c",
-                "user.email=pat@example.com",
-                "commit",
-                "-qm",
-                message,
-                "commitea.yaml",
-            ],
-        );
+        commit(message, &["commitea.yaml"]);
         let v = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
         v["drift"]["sinceThen"]["settingsChanged"].clone()
     };
