@@ -82,8 +82,9 @@ pub struct IssueChange {
     pub after: Option<IssueSide>,
     /// Working days the p80 moved (later is positive); 0 for `new` and `gone`.
     pub moved_working_days: i64,
-    /// `own change`, `imputed estimate`, `blocks KEY` (it inherits a changed priority from KEY, which
-    /// waits on it), `waits on KEY`, `queue of PERSON`, `team capacity`, `new` or `gone`.
+    /// `own change`, `imputed estimate`, `calibration` (only its remaining effort moved, re-measured by a
+    /// changed calibration), `blocks KEY` (it inherits a changed priority from KEY, which waits on it),
+    /// `waits on KEY`, `queue of PERSON`, `team capacity`, `new` or `gone`.
     pub why: String,
 }
 
@@ -213,14 +214,21 @@ fn issue_side(i: &IssueForecast) -> IssueSide {
     }
 }
 
-/// Whether the issue's own inputs differ between the two sides: `own change`, or `imputed estimate` when
-/// only the remaining effort moved and it rests on an imputed estimate (which follows the other issues'
-/// estimates).
+/// Why an issue whose only change is its remaining effort moved, when the calibration changed between
+/// the two sides and nothing of the issue did: what work like it really takes was measured again.
+const WHY_CALIBRATION: &str = "calibration";
+
+/// Whether the issue's own inputs differ between the two sides: `own change`; or, when only the remaining
+/// effort moved, `imputed estimate` when it rests on an imputed estimate (which follows the other issues'
+/// estimates) and `calibration` when the calibration changed and the issue stayed in its column (its
+/// effort was measured again; tracked time logged on it would also move it, and reads `own change` when
+/// the calibration did not change).
 fn own_change(
     b: &IssueForecast,
     a: &IssueForecast,
     pb: Option<&PlannedIssue>,
     pa: Option<&PlannedIssue>,
+    recalibrated: bool,
 ) -> Option<&'static str> {
     let report_differs = b.estimate != a.estimate
         || b.estimate_source != a.estimate_source
@@ -244,6 +252,8 @@ fn own_change(
     } else if b.remaining_hours.to_bits() != a.remaining_hours.to_bits() {
         Some(if a.estimate_source == EstimateSource::Imputed {
             "imputed estimate"
+        } else if recalibrated && b.lifecycle == a.lifecycle {
+            WHY_CALIBRATION
         } else {
             "own change"
         })
@@ -333,7 +343,8 @@ fn why_moved(
     waiting: Option<&BTreeSet<&IssueKey>>,
     reports: [&ForecastReport; 2],
 ) -> String {
-    if let Some(why) = own_change(b, a, pb, pa) {
+    let recalibrated = reports[0].calibration != reports[1].calibration;
+    if let Some(why) = own_change(b, a, pb, pa, recalibrated) {
         return why.to_owned();
     }
     // Its priority is inherited from what waits on it, and that changed: name the waiting issue whose

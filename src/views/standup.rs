@@ -97,11 +97,11 @@ pub struct Moved {
     /// Working days the p80 moved, later positive.
     pub moved: i64,
     /// Why it moved. For an issue, the consequence diff's words: `own change` (its estimate, priority,
-    /// milestone, assignee or remaining work changed), `imputed estimate`, `blocks KEY`, `waits on KEY`,
-    /// `queue of PERSON`, `team capacity`, `new` or `gone`. For a milestone,
-    /// how many of its issues moved each way and the biggest move the milestone's way, with its reason
-    /// (`5 of its issues moved later, 1 earlier; the most: KEY, +13 working days: waits on KEY`); absent
-    /// when none of them moved.
+    /// milestone, assignee or remaining work changed), `imputed estimate`, `calibration`, `blocks KEY`,
+    /// `waits on KEY`, `queue of PERSON`, `team capacity`, `new` or `gone`. For a milestone, how many of
+    /// its issues moved each way and the biggest move the milestone's way, with its reason (`5 of its
+    /// issues moved later, 1 earlier; the most: KEY, +13 working days: waits on KEY`); absent when none
+    /// of them moved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
 }

@@ -936,6 +936,25 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
         ),
         true
     );
+    // Fewer hours on a person's calendar re-measure what closed work took: issues whose only change is
+    // their remaining effort say so.
+    let v = tools::call(
+        &ctx(dir),
+        "query_project",
+        &json!({ "view": "standup", "filters": { "limit": 100 } }),
+    )
+    .unwrap();
+    let whys: std::collections::BTreeSet<&str> = v["drift"]["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["why"].as_str())
+        .collect();
+    assert!(whys.contains("calibration"), "{whys:?}");
+    assert!(
+        !whys.contains("own change"),
+        "no issue changed itself: {whys:?}"
+    );
     assert!(drift["issuesMoved"].as_u64().unwrap() > 0, "{drift}");
     let moved = drift["issues"].as_array().unwrap();
     assert!(moved.iter().any(|m| m["moved"].as_i64().unwrap() != 0));
