@@ -220,15 +220,16 @@ const WHY_CALIBRATION: &str = "calibration";
 
 /// Whether the issue's own inputs differ between the two sides: `own change`; or, when only the remaining
 /// effort moved, `imputed estimate` when it rests on an imputed estimate (which follows the other issues'
-/// estimates) and `calibration` when the calibration changed and the issue stayed in its column (its
-/// effort was measured again; tracked time logged on it would also move it, and reads `own change` when
-/// the calibration did not change).
+/// estimates) and `calibration` when the calibration changed and the issue itself did not (the same
+/// column, no activity on it since the day the forecast before was made as of: time logged on it would
+/// move it too).
 fn own_change(
     b: &IssueForecast,
     a: &IssueForecast,
     pb: Option<&PlannedIssue>,
     pa: Option<&PlannedIssue>,
     recalibrated: bool,
+    b_as_of: NaiveDate,
 ) -> Option<&'static str> {
     let report_differs = b.estimate != a.estimate
         || b.estimate_source != a.estimate_source
@@ -252,7 +253,10 @@ fn own_change(
     } else if b.remaining_hours.to_bits() != a.remaining_hours.to_bits() {
         Some(if a.estimate_source == EstimateSource::Imputed {
             "imputed estimate"
-        } else if recalibrated && b.lifecycle == a.lifecycle {
+        } else if recalibrated
+            && b.lifecycle == a.lifecycle
+            && pa.is_none_or(|p| p.updated_at.date_naive() < b_as_of)
+        {
             WHY_CALIBRATION
         } else {
             "own change"
@@ -344,7 +348,7 @@ fn why_moved(
     reports: [&ForecastReport; 2],
 ) -> String {
     let recalibrated = reports[0].calibration != reports[1].calibration;
-    if let Some(why) = own_change(b, a, pb, pa, recalibrated) {
+    if let Some(why) = own_change(b, a, pb, pa, recalibrated, reports[1].as_of) {
         return why.to_owned();
     }
     // Its priority is inherited from what waits on it, and that changed: name the waiting issue whose
