@@ -2,8 +2,10 @@
 //! blockers nobody has touched.
 //!
 //! Drift compares today's forecast with the newest committed `forecast/forecast.json` that differs from it
-//! (found by the caller in the state repo's git history), with the consequence module's working-day
-//! arithmetic. A stale blocker is an open issue that other open issues wait on and that has had no activity
+//! (found by the caller in the state repo's git history, named by the commit that wrote it), with the
+//! consequence module's working-day arithmetic and reasons: each moved issue says why, each moved
+//! milestone how many of its issues moved and the biggest mover's reason, and the drift says what
+//! changed in the inputs since (directives recorded, issues closed and new, settings). A stale blocker is an open issue that other open issues wait on and that has had no activity
 //! (any change Gitea records: comment, label, push…) for `standup.stale_days` calendar days.
 
 use std::collections::HashMap;
