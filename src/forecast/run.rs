@@ -207,14 +207,17 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             // The headline is the work that stays while the abandonment model says which issues leave
             // (#14: the planned scope is "never" as soon as anything in it may never be done), else the
             // planned scope; P(on time), slack and whether a hard deadline is missed all read the headline.
-            let staying = fate.gives_probabilities() && !empty && sim.group_staying(g).is_some();
+            let staying_cone = (fate.gives_probabilities() && !empty)
+                .then(|| sim.group_staying(g))
+                .flatten();
+            let staying = staying_cone.is_some();
             let planned = sim.group(g);
             let (p10, p50, p80, prob) = if empty {
                 // Nothing open: there is nothing to be on time with, and no slack to measure.
                 let done = When::Date(as_of);
                 (done, done, done, None)
             } else {
-                let pc = sim.group_staying(g).filter(|_| staying).unwrap_or(planned);
+                let pc = staying_cone.unwrap_or(planned);
                 let prob = m.due.map(|d| {
                     let day = (d - as_of).num_days();
                     if day < 0 {
