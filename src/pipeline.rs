@@ -1005,7 +1005,9 @@ pub(crate) fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> St
         r.as_of,
         r.issues.len()
     );
-    let previous: Option<serde_json::Value> = repo
+    // HEAD's forecast, read as the standup reads it: one committed in an earlier format has its
+    // milestones' headlines moved into today's places, so an upgrade alone reports no move.
+    let previous: Option<forecast::ForecastReport> = repo
         .and_then(git::head)
         .zip(repo)
         .and_then(|(head, repo)| {
@@ -1020,16 +1022,10 @@ pub(crate) fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> St
         .iter()
         .filter(|m| m.state == crate::domain::OpenState::Open)
     {
-        let old = previous.as_ref().and_then(|p| {
-            p["milestones"]
-                .as_array()?
-                .iter()
-                .find(|x| x["id"].as_u64() == Some(m.id))
-                .cloned()
-        });
-        let old_p80 = old
+        let old_p80 = previous
             .as_ref()
-            .and_then(|o| o["p80"].as_str().map(str::to_owned));
+            .and_then(|p| p.milestones.iter().find(|x| x.id == m.id))
+            .map(|o| o.p80.to_string());
         let new_p80 = m.p80.to_string();
         match old_p80 {
             Some(o) if o != new_p80 => {

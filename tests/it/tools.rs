@@ -1020,3 +1020,70 @@ fn standup_stale_blockers_follow_the_configured_days() {
         "{n_strict} vs {n_default}"
     );
 }
+
+#[test]
+fn a_forecast_committed_in_the_earlier_format_reports_no_milestone_move_by_itself() {
+    // The demo with the abandonment model on: its milestones' headlines are the work that stays.
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    let config = std::fs::read_to_string(dir.join("commitea.yaml")).unwrap();
+    assert!(
+        config.contains("abandonment_min_history_days: 365"),
+        "{config}"
+    );
+    std::fs::write(
+        dir.join("commitea.yaml"),
+        config.replace(
+            "abandonment_min_history_days: 365",
+            "abandonment_min_history_days: 90",
+        ),
+    )
+    .unwrap();
+    let commit = |message: &str| {
+        crate::pipeline::git(dir, &["add", "-A"]);
+        crate::pipeline::git(
+            dir,
+            &[
+                "-c",
+                "user.name=pat",
+                "-c",
+                "user.email=pat@example.com",
+                "commit",
+                "-qm",
+                message,
+            ],
+        );
+    };
+    crate::pipeline::git(dir, &["init", "-q"]);
+    commit("Import");
+    commitea::pipeline::run(&run_options(dir)).unwrap();
+    // HEAD's forecast as a build before the headline change wrote it: the planned scope as the cone,
+    // the work that stays beside it as `staying`, and its own inputs key.
+    let path = dir.join("forecast/forecast.json");
+    let mut forecast: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let mut rewritten = 0;
+    for m in forecast["milestones"].as_array_mut().unwrap() {
+        let m = m.as_object_mut().unwrap();
+        if let Some(planned) = m.remove("planned") {
+            let staying = json!({ "p10": m["p10"], "p50": m["p50"], "p80": m["p80"] });
+            for q in ["p10", "p50", "p80"] {
+                m.insert(q.to_owned(), planned[q].clone());
+            }
+            m.insert("staying".to_owned(), staying);
+            m.remove("staying_done");
+            rewritten += 1;
+        }
+    }
+    assert!(
+        rewritten > 0,
+        "the model gives a planned scope beside the headline"
+    );
+    forecast["inputs"] = json!("an earlier build's key");
+    std::fs::write(&path, serde_json::to_vec_pretty(&forecast).unwrap()).unwrap();
+    commit("A forecast of the earlier format");
+    // The next run computes the same forecast in today's format: a commit, but no milestone moved.
+    commitea::pipeline::run(&run_options(dir)).unwrap();
+    let message = crate::pipeline::git(dir, &["log", "-1", "--format=%B"]);
+    assert!(message.starts_with("commitea: forecast as of"), "{message}");
+    assert!(!message.lines().any(|l| l.starts_with("- ")), "{message}");
+}
