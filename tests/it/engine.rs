@@ -160,14 +160,7 @@ fn a_serial_chain_has_the_median_of_the_convolution() {
     assert_eq!(sim.group(0).p50, sim.task(4).p50);
 }
 
-pub(crate) fn demo_plan() -> Plan {
-    let state = commitea::demo::generate(&commitea::demo::DemoSpec::bundled());
-    Plan::from_snapshot(
-        &state.snapshot,
-        &state.config,
-        state.snapshot.meta.synced_at,
-    )
-}
+pub(crate) use crate::plans::demo_plan;
 
 /// The demo's plan with its issues replaced by `n` copies of one of its open issues, unassigned and
 /// unlabelled: the `k`-th opened at `opened(k)` and closed at `closed(k)`, if ever — a history of a

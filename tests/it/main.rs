@@ -18,6 +18,8 @@ mod mcp;
 mod model;
 mod online;
 mod pipeline;
+#[path = "../support/stability.rs"]
+mod plans;
 mod props;
 mod record;
 mod replay;

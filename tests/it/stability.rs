@@ -4,13 +4,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use chrono::{Datelike, NaiveDate, Weekday};
 use commitea::domain::{IssueKey, Priority};
-use commitea::forecast::{self, ForecastReport, Settings, When};
+use commitea::forecast::{self, ForecastReport, Settings};
 use commitea::plan::Plan;
 use proptest::prelude::*;
 
-use crate::engine::demo_plan;
+use crate::plans::{self, estimated_open_keys, later_by, moves_against, p80s, scaled};
 
 const SETTINGS: Settings = Settings {
     trials: 1_000,
@@ -18,43 +17,15 @@ const SETTINGS: Settings = Settings {
     horizon_days: 730,
 };
 
-/// The forecast as a run makes it after an earlier one: unassigned work stays with whom that one planned.
 fn after(plan: &Plan, before: &ForecastReport) -> ForecastReport {
-    let mut plan = plan.clone();
-    plan.planned_for = forecast::planned_people(before);
-    forecast::run(&plan, &SETTINGS)
-}
-
-/// Working days (Monday to Friday) from `a` to `b`, negative when `b` is earlier.
-fn weekdays(a: NaiveDate, b: NaiveDate) -> i64 {
-    let (lo, hi, sign) = if a <= b { (a, b, 1) } else { (b, a, -1) };
-    let n = lo
-        .iter_days()
-        .take_while(|d| *d < hi)
-        .filter(|d| !matches!(d.weekday(), Weekday::Sat | Weekday::Sun))
-        .count() as i64;
-    sign * n
-}
-
-/// How many working days later `new` is than `old` (beyond the horizon counts as far later).
-fn later_by(old: When, new: When) -> i64 {
-    match (old, new) {
-        (When::Date(a), When::Date(b)) => weekdays(a, b),
-        (When::Date(_), When::BeyondHorizon) => i64::MAX / 2,
-        (When::BeyondHorizon, When::Date(_)) => -(i64::MAX / 2),
-        (When::BeyondHorizon, When::BeyondHorizon) => 0,
-    }
-}
-
-fn p80s(r: &ForecastReport) -> BTreeMap<u64, When> {
-    r.milestones.iter().map(|m| (m.id, m.p80)).collect()
+    plans::after(plan, before, &SETTINGS)
 }
 
 /// Shared across cases: the demo's plan and its first forecast (the "committed" one).
 fn base() -> &'static (Plan, ForecastReport) {
     static BASE: std::sync::OnceLock<(Plan, ForecastReport)> = std::sync::OnceLock::new();
     BASE.get_or_init(|| {
-        let plan = demo_plan();
+        let plan = plans::demo_plan();
         let first = forecast::run(&plan, &SETTINGS);
         (plan, first)
     })
@@ -65,8 +36,7 @@ fn base() -> &'static (Plan, ForecastReport) {
 fn base_model_on() -> &'static (Plan, ForecastReport) {
     static BASE: std::sync::OnceLock<(Plan, ForecastReport)> = std::sync::OnceLock::new();
     BASE.get_or_init(|| {
-        let mut plan = demo_plan();
-        plan.abandonment_min_history_days = 90;
+        let plan = plans::demo_plan_model_on();
         let first = forecast::run(&plan, &SETTINGS);
         assert!(first.abandonment.is_some(), "the model is on");
         assert!(first.milestones.iter().any(|m| m.planned.is_some()));
@@ -81,36 +51,25 @@ fn estimate_case(
     pick: &prop::sample::Index,
     factor: f64,
 ) -> Result<(), TestCaseError> {
-    let keys = open_keys(plan, first);
+    let keys = estimated_open_keys(plan, first);
     let key = pick.get(&keys);
-    let mut changed = plan.clone();
-    let issue = changed.issues.iter_mut().find(|i| &i.key == key).unwrap();
-    let old = issue.estimate_hours.unwrap_or(8.0);
-    issue.estimate_hours = Some(old * factor);
     let before = after(plan, first);
-    let now = after(&changed, first);
-    let (b, n) = (p80s(&before), p80s(&now));
-    for (id, old_p80) in &b {
-        let new_p80 = n[id];
-        let moved = later_by(*old_p80, new_p80);
-        if factor < 1.0 {
-            prop_assert!(
-                moved <= 1,
-                "{key} × {factor:.2}: milestone {id} p80 {old_p80:?} → {new_p80:?} ({moved} working days later)"
-            );
-        } else {
-            prop_assert!(
-                moved >= -1,
-                "{key} × {factor:.2}: milestone {id} p80 {old_p80:?} → {new_p80:?} ({moved} working days earlier)"
-            );
-        }
+    let now = after(&scaled(plan, key, factor), first);
+    for (id, against) in moves_against(&before, &now, factor) {
+        prop_assert!(
+            against <= 1,
+            "{key} × {factor:.2}: milestone {id} p80 {:?} → {:?} ({against} working days against the change)",
+            p80s(&before)[&id],
+            p80s(&now)[&id]
+        );
     }
     Ok(())
 }
 
 /// Twelve cases (`PROPTEST_CASES`, at most 48), drawn from a fixed seed unless `PROPTEST_RNG_SEED` asks
-/// for another: the engine has rare anomalies beyond the properties' one-day bound (below), and CI must
-/// not pass or fail by the draw. Explore with `PROPTEST_RNG_SEED=random` (or a number) and more cases.
+/// for another, so CI does not pass or fail by the draw (list scheduling that fills idle gaps can in
+/// principle move work the other way; `cargo bench --bench stability` scans every estimated open issue
+/// of the demo and finds no move against the change at all). Explore with `PROPTEST_RNG_SEED=random`.
 fn config() -> ProptestConfig {
     let default = ProptestConfig::default();
     ProptestConfig {
@@ -128,28 +87,54 @@ fn config() -> ProptestConfig {
     }
 }
 
-/// The anomalies a scan of the demo found (every open estimated issue × 20 factors from 1.1 to 7.75, with
-/// the model off: 3 of 3,200 changes): a larger estimate that moves a milestone's p80 two working days
-/// *earlier*. Growing one task delays the work that waits on it; the gap that work left in its person's
-/// hours is then filled by later work, which ends sooner (a list-scheduling anomaly). Pinned here so a
-/// change to the scheduler that makes them worse, or removes them, is seen.
+/// What an earlier scan took for scheduling anomalies: an unestimated issue "grown" from a default of 8 hours. Its
+/// effort was imputed from similar closed work (24 h for acme/mobile#114), so an estimate of 8.8 h is
+/// *less* work, and the issue and its milestone rightly move earlier. The remaining effort decides the
+/// direction, not the factor: the property scales only real estimates.
 #[test]
-fn a_larger_estimate_moves_a_milestone_earlier_by_at_most_two_working_days_where_it_does_at_all() {
+fn an_estimate_below_an_unestimated_issues_imputed_effort_brings_it_earlier() {
     let (plan, first) = base();
     let before = after(plan, first);
-    for (key, factor, milestone) in [
-        ("acme/mobile#114", 1.1, 3),
-        ("acme/mobile#114", 1.45, 3),
-        ("acme/web#103", 1.1, 4),
+    for (key, hours, milestone) in [
+        ("acme/mobile#114", 8.8, 3),
+        ("acme/mobile#114", 11.6, 3),
+        ("acme/web#103", 8.8, 4),
     ] {
         let key: IssueKey = key.parse().unwrap();
         let mut changed = plan.clone();
         let issue = changed.issues.iter_mut().find(|i| i.key == key).unwrap();
-        issue.estimate_hours = Some(issue.estimate_hours.unwrap_or(8.0) * factor);
+        assert_eq!(issue.estimate_hours, None, "{key} is unestimated");
+        issue.estimate_hours = Some(hours);
         let now = after(&changed, first);
+        let effort = |r: &ForecastReport| {
+            r.issues
+                .iter()
+                .find(|f| f.issue == key)
+                .map(|f| (f.remaining_hours, f.estimate_source))
+                .unwrap()
+        };
+        let (old, new) = (effort(&before), effort(&now));
+        assert_eq!(old.1, commitea::plan::EstimateSource::Imputed, "{key}");
+        assert!(
+            new.0 < old.0,
+            "{key} at {hours} h: {} h before, {} h now",
+            old.0,
+            new.0
+        );
         let moved = later_by(p80s(&before)[&milestone], p80s(&now)[&milestone]);
-        assert_eq!(moved, -2, "{key} × {factor}: milestone {milestone}");
+        assert!(
+            moved < 0,
+            "{key} at {hours} h: milestone {milestone} moved {moved}"
+        );
     }
+    // None of them is in the property's draw.
+    let keys = estimated_open_keys(plan, first);
+    assert!(
+        !keys
+            .iter()
+            .any(|k| ["acme/mobile#114", "acme/web#103"].contains(&k.to_string().as_str()))
+    );
+    assert!(keys.len() >= 100, "{} estimated open issues", keys.len());
 }
 
 #[test]
@@ -169,7 +154,7 @@ fn a_change_to_nothing_moves_nothing() {
     assert_eq!(after(plan, first), *first);
 }
 
-/// The open issues whose estimate can change: estimated and in the plan.
+/// The open issues in the forecast (any of them can be reprioritised).
 fn open_keys(plan: &Plan, report: &ForecastReport) -> Vec<IssueKey> {
     let open: BTreeSet<&IssueKey> = report.issues.iter().map(|f| &f.issue).collect();
     plan.issues
