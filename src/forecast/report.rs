@@ -362,18 +362,27 @@ pub(crate) fn upgraded_milestones<'de, D: Deserializer<'de>>(
 ) -> Result<Vec<MilestoneForecast>, D::Error> {
     let mut milestones = Vec::<MilestoneForecast>::deserialize(d)?;
     for m in &mut milestones {
-        if let Some(stays) = m.earlier_staying.take()
-            && m.planned.is_none()
-        {
-            m.planned = Some(Range {
-                p10: m.p10,
-                p50: m.p50,
-                p80: m.p80,
-            });
-            (m.p10, m.p50, m.p80) = (stays.p10, stays.p50, stays.p80);
-        }
+        let cone = Range {
+            p10: m.p10,
+            p50: m.p50,
+            p80: m.p80,
+        };
+        let (headline, planned) = upgraded_cones(cone, m.planned.take(), m.earlier_staying.take());
+        (m.p10, m.p50, m.p80) = (headline.p10, headline.p50, headline.p80);
+        m.planned = planned;
     }
     Ok(milestones)
+}
+
+/// A milestone's headline cone and planned-scope cone as today's format has them, from the cones a
+/// forecast wrote: `cone`, `planned` and, in the earlier format only, `staying` — which was then the
+/// headline, while `cone` was the planned scope. The one definition of that upgrade, for every reader
+/// of committed forecasts, whatever part of a cone it reads.
+pub(crate) fn upgraded_cones<C>(cone: C, planned: Option<C>, staying: Option<C>) -> (C, Option<C>) {
+    match (staying, planned) {
+        (Some(stays), None) => (stays, Some(cone)),
+        (_, planned) => (cone, planned),
+    }
 }
 
 #[cfg(test)]

@@ -77,18 +77,20 @@ pub struct PastMilestone {
     pub p80: When,
 }
 
-/// A milestone as an earlier forecast wrote it: one written before the headline was the work that stays
-/// gave that work as `staying`, beside the planned scope's cone (see `forecast::upgraded_milestones`).
+/// A milestone as a forecast wrote it: one written before the headline was the work that stays gave that
+/// work as `staying`, beside the planned scope's cone (see `forecast::upgraded_cones`).
 #[derive(Deserialize)]
 struct PastMilestoneRead {
     id: u64,
     p50: When,
     p80: When,
     #[serde(default)]
+    planned: Option<PastBand>,
+    #[serde(default)]
     staying: Option<PastBand>,
 }
 
-/// The work that stays, in an earlier forecast.
+/// A cone of an earlier forecast, as far as the drift reads it.
 #[derive(Deserialize)]
 struct PastBand {
     p50: When,
@@ -97,8 +99,16 @@ struct PastBand {
 
 impl From<PastMilestoneRead> for PastMilestone {
     fn from(m: PastMilestoneRead) -> Self {
-        let (p50, p80) = m.staying.map_or((m.p50, m.p80), |s| (s.p50, s.p80));
-        Self { id: m.id, p50, p80 }
+        let cone = PastBand {
+            p50: m.p50,
+            p80: m.p80,
+        };
+        let (headline, _) = crate::forecast::upgraded_cones(cone, m.planned, m.staying);
+        Self {
+            id: m.id,
+            p50: headline.p50,
+            p80: headline.p80,
+        }
     }
 }
 
