@@ -428,10 +428,6 @@ fn percent(p: f64) -> String {
     format!("{}%", (p * 100.0).round() as i64)
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
 fn summary(milestones: &[MilestoneChange], issues: &[IssueChange], year: i32) -> String {
     let changed = |m: &&MilestoneChange| match (&m.before, &m.after) {
         (Some(b), Some(a)) => {
@@ -494,13 +490,13 @@ fn summary(milestones: &[MilestoneChange], issues: &[IssueChange], year: i32) ->
     let moved = issues.len() - new - gone;
     let mut counts = Vec::new();
     if moved > 0 {
-        counts.push(plural(moved, "issue moved", "issues moved"));
+        counts.push(crate::prose::count(moved, "issue moved", "issues moved"));
     }
     if new > 0 {
-        counts.push(plural(new, "issue new", "issues new"));
+        counts.push(crate::prose::count(new, "issue new", "issues new"));
     }
     if gone > 0 {
-        counts.push(plural(gone, "issue gone", "issues gone"));
+        counts.push(crate::prose::count(gone, "issue gone", "issues gone"));
     }
     if !counts.is_empty() {
         parts.push(counts.join(", "));

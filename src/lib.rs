@@ -23,6 +23,7 @@ pub mod model;
 pub mod ops;
 pub mod pipeline;
 pub mod plan;
+pub(crate) mod prose;
 pub(crate) mod site;
 pub mod state;
 pub mod tools;

@@ -1071,8 +1071,8 @@ pub(crate) fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> St
     }
     if !r.warnings.is_empty() {
         msg.push_str(&format!(
-            "\n{} warning(s); see forecast/forecast.json\n",
-            r.warnings.len()
+            "\n{}; see forecast/forecast.json\n",
+            crate::prose::count(r.warnings.len(), "warning", "warnings")
         ));
     }
     msg

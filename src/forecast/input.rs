@@ -2,6 +2,7 @@
 //! project the scheduler and the Monte Carlo run on.
 
 use super::*;
+use crate::prose::count;
 
 /// Share of the estimate still to do for an issue in review.
 pub(super) const IN_REVIEW_REMAINING: f64 = 0.2;
@@ -398,9 +399,9 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
     // A model that is off says so and why: a silent fallback reads as a confident forecast.
     if calibration.cold_start {
         warnings.push(format!(
-            "calibration is cold: {} closed issue(s) with an estimate and a measurable working time, fewer \
-             than the {} it needs; estimates are taken as given, with the prior's spread (σ {})",
-            calibration.n,
+            "calibration is cold: {} with an estimate and a measurable working time, fewer than the {} it \
+             needs; estimates are taken as given, with the prior's spread (σ {})",
+            count(calibration.n, "closed issue", "closed issues"),
             crate::engine::calibrate::COLD_START_BELOW,
             crate::engine::calibrate::PRIOR_SIGMA
         ));
@@ -408,24 +409,25 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
     if fate.cold_start() {
         warnings.push(if fate.basis == fate::Basis::Undecided {
             format!(
-                "the abandonment model is undecided: {} issue(s) closed in all the history, fewer than the {} \
-                 it needs to learn a closing rate; every open issue is given even odds of being closed within \
+                "the abandonment model is undecided: {} closed in all the history, fewer than the {} it \
+                 needs to learn a closing rate; every open issue is given even odds of being closed within \
                  {window} days, at a steady rate, so no date is promised at 80%",
-                closes,
+                count(closes, "issue", "issues"),
                 crate::engine::fate::MIN_EVENTS
             )
         } else {
             format!(
-                "the abandonment model is off: the history covers {history} day(s), less than the {min_days} it \
+                "the abandonment model is off: the history covers {}, less than the {min_days} it \
                  needs to learn a closing rate (forecast.abandonment_min_history_days); every open issue is \
-                 assumed to be done some day"
+                 assumed to be done some day",
+                count(history, "day", "days")
             )
         });
     } else if fate.events < crate::engine::fate::MIN_EVENTS {
         warnings.push(format!(
-            "the project has slowed or stalled: {} issue(s) closed in the last {} days ({} in all), so the \
+            "the project has slowed or stalled: {} closed in the last {} days ({} in all), so the \
              abandonment model gives most open work a small chance of being done within {window} days",
-            fate.events,
+            count(fate.events, "issue", "issues"),
             crate::engine::fate::RECENT_DAYS,
             closes
         ));

@@ -9,10 +9,11 @@ use std::collections::{BTreeMap, HashMap};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Inputs, Selection, and_list, short_key};
+use super::{Inputs, Selection, short_key};
 use crate::domain::{IssueKey, Lifecycle};
 use crate::forecast::{IssueForecast, MilestoneForecast, When};
 use crate::plan::PlannedIssue;
+use crate::prose::{and_list, count};
 
 /// How many issues `next` holds at most.
 pub(crate) const NEXT: usize = 3;
@@ -111,21 +112,20 @@ pub fn rationale(
         let hard = if m.hard { " (hard)" } else { "" };
         match m.slack_days {
             Some(s) if s >= 0 => parts.push(format!(
-                "{}{hard} has {s} working day{} of slack",
+                "{}{hard} has {} of slack",
                 m.title,
-                if s == 1 { "" } else { "s" }
+                count(s, "working day", "working days")
             )),
             // Beyond the horizon the lateness is counted to the horizon: a floor, not a figure.
             Some(s) => parts.push(format!(
-                "{}{hard} is {}{} working day{} late at p80",
+                "{}{hard} is {}{} late at p80",
                 m.title,
                 if m.p80 == When::BeyondHorizon {
                     "more than "
                 } else {
                     ""
                 },
-                -s,
-                if s == -1 { "" } else { "s" }
+                count(-s, "working day", "working days")
             )),
             None => parts.push(format!("in {}", m.title)),
         }

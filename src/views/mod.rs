@@ -145,12 +145,3 @@ pub(crate) fn short_key(key: &crate::domain::IssueKey, home: &crate::domain::Rep
         key.to_string()
     }
 }
-
-/// Joins names as prose: `a`, `a and b`, `a, b and c`.
-pub(crate) fn and_list(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
-}

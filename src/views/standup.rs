@@ -202,8 +202,7 @@ impl SinceThen {
     /// In words: `4 directives recorded (D-0004, D-0005, D-0006 and D-0007); 2 issues closed; 1 new`,
     /// then `; commitea.yaml changed` when it did.
     pub fn words(&self) -> String {
-        let count =
-            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        use crate::prose::count;
         let directives = if self.directives.is_empty() {
             "no directive recorded".to_owned()
         } else {
@@ -214,7 +213,7 @@ impl SinceThen {
                     "directive recorded",
                     "directives recorded"
                 ),
-                super::and_list(&self.directives)
+                crate::prose::and_list(&self.directives)
             )
         };
         format!(

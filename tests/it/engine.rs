@@ -762,7 +762,7 @@ fn a_team_that_closed_almost_nothing_in_months_gets_even_odds_not_a_date() {
         report
             .warnings
             .iter()
-            .any(|w| w.contains("3 issue(s) closed in all the history") && w.contains("even odds")),
+            .any(|w| w.contains("3 issues closed in all the history") && w.contains("even odds")),
         "{:?}",
         report.warnings
     );

@@ -1,0 +1,39 @@
+//! Counts and lists in the sentences CommiTea writes: warnings, commit messages, the views' reasons.
+//!
+//! One definition, so a message never reads "15 issue(s)" in one place and "15 issues" in another.
+
+/// A count and its noun: `1 issue`, `15 issues`, `0 issues`.
+pub(crate) fn count<N: std::fmt::Display + PartialEq + From<u8>>(
+    n: N,
+    one: &str,
+    many: &str,
+) -> String {
+    let noun = if n == N::from(1) { one } else { many };
+    format!("{n} {noun}")
+}
+
+/// Joins names as prose: `a`, `a and b`, `a, b and c`.
+pub(crate) fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_say_one_in_the_singular_and_every_other_number_in_the_plural() {
+        assert_eq!(count(1, "issue", "issues"), "1 issue");
+        assert_eq!(count(0, "issue", "issues"), "0 issues");
+        assert_eq!(count(15_i64, "day", "days"), "15 days");
+        assert_eq!(count(-1_i64, "day", "days"), "-1 days");
+        let names = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(and_list(&names(&[])), "");
+        assert_eq!(and_list(&names(&["a"])), "a");
+        assert_eq!(and_list(&names(&["a", "b", "c"])), "a, b and c");
+    }
+}
