@@ -940,9 +940,9 @@ pub(crate) fn sync_only(opts: &RunOptions) -> Result<RunSummary, PipelineError> 
         None
     };
     let message = format!(
-        "commitea: sync of {} repositories ({} issues)\n",
-        config.repositories.len(),
-        snapshot.issues.len()
+        "commitea: sync of {} ({})\n",
+        crate::prose::count(config.repositories.len(), "repository", "repositories"),
+        crate::prose::count(snapshot.issues.len(), "issue", "issues")
     );
     let sig = Signature {
         name: config.commit.name.clone(),

@@ -140,8 +140,8 @@ pub fn run(a: Args) -> CommandResult {
         )));
     };
     eprintln!(
-        "Proposed {} issues; {}",
-        proposal.issues.len(),
+        "Proposed {}; {}",
+        crate::prose::count(proposal.issues.len(), "issue", "issues"),
         proposal.consequence
     );
     let world = crate::model::capture::World::load(&ctx).map_err(tool_error)?;
@@ -199,7 +199,10 @@ pub fn run(a: Args) -> CommandResult {
     };
     let consequence =
         crate::model::capture::consequence(&world, &checked, &ctx).map_err(tool_error)?;
-    eprintln!("Filing {} issues; {consequence}", checked.ops.len());
+    eprintln!(
+        "Filing {}; {consequence}",
+        crate::prose::count(checked.ops.len(), "issue", "issues")
+    );
     let ops: Vec<Value> = crate::model::capture::ops(&checked)
         .iter()
         .map(serde_json::to_value)

@@ -21,6 +21,14 @@ pub fn render(payload: &Value) -> String {
     }
 }
 
+/// A count from the payload with its noun, in the singular for one (`1 day`, `3 days`).
+fn count(v: &Value, one: &str, many: &str) -> String {
+    match v.as_i64() {
+        Some(n) => crate::prose::count(n, one, many),
+        None => format!("{v} {many}"),
+    }
+}
+
 fn str_at<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or("")
 }
@@ -149,10 +157,10 @@ fn standup(v: &Value) -> String {
     for b in v["staleBlockers"].as_array().into_iter().flatten() {
         let blocks = strings(&b["blocks"]);
         out.push(format!(
-            "Stale blocker: {} {}, idle {} days, blocks {}.",
+            "Stale blocker: {} {}, idle {}, blocks {}.",
             str_at(b, "issue"),
             str_at(b, "title"),
-            b["idleDays"],
+            count(&b["idleDays"], "day", "days"),
             blocks.join(", ")
         ));
     }
@@ -183,9 +191,9 @@ fn runway(v: &Value) -> String {
     }
     for c in v["capacity"].as_array().into_iter().flatten() {
         out.push(format!(
-            "{}: {} issues queued, busy until {}.",
+            "{}: {} queued, busy until {}.",
             str_at(c, "person"),
-            c["queued"],
+            count(&c["queued"], "issue", "issues"),
             str_at(c, "busyUntil")
         ));
     }
@@ -233,6 +241,13 @@ fn scalar(v: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn payload_counts_say_one_in_the_singular() {
+        assert_eq!(count(&json!(1), "day", "days"), "1 day");
+        assert_eq!(count(&json!(12), "day", "days"), "12 days");
+        assert_eq!(count(&Value::Null, "day", "days"), "null days");
+    }
 
     #[test]
     fn the_focus_in_words_passes_the_checker() {

@@ -713,8 +713,8 @@ pub(crate) fn burnup_with_cone(
         let at = |d: Option<NaiveDate>| scale.x(d.unwrap_or(c.horizon));
         let _ = write!(
             s,
-            "<g><title>Forecast: the remaining {} issues done between p10 {} and p80 {}, half by p50 {}</title><path class=\"cone-area\" d=\"M{x0} {y0} L{} {y1} L{} {y1} Z\"/><path class=\"scope\" d=\"M{x0} {y1} L{} {y1}\"/><path class=\"cone-p50\" d=\"M{x0} {y0} L{} {y1}\"/></g>",
-            c.scope.saturating_sub(c.done),
+            "<g><title>Forecast: the remaining {} done between p10 {} and p80 {}, half by p50 {}</title><path class=\"cone-area\" d=\"M{x0} {y0} L{} {y1} L{} {y1} Z\"/><path class=\"scope\" d=\"M{x0} {y1} L{} {y1}\"/><path class=\"cone-p50\" d=\"M{x0} {y0} L{} {y1}\"/></g>",
+            crate::prose::count(c.scope.saturating_sub(c.done), "issue", "issues"),
             c.p10
                 .map_or_else(|| "beyond the horizon".to_owned(), |d| d.to_string()),
             c.p80
