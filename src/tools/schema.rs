@@ -271,8 +271,8 @@ pub(crate) fn validate_with(v: &jsonschema::Validator, input: &Value) -> Result<
     let more = errors.len();
     let message = if more > 0 {
         format!(
-            "{first} (and {more} more problem{})",
-            if more == 1 { "" } else { "s" }
+            "{first} (and {})",
+            crate::prose::count(more, "more problem", "more problems")
         )
     } else {
         first
