@@ -260,7 +260,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     let runway = views::runway::runway(inputs);
     // The page lists every ledger problem: those the parser found and those replay found (unknown
     // targets), which the plan carries as warnings naming their line.
-    let mut directives = crate::views::directives::load(&layout)?;
+    let mut directives = crate::views::directives::load(&layout, Some(&snapshot))?;
     directives.problems = plan
         .warnings
         .iter()

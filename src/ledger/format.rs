@@ -172,6 +172,17 @@ pub enum Target {
     Member(String),
 }
 
+impl Target {
+    /// The target's kind and bare id: `("issue", "acme/api#3")`, `("milestone", "2")`, `("member", "gus")`.
+    pub fn parts(&self) -> (&'static str, String) {
+        match self {
+            Target::Issue(k) => ("issue", k.to_string()),
+            Target::Milestone(id) => ("milestone", id.to_string()),
+            Target::Member(u) => ("member", u.clone()),
+        }
+    }
+}
+
 impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -238,6 +249,29 @@ impl Params {
             Params::Capacity { .. } => DirectiveKind::Capacity,
             Params::Note => DirectiveKind::Note,
         }
+    }
+
+    /// What the directive sets, in words: `priority p/0`, `due 2027-01-29, hard`; `None` for a note.
+    pub fn describe(&self) -> Option<String> {
+        Some(match self {
+            Params::Reprioritize { priority } => format!("priority {priority}"),
+            Params::Reestimate { estimate } => format!("estimate {estimate}"),
+            Params::SetDeadline { due, hard: true } => format!("due {due}, hard"),
+            Params::SetDeadline { due, hard: false } => format!("due {due}"),
+            Params::Scope { included: true } => "in scope".to_owned(),
+            Params::Scope { included: false } => "out of scope".to_owned(),
+            Params::Capacity {
+                from,
+                to: Some(to),
+                hours_per_week,
+            } => format!("{hours_per_week} h/week from {from} to {to}"),
+            Params::Capacity {
+                from,
+                to: None,
+                hours_per_week,
+            } => format!("{hours_per_week} h/week from {from} on"),
+            Params::Note => return None,
+        })
     }
 
     /// The params as inline JSON, `{"priority": 1}`; `None` for a note.
@@ -552,5 +586,59 @@ impl LedgerProblem {
             | Self::BadStatus { line, .. }
             | Self::BadBy { line, .. } => *line,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_say_what_they_set_in_words() {
+        let day = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
+        let said = |p: Params| p.describe().unwrap_or_default();
+        assert_eq!(
+            said(Params::Reprioritize {
+                priority: Priority::new(0).unwrap()
+            }),
+            "priority p/0"
+        );
+        assert_eq!(
+            said(Params::Reestimate {
+                estimate: "3d".parse().unwrap()
+            }),
+            "estimate 3d"
+        );
+        let due = day("2027-01-29");
+        assert_eq!(
+            said(Params::SetDeadline { due, hard: true }),
+            "due 2027-01-29, hard"
+        );
+        assert_eq!(
+            said(Params::SetDeadline { due, hard: false }),
+            "due 2027-01-29"
+        );
+        assert_eq!(said(Params::Scope { included: false }), "out of scope");
+        assert_eq!(said(Params::Scope { included: true }), "in scope");
+        let from = day("2026-12-07");
+        assert_eq!(
+            said(Params::Capacity {
+                from,
+                to: Some(day("2027-01-08")),
+                hours_per_week: 15.0
+            }),
+            "15 h/week from 2026-12-07 to 2027-01-08"
+        );
+        assert_eq!(
+            said(Params::Capacity {
+                from,
+                to: None,
+                hours_per_week: 17.5
+            }),
+            "17.5 h/week from 2026-12-07 on"
+        );
+        assert_eq!(Params::Note.describe(), None);
+        let (kind, id) = Target::Milestone(2).parts();
+        assert_eq!((kind, id.as_str()), ("milestone", "2"));
     }
 }

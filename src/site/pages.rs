@@ -24,6 +24,8 @@ pub struct PageContext<'a> {
     pub runway: &'a Runway,
     /// The directives view.
     pub directives: &'a crate::views::directives::Directives,
+    /// The recent directives with their targets as links and their moments as labels.
+    pub directive_rows: Vec<DirectiveRow<'a>>,
     /// The runway's milestones with display labels and cone positions.
     pub milestones: Vec<MilestoneRow<'a>>,
     /// The shared date axis of the runway cones, when any milestone has a date within the horizon.
@@ -299,6 +301,71 @@ pub struct CapacityRow<'a> {
     pub planned_hours_label: String,
 }
 
+/// One recent directive with labels.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DirectiveRow<'a> {
+    /// The view's fields, unchanged.
+    #[serde(flatten)]
+    pub directive: &'a crate::views::directives::RecentDirective,
+    /// Its target, named by title where the snapshot has one, linked where the site has its page.
+    pub target_link: Option<super::detail::Link>,
+    /// When it was given: `2026-11-25 10:00 UTC`.
+    pub at_label: String,
+}
+
+/// The recent directives as the Directives page shows them.
+fn directive_rows(data: &SiteData) -> Vec<DirectiveRow<'_>> {
+    let detail = data.detail.as_ref();
+    data.directives
+        .recent
+        .iter()
+        .map(|d| {
+            let target_link =
+                d.target_kind
+                    .as_deref()
+                    .zip(d.target_id.as_deref())
+                    .map(|(kind, id)| {
+                        let (text, title, path) = match kind {
+                            "issue" => (
+                                id.to_owned(),
+                                d.target_title.clone(),
+                                id.parse().ok().map(|k| super::detail::issue_path(&k)),
+                            ),
+                            "milestone" => (
+                                d.target_title
+                                    .clone()
+                                    .unwrap_or_else(|| format!("milestone {id}")),
+                                None,
+                                id.parse().ok().map(super::detail::milestone_path),
+                            ),
+                            _ => (id.to_owned(), None, super::detail::person_path(id)),
+                        };
+                        let href = path.filter(|p| {
+                            detail.is_some_and(|dt| match kind {
+                                "issue" => dt.issues.iter().any(|i| i.path == *p),
+                                "milestone" => dt.milestones.iter().any(|m| m.path == *p),
+                                _ => dt.people.iter().any(|m| m.path == *p),
+                            })
+                        });
+                        super::detail::Link { text, title, href }
+                    });
+            let at_label = chrono::DateTime::parse_from_rfc3339(&d.at)
+                .map(|t| {
+                    t.with_timezone(&chrono::Utc)
+                        .format("%Y-%m-%d %H:%M UTC")
+                        .to_string()
+                })
+                .unwrap_or_else(|_| d.at.clone());
+            DirectiveRow {
+                directive: d,
+                target_link,
+                at_label,
+            }
+        })
+        .collect()
+}
+
 /// The shortest axis, in days, so that a near-empty runway does not stretch a day across the page.
 const MIN_SPAN_DAYS: i64 = 7;
 
@@ -352,6 +419,7 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
         board: board_shown(&data.board),
         runway: &data.runway,
         directives: &data.directives,
+        directive_rows: directive_rows(data),
         milestones,
         axis: axis.map(|a| a.describe()),
         capacity,

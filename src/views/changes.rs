@@ -128,6 +128,9 @@ pub struct DirectiveItem {
     /// The params as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<String>,
+    /// What it sets, in words (`priority p/0`); none for a note.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<String>,
     /// Why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rationale: Option<String>,
@@ -221,16 +224,7 @@ pub fn changes(
         .ledger
         .directives()
         .map(|d| {
-            let (target_kind, target) = match &d.target {
-                Some(crate::ledger::format::Target::Issue(k)) => {
-                    (Some("issue"), Some(k.to_string()))
-                }
-                Some(crate::ledger::format::Target::Milestone(id)) => {
-                    (Some("milestone"), Some(id.to_string()))
-                }
-                Some(crate::ledger::format::Target::Member(u)) => (Some("member"), Some(u.clone())),
-                None => (None, None),
-            };
+            let (target_kind, target) = d.target.as_ref().map(|t| t.parts()).unzip();
             DirectiveItem {
                 id: d.id.to_string(),
                 kind: d.kind.to_string(),
@@ -240,6 +234,7 @@ pub fn changes(
                 target_kind: target_kind.map(str::to_owned),
                 target,
                 params: d.params.to_inline_json(),
+                effect: d.params.describe(),
                 rationale: d.rationale.clone(),
                 status: d.status.to_string(),
                 pending: branch_ledger.is_some() && !known.contains(&d.id.to_string()),

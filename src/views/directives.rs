@@ -6,11 +6,11 @@
 use chrono::SecondsFormat;
 use serde::{Deserialize, Serialize};
 
-use crate::ledger::format::DirectiveId;
+use crate::ledger::format::{DirectiveId, Target};
 use crate::ledger::parse;
 use crate::ledger::record::ConsequencePair;
 use crate::ops::{Op, OpFile, Source};
-use crate::state::{Layout, StateError};
+use crate::state::{Layout, Snapshot, StateError};
 
 /// How many recent directives the view lists.
 pub(crate) const RECENT_LIMIT: usize = 20;
@@ -62,28 +62,58 @@ pub struct RecentDirective {
     pub quote: String,
     /// `issue owner/repo#N`, `milestone ID` or `member USERNAME`.
     pub target: Option<String>,
+    /// The target's kind: `issue`, `milestone` or `member`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_kind: Option<String>,
+    /// The target's bare id: the issue key, the milestone id or the username.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_id: Option<String>,
+    /// The title of the issue or milestone it targets, from the snapshot, when it is there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_title: Option<String>,
+    /// What it sets, in words (`priority p/0`, `due 2027-01-29, hard`); none for a note.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<String>,
+    /// Why, when the PM said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rationale: Option<String>,
     /// `active`, `superseded` or `withdrawn`.
     pub status: String,
     /// Who gave it.
     pub by: Option<String>,
 }
 
-/// The view from the ledger text (`None`: no ledger) and the newest pending op file.
-pub fn directives(ledger: Option<&str>, pending: Option<OpFile>) -> Directives {
+/// The view from the ledger text (`None`: no ledger) and the newest pending op file; `snapshot`, when
+/// given, names each target issue or milestone by its title.
+pub fn directives(
+    ledger: Option<&str>,
+    pending: Option<OpFile>,
+    snapshot: Option<&Snapshot>,
+) -> Directives {
     let parsed = parse::parse(ledger.unwrap_or(""));
     let mut recent: Vec<_> = parsed.ledger.directives().collect();
     recent.sort_by(|a, b| b.at.cmp(&a.at).then(b.id.cmp(&a.id)));
     let recent = recent
         .into_iter()
         .take(RECENT_LIMIT)
-        .map(|d| RecentDirective {
-            id: d.id.to_string(),
-            kind: d.kind.to_string(),
-            at: d.at.to_rfc3339_opts(SecondsFormat::AutoSi, true),
-            quote: d.quote.clone(),
-            target: d.target.as_ref().map(ToString::to_string),
-            status: d.status.to_string(),
-            by: d.by.clone(),
+        .map(|d| {
+            let (target_kind, target_id) = d.target.as_ref().map(|t| t.parts()).unzip();
+            RecentDirective {
+                id: d.id.to_string(),
+                kind: d.kind.to_string(),
+                at: d.at.to_rfc3339_opts(SecondsFormat::AutoSi, true),
+                quote: d.quote.clone(),
+                target: d.target.as_ref().map(ToString::to_string),
+                target_kind: target_kind.map(str::to_owned),
+                target_id,
+                target_title: snapshot
+                    .zip(d.target.as_ref())
+                    .and_then(|(s, t)| title(s, t)),
+                effect: d.params.describe(),
+                rationale: d.rationale.clone(),
+                status: d.status.to_string(),
+                by: d.by.clone(),
+            }
         })
         .collect();
     Directives {
@@ -113,8 +143,21 @@ pub(crate) fn newest_pending(layout: &Layout) -> Result<Option<OpFile>, StateErr
         .map(|(_, f)| f))
 }
 
-/// The view of the state repo: its ledger and its newest pending op file.
-pub fn load(layout: &Layout) -> Result<Directives, StateError> {
+/// The title of the issue or milestone a directive targets, when the snapshot has it.
+fn title(snapshot: &Snapshot, target: &Target) -> Option<String> {
+    match target {
+        Target::Issue(key) => snapshot.issues.get(key).map(|i| i.title.clone()),
+        Target::Milestone(id) => snapshot.milestone(*id).map(|(_, m)| m.title.clone()),
+        Target::Member(_) => None,
+    }
+}
+
+/// The view of the state repo: its ledger and its newest pending op file; `snapshot` names the targets.
+pub fn load(layout: &Layout, snapshot: Option<&Snapshot>) -> Result<Directives, StateError> {
     let ledger = crate::ledger::read(&layout.ledger())?;
-    Ok(directives(ledger.as_deref(), newest_pending(layout)?))
+    Ok(directives(
+        ledger.as_deref(),
+        newest_pending(layout)?,
+        snapshot,
+    ))
 }

@@ -123,6 +123,17 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
     assert!(!calibration.contains("No backtest yet"), "{calibration}");
     let directives = std::fs::read_to_string(site.join("directives.html")).unwrap();
     assert!(directives.contains("D-0001"), "{directives}");
+    // Each directive says what it sets, and names its target by title, linked to its page.
+    assert!(
+        directives.contains("→ <strong>priority p/0</strong>"),
+        "{directives}"
+    );
+    assert!(
+        directives.contains(
+            r#"milestone <a href="milestones/2.html"><bdi>Accessibility compliance (EAA)</bdi></a>"#
+        ),
+        "{directives}"
+    );
     // The standup measures against the forecast committed before the PM's latest directives.
     let standup = std::fs::read_to_string(site.join("standup.html")).unwrap();
     assert!(

@@ -150,7 +150,7 @@ fn snapshots_of_the_output_and_the_directives_view() {
     )
     .unwrap();
     insta::assert_json_snapshot!("record_reprioritize_output", out);
-    let view = commitea::views::directives::load(&Layout::new(tmp.path())).unwrap();
+    let view = commitea::views::directives::load(&Layout::new(tmp.path()), None).unwrap();
     assert_eq!(view.recent.len(), 1);
     assert_eq!(
         view.pending.as_ref().map(|p| p.id.as_str()),
@@ -349,7 +349,7 @@ fn a_directive_op_file_is_the_one_op_file_format_and_the_old_one_still_reads() {
         file,
         "migrated on read"
     );
-    let view = commitea::views::directives::load(&layout).unwrap();
+    let view = commitea::views::directives::load(&layout, None).unwrap();
     assert_eq!(view.pending.unwrap().id, out.directive_id);
 }
 
