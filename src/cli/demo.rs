@@ -98,8 +98,9 @@ fn set_up(dir: &Path, issues: Option<usize>, opts: &RunOptions) -> anyhow::Resul
     if week {
         last_week(dir, &state, opts, &repo, &sig, &site)?;
     }
-    // Pending op files stay in the checkout, as a proposal not yet approved does.
-    crate::demo::write_pending(&state, dir)?;
+    // Pending op files stay in the checkout, as a proposal not yet approved does; they are filed
+    // through `apply_changes`, as an agent files them, so each carries its computed consequence.
+    file_pending(dir, &state, opts)?;
     if issues.is_none() {
         backtest(dir)?;
     }
@@ -128,6 +129,35 @@ fn last_week(
         "Record the PM's latest directives\n\nA re-estimate, a scope cut, a new hire's hours and a note (`commitea demo`).\n",
         sig,
     )?;
+    Ok(())
+}
+
+/// Files the demo's pending changes through the `apply_changes` tool, each at its own time and by its
+/// own person, so the Changes page shows what each would move.
+fn file_pending(dir: &Path, state: &DemoState, opts: &RunOptions) -> anyhow::Result<()> {
+    for f in &state.pending {
+        let at = chrono::DateTime::parse_from_rfc3339(&f.created_at)?.with_timezone(&chrono::Utc);
+        let ctx = crate::tools::Context {
+            clock: Some(at),
+            by: f.by.clone(),
+            overrides: opts.overrides.clone(),
+            as_of: opts.now,
+            ..crate::tools::Context::new(dir)
+        };
+        let input = crate::tools::apply::ApplyInput {
+            ops: f.ops.clone(),
+            approved: f.destructive,
+            source: None,
+        };
+        let out = crate::tools::apply::apply_changes(&ctx, input)?;
+        if !out.rejected.is_empty() {
+            bail!(
+                "the demo's pending change {} was rejected: {:?}",
+                f.id,
+                out.rejected
+            );
+        }
+    }
     Ok(())
 }
 

@@ -98,8 +98,9 @@ pub struct DemoState {
     pub snapshot: Snapshot,
     /// `ops/applied/ID.yaml` files: path relative to the state repo → text (none unless [`populate`]d).
     pub applied: BTreeMap<String, String>,
-    /// `ops/pending/ID.yaml` files: path relative to the state repo → text (none unless [`populate`]d).
-    pub pending: BTreeMap<String, String>,
+    /// The op files left pending in the checkout (none unless [`populate`]d). Their consequence is not
+    /// computed here; `commitea demo` files their ops through `apply_changes`, which computes it.
+    pub pending: Vec<crate::ops::OpFile>,
 }
 
 /// Generates the demo state repo of `spec`; the same spec always gives the same state.
@@ -115,7 +116,7 @@ pub fn generate(spec: &DemoSpec) -> DemoState {
         ledger: LEDGER.to_owned(),
         snapshot,
         applied: BTreeMap::new(),
-        pending: BTreeMap::new(),
+        pending: Vec::new(),
     }
 }
 
@@ -172,8 +173,9 @@ pub fn write_committed(state: &DemoState, dir: &Path) -> Result<(), StateError> 
 /// Writes the pending op files: after the first commit they are only in the checkout, where the demo's
 /// changes page shows them awaiting `commitea propose` (additive) or their pull request (destructive).
 pub fn write_pending(state: &DemoState, dir: &Path) -> Result<(), StateError> {
-    for (rel, text) in &state.pending {
-        write_if_changed(&dir.join(rel), text.as_bytes())?;
+    let layout = Layout::new(dir);
+    for f in &state.pending {
+        f.write_pending(&layout)?;
     }
     Ok(())
 }

@@ -4,9 +4,9 @@
 //! Everything is picked from the generated snapshot by rule (key order, lifecycle facts), never by hard-coded
 //! issue numbers, so the same state always gives the same files. The applied files describe changes that
 //! the snapshot already shows (the priority and estimate an issue has now, a dependency it has now), so the
-//! history agrees with the data; their consequences were not computed and say so.
+//! history agrees with the data; their consequences were not computed and say so. The pending changes
+//! carry none here: `commitea demo` files them through `apply_changes`, which computes it.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use chrono::{DateTime, Duration, Utc};
@@ -318,13 +318,7 @@ pub fn populate(state: &mut DemoState) {
             }],
         ));
     }
-    state.pending = pending
-        .iter()
-        .filter_map(|f| {
-            let rel = format!("{}/{}.yaml", crate::ops::PENDING_PATH, f.id);
-            f.render(Path::new(&rel)).ok().map(|t| (rel, t))
-        })
-        .collect::<BTreeMap<_, _>>();
+    state.pending = pending;
 }
 
 fn op_file(id: &str, at: DateTime<Utc>, by: &str, ops: Vec<Op>) -> OpFile {

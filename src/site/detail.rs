@@ -31,13 +31,50 @@ pub struct Detail {
     /// A page per person of the forecast.
     pub people: Vec<PersonPage>,
     /// Every op file, pending and applied, and every directive.
-    pub changes: Changes,
+    pub changes: ChangesPage,
     /// The compact index of every issue the board's filters and the search page read.
     pub index: crate::views::index::SearchIndex,
     /// The standup page.
     pub standup: StandupPage,
     /// The roadmap page.
     pub roadmap: RoadmapPage,
+}
+
+/// The changes page: the changes view with its moments as labels and each directive's target linked.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangesPage {
+    /// Proposed op files, newest first.
+    pub pending: Vec<ChangeRow>,
+    /// Applied op files, newest first.
+    pub applied: Vec<ChangeRow>,
+    /// Every directive of the ledger, newest first.
+    pub directives: Vec<LedgerRow>,
+}
+
+/// One op file with labels.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeRow {
+    /// The view's fields, unchanged.
+    #[serde(flatten)]
+    pub change: crate::views::changes::Change,
+    /// When it was proposed: `2026-11-26 17:00 UTC`.
+    pub created_label: String,
+    /// When it was applied, the same way.
+    pub applied_label: Option<String>,
+}
+
+/// One directive of the ledger with its target as a link.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerRow {
+    /// The view's fields, unchanged.
+    #[serde(flatten)]
+    pub directive: crate::views::changes::DirectiveItem,
+    /// Its target: an issue with its title, a milestone by its title, a person; linked where the site has
+    /// the page.
+    pub target_link: Option<Link>,
 }
 
 /// The standup page: what moved since the last committed forecast, by person, each person's next
@@ -433,7 +470,7 @@ pub fn build(
         limit: usize::MAX,
         ..crate::views::Selection::default()
     };
-    let milestones = report
+    let milestones: Vec<MilestonePage> = report
         .milestones
         .iter()
         .filter_map(|m| {
@@ -610,6 +647,42 @@ pub fn build(
             })
         })
         .collect();
+
+    let milestone_page = |id: u64| {
+        let path = milestone_path(id);
+        milestones.iter().any(|m| m.path == path).then_some(path)
+    };
+    let row = |c: crate::views::changes::Change| ChangeRow {
+        created_label: super::text::moment(&c.created_at),
+        applied_label: c.applied_at.as_deref().map(super::text::moment),
+        change: c,
+    };
+    let changes =
+        ChangesPage {
+            pending: changes.pending.into_iter().map(row).collect(),
+            applied: changes.applied.into_iter().map(row).collect(),
+            directives: changes
+                .directives
+                .into_iter()
+                .map(|d| LedgerRow {
+                    target_link: d.target_kind.as_deref().zip(d.target.as_deref()).map(
+                        |(kind, id)| match (kind, id.parse::<u64>()) {
+                            ("issue", _) => issue_link(id),
+                            ("milestone", Ok(n)) => Link {
+                                text: snapshot.milestone(n).map_or_else(
+                                    || format!("milestone {id}"),
+                                    |(_, m)| m.title.clone(),
+                                ),
+                                title: None,
+                                href: milestone_page(n),
+                            },
+                            _ => person_link(id),
+                        },
+                    ),
+                    directive: d,
+                })
+                .collect(),
+        };
 
     let person_views = crate::views::person::people(inputs);
     let roadmap = roadmap_page(inputs, &person_views, &person_link, &issue_link);

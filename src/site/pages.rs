@@ -314,53 +314,36 @@ pub struct DirectiveRow<'a> {
     pub at_label: String,
 }
 
-/// The recent directives as the Directives page shows them.
+/// The recent directives as the Directives page shows them: each target linked as the Changes page links
+/// it, or named in plain text when the site has no detail pages.
 fn directive_rows(data: &SiteData) -> Vec<DirectiveRow<'_>> {
-    let detail = data.detail.as_ref();
+    let ledger = data.detail.as_ref().map(|d| &d.changes.directives);
     data.directives
         .recent
         .iter()
         .map(|d| {
-            let target_link =
-                d.target_kind
-                    .as_deref()
-                    .zip(d.target_id.as_deref())
-                    .map(|(kind, id)| {
-                        let (text, title, path) = match kind {
-                            "issue" => (
-                                id.to_owned(),
-                                d.target_title.clone(),
-                                id.parse().ok().map(|k| super::detail::issue_path(&k)),
-                            ),
-                            "milestone" => (
-                                d.target_title
-                                    .clone()
-                                    .unwrap_or_else(|| format!("milestone {id}")),
-                                None,
-                                id.parse().ok().map(super::detail::milestone_path),
-                            ),
-                            _ => (id.to_owned(), None, super::detail::person_path(id)),
-                        };
-                        let href = path.filter(|p| {
-                            detail.is_some_and(|dt| match kind {
-                                "issue" => dt.issues.iter().any(|i| i.path == *p),
-                                "milestone" => dt.milestones.iter().any(|m| m.path == *p),
-                                _ => dt.people.iter().any(|m| m.path == *p),
-                            })
-                        });
-                        super::detail::Link { text, title, href }
-                    });
-            let at_label = chrono::DateTime::parse_from_rfc3339(&d.at)
-                .map(|t| {
-                    t.with_timezone(&chrono::Utc)
-                        .format("%Y-%m-%d %H:%M UTC")
-                        .to_string()
+            let linked = ledger
+                .and_then(|l| l.iter().find(|r| r.directive.id == d.id))
+                .and_then(|r| r.target_link.clone());
+            let plain = || {
+                let id = d.target_id.clone()?;
+                Some(match d.target_kind.as_deref() {
+                    Some("issue") => super::detail::Link {
+                        text: id,
+                        title: d.target_title.clone(),
+                        href: None,
+                    },
+                    _ => super::detail::Link {
+                        text: d.target_title.clone().unwrap_or(id),
+                        title: None,
+                        href: None,
+                    },
                 })
-                .unwrap_or_else(|_| d.at.clone());
+            };
             DirectiveRow {
                 directive: d,
-                target_link,
-                at_label,
+                target_link: linked.or_else(plain),
+                at_label: super::text::moment(&d.at),
             }
         })
         .collect()

@@ -32,16 +32,23 @@ pub(crate) fn clean(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// A moment as people read it: `2026-11-25T10:00:00Z` → `2026-11-25 10:00 UTC`; anything that is not
+/// RFC 3339 as given.
+pub(crate) fn moment(s: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(s).map_or_else(
+        |_| s.to_owned(),
+        |t| {
+            t.with_timezone(&chrono::Utc)
+                .format("%Y-%m-%d %H:%M UTC")
+                .to_string()
+        },
+    )
+}
+
 /// The forecast horizon in words people read: `730` → `2 years`, `365` → `1 year`, `90` → `3 months`,
 /// `100` → `100 days`.
 pub(crate) fn horizon_words(days: u32) -> String {
-    let plural = |n: u32, one: &str| {
-        if n == 1 {
-            format!("1 {one}")
-        } else {
-            format!("{n} {one}s")
-        }
-    };
+    let plural = |n: u32, one: &str| crate::prose::count(n, one, &format!("{one}s"));
     if days > 0 && days.is_multiple_of(365) {
         plural(days / 365, "year")
     } else if days > 0 && days.is_multiple_of(30) {

@@ -113,8 +113,24 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
     let pending = commitea::ops::pending(&commitea::state::Layout::new(&demo_dir)).unwrap();
     assert!(pending.iter().any(|f| f.destructive), "{pending:?}");
     assert!(pending.iter().any(|f| !f.destructive), "{pending:?}");
+    // Filed through apply_changes, each pending change carries the consequence it would have.
+    assert!(
+        pending
+            .iter()
+            .all(|f| !f.consequence.is_empty() && f.summary.contains("moved")),
+        "{pending:?}"
+    );
     let changes = std::fs::read_to_string(site.join("changes.html")).unwrap();
     assert!(changes.contains("awaiting its pull request"), "{changes}");
+    // Moments read as people write them; the ledger's targets are named and linked.
+    assert!(!changes.contains(":00:00Z"), "{changes}");
+    assert!(changes.contains(" UTC"), "{changes}");
+    assert!(
+        changes.contains(
+            r#"milestone <a href="milestones/2.html"><bdi>Accessibility compliance (EAA)</bdi></a>"#
+        ),
+        "{changes}"
+    );
     let backtest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(demo_dir.join("forecast/backtest.json")).unwrap())
             .unwrap();
