@@ -583,8 +583,9 @@ pub(crate) fn fan(
             super::pages::percent(p.p),
             p.day,
             x + 7.0,
-            // The due point's name goes below the line, the quantiles' above, so close points stay legible.
-            if p.label == "at due" {
+            // The due point's name goes below the line, the quantiles' above, so close points stay legible;
+            // near 0% below would sit on the month labels, so it goes above there too.
+            if p.label == "at due" && yy + 20.0 <= h - bottom - 6.0 {
                 yy + 20.0
             } else {
                 yy - 7.0
@@ -1253,6 +1254,57 @@ mod tests {
             .collect();
         assert_eq!(ys.len(), 3, "{path}");
         assert!(ys.windows(2).all(|w| w[1] <= w[0]), "{ys:?}");
+    }
+
+    #[test]
+    fn the_due_points_label_stays_inside_the_plot_and_off_the_month_labels() {
+        let at = |p: f64| {
+            let pts = [
+                FanPoint {
+                    day: d("2026-03-01"),
+                    p,
+                    label: "at due",
+                },
+                FanPoint {
+                    day: d("2026-04-01"),
+                    p: 0.8,
+                    label: "p80",
+                },
+            ];
+            let svg = fan(
+                &pts,
+                d("2026-02-01"),
+                d("2027-02-01"),
+                Some(d("2026-03-01")),
+                None,
+                "f",
+            );
+            let label_y: f64 = svg
+                .split("class=\"label\"")
+                .nth(1)
+                .and_then(|t| t.split("y=\"").nth(1))
+                .and_then(|t| t.split('"').next())
+                .and_then(|t| t.parse().ok())
+                .unwrap_or(f64::NAN);
+            let month_y: f64 = svg
+                .split(">Mar<")
+                .next()
+                .and_then(|t| t.rsplit("y=\"").next())
+                .and_then(|t| t.split('"').next())
+                .and_then(|t| t.parse().ok())
+                .unwrap_or(f64::NAN);
+            (label_y, month_y)
+        };
+        // Near 0% the label goes above the curve, clear of the month labels below the axis.
+        let (label, months) = at(0.0);
+        assert!(
+            label < months - 20.0,
+            "label at {label}, months at {months}"
+        );
+        // Higher up it goes below the curve, as before.
+        let (label, _) = at(0.5);
+        let (above, _) = at(0.0);
+        assert!(label < above, "{label} {above}");
     }
 
     #[test]
