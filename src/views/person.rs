@@ -80,7 +80,7 @@ pub struct QueueItem {
 pub struct WeekLoad {
     /// The Monday of the week.
     pub week: String,
-    /// Hours they can work that week.
+    /// Hours they can work that week from day 0 on (the days before it are past).
     pub capacity_hours: f64,
     /// Hours the median plan gives them that week.
     pub planned_hours: f64,
@@ -164,6 +164,57 @@ pub fn people(inputs: Inputs<'_>) -> Vec<PersonView> {
         .collect()
 }
 
+/// The hours booked on each day from `monday`, for a person whose capacity on those days is `cap`.
+///
+/// The plan books work into free capacity and splits it around what waits, so an issue's planned span
+/// may hold other work too: spreading its hours evenly over the span counted shared days twice and drew
+/// weeks "over capacity" that the plan never booked. Instead each day's capacity goes to the issues
+/// already started, earliest planned end first (preemptive earliest-deadline-first, which finds an
+/// allocation within the capacity whenever one exists, as the plan's own is). Hours that do not fit by
+/// an issue's end run on into the next days; no day gets more than it holds. Where the person has no
+/// capacity in the window at all, the hours are spread over each span's days, so they still show.
+/// `spans` are each issue's planned start, planned end and remaining hours.
+fn booked_hours(
+    day0: NaiveDate,
+    monday: NaiveDate,
+    cap: &[f64],
+    spans: impl Iterator<Item = (NaiveDate, NaiveDate, f64)>,
+) -> Vec<f64> {
+    let mut load = vec![0.0; cap.len()];
+    let index = |d: NaiveDate| usize::try_from((d - monday).num_days()).ok();
+    // (first day, planned end, hours left)
+    let mut jobs: Vec<(usize, NaiveDate, f64)> = spans
+        .filter_map(|(start, end, hours)| {
+            let start = start.max(day0);
+            Some((index(start)?, end.max(start), hours.max(0.0)))
+        })
+        .collect();
+    if cap.iter().all(|c| *c <= 0.0) {
+        for (first, end, hours) in jobs {
+            let last = index(end).unwrap_or(first).max(first);
+            let per_day = hours / (last - first + 1) as f64;
+            for slot in load.iter_mut().take(last + 1).skip(first) {
+                *slot += per_day;
+            }
+        }
+        return load;
+    }
+    jobs.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
+    for (d, slot) in load.iter_mut().enumerate() {
+        let mut free = cap[d];
+        for job in jobs.iter_mut().filter(|j| j.0 <= d) {
+            if free <= 0.0 {
+                break;
+            }
+            let take = job.2.min(free);
+            job.2 -= take;
+            free -= take;
+            *slot += take;
+        }
+    }
+    load
+}
+
 /// The weeks of [`LOAD_WEEKS`] from the Monday of day 0's week: capacity from the calendar, load from the
 /// queue's planned spans.
 fn weeks(
@@ -176,30 +227,19 @@ fn weeks(
     let days = LOAD_WEEKS * 7;
     let date = |d: u32| monday + Days::new(u64::from(d));
     let cap: Vec<f64> = (0..days).map(|d| spec.hours_on(date(d)).max(0.0)).collect();
-    let mut load = vec![0.0; days as usize];
-    for f in queue {
-        let (Some(start), Some(end)) = (f.planned_start.date(), f.planned_end.date()) else {
-            continue;
-        };
-        let start = start.max(day0);
-        let end = end.max(start);
-        // Working days of the span, on the person's calendar (all days when none is a working day).
-        let span: Vec<NaiveDate> = start.iter_days().take_while(|d| *d <= end).collect();
-        let working: Vec<&NaiveDate> = span.iter().filter(|d| spec.hours_on(**d) > 0.0).collect();
-        let spread: Vec<&NaiveDate> = if working.is_empty() {
-            span.iter().collect()
-        } else {
-            working
-        };
-        let per_day = f.remaining_hours / spread.len().max(1) as f64;
-        for d in spread {
-            if let Ok(i) = usize::try_from((*d - monday).num_days())
-                && let Some(slot) = load.get_mut(i)
-            {
-                *slot += per_day;
-            }
-        }
-    }
+    // Days before day 0 are past: the week's capacity is what is left of it, so a forecast made on a
+    // Friday does not show the week's Monday to Thursday as hours left unbooked.
+    let ahead: Vec<f64> = (0..days)
+        .map(|d| if date(d) < day0 { 0.0 } else { cap[d as usize] })
+        .collect();
+    let spans = queue.iter().filter_map(|f| {
+        Some((
+            f.planned_start.date()?,
+            f.planned_end.date()?,
+            f.remaining_hours,
+        ))
+    });
+    let load = booked_hours(day0, monday, &ahead, spans);
     (0..LOAD_WEEKS)
         .map(|w| {
             let range = (w * 7) as usize..((w + 1) * 7) as usize;
@@ -215,10 +255,34 @@ fn weeks(
             let working = range.clone().filter(|&d| cap[d] > 0.0).count() as u32;
             WeekLoad {
                 week: date(w * 7).to_string(),
-                capacity_hours: round1(cap[range.clone()].iter().sum()),
+                capacity_hours: round1(ahead[range.clone()].iter().sum()),
                 planned_hours: round1(load[range].iter().sum()),
                 days_off: usual.saturating_sub(working),
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn booked_hours_never_exceed_a_days_capacity_when_work_is_split_around_other_work() {
+        let day = |n: u64| NaiveDate::from_ymd_opt(2026, 1, 5).unwrap() + Days::new(n);
+        let cap = vec![6.0; 14];
+        // The plan split A (12 h, days 0 to 2) around B (6 h, day 1): spread evenly over its span, A
+        // would put 4 h on day 1 beside B's 6.
+        let spans = [(day(0), day(2), 12.0), (day(1), day(1), 6.0)];
+        let load = booked_hours(day(0), day(0), &cap, spans.into_iter());
+        assert_eq!(&load[..4], &[6.0, 6.0, 6.0, 0.0]);
+        assert!(load.iter().zip(&cap).all(|(l, c)| l <= c), "{load:?}");
+        // Nothing before day 0 and nothing lost.
+        let load = booked_hours(day(2), day(0), &cap, spans.into_iter());
+        assert_eq!(load[..2].iter().sum::<f64>(), 0.0, "{load:?}");
+        assert!((load.iter().sum::<f64>() - 18.0).abs() < 1e-9, "{load:?}");
+        // With no capacity at all the hours still show, spread over each span.
+        let load = booked_hours(day(0), day(0), &[0.0; 14], spans.into_iter());
+        assert!((load[1] - 10.0).abs() < 1e-9, "{load:?}");
+    }
 }
