@@ -137,10 +137,43 @@ pub(crate) fn commit_paths(
             .and_then(|c| c.tree_id())
             .map_err(err("reading HEAD's tree"))?;
         if old_tree == tree {
+            refresh_index(repo, tree, paths)?;
             return Ok(None);
         }
     }
     commit_tree(repo, tree, parent, message, sig).map(Some)
+}
+
+/// Rewrites the index from `tree` when its entries under `paths` differ from the tree's.
+///
+/// A commit moves `HEAD` and then writes the index; a run killed between the two leaves `HEAD` right and
+/// the index at the tree before, so `git status` shows the run's files as changed. The next run finds
+/// nothing to commit, and without this the index would stay behind until some later commit.
+fn refresh_index(repo: &gix::Repository, tree: ObjectId, paths: &[&str]) -> Result<(), GitError> {
+    let owned = |path: &[u8]| {
+        paths.iter().any(|p| {
+            path.strip_prefix(p.as_bytes())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(b"/"))
+        })
+    };
+    let entries = |index: &gix::index::File| -> Vec<(Vec<u8>, ObjectId)> {
+        index
+            .entries()
+            .iter()
+            .map(|e| (e.path(index).to_vec(), e.id))
+            .filter(|(path, _)| owned(path))
+            .collect()
+    };
+    let mut wanted = repo
+        .index_from_tree(&tree)
+        .map_err(err("building the index"))?;
+    let current = repo.index_or_empty().map_err(err("reading the index"))?;
+    if entries(&current) != entries(&wanted) {
+        wanted
+            .write(Default::default())
+            .map_err(err("writing the index"))?;
+    }
+    Ok(())
 }
 
 /// Commits everything in the work tree except `.git` and the top-level names in `exclude`.
@@ -617,6 +650,38 @@ mod tests {
             email: "bot@example.com".into(),
             time: Utc.timestamp_opt(secs, 0).single().unwrap_or_default(),
         }
+    }
+
+    #[test]
+    fn a_run_with_nothing_to_commit_brings_an_index_left_behind_by_a_kill_up_to_head() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = open_or_init(dir.path()).unwrap();
+        std::fs::create_dir_all(dir.path().join("snapshot")).unwrap();
+        std::fs::write(dir.path().join("snapshot/meta.yaml"), "a: 1\n").unwrap();
+        let first = commit_all(&repo, &["public"], "init", &sig(1_700_000_000))
+            .unwrap()
+            .unwrap();
+        std::fs::write(dir.path().join("snapshot/meta.yaml"), "a: 2\n").unwrap();
+        commit_paths(&repo, OWNED_PATHS, &[], "run", &sig(1_700_000_100))
+            .unwrap()
+            .unwrap();
+        // A run killed after moving HEAD but before writing the index leaves the index at the old tree.
+        let old_tree = repo.find_commit(first).unwrap().tree_id().unwrap().detach();
+        let mut stale = repo.index_from_tree(&old_tree).unwrap();
+        stale.write(Default::default()).unwrap();
+        let repo = gix::open(dir.path()).unwrap();
+        // The next run has nothing to commit, and leaves the index as HEAD is.
+        assert!(
+            commit_paths(&repo, OWNED_PATHS, &[], "again", &sig(1_700_000_200))
+                .unwrap()
+                .is_none()
+        );
+        let status = std::process::Command::new("git")
+            .args(["status", "--porcelain"])
+            .current_dir(dir.path())
+            .output()
+            .expect("git is needed for this test");
+        assert_eq!(String::from_utf8_lossy(&status.stdout), "");
     }
 
     #[test]

@@ -317,21 +317,21 @@ fn a_run_killed_at_any_moment_leaves_the_old_commit_or_the_new_one() {
             finished.len(),
             "kill at {after:?}: other files"
         );
+        let status = git(
+            state.path(),
+            &[
+                "status",
+                "--porcelain",
+                "--",
+                "snapshot",
+                "forecast",
+                "ops",
+                "pm-state.md",
+            ],
+        );
         assert!(
-            git(
-                state.path(),
-                &[
-                    "status",
-                    "--porcelain",
-                    "--",
-                    "snapshot",
-                    "forecast",
-                    "ops",
-                    "pm-state.md"
-                ]
-            )
-            .is_empty(),
-            "kill at {after:?} ({reached}): the next run left changes uncommitted"
+            status.is_empty(),
+            "kill at {after:?} ({reached}): the next run left changes uncommitted:\n{status}\nits log: {log:?}"
         );
         *outcomes.entry((reached, at)).or_default() += 1;
         // On a loaded machine the stages shift from the reference run's timings: add later points until
