@@ -17,7 +17,7 @@ use crate::domain::{Issue, IssueKey, IssueRef};
 use crate::ops::{Op, OpFile, Source};
 
 /// What a consequence-less demo op file says instead of a computed consequence.
-const NO_CONSEQUENCE: &str = "Written by the demo generator: its consequence was not computed (a file from `commitea tool apply_changes` carries one)";
+const NO_CONSEQUENCE: &str = "Part of the demo's made-up history: its consequence was not computed (a change filed through apply_changes carries one)";
 
 /// Adds the ledger's directives, `ops/applied/` and `ops/pending/` to a generated demo state.
 pub fn populate(state: &mut DemoState) {

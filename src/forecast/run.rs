@@ -272,7 +272,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             if let Some(c) = &cut_line {
                 warnings.push(if c.meets_deadline {
                     format!(
-                        "{}: the hard deadline {} is not met at p80; taking out {} ({} h) would meet it",
+                        "{}: the hard deadline {} is not met at p80; taking out {} (about {:.0} h) would meet it",
                         m.title,
                         m.due.map(|d| d.to_string()).unwrap_or_default(),
                         crate::prose::count(c.issues.len(), "issue", "issues"),

@@ -45,7 +45,7 @@ impl ChangeState {
         match self {
             Self::OnBranch => "approved: applied at the next run",
             Self::AwaitingPullRequest => "awaiting its pull request",
-            Self::AwaitingPropose => "additive: goes to the branch when proposed",
+            Self::AwaitingPropose => "goes to the branch when proposed",
             Self::Applied => "applied",
         }
     }
