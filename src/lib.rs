@@ -24,6 +24,7 @@ pub mod ops;
 pub mod pipeline;
 pub mod plan;
 pub(crate) mod prose;
+pub(crate) mod secret;
 pub(crate) mod site;
 pub mod state;
 pub mod tools;

@@ -17,6 +17,7 @@ use reqwest::header::{AUTHORIZATION, DATE, HeaderMap, RETRY_AFTER};
 use serde::de::DeserializeOwned;
 
 use super::wire::{self, List};
+use crate::secret::{Secret, scrub};
 
 /// The environment variables a token is read from, in order of preference.
 pub(crate) const TOKEN_ENV_VARS: [&str; 3] =
@@ -156,6 +157,66 @@ pub enum ClientError {
         /// The first request that gave up, and why.
         first: String,
     },
+}
+
+impl ClientError {
+    /// The error with `secret` masked in every text a server or the transport supplied (a server may echo
+    /// the request's `Authorization` header in its message).
+    fn scrubbed(self, secret: Option<&Secret>) -> Self {
+        let s = |t: String| scrub(&t, secret);
+        match self {
+            Self::InvalidUrl { url, reason } => Self::InvalidUrl {
+                url: s(url),
+                reason: s(reason),
+            },
+            Self::Setup { server, reason } => Self::Setup {
+                server,
+                reason: s(reason),
+            },
+            Self::Status {
+                repo,
+                request,
+                status,
+                message,
+            } => Self::Status {
+                repo,
+                request,
+                status,
+                message: s(message),
+            },
+            Self::GaveUp {
+                repo,
+                request,
+                attempts,
+                elapsed_secs,
+                last,
+            } => Self::GaveUp {
+                repo,
+                request,
+                attempts,
+                elapsed_secs,
+                last: s(last),
+            },
+            Self::Decode {
+                repo,
+                request,
+                reason,
+            } => Self::Decode {
+                repo,
+                request,
+                reason: s(reason),
+            },
+            Self::ServerDown { request, first } => Self::ServerDown {
+                request,
+                first: s(first),
+            },
+            e @ (Self::Unauthorized { .. }
+            | Self::Forbidden { .. }
+            | Self::NotFound { .. }
+            | Self::DependenciesDisabled { .. }
+            | Self::TimeTrackingDisabled { .. }) => e,
+        }
+    }
 }
 
 /// How the client retries and waits.
@@ -299,7 +360,7 @@ pub struct Client {
     server: String,
     /// `{server}/api/v1/`.
     api: Url,
-    token: Option<String>,
+    token: Option<Secret>,
     http: reqwest::blocking::Client,
     options: ClientOptions,
     requests: AtomicU64,
@@ -316,14 +377,7 @@ impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
             .field("server", &self.server)
-            .field(
-                "token",
-                &if self.token.is_some() {
-                    "<redacted>"
-                } else {
-                    "<none>"
-                },
-            )
+            .field("token", &self.token)
             .field("options", &self.options)
             .field("requests", &self.request_count())
             .field("page_size", &self.page_size.get())
@@ -425,7 +479,7 @@ impl Client {
         Ok(Self {
             server: trimmed.to_owned(),
             api,
-            token: token.filter(|t| !t.trim().is_empty()),
+            token: token.as_deref().and_then(Secret::new),
             http,
             rng: Mutex::new(options.jitter_seed),
             throttle: Throttle::new(options.parallel, options.max_parallel),
@@ -474,7 +528,7 @@ impl Client {
         wire::decode(&answer.body).map_err(|e| ClientError::Decode {
             repo: repo_of(path),
             request,
-            reason: e.to_string(),
+            reason: scrub(&e.to_string(), self.token.as_ref()),
         })
     }
 
@@ -595,7 +649,7 @@ impl Client {
         wire::decode(&written.body).map_err(|e| ClientError::Decode {
             repo: repo_of(path),
             request: format!("{method} {path}"),
-            reason: e.to_string(),
+            reason: scrub(&e.to_string(), self.token.as_ref()),
         })
     }
 
@@ -638,8 +692,8 @@ impl Client {
                 .leave(!matches!(result, Err(Attempt::Retry { .. })));
             let (last, wait) = match result {
                 Ok(a) => return Ok(a),
-                Err(Attempt::Fail(e)) => return Err(e),
-                Err(Attempt::Retry { reason, wait }) => (reason, wait),
+                Err(Attempt::Fail(e)) => return Err(e.scrubbed(self.token.as_ref())),
+                Err(Attempt::Retry { reason, wait }) => (scrub(&reason, self.token.as_ref()), wait),
             };
             let wait = wait.unwrap_or_else(|| self.backoff(attempts - 1));
             let over_budget = started.elapsed() + wait > self.options.max_retry_time;
@@ -704,13 +758,15 @@ impl Client {
         }
         if let Some(t) = &self.token {
             let mut value =
-                reqwest::header::HeaderValue::from_str(&format!("token {t}")).map_err(|_| {
-                    Attempt::Fail(ClientError::Unauthorized {
-                        server: self.server.clone(),
-                        repo: repo_of(path),
-                        request: request.to_owned(),
-                    })
-                })?;
+                reqwest::header::HeaderValue::from_str(&format!("token {}", t.expose())).map_err(
+                    |_| {
+                        Attempt::Fail(ClientError::Unauthorized {
+                            server: self.server.clone(),
+                            repo: repo_of(path),
+                            request: request.to_owned(),
+                        })
+                    },
+                )?;
             value.set_sensitive(true);
             req = req.header(AUTHORIZATION, value);
         }
@@ -840,7 +896,7 @@ mod tests {
         .unwrap();
         let d = format!("{c:?}");
         assert!(!d.contains("s3cret-t0ken"), "{d}");
-        assert!(d.contains("<redacted>"));
+        assert!(d.contains("***"), "{d}");
         assert_eq!(c.server(), "http://127.0.0.1:1");
     }
 

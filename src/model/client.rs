@@ -16,16 +16,7 @@ use serde_json::{Value, json};
 
 use super::ModelError;
 use crate::config::ModelEndpoint;
-
-/// An API key: printed as `***` by `Debug`, so it cannot reach a log by accident.
-#[derive(Clone)]
-struct Secret(String);
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("***")
-    }
-}
+use crate::secret::{Secret, scrub};
 
 /// A configured endpoint, ready to call: its setting's name (for errors), URL, model, key and limits.
 #[derive(Debug, Clone)]
@@ -74,12 +65,12 @@ impl Endpoint {
                     .find(|(k, _)| k == var)
                     .map(|(_, v)| v.clone())
                     .or_else(|| std::env::var(var).ok())
-                    .filter(|v| !v.trim().is_empty())
+                    .and_then(|v| Secret::new(&v))
                     .ok_or_else(|| ModelError::MissingKey {
                         var: crate::limits::excerpt(var),
                         setting: format!("{setting}.api_key_env"),
                     })?;
-                Some(Secret(value.trim().to_owned()))
+                Some(value)
             }
         };
         Ok(Self {
@@ -318,8 +309,8 @@ impl Client {
     fn send(&self, body: &Value) -> Result<Reply, ModelError> {
         let setting = self.endpoint.setting;
         let mut request = self.http.post(&self.endpoint.chat_url).json(body);
-        if let Some(Secret(key)) = &self.endpoint.key {
-            request = request.bearer_auth(key);
+        if let Some(key) = &self.endpoint.key {
+            request = request.bearer_auth(key.expose());
         }
         let response = request.send().map_err(|e| self.transport(&e))?;
         let status = response.status();
@@ -348,15 +339,20 @@ impl Client {
             return Err(ModelError::Status {
                 setting,
                 status: status.as_u16(),
-                message: server_message(&bytes),
+                message: scrub(&server_message(&bytes), self.endpoint.key.as_ref()),
             });
         }
         let value: Value = serde_json::from_slice(&bytes).map_err(|e| ModelError::BadReply {
             setting,
-            reason: format!("the answer is not JSON ({e})"),
+            reason: scrub(
+                &format!("the answer is not JSON ({e})"),
+                self.endpoint.key.as_ref(),
+            ),
         })?;
-        let reply =
-            parse_reply(&value).map_err(|reason| ModelError::BadReply { setting, reason })?;
+        let reply = parse_reply(&value).map_err(|reason| ModelError::BadReply {
+            setting,
+            reason: scrub(&reason, self.endpoint.key.as_ref()),
+        })?;
         if reply.finish == Finish::Length {
             return Err(ModelError::Truncated {
                 setting,
@@ -383,7 +379,7 @@ impl Client {
         }
         ModelError::Connect {
             setting,
-            reason: crate::limits::excerpt_long(&reason),
+            reason: crate::limits::excerpt_long(&scrub(&reason, self.endpoint.key.as_ref())),
         }
     }
 }

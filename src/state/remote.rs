@@ -8,6 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::secret::{Secret, scrub};
+
 /// Why a git command on the remote failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RemoteError {
@@ -38,7 +40,7 @@ pub enum Pushed {
 pub struct Remote {
     dir: PathBuf,
     name: String,
-    token: Option<String>,
+    token: Option<Secret>,
 }
 
 impl std::fmt::Debug for Remote {
@@ -46,7 +48,7 @@ impl std::fmt::Debug for Remote {
         f.debug_struct("Remote")
             .field("dir", &self.dir)
             .field("name", &self.name)
-            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("token", &self.token)
             .finish()
     }
 }
@@ -57,7 +59,7 @@ impl Remote {
         Self {
             dir: dir.to_path_buf(),
             name: name.to_owned(),
-            token: token.filter(|t| !t.trim().is_empty()),
+            token: token.as_deref().and_then(Secret::new),
         }
     }
 
@@ -74,7 +76,10 @@ impl Remote {
         if let Some(t) = &self.token {
             c.env("GIT_CONFIG_COUNT", "1")
                 .env("GIT_CONFIG_KEY_0", "http.extraHeader")
-                .env("GIT_CONFIG_VALUE_0", format!("Authorization: token {t}"));
+                .env(
+                    "GIT_CONFIG_VALUE_0",
+                    format!("Authorization: token {}", t.expose()),
+                );
         }
         c
     }
@@ -94,11 +99,7 @@ impl Remote {
 
     /// `text` with the token replaced by `***`.
     fn scrub(&self, text: &str) -> String {
-        let text = text.trim();
-        match &self.token {
-            Some(t) => text.replace(t.as_str(), "***"),
-            None => text.to_owned(),
-        }
+        scrub(text.trim(), self.token.as_ref())
     }
 
     /// Fetches `branch` from the remote into `refs/remotes/NAME/BRANCH`.

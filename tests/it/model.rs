@@ -326,6 +326,15 @@ fn faults_are_clear_errors_or_repairs_and_never_a_write_without_approval() {
             "did not end within",
         ),
         (
+            "an error that echoes the API key",
+            vec![Exchange::new(
+                Match::any(),
+                Reply::status(401, "Incorrect API key provided: sk-test-secret"),
+            )],
+            1,
+            "Incorrect API key provided: ***",
+        ),
+        (
             "an answer that is not a chat completion",
             vec![Exchange::new(
                 Match::any(),

@@ -288,3 +288,30 @@ fn readers_reuse_the_forecast_of_an_online_run_on_its_day_and_the_next() {
     assert!(log.contains(REUSED), "{log}");
     assert_eq!(planned, committed);
 }
+
+#[test]
+fn a_server_that_echoes_the_token_never_gets_it_printed() {
+    let emulator = emulator_for("small");
+    let state = state_from_fixture("small");
+    // A refusal (not retried) and an overload (retried, logged at each retry, then given up on), each
+    // quoting the request's Authorization header, as a proxy in front of Gitea may.
+    for (status, times) in [(422, 1), (502, 1000)] {
+        emulator.clear_faults();
+        emulator.inject(
+            Fault::new(FaultKind::EchoAuthorization(status))
+                .times(times)
+                .on("/milestones"),
+        );
+        let out = commitea(&["run"], state.path(), &emulator.url());
+        assert_eq!(out.status.code(), Some(1), "{status}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("{status}")) && stderr.contains("Authorization: token ***"),
+            "the server's message is shown, masked: {stderr}"
+        );
+        assert!(
+            !everything_written(state.path(), &out).contains(TOKEN),
+            "{status}: the token leaked: {stderr}"
+        );
+    }
+}

@@ -122,6 +122,9 @@ pub enum FaultKind {
     },
     /// Close the connection without answering.
     Drop,
+    /// Answer with this status and a message quoting the request's `Authorization` header, as a proxy or
+    /// gateway in front of Gitea may: the client must not print what the server echoes of its token.
+    EchoAuthorization(u16),
     /// Answer normally, then create a new issue in the repository (newest, so it lands on page 1 and shifts
     /// every later page by one: a naive client sees one issue twice and misses the new one).
     PageShift {
@@ -461,6 +464,17 @@ fn serve(stream: &TcpStream, shared: &Shared) {
         }
         Some(FaultKind::Drop) => {
             let _ = stream.shutdown(std::net::Shutdown::Both);
+            return;
+        }
+        Some(FaultKind::EchoAuthorization(s)) => {
+            let sent = req.header("authorization").unwrap_or("(none)");
+            http::write_response(
+                stream,
+                &error(
+                    s,
+                    &format!("request refused; it carried Authorization: {sent}"),
+                ),
+            );
             return;
         }
         Some(FaultKind::Slow(d)) => std::thread::sleep(d),
