@@ -220,7 +220,15 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     // A run forecasts the ledger on the branch; an entry only in the checkout is a proposal, not yet
     // approved (a preview, `commitea plan`, reads the checkout's).
     let ledger = if opts.commit {
-        branch_ledger(&layout)?
+        let branch = branch_ledger(&layout)?;
+        if crate::ledger::read(&layout.ledger())? != branch {
+            tracing::warn!(
+                "{} has edits that are not committed: this run forecasts the committed ledger and leaves them \
+                 out; commit them (or propose them in a pull request) for them to count",
+                crate::state::LEDGER_FILE
+            );
+        }
+        branch
     } else {
         crate::ledger::read(&layout.ledger())?
     };
@@ -260,7 +268,8 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     let runway = views::runway::runway(inputs);
     // The page lists every ledger problem: those the parser found and those replay found (unknown
     // targets), which the plan carries as warnings naming their line.
-    let mut directives = crate::views::directives::load(&layout, Some(&snapshot))?;
+    let mut directives =
+        crate::views::directives::of_ledger(&layout, ledger.as_deref(), Some(&snapshot))?;
     directives.problems = plan
         .warnings
         .iter()

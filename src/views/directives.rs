@@ -152,12 +152,19 @@ fn title(snapshot: &Snapshot, target: &Target) -> Option<String> {
     }
 }
 
-/// The view of the state repo: its ledger and its newest pending op file; `snapshot` names the targets.
+/// The view of the state repo: its checkout's ledger and its newest pending op file; `snapshot` names the
+/// targets.
 pub fn load(layout: &Layout, snapshot: Option<&Snapshot>) -> Result<Directives, StateError> {
     let ledger = crate::ledger::read(&layout.ledger())?;
-    Ok(directives(
-        ledger.as_deref(),
-        newest_pending(layout)?,
-        snapshot,
-    ))
+    of_ledger(layout, ledger.as_deref(), snapshot)
+}
+
+/// The view of `ledger` (the text a forecast replayed, which a run takes from the branch) and the state
+/// repo's newest pending op file.
+pub fn of_ledger(
+    layout: &Layout,
+    ledger: Option<&str>,
+    snapshot: Option<&Snapshot>,
+) -> Result<Directives, StateError> {
+    Ok(directives(ledger, newest_pending(layout)?, snapshot))
 }

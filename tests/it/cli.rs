@@ -524,3 +524,40 @@ fn every_reader_forecasts_from_the_committed_forecasts_day_zero() {
     };
     assert_eq!(p80s(&planned), p80s(&committed));
 }
+
+#[test]
+fn a_run_forecasts_the_committed_ledger_and_says_the_checkouts_edits_are_left_out() {
+    let dir = crate::pipeline::state_from_fixture("replay/small-with-ledger");
+    // The PM has emptied the ledger in the checkout, not committed.
+    std::fs::write(dir.path().join("pm-state.md"), "# PM directives\n").unwrap();
+    let out = commitea(
+        &["run", "--offline", "-s", &dir.path().to_string_lossy()],
+        dir.path(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("pm-state.md has edits that are not committed")
+            && stderr.contains("commit them"),
+        "{stderr}"
+    );
+    // The forecast and the directives view it commits read one ledger, the committed one: they are what a
+    // run of the same state without the edit commits.
+    let clean = crate::pipeline::state_from_fixture("replay/small-with-ledger");
+    let out = commitea(
+        &["run", "--offline", "-s", &clean.path().to_string_lossy()],
+        clean.path(),
+    );
+    assert!(out.status.success());
+    for file in ["forecast/forecast.json", "forecast/views/directives.json"] {
+        let read = |d: &Path| std::fs::read_to_string(d.join(file)).unwrap();
+        assert_eq!(read(dir.path()), read(clean.path()), "{file}");
+    }
+    let view = std::fs::read_to_string(dir.path().join("forecast/views/directives.json")).unwrap();
+    assert!(view.contains("D-0001"), "{view}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("pm-state.md")).unwrap(),
+        "# PM directives\n",
+        "the checkout's edit is kept"
+    );
+}
