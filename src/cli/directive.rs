@@ -86,6 +86,7 @@ pub fn run(a: Args) -> CommandResult {
 fn record(state: &std::path::Path, input: &RecordInput, options: &RecordOptions) -> CommandResult {
     match crate::ledger::record::record_directive(state, input, options) {
         Ok(out) => {
+            super::warn_all(&out.ledger_problems);
             println!("{}", serde_json::to_string_pretty(&out)?);
             Ok(())
         }

@@ -295,7 +295,12 @@ fn report(summary: &crate::pipeline::RunSummary) {
             .as_deref()
             .map_or_else(|| "no new commit".to_owned(), |c| format!("committed {c}"))
     );
-    for w in &summary.warnings {
+    warn_all(&summary.warnings);
+}
+
+/// Logs each of `warnings` (a forecast's, a ledger's problems) as a warning on stderr.
+fn warn_all(warnings: &[String]) {
+    for w in warnings {
         tracing::warn!("{w}");
     }
 }

@@ -21,6 +21,7 @@ pub fn run(a: Args) -> CommandResult {
     let layout = Layout::new(&a.state.state);
     let _lock = crate::pipeline::lock(&opts, &layout)?;
     let computed = crate::pipeline::compute(&opts)?;
+    super::warn_all(&computed.report.warnings);
     for (rel, bytes) in crate::pipeline::forecast_files(&computed)? {
         crate::state::write_if_changed(&layout.root().join(rel), &bytes)?;
     }

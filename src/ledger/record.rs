@@ -145,6 +145,10 @@ pub struct RecordOutput {
     pub ops_file: Option<String>,
     /// The whole consequence diff.
     pub detail: Consequence,
+    /// Problems with the ledger's other entries (`ledger line 12: …`), each of which replay left out: the
+    /// CLI prints them as `run` does; not part of the tool's answer.
+    #[serde(skip)]
+    pub ledger_problems: Vec<String>,
 }
 
 /// Why a directive was not recorded.
@@ -298,6 +302,11 @@ fn record(
         return Err(invalid(field, message));
     }
 
+    let ledger_problems: Vec<String> = before_replay
+        .problems
+        .iter()
+        .map(ToString::to_string)
+        .collect();
     let before_plan = before_replay.into_plan();
     let after_plan = after_replay.into_plan();
     let planned_for = committed.people(&config);
@@ -319,6 +328,7 @@ fn record(
             summary: detail.summary.clone(),
             ops_file: (!ops.is_empty()).then(|| format!("{}/{id}.yaml", crate::ops::PENDING_PATH)),
             detail,
+            ledger_problems,
         });
     }
     let ops_path: Option<PathBuf> = if ops.is_empty() {
@@ -356,6 +366,7 @@ fn record(
         summary: detail.summary.clone(),
         ops_file: ops_path.map(|p| layout.rel(&p).to_string_lossy().replace('\\', "/")),
         detail,
+        ledger_problems,
     })
 }
 

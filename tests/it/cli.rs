@@ -561,3 +561,32 @@ fn a_run_forecasts_the_committed_ledger_and_says_the_checkouts_edits_are_left_ou
         "the checkout's edit is kept"
     );
 }
+
+#[test]
+fn plan_and_directive_say_the_ledgers_problems_as_run_does() {
+    let dir = crate::pipeline::state_from_fixture("replay/small-with-ledger");
+    let s = dir.path().to_string_lossy().into_owned();
+    let said = |args: &[&str]| {
+        let out = commitea(args, dir.path());
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        stderr
+            .lines()
+            .filter(|l| l.contains("ledger line"))
+            .map(|l| l.split_once("ledger line").unwrap().1.to_owned())
+            .collect::<Vec<_>>()
+    };
+    let run = said(&["run", "--offline", "-s", &s]);
+    assert!(run.len() >= 2, "{run:?}");
+    assert_eq!(said(&["plan", "-s", &s]), run);
+    let directive = said(&[
+        "directive",
+        "--kind",
+        "note",
+        "--quote",
+        "Ship it.",
+        "-s",
+        &s,
+    ]);
+    assert_eq!(directive, run);
+}
