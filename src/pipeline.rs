@@ -33,6 +33,18 @@ pub enum PipelineError {
     /// The site could not be rendered.
     #[error(transparent)]
     Site(#[from] Box<site::SiteError>),
+    /// The run committed its forecast, then could not write the site.
+    #[error(
+        "the forecast is committed ({commit}), but the site was not written; fix what is said below, then run \
+         `commitea render` to draw it"
+    )]
+    SiteNotWritten {
+        /// The commit made (or "no new commit").
+        commit: String,
+        /// Why the site was not written.
+        #[source]
+        source: Box<site::SiteError>,
+    },
     /// A stage that needs the network was asked for but is not possible.
     #[error("{0}")]
     Unavailable(String),
@@ -801,6 +813,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
     let computed = compute(opts)?;
     let files = forecast_files(&computed)?;
     let site = if opts.render {
+        site::check_output(&layout.root().join(&computed.config.site.output)).map_err(Box::new)?;
         Some(site_files(&computed, &layout)?)
     } else {
         None
@@ -854,7 +867,10 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
     let site_index = match site {
         Some(files) => {
             let out = layout.root().join(&computed.config.site.output);
-            site::write(&files, &out).map_err(Box::new)?;
+            site::write(&files, &out).map_err(|e| PipelineError::SiteNotWritten {
+                commit: commit.clone().unwrap_or_else(|| "no new commit".to_owned()),
+                source: Box::new(e),
+            })?;
             tracing::info!("site: {} files in {}", files.len(), out.display());
             Some(out.join("index.html"))
         }

@@ -96,6 +96,15 @@ pub enum SiteError {
         /// What was found in it.
         found: String,
     },
+    /// The output path is there but is not a folder.
+    #[error(
+        "site folder {path} is a file, not a folder; nothing was written. Move the file away, or set site.output to \
+         another folder"
+    )]
+    NotAFolder {
+        /// The output path.
+        path: PathBuf,
+    },
     /// The output folder could not be listed, or a file in it not written or removed.
     #[error("cannot write site file {path}: {source}")]
     Write {
@@ -104,6 +113,31 @@ pub enum SiteError {
         /// The I/O error.
         source: std::io::Error,
     },
+}
+
+/// Checks that the site can go to `out`: nothing there yet, or a folder that holds no state repo's files.
+/// A run checks before it commits, so a site that cannot be written fails the run with nothing committed.
+pub fn check_output(out: &Path) -> Result<(), SiteError> {
+    if !out.exists() {
+        return Ok(());
+    }
+    if !out.is_dir() {
+        return Err(SiteError::NotAFolder {
+            path: out.to_path_buf(),
+        });
+    }
+    // The config refuses such an output; this is the last line of defence before anything is deleted.
+    // (A `.git` there is fine: the site folder may be a checkout of a pages branch.)
+    if let Some(kept) = ["commitea.yaml", crate::state::LEDGER_FILE, "snapshot"]
+        .iter()
+        .find(|n| out.join(n).exists())
+    {
+        return Err(SiteError::NotASiteFolder {
+            path: out.to_path_buf(),
+            found: (*kept).to_owned(),
+        });
+    }
+    Ok(())
 }
 
 /// The suffix of a file being written (see [`crate::state::TMP_SUFFIX`]).
@@ -378,6 +412,7 @@ fn read_override(dir: Option<&Path>, name: &str) -> Result<Option<(Vec<u8>, Path
 /// Hidden entries (names starting with a dot, such as `.git` or `.nojekyll`) are left alone, and folders
 /// emptied by the clean-up are removed.
 pub fn write(files: &BTreeMap<String, Vec<u8>>, out: &Path) -> Result<(), SiteError> {
+    check_output(out)?;
     let mut wanted: BTreeSet<PathBuf> = BTreeSet::new();
     for name in files.keys() {
         let rel = Path::new(name);
@@ -417,17 +452,6 @@ pub fn write(files: &BTreeMap<String, Vec<u8>>, out: &Path) -> Result<(), SiteEr
         }
         std::fs::create_dir_all(&staging).map_err(io(&staging))?; // an empty site is a folder too
         return std::fs::rename(&staging, out).map_err(io(out));
-    }
-    // The config refuses such an output; this is the last line of defence before anything is deleted.
-    // (A `.git` there is fine: the site folder may be a checkout of a pages branch.)
-    if let Some(kept) = ["commitea.yaml", crate::state::LEDGER_FILE, "snapshot"]
-        .iter()
-        .find(|n| out.join(n).exists())
-    {
-        return Err(SiteError::NotASiteFolder {
-            path: out.to_path_buf(),
-            found: (*kept).to_owned(),
-        });
     }
 
     // Remove what the render did not produce, then the folders that left empty, deepest first.

@@ -61,6 +61,24 @@ pub enum LockError {
         /// How long this writer waited.
         waited_secs: u64,
     },
+    /// The folder given as the state repo does not exist.
+    #[error(
+        "there is no folder {state}: give the state repo's folder with -s/--state (or COMMITEA_STATE), or start one \
+         with `commitea init {state}`"
+    )]
+    NoFolder {
+        /// The folder given.
+        state: PathBuf,
+    },
+    /// The folder given as the state repo has no `commitea.yaml`: a mistyped path, most likely.
+    #[error(
+        "{state} is not a CommiTea state repo: it has no commitea.yaml. Give the state repo's folder with -s/--state \
+         (or COMMITEA_STATE), or start one there with `commitea init` (`commitea demo DIR` makes one to try)"
+    )]
+    NotAState {
+        /// The folder given.
+        state: PathBuf,
+    },
     /// The lock file could not be opened or written.
     #[error("cannot use the lock file {path}")]
     Io {
@@ -214,6 +232,17 @@ pub(crate) fn lock_state(
     config: &crate::config::Config,
     now: DateTime<Utc>,
 ) -> Result<StateLock, LockError> {
+    // A writer never creates its state repo: a mistyped `-s` must not leave a lock file in a new folder.
+    if !root.is_dir() {
+        return Err(LockError::NoFolder {
+            state: root.to_path_buf(),
+        });
+    }
+    if !root.join(crate::config::FILE_NAME).is_file() {
+        return Err(LockError::NotAState {
+            state: root.to_path_buf(),
+        });
+    }
     let wait = Duration::from_secs(u64::from(config.lock.wait_seconds.0));
     let lock = StateLock::acquire(root, &current_command(), wait, now)?;
     let layout = super::Layout::new(root);

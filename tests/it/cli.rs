@@ -311,7 +311,9 @@ fn bad_usage_exits_2_and_a_missing_snapshot_says_what_to_do() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("has no snapshot/meta.yaml") && err.contains("commitea demo"),
+        err.contains("has no commitea.yaml")
+            && err.contains("commitea init")
+            && err.contains("commitea demo"),
         "{err}"
     );
     assert!(out.stdout.is_empty());
@@ -589,4 +591,33 @@ fn plan_and_directive_say_the_ledgers_problems_as_run_does() {
         &s,
     ]);
     assert_eq!(directive, run);
+}
+
+#[test]
+fn a_mistyped_state_folder_is_refused_and_never_created() {
+    let tmp = tempfile::tempdir().unwrap();
+    let nope = tmp.path().join("nope");
+    for cmd in ["run", "plan"] {
+        let args: &[&str] = if cmd == "run" {
+            &[cmd, "--offline", "-s", "nope"]
+        } else {
+            &[cmd, "-s", "nope"]
+        };
+        let out = commitea(args, tmp.path());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{cmd}: {stderr}");
+        assert!(
+            stderr.contains("there is no folder") && stderr.contains("commitea init"),
+            "{cmd}: {stderr}"
+        );
+        assert!(!nope.exists(), "{cmd} created the folder");
+    }
+    // A folder that holds a snapshot but no commitea.yaml (a copy, a subfolder) is not taken for a state repo.
+    let copy = crate::pipeline::state_from_fixture("small");
+    std::fs::remove_file(copy.path().join("commitea.yaml")).unwrap();
+    let out = commitea(&["run", "--offline", "-s", "."], copy.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("has no commitea.yaml"), "{stderr}");
+    assert!(!copy.path().join("forecast").exists());
 }

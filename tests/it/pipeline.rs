@@ -365,3 +365,22 @@ fn a_missing_or_partial_team_is_said_once_with_the_people_to_add() {
         "{about_team:?}"
     );
 }
+
+#[test]
+fn a_site_folder_that_cannot_be_written_fails_the_run_before_it_commits() {
+    let dir = state_from_fixture("small");
+    std::fs::write(dir.path().join("public"), "a file where the site goes").unwrap();
+    let head = git(dir.path(), &["rev-parse", "HEAD"]);
+    let before = tree(dir.path());
+    let err = pipeline::run(&options(dir.path())).unwrap_err().to_string();
+    assert!(
+        err.contains("public is a file, not a folder") && err.contains("site.output"),
+        "{err}"
+    );
+    assert_eq!(
+        git(dir.path(), &["rev-parse", "HEAD"]),
+        head,
+        "nothing committed"
+    );
+    assert_eq!(tree(dir.path()), before, "nothing written");
+}

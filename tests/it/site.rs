@@ -267,6 +267,20 @@ pub(crate) fn hostile_state() -> tempfile::TempDir {
         ),
     )
     .unwrap();
+    // Committed, as a merged pull request would be: a run forecasts (and lists) the ledger on the branch.
+    crate::pipeline::git(dir.path(), &["add", "-A"]);
+    crate::pipeline::git(
+        dir.path(),
+        &[
+            "-c",
+            "user.name=T",
+            "-c",
+            "user.email=t@example.com",
+            "commit",
+            "-qm",
+            "hostile",
+        ],
+    );
     dir
 }
 
