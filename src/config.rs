@@ -192,6 +192,7 @@ pub struct Member {
     /// Working hours in a full week; default: `workday_hours` times the number of working days.
     pub hours_per_week: Option<Hours>,
     /// The days this person works, when not the team's (part-time).
+    #[serde(deserialize_with = "some_days_if_given")]
     pub working_days: Option<Vec<Day>>,
     /// Days off, as inclusive date ranges.
     pub time_off: Vec<DateRange>,
@@ -208,11 +209,12 @@ pub struct Member {
 #[serde(default, deny_unknown_fields)]
 pub struct CalendarConfig {
     /// Working days of the week.
+    #[serde(deserialize_with = "some_days")]
     pub working_days: Vec<Day>,
     /// Public holidays: nobody works.
     pub holidays: Vec<NaiveDate>,
     /// Hours in a working day: the length of `1d`.
-    pub workday_hours: Hours,
+    pub workday_hours: DayHours,
 }
 
 impl Default for CalendarConfig {
@@ -229,7 +231,7 @@ impl Default for CalendarConfig {
             .map(Day)
             .collect(),
             holidays: Vec::new(),
-            workday_hours: Hours(6.0),
+            workday_hours: DayHours(6.0),
         }
     }
 }
@@ -510,6 +512,9 @@ checked_number!(
     /// Hours: more than 0, at most 24 a day (or 168 a week).
     Hours(f64), |v| v > 0.0 && v <= 168.0, "more than 0 and at most 168");
 checked_number!(
+    /// Hours in a working day: more than 0, at most 24.
+    DayHours(f64), |v| v > 0.0 && v <= 24.0, "more than 0 and at most 24");
+checked_number!(
     /// A trial count: 1 to 1,000,000.
     Trials(u32), |v| (1..=1_000_000).contains(&v), "between 1 and 1000000");
 checked_number!(
@@ -582,6 +587,27 @@ impl DateRange {
     pub fn contains(&self, day: NaiveDate) -> bool {
         self.from <= day && day <= self.to
     }
+}
+
+/// A week's working days: at least one (on an empty week nobody would ever work).
+fn some_days<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Day>, D::Error> {
+    non_empty(Vec::<Day>::deserialize(d)?)
+}
+
+/// A member's own working days, when given: at least one.
+fn some_days_if_given<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<Day>>, D::Error> {
+    Option::<Vec<Day>>::deserialize(d)?
+        .map(non_empty)
+        .transpose()
+}
+
+fn non_empty<E: serde::de::Error>(days: Vec<Day>) -> Result<Vec<Day>, E> {
+    if days.is_empty() {
+        return Err(E::custom(
+            "must name at least one day (mon, tue, … sun): on an empty week nobody ever works",
+        ));
+    }
+    Ok(days)
 }
 
 fn unique_team<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Member>, D::Error> {
@@ -851,6 +877,29 @@ mod tests {
         assert!(err.contains("line 2"), "{err}");
         assert!(err.contains("calendar.workday_hours"), "{err}");
         assert!(err.contains("must be more than 0"), "{err}");
+        let err = parse("calendar:\n  workday_hours: 100\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("at most 24, not 100"), "{err}");
+        for (yaml, line, field) in [
+            (
+                "calendar:\n  working_days: []\n",
+                "line 2",
+                "calendar.working_days",
+            ),
+            (
+                "team:\n  - name: ann\n    working_days: []\n",
+                "line 2",
+                "team[0].working_days",
+            ),
+        ] {
+            let err = parse(yaml).unwrap_err().to_string();
+            assert!(
+                err.contains(line) && err.contains(field) && err.contains("at least one day"),
+                "{err}"
+            );
+        }
+        assert!(parse("team:\n  - name: ann\n    working_days: ~\n").is_ok());
 
         let err = parse(
             "team:\n  - name: ann\n    time_off:\n      - { from: 2026-12-10, to: 2026-12-01 }\n",

@@ -10,8 +10,8 @@ use rand::rngs::Xoshiro256PlusPlus;
 
 use super::DemoSpec;
 use crate::config::{
-    CalendarConfig, Config, DateRange, Day, ForecastConfig, HorizonDays, Hours, Member, SiteConfig,
-    Trials,
+    CalendarConfig, Config, DateRange, Day, DayHours, ForecastConfig, HorizonDays, Hours, Member,
+    SiteConfig, Trials,
 };
 use crate::domain::RepoName;
 
@@ -400,7 +400,7 @@ impl Team {
             calendar: CalendarConfig {
                 working_days: WEEK.iter().copied().map(Day).collect(),
                 holidays: self.holiday_dates(),
-                workday_hours: Hours(WORKDAY_HOURS),
+                workday_hours: DayHours(WORKDAY_HOURS),
             },
             forecast: ForecastConfig {
                 trials: Trials(10_000),

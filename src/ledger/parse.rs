@@ -507,9 +507,9 @@ pub(crate) fn parse_params(kind: DirectiveKind, raw: &str) -> Result<Params, Str
         }
         DirectiveKind::Capacity => {
             let p: CapacityJson = de(raw)?;
-            if !p.hours_per_week.is_finite() || p.hours_per_week < 0.0 {
+            if !(0.0..=168.0).contains(&p.hours_per_week) {
                 return Err(format!(
-                    "hours_per_week {} is not a number of hours ≥ 0",
+                    "hours_per_week {} is not a number of hours from 0 to 168 (a week's)",
                     p.hours_per_week
                 ));
             }

@@ -401,6 +401,11 @@ fn each_malformed_entry_is_one_problem_on_its_line_and_kept_as_prose() {
             "is before from",
         ),
         (
+            "## D-0020 · capacity · 2026-11-20T10:00:00Z\n\n> All of it.\n\n- target: member ann\n- params: {\"from\": \"2026-12-10\", \"hours_per_week\": 1e308}\n".into(),
+            5,
+            "is not a number of hours from 0 to 168",
+        ),
+        (
             "## D-0020 · note · 2026-11-20T10:00:00Z\n\n> Hm.\n\n- params: {\"priority\": 1}\n".into(),
             4,
             "params for note are wrong",
