@@ -188,17 +188,29 @@ pub fn run(cli: Cli) -> CommandResult {
     }
 }
 
-/// Parses `--now`: a date (midnight UTC) or an RFC 3339 time.
+/// The years `--now` may name: a forecast's as-of is a moment of a project's life (a backtest's cut of a
+/// 2005 history, a plan for next year), and a horizon years past it must still be a date.
+const NOW_YEARS: std::ops::RangeInclusive<i32> = 1970..=2200;
+
+/// Parses `--now`: a date (midnight UTC) or an RFC 3339 time, from 1970 to 2200.
 pub(crate) fn parse_now(s: &str) -> Result<DateTime<Utc>, String> {
-    if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-        return d
-            .and_hms_opt(0, 0, 0)
+    let at = if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+        d.and_hms_opt(0, 0, 0)
             .map(|t| t.and_utc())
-            .ok_or_else(|| format!("\"{s}\" is not a valid date"));
+            .ok_or_else(|| format!("\"{s}\" is not a valid date"))?
+    } else {
+        DateTime::parse_from_rfc3339(s)
+            .map(|d| d.with_timezone(&Utc))
+            .map_err(|_| format!("\"{s}\" is neither YYYY-MM-DD nor an RFC 3339 time"))?
+    };
+    if !NOW_YEARS.contains(&chrono::Datelike::year(&at)) {
+        return Err(format!(
+            "\"{s}\" is out of range: give a moment from {} to {}",
+            NOW_YEARS.start(),
+            NOW_YEARS.end()
+        ));
     }
-    DateTime::parse_from_rfc3339(s)
-        .map(|d| d.with_timezone(&Utc))
-        .map_err(|_| format!("\"{s}\" is neither YYYY-MM-DD nor an RFC 3339 time"))
+    Ok(at)
 }
 
 /// The `COMMITEA_*` environment variables: config overrides (the resolver skips those that are not keys).
