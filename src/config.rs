@@ -52,6 +52,14 @@ pub enum ConfigError {
         /// What is wrong.
         message: String,
     },
+    /// A command-line flag does not fit its key.
+    #[error("{flag}: {message}")]
+    Flag {
+        /// The flag, `--trials`, or the key a `--set`-style flag names.
+        flag: String,
+        /// What is wrong.
+        message: String,
+    },
     /// A value is well-formed but not allowed (checked after the file, the environment and the flags).
     #[error("{FILE_NAME}: {key}: {message}")]
     Value {
@@ -673,8 +681,8 @@ impl Config {
         }
         if let Some(t) = overrides.trials {
             if !(1..=1_000_000).contains(&t) {
-                return Err(ConfigError::Env {
-                    var: "--trials".into(),
+                return Err(ConfigError::Flag {
+                    flag: "--trials".into(),
                     message: format!("must be between 1 and 1000000, not {t}"),
                 });
             }
@@ -690,8 +698,8 @@ impl Config {
     /// Sets the key at the dotted path `key` (`backtest.trials`) from a flag's `value`, checked as the file's
     /// values are; the error names the flag's key.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
-        let invalid = |message: String| ConfigError::Env {
-            var: format!("flag for {key}"),
+        let invalid = |message: String| ConfigError::Flag {
+            flag: format!("the flag for {key}"),
             message,
         };
         let mut tree = yaml_serde::to_value(&*self).map_err(|e| invalid(e.to_string()))?;

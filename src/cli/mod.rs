@@ -150,8 +150,8 @@ pub(crate) struct ForecastArgs {
     /// The Monte Carlo seed; default: `forecast.seed`, else a fixed default.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Monte Carlo trials; default: `forecast.trials`.
-    #[arg(long)]
+    /// Monte Carlo trials, 1 to 1000000; default: `forecast.trials`.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub trials: Option<u32>,
 }
 

@@ -450,6 +450,7 @@ struct ReestimateJson {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SetDeadlineJson {
+    #[serde(deserialize_with = "date")]
     due: NaiveDate,
     #[serde(default)]
     hard: bool,
@@ -465,8 +466,9 @@ struct ScopeJson {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CapacityJson {
+    #[serde(deserialize_with = "date")]
     from: NaiveDate,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "some_date")]
     to: Option<NaiveDate>,
     hours_per_week: f64,
 }
@@ -474,6 +476,29 @@ struct CapacityJson {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NoteJson {}
+
+/// A params date: a real day written YYYY-MM-DD; the error quotes what was given (chrono's own says only
+/// "input is out of range").
+fn date<'de, D: serde::Deserializer<'de>>(d: D) -> Result<NaiveDate, D::Error> {
+    day(&String::deserialize(d)?)
+}
+
+/// An optional params date (`null` or absent: none).
+fn some_date<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<NaiveDate>, D::Error> {
+    Option::<String>::deserialize(d)?
+        .as_deref()
+        .map(day)
+        .transpose()
+}
+
+fn day<E: serde::de::Error>(text: &str) -> Result<NaiveDate, E> {
+    NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| {
+        E::custom(format!(
+            "\"{}\" is not a date: expected a real day as YYYY-MM-DD, e.g. 2027-01-29",
+            crate::limits::excerpt(text)
+        ))
+    })
+}
 
 /// Parses a kind's params from inline JSON; the error says what is wrong.
 pub(crate) fn parse_params(kind: DirectiveKind, raw: &str) -> Result<Params, String> {

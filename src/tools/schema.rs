@@ -302,6 +302,16 @@ fn kind_of(v: &Value) -> &'static str {
     }
 }
 
+/// A JSON Schema type name with its article, as [`kind_of`] says a value's: `integer` → "an integer".
+fn a_type(name: &str) -> String {
+    match name {
+        "null" => "null".to_owned(),
+        "array" => "a list".to_owned(),
+        "integer" | "object" => format!("an {name}"),
+        other => format!("a {other}"),
+    }
+}
+
 /// One validation error as (JSON pointer, message), in words a caller can act on.
 fn describe(e: &jsonschema::ValidationError<'_>) -> (String, String) {
     use jsonschema::error::ValidationErrorKind as K;
@@ -340,10 +350,19 @@ fn describe(e: &jsonschema::ValidationError<'_>) -> (String, String) {
         K::Constant { expected_value } => {
             format!("{} is not {expected_value}", shown(instance))
         }
-        K::Type { kind } => format!("expected {kind:?}, got {}", kind_of(instance))
-            .replace("Single(", "")
-            .replace(')', "")
-            .to_lowercase(),
+        K::Type { kind } => {
+            // "expected an integer or null", never the library's debug form.
+            let mut names: Vec<String> = match kind {
+                jsonschema::error::TypeKind::Single(t) => vec![t.to_string()],
+                jsonschema::error::TypeKind::Multiple(set) => {
+                    set.into_iter().map(|t| t.to_string()).collect()
+                }
+            };
+            // null last: "an integer or null" reads as "a number, or leave it out".
+            names.sort_by_key(|n| n == "null");
+            let names: Vec<String> = names.iter().map(|n| a_type(n)).collect();
+            format!("expected {}, got {}", names.join(" or "), kind_of(instance))
+        }
         K::Required { property } => format!("missing the field {property}"),
         K::AdditionalProperties { unexpected } => format!(
             "unknown field{} {}",
@@ -410,16 +429,17 @@ fn one_of(
     // A closed set written as one `const` per alternative (a documented enum): list the values.
     let consts: Option<Vec<String>> = context
         .iter()
-        .map(|errs| match errs.as_slice() {
-            [e] => match e.kind() {
+        .map(|errs| {
+            // A value of the wrong type fails an alternative twice (its type and the const): the const
+            // says what was meant.
+            errs.iter().find_map(|e| match e.kind() {
                 jsonschema::error::ValidationErrorKind::Constant { expected_value } => Some(
                     expected_value
                         .as_str()
                         .map_or_else(|| expected_value.to_string(), str::to_owned),
                 ),
                 _ => None,
-            },
-            _ => None,
+            })
         })
         .collect();
     if let Some(values) = consts.filter(|v| !v.is_empty()) {

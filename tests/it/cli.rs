@@ -307,6 +307,15 @@ fn bad_usage_exits_2_and_a_missing_snapshot_says_what_to_do() {
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("neither YYYY-MM-DD nor an RFC 3339 time")
     );
+    let out = commitea(&["plan", "--trials", "0"], tmp.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--trials")
+            && err.contains("0 is not in 1..=1000000")
+            && !err.contains("environment"),
+        "{err}"
+    );
     for now in ["1900-01-01", "9999-12-31T00:00:00Z"] {
         let out = commitea(&["plan", "--now", now], tmp.path());
         assert_eq!(out.status.code(), Some(2), "{now}");

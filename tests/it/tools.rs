@@ -478,6 +478,25 @@ fn every_input_bound_names_the_field_and_the_limit_and_quotes_little() {
         ),
         (
             "query_project",
+            json!({ "view": 7 }),
+            "/view",
+            "7 is not one of the valid values: focus, issue, milestone",
+        ),
+        (
+            "query_project",
+            json!({ "view": "milestone", "filters": { "milestoneId": "two" } }),
+            "/filters/milestoneId",
+            "expected an integer or null, got a string",
+        ),
+        (
+            "record_directive",
+            json!({ "kind": "set-deadline", "quote": "By the end of February.", "target": { "milestone": 2 },
+                    "params": { "due": "2027-02-31" } }),
+            "/params",
+            "\"2027-02-31\" is not a date: expected a real day as YYYY-MM-DD",
+        ),
+        (
+            "query_project",
             json!({ "view": "search", "filters": { "query": long(201) } }),
             "/filters/query",
             "more than the limit of 200",
