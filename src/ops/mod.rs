@@ -385,12 +385,25 @@ impl OpFile {
     }
 }
 
-/// Every op file under `ops/pending/`, in id order (`C-` before `D-`, then by number).
+/// Every op file under `ops/pending/`, in id order (`C-` before `D-`, then by number); a file that does
+/// not read is said on stderr (once per call) and left out, the others still count.
 pub fn pending(layout: &Layout) -> Result<Vec<OpFile>, StateError> {
+    let (files, problems) = read_pending(layout)?;
+    for e in problems {
+        tracing::warn!(
+            "{e}; that op file is left out until it is fixed (or deleted, if the proposal is dropped)"
+        );
+    }
+    Ok(files)
+}
+
+/// The op files under `ops/pending/` that read, and why the others do not, without a word on stderr (for a
+/// reader whose caller already reports them).
+pub(crate) fn read_pending(layout: &Layout) -> Result<(Vec<OpFile>, Vec<StateError>), StateError> {
     let dir = layout.ops_dir().join(PENDING_DIR);
     let entries = match std::fs::read_dir(&dir) {
         Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
         Err(source) => return Err(StateError::Io { path: dir, source }),
     };
     let mut paths: Vec<PathBuf> = entries
@@ -399,15 +412,27 @@ pub fn pending(layout: &Layout) -> Result<Vec<OpFile>, StateError> {
         .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
         .collect();
     paths.sort();
-    // A file that does not read (a hand edit that broke it) is said, and the others still count.
-    let mut out = Vec::new();
+    let mut files = Vec::new();
+    let mut problems = Vec::new();
     for p in &paths {
         match OpFile::read(layout, p) {
-            Ok(f) => out.push(f),
-            Err(e) => tracing::warn!("{e}; that op file is left out"),
+            // The id names the proposal's branch and its applied record: it must be the file's name.
+            Ok(f) if p.file_stem().is_some_and(|s| s.to_string_lossy() != f.id) => {
+                problems.push(StateError::Invalid {
+                    path: layout.rel(p).to_path_buf(),
+                    message: format!(
+                        "its id is {} but the file is named {}: make them the same",
+                        f.id,
+                        p.file_name()
+                            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+                    ),
+                });
+            }
+            Ok(f) => files.push(f),
+            Err(e) => problems.push(e),
         }
     }
-    Ok(out)
+    Ok((files, problems))
 }
 
 /// The state an op batch is checked against.

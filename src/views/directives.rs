@@ -135,7 +135,9 @@ pub fn directives(
 
 /// The newest directive's op file under `ops/pending/` (by directive id), if any.
 pub(crate) fn newest_pending(layout: &Layout) -> Result<Option<OpFile>, StateError> {
-    Ok(crate::ops::pending(layout)?
+    // Quietly: the run's changes page reads the same files and reports those that do not read.
+    Ok(crate::ops::read_pending(layout)?
+        .0
         .into_iter()
         .filter(|f| f.source == Source::Directive)
         .filter_map(|f| f.id.parse::<DirectiveId>().ok().map(|id| (id, f)))

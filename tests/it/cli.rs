@@ -639,3 +639,38 @@ fn a_mistyped_state_folder_is_refused_and_never_created() {
     assert!(stderr.contains("has no commitea.yaml"), "{stderr}");
     assert!(!copy.path().join("forecast").exists());
 }
+
+#[test]
+fn an_op_file_that_does_not_read_is_said_once_with_what_to_do() {
+    let dir = crate::pipeline::state_from_fixture("small");
+    let pending = dir.path().join("ops/pending");
+    std::fs::create_dir_all(&pending).unwrap();
+    let file = |id: &str, estimate: &str| {
+        format!(
+            "id: {id}\nsource: apply_changes\ncreated_at: 2026-11-29T09:00:00Z\nby: ann\napproved: false\ndestructive: false\nops:\n- op: set_estimate\n  issue: acme/api#3\n  estimate: {estimate}\nsummary: x\nconsequence: []\n"
+        )
+    };
+    // A copy whose id was not renamed with the file, and a hand edit that broke a value.
+    std::fs::write(pending.join("C-0002.yaml"), file("C-0001", "3d")).unwrap();
+    std::fs::write(pending.join("C-0003.yaml"), file("C-0003", "[3]")).unwrap();
+    std::fs::write(pending.join("C-0004.yaml"), file("C-0004", "1d")).unwrap();
+    let out = commitea(&["run", "--offline", "-s", "."], dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let said = |needle: &str| stderr.lines().filter(|l| l.contains(needle)).count();
+    assert_eq!(
+        said("ops/pending/C-0002.yaml: its id is C-0001 but the file is named C-0002.yaml"),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(said("ops/pending/C-0003.yaml line"), 1, "{stderr}");
+    assert_eq!(
+        said("left out until it is fixed (or deleted"),
+        2,
+        "{stderr}"
+    );
+    // The good one is on the changes page; the two left out are not.
+    let page = std::fs::read_to_string(dir.path().join("public/changes.html")).unwrap();
+    assert!(page.contains("C-0004"), "{page}");
+    assert!(!page.contains("C-0001") && !page.contains("C-0003"));
+}
