@@ -44,13 +44,23 @@ pub fn parse<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T, YamlErro
     }
     let de = yaml_serde::Deserializer::from_str(text);
     serde_path_to_error::deserialize(de).map_err(|e| {
+        // A path the parser could not follow ends in `?` segments (`site.?`): name the part it knows.
         let path = e.path().to_string();
+        let path = path
+            .split('.')
+            .take_while(|seg| !seg.starts_with('?'))
+            .collect::<Vec<_>>()
+            .join(".");
         let e = e.into_inner();
         let loc = e.location();
-        let mut message = e.to_string();
-        // The parser appends the position to its message; we print it up front instead.
-        if let Some(i) = message.rfind(" at line ") {
-            message.truncate(i);
+        // The parser writes positions into its message (a syntax error has two: the problem's and its
+        // context's); we print the problem's up front instead.
+        let mut message = without_positions(&e.to_string());
+        // Text that is no YAML at all (rather than YAML of the wrong shape) fails as any value too.
+        if yaml_serde::from_str::<yaml_serde::Value>(text).is_err() {
+            message.push_str(
+                " — the YAML syntax is broken: check the indentation and the quotes on that line and the one before",
+            );
         }
         // The parser also prefixes the path it knows, which stops at the parent of a failing value;
         // the tracked path is exact, so use that.
@@ -70,6 +80,27 @@ pub fn parse<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T, YamlErro
             message,
         }
     })
+}
+
+/// `message` without its ` at line N column M` positions.
+fn without_positions(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(i) = rest.find(" at line ") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + " at line ".len()..];
+        let digits = |t: &str| t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let n = digits(after);
+        match after[n..].strip_prefix(" column ") {
+            Some(col) if n > 0 && digits(col) > 0 => rest = &col[digits(col)..],
+            _ => {
+                out.push_str(" at line ");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Serialises `value` as YAML text in the state repo's canonical form (struct field order, block style).
@@ -125,5 +156,20 @@ mod tests {
             e.message
         );
         assert_eq!(e.line, Some(3));
+    }
+
+    #[test]
+    fn a_syntax_error_names_what_the_parser_knows_and_one_position() {
+        let broken = "team:\n  - name: a\n     hours_per_week: 40\n";
+        let e = parse::<Config>(broken, Path::new("commitea.yaml")).unwrap_err();
+        let text = e.to_string();
+        assert!(!text.contains('?'), "{text}");
+        assert_eq!(text.matches(" column ").count(), 1, "{text}");
+        assert!(text.contains("the YAML syntax is broken"), "{text}");
+        assert_eq!(
+            without_positions("x at line 3 column 4, while y at line 2 column 1"),
+            "x, while y"
+        );
+        assert_eq!(without_positions("at line of fire"), "at line of fire");
     }
 }
