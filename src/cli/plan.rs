@@ -35,15 +35,31 @@ pub fn run(a: Args) -> CommandResult {
 }
 
 fn print_runway(r: &crate::views::Runway) {
+    // The title column is as wide as the longest title, up to a limit past which a title is cut with "…".
+    const MAX_TITLE: usize = 40;
+    let width = r
+        .milestones
+        .iter()
+        .map(|m| m.title.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp("milestone".len(), MAX_TITLE);
+    let cut = |t: &str| {
+        if t.chars().count() > width {
+            format!("{}…", t.chars().take(width - 1).collect::<String>())
+        } else {
+            t.to_owned()
+        }
+    };
     println!("as of {}", r.as_of);
     println!(
-        "{:<28} {:>10} {:>25} {:>9} {:>6}",
+        "{:<width$} {:>10} {:>25} {:>9} {:>6}",
         "milestone", "due", "p50 – p80", "P(due)", "slack"
     );
     for m in &r.milestones {
         println!(
-            "{:<28} {:>10} {:>25} {:>9} {:>6}",
-            m.title,
+            "{:<width$} {:>10} {:>25} {:>9} {:>6}",
+            cut(&m.title),
             m.due.as_deref().unwrap_or("-"),
             format!("{} – {}", m.band.p50, m.band.p80),
             m.probability_on_time

@@ -351,6 +351,14 @@ fn plan_and_render_work_on_a_state_repo() {
     );
     let table = String::from_utf8(plan.stdout).unwrap();
     assert!(table.starts_with("as of 2026-11-27\n"), "{table}");
+    // The columns line up whatever the titles' lengths ("Accessibility compliance (EAA)" is 30 long).
+    let widths: std::collections::BTreeSet<usize> = table
+        .lines()
+        .skip(1)
+        .filter(|l| !l.starts_with("  ("))
+        .map(|l| l.chars().count())
+        .collect();
+    assert_eq!(widths.len(), 1, "{table}");
     assert!(
         !table.contains("the work that stays"),
         "the demo keeps the model off: {table}"
