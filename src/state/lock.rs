@@ -62,14 +62,8 @@ pub enum LockError {
         waited_secs: u64,
     },
     /// The folder given as the state repo does not exist.
-    #[error(
-        "there is no folder {state}: give the state repo's folder with -s/--state (or COMMITEA_STATE), or start one \
-         with `commitea init {state}`"
-    )]
-    NoFolder {
-        /// The folder given.
-        state: PathBuf,
-    },
+    #[error(transparent)]
+    NoFolder(super::StateError),
     /// The folder given as the state repo has no `commitea.yaml`: a mistyped path, most likely.
     #[error(
         "{state} is not a CommiTea state repo: it has no commitea.yaml. Give the state repo's folder with -s/--state \
@@ -234,9 +228,9 @@ pub(crate) fn lock_state(
 ) -> Result<StateLock, LockError> {
     // A writer never creates its state repo: a mistyped `-s` must not leave a lock file in a new folder.
     if !root.is_dir() {
-        return Err(LockError::NoFolder {
-            state: root.to_path_buf(),
-        });
+        return Err(LockError::NoFolder(super::StateError::NoFolder(
+            root.to_path_buf(),
+        )));
     }
     if !root.join(crate::config::FILE_NAME).is_file() {
         return Err(LockError::NotAState {

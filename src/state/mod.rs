@@ -49,6 +49,12 @@ pub enum StateError {
         "{0} has no snapshot/meta.yaml: run `commitea sync` first, or `commitea demo` to try the bundled demo"
     )]
     NoSnapshot(PathBuf),
+    /// The folder given as the state repo is not there.
+    #[error(
+        "there is no folder {0}: give the state repo's folder with -s/--state (or COMMITEA_STATE), or make one with \
+         `commitea init` (or `commitea demo DIR` to try the bundled demo)"
+    )]
+    NoFolder(PathBuf),
 }
 
 /// The PM's directive ledger, relative to the state repo (also its path in git history).

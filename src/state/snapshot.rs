@@ -98,6 +98,9 @@ impl Snapshot {
         let dir = layout.snapshot_dir();
         let meta_path = dir.join("meta.yaml");
         if !meta_path.exists() {
+            if !layout.root().is_dir() {
+                return Err(StateError::NoFolder(layout.root().to_path_buf()));
+            }
             return Err(StateError::NoSnapshot(layout.root().to_path_buf()));
         }
         let meta: Meta = read_yaml(layout, &meta_path)?;
