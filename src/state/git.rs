@@ -120,10 +120,17 @@ pub(crate) fn commit_paths(
         None => Vec::new(),
     };
     let mut objects = NewObjects::new(repo);
+    let mut left_out = Vec::new();
     for p in paths {
-        if let Some(e) = entry_for(&mut objects, &workdir.join(p), p)? {
+        if let Some(e) = entry_for(&mut objects, &workdir.join(p), p, p, &mut left_out)? {
             entries.push(e);
         }
+    }
+    for rel in &left_out {
+        tracing::warn!(
+            "{rel} is not a file of the snapshot (CommiTea rewrites snapshot/ on every sync): left out of the \
+             commit; move it out of snapshot/ to keep it"
+        );
     }
     entries.sort();
     let mut tree = objects.tree(gix::objs::Tree { entries })?;
@@ -230,10 +237,14 @@ fn commit_tree(
 
 /// Puts the file or folder at `path` into the object database (through `objects`); `None` if it is missing or an
 /// empty folder.
+/// The tree entry for `path` (`rel` in the work tree), its files added as blobs; a file under `snapshot/`
+/// that is not one of the snapshot's goes to `left_out` instead.
 fn entry_for(
     objects: &mut NewObjects<'_>,
     path: &Path,
     name: &str,
+    rel: &str,
+    left_out: &mut Vec<String>,
 ) -> Result<Option<Entry>, GitError> {
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
@@ -241,6 +252,10 @@ fn entry_for(
         Err(e) => return Err(err(format!("reading {}", path.display()))(e)),
     };
     if meta.is_file() {
+        if rel.starts_with("snapshot/") && !super::snapshot::is_snapshot_file(rel) {
+            left_out.push(rel.to_owned());
+            return Ok(None);
+        }
         let bytes = std::fs::read(path).map_err(err(format!("reading {}", path.display())))?;
         let oid = objects.add(gix::objs::Kind::Blob, bytes)?;
         return Ok(Some(Entry {
@@ -259,7 +274,8 @@ fn entry_for(
         if child_name.ends_with(super::TMP_SUFFIX) {
             continue;
         }
-        if let Some(e) = entry_for(objects, &child.path(), &child_name)? {
+        let child_rel = format!("{rel}/{child_name}");
+        if let Some(e) = entry_for(objects, &child.path(), &child_name, &child_rel, left_out)? {
             entries.push(e);
         }
     }
@@ -516,7 +532,7 @@ pub fn commit_dir(
     sig: &Signature,
 ) -> Result<Option<ObjectId>, GitError> {
     let mut objects = NewObjects::new(repo);
-    let tree = match entry_for(&mut objects, dir, "site")? {
+    let tree = match entry_for(&mut objects, dir, "site", "site", &mut Vec::new())? {
         Some(e) => e.oid,
         None => objects.tree(gix::objs::Tree::empty())?,
     };
@@ -653,6 +669,39 @@ mod tests {
     }
 
     #[test]
+    fn a_stray_file_under_snapshot_is_not_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = open_or_init(dir.path()).unwrap();
+        let issues = dir.path().join("snapshot/issues/acme/api");
+        std::fs::create_dir_all(&issues).unwrap();
+        std::fs::write(dir.path().join("snapshot/meta.yaml"), "a: 1\n").unwrap();
+        std::fs::write(issues.join("6.yaml"), "n: 6\n").unwrap();
+        std::fs::write(issues.join("6.yaml.bak"), "n: 5\n").unwrap();
+        std::fs::write(dir.path().join("snapshot/notes.txt"), "mine\n").unwrap();
+        std::fs::create_dir_all(dir.path().join("forecast")).unwrap();
+        std::fs::write(dir.path().join("forecast/forecast.json"), "{}\n").unwrap();
+        let id = commit_paths(&repo, OWNED_PATHS, &[], "run", &sig(1_700_000_000))
+            .unwrap()
+            .unwrap();
+        let tree = repo.find_commit(id).unwrap().tree().unwrap();
+        let has = |p: &str| tree.lookup_entry_by_path(p).unwrap().is_some();
+        assert!(has("snapshot/meta.yaml") && has("snapshot/issues/acme/api/6.yaml"));
+        assert!(has("forecast/forecast.json"));
+        assert!(!has("snapshot/notes.txt") && !has("snapshot/issues/acme/api/6.yaml.bak"));
+        // Left on disk: they are the user's.
+        assert!(dir.path().join("snapshot/notes.txt").exists());
+        assert!(crate::state::snapshot::is_snapshot_file(
+            "snapshot/issues/a/b/1.yaml"
+        ));
+        assert!(!crate::state::snapshot::is_snapshot_file(
+            "snapshot/issues/a/1.yaml"
+        ));
+        assert!(!crate::state::snapshot::is_snapshot_file(
+            "snapshot/meta.yaml.orig"
+        ));
+    }
+
+    #[test]
     fn a_run_with_nothing_to_commit_brings_an_index_left_behind_by_a_kill_up_to_head() {
         let dir = tempfile::tempdir().unwrap();
         let repo = open_or_init(dir.path()).unwrap();
@@ -758,17 +807,17 @@ mod tests {
     fn a_commit_of_many_new_files_writes_one_pack_and_a_few_changes_stay_loose() {
         let dir = tempfile::tempdir().unwrap();
         let repo = open_or_init(dir.path()).unwrap();
-        let issues = dir.path().join("snapshot/issues");
+        let issues = dir.path().join("snapshot/issues/acme/api");
         std::fs::create_dir_all(&issues).unwrap();
         for n in 0..300 {
-            std::fs::write(issues.join(format!("{n}.md")), format!("issue {n}\n")).unwrap();
+            std::fs::write(issues.join(format!("{n}.yaml")), format!("issue {n}\n")).unwrap();
         }
         // Two files with the same bytes are one object.
-        std::fs::write(issues.join("copy.md"), "issue 7\n").unwrap();
+        std::fs::write(issues.join("copy.yaml"), "issue 7\n").unwrap();
         let first = commit_paths(&repo, OWNED_PATHS, &[], "first", &sig(1_700_000_000))
             .unwrap()
             .unwrap();
-        // 301 blobs, two trees, the ops folder's nothing: one pack, not kept from `git gc`; only the commit
+        // 301 blobs, four trees, the ops folder's nothing: one pack, not kept from `git gc`; only the commit
         // is loose.
         assert_eq!(object_files(dir.path()), (1, 1));
         let kept = std::fs::read_dir(dir.path().join(".git/objects/pack"))
@@ -783,7 +832,7 @@ mod tests {
             .count();
         assert_eq!(kept, 0);
         assert_eq!(
-            read_at(&repo, first, "snapshot/issues/299.md")
+            read_at(&repo, first, "snapshot/issues/acme/api/299.yaml")
                 .unwrap()
                 .unwrap(),
             b"issue 299\n"
@@ -791,22 +840,22 @@ mod tests {
 
         // A later run opens the repository afresh: the pack is found, its objects not written again.
         let repo = gix::open(dir.path()).unwrap();
-        std::fs::write(issues.join("3.md"), "issue 3, edited\n").unwrap();
-        std::fs::remove_file(issues.join("4.md")).unwrap();
+        std::fs::write(issues.join("3.yaml"), "issue 3, edited\n").unwrap();
+        std::fs::remove_file(issues.join("4.yaml")).unwrap();
         let second = commit_paths(&repo, OWNED_PATHS, &[], "second", &sig(1_700_000_100))
             .unwrap()
             .unwrap();
-        // The edited blob, three trees (issues, snapshot, root) and the commit join the first commit as
-        // loose objects; no second pack.
-        assert_eq!(object_files(dir.path()), (6, 1));
+        // The edited blob, five trees (api, acme, issues, snapshot, root) and the commit join the first
+        // commit as loose objects; no second pack.
+        assert_eq!(object_files(dir.path()), (8, 1));
         assert_eq!(
-            read_at(&repo, second, "snapshot/issues/3.md")
+            read_at(&repo, second, "snapshot/issues/acme/api/3.yaml")
                 .unwrap()
                 .unwrap(),
             b"issue 3, edited\n"
         );
         assert!(
-            read_at(&repo, second, "snapshot/issues/4.md")
+            read_at(&repo, second, "snapshot/issues/acme/api/4.yaml")
                 .unwrap()
                 .is_none()
         );
@@ -828,7 +877,10 @@ mod tests {
         git(&["fsck", "--strict", "--no-dangling"]);
         assert_eq!(git(&["status", "--porcelain"]), "");
         assert_eq!(
-            git(&["show", &format!("{first}:snapshot/issues/copy.md")]),
+            git(&[
+                "show",
+                &format!("{first}:snapshot/issues/acme/api/copy.yaml")
+            ]),
             "issue 7\n"
         );
     }

@@ -229,6 +229,21 @@ impl Snapshot {
 }
 
 /// `snapshot/issues/OWNER/REPO/N.yaml`.
+/// Whether `rel` (slash-separated, from the state repo's root) is a file the snapshot reads: its three
+/// top files, or an issue file `snapshot/issues/OWNER/REPO/N.yaml`. Anything else under `snapshot/` is a
+/// stray (a note, an editor's backup) that a run does not commit.
+pub(crate) fn is_snapshot_file(rel: &str) -> bool {
+    match rel.strip_prefix("snapshot/") {
+        Some("meta.yaml" | "labels.yaml" | "milestones.yaml") => true,
+        Some(rest) => rest.strip_prefix("issues/").is_some_and(|issue| {
+            issue.split('/').count() == 3
+                && issue.ends_with(".yaml")
+                && !issue.split('/').any(str::is_empty)
+        }),
+        None => false,
+    }
+}
+
 pub(crate) fn issue_path(layout: &Layout, key: &IssueKey) -> PathBuf {
     layout
         .snapshot_dir()
