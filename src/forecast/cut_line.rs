@@ -7,7 +7,8 @@ pub(super) const CUT_LINE_TRIALS: u32 = 2_000;
 
 /// Finds the cut line of group `g` (a hard-deadline milestone due on `due_day`).
 ///
-/// Candidates are the milestone's open issues, lowest effective priority first and, within a priority,
+/// Candidates are the milestone's open issues not yet started (work in progress or in review is nearly
+/// done and already paid for: a PM finishes it rather than cut it), lowest effective priority first and, within a priority,
 /// latest in the scheduling order first — so an issue is never cut before the milestone work that waits
 /// for it. A cut issue leaves the milestone (it loses the hard deadline's rank and due date) but stays in
 /// the backlog. The number to cut is found by bisection, each step a smaller simulation with the same seed.
@@ -28,7 +29,11 @@ pub(super) fn cut_line(
         .enumerate()
         .map(|(k, &i)| (i, k))
         .collect();
-    let mut cands: Vec<usize> = group.to_vec();
+    let mut cands: Vec<usize> = group
+        .iter()
+        .copied()
+        .filter(|&i| !project.tasks[i].started)
+        .collect();
     cands.sort_by_key(|&i| {
         (
             std::cmp::Reverse(prep.effective_priority[i]),
