@@ -247,6 +247,22 @@ impl Op {
         }
     }
 
+    /// The issue the op changes, if it changes one that exists (not `create_issue`, not a milestone's).
+    pub fn issue(&self) -> Option<&IssueRef> {
+        match self {
+            Self::SetEstimate { issue, .. }
+            | Self::SetPriority { issue, .. }
+            | Self::SetMilestone { issue, .. }
+            | Self::AddDep { issue, .. }
+            | Self::RemoveDep { issue, .. }
+            | Self::CloseIssue { issue, .. }
+            | Self::RemoveLabel { issue, .. } => Some(issue),
+            Self::CreateIssue { .. }
+            | Self::SetMilestoneDue { .. }
+            | Self::SetDeadlineHard { .. } => None,
+        }
+    }
+
     /// Whether the op takes something away (and so needs `approved: true`).
     pub fn is_destructive(&self) -> bool {
         matches!(

@@ -99,9 +99,39 @@ pub struct OpLine {
     pub what: String,
     /// Whether it takes something away.
     pub destructive: bool,
+    /// `what` split around the issue it changes (`owner/repo#N`), so the page can link the key where it
+    /// stands; none when the op changes no existing issue or names it by a bare number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<OpLink>,
     /// What became of it (`applied`, `already so`, `skipped: …`), once applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<String>,
+}
+
+/// An op's words around the issue key they name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OpLink {
+    /// The words before the key.
+    pub lead: String,
+    /// The issue, `owner/repo#N`.
+    pub issue: String,
+    /// The words after it.
+    pub tail: String,
+}
+
+impl OpLink {
+    /// `what` split at the first mention of the issue `op` changes, when it names it in full (as a
+    /// checked op file does).
+    fn of(what: &str, op: &crate::ops::Op) -> Option<Self> {
+        let key = op.issue()?.resolve(&[]).ok()?.to_string();
+        let at = what.find(&key)?;
+        Some(Self {
+            lead: what[..at].to_owned(),
+            tail: what[at + key.len()..].to_owned(),
+            issue: key,
+        })
+    }
 }
 
 /// One directive of the ledger.
@@ -169,6 +199,7 @@ fn change(f: &OpFile, state: ChangeState) -> Change {
             .map(|o| OpLine {
                 what: o.describe(),
                 destructive: o.is_destructive(),
+                link: OpLink::of(&o.describe(), o),
                 result: None,
             })
             .collect(),
@@ -246,5 +277,30 @@ pub fn changes(
         pending,
         applied,
         directives,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::IssueRef;
+    use crate::ops::Op;
+
+    #[test]
+    fn an_op_is_split_around_the_issue_key_it_names_in_full() {
+        let op = Op::SetEstimate {
+            issue: IssueRef::Key("acme/api#64".into()),
+            estimate: "est/2d".into(),
+        };
+        let what = op.describe();
+        let link = OpLink::of(&what, &op).expect("a key in full is linked");
+        assert_eq!(link.issue, "acme/api#64");
+        assert_eq!(format!("{}{}{}", link.lead, link.issue, link.tail), what);
+        // A bare number names no repository: nothing to link.
+        let bare = Op::SetEstimate {
+            issue: IssueRef::Number(64),
+            estimate: "est/2d".into(),
+        };
+        assert!(OpLink::of(&bare.describe(), &bare).is_none());
     }
 }
