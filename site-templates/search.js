@@ -1,5 +1,6 @@
-// Search over every issue's key and title, read from the search index (search-index.js), so it works
-// from file:// without a server. Without script the page says so and links to the board.
+// Search over every issue's key, title, milestone, person, labels and column, read from the search index
+// (search-index.js), so it works from file:// without a server. Open issues come first. `search.html?q=…`
+// opens with that search. Without script the page says so and links to the board.
 (function () {
   "use strict";
   var ix = window.commiteaIndex;
@@ -13,10 +14,17 @@
     var d = new Date(day0.getTime() + n * 86400000);
     return d.toISOString().slice(0, 10);
   }
+  function name(list, i) { return i >= 0 && list[i] !== undefined ? list[i] : ""; }
   var rows = ix.issues.map(function (e) {
     var key = ix.repos[e[0]] + "#" + e[1];
-    return { e: e, key: key, hay: (key + " " + e[2]).toLowerCase() };
+    var milestone = e[4] >= 0 && ix.milestones[e[4]] ? ix.milestones[e[4]][1] : "";
+    var column = ix.columns[e[3]] ? ix.columns[e[3]][1] : "";
+    var labels = e[7].map(function (l) { return name(ix.labels, l); }).join(" ");
+    var hay = [key, e[2], milestone, name(ix.people, e[5]), labels, column].join(" ").toLowerCase();
+    return { e: e, key: key, hay: hay, open: e[10] === null };
   });
+  // Open issues first, each group in the index's order (by repository and number).
+  rows.sort(function (a, b) { return (a.open === b.open) ? 0 : (a.open ? -1 : 1); });
   function run() {
     var words = form.elements.q.value.toLowerCase().split(/\s+/).filter(function (w) { return w.length > 0; });
     while (list.firstChild) list.removeChild(list.firstChild);
@@ -24,7 +32,9 @@
     var hits = rows.filter(function (r) {
       return words.every(function (w) { return r.hay.indexOf(w) >= 0; });
     });
-    count.textContent = "showing " + Math.min(hits.length, 200) + " of " + hits.length + " matching issues";
+    var n = hits.length;
+    count.textContent = n > 200 ? "showing the first 200 of " + n + " matching issues"
+      : n === 1 ? "1 matching issue" : n + " matching issues";
     hits.slice(0, 200).forEach(function (r) {
       var e = r.e;
       var li = document.createElement("li");
@@ -44,6 +54,8 @@
     });
   }
   form.addEventListener("input", run);
+  var asked = new URLSearchParams(window.location.search).get("q");
+  if (asked) { form.elements.q.value = asked; run(); }
   form.addEventListener("submit", function (ev) { ev.preventDefault(); run(); });
   form.hidden = false;
   var note = document.getElementById("noscript-note");

@@ -3,7 +3,9 @@
 // a missing chart, or an axe-core violation of serious or critical impact. Optionally takes screenshots.
 //
 // Usage: node check.mjs SITE_DIR CHROMIUM PAGES_JSON [SCREENSHOT_DIR]
-//   PAGES_JSON: [{"path": "runway.html", "charts": 1, "shot": "runway"}, ...]
+//   PAGES_JSON: [{"path": "runway.html", "charts": 1, "shot": "runway"}, ...]; a page may add "query"
+//   ("?q=…", appended to its URL) and "expect": [{"selector": "#count", "contains": "3 matching"}, ...]
+//   (text the first element matching each selector must hold, or "lacks" text it must not).
 import { chromium } from "playwright-core";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -24,12 +26,18 @@ for (const width of [1440, 390]) {
     const errors = [];
     page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
     page.on("pageerror", (e) => errors.push(String(e)));
-    const url = pathToFileURL(resolve(join(site, p.path))).href;
+    const url = pathToFileURL(resolve(join(site, p.path))).href + (p.query || "");
     await page.goto(url, { waitUntil: "load" });
     const where = `${p.path} at ${width} px`;
     for (const e of errors) problems.push(`${where}: console error: ${e}`);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     if (overflow > 0) problems.push(`${where}: ${overflow} px of horizontal page scroll`);
+    for (const x of p.expect || []) {
+      const text = await page.evaluate((sel) => document.querySelector(sel)?.textContent ?? null, x.selector);
+      if (text === null) problems.push(`${where}: nothing matches ${x.selector}`);
+      else if (x.contains && !text.includes(x.contains)) problems.push(`${where}: ${x.selector} says "${text}", not "${x.contains}"`);
+      else if (x.lacks && text.includes(x.lacks)) problems.push(`${where}: ${x.selector} says "${text}", with "${x.lacks}"`);
+    }
     const charts = await page.evaluate(() => document.querySelectorAll("svg.chart").length);
     if (charts < (p.charts || 0)) problems.push(`${where}: ${charts} charts, expected ${p.charts}`);
     const small = await page.evaluate(() => {

@@ -51,6 +51,10 @@ fn the_demo_site_reads_in_a_browser_at_desktop_and_phone_widths() {
         serde_json::json!({"path": "directives.html"}),
         serde_json::json!({"path": "changes.html"}),
         serde_json::json!({"path": "search.html"}),
+        // A search by person and milestone words from the address: open issues first, counted in words.
+        serde_json::json!({"path": "search.html", "query": "?q=amara%20accessibility",
+            "expect": [{"selector": "#count", "contains": "matching issue", "lacks": "showing"},
+                       {"selector": "#results li .sub", "lacks": "closed"}]}),
         serde_json::json!({"path": "calibration.html", "charts": 1}),
         serde_json::json!({"path": "standup.html"}),
         serde_json::json!({"path": "roadmap.html", "charts": 1, "shot": "roadmap"}),
