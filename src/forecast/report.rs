@@ -182,6 +182,23 @@ pub enum Flag {
     WaitsOnCycle,
 }
 
+impl Flag {
+    /// The flag as a sentence (without its full stop), for a page.
+    pub fn words(self) -> &'static str {
+        match self {
+            Self::ImputedEstimate => {
+                "It has no estimate: its effort is imputed from what similar closed issues took"
+            }
+            Self::UnknownDependency => "It waits for an issue that is not in the snapshot",
+            Self::AssigneeNotInTeam => {
+                "Its assignee is not on the team in commitea.yaml: it is planned for the team instead"
+            }
+            Self::DependencyCycle => "It is part of a dependency cycle, cut to schedule it",
+            Self::WaitsOnCycle => "It waits on a dependency cycle",
+        }
+    }
+}
+
 /// The forecast of one milestone.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MilestoneForecast {

@@ -5,7 +5,7 @@
 //! Paths are relative to the site root (`issues/OWNER/REPO/N.html`, `milestones/ID.html`,
 //! `people/NAME.html`); a page prefixes them with its `root` (`../../../` for an issue page).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::NaiveDate;
 use rayon::prelude::*;
@@ -235,6 +235,10 @@ pub struct IssuePage {
     /// Remaining hours (median), formatted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remaining: Option<String>,
+    /// What a reader should know about its forecast, in words.
+    pub flag_notes: Vec<String>,
+    /// Each lifecycle column's title by its id (`in_review` → "In review"), for the badges.
+    pub column_titles: BTreeMap<String, String>,
 }
 
 /// One comment, rendered.
@@ -460,6 +464,16 @@ pub fn build(
                 by_due: view.derived.probability_by_due.map(super::pages::percent),
                 done_at_all: view.derived.probability_done.map(super::pages::percent),
                 remaining: f.map(|f| super::pages::hours(f.remaining_hours)),
+                flag_notes: view
+                    .derived
+                    .flags
+                    .iter()
+                    .map(|f| f.words().to_owned())
+                    .collect(),
+                column_titles: crate::domain::Lifecycle::ALL
+                    .iter()
+                    .map(|c| (c.as_str().to_owned(), c.title().to_owned()))
+                    .collect(),
                 view,
             })
         })

@@ -396,3 +396,33 @@ fn a_closed_milestone_page_says_so_instead_of_drawing_a_cone_of_today() {
     assert!(open.contains("<svg class=\"chart ranges\""), "{open}");
     assert!(open.contains("All planned work, p10 · p50 · p80"), "{open}");
 }
+
+#[test]
+fn issue_pages_say_columns_and_notes_in_words_not_identifiers() {
+    let dir = state_from_fixture("small");
+    pipeline::run(&options(dir.path())).unwrap();
+    let files = site(dir.path());
+    let issues: Vec<(&String, &String)> = files
+        .iter()
+        .filter(|(name, _)| name.starts_with("issues/"))
+        .collect();
+    assert!(!issues.is_empty());
+    for (name, page) in &issues {
+        for raw in [
+            ">in_review<",
+            ">steeping<",
+            ">triage<",
+            "imputed_estimate",
+            "Notes: ",
+        ] {
+            assert!(!page.contains(raw), "{name} shows {raw}");
+        }
+    }
+    // The fixture has an unestimated open issue: its page says how its effort was found.
+    assert!(
+        issues
+            .iter()
+            .any(|(_, p)| p.contains("It has no estimate: its effort is imputed")),
+        "no page explains an imputed estimate"
+    );
+}
