@@ -241,6 +241,17 @@ pub struct IssuePage {
     pub column_titles: BTreeMap<String, String>,
 }
 
+/// When a milestone closed, said against its due date.
+fn closed_words(day: chrono::NaiveDate, due: Option<chrono::NaiveDate>) -> String {
+    let days = |n: i64| crate::prose::count(n.unsigned_abs() as usize, "day", "days");
+    match due.map(|due| (due, (day - due).num_days())) {
+        None => format!("on {day}"),
+        Some((_, 0)) => format!("on {day}, its due date"),
+        Some((due, n)) if n < 0 => format!("on {day}, {} before its due date {due}", days(n)),
+        Some((due, n)) => format!("on {day}, {} after its due date {due}", days(n)),
+    }
+}
+
 /// One comment, rendered.
 #[derive(Debug, Clone, Serialize)]
 pub struct CommentPage {
@@ -298,6 +309,9 @@ pub struct MilestonePage {
     /// How many open issues are expected to leave it, such as `about 3`, beside the planned-scope cone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leaving: Option<String>,
+    /// When a closed milestone closed, against its due date: `on 2026-10-30, 5 days before its due date`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed: Option<String>,
 }
 
 /// One person's page.
@@ -564,7 +578,13 @@ pub fn build(
                     })
                 })
                 .collect();
+            let closed = snapshot
+                .milestone(m.id)
+                .and_then(|(_, sm)| sm.closed_at)
+                .filter(|_| m.state == crate::domain::OpenState::Closed)
+                .map(|c| closed_words(c.date_naive(), m.due));
             Some(MilestonePage {
+                closed,
                 path: milestone_path(m.id),
                 gitea: gitea
                     .as_ref()
@@ -984,4 +1004,29 @@ fn fan_chart(
         beyond,
         &format!("Probability that {} is done, by date", m.title),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::closed_words;
+    use chrono::NaiveDate;
+
+    #[test]
+    fn a_closed_milestone_is_said_against_its_due_date() {
+        let d = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
+        let closed = d("2026-10-30");
+        assert_eq!(
+            closed_words(closed, Some(d("2026-11-04"))),
+            "on 2026-10-30, 5 days before its due date 2026-11-04"
+        );
+        assert_eq!(
+            closed_words(closed, Some(d("2026-10-29"))),
+            "on 2026-10-30, 1 day after its due date 2026-10-29"
+        );
+        assert_eq!(
+            closed_words(closed, Some(closed)),
+            "on 2026-10-30, its due date"
+        );
+        assert_eq!(closed_words(closed, None), "on 2026-10-30");
+    }
 }

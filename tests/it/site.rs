@@ -386,7 +386,9 @@ fn a_closed_milestone_page_says_so_instead_of_drawing_a_cone_of_today() {
     let files = site(dir.path());
     let closed = &files["milestones/1.html"];
     assert!(
-        closed.contains("Closed on Gitea: there is no date left to forecast."),
+        closed.contains(
+            "Closed on Gitea on 2026-10-01, 1 day after its due date 2026-09-30: there is no date left to forecast."
+        ),
         "{closed}"
     );
     assert!(!closed.contains("p10 · p50 · p80"), "{closed}");
