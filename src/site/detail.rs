@@ -506,8 +506,14 @@ pub fn build(
             let status = status_class(crate::views::runway::MilestoneStatus::of(
                 m.probability_on_time,
             ));
+            // The page's title names the milestone: its rows name the work each range is of.
             let row = charts::RangeRow {
-                label: m.title.clone(),
+                label: if m.planned.is_some() {
+                    "the work that stays"
+                } else {
+                    "all planned work"
+                }
+                .to_owned(),
                 href: None,
                 p10: m.p10.date(),
                 p50: m.p50.date(),
