@@ -671,7 +671,11 @@ fn an_op_file_that_does_not_read_is_said_once_with_what_to_do() {
         1,
         "{stderr}"
     );
-    assert_eq!(said("ops/pending/C-0003.yaml line"), 1, "{stderr}");
+    assert_eq!(
+        said("ops/pending/C-0003.yaml line 8 column 1: ops[0].estimate: expected a string"),
+        1,
+        "the op's field is named: {stderr}"
+    );
     assert_eq!(
         said("left out until it is fixed (or deleted"),
         2,
