@@ -128,7 +128,19 @@ impl Approvals for StateRepoApprovals<'_> {
                 number: p.number,
                 merged_by: p.merged_by.map(|u| u.login).filter(|l| !l.is_empty()),
             })),
-            Ok(_) | Err(ClientError::NotFound { .. }) => Ok(None),
+            Ok(_) => Ok(None),
+            // Gitea answers 404 both for "no pull request merged this commit" and for a state repo that
+            // does not exist or that the token cannot see; the second must not read as "not approved"
+            // (a merged proposal would be dropped), so the repository itself is asked.
+            Err(ClientError::NotFound { .. }) => {
+                match self
+                    .client
+                    .get_json::<serde_json::Value>(&format!("repos/{}", self.repo), &[])
+                {
+                    Ok(_) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            }
             Err(e) => Err(e),
         }
     }
@@ -857,7 +869,11 @@ pub fn pending_on_branch(
             &String::from_utf8_lossy(&bytes),
             std::path::Path::new(&path),
         )
-        .map_err(|e| e.to_string());
+        .map_err(|e| e.to_string())
+        .and_then(|f| match crate::ops::id_problem(&name, &f.id) {
+            Some(problem) => Err(format!("{path}: {problem}")),
+            None => Ok(f),
+        });
         let introduced = crate::state::git::introduced(repo, commit, &path)?.unwrap_or(commit);
         let committed_at = crate::state::git::commit_time(repo, introduced)?;
         out.push(PendingOnBranch {

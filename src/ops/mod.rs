@@ -460,6 +460,25 @@ pub fn pending(layout: &Layout) -> Result<Vec<OpFile>, StateError> {
     Ok(files)
 }
 
+/// Why an op file's `id` cannot stand for the file `file_name` (`C-0004.yaml`), if it cannot: the id names
+/// the proposal's branch (`commitea/ID`) and its record (`ops/applied/ID.yaml`), so it is `C-` or `D-` and
+/// digits, and the file's own name.
+pub(crate) fn id_problem(file_name: &str, id: &str) -> Option<String> {
+    let well_formed = id
+        .strip_prefix("C-")
+        .or_else(|| id.strip_prefix("D-"))
+        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+    if !well_formed {
+        return Some(format!(
+            "its id \"{}\" is not an op file's id (C- or D- and digits, as C-0004)",
+            crate::limits::excerpt(id)
+        ));
+    }
+    let stem = file_name.strip_suffix(".yaml").unwrap_or(file_name);
+    (stem != id)
+        .then(|| format!("its id is {id} but the file is named {file_name}: make them the same"))
+}
+
 /// The op files under `ops/pending/` that read, and why the others do not, without a word on stderr (for a
 /// reader whose caller already reports them).
 pub(crate) fn read_pending(layout: &Layout) -> Result<(Vec<OpFile>, Vec<StateError>), StateError> {
@@ -480,15 +499,16 @@ pub(crate) fn read_pending(layout: &Layout) -> Result<(Vec<OpFile>, Vec<StateErr
     for p in &paths {
         match OpFile::read(layout, p) {
             // The id names the proposal's branch and its applied record: it must be the file's name.
-            Ok(f) if p.file_stem().is_some_and(|s| s.to_string_lossy() != f.id) => {
+            Ok(f)
+                if let Some(problem) = id_problem(
+                    &p.file_name()
+                        .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+                    &f.id,
+                ) =>
+            {
                 problems.push(StateError::Invalid {
                     path: layout.rel(p).to_path_buf(),
-                    message: format!(
-                        "its id is {} but the file is named {}: make them the same",
-                        f.id,
-                        p.file_name()
-                            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
-                    ),
+                    message: problem,
                 });
             }
             Ok(f) => files.push(f),

@@ -490,6 +490,72 @@ fn a_destructive_op_pushed_straight_to_main_with_approved_true_is_refused() {
 }
 
 #[test]
+fn an_op_file_whose_id_is_not_its_name_is_refused_and_never_applied() {
+    let s = setup(&DemoSpec::scaled(40));
+    let [a] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
+    let op = format!("- op: set_priority\n  issue: {a}\n  priority: p/0\n");
+    // A copy not renamed (its record would overwrite C-0001's), and an id that is a path.
+    push_straight(&s, "C-0003", &op_file("C-0001", &op, false));
+    push_straight(&s, "C-0004", &op_file("../../pm-state", &op, false));
+    let out = s.commitea(&s.work, &["run"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    ok(&out);
+    for name in ["C-0003", "C-0004"] {
+        assert!(
+            stderr.contains(&format!("ops/pending/{name}.yaml is refused whole")),
+            "{stderr}"
+        );
+        assert!(s.work.join(format!("ops/pending/{name}.yaml")).exists());
+    }
+    assert!(
+        stderr.contains("its id is C-0001 but the file is named C-0003.yaml"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("is not an op file's id"), "{stderr}");
+    assert!(s.emu.writes().is_empty(), "{:?}", s.emu.writes());
+    assert!(!s.work.join("ops/applied").exists());
+}
+
+#[test]
+fn a_state_repo_the_server_does_not_have_fails_the_run_instead_of_dropping_approved_ops() {
+    let s = setup(&DemoSpec::scaled(40));
+    let [victim] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
+    push_straight(
+        &s,
+        "C-0001",
+        &op_file(
+            "C-0001",
+            &format!("- op: close_issue\n  issue: {victim}\n"),
+            true,
+        ),
+    );
+    // approvals.state_repository names a repository the server does not have (a typo, or a token that
+    // cannot see a private one): every lookup answers 404, which must not read as "not approved".
+    let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["run", "-s"])
+        .arg(&s.work)
+        .env_remove("COMMITEA_STATE")
+        .env("COMMITEA_SERVER", s.emu.url())
+        .env("COMMITEA_GITEA_TOKEN", TOKEN)
+        .env("COMMITEA_APPROVALS_STATE_REPOSITORY", "acme/no-such-state")
+        .env(TRIALS.0, TRIALS.1)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("acme/no-such-state") && stderr.contains("404"),
+        "{stderr}"
+    );
+    assert!(
+        s.work.join("ops/pending/C-0001.yaml").exists(),
+        "the file stays pending"
+    );
+    assert!(!s.work.join("ops/applied/C-0001.yaml").exists());
+    assert!(s.emu.writes().is_empty(), "{:?}", s.emu.writes());
+}
+
+#[test]
 fn a_hand_edited_op_file_touches_nothing_outside_the_namespaces() {
     let s = setup(&DemoSpec::scaled(40));
     let [a, b] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
