@@ -124,6 +124,9 @@ pub struct Computed {
     pub runway: Runway,
     /// The directives view.
     pub directives: crate::views::directives::Directives,
+    /// Whether the directives view's pending op file is on the branch; a run's committed view leaves out
+    /// one that is only in the checkout (a proposal not yet approved), which its site still shows.
+    pub pending_on_branch: bool,
     /// The last backtest written to `forecast/backtest.json`, if any.
     pub backtest: Option<crate::backtest::BacktestReport>,
     /// The calibration view (with the backtest's hit-rates when there is one).
@@ -297,7 +300,23 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         },
         backtest.as_ref(),
     );
+    let pending_on_branch = match (&directives.pending, opts.commit) {
+        (Some(p), true) if layout.root().join(".git").exists() => {
+            let repo = git::open_or_init(layout.root())?;
+            match git::head(&repo) {
+                Some(head) => git::read_at(
+                    &repo,
+                    head,
+                    &format!("{}/{}.yaml", crate::ops::PENDING_PATH, p.id),
+                )?
+                .is_some(),
+                None => true,
+            }
+        }
+        _ => true,
+    };
     Ok(Computed {
+        pending_on_branch,
         applied,
         backtest,
         calibration,
@@ -574,6 +593,11 @@ pub(crate) fn forecast_files(c: &Computed) -> Result<BTreeMap<String, Vec<u8>>, 
             "overview" => crate::state::to_json(&c.overview, Path::new(&rel))?,
             "board" => crate::state::to_json(&c.board, Path::new(&rel))?,
             "runway" => crate::state::to_json(&c.runway, Path::new(&rel))?,
+            "directives" if !c.pending_on_branch => {
+                let mut d = c.directives.clone();
+                d.pending = None;
+                crate::state::to_json(&d, Path::new(&rel))?
+            }
             "directives" => crate::state::to_json(&c.directives, Path::new(&rel))?,
             _ => crate::state::to_json(&c.calibration, Path::new(&rel))?,
         };

@@ -686,3 +686,47 @@ fn an_op_file_that_does_not_read_is_said_once_with_what_to_do() {
     assert!(page.contains("C-0004"), "{page}");
     assert!(!page.contains("C-0001") && !page.contains("C-0003"));
 }
+
+#[test]
+fn a_directive_only_in_the_checkout_is_on_the_site_but_not_in_the_committed_view() {
+    let dir = crate::pipeline::state_from_fixture("small");
+    let s = dir.path().to_string_lossy().into_owned();
+    let out = commitea(
+        &[
+            "directive",
+            "--kind",
+            "reprioritize",
+            "--quote",
+            "Auth first.",
+            "--target",
+            "issue acme/api#3",
+            "--params",
+            r#"{"priority": 0}"#,
+            "-s",
+            &s,
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(dir.path().join("ops/pending/D-0001.yaml").exists());
+    let out = commitea(&["run", "--offline", "-s", &s], dir.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The PM sees their proposal on the site; the commit holds only what is on the branch.
+    let page = std::fs::read_to_string(dir.path().join("public/directives.html")).unwrap();
+    assert!(page.contains("Awaiting approval: D-0001"), "{page}");
+    let view: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("forecast/views/directives.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(view["pending"].is_null(), "{view}");
+    let committed = git_out(dir.path(), &["show", "HEAD:forecast/views/directives.json"]);
+    assert!(!committed.contains("D-0001"), "{committed}");
+}
