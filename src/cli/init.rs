@@ -51,8 +51,8 @@ pub fn run(a: Args) -> CommandResult {
         .map_err(|e| CommandError::Input(e.to_string()))?;
     let now = Utc::now();
     tracing::info!(
-        "init: reading {} repositories from {}",
-        a.repos.len(),
+        "init: reading {} from {}",
+        crate::prose::count(a.repos.len(), "repository", "repositories"),
         client.server()
     );
     let snapshot = crate::gitea::sync::full_sync(&client, &a.repos, now)

@@ -80,7 +80,7 @@ pub enum ClientError {
     },
     /// 404 on a repository's endpoint.
     #[error(
-        "{request}: 404 Not Found, repository {repo} does not exist or is not visible to the token; check the name in commitea.yaml and that the token's user can see it"
+        "{request}: 404 Not Found, repository {repo} does not exist or is not visible to the token; check its name (in commitea.yaml, or as given to --repo) and that the token's user can see it"
     )]
     NotFound {
         /// The repository.
