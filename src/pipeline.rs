@@ -607,9 +607,12 @@ pub(crate) fn forecast_files(c: &Computed) -> Result<BTreeMap<String, Vec<u8>>, 
 }
 
 /// Every op file in the checkout's `ops/pending/` (each with whether the branch holds it too), every file
-/// in `ops/applied/`, and the ledger on the branch and in the checkout: the changes page's data.
+/// in `ops/applied/`, and the ledger on the branch and in the checkout: the changes page's data. `just_applied`
+/// are the files this run's apply stage carried out, which its commit moves from pending to applied after
+/// the page is drawn: the page shows them applied.
 pub(crate) fn load_changes(
     layout: &Layout,
+    just_applied: &[crate::apply::AppliedFile],
 ) -> Result<crate::views::changes::Changes, PipelineError> {
     let on_branch: std::collections::HashSet<String> = if layout.root().join(".git").exists() {
         let repo = git::open_or_init(layout.root())?;
@@ -623,8 +626,13 @@ pub(crate) fn load_changes(
     } else {
         Default::default()
     };
+    let done: std::collections::HashSet<&str> = just_applied
+        .iter()
+        .map(|a| a.proposal.id.as_str())
+        .collect();
     let pending: Vec<(crate::ops::OpFile, bool)> = crate::ops::pending(layout)?
         .into_iter()
+        .filter(|f| !done.contains(f.id.as_str()))
         .map(|f| {
             let b = on_branch.contains(&f.id);
             (f, b)
@@ -649,12 +657,14 @@ pub(crate) fn load_changes(
                 source,
             })?;
             match crate::yamlfile::parse::<crate::apply::AppliedFile>(&text, &path) {
+                Ok(a) if done.contains(a.proposal.id.as_str()) => {}
                 Ok(a) => applied.push(a),
                 // A file the page cannot read is reported, not fatal: the page shows the rest.
                 Err(e) => tracing::warn!("changes page: {e}"),
             }
         }
     }
+    applied.extend(just_applied.iter().cloned());
     let branch = branch_ledger(layout)?;
     let checkout = crate::ledger::read(&layout.ledger())?;
     Ok(crate::views::changes::changes(
@@ -807,7 +817,7 @@ pub fn site_files(
             },
             &c.snapshot,
             &past_forecasts(layout)?,
-            load_changes(layout)?,
+            load_changes(layout, &c.applied)?,
             c.config.server.as_deref(),
             whole_standup(c, previous_forecast(layout.root(), &c.report).as_ref()),
         )),

@@ -239,6 +239,26 @@ pub fn changes(
             for (line, outcome) in c.ops.iter_mut().zip(&a.applied.results) {
                 line.result = Some(crate::apply::outcome_text(outcome));
             }
+            // "applied" only when Gitea has every op: a file whose ops were all skipped or refused says so.
+            let done = a
+                .applied
+                .results
+                .iter()
+                .filter(|o| {
+                    matches!(
+                        o,
+                        crate::apply::Outcome::Applied | crate::apply::Outcome::AlreadySo
+                    )
+                })
+                .count();
+            if done < a.applied.results.len() {
+                c.state_label = if done == 0 {
+                    "nothing applied"
+                } else {
+                    "partly applied"
+                }
+                .to_owned();
+            }
             c
         })
         .collect();

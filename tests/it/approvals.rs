@@ -479,6 +479,9 @@ fn a_destructive_op_pushed_straight_to_main_with_approved_true_is_refused() {
     assert!(applied.contains("result: skipped"), "{applied}");
     assert!(applied.contains("is no merged pull request"), "{applied}");
     assert!(!applied.contains("pull_request:"), "{applied}");
+    // The Changes page does not call the file applied when one of its ops was not.
+    let page = std::fs::read_to_string(s.work.join("public/changes.html")).unwrap();
+    assert!(page.contains("partly applied"), "{page}");
     assert!(
         !s.emu
             .writes()
