@@ -522,9 +522,12 @@ checked_number!(
 checked_number!(
     /// Hours in a working day: more than 0, at most 24.
     DayHours(f64), |v| v > 0.0 && v <= 24.0, "more than 0 and at most 24");
+/// The most Monte Carlo trials a forecast may run (the config's `forecast.trials`, `--trials`).
+pub const MAX_TRIALS: u32 = 1_000_000;
+
 checked_number!(
     /// A trial count: 1 to 1,000,000.
-    Trials(u32), |v| (1..=1_000_000).contains(&v), "between 1 and 1000000");
+    Trials(u32), |v| (1..=MAX_TRIALS).contains(&v), "between 1 and 1000000");
 checked_number!(
     /// Parallel requests: 1 to 32.
     Parallel(u32), |v| (1..=32).contains(&v), "between 1 and 32");
@@ -680,10 +683,10 @@ impl Config {
             cfg.forecast.seed = Some(s);
         }
         if let Some(t) = overrides.trials {
-            if !(1..=1_000_000).contains(&t) {
+            if !(1..=MAX_TRIALS).contains(&t) {
                 return Err(ConfigError::Flag {
                     flag: "--trials".into(),
-                    message: format!("must be between 1 and 1000000, not {t}"),
+                    message: format!("must be between 1 and {MAX_TRIALS}, not {t}"),
                 });
             }
             cfg.forecast.trials = Trials(t);

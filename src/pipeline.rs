@@ -126,7 +126,7 @@ pub struct Computed {
     pub directives: crate::views::directives::Directives,
     /// Whether the directives view's pending op file is on the branch; a run's committed view leaves out
     /// one that is only in the checkout (a proposal not yet approved), which its site still shows.
-    pub pending_on_branch: bool,
+    pub pending_committed: bool,
     /// The last backtest written to `forecast/backtest.json`, if any.
     pub backtest: Option<crate::backtest::BacktestReport>,
     /// The calibration view (with the backtest's hit-rates when there is one).
@@ -300,7 +300,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         },
         backtest.as_ref(),
     );
-    let pending_on_branch = match (&directives.pending, opts.commit) {
+    let pending_committed = match (&directives.pending, opts.commit) {
         (Some(p), true) if layout.root().join(".git").exists() => {
             let repo = git::open_or_init(layout.root())?;
             match git::head(&repo) {
@@ -316,7 +316,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         _ => true,
     };
     Ok(Computed {
-        pending_on_branch,
+        pending_committed,
         applied,
         backtest,
         calibration,
@@ -593,7 +593,7 @@ pub(crate) fn forecast_files(c: &Computed) -> Result<BTreeMap<String, Vec<u8>>, 
             "overview" => crate::state::to_json(&c.overview, Path::new(&rel))?,
             "board" => crate::state::to_json(&c.board, Path::new(&rel))?,
             "runway" => crate::state::to_json(&c.runway, Path::new(&rel))?,
-            "directives" if !c.pending_on_branch => {
+            "directives" if !c.pending_committed => {
                 let mut d = c.directives.clone();
                 d.pending = None;
                 crate::state::to_json(&d, Path::new(&rel))?

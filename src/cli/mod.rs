@@ -151,7 +151,7 @@ pub(crate) struct ForecastArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Monte Carlo trials, 1 to 1000000; default: `forecast.trials`.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::config::MAX_TRIALS)))]
     pub trials: Option<u32>,
 }
 

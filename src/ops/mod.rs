@@ -403,7 +403,7 @@ impl OpFile {
 
 /// `e` with its path taken down to the op's field when it stops at the op (`ops[0]: invalid type: sequence,
 /// expected a string` → `ops[0].estimate: …`): an op is read by its `op` tag, which hides the field from
-/// the parser, so the op is checked again against its schema, as the `apply_changes` tool checks it.
+/// the parser, so the op is checked again as the `apply_changes` tool checks its input.
 fn with_op_field(mut e: crate::yamlfile::YamlError, text: &str) -> crate::yamlfile::YamlError {
     let Some(n) = e
         .message
@@ -413,27 +413,16 @@ fn with_op_field(mut e: crate::yamlfile::YamlError, text: &str) -> crate::yamlfi
     else {
         return e;
     };
-    /// The ops as the tool's input holds them, so the check names the op's field as the tool would.
-    #[derive(JsonSchema)]
-    #[allow(dead_code)] // only its schema is used
-    struct Ops {
-        ops: Vec<Op>,
-    }
-    static V: std::sync::OnceLock<Result<jsonschema::Validator, String>> =
-        std::sync::OnceLock::new();
-    let validator = V.get_or_init(|| {
-        let schema = schemars::generate::SchemaSettings::draft2020_12()
-            .into_generator()
-            .into_root_schema_for::<Ops>()
-            .to_value();
-        jsonschema::validator_for(&schema).map_err(|e| e.to_string())
-    });
     let op = yaml_serde::from_str::<serde_json::Value>(text)
         .ok()
         .and_then(|v| v.get("ops")?.get(n).cloned());
-    if let (Ok(v), Some(op)) = (validator, op)
+    // The op alone as `apply_changes`'s input: the tool's own check names the field.
+    if let Some(op) = op
         && let Err(crate::tools::ToolError::Invalid { path, message }) =
-            crate::tools::schema::validate_with(v, &serde_json::json!({ "ops": [op] }))
+            crate::tools::schema::validate(
+                crate::tools::APPLY_CHANGES,
+                &serde_json::json!({ "ops": [op] }),
+            )
         && let Some(inner) = path.strip_prefix("/ops/0/")
     {
         let field: String = inner

@@ -424,6 +424,10 @@ pub fn build(
     let forecasts: HashMap<&IssueKey, &crate::forecast::IssueForecast> =
         report.issues.iter().map(|f| (&f.issue, f)).collect();
     let blocked = crate::views::focus::blocked_by_map(inputs);
+    let column_titles: BTreeMap<String, String> = crate::domain::Lifecycle::ALL
+        .iter()
+        .map(|c| (c.as_str().to_owned(), c.title().to_owned()))
+        .collect();
 
     // One page per issue, built side by side (the bodies' markdown is most of it); the order is the plan's.
     let issues = plan
@@ -484,10 +488,7 @@ pub fn build(
                     .iter()
                     .map(|f| f.words().to_owned())
                     .collect(),
-                column_titles: crate::domain::Lifecycle::ALL
-                    .iter()
-                    .map(|c| (c.as_str().to_owned(), c.title().to_owned()))
-                    .collect(),
+                column_titles: column_titles.clone(),
                 view,
             })
         })

@@ -122,7 +122,7 @@ pub(crate) fn commit_paths(
     let mut objects = NewObjects::new(repo);
     let mut left_out = Vec::new();
     for p in paths {
-        if let Some(e) = entry_for(&mut objects, &workdir.join(p), p, p, &mut left_out)? {
+        if let Some(e) = entry_for(&mut objects, &workdir.join(p), p, &mut left_out)? {
             entries.push(e);
         }
     }
@@ -235,17 +235,16 @@ fn commit_tree(
     Ok(id)
 }
 
-/// Puts the file or folder at `path` into the object database (through `objects`); `None` if it is missing or an
-/// empty folder.
-/// The tree entry for `path` (`rel` in the work tree), its files added as blobs; a file under `snapshot/`
-/// that is not one of the snapshot's goes to `left_out` instead.
+/// Puts the file or folder at `path` (`rel` in the work tree, slash-separated) into the object database
+/// (through `objects`); `None` if it is missing or an empty folder. A file under `snapshot/` that is not one
+/// of the snapshot's goes to `left_out` instead.
 fn entry_for(
     objects: &mut NewObjects<'_>,
     path: &Path,
-    name: &str,
     rel: &str,
     left_out: &mut Vec<String>,
 ) -> Result<Option<Entry>, GitError> {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -275,7 +274,7 @@ fn entry_for(
             continue;
         }
         let child_rel = format!("{rel}/{child_name}");
-        if let Some(e) = entry_for(objects, &child.path(), &child_name, &child_rel, left_out)? {
+        if let Some(e) = entry_for(objects, &child.path(), &child_rel, left_out)? {
             entries.push(e);
         }
     }
@@ -532,7 +531,7 @@ pub fn commit_dir(
     sig: &Signature,
 ) -> Result<Option<ObjectId>, GitError> {
     let mut objects = NewObjects::new(repo);
-    let tree = match entry_for(&mut objects, dir, "site", "site", &mut Vec::new())? {
+    let tree = match entry_for(&mut objects, dir, "site", &mut Vec::new())? {
         Some(e) => e.oid,
         None => objects.tree(gix::objs::Tree::empty())?,
     };
