@@ -396,7 +396,7 @@ fn apply_stage(
     };
     let t = Instant::now();
     let (mut applied, wrote) = crate::apply::apply_pending(
-        client, approvals, snapshot, &pending, opts.clock,
+        client, approvals, config, snapshot, &pending, opts.clock,
     )
     .map_err(|e| match e {
         crate::apply::ApplyError::Client(c) => PipelineError::Client(c),

@@ -20,7 +20,8 @@ use serde_json::{Value, json};
 
 use crate::domain::{IssueKey, IssueRef, Label, OpenState, RepoName};
 use crate::gitea::client::{Client, ClientError};
-use crate::ops::{Op, OpFile};
+use crate::config::Config;
+use crate::ops::{Checker, Op, OpFile};
 use crate::state::Snapshot;
 
 /// What became of one op.
@@ -195,13 +196,19 @@ fn foreign_label(op: &Op) -> Option<Outcome> {
 
 /// Applies `pending` to Gitea through `client`, deciding each op from `snapshot` (synced just before);
 /// returns the applied files and whether anything was written.
+///
+/// Each op is held to the rules `apply_changes` holds a proposal to (the estimate ladder, a milestone of
+/// the issue's own repository, no dependency cycle, nothing planned on a closed issue), checked against
+/// the world as the earlier ops left it: a file on the branch may have been written by hand.
 pub fn apply_pending(
     client: &Client,
     approvals: &dyn Approvals,
+    config: &Config,
     snapshot: &Snapshot,
     pending: &[PendingOnBranch],
     now: DateTime<Utc>,
 ) -> Result<(Vec<AppliedFile>, bool), ApplyError> {
+    let repos = crate::tools::repositories(config, snapshot);
     let mut writer = Writer::new(client, snapshot);
     let mut out = Vec::new();
     for p in pending {
@@ -210,25 +217,37 @@ pub fn apply_pending(
         let mut results = Vec::new();
         // `dependsOnNew` names the file's own new issues by position.
         writer.created.clear();
+        let world = writer.snapshot.clone();
+        let mut checker = Checker::at_apply(config, &world, repos.clone());
         for op in &file.ops {
-            let filed = writer.created.len();
-            let outcome = if let Some(refused) = foreign_label(op) {
-                refused
-            } else if op.is_destructive() && approval.is_none() {
-                Outcome::Skipped {
+            let refused = foreign_label(op).or_else(|| {
+                (op.is_destructive() && approval.is_none()).then(|| Outcome::Skipped {
                     reason: format!(
                         "{} is destructive and the commit that brought it ({}) is no merged pull request: \
                          an approval is a merge, not `approved: true` in a file; propose it with `commitea propose`",
                         op.name(),
                         short(&p.commit)
                     ),
+                })
+            });
+            let outcome = match refused {
+                Some(o) => {
+                    checker.refused_before(op);
+                    o
                 }
-            } else {
-                writer.apply(op, p.committed_at)?
+                None => match checker.check(op, true) {
+                    Err(reason) => Outcome::Skipped { reason },
+                    Ok(checked) => {
+                        let filed = writer.created.len();
+                        let o = writer.apply(&checked.op, p.committed_at)?;
+                        // Positions count the new issues the checker accepted, filed or not.
+                        if matches!(op, Op::CreateIssue { .. }) && writer.created.len() == filed {
+                            writer.created.push(None);
+                        }
+                        o
+                    }
+                },
             };
-            if matches!(op, Op::CreateIssue { .. }) && writer.created.len() == filed {
-                writer.created.push(None);
-            }
             tracing::info!(
                 "{}: {} — {}",
                 file.id,
@@ -474,7 +493,7 @@ impl<'a> Writer<'a> {
         Ok(u.login)
     }
 
-    /// Checks one op against what Gitea now holds, then carries it out.
+    /// Carries out one op the checker passed, or records that Gitea already has it.
     fn apply(&mut self, op: &Op, committed_at: DateTime<Utc>) -> OpResult {
         match op {
             Op::SetEstimate { issue, estimate } => {
@@ -482,18 +501,6 @@ impl<'a> Writer<'a> {
                     Ok(x) => x,
                     Err(o) => return Ok(o),
                 };
-                if estimate.parse::<crate::domain::Estimate>().is_err()
-                    && estimate
-                        .strip_prefix(crate::domain::Estimate::LABEL_PREFIX)
-                        .is_none_or(|e| e.parse::<crate::domain::Estimate>().is_err())
-                {
-                    return Ok(Outcome::Skipped {
-                        reason: format!(
-                            "\"{}\" is not an estimate",
-                            crate::limits::excerpt(estimate)
-                        ),
-                    });
-                }
                 self.set_scoped_label(&key, &i, estimate)
             }
             Op::SetPriority { issue, priority } => {
@@ -501,14 +508,6 @@ impl<'a> Writer<'a> {
                     Ok(x) => x,
                     Err(o) => return Ok(o),
                 };
-                if !matches!(crate::domain::Priority::from_label(priority), Some(Ok(_))) {
-                    return Ok(Outcome::Skipped {
-                        reason: format!(
-                            "\"{}\" is not p/0 to p/3",
-                            crate::limits::excerpt(priority)
-                        ),
-                    });
-                }
                 self.set_scoped_label(&key, &i, priority)
             }
             Op::RemoveLabel { issue, label } => {
@@ -538,24 +537,6 @@ impl<'a> Writer<'a> {
                 };
                 if i.milestone == *milestone {
                     return Ok(Outcome::AlreadySo);
-                }
-                if let Some(m) = milestone {
-                    match self.snapshot.milestone(*m) {
-                        Some((repo, _)) if *repo == key.repo => {}
-                        Some((repo, _)) => {
-                            return Ok(Outcome::Skipped {
-                                reason: format!(
-                                    "milestone {m} belongs to {repo}, not {}",
-                                    key.repo
-                                ),
-                            });
-                        }
-                        None => {
-                            return Ok(Outcome::Skipped {
-                                reason: format!("milestone {m} is not on the server any more"),
-                            });
-                        }
-                    }
                 }
                 let path = format!("repos/{}/issues/{}", key.repo, key.number);
                 // Gitea reads `milestone: 0` as "none".

@@ -269,6 +269,21 @@ fn record(
 
     let before_replay = super::replay(&snapshot, &config, ledger.as_deref(), now);
     let new = new_directive(input, &config, &snapshot, &before_replay.plan, clock)?;
+    // The Gitea changes it proposes are held to `apply_changes`' rules, which the apply stage applies
+    // again: a directive never proposes what they would refuse (an estimate off the ladder, a closed issue).
+    let ops = proposed_ops(&new, &before_replay.plan);
+    let mut checker = crate::ops::Checker::new(
+        &config,
+        &snapshot,
+        crate::tools::repositories(&config, &snapshot),
+    );
+    for op in &ops {
+        if let Err(message) = checker.check(op, true) {
+            let closed = matches!(&new.target, Some(Target::Issue(k))
+                if snapshot.issues.get(k).is_some_and(crate::domain::Issue::is_closed));
+            return Err(invalid(if closed { "target" } else { "params" }, message));
+        }
+    }
     let appended = super::parse::append(text, &new).map_err(|e| match e {
         super::parse::AppendError::EmptyQuote => invalid("quote", e.to_string()),
         super::parse::AppendError::MultiLine(f) => {
@@ -310,7 +325,7 @@ fn record(
     let before_plan = before_replay.into_plan();
     let after_plan = after_replay.into_plan();
     let planned_for = committed.people(&config);
-    let (detail, before_plan, _) = consequence::compare_reusing(
+    let (detail, _, _) = consequence::compare_reusing(
         &config,
         before_plan,
         after_plan,
@@ -320,7 +335,6 @@ fn record(
     let pairs = pairs(&detail);
 
     let id = appended.id.to_string();
-    let ops = proposed_ops(&new, &before_plan);
     if !write {
         return Ok(RecordOutput {
             directive_id: id.clone(),

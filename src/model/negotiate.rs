@@ -24,12 +24,12 @@ pub struct Negotiated {
     pub preview: RecordOutput,
 }
 
-/// The rules of negotiation; the date, team, repositories and milestones are appended.
+/// The rules of negotiation; the date, team, repositories, milestones and estimate ladder are appended.
 const SYSTEM: &str = "You turn what a project manager says into one directive for CommiTea's ledger. Answer with one JSON object and nothing else:
 {\"kind\": \"...\", \"quote\": \"...\", \"target\": {...}, \"params\": {...}, \"rationale\": \"...\"}.
 Kinds, their target and params:
 - reprioritize: target {\"issue\": \"owner/repo#N\"}; params {\"priority\": 0-3} (0 drop everything, 3 someday)
-- reestimate: target {\"issue\": \"owner/repo#N\"}; params {\"estimate\": \"2d\"} (<n>h, <n>d or <n>w)
+- reestimate: target {\"issue\": \"owner/repo#N\"}; params {\"estimate\": \"2d\"} (a rung of the estimate ladder below)
 - set-deadline: target {\"milestone\": ID} or {\"issue\": ...}; params {\"due\": \"YYYY-MM-DD\", \"hard\": true|false}
 - scope: target {\"milestone\": ID} or {\"issue\": ...}; params {\"in\": true|false}
 - capacity: target {\"member\": \"username\"}; params {\"from\": \"YYYY-MM-DD\", \"to\": \"YYYY-MM-DD\", \"hours_per_week\": 0} (to optional)
@@ -50,14 +50,22 @@ pub fn negotiate(ctx: &Context, say: &str) -> Result<Negotiated, ToolError> {
         .unwrap_or_else(|| crate::pipeline::day_zero(&world.layout, world.snapshot.meta.synced_at))
         .format("%Y-%m-%d (%A)");
     let team: Vec<&str> = world.config.team.iter().map(|m| m.name.as_str()).collect();
+    let ladder: Vec<String> = world
+        .config
+        .estimates
+        .ladder
+        .iter()
+        .map(ToString::to_string)
+        .collect();
     let system = format!(
-        "{SYSTEM}\nToday: {today}\nTeam: {}\n{}",
+        "{SYSTEM}\nToday: {today}\nTeam: {}\n{}\nEstimate ladder: {}",
         if team.is_empty() {
             "none configured".to_owned()
         } else {
             team.join(", ")
         },
-        world.context_lines()
+        world.context_lines(),
+        ladder.join(", ")
     );
     let options = RecordOptions {
         clock: ctx.now(),

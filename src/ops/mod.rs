@@ -518,6 +518,9 @@ pub(crate) struct Checker<'a> {
     closed: BTreeSet<IssueKey>,
     /// Each `create_issue` op checked so far: its position among the accepted ones, or none if rejected.
     created: Vec<Option<u32>>,
+    /// Checking for the apply stage: an op with nothing left to do passes (the writer records it as
+    /// already so) instead of being refused, and a missing issue is one the server no longer has.
+    at_apply: bool,
 }
 
 /// An op after checking: issues resolved to full keys.
@@ -546,6 +549,24 @@ impl<'a> Checker<'a> {
             deps,
             closed: BTreeSet::new(),
             created: Vec::new(),
+            at_apply: false,
+        }
+    }
+
+    /// A checker for the apply stage, over the snapshot synced just before: an op file on the branch is
+    /// held to the rules `apply_changes` holds a proposal to (it may be hand-written), but an op the world
+    /// has already carried out passes, for the writer to record as already so.
+    pub fn at_apply(config: &'a Config, snapshot: &'a Snapshot, repos: Vec<RepoName>) -> Self {
+        Self {
+            at_apply: true,
+            ..Self::new(config, snapshot, repos)
+        }
+    }
+
+    /// Counts an op refused before the checker saw it, so that `dependsOnNew` positions still match.
+    pub fn refused_before(&mut self, op: &Op) {
+        if matches!(op, Op::CreateIssue { .. }) {
+            self.created.push(None);
         }
     }
 
@@ -553,8 +574,21 @@ impl<'a> Checker<'a> {
         let key = r.resolve(&self.repos)?;
         match self.snapshot.issues.get(&key) {
             Some(i) => Ok((key, i)),
+            None if self.at_apply => Err(format!("{key} is not on the server")),
             None => Err(format!("unknown issue {key}: it is not in the snapshot")),
         }
+    }
+
+    /// Refuses a change to what plans an issue that is closed (on Gitea, or by an earlier op of the
+    /// batch): it plans nothing any more, and a late estimate would be read as the estimate it was done
+    /// against.
+    fn open(&self, key: &IssueKey, issue: &Issue, what: &str) -> Result<(), String> {
+        if issue.is_closed() || self.closed.contains(key) {
+            return Err(format!(
+                "{key} is closed: its {what} plans nothing any more (reopen it on Gitea first if the work is back)"
+            ));
+        }
+        Ok(())
     }
 
     fn milestone(&self, id: u64) -> Result<(&'a RepoName, &'a Milestone), String> {
@@ -760,14 +794,16 @@ impl<'a> Checker<'a> {
                 }
             }
             Op::SetEstimate { issue, estimate } => {
-                let (key, _) = self.issue(issue)?;
+                let (key, i) = self.issue(issue)?;
+                self.open(&key, i, "estimate")?;
                 Op::SetEstimate {
                     issue: key_ref(&key),
                     estimate: self.estimate(estimate)?,
                 }
             }
             Op::SetPriority { issue, priority } => {
-                let (key, _) = self.issue(issue)?;
+                let (key, i) = self.issue(issue)?;
+                self.open(&key, i, "priority")?;
                 Op::SetPriority {
                     issue: key_ref(&key),
                     priority: Self::priority(priority)?,
@@ -825,6 +861,22 @@ impl<'a> Checker<'a> {
                     depends_on: key_ref(&b),
                 }
             }
+            // At apply time the writer decides these from the fresh snapshot: done already, or to do.
+            Op::RemoveDep { issue, depends_on } if self.at_apply => Op::RemoveDep {
+                issue: key_ref(&issue.resolve(&self.repos)?),
+                depends_on: key_ref(&depends_on.resolve(&self.repos)?),
+            },
+            Op::CloseIssue { issue } if self.at_apply => {
+                let key = issue.resolve(&self.repos)?;
+                self.closed.insert(key.clone());
+                Op::CloseIssue {
+                    issue: key_ref(&key),
+                }
+            }
+            Op::RemoveLabel { issue, label } if self.at_apply => Op::RemoveLabel {
+                issue: key_ref(&issue.resolve(&self.repos)?),
+                label: label.clone(),
+            },
             Op::RemoveDep { issue, depends_on } => {
                 let (a, _) = self.issue(issue)?;
                 let (b, _) = self.issue(depends_on)?;

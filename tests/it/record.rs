@@ -246,6 +246,18 @@ fn bad_input_errors_naming_the_field_and_writes_nothing() {
     params.params = Some(json!({"priority": "high"}));
     assert_eq!(field(&params), "params");
 
+    // What the proposed op would be refused for by apply_changes: a closed issue, an estimate off the ladder.
+    let mut closed = reprioritize();
+    closed.target = Some(RecordTarget {
+        issue: Some("acme/api#1".into()),
+        ..Default::default()
+    });
+    assert_eq!(field(&closed), "target");
+    let mut off_ladder = reprioritize();
+    off_ladder.kind = "reestimate".into();
+    off_ladder.params = Some(json!({"estimate": "5d"}));
+    assert_eq!(field(&off_ladder), "params");
+
     let mut milestone = reprioritize();
     milestone.kind = "set-deadline".into();
     milestone.target = Some(RecordTarget {

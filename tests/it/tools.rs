@@ -646,6 +646,15 @@ fn every_rejection_reason() {
             json!({ "op": "set_priority", "issue": "acme/api#102", "priority": "p/7" }),
             "out of range",
         ),
+        // acme/api#1 is closed: nothing plans it any more.
+        (
+            json!({ "op": "set_priority", "issue": "acme/api#1", "priority": "p/0" }),
+            "acme/api#1 is closed: its priority plans nothing",
+        ),
+        (
+            json!({ "op": "set_estimate", "issue": "acme/api#1", "estimate": "est/2d" }),
+            "acme/api#1 is closed: its estimate plans nothing",
+        ),
         (
             json!({ "op": "add_dep", "issue": "acme/api#77", "dependsOn": "acme/api#102" }),
             "would make a cycle",
