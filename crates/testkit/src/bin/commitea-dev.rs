@@ -29,6 +29,11 @@ enum Command {
         /// Milliseconds each answer takes.
         #[arg(long, default_value_t = 0)]
         latency_ms: u64,
+        /// Serve a state repo too, as `OWNER/NAME=PATH` (PATH a bare git repository, the checkout's remote):
+        /// its pull requests (`commitea propose`), their merges and the approvals the apply stage asks about.
+        /// Repeatable.
+        #[arg(long = "state-repo", value_name = "OWNER/NAME=PATH")]
+        state_repos: Vec<String>,
     },
     /// Write a generated state repo (no git, no forecast) into DIR: the bundled demo, or N issues.
     Generate {
@@ -46,13 +51,25 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             state,
             token,
             latency_ms,
+            state_repos,
         } => {
             let snapshot = commitea::state::Snapshot::load(&commitea::state::Layout::new(&state))?;
-            let options = EmulatorOptions {
+            let mut options = EmulatorOptions {
                 token,
                 latency: std::time::Duration::from_millis(latency_ms),
                 ..EmulatorOptions::default()
             };
+            for s in &state_repos {
+                let (name, path) = s
+                    .split_once('=')
+                    .ok_or_else(|| anyhow::anyhow!("--state-repo {s}: expected OWNER/NAME=PATH"))?;
+                let name: commitea::domain::RepoName = name
+                    .parse()
+                    .map_err(|e| anyhow::anyhow!("--state-repo {s}: {e}"))?;
+                let path = std::fs::canonicalize(path)
+                    .map_err(|e| anyhow::anyhow!("--state-repo {s}: {path}: {e}"))?;
+                options.state_repos.insert(name, path);
+            }
             let emulator = Emulator::start(Dataset::from_snapshot(&snapshot), options)?;
             println!("{}", emulator.url());
             tracing::info!(
