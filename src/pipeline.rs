@@ -395,12 +395,11 @@ fn apply_stage(
         }
     };
     let t = Instant::now();
-    let (mut applied, wrote) = crate::apply::apply_pending(
-        client, approvals, config, snapshot, &pending, opts.clock,
-    )
-    .map_err(|e| match e {
-        crate::apply::ApplyError::Client(c) => PipelineError::Client(c),
-    })?;
+    let (mut applied, wrote) =
+        crate::apply::apply_pending(client, approvals, config, snapshot, &pending, opts.clock)
+            .map_err(|e| match e {
+                crate::apply::ApplyError::Client(c) => PipelineError::Client(c),
+            })?;
     // A run redone after a push race keeps what the first attempt did.
     for a in &mut applied {
         if let Some(before) = opts

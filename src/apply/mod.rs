@@ -18,9 +18,9 @@ use reqwest::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::config::Config;
 use crate::domain::{IssueKey, IssueRef, Label, OpenState, RepoName};
 use crate::gitea::client::{Client, ClientError};
-use crate::config::Config;
 use crate::ops::{Checker, Op, OpFile};
 use crate::state::Snapshot;
 

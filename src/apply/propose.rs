@@ -191,6 +191,30 @@ pub enum Proposed {
     },
 }
 
+impl Proposed {
+    /// The proposal's id.
+    pub fn id(&self) -> &str {
+        match self {
+            Self::Direct { id, .. } | Self::PullRequest { id, .. } => id,
+        }
+    }
+
+    /// Where it went, in words: `pull request #3 (commitea/D-0008)`, `commit 1a2b3c4d5e on the branch`.
+    pub fn words(&self) -> String {
+        match self {
+            Self::Direct { commit, .. } => {
+                format!(
+                    "commit {} on the branch",
+                    commit.get(..10).unwrap_or(commit)
+                )
+            }
+            Self::PullRequest { number, branch, .. } => {
+                format!("pull request #{number} ({branch})")
+            }
+        }
+    }
+}
+
 /// Everything a proposal needs to reach the server.
 pub struct Context<'a> {
     /// The state repo's layout.
@@ -227,36 +251,97 @@ pub fn propose(cx: &Context<'_>) -> Result<Vec<Proposed>, ProposeError> {
         ))
     })?;
     let proposals = local_proposals(cx.layout, &repo, Some(base))?;
+    if proposals.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Nothing is pushed before the pull requests are known to have a home: a state repo the server does
+    // not have would otherwise fail after a branch (or the branch itself) had been pushed.
+    check_state_repo(cx)?;
     let mut out = Vec::new();
-    for p in &proposals {
+    let each = propose_each(cx, &repo, &branch, &mut base, &proposals, &mut out);
+    // What went through lives on its branch (or the branch) now and leaves the checkout. After a failure,
+    // a directive's op file stays with its ledger entry, so that a retry proposes the two together again.
+    let done = |p: &Proposal| out.iter().any(|o| o.id() == p.id);
+    for p in proposals.iter().filter(|p| done(p)) {
+        if each.is_err() && p.ledger_entry.is_some() {
+            continue;
+        }
+        if let Some(f) = &p.file {
+            let _ = std::fs::remove_file(crate::ops::pending_path(cx.layout, &f.id));
+        }
+    }
+    if let Err(e) = each {
+        for o in &out {
+            tracing::warn!("{} went through before the failure: {}", o.id(), o.words());
+        }
+        return Err(e);
+    }
+    if proposals.iter().any(|p| p.ledger_entry.is_some()) {
+        let text = ledger_at(&repo, base)?;
+        crate::state::write_if_changed(&cx.layout.ledger(), text.as_bytes())?;
+    }
+    Ok(out)
+}
+
+/// Fails unless the server has the state repo the pull requests go to (and the token sees it).
+fn check_state_repo(cx: &Context<'_>) -> Result<(), ProposeError> {
+    match cx
+        .client
+        .get_json::<serde_json::Value>(&format!("repos/{}", cx.state_repo), &[])
+    {
+        Ok(_) => Ok(()),
+        Err(ClientError::NotFound { .. }) => Err(ProposeError::Setup(format!(
+            "the state repository {} is not on the server, or the token cannot see it (404): check \
+             approvals.state_repository in commitea.yaml (in Gitea Actions, the job's GITHUB_REPOSITORY); \
+             nothing was pushed",
+            cx.state_repo
+        ))),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Pushes each proposal (see [`propose`]), adding what went through to `out` as it goes; `base` follows
+/// the branch as direct commits move it.
+fn propose_each(
+    cx: &Context<'_>,
+    repo: &gix::Repository,
+    branch: &str,
+    base: &mut gix::ObjectId,
+    proposals: &[Proposal],
+    out: &mut Vec<Proposed>,
+) -> Result<(), ProposeError> {
+    for p in proposals {
         if p.additive() && cx.config.approvals.additive_direct {
             let mut tries = 0;
             loop {
-                let base_ledger = ledger_at(&repo, base)?;
+                let base_ledger = ledger_at(repo, *base)?;
                 let commit = crate::state::git::commit_onto(
-                    &repo,
-                    base,
+                    repo,
+                    *base,
                     &p.edits(&base_ledger)?,
-                    &format!("commitea: {} (additive ops, applied directly)\n", p.id),
+                    &format!(
+                        "commitea: {} (additive ops, straight to the branch; applied at the next run)\n",
+                        p.id
+                    ),
                     &cx.sig,
                 )?;
-                match cx.remote.push(&commit.to_string(), &branch, false)? {
+                match cx.remote.push(&commit.to_string(), branch, false)? {
                     Pushed::Done => {
                         out.push(Proposed::Direct {
                             id: p.id.clone(),
                             commit: commit.to_string(),
                         });
-                        base = commit;
+                        *base = commit;
                         break;
                     }
                     Pushed::Rejected if tries < 3 => {
                         tries += 1;
-                        cx.remote.fetch(&branch)?;
-                        base = crate::state::git::resolve(
-                            &repo,
+                        cx.remote.fetch(branch)?;
+                        *base = crate::state::git::resolve(
+                            repo,
                             &format!("refs/remotes/{}/{branch}", cx.remote.name()),
                         )
-                        .unwrap_or(base);
+                        .unwrap_or(*base);
                     }
                     Pushed::Rejected => {
                         return Err(ProposeError::Setup(format!(
@@ -267,7 +352,7 @@ pub fn propose(cx: &Context<'_>) -> Result<Vec<Proposed>, ProposeError> {
                 }
             }
         } else {
-            let number = open_pull(cx, &repo, base, p)?;
+            let number = open_pull(cx, repo, *base, p)?;
             out.push(Proposed::PullRequest {
                 id: p.id.clone(),
                 number,
@@ -275,21 +360,7 @@ pub fn propose(cx: &Context<'_>) -> Result<Vec<Proposed>, ProposeError> {
             });
         }
     }
-    // The proposals live on their branches (or the branch) now: the checkout goes back to the branch's
-    // ledger, and the proposed op files leave it.
-    if !proposals.is_empty() {
-        for p in &proposals {
-            if let Some(f) = &p.file {
-                let path = crate::ops::pending_path(cx.layout, &f.id);
-                let _ = std::fs::remove_file(path);
-            }
-        }
-        if proposals.iter().any(|p| p.ledger_entry.is_some()) {
-            let text = ledger_at(&repo, base)?;
-            crate::state::write_if_changed(&cx.layout.ledger(), text.as_bytes())?;
-        }
-    }
-    Ok(out)
+    Ok(())
 }
 
 fn ledger_at(repo: &gix::Repository, commit: gix::ObjectId) -> Result<String, GitError> {

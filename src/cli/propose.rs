@@ -17,7 +17,8 @@ pub fn run(a: Args) -> CommandResult {
     let layout = Layout::new(&a.state.state);
     let config = Config::load(layout.root(), env_vars(), &Overrides::default())?;
     let _lock = crate::state::lock::lock_state(layout.root(), &config, chrono::Utc::now())?;
-    for p in propose_all(&layout, &config)? {
+    let proposed = propose_all(&layout, &config)?;
+    for p in &proposed {
         match p {
             crate::apply::propose::Proposed::Direct { id, commit } => {
                 println!("{id} direct {commit}")
@@ -26,6 +27,18 @@ pub fn run(a: Args) -> CommandResult {
                 println!("{id} pull-request {number} {branch}");
             }
         }
+    }
+    if proposed.is_empty() {
+        tracing::info!("nothing to propose: no op file or ledger entry in the checkout is new");
+    }
+    if proposed
+        .iter()
+        .any(|p| matches!(p, crate::apply::propose::Proposed::Direct { .. }))
+    {
+        tracing::info!(
+            "{} moved on the server (additive ops went straight to it): `git pull` brings the checkout up to date",
+            config.approvals.branch
+        );
     }
     Ok(())
 }

@@ -16,6 +16,15 @@ pub enum RemoteError {
     /// `git` could not be started.
     #[error("cannot run git (is it installed and on PATH?)")]
     Spawn(#[source] std::io::Error),
+    /// The checkout has no remote of that name.
+    #[error(
+        "the checkout has no git remote \"{name}\": add it with `git remote add {name} URL` (the state repo's clone URL), \
+         or name another remote in approvals.remote in commitea.yaml"
+    )]
+    NoRemote {
+        /// The remote's name.
+        name: String,
+    },
     /// git said no.
     #[error("git {what} failed: {stderr}")]
     Failed {
@@ -90,10 +99,26 @@ impl Remote {
         if out.status.success() {
             Ok(String::from_utf8_lossy(&out.stdout).into_owned())
         } else {
-            Err(RemoteError::Failed {
+            Err(self.failure(what, &String::from_utf8_lossy(&out.stderr)))
+        }
+    }
+
+    /// Why a command on the remote failed: the remote is missing (git's own words for that are a
+    /// puzzle), or what git said, the token removed.
+    fn failure(&self, what: &str, stderr: &str) -> RemoteError {
+        let known = self
+            .command(&["remote", "get-url", &self.name])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if known {
+            RemoteError::Failed {
                 what: what.to_owned(),
-                stderr: self.scrub(&String::from_utf8_lossy(&out.stderr)),
-            })
+                stderr: self.scrub(stderr),
+            }
+        } else {
+            RemoteError::NoRemote {
+                name: self.name.clone(),
+            }
         }
     }
 
@@ -134,10 +159,10 @@ impl Remote {
         if rejected {
             return Ok(Pushed::Rejected);
         }
-        Err(RemoteError::Failed {
-            what: format!("push {} {branch}", self.name),
-            stderr: self.scrub(&format!("{stdout}{}", String::from_utf8_lossy(&out.stderr))),
-        })
+        Err(self.failure(
+            &format!("push {} {branch}", self.name),
+            &format!("{stdout}{}", String::from_utf8_lossy(&out.stderr)),
+        ))
     }
 
     /// Deletes the remote's `branch` (a proposal that was closed without merging).

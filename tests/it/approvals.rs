@@ -602,6 +602,87 @@ fn a_hand_edited_op_file_touches_nothing_outside_the_namespaces() {
 }
 
 #[test]
+fn propose_checks_the_state_repo_and_the_remote_before_it_pushes_anything() {
+    let s = setup(&DemoSpec::scaled(40));
+    let [a, b] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    for input in [
+        format!(r#"{{"ops":[{{"op":"set_priority","issue":"{a}","priority":"p/0"}}]}}"#),
+        format!(r#"{{"ops":[{{"op":"close_issue","issue":"{b}"}}],"approved":true}}"#),
+    ] {
+        ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
+    }
+    let propose = |env: &[(&str, &str)]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_commitea"));
+        c.args(["propose", "-s"])
+            .arg(&s.work)
+            .env_remove("COMMITEA_STATE")
+            .env("COMMITEA_SERVER", s.emu.url())
+            .env("COMMITEA_GITEA_TOKEN", TOKEN)
+            .env("COMMITEA_APPROVALS_ADDITIVE_DIRECT", "true");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    };
+    let main_before = git(&s.bare, &["rev-parse", "main"]);
+    let untouched = |s: &Setup| {
+        assert_eq!(git(&s.bare, &["rev-parse", "main"]), main_before);
+        assert_eq!(git(&s.bare, &["branch", "--list", "commitea/*"]), "");
+        assert!(s.emu.state_pulls(&state_repo()).is_empty());
+        for id in ["C-0001", "C-0002"] {
+            assert!(
+                s.work.join(format!("ops/pending/{id}.yaml")).exists(),
+                "{id}"
+            );
+        }
+    };
+
+    // A state repo the server does not have: said before anything is pushed (the additive file went
+    // straight to main, and the destructive one's branch was pushed, before the pull request failed).
+    let out = propose(&[("COMMITEA_APPROVALS_STATE_REPOSITORY", "acme/no-such-state")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("acme/no-such-state is not on the server")
+            && stderr.contains("approvals.state_repository")
+            && stderr.contains("nothing was pushed"),
+        "{stderr}"
+    );
+    untouched(&s);
+
+    // No remote: what to do, not git's "does not appear to be a git repository".
+    git(&s.work, &["remote", "rename", "origin", "upstream"]);
+    let out = propose(&[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("no git remote \"origin\"") && stderr.contains("git remote add origin"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("fatal:"), "{stderr}");
+    untouched(&s);
+    git(&s.work, &["remote", "rename", "upstream", "origin"]);
+
+    // Both go through; the additive one is on main, and the checkout can pull it (its copy left).
+    let out = propose(&[]);
+    let stdout = ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stdout.contains("C-0001 direct "), "{stdout}");
+    assert!(
+        stdout.contains("C-0002 pull-request 1 commitea/C-0002"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("`git pull`"), "{stderr}");
+    let subject = git(&s.bare, &["log", "-1", "--format=%s", "main"]);
+    assert!(subject.contains("applied at the next run"), "{subject}");
+    assert!(!s.work.join("ops/pending/C-0001.yaml").exists());
+    assert!(!s.work.join("ops/pending/C-0002.yaml").exists());
+    git(&s.work, &["pull", "-q", "--no-rebase", "origin", "main"]);
+    assert!(s.work.join("ops/pending/C-0001.yaml").exists());
+    assert_eq!(ok(&propose(&[])).trim(), "", "nothing is left to propose");
+}
+
+#[test]
 fn a_hand_written_op_file_is_held_to_apply_changes_rules() {
     let s = setup(&DemoSpec::scaled(40));
     let [a, b] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
@@ -654,10 +735,15 @@ fn a_hand_written_op_file_is_held_to_apply_changes_rules() {
     assert!(s.issue(&b).labels.contains(&rung.to_owned()));
     assert!(s.issue(&a).depends_on.is_empty());
     assert_eq!(s.issue(&b).state, OpenState::Open);
-    assert_eq!(s.emu.with_dataset(|d| d.labels(&a.repo).len()), labels_before);
+    assert_eq!(
+        s.emu.with_dataset(|d| d.labels(&a.repo).len()),
+        labels_before
+    );
     assert!(
-        s.emu.writes().iter().all(|w| !w.starts_with("POST /api/v1/repos")
-            || w.contains("/labels")),
+        s.emu
+            .writes()
+            .iter()
+            .all(|w| !w.starts_with("POST /api/v1/repos") || w.contains("/labels")),
         "{:?}",
         s.emu.writes()
     );
@@ -910,8 +996,7 @@ fn a_thousand_random_op_files_touch_only_namespace_labels_and_native_fields() {
         commitea::gitea::client::Client::new(&s.emu.url(), Some(TOKEN.into()), Default::default())
             .unwrap();
     let approvals = AlwaysApproved;
-    let config =
-        commitea::config::Config::load(&s.work, Vec::new(), &Default::default()).unwrap();
+    let config = commitea::config::Config::load(&s.work, Vec::new(), &Default::default()).unwrap();
     let files = std::cell::Cell::new(0usize);
     let refused = std::cell::Cell::new(0usize);
     runner
