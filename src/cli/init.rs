@@ -39,13 +39,7 @@ pub struct Args {
 /// forecasts, renders, commits, and says which secrets to set.
 pub fn run(a: Args) -> CommandResult {
     let started = Instant::now();
-    if a.dir.exists() && std::fs::read_dir(&a.dir)?.next().is_some() {
-        return Err(CommandError::Input(format!(
-            "{} is not empty: `commitea init` makes a new state repo; choose a new or empty folder",
-            a.dir.display()
-        )));
-    }
-    std::fs::create_dir_all(&a.dir)?;
+    let cloned = check_folder(&a.dir)?;
     let token = crate::gitea::client::token_from_env();
     let client = crate::gitea::client::Client::new(&a.server, token.clone(), Default::default())
         .map_err(|e| CommandError::Input(e.to_string()))?;
@@ -57,6 +51,8 @@ pub fn run(a: Args) -> CommandResult {
     );
     let snapshot = crate::gitea::sync::full_sync(&client, &a.repos, now)
         .map_err(|e| CommandError::Failed(e.into()))?;
+    // Only now, the server read: a failed sync leaves no folder behind.
+    std::fs::create_dir_all(&a.dir)?;
     let team = team_of(&snapshot, now);
     std::fs::write(
         a.dir.join(crate::config::FILE_NAME),
@@ -105,7 +101,7 @@ pub fn run(a: Args) -> CommandResult {
         .map_or_else(|| "<owner>/<state repo>".to_owned(), ToString::to_string);
     eprintln!(
         "\nThe state repo is ready in {} ({:.1} s). Before its workflow can run:\n\
-         1. Push it to {}/{state_repo} (git remote add origin …; git push -u origin main).\n\
+         1. Push it to {}/{state_repo} ({}).\n\
          2. In that repository's settings → Actions → Secrets, add COMMITEA_TOKEN: a token of {} that can read\n\
          \u{20}  and write the issues of {} and push to {state_repo}.\n\
          3. In settings → Actions → Variables, add COMMITEA_BINARY_URL (a prebuilt commitea to download), or\n\
@@ -114,6 +110,11 @@ pub fn run(a: Args) -> CommandResult {
         a.dir.display(),
         started.elapsed().as_secs_f64(),
         client.server(),
+        if cloned {
+            "git push -u origin HEAD"
+        } else {
+            "git remote add origin URL; git push -u origin main"
+        },
         client.server(),
         a.repos
             .iter()
@@ -125,6 +126,34 @@ pub fn run(a: Args) -> CommandResult {
         println!("{}", index.display());
     }
     Ok(())
+}
+
+/// Refuses a folder `init` must not write into; whether it is a clone (it holds only `.git`: the state
+/// repo was made on the server first and cloned, empty).
+fn check_folder(dir: &std::path::Path) -> Result<bool, CommandError> {
+    if dir.join(crate::config::FILE_NAME).is_file() {
+        return Err(CommandError::Input(format!(
+            "{} is already a CommiTea state repo (it has {}): `commitea run -s {}` syncs and forecasts it; \
+             `commitea init` makes a new one",
+            dir.display(),
+            crate::config::FILE_NAME,
+            dir.display()
+        )));
+    }
+    let entries: Vec<std::ffi::OsString> = match std::fs::read_dir(dir) {
+        Ok(d) => d.filter_map(Result::ok).map(|e| e.file_name()).collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e.into()),
+    };
+    match entries.as_slice() {
+        [] => Ok(false),
+        [only] if only == ".git" => Ok(true),
+        _ => Err(CommandError::Input(format!(
+            "{} is not empty: `commitea init` makes a new state repo; choose a new or empty folder (or a \
+             fresh clone of an empty repository)",
+            dir.display()
+        ))),
+    }
 }
 
 /// The people who do the work: whoever has open issues assigned or closed an issue lately, most active

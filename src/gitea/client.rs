@@ -58,7 +58,8 @@ pub enum ClientError {
     },
     /// 401: the token is missing or wrong.
     #[error(
-        "{request} on {server}: 401 Unauthorized, the Gitea token is missing or invalid; set COMMITEA_GITEA_TOKEN (or GITEA_TOKEN or GITHUB_TOKEN) to an access token of {server} that can read {repo}"
+        "{request} on {server}: 401 Unauthorized, {}; set COMMITEA_GITEA_TOKEN (or GITEA_TOKEN or GITHUB_TOKEN) to an access token of {server} that can read {repo}",
+        if *token_sent { "the server refused the Gitea token (expired, revoked, or another server's?)" } else { "no Gitea token is set" }
     )]
     Unauthorized {
         /// The server.
@@ -66,6 +67,30 @@ pub enum ClientError {
         /// The repository the request was about (or `the repositories`).
         repo: String,
         /// The request, e.g. `GET /api/v1/repos/acme/api/issues?page=1`.
+        request: String,
+        /// Whether the request carried a token.
+        token_sent: bool,
+    },
+    /// An https URL whose server does not answer TLS: most often a plain-HTTP server.
+    #[error(
+        "{request}: no TLS connection to {server} ({reason}); if the server speaks plain HTTP, give its URL with http:// (`server:` in commitea.yaml, or COMMITEA_SERVER)"
+    )]
+    NoTls {
+        /// The server.
+        server: String,
+        /// The request.
+        request: String,
+        /// What the TLS layer said.
+        reason: String,
+    },
+    /// The server answered a web page where Gitea's API answers JSON.
+    #[error(
+        "{request}: {server} answered a web page, not Gitea's API; check that the server URL is the Gitea root (https://gitea.example.com, without /api/v1) and that no login page or proxy stands in front of the API"
+    )]
+    NotApi {
+        /// The server.
+        server: String,
+        /// The request.
         request: String,
     },
     /// 403: the token may not read the repository.
@@ -120,7 +145,7 @@ pub enum ClientError {
     },
     /// A retryable failure that did not go away.
     #[error(
-        "{request} for {repo} failed {attempts} times over {elapsed_secs} s, last: {last}; check that the server is up and reachable, then run again"
+        "{request} for {repo} failed {attempts} times over {elapsed_secs} s, last: {last}; check that the server is up and reachable, then run again (meanwhile `commitea run --offline` forecasts from the last snapshot)"
     )]
     GaveUp {
         /// The repository.
@@ -136,8 +161,8 @@ pub enum ClientError {
     },
     /// The answer was not the JSON expected.
     #[error(
-        "{request} for {repo}: the answer does not fit what CommiTea reads {reason}; please report it with the \
-         server's version (GET /api/v1/version)"
+        "{request} for {repo}: the answer does not fit what CommiTea reads {reason}; if the server is Gitea (or \
+         Forgejo), please report it with the server's version (GET /api/v1/version)"
     )]
     Decode {
         /// The repository.
@@ -149,7 +174,7 @@ pub enum ClientError {
     },
     /// An earlier request of this run exhausted its retries: the server is down, so this one was not sent.
     #[error(
-        "{request} was not sent: the server stopped answering ({first}); check that it is up and reachable, then run again"
+        "{request} was not sent: the server stopped answering ({first}); check that it is up and reachable, then run again (meanwhile `commitea run --offline` forecasts from the last snapshot)"
     )]
     ServerDown {
         /// The request not sent.
@@ -210,7 +235,17 @@ impl ClientError {
                 request,
                 first: s(first),
             },
+            Self::NoTls {
+                server,
+                request,
+                reason,
+            } => Self::NoTls {
+                server,
+                request,
+                reason: s(reason),
+            },
             e @ (Self::Unauthorized { .. }
+            | Self::NotApi { .. }
             | Self::Forbidden { .. }
             | Self::NotFound { .. }
             | Self::DependenciesDisabled { .. }
@@ -424,6 +459,14 @@ fn describe(e: &reqwest::Error) -> String {
     s
 }
 
+/// Whether a transport failure is a TLS handshake that met no TLS server: rustls reads a plain-HTTP answer
+/// as a corrupt record (`InvalidContentType`), and a server that hangs up on the hello as `tls handshake eof`.
+fn tls_mismatch(reason: &str) -> bool {
+    reason.contains("InvalidContentType")
+        || reason.contains("tls handshake eof")
+        || reason.contains("corrupt message")
+}
+
 /// Whether a request gave up on HTTP 500 answers (the server is up but failed this request).
 pub(crate) fn last_failure_is_500(e: &ClientError) -> bool {
     matches!(e, ClientError::GaveUp { last, .. } if last.starts_with("500 "))
@@ -525,10 +568,29 @@ impl Client {
     ) -> Result<T, ClientError> {
         let (url, request) = self.url(path, query)?;
         let answer = self.with_retries(path, &url, &request, &Call::GET)?;
-        wire::decode(&answer.body).map_err(|e| ClientError::Decode {
-            repo: repo_of(path),
-            request,
-            reason: scrub(&e.to_string(), self.token.as_ref()),
+        self.decode(path, request, &answer.body)
+    }
+
+    /// An answer's JSON; a web page (a login page, a proxy's) is said to be one.
+    fn decode<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        request: String,
+        body: &[u8],
+    ) -> Result<T, ClientError> {
+        wire::decode(body).map_err(|e| {
+            if body.trim_ascii_start().starts_with(b"<") {
+                ClientError::NotApi {
+                    server: self.server.clone(),
+                    request,
+                }
+            } else {
+                ClientError::Decode {
+                    repo: repo_of(path),
+                    request,
+                    reason: scrub(&e.to_string(), self.token.as_ref()),
+                }
+            }
         })
     }
 
@@ -538,6 +600,21 @@ impl Client {
             match self.get_json::<wire::GSettings>("settings/api", &[]) {
                 Ok(s) if s.max_response_items > 0 => s.max_response_items,
                 Ok(_) => DEFAULT_MAX_RESPONSE_ITEMS,
+                // The next request meets the same token, server or URL, and says it: once is enough.
+                Err(
+                    e @ (ClientError::Unauthorized { .. }
+                    | ClientError::Forbidden { .. }
+                    | ClientError::GaveUp { .. }
+                    | ClientError::ServerDown { .. }
+                    | ClientError::NoTls { .. }
+                    | ClientError::NotApi { .. }
+                    | ClientError::InvalidUrl { .. }),
+                ) => {
+                    tracing::debug!(
+                        "cannot read the page size, using {DEFAULT_MAX_RESPONSE_ITEMS}: {e}"
+                    );
+                    DEFAULT_MAX_RESPONSE_ITEMS
+                }
                 Err(e) => {
                     tracing::warn!(
                         "cannot read the page size, using {DEFAULT_MAX_RESPONSE_ITEMS}: {e}"
@@ -646,11 +723,7 @@ impl Client {
         idempotent: bool,
     ) -> Result<T, ClientError> {
         let written = self.send(method.clone(), path, body, idempotent)?;
-        wire::decode(&written.body).map_err(|e| ClientError::Decode {
-            repo: repo_of(path),
-            request: format!("{method} {path}"),
-            reason: scrub(&e.to_string(), self.token.as_ref()),
-        })
+        self.decode(path, format!("{method} {path}"), &written.body)
     }
 
     /// The next backoff for retry number `retry` (0-based): `initial * 2^retry`, capped, times a jitter
@@ -764,6 +837,7 @@ impl Client {
                             server: self.server.clone(),
                             repo: repo_of(path),
                             request: request.to_owned(),
+                            token_sent: true,
                         })
                     },
                 )?;
@@ -775,6 +849,14 @@ impl Client {
             Err(e) if e.is_builder() => {
                 return Err(Attempt::Fail(ClientError::InvalidUrl {
                     url: url.to_string(),
+                    reason: describe(&e),
+                }));
+            }
+            // A handshake a plain-HTTP server cannot answer fails the same way every time: not retried.
+            Err(e) if url.scheme() == "https" && tls_mismatch(&describe(&e)) => {
+                return Err(Attempt::Fail(ClientError::NoTls {
+                    server: self.server.clone(),
+                    request: request.to_owned(),
                     reason: describe(&e),
                 }));
             }
@@ -855,6 +937,7 @@ impl Client {
                 server: self.server.clone(),
                 repo,
                 request,
+                token_sent: self.token.is_some(),
             }),
             StatusCode::FORBIDDEN => Attempt::Fail(ClientError::Forbidden { repo, request }),
             // Gitea answers 404 "not found" when the repository has dependencies switched off, and 404

@@ -1148,26 +1148,49 @@ fn dataset_snapshot(
 fn init_against_the_server_makes_a_site_in_one_command() {
     let s = setup(&DemoSpec::bundled());
     let tmp = tempfile::tempdir().unwrap();
+    let init = |dir: &Path, token: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_commitea"));
+        c.arg("init")
+            .arg(dir)
+            .args(["--server", &s.emu.url()])
+            .args([
+                "--repo",
+                "acme/api",
+                "--repo",
+                "acme/web",
+                "--repo",
+                "acme/mobile",
+            ])
+            .args(["--state-repo", "acme/state"])
+            .env(TRIALS.0, TRIALS.1)
+            .env_remove("COMMITEA_SERVER")
+            .env_remove("COMMITEA_GITEA_TOKEN")
+            .env_remove("GITEA_TOKEN")
+            .env_remove("GITHUB_TOKEN");
+        if let Some(t) = token {
+            c.env("COMMITEA_GITEA_TOKEN", t);
+        }
+        c.output().unwrap()
+    };
+    // A failed first sync leaves no folder behind.
+    let failed = tmp.path().join("failed");
+    let out = init(&failed, None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!failed.exists());
+
+    // The state repo made on the server first and cloned, empty: its clone holds only `.git`.
+    let bare = tmp.path().join("new-state.git");
+    git(
+        tmp.path(),
+        &["init", "-q", "--bare", "-b", "main", bare.to_str().unwrap()],
+    );
+    git(
+        tmp.path(),
+        &["clone", "-q", bare.to_str().unwrap(), "new-state"],
+    );
     let dir = tmp.path().join("new-state");
     let t = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
-        .arg("init")
-        .arg(&dir)
-        .args(["--server", &s.emu.url()])
-        .args([
-            "--repo",
-            "acme/api",
-            "--repo",
-            "acme/web",
-            "--repo",
-            "acme/mobile",
-        ])
-        .args(["--state-repo", "acme/state"])
-        .env("COMMITEA_GITEA_TOKEN", TOKEN)
-        .env(TRIALS.0, TRIALS.1)
-        .env_remove("COMMITEA_SERVER")
-        .output()
-        .unwrap();
+    let out = init(&dir, Some(TOKEN));
     let took = t.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr);
     let index = ok(&out);
@@ -1191,6 +1214,20 @@ fn init_against_the_server_makes_a_site_in_one_command() {
         git(&dir, &["status", "--porcelain"]),
         "",
         "everything committed"
+    );
+    assert!(stderr.contains("git push -u origin HEAD"), "{stderr}");
+    git(&dir, &["push", "-q", "-u", "origin", "HEAD"]);
+    assert_eq!(
+        git(&bare, &["rev-parse", "main"]),
+        git(&dir, &["rev-parse", "HEAD"])
+    );
+    // Twice: it says what the folder already is.
+    let out = init(&dir, Some(TOKEN));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("is already a CommiTea state repo") && stderr.contains("commitea run -s"),
+        "{stderr}"
     );
 }
 

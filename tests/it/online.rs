@@ -135,6 +135,7 @@ fn sync_commits_the_snapshot_and_a_failed_sync_touches_nothing() {
         stderr.contains("sync failed, the snapshot is as it was") && stderr.contains("milestones"),
         "{stderr}"
     );
+    assert!(stderr.contains("`commitea run --offline`"), "{stderr}");
     assert!(!stderr.contains(TOKEN));
     assert_eq!(
         tree(state.path()),
@@ -287,6 +288,58 @@ fn readers_reuse_the_forecast_of_an_online_run_on_its_day_and_the_next() {
     assert_eq!(committed.as_of.to_string(), "2026-12-15");
     assert!(log.contains(REUSED), "{log}");
     assert_eq!(planned, committed);
+}
+
+#[test]
+fn a_missing_token_a_refused_one_a_wrong_scheme_and_a_login_page_are_each_said_once_with_what_to_do()
+ {
+    let emulator = emulator_for("small");
+    let state = state_from_fixture("small");
+    let run = |server: &str, token: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_commitea"));
+        c.args(["run", "-s"])
+            .arg(state.path())
+            .env("COMMITEA_SERVER", server)
+            .env_remove("COMMITEA_GITEA_TOKEN")
+            .env_remove("GITEA_TOKEN")
+            .env_remove("GITHUB_TOKEN");
+        if let Some(t) = token {
+            c.env("COMMITEA_GITEA_TOKEN", t);
+        }
+        let out = c.output().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let url = emulator.url();
+
+    let stderr = run(&url, None);
+    assert!(stderr.contains("no Gitea token is set"), "{stderr}");
+    // Said once, and only as the error.
+    assert_eq!(stderr.matches("401").count(), 1, "{stderr}");
+    assert!(!stderr.contains("page size"), "{stderr}");
+
+    let stderr = run(&url, Some("tok-wrong"));
+    assert!(
+        stderr.contains("the server refused the Gitea token"),
+        "{stderr}"
+    );
+
+    // https against a plain-HTTP server: said at once (not retried six times), with the fix.
+    let stderr = run(&url.replacen("http://", "https://", 1), Some(TOKEN));
+    assert!(
+        stderr.contains("no TLS connection") && stderr.contains("give its URL with http://"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("times over"), "{stderr}");
+
+    // A sign-in page in front of the API is a web page, not a Gitea answer to report.
+    emulator.inject(Fault::new(FaultKind::LoginPage).times(1000));
+    let stderr = run(&url, Some(TOKEN));
+    assert!(
+        stderr.contains("answered a web page, not Gitea's API"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("please report"), "{stderr}");
 }
 
 #[test]

@@ -125,6 +125,9 @@ pub enum FaultKind {
     /// Answer with this status and a message quoting the request's `Authorization` header, as a proxy or
     /// gateway in front of Gitea may: the client must not print what the server echoes of its token.
     EchoAuthorization(u16),
+    /// Answer 200 with an HTML sign-in page, as a single-sign-on proxy in front of Gitea does (not Gitea:
+    /// a client must say it met a web page, not that Gitea's JSON changed).
+    LoginPage,
     /// Answer normally, then create a new issue in the repository (newest, so it lands on page 1 and shifts
     /// every later page by one: a naive client sees one issue twice and misses the new one).
     PageShift {
@@ -474,6 +477,18 @@ fn serve(stream: &TcpStream, shared: &Shared) {
                     s,
                     &format!("request refused; it carried Authorization: {sent}"),
                 ),
+            );
+            return;
+        }
+        Some(FaultKind::LoginPage) => {
+            http::write_response(
+                stream,
+                &http::Response {
+                    status: 200,
+                    headers: vec![("Content-Type".into(), "text/html; charset=utf-8".into())],
+                    body: b"<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body><form></form></body></html>\n"
+                        .to_vec(),
+                },
             );
             return;
         }
