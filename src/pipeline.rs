@@ -612,6 +612,7 @@ pub(crate) fn forecast_files(c: &Computed) -> Result<BTreeMap<String, Vec<u8>>, 
 pub(crate) fn load_changes(
     layout: &Layout,
     just_applied: &[crate::apply::AppliedFile],
+    apply_ran: bool,
 ) -> Result<crate::views::changes::Changes, PipelineError> {
     let on_branch: std::collections::HashSet<String> = if layout.root().join(".git").exists() {
         let repo = git::open_or_init(layout.root())?;
@@ -629,7 +630,15 @@ pub(crate) fn load_changes(
         .iter()
         .map(|a| a.proposal.id.as_str())
         .collect();
-    let pending: Vec<(crate::ops::OpFile, bool)> = crate::ops::pending(layout)?
+    let (pending, problems) = crate::ops::read_pending(layout)?;
+    for (path, e) in &problems {
+        // The apply stage already said that this file, on the branch, is refused whole.
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+        if !(apply_ran && stem.is_some_and(|s| on_branch.contains(&s))) {
+            crate::ops::warn_left_out(e);
+        }
+    }
+    let pending: Vec<(crate::ops::OpFile, bool)> = pending
         .into_iter()
         .filter(|f| !done.contains(f.id.as_str()))
         .map(|f| {
@@ -816,7 +825,7 @@ pub fn site_files(
             },
             &c.snapshot,
             &past_forecasts(layout)?,
-            load_changes(layout, &c.applied)?,
+            load_changes(layout, &c.applied, c.synced)?,
             c.config.server.as_deref(),
             whole_standup(c, previous_forecast(layout.root(), &c.report).as_ref()),
         )),

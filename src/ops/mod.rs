@@ -378,7 +378,7 @@ impl OpFile {
                     summary: old.summary,
                     consequence: old.consequence,
                 }),
-                Err(_) => Err(with_op_field(e, text)),
+                Err(_) => Err(with_missing_fields(with_op_field(e, text), text)),
             },
         }
     }
@@ -399,6 +399,45 @@ impl OpFile {
         crate::state::write_if_changed(&path, text.as_bytes())?;
         Ok(path)
     }
+}
+
+/// The fields every op file has (the others, `by` and `directive`, may be left out).
+const REQUIRED_FIELDS: [&str; 8] = [
+    "id",
+    "source",
+    "created_at",
+    "approved",
+    "destructive",
+    "ops",
+    "summary",
+    "consequence",
+];
+
+/// `e` naming every required field the file lacks, not only the first the parser met: a file written by
+/// hand is fixed in one go, not one run per field.
+fn with_missing_fields(
+    mut e: crate::yamlfile::YamlError,
+    text: &str,
+) -> crate::yamlfile::YamlError {
+    if !e.message.starts_with("missing field") {
+        return e;
+    }
+    let Ok(serde_json::Value::Object(top)) = yaml_serde::from_str::<serde_json::Value>(text) else {
+        return e;
+    };
+    let missing: Vec<String> = REQUIRED_FIELDS
+        .iter()
+        .filter(|f| !top.contains_key(**f))
+        .map(|f| format!("`{f}`"))
+        .collect();
+    if missing.len() > 1 {
+        e.message = format!(
+            "missing fields {}; an op file has {} (docs/tools.md has the format)",
+            missing.join(", "),
+            REQUIRED_FIELDS.join(", ")
+        );
+    }
+    e
 }
 
 /// `e` with its path taken down to the op's field when it stops at the op (`ops[0]: invalid type: sequence,
@@ -441,12 +480,17 @@ fn with_op_field(mut e: crate::yamlfile::YamlError, text: &str) -> crate::yamlfi
 /// not read is said on stderr (once per call) and left out, the others still count.
 pub fn pending(layout: &Layout) -> Result<Vec<OpFile>, StateError> {
     let (files, problems) = read_pending(layout)?;
-    for e in problems {
-        tracing::warn!(
-            "{e}; that op file is left out until it is fixed (or deleted, if the proposal is dropped)"
-        );
+    for (_, e) in problems {
+        warn_left_out(&e);
     }
     Ok(files)
+}
+
+/// Says on stderr that an op file that does not read is left out.
+pub(crate) fn warn_left_out(e: &StateError) {
+    tracing::warn!(
+        "{e}; that op file is left out until it is fixed (or deleted, if the proposal is dropped)"
+    );
 }
 
 /// Why an op file's `id` cannot stand for the file `file_name` (`C-0004.yaml`), if it cannot: the id names
@@ -468,9 +512,12 @@ pub(crate) fn id_problem(file_name: &str, id: &str) -> Option<String> {
         .then(|| format!("its id is {id} but the file is named {file_name}: make them the same"))
 }
 
-/// The op files under `ops/pending/` that read, and why the others do not, without a word on stderr (for a
-/// reader whose caller already reports them).
-pub(crate) fn read_pending(layout: &Layout) -> Result<(Vec<OpFile>, Vec<StateError>), StateError> {
+/// The op files that do not read, each with its path and why.
+pub(crate) type Unread = Vec<(PathBuf, StateError)>;
+
+/// The op files under `ops/pending/` that read, and why the others do not (with their paths), without a
+/// word on stderr (for a reader whose caller already reports them).
+pub(crate) fn read_pending(layout: &Layout) -> Result<(Vec<OpFile>, Unread), StateError> {
     let dir = layout.ops_dir().join(PENDING_DIR);
     let entries = match std::fs::read_dir(&dir) {
         Ok(e) => e,
@@ -495,13 +542,16 @@ pub(crate) fn read_pending(layout: &Layout) -> Result<(Vec<OpFile>, Vec<StateErr
                     &f.id,
                 ) =>
             {
-                problems.push(StateError::Invalid {
-                    path: layout.rel(p).to_path_buf(),
-                    message: problem,
-                });
+                problems.push((
+                    p.clone(),
+                    StateError::Invalid {
+                        path: layout.rel(p).to_path_buf(),
+                        message: problem,
+                    },
+                ));
             }
             Ok(f) => files.push(f),
-            Err(e) => problems.push(e),
+            Err(e) => problems.push((p.clone(), e)),
         }
     }
     Ok((files, problems))
@@ -1132,4 +1182,53 @@ pub(crate) fn pending_path(layout: &Layout, id: &str) -> PathBuf {
 /// The time written into op files: UTC, whole seconds.
 pub(crate) fn stamp(at: DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `REQUIRED_FIELDS` is exactly the fields a file cannot leave out: a field added to `OpFile` without
+    /// a default must be listed, or a hand-written file missing it would be told only part of the story.
+    #[test]
+    fn the_required_fields_are_the_ones_the_format_requires() {
+        let text = "id: C-0001\nsource: apply_changes\ncreated_at: 2026-11-29T09:00:00Z\nby: ann\n\
+                    approved: false\ndestructive: false\nops: []\nsummary: x\nconsequence: []\n";
+        let rel = Path::new("ops/pending/C-0001.yaml");
+        let full: serde_json::Map<String, serde_json::Value> =
+            yaml_serde::from_str(text).expect("the file reads as a mapping");
+        assert!(OpFile::parse(text, rel).is_ok());
+        let optional = ["by", "directive"];
+        // Every field, as a file with all of them writes them.
+        let mut all = OpFile::parse(text, rel).expect("reads");
+        all.directive = Some(DirectiveRecord {
+            kind: "note".into(),
+            quote: "q".into(),
+            target: None,
+            params: None,
+            rationale: None,
+        });
+        let fields: Vec<String> = match serde_json::to_value(&all).expect("serialises") {
+            serde_json::Value::Object(m) => m.keys().cloned().collect(),
+            other => panic!("{other}"),
+        };
+        assert_eq!(
+            fields.len(),
+            REQUIRED_FIELDS.len() + optional.len(),
+            "{fields:?}"
+        );
+        for f in &fields {
+            assert!(
+                REQUIRED_FIELDS.contains(&f.as_str()) || optional.contains(&f.as_str()),
+                "{f} is neither required nor optional"
+            );
+        }
+        for f in REQUIRED_FIELDS {
+            let mut without = full.clone();
+            without.remove(f);
+            let text = yaml_serde::to_string(&without).expect("writes");
+            let e = OpFile::parse(&text, rel).expect_err(f);
+            assert!(e.message.contains(&format!("`{f}`")), "{f}: {e}");
+        }
+    }
 }

@@ -594,6 +594,12 @@ fn a_hand_edited_op_file_touches_nothing_outside_the_namespaces() {
         stderr.contains("ops/pending/C-0002.yaml is refused whole"),
         "{stderr}"
     );
+    // Once: the apply stage said it; the changes page, reading the same file, does not say it again.
+    assert_eq!(
+        stderr.lines().filter(|l| l.contains("C-0002.yaml")).count(),
+        1,
+        "{stderr}"
+    );
     assert!(s.emu.writes().is_empty(), "{:?}", s.emu.writes());
     let applied = std::fs::read_to_string(s.work.join("ops/applied/C-0001.yaml")).unwrap();
     assert_eq!(applied.matches("outside CommiTea").count(), 2, "{applied}");

@@ -662,6 +662,12 @@ fn an_op_file_that_does_not_read_is_said_once_with_what_to_do() {
     std::fs::write(pending.join("C-0002.yaml"), file("C-0001", "3d")).unwrap();
     std::fs::write(pending.join("C-0003.yaml"), file("C-0003", "[3]")).unwrap();
     std::fs::write(pending.join("C-0004.yaml"), file("C-0004", "1d")).unwrap();
+    // Written by hand with half the fields: all the missing ones are named at once.
+    std::fs::write(
+        pending.join("C-0005.yaml"),
+        "id: C-0005\nsource: apply_changes\nops: []\n",
+    )
+    .unwrap();
     let out = commitea(&["run", "--offline", "-s", "."], dir.path());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
@@ -677,8 +683,16 @@ fn an_op_file_that_does_not_read_is_said_once_with_what_to_do() {
         "the op's field is named: {stderr}"
     );
     assert_eq!(
+        said(
+            "ops/pending/C-0005.yaml line 1 column 1: missing fields `created_at`, `approved`, \
+             `destructive`, `summary`, `consequence`; an op file has id, source,"
+        ),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(
         said("left out until it is fixed (or deleted"),
-        2,
+        3,
         "{stderr}"
     );
     // The good one is on the changes page; the two left out are not.
