@@ -47,6 +47,10 @@ fn finish(mut report: ForecastReport, digest: &key::PlanDigest) -> ForecastRepor
     report
 }
 
+/// Working days by which a milestone's headline p50 may trail its schedule's finish before the run says
+/// why (four weeks: past the schedule's own noise).
+const PACE_GAP_WORKING_DAYS: i64 = 20;
+
 /// The forecast itself.
 fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
     let as_of = plan.as_of;
@@ -268,6 +272,42 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                         .map(|d| format!(" and its due date {d} has passed"))
                         .unwrap_or_default()
                 ));
+            }
+            // The work that stays is timed by the history's closing rate as well as by the schedule; where
+            // that puts it far past the schedule's own finish, a PM who sees a late date next to an idle
+            // team is owed the reason (the first forecast of a real history often meets this).
+            if staying && m.state == OpenState::Open {
+                let scheduled = groups[g]
+                    .iter()
+                    .filter(|&&n| !prep.excluded[n])
+                    .map(|&n| plan_sched.end[n])
+                    .fold(0.0f64, f64::max);
+                if let When::Date(finish) = date_of(end_day(scheduled)) {
+                    let gap = match p50 {
+                        When::Date(d) => team_cal.working_days_between(as_of, finish, d),
+                        When::BeyondHorizon => i64::MAX,
+                    };
+                    if gap > PACE_GAP_WORKING_DAYS {
+                        warnings.push(format!(
+                            "{}: the forecast (p50 {}) is {} the schedule's finish ({finish}), which the \
+                             team's hours allow: the work that stays is timed by how fast this project closed \
+                             issues in the last year ({} while {} are open), slower than the schedule. If the \
+                             team works faster now, the dates will follow its closes (docs/forecasting.md §8)",
+                            m.title,
+                            match p50 {
+                                When::Date(d) => d.to_string(),
+                                When::BeyondHorizon => "beyond the horizon".to_owned(),
+                            },
+                            if gap == i64::MAX {
+                                "far past".to_owned()
+                            } else {
+                                format!("{gap} working days after")
+                            },
+                            crate::prose::count(fate.events, "closed", "closed"),
+                            open.len()
+                        ));
+                    }
+                }
             }
             if let Some(c) = &cut_line {
                 warnings.push(if c.meets_deadline {

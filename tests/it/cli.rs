@@ -744,3 +744,38 @@ fn a_directive_only_in_the_checkout_is_on_the_site_but_not_in_the_committed_view
     let committed = git_out(dir.path(), &["show", "HEAD:forecast/views/directives.json"]);
     assert!(!committed.contains("D-0001"), "{committed}");
 }
+
+#[test]
+fn a_milestone_timed_by_a_slow_closing_pace_says_so_next_to_its_schedule() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = commitea::demo::generate(&commitea::demo::DemoSpec::bundled());
+    commitea::demo::write(&state, tmp.path()).unwrap();
+    let plan = |min_history: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_commitea"));
+        c.args(["plan", "--trials", "400", "-s"])
+            .arg(tmp.path())
+            .env_remove("COMMITEA_STATE");
+        if let Some(days) = min_history {
+            c.env("COMMITEA_FORECAST_ABANDONMENT_MIN_HISTORY_DAYS", days);
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    // The demo keeps the abandonment model off: its dates are the schedule's, and nothing is said.
+    assert!(!plan(None).contains("the schedule's finish"));
+    // With the model on, its generated history closes far fewer issues than the team's hours allow:
+    // the dates move months past the schedule, and the run says why, per milestone.
+    let stderr = plan(Some("90"));
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("the schedule's finish"))
+        .collect();
+    assert!(
+        said.iter()
+            .any(|l| l.contains("Public API v2: the forecast (p50 ")
+                && l.contains("working days after the schedule's finish")
+                && l.contains("closed while")),
+        "{stderr}"
+    );
+}
