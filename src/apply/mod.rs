@@ -32,6 +32,11 @@ pub enum Outcome {
     Applied,
     /// Gitea already had it: nothing written.
     AlreadySo,
+    /// A `create_issue` filed (by this run, or by a run killed before it could record it): the new issue.
+    Created {
+        /// Its key, `owner/repo#N`.
+        issue: String,
+    },
     /// Not carried out, and why.
     Skipped {
         /// Why.
@@ -279,6 +284,7 @@ pub fn outcome_text(o: &Outcome) -> String {
     match o {
         Outcome::Applied => "applied".into(),
         Outcome::AlreadySo => "already so".into(),
+        Outcome::Created { issue } => format!("filed as {issue}"),
         Outcome::Skipped { reason } => format!("skipped: {reason}"),
         Outcome::Failed {
             status: Some(s),
@@ -759,7 +765,9 @@ impl<'a> Writer<'a> {
                     return Ok(Outcome::Failed { status, message });
                 }
             }
-            return Ok(Outcome::AlreadySo);
+            return Ok(Outcome::Created {
+                issue: key.to_string(),
+            });
         }
         let mut ids = Vec::new();
         for l in labels {
@@ -826,7 +834,9 @@ impl<'a> Writer<'a> {
                 });
             }
         }
-        Ok(Outcome::Applied)
+        Ok(Outcome::Created {
+            issue: key.to_string(),
+        })
     }
 }
 

@@ -247,7 +247,9 @@ pub fn changes(
                 .filter(|o| {
                     matches!(
                         o,
-                        crate::apply::Outcome::Applied | crate::apply::Outcome::AlreadySo
+                        crate::apply::Outcome::Applied
+                            | crate::apply::Outcome::AlreadySo
+                            | crate::apply::Outcome::Created { .. }
                     )
                 })
                 .count();

@@ -934,7 +934,7 @@ fn killed_after_each_op_of_a_twenty_op_file_every_op_is_applied_exactly_once() {
     };
     let (first, _) = new_issue("Captured task 0");
     let (_, waits) = new_issue("Captured task 1");
-    assert_eq!(waits, vec![first], "{writes:#?}");
+    assert_eq!(waits, vec![first.clone()], "{writes:#?}");
     let moves = writes.iter().filter(|w| w.starts_with("PATCH")).count();
     assert_eq!(
         moves,
@@ -947,6 +947,15 @@ fn killed_after_each_op_of_a_twenty_op_file_every_op_is_applied_exactly_once() {
     let applied = std::fs::read_to_string(s.work.join("ops/applied/C-0001.yaml")).unwrap();
     assert_eq!(applied.matches("result:").count(), 20, "{applied}");
     assert!(!applied.contains("result: failed"), "{applied}");
+    // The record names the issues it filed, whichever run filed them.
+    assert_eq!(applied.matches("result: created").count(), 2, "{applied}");
+    let (second, _) = new_issue("Captured task 1");
+    for key in [&first, &second] {
+        assert!(
+            applied.contains(&format!("issue: {key}\n")),
+            "{key}: {applied}"
+        );
+    }
 }
 
 #[test]
