@@ -51,11 +51,8 @@ struct DraftProposal {
 fn draft_validator() -> Result<&'static jsonschema::Validator, String> {
     static V: OnceLock<Result<jsonschema::Validator, String>> = OnceLock::new();
     V.get_or_init(|| {
-        let schema = schemars::generate::SchemaSettings::draft2020_12()
-            .into_generator()
-            .into_root_schema_for::<Draft>()
-            .to_value();
-        jsonschema::validator_for(&schema).map_err(|e| e.to_string())
+        jsonschema::validator_for(&crate::tools::schema::schema_of::<Draft>())
+            .map_err(|e| e.to_string())
     })
     .as_ref()
     .map_err(Clone::clone)

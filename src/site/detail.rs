@@ -656,8 +656,10 @@ pub fn build(
         })
         .collect();
 
-    let people = crate::views::person::people(inputs)
-        .into_iter()
+    let person_views = crate::views::person::people(inputs);
+    let people = person_views
+        .iter()
+        .cloned()
         .filter_map(|p| {
             let path = person_path(&p.person)?;
             let weeks: Vec<charts::WeekBar> = p
@@ -725,7 +727,6 @@ pub fn build(
                 .collect(),
         };
 
-    let person_views = crate::views::person::people(inputs);
     let roadmap = roadmap_page(inputs, &person_views, &person_link, &issue_link);
     let standup = standup_page(standup, inputs, &person_link, &issue_link);
     Detail {

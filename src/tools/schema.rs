@@ -187,7 +187,8 @@ const CAPTURE_DESCRIPTION: &str = "Turn a braindump into a proposed issue set on
 const APPLY_DESCRIPTION: &str = "Propose changes to Gitea as one op file under ops/pending/ for review: create_issue, set_estimate, set_priority, set_milestone, set_deadline_hard, add_dep, and the destructive remove_dep, close_issue, remove_label (these need approved: true). Returns {applied, consequence, rejected?}: each rejected op with its reason.";
 const RECORD_DESCRIPTION: &str = "Record a PM directive (reprioritize, reestimate, set-deadline, scope, capacity, note) in the ledger pm-state.md with the PM's verbatim quote; returns the consequence diff (before/after per milestone and moved issue, cut to the biggest moves) and a one-line summary. Or give only {say: the PM's words}: the big model drafts the directive, CommiTea checks it and answers the draft with its consequence, recording nothing; call again with the draft to record it. Does not change Gitea.";
 
-fn schema_of<T: JsonSchema>() -> Value {
+/// The JSON Schema (draft 2020-12) of `T`, as the tools and the models' drafts are checked against.
+pub(crate) fn schema_of<T: JsonSchema>() -> Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
     generator.into_root_schema_for::<T>().to_value()
 }
