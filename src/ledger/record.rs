@@ -279,8 +279,16 @@ fn record(
     );
     for op in &ops {
         if let Err(message) = checker.check(op, true) {
-            let closed = matches!(&new.target, Some(Target::Issue(k))
-                if snapshot.issues.get(k).is_some_and(crate::domain::Issue::is_closed));
+            let closed = match &new.target {
+                Some(Target::Issue(k)) => snapshot
+                    .issues
+                    .get(k)
+                    .is_some_and(crate::domain::Issue::is_closed),
+                Some(Target::Milestone(id)) => snapshot
+                    .milestone(*id)
+                    .is_some_and(|(_, m)| m.state == crate::domain::OpenState::Closed),
+                _ => false,
+            };
             return Err(invalid(if closed { "target" } else { "params" }, message));
         }
     }

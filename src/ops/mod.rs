@@ -661,6 +661,19 @@ impl<'a> Checker<'a> {
         })
     }
 
+    /// A milestone an op may put work in or plan by: one that exists and is open (a closed milestone is
+    /// done; moving work into it, or giving it a date, is a mistake to catch, not to carry out).
+    fn open_milestone(&self, id: u64) -> Result<(&'a RepoName, &'a Milestone), String> {
+        let (repo, m) = self.milestone(id)?;
+        if m.state == OpenState::Closed {
+            return Err(format!(
+                "milestone {id} ({}) is closed on Gitea: reopen it there first, or choose an open one",
+                m.title
+            ));
+        }
+        Ok((repo, m))
+    }
+
     fn estimate(&self, text: &str) -> Result<String, String> {
         let bare = text.strip_prefix(Estimate::LABEL_PREFIX).unwrap_or(text);
         let ladder: Vec<String> = self
@@ -823,7 +836,7 @@ impl<'a> Checker<'a> {
                     );
                 }
                 if let Some(m) = milestone {
-                    let (mrepo, _) = self.milestone(*m)?;
+                    let (mrepo, _) = self.open_milestone(*m)?;
                     if *mrepo != repo {
                         return Err(format!("milestone {m} belongs to {mrepo}, not {repo}"));
                     }
@@ -862,7 +875,7 @@ impl<'a> Checker<'a> {
             Op::SetMilestone { issue, milestone } => {
                 let (key, _) = self.issue(issue)?;
                 if let Some(m) = milestone {
-                    let (repo, ms) = self.milestone(*m)?;
+                    let (repo, ms) = self.open_milestone(*m)?;
                     if *repo != key.repo {
                         return Err(format!(
                             "milestone {m} ({}) belongs to {repo}; {key} can only use its own repository's milestones",
@@ -876,7 +889,7 @@ impl<'a> Checker<'a> {
                 }
             }
             Op::SetMilestoneDue { milestone, due } => {
-                self.milestone(*milestone)?;
+                self.open_milestone(*milestone)?;
                 let date = chrono::NaiveDate::parse_from_str(due, "%Y-%m-%d")
                     .map_err(|_| format!("due \"{due}\" is not a date (YYYY-MM-DD)"))?;
                 Op::SetMilestoneDue {
@@ -885,7 +898,7 @@ impl<'a> Checker<'a> {
                 }
             }
             Op::SetDeadlineHard { milestone, hard } => {
-                self.milestone(*milestone)?;
+                self.open_milestone(*milestone)?;
                 Op::SetDeadlineHard {
                     milestone: *milestone,
                     hard: *hard,

@@ -258,6 +258,15 @@ fn bad_input_errors_naming_the_field_and_writes_nothing() {
     off_ladder.params = Some(json!({"estimate": "5d"}));
     assert_eq!(field(&off_ladder), "params");
 
+    let mut closed_milestone = reprioritize();
+    closed_milestone.kind = "set-deadline".into();
+    closed_milestone.target = Some(RecordTarget {
+        milestone: Some(1),
+        ..Default::default()
+    });
+    closed_milestone.params = Some(json!({"due": "2027-01-15"}));
+    assert_eq!(field(&closed_milestone), "target");
+
     let mut milestone = reprioritize();
     milestone.kind = "set-deadline".into();
     milestone.target = Some(RecordTarget {

@@ -646,6 +646,15 @@ fn every_rejection_reason() {
             json!({ "op": "set_priority", "issue": "acme/api#102", "priority": "p/7" }),
             "out of range",
         ),
+        // Milestone 1 (Q3 hardening) is closed: no work goes into it, no date is given to it.
+        (
+            json!({ "op": "set_milestone", "issue": "acme/api#102", "milestone": 1 }),
+            "milestone 1 (Q3 hardening) is closed on Gitea",
+        ),
+        (
+            json!({ "op": "set_milestone_due", "milestone": 1, "due": "2027-03-01" }),
+            "milestone 1 (Q3 hardening) is closed on Gitea",
+        ),
         // acme/api#1 is closed: nothing plans it any more.
         (
             json!({ "op": "set_priority", "issue": "acme/api#1", "priority": "p/0" }),
@@ -805,7 +814,7 @@ fn an_accepted_call_writes_one_op_file_with_its_consequence_and_it_round_trips()
 #[test]
 fn apply_changes_is_deterministic() {
     let input =
-        json!({ "ops": [{ "op": "set_priority", "issue": "acme/mobile#5", "priority": "p/0" }] });
+        json!({ "ops": [{ "op": "set_priority", "issue": "acme/api#102", "priority": "p/0" }] });
     let a = demo_dir();
     let b = demo_dir();
     let va = apply(a.path(), input.clone());
