@@ -23,9 +23,11 @@ use crate::plan::Plan;
 use super::{ForecastReport, Mode, Settings};
 
 /// The version of what a forecast's fields mean, in its key: a forecast committed by a build that meant
-/// something else by them is computed again, not reused. 2: a milestone's cone is its headline, the work
-/// that stays while the abandonment model says which issues leave (the planned scope moved to `planned`).
-const REPORT_FORMAT: u32 = 2;
+/// something else by them (or that had less to say in them) is computed again, not reused. 2: a
+/// milestone's cone is its headline, the work that stays while the abandonment model says which issues
+/// leave (the planned scope moved to `planned`). 3: `warnings` say when a milestone's headline trails its
+/// schedule's finish because of the closing pace.
+const REPORT_FORMAT: u32 = 3;
 
 /// A SHA-1 fed through `fmt::Write`, buffered (Debug output arrives in many small pieces).
 struct Digest {
