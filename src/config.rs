@@ -252,6 +252,17 @@ pub struct EstimatesConfig {
     pub ladder: Vec<Estimate>,
 }
 
+impl EstimatesConfig {
+    /// The ladder in words, smallest first: `1h, 2h, 4h, 1d, 2d, 3d, 1w, 2w`.
+    pub fn ladder_words(&self) -> String {
+        self.ladder
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 impl Default for EstimatesConfig {
     fn default() -> Self {
         let ladder = ["1h", "2h", "4h", "1d", "2d", "3d", "1w", "2w"]

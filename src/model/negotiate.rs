@@ -50,13 +50,6 @@ pub fn negotiate(ctx: &Context, say: &str) -> Result<Negotiated, ToolError> {
         .unwrap_or_else(|| crate::pipeline::day_zero(&world.layout, world.snapshot.meta.synced_at))
         .format("%Y-%m-%d (%A)");
     let team: Vec<&str> = world.config.team.iter().map(|m| m.name.as_str()).collect();
-    let ladder: Vec<String> = world
-        .config
-        .estimates
-        .ladder
-        .iter()
-        .map(ToString::to_string)
-        .collect();
     let system = format!(
         "{SYSTEM}\nToday: {today}\nTeam: {}\n{}\nEstimate ladder: {}",
         if team.is_empty() {
@@ -65,7 +58,7 @@ pub fn negotiate(ctx: &Context, say: &str) -> Result<Negotiated, ToolError> {
             team.join(", ")
         },
         world.context_lines(),
-        ladder.join(", ")
+        world.config.estimates.ladder_words()
     );
     let options = RecordOptions {
         clock: ctx.now(),

@@ -676,18 +676,11 @@ impl<'a> Checker<'a> {
 
     fn estimate(&self, text: &str) -> Result<String, String> {
         let bare = text.strip_prefix(Estimate::LABEL_PREFIX).unwrap_or(text);
-        let ladder: Vec<String> = self
-            .config
-            .estimates
-            .ladder
-            .iter()
-            .map(ToString::to_string)
-            .collect();
         match bare.parse::<Estimate>() {
             Ok(e) if self.config.estimates.ladder.contains(&e) => Ok(e.label()),
             _ => Err(format!(
                 "estimate \"{text}\" is not on the estimate ladder ({}); pick the nearest rung",
-                ladder.join(", ")
+                self.config.estimates.ladder_words()
             )),
         }
     }
