@@ -69,6 +69,41 @@ impl Proposal {
         format!("{BRANCH_PREFIX}{}", self.id)
     }
 
+    /// Whether `other` is this proposal: the same op file but for its consequence (recomputed as the
+    /// state moves), and the same ledger entry. Two proposals made in the same second differ in what
+    /// they ask; an edited proposal counts as another one, and is not pushed over the first.
+    fn same_as(&self, other: &Proposal) -> bool {
+        let asks = |f: &OpFile| {
+            let mut f = f.clone();
+            f.summary.clear();
+            f.consequence.clear();
+            f
+        };
+        let files = match (&self.file, &other.file) {
+            (Some(a), Some(b)) => asks(a) == asks(b),
+            (None, None) => true,
+            _ => false,
+        };
+        let entries = match (&self.ledger_entry, &other.ledger_entry) {
+            (Some(a), Some(b)) => a.trim_end() == b.trim_end(),
+            (None, None) => true,
+            _ => false,
+        };
+        files && entries
+    }
+
+    /// The proposal under another id: its op file's and its ledger entry's.
+    fn renumbered(mut self, id: &str) -> Self {
+        if let Some(f) = &mut self.file {
+            f.id = id.to_owned();
+        }
+        if let Some(e) = &mut self.ledger_entry {
+            *e = e.replacen(&self.id, id, 1);
+        }
+        self.id = id.to_owned();
+        self
+    }
+
     /// Whether it may go straight to the branch: only an `apply_changes` file of additive ops.
     pub fn additive(&self) -> bool {
         self.ledger_entry.is_none()
@@ -257,17 +292,20 @@ pub fn propose(cx: &Context<'_>) -> Result<Vec<Proposed>, ProposeError> {
     // Nothing is pushed before the pull requests are known to have a home: a state repo the server does
     // not have would otherwise fail after a branch (or the branch itself) had been pushed.
     check_state_repo(cx)?;
+    // The ids each proposal has in the checkout, before any is renumbered away from a taken one.
+    let checkout_ids: Vec<String> = proposals.iter().map(|p| p.id.clone()).collect();
+    let proposals = unclash(cx, &repo, base, proposals)?;
     let mut out = Vec::new();
     let each = propose_each(cx, &repo, &branch, &mut base, &proposals, &mut out);
     // What went through lives on its branch (or the branch) now and leaves the checkout. After a failure,
     // a directive's op file stays with its ledger entry, so that a retry proposes the two together again.
     let done = |p: &Proposal| out.iter().any(|o| o.id() == p.id);
-    for p in proposals.iter().filter(|p| done(p)) {
+    for (p, checkout_id) in proposals.iter().zip(&checkout_ids).filter(|(p, _)| done(p)) {
         if each.is_err() && p.ledger_entry.is_some() {
             continue;
         }
-        if let Some(f) = &p.file {
-            let _ = std::fs::remove_file(crate::ops::pending_path(cx.layout, &f.id));
+        if p.file.is_some() {
+            let _ = std::fs::remove_file(crate::ops::pending_path(cx.layout, checkout_id));
         }
     }
     if let Err(e) = each {
@@ -281,6 +319,132 @@ pub fn propose(cx: &Context<'_>) -> Result<Vec<Proposed>, ProposeError> {
         crate::state::write_if_changed(&cx.layout.ledger(), text.as_bytes())?;
     }
     Ok(out)
+}
+
+/// The proposals, each renumbered to the next free id where its own is taken by another proposal: the
+/// branch `commitea/ID` of an open (or merged) pull request that is not this proposal, or an op file the
+/// branch already has under that id. Ids are counted from what the checkout knows, and a proposal
+/// leaves the checkout when it is pushed: a clone that never fetched the others' branches gives the
+/// same id again, which pushed as it is would replace another proposal's pull request.
+fn unclash(
+    cx: &Context<'_>,
+    repo: &gix::Repository,
+    base: gix::ObjectId,
+    proposals: Vec<Proposal>,
+) -> Result<Vec<Proposal>, ProposeError> {
+    let live: Vec<String> = cx.remote.branches(BRANCH_PREFIX)?;
+    let base_ledger = ledger_at(repo, base)?;
+    let on_base = |dir: &str| -> Result<Vec<String>, GitError> {
+        Ok(crate::state::git::list_dir(repo, base, dir)?
+            .into_iter()
+            .filter_map(|n| n.strip_suffix(".yaml").map(str::to_owned))
+            .collect())
+    };
+    let applied = on_base(crate::ops::APPLIED_PATH)?;
+    let mut taken: Vec<String> = live
+        .iter()
+        .filter_map(|b| b.strip_prefix(BRANCH_PREFIX).map(str::to_owned))
+        .chain(applied.iter().cloned())
+        .chain(on_base(crate::ops::PENDING_PATH)?)
+        .chain(crate::ops::ids_on_proposal_branches(cx.layout.root()))
+        .chain(
+            crate::ledger::parse::parse(&base_ledger)
+                .ledger
+                .directives()
+                .map(|d| d.id.to_string()),
+        )
+        .chain(proposals.iter().map(|p| p.id.clone()))
+        .collect();
+    let mut out = Vec::new();
+    for p in proposals {
+        let clash = if applied.contains(&p.id) {
+            true
+        } else if live.contains(&p.branch()) {
+            cx.remote.fetch(&p.branch())?;
+            match crate::state::git::resolve(
+                repo,
+                &format!("refs/remotes/{}/{}", cx.remote.name(), p.branch()),
+            ) {
+                Some(tip) => !p.same_as(&branch_proposal(repo, tip, &p.id, &base_ledger)?),
+                None => true,
+            }
+        } else {
+            // A file the branch already has under this id is another proposal unless it asks the same.
+            match crate::state::git::read_at(
+                repo,
+                base,
+                &format!("{}/{}.yaml", crate::ops::PENDING_PATH, p.id),
+            )? {
+                Some(bytes) => {
+                    p.file.is_some() && {
+                        let theirs =
+                            OpFile::parse(&String::from_utf8_lossy(&bytes), Path::new("op file"))
+                                .ok();
+                        !p.same_as(&Proposal {
+                            id: p.id.clone(),
+                            file: theirs,
+                            ledger_entry: p.ledger_entry.clone(),
+                        })
+                    }
+                }
+                None => false,
+            }
+        };
+        // A directive's op file without its entry (the entry is on the branch already) keeps its id.
+        let renumberable = p.id.starts_with(crate::ops::ID_PREFIX) || p.ledger_entry.is_some();
+        if !(clash && renumberable) {
+            out.push(p);
+            continue;
+        }
+        let prefix = if p.id.starts_with(crate::ops::ID_PREFIX) {
+            crate::ops::ID_PREFIX
+        } else {
+            "D-"
+        };
+        let next = taken
+            .iter()
+            .filter_map(|id| crate::ops::id_number(id, prefix))
+            .max()
+            .unwrap_or(0)
+            + 1;
+        let new_id = format!("{prefix}{next:04}");
+        tracing::info!(
+            "{} is another proposal's on the server already: this one is proposed as {new_id}",
+            p.id
+        );
+        taken.push(new_id.clone());
+        out.push(p.renumbered(&new_id));
+    }
+    Ok(out)
+}
+
+/// The proposal `id` as the commit `tip` of its branch holds it: its op file and its ledger entry (when
+/// `base_ledger` lacks that entry).
+fn branch_proposal(
+    repo: &gix::Repository,
+    tip: gix::ObjectId,
+    id: &str,
+    base_ledger: &str,
+) -> Result<Proposal, ProposeError> {
+    let file = crate::state::git::read_at(
+        repo,
+        tip,
+        &format!("{}/{id}.yaml", crate::ops::PENDING_PATH),
+    )?
+    .and_then(|b| OpFile::parse(&String::from_utf8_lossy(&b), Path::new("op file")).ok());
+    let entry = crate::state::git::read_at(repo, tip, crate::state::LEDGER_FILE)?.and_then(|b| {
+        crate::ledger::parse::parse(&String::from_utf8_lossy(&b))
+            .ledger
+            .directives()
+            .find(|d| d.id.to_string() == id)
+            .filter(|_| !base_ledger.contains(&format!("## {id} ")))
+            .map(|d| d.raw.clone())
+    });
+    Ok(Proposal {
+        id: id.to_owned(),
+        file,
+        ledger_entry: entry,
+    })
 }
 
 /// Fails unless the server has the state repo the pull requests go to (and the token sees it).
@@ -629,26 +793,7 @@ pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
             continue;
         };
         let id = head.trim_start_matches(BRANCH_PREFIX).to_owned();
-        let file = crate::state::git::read_at(
-            &repo,
-            tip,
-            &format!("{}/{id}.yaml", crate::ops::PENDING_PATH),
-        )?
-        .and_then(|b| OpFile::parse(&String::from_utf8_lossy(&b), Path::new("op file")).ok());
-        let entry =
-            crate::state::git::read_at(&repo, tip, crate::state::LEDGER_FILE)?.and_then(|b| {
-                crate::ledger::parse::parse(&String::from_utf8_lossy(&b))
-                    .ledger
-                    .directives()
-                    .find(|d| d.id.to_string() == id)
-                    .filter(|_| !base_ledger.contains(&format!("## {id} ")))
-                    .map(|d| d.raw.clone())
-            });
-        let p = Proposal {
-            id: id.clone(),
-            file,
-            ledger_entry: entry,
-        };
+        let p = branch_proposal(&repo, tip, &id, &base_ledger)?;
         if p.file.is_none() && p.ledger_entry.is_none() {
             continue;
         }

@@ -577,11 +577,12 @@ pub fn next_id(text: &str) -> DirectiveId {
         .map_or(DirectiveId(1), DirectiveId::next)
 }
 
-/// Appends `new` to the ledger text after every existing byte, with the next free id.
+/// Appends `new` to the ledger text after every existing byte, with the next free id: the next after the
+/// text's, and no lower than `floor` (ids that proposals not in the text took).
 ///
 /// The entry is separated from what comes before by a blank line and uses the text's line endings (CRLF if
 /// the text has any). The result is parsed back to check that the entry reads as the same directive.
-pub fn append(text: &str, new: &NewDirective) -> Result<Appended, AppendError> {
+pub fn append(text: &str, new: &NewDirective, floor: DirectiveId) -> Result<Appended, AppendError> {
     if new.quote.trim().is_empty() {
         return Err(AppendError::EmptyQuote);
     }
@@ -596,7 +597,7 @@ pub fn append(text: &str, new: &NewDirective) -> Result<Appended, AppendError> {
         return Err(AppendError::MultiLine("by"));
     }
     let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
-    let id = next_id(text);
+    let id = next_id(text).max(floor);
     let mut out = text.to_owned();
     if !out.is_empty() {
         if !out.ends_with('\n') {

@@ -13,7 +13,7 @@ use chrono::{DateTime, SecondsFormat, Timelike, Utc};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-use super::format::{DirectiveKind, NewDirective, Params, Target, valid_username};
+use super::format::{DirectiveId, DirectiveKind, NewDirective, Params, Target, valid_username};
 use crate::config::{Config, ConfigError, Overrides};
 use crate::consequence::{self, Consequence};
 use crate::domain::{IssueKey, IssueRef, OpenState, RepoName};
@@ -292,7 +292,13 @@ fn record(
             return Err(invalid(if closed { "target" } else { "params" }, message));
         }
     }
-    let appended = super::parse::append(text, &new).map_err(|e| match e {
+    // A directive proposed earlier left the checkout's ledger for its branch: its id stays taken.
+    let floor = crate::ops::ids_on_proposal_branches(layout.root())
+        .iter()
+        .filter_map(|id| crate::ops::id_number(id, "D-"))
+        .max()
+        .map_or(DirectiveId(1), |n| DirectiveId(n).next());
+    let appended = super::parse::append(text, &new, floor).map_err(|e| match e {
         super::parse::AppendError::EmptyQuote => invalid("quote", e.to_string()),
         super::parse::AppendError::MultiLine(f) => {
             invalid(if f == "by" { "by" } else { "rationale" }, e.to_string())

@@ -1174,7 +1174,41 @@ pub fn next_id(layout: &Layout) -> Result<String, StateError> {
             }
         }
     }
+    for id in ids_on_proposal_branches(layout.root()) {
+        if let Some(n) = id_number(&id, ID_PREFIX) {
+            max = max.max(n);
+        }
+    }
     Ok(format!("{ID_PREFIX}{:04}", max + 1))
+}
+
+/// The ids proposals have taken that the checkout no longer shows: those of the branches `commitea/ID`
+/// this repository knows (its own, and the remote's as last fetched or pushed). `commitea propose` takes
+/// a proposal out of the checkout once it is on its branch, so counting the checkout alone would give
+/// its id again — and the next proposal would replace its open pull request.
+pub(crate) fn ids_on_proposal_branches(root: &Path) -> Vec<String> {
+    let Ok(repo) = gix::open(root) else {
+        return Vec::new();
+    };
+    crate::state::git::reference_names(&repo)
+        .into_iter()
+        .filter_map(|name| {
+            let branch = name.strip_prefix("refs/heads/").or_else(|| {
+                name.strip_prefix("refs/remotes/")
+                    .and_then(|r| r.split_once('/'))
+                    .map(|(_, b)| b)
+            })?;
+            let id = branch.strip_prefix(crate::apply::propose::BRANCH_PREFIX)?;
+            id_problem(&format!("{id}.yaml"), id)
+                .is_none()
+                .then(|| id.to_owned())
+        })
+        .collect()
+}
+
+/// The number of `id` when it has `prefix` (`C-0004` → 4 for `C-`).
+pub(crate) fn id_number(id: &str, prefix: &str) -> Option<u32> {
+    id.strip_prefix(prefix)?.parse().ok()
 }
 
 /// Where an op file of `id` goes.

@@ -595,6 +595,20 @@ fn edit(repo: &gix::Repository, tree: ObjectId, edits: &[Edit]) -> Result<Object
         .detach())
 }
 
+/// The full names of the repository's references (`refs/remotes/origin/commitea/C-0004`, …), whatever
+/// they point at; none when they cannot be read.
+pub fn reference_names(repo: &gix::Repository) -> Vec<String> {
+    let Ok(platform) = repo.references() else {
+        return Vec::new();
+    };
+    let Ok(all) = platform.all() else {
+        return Vec::new();
+    };
+    all.filter_map(Result::ok)
+        .map(|r| r.name().as_bstr().to_string())
+        .collect()
+}
+
 /// The commit a reference (`refs/remotes/origin/main`, `HEAD`, a hex id) names, if it exists.
 pub fn resolve(repo: &gix::Repository, name: &str) -> Option<ObjectId> {
     repo.rev_parse_single(name)

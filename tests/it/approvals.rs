@@ -689,6 +689,107 @@ fn propose_checks_the_state_repo_and_the_remote_before_it_pushes_anything() {
 }
 
 #[test]
+fn a_new_proposal_never_takes_the_id_of_one_already_proposed() {
+    let s = setup(&DemoSpec::scaled(40));
+    let [a, b, c] = <[IssueKey; 3]>::try_from(s.quiet_issues(3)).unwrap();
+    // A second checkout, cloned before anything was proposed: it knows none of the proposals' branches.
+    let other = s.work.parent().unwrap().join("other");
+    git(
+        s.work.parent().unwrap(),
+        &["clone", "-q", s.bare.to_str().unwrap(), "other"],
+    );
+    let directive = |dir: &Path, key: &IssueKey, quote: &str| -> String {
+        let out = s.commitea(
+            dir,
+            &[
+                "directive",
+                "--kind",
+                "reprioritize",
+                "--quote",
+                quote,
+                "--target",
+                &key.to_string(),
+                "--params",
+                r#"{"priority": 0}"#,
+            ],
+        );
+        let v: Value = serde_json::from_str(&ok(&out)).unwrap();
+        v["directiveId"].as_str().unwrap().to_owned()
+    };
+    let propose = |dir: &Path| -> Vec<String> {
+        ok(&s.commitea(dir, &["propose"]))
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    };
+    let first = directive(&s.work, &a, "A first.");
+    assert_eq!(
+        propose(&s.work),
+        [format!("{first} pull-request 1 commitea/{first}")]
+    );
+    // The same checkout: the proposal left it, its id did not come free.
+    let second = directive(&s.work, &b, "B first.");
+    assert_ne!(second, first);
+    assert_eq!(
+        propose(&s.work),
+        [format!("{second} pull-request 2 commitea/{second}")]
+    );
+    // The old clone gives the first id again; propose sees the branch is another proposal's.
+    assert_eq!(directive(&other, &c, "C first."), first);
+    let third = propose(&other);
+    assert_eq!(third.len(), 1, "{third:?}");
+    assert!(
+        !third[0].starts_with(&first) && !third[0].starts_with(&second),
+        "{third:?}"
+    );
+    assert!(third[0].contains("pull-request 3"), "{third:?}");
+    let third_id = third[0].split(' ').next().unwrap().to_owned();
+    // Each branch holds its own directive: nothing was replaced.
+    for (id, quote) in [
+        (&first, "A first."),
+        (&second, "B first."),
+        (&third_id, "C first."),
+    ] {
+        let ledger = s
+            .on_branch(&format!("commitea/{id}"), "pm-state.md")
+            .unwrap();
+        assert!(ledger.contains(&format!("## {id} ")), "{id}: {ledger}");
+        assert!(ledger.contains(quote), "{id}: {ledger}");
+        let file = s
+            .on_branch(&format!("commitea/{id}"), &format!("ops/pending/{id}.yaml"))
+            .unwrap();
+        assert!(file.contains(&format!("id: {id}\n")), "{id}: {file}");
+    }
+    assert_eq!(s.emu.state_pulls(&state_repo()).len(), 3);
+    // The old clone's checkout is clean again: its renumbered file left it.
+    assert!(!other.join(format!("ops/pending/{first}.yaml")).exists());
+
+    // Op files too: an additive one goes straight to main, and the old clone's next one, numbered the
+    // same, is proposed under the next free id instead of replacing it there.
+    let apply = |dir: &Path, key: &IssueKey| -> String {
+        let input =
+            format!(r#"{{"ops":[{{"op":"set_estimate","issue":"{key}","estimate":"est/2d"}}]}}"#);
+        let v: Value =
+            serde_json::from_str(&ok(&s.commitea(dir, &["tool", "apply_changes", &input])))
+                .unwrap();
+        v["opsFile"].as_str().unwrap().to_owned()
+    };
+    let mine = apply(&s.work, &a);
+    assert!(propose(&s.work)[0].contains(" direct "));
+    assert_eq!(apply(&other, &b), mine);
+    let theirs = propose(&other);
+    assert!(theirs[0].contains(" direct "), "{theirs:?}");
+    let id = |path: &str| {
+        path.trim_start_matches("ops/pending/")
+            .trim_end_matches(".yaml")
+            .to_owned()
+    };
+    assert!(!theirs[0].starts_with(&id(&mine)), "{theirs:?}");
+    let main_file = s.on_branch("main", &mine).unwrap();
+    assert!(main_file.contains(&a.to_string()) && !main_file.contains(&b.to_string()));
+}
+
+#[test]
 fn a_hand_written_op_file_is_held_to_apply_changes_rules() {
     let s = setup(&DemoSpec::scaled(40));
     let [a, b] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();

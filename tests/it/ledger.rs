@@ -173,7 +173,7 @@ fn crlf_line_endings_survive_the_round_trip() {
     }
 
     // Appending to a CRLF ledger writes CRLF.
-    let out = append(&text, &new_note()).unwrap();
+    let out = append(&text, &new_note(), DirectiveId(1)).unwrap();
     assert!(out.text.starts_with(&text));
     let added = &out.text[text.len()..];
     assert!(added.contains("\r\n") && !added.replace("\r\n", "").contains('\n'));
@@ -264,7 +264,7 @@ fn new_directives() -> Vec<NewDirective> {
 fn append_keeps_every_earlier_byte_and_reads_back_equal() {
     let text = fixture();
     for new in new_directives() {
-        let out = append(&text, &new).unwrap();
+        let out = append(&text, &new, DirectiveId(1)).unwrap();
         assert_eq!(out.id, DirectiveId(9));
         assert!(out.text.starts_with(&text), "earlier bytes changed");
         let parsed = parse(&out.text);
@@ -289,7 +289,7 @@ fn append_keeps_every_earlier_byte_and_reads_back_equal() {
 
 #[test]
 fn append_renders_the_documented_shape_and_chains_ids() {
-    let first = append("", &new_directives()[0]).unwrap();
+    let first = append("", &new_directives()[0], DirectiveId(1)).unwrap();
     assert_eq!(first.id, DirectiveId(1));
     assert_eq!(
         first.text,
@@ -306,11 +306,11 @@ fn append_renders_the_documented_shape_and_chains_ids() {
          - status: active\n\
          - by: ann\n"
     );
-    let second = append(&first.text, &new_note()).unwrap();
+    let second = append(&first.text, &new_note(), DirectiveId(1)).unwrap();
     assert_eq!(second.id, DirectiveId(2));
     assert!(second.text.starts_with(&first.text));
     // A text without a final newline gets one and a blank line before the entry.
-    let third = append("intro", &new_note()).unwrap();
+    let third = append("intro", &new_note(), DirectiveId(1)).unwrap();
     assert!(third.text.starts_with("intro\n\n## D-0001 · note · "));
 }
 
@@ -319,20 +319,26 @@ fn append_rejects_what_would_not_read_back() {
     let text = fixture();
     let mut n = new_note();
     n.quote = "  \n ".into();
-    assert_eq!(append(&text, &n), Err(AppendError::EmptyQuote));
+    assert_eq!(
+        append(&text, &n, DirectiveId(1)),
+        Err(AppendError::EmptyQuote)
+    );
     let mut n = new_note();
     n.rationale = Some("two\nlines".into());
-    assert_eq!(append(&text, &n), Err(AppendError::MultiLine("rationale")));
+    assert_eq!(
+        append(&text, &n, DirectiveId(1)),
+        Err(AppendError::MultiLine("rationale"))
+    );
     let mut n = new_note();
     n.target = Some(Target::Member("not a username".into()));
     assert!(matches!(
-        append(&text, &n),
+        append(&text, &n, DirectiveId(1)),
         Err(AppendError::NotReadBack(_))
     ));
     let mut n = new_note();
     n.params = Params::Scope { included: true };
     assert!(matches!(
-        append(&text, &n),
+        append(&text, &n, DirectiveId(1)),
         Err(AppendError::NotReadBack(_))
     ));
 }
@@ -510,7 +516,15 @@ fn next_id_follows_the_highest_including_malformed_entries() {
     assert_eq!(next_id(&fixture()), DirectiveId(9));
     let (text, _) = with_entry("## D-0042 · reprio · 2026-11-20T10:00:00Z\n\n> Do it.\n");
     assert_eq!(next_id(&text), DirectiveId(43));
-    assert_eq!(append(&text, &new_note()).unwrap().id, DirectiveId(43));
+    assert_eq!(
+        append(&text, &new_note(), DirectiveId(1)).unwrap().id,
+        DirectiveId(43)
+    );
+    // Ids that proposals on their branches took are not given again.
+    assert_eq!(
+        append(&text, &new_note(), DirectiveId(50)).unwrap().id,
+        DirectiveId(50)
+    );
     assert_eq!(DirectiveId(43).to_string(), "D-0043");
     assert_eq!(DirectiveId(12345).to_string(), "D-12345");
 }

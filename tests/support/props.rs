@@ -8,7 +8,7 @@ use std::path::Path;
 
 use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use commitea::domain::{Estimate, IssueKey, Priority, RepoName};
-use commitea::ledger::format::{NewDirective, Params, Target};
+use commitea::ledger::format::{DirectiveId, NewDirective, Params, Target};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -113,7 +113,7 @@ pub fn ledger_round_trips(preamble: &str, directives: &[NewDirective]) -> Result
     let mut text = preamble.to_owned();
     let mut ids = Vec::new();
     for d in directives {
-        let a = append(&text, d).map_err(|e| format!("append: {e}"))?;
+        let a = append(&text, d, DirectiveId(1)).map_err(|e| format!("append: {e}"))?;
         text = a.text;
         ids.push(a.id);
     }
