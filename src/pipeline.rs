@@ -283,8 +283,13 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     let runway = views::runway::runway(inputs);
     // The page lists every ledger problem: those the parser found and those replay found (unknown
     // targets), which the plan carries as warnings naming their line.
-    let mut directives =
-        crate::views::directives::of_ledger(&layout, ledger.as_deref(), Some(&snapshot))?;
+    let just_applied: Vec<&str> = applied.iter().map(|a| a.proposal.id.as_str()).collect();
+    let mut directives = crate::views::directives::of_ledger(
+        &layout,
+        ledger.as_deref(),
+        Some(&snapshot),
+        &just_applied,
+    )?;
     directives.problems = plan
         .warnings
         .iter()

@@ -133,13 +133,14 @@ pub fn directives(
     }
 }
 
-/// The newest directive's op file under `ops/pending/` (by directive id), if any.
-pub(crate) fn newest_pending(layout: &Layout) -> Result<Option<OpFile>, StateError> {
+/// The newest directive's op file under `ops/pending/` (by directive id), if any, leaving out those
+/// whose ids are in `done` (applied by the run drawing the view: its commit moves them after the view).
+pub(crate) fn newest_pending(layout: &Layout, done: &[&str]) -> Result<Option<OpFile>, StateError> {
     // Quietly: the run's changes page reads the same files and reports those that do not read.
     Ok(crate::ops::read_pending(layout)?
         .0
         .into_iter()
-        .filter(|f| f.source == Source::Directive)
+        .filter(|f| f.source == Source::Directive && !done.contains(&f.id.as_str()))
         .filter_map(|f| f.id.parse::<DirectiveId>().ok().map(|id| (id, f)))
         .max_by_key(|(id, _)| *id)
         .map(|(_, f)| f))
@@ -158,15 +159,16 @@ fn title(snapshot: &Snapshot, target: &Target) -> Option<String> {
 /// targets.
 pub fn load(layout: &Layout, snapshot: Option<&Snapshot>) -> Result<Directives, StateError> {
     let ledger = crate::ledger::read(&layout.ledger())?;
-    of_ledger(layout, ledger.as_deref(), snapshot)
+    of_ledger(layout, ledger.as_deref(), snapshot, &[])
 }
 
 /// The view of `ledger` (the text a forecast replayed, which a run takes from the branch) and the state
-/// repo's newest pending op file.
+/// repo's newest pending op file, but for those applied by the run drawing it (`done`).
 pub fn of_ledger(
     layout: &Layout,
     ledger: Option<&str>,
     snapshot: Option<&Snapshot>,
+    done: &[&str],
 ) -> Result<Directives, StateError> {
-    Ok(directives(ledger, newest_pending(layout)?, snapshot))
+    Ok(directives(ledger, newest_pending(layout, done)?, snapshot))
 }

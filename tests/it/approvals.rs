@@ -790,6 +790,43 @@ fn a_new_proposal_never_takes_the_id_of_one_already_proposed() {
 }
 
 #[test]
+fn the_run_that_applies_a_directive_no_longer_shows_it_awaiting_approval() {
+    let s = setup(&DemoSpec::scaled(40));
+    let [a] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
+    let out = s.commitea(
+        &s.work,
+        &[
+            "directive",
+            "--kind",
+            "reprioritize",
+            "--quote",
+            "A first.",
+            "--target",
+            &a.to_string(),
+            "--params",
+            r#"{"priority": 0}"#,
+        ],
+    );
+    let v: Value = serde_json::from_str(&ok(&out)).unwrap();
+    let id = v["directiveId"].as_str().unwrap().to_owned();
+    ok(&s.commitea(&s.work, &["propose"]));
+    s.emu.merge_pull(&state_repo(), 1, "pat").unwrap();
+    git(&s.work, &["pull", "-q", "--no-rebase", "origin", "main"]);
+    ok(&s.commitea(&s.work, &["run"]));
+    assert!(s.issue(&a).labels.contains(&"p/0".to_owned()));
+    assert!(s.work.join(format!("ops/applied/{id}.yaml")).exists());
+    // The page and the committed view drawn by that run: applied, not awaiting approval.
+    let page = std::fs::read_to_string(s.work.join("public/directives.html")).unwrap();
+    assert!(
+        !page.contains(&format!("Awaiting approval: {id}")),
+        "{page}"
+    );
+    let view = git(&s.work, &["show", "HEAD:forecast/views/directives.json"]);
+    let view: Value = serde_json::from_str(&view).unwrap();
+    assert!(view["pending"].is_null(), "{view}");
+}
+
+#[test]
 fn a_hand_written_op_file_is_held_to_apply_changes_rules() {
     let s = setup(&DemoSpec::scaled(40));
     let [a, b] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
