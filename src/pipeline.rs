@@ -236,13 +236,11 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     // approved (a preview, `commitea plan`, reads the checkout's).
     let ledger = if opts.commit {
         let branch = branch_ledger(&layout)?;
-        if crate::ledger::read(&layout.ledger())? != branch {
-            tracing::warn!(
-                "{} has edits that are not committed: this run forecasts the committed ledger and leaves them \
-                 out; commit them (or propose them in a pull request) for them to count",
-                crate::state::LEDGER_FILE
-            );
+        let checkout = crate::ledger::read(&layout.ledger())?;
+        if checkout != branch {
+            warn_uncommitted_ledger(checkout.as_deref(), branch.as_deref());
         }
+        warn_checkout_only_ops(&layout)?;
         branch
     } else {
         crate::ledger::read(&layout.ledger())?
@@ -349,6 +347,76 @@ fn branch_ledger(layout: &Layout) -> Result<Option<String>, PipelineError> {
             .map(|b| String::from_utf8_lossy(&b).into_owned())),
         None => Ok(crate::ledger::read(&layout.ledger())?),
     }
+}
+
+/// Says what a committing run leaves out of the checkout's ledger, and how each part gets in: new
+/// entries through `commitea propose`, edits of entries the branch has (a status line) by a commit.
+fn warn_uncommitted_ledger(checkout: Option<&str>, branch: Option<&str>) {
+    let ids = |text: Option<&str>| -> Vec<(String, String)> {
+        crate::ledger::parse::parse(text.unwrap_or(""))
+            .ledger
+            .directives()
+            .map(|d| (d.id.to_string(), d.raw.clone()))
+            .collect()
+    };
+    let (mine, theirs) = (ids(checkout), ids(branch));
+    let new: Vec<&str> = mine
+        .iter()
+        .filter(|(id, _)| !theirs.iter().any(|(t, _)| t == id))
+        .map(|(id, _)| id.as_str())
+        .collect();
+    let edited: Vec<&str> = mine
+        .iter()
+        .filter(|(id, raw)| theirs.iter().any(|(t, r)| t == id && r != raw))
+        .map(|(id, _)| id.as_str())
+        .collect();
+    let file = crate::state::LEDGER_FILE;
+    if !new.is_empty() {
+        tracing::warn!(
+            "{file} has new entries that are not on the branch ({}): this run forecasts without them; \
+             `commitea propose` sends them for approval",
+            new.join(", ")
+        );
+    }
+    if !edited.is_empty() || new.is_empty() {
+        tracing::warn!(
+            "{file} has edits that are not committed{}: this run forecasts the committed ledger and leaves \
+             them out; commit them (git commit, then git push or a pull request) for them to count",
+            if edited.is_empty() {
+                String::new()
+            } else {
+                format!(" (to {})", edited.join(", "))
+            }
+        );
+    }
+}
+
+/// Says which op files are only in the checkout: the apply stage carries out what is on the branch.
+fn warn_checkout_only_ops(layout: &Layout) -> Result<(), PipelineError> {
+    if !layout.root().join(".git").exists() {
+        return Ok(());
+    }
+    let repo = git::open_or_init(layout.root())?;
+    let on_branch: Vec<String> = match git::head(&repo) {
+        Some(head) => git::list_dir(&repo, head, crate::ops::PENDING_PATH)?,
+        None => Vec::new(),
+    };
+    let only_here: Vec<String> = crate::ops::read_pending(layout)?
+        .0
+        .into_iter()
+        .map(|f| format!("{}.yaml", f.id))
+        .filter(|name| !on_branch.contains(name))
+        .collect();
+    if !only_here.is_empty() {
+        tracing::warn!(
+            "{} only in the checkout ({}): nothing of {} is applied until it reaches the branch; \
+             `commitea propose` sends it for approval",
+            crate::prose::count(only_here.len(), "op file is", "op files are"),
+            only_here.join(", "),
+            if only_here.len() == 1 { "it" } else { "them" }
+        );
+    }
+    Ok(())
 }
 
 /// The apply stage: the op files on the branch carried out against the fresh snapshot.

@@ -36,8 +36,10 @@ pub fn run(a: Args) -> CommandResult {
         .any(|p| matches!(p, crate::apply::propose::Proposed::Direct { .. }))
     {
         tracing::info!(
-            "{} moved on the server (additive ops went straight to it): `git pull` brings the checkout up to date",
-            config.approvals.branch
+            "{branch} moved on the server (additive ops went straight to it): `git pull --rebase {remote} {branch}` \
+             brings the checkout up to date",
+            branch = config.approvals.branch,
+            remote = config.approvals.remote
         );
     }
     Ok(())

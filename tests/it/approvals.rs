@@ -678,12 +678,15 @@ fn propose_checks_the_state_repo_and_the_remote_before_it_pushes_anything() {
         stdout.contains("C-0002 pull-request 1 commitea/C-0002"),
         "{stdout}"
     );
-    assert!(stderr.contains("`git pull`"), "{stderr}");
+    assert!(
+        stderr.contains("`git pull --rebase origin main`"),
+        "{stderr}"
+    );
     let subject = git(&s.bare, &["log", "-1", "--format=%s", "main"]);
     assert!(subject.contains("applied at the next run"), "{subject}");
     assert!(!s.work.join("ops/pending/C-0001.yaml").exists());
     assert!(!s.work.join("ops/pending/C-0002.yaml").exists());
-    git(&s.work, &["pull", "-q", "--no-rebase", "origin", "main"]);
+    git(&s.work, &["pull", "-q", "--rebase", "origin", "main"]);
     assert!(s.work.join("ops/pending/C-0001.yaml").exists());
     assert_eq!(ok(&propose(&[])).trim(), "", "nothing is left to propose");
 }

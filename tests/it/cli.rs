@@ -554,6 +554,55 @@ fn every_reader_forecasts_from_the_committed_forecasts_day_zero() {
 }
 
 #[test]
+fn a_run_says_which_proposals_are_only_in_the_checkout_and_how_they_get_in() {
+    let dir = crate::pipeline::state_from_fixture("replay/small-with-ledger");
+    let s = dir.path().to_string_lossy().into_owned();
+    let out = commitea(
+        &[
+            "directive",
+            "--kind",
+            "reprioritize",
+            "--quote",
+            "API 3 first.",
+            "--target",
+            "acme/api#3",
+            "--params",
+            r#"{"priority": 0}"#,
+            "-s",
+            &s,
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["directiveId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let out = commitea(&["run", "--offline", "-s", &s], dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // The new entry and its op file: both named, both sent by propose (not "commit them").
+    assert!(
+        stderr.contains(&format!(
+            "pm-state.md has new entries that are not on the branch ({id})"
+        )) && stderr.contains("`commitea propose` sends them for approval"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("1 op file is only in the checkout ({id}.yaml)")),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("has edits that are not committed"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_run_forecasts_the_committed_ledger_and_says_the_checkouts_edits_are_left_out() {
     let dir = crate::pipeline::state_from_fixture("replay/small-with-ledger");
     // The PM has emptied the ledger in the checkout, not committed.
