@@ -476,6 +476,7 @@ fn propose_each(
 ) -> Result<(), ProposeError> {
     for p in proposals {
         if p.additive() && cx.config.approvals.additive_direct {
+            let (p, _) = &with_consequence(cx, p, &ledger_at(repo, *base)?)?;
             let mut tries = 0;
             loop {
                 let base_ledger = ledger_at(repo, *base)?;
@@ -578,6 +579,7 @@ fn open_pull(
     p: &Proposal,
 ) -> Result<u64, ProposeError> {
     let base_ledger = ledger_at(repo, base)?;
+    let (p, c) = &with_consequence(cx, p, &base_ledger)?;
     let commit = crate::state::git::commit_onto(
         repo,
         base,
@@ -586,7 +588,7 @@ fn open_pull(
         &cx.sig,
     )?;
     cx.remote.push(&commit.to_string(), &p.branch(), true)?;
-    let (title, body) = pull_text(cx, p, &base_ledger)?;
+    let (title, body) = (format!("{}: {}", p.id, c.summary), body(p, c));
     let existing = proposal_pulls(cx, "open")?
         .into_iter()
         .find(|pr| pr.head.as_ref().is_some_and(|h| h.name == p.branch()));
@@ -647,11 +649,14 @@ pub fn consequence(
 }
 
 /// The pull request's title and body for `p`, with its consequence on the state as it is now.
-fn pull_text(
+/// `p` with its op file's consequence recomputed on the branch's ledger, and that consequence. The file
+/// was written with the checkout's ledger, which may hold directives not approved (or never proposed):
+/// what is merged says what merging it does.
+fn with_consequence(
     cx: &Context<'_>,
     p: &Proposal,
     base_ledger: &str,
-) -> Result<(String, String), ProposeError> {
+) -> Result<(Proposal, Consequence), ProposeError> {
     let snapshot = Snapshot::load(cx.layout)?;
     let c = consequence(
         cx.config,
@@ -661,7 +666,12 @@ fn pull_text(
         cx.now,
         &crate::pipeline::Committed::read(cx.layout).people(cx.config),
     );
-    Ok((format!("{}: {}", p.id, c.summary), body(p, &c)))
+    let mut p = p.clone();
+    if let Some(f) = &mut p.file {
+        f.summary.clone_from(&c.summary);
+        f.consequence = crate::ledger::record::pairs(&c);
+    }
+    Ok((p, c))
 }
 
 /// The body of a proposal's pull request: the consequence, the changes in words, who asked, the quote.

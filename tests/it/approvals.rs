@@ -830,6 +830,78 @@ fn the_run_that_applies_a_directive_no_longer_shows_it_awaiting_approval() {
 }
 
 #[test]
+fn a_proposal_says_what_merging_it_does_not_what_the_checkout_previewed() {
+    let s = setup(&DemoSpec::scaled(40));
+    // An open milestone with open work, and a deadline directive on it that nobody approved.
+    let (milestone, issue) = s
+        .snapshot
+        .issues
+        .iter()
+        .filter(|(_, i)| i.state == OpenState::Open)
+        .find_map(|(k, i)| {
+            let m = i.milestone?;
+            let (_, ms) = s.snapshot.milestone(m)?;
+            (ms.state == OpenState::Open).then(|| (m, k.clone()))
+        })
+        .unwrap();
+    let out = s.commitea(
+        &s.work,
+        &[
+            "directive",
+            "--kind",
+            "set-deadline",
+            "--quote",
+            "It ships next week, hard.",
+            "--target",
+            &format!("milestone {milestone}"),
+            "--params",
+            r#"{"due": "2026-12-11", "hard": true}"#,
+        ],
+    );
+    ok(&out);
+    // The op file is written with that unapproved directive in the checkout's ledger.
+    let input = format!(r#"{{"ops":[{{"op":"close_issue","issue":"{issue}"}}],"approved":true}}"#);
+    let v: Value =
+        serde_json::from_str(&ok(&s.commitea(&s.work, &["tool", "apply_changes", &input])))
+            .unwrap();
+    let path = v["opsFile"].as_str().unwrap().to_owned();
+    let id = path
+        .trim_start_matches("ops/pending/")
+        .trim_end_matches(".yaml")
+        .to_owned();
+    // Then the directive is dropped (its entry and op file deleted), and only the op file is proposed.
+    git(&s.work, &["checkout", "--", "pm-state.md"]);
+    for e in std::fs::read_dir(s.work.join("ops/pending")).unwrap() {
+        let e = e.unwrap();
+        if e.file_name().to_string_lossy().starts_with("D-") {
+            std::fs::remove_file(e.path()).unwrap();
+        }
+    }
+    let proposed = ok(&s.commitea(&s.work, &["propose"]));
+    assert_eq!(
+        proposed.trim(),
+        format!("{id} pull-request 1 commitea/{id}")
+    );
+    // The file on the branch carries the consequence the pull request states: on the branch's ledger.
+    let file = s
+        .on_branch(&format!("commitea/{id}"), &format!("ops/pending/{id}.yaml"))
+        .unwrap();
+    let summary = file
+        .lines()
+        .find_map(|l| l.strip_prefix("summary: "))
+        .unwrap()
+        .trim_matches('\'')
+        .to_owned();
+    let pull = s
+        .emu
+        .state_pulls(&state_repo())
+        .into_iter()
+        .find(|p| p.title.starts_with(&format!("{id}: ")))
+        .unwrap();
+    assert_eq!(pull.title, format!("{id}: {summary}"), "{file}");
+}
+
+#[test]
 fn a_hand_written_op_file_is_held_to_apply_changes_rules() {
     let s = setup(&DemoSpec::scaled(40));
     let [a, b] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
