@@ -429,12 +429,13 @@ fn percent(p: f64) -> String {
 }
 
 fn summary(milestones: &[MilestoneChange], issues: &[IssueChange], year: i32) -> String {
+    // A milestone heads the summary only for a change the summary shows: its p80 moved, or its P(on time)
+    // moved by a whole percent. A p50 a day off, or a P(on time) a fraction off, is what any change does
+    // to every milestone through the shared calendar; named first, it hid the one the change was about.
     let changed = |m: &&MilestoneChange| match (&m.before, &m.after) {
         (Some(b), Some(a)) => {
             m.moved_working_days != 0
-                || b.p50 != a.p50
-                || b.probability_on_time.map(f64::to_bits)
-                    != a.probability_on_time.map(f64::to_bits)
+                || b.probability_on_time.map(percent) != a.probability_on_time.map(percent)
         }
         _ => true,
     };
@@ -681,6 +682,48 @@ fn shifted(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_summary_names_a_milestone_only_for_a_change_it_shows() {
+        let side = |p50: &str, p80: &str, p: f64| MilestoneSide {
+            p50: p50.into(),
+            p80: p80.into(),
+            probability_on_time: Some(p),
+        };
+        let change = |id: u64, title: &str, before: MilestoneSide, after: MilestoneSide, moved| {
+            MilestoneChange {
+                milestone: id,
+                title: title.into(),
+                before: Some(before),
+                after: Some(after),
+                moved_working_days: moved,
+            }
+        };
+        // A p50 a day off and a P(on time) a fraction off: jitter, not worth a headline.
+        let jitter = change(
+            3,
+            "Mobile",
+            side("2027-03-10", "2027-03-25", 0.001),
+            side("2027-03-11", "2027-03-25", 0.002),
+            0,
+        );
+        assert_eq!(
+            summary(std::slice::from_ref(&jitter), &[], 2026),
+            "no forecast change"
+        );
+        // A P(on time) that moves by whole percents is.
+        let real = change(
+            4,
+            "API v2",
+            side("2027-05-03", "2027-05-18", 0.56),
+            side("2027-05-03", "2027-05-18", 0.57),
+            0,
+        );
+        assert_eq!(
+            summary(&[jitter, real], &[], 2026),
+            "API v2 p80 unchanged (May 18 2027), P(on time) 56% → 57%"
+        );
+    }
 
     #[test]
     fn short_dates_name_the_month_and_the_year_only_when_it_differs() {
