@@ -1157,28 +1157,56 @@ pub(crate) fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> St
         })
         .and_then(|bytes| serde_json::from_slice(&bytes).ok());
     let mut lines = Vec::new();
+    let percent = |p: Option<f64>| p.map(|p| format!("{:.0}%", p * 100.0));
     for m in r
         .milestones
         .iter()
         .filter(|m| m.state == crate::domain::OpenState::Open)
     {
-        let old_p80 = previous
+        let Some(old) = previous
             .as_ref()
             .and_then(|p| p.milestones.iter().find(|x| x.id == m.id))
-            .map(|o| o.p80.to_string());
-        let new_p80 = m.p80.to_string();
-        match old_p80 {
-            Some(o) if o != new_p80 => {
-                lines.push((&m.title, format!("- {}: p80 {o} → {new_p80}", m.title)));
-            }
-            None => lines.push((&m.title, format!("- {}: p80 {new_p80}", m.title))),
-            _ => {}
+        else {
+            lines.push((&m.title, format!("- {}: p80 {}", m.title, m.p80)));
+            continue;
+        };
+        // What a PM reads a milestone by: its p80, its due date and its chance of meeting it.
+        let mut moved = Vec::new();
+        if old.p80 != m.p80 {
+            moved.push(format!("p80 {} → {}", old.p80, m.p80));
+        }
+        if old.due != m.due {
+            let day = |d: Option<chrono::NaiveDate>| {
+                d.map_or_else(|| "none".to_owned(), |d| d.to_string())
+            };
+            moved.push(format!("due {} → {}", day(old.due), day(m.due)));
+        }
+        let (was, is) = (
+            percent(old.probability_on_time),
+            percent(m.probability_on_time),
+        );
+        if let (Some(was), Some(is)) = (&was, &is)
+            && was != is
+        {
+            moved.push(format!("P(on time) {was} → {is}"));
+        }
+        if !moved.is_empty() {
+            lines.push((&m.title, format!("- {}: {}", m.title, moved.join(", "))));
         }
     }
-    // The context of the moves, as the standup gives it. A milestone moved, so HEAD's forecast differs
-    // from today's and is the one compared with (named by the commit that wrote it).
+    // What this run carried out on Gitea.
+    let applied: Vec<String> = c
+        .applied
+        .iter()
+        .map(|a| match a.applied.pull_request {
+            Some(n) => format!("{} (pull request #{n})", a.proposal.id),
+            None => a.proposal.id.clone(),
+        })
+        .collect();
+    // The context of the moves, as the standup gives it: the newest committed forecast that differs from
+    // today's (named by the commit that wrote it).
     let previous = repo
-        .filter(|_| !lines.is_empty())
+        .filter(|_| !lines.is_empty() || !applied.is_empty())
         .and_then(|repo| previous_forecast_in(repo, r));
     let drift = previous
         .as_ref()
@@ -1197,6 +1225,9 @@ pub(crate) fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> St
             }
             msg.push('\n');
         }
+    }
+    if !applied.is_empty() {
+        msg.push_str(&format!("\nApplied on Gitea: {}.\n", applied.join(", ")));
     }
     if let (Some(prev), Some(since)) = (
         &previous,

@@ -812,10 +812,65 @@ fn the_run_that_applies_a_directive_no_longer_shows_it_awaiting_approval() {
     );
     let v: Value = serde_json::from_str(&ok(&out)).unwrap();
     let id = v["directiveId"].as_str().unwrap().to_owned();
+    // And a new due date for an open milestone.
+    let (milestone, title) = s
+        .snapshot
+        .milestones
+        .values()
+        .flatten()
+        .find(|m| m.state == OpenState::Open && m.due_on.is_some())
+        .map(|m| (m.id, m.title.clone()))
+        .unwrap();
+    let out = s.commitea(
+        &s.work,
+        &[
+            "directive",
+            "--kind",
+            "set-deadline",
+            "--quote",
+            "Give it until June.",
+            "--target",
+            &format!("milestone {milestone}"),
+            "--params",
+            r#"{"due": "2027-06-30"}"#,
+        ],
+    );
+    let v: Value = serde_json::from_str(&ok(&out)).unwrap();
+    let deadline = v["directiveId"].as_str().unwrap().to_owned();
     ok(&s.commitea(&s.work, &["propose"]));
+    // Merged one at a time: each appends to the ledger, so the second is rebuilt by the run between.
     s.emu.merge_pull(&state_repo(), 1, "pat").unwrap();
     git(&s.work, &["pull", "-q", "--no-rebase", "origin", "main"]);
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let message = git(&s.work, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.contains(&format!("Applied on Gitea: {id} (pull request #1).")),
+        "{message}"
+    );
+    // The page and the committed view drawn by the run that applied it: applied, not awaiting approval.
+    let page = std::fs::read_to_string(s.work.join("public/directives.html")).unwrap();
+    assert!(
+        !page.contains(&format!("Awaiting approval: {id}")),
+        "{page}"
+    );
+    let view = git(&s.work, &["show", "HEAD:forecast/views/directives.json"]);
+    let view: Value = serde_json::from_str(&view).unwrap();
+    assert!(view["pending"].is_null(), "{view}");
+    s.emu.merge_pull(&state_repo(), 2, "pat").unwrap();
+    git(&s.work, &["pull", "-q", "--no-rebase", "origin", "main"]);
     ok(&s.commitea(&s.work, &["run"]));
+    // The commit says what it carried out and what that did to the milestone, though its p80 may not move.
+    let message = git(&s.work, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.contains(&format!("Applied on Gitea: {deadline} (pull request #2).")),
+        "{message}"
+    );
+    assert!(
+        message
+            .lines()
+            .any(|l| l.starts_with(&format!("- {title}: ")) && l.contains("→ 2027-06-30")),
+        "{message}"
+    );
     assert!(s.issue(&a).labels.contains(&"p/0".to_owned()));
     assert!(s.work.join(format!("ops/applied/{id}.yaml")).exists());
     // The page and the committed view drawn by that run: applied, not awaiting approval.
