@@ -137,6 +137,8 @@ pub struct Computed {
     pub synced: bool,
     /// The op files the apply stage carried out, with what happened.
     pub applied: Vec<crate::apply::AppliedFile>,
+    /// The proposals' open pull requests, when the run asked the server (it renders the site).
+    pub open_pull_requests: Vec<crate::apply::propose::OpenProposal>,
     /// Whether the forecast is the committed one, reused because its inputs are unchanged.
     pub reused: bool,
 }
@@ -193,11 +195,15 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         .clone()
         .or_else(|| opts.server_fallback.clone());
     let mut applied = Vec::new();
+    let mut open_pull_requests = Vec::new();
     let (snapshot, synced) = match server.filter(|_| !opts.offline) {
         Some(server) => {
             let (snapshot, client) = sync_stage(opts, &config, &layout, &server)?;
             let (files, wrote) = apply_stage(opts, &config, &layout, &client, &snapshot)?;
             applied = files;
+            if opts.render && layout.root().join(".git").exists() {
+                open_pull_requests = open_proposals(opts, &config, &client);
+            }
             // What the apply stage wrote is what the forecast must see: read the changes back.
             let snapshot = if wrote {
                 sync_with(&client, opts, &config, Some(&snapshot), false)?
@@ -321,6 +327,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     Ok(Computed {
         pending_committed,
         applied,
+        open_pull_requests,
         backtest,
         calibration,
         config,
@@ -419,6 +426,36 @@ fn warn_checkout_only_ops(layout: &Layout) -> Result<(), PipelineError> {
     Ok(())
 }
 
+/// The state repo on the server: `approvals.state_repository`, else the job's `GITHUB_REPOSITORY`.
+fn state_repository(opts: &RunOptions, config: &Config) -> Option<crate::domain::RepoName> {
+    config.approvals.state_repository.clone().or_else(|| {
+        opts.env
+            .iter()
+            .chain(std::iter::once(&(
+                "GITHUB_REPOSITORY".to_owned(),
+                std::env::var("GITHUB_REPOSITORY").unwrap_or_default(),
+            )))
+            .find(|(k, _)| k == "GITHUB_REPOSITORY")
+            .and_then(|(_, v)| v.parse().ok())
+    })
+}
+
+/// The proposals awaiting approval on the server, for the Changes page; none when there is no state repo
+/// to ask, and a warning (not a failed run) when asking fails.
+fn open_proposals(
+    opts: &RunOptions,
+    config: &Config,
+    client: &crate::gitea::client::Client,
+) -> Vec<crate::apply::propose::OpenProposal> {
+    let Some(repo) = state_repository(opts, config) else {
+        return Vec::new();
+    };
+    crate::apply::propose::open_proposals(client, &repo).unwrap_or_else(|e| {
+        tracing::warn!("the Changes page lists no open pull requests: {e}");
+        Vec::new()
+    })
+}
+
 /// The apply stage: the op files on the branch carried out against the fresh snapshot.
 fn apply_stage(
     opts: &RunOptions,
@@ -443,16 +480,7 @@ fn apply_stage(
     if pending.iter().all(|p| p.file.is_err()) {
         return Ok((Vec::new(), false));
     }
-    let state_repo = config.approvals.state_repository.clone().or_else(|| {
-        opts.env
-            .iter()
-            .chain(std::iter::once(&(
-                "GITHUB_REPOSITORY".to_owned(),
-                std::env::var("GITHUB_REPOSITORY").unwrap_or_default(),
-            )))
-            .find(|(k, _)| k == "GITHUB_REPOSITORY")
-            .and_then(|(_, v)| v.parse().ok())
-    });
+    let state_repo = state_repository(opts, config);
     let by_pr;
     let approvals: &dyn crate::apply::Approvals = match state_repo {
         Some(repo) => {
@@ -686,6 +714,7 @@ pub(crate) fn load_changes(
     layout: &Layout,
     just_applied: &[crate::apply::AppliedFile],
     apply_ran: bool,
+    open_pull_requests: &[crate::apply::propose::OpenProposal],
 ) -> Result<crate::views::changes::Changes, PipelineError> {
     let on_branch: std::collections::HashSet<String> = if layout.root().join(".git").exists() {
         let repo = git::open_or_init(layout.root())?;
@@ -748,12 +777,10 @@ pub(crate) fn load_changes(
     applied.extend(just_applied.iter().cloned());
     let branch = branch_ledger(layout)?;
     let checkout = crate::ledger::read(&layout.ledger())?;
-    Ok(crate::views::changes::changes(
-        &pending,
-        &applied,
-        branch.as_deref(),
-        checkout.as_deref(),
-    ))
+    let mut changes =
+        crate::views::changes::changes(&pending, &applied, branch.as_deref(), checkout.as_deref());
+    changes.open_pull_requests = open_pull_requests.to_vec();
+    Ok(changes)
 }
 
 /// Committed forecasts the drift charts read at most (the newest first): about half a year of daily runs.
@@ -898,7 +925,7 @@ pub fn site_files(
             },
             &c.snapshot,
             &past_forecasts(layout)?,
-            load_changes(layout, &c.applied, c.synced)?,
+            load_changes(layout, &c.applied, c.synced, &c.open_pull_requests)?,
             c.config.server.as_deref(),
             whole_standup(c, previous_forecast(layout.root(), &c.report).as_ref()),
         )),

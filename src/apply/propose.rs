@@ -11,7 +11,8 @@ use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use reqwest::Method;
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::config::Config;
@@ -545,6 +546,7 @@ struct GPullRequest {
     merged: bool,
     body: String,
     title: String,
+    html_url: String,
     head: Option<GBranch>,
 }
 
@@ -557,8 +559,16 @@ struct GBranch {
 
 /// Every pull request of the state repo whose branch is a proposal's.
 fn proposal_pulls(cx: &Context<'_>, state: &str) -> Result<Vec<GPullRequest>, ClientError> {
-    let pulls: Vec<GPullRequest> = cx.client.get_paged(
-        &format!("repos/{}/pulls", cx.state_repo),
+    pulls_of(cx.client, &cx.state_repo, state)
+}
+
+fn pulls_of(
+    client: &Client,
+    state_repo: &RepoName,
+    state: &str,
+) -> Result<Vec<GPullRequest>, ClientError> {
+    let pulls: Vec<GPullRequest> = client.get_paged(
+        &format!("repos/{state_repo}/pulls"),
         &[("state", state.to_owned())],
     )?;
     Ok(pulls
@@ -569,6 +579,42 @@ fn proposal_pulls(cx: &Context<'_>, state: &str) -> Result<Vec<GPullRequest>, Cl
                 .is_some_and(|h| h.name.starts_with(BRANCH_PREFIX))
         })
         .collect())
+}
+
+/// A proposal's open pull request, as the site lists it: what awaits approval is on its branch, which a
+/// site drawn from the branch does not see.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenProposal {
+    /// The proposal's id, `D-0009`.
+    pub id: String,
+    /// The pull request's number.
+    pub number: u64,
+    /// Its title: the id and the consequence in one line.
+    pub title: String,
+    /// Its page on Gitea.
+    pub url: String,
+}
+
+/// The open pull requests of proposals on `state_repo`, by number.
+pub fn open_proposals(
+    client: &Client,
+    state_repo: &RepoName,
+) -> Result<Vec<OpenProposal>, ClientError> {
+    let mut out: Vec<OpenProposal> = pulls_of(client, state_repo, "open")?
+        .into_iter()
+        .filter_map(|p| {
+            let id = p.head?.name.strip_prefix(BRANCH_PREFIX)?.to_owned();
+            Some(OpenProposal {
+                id,
+                number: p.number,
+                title: p.title,
+                url: p.html_url,
+            })
+        })
+        .collect();
+    out.sort_by_key(|p| p.number);
+    Ok(out)
 }
 
 /// Pushes `p` onto its branch over `base` and opens its pull request, or updates the open one.

@@ -291,7 +291,7 @@ pub fn populate(state: &mut DemoState) {
         })
         .collect();
 
-    // Pending: one additive file awaiting `commitea propose`, one destructive awaiting its pull request.
+    // Pending: one additive file awaiting `commitea propose`, one destructive that needs its pull request.
     let mut pending = Vec::new();
     if let Some((k, _)) = open.iter().find(|(_, i)| has(i, "est/").is_none()) {
         pending.push(op_file(

@@ -50,6 +50,8 @@ pub struct ChangesPage {
     pub applied: Vec<ChangeRow>,
     /// Every directive of the ledger, newest first.
     pub directives: Vec<LedgerRow>,
+    /// The proposals' open pull requests, when the run asked the server.
+    pub open_pull_requests: Vec<crate::apply::propose::OpenProposal>,
 }
 
 /// One op file with labels.
@@ -704,6 +706,7 @@ pub fn build(
         ChangesPage {
             pending: changes.pending.into_iter().map(row).collect(),
             applied: changes.applied.into_iter().map(row).collect(),
+            open_pull_requests: changes.open_pull_requests,
             directives: changes
                 .directives
                 .into_iter()

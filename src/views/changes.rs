@@ -23,6 +23,10 @@ pub struct Changes {
     pub applied: Vec<Change>,
     /// Every directive in the ledger, newest first.
     pub directives: Vec<DirectiveItem>,
+    /// The proposals awaiting approval in open pull requests (on their branches, which the site is not
+    /// drawn from), when the run that drew it asked the server.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_pull_requests: Vec<crate::apply::propose::OpenProposal>,
 }
 
 /// Where a pending op file stands.
@@ -44,7 +48,7 @@ impl ChangeState {
     pub fn label(self) -> &'static str {
         match self {
             Self::OnBranch => "approved: applied at the next run",
-            Self::AwaitingPullRequest => "awaiting its pull request",
+            Self::AwaitingPullRequest => "needs a pull request: `commitea propose` opens it",
             Self::AwaitingPropose => "goes to the branch when proposed",
             Self::Applied => "applied",
         }
@@ -166,7 +170,7 @@ pub struct DirectiveItem {
     pub rationale: Option<String>,
     /// `active`, `superseded` or `withdrawn`.
     pub status: String,
-    /// Whether it is only in the checkout, awaiting its pull request.
+    /// Whether it is only in the checkout, not yet on the branch.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pending: bool,
 }
@@ -299,6 +303,7 @@ pub fn changes(
         pending,
         applied,
         directives,
+        open_pull_requests: Vec::new(),
     }
 }
 

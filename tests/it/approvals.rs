@@ -856,6 +856,15 @@ fn the_run_that_applies_a_directive_no_longer_shows_it_awaiting_approval() {
     let view = git(&s.work, &["show", "HEAD:forecast/views/directives.json"]);
     let view: Value = serde_json::from_str(&view).unwrap();
     assert!(view["pending"].is_null(), "{view}");
+    // The other proposal awaits approval on its branch: the Changes page lists its pull request.
+    let changes = std::fs::read_to_string(s.work.join("public/changes.html")).unwrap();
+    assert!(
+        changes.contains("Awaiting approval on Gitea")
+            && changes.contains("pull request #2</a>: <bdi>")
+            && changes.contains(&format!("{deadline}: ")),
+        "{changes}"
+    );
+    assert!(!changes.contains("Nothing pending."), "{changes}");
     s.emu.merge_pull(&state_repo(), 2, "pat").unwrap();
     git(&s.work, &["pull", "-q", "--no-rebase", "origin", "main"]);
     ok(&s.commitea(&s.work, &["run"]));

@@ -121,7 +121,12 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
         "{pending:?}"
     );
     let changes = std::fs::read_to_string(site.join("changes.html")).unwrap();
-    assert!(changes.contains("awaiting its pull request"), "{changes}");
+    // The destructive one needs a pull request that does not exist yet: the page says how it comes.
+    assert!(
+        changes.contains("needs a pull request: `commitea propose` opens it")
+            && changes.contains("its pull request will come from"),
+        "{changes}"
+    );
     // Moments read as people write them; the ledger's targets are named and linked.
     assert!(!changes.contains(":00:00Z"), "{changes}");
     assert!(changes.contains(" UTC"), "{changes}");
