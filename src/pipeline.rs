@@ -356,8 +356,9 @@ fn branch_ledger(layout: &Layout) -> Result<Option<String>, PipelineError> {
     }
 }
 
-/// Says what a committing run leaves out of the checkout's ledger, and how each part gets in: new
-/// entries through `commitea propose`, edits of entries the branch has (a status line) by a commit.
+/// Says what a committing run leaves out of the checkout's ledger, and how each part gets in: new entries
+/// and edits of entries the branch has (a status line) through `commitea propose`, anything else (an
+/// entry deleted, the text around the entries) by a commit.
 fn warn_uncommitted_ledger(checkout: Option<&str>, branch: Option<&str>) {
     let ids = |text: Option<&str>| -> Vec<(String, String)> {
         crate::ledger::parse::parse(text.unwrap_or(""))
@@ -385,15 +386,16 @@ fn warn_uncommitted_ledger(checkout: Option<&str>, branch: Option<&str>) {
             new.join(", ")
         );
     }
-    if !edited.is_empty() || new.is_empty() {
+    if !edited.is_empty() {
         tracing::warn!(
-            "{file} has edits that are not committed{}: this run forecasts the committed ledger and leaves \
-             them out; commit them (git commit, then git push or a pull request) for them to count",
-            if edited.is_empty() {
-                String::new()
-            } else {
-                format!(" (to {})", edited.join(", "))
-            }
+            "{file} has edits of entries the branch has ({}): this run forecasts the committed ledger and \
+             leaves them out; `commitea propose` sends them for approval",
+            edited.join(", ")
+        );
+    } else if new.is_empty() {
+        tracing::warn!(
+            "{file} has edits that are not committed: this run forecasts the committed ledger and leaves \
+             them out; commit them (git commit, then git push or a pull request) for them to count"
         );
     }
 }

@@ -62,12 +62,41 @@ pub struct Proposal {
     pub file: Option<OpFile>,
     /// The ledger entry's text, for a directive.
     pub ledger_entry: Option<String>,
+    /// Whether the entry replaces the branch's entry of the same id (an edit of it, such as its status
+    /// line: `withdrawn`) instead of being appended.
+    pub replaces: bool,
 }
 
+/// The branch prefix (after [`BRANCH_PREFIX`]) of a proposed edit of a ledger entry.
+const EDIT_PREFIX: &str = "edit-";
+
 impl Proposal {
-    /// The branch it goes on.
+    /// The branch it goes on: `commitea/D-0009`, or `commitea/edit-D-0003` for an edit of an entry.
     pub fn branch(&self) -> String {
-        format!("{BRANCH_PREFIX}{}", self.id)
+        if self.replaces {
+            format!("{BRANCH_PREFIX}{EDIT_PREFIX}{}", self.id)
+        } else {
+            format!("{BRANCH_PREFIX}{}", self.id)
+        }
+    }
+
+    /// Its pull request's title: the id (and whether it edits an entry) and the consequence in one line.
+    fn title(&self, c: &Consequence) -> String {
+        if self.replaces {
+            format!("{} (edit): {}", self.id, c.summary)
+        } else {
+            format!("{}: {}", self.id, c.summary)
+        }
+    }
+
+    /// The ledger once it is merged: `base_ledger` with its entry appended, or in place of the entry of
+    /// its id.
+    fn ledger_after(&self, base_ledger: &str) -> String {
+        match &self.ledger_entry {
+            Some(e) if self.replaces => replace_entry(base_ledger, &self.id, e),
+            Some(e) => append_raw(base_ledger, e),
+            None => base_ledger.to_owned(),
+        }
     }
 
     /// Whether `other` is this proposal: the same op file but for its consequence (recomputed as the
@@ -121,14 +150,30 @@ impl Proposal {
             let rel = format!("{}/{}.yaml", crate::ops::PENDING_PATH, f.id);
             edits.push((rel.clone(), Some(f.render(Path::new(&rel))?.into_bytes())));
         }
-        if let Some(entry) = &self.ledger_entry {
+        if self.ledger_entry.is_some() {
             edits.push((
                 crate::state::LEDGER_FILE.into(),
-                Some(append_raw(base_ledger, entry).into_bytes()),
+                Some(self.ledger_after(base_ledger).into_bytes()),
             ));
         }
         Ok(edits)
     }
+}
+
+/// `ledger` with the entry of `id` replaced by `entry` (the ledger unchanged when it has no such entry).
+fn replace_entry(ledger: &str, id: &str, entry: &str) -> String {
+    let parsed = crate::ledger::parse::parse(ledger);
+    let Some(old) = parsed
+        .ledger
+        .directives()
+        .find(|d| d.id.to_string() == id)
+        .map(|d| d.raw.clone())
+    else {
+        return ledger.to_owned();
+    };
+    // Keep the blank lines that separated the old entry from the next.
+    let kept = &old[old.trim_end().len()..];
+    ledger.replacen(&old, &format!("{}{kept}", entry.trim_end()), 1)
 }
 
 /// `entry` after every byte of `ledger`, separated by a blank line.
@@ -175,6 +220,7 @@ pub fn local_proposals(
                 id: f.id.clone(),
                 file: Some(f),
                 ledger_entry: None,
+                replaces: false,
             },
         );
     }
@@ -182,28 +228,39 @@ pub fn local_proposals(
     let base_ledger = on_base(crate::state::LEDGER_FILE)?
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
-    let base_ids: Vec<String> = crate::ledger::parse::parse(&base_ledger)
+    let base_entries: BTreeMap<String, String> = crate::ledger::parse::parse(&base_ledger)
         .ledger
         .directives()
-        .map(|d| d.id.to_string())
+        .map(|d| (d.id.to_string(), d.raw.clone()))
         .collect();
+    let mut edits = Vec::new();
     for d in crate::ledger::parse::parse(&disk_ledger)
         .ledger
         .directives()
     {
         let id = d.id.to_string();
-        if base_ids.contains(&id) {
-            continue;
-        }
-        out.entry(id.clone())
-            .or_insert_with(|| Proposal {
+        match base_entries.get(&id) {
+            // An entry the branch has, changed here (its status line): proposed as an edit of it.
+            Some(raw) if raw.trim_end() != d.raw.trim_end() => edits.push(Proposal {
                 id,
                 file: None,
-                ledger_entry: None,
-            })
-            .ledger_entry = Some(d.raw.clone());
+                ledger_entry: Some(d.raw.clone()),
+                replaces: true,
+            }),
+            Some(_) => {}
+            None => {
+                out.entry(id.clone())
+                    .or_insert_with(|| Proposal {
+                        id,
+                        file: None,
+                        ledger_entry: None,
+                        replaces: false,
+                    })
+                    .ledger_entry = Some(d.raw.clone());
+            }
+        }
     }
-    Ok(out.into_values().collect())
+    Ok(out.into_values().chain(edits).collect())
 }
 
 /// What became of a proposal.
@@ -358,6 +415,11 @@ fn unclash(
         .collect();
     let mut out = Vec::new();
     for p in proposals {
+        // An edit is of an entry the branch has: its id is that entry's, and its branch its own.
+        if p.replaces {
+            out.push(p);
+            continue;
+        }
         let clash = if applied.contains(&p.id) {
             true
         } else if live.contains(&p.branch()) {
@@ -385,6 +447,7 @@ fn unclash(
                             id: p.id.clone(),
                             file: theirs,
                             ledger_entry: p.ledger_entry.clone(),
+                            replaces: p.replaces,
                         })
                     }
                 }
@@ -427,6 +490,22 @@ fn branch_proposal(
     id: &str,
     base_ledger: &str,
 ) -> Result<Proposal, ProposeError> {
+    if let Some(edited) = id.strip_prefix(EDIT_PREFIX) {
+        let entry =
+            crate::state::git::read_at(repo, tip, crate::state::LEDGER_FILE)?.and_then(|b| {
+                crate::ledger::parse::parse(&String::from_utf8_lossy(&b))
+                    .ledger
+                    .directives()
+                    .find(|d| d.id.to_string() == edited)
+                    .map(|d| d.raw.clone())
+            });
+        return Ok(Proposal {
+            id: edited.to_owned(),
+            file: None,
+            ledger_entry: entry,
+            replaces: true,
+        });
+    }
     let file = crate::state::git::read_at(
         repo,
         tip,
@@ -445,6 +524,7 @@ fn branch_proposal(
         id: id.to_owned(),
         file,
         ledger_entry: entry,
+        replaces: false,
     })
 }
 
@@ -634,7 +714,7 @@ fn open_pull(
         &cx.sig,
     )?;
     cx.remote.push(&commit.to_string(), &p.branch(), true)?;
-    let (title, body) = (format!("{}: {}", p.id, c.summary), body(p, c));
+    let (title, body) = (p.title(c), body(p, c));
     let existing = proposal_pulls(cx, "open")?
         .into_iter()
         .find(|pr| pr.head.as_ref().is_some_and(|h| h.name == p.branch()));
@@ -680,10 +760,7 @@ pub fn consequence(
         }
         None => snapshot.clone(),
     };
-    let after_ledger = match &p.ledger_entry {
-        Some(e) => append_raw(ledger, e),
-        None => ledger.to_owned(),
-    };
+    let after_ledger = p.ledger_after(ledger);
     crate::consequence::of_change(
         config,
         (snapshot, Some(ledger)),
@@ -788,13 +865,17 @@ pub fn body(p: &Proposal, c: &Consequence) -> String {
         }
     } else if let Some(entry) = &p.ledger_entry {
         b.push_str(&format!(
-            "**Directive {}** (the ledger entry, verbatim):\n\n",
-            p.id
+            "**Directive {}{}** (the ledger entry, verbatim):\n\n",
+            p.id,
+            if p.replaces { ", edited" } else { "" }
         ));
         for line in entry.lines() {
             b.push_str(&format!("    {line}\n"));
         }
         b.push('\n');
+        b.push_str(
+            "**No change to Gitea:** it lives in the ledger only, and changes the plan.\n\n",
+        );
     }
     b.push_str("Merging this pull request is the approval.\n");
     b
@@ -864,7 +945,7 @@ pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
             cx.remote.push(&commit.to_string(), &head, true)?;
         }
         let c = consequence(cx.config, &snapshot, &base_ledger, &p, cx.now, &planned_for);
-        let title = format!("{id}: {}", c.summary);
+        let title = p.title(&c);
         let body = body(&p, &c);
         if pr.body != body || pr.title != title {
             cx.client.send(

@@ -966,6 +966,88 @@ fn a_proposal_says_what_merging_it_does_not_what_the_checkout_previewed() {
 }
 
 #[test]
+fn withdrawing_a_directive_by_its_status_line_is_proposed_as_an_edit() {
+    let s = setup(&DemoSpec::scaled(40));
+    // A directive on the branch (a note, committed by hand here; any merged one would do).
+    ok(&s.commitea(
+        &s.work,
+        &[
+            "directive",
+            "--kind",
+            "note",
+            "--quote",
+            "Freeze after the 20th.",
+        ],
+    ));
+    git(&s.work, &["add", "pm-state.md"]);
+    git(
+        &s.work,
+        &[
+            "-c",
+            "user.name=pat",
+            "-c",
+            "user.email=p@example.com",
+            "commit",
+            "-q",
+            "-m",
+            "a note",
+        ],
+    );
+    git(&s.work, &["push", "-q", "origin", "HEAD:main"]);
+    let main_ledger = std::fs::read_to_string(s.work.join("pm-state.md")).unwrap();
+    let entry = commitea::ledger::parse::parse(&main_ledger)
+        .ledger
+        .directives()
+        .find(|d| d.raw.contains("- status: active"))
+        .map(|d| (d.id.to_string(), d.raw.clone()))
+        .unwrap();
+    let (id, raw) = entry;
+    let withdrawn = raw.replacen("- status: active", "- status: withdrawn", 1);
+    std::fs::write(
+        s.work.join("pm-state.md"),
+        main_ledger.replacen(&raw, &withdrawn, 1),
+    )
+    .unwrap();
+    // A run says how the edit gets in.
+    let out = s.commitea(&s.work, &["run"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("has edits of entries the branch has ({id})"))
+            && stderr.contains("`commitea propose` sends them for approval"),
+        "{stderr}"
+    );
+    // propose sends it, as an edit of the entry on its own branch.
+    let proposed = ok(&s.commitea(&s.work, &["propose"]));
+    assert_eq!(
+        proposed.trim(),
+        format!("{id} pull-request 1 commitea/edit-{id}")
+    );
+    let on_branch = s
+        .on_branch(&format!("commitea/edit-{id}"), "pm-state.md")
+        .unwrap();
+    let on_main = s.on_branch("main", "pm-state.md").unwrap();
+    assert_eq!(on_branch, on_main.replacen(&raw, &withdrawn, 1));
+    let pull = &s.emu.state_pulls(&state_repo())[0];
+    assert!(
+        pull.title.starts_with(&format!("{id} (edit): ")),
+        "{}",
+        pull.title
+    );
+    assert!(pull.body.contains("No change to Gitea"), "{}", pull.body);
+    // The checkout is back to the branch's ledger: the edit lives on its branch now.
+    assert_eq!(
+        std::fs::read_to_string(s.work.join("pm-state.md")).unwrap(),
+        on_main
+    );
+    // Merged, it is the branch's ledger.
+    s.emu.merge_pull(&state_repo(), 1, "pat").unwrap();
+    git(&s.work, &["pull", "-q", "--rebase", "origin", "main"]);
+    let ledger = std::fs::read_to_string(s.work.join("pm-state.md")).unwrap();
+    assert!(ledger.contains(&withdrawn), "{ledger}");
+    assert_eq!(ok(&s.commitea(&s.work, &["propose"])).trim(), "");
+}
+
+#[test]
 fn a_hand_written_op_file_is_held_to_apply_changes_rules() {
     let s = setup(&DemoSpec::scaled(40));
     let [a, b] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
