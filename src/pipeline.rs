@@ -735,6 +735,13 @@ pub(crate) fn load_changes(
         .map(|a| a.proposal.id.as_str())
         .collect();
     let (pending, problems) = crate::ops::read_pending(layout)?;
+    let unreadable: Vec<crate::views::changes::Unreadable> = problems
+        .iter()
+        .map(|(path, e)| crate::views::changes::Unreadable {
+            path: layout.rel(path).to_string_lossy().replace('\\', "/"),
+            reason: e.to_string(),
+        })
+        .collect();
     for (path, e) in &problems {
         // The apply stage already said that this file, on the branch, is refused whole.
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
@@ -782,6 +789,7 @@ pub(crate) fn load_changes(
     let mut changes =
         crate::views::changes::changes(&pending, &applied, branch.as_deref(), checkout.as_deref());
     changes.open_pull_requests = open_pull_requests.to_vec();
+    changes.unreadable = unreadable;
     Ok(changes)
 }
 

@@ -52,6 +52,8 @@ pub struct ChangesPage {
     pub directives: Vec<LedgerRow>,
     /// The proposals' open pull requests, when the run asked the server.
     pub open_pull_requests: Vec<crate::apply::propose::OpenProposal>,
+    /// Op files that do not read, left out whole.
+    pub unreadable: Vec<crate::views::changes::Unreadable>,
 }
 
 /// One op file with labels.
@@ -707,6 +709,7 @@ pub fn build(
             pending: changes.pending.into_iter().map(row).collect(),
             applied: changes.applied.into_iter().map(row).collect(),
             open_pull_requests: changes.open_pull_requests,
+            unreadable: changes.unreadable,
             directives: changes
                 .directives
                 .into_iter()

@@ -27,6 +27,19 @@ pub struct Changes {
     /// drawn from), when the run that drew it asked the server.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub open_pull_requests: Vec<crate::apply::propose::OpenProposal>,
+    /// Op files under `ops/pending/` that do not read, left out whole until fixed or deleted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<Unreadable>,
+}
+
+/// An op file that does not read, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Unreadable {
+    /// Its path in the state repo, `ops/pending/C-0009.yaml`.
+    pub path: String,
+    /// Why it does not read (the file, line and field, and what is wrong).
+    pub reason: String,
 }
 
 /// Where a pending op file stands.
@@ -304,6 +317,7 @@ pub fn changes(
         applied,
         directives,
         open_pull_requests: Vec::new(),
+        unreadable: Vec::new(),
     }
 }
 

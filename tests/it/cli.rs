@@ -749,10 +749,21 @@ fn an_op_file_that_does_not_read_is_said_once_with_what_to_do() {
         3,
         "{stderr}"
     );
-    // The good one is on the changes page; the two left out are not.
+    // The good one is on the changes page as a proposal; those left out are listed as such, with why.
     let page = std::fs::read_to_string(dir.path().join("public/changes.html")).unwrap();
-    assert!(page.contains("C-0004"), "{page}");
-    assert!(!page.contains("C-0001") && !page.contains("C-0003"));
+    assert!(page.contains("id=\"C-0004\""), "{page}");
+    for id in ["C-0001", "C-0002", "C-0003", "C-0005"] {
+        assert!(!page.contains(&format!("id=\"{id}\"")), "{id}: {page}");
+    }
+    assert!(page.contains("<strong>Left out:</strong>"), "{page}");
+    for name in ["C-0002", "C-0003", "C-0005"] {
+        assert!(
+            page.contains(&format!(
+                "<code>ops/pending/{name}.yaml</code>: ops/pending/{name}.yaml"
+            )),
+            "{name}: {page}"
+        );
+    }
 }
 
 #[test]
