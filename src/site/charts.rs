@@ -142,10 +142,20 @@ pub(crate) fn ranges(rows: &[RangeRow], today: NaiveDate, end: NaiveDate, title:
     } else {
         "img"
     };
+    // One row (a milestone's own page, under its title) opens on a phone where its bar starts
+    // (charts.js); several keep their labels in view, and the table below the chart has the dates.
+    let focus = match rows {
+        [only] => only
+            .p10
+            .or(only.p50)
+            .map(|d| format!(" data-focus=\"{:.3}\"", scale.x(d) / WIDTH))
+            .unwrap_or_default(),
+        _ => String::new(),
+    };
     let mut s = String::new();
     let _ = write!(
         s,
-        "<svg class=\"chart ranges\" viewBox=\"0 0 {WIDTH} {height}\" role=\"{role}\" aria-labelledby=\"rc-t\" xmlns=\"http://www.w3.org/2000/svg\"><title id=\"rc-t\">{}</title>",
+        "<svg class=\"chart ranges\" viewBox=\"0 0 {WIDTH} {height}\" role=\"{role}\" aria-labelledby=\"rc-t\"{focus} xmlns=\"http://www.w3.org/2000/svg\"><title id=\"rc-t\">{}</title>",
         esc(title)
     );
     // Month grid and labels.
@@ -529,9 +539,11 @@ pub(crate) fn fan(
     };
     let y = |p: f64| ((top + (1.0 - p.clamp(0.0, 1.0)) * (h - top - bottom)) * 10.0).round() / 10.0;
     let mut s = String::new();
+    // Where the curve starts to rise: a screen narrower than the chart is scrolled there (charts.js).
+    let focus = pts.first().map_or(0.0, |p| xs.x(p.day) / w);
     let _ = write!(
         s,
-        "<svg class=\"chart fan\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-labelledby=\"fan-t\" xmlns=\"http://www.w3.org/2000/svg\"><title id=\"fan-t\">{}</title>",
+        "<svg class=\"chart fan\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-labelledby=\"fan-t\" data-focus=\"{focus:.3}\" xmlns=\"http://www.w3.org/2000/svg\"><title id=\"fan-t\">{}</title>",
         esc(title)
     );
     for p in [0.0, 0.5, 0.8, 1.0] {
@@ -685,9 +697,12 @@ pub(crate) fn burnup_with_cone(
             .join(" ")
     };
     let mut s = String::new();
+    // Where the forecast starts: a screen narrower than the chart is scrolled there (charts.js), with
+    // the last weeks of history to its left.
+    let focus = cone.map_or(0.0, |c| scale.x(c.today) / w);
     let _ = write!(
         s,
-        "<svg class=\"chart burnup cone\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-labelledby=\"bu-t\" xmlns=\"http://www.w3.org/2000/svg\"><title id=\"bu-t\">{}</title>",
+        "<svg class=\"chart burnup cone\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-labelledby=\"bu-t\" data-focus=\"{focus:.3}\" xmlns=\"http://www.w3.org/2000/svg\"><title id=\"bu-t\">{}</title>",
         esc(title)
     );
     let months = scale.months(10);

@@ -211,11 +211,12 @@ const PAGES: [(&str, &str); 5] = [
 /// The embedded assets, copied through as they are.
 const ASSETS: [(&str, &str); 1] = [("style.css", include_str!("../../site-templates/style.css"))];
 
-/// The scripts of the board's filters and the search page, copied through as they are, only when the
-/// site has the index they read (see [`detail::Detail`]).
-const SCRIPTS: [(&str, &str); 2] = [
+/// The scripts of the board's filters, the search page and the milestone pages' charts, copied through as
+/// they are, only when the site has the pages that load them (see [`detail::Detail`]).
+const SCRIPTS: [(&str, &str); 3] = [
     ("board.js", include_str!("../../site-templates/board.js")),
     ("search.js", include_str!("../../site-templates/search.js")),
+    ("charts.js", include_str!("../../site-templates/charts.js")),
 ];
 
 /// What the error messages call an embedded default.

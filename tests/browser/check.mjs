@@ -5,7 +5,8 @@
 // Usage: node check.mjs SITE_DIR CHROMIUM PAGES_JSON [SCREENSHOT_DIR]
 //   PAGES_JSON: [{"path": "runway.html", "charts": 1, "shot": "runway"}, ...]; a page may add "query"
 //   ("?q=…", appended to its URL) and "expect": [{"selector": "#count", "contains": "3 matching"}, ...]
-//   (text the first element matching each selector must hold, or "lacks" text it must not).
+//   (text the first element matching each selector must hold, or "lacks" text it must not), and
+//   "scrolledOnPhone": [selector, ...] (chart boxes that must open scrolled to their content at 390 px).
 import { chromium } from "playwright-core";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -37,6 +38,11 @@ for (const width of [1440, 390]) {
       if (text === null) problems.push(`${where}: nothing matches ${x.selector}`);
       else if (x.contains && !text.includes(x.contains)) problems.push(`${where}: ${x.selector} says "${text}", not "${x.contains}"`);
       else if (x.lacks && text.includes(x.lacks)) problems.push(`${where}: ${x.selector} says "${text}", with "${x.lacks}"`);
+    }
+    // On a phone, a chart that marks where its content starts opens there, not on the empty stretch.
+    for (const sel of width < 800 ? p.scrolledOnPhone || [] : []) {
+      const left = await page.evaluate((s) => document.querySelector(s)?.scrollLeft ?? -1, sel);
+      if (!(left > 0)) problems.push(`${where}: ${sel} is not scrolled to its content (scrollLeft ${left})`);
     }
     const charts = await page.evaluate(() => document.querySelectorAll("svg.chart").length);
     if (charts < (p.charts || 0)) problems.push(`${where}: ${charts} charts, expected ${p.charts}`);
