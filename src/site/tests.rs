@@ -363,7 +363,8 @@ fn every_page_and_the_stylesheet_are_produced() {
             "roadmap.html",
             "style.css",
             "board.js",
-            "search.js"
+            "search.js",
+            "charts.js"
         ]
     );
     assert_eq!(
