@@ -376,6 +376,15 @@ fn describe(e: &jsonschema::ValidationError<'_>) -> (String, String) {
         ),
         K::Maximum { limit } => format!("{} is more than the maximum of {limit}", shown(instance)),
         K::Minimum { limit } => format!("{} is less than the minimum of {limit}", shown(instance)),
+        // The patterns of issue references, in words.
+        K::Pattern { pattern } if pattern.starts_with("^(new:") => format!(
+            "{} is not an issue: write owner/repo#N, #N or N (or new:K for the K-th new issue)",
+            shown(instance)
+        ),
+        K::Pattern { pattern } if pattern.ends_with("#?[0-9]+$") => format!(
+            "{} is not an issue: write owner/repo#N, #N or N",
+            shown(instance)
+        ),
         K::Pattern { pattern } => format!("{} does not match {pattern}", shown(instance)),
         K::OneOfNotValid { context } | K::AnyOf { context } => {
             return one_of(&path, instance, context);
@@ -453,15 +462,36 @@ fn one_of(
             ),
         );
     }
-    // Otherwise the alternative that got furthest.
+    // Otherwise the alternative that got furthest; of an optional field's two (the value, or null), the
+    // value's: "expected null" would read as if null were the only thing allowed.
+    let only_null = |e: &jsonschema::ValidationError<'_>| {
+        matches!(
+            e.kind(),
+            jsonschema::error::ValidationErrorKind::Type {
+                kind: jsonschema::error::TypeKind::Single(jsonschema::JsonType::Null)
+            }
+        )
+    };
+    // And of the rest, one that took the value's type: its complaint is about the value itself.
+    let type_only = |errs: &Vec<jsonschema::ValidationError<'static>>| {
+        errs.iter().all(|e| {
+            matches!(
+                e.kind(),
+                jsonschema::error::ValidationErrorKind::Type { .. }
+            )
+        })
+    };
     let best = context
         .iter()
         .filter_map(|errs| {
+            let rank = (!errs.iter().any(only_null), !type_only(errs));
             errs.iter()
                 .map(describe)
                 .max_by_key(|(p, _)| p.matches('/').count())
+                .map(|d| (rank, d))
         })
-        .max_by_key(|(p, _)| p.matches('/').count());
+        .max_by_key(|(rank, (p, _))| (p.matches('/').count(), *rank))
+        .map(|(_, d)| d);
     best.unwrap_or_else(|| {
         (
             path.to_owned(),

@@ -99,8 +99,12 @@ pub struct Derived {
     pub estimate: Option<String>,
     /// `label`, `directive` or `imputed`.
     pub estimate_source: String,
-    /// Priority in force (`p/2` when none is set).
+    /// Priority set for it, by its label or a directive (`p/2` when none is set).
     pub priority: String,
+    /// The priority it is scheduled at when that is higher than its own: inherited from the work that
+    /// waits for it (`p/1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduled_priority: Option<String>,
     /// The forecast range of an open issue: `{p10, p50, p80}` (a date or `beyond horizon`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forecast: Option<Cone>,
@@ -253,6 +257,9 @@ fn build(
             estimate: planned.estimate_label.clone(),
             estimate_source: planned.estimate_source.as_str().to_owned(),
             priority: planned.priority.to_string(),
+            scheduled_priority: forecast
+                .filter(|f| f.effective_priority < planned.priority.level())
+                .map(|f| format!("p/{}", f.effective_priority)),
             forecast: forecast.map(|f| Cone {
                 p10: f.p10.to_string(),
                 p50: f.p50.to_string(),

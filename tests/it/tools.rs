@@ -383,6 +383,27 @@ fn bad_inputs_name_the_field() {
             e => panic!("{input}: {e}"),
         }
     }
+    // An optional field's message is about the value, never "expected null".
+    let said = [
+        (
+            json!({ "view": "focus", "filters": { "state": "bogus" } }),
+            "\"bogus\" is not one of the valid values: diagnosis, triage, steeping, in_review, done",
+        ),
+        (
+            json!({ "view": "issue", "filters": { "issueId": "api#1" } }),
+            "\"api#1\" is not an issue: write owner/repo#N, #N or N",
+        ),
+        (
+            json!({ "view": "issue", "filters": { "issueId": -1 } }),
+            "-1 is less than the minimum of 1",
+        ),
+    ];
+    for (input, want) in said {
+        match query_err(input.clone()) {
+            ToolError::Invalid { message, .. } => assert_eq!(message, want, "{input}"),
+            e => panic!("{input}: {e}"),
+        }
+    }
     let e = tools::call_str(&ctx(shared()), "query_project", "{\"view\": ").unwrap_err();
     assert!(matches!(e, ToolError::BadJson(_)) && e.is_input(), "{e}");
     let e = tools::call(&ctx(shared()), "query_projects", &json!({})).unwrap_err();
@@ -809,6 +830,19 @@ fn an_accepted_call_writes_one_op_file_with_its_consequence_and_it_round_trips()
             "{f}"
         );
     }
+}
+
+#[test]
+fn the_issue_view_says_when_an_issue_is_scheduled_above_its_own_priority() {
+    let v = query("issue", json!({"issueId": "acme/api#46"}));
+    // Its label says p/3; the work that waits for it (acme/api#77) is more urgent, and the scheduler
+    // takes it at that priority.
+    assert_eq!(v["derived"]["priority"], "p/3", "{v}");
+    let scheduled = v["derived"]["scheduledPriority"].as_str().unwrap();
+    assert!(["p/0", "p/1", "p/2"].contains(&scheduled), "{v}");
+    // An issue at its own priority says nothing more.
+    let v = query("issue", json!({"issueId": "acme/api#102"}));
+    assert!(v["derived"].get("scheduledPriority").is_none(), "{v}");
 }
 
 #[test]
