@@ -117,6 +117,26 @@ impl Setup {
             .collect()
     }
 
+    /// Records a directive in the checkout `dir` with `commitea directive`; its id.
+    fn directive(&self, dir: &Path, kind: &str, quote: &str, target: &str, params: &str) -> String {
+        let out = self.commitea(
+            dir,
+            &[
+                "directive",
+                "--kind",
+                kind,
+                "--quote",
+                quote,
+                "--target",
+                target,
+                "--params",
+                params,
+            ],
+        );
+        let v: Value = serde_json::from_str(&ok(&out)).unwrap();
+        v["directiveId"].as_str().unwrap().to_owned()
+    }
+
     fn issue(&self, key: &IssueKey) -> commitea::domain::Issue {
         self.emu.with_dataset(|d| d.issue(key).unwrap().clone())
     }
@@ -702,22 +722,13 @@ fn a_new_proposal_never_takes_the_id_of_one_already_proposed() {
         &["clone", "-q", s.bare.to_str().unwrap(), "other"],
     );
     let directive = |dir: &Path, key: &IssueKey, quote: &str| -> String {
-        let out = s.commitea(
+        s.directive(
             dir,
-            &[
-                "directive",
-                "--kind",
-                "reprioritize",
-                "--quote",
-                quote,
-                "--target",
-                &key.to_string(),
-                "--params",
-                r#"{"priority": 0}"#,
-            ],
-        );
-        let v: Value = serde_json::from_str(&ok(&out)).unwrap();
-        v["directiveId"].as_str().unwrap().to_owned()
+            "reprioritize",
+            quote,
+            &key.to_string(),
+            r#"{"priority": 0}"#,
+        )
     };
     let propose = |dir: &Path| -> Vec<String> {
         ok(&s.commitea(dir, &["propose"]))
@@ -796,22 +807,13 @@ fn a_new_proposal_never_takes_the_id_of_one_already_proposed() {
 fn the_run_that_applies_a_directive_no_longer_shows_it_awaiting_approval() {
     let s = setup(&DemoSpec::scaled(40));
     let [a] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
-    let out = s.commitea(
+    let id = s.directive(
         &s.work,
-        &[
-            "directive",
-            "--kind",
-            "reprioritize",
-            "--quote",
-            "A first.",
-            "--target",
-            &a.to_string(),
-            "--params",
-            r#"{"priority": 0}"#,
-        ],
+        "reprioritize",
+        "A first.",
+        &a.to_string(),
+        r#"{"priority": 0}"#,
     );
-    let v: Value = serde_json::from_str(&ok(&out)).unwrap();
-    let id = v["directiveId"].as_str().unwrap().to_owned();
     // And a new due date for an open milestone.
     let (milestone, title) = s
         .snapshot
@@ -821,22 +823,13 @@ fn the_run_that_applies_a_directive_no_longer_shows_it_awaiting_approval() {
         .find(|m| m.state == OpenState::Open && m.due_on.is_some())
         .map(|m| (m.id, m.title.clone()))
         .unwrap();
-    let out = s.commitea(
+    let deadline = s.directive(
         &s.work,
-        &[
-            "directive",
-            "--kind",
-            "set-deadline",
-            "--quote",
-            "Give it until June.",
-            "--target",
-            &format!("milestone {milestone}"),
-            "--params",
-            r#"{"due": "2027-06-30"}"#,
-        ],
+        "set-deadline",
+        "Give it until June.",
+        &format!("milestone {milestone}"),
+        r#"{"due": "2027-06-30"}"#,
     );
-    let v: Value = serde_json::from_str(&ok(&out)).unwrap();
-    let deadline = v["directiveId"].as_str().unwrap().to_owned();
     ok(&s.commitea(&s.work, &["propose"]));
     // Merged one at a time: each appends to the ledger, so the second is rebuilt by the run between.
     s.emu.merge_pull(&state_repo(), 1, "pat").unwrap();
@@ -908,21 +901,13 @@ fn a_proposal_says_what_merging_it_does_not_what_the_checkout_previewed() {
             (ms.state == OpenState::Open).then(|| (m, k.clone()))
         })
         .unwrap();
-    let out = s.commitea(
+    s.directive(
         &s.work,
-        &[
-            "directive",
-            "--kind",
-            "set-deadline",
-            "--quote",
-            "It ships next week, hard.",
-            "--target",
-            &format!("milestone {milestone}"),
-            "--params",
-            r#"{"due": "2026-12-11", "hard": true}"#,
-        ],
+        "set-deadline",
+        "It ships next week, hard.",
+        &format!("milestone {milestone}"),
+        r#"{"due": "2026-12-11", "hard": true}"#,
     );
-    ok(&out);
     // The op file is written with that unapproved directive in the checkout's ledger.
     let input = format!(r#"{{"ops":[{{"op":"close_issue","issue":"{issue}"}}],"approved":true}}"#);
     let v: Value =
