@@ -171,6 +171,74 @@ pub fn query_project(ctx: &Context, input: QueryInput) -> Result<QueryOutput, To
             ),
         ));
     }
+    // A name or label nobody has is a typo, not "nobody has work": say so, with what there is.
+    if let Some(a) = f.assignee.as_deref() {
+        let mut people: Vec<&str> = c
+            .plan
+            .team
+            .iter()
+            .map(|m| m.name.as_str())
+            .chain(
+                c.plan
+                    .issues
+                    .iter()
+                    .flat_map(|i| i.assignees.iter().map(String::as_str)),
+            )
+            .collect();
+        people.sort_unstable();
+        people.dedup();
+        if !people.iter().any(|p| p.eq_ignore_ascii_case(a)) {
+            return Err(ToolError::invalid(
+                "/filters/assignee",
+                format!(
+                    "\"{}\" is not on the team and is assigned no issue; the people are {}",
+                    crate::limits::excerpt(a),
+                    if people.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        people.join(", ")
+                    }
+                ),
+            ));
+        }
+    }
+    if let Some(l) = f.label.as_deref()
+        && !c
+            .plan
+            .issues
+            .iter()
+            .any(|i| i.labels.iter().any(|x| x.eq_ignore_ascii_case(l)))
+    {
+        let mut labels: Vec<&str> = c
+            .plan
+            .issues
+            .iter()
+            .flat_map(|i| i.labels.iter().map(String::as_str))
+            .collect();
+        labels.sort_unstable();
+        labels.dedup();
+        // A tracker may have hundreds: the first 40 say what labels look like here.
+        const SHOWN: usize = 40;
+        let more = labels.len().saturating_sub(SHOWN);
+        labels.truncate(SHOWN);
+        return Err(ToolError::invalid(
+            "/filters/label",
+            format!(
+                "no issue carries the label \"{}\"; the labels in use are {}{}",
+                crate::limits::excerpt(l),
+                if labels.is_empty() {
+                    "none".to_owned()
+                } else {
+                    labels.join(", ")
+                },
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            ),
+        ));
+    }
     let previous = (input.view == View::Standup)
         .then(|| previous_forecast(ctx, &c))
         .flatten();

@@ -373,6 +373,15 @@ fn bad_inputs_name_the_field() {
             json!({ "view": "board", "filters": { "limit": "ten" } }),
             "/filters/limit",
         ),
+        // A name or a label nobody has is a typo, not "nobody has work".
+        (
+            json!({ "view": "focus", "filters": { "assignee": "nobody" } }),
+            "/filters/assignee",
+        ),
+        (
+            json!({ "view": "board", "filters": { "label": "nope" } }),
+            "/filters/label",
+        ),
     ];
     for (input, want) in cases {
         match query_err(input.clone()) {
