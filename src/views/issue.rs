@@ -99,6 +99,9 @@ pub struct Derived {
     pub estimate: Option<String>,
     /// `label`, `directive` or `imputed`.
     pub estimate_source: String,
+    /// The milestone Gitea has it in, when a directive took it out of it: the plan counts it in none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scoped_out_of: Option<MilestoneRef>,
     /// Priority set for it, by its label or a directive (`p/2` when none is set).
     pub priority: String,
     /// The priority it is scheduled at when that is higher than its own: inherited from the work that
@@ -235,7 +238,8 @@ fn build(
             comments_omitted: skip,
             assignee: raw.assignees.clone(),
             labels: raw.labels.clone(),
-            milestone: planned.milestone.and_then(|id| {
+            // Gitea's: a directive that scopes the issue out shows in `derived.scopedOutOf`.
+            milestone: raw.milestone.and_then(|id| {
                 inputs.plan.milestone(id).map(|m| MilestoneRef {
                     id,
                     title: m.title.clone(),
@@ -256,6 +260,15 @@ fn build(
                 .collect(),
             estimate: planned.estimate_label.clone(),
             estimate_source: planned.estimate_source.as_str().to_owned(),
+            scoped_out_of: raw
+                .milestone
+                .filter(|id| planned.milestone != Some(*id))
+                .and_then(|id| {
+                    inputs.plan.milestone(id).map(|m| MilestoneRef {
+                        id,
+                        title: m.title.clone(),
+                    })
+                }),
             priority: planned.priority.to_string(),
             scheduled_priority: forecast
                 .filter(|f| f.effective_priority < planned.priority.level())

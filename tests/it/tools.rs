@@ -855,6 +855,37 @@ fn the_issue_view_says_when_an_issue_is_scheduled_above_its_own_priority() {
 }
 
 #[test]
+fn the_issue_view_keeps_gitea_s_milestone_and_says_a_directive_scoped_it_out() {
+    let tmp = demo_dir();
+    let out = commitea::ledger::record::record_directive(
+        tmp.path(),
+        &commitea::ledger::record::RecordInput {
+            kind: "scope".into(),
+            quote: "Bulk ops are out of v2.".into(),
+            target: Some(commitea::ledger::record::RecordTarget {
+                issue: Some("acme/api#102".into()),
+                ..Default::default()
+            }),
+            params: Some(json!({"in": false})),
+            rationale: None,
+            by: None,
+        },
+        &commitea::ledger::record::RecordOptions::new(clock(), vec![]),
+    );
+    assert!(out.is_ok(), "{out:?}");
+    let v = tools::call(
+        &ctx(tmp.path()),
+        "query_project",
+        &json!({"view": "issue", "filters": {"issueId": "acme/api#102"}}),
+    )
+    .unwrap();
+    // What people wrote in Gitea stays; what the plan made of it is said beside it.
+    let gitea = v["intent"]["milestone"]["id"].as_u64();
+    assert!(gitea.is_some(), "{v}");
+    assert_eq!(v["derived"]["scopedOutOf"]["id"].as_u64(), gitea, "{v}");
+}
+
+#[test]
 fn apply_changes_is_deterministic() {
     let input =
         json!({ "ops": [{ "op": "set_priority", "issue": "acme/api#102", "priority": "p/0" }] });
