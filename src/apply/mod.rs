@@ -204,7 +204,8 @@ fn foreign_label(op: &Op) -> Option<Outcome> {
 ///
 /// Each op is held to the rules `apply_changes` holds a proposal to (the estimate ladder, a milestone of
 /// the issue's own repository, no dependency cycle, nothing planned on a closed issue), checked against
-/// the world as the earlier ops left it: a file on the branch may have been written by hand.
+/// the fresh snapshot as the earlier ops (of this file and the ones before) left it: a file on the
+/// branch may have been written by hand.
 pub fn apply_pending(
     client: &Client,
     approvals: &dyn Approvals,
@@ -213,7 +214,13 @@ pub fn apply_pending(
     pending: &[PendingOnBranch],
     now: DateTime<Utc>,
 ) -> Result<(Vec<AppliedFile>, bool), ApplyError> {
-    let repos = crate::tools::repositories(config, snapshot);
+    // One checker over the fresh snapshot for every file: the dependencies and closes it tracks carry
+    // from one file to the next, as the writes do.
+    let mut checker = Checker::at_apply(
+        config,
+        snapshot,
+        crate::tools::repositories(config, snapshot),
+    );
     let mut writer = Writer::new(client, snapshot);
     let mut out = Vec::new();
     for p in pending {
@@ -222,8 +229,7 @@ pub fn apply_pending(
         let mut results = Vec::new();
         // `dependsOnNew` names the file's own new issues by position.
         writer.created.clear();
-        let world = writer.snapshot.clone();
-        let mut checker = Checker::at_apply(config, &world, repos.clone());
+        checker.next_file();
         for op in &file.ops {
             let refused = foreign_label(op).or_else(|| {
                 (op.is_destructive() && approval.is_none()).then(|| Outcome::Skipped {

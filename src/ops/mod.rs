@@ -613,6 +613,12 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Starts the next op file: `dependsOnNew` counts the new issues of one file. What earlier files
+    /// added (dependencies, closes) is kept.
+    pub fn next_file(&mut self) {
+        self.created.clear();
+    }
+
     /// Counts an op refused before the checker saw it, so that `dependsOnNew` positions still match.
     pub fn refused_before(&mut self, op: &Op) {
         if matches!(op, Op::CreateIssue { .. }) {
@@ -918,10 +924,20 @@ impl<'a> Checker<'a> {
                 }
             }
             // At apply time the writer decides these from the fresh snapshot: done already, or to do.
-            Op::RemoveDep { issue, depends_on } if self.at_apply => Op::RemoveDep {
-                issue: key_ref(&issue.resolve(&self.repos)?),
-                depends_on: key_ref(&depends_on.resolve(&self.repos)?),
-            },
+            Op::RemoveDep { issue, depends_on } if self.at_apply => {
+                let (a, b) = (
+                    issue.resolve(&self.repos)?,
+                    depends_on.resolve(&self.repos)?,
+                );
+                // Gone for the cycle check of the ops after it, as it will be on Gitea.
+                if let Some(d) = self.deps.get_mut(&a) {
+                    d.remove(&b);
+                }
+                Op::RemoveDep {
+                    issue: key_ref(&a),
+                    depends_on: key_ref(&b),
+                }
+            }
             Op::CloseIssue { issue } if self.at_apply => {
                 let key = issue.resolve(&self.repos)?;
                 self.closed.insert(key.clone());
