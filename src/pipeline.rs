@@ -635,6 +635,12 @@ fn sync_stage(
             ..Default::default()
         },
     )?;
+    if opts.token.is_none() {
+        tracing::warn!(
+            "reading {server} without a token (COMMITEA_GITEA_TOKEN is not set): only public repositories can be read, \
+             and approved changes cannot be applied"
+        );
+    }
     let previous = match Snapshot::load_for_run(layout) {
         Ok(s) => Some(s),
         Err(StateError::NoSnapshot(_)) => None,

@@ -58,8 +58,9 @@ pub enum ClientError {
     },
     /// 401: the token is missing or wrong.
     #[error(
-        "{request} on {server}: 401 Unauthorized, {}; set COMMITEA_GITEA_TOKEN (or GITEA_TOKEN or GITHUB_TOKEN) to an access token of {server} that can read {repo}",
-        if *token_sent { "the server refused the Gitea token (expired, revoked, or another server's?)" } else { "no Gitea token is set" }
+        "{request} on {server}: 401 Unauthorized, {}; {}",
+        if *token_sent { "the server refused the Gitea token (expired, revoked, or another server's?)" } else { "no Gitea token is set" },
+        set_token_hint(repo)
     )]
     Unauthorized {
         /// The server.
@@ -93,25 +94,39 @@ pub enum ClientError {
         /// The request.
         request: String,
     },
-    /// 403: the token may not read the repository.
+    /// 403: the token may not read the repository (or, with no token, the server wants one for everything).
     #[error(
-        "{request}: 403 Forbidden, the token may not read {repo}; give its user read access to issues of {repo} (and a token with the read:issue and read:repository scopes)"
+        "{request}: 403 Forbidden, {}",
+        if *token_sent {
+            format!("the token may not read {repo}; give its user read access to issues of {repo} (and a token with the read:issue and read:repository scopes)")
+        } else {
+            format!("the server lets only signed-in users call its API and no Gitea token is set; {}", set_token_hint(repo))
+        }
     )]
     Forbidden {
         /// The repository.
         repo: String,
         /// The request.
         request: String,
+        /// Whether the request carried a token.
+        token_sent: bool,
     },
     /// 404 on a repository's endpoint.
     #[error(
-        "{request}: 404 Not Found, repository {repo} does not exist or is not visible to the token; check its name (in commitea.yaml, or as given to --repo) and that the token's user can see it"
+        "{request}: 404 Not Found, {}",
+        if *token_sent {
+            format!("repository {repo} does not exist or is not visible to the token; check its name (in commitea.yaml, or as given to --repo) and that the token's user can see it")
+        } else {
+            format!("repository {repo} does not exist or is private, and no Gitea token is set (Gitea answers a request without a token for a private repository as if it did not exist); {}", set_token_hint(repo))
+        }
     )]
     NotFound {
         /// The repository.
         repo: String,
         /// The request.
         request: String,
+        /// Whether the request carried a token.
+        token_sent: bool,
     },
     /// 404 on a dependencies endpoint: the repository has issue dependencies switched off.
     #[error(
@@ -252,6 +267,13 @@ impl ClientError {
             | Self::TimeTrackingDisabled { .. }) => e,
         }
     }
+}
+
+/// What to do when no token, or the wrong one, was sent: said once for every error that needs it.
+fn set_token_hint(repo: &str) -> String {
+    format!(
+        "set COMMITEA_GITEA_TOKEN (or GITEA_TOKEN or GITHUB_TOKEN) to an access token of this server that can read {repo}"
+    )
 }
 
 /// How the client retries and waits.
@@ -939,7 +961,11 @@ impl Client {
                 request,
                 token_sent: self.token.is_some(),
             }),
-            StatusCode::FORBIDDEN => Attempt::Fail(ClientError::Forbidden { repo, request }),
+            StatusCode::FORBIDDEN => Attempt::Fail(ClientError::Forbidden {
+                repo,
+                request,
+                token_sent: self.token.is_some(),
+            }),
             // Gitea answers 404 "not found" when the repository has dependencies switched off, and 404
             // "issue does not exist" when the issue is gone (routers/api/v1/repo/issue_dependency.go).
             StatusCode::NOT_FOUND
@@ -954,7 +980,11 @@ impl Client {
             {
                 Attempt::Fail(ClientError::TimeTrackingDisabled { repo, request })
             }
-            StatusCode::NOT_FOUND => Attempt::Fail(ClientError::NotFound { repo, request }),
+            StatusCode::NOT_FOUND => Attempt::Fail(ClientError::NotFound {
+                repo,
+                request,
+                token_sent: self.token.is_some(),
+            }),
             s => Attempt::Fail(ClientError::Status {
                 repo,
                 request,

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use commitea::domain::{IssueKey, RepoName};
 use commitea::state::{Layout, Snapshot};
-use commitea_testkit::gitea::{Dataset, Emulator, EmulatorOptions, FUTURE_FIELD, Fault, FaultKind};
+use commitea_testkit::gitea::{
+    Anonymous, Dataset, Emulator, EmulatorOptions, FUTURE_FIELD, Fault, FaultKind,
+};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "emulator-token";
@@ -345,13 +347,6 @@ fn time(v: &Value) -> DateTime<Utc> {
 fn auth_needs_the_token_as_token_or_bearer() {
     let emu = small();
     let base = emu.url();
-    let none = raw(&base, "GET", "/api/v1/version", None, None).unwrap();
-    assert_eq!(none.status, 401);
-    let err = none.json();
-    assert!(
-        err["message"].is_string() && err["url"].is_string(),
-        "{err}"
-    );
     let wrong = raw(&base, "GET", "/api/v1/version", Some("token nope"), None).unwrap();
     assert_eq!(wrong.status, 401);
     let token = raw(
@@ -379,6 +374,74 @@ fn auth_needs_the_token_as_token_or_bearer() {
     assert!(unknown.json()["message"].is_string());
     assert_eq!(get(&emu, "/repos/acme/nope").status, 404);
     assert_eq!(get(&emu, "/repos/acme/api/issues/999").status, 404);
+}
+
+/// Gitea lets an anonymous request past sign-in unless `REQUIRE_SIGNIN_VIEW` is set; then a private
+/// repository is not found (`repoAssignment`) and a `reqToken` route (every write, tracked times, `/user`)
+/// answers 401 "token is required".
+#[test]
+fn a_request_without_a_token_is_answered_as_gitea_answers_it() {
+    let anonymous = |mode: Anonymous, method: &str, path: &str| -> (u16, Value) {
+        let snapshot = load("tests/fixtures/small");
+        let emu = Emulator::start(
+            Dataset::from_snapshot(&snapshot),
+            EmulatorOptions {
+                anonymous: mode,
+                ..EmulatorOptions::default()
+            },
+        )
+        .unwrap();
+        let body = (method != "GET").then(|| json!({"title": "x"}));
+        let r = raw(
+            &emu.url(),
+            method,
+            &format!("/api/v1{path}"),
+            None,
+            body.as_ref(),
+        )
+        .unwrap();
+        (r.status, r.json())
+    };
+    // The default: private repositories.
+    assert_eq!(anonymous(Anonymous::Private, "GET", "/version").0, 200);
+    assert_eq!(anonymous(Anonymous::Private, "GET", "/settings/api").0, 200);
+    let (status, body) = anonymous(Anonymous::Private, "GET", "/repos/acme/api/issues");
+    assert_eq!(status, 404);
+    assert_eq!(body["message"], "The target couldn't be found.");
+    assert_eq!(
+        anonymous(Anonymous::Private, "GET", "/repos/acme/api").0,
+        404
+    );
+    let (status, body) = anonymous(Anonymous::Private, "GET", "/user");
+    assert_eq!(
+        (status, body["message"].as_str()),
+        (401, Some("token is required"))
+    );
+    // Public repositories: reads answer, writes and tracked times want a token.
+    let (status, body) = anonymous(Anonymous::Public, "GET", "/repos/acme/api");
+    assert_eq!((status, &body["private"]), (200, &json!(false)));
+    assert_eq!(
+        anonymous(Anonymous::Public, "GET", "/repos/acme/api/issues").0,
+        200
+    );
+    let (status, body) = anonymous(Anonymous::Public, "POST", "/repos/acme/api/issues");
+    assert_eq!(
+        (status, body["message"].as_str()),
+        (401, Some("token is required"))
+    );
+    assert_eq!(
+        anonymous(Anonymous::Public, "GET", "/repos/acme/api/issues/1/times").0,
+        401
+    );
+    // REQUIRE_SIGNIN_VIEW: nothing answers.
+    let (status, body) = anonymous(Anonymous::SignInRequired, "GET", "/version");
+    assert_eq!(
+        (status, body["message"].as_str()),
+        (403, Some("Only signed in user is allowed to call APIs."))
+    );
+    // A private repository says so to its own token.
+    let emu = small();
+    assert_eq!(get_json(&emu, "/repos/acme/api")["private"], true);
 }
 
 #[test]

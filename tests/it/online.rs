@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command;
 
 use commitea::state::{Layout, Snapshot};
-use commitea_testkit::gitea::{Dataset, Emulator, EmulatorOptions, Fault, FaultKind};
+use commitea_testkit::gitea::{Anonymous, Dataset, Emulator, EmulatorOptions, Fault, FaultKind};
 
 use crate::pipeline::{git, state_from_fixture, tree};
 
@@ -312,11 +312,65 @@ fn a_missing_token_a_refused_one_a_wrong_scheme_and_a_login_page_are_each_said_o
     };
     let url = emulator.url();
 
+    // Without a token Gitea answers a private repository 404, as if it did not exist: the message says
+    // the token is missing, not that the name may be wrong.
     let stderr = run(&url, None);
-    assert!(stderr.contains("no Gitea token is set"), "{stderr}");
+    assert!(
+        stderr.contains("404 Not Found")
+            && stderr.contains("no Gitea token is set")
+            && stderr.contains("or is private"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("not visible to the token"), "{stderr}");
     // Said once, and only as the error.
-    assert_eq!(stderr.matches("401").count(), 1, "{stderr}");
+    assert_eq!(stderr.matches("404").count(), 1, "{stderr}");
     assert!(!stderr.contains("page size"), "{stderr}");
+    // A server that lets only signed-in users call its API (REQUIRE_SIGNIN_VIEW) answers 403.
+    let signin = Emulator::start(
+        Dataset::from_snapshot(&Snapshot::load(&Layout::new(state.path())).unwrap()),
+        EmulatorOptions {
+            token: TOKEN.into(),
+            anonymous: Anonymous::SignInRequired,
+            ..EmulatorOptions::default()
+        },
+    )
+    .unwrap();
+    let stderr = run(&signin.url(), None);
+    assert!(
+        stderr.contains("403 Forbidden")
+            && stderr.contains("lets only signed-in users call its API")
+            && stderr.contains("no Gitea token is set")
+            && stderr.contains("COMMITEA_GITEA_TOKEN"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("the token may not read"), "{stderr}");
+    assert_eq!(stderr.matches("403").count(), 1, "{stderr}");
+    // Public repositories are read without a token, as Gitea lets a visitor read them; what a visitor
+    // cannot read or do is said.
+    let public = Emulator::start(
+        Dataset::from_snapshot(&Snapshot::load(&Layout::new(state.path())).unwrap()),
+        EmulatorOptions {
+            token: TOKEN.into(),
+            anonymous: Anonymous::Public,
+            ..EmulatorOptions::default()
+        },
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["run", "--no-commit", "-s"])
+        .arg(state.path())
+        .env("COMMITEA_SERVER", public.url())
+        .env_remove("COMMITEA_GITEA_TOKEN")
+        .env_remove("GITEA_TOKEN")
+        .env_remove("GITHUB_TOKEN")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("without a token") && stderr.contains("only public repositories"),
+        "{stderr}"
+    );
 
     let stderr = run(&url, Some("tok-wrong"));
     assert!(

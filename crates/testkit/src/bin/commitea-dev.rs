@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use commitea_testkit::gitea::{Dataset, Emulator, EmulatorOptions};
+use commitea_testkit::gitea::{Anonymous, Dataset, Emulator, EmulatorOptions};
 
 /// Developer commands for CommiTea (not shipped).
 #[derive(Debug, Parser)]
@@ -34,6 +34,10 @@ enum Command {
         /// Repeatable.
         #[arg(long = "state-repo", value_name = "OWNER/NAME=PATH")]
         state_repos: Vec<String>,
+        /// What a request without a token is answered: `private` repositories look absent (404), `public`
+        /// ones are read (writes want a token), `sign-in-required` refuses everything (403).
+        #[arg(long, value_enum, default_value_t = AnonymousArg::Private)]
+        anonymous: AnonymousArg,
     },
     /// Write a generated state repo (no git, no forecast) into DIR: the bundled demo, or N issues.
     Generate {
@@ -45,6 +49,14 @@ enum Command {
     },
 }
 
+/// [`Anonymous`] on the command line.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum AnonymousArg {
+    Private,
+    Public,
+    SignInRequired,
+}
+
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Emulate {
@@ -52,11 +64,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             token,
             latency_ms,
             state_repos,
+            anonymous,
         } => {
             let snapshot = commitea::state::Snapshot::load(&commitea::state::Layout::new(&state))?;
             let mut options = EmulatorOptions {
                 token,
                 latency: std::time::Duration::from_millis(latency_ms),
+                anonymous: match anonymous {
+                    AnonymousArg::Private => Anonymous::Private,
+                    AnonymousArg::Public => Anonymous::Public,
+                    AnonymousArg::SignInRequired => Anonymous::SignInRequired,
+                },
                 ..EmulatorOptions::default()
             };
             for s in &state_repos {

@@ -523,6 +523,8 @@ pub(crate) struct Render<'a> {
     pub base: &'a str,
     /// Add [`FUTURE_FIELD`] to every object, as a newer Gitea adds fields.
     pub future: bool,
+    /// Whether the repositories are public (what an anonymous request may read).
+    pub public: bool,
 }
 
 /// A field no Gitea 1.27 sends, added to every object the emulator renders (unless switched off), so the
@@ -536,6 +538,7 @@ impl<'a> Render<'a> {
             ds,
             base: &shared.base,
             future: shared.options.future_fields,
+            public: shared.options.anonymous == super::Anonymous::Public,
         }
     }
 
@@ -764,7 +767,7 @@ impl<'a> Render<'a> {
             "full_name": repo.to_string(),
             "description": "",
             "empty": false,
-            "private": false,
+            "private": !self.public,
             "fork": false,
             "template": false,
             "parent": null,

@@ -85,6 +85,22 @@ pub struct EmulatorOptions {
     /// `refs/heads/*`), their pull requests are kept by the emulator and merged for real. Each is added to the
     /// dataset when the emulator starts.
     pub state_repos: BTreeMap<RepoName, PathBuf>,
+    /// What a request without a token is answered.
+    pub anonymous: Anonymous,
+}
+
+/// What Gitea answers a request that carries no token (`routers/api/v1/api.go`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Anonymous {
+    /// The repositories are private: their endpoints answer 404 as if they did not exist
+    /// (`repoAssignment`), `/version` and `/settings/api` answer, `/user` answers 401 "token is required".
+    #[default]
+    Private,
+    /// The repositories are public: reads answer, while writes, tracked times and `/user` answer 401
+    /// "token is required" (`reqToken`).
+    Public,
+    /// `REQUIRE_SIGNIN_VIEW`: every API request answers 403 "Only signed in user is allowed to call APIs.".
+    SignInRequired,
 }
 
 impl Default for EmulatorOptions {
@@ -100,6 +116,7 @@ impl Default for EmulatorOptions {
             future_fields: true,
             latency: Duration::ZERO,
             state_repos: BTreeMap::new(),
+            anonymous: Anonymous::Private,
         }
     }
 }

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::dataset::{Dataset, Render, TimelineEntry, blank_issue, timeline_entries};
 use super::http::{Request, Response};
-use super::{Shared, lock, pulls};
+use super::{Anonymous, Shared, lock, pulls};
 use commitea::domain::{EventKind, Issue, IssueKey, Label, OpenState, RepoName, TimelineEvent};
 
 /// Gitea's error body.
@@ -125,9 +125,17 @@ fn in_window(
         && before.is_none_or(|b| t.timestamp() <= b.timestamp())
 }
 
-fn authorised(req: &Request, shared: &Shared) -> Result<(), Response> {
+/// Whether a request is signed in (`Ok(true)`), anonymous and let through (`Ok(false)`), or refused.
+fn authorised(req: &Request, shared: &Shared) -> Result<bool, Response> {
     let Some(h) = req.header("authorization") else {
-        return Err(error(shared, 401, "token is required"));
+        return match shared.options.anonymous {
+            Anonymous::SignInRequired => Err(error(
+                shared,
+                403,
+                "Only signed in user is allowed to call APIs.",
+            )),
+            Anonymous::Private | Anonymous::Public => Ok(false),
+        };
     };
     let token = h
         .strip_prefix("token ")
@@ -135,9 +143,25 @@ fn authorised(req: &Request, shared: &Shared) -> Result<(), Response> {
         .or_else(|| h.strip_prefix("bearer "))
         .map(str::trim);
     if token == Some(shared.options.token.as_str()) {
-        Ok(())
+        Ok(true)
     } else {
         Err(error(shared, 401, "invalid username, password or token"))
+    }
+}
+
+/// What Gitea answers an anonymous request it lets past sign-in: a private repository is not found
+/// (`repoAssignment`), and `reqToken` routes (every write, tracked times, `/user`) want a token.
+fn anonymous_refusal(shared: &Shared, method: &str, segs: &[&str]) -> Option<Response> {
+    let token_required = || error(shared, 401, "token is required");
+    match segs {
+        ["version"] | ["settings", "api"] => None,
+        ["user"] => Some(token_required()),
+        ["repos", _, _, ..] if shared.options.anonymous == Anonymous::Private => {
+            Some(not_found(shared))
+        }
+        _ if method != "GET" => Some(token_required()),
+        ["repos", _, _, .., "times"] => Some(token_required()),
+        _ => None,
     }
 }
 
@@ -146,11 +170,15 @@ pub(crate) fn handle(req: &Request, shared: &Shared) -> Response {
     let Some(rest) = req.path.strip_prefix("/api/v1/") else {
         return not_found(shared);
     };
-    if let Err(resp) = authorised(req, shared) {
-        return resp;
-    }
+    let signed_in = match authorised(req, shared) {
+        Ok(signed_in) => signed_in,
+        Err(resp) => return resp,
+    };
     let segs: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
     let method = req.method.as_str();
+    if !signed_in && let Some(resp) = anonymous_refusal(shared, method, &segs) {
+        return resp;
+    }
     match (method, segs.as_slice()) {
         ("GET", ["version"]) => Response::json(200, &json!({"version": shared.options.version})),
         ("GET", ["settings", "api"]) => Response::json(
