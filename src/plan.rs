@@ -137,6 +137,8 @@ pub struct PlannedMilestone {
     pub title: String,
     /// Open or closed.
     pub state: OpenState,
+    /// The day it closed on Gitea, when it is closed.
+    pub closed: Option<NaiveDate>,
     /// Due day.
     pub due: Option<NaiveDate>,
     /// Whether the due date cannot move.
@@ -309,6 +311,10 @@ impl Plan {
                     repo: repo.clone(),
                     title: m.title.clone(),
                     state: m.state,
+                    closed: m
+                        .closed_at
+                        .filter(|_| m.state == OpenState::Closed)
+                        .map(|t| t.date_naive()),
                     due: m.due_date(),
                     hard: m.is_hard(),
                     provenance: Vec::new(),

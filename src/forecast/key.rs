@@ -26,8 +26,9 @@ use super::{ForecastReport, Mode, Settings};
 /// something else by them (or that had less to say in them) is computed again, not reused. 2: a
 /// milestone's cone is its headline, the work that stays while the abandonment model says which issues
 /// leave (the planned scope moved to `planned`). 3: `warnings` say when a milestone's headline trails its
-/// schedule's finish because of the closing pace.
-const REPORT_FORMAT: u32 = 3;
+/// schedule's finish because of the closing pace. 4: a closed milestone's cone is the day it closed
+/// (`closed`), not today.
+const REPORT_FORMAT: u32 = 4;
 
 /// A SHA-1 fed through `fmt::Write`, buffered (Debug output arrives in many small pieces).
 struct Digest {

@@ -210,6 +210,9 @@ pub struct MilestoneForecast {
     pub title: String,
     /// Open or closed.
     pub state: OpenState,
+    /// The day a closed milestone closed on Gitea (its cone is that day).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed: Option<NaiveDate>,
     /// Due day.
     pub due: Option<NaiveDate>,
     /// Whether the due date cannot move.

@@ -216,7 +216,12 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 .flatten();
             let staying = staying_cone.is_some();
             let planned = sim.group(g);
-            let (p10, p50, p80, prob) = if empty {
+            // A closed milestone's work was done the day it closed: that is its cone, not a forecast.
+            let closed = m.closed.filter(|_| m.state == OpenState::Closed);
+            let (p10, p50, p80, prob) = if let Some(day) = closed {
+                let done = When::Date(day);
+                (done, done, done, None)
+            } else if empty {
                 // Nothing open: there is nothing to be on time with, and no slack to measure.
                 let done = When::Date(as_of);
                 (done, done, done, None)
@@ -326,18 +331,18 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                     )
                 });
             }
-            let planned = staying.then(|| Range {
+            let planned = (staying && closed.is_none()).then(|| Range {
                 p10: when(planned.p10),
                 p50: when(planned.p50),
                 p80: when(planned.p80),
             });
             let expected_leaving = (fate.gives_probabilities() && m.state == OpenState::Open)
                 .then(|| round2(groups[g].iter().map(|&n| 1.0 - fates[n].p).sum()));
-            let probability_done = (fate.gives_probabilities() && !groups[g].is_empty())
+            let probability_done = (fate.gives_probabilities() && !groups[g].is_empty() && closed.is_none())
                 .then(|| round3(sim.group_by(g, days.saturating_sub(1))));
             // The headline's own chance within the horizon, beside the planned scope's (the fan chart's
             // last point when its p80 is beyond the horizon).
-            let staying_done = staying
+            let staying_done = (staying && closed.is_none())
                 .then(|| sim.group_staying_by(g, days.saturating_sub(1)))
                 .flatten()
                 .map(round3);
@@ -348,6 +353,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 expected_leaving,
                 probability_done,
                 cut_line,
+                closed,
                 id: m.id,
                 repo: m.repo.to_string(),
                 title: m.title.clone(),

@@ -589,11 +589,7 @@ pub fn build(
                     })
                 })
                 .collect();
-            let closed = snapshot
-                .milestone(m.id)
-                .and_then(|(_, sm)| sm.closed_at)
-                .filter(|_| m.state == crate::domain::OpenState::Closed)
-                .map(|c| closed_words(c.date_naive(), m.due));
+            let closed = m.closed.map(|c| closed_words(c, m.due));
             Some(MilestonePage {
                 closed,
                 path: milestone_path(m.id),

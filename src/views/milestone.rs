@@ -19,6 +19,9 @@ pub struct MilestoneView {
     pub repo: String,
     /// `open` or `closed`.
     pub state: String,
+    /// The day it closed on Gitea, when it is closed (its cone is that day).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed: Option<String>,
     /// Due day.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub due: Option<String>,
@@ -26,7 +29,7 @@ pub struct MilestoneView {
     pub hard: bool,
     /// The numbers.
     pub stats: MilestoneStats,
-    /// When its work is done, `{p10, p50, p80}`: the work that will stay in it while the abandonment model
+    /// When its work is done, `{p10, p50, p80}` (for a closed milestone, the day it closed): the work that will stay in it while the abandonment model
     /// says which open issues leave (then `plannedCone` is given too), else all the work planned in it.
     pub cone: Cone,
     /// When all the work planned in it today is done (never, in a future where any of it is never done),
@@ -103,6 +106,7 @@ pub fn milestone(inputs: Inputs<'_>, id: u64, selection: &Selection) -> Option<M
             OpenState::Closed => "closed",
         }
         .to_owned(),
+        closed: m.closed.map(|d| d.to_string()),
         due: m.due.map(|d| d.to_string()),
         hard: m.hard,
         stats: MilestoneStats {

@@ -164,6 +164,22 @@ fn forecasts_are_ranges_never_single_dates() {
 }
 
 #[test]
+fn a_closed_milestone_is_done_the_day_it_closed_not_today() {
+    // The demo's Q3 hardening closed on 2026-10-01 (due 2026-09-30); the forecast is weeks later.
+    let m = query("milestone", json!({ "milestoneId": 1 }));
+    assert_eq!(m["state"], "closed", "{m}");
+    assert_eq!(m["closed"], "2026-10-01", "{m}");
+    assert_eq!(
+        m["cone"],
+        json!({ "p10": "2026-10-01", "p50": "2026-10-01", "p80": "2026-10-01" }),
+        "{m}"
+    );
+    assert!(m.get("plannedCone").is_none(), "{m}");
+    // An open milestone has no closing day.
+    assert!(query("milestone", json!({ "milestoneId": 4 })).get("closed").is_none());
+}
+
+#[test]
 fn focus_rationales_come_from_engine_facts() {
     let f = query("focus", json!({ "assignee": "bjorn" }));
     assert_eq!(f["assignee"], "bjorn");
