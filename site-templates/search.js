@@ -29,8 +29,14 @@
     var words = form.elements.q.value.toLowerCase().split(/\s+/).filter(function (w) { return w.length > 0; });
     while (list.firstChild) list.removeChild(list.firstChild);
     if (words.length === 0) { count.textContent = ""; return; }
+    // A word matches where a word of the text starts (`paginat` finds "pagination", `api` not "rapid"),
+    // as the agents' search does; one that starts with a sign (`#12`) matches anywhere.
+    var tests = words.map(function (w) {
+      var esc = w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      return /^[\p{L}\p{N}]/u.test(w) ? new RegExp("(^|[^\\p{L}\\p{N}])" + esc, "u") : new RegExp(esc, "u");
+    });
     var hits = rows.filter(function (r) {
-      return words.every(function (w) { return r.hay.indexOf(w) >= 0; });
+      return tests.every(function (t) { return t.test(r.hay); });
     });
     var n = hits.length;
     count.textContent = n > 200 ? "showing the first 200 of " + n + " matching issues"

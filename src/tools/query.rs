@@ -152,6 +152,20 @@ pub fn query_project(ctx: &Context, input: QueryInput) -> Result<QueryOutput, To
                 "view \"search\" needs filters.query (the words to look for)",
             ));
         }
+        View::Search
+            if f.query.as_deref().is_some_and(|q| {
+                views::search::words(q).0.is_empty()
+                    && !q.chars().any(|c| c.is_ascii_digit())
+            }) =>
+        {
+            return Err(ToolError::invalid(
+                "/filters/query",
+                format!(
+                    "{:?} has no word of two characters or more to look for (words of one character are left out)",
+                    f.query.as_deref().unwrap_or_default()
+                ),
+            ));
+        }
         _ => {}
     }
     let c = compute(ctx)?;

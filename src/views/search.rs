@@ -3,8 +3,10 @@
 //! Ranking is a plain, deterministic score: every query word found in the title counts 5, in a label 3,
 //! in the body 2 and in a comment 1 (each place counted once per word), and the whole query found as a
 //! phrase in the title adds 5. An issue number (`#12`, `12`, `owner/repo#12`) in the query matches that
-//! issue first. Ties go to open issues, then by key. Words are compared without case; words of one
-//! character are ignored.
+//! issue first; a reference (`#12`, `owner/repo#12`) matches nothing else. Ties go to open issues, then by
+//! key. Words are compared without case and match where a word of the text starts (`paginat` finds
+//! "pagination"; `api` does not find "rapid"); a number matches only the whole number (`102` is not in
+//! "1024" or "deb102ea"). Words of one character are left out, and the view says which.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -24,6 +26,9 @@ pub struct SearchView {
     pub query: String,
     /// How many issues matched (the list is cut to the limit).
     pub total: usize,
+    /// Words of the query left out of the search (one character long).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignored: Vec<String>,
     /// Best first.
     pub matches: Vec<SearchMatch>,
 }
@@ -47,20 +52,40 @@ pub struct SearchMatch {
     pub snippet: Option<String>,
 }
 
-fn words(query: &str) -> Vec<String> {
-    let mut out: Vec<String> = query
+/// The query's words to search for, and those left out (one character long).
+pub fn words(query: &str) -> (Vec<String>, Vec<String>) {
+    let (mut out, mut ignored): (Vec<String>, Vec<String>) = query
         .split(|c: char| !c.is_alphanumeric() && c != '/' && c != '-' && c != '_')
         .map(str::to_lowercase)
-        .filter(|w| w.chars().count() > 1)
-        .collect();
-    out.sort();
-    out.dedup();
-    out
+        .filter(|w| !w.is_empty())
+        .partition(|w| w.chars().count() > 1);
+    for v in [&mut out, &mut ignored] {
+        v.sort();
+        v.dedup();
+    }
+    (out, ignored)
+}
+
+/// Where `word` (lower case) first occurs in `lower` at the start of one of its words — and, for a
+/// number, as a whole number — as a byte offset.
+fn find_word(lower: &str, word: &str) -> Option<usize> {
+    let numeric = word.chars().all(|c| c.is_ascii_digit());
+    lower.match_indices(word).map(|(at, _)| at).find(|&at| {
+        let starts = lower[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_alphanumeric());
+        let ends = lower[at + word.len()..]
+            .chars()
+            .next()
+            .is_none_or(|c| !c.is_alphanumeric());
+        starts && (!numeric || ends)
+    })
 }
 
 fn snippet(text: &str, word: &str) -> Option<String> {
     let lower = text.to_lowercase();
-    let at = lower.find(word)?;
+    let at = find_word(&lower, word)?;
     // Byte offsets of `lower` and `text` agree only for ASCII; work in characters.
     let char_at = lower[..at].chars().count();
     let start = char_at.saturating_sub(SNIPPET / 3);
@@ -70,15 +95,17 @@ fn snippet(text: &str, word: &str) -> Option<String> {
     Some(if start > 0 { format!("…{s}") } else { s })
 }
 
-fn number_in(query: &str) -> Option<(Option<String>, u64)> {
+/// The issue number the query names, with its repository when given, and whether the query is a
+/// reference (`#12`, `owner/repo#12`: nothing else is searched) rather than a bare number.
+fn number_in(query: &str) -> Option<(Option<String>, u64, bool)> {
     let q = query.trim();
     if let Ok(k) = q.parse::<IssueKey>() {
-        return Some((Some(k.repo.to_string()), k.number));
+        return Some((Some(k.repo.to_string()), k.number, true));
     }
     q.trim_start_matches('#')
         .parse::<u64>()
         .ok()
-        .map(|n| (None, n))
+        .map(|n| (None, n, q.starts_with('#')))
 }
 
 /// Searches the snapshot's issues that pass the filters.
@@ -88,9 +115,12 @@ pub fn search(
     query: &str,
     selection: &Selection,
 ) -> SearchView {
-    let ws = words(query);
-    let phrase = query.trim().to_lowercase();
     let number = number_in(query);
+    let (ws, ignored) = match number {
+        Some((_, _, true)) => (Vec::new(), Vec::new()),
+        _ => words(query),
+    };
+    let phrase = query.trim().to_lowercase();
     let planned: std::collections::HashMap<&IssueKey, Option<&str>> = inputs
         .report
         .issues
@@ -113,7 +143,7 @@ pub fn search(
                 *best = Some((s, place));
             }
         };
-        if let Some((repo, n)) = &number
+        if let Some((repo, n, _)) = &number
             && *n == p.key.number
             && repo.as_ref().is_none_or(|r| *r == p.key.repo.to_string())
         {
@@ -121,24 +151,24 @@ pub fn search(
             note(100, "number", &mut best);
         }
         let title = raw.title.to_lowercase();
-        if phrase.chars().count() > 1 && title.contains(&phrase) && ws.len() > 1 {
+        if ws.len() > 1 && find_word(&title, &phrase).is_some() {
             score += 5;
         }
         let body = raw.body.to_lowercase();
         for w in &ws {
-            if title.contains(w.as_str()) {
+            if find_word(&title, w).is_some() {
                 score += 5;
                 note(5, "title", &mut best);
             }
             if raw
                 .labels
                 .iter()
-                .any(|l| l.to_lowercase().contains(w.as_str()))
+                .any(|l| find_word(&l.to_lowercase(), w).is_some())
             {
                 score += 3;
                 note(3, "label", &mut best);
             }
-            if body.contains(w.as_str()) {
+            if find_word(&body, w).is_some() {
                 score += 2;
                 note(2, "body", &mut best);
                 if snip.is_none() {
@@ -148,7 +178,7 @@ pub fn search(
             if let Some(c) = raw
                 .comments
                 .iter()
-                .find(|c| c.body.to_lowercase().contains(w.as_str()))
+                .find(|c| find_word(&c.body.to_lowercase(), w).is_some())
             {
                 score += 1;
                 note(1, "comment", &mut best);
@@ -174,10 +204,34 @@ pub fn search(
     SearchView {
         query: query.to_owned(),
         total: hits.len(),
+        ignored,
         matches: hits
             .into_iter()
             .take(selection.limit)
             .map(|(_, _, _, m)| m)
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{find_word, words};
+
+    #[test]
+    fn a_word_matches_where_a_word_of_the_text_starts_and_a_number_only_whole() {
+        assert_eq!(find_word("cursor pagination", "paginat"), Some(7));
+        assert_eq!(find_word("a rapid api", "api"), Some(8));
+        assert_eq!(find_word("rapid", "api"), None);
+        assert_eq!(find_word("see acme/api#102.", "102"), Some(13));
+        assert_eq!(find_word("commit deb102ea and 1024", "102"), None);
+        assert_eq!(find_word("est/2d", "2d"), Some(4));
+        assert_eq!(find_word("über straße", "straße"), Some(6));
+    }
+
+    #[test]
+    fn one_character_words_are_left_out_and_named() {
+        let (ws, ignored) = words("a B pagination x pagination");
+        assert_eq!(ws, ["pagination"]);
+        assert_eq!(ignored, ["a", "b", "x"]);
     }
 }

@@ -55,6 +55,9 @@ fn the_demo_site_reads_in_a_browser_at_desktop_and_phone_widths() {
         serde_json::json!({"path": "search.html", "query": "?q=amara%20accessibility",
             "expect": [{"selector": "#count", "contains": "matching issue", "lacks": "showing"},
                        {"selector": "#results li .sub", "lacks": "closed"}]}),
+        // A word matches where a word starts, not inside one (`essibility` is inside "Accessibility").
+        serde_json::json!({"path": "search.html", "query": "?q=essibility",
+            "expect": [{"selector": "#count", "contains": "0 matching issues"}]}),
         serde_json::json!({"path": "calibration.html", "charts": 1}),
         serde_json::json!({"path": "standup.html"}),
         serde_json::json!({"path": "roadmap.html", "charts": 1, "shot": "roadmap"}),

@@ -250,10 +250,12 @@ fn filter_assignee_keeps_their_issues() {
 fn filter_label_keeps_issues_with_the_label() {
     let s = query(
         "search",
-        json!({ "query": "api", "label": "security", "limit": 100 }),
+        json!({ "query": "login", "label": "security", "limit": 100 }),
     );
     let matches = s["matches"].as_array().unwrap();
     assert!(!matches.is_empty(), "{s}");
+    let all = query("search", json!({ "query": "login", "limit": 100 }));
+    assert!(all["total"].as_u64() > s["total"].as_u64(), "{all}");
     for m in matches {
         let issue = query("issue", json!({ "issueId": m["issue"] }));
         let labels = issue["intent"]["labels"].as_array().unwrap();
@@ -342,10 +344,26 @@ fn filter_query_ranks_title_matches_first() {
         .map(|m| m["score"].as_u64().unwrap())
         .collect();
     assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
-    // A number finds the issue itself.
+    // A number finds the issue itself, and a reference nothing else.
     let n = query("search", json!({ "query": "acme/web#3" }));
     assert_eq!(n["matches"][0]["issue"], "acme/web#3");
     assert_eq!(n["matches"][0]["in"], "number");
+    assert_eq!(n["total"], 1, "{n}");
+    let none = query("search", json!({ "query": "acme/web#999" }));
+    assert_eq!(none["total"], 0, "{none}");
+    // A word matches where a word starts, not inside one; one-letter words are named as left out.
+    let s = query("search", json!({ "query": "paginat a" }));
+    assert!(s["total"].as_u64() > Some(0), "{s}");
+    assert_eq!(s["ignored"], json!(["a"]), "{s}");
+    let inside = query("search", json!({ "query": "agination" }));
+    assert_eq!(inside["total"], 0, "{inside}");
+    match query_err(json!({ "view": "search", "filters": { "query": "a b" } })) {
+        ToolError::Invalid { path, message } => {
+            assert_eq!(path, "/filters/query");
+            assert!(message.contains("no word of two characters"), "{message}");
+        }
+        e => panic!("{e}"),
+    }
 }
 
 #[test]
