@@ -34,6 +34,19 @@ pub struct Consequence {
     /// One line for a person: the milestone whose p80 moved most and how many issues moved, or
     /// `no forecast change`.
     pub summary: String,
+    /// The year dates in the summary are written without.
+    #[serde(skip)]
+    year: i32,
+}
+
+impl Consequence {
+    /// The consequence with a summary that also says what happens to each milestone of `about` (those a
+    /// change is about), when the milestone that moved most is another: "Public API v2 p80 unchanged".
+    #[must_use]
+    pub fn about(mut self, about: &[u64]) -> Self {
+        self.summary = summary(&self.milestones, &self.issues, self.year, about);
+        self
+    }
 }
 
 /// One milestone before and after.
@@ -154,11 +167,13 @@ pub fn diff(
     let days = WorkingDays::new(before, after, after_plan);
     let milestones = milestone_changes(before, after, &days);
     let issues = issue_changes(before, after, before_plan, after_plan, &days);
-    let summary = summary(&milestones, &issues, after.as_of.year());
+    let year = after.as_of.year();
+    let summary = summary(&milestones, &issues, year, &[]);
     Consequence {
         milestones,
         issues,
         summary,
+        year,
     }
 }
 
@@ -428,7 +443,12 @@ fn percent(p: f64) -> String {
     format!("{}%", (p * 100.0).round() as i64)
 }
 
-fn summary(milestones: &[MilestoneChange], issues: &[IssueChange], year: i32) -> String {
+fn summary(
+    milestones: &[MilestoneChange],
+    issues: &[IssueChange],
+    year: i32,
+    about: &[u64],
+) -> String {
     // A milestone heads the summary only for a change the summary shows: its p80 moved, or its P(on time)
     // moved by a whole percent. A p50 a day off, or a P(on time) a fraction off, is what any change does
     // to every milestone through the shared calendar; named first, it hid the one the change was about.
@@ -459,7 +479,16 @@ fn summary(milestones: &[MilestoneChange], issues: &[IssueChange], year: i32) ->
             }
         });
     let mut parts = Vec::new();
-    if let Some(m) = top {
+    let mut said: Vec<u64> = Vec::new();
+    for m in
+        top.into_iter().chain(milestones.iter().filter(|m| {
+            about.contains(&m.milestone) && top.is_none_or(|t| t.milestone != m.milestone)
+        }))
+    {
+        if said.contains(&m.milestone) {
+            continue;
+        }
+        said.push(m.milestone);
         parts.push(match (&m.before, &m.after) {
             (Some(b), Some(a)) => {
                 let p80 = if m.moved_working_days == 0 {
@@ -708,7 +737,7 @@ mod tests {
             0,
         );
         assert_eq!(
-            summary(std::slice::from_ref(&jitter), &[], 2026),
+            summary(std::slice::from_ref(&jitter), &[], 2026, &[]),
             "no forecast change"
         );
         // A P(on time) that moves by whole percents is.
@@ -720,8 +749,18 @@ mod tests {
             0,
         );
         assert_eq!(
-            summary(&[jitter, real], &[], 2026),
+            summary(&[jitter.clone(), real.clone()], &[], 2026, &[]),
             "API v2 p80 unchanged (May 18 2027), P(on time) 56% → 57%"
+        );
+        // The milestone a change is about is said too, after the one that moved most, even unchanged.
+        assert_eq!(
+            summary(&[jitter.clone(), real.clone()], &[], 2026, &[3, 4, 3]),
+            "API v2 p80 unchanged (May 18 2027), P(on time) 56% → 57%; \
+             Mobile p80 unchanged (Mar 25 2027), P(on time) 0%"
+        );
+        assert_eq!(
+            summary(std::slice::from_ref(&jitter), &[], 2026, &[3]),
+            "Mobile p80 unchanged (Mar 25 2027), P(on time) 0%"
         );
     }
 

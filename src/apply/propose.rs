@@ -761,6 +761,12 @@ pub fn consequence(
         None => snapshot.clone(),
     };
     let after_ledger = p.ledger_after(ledger);
+    let about: Vec<u64> = p
+        .file
+        .iter()
+        .flat_map(|f| &f.ops)
+        .flat_map(|op| op.milestones_about(snapshot))
+        .collect();
     crate::consequence::of_change(
         config,
         (snapshot, Some(ledger)),
@@ -769,6 +775,7 @@ pub fn consequence(
         planned_for,
     )
     .0
+    .about(&about)
 }
 
 /// The pull request's title and body for `p`, with its consequence on the state as it is now.

@@ -263,6 +263,27 @@ impl Op {
         }
     }
 
+    /// The milestones the op is about: those it names, and the one its issue is in (in `snapshot`), so a
+    /// consequence can say what happens to them even when another milestone moved more.
+    pub fn milestones_about(&self, snapshot: &crate::state::Snapshot) -> Vec<u64> {
+        let mut ids: Vec<u64> = match self {
+            Self::CreateIssue { milestone, .. } | Self::SetMilestone { milestone, .. } => {
+                milestone.iter().copied().collect()
+            }
+            Self::SetMilestoneDue { milestone, .. } | Self::SetDeadlineHard { milestone, .. } => {
+                vec![*milestone]
+            }
+            _ => Vec::new(),
+        };
+        if let Some(IssueRef::Key(k)) = self.issue()
+            && let Ok(key) = k.parse::<IssueKey>()
+            && let Some(m) = snapshot.issues.get(&key).and_then(|i| i.milestone)
+        {
+            ids.push(m);
+        }
+        ids
+    }
+
     /// Whether the op takes something away (and so needs `approved: true`).
     pub fn is_destructive(&self) -> bool {
         matches!(

@@ -151,7 +151,11 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
         });
     }
 
-    let detail = consequence_of(&config, &snapshot, &layout, &accepted, ctx.as_of)?;
+    let about: Vec<u64> = accepted
+        .iter()
+        .flat_map(|c| c.op.milestones_about(&snapshot))
+        .collect();
+    let detail = consequence_of(&config, &snapshot, &layout, &accepted, ctx.as_of)?.about(&about);
 
     let id = ops::next_id(&layout).map_err(state)?;
     let path = ops::pending_path(&layout, &id);

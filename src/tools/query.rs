@@ -154,8 +154,7 @@ pub fn query_project(ctx: &Context, input: QueryInput) -> Result<QueryOutput, To
         }
         View::Search
             if f.query.as_deref().is_some_and(|q| {
-                views::search::words(q).0.is_empty()
-                    && !q.chars().any(|c| c.is_ascii_digit())
+                views::search::words(q).0.is_empty() && !q.chars().any(|c| c.is_ascii_digit())
             }) =>
         {
             return Err(ToolError::invalid(

@@ -176,7 +176,11 @@ fn a_closed_milestone_is_done_the_day_it_closed_not_today() {
     );
     assert!(m.get("plannedCone").is_none(), "{m}");
     // An open milestone has no closing day.
-    assert!(query("milestone", json!({ "milestoneId": 4 })).get("closed").is_none());
+    assert!(
+        query("milestone", json!({ "milestoneId": 4 }))
+            .get("closed")
+            .is_none()
+    );
 }
 
 #[test]
@@ -683,6 +687,26 @@ fn reasons(v: &Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+#[test]
+fn the_consequence_says_what_happens_to_the_milestone_the_change_is_about() {
+    let tmp = demo_dir();
+    // A hard deadline on Public API v2 moves it by weeks; a priority in Mobile 3.0 barely moves that:
+    // the line still says where Mobile 3.0 stands, after the milestone that moved most.
+    let v = apply(
+        tmp.path(),
+        json!({ "ops": [
+            { "op": "set_deadline_hard", "milestone": 4, "hard": true },
+            { "op": "set_priority", "issue": "acme/mobile#101", "priority": "p/3" },
+        ] }),
+    );
+    let line = v["consequence"].as_str().unwrap();
+    assert!(line.starts_with("Public API v2 p80 -"), "{line}");
+    assert!(line.contains("; Mobile 3.0 holiday release p80 "), "{line}");
+    // The op file's summary is the same line.
+    let file = std::fs::read_to_string(tmp.path().join(v["opsFile"].as_str().unwrap())).unwrap();
+    assert!(file.contains("Mobile 3.0 holiday release p80"), "{file}");
 }
 
 #[test]
