@@ -251,7 +251,11 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     } else {
         crate::ledger::read(&layout.ledger())?
     };
-    let mut plan = crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now).into_plan();
+    let replayed = crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now);
+    let not_on_gitea = replayed.not_on_gitea.clone();
+    let mut plan = replayed.into_plan();
+    plan.warnings
+        .extend(not_carried_to_gitea(&layout, not_on_gitea)?);
     plan.planned_for = committed.people(&config);
     let settings = Settings::from_config(&config);
     let t = Instant::now();
@@ -426,6 +430,46 @@ fn warn_checkout_only_ops(layout: &Layout) -> Result<(), PipelineError> {
         );
     }
     Ok(())
+}
+
+/// The directives in force whose change Gitea does not carry and no pending op file will carry: the plan
+/// follows the directive while Gitea shows something else (its pull request was merged without the op
+/// file, the change failed on Gitea, or someone changed it on Gitea since). One warning per directive, on
+/// its ledger line.
+fn not_carried_to_gitea(
+    layout: &Layout,
+    not_on_gitea: Vec<crate::ledger::replay::NotOnGitea>,
+) -> Result<Vec<crate::plan::Problem>, PipelineError> {
+    if not_on_gitea.is_empty() {
+        return Ok(Vec::new());
+    }
+    let pending: Vec<String> = crate::ops::read_pending(layout)?
+        .0
+        .into_iter()
+        .filter(|f| f.directive.is_some())
+        .map(|f| f.id.to_string())
+        .collect();
+    Ok(not_on_gitea
+        .into_iter()
+        .filter(|n| !pending.contains(&n.directive))
+        .map(|n| {
+            const SHOWN: usize = 3;
+            let mut what = n.differs[..n.differs.len().min(SHOWN)].join("; ");
+            if n.differs.len() > SHOWN {
+                what.push_str(&format!("; and {} more", n.differs.len() - SHOWN));
+            }
+            crate::plan::Problem {
+                at: crate::plan::At::Ledger { line: n.line },
+                kind: crate::plan::ProblemKind::Data(format!(
+                    "{} is in force but Gitea does not carry it ({what}), and no op file is pending to \
+                     carry it there (its pull request was merged without one, the change failed on Gitea, or \
+                     someone changed it on Gitea since). The forecast follows {}: record the change again if \
+                     Gitea should follow, or withdraw {} (status: withdrawn) if Gitea is right",
+                    n.directive, n.directive, n.directive
+                )),
+            }
+        })
+        .collect())
 }
 
 /// The state repo on the server: `approvals.state_repository`, else the job's `GITHUB_REPOSITORY`.

@@ -13,8 +13,8 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::DemoState;
 use crate::apply::{AppliedFile, ApplyRecord, Outcome};
-use crate::domain::{Issue, IssueKey, IssueRef};
-use crate::ops::{Op, OpFile, Source};
+use crate::domain::{EventKind, Issue, IssueKey, IssueRef, TimelineEvent};
+use crate::ops::{DirectiveRecord, Op, OpFile, Source};
 
 /// What a consequence-less demo op file says instead of a computed consequence.
 const NO_CONSEQUENCE: &str = "Part of the demo's made-up history: its consequence was not computed (a change filed through apply_changes carries one)";
@@ -52,13 +52,24 @@ pub fn populate(state: &mut DemoState) {
 
     let mut ledger = state.ledger.replace("No directives yet.\n", "");
     let mut n = 0;
+    // The directives whose change Gitea holds, to carry out as an approved pull request would.
+    let mut carried: Vec<(String, DateTime<Utc>, Op, DirectiveRecord)> = Vec::new();
     let mut entry =
         |kind: &str, days_ago: i64, quote: &str, lines: &[(&str, String)], ledger: &mut String| {
             n += 1;
             let at = (now - Duration::days(days_ago))
                 .format("%Y-%m-%dT10:00:00Z")
                 .to_string();
-            ledger.push_str(&format!("\n## D-{n:04} · {kind} · {at}\n\n"));
+            let id = format!("D-{n:04}");
+            let record = DirectiveRecord {
+                kind: kind.to_owned(),
+                quote: quote.to_owned(),
+                target: field(lines, "target"),
+                params: field(lines, "params"),
+                rationale: field(lines, "rationale"),
+            };
+            let at_time = DateTime::parse_from_rfc3339(&at).map_or(now, |t| t.with_timezone(&Utc));
+            ledger.push_str(&format!("\n## {id} · {kind} · {at}\n\n"));
             for l in quote.lines() {
                 ledger.push_str(format!("> {l}").trim_end());
                 ledger.push('\n');
@@ -67,6 +78,7 @@ pub fn populate(state: &mut DemoState) {
             for (k, v) in lines {
                 ledger.push_str(&format!("- {k}: {v}\n"));
             }
+            (id, at_time, record)
         };
     if let Some((Some(due), id, title, _)) = hard {
         let due = due.date_naive().to_string();
@@ -114,7 +126,7 @@ pub fn populate(state: &mut DemoState) {
             ],
             &mut ledger,
         );
-        entry(
+        let (id, at, record) = entry(
             "reprioritize",
             12,
             "Make it the first thing we pick up for the API.\nThe partner launch depends on it.",
@@ -131,6 +143,11 @@ pub fn populate(state: &mut DemoState) {
             ],
             &mut ledger,
         );
+        let op = Op::SetPriority {
+            issue: IssueRef::Key(k.to_string()),
+            priority: "p/0".to_owned(),
+        };
+        carried.push((id, at, op, record));
     }
     let late = soft.first().map(|m| m.1);
     let bigger = late.and_then(|m| {
@@ -140,7 +157,7 @@ pub fn populate(state: &mut DemoState) {
         })
     });
     if let Some((k, _)) = bigger {
-        entry(
+        let (id, at, record) = entry(
             "reestimate",
             9,
             "After the spike this is more like three days.",
@@ -156,12 +173,17 @@ pub fn populate(state: &mut DemoState) {
             ],
             &mut ledger,
         );
+        let op = Op::SetEstimate {
+            issue: IssueRef::Key(k.to_string()),
+            estimate: "est/3d".to_owned(),
+        };
+        carried.push((id, at, op, record));
     }
     let dropped = late.and_then(|m| {
         in_milestone(m).rfind(|(_, i)| i.assignees.is_empty() && i.depends_on.is_empty())
     });
     if let Some((k, _)) = dropped {
-        entry(
+        let (id, at, record) = entry(
             "scope",
             6,
             "Drop this from the holiday release.\n\nWe can ship it in January, nobody is waiting for it.",
@@ -177,6 +199,11 @@ pub fn populate(state: &mut DemoState) {
             ],
             &mut ledger,
         );
+        let op = Op::SetMilestone {
+            issue: IssueRef::Key(k.to_string()),
+            milestone: None,
+        };
+        carried.push((id, at, op, record));
     }
     if let Some(m) = state.config.team.iter().find(|m| m.starts.is_some()) {
         let from = m.starts.map(|d| d.to_string()).unwrap_or_default();
@@ -319,6 +346,93 @@ pub fn populate(state: &mut DemoState) {
         ));
     }
     state.pending = pending;
+    carry_out(state, carried);
+}
+
+/// Carries out the directives that change Gitea as `commitea run` does once their pull request is merged:
+/// the label or milestone changes on Gitea (with its timeline event, by the bot, two hours after the
+/// directive), and `ops/applied/` records it. Done last, so that the picks above see the snapshot as it
+/// was generated.
+fn carry_out(state: &mut DemoState, carried: Vec<(String, DateTime<Utc>, Op, DirectiveRecord)>) {
+    let mut next_event = state
+        .snapshot
+        .issues
+        .values()
+        // Gitea's comments and timeline events share one id space.
+        .flat_map(|i| {
+            i.timeline
+                .iter()
+                .map(|e| e.id)
+                .chain(i.comments.iter().map(|c| c.id))
+        })
+        .max()
+        .unwrap_or(0);
+    let mut event = |kind: EventKind, at: DateTime<Utc>| {
+        next_event += 1;
+        TimelineEvent::new(next_event, kind, at, BOT)
+    };
+    for (pull, (id, at, op, record)) in (8u64..).zip(carried) {
+        let when = at + Duration::hours(2);
+        let key = op.issue().and_then(|r| match r {
+            IssueRef::Key(k) => k.parse::<IssueKey>().ok(),
+            IssueRef::Number(_) => None,
+        });
+        let Some(issue) = key.and_then(|k| state.snapshot.issues.get_mut(&k)) else {
+            continue;
+        };
+        let mut relabel = |prefix: &str, new: &str, issue: &mut Issue| {
+            for old in issue.labels.iter().filter(|l| l.starts_with(prefix)) {
+                let mut e = event(EventKind::Label, when);
+                e.label = Some(old.clone());
+                e.removed = true;
+                issue.timeline.push(e);
+            }
+            let mut e = event(EventKind::Label, when);
+            e.label = Some(new.to_owned());
+            issue.timeline.push(e);
+            issue.labels.retain(|l| !l.starts_with(prefix));
+            issue.labels.push(new.to_owned());
+            issue.labels.sort();
+        };
+        match &op {
+            Op::SetPriority { priority, .. } => relabel("p/", priority, issue),
+            Op::SetEstimate { estimate, .. } => relabel("est/", estimate, issue),
+            Op::SetMilestone { milestone, .. } => {
+                let mut e = event(EventKind::Milestone, when);
+                e.milestone = *milestone;
+                e.old_milestone = issue.milestone;
+                issue.timeline.push(e);
+                issue.milestone = *milestone;
+            }
+            _ => continue,
+        }
+        issue.updated_at = issue.updated_at.max(when);
+        let mut file = applied_file(
+            &id,
+            at,
+            "amara",
+            vec![op],
+            Some((pull, "amara")),
+            vec![Outcome::Applied],
+        );
+        file.proposal.source = Source::Directive;
+        file.proposal.directive = Some(record);
+        let rel = format!("{}/{id}.yaml", crate::ops::APPLIED_PATH);
+        if let Ok(text) = crate::yamlfile::to_string(&file, Path::new(&rel)) {
+            state.applied.insert(rel, text);
+        }
+    }
+}
+
+/// Who carries out approved changes on the demo's Gitea.
+const BOT: &str = "commitea-bot";
+
+/// The value of `- key: value` among a ledger entry's lines.
+fn field(lines: &[(&str, String)], key: &str) -> Option<String> {
+    lines
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| v.clone())
 }
 
 fn op_file(id: &str, at: DateTime<Utc>, by: &str, ops: Vec<Op>) -> OpFile {

@@ -45,6 +45,22 @@ pub struct Replayed {
     pub plan: Plan,
     /// Problems with the ledger (malformed entries, unknown targets …), in ledger order.
     pub problems: Vec<Problem>,
+    /// Directives in force that set a field Gitea holds to what Gitea does not have, in ledger order.
+    pub not_on_gitea: Vec<NotOnGitea>,
+}
+
+/// A directive in force whose change Gitea does not carry: it sets a field Gitea holds (a `p/*` or `est/*`
+/// label, an issue's milestone, a milestone's due date or `deadline/hard`) to a value Gitea's differs from.
+/// Right after it is recorded that is expected (its op file carries the change to Gitea once approved);
+/// with no op file left to carry it, the plan and Gitea disagree until someone acts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NotOnGitea {
+    /// The directive's id.
+    pub directive: String,
+    /// Its ledger line.
+    pub line: usize,
+    /// What differs, in words: `acme/api#102 is p/0 by it and p/1 on Gitea`.
+    pub differs: Vec<String>,
 }
 
 impl Replayed {
@@ -68,14 +84,111 @@ pub fn replay(
         return Replayed {
             plan,
             problems: Vec::new(),
+            not_on_gitea: Vec::new(),
         };
     };
     let parsed = super::parse::parse(text);
     let mut problems: Vec<Problem> = parsed.problems.iter().map(Problem::from).collect();
+    let base = plan.clone();
     problems.extend(apply(&mut plan, &parsed.ledger));
     // Parse problems and replay problems are both on a line: report them in ledger order.
     problems.sort_by(|a, b| a.at.cmp(&b.at));
-    Replayed { plan, problems }
+    let not_on_gitea = not_on_gitea(&plan, &base, &parsed.ledger);
+    Replayed {
+        plan,
+        problems,
+        not_on_gitea,
+    }
+}
+
+/// The fields Gitea holds, by the name replay records them under.
+const ISSUE_FIELDS_ON_GITEA: [&str; 3] = ["priority", "estimate", "milestone"];
+const MILESTONE_FIELDS_ON_GITEA: [&str; 2] = ["due", "hard"];
+
+/// Every active directive with a field in force (`Applied`: not agreeing with Gitea, not replaced) that
+/// Gitea holds; `base` is the plan before any directive (Gitea's values).
+fn not_on_gitea(plan: &Plan, base: &Plan, ledger: &Ledger) -> Vec<NotOnGitea> {
+    let in_force = |r: &&ProvenanceRecord, fields: &[&str]| {
+        r.effect == ProvenanceEffect::Applied && fields.contains(&r.field.as_str())
+    };
+    let place = |id: Option<u64>| {
+        id.and_then(|id| plan.milestone(id)).map_or_else(
+            || "in no milestone".to_owned(),
+            |m| format!("in {}", m.title),
+        )
+    };
+    let mut by_directive: std::collections::HashMap<&str, Vec<String>> =
+        std::collections::HashMap::new();
+    for (now, was) in plan.issues.iter().zip(&base.issues) {
+        for r in now
+            .provenance_log
+            .iter()
+            .filter(|r| in_force(r, &ISSUE_FIELDS_ON_GITEA))
+        {
+            let (ours, theirs) = match r.field.as_str() {
+                "priority" => (
+                    now.priority.label(),
+                    if was.priority_set {
+                        was.priority.label()
+                    } else {
+                        "no p/ label".to_owned()
+                    },
+                ),
+                "estimate" => (
+                    now.estimate_label
+                        .as_ref()
+                        .map(|l| format!("est/{l}"))
+                        .unwrap_or_default(),
+                    was.estimate_label
+                        .as_ref()
+                        .map_or_else(|| "no est/ label".to_owned(), |l| format!("est/{l}")),
+                ),
+                _ => (place(now.milestone), place(was.milestone)),
+            };
+            by_directive
+                .entry(r.directive.as_str())
+                .or_default()
+                .push(format!("{} is {ours} by it and {theirs} on Gitea", now.key));
+        }
+    }
+    for (now, was) in plan.milestones.iter().zip(&base.milestones) {
+        for r in now
+            .provenance_log
+            .iter()
+            .filter(|r| in_force(r, &MILESTONE_FIELDS_ON_GITEA))
+        {
+            by_directive
+                .entry(r.directive.as_str())
+                .or_default()
+                .push(if r.field == "due" {
+                    format!(
+                        "{} is due {} by it and {} on Gitea",
+                        now.title,
+                        now.due.map(|d| d.to_string()).unwrap_or_default(),
+                        was.due
+                            .map_or_else(|| "has no due date".to_owned(), |d| format!("due {d}"))
+                    )
+                } else {
+                    format!(
+                        "{} is a hard deadline by it and not marked deadline/hard on Gitea",
+                        now.title
+                    )
+                });
+        }
+    }
+    ledger
+        .directives()
+        .filter(|d| d.status == Status::Active)
+        .filter_map(|d| {
+            let id = d.id.to_string();
+            let differs = by_directive.remove(id.as_str())?;
+            Some(NotOnGitea {
+                directive: id,
+                line: d.line,
+                differs,
+            })
+        })
+        .collect()
 }
 
 /// Applies the ledger's active directives to `plan` in order; returns the problems found.

@@ -113,7 +113,11 @@ pub(crate) fn consequence_of(
         &planned_for,
         committed.report(),
     );
-    Ok(detail)
+    let about: Vec<u64> = accepted
+        .iter()
+        .flat_map(|c| c.op.milestones_about(snapshot))
+        .collect();
+    Ok(detail.about(&about))
 }
 
 /// Runs `apply_changes`.
@@ -151,11 +155,7 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
         });
     }
 
-    let about: Vec<u64> = accepted
-        .iter()
-        .flat_map(|c| c.op.milestones_about(&snapshot))
-        .collect();
-    let detail = consequence_of(&config, &snapshot, &layout, &accepted, ctx.as_of)?.about(&about);
+    let detail = consequence_of(&config, &snapshot, &layout, &accepted, ctx.as_of)?;
 
     let id = ops::next_id(&layout).map_err(state)?;
     let path = ops::pending_path(&layout, &id);

@@ -434,3 +434,55 @@ fn a_what_if_on_twin_forecasts_names_what_the_full_forecasts_name() {
         );
     }
 }
+
+#[test]
+fn a_directive_in_force_that_gitea_does_not_carry_is_said_unless_its_op_file_is_pending() {
+    let tmp = fresh_demo();
+    let out = record_directive(
+        tmp.path(),
+        &reprioritize(),
+        &RecordOptions::new(clock(), vec![]),
+    )
+    .unwrap();
+    let opts = commitea::pipeline::RunOptions {
+        state_dir: tmp.path().to_path_buf(),
+        now: Some(clock()),
+        clock: clock(),
+        offline: true,
+        full_sync: false,
+        token: None,
+        server_fallback: None,
+        overrides: Default::default(),
+        env: vec![("COMMITEA_FORECAST_TRIALS".to_owned(), "200".to_owned())],
+        commit: false,
+        render: false,
+        applied_before: Vec::new(),
+    };
+    let said = |c: &commitea::pipeline::Computed| -> Vec<String> {
+        c.plan
+            .warnings
+            .iter()
+            .map(ToString::to_string)
+            .filter(|w| w.contains("Gitea does not carry it"))
+            .collect()
+    };
+    // Awaiting approval, its op file pending: nothing to say. The demo's own directives were carried out
+    // on its Gitea, so they say nothing either.
+    assert_eq!(
+        said(&commitea::pipeline::compute(&opts).unwrap()),
+        Vec::<String>::new()
+    );
+    // Its op file dropped (a pull request merged without it): the plan follows the directive while Gitea
+    // keeps its label, and the run says so on the directive's line, with what to do.
+    std::fs::remove_file(tmp.path().join(out.ops_file.as_deref().unwrap())).unwrap();
+    let warnings = said(&commitea::pipeline::compute(&opts).unwrap());
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let w = &warnings[0];
+    assert!(w.starts_with("ledger line "), "{w}");
+    assert!(
+        w.contains(&format!("{} is in force", out.directive_id))
+            && w.contains(&format!("{AT_RISK_ISSUE} is p/0 by it and p/"))
+            && w.contains("withdraw"),
+        "{w}"
+    );
+}
