@@ -252,10 +252,25 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         crate::ledger::read(&layout.ledger())?
     };
     let replayed = crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now);
-    let not_on_gitea = replayed.not_on_gitea.clone();
+    let not_on_gitea = not_carried_to_gitea(&layout, replayed.not_on_gitea.clone())?;
     let mut plan = replayed.into_plan();
-    plan.warnings
-        .extend(not_carried_to_gitea(&layout, not_on_gitea)?);
+    plan.warnings.extend(not_on_gitea.iter().map(|n| {
+        const SHOWN: usize = 3;
+        let mut what = n.differs[..n.differs.len().min(SHOWN)].join("; ");
+        if n.differs.len() > SHOWN {
+            what.push_str(&format!("; and {} more", n.differs.len() - SHOWN));
+        }
+        crate::plan::Problem {
+            at: crate::plan::At::Ledger { line: n.line },
+            kind: crate::plan::ProblemKind::NotOnGitea(format!(
+                "{} is in force but Gitea does not carry it ({what}), and no op file is pending to \
+                 carry it there (its pull request was merged without one, the change failed on Gitea, or \
+                 someone changed it on Gitea since). The forecast follows {}: record the change again if \
+                 Gitea should follow, or withdraw {} (status: withdrawn) if Gitea is right",
+                n.directive, n.directive, n.directive
+            )),
+        }
+    }));
     plan.planned_for = committed.people(&config);
     let settings = Settings::from_config(&config);
     let t = Instant::now();
@@ -301,9 +316,16 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     directives.problems = plan
         .warnings
         .iter()
-        .filter(|w| w.ledger_line().is_some())
+        .filter(|w| {
+            w.ledger_line().is_some() && !matches!(w.kind, crate::plan::ProblemKind::NotOnGitea(_))
+        })
         .map(ToString::to_string)
         .collect();
+    for n in &not_on_gitea {
+        if let Some(d) = directives.recent.iter_mut().find(|d| d.id == n.directive) {
+            d.not_on_gitea.clone_from(&n.differs);
+        }
+    }
     let backtest = read_backtest(&layout, &mut directives.problems);
     let calibration = crate::views::calibration::calibration(
         inputs,
@@ -434,14 +456,13 @@ fn warn_checkout_only_ops(layout: &Layout) -> Result<(), PipelineError> {
 
 /// The directives in force whose change Gitea does not carry and no pending op file will carry: the plan
 /// follows the directive while Gitea shows something else (its pull request was merged without the op
-/// file, the change failed on Gitea, or someone changed it on Gitea since). One warning per directive, on
-/// its ledger line.
+/// file, the change failed on Gitea, or someone changed it on Gitea since).
 fn not_carried_to_gitea(
     layout: &Layout,
     not_on_gitea: Vec<crate::ledger::replay::NotOnGitea>,
-) -> Result<Vec<crate::plan::Problem>, PipelineError> {
+) -> Result<Vec<crate::ledger::replay::NotOnGitea>, PipelineError> {
     if not_on_gitea.is_empty() {
-        return Ok(Vec::new());
+        return Ok(not_on_gitea);
     }
     let pending: Vec<String> = crate::ops::read_pending(layout)?
         .0
@@ -452,23 +473,6 @@ fn not_carried_to_gitea(
     Ok(not_on_gitea
         .into_iter()
         .filter(|n| !pending.contains(&n.directive))
-        .map(|n| {
-            const SHOWN: usize = 3;
-            let mut what = n.differs[..n.differs.len().min(SHOWN)].join("; ");
-            if n.differs.len() > SHOWN {
-                what.push_str(&format!("; and {} more", n.differs.len() - SHOWN));
-            }
-            crate::plan::Problem {
-                at: crate::plan::At::Ledger { line: n.line },
-                kind: crate::plan::ProblemKind::Data(format!(
-                    "{} is in force but Gitea does not carry it ({what}), and no op file is pending to \
-                     carry it there (its pull request was merged without one, the change failed on Gitea, or \
-                     someone changed it on Gitea since). The forecast follows {}: record the change again if \
-                     Gitea should follow, or withdraw {} (status: withdrawn) if Gitea is right",
-                    n.directive, n.directive, n.directive
-                )),
-            }
-        })
         .collect())
 }
 

@@ -218,6 +218,9 @@ pub enum ProblemKind {
     NotApplied(String),
     /// Data in the snapshot that the plan works around, and how (a priority label out of range …).
     Data(String),
+    /// A directive in force whose change Gitea does not carry, with no op file pending to carry it (it
+    /// applies all the same: not a problem of the ledger's, a disagreement to settle).
+    NotOnGitea(String),
 }
 
 /// A problem found while building the plan: where it is and what it is, as data. Its text (for the run
@@ -262,12 +265,14 @@ impl std::fmt::Display for Problem {
         match (&self.at, &self.kind) {
             // The parser's problems say their line themselves.
             (_, ProblemKind::Malformed(p)) => write!(f, "{p}"),
-            (At::Ledger { line }, ProblemKind::NotApplied(m) | ProblemKind::Data(m)) => {
-                write!(f, "ledger line {line}: {m}")
-            }
-            (At::Issue(key), ProblemKind::NotApplied(m) | ProblemKind::Data(m)) => {
-                write!(f, "{key}: {m}")
-            }
+            (
+                At::Ledger { line },
+                ProblemKind::NotApplied(m) | ProblemKind::Data(m) | ProblemKind::NotOnGitea(m),
+            ) => write!(f, "ledger line {line}: {m}"),
+            (
+                At::Issue(key),
+                ProblemKind::NotApplied(m) | ProblemKind::Data(m) | ProblemKind::NotOnGitea(m),
+            ) => write!(f, "{key}: {m}"),
         }
     }
 }

@@ -77,10 +77,15 @@ fn set_up(dir: &Path, issues: Option<usize>, opts: &RunOptions) -> anyhow::Resul
         .unwrap_or((state.ledger.as_str(), ""));
     let week = issues.is_none() && earlier.len() < state.ledger.len();
     if week {
-        std::fs::write(
-            crate::state::Layout::new(dir).ledger(),
-            format!("{earlier}\n"),
-        )?;
+        let layout = crate::state::Layout::new(dir);
+        std::fs::write(layout.ledger(), format!("{earlier}\n"))?;
+        // Gitea as it was before the week's directives were carried out.
+        if let Some((before, files)) = &state.before_last_week {
+            before.save(&layout)?;
+            for rel in files {
+                std::fs::remove_file(dir.join(rel))?;
+            }
+        }
     }
     let repo = crate::state::git::open_or_init(dir)?;
     let sig = crate::state::git::Signature {
@@ -122,11 +127,16 @@ fn last_week(
         ..opts.clone()
     };
     crate::pipeline::run(&first)?;
-    std::fs::write(crate::state::Layout::new(dir).ledger(), &state.ledger)?;
+    let layout = crate::state::Layout::new(dir);
+    std::fs::write(layout.ledger(), &state.ledger)?;
+    // Their pull requests merged, a run carried them out on Gitea and synced what it changed.
+    if state.before_last_week.is_some() {
+        crate::demo::write_committed(state, dir)?;
+    }
     crate::state::git::commit_all(
         repo,
         &[site],
-        "Record the PM's latest directives\n\nA re-estimate, a scope cut, a new hire's hours and a note (`commitea demo`).\n",
+        "Record the PM's latest directives\n\nA re-estimate, a scope cut, a new hire's hours and a note, approved and carried out on Gitea (`commitea demo`).\n",
         sig,
     )?;
     Ok(())

@@ -101,6 +101,10 @@ pub struct DemoState {
     /// The op files left pending in the checkout (none unless [`populate`]d). Their consequence is not
     /// computed here; `commitea demo` files their ops through `apply_changes`, which computes it.
     pub pending: Vec<crate::ops::OpFile>,
+    /// The snapshot as Gitea was before the last week's directives were carried out, and the
+    /// `ops/applied/` files of those (none unless [`populate`]d): what `commitea demo` commits and
+    /// forecasts first, before the week's directives and what they changed on Gitea.
+    pub before_last_week: Option<(Snapshot, Vec<String>)>,
 }
 
 /// Generates the demo state repo of `spec`; the same spec always gives the same state.
@@ -117,6 +121,7 @@ pub fn generate(spec: &DemoSpec) -> DemoState {
         snapshot,
         applied: BTreeMap::new(),
         pending: Vec::new(),
+        before_last_week: None,
     }
 }
 

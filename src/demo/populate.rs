@@ -349,11 +349,18 @@ pub fn populate(state: &mut DemoState) {
     carry_out(state, carried);
 }
 
+/// Directives recorded fewer days ago than this are the demo's last week: `commitea demo` commits them
+/// after a first forecast (from `D-0004` on, the id `commitea demo` splits the ledger at), on the snapshot
+/// as Gitea was before they were carried out.
+const LAST_WEEK_DAYS: i64 = 10;
+
 /// Carries out the directives that change Gitea as `commitea run` does once their pull request is merged:
 /// the label or milestone changes on Gitea (with its timeline event, by the bot, two hours after the
 /// directive), and `ops/applied/` records it. Done last, so that the picks above see the snapshot as it
-/// was generated.
+/// was generated. The snapshot before the last week's directives were carried out is kept in
+/// [`DemoState::before_last_week`].
 fn carry_out(state: &mut DemoState, carried: Vec<(String, DateTime<Utc>, Op, DirectiveRecord)>) {
+    let now = state.snapshot.meta.synced_at;
     let mut next_event = state
         .snapshot
         .issues
@@ -367,11 +374,13 @@ fn carry_out(state: &mut DemoState, carried: Vec<(String, DateTime<Utc>, Op, Dir
         })
         .max()
         .unwrap_or(0);
-    let mut event = |kind: EventKind, at: DateTime<Utc>| {
-        next_event += 1;
-        TimelineEvent::new(next_event, kind, at, BOT)
-    };
+    let mut before_last_week = None;
+    let mut week_files = Vec::new();
     for (pull, (id, at, op, record)) in (8u64..).zip(carried) {
+        let week = now - at < Duration::days(LAST_WEEK_DAYS);
+        if week && before_last_week.is_none() {
+            before_last_week = Some(state.snapshot.clone());
+        }
         let when = at + Duration::hours(2);
         let key = op.issue().and_then(|r| match r {
             IssueRef::Key(k) => k.parse::<IssueKey>().ok(),
@@ -380,14 +389,18 @@ fn carry_out(state: &mut DemoState, carried: Vec<(String, DateTime<Utc>, Op, Dir
         let Some(issue) = key.and_then(|k| state.snapshot.issues.get_mut(&k)) else {
             continue;
         };
+        let mut event = |kind: EventKind| {
+            next_event += 1;
+            TimelineEvent::new(next_event, kind, when, BOT)
+        };
         let mut relabel = |prefix: &str, new: &str, issue: &mut Issue| {
             for old in issue.labels.iter().filter(|l| l.starts_with(prefix)) {
-                let mut e = event(EventKind::Label, when);
+                let mut e = event(EventKind::Label);
                 e.label = Some(old.clone());
                 e.removed = true;
                 issue.timeline.push(e);
             }
-            let mut e = event(EventKind::Label, when);
+            let mut e = event(EventKind::Label);
             e.label = Some(new.to_owned());
             issue.timeline.push(e);
             issue.labels.retain(|l| !l.starts_with(prefix));
@@ -398,7 +411,7 @@ fn carry_out(state: &mut DemoState, carried: Vec<(String, DateTime<Utc>, Op, Dir
             Op::SetPriority { priority, .. } => relabel("p/", priority, issue),
             Op::SetEstimate { estimate, .. } => relabel("est/", estimate, issue),
             Op::SetMilestone { milestone, .. } => {
-                let mut e = event(EventKind::Milestone, when);
+                let mut e = event(EventKind::Milestone);
                 e.milestone = *milestone;
                 e.old_milestone = issue.milestone;
                 issue.timeline.push(e);
@@ -419,7 +432,52 @@ fn carry_out(state: &mut DemoState, carried: Vec<(String, DateTime<Utc>, Op, Dir
         file.proposal.directive = Some(record);
         let rel = format!("{}/{id}.yaml", crate::ops::APPLIED_PATH);
         if let Ok(text) = crate::yamlfile::to_string(&file, Path::new(&rel)) {
+            if week {
+                week_files.push(rel.clone());
+            }
             state.applied.insert(rel, text);
+        }
+    }
+    let ids = event_order(&state.snapshot);
+    renumber_events(&mut state.snapshot, &ids);
+    state.before_last_week = before_last_week.map(|mut s| {
+        renumber_events(&mut s, &ids);
+        (s, week_files)
+    });
+}
+
+/// Ids for the snapshot's comments and timeline events in the order they happened, as Gitea's shared
+/// comment table gives them (the events [`carry_out`] adds came after the generated history was
+/// numbered): old id → new id.
+fn event_order(snapshot: &crate::state::Snapshot) -> std::collections::HashMap<u64, u64> {
+    let mut order: Vec<(DateTime<Utc>, u64)> = snapshot
+        .issues
+        .values()
+        .flat_map(|i| {
+            i.timeline
+                .iter()
+                .map(|e| (e.created_at, e.id))
+                .chain(i.comments.iter().map(|c| (c.created_at, c.id)))
+        })
+        .collect();
+    order.sort_unstable();
+    order
+        .iter()
+        .zip(1u64..)
+        .map(|(&(_, old), n)| (old, n))
+        .collect()
+}
+
+fn renumber_events(
+    snapshot: &mut crate::state::Snapshot,
+    ids: &std::collections::HashMap<u64, u64>,
+) {
+    for i in snapshot.issues.values_mut() {
+        for e in &mut i.timeline {
+            e.id = ids.get(&e.id).copied().unwrap_or(e.id);
+        }
+        for c in &mut i.comments {
+            c.id = ids.get(&c.id).copied().unwrap_or(c.id);
         }
     }
 }

@@ -323,9 +323,9 @@ fn record(
             "params"
         };
         let message = match &p.kind {
-            crate::plan::ProblemKind::NotApplied(m) | crate::plan::ProblemKind::Data(m) => {
-                m.clone()
-            }
+            crate::plan::ProblemKind::NotApplied(m)
+            | crate::plan::ProblemKind::Data(m)
+            | crate::plan::ProblemKind::NotOnGitea(m) => m.clone(),
             crate::plan::ProblemKind::Malformed(e) => e.to_string(),
         };
         return Err(invalid(field, message));

@@ -257,6 +257,7 @@ fn data() -> SiteData {
                 rationale: Some(format!("because {NASTY}")),
                 status: "active".to_owned(),
                 by: Some("pat".to_owned()),
+                not_on_gitea: vec![format!("acme/app#7 is p/0 by it and {NASTY} on Gitea")],
             }],
             problems: vec![format!("ledger line 9: unknown directive kind \"{NASTY}\"")],
         },
@@ -1062,6 +1063,11 @@ fn the_directives_page_quotes_the_pm_escaped_and_lists_ledger_problems() {
     assert!(!page.contains("<script>"), "user text is escaped: {page}");
     assert!(page.contains("ledger line 9: unknown directive kind"));
     assert!(page.contains("Problems in the ledger"));
+    // A directive Gitea does not carry says so where it is listed, with what differs.
+    assert!(
+        page.contains("<strong>Not on Gitea.</strong> <bdi>acme/app#7 is p/0 by it and "),
+        "{page}"
+    );
 }
 
 #[test]

@@ -79,6 +79,10 @@ pub struct RecentDirective {
     pub rationale: Option<String>,
     /// `active`, `superseded` or `withdrawn`.
     pub status: String,
+    /// For a directive in force whose change Gitea does not carry (and no op file is pending to carry it):
+    /// what differs, `acme/api#57 is p/0 by it and p/2 on Gitea`. The forecast follows the directive.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_on_gitea: Vec<String>,
     /// Who gave it.
     pub by: Option<String>,
 }
@@ -113,6 +117,8 @@ pub fn directives(
                 rationale: d.rationale.clone(),
                 status: d.status.to_string(),
                 by: d.by.clone(),
+                // Known only to a run, which compares the plan with Gitea and the pending op files.
+                not_on_gitea: Vec::new(),
             }
         })
         .collect();
