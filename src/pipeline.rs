@@ -530,6 +530,22 @@ fn apply_stage(
     if pending.iter().all(|p| p.file.is_err()) {
         return Ok((Vec::new(), false));
     }
+    // Gitea refuses every write without a token: the approved files wait for a run that has one.
+    if opts.token.is_none() {
+        let ids: Vec<&str> = pending
+            .iter()
+            .filter_map(|p| p.file.as_ref().ok())
+            .map(|f| f.id.as_str())
+            .collect();
+        tracing::warn!(
+            "{} on the branch ({}) {} pending: without a token (COMMITEA_GITEA_TOKEN, a token that may \
+             write issues: scope write:issue) nothing can be applied on Gitea",
+            crate::prose::count(ids.len(), "approved op file", "approved op files"),
+            ids.join(", "),
+            if ids.len() == 1 { "stays" } else { "stay" }
+        );
+        return Ok((Vec::new(), false));
+    }
     let state_repo = state_repository(opts, config);
     let by_pr;
     let approvals: &dyn crate::apply::Approvals = match state_repo {
@@ -561,7 +577,11 @@ fn apply_stage(
             *a = before.clone();
         }
     }
-    tracing::info!("apply: {} op files in {:.0?}", applied.len(), t.elapsed());
+    tracing::info!(
+        "apply: {} in {:.0?}",
+        crate::prose::count(applied.len(), "op file", "op files"),
+        t.elapsed()
+    );
     Ok((applied, wrote))
 }
 
@@ -685,8 +705,8 @@ fn sync_stage(
     )?;
     if opts.token.is_none() {
         tracing::warn!(
-            "reading {server} without a token (COMMITEA_GITEA_TOKEN is not set): only public repositories can be read, \
-             and approved changes cannot be applied"
+            "reading {server} without a token (COMMITEA_GITEA_TOKEN is not set, or empty): Gitea shows a visitor \
+             only what it shows the public, and approved changes cannot be applied"
         );
     }
     let previous = match Snapshot::load_for_run(layout) {
@@ -715,14 +735,18 @@ fn sync_with(
     let outcome =
         crate::gitea::sync::sync(client, &config.repositories, previous, opts.clock, &options)?;
     tracing::info!(
-        "sync: {} issues from {} repositories in {} requests ({} at once at most), {:.0?}; {} read in full, {} issues re-read{}",
-        outcome.snapshot.issues.len(),
-        config.repositories.len(),
-        client.request_count() - requests_before,
+        "sync: {} from {} in {} ({} at once at most), {:.0?}; {} read in full, {} re-read{}",
+        crate::prose::count(outcome.snapshot.issues.len(), "issue", "issues"),
+        crate::prose::count(config.repositories.len(), "repository", "repositories"),
+        crate::prose::count(
+            client.request_count() - requests_before,
+            "request",
+            "requests"
+        ),
         client.peak_parallel(),
         t.elapsed(),
         outcome.full.len(),
-        outcome.refreshed,
+        crate::prose::count(outcome.refreshed, "issue", "issues"),
         if outcome.changed {
             ""
         } else {

@@ -356,6 +356,16 @@ fn a_missing_token_a_refused_one_a_wrong_scheme_and_a_login_page_are_each_said_o
         },
     )
     .unwrap();
+    // An approved op file on the branch waits for a run with a token; the run itself goes on.
+    let filed = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["tool", "apply_changes", "-s"])
+        .arg(state.path())
+        .arg(r#"{"ops":[{"op":"set_priority","issue":"acme/api#3","priority":"p/1"}]}"#)
+        .output()
+        .unwrap();
+    assert!(filed.status.success(), "{filed:?}");
+    git(state.path(), &["add", "ops"]);
+    git(state.path(), &["commit", "-qm", "approved"]);
     let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
         .args(["run", "--no-commit", "-s"])
         .arg(state.path())
@@ -368,9 +378,14 @@ fn a_missing_token_a_refused_one_a_wrong_scheme_and_a_login_page_are_each_said_o
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(
-        stderr.contains("without a token") && stderr.contains("only public repositories"),
+        stderr.contains("without a token") && stderr.contains("only what it shows the public"),
         "{stderr}"
     );
+    assert!(
+        stderr.contains("1 approved op file on the branch (C-0001) stays pending"),
+        "{stderr}"
+    );
+    assert!(state.path().join("ops/pending/C-0001.yaml").exists());
 
     let stderr = run(&url, Some("tok-wrong"));
     assert!(
