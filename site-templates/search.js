@@ -20,24 +20,49 @@
     var milestone = e[4] >= 0 && ix.milestones[e[4]] ? ix.milestones[e[4]][1] : "";
     var column = ix.columns[e[3]] ? ix.columns[e[3]][1] : "";
     var labels = e[7].map(function (l) { return name(ix.labels, l); }).join(" ");
-    var hay = [key, e[2], milestone, name(ix.people, e[5]), labels, column].join(" ").toLowerCase();
-    return { e: e, key: key, hay: hay, open: e[10] === null };
+    var hay = [e[2], milestone, name(ix.people, e[5]), labels, column].join(" ").toLowerCase();
+    return { e: e, key: key, repo: ix.repos[e[0]].toLowerCase(), hay: hay, open: e[10] === null };
   });
   // Open issues first, each group in the index's order (by repository and number).
   rows.sort(function (a, b) { return (a.open === b.open) ? 0 : (a.open ? -1 : 1); });
+  // A query read as the agents' search reads it: a reference (#12, owner/repo#12) or a number names an
+  // issue, found first; the other words (two characters or more) match where a word starts
+  // (`paginat` finds "pagination", `api` not "rapid"), every one of them.
+  function terms(q) {
+    var refs = [], words = [];
+    q.toLowerCase().split(/\s+/).forEach(function (raw) {
+      var tok = raw.replace(/^[,.;:()"']+|[,.;:()"']+$/g, "");
+      if (!tok) return;
+      var m = /^(?:([\w.-]+\/[\w.-]+)?#)?(\d+)$/.exec(tok);
+      if (m) {
+        refs.push({ repo: m[1] || null, n: parseInt(m[2], 10) });
+        if (tok.indexOf("#") < 0) words.push(tok);
+        return;
+      }
+      tok.split(/[^\p{L}\p{N}\/_-]+/u).forEach(function (w) { if (w.length > 1) words.push(w); });
+    });
+    return { refs: refs, words: words };
+  }
   function run() {
-    var words = form.elements.q.value.toLowerCase().split(/\s+/).filter(function (w) { return w.length > 0; });
+    var t = terms(form.elements.q.value);
     while (list.firstChild) list.removeChild(list.firstChild);
-    if (words.length === 0) { count.textContent = ""; return; }
-    // A word matches where a word of the text starts (`paginat` finds "pagination", `api` not "rapid"),
-    // as the agents' search does; one that starts with a sign (`#12`) matches anywhere.
-    var tests = words.map(function (w) {
+    if (t.refs.length === 0 && t.words.length === 0) {
+      count.textContent = form.elements.q.value.trim() ? "type a word of two letters or more, or an issue number" : "";
+      return;
+    }
+    var tests = t.words.map(function (w) {
       var esc = w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-      return /^[\p{L}\p{N}]/u.test(w) ? new RegExp("(^|[^\\p{L}\\p{N}])" + esc, "u") : new RegExp(esc, "u");
+      return new RegExp("(^|[^\\p{L}\\p{N}])" + esc, "u");
     });
-    var hits = rows.filter(function (r) {
-      return tests.every(function (t) { return t.test(r.hay); });
+    var hits = [];
+    rows.forEach(function (r) {
+      var named = t.refs.some(function (x) { return x.n === r.e[1] && (!x.repo || x.repo === r.repo); });
+      var found = tests.length > 0 && tests.every(function (re) { return re.test(r.hay); });
+      if (named || found) hits.push({ r: r, named: named });
     });
+    // The issues the query names first; the sort is stable, so open ones stay first within each group.
+    hits.sort(function (a, b) { return (a.named === b.named) ? 0 : (a.named ? -1 : 1); });
+    hits = hits.map(function (h) { return h.r; });
     var n = hits.length;
     count.textContent = n > 200 ? "showing the first 200 of " + n + " matching issues"
       : n === 1 ? "1 matching issue" : n + " matching issues";

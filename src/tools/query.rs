@@ -153,9 +153,9 @@ pub fn query_project(ctx: &Context, input: QueryInput) -> Result<QueryOutput, To
             ));
         }
         View::Search
-            if f.query.as_deref().is_some_and(|q| {
-                views::search::words(q).0.is_empty() && !q.chars().any(|c| c.is_ascii_digit())
-            }) =>
+            if f.query
+                .as_deref()
+                .is_some_and(|q| views::search::terms(q).is_empty()) =>
         {
             return Err(ToolError::invalid(
                 "/filters/query",

@@ -2,8 +2,9 @@
 //!
 //! Ranking is a plain, deterministic score: every query word found in the title counts 5, in a label 3,
 //! in the body 2 and in a comment 1 (each place counted once per word), and the whole query found as a
-//! phrase in the title adds 5. An issue number (`#12`, `12`, `owner/repo#12`) in the query matches that
-//! issue first; a reference (`#12`, `owner/repo#12`) matches nothing else. Ties go to open issues, then by
+//! phrase in the title adds 5. An issue number anywhere in the query (`#12`, `12`, `owner/repo#12`, the
+//! repository without case) matches that issue first; a reference (`#12`, `owner/repo#12`) is not also a
+//! word. Ties go to open issues, then by
 //! key. Words are compared without case and match where a word of the text starts (`paginat` finds
 //! "pagination"; `api` does not find "rapid"); a number matches only the whole number (`102` is not in
 //! "1024" or "deb102ea"). Words of one character are left out, and the view says which.
@@ -52,18 +53,63 @@ pub struct SearchMatch {
     pub snippet: Option<String>,
 }
 
-/// The query's words to search for, and those left out (one character long).
-pub fn words(query: &str) -> (Vec<String>, Vec<String>) {
-    let (mut out, mut ignored): (Vec<String>, Vec<String>) = query
-        .split(|c: char| !c.is_alphanumeric() && c != '/' && c != '-' && c != '_')
-        .map(str::to_lowercase)
-        .filter(|w| !w.is_empty())
-        .partition(|w| w.chars().count() > 1);
-    for v in [&mut out, &mut ignored] {
+/// What a query asks for.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Terms {
+    /// Issue numbers it names, each with its repository (lower case) when given: `12`, `#12`,
+    /// `owner/repo#12`.
+    pub numbers: Vec<(Option<String>, u64)>,
+    /// Words to look for, lower case (a bare number is one too).
+    pub words: Vec<String>,
+    /// Words left out, one character long.
+    pub ignored: Vec<String>,
+}
+
+/// The query read into its terms: a reference (`#12`, `owner/repo#12`) names an issue and is nothing
+/// else; a bare number names an issue and is a word as well; the rest is words.
+pub fn terms(query: &str) -> Terms {
+    let mut t = Terms::default();
+    for raw in query.split_whitespace() {
+        let tok = raw
+            .trim_matches(|c: char| matches!(c, ',' | '.' | ';' | ':' | '(' | ')' | '"' | '\''))
+            .to_lowercase();
+        if let Ok(k) = tok.parse::<IssueKey>() {
+            t.numbers
+                .push((Some(k.repo.to_string().to_lowercase()), k.number));
+            continue;
+        }
+        if let Some(n) = tok.strip_prefix('#').and_then(|n| n.parse::<u64>().ok()) {
+            t.numbers.push((None, n));
+            continue;
+        }
+        if let Ok(n) = tok.parse::<u64>() {
+            t.numbers.push((None, n));
+        }
+        for w in tok
+            .split(|c: char| !c.is_alphanumeric() && c != '/' && c != '-' && c != '_')
+            .filter(|w| !w.is_empty())
+        {
+            if w.chars().count() > 1 {
+                t.words.push(w.to_owned());
+            } else {
+                t.ignored.push(w.to_owned());
+            }
+        }
+    }
+    for v in [&mut t.words, &mut t.ignored] {
         v.sort();
         v.dedup();
     }
-    (out, ignored)
+    t.numbers.sort();
+    t.numbers.dedup();
+    t
+}
+
+impl Terms {
+    /// Whether there is neither a number nor a word to look for.
+    pub fn is_empty(&self) -> bool {
+        self.numbers.is_empty() && self.words.is_empty()
+    }
 }
 
 /// Where `word` (lower case) first occurs in `lower` at the start of one of its words — and, for a
@@ -95,19 +141,6 @@ fn snippet(text: &str, word: &str) -> Option<String> {
     Some(if start > 0 { format!("…{s}") } else { s })
 }
 
-/// The issue number the query names, with its repository when given, and whether the query is a
-/// reference (`#12`, `owner/repo#12`: nothing else is searched) rather than a bare number.
-fn number_in(query: &str) -> Option<(Option<String>, u64, bool)> {
-    let q = query.trim();
-    if let Ok(k) = q.parse::<IssueKey>() {
-        return Some((Some(k.repo.to_string()), k.number, true));
-    }
-    q.trim_start_matches('#')
-        .parse::<u64>()
-        .ok()
-        .map(|n| (None, n, q.starts_with('#')))
-}
-
 /// Searches the snapshot's issues that pass the filters.
 pub fn search(
     inputs: Inputs<'_>,
@@ -115,12 +148,12 @@ pub fn search(
     query: &str,
     selection: &Selection,
 ) -> SearchView {
-    let number = number_in(query);
-    let (ws, ignored) = match number {
-        Some((_, _, true)) => (Vec::new(), Vec::new()),
-        _ => words(query),
-    };
-    let phrase = query.trim().to_lowercase();
+    let Terms {
+        numbers,
+        words: ws,
+        ignored,
+    } = terms(query);
+    let phrase = ws.join(" ");
     let planned: std::collections::HashMap<&IssueKey, Option<&str>> = inputs
         .report
         .issues
@@ -143,10 +176,12 @@ pub fn search(
                 *best = Some((s, place));
             }
         };
-        if let Some((repo, n, _)) = &number
-            && *n == p.key.number
-            && repo.as_ref().is_none_or(|r| *r == p.key.repo.to_string())
-        {
+        if numbers.iter().any(|(repo, n)| {
+            *n == p.key.number
+                && repo
+                    .as_ref()
+                    .is_none_or(|r| r.eq_ignore_ascii_case(&p.key.repo.to_string()))
+        }) {
             score += 100;
             note(100, "number", &mut best);
         }
@@ -215,7 +250,7 @@ pub fn search(
 
 #[cfg(test)]
 mod tests {
-    use super::{find_word, words};
+    use super::{find_word, terms};
 
     #[test]
     fn a_word_matches_where_a_word_of_the_text_starts_and_a_number_only_whole() {
@@ -230,8 +265,20 @@ mod tests {
 
     #[test]
     fn one_character_words_are_left_out_and_named() {
-        let (ws, ignored) = words("a B pagination x pagination");
-        assert_eq!(ws, ["pagination"]);
-        assert_eq!(ignored, ["a", "b", "x"]);
+        let t = terms("a B pagination x pagination");
+        assert_eq!(t.words, ["pagination"]);
+        assert_eq!(t.ignored, ["a", "b", "x"]);
+    }
+
+    #[test]
+    fn numbers_and_references_are_read_anywhere_in_the_query() {
+        let t = terms("Keys #12, ACME/Web#3 and 102");
+        assert_eq!(
+            t.numbers,
+            [(None, 12), (None, 102), (Some("acme/web".to_owned()), 3)]
+        );
+        // A reference is not a word; a bare number is both.
+        assert_eq!(t.words, ["102", "and", "keys"]);
+        assert!(terms("a b").is_empty() && !terms("a #5").is_empty());
     }
 }

@@ -58,6 +58,11 @@ fn the_demo_site_reads_in_a_browser_at_desktop_and_phone_widths() {
         // A word matches where a word starts, not inside one (`essibility` is inside "Accessibility").
         serde_json::json!({"path": "search.html", "query": "?q=essibility",
             "expect": [{"selector": "#count", "contains": "0 matching issues"}]}),
+        // A reference names its issue first, whatever the case and the words around it; a one-letter
+        // word is left out, and a key's repository is not a word to match (`api` would be every issue).
+        serde_json::json!({"path": "search.html", "query": "?q=a%20ACME%2Fweb%2312",
+            "expect": [{"selector": "#count", "contains": "1 matching issue"},
+                       {"selector": "#results li a", "contains": "acme/web#12"}]}),
         serde_json::json!({"path": "calibration.html", "charts": 1}),
         serde_json::json!({"path": "standup.html"}),
         serde_json::json!({"path": "roadmap.html", "charts": 1, "shot": "roadmap"}),
