@@ -252,6 +252,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         crate::ledger::read(&layout.ledger())?
     };
     let replayed = crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now);
+    warn_pending_of_inactive(&layout, ledger.as_deref())?;
     let not_on_gitea = not_carried_to_gitea(&layout, replayed.not_on_gitea.clone())?;
     let mut plan = replayed.into_plan();
     plan.warnings.extend(not_on_gitea.iter().map(|n| {
@@ -264,9 +265,9 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
             at: crate::plan::At::Ledger { line: n.line },
             kind: crate::plan::ProblemKind::NotOnGitea(format!(
                 "{} is in force but Gitea does not carry it ({what}), and no op file is pending to \
-                 carry it there (its pull request was merged without one, the change failed on Gitea, or \
-                 someone changed it on Gitea since). The forecast follows {}: record the change again if \
-                 Gitea should follow, or withdraw {} (status: withdrawn) if Gitea is right",
+                 carry it there (its op file was deleted or its pull request merged without one, the change \
+                 failed on Gitea, or someone changed it on Gitea since). The forecast follows {}: record the \
+                 change again if Gitea should follow, or withdraw {} (status: withdrawn) if Gitea is right",
                 n.directive, n.directive, n.directive
             )),
         }
@@ -474,6 +475,38 @@ fn not_carried_to_gitea(
         .into_iter()
         .filter(|n| !pending.contains(&n.directive))
         .collect())
+}
+
+/// Warns of each pending op file whose directive is no longer in force (withdrawn or superseded): merged,
+/// it would still change Gitea.
+fn warn_pending_of_inactive(layout: &Layout, ledger: Option<&str>) -> Result<(), PipelineError> {
+    let Some(text) = ledger else {
+        return Ok(());
+    };
+    let pending = crate::ops::read_pending(layout)?.0;
+    if pending.iter().all(|f| f.directive.is_none()) {
+        return Ok(());
+    }
+    let parsed = crate::ledger::parse::parse(text);
+    for f in pending.iter().filter(|f| f.directive.is_some()) {
+        if let Some(d) = parsed
+            .ledger
+            .directives()
+            .find(|d| d.id.to_string() == f.id)
+            && d.status != crate::ledger::format::Status::Active
+        {
+            tracing::warn!(
+                "ledger line {}: {} is {}, but its op file {}/{}.yaml is still pending: merged, it would \
+                 still change Gitea; delete it (and close its pull request, if one is open)",
+                d.line,
+                f.id,
+                d.status,
+                crate::ops::PENDING_PATH,
+                f.id
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The state repo on the server: `approvals.state_repository`, else the job's `GITHUB_REPOSITORY`.

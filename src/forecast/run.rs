@@ -218,6 +218,16 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             let planned = sim.group(g);
             // A closed milestone's work was done the day it closed: that is its cone, not a forecast.
             let closed = m.closed.filter(|_| m.state == OpenState::Closed);
+            if let Some(day) = closed
+                && open_n > 0
+            {
+                warnings.push(format!(
+                    "{}: closed on Gitea on {day} with {} still open; they are forecast as open work, not \
+                     in its cone: move them to an open milestone (set_milestone) or close them",
+                    m.title,
+                    crate::prose::count(open_n, "issue", "issues")
+                ));
+            }
             let (p10, p50, p80, prob) = if let Some(day) = closed {
                 let done = When::Date(day);
                 (done, done, done, None)

@@ -346,6 +346,16 @@ fn record(
         &planned_for,
         committed.report(),
     );
+    // The one line names what the directive is about, as apply_changes' does for the same ops.
+    let about: Vec<u64> = ops
+        .iter()
+        .flat_map(|op| op.milestones_about(&snapshot))
+        .chain(match &new.target {
+            Some(Target::Milestone(id)) => Some(*id),
+            _ => None,
+        })
+        .collect();
+    let detail = detail.about(&about);
     let pairs = pairs(&detail);
 
     let id = appended.id.to_string();

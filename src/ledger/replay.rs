@@ -119,7 +119,13 @@ fn not_on_gitea(plan: &Plan, base: &Plan, ledger: &Ledger) -> Vec<NotOnGitea> {
     };
     let mut by_directive: std::collections::HashMap<&str, Vec<String>> =
         std::collections::HashMap::new();
-    for (now, was) in plan.issues.iter().zip(&base.issues) {
+    // A closed issue's priority, estimate or milestone plans nothing any more: no one need settle them.
+    for (now, was) in plan
+        .issues
+        .iter()
+        .zip(&base.issues)
+        .filter(|(i, _)| i.state == crate::domain::OpenState::Open)
+    {
         for r in now
             .provenance_log
             .iter()

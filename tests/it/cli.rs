@@ -849,3 +849,44 @@ fn a_milestone_timed_by_a_slow_closing_pace_says_so_next_to_its_schedule() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_withdrawn_directive_whose_op_file_is_still_pending_is_said() {
+    let dir = crate::pipeline::state_from_fixture("small");
+    let s = dir.path().to_string_lossy().into_owned();
+    let out = commitea(
+        &[
+            "directive",
+            "--kind",
+            "reprioritize",
+            "--quote",
+            "API three first.",
+            "--target",
+            "acme/api#3",
+            "--params",
+            r#"{"priority": 0}"#,
+            "-s",
+            &s,
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let stderr = |out: &std::process::Output| String::from_utf8_lossy(&out.stderr).into_owned();
+    let planned = commitea(&["plan", "-s", &s], dir.path());
+    assert!(!stderr(&planned).contains("still pending"), "{planned:?}");
+    let ledger = dir.path().join("pm-state.md");
+    let text = std::fs::read_to_string(&ledger).unwrap();
+    std::fs::write(
+        &ledger,
+        text.replace("- status: active", "- status: withdrawn"),
+    )
+    .unwrap();
+    let planned = commitea(&["plan", "-s", &s], dir.path());
+    let said = stderr(&planned);
+    assert!(
+        said.contains(
+            "D-0001 is withdrawn, but its op file ops/pending/D-0001.yaml is still pending"
+        ) && said.contains("delete it"),
+        "{said}"
+    );
+}

@@ -485,4 +485,45 @@ fn a_directive_in_force_that_gitea_does_not_carry_is_said_unless_its_op_file_is_
             && w.contains("withdraw"),
         "{w}"
     );
+    // Closed on Gitea, its priority plans nothing: nothing to settle.
+    let key: commitea::domain::IssueKey = AT_RISK_ISSUE.parse().unwrap();
+    let file = tmp
+        .path()
+        .join(format!("snapshot/issues/{}/{}.yaml", key.repo, key.number));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let closed = text
+        .replacen("state: open\n", "state: closed\n", 1)
+        .replacen(
+            "\nassignees:",
+            "\nclosed_at: 2026-11-29T10:00:00Z\nassignees:",
+            1,
+        );
+    std::fs::write(&file, closed).unwrap();
+    assert_eq!(
+        said(&commitea::pipeline::compute(&opts).unwrap()),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn a_directives_summary_names_the_milestone_it_is_about_as_apply_changes_does() {
+    let tmp = fresh_demo();
+    let input = RecordInput {
+        kind: "reprioritize".into(),
+        quote: "This can wait.".into(),
+        target: Some(RecordTarget {
+            issue: Some("acme/api#87".into()),
+            ..Default::default()
+        }),
+        params: Some(json!({"priority": 3})),
+        rationale: None,
+        by: Some("ann".into()),
+    };
+    let out = record_directive(tmp.path(), &input, &RecordOptions::new(clock(), vec![])).unwrap();
+    // A small change moves no milestone's p80, and the line still says where the issue's stands.
+    assert!(
+        out.summary.contains("Public API v2 p80 "),
+        "{}",
+        out.summary
+    );
 }

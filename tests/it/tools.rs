@@ -181,6 +181,33 @@ fn a_closed_milestone_is_done_the_day_it_closed_not_today() {
             .get("closed")
             .is_none()
     );
+
+    // Closed on Gitea with work still open: the cone is still the day it closed, and the run says what
+    // is left in it.
+    let tmp = demo_dir();
+    let file = tmp.path().join("snapshot/milestones.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let at = text.find("- id: 3\n").unwrap();
+    let (head, tail) = text.split_at(at);
+    let tail = tail.replacen("state: open", "state: closed", 1).replacen(
+        "created_at:",
+        "closed_at: 2026-11-20T12:00:00Z\n  created_at:",
+        1,
+    );
+    std::fs::write(&file, format!("{head}{tail}")).unwrap();
+    let c = commitea::pipeline::compute(&run_options(tmp.path())).unwrap();
+    let m = c.report.milestones.iter().find(|m| m.id == 3).unwrap();
+    assert_eq!(m.p80.to_string(), "2026-11-20");
+    assert!(m.open_issues > 0);
+    assert!(
+        c.report
+            .warnings
+            .iter()
+            .any(|w| w.contains("closed on Gitea on 2026-11-20 with ")
+                && w.contains("move them to an open milestone")),
+        "{:?}",
+        c.report.warnings
+    );
 }
 
 #[test]
