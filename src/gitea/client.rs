@@ -96,7 +96,7 @@ pub enum ClientError {
     },
     /// 403: the token may not read the repository (or, with no token, the server wants one for everything).
     #[error(
-        "{request}: 403 Forbidden, {}",
+        "{request} on {server}: 403 Forbidden, {}",
         if *token_sent {
             format!("the token may not read {repo}; give its user read access to issues of {repo} (and a token with the read:issue and read:repository scopes)")
         } else {
@@ -104,6 +104,8 @@ pub enum ClientError {
         }
     )]
     Forbidden {
+        /// The server.
+        server: String,
         /// The repository.
         repo: String,
         /// The request.
@@ -113,7 +115,7 @@ pub enum ClientError {
     },
     /// 404 on a repository's endpoint.
     #[error(
-        "{request}: 404 Not Found, {}",
+        "{request} on {server}: 404 Not Found, {}",
         if *token_sent {
             format!("repository {repo} does not exist or is not visible to the token; check its name (in commitea.yaml, or as given to --repo) and that the token's user can see it")
         } else {
@@ -121,6 +123,8 @@ pub enum ClientError {
         }
     )]
     NotFound {
+        /// The server.
+        server: String,
         /// The repository.
         repo: String,
         /// The request.
@@ -962,6 +966,7 @@ impl Client {
                 token_sent: self.token.is_some(),
             }),
             StatusCode::FORBIDDEN => Attempt::Fail(ClientError::Forbidden {
+                server: self.server.clone(),
                 repo,
                 request,
                 token_sent: self.token.is_some(),
@@ -981,6 +986,7 @@ impl Client {
                 Attempt::Fail(ClientError::TimeTrackingDisabled { repo, request })
             }
             StatusCode::NOT_FOUND => Attempt::Fail(ClientError::NotFound {
+                server: self.server.clone(),
                 repo,
                 request,
                 token_sent: self.token.is_some(),

@@ -90,7 +90,7 @@ pub fn replay(
     let parsed = super::parse::parse(text);
     let mut problems: Vec<Problem> = parsed.problems.iter().map(Problem::from).collect();
     let base = plan.clone();
-    problems.extend(apply(&mut plan, &parsed.ledger));
+    problems.extend(apply(&mut plan, &base, &parsed.ledger));
     // Parse problems and replay problems are both on a line: report them in ledger order.
     problems.sort_by(|a, b| a.at.cmp(&b.at));
     let not_on_gitea = not_on_gitea(&plan, &base, &parsed.ledger);
@@ -199,13 +199,11 @@ fn not_on_gitea(plan: &Plan, base: &Plan, ledger: &Ledger) -> Vec<NotOnGitea> {
 
 /// Applies the ledger's active directives to `plan` in order; returns the problems found.
 ///
-/// "Gitea's value" is the plan's value before any directive, so call this once, on a plan fresh from the
-/// snapshot.
-pub fn apply(plan: &mut Plan, ledger: &Ledger) -> Vec<Problem> {
-    let base = plan.clone();
+/// `base` holds "Gitea's values": the plan before any directive (`plan` as it was, fresh from the snapshot).
+pub fn apply(plan: &mut Plan, base: &Plan, ledger: &Ledger) -> Vec<Problem> {
     let mut problems = Vec::new();
     for d in ledger.directives().filter(|d| d.status == Status::Active) {
-        if let Err(p) = apply_one(plan, &base, d) {
+        if let Err(p) = apply_one(plan, base, d) {
             problems.push(Problem {
                 at: At::Ledger { line: d.line },
                 kind: ProblemKind::NotApplied(p),
