@@ -336,21 +336,27 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         },
         backtest.as_ref(),
     );
-    let pending_committed = match (&directives.pending, opts.commit) {
+    let on_branch = match (&directives.pending, opts.commit) {
         (Some(p), true) if layout.root().join(".git").exists() => {
             let repo = git::open_or_init(layout.root())?;
             match git::head(&repo) {
-                Some(head) => git::read_at(
-                    &repo,
-                    head,
-                    &format!("{}/{}.yaml", crate::ops::PENDING_PATH, p.id),
-                )?
-                .is_some(),
-                None => true,
+                Some(head) => Some(
+                    git::read_at(
+                        &repo,
+                        head,
+                        &format!("{}/{}.yaml", crate::ops::PENDING_PATH, p.id),
+                    )?
+                    .is_some(),
+                ),
+                None => None,
             }
         }
-        _ => true,
+        _ => None,
     };
+    let pending_committed = on_branch.unwrap_or(true);
+    if let Some(p) = directives.pending.as_mut() {
+        p.approved = on_branch == Some(true);
+    }
     Ok(Computed {
         pending_committed,
         applied,

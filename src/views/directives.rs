@@ -42,6 +42,10 @@ pub struct Pending {
     pub consequence_omitted: usize,
     /// The proposed changes.
     pub ops: Vec<Op>,
+    /// Whether its op file is on the branch already: approved (its pull request merged), carried out at the
+    /// next run that reaches Gitea with a token. Known to a run; false elsewhere.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub approved: bool,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -129,6 +133,7 @@ pub fn directives(
             consequence: p.consequence,
             consequence_omitted: 0,
             ops: p.ops,
+            approved: false,
         }),
         recent,
         problems: parsed

@@ -890,3 +890,40 @@ fn a_withdrawn_directive_whose_op_file_is_still_pending_is_said() {
         "{said}"
     );
 }
+
+#[test]
+fn a_merged_directive_waiting_for_an_online_run_is_not_awaiting_approval() {
+    let dir = crate::pipeline::state_from_fixture("small");
+    let s = dir.path().to_string_lossy().into_owned();
+    let out = commitea(
+        &[
+            "directive",
+            "--kind",
+            "reprioritize",
+            "--quote",
+            "API three first.",
+            "--target",
+            "acme/api#3",
+            "--params",
+            r#"{"priority": 0}"#,
+            "-s",
+            &s,
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let page = |dir: &Path| std::fs::read_to_string(dir.join("public/directives.html")).unwrap();
+    let run = commitea(&["run", "--offline", "-s", &s], dir.path());
+    assert!(run.status.success(), "{run:?}");
+    assert!(page(dir.path()).contains("Awaiting approval: D-0001"));
+    // Merged: on the branch, the offline run cannot carry it out; it is approved, not awaiting approval.
+    git_out(dir.path(), &["add", "pm-state.md", "ops"]);
+    git_out(dir.path(), &["commit", "-qm", "merged"]);
+    let run = commitea(&["run", "--offline", "-s", &s], dir.path());
+    assert!(run.status.success(), "{run:?}");
+    let html = page(dir.path());
+    assert!(
+        html.contains("Approved, carried out at the next run that reaches Gitea: D-0001"),
+        "{html}"
+    );
+}
