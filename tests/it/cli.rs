@@ -850,10 +850,9 @@ fn a_milestone_timed_by_a_slow_closing_pace_says_so_next_to_its_schedule() {
     );
 }
 
-#[test]
-fn a_withdrawn_directive_whose_op_file_is_still_pending_is_said() {
-    let dir = crate::pipeline::state_from_fixture("small");
-    let s = dir.path().to_string_lossy().into_owned();
+/// Records D-0001 in the `small` fixture: acme/api#3 to p/0, its op file pending in the checkout.
+fn reprioritize_api_3(dir: &Path) {
+    let s = dir.to_string_lossy();
     let out = commitea(
         &[
             "directive",
@@ -868,9 +867,16 @@ fn a_withdrawn_directive_whose_op_file_is_still_pending_is_said() {
             "-s",
             &s,
         ],
-        dir.path(),
+        dir,
     );
     assert!(out.status.success(), "{out:?}");
+}
+
+#[test]
+fn a_withdrawn_directive_whose_op_file_is_still_pending_is_said() {
+    let dir = crate::pipeline::state_from_fixture("small");
+    let s = dir.path().to_string_lossy().into_owned();
+    reprioritize_api_3(dir.path());
     let stderr = |out: &std::process::Output| String::from_utf8_lossy(&out.stderr).into_owned();
     let planned = commitea(&["plan", "-s", &s], dir.path());
     assert!(!stderr(&planned).contains("still pending"), "{planned:?}");
@@ -895,23 +901,7 @@ fn a_withdrawn_directive_whose_op_file_is_still_pending_is_said() {
 fn a_merged_directive_waiting_for_an_online_run_is_not_awaiting_approval() {
     let dir = crate::pipeline::state_from_fixture("small");
     let s = dir.path().to_string_lossy().into_owned();
-    let out = commitea(
-        &[
-            "directive",
-            "--kind",
-            "reprioritize",
-            "--quote",
-            "API three first.",
-            "--target",
-            "acme/api#3",
-            "--params",
-            r#"{"priority": 0}"#,
-            "-s",
-            &s,
-        ],
-        dir.path(),
-    );
-    assert!(out.status.success(), "{out:?}");
+    reprioritize_api_3(dir.path());
     let page = |dir: &Path| std::fs::read_to_string(dir.join("public/directives.html")).unwrap();
     let run = commitea(&["run", "--offline", "-s", &s], dir.path());
     assert!(run.status.success(), "{run:?}");
