@@ -483,8 +483,8 @@ fn not_carried_to_gitea(
         .collect())
 }
 
-/// Warns of each pending op file whose directive is no longer in force (withdrawn or superseded): merged,
-/// it would still change Gitea.
+/// Warns of each pending op file whose directive is no longer in force (withdrawn or superseded): it is
+/// clutter now (the apply stage skips it), and its pull request a change no one should merge.
 fn warn_pending_of_inactive(layout: &Layout, ledger: Option<&str>) -> Result<(), PipelineError> {
     let Some(text) = ledger else {
         return Ok(());
@@ -502,8 +502,9 @@ fn warn_pending_of_inactive(layout: &Layout, ledger: Option<&str>) -> Result<(),
             && d.status != crate::ledger::format::Status::Active
         {
             tracing::warn!(
-                "ledger line {}: {} is {}, but its op file {}/{}.yaml is still pending: merged, it would \
-                 still change Gitea; delete it (and close its pull request, if one is open)",
+                "ledger line {}: {} is {}, but its op file {}/{}.yaml is still pending: the apply stage \
+                 carries none of it out now (it skips a directive no longer in force); delete it (and close its \
+                 pull request, if one is open)",
                 d.line,
                 f.id,
                 d.status,
@@ -600,12 +601,24 @@ fn apply_stage(
             &crate::apply::NoApprovals
         }
     };
+    // The ledger the files were merged with: a directive withdrawn since has its changes left undone.
+    let ledger = git::read_at(&repo, head, crate::state::LEDGER_FILE)?
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let inactive: std::collections::BTreeMap<String, crate::ledger::format::Status> =
+        crate::ledger::parse::parse(&ledger)
+            .ledger
+            .directives()
+            .filter(|d| d.status != crate::ledger::format::Status::Active)
+            .map(|d| (d.id.to_string(), d.status))
+            .collect();
     let t = Instant::now();
-    let (mut applied, wrote) =
-        crate::apply::apply_pending(client, approvals, config, snapshot, &pending, opts.clock)
-            .map_err(|e| match e {
-                crate::apply::ApplyError::Client(c) => PipelineError::Client(c),
-            })?;
+    let (mut applied, wrote) = crate::apply::apply_pending(
+        client, approvals, config, snapshot, &pending, &inactive, opts.clock,
+    )
+    .map_err(|e| match e {
+        crate::apply::ApplyError::Client(c) => PipelineError::Client(c),
+    })?;
     // A run redone after a push race keeps what the first attempt did.
     for a in &mut applied {
         if let Some(before) = opts

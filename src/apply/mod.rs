@@ -205,13 +205,15 @@ fn foreign_label(op: &Op) -> Option<Outcome> {
 /// Each op is held to the rules `apply_changes` holds a proposal to (the estimate ladder, a milestone of
 /// the issue's own repository, no dependency cycle, nothing planned on a closed issue), checked against
 /// the fresh snapshot as the earlier ops (of this file and the ones before) left it: a file on the
-/// branch may have been written by hand.
+/// branch may have been written by hand. A directive's file whose directive `inactive` names (withdrawn or
+/// superseded in the branch's ledger) is carried out no further: its ops are skipped, saying why.
 pub fn apply_pending(
     client: &Client,
     approvals: &dyn Approvals,
     config: &Config,
     snapshot: &Snapshot,
     pending: &[PendingOnBranch],
+    inactive: &BTreeMap<String, crate::ledger::format::Status>,
     now: DateTime<Utc>,
 ) -> Result<(Vec<AppliedFile>, bool), ApplyError> {
     // One checker over the fresh snapshot for every file: the dependencies and closes it tracks carry
@@ -230,8 +232,20 @@ pub fn apply_pending(
         // `dependsOnNew` names the file's own new issues by position.
         writer.created.clear();
         checker.next_file();
+        let not_in_force = file
+            .directive
+            .as_ref()
+            .and_then(|_| inactive.get(&file.id))
+            .map(|status| Outcome::Skipped {
+                reason: format!(
+                    "{} is {status} in {}: the changes of a directive no longer in force are not carried \
+                     out",
+                    file.id,
+                    crate::state::LEDGER_FILE
+                ),
+            });
         for op in &file.ops {
-            let refused = foreign_label(op).or_else(|| {
+            let refused = not_in_force.clone().or_else(|| foreign_label(op)).or_else(|| {
                 (op.is_destructive() && approval.is_none()).then(|| Outcome::Skipped {
                     reason: format!(
                         "{} is destructive and the commit that brought it ({}) is no merged pull request: \

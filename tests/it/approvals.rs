@@ -887,6 +887,55 @@ fn the_run_that_applies_a_directive_no_longer_shows_it_awaiting_approval() {
 }
 
 #[test]
+fn a_merged_directive_withdrawn_before_a_run_carried_it_out_changes_nothing_on_gitea() {
+    let s = setup(&DemoSpec::scaled(40));
+    let [a] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
+    assert!(!s.issue(&a).labels.contains(&"p/0".to_owned()));
+    let id = s.directive(
+        &s.work,
+        "reprioritize",
+        "A first.",
+        &a.to_string(),
+        r#"{"priority": 0}"#,
+    );
+    // Merged with its op file, then withdrawn on the branch before any run carried it out.
+    let ledger = std::fs::read_to_string(s.work.join("pm-state.md")).unwrap();
+    std::fs::write(
+        s.work.join("pm-state.md"),
+        ledger.replace("- status: active", "- status: withdrawn"),
+    )
+    .unwrap();
+    git(&s.work, &["add", "pm-state.md", "ops"]);
+    git(
+        &s.work,
+        &[
+            "-c",
+            "user.name=pat",
+            "-c",
+            "user.email=p@example.com",
+            "commit",
+            "-q",
+            "-m",
+            "merged, then withdrawn",
+        ],
+    );
+    git(&s.work, &["push", "-q", "origin", "HEAD:main"]);
+    ok(&s.commitea(&s.work, &["run"]));
+    assert!(
+        !s.issue(&a).labels.contains(&"p/0".to_owned()),
+        "a withdrawn directive's change reached Gitea"
+    );
+    let applied = std::fs::read_to_string(s.work.join(format!("ops/applied/{id}.yaml"))).unwrap();
+    assert!(
+        applied.contains(&format!("{id} is withdrawn in pm-state.md"))
+            && applied.contains("result: skipped")
+            && !applied.contains("result: applied"),
+        "{applied}"
+    );
+    assert!(!s.work.join(format!("ops/pending/{id}.yaml")).exists());
+}
+
+#[test]
 fn a_proposal_says_what_merging_it_does_not_what_the_checkout_previewed() {
     let s = setup(&DemoSpec::scaled(40));
     // An open milestone with open work, and a deadline directive on it that nobody approved.
@@ -1385,6 +1434,7 @@ fn a_thousand_random_op_files_touch_only_namespace_labels_and_native_fields() {
                 &config,
                 &snapshot,
                 &pending,
+                &Default::default(),
                 chrono::Utc::now(),
             )
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
