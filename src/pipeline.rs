@@ -265,10 +265,11 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
             at: crate::plan::At::Ledger { line: n.line },
             kind: crate::plan::ProblemKind::NotOnGitea(format!(
                 "{} is in force but Gitea does not carry it ({what}), and no op file is pending to \
-                 carry it there (its op file was deleted or its pull request merged without one, the change \
-                 failed on Gitea, or someone changed it on Gitea since). The forecast follows {}: record the \
-                 change again if Gitea should follow, or withdraw {} (status: withdrawn) if Gitea is right",
-                n.directive, n.directive, n.directive
+                 carry it there (it was written into the ledger by hand, its op file was deleted or its pull \
+                 request merged without one, the change failed on Gitea, or someone changed it on Gitea since). The forecast follows {}: if Gitea \
+                 should follow, `commitea directive --carry-out {}` proposes the change; if Gitea is right, \
+                 withdraw {} (status: withdrawn)",
+                n.directive, n.directive, n.directive, n.directive
             )),
         }
     }));
@@ -471,16 +472,18 @@ fn not_carried_to_gitea(
     if not_on_gitea.is_empty() {
         return Ok(not_on_gitea);
     }
-    let pending: Vec<String> = crate::ops::read_pending(layout)?
-        .0
-        .into_iter()
-        .filter(|f| f.directive.is_some())
-        .map(|f| f.id.to_string())
-        .collect();
-    Ok(not_on_gitea
-        .into_iter()
-        .filter(|n| !pending.contains(&n.directive))
-        .collect())
+    let pending = crate::ops::read_pending(layout)?.0;
+    // Its own op file, or one that makes every change it needs (`commitea directive --carry-out`).
+    let carried = |n: &crate::ledger::replay::NotOnGitea| {
+        pending
+            .iter()
+            .any(|f| f.directive.is_some() && f.id == n.directive)
+            || (!n.carry.is_empty()
+                && n.carry
+                    .iter()
+                    .all(|op| pending.iter().any(|f| f.ops.contains(op))))
+    };
+    Ok(not_on_gitea.into_iter().filter(|n| !carried(n)).collect())
 }
 
 /// Warns of each pending op file whose directive is no longer in force (withdrawn or superseded): it is

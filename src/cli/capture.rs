@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::{CommandError, CommandResult, ForecastArgs, StateArg};
+use crate::tools;
 use crate::tools::schema::{Answer, CaptureOutput, ProposedIssue};
-use crate::tools::{self, ToolError};
 
 /// `commitea capture`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -59,14 +59,6 @@ impl Input {
     }
 }
 
-fn tool_error(e: ToolError) -> CommandError {
-    if e.is_input() {
-        CommandError::Input(e.to_string())
-    } else {
-        CommandError::Failed(e.into())
-    }
-}
-
 /// Runs the capture; prints `apply_changes`' answer (one line of JSON) when something was filed.
 pub fn run(a: Args) -> CommandResult {
     let ctx = super::tool::context(&a.state, a.by, None, &a.forecast);
@@ -108,7 +100,7 @@ pub fn run(a: Args) -> CommandResult {
             call["answers"] = serde_json::to_value(&answers)?;
         }
         let out: CaptureOutput = serde_json::from_value(
-            tools::call(&ctx, tools::CAPTURE_WORK, &call).map_err(tool_error)?,
+            tools::call(&ctx, tools::CAPTURE_WORK, &call).map_err(super::tool_error)?,
         )?;
         match (out.needs_more_info, out.proposal) {
             (_, Some(p)) => {
@@ -144,7 +136,7 @@ pub fn run(a: Args) -> CommandResult {
         crate::prose::count(proposal.issues.len(), "issue", "issues"),
         proposal.consequence
     );
-    let world = crate::model::capture::World::load(&ctx).map_err(tool_error)?;
+    let world = crate::model::capture::World::load(&ctx).map_err(super::tool_error)?;
     let file = Path::new("proposal.yaml");
     let mut text = format!(
         "# The proposal of capture_work: edit it, save and close to file it (empty the list to file nothing).\n# Each issue: title, body, estimate (a rung of the ladder), priority (p/0..p/3), deps (owner/repo#N or new:K,\n# the K-th issue of this list), milestone (an id), repo.\n# Consequence as proposed: {}\n{}",
@@ -198,7 +190,7 @@ pub fn run(a: Args) -> CommandResult {
         }
     };
     let consequence =
-        crate::model::capture::consequence(&world, &checked, &ctx).map_err(tool_error)?;
+        crate::model::capture::consequence(&world, &checked, &ctx).map_err(super::tool_error)?;
     eprintln!(
         "Filing {}; {consequence}",
         crate::prose::count(checked.ops.len(), "issue", "issues")
@@ -212,7 +204,7 @@ pub fn run(a: Args) -> CommandResult {
         tools::APPLY_CHANGES,
         &json!({"ops": ops, "source": "capture_work"}),
     )
-    .map_err(tool_error)?;
+    .map_err(super::tool_error)?;
     println!("{}", serde_json::to_string(&answer)?);
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! `commitea directive`: record a PM directive and print its consequence — or, with `--say`, have the big
-//! model draft it from the PM's words, show the draft and its consequence, and record it when confirmed.
+//! model draft it from the PM's words, show the draft and its consequence, and record it when confirmed;
+//! with `--carry-out`, propose the Gitea changes of a directive already in force that Gitea does not carry.
 
 use super::{CommandError, CommandResult, ForecastArgs, StateArg, env_vars};
 use crate::ledger::format::DirectiveKind;
@@ -21,11 +22,20 @@ pub struct Args {
     #[command(flatten)]
     state: StateArg,
     /// The kind of directive.
-    #[arg(long, value_enum, required_unless_present = "say")]
+    #[arg(long, value_enum, required_unless_present_any = ["say", "carry_out"])]
     kind: Option<DirectiveKind>,
     /// The PM's words, verbatim.
-    #[arg(long, required_unless_present = "say")]
+    #[arg(long, required_unless_present_any = ["say", "carry_out"])]
     quote: Option<String>,
+    /// Instead of recording one: write the op file that makes Gitea carry D-ID, a directive in force
+    /// whose change Gitea does not have (written into the ledger by hand, or changed back on Gitea since;
+    /// the run warns of it), through `apply_changes`. Prints its answer; `commitea propose` sends it.
+    #[arg(
+        long,
+        value_name = "ID",
+        conflicts_with_all = ["kind", "quote", "say", "target", "params", "rationale"]
+    )]
+    carry_out: Option<String>,
     /// Instead of the fields: what the PM said, for the big model to draft the directive from (see
     /// docs/models.md). The draft and its consequence are shown on stderr, and it is recorded once
     /// confirmed (a `y` line on stdin, or `--yes`).
@@ -56,6 +66,9 @@ pub fn run(a: Args) -> CommandResult {
     if let Some(say) = a.say.clone() {
         return negotiate(a, &say);
     }
+    if let Some(id) = a.carry_out.clone() {
+        return carry_out(&a, &id);
+    }
     let params = match a.params.as_deref().map(serde_json::from_str) {
         None => None,
         Some(Ok(v)) => Some(v),
@@ -67,19 +80,41 @@ pub fn run(a: Args) -> CommandResult {
     };
     let input = RecordInput {
         kind: a.kind.map(|k| k.as_str().to_owned()).unwrap_or_default(),
-        quote: a.quote.unwrap_or_default(),
+        quote: a.quote.clone().unwrap_or_default(),
         target: a.target.as_deref().map(RecordTarget::parse_cli),
         params,
-        rationale: a.rationale,
-        by: a.by,
+        rationale: a.rationale.clone(),
+        by: a.by.clone(),
     };
-    let options = RecordOptions {
+    record(&a.state.state, &input, &options(&a))
+}
+
+/// The stamp, settings and day zero the flags give.
+fn options(a: &Args) -> RecordOptions {
+    RecordOptions {
         clock: a.forecast.now.unwrap_or_else(chrono::Utc::now),
         env: env_vars(),
         overrides: a.forecast.overrides(),
         as_of: a.forecast.now,
+    }
+}
+
+/// Writes the op file that carries out the directive `id` and prints `apply_changes`' answer.
+fn carry_out(a: &Args, id: &str) -> CommandResult {
+    let ops = match crate::ledger::record::carry_out_ops(&a.state.state, id, &options(a)) {
+        Ok(ops) => ops,
+        Err(e) if e.is_input() => return Err(CommandError::Input(e.to_string())),
+        Err(e) => return Err(CommandError::Failed(e.into())),
     };
-    record(&a.state.state, &input, &options)
+    let ctx = super::tool::context(&a.state, a.by.clone(), None, &a.forecast);
+    let answer = crate::tools::call(
+        &ctx,
+        crate::tools::APPLY_CHANGES,
+        &serde_json::json!({ "ops": ops }),
+    )
+    .map_err(super::tool_error)?;
+    println!("{}", serde_json::to_string_pretty(&answer)?);
+    Ok(())
 }
 
 /// Records `input` and prints the consequence.
@@ -146,11 +181,5 @@ fn negotiate(a: Args, say: &str) -> CommandResult {
         );
         return Ok(());
     }
-    let options = RecordOptions {
-        clock: a.forecast.now.unwrap_or_else(chrono::Utc::now),
-        env: env_vars(),
-        overrides: a.forecast.overrides(),
-        as_of: a.forecast.now,
-    };
-    record(&a.state.state, &draft, &options)
+    record(&a.state.state, &draft, &options(&a))
 }

@@ -311,6 +311,15 @@ fn report(summary: &crate::pipeline::RunSummary) {
 }
 
 /// Logs each of `warnings` (a forecast's, a ledger's problems) as a warning on stderr.
+/// A tool's error as the command's: the caller's input (status 2), or a failure.
+pub(crate) fn tool_error(e: crate::tools::ToolError) -> CommandError {
+    if e.is_input() {
+        CommandError::Input(e.to_string())
+    } else {
+        CommandError::Failed(e.into())
+    }
+}
+
 fn warn_all(warnings: &[String]) {
     for w in warnings {
         tracing::warn!("{w}");

@@ -408,6 +408,66 @@ fn record(
     })
 }
 
+/// The Gitea changes that carry out the directive `id`, in force but not carried by Gitea (`commitea
+/// directive --carry-out`): exactly what its fields in force set that Gitea lacks, as replay finds them.
+pub fn carry_out_ops(
+    state_dir: &Path,
+    id: &str,
+    options: &RecordOptions,
+) -> Result<Vec<Op>, RecordError> {
+    const FIELD: &str = "carry-out";
+    let layout = Layout::new(state_dir);
+    let config = Config::load(
+        layout.root(),
+        options.env.iter().cloned(),
+        &options.overrides,
+    )?;
+    let wanted: DirectiveId = id.trim().to_uppercase().parse().map_err(|()| {
+        invalid(
+            FIELD,
+            format!("\"{id}\" is not a directive id (D- and its number, as in D-0003)"),
+        )
+    })?;
+    let snapshot = Snapshot::load(&layout)?;
+    let now = options.as_of.unwrap_or_else(|| {
+        crate::pipeline::Committed::read(&layout).day_zero(snapshot.meta.synced_at)
+    });
+    let ledger = super::read(&layout.ledger())?;
+    let parsed = super::parse::parse(ledger.as_deref().unwrap_or(""));
+    let Some(d) = parsed.ledger.directives().find(|d| d.id == wanted) else {
+        return Err(invalid(
+            FIELD,
+            format!("{} has no directive {wanted}", crate::state::LEDGER_FILE),
+        ));
+    };
+    if d.status != super::format::Status::Active {
+        return Err(invalid(
+            FIELD,
+            format!(
+                "{wanted} is {}: it is not in force, so Gitea need not carry it",
+                d.status
+            ),
+        ));
+    }
+    let wanted = wanted.to_string();
+    super::replay(&snapshot, &config, ledger.as_deref(), now)
+        .not_on_gitea
+        .into_iter()
+        .find(|n| n.directive == wanted)
+        .map(|n| n.carry)
+        .filter(|carry| !carry.is_empty())
+        .ok_or_else(|| {
+            invalid(
+                FIELD,
+                format!(
+                    "Gitea already carries {wanted}: nothing it sets in force (a p/ or est/ label, an open \
+                     issue's milestone, a milestone's due date or deadline/hard) differs from Gitea \
+                     (capacity, notes and an issue's deadline live only in the ledger)"
+                ),
+            )
+        })
+}
+
 /// Checks the input against the state and builds the directive to append.
 fn new_directive(
     input: &RecordInput,

@@ -61,6 +61,8 @@ pub struct NotOnGitea {
     pub line: usize,
     /// What differs, in words: `acme/api#102 is p/0 by it and p/1 on Gitea`.
     pub differs: Vec<String>,
+    /// The Gitea changes that would make Gitea carry it, in `apply_changes`' shapes.
+    pub carry: Vec<crate::ops::Op>,
 }
 
 impl Replayed {
@@ -117,7 +119,8 @@ fn not_on_gitea(plan: &Plan, base: &Plan, ledger: &Ledger) -> Vec<NotOnGitea> {
             |m| format!("in {}", m.title),
         )
     };
-    let mut by_directive: std::collections::HashMap<&str, Vec<String>> =
+    use crate::ops::Op;
+    let mut by_directive: std::collections::HashMap<&str, (Vec<String>, Vec<Op>)> =
         std::collections::HashMap::new();
     // A closed issue's priority, estimate or milestone plans nothing any more: no one need settle them.
     for (now, was) in plan
@@ -131,7 +134,8 @@ fn not_on_gitea(plan: &Plan, base: &Plan, ledger: &Ledger) -> Vec<NotOnGitea> {
             .iter()
             .filter(|r| in_force(r, &ISSUE_FIELDS_ON_GITEA))
         {
-            let (ours, theirs) = match r.field.as_str() {
+            let issue = crate::domain::IssueRef::Key(now.key.to_string());
+            let (ours, theirs, op) = match r.field.as_str() {
                 "priority" => (
                     now.priority.label(),
                     if was.priority_set {
@@ -139,6 +143,10 @@ fn not_on_gitea(plan: &Plan, base: &Plan, ledger: &Ledger) -> Vec<NotOnGitea> {
                     } else {
                         "no p/ label".to_owned()
                     },
+                    Some(Op::SetPriority {
+                        issue,
+                        priority: now.priority.label(),
+                    }),
                 ),
                 "estimate" => (
                     now.estimate_label
@@ -148,13 +156,23 @@ fn not_on_gitea(plan: &Plan, base: &Plan, ledger: &Ledger) -> Vec<NotOnGitea> {
                     was.estimate_label
                         .as_ref()
                         .map_or_else(|| "no est/ label".to_owned(), |l| format!("est/{l}")),
+                    now.estimate_label.as_ref().map(|l| Op::SetEstimate {
+                        issue,
+                        estimate: format!("est/{l}"),
+                    }),
                 ),
-                _ => (place(now.milestone), place(was.milestone)),
+                _ => (
+                    place(now.milestone),
+                    place(was.milestone),
+                    Some(Op::SetMilestone {
+                        issue,
+                        milestone: now.milestone,
+                    }),
+                ),
             };
-            by_directive
-                .entry(r.directive.as_str())
-                .or_default()
-                .push(format!("{} is {ours} by it and {theirs} on Gitea", now.key));
+            let (differs, carry) = by_directive.entry(r.directive.as_str()).or_default();
+            differs.push(format!("{} is {ours} by it and {theirs} on Gitea", now.key));
+            carry.extend(op);
         }
     }
     for (now, was) in plan.milestones.iter().zip(&base.milestones) {
@@ -163,23 +181,33 @@ fn not_on_gitea(plan: &Plan, base: &Plan, ledger: &Ledger) -> Vec<NotOnGitea> {
             .iter()
             .filter(|r| in_force(r, &MILESTONE_FIELDS_ON_GITEA))
         {
-            by_directive
-                .entry(r.directive.as_str())
-                .or_default()
-                .push(if r.field == "due" {
-                    format!(
-                        "{} is due {} by it and {} on Gitea",
-                        now.title,
-                        now.due.map(|d| d.to_string()).unwrap_or_default(),
-                        was.due
-                            .map_or_else(|| "has no due date".to_owned(), |d| format!("due {d}"))
-                    )
-                } else {
-                    format!(
-                        "{} is a hard deadline by it and not marked deadline/hard on Gitea",
-                        now.title
-                    )
-                });
+            let (differs, carry) = by_directive.entry(r.directive.as_str()).or_default();
+            let due = now.due.map(|d| d.to_string()).unwrap_or_default();
+            carry.push(if r.field == "due" {
+                Op::SetMilestoneDue {
+                    milestone: now.id,
+                    due: due.clone(),
+                }
+            } else {
+                Op::SetDeadlineHard {
+                    milestone: now.id,
+                    hard: true,
+                }
+            });
+            differs.push(if r.field == "due" {
+                format!(
+                    "{} is due {} by it and {} on Gitea",
+                    now.title,
+                    due,
+                    was.due
+                        .map_or_else(|| "has no due date".to_owned(), |d| format!("due {d}"))
+                )
+            } else {
+                format!(
+                    "{} is a hard deadline by it and not marked deadline/hard on Gitea",
+                    now.title
+                )
+            });
         }
     }
     ledger
@@ -187,11 +215,12 @@ fn not_on_gitea(plan: &Plan, base: &Plan, ledger: &Ledger) -> Vec<NotOnGitea> {
         .filter(|d| d.status == Status::Active)
         .filter_map(|d| {
             let id = d.id.to_string();
-            let differs = by_directive.remove(id.as_str())?;
+            let (differs, carry) = by_directive.remove(id.as_str())?;
             Some(NotOnGitea {
                 directive: id,
                 line: d.line,
                 differs,
+                carry,
             })
         })
         .collect()

@@ -873,6 +873,73 @@ fn reprioritize_api_3(dir: &Path) {
 }
 
 #[test]
+fn a_hand_written_directive_gitea_does_not_carry_is_carried_out_by_its_own_op_file() {
+    let dir = crate::pipeline::state_from_fixture("small");
+    let s = dir.path().to_string_lossy().into_owned();
+    let stderr = |out: &std::process::Output| String::from_utf8_lossy(&out.stderr).into_owned();
+    // Written into the ledger by hand: no op file ever carried it to Gitea, where acme/api#3 is p/1.
+    let ledger = dir.path().join("pm-state.md");
+    let mut text = std::fs::read_to_string(&ledger).unwrap();
+    text.push_str(
+        "\n## D-0001 · reprioritize · 2026-11-30T09:00:00Z\n\n> API three first.\n\n\
+         - target: issue acme/api#3\n- params: {\"priority\": 0}\n- by: ann\n",
+    );
+    std::fs::write(&ledger, &text).unwrap();
+    let planned = commitea(&["plan", "-s", &s], dir.path());
+    assert!(planned.status.success(), "{planned:?}");
+    assert!(
+        stderr(&planned).contains("D-0001 is in force but Gitea does not carry it")
+            && stderr(&planned).contains("commitea directive --carry-out D-0001"),
+        "{planned:?}"
+    );
+    // Nothing to carry out for a directive the ledger lacks.
+    let unknown = commitea(
+        &["directive", "--carry-out", "D-0009", "-s", &s],
+        dir.path(),
+    );
+    assert_eq!(unknown.status.code(), Some(2), "{unknown:?}");
+    assert!(
+        stderr(&unknown).contains("pm-state.md has no directive D-0009"),
+        "{unknown:?}"
+    );
+    // The op file makes exactly the change Gitea lacks; pending, the run has nothing to say.
+    let out = commitea(
+        &["directive", "--carry-out", "d-0001", "-s", &s],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["applied"], 1, "{answer}");
+    let file = dir.path().join(answer["opsFile"].as_str().unwrap());
+    let yaml = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        yaml.contains("op: set_priority")
+            && yaml.contains("issue: acme/api#3")
+            && yaml.contains("priority: p/0"),
+        "{yaml}"
+    );
+    let planned = commitea(&["plan", "-s", &s], dir.path());
+    assert!(
+        !stderr(&planned).contains("Gitea does not carry it"),
+        "{planned:?}"
+    );
+    // Gitea carrying it (the label applied), there is nothing left to carry out.
+    std::fs::remove_file(&file).unwrap();
+    let issue = dir.path().join("snapshot/issues/acme/api/3.yaml");
+    let i = std::fs::read_to_string(&issue).unwrap();
+    std::fs::write(&issue, i.replacen("- p/1", "- p/0", 1)).unwrap();
+    let again = commitea(
+        &["directive", "--carry-out", "D-0001", "-s", &s],
+        dir.path(),
+    );
+    assert_eq!(again.status.code(), Some(2), "{again:?}");
+    assert!(
+        stderr(&again).contains("Gitea already carries D-0001"),
+        "{again:?}"
+    );
+}
+
+#[test]
 fn a_withdrawn_directive_whose_op_file_is_still_pending_is_said() {
     let dir = crate::pipeline::state_from_fixture("small");
     let s = dir.path().to_string_lossy().into_owned();
