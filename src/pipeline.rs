@@ -426,7 +426,21 @@ fn warn_uncommitted_ledger(checkout: Option<&str>, branch: Option<&str>) {
              leaves them out; `commitea propose` sends them for approval",
             edited.join(", ")
         );
-    } else if new.is_empty() {
+    }
+    let strays = crate::ledger::parse::strays(checkout.unwrap_or(""), branch.unwrap_or(""));
+    for s in strays.iter().filter(|s| !s.problems.is_empty()) {
+        tracing::warn!(
+            "{file} {} is a directive entry that does not read, so nothing counts it: {}; fix it, then \
+             `commitea propose` sends it for approval",
+            s.lines(),
+            s.problems
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
+    if new.is_empty() && edited.is_empty() && strays.iter().all(|s| s.problems.is_empty()) {
         tracing::warn!(
             "{file} has edits that are not committed: this run forecasts the committed ledger and leaves \
              them out; commit them (git commit, then git push or a pull request) for them to count"

@@ -344,6 +344,7 @@ pub fn propose(cx: &Context<'_>) -> Result<Vec<Proposed>, ProposeError> {
         ))
     })?;
     let proposals = local_proposals(cx.layout, &repo, Some(base))?;
+    let strays = warn_strays(cx.layout, &ledger_at(&repo, base)?)?;
     if proposals.is_empty() {
         return Ok(Vec::new());
     }
@@ -373,10 +374,45 @@ pub fn propose(cx: &Context<'_>) -> Result<Vec<Proposed>, ProposeError> {
         return Err(e);
     }
     if proposals.iter().any(|p| p.ledger_entry.is_some()) {
-        let text = ledger_at(&repo, base)?;
+        // The branch's ledger, and after it what `propose` does not send (notes, malformed entries).
+        let text = strays
+            .iter()
+            .fold(ledger_at(&repo, base)?, |t, s| append_raw(&t, &s.text));
         crate::state::write_if_changed(&cx.layout.ledger(), text.as_bytes())?;
     }
     Ok(out)
+}
+
+/// Says what of the checkout's ledger `propose` does not send — text that is no well-formed directive
+/// entry and that the branch's ledger lacks — and why; returns it, so that it stays in the checkout.
+fn warn_strays(
+    layout: &Layout,
+    base_ledger: &str,
+) -> Result<Vec<crate::ledger::parse::Stray>, ProposeError> {
+    let disk = crate::ledger::read(&layout.ledger())?.unwrap_or_default();
+    let strays = crate::ledger::parse::strays(&disk, base_ledger);
+    let file = crate::state::LEDGER_FILE;
+    for s in &strays {
+        let lines = s.lines();
+        if s.problems.is_empty() {
+            tracing::warn!(
+                "{file} {lines} (\"{}\") is no directive entry and not on the branch: `commitea propose` \
+                 sends directive entries only, so it stays in the checkout; commit it for the branch to keep it",
+                crate::limits::excerpt(s.text.lines().next().unwrap_or_default())
+            );
+        } else {
+            tracing::warn!(
+                "{file} {lines} is a directive entry that does not read, so it is not proposed and stays in \
+                 the checkout: {}; fix it and run `commitea propose` again",
+                s.problems
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            );
+        }
+    }
+    Ok(strays)
 }
 
 /// The proposals, each renumbered to the next free id where its own is taken by another proposal: the

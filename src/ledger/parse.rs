@@ -561,6 +561,84 @@ pub fn render(ledger: &Ledger) -> String {
     ledger.entries.iter().map(Entry::raw).collect()
 }
 
+/// A run of the ledger's text that is not a well-formed directive and that another version of the ledger
+/// lacks: a note typed in, or a malformed entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stray {
+    /// Its first line (1-based).
+    pub line: usize,
+    /// Its last line.
+    pub last_line: usize,
+    /// Its text, from its first line to its last.
+    pub text: String,
+    /// Why it is no directive, when it was meant as one: the problems on its lines.
+    pub problems: Vec<LedgerProblem>,
+}
+
+impl Stray {
+    /// Its lines in words: `line 9`, `lines 9–13`.
+    pub fn lines(&self) -> String {
+        if self.line == self.last_line {
+            format!("line {}", self.line)
+        } else {
+            format!("lines {}–{}", self.line, self.last_line)
+        }
+    }
+}
+
+/// The text of `text` outside its well-formed directives that `other` does not have (line by line, each
+/// line of `other` used once), in runs of lines: what a proposal of the directives leaves behind, which
+/// must not be lost when the checkout's ledger becomes the branch's.
+pub fn strays(text: &str, other: &str) -> Vec<Stray> {
+    fn prose_lines(text: &str) -> Vec<(usize, String)> {
+        let mut out = Vec::new();
+        let mut line = 1;
+        for e in &parse(text).ledger.entries {
+            let raw = e.raw();
+            if let Entry::Prose(p) = e {
+                out.extend(
+                    p.lines()
+                        .enumerate()
+                        .map(|(i, l)| (line + i, l.trim_end().to_owned()))
+                        .filter(|(_, l)| !l.is_empty()),
+                );
+            }
+            line += raw.matches('\n').count();
+        }
+        out
+    }
+    let mut theirs: HashMap<String, usize> = HashMap::new();
+    for (_, l) in prose_lines(other) {
+        *theirs.entry(l).or_default() += 1;
+    }
+    let problems = parse(text).problems;
+    let lines: Vec<&str> = text.lines().collect();
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for (n, l) in prose_lines(text) {
+        if let Some(c) = theirs.get_mut(l.as_str()).filter(|c| **c > 0) {
+            *c -= 1;
+            continue;
+        }
+        // One run while only blank lines part two stray lines.
+        match runs.last_mut() {
+            Some((_, last)) if lines[*last..n - 1].iter().all(|l| l.trim().is_empty()) => *last = n,
+            _ => runs.push((n, n)),
+        }
+    }
+    runs.into_iter()
+        .map(|(first, last)| Stray {
+            line: first,
+            last_line: last,
+            text: lines[first - 1..last].join("\n"),
+            problems: problems
+                .iter()
+                .filter(|p| (first..=last).contains(&p.line()))
+                .cloned()
+                .collect(),
+        })
+        .collect()
+}
+
 /// The id the next directive gets: one after the highest id in the text (well-formed or not), or `D-0001`.
 pub fn next_id(text: &str) -> DirectiveId {
     // Every directive heading counts, so a malformed entry keeps its id reserved.
@@ -629,4 +707,53 @@ pub fn append(text: &str, new: &NewDirective, floor: DirectiveId) -> Result<Appe
         return Err(AppendError::NotReadBack(format!("read back as {back:?}")));
     }
     Ok(Appended { text: out, id })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BRANCH: &str =
+        "# PM directives\n\nIntro.\n\n## D-0001 · note · 2026-11-30T10:00:00Z\n\n> Freeze.\n";
+
+    #[test]
+    fn strays_are_the_notes_and_malformed_entries_the_other_text_lacks() {
+        let text = format!(
+            "{BRANCH}\nMeeting notes: ask Bo.\n\n## D-0002 · reprio · 2026-11-30T11:00:00Z\n\n> Now.\n\n\
+             ## D-0003 · note · 2026-11-30T12:00:00Z\n\n> Fine.\n"
+        );
+        let got = strays(&text, BRANCH);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].line, 9);
+        assert_eq!(got[0].last_line, 13);
+        assert_eq!(got[0].problems.len(), 1, "{got:?}");
+        assert!(
+            got[0].problems[0]
+                .to_string()
+                .starts_with("ledger line 11: unknown directive kind \"reprio\""),
+            "{got:?}"
+        );
+        assert_eq!(
+            got[0].text,
+            "Meeting notes: ask Bo.\n\n## D-0002 · reprio · 2026-11-30T11:00:00Z\n\n> Now."
+        );
+        // The branch's own prose and well-formed entries are never strays.
+        assert!(strays(BRANCH, BRANCH).is_empty());
+        // Two notes a directive parts are two runs, the directive in neither.
+        let parted = format!(
+            "{BRANCH}\nNote one.\n\n## D-0002 · note · 2026-11-30T11:00:00Z\n\n> Ok.\n\nNote two.\n"
+        );
+        let got = strays(&parted, BRANCH);
+        assert_eq!(
+            got.iter().map(|s| s.text.as_str()).collect::<Vec<_>>(),
+            ["Note one.", "Note two."]
+        );
+        assert!(
+            strays(
+                &format!("{BRANCH}\n## D-0002 · note · 2026-11-30T11:00:00Z\n\n> Ok.\n"),
+                BRANCH
+            )
+            .is_empty()
+        );
+    }
 }

@@ -1082,6 +1082,57 @@ fn withdrawing_a_directive_by_its_status_line_is_proposed_as_an_edit() {
 }
 
 #[test]
+fn propose_keeps_the_notes_and_malformed_entries_it_does_not_send() {
+    let s = setup(&DemoSpec::scaled(40));
+    let ledger = s.work.join("pm-state.md");
+    let mut text = std::fs::read_to_string(&ledger).unwrap();
+    let note = "Meeting notes: ask Bo about the webhooks.";
+    let malformed = "## D-0041 · reprio · 2026-11-30T11:00:00Z\n\n> Webhooks first, the PM said.";
+    text.push_str(&format!("\n{note}\n\n{malformed}\n"));
+    std::fs::write(&ledger, &text).unwrap();
+    // The run names what does not read, not just "edits that are not committed".
+    let out = s.commitea(&s.work, &["run", "--offline"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        stderr.contains("is a directive entry that does not read")
+            && stderr.contains("unknown directive kind \"reprio\""),
+        "{stderr}"
+    );
+    let [a] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
+    let id = s.directive(
+        &s.work,
+        "reprioritize",
+        "Freeze after the 20th.",
+        &a.to_string(),
+        r#"{"priority": 0}"#,
+    );
+    let out = s.commitea(&s.work, &["propose"]);
+    let proposed = ok(&out);
+    assert!(
+        proposed.contains(&format!("{id} pull-request")),
+        "{proposed}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        stderr.contains("stays in the checkout") && stderr.contains("unknown directive kind"),
+        "{stderr}"
+    );
+    // The branch of the proposal has the new entry and nothing else of the checkout's.
+    let on_branch = s
+        .on_branch(&format!("commitea/{id}"), "pm-state.md")
+        .unwrap();
+    assert!(on_branch.contains("Freeze after the 20th."), "{on_branch}");
+    assert!(
+        !on_branch.contains(note) && !on_branch.contains("· reprio ·"),
+        "{on_branch}"
+    );
+    // The checkout keeps, byte for byte, what was not sent; the proposed entry left it.
+    let after = std::fs::read_to_string(&ledger).unwrap();
+    assert!(after.contains(note) && after.contains(malformed), "{after}");
+    assert!(!after.contains("Freeze after the 20th."), "{after}");
+}
+
+#[test]
 fn a_hand_written_op_file_is_held_to_apply_changes_rules() {
     let s = setup(&DemoSpec::scaled(40));
     let [a, b] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
