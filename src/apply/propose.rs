@@ -134,13 +134,15 @@ impl Proposal {
         self
     }
 
-    /// Whether it may go straight to the branch: only an `apply_changes` file of additive ops.
+    /// Whether it may go straight to the branch: only an `apply_changes` file of additive ops. The ops
+    /// decide, not the file's `destructive` flag, which a hand edit may have set wrong.
     pub fn additive(&self) -> bool {
         self.ledger_entry.is_none()
-            && self
-                .file
-                .as_ref()
-                .is_some_and(|f| f.source != Source::Directive && !f.destructive)
+            && self.file.as_ref().is_some_and(|f| {
+                f.source != Source::Directive
+                    && !f.destructive
+                    && !f.ops.iter().any(crate::ops::Op::is_destructive)
+            })
     }
 
     /// The files it changes on top of `base`: its op file, and the ledger with its entry appended.

@@ -637,6 +637,15 @@ fn propose_checks_the_state_repo_and_the_remote_before_it_pushes_anything() {
     ] {
         ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
     }
+    // A hand edit that calls the close not destructive does not send it straight to main.
+    let close = s.work.join("ops/pending/C-0002.yaml");
+    let text = std::fs::read_to_string(&close).unwrap();
+    assert!(text.contains("destructive: true"), "{text}");
+    std::fs::write(
+        &close,
+        text.replace("destructive: true", "destructive: false"),
+    )
+    .unwrap();
     let propose = |env: &[(&str, &str)]| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_commitea"));
         c.args(["propose", "-s"])
