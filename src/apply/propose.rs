@@ -352,6 +352,15 @@ pub fn propose(cx: &Context<'_>) -> Result<Vec<Proposed>, ProposeError> {
     }
     // Nothing is pushed before the pull requests are known to have a home: a state repo the server does
     // not have would otherwise fail after a branch (or the branch itself) had been pushed.
+    if !cx.client.has_token() {
+        return Err(ProposeError::Setup(format!(
+            "no Gitea token is set, and proposing pushes branches and opens pull requests on {}: set \
+             COMMITEA_GITEA_TOKEN (or GITEA_TOKEN or GITHUB_TOKEN) to an access token of that server that may \
+             write to {} (scope write:repository); nothing was pushed",
+            cx.client.server(),
+            cx.state_repo
+        )));
+    }
     check_state_repo(cx)?;
     // The ids each proposal has in the checkout, before any is renumbered away from a taken one.
     let checkout_ids: Vec<String> = proposals.iter().map(|p| p.id.clone()).collect();

@@ -565,6 +565,11 @@ impl Client {
         &self.server
     }
 
+    /// Whether requests carry a token (nothing can be written without one).
+    pub fn has_token(&self) -> bool {
+        self.token.is_some()
+    }
+
     /// The retry settings.
     pub fn options(&self) -> &ClientOptions {
         &self.options

@@ -651,6 +651,8 @@ fn propose_checks_the_state_repo_and_the_remote_before_it_pushes_anything() {
         c.args(["propose", "-s"])
             .arg(&s.work)
             .env_remove("COMMITEA_STATE")
+            .env_remove("GITEA_TOKEN")
+            .env_remove("GITHUB_TOKEN")
             .env("COMMITEA_SERVER", s.emu.url())
             .env("COMMITEA_GITEA_TOKEN", TOKEN)
             .env("COMMITEA_APPROVALS_ADDITIVE_DIRECT", "true");
@@ -671,6 +673,19 @@ fn propose_checks_the_state_repo_and_the_remote_before_it_pushes_anything() {
             );
         }
     };
+
+    // No token (it was given to `init` inline, and this shell has none): said before anything is pushed.
+    let out = propose(&[("COMMITEA_GITEA_TOKEN", "")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("no Gitea token is set")
+            && stderr.contains("COMMITEA_GITEA_TOKEN")
+            && stderr.contains("nothing was pushed")
+            && !stderr.contains("is not on the server"),
+        "{stderr}"
+    );
+    untouched(&s);
 
     // A state repo the server does not have: said before anything is pushed (the additive file went
     // straight to main, and the destructive one's branch was pushed, before the pull request failed).
