@@ -58,9 +58,20 @@ pub fn run(a: Args) -> CommandResult {
         let repo = crate::state::git::open_or_init(layout.root())?;
         let head = crate::state::git::head(&repo)
             .ok_or_else(|| CommandError::Input("the state repo has no commit to push".into()))?;
+        // Known there already (as of the last fetch or push): the push is a no-op, and said as one.
+        let there =
+            crate::state::git::resolve(&repo, &format!("refs/remotes/{}/{branch}", remote.name()))
+                == Some(head);
         match remote.push(&head.to_string(), &branch, false)? {
             Pushed::Done => {
-                tracing::info!("pushed {head} to {} {branch}", remote.name());
+                if there {
+                    tracing::info!(
+                        "nothing new to push: {} {branch} is at {head} already",
+                        remote.name()
+                    );
+                } else {
+                    tracing::info!("pushed {head} to {} {branch}", remote.name());
+                }
                 keep_proposals_current(&layout, &config);
                 if let Some(index) = summary.site_index {
                     println!("{}", index.display());

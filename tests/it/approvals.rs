@@ -858,11 +858,26 @@ fn the_run_that_applies_a_directive_no_longer_shows_it_awaiting_approval() {
     // Merged one at a time: each appends to the ledger, so the second is rebuilt by the run between.
     s.emu.merge_pull(&state_repo(), 1, "pat").unwrap();
     git(&s.work, &["pull", "-q", "--no-rebase", "origin", "main"]);
-    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    ok(&out);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("pushed "),
+        "{out:?}"
+    );
     let message = git(&s.work, &["log", "-1", "--format=%B"]);
     assert!(
         message.contains(&format!("Applied on Gitea: {id} (pull request #1).")),
         "{message}"
+    );
+    // Run again with nothing new: no commit, and the push is said to be a no-op.
+    let head = git(&s.work, &["rev-parse", "HEAD"]);
+    let again = s.commitea(&s.work, &["run", "--push"]);
+    ok(&again);
+    assert_eq!(git(&s.work, &["rev-parse", "HEAD"]), head);
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        said.contains("nothing new to push") && !said.contains("pushed "),
+        "{said}"
     );
     // The page and the committed view drawn by the run that applied it: applied, not awaiting approval.
     let page = std::fs::read_to_string(s.work.join("public/directives.html")).unwrap();
