@@ -99,9 +99,35 @@ pub fn run(a: Args) -> CommandResult {
         .state_repo
         .as_ref()
         .map_or_else(|| "<owner>/<state repo>".to_owned(), ToString::to_string);
+    // Where it goes: the repository's clone URL when the server has it; said now when it does not, rather
+    // than at the first `commitea propose`.
+    let clone_url = a.state_repo.as_ref().and_then(|s| {
+        match client.get_json::<serde_json::Value>(&format!("repos/{s}"), &[]) {
+            Ok(v) => v["clone_url"].as_str().map(ToOwned::to_owned),
+            Err(e) => {
+                tracing::warn!(
+                    "the state repository {s} is not readable on {} ({e}): create it there (empty, no \
+                     README) before you push, or run init again with the right --state-repo",
+                    client.server()
+                );
+                None
+            }
+        }
+    });
+    if a.state_repo.is_none() {
+        tracing::warn!(
+            "no --state-repo: set approvals.state_repository (owner/name) in commitea.yaml to the repository \
+             this state is pushed to — its pull requests are the approvals, and `commitea propose` needs it"
+        );
+    }
+    let push = match (&clone_url, cloned) {
+        (_, true) => "git push -u origin HEAD".to_owned(),
+        (Some(url), false) => format!("git remote add origin {url}; git push -u origin main"),
+        (None, false) => "git remote add origin URL; git push -u origin main".to_owned(),
+    };
     eprintln!(
         "\nThe state repo is ready in {} ({:.1} s). Before its workflow can run:\n\
-         1. Push it to {}/{state_repo} ({}).\n\
+         1. Push it to {}/{state_repo} ({push}).\n\
          2. In that repository's settings → Actions → Secrets, add COMMITEA_TOKEN: a token of {} that can read\n\
          \u{20}  and write the issues of {} and push to {state_repo}.\n\
          3. In settings → Actions → Variables, add COMMITEA_BINARY_URL (a prebuilt commitea to download), or\n\
@@ -110,11 +136,6 @@ pub fn run(a: Args) -> CommandResult {
         a.dir.display(),
         started.elapsed().as_secs_f64(),
         client.server(),
-        if cloned {
-            "git push -u origin HEAD"
-        } else {
-            "git remote add origin URL; git push -u origin main"
-        },
         client.server(),
         a.repos
             .iter()

@@ -1652,7 +1652,7 @@ fn dataset_snapshot(
 fn init_against_the_server_makes_a_site_in_one_command() {
     let s = setup(&DemoSpec::bundled());
     let tmp = tempfile::tempdir().unwrap();
-    let init = |dir: &Path, token: Option<&str>| {
+    let init_to = |dir: &Path, token: Option<&str>, state: Option<&str>| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_commitea"));
         c.arg("init")
             .arg(dir)
@@ -1665,7 +1665,7 @@ fn init_against_the_server_makes_a_site_in_one_command() {
                 "--repo",
                 "acme/mobile",
             ])
-            .args(["--state-repo", "acme/state"])
+            .args(state.map(|s| ["--state-repo", s]).into_iter().flatten())
             .env(TRIALS.0, TRIALS.1)
             .env_remove("COMMITEA_SERVER")
             .env_remove("COMMITEA_GITEA_TOKEN")
@@ -1676,6 +1676,7 @@ fn init_against_the_server_makes_a_site_in_one_command() {
         }
         c.output().unwrap()
     };
+    let init = |dir: &Path, token: Option<&str>| init_to(dir, token, Some("acme/state"));
     // A failed first sync leaves no folder behind.
     let failed = tmp.path().join("failed");
     let out = init(&failed, None);
@@ -1720,6 +1721,7 @@ fn init_against_the_server_makes_a_site_in_one_command() {
         "everything committed"
     );
     assert!(stderr.contains("git push -u origin HEAD"), "{stderr}");
+    assert!(!stderr.contains("is not readable"), "{stderr}");
     git(&dir, &["push", "-q", "-u", "origin", "HEAD"]);
     assert_eq!(
         git(&bare, &["rev-parse", "main"]),
@@ -1731,6 +1733,22 @@ fn init_against_the_server_makes_a_site_in_one_command() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("is already a CommiTea state repo") && stderr.contains("commitea run -s"),
+        "{stderr}"
+    );
+    // A state repository the server lacks is said at once, and a missing one names the setting.
+    let out = init_to(&tmp.path().join("typo"), Some(TOKEN), Some("acme/nope"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    ok(&out);
+    assert!(
+        stderr.contains("the state repository acme/nope is not readable")
+            && stderr.contains("create it there"),
+        "{stderr}"
+    );
+    let out = init_to(&tmp.path().join("none"), Some(TOKEN), None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    ok(&out);
+    assert!(
+        stderr.contains("no --state-repo: set approvals.state_repository"),
         "{stderr}"
     );
 }
