@@ -29,7 +29,19 @@ pub fn run(a: Args) -> CommandResult {
         }
     }
     if proposed.is_empty() {
-        tracing::info!("nothing to propose: no op file or ledger entry in the checkout is new");
+        let unread = crate::ops::read_pending(&layout)?.1.len();
+        if unread == 0 {
+            tracing::info!("nothing to propose: no op file or ledger entry in the checkout is new");
+        } else {
+            tracing::warn!(
+                "nothing proposed: {} in {} (said above), and nothing else is new; fix {} (or \
+                 delete {}, if the proposal is dropped) and run `commitea propose` again",
+                crate::prose::count(unread, "op file does not read", "op files do not read"),
+                crate::ops::PENDING_PATH,
+                if unread == 1 { "it" } else { "them" },
+                if unread == 1 { "it" } else { "them" }
+            );
+        }
     }
     if proposed
         .iter()

@@ -1169,6 +1169,22 @@ fn propose_keeps_the_notes_and_malformed_entries_it_does_not_send() {
     let after = std::fs::read_to_string(&ledger).unwrap();
     assert!(after.contains(note) && after.contains(malformed), "{after}");
     assert!(!after.contains("Freeze after the 20th."), "{after}");
+    // An op file that does not read is not "nothing new".
+    let mut file = op_file(
+        "C-0009",
+        &format!("- op: set_priority\n  issue: {a}\n  priority: p/1\n"),
+        false,
+    );
+    file.push_str("note: hand-written\n");
+    std::fs::write(s.work.join("ops/pending/C-0009.yaml"), file).unwrap();
+    let out = s.commitea(&s.work, &["propose"]);
+    assert_eq!(ok(&out).trim(), "");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("nothing proposed: 1 op file does not read in ops/pending")
+            && !stderr.contains("nothing to propose"),
+        "{stderr}"
+    );
 }
 
 #[test]
