@@ -269,6 +269,16 @@ fn record(
 
     let before_replay = super::replay(&snapshot, &config, ledger.as_deref(), now);
     let new = new_directive(input, &config, &snapshot, &before_replay.plan, clock)?;
+    if let Some(same) = already_said(text, &new) {
+        return Err(invalid(
+            "params",
+            format!(
+                "{} (ledger line {}) already says this and is in force: nothing recorded. If Gitea lacks its \
+                 change, `commitea directive --carry-out {}` proposes it; to record it anew, withdraw {} first",
+                same.id, same.line, same.id, same.id
+            ),
+        ));
+    }
     // The Gitea changes it proposes are held to `apply_changes`' rules, which the apply stage applies
     // again: a directive never proposes what they would refuse (an estimate off the ladder, a closed issue).
     let ops = proposed_ops(&new, &before_replay.plan);
@@ -406,6 +416,21 @@ fn record(
         detail,
         ledger_problems,
     })
+}
+
+/// The active directive that already says what `new` says, if one does: the latest active one of its kind
+/// about its target sets the same (a note: one with the same words about the same target). Recorded
+/// again, it would change nothing but the ledger's length — a command run twice.
+fn already_said(ledger: &str, new: &NewDirective) -> Option<super::format::DirectiveEntry> {
+    let parsed = super::parse::parse(ledger);
+    let mut same_kind = parsed.ledger.directives().filter(|d| {
+        d.status == super::format::Status::Active && d.kind == new.kind() && d.target == new.target
+    });
+    if new.kind() == DirectiveKind::Note {
+        same_kind.find(|d| d.quote == new.quote).cloned()
+    } else {
+        same_kind.last().filter(|d| d.params == new.params).cloned()
+    }
 }
 
 /// The Gitea changes that carry out the directive `id`, in force but not carried by Gitea (`commitea

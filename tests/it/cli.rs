@@ -940,6 +940,46 @@ fn a_hand_written_directive_gitea_does_not_carry_is_carried_out_by_its_own_op_fi
 }
 
 #[test]
+fn the_same_directive_twice_is_recorded_once() {
+    let dir = crate::pipeline::state_from_fixture("small");
+    let s = dir.path().to_string_lossy().into_owned();
+    reprioritize_api_3(dir.path());
+    let ledger = std::fs::read_to_string(dir.path().join("pm-state.md")).unwrap();
+    let again = |priority: &str| {
+        commitea(
+            &[
+                "directive",
+                "--kind",
+                "reprioritize",
+                "--quote",
+                "API three first, really.",
+                "--target",
+                "acme/api#3",
+                "--params",
+                &format!(r#"{{"priority": {priority}}}"#),
+                "-s",
+                &s,
+            ],
+            dir.path(),
+        )
+    };
+    let out = again("0");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("D-0001 (ledger line ") && said.contains("already says this and is in force"),
+        "{said}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("pm-state.md")).unwrap(),
+        ledger
+    );
+    // Another priority is another directive.
+    let out = again("2");
+    assert!(out.status.success(), "{out:?}");
+}
+
+#[test]
 fn a_withdrawn_directive_whose_op_file_is_still_pending_is_said() {
     let dir = crate::pipeline::state_from_fixture("small");
     let s = dir.path().to_string_lossy().into_owned();
