@@ -322,8 +322,9 @@ fn a_missing_token_a_refused_one_a_wrong_scheme_and_a_login_page_are_each_said_o
         "{stderr}"
     );
     assert!(!stderr.contains("not visible to the token"), "{stderr}");
-    // Said once, and only as the error.
-    assert_eq!(stderr.matches("404").count(), 1, "{stderr}");
+    // Said once, and only as the error (the server's address is left out: its random port may hold
+    // "404").
+    assert_eq!(stderr.replace(&url, "").matches("404").count(), 1, "{stderr}");
     assert!(!stderr.contains("page size"), "{stderr}");
     // A server that lets only signed-in users call its API (REQUIRE_SIGNIN_VIEW) answers 403.
     let signin = Emulator::start(
@@ -344,7 +345,11 @@ fn a_missing_token_a_refused_one_a_wrong_scheme_and_a_login_page_are_each_said_o
         "{stderr}"
     );
     assert!(!stderr.contains("the token may not read"), "{stderr}");
-    assert_eq!(stderr.matches("403").count(), 1, "{stderr}");
+    assert_eq!(
+        stderr.replace(&signin.url(), "").matches("403").count(),
+        1,
+        "{stderr}"
+    );
     // Public repositories are read without a token, as Gitea lets a visitor read them; what a visitor
     // cannot read or do is said.
     let public = Emulator::start(
