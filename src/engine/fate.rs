@@ -621,8 +621,50 @@ pub(crate) fn fit(exposures: &[Exposure], history: History, window_days: u32) ->
             .collect::<Vec<_>>()
     };
     model.labels = multipliers(&model, &|f| &f.labels);
+    in_priority_order(&mut model.labels);
     model.people = multipliers(&model, &|f| f.person.as_slice());
     model
+}
+
+/// Pools the `p/*` multipliers where the history reverses the PM's order (`p/3` issues closing sooner
+/// than `p/1` ones, say: quick "won't fix" closes), weighted by their issues on the log scale
+/// (pool-adjacent-violators), so that raising an issue's priority never makes it less likely to be done.
+/// A priority says what the team works on first; history may say by how much that helps, not that it
+/// hurts.
+fn in_priority_order(labels: &mut [FateGroup]) {
+    let mut ranked: Vec<(u8, usize)> = labels
+        .iter()
+        .enumerate()
+        .filter_map(|(i, g)| {
+            crate::domain::Priority::from_label(&g.key)
+                .and_then(Result::ok)
+                .map(|p| (p.level(), i))
+        })
+        .collect();
+    ranked.sort_unstable();
+    // Each block: the weighted sum of log multipliers, the weight, its members.
+    let mut blocks: Vec<(f64, f64, Vec<usize>)> = Vec::new();
+    for (_, i) in ranked {
+        let w = labels[i].issues.max(1) as f64;
+        blocks.push((w * labels[i].value.ln(), w, vec![i]));
+        // Non-increasing from p/0 down: a block above its predecessor merges into it.
+        while let [.., a, b] = blocks.as_slice()
+            && a.0 / a.1 < b.0 / b.1
+        {
+            if let Some((s, w, members)) = blocks.pop()
+                && let Some(last) = blocks.last_mut()
+            {
+                last.0 += s;
+                last.1 += w;
+                last.2.extend(members);
+            }
+        }
+    }
+    for (s, w, members) in blocks {
+        for i in members {
+            labels[i].value = (s / w).exp();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -692,6 +734,30 @@ mod tests {
         // Bucket 2 is as near to 1 as to 3: the older wins; beyond the last known, the last.
         assert_eq!(filled, [1.0, 1.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0]);
         assert_eq!(fill_buckets(&[None; AGE_BUCKETS.len() + 1], 9.0), [9.0; 8]);
+    }
+
+    #[test]
+    fn a_higher_priority_is_never_less_likely_done_whatever_the_history_says() {
+        // p/3 issues closed far more often than p/1 ones (quick "won't fix" closes); p/0 most of all.
+        let f = |p: &'static str| features("triage", 20, &[p, "kind/bug"], None);
+        let mut e = group(0, 100, 60, 7.0, &f("p/0"));
+        e.extend(group(100, 100, 5, 7.0, &f("p/1")));
+        e.extend(group(200, 100, 20, 7.0, &f("p/2")));
+        e.extend(group(300, 100, 40, 7.0, &f("p/3")));
+        let m = fit(&e, hist(400, 125), 365);
+        let p: Vec<f64> = ["p/0", "p/1", "p/2", "p/3"]
+            .into_iter()
+            .map(|l| m.p_done(&f(l)))
+            .collect();
+        assert!(p.windows(2).all(|w| w[0] >= w[1] - 1e-12), "{p:?}");
+        // The reversed three pool into one; p/0, above them, keeps its own.
+        assert!((p[1] - p[3]).abs() < 1e-12, "{p:?}");
+        assert!(p[0] > p[1] + 0.01, "{p:?}");
+        // A history in the PM's order is left as it is.
+        let mut e = group(0, 100, 60, 7.0, &f("p/0"));
+        e.extend(group(100, 100, 30, 7.0, &f("p/3")));
+        let m = fit(&e, hist(400, 90), 365);
+        assert!(m.p_done(&f("p/0")) > m.p_done(&f("p/3")) + 0.01);
     }
 
     #[test]

@@ -18,9 +18,24 @@ pub(super) struct Shared {
 }
 
 impl Shared {
+    /// The issue's labels with its priority and estimate as the plan has them, not as Gitea's labels do:
+    /// a directive's reprioritisation or re-estimate is the same evidence as the label it would set, and
+    /// an issue without a `p/*` label plans as `p/2`, so it is read as `p/2` here too.
     fn of(i: &PlannedIssue) -> Self {
+        use crate::domain::{Estimate, Priority};
+        let own = |l: &&String| {
+            !l.starts_with(Priority::LABEL_PREFIX) && !l.starts_with(Estimate::LABEL_PREFIX)
+        };
+        let mut labels: Vec<String> = i.labels.iter().filter(own).cloned().collect();
+        labels.push(i.priority.label());
+        labels.extend(
+            i.estimate_label
+                .as_ref()
+                .map(|l| format!("{}{l}", Estimate::LABEL_PREFIX)),
+        );
+        labels.sort();
         Self {
-            labels: i.labels.iter().map(|l| Arc::from(l.as_str())).collect(),
+            labels: labels.iter().map(|l| Arc::from(l.as_str())).collect(),
             assignee: i.assignee.as_deref().map(Arc::from),
         }
     }

@@ -790,3 +790,61 @@ fn a_team_that_closed_almost_nothing_in_months_gets_even_odds_not_a_date() {
         "assumed done, the schedule dates the work"
     );
 }
+
+#[test]
+fn a_directive_that_raises_a_priority_is_what_the_abandonment_model_reads() {
+    // The model reads the priority the plan has (a directive's, or p/2 when none is set), not Gitea's
+    // label: raising an issue to p/0 by directive never makes it less likely to be done.
+    let plan = crate::plans::demo_plan_model_on();
+    let settings = Settings {
+        trials: 1_000,
+        seed: 5,
+        horizon_days: 730,
+    };
+    let p0 = commitea::domain::Priority::new(0).unwrap();
+    let unlabelled = plan
+        .issues
+        .iter()
+        .find(|i| i.closed_at.is_none() && !i.labels.iter().any(|l| l.starts_with("p/")))
+        .expect("an open issue without a p/ label");
+    let read = forecast::fate_features(unlabelled, plan.now);
+    assert!(read.labels.iter().any(|l| &**l == "p/2"), "{read:?}");
+    let before = forecast::run(&plan, &settings);
+    assert!(before.abandonment.is_some(), "the model is on");
+    // The open issue the model least expects done, at p/2 or p/3, raised to p/0 as a directive does.
+    let chance = |r: &forecast::ForecastReport, key: &commitea::domain::IssueKey| {
+        r.issues
+            .iter()
+            .find(|i| &i.issue == key)
+            .and_then(|i| i.probability_done)
+            .expect("an open issue has a chance of being done")
+    };
+    let low = plan
+        .issues
+        .iter()
+        .filter(|i| i.closed_at.is_none() && i.priority.level() >= 2)
+        .min_by(|a, b| chance(&before, &a.key).total_cmp(&chance(&before, &b.key)))
+        .expect("an open issue at p/2 or p/3");
+    let mut raised = plan.clone();
+    let issue = raised
+        .issues
+        .iter_mut()
+        .find(|i| i.key == low.key)
+        .expect("the same issue");
+    let was_label = issue.priority.label();
+    issue.priority = p0;
+    let read = forecast::fate_features(issue, raised.now);
+    assert!(
+        read.labels.iter().any(|l| &**l == "p/0") && !read.labels.iter().any(|l| **l == *was_label),
+        "{read:?}"
+    );
+    let after = forecast::run(&raised, &settings);
+    let (was, now) = (chance(&before, &low.key), chance(&after, &low.key));
+    // On the demo's history p/2 issues closed more often than p/0 ones; the PM's order pools them, so
+    // the raise cannot lower the chance (without the pooling it fell).
+    assert!(
+        now >= was,
+        "{}: {was} → {now} raised from {was_label} to p/0",
+        low.key
+    );
+}

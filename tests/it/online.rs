@@ -324,7 +324,11 @@ fn a_missing_token_a_refused_one_a_wrong_scheme_and_a_login_page_are_each_said_o
     assert!(!stderr.contains("not visible to the token"), "{stderr}");
     // Said once, and only as the error (the server's address is left out: its random port may hold
     // "404").
-    assert_eq!(stderr.replace(&url, "").matches("404").count(), 1, "{stderr}");
+    assert_eq!(
+        stderr.replace(&url, "").matches("404").count(),
+        1,
+        "{stderr}"
+    );
     assert!(!stderr.contains("page size"), "{stderr}");
     // A server that lets only signed-in users call its API (REQUIRE_SIGNIN_VIEW) answers 403.
     let signin = Emulator::start(
