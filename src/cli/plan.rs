@@ -22,8 +22,19 @@ pub fn run(a: Args) -> CommandResult {
     let _lock = crate::pipeline::lock(&opts, &layout)?;
     let computed = crate::pipeline::compute(&opts)?;
     super::warn_all(&computed.report.warnings);
+    let mut changed = 0;
     for (rel, bytes) in crate::pipeline::forecast_files(&computed)? {
-        crate::state::write_if_changed(&layout.root().join(rel), &bytes)?;
+        changed += usize::from(crate::state::write_if_changed(
+            &layout.root().join(rel),
+            &bytes,
+        )?);
+    }
+    // `forecast/` is committed by `commitea run`: left changed in a clone, it makes `git pull` refuse.
+    if changed > 0 && layout.root().join(".git").exists() {
+        tracing::info!(
+            "wrote {changed} file(s) in forecast/ without committing them: `commitea run --offline` \
+             commits them, `git checkout -- forecast` drops them (a `git pull` refuses while they differ)"
+        );
     }
     if a.json {
         let text = serde_json::to_string_pretty(&computed.report)?;

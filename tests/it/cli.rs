@@ -369,6 +369,12 @@ fn plan_and_render_work_on_a_state_repo() {
         "the demo keeps the model off: {table}"
     );
     assert!(state.join("forecast/forecast.json").exists());
+    // Not a git repository: nothing to say of commits.
+    let said = String::from_utf8_lossy(&plan.stderr);
+    assert!(!said.contains("without committing"), "{said}");
+    // In a git repository the files plan rewrote are counted, with how to commit or drop them, since a
+    // `git pull` refuses while they differ.
+    commitea::state::git::open_or_init(&state).unwrap();
     // With the abandonment model on, each milestone's line is the work that stays, the planned scope
     // beneath it.
     let on = Command::new(env!("CARGO_BIN_EXE_commitea"))
@@ -378,6 +384,12 @@ fn plan_and_render_work_on_a_state_repo() {
         .env("COMMITEA_FORECAST_ABANDONMENT_MIN_HISTORY_DAYS", "90")
         .output()
         .unwrap();
+    let said = String::from_utf8_lossy(&on.stderr);
+    assert!(
+        said.contains("in forecast/ without committing them")
+            && said.contains("git checkout -- forecast"),
+        "{said}"
+    );
     let on = String::from_utf8(on.stdout).unwrap();
     assert!(
         on.contains(
