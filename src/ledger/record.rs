@@ -213,6 +213,15 @@ impl RecordOptions {
             as_of: None,
         }
     }
+
+    /// The state repo's settings with these overrides.
+    fn config(&self, layout: &Layout) -> Result<Config, RecordError> {
+        Ok(Config::load(
+            layout.root(),
+            self.env.iter().cloned(),
+            &self.overrides,
+        )?)
+    }
 }
 
 /// Records a directive: appends it to `pm-state.md`, writes the proposed op file, returns the consequence.
@@ -243,11 +252,7 @@ fn record(
     // The ledger records whole seconds.
     let clock = options.clock.with_nanosecond(0).unwrap_or(options.clock);
     let layout = Layout::new(state_dir);
-    let config = Config::load(
-        layout.root(),
-        options.env.iter().cloned(),
-        &options.overrides,
-    )?;
+    let config = options.config(&layout)?;
     // One writer at a time: the ledger is appended to as it is on disk.
     let _lock = if write {
         Some(crate::state::lock::lock_state(
@@ -442,11 +447,7 @@ pub fn carry_out_ops(
 ) -> Result<Vec<Op>, RecordError> {
     const FIELD: &str = "carry-out";
     let layout = Layout::new(state_dir);
-    let config = Config::load(
-        layout.root(),
-        options.env.iter().cloned(),
-        &options.overrides,
-    )?;
+    let config = options.config(&layout)?;
     let wanted: DirectiveId = id.trim().to_uppercase().parse().map_err(|()| {
         invalid(
             FIELD,

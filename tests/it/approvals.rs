@@ -19,6 +19,23 @@ fn state_repo() -> RepoName {
     RepoName::new("acme", "state")
 }
 
+/// Commits what is staged in `dir` as the PM would, with `message`.
+fn commit_as_pm(dir: &Path, message: &str) {
+    git(
+        dir,
+        &[
+            "-c",
+            "user.name=pat",
+            "-c",
+            "user.email=p@example.com",
+            "commit",
+            "-q",
+            "-m",
+            message,
+        ],
+    );
+}
+
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")
@@ -945,19 +962,7 @@ fn a_merged_directive_withdrawn_before_a_run_carried_it_out_changes_nothing_on_g
     )
     .unwrap();
     git(&s.work, &["add", "pm-state.md", "ops"]);
-    git(
-        &s.work,
-        &[
-            "-c",
-            "user.name=pat",
-            "-c",
-            "user.email=p@example.com",
-            "commit",
-            "-q",
-            "-m",
-            "merged, then withdrawn",
-        ],
-    );
+    commit_as_pm(&s.work, "merged, then withdrawn");
     git(&s.work, &["push", "-q", "origin", "HEAD:main"]);
     ok(&s.commitea(&s.work, &["run"]));
     assert!(
@@ -1053,19 +1058,7 @@ fn withdrawing_a_directive_by_its_status_line_is_proposed_as_an_edit() {
         ],
     ));
     git(&s.work, &["add", "pm-state.md"]);
-    git(
-        &s.work,
-        &[
-            "-c",
-            "user.name=pat",
-            "-c",
-            "user.email=p@example.com",
-            "commit",
-            "-q",
-            "-m",
-            "a note",
-        ],
-    );
+    commit_as_pm(&s.work, "a note");
     git(&s.work, &["push", "-q", "origin", "HEAD:main"]);
     let main_ledger = std::fs::read_to_string(s.work.join("pm-state.md")).unwrap();
     let entry = commitea::ledger::parse::parse(&main_ledger)
@@ -1925,19 +1918,7 @@ fn a_merge_while_the_run_runs_makes_it_run_again_on_the_new_head() {
     );
     std::fs::write(other.join("NOTES.md"), "merged meanwhile\n").unwrap();
     git(&other, &["add", "NOTES.md"]);
-    git(
-        &other,
-        &[
-            "-c",
-            "user.name=pat",
-            "-c",
-            "user.email=p@example.com",
-            "commit",
-            "-q",
-            "-m",
-            "notes",
-        ],
-    );
+    commit_as_pm(&other, "notes");
     git(&other, &["push", "-q", "origin", "HEAD:main"]);
 
     let out = s.commitea(&s.work, &["run", "--push"]);
