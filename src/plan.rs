@@ -401,6 +401,70 @@ impl Plan {
     pub fn member(&self, name: &str) -> Option<&PlannedMember> {
         self.team.iter().find(|m| m.name == name)
     }
+
+    /// The team member a name a PM typed means: the one of that name, case aside (Gitea's usernames are
+    /// case-insensitive).
+    pub fn member_named(&self, name: &str) -> Option<&PlannedMember> {
+        self.member(name)
+            .or_else(|| self.team.iter().find(|m| m.name.eq_ignore_ascii_case(name)))
+    }
+
+    /// The member whose name `name`, not in the team, is more likely a typo of than someone new: within
+    /// one edit of a short name, two of a longer one, case aside.
+    pub fn near_member(&self, name: &str) -> Option<&str> {
+        self.team
+            .iter()
+            .filter(|m| !m.from_directive)
+            .map(|m| (edits(&m.name.to_lowercase(), &name.to_lowercase()), &m.name))
+            .filter(|(d, m)| *d <= if m.chars().count() <= 4 { 1 } else { 2 })
+            .min()
+            .map(|(_, m)| m.as_str())
+    }
+
+    /// Why `name`, not in the team, is not taken for a new hire by a capacity directive: it is one typo
+    /// away from a member's name.
+    pub fn not_a_new_hire(&self, name: &str) -> Option<String> {
+        self.near_member(name).map(|_| {
+            format!(
+                "{}; a capacity directive adds someone new only under a name not this close to a \
+                 member's: add them under `team:` in commitea.yaml",
+                self.not_in_team(name)
+            )
+        })
+    }
+
+    /// "member X is not in the team", with the member it is likely a typo of and the team's names.
+    pub fn not_in_team(&self, name: &str) -> String {
+        let near = self
+            .near_member(name)
+            .map(|m| format!(" (did you mean {m}?)"))
+            .unwrap_or_default();
+        let names: Vec<&str> = self.team.iter().map(|m| m.name.as_str()).collect();
+        format!(
+            "member {name} is not in the team{near}; the team is {}",
+            if names.is_empty() {
+                "empty".to_owned()
+            } else {
+                names.join(", ")
+            }
+        )
+    }
+}
+
+/// The edit (Levenshtein) distance between two names.
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let up = row[j + 1];
+            row[j + 1] = (diag + usize::from(ca != *cb)).min(up + 1).min(row[j] + 1);
+            diag = up;
+        }
+    }
+    row[b.len()]
 }
 
 fn planned_issue(

@@ -630,12 +630,16 @@ fn resolve_target(
             format!("member \"{name}\" is not a Gitea username"),
         ));
     }
-    // A capacity directive may add a new hire; anything else must name a team member.
-    if kind != DirectiveKind::Capacity && !plan.team.iter().any(|m| m.name == name) {
-        return Err(invalid(
-            "target",
-            format!("member {name} is not in the team"),
-        ));
+    if let Some(m) = plan.member_named(name) {
+        return Ok(Target::Member(m.name.clone()));
+    }
+    // A capacity directive may add a new hire, though not under a name one typo away from a member's;
+    // anything else must name a team member.
+    if kind != DirectiveKind::Capacity {
+        return Err(invalid("target", plan.not_in_team(name)));
+    }
+    if let Some(refused) = plan.not_a_new_hire(name) {
+        return Err(invalid("target", refused));
     }
     Ok(Target::Member(name.to_owned()))
 }

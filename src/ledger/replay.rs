@@ -410,8 +410,8 @@ fn apply_one(plan: &mut Plan, base: &Plan, d: &DirectiveEntry) -> Result<(), Str
                 Some(Target::Milestone(mid)) => {
                     milestone_index(plan, *mid)?;
                 }
-                Some(t @ Target::Member(name)) if plan.member(name).is_none() => {
-                    return Err(missing(t));
+                Some(Target::Member(name)) if plan.member_named(name).is_none() => {
+                    return Err(plan.not_in_team(name));
                 }
                 Some(Target::Member(_)) | None => {}
             }
@@ -445,6 +445,11 @@ fn capacity(
         Some(to) => format!("capacity {from}..{to}"),
         None => format!("capacity {from}.."),
     };
+    let name = plan
+        .member_named(name)
+        .map_or(name, |m| m.name.as_str())
+        .to_owned();
+    let name = name.as_str();
     if let Some(m) = plan.team.iter_mut().find(|m| m.name == name) {
         let days = m.calendar.working_days.len();
         let hours_per_day = if days == 0 {
@@ -462,8 +467,12 @@ fn capacity(
     }
     if hours_per_week <= 0.0 {
         return Err(format!(
-            "member {name} is not in the team, and a capacity of 0 hours a week does not add them"
+            "{}, and a capacity of 0 hours a week does not add them",
+            plan.not_in_team(name)
         ));
+    }
+    if let Some(refused) = plan.not_a_new_hire(name) {
+        return Err(refused);
     }
     let mut calendar = plan.team_calendar.clone();
     let days = calendar.working_days.len();

@@ -527,3 +527,64 @@ fn a_directives_summary_names_the_milestone_it_is_about_as_apply_changes_does() 
         out.summary
     );
 }
+
+#[test]
+fn a_member_is_read_case_aside_and_a_typo_of_one_is_no_new_hire() {
+    let tmp = fresh_demo();
+    let capacity = |member: &str, hours: u32| RecordInput {
+        kind: "capacity".into(),
+        quote: "Bjorn drops to 20 hours from January.".into(),
+        target: Some(RecordTarget {
+            member: Some(member.into()),
+            ..Default::default()
+        }),
+        params: Some(json!({"from": "2027-01-18", "hours_per_week": hours})),
+        rationale: None,
+        by: None,
+    };
+    let opts = RecordOptions::new(clock(), vec![]);
+    // One typo from a member's name: refused, naming the member meant and the team; nothing written.
+    let before = files(tmp.path());
+    for (typo, hours) in [("bjorm", 20), ("bjorm", 0), ("Bjrn", 20)] {
+        match record_directive(tmp.path(), &capacity(typo, hours), &opts) {
+            Err(RecordError::Invalid { field, message }) => {
+                assert_eq!(field, "target");
+                assert!(
+                    message.contains(&format!(
+                        "member {typo} is not in the team (did you mean bjorn?)"
+                    )) && message.contains("the team is amara, bjorn"),
+                    "{message}"
+                );
+            }
+            other => panic!("{typo}: {other:?}"),
+        }
+    }
+    assert_eq!(files(tmp.path()), before, "nothing may be written");
+    // Gitea's usernames are case-insensitive: "Bjorn" is bjorn, and the ledger says so.
+    record_directive(tmp.path(), &capacity("Bjorn", 20), &opts).unwrap();
+    let ledger = std::fs::read_to_string(tmp.path().join("pm-state.md")).unwrap();
+    assert!(ledger.contains("member bjorn"), "{ledger}");
+    assert!(!ledger.contains("member Bjorn"), "{ledger}");
+    // A name like no member's is a new hire, as before.
+    record_directive(tmp.path(), &capacity("zoltan", 20), &opts).unwrap();
+    let ledger = std::fs::read_to_string(tmp.path().join("pm-state.md")).unwrap();
+    assert!(ledger.contains("member zoltan"), "{ledger}");
+    // A hand-typed entry for a typo is skipped at replay with the same words, the others kept.
+    let typed = format!(
+        "{ledger}\n## D-0099 · capacity · 2026-11-30T10:00:00Z\n\n> Typo.\n\n- target: member bjorm\n- params: \
+         {{\"from\": \"2027-01-18\", \"hours_per_week\": 20}}\n- status: active\n"
+    );
+    let snapshot = commitea::state::Snapshot::load(&Layout::new(tmp.path())).unwrap();
+    let config =
+        commitea::config::Config::load(tmp.path(), Vec::new(), &Default::default()).unwrap();
+    let replayed = commitea::ledger::replay(&snapshot, &config, Some(&typed), clock());
+    assert!(
+        replayed.problems.iter().any(|p| p
+            .to_string()
+            .contains("member bjorm is not in the team (did you mean bjorn?)")),
+        "{:?}",
+        replayed.problems
+    );
+    assert!(replayed.plan.team.iter().any(|m| m.name == "zoltan"));
+    assert!(!replayed.plan.team.iter().any(|m| m.name == "bjorm"));
+}
