@@ -44,7 +44,8 @@ pub struct Args {
     /// With `--say`: record the draft without asking.
     #[arg(long, requires = "say")]
     yes: bool,
-    /// `issue owner/repo#N` (or just `owner/repo#N`, `#N`), `milestone ID` or `member USERNAME`.
+    /// `issue owner/repo#N` (or just `owner/repo#N`, `#N`), `milestone ID`, `milestone TITLE` or `member
+    /// USERNAME`.
     #[arg(long)]
     target: Option<String>,
     /// The params as JSON, e.g. '{"priority": 0}'.

@@ -66,6 +66,11 @@ pub struct RecordTarget {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = crate::limits::NAME_CHARS))]
     pub member: Option<String>,
+    /// A milestone by its title, as the command line takes it (`milestone Public API v2`); not part of
+    /// the tool's input, whose milestones are ids.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub milestone_title: Option<String>,
 }
 
 fn string_or_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
@@ -99,9 +104,9 @@ impl RecordTarget {
                     milestone: Some(id),
                     ..Self::default()
                 },
-                // Not a number: keep the text so the error names it.
+                // Not a number: a title, as the pages name milestones.
                 Err(_) => Self {
-                    issue: Some(s.to_owned()),
+                    milestone_title: Some(rest.to_owned()),
                     ..Self::default()
                 },
             },
@@ -556,6 +561,21 @@ fn new_directive(
             invalid("params", format!("params for {kind} are wrong: {reason}"))
         })?,
     };
+    // A due date already past is late before any work is done: far more often a typo (2020 for 2027)
+    // than a decision, and the forecast could only report it missed.
+    if let Params::SetDeadline { due, .. } = &params
+        && *due < plan.now.date_naive()
+    {
+        return Err(invalid(
+            "params",
+            format!(
+                "due {due} is before the forecast's day ({}): a milestone due then is late before any work \
+                 is done; give a date from {} on",
+                plan.now.date_naive(),
+                plan.now.date_naive()
+            ),
+        ));
+    }
     if let Some(r) = &input.rationale
         && r.contains(['\n', '\r'])
     {
@@ -594,10 +614,14 @@ fn resolve_target(
     plan: &Plan,
     kind: DirectiveKind,
 ) -> Result<Target, RecordError> {
-    let given = [t.issue.is_some(), t.milestone.is_some(), t.member.is_some()]
-        .iter()
-        .filter(|b| **b)
-        .count();
+    let given = [
+        t.issue.is_some(),
+        t.milestone.is_some() || t.milestone_title.is_some(),
+        t.member.is_some(),
+    ]
+    .iter()
+    .filter(|b| **b)
+    .count();
     if given != 1 {
         return Err(invalid(
             "target",
@@ -614,14 +638,48 @@ fn resolve_target(
         }
         return Ok(Target::Issue(key));
     }
+    // The milestones by id and title, for an error that names a wrong one.
+    let milestones = || {
+        let all: Vec<String> = plan
+            .milestones
+            .iter()
+            .map(|m| format!("{} ({})", m.id, m.title))
+            .collect();
+        if all.is_empty() {
+            "there are none".to_owned()
+        } else {
+            format!("the milestones are {}", all.join(", "))
+        }
+    };
     if let Some(id) = t.milestone {
         if !plan.milestones.iter().any(|m| m.id == id) {
             return Err(invalid(
                 "target",
-                format!("milestone {id} does not exist in the snapshot"),
+                format!(
+                    "milestone {id} does not exist in the snapshot; {}",
+                    milestones()
+                ),
             ));
         }
         return Ok(Target::Milestone(id));
+    }
+    if let Some(title) = &t.milestone_title {
+        let title = title.trim();
+        return plan
+            .milestones
+            .iter()
+            .find(|m| m.title.trim().eq_ignore_ascii_case(title))
+            .map(|m| Target::Milestone(m.id))
+            .ok_or_else(|| {
+                invalid(
+                    "target",
+                    format!(
+                        "no milestone is titled \"{}\"; {}",
+                        crate::limits::excerpt(title),
+                        milestones()
+                    ),
+                )
+            });
     }
     let name = t.member.as_deref().unwrap_or_default().trim();
     if !valid_username(name) {

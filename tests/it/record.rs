@@ -328,6 +328,54 @@ fn the_directive_command_prints_the_output_and_exits_2_on_bad_input() {
     assert_eq!(out["directiveId"], "D-0001");
     assert!(!out["summary"].as_str().unwrap().is_empty());
     assert!(out["consequence"].as_array().unwrap().len() > 1);
+
+    // A milestone by its title, as the pages name it, case aside; a wrong title lists the milestones.
+    let deadline = |target: &str, due: &str| {
+        run(&[
+            "--kind",
+            "set-deadline",
+            "--quote",
+            "The API ships end of May.",
+            "--target",
+            target,
+            "--params",
+            &format!(r#"{{"due": "{due}"}}"#),
+        ])
+    };
+    let titled = deadline("milestone public api v2", "2027-05-28");
+    assert!(
+        titled.status.success(),
+        "{}",
+        String::from_utf8_lossy(&titled.stderr)
+    );
+    let ledger = std::fs::read_to_string(tmp.path().join("pm-state.md")).unwrap();
+    let snapshot = commitea::state::Snapshot::load(&Layout::new(tmp.path())).unwrap();
+    let api = snapshot
+        .milestones
+        .values()
+        .flatten()
+        .find(|m| m.title == "Public API v2")
+        .unwrap();
+    assert!(
+        ledger.contains(&format!("- target: milestone {}\n", api.id)),
+        "{ledger}"
+    );
+    let wrong = deadline("milestone Public API v3", "2027-05-28");
+    assert_eq!(wrong.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&wrong.stderr);
+    assert!(
+        stderr.contains("no milestone is titled \"Public API v3\"")
+            && stderr.contains(&format!("{} (Public API v2)", api.id)),
+        "{stderr}"
+    );
+    // A due date already past is refused: far more often a typo than a decision.
+    let past = deadline("milestone public api v2", "2020-05-28");
+    assert_eq!(past.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&past.stderr);
+    assert!(
+        stderr.contains("due 2020-05-28 is before the forecast's day (2026-11-27)"),
+        "{stderr}"
+    );
 }
 
 #[test]
