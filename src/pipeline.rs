@@ -328,6 +328,23 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
             d.not_on_gitea.clone_from(&n.differs);
         }
     }
+    // A well-formed directive replay could not apply is listed as such, not as one in force.
+    let lines: BTreeMap<String, usize> =
+        crate::ledger::parse::parse(ledger.as_deref().unwrap_or(""))
+            .ledger
+            .directives()
+            .map(|d| (d.id.to_string(), d.line))
+            .collect();
+    for d in &mut directives.recent {
+        d.skipped = plan.warnings.iter().find_map(|w| match &w.kind {
+            crate::plan::ProblemKind::NotApplied(why)
+                if w.ledger_line().is_some() && w.ledger_line() == lines.get(&d.id).copied() =>
+            {
+                Some(why.clone())
+            }
+            _ => None,
+        });
+    }
     let backtest = read_backtest(&layout, &mut directives.problems);
     let calibration = crate::views::calibration::calibration(
         inputs,

@@ -258,7 +258,9 @@ fn data() -> SiteData {
                 status: "active".to_owned(),
                 by: Some("pat".to_owned()),
                 not_on_gitea: vec![format!("acme/app#7 is p/0 by it and {NASTY} on Gitea")],
+                skipped: Some(format!("target issue {NASTY} does not exist")),
             }],
+            also_pending: Vec::new(),
             problems: vec![format!("ledger line 9: unknown directive kind \"{NASTY}\"")],
         },
         calibration: crate::views::calibration::CalibrationView {

@@ -21,6 +21,9 @@ pub(crate) const RECENT_LIMIT: usize = 20;
 pub struct Directives {
     /// The newest proposed op file, if any.
     pub pending: Option<Pending>,
+    /// The older directives' op files awaiting approval too, newest first: each one's id and summary.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_pending: Vec<AlsoPending>,
     /// The newest directives first, at most [`RECENT_LIMIT`].
     pub recent: Vec<RecentDirective>,
     /// What is wrong in the ledger, one line each.
@@ -46,6 +49,16 @@ pub struct Pending {
     /// next run that reaches Gitea with a token. Known to a run; false elsewhere.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub approved: bool,
+}
+
+/// An older directive's op file awaiting approval beside the newest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AlsoPending {
+    /// The directive's id.
+    pub id: String,
+    /// Its consequence in one line, as it was recorded (after the directives before it).
+    pub summary: String,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -89,15 +102,27 @@ pub struct RecentDirective {
     pub not_on_gitea: Vec<String>,
     /// Who gave it.
     pub by: Option<String>,
+    /// Why the run's replay left it out, when it did (`target issue acme/api#9999 does not exist in the
+    /// snapshot`): well-formed, but it changes nothing until fixed. Known to a run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
 /// The view from the ledger text (`None`: no ledger) and the newest pending op file; `snapshot`, when
 /// given, names each target issue or milestone by its title.
 pub fn directives(
     ledger: Option<&str>,
-    pending: Option<OpFile>,
+    pending: Vec<OpFile>,
     snapshot: Option<&Snapshot>,
 ) -> Directives {
+    let mut pending = pending.into_iter();
+    let newest = pending.next();
+    let also_pending = pending
+        .map(|f| AlsoPending {
+            id: f.id,
+            summary: f.summary,
+        })
+        .collect();
     let parsed = parse::parse(ledger.unwrap_or(""));
     let mut recent: Vec<_> = parsed.ledger.directives().collect();
     recent.sort_by(|a, b| b.at.cmp(&a.at).then(b.id.cmp(&a.id)));
@@ -123,11 +148,13 @@ pub fn directives(
                 by: d.by.clone(),
                 // Known only to a run, which compares the plan with Gitea and the pending op files.
                 not_on_gitea: Vec::new(),
+                skipped: None,
             }
         })
         .collect();
     Directives {
-        pending: pending.map(|p| Pending {
+        also_pending,
+        pending: newest.map(|p| Pending {
             id: p.id,
             summary: p.summary,
             consequence: p.consequence,
@@ -144,17 +171,21 @@ pub fn directives(
     }
 }
 
-/// The newest directive's op file under `ops/pending/` (by directive id), if any, leaving out those
+/// The directives' op files under `ops/pending/`, newest first (by directive id), leaving out those
 /// whose ids are in `done` (applied by the run drawing the view: its commit moves them after the view).
-pub(crate) fn newest_pending(layout: &Layout, done: &[&str]) -> Result<Option<OpFile>, StateError> {
+pub(crate) fn pending_newest_first(
+    layout: &Layout,
+    done: &[&str],
+) -> Result<Vec<OpFile>, StateError> {
     // Quietly: the run's changes page reads the same files and reports those that do not read.
-    Ok(crate::ops::read_pending(layout)?
+    let mut files: Vec<(DirectiveId, OpFile)> = crate::ops::read_pending(layout)?
         .0
         .into_iter()
         .filter(|f| f.source == Source::Directive && !done.contains(&f.id.as_str()))
         .filter_map(|f| f.id.parse::<DirectiveId>().ok().map(|id| (id, f)))
-        .max_by_key(|(id, _)| *id)
-        .map(|(_, f)| f))
+        .collect();
+    files.sort_by_key(|f| std::cmp::Reverse(f.0));
+    Ok(files.into_iter().map(|(_, f)| f).collect())
 }
 
 /// The title of the issue or milestone a directive targets, when the snapshot has it.
@@ -181,5 +212,9 @@ pub fn of_ledger(
     snapshot: Option<&Snapshot>,
     done: &[&str],
 ) -> Result<Directives, StateError> {
-    Ok(directives(ledger, newest_pending(layout, done)?, snapshot))
+    Ok(directives(
+        ledger,
+        pending_newest_first(layout, done)?,
+        snapshot,
+    ))
 }

@@ -636,3 +636,60 @@ fn a_member_is_read_case_aside_and_a_typo_of_one_is_no_new_hire() {
     assert!(replayed.plan.team.iter().any(|m| m.name == "zoltan"));
     assert!(!replayed.plan.team.iter().any(|m| m.name == "bjorm"));
 }
+
+#[test]
+fn the_directives_view_lists_every_pending_directive_and_marks_one_replay_skipped() {
+    let tmp = fresh_demo();
+    let opts = RecordOptions::new(clock(), vec![]);
+    let first = record_directive(tmp.path(), &reprioritize(), &opts).unwrap();
+    let mut second = reprioritize();
+    second.kind = "reestimate".into();
+    second.params = Some(json!({"estimate": "1w"}));
+    let second = record_directive(tmp.path(), &second, &opts).unwrap();
+    // A hand-typed entry that reads but names an issue the snapshot lacks.
+    let ledger_path = tmp.path().join("pm-state.md");
+    let mut ledger = std::fs::read_to_string(&ledger_path).unwrap();
+    ledger.push_str(
+        "\n## D-0099 · reestimate · 2026-11-30T10:00:00Z\n\n> Four hours.\n\n- target: issue \
+         acme/api#9999\n- params: {\"estimate\": \"4h\"}\n- status: active\n",
+    );
+    std::fs::write(&ledger_path, ledger).unwrap();
+    let run = commitea::pipeline::RunOptions {
+        state_dir: tmp.path().to_path_buf(),
+        now: None,
+        clock: clock(),
+        offline: true,
+        full_sync: false,
+        token: None,
+        server_fallback: None,
+        overrides: Default::default(),
+        env: vec![],
+        commit: false,
+        render: false,
+        applied_before: Vec::new(),
+    };
+    let d = commitea::pipeline::compute(&run).unwrap().directives;
+    assert_eq!(d.pending.as_ref().unwrap().id, second.directive_id);
+    assert_eq!(
+        d.also_pending
+            .iter()
+            .map(|o| (o.id.as_str(), o.summary.as_str()))
+            .collect::<Vec<_>>(),
+        [(first.directive_id.as_str(), first.summary.as_str())]
+    );
+    let typed = d.recent.iter().find(|r| r.id == "D-0099").unwrap();
+    assert_eq!(typed.status, "active");
+    assert!(
+        typed
+            .skipped
+            .as_deref()
+            .is_some_and(|why| why.contains("acme/api#9999 does not exist")),
+        "{typed:?}"
+    );
+    assert!(
+        d.recent
+            .iter()
+            .filter(|r| r.id != "D-0099")
+            .all(|r| r.skipped.is_none())
+    );
+}
