@@ -4,7 +4,7 @@
 //! failure anywhere leaves the state repo exactly as it was. If the commit itself fails, the files the
 //! run had already written are put back.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -1017,17 +1017,19 @@ fn previous_forecast_in(
         crate::state::to_json(today, std::path::Path::new(crate::state::FORECAST_FILE)).ok()?;
     let history = crate::state::git::first_parent_history(repo).ok()?;
     let read = |id| crate::state::git::read_at(repo, id, crate::state::FORECAST_FILE);
-    // The directive ids in the ledger at a commit (none where it has no ledger).
-    let directives = |id| -> BTreeSet<crate::ledger::format::DirectiveId> {
-        let Ok(Some(text)) = crate::state::git::read_at(repo, id, crate::state::LEDGER_FILE) else {
-            return BTreeSet::new();
+    // The directives in the ledger at a commit and their status (none where it has no ledger).
+    let directives =
+        |id| -> BTreeMap<crate::ledger::format::DirectiveId, crate::ledger::format::Status> {
+            let Ok(Some(text)) = crate::state::git::read_at(repo, id, crate::state::LEDGER_FILE)
+            else {
+                return BTreeMap::new();
+            };
+            crate::ledger::parse::parse(&String::from_utf8_lossy(&text))
+                .ledger
+                .directives()
+                .map(|d| (d.id, d.status))
+                .collect()
         };
-        crate::ledger::parse::parse(&String::from_utf8_lossy(&text))
-            .ledger
-            .directives()
-            .map(|d| d.id)
-            .collect()
-    };
     let head = history.first().map(|(id, _)| *id)?;
     let mut history = history.into_iter().take(DRIFT_LOOKBACK).map(|(id, _)| id);
     while let Some(id) = history.next() {
@@ -1047,6 +1049,7 @@ fn previous_forecast_in(
                     }
                 }
                 let then = directives(made_in);
+                let now = directives(head);
                 // Compared as settings, so an edited comment is no change; a file that does not
                 // parse counts as itself.
                 let settings = |id| {
@@ -1062,10 +1065,18 @@ fn previous_forecast_in(
                 return Some(crate::views::standup::Previous {
                     commit: made_in.to_hex_with_len(12).to_string(),
                     settings_changed: settings(head) != settings(made_in),
-                    recorded: directives(head)
-                        .into_iter()
-                        .filter(|d| !then.contains(d))
-                        .map(|d| d.to_string())
+                    recorded: now
+                        .keys()
+                        .filter(|d| !then.contains_key(d))
+                        .map(ToString::to_string)
+                        .collect(),
+                    ended: now
+                        .iter()
+                        .filter(|(d, status)| {
+                            **status != crate::ledger::format::Status::Active
+                                && then.get(d) == Some(&crate::ledger::format::Status::Active)
+                        })
+                        .map(|(d, status)| format!("{d} {status}"))
                         .collect(),
                     report,
                 });

@@ -27,6 +27,9 @@ pub struct Previous {
     pub commit: String,
     /// The directives recorded on the branch since that commit (`D-0004`), in id order.
     pub recorded: Vec<String>,
+    /// Directives in force at that commit and no longer (`D-0010 withdrawn`, `D-0004 superseded`), in
+    /// id order.
+    pub ended: Vec<String>,
     /// Whether `commitea.yaml` on the branch differs from that commit's (the team, the calendar, the
     /// forecast's settings).
     pub settings_changed: bool,
@@ -77,6 +80,9 @@ pub struct Drift {
 pub struct SinceThen {
     /// Directives recorded on the branch since (`D-0004`), in id order.
     pub directives: Vec<String>,
+    /// Directives in force then and no longer (`D-0010 withdrawn`), in id order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ended: Vec<String>,
     /// Issues open in that forecast and closed now.
     pub closed: usize,
     /// Open issues that forecast did not have (opened or reopened since).
@@ -178,6 +184,7 @@ pub fn since_then(prev: &Previous, report: &ForecastReport, snapshot: &Snapshot)
         prev.report.issues.iter().map(|f| &f.issue).collect();
     SinceThen {
         directives: prev.recorded.clone(),
+        ended: prev.ended.clone(),
         closed: prev
             .report
             .issues
@@ -196,11 +203,15 @@ pub fn since_then(prev: &Previous, report: &ForecastReport, snapshot: &Snapshot)
 impl SinceThen {
     /// Whether nothing changed: no directive, no issue closed or new, the same settings.
     pub fn is_empty(&self) -> bool {
-        self.directives.is_empty() && self.closed == 0 && self.new == 0 && !self.settings_changed
+        self.directives.is_empty()
+            && self.ended.is_empty()
+            && self.closed == 0
+            && self.new == 0
+            && !self.settings_changed
     }
 
-    /// In words: `4 directives recorded (D-0004, D-0005, D-0006 and D-0007); 2 issues closed; 1 new`,
-    /// then `; commitea.yaml changed` when it did.
+    /// In words: `4 directives recorded (D-0004, D-0005, D-0006 and D-0007); D-0002 withdrawn; 2 issues
+    /// closed; 1 new`, then `; commitea.yaml changed` when it did.
     pub fn words(&self) -> String {
         use crate::prose::count;
         let directives = if self.directives.is_empty() {
@@ -216,8 +227,13 @@ impl SinceThen {
                 crate::prose::and_list(&self.directives)
             )
         };
+        let ended = if self.ended.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", crate::prose::and_list(&self.ended))
+        };
         format!(
-            "{directives}; {} closed; {} new{}",
+            "{directives}{ended}; {} closed; {} new{}",
             count(self.closed, "issue", "issues"),
             self.new,
             if self.settings_changed {

@@ -1118,6 +1118,7 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
     assert_eq!(since_then["closed"], 0, "{since_then}");
     assert_eq!(since_then["new"], 0, "{since_then}");
     assert_eq!(since_then["settingsChanged"], false, "{since_then}");
+    assert!(since_then.get("ended").is_none(), "{since_then}");
     // A changed setting is said; an edited comment is not a change of settings.
     let commit_config = |text: &str, message: &str| {
         std::fs::write(dir.join("commitea.yaml"), text).unwrap();
@@ -1197,6 +1198,29 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
     // Each person's plan and the stale blockers are there.
     assert!(!after["people"].as_array().unwrap().is_empty());
     assert!(after["staleBlockers"].is_array());
+    // A directive in force in a committed forecast and withdrawn since is said too.
+    commitea::pipeline::run(&run_options(dir)).unwrap();
+    let id = recorded["directiveId"].as_str().unwrap();
+    let ledger = std::fs::read_to_string(dir.join("pm-state.md")).unwrap();
+    let at = ledger.find(&format!("## {id}")).unwrap();
+    let status = at + ledger[at..].find("- status: active").unwrap();
+    std::fs::write(
+        dir.join("pm-state.md"),
+        format!(
+            "{}- status: withdrawn{}",
+            &ledger[..status],
+            &ledger[status + "- status: active".len()..]
+        ),
+    )
+    .unwrap();
+    commit("Withdraw one", &["pm-state.md"]);
+    let v = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
+    assert_eq!(
+        v["drift"]["sinceThen"]["ended"],
+        json!([format!("{id} withdrawn")]),
+        "{}",
+        v["drift"]
+    );
 }
 
 #[test]
