@@ -1369,7 +1369,6 @@ pub(crate) fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> St
         })
         .and_then(|bytes| serde_json::from_slice(&bytes).ok());
     let mut lines = Vec::new();
-    let percent = |p: Option<f64>| p.map(|p| format!("{:.0}%", p * 100.0));
     for m in r
         .milestones
         .iter()
@@ -1382,26 +1381,7 @@ pub(crate) fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> St
             lines.push((&m.title, format!("- {}: p80 {}", m.title, m.p80)));
             continue;
         };
-        // What a PM reads a milestone by: its p80, its due date and its chance of meeting it.
-        let mut moved = Vec::new();
-        if old.p80 != m.p80 {
-            moved.push(format!("p80 {} → {}", old.p80, m.p80));
-        }
-        if old.due != m.due {
-            let day = |d: Option<chrono::NaiveDate>| {
-                d.map_or_else(|| "none".to_owned(), |d| d.to_string())
-            };
-            moved.push(format!("due {} → {}", day(old.due), day(m.due)));
-        }
-        let (was, is) = (
-            percent(old.probability_on_time),
-            percent(m.probability_on_time),
-        );
-        if let (Some(was), Some(is)) = (&was, &is)
-            && was != is
-        {
-            moved.push(format!("P(on time) {was} → {is}"));
-        }
+        let moved = crate::views::standup::milestone_changes(old, m, true);
         if !moved.is_empty() {
             lines.push((&m.title, format!("- {}: {}", m.title, moved.join(", "))));
         }

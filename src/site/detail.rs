@@ -782,7 +782,10 @@ fn standup_page(
             before: band_words(m.before.as_ref()),
             after: band_words(m.after.as_ref()),
             moved: moved_words(m),
-            why: m.why.clone(),
+            why: match (&m.changed, &m.why) {
+                (Some(c), Some(w)) => Some(format!("{c}; {w}")),
+                (c, w) => c.clone().or_else(|| w.clone()),
+            },
         })
         .collect();
     let who: HashMap<String, String> = report

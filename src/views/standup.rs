@@ -63,7 +63,7 @@ pub struct Drift {
     pub since_as_of: Option<String>,
     /// One line for a person.
     pub summary: String,
-    /// Milestones whose p80 moved.
+    /// Milestones whose p80 moved, or whose due date or chance of meeting it changed.
     pub milestones: Vec<Moved>,
     /// Issues whose p80 moved, biggest move first (cut to half the limit).
     pub issues: Vec<Moved>,
@@ -112,6 +112,38 @@ pub struct Moved {
     /// of them moved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
+    /// For a milestone, what changed besides its p80: `due 2027-04-30 → 2027-05-28, P(on time) 56% →
+    /// 89%`; absent when nothing did, and for an issue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed: Option<String>,
+}
+
+/// What a PM reads a milestone by — its p80 (with `p80`), its due date and its chance of meeting it —
+/// where it changed from `old` to `new`: `p80 2027-03-18 → 2027-03-03`, `due 2027-04-30 → 2027-05-28`,
+/// `P(on time) 56% → 89%` (whole percents).
+pub(crate) fn milestone_changes(
+    old: &crate::forecast::MilestoneForecast,
+    new: &crate::forecast::MilestoneForecast,
+    p80: bool,
+) -> Vec<String> {
+    let mut changes = Vec::new();
+    if p80 && old.p80 != new.p80 {
+        changes.push(format!("p80 {} → {}", old.p80, new.p80));
+    }
+    if old.due != new.due {
+        let day =
+            |d: Option<chrono::NaiveDate>| d.map_or_else(|| "none".to_owned(), |d| d.to_string());
+        changes.push(format!("due {} → {}", day(old.due), day(new.due)));
+    }
+    let percent = |p: Option<f64>| p.map(|p| format!("{:.0}%", p * 100.0));
+    if let (Some(was), Some(is)) = (
+        percent(old.probability_on_time),
+        percent(new.probability_on_time),
+    ) && was != is
+    {
+        changes.push(format!("P(on time) {was} → {is}"));
+    }
+    changes
 }
 
 /// One person's next working days.
@@ -309,6 +341,7 @@ pub fn standup(
                         after: k.and_then(|k| after.get(k)).map(|(a, b)| band(*a, *b)),
                         moved: i.moved_working_days,
                         why: Some(i.why.clone()),
+                        changed: None,
                     }
                 })
                 .collect();
@@ -346,12 +379,26 @@ pub fn standup(
                     top.issue, top.moved_working_days, top.why
                 ))
             };
+            // A milestone whose due date or chance of meeting it changed is news even where its p80
+            // held (a PM moved the due date).
+            let changed = |id: u64| -> Option<String> {
+                let old = prev.report.milestones.iter().find(|m| m.id == id)?;
+                let new = report.milestones.iter().find(|m| m.id == id)?;
+                let changes = milestone_changes(old, new, false);
+                (!changes.is_empty()).then(|| changes.join(", "))
+            };
             let milestones = c
                 .milestones
                 .iter()
-                .filter(|m| m.moved_working_days != 0 || m.before.is_none() || m.after.is_none())
+                .filter(|m| {
+                    m.moved_working_days != 0
+                        || m.before.is_none()
+                        || m.after.is_none()
+                        || changed(m.milestone).is_some()
+                })
                 .filter(|m| selection.milestone.is_none_or(|id| id == m.milestone))
                 .map(|m| Moved {
+                    changed: changed(m.milestone),
                     subject: m.title.clone(),
                     before: m.before.as_ref().map(|s| super::Band {
                         p50: s.p50.clone(),

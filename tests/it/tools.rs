@@ -1221,6 +1221,41 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
         "{}",
         v["drift"]
     );
+    // A due date moved by a PM: the p80 holds, the chance of meeting it does not, and the standup says so.
+    commitea::pipeline::run(&run_options(dir)).unwrap();
+    let before = tools::call(&ctx(dir), "query_project", &json!({ "view": "runway" })).unwrap();
+    let m = before["milestones"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["due"].is_string() && m["probabilityOnTime"].as_f64().is_some_and(|p| p < 0.9))
+        .unwrap()
+        .clone();
+    let due: chrono::NaiveDate = m["due"].as_str().unwrap().parse().unwrap();
+    let later = due + chrono::Duration::days(182);
+    tools::call(
+        &ctx(dir),
+        "record_directive",
+        &json!({
+            "kind": "set-deadline",
+            "quote": "Six more months, partners agreed.",
+            "target": { "milestone": m["milestone"] },
+            "params": { "due": later.to_string() }
+        }),
+    )
+    .unwrap();
+    commit("Move a due date", &[]);
+    let v = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
+    let moved = v["drift"]["milestones"].as_array().unwrap();
+    let it = moved
+        .iter()
+        .find(|x| x["subject"] == m["title"])
+        .unwrap_or_else(|| panic!("{} not in {moved:?}", m["title"]));
+    let changed = it["changed"].as_str().unwrap();
+    assert!(
+        changed.starts_with(&format!("due {due} → {later}, P(on time) ")),
+        "{changed}"
+    );
 }
 
 #[test]
