@@ -279,8 +279,16 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 None
             };
             if empty && m.state == OpenState::Open {
+                // A directive that took its work out is the likely reason, and what to undo.
+                let scoped_out = m
+                    .provenance
+                    .iter()
+                    .find(|(field, _)| field == "scope")
+                    .map(|(_, id)| format!(" ({id} took its issues out of it)"))
+                    .unwrap_or_default();
                 warnings.push(format!(
-                    "{}: the milestone is open but has no open issues{}; close it, or add the work it still needs",
+                    "{}: the milestone is open but has no open issues{}{scoped_out}; close it, or add the work it \
+                     still needs",
                     m.title,
                     m.due
                         .filter(|d| *d < as_of)

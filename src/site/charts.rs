@@ -104,7 +104,7 @@ pub(crate) struct RangeRow {
     pub due: Option<NaiveDate>,
     /// Whether the due date is hard.
     pub hard: bool,
-    /// `on_track`, `at_risk`, `late` or `no_due_date`: a class for the bar.
+    /// `on_track`, `at_risk`, `late`, `no_due_date` or `nothing_open`: a class for the bar.
     pub status: String,
     /// What the row says in words (for its `<title>`, read by screen readers).
     pub words: String,

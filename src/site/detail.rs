@@ -375,6 +375,7 @@ pub(crate) fn status_class(s: crate::views::runway::MilestoneStatus) -> &'static
         S::AtRisk => "at_risk",
         S::Late => "late",
         S::NoDueDate => "no_due_date",
+        S::NothingOpen => "nothing_open",
     }
 }
 
@@ -510,6 +511,7 @@ pub fn build(
             let view = crate::views::milestone::milestone(inputs, m.id, &all)?;
             let status = status_class(crate::views::runway::MilestoneStatus::of(
                 m.probability_on_time,
+                m.open_issues,
             ));
             // The page's title names the milestone: its rows name the work each range is of.
             let row = charts::RangeRow {

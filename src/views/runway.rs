@@ -17,12 +17,15 @@ pub enum MilestoneStatus {
     Late,
     /// No due date to be on time for.
     NoDueDate,
+    /// Nothing open in it: no work to be on time with (close it, or add the work it still needs).
+    NothingOpen,
 }
 
 impl MilestoneStatus {
-    /// The status of a milestone with this P(on time) (none: no due date).
-    pub fn of(probability_on_time: Option<f64>) -> Self {
+    /// The status of a milestone with this P(on time) (none: no due date) and this many open issues.
+    pub fn of(probability_on_time: Option<f64>, open_issues: usize) -> Self {
         match probability_on_time {
+            _ if open_issues == 0 => Self::NothingOpen,
             None => Self::NoDueDate,
             Some(p) if p >= 0.8 => Self::OnTrack,
             Some(p) if p >= 0.5 => Self::AtRisk,
@@ -30,13 +33,14 @@ impl MilestoneStatus {
         }
     }
 
-    /// The status in words: `on track`, `at risk`, `late` or `no due date`.
+    /// The status in words: `on track`, `at risk`, `late`, `no due date` or `nothing open`.
     pub fn label(self) -> &'static str {
         match self {
             Self::OnTrack => "on track",
             Self::AtRisk => "at risk",
             Self::Late => "late",
             Self::NoDueDate => "no due date",
+            Self::NothingOpen => "nothing open",
         }
     }
 }
@@ -93,7 +97,8 @@ pub struct RunwayMilestone {
     pub closed_issues: usize,
     /// Remaining effort in working hours (medians).
     pub remaining_hours: f64,
-    /// `on_track`, `at_risk` (P(on time) under 80%), `late` (under 50%), or `no_due_date`.
+    /// `on_track`, `at_risk` (P(on time) under 80%), `late` (under 50%), `no_due_date`, or `nothing_open`
+    /// (no open issue in it).
     pub status: MilestoneStatus,
     /// For a hard deadline p80 misses: what would have to leave the milestone to meet it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -178,7 +183,7 @@ pub fn runway(inputs: Inputs<'_>) -> Runway {
             open_issues: m.open_issues,
             closed_issues: m.closed_issues,
             remaining_hours: m.remaining_hours,
-            status: MilestoneStatus::of(m.probability_on_time),
+            status: MilestoneStatus::of(m.probability_on_time, m.open_issues),
             planned: m.planned.map(|r| Band {
                 p50: r.p50.to_string(),
                 p80: r.p80.to_string(),

@@ -616,7 +616,14 @@ fn an_open_milestone_with_nothing_open_is_reported_as_such() {
     empty.title = "Old release".into();
     empty.state = commitea::domain::OpenState::Open;
     empty.due = Some(chrono::NaiveDate::from_ymd_opt(2011, 3, 1).unwrap());
+    // One a scope directive emptied: the warning names it, what a PM would undo.
+    let mut scoped = empty.clone();
+    scoped.id = 9_998;
+    scoped.title = "Dropped".into();
+    scoped.due = None;
+    scoped.provenance = vec![("scope".into(), "D-0013".into())];
     plan.milestones.push(empty);
+    plan.milestones.push(scoped);
     let report = forecast::run(
         &plan,
         &Settings {
@@ -635,6 +642,20 @@ fn an_open_milestone_with_nothing_open_is_reported_as_such() {
         "{:?}",
         report.warnings
     );
+    assert!(
+        report.warnings.iter().any(|w| w.starts_with(
+            "Dropped: the milestone is open but has no open issues (D-0013 took its issues out of it)"
+        )),
+        "{:?}",
+        report.warnings
+    );
+    // Its status says so, not "no due date" (nor, with a due date, "late").
+    for id in [9_998, 9_999] {
+        let m = report.milestones.iter().find(|m| m.id == id).unwrap();
+        let status =
+            commitea::views::runway::MilestoneStatus::of(m.probability_on_time, m.open_issues);
+        assert_eq!(status.label(), "nothing open");
+    }
 }
 
 #[test]
