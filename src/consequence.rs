@@ -494,9 +494,15 @@ fn summary(
                 let p80 = if m.moved_working_days == 0 {
                     format!("p80 unchanged ({})", short(&a.p80, year))
                 } else {
+                    // Working days, said in full: "d" read as calendar days.
                     format!(
-                        "p80 {:+}d ({} → {})",
-                        m.moved_working_days,
+                        "p80 {}{} ({} → {})",
+                        if m.moved_working_days > 0 { "+" } else { "-" },
+                        crate::prose::count(
+                            m.moved_working_days.unsigned_abs() as usize,
+                            "working day",
+                            "working days"
+                        ),
                         short(&b.p80, year),
                         short(&a.p80, year)
                     )

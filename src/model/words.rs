@@ -94,11 +94,17 @@ fn standup(v: &Value) -> String {
     ));
     // One moved milestone or issue: its band now and before, the move, and why where it says.
     let moved = |m: &Value| {
-        let why = m
-            .get("why")
-            .and_then(Value::as_str)
-            .map(|w| format!(": {w}"))
-            .unwrap_or_default();
+        // A milestone's due date or chance of meeting it, where they changed, before why it moved.
+        let why = ["changed", "why"]
+            .iter()
+            .filter_map(|k| m.get(*k).and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let why = if why.is_empty() {
+            why
+        } else {
+            format!(": {why}")
+        };
         format!(
             "- {}: {} (was {}), moved {} working days{why}",
             str_at(m, "subject"),
@@ -118,6 +124,12 @@ fn standup(v: &Value) -> String {
             "no directive recorded".to_owned()
         } else {
             format!("directives {} recorded", ids.join(", "))
+        };
+        let ended = strings(&since["ended"]);
+        let directives = if ended.is_empty() {
+            directives
+        } else {
+            format!("{directives}; {}", ended.join(", "))
         };
         let settings = if since["settingsChanged"] == true {
             "; commitea.yaml changed"
@@ -269,25 +281,32 @@ mod tests {
     #[test]
     fn the_standup_in_words_says_what_changed_and_why_and_passes_the_checker() {
         let payload = json!({"asOf": "2026-11-27", "drift": {"since": "6010be2aec03",
-            "summary": "Public API v2 p80 +2d; 2 issues moved",
+            "summary": "Public API v2 p80 +2 working days; 2 issues moved",
             "milestones": [{"subject": "Public API v2", "before": {"p50": "2027-04-23", "p80": "2027-05-14"},
-                "after": {"p50": "2027-04-27", "p80": "2027-05-18"}, "moved": 2}],
+                "after": {"p50": "2027-04-27", "p80": "2027-05-18"}, "moved": 2,
+                "changed": "due 2027-04-30 → 2027-05-28, P(on time) 56% → 89%"}],
             "issues": [{"subject": "acme/api#77", "before": {"p50": "2027-02-02", "p80": "2027-02-11"},
                 "after": {"p50": "2026-12-09", "p80": "2026-12-11"}, "moved": -40,
                 "why": "blocks acme/api#102"}],
             "issuesMoved": 2,
-            "sinceThen": {"directives": ["D-0004", "D-0005"], "closed": 3, "new": 0,
-                "settingsChanged": true}},
+            "sinceThen": {"directives": ["D-0004", "D-0005"], "ended": ["D-0002 withdrawn"], "closed": 3,
+                "new": 0, "settingsChanged": true}},
             "people": [{"person": "amara", "plan": [], "idle": true}], "staleBlockers": []});
         let text = render(&payload);
         assert!(
             text.contains(
-                "What changed since: directives D-0004, D-0005 recorded; issues closed: 3; new: 0; commitea.yaml changed."
+                "What changed since: directives D-0004, D-0005 recorded; D-0002 withdrawn; issues closed: 3; new: 0; commitea.yaml changed."
             ),
             "{text}"
         );
         assert!(
             text.contains("- acme/api#77: p50 2026-12-09, p80 2026-12-11 (was p50 2027-02-02, p80 2027-02-11), moved -40 working days: blocks acme/api#102"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "moved 2 working days: due 2027-04-30 → 2027-05-28, P(on time) 56% → 89%"
+            ),
             "{text}"
         );
         let mut g = super::super::check::Grounds::new();

@@ -93,7 +93,7 @@ fn a_bigger_estimate_moves_the_issue_what_waits_on_it_and_its_milestone() {
             .to_string()
     };
     let expected = format!(
-        "v1.0 p80 +{}d ({} → {})",
+        "v1.0 p80 +{} working days ({} → {})",
         v1.moved_working_days,
         short(&before.p80),
         short(&after.p80)
