@@ -1,6 +1,7 @@
 //! The `focus` view: what to work on now, next and later, each with a rationale built from engine facts.
 //!
-//! The order is the median schedule's: the issue the plan starts first is `now`. The rationale is plain
+//! The order is the median schedule's — the issue the plan starts first is `now` — but for `p/0` work
+//! (and what it waits on), which comes first, and work in review, which comes before the rest. The rationale is plain
 //! text assembled from facts the engine computed (priority, what the issue blocks, its milestone's slack,
 //! its forecast band), never from a model, so the same state always gives the same words.
 
@@ -77,13 +78,15 @@ pub fn rationale(
         _ if issue.started => parts.push("in progress".to_owned()),
         _ => {}
     }
-    if issue.priority_set && issue.priority.level() <= 1 {
-        parts.push(format!("p/{}", issue.priority.level()));
-    } else if f.effective_priority < issue.priority.level() {
-        parts.push(format!(
-            "inherits p/{} from what it blocks",
-            f.effective_priority
-        ));
+    // Its own priority where it is high, and the higher one it inherits where it does (a p/1 issue a
+    // p/0 one waits on is p/0 work).
+    let own = (issue.priority_set && issue.priority.level() <= 1)
+        .then(|| format!("p/{}", issue.priority.level()));
+    let inherited = (f.effective_priority < issue.priority.level())
+        .then(|| format!("inherits p/{} from what it blocks", f.effective_priority));
+    match (own, inherited) {
+        (Some(own), Some(inherited)) => parts.push(format!("{own}, {inherited}")),
+        (own, inherited) => parts.extend(own.or(inherited)),
     }
     if !blocks.is_empty() {
         let names: Vec<String> = blocks
@@ -164,10 +167,12 @@ pub fn focus(inputs: Inputs<'_>, selection: &Selection) -> Focus {
         .filter_map(|i| forecasts.get(&i.key).map(|f| (i, *f)))
         .filter(|(i, f)| selection.matches(i, f.planned_assignee.as_deref()))
         .collect();
-    // Review first (it is nearly done and blocks nothing new), then the median plan's order.
+    // "Drop everything" first (p/0, and the work a p/0 issue waits on, which inherits it), then review
+    // (nearly done, and it blocks nothing new), then the median plan's order.
     queue.sort_by(|(a, fa), (b, fb)| {
-        (b.lifecycle == Lifecycle::InReview)
-            .cmp(&(a.lifecycle == Lifecycle::InReview))
+        (fb.effective_priority == 0)
+            .cmp(&(fa.effective_priority == 0))
+            .then((b.lifecycle == Lifecycle::InReview).cmp(&(a.lifecycle == Lifecycle::InReview)))
             .then(fa.planned_start.cmp(&fb.planned_start))
             .then(fa.p50.cmp(&fb.p50))
             .then(a.key.cmp(&b.key))

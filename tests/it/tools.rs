@@ -235,6 +235,35 @@ fn focus_rationales_come_from_engine_facts() {
 }
 
 #[test]
+fn focus_puts_drop_everything_work_before_review() {
+    // amara has p/0 work (and work a p/0 issue waits on) and work in review: the p/0 work comes first,
+    // team-wide too, then review.
+    for f in [
+        query("focus", json!({ "assignee": "amara" })),
+        query("focus", json!({})),
+    ] {
+        let all: Vec<&str> = std::iter::once(&f["now"])
+            .chain(f["next"].as_array().unwrap())
+            .chain(f["later"].as_array().unwrap())
+            .map(|i| i["rationale"].as_str().unwrap())
+            .collect();
+        let urgent = |r: &&str| {
+            r.split("; ")
+                .any(|part| part == "p/0" || part.contains("inherits p/0"))
+        };
+        let first_other = all.iter().position(|r| !urgent(r)).unwrap_or(all.len());
+        assert!(first_other > 0, "{all:#?}");
+        assert!(all[first_other..].iter().all(|r| !urgent(r)), "{all:#?}");
+        assert!(
+            all[first_other..]
+                .iter()
+                .any(|r| r.starts_with("in review")),
+            "{all:#?}"
+        );
+    }
+}
+
+#[test]
 fn focus_limit_caps_the_items() {
     let f = query("focus", json!({ "limit": 2 }));
     assert!(f["now"].is_object());
