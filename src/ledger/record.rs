@@ -629,7 +629,31 @@ fn resolve_target(
         ));
     }
     if let Some(issue) = &t.issue {
-        let key = issue_key(issue.trim(), config, snapshot)?;
+        // A bare name on the command line (`--target bjorn`) is likelier a member or a milestone than
+        // an issue: say which form to use.
+        let bare = issue.trim();
+        if !bare.contains('/') && bare.trim_start_matches('#').parse::<u64>().is_err() {
+            let hint = if let Some(m) = plan.member_named(bare) {
+                format!("; for the team member, say `member {}`", m.name)
+            } else if let Some(m) = plan
+                .milestones
+                .iter()
+                .find(|m| m.title.trim().eq_ignore_ascii_case(bare))
+            {
+                format!("; for the milestone, say `milestone {}`", m.id)
+            } else {
+                "; a target is `issue owner/repo#N`, `milestone ID` (or its title) or `member USERNAME`"
+                    .to_owned()
+            };
+            return Err(invalid(
+                "target",
+                format!(
+                    "issue \"{}\" is not owner/repo#N, #N or N{hint}",
+                    crate::limits::excerpt(bare)
+                ),
+            ));
+        }
+        let key = issue_key(bare, config, snapshot)?;
         if !plan.issues.iter().any(|i| i.key == key) {
             return Err(invalid(
                 "target",

@@ -368,6 +368,20 @@ fn the_directive_command_prints_the_output_and_exits_2_on_bad_input() {
             && stderr.contains(&format!("{} (Public API v2)", api.id)),
         "{stderr}"
     );
+    // A bare name is not taken for an issue: the error says the form that names it.
+    for (target, hint) in [
+        ("bjorn", "for the team member, say `member bjorn`"),
+        (
+            "Public API v2",
+            &format!("for the milestone, say `milestone {}`", api.id),
+        ),
+        ("nobody-at-all", "a target is `issue owner/repo#N`"),
+    ] {
+        let out = deadline(target, "2027-05-28");
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(hint), "{target}: {stderr}");
+    }
     // A due date already past is refused: far more often a typo than a decision.
     let past = deadline("milestone public api v2", "2020-05-28");
     assert_eq!(past.status.code(), Some(2));
