@@ -431,6 +431,15 @@ fn apply_one(plan: &mut Plan, base: &Plan, d: &DirectiveEntry) -> Result<(), Str
     Ok(())
 }
 
+/// The provenance field a capacity directive sets on a member: `capacity 2026-12-07..2027-01-08`, open-ended
+/// `capacity 2026-12-07..`.
+pub(crate) fn capacity_field(from: NaiveDate, to: Option<NaiveDate>) -> String {
+    match to {
+        Some(to) => format!("capacity {from}..{to}"),
+        None => format!("capacity {from}.."),
+    }
+}
+
 /// A member's hours per week from `from` to `to`. A member not in the team config is a new hire: they join
 /// the team from `from` (their calendar starts that day), working the team's days.
 fn capacity(
@@ -441,10 +450,7 @@ fn capacity(
     hours_per_week: f64,
     id: &str,
 ) -> Result<(), String> {
-    let field = match to {
-        Some(to) => format!("capacity {from}..{to}"),
-        None => format!("capacity {from}.."),
-    };
+    let field = capacity_field(from, to);
     let name = plan
         .member_named(name)
         .map_or(name, |m| m.name.as_str())

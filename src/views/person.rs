@@ -42,6 +42,25 @@ pub struct PersonView {
     /// First working day of someone who has not started yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub starts: Option<String>,
+    /// Their hours set by the PM's capacity directives for a period, from day 0 on, in ledger order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capacity_changes: Vec<CapacityChange>,
+}
+
+/// Hours a capacity directive gives someone for a period.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CapacityChange {
+    /// First day.
+    pub from: String,
+    /// Last day (inclusive); absent when open-ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    /// Hours in a full week then (0: away).
+    pub hours_per_week: f64,
+    /// The directive that set it (`D-0006`), when the ledger says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub directive: Option<String>,
 }
 
 /// One issue in a person's queue.
@@ -138,6 +157,28 @@ pub fn people(inputs: Inputs<'_>) -> Vec<PersonView> {
                     .and_then(|m| m.calendar.starts)
                     .filter(|s| *s > inputs.report.as_of)
                     .map(|s| s.to_string()),
+                capacity_changes: member.map_or_else(Vec::new, |m| {
+                    m.calendar
+                        .overrides
+                        .iter()
+                        .filter(|o| o.to.is_none_or(|to| to >= inputs.report.as_of))
+                        .map(|o| {
+                            let field = crate::ledger::replay::capacity_field(o.from, o.to);
+                            CapacityChange {
+                                from: o.from.to_string(),
+                                to: o.to.map(|d| d.to_string()),
+                                hours_per_week: round1(
+                                    o.hours_per_day * m.calendar.working_days.len() as f64,
+                                ),
+                                directive: m
+                                    .provenance
+                                    .iter()
+                                    .find(|(f, _)| *f == field)
+                                    .map(|(_, id)| id.clone()),
+                            }
+                        })
+                        .collect()
+                }),
                 queue: queue
                     .iter()
                     .map(|f| QueueItem {
