@@ -53,7 +53,8 @@ pub fn populate(state: &mut DemoState) {
     let mut ledger = state.ledger.replace("No directives yet.\n", "");
     let mut n = 0;
     // The directives whose change Gitea holds, to carry out as an approved pull request would.
-    let mut carried: Vec<(String, DateTime<Utc>, Op, DirectiveRecord)> = Vec::new();
+    // Each directive carried out on Gitea: its id, when, the op, its record and who gave it.
+    let mut carried: Vec<(String, DateTime<Utc>, Op, DirectiveRecord, &str)> = Vec::new();
     let mut entry =
         |kind: &str, days_ago: i64, quote: &str, lines: &[(&str, String)], ledger: &mut String| {
             n += 1;
@@ -147,7 +148,7 @@ pub fn populate(state: &mut DemoState) {
             issue: IssueRef::Key(k.to_string()),
             priority: "p/0".to_owned(),
         };
-        carried.push((id, at, op, record));
+        carried.push((id, at, op, record, "amara"));
     }
     let late = soft.first().map(|m| m.1);
     let bigger = late.and_then(|m| {
@@ -177,7 +178,7 @@ pub fn populate(state: &mut DemoState) {
             issue: IssueRef::Key(k.to_string()),
             estimate: "est/3d".to_owned(),
         };
-        carried.push((id, at, op, record));
+        carried.push((id, at, op, record, "farah"));
     }
     let dropped = late.and_then(|m| {
         in_milestone(m).rfind(|(_, i)| i.assignees.is_empty() && i.depends_on.is_empty())
@@ -203,7 +204,7 @@ pub fn populate(state: &mut DemoState) {
             issue: IssueRef::Key(k.to_string()),
             milestone: None,
         };
-        carried.push((id, at, op, record));
+        carried.push((id, at, op, record, "amara"));
     }
     if let Some(m) = state.config.team.iter().find(|m| m.starts.is_some()) {
         let from = m.starts.map(|d| d.to_string()).unwrap_or_default();
@@ -359,7 +360,10 @@ const LAST_WEEK_DAYS: i64 = 10;
 /// directive), and `ops/applied/` records it. Done last, so that the picks above see the snapshot as it
 /// was generated. The snapshot before the last week's directives were carried out is kept in
 /// [`DemoState::before_last_week`].
-fn carry_out(state: &mut DemoState, carried: Vec<(String, DateTime<Utc>, Op, DirectiveRecord)>) {
+fn carry_out(
+    state: &mut DemoState,
+    carried: Vec<(String, DateTime<Utc>, Op, DirectiveRecord, &str)>,
+) {
     let now = state.snapshot.meta.synced_at;
     let mut next_event = state
         .snapshot
@@ -376,7 +380,7 @@ fn carry_out(state: &mut DemoState, carried: Vec<(String, DateTime<Utc>, Op, Dir
         .unwrap_or(0);
     let mut before_last_week = None;
     let mut week_files = Vec::new();
-    for (pull, (id, at, op, record)) in (8u64..).zip(carried) {
+    for (pull, (id, at, op, record, by)) in (8u64..).zip(carried) {
         let week = now - at < Duration::days(LAST_WEEK_DAYS);
         if week && before_last_week.is_none() {
             before_last_week = Some(state.snapshot.clone());
@@ -423,7 +427,7 @@ fn carry_out(state: &mut DemoState, carried: Vec<(String, DateTime<Utc>, Op, Dir
         let mut file = applied_file(
             &id,
             at,
-            "amara",
+            by,
             vec![op],
             Some((pull, "amara")),
             vec![Outcome::Applied],
