@@ -161,7 +161,10 @@ fn standup(v: &Value) -> String {
             })
             .collect();
         if plan.is_empty() {
-            out.push(format!("{person}: nothing planned."));
+            out.push(match p["starts"].as_str() {
+                Some(day) => format!("{person}: nothing planned; starts on {day}."),
+                None => format!("{person}: nothing planned."),
+            });
         } else {
             out.push(format!("{person}: {}.", plan.join("; ")));
         }
@@ -291,7 +294,8 @@ mod tests {
             "issuesMoved": 2,
             "sinceThen": {"directives": ["D-0004", "D-0005"], "ended": ["D-0002 withdrawn"], "closed": 3,
                 "new": 0, "settingsChanged": true}},
-            "people": [{"person": "amara", "plan": [], "idle": true}], "staleBlockers": []});
+            "people": [{"person": "amara", "plan": [], "idle": true},
+                {"person": "gus", "plan": [], "idle": true, "starts": "2026-12-07"}], "staleBlockers": []});
         let text = render(&payload);
         assert!(
             text.contains(
@@ -309,9 +313,13 @@ mod tests {
             ),
             "{text}"
         );
+        assert!(
+            text.contains("gus: nothing planned; starts on 2026-12-07."),
+            "{text}"
+        );
         let mut g = super::super::check::Grounds::new();
         g.add_json(&payload);
-        let claims = super::super::check::ungrounded(&text, &g, &["amara".into()]);
+        let claims = super::super::check::ungrounded(&text, &g, &["amara".into(), "gus".into()]);
         assert!(claims.is_empty(), "{claims:?}\n{text}");
     }
 

@@ -144,6 +144,8 @@ pub struct PersonPlanRow {
     pub person: Link,
     /// What they work on, with the planned days.
     pub work: Vec<PlannedRow>,
+    /// Their first working day, when they have not started yet.
+    pub starts: Option<String>,
 }
 
 /// One planned issue.
@@ -834,6 +836,7 @@ fn standup_page(
         .iter()
         .map(|p| PersonPlanRow {
             person: person_link(&p.person),
+            starts: p.starts.clone(),
             work: p
                 .plan
                 .iter()

@@ -157,6 +157,9 @@ pub struct PersonDay {
     /// True when nothing is planned for them in the window.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub idle: bool,
+    /// Their first working day, when they have not started yet (a new hire): why they may be idle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub starts: Option<String>,
 }
 
 /// An issue in a person's plan.
@@ -468,6 +471,12 @@ pub fn standup(
                 person: p.name.clone(),
                 idle: plan.is_empty(),
                 plan,
+                starts: inputs
+                    .plan
+                    .member(&p.name)
+                    .and_then(|m| m.calendar.starts)
+                    .filter(|s| *s > report.as_of)
+                    .map(|s| s.to_string()),
             }
         })
         .collect();

@@ -1288,6 +1288,19 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
 }
 
 #[test]
+fn standup_says_when_someone_idle_has_not_started_yet() {
+    // The demo's new hire (gus) starts after day 0: idle in the next working days, and why.
+    let v = query("standup", json!({ "assignee": "gus" }));
+    let gus = &v["people"][0];
+    assert_eq!(gus["person"], "gus", "{v}");
+    assert_eq!(gus["idle"], true, "{v}");
+    assert_eq!(gus["starts"], "2026-12-07", "{v}");
+    // Someone who has started says nothing of it.
+    let v = query("standup", json!({ "assignee": "amara" }));
+    assert!(v["people"][0].get("starts").is_none(), "{v}");
+}
+
+#[test]
 fn standup_stale_blockers_follow_the_configured_days() {
     let lax = query("standup", json!({ "limit": 100 }));
     let n_default = lax["staleBlockers"].as_array().unwrap().len();
