@@ -227,6 +227,12 @@ fn data() -> SiteData {
                 queued: 2,
                 planned_hours: 22.5,
                 busy_until: "2025-03-19".to_owned(),
+                capacity_changes: vec![crate::views::person::CapacityChange {
+                    from: "2025-03-10".to_owned(),
+                    to: Some("2025-03-14".to_owned()),
+                    hours_per_week: 17.5,
+                    directive: Some("D-0002".to_owned()),
+                }],
             },
             Capacity {
                 person: "bob".to_owned(),
@@ -234,6 +240,7 @@ fn data() -> SiteData {
                 queued: 1,
                 planned_hours: 6.0,
                 busy_until: "2025-03-05".to_owned(),
+                capacity_changes: Vec::new(),
             },
         ],
     };

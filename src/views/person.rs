@@ -116,6 +116,32 @@ pub struct TimeOff {
     pub to: String,
 }
 
+/// The hours the PM's capacity directives give `m` for a period, those not over by `as_of`, in ledger
+/// order.
+pub(crate) fn capacity_changes(
+    m: &crate::plan::PlannedMember,
+    as_of: chrono::NaiveDate,
+) -> Vec<CapacityChange> {
+    m.calendar
+        .overrides
+        .iter()
+        .filter(|o| o.to.is_none_or(|to| to >= as_of))
+        .map(|o| {
+            let field = crate::ledger::replay::capacity_field(o.from, o.to);
+            CapacityChange {
+                from: o.from.to_string(),
+                to: o.to.map(|d| d.to_string()),
+                hours_per_week: round1(o.hours_per_day * m.calendar.working_days.len() as f64),
+                directive: m
+                    .provenance
+                    .iter()
+                    .find(|(f, _)| *f == field)
+                    .map(|(_, id)| id.clone()),
+            }
+        })
+        .collect()
+}
+
 fn round1(x: f64) -> f64 {
     (x * 10.0).round() / 10.0
 }
@@ -157,28 +183,8 @@ pub fn people(inputs: Inputs<'_>) -> Vec<PersonView> {
                     .and_then(|m| m.calendar.starts)
                     .filter(|s| *s > inputs.report.as_of)
                     .map(|s| s.to_string()),
-                capacity_changes: member.map_or_else(Vec::new, |m| {
-                    m.calendar
-                        .overrides
-                        .iter()
-                        .filter(|o| o.to.is_none_or(|to| to >= inputs.report.as_of))
-                        .map(|o| {
-                            let field = crate::ledger::replay::capacity_field(o.from, o.to);
-                            CapacityChange {
-                                from: o.from.to_string(),
-                                to: o.to.map(|d| d.to_string()),
-                                hours_per_week: round1(
-                                    o.hours_per_day * m.calendar.working_days.len() as f64,
-                                ),
-                                directive: m
-                                    .provenance
-                                    .iter()
-                                    .find(|(f, _)| *f == field)
-                                    .map(|(_, id)| id.clone()),
-                            }
-                        })
-                        .collect()
-                }),
+                capacity_changes: member
+                    .map_or_else(Vec::new, |m| capacity_changes(m, inputs.report.as_of)),
                 queue: queue
                     .iter()
                     .map(|f| QueueItem {

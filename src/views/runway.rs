@@ -149,6 +149,9 @@ pub struct Capacity {
     pub planned_hours: f64,
     /// When their queue empties in the median plan.
     pub busy_until: String,
+    /// Their hours set by the PM's capacity directives for a period (see the person view).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capacity_changes: Vec<super::person::CapacityChange>,
 }
 
 /// The runway.
@@ -210,6 +213,9 @@ pub fn runway(inputs: Inputs<'_>) -> Runway {
             queued: p.queue.len(),
             planned_hours: p.planned_hours,
             busy_until: p.busy_until.to_string(),
+            capacity_changes: inputs.plan.member(&p.name).map_or_else(Vec::new, |m| {
+                super::person::capacity_changes(m, inputs.report.as_of)
+            }),
         })
         .collect();
     Runway {

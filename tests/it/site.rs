@@ -474,4 +474,10 @@ fn a_capacity_directive_shows_on_the_persons_page() {
         ),
         "{gus}"
     );
+    // And beside his hours in the runway's capacity table.
+    let runway = std::fs::read_to_string(dir.path().join("public/runway.html")).unwrap();
+    assert!(
+        runway.contains("<span class=\"sub\">15 from 2026-12-07 to 2027-01-08 (D-0001)</span>"),
+        "{runway}"
+    );
 }
