@@ -47,6 +47,24 @@ fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
+/// A forecast of the checkout's state as `commitea plan` makes it: offline, nothing committed or drawn.
+fn offline(dir: &Path) -> commitea::pipeline::RunOptions {
+    commitea::pipeline::RunOptions {
+        state_dir: dir.to_path_buf(),
+        now: None,
+        clock: clock(),
+        offline: true,
+        full_sync: false,
+        token: None,
+        server_fallback: None,
+        overrides: Default::default(),
+        env: vec![],
+        commit: false,
+        render: false,
+        applied_before: Vec::new(),
+    }
+}
+
 fn reprioritize() -> RecordInput {
     RecordInput {
         kind: "reprioritize".into(),
@@ -163,20 +181,7 @@ fn snapshots_of_the_output_and_the_directives_view() {
 fn a_capacity_cut_of_a_busy_member_pushes_their_issues_later() {
     let tmp = fresh_demo();
     // amara, the tech lead, has the most planned work in the demo.
-    let opts = commitea::pipeline::RunOptions {
-        state_dir: tmp.path().to_path_buf(),
-        now: None,
-        clock: clock(),
-        offline: true,
-        full_sync: false,
-        token: None,
-        server_fallback: None,
-        overrides: Default::default(),
-        env: vec![],
-        commit: false,
-        render: false,
-        applied_before: Vec::new(),
-    };
+    let opts = offline(tmp.path());
     let computed = commitea::pipeline::compute(&opts).unwrap();
     let theirs: Vec<String> = computed
         .report
@@ -507,18 +512,9 @@ fn a_directive_in_force_that_gitea_does_not_carry_is_said_unless_its_op_file_is_
     )
     .unwrap();
     let opts = commitea::pipeline::RunOptions {
-        state_dir: tmp.path().to_path_buf(),
         now: Some(clock()),
-        clock: clock(),
-        offline: true,
-        full_sync: false,
-        token: None,
-        server_fallback: None,
-        overrides: Default::default(),
         env: vec![("COMMITEA_FORECAST_TRIALS".to_owned(), "200".to_owned())],
-        commit: false,
-        render: false,
-        applied_before: Vec::new(),
+        ..offline(tmp.path())
     };
     let said = |c: &commitea::pipeline::Computed| -> Vec<String> {
         c.plan
@@ -668,20 +664,7 @@ fn the_directives_view_lists_every_pending_directive_and_marks_one_replay_skippe
          acme/api#9999\n- params: {\"estimate\": \"4h\"}\n- status: active\n",
     );
     std::fs::write(&ledger_path, ledger).unwrap();
-    let run = commitea::pipeline::RunOptions {
-        state_dir: tmp.path().to_path_buf(),
-        now: None,
-        clock: clock(),
-        offline: true,
-        full_sync: false,
-        token: None,
-        server_fallback: None,
-        overrides: Default::default(),
-        env: vec![],
-        commit: false,
-        render: false,
-        applied_before: Vec::new(),
-    };
+    let run = offline(tmp.path());
     let d = commitea::pipeline::compute(&run).unwrap().directives;
     assert_eq!(d.pending.as_ref().unwrap().id, second.directive_id);
     assert_eq!(

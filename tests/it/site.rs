@@ -434,39 +434,32 @@ fn a_capacity_directive_shows_on_the_persons_page() {
     // A PM gives gus 15 h/week for his first weeks; his page says so where a PM looks for his hours,
     // linked to the directive.
     let dir = crate::toolcli::demo_state();
-    let recorded = std::process::Command::new(env!("CARGO_BIN_EXE_commitea"))
-        .args([
-            "directive",
-            "--kind",
-            "capacity",
-            "--quote",
-            "Gus starts half-time.",
-            "--target",
-            "member gus",
-            "--params",
-            r#"{"from": "2026-12-07", "to": "2027-01-08", "hours_per_week": 15}"#,
-            "-s",
-        ])
-        .arg(dir.path())
-        .env_remove("COMMITEA_STATE")
-        .output()
-        .unwrap();
-    assert!(
-        recorded.status.success(),
-        "{}",
-        String::from_utf8_lossy(&recorded.stderr)
-    );
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_commitea"))
-        .args(["render", "--trials", "200", "-s"])
-        .arg(dir.path())
-        .env_remove("COMMITEA_STATE")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let commitea = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_commitea"))
+            .args(args)
+            .arg("-s")
+            .arg(dir.path())
+            .env_remove("COMMITEA_STATE")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    commitea(&[
+        "directive",
+        "--kind",
+        "capacity",
+        "--quote",
+        "Gus starts half-time.",
+        "--target",
+        "member gus",
+        "--params",
+        r#"{"from": "2026-12-07", "to": "2027-01-08", "hours_per_week": 15}"#,
+    ]);
+    commitea(&["render", "--trials", "200"]);
     let gus = std::fs::read_to_string(dir.path().join("public/people/gus.html")).unwrap();
     assert!(
         gus.contains(
