@@ -1017,19 +1017,24 @@ fn previous_forecast_in(
         crate::state::to_json(today, std::path::Path::new(crate::state::FORECAST_FILE)).ok()?;
     let history = crate::state::git::first_parent_history(repo).ok()?;
     let read = |id| crate::state::git::read_at(repo, id, crate::state::FORECAST_FILE);
-    // The directives in the ledger at a commit and their status (none where it has no ledger).
-    let directives =
-        |id| -> BTreeMap<crate::ledger::format::DirectiveId, crate::ledger::format::Status> {
-            let Ok(Some(text)) = crate::state::git::read_at(repo, id, crate::state::LEDGER_FILE)
-            else {
-                return BTreeMap::new();
-            };
-            crate::ledger::parse::parse(&String::from_utf8_lossy(&text))
-                .ledger
-                .directives()
-                .map(|d| (d.id, d.status))
-                .collect()
+    // The directives in the ledger at a commit, their status and target (none where it has no ledger).
+    type Entries = BTreeMap<
+        crate::ledger::format::DirectiveId,
+        (
+            crate::ledger::format::Status,
+            Option<crate::ledger::format::Target>,
+        ),
+    >;
+    let directives = |id| -> Entries {
+        let Ok(Some(text)) = crate::state::git::read_at(repo, id, crate::state::LEDGER_FILE) else {
+            return BTreeMap::new();
         };
+        crate::ledger::parse::parse(&String::from_utf8_lossy(&text))
+            .ledger
+            .directives()
+            .map(|d| (d.id, (d.status, d.target.clone())))
+            .collect()
+    };
     let head = history.first().map(|(id, _)| *id)?;
     let mut history = history.into_iter().take(DRIFT_LOOKBACK).map(|(id, _)| id);
     while let Some(id) = history.next() {
@@ -1062,22 +1067,34 @@ fn previous_forecast_in(
                                 .map_err(|_| text)
                         })
                 };
+                let active = crate::ledger::format::Status::Active;
+                let recorded: Vec<_> = now.iter().filter(|(d, _)| !then.contains_key(d)).collect();
+                let ended: Vec<_> = now
+                    .iter()
+                    .filter(|(d, (status, _))| {
+                        *status != active && then.get(d).is_some_and(|(was, _)| *was == active)
+                    })
+                    .collect();
+                // What each of them is about, so that a move can name the directive behind it.
+                let touched = recorded
+                    .iter()
+                    .map(|(d, (_, target))| (target, d.to_string()))
+                    .chain(
+                        ended
+                            .iter()
+                            .map(|(d, (status, target))| (target, format!("{d} {status}"))),
+                    )
+                    .filter_map(|(target, said)| Some((target.clone()?, said)))
+                    .collect();
                 return Some(crate::views::standup::Previous {
                     commit: made_in.to_hex_with_len(12).to_string(),
                     settings_changed: settings(head) != settings(made_in),
-                    recorded: now
-                        .keys()
-                        .filter(|d| !then.contains_key(d))
-                        .map(ToString::to_string)
-                        .collect(),
-                    ended: now
+                    recorded: recorded.iter().map(|(d, _)| d.to_string()).collect(),
+                    ended: ended
                         .iter()
-                        .filter(|(d, status)| {
-                            **status != crate::ledger::format::Status::Active
-                                && then.get(d) == Some(&crate::ledger::format::Status::Active)
-                        })
-                        .map(|(d, status)| format!("{d} {status}"))
+                        .map(|(d, (status, _))| format!("{d} {status}"))
                         .collect(),
+                    touched,
                     report,
                 });
             }

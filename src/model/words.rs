@@ -100,10 +100,12 @@ fn standup(v: &Value) -> String {
             .filter_map(|k| m.get(*k).and_then(Value::as_str))
             .collect::<Vec<_>>()
             .join("; ");
-        let why = if why.is_empty() {
-            why
-        } else {
-            format!(": {why}")
+        let directives = strings(&m["directives"]);
+        let why = match (why.is_empty(), directives.is_empty()) {
+            (true, true) => why,
+            (false, true) => format!(": {why}"),
+            (true, false) => format!(": {}", directives.join(", ")),
+            (false, false) => format!(": {why} ({})", directives.join(", ")),
         };
         format!(
             "- {}: {} (was {}), moved {} working days{why}",
@@ -290,7 +292,7 @@ mod tests {
                 "changed": "due 2027-04-30 → 2027-05-28, P(on time) 56% → 89%"}],
             "issues": [{"subject": "acme/api#77", "before": {"p50": "2027-02-02", "p80": "2027-02-11"},
                 "after": {"p50": "2026-12-09", "p80": "2026-12-11"}, "moved": -40,
-                "why": "blocks acme/api#102"}],
+                "why": "blocks acme/api#102", "directives": ["D-0002 withdrawn"]}],
             "issuesMoved": 2,
             "sinceThen": {"directives": ["D-0004", "D-0005"], "ended": ["D-0002 withdrawn"], "closed": 3,
                 "new": 0, "settingsChanged": true}},
@@ -304,7 +306,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("- acme/api#77: p50 2026-12-09, p80 2026-12-11 (was p50 2027-02-02, p80 2027-02-11), moved -40 working days: blocks acme/api#102"),
+            text.contains("- acme/api#77: p50 2026-12-09, p80 2026-12-11 (was p50 2027-02-02, p80 2027-02-11), moved -40 working days: blocks acme/api#102 (D-0002 withdrawn)"),
             "{text}"
         );
         assert!(

@@ -369,6 +369,18 @@ pub(crate) fn person_path(name: &str) -> Option<String> {
     plain.then(|| format!("people/{name}.html"))
 }
 
+/// A move's reason with the directives behind it: `queue of bjorn (D-0010 withdrawn)`.
+fn with_directives(why: Option<String>, directives: &[String]) -> Option<String> {
+    if directives.is_empty() {
+        return why;
+    }
+    let ids = crate::prose::and_list(directives);
+    Some(match why {
+        Some(w) => format!("{w} ({ids})"),
+        None => ids,
+    })
+}
+
 /// The status as the class the stylesheet knows.
 pub(crate) fn status_class(s: crate::views::runway::MilestoneStatus) -> &'static str {
     use crate::views::runway::MilestoneStatus as S;
@@ -786,10 +798,13 @@ fn standup_page(
             before: band_words(m.before.as_ref()),
             after: band_words(m.after.as_ref()),
             moved: moved_words(m),
-            why: match (&m.changed, &m.why) {
-                (Some(c), Some(w)) => Some(format!("{c}; {w}")),
-                (c, w) => c.clone().or_else(|| w.clone()),
-            },
+            why: with_directives(
+                match (&m.changed, &m.why) {
+                    (Some(c), Some(w)) => Some(format!("{c}; {w}")),
+                    (c, w) => c.clone().or_else(|| w.clone()),
+                },
+                &m.directives,
+            ),
         })
         .collect();
     let who: HashMap<String, String> = report
@@ -813,7 +828,10 @@ fn standup_page(
                 after: band_words(m.after.as_ref()),
                 moved: moved_words(m),
                 // A new or gone issue says so in the Moved column already.
-                why: m.before.as_ref().and(m.after.as_ref()).and(m.why.clone()),
+                why: with_directives(
+                    m.before.as_ref().and(m.after.as_ref()).and(m.why.clone()),
+                    &m.directives,
+                ),
             });
     }
     let moved_by_person = groups

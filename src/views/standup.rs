@@ -30,6 +30,9 @@ pub struct Previous {
     /// Directives in force at that commit and no longer (`D-0010 withdrawn`, `D-0004 superseded`), in
     /// id order.
     pub ended: Vec<String>,
+    /// What each directive recorded or ended since is about, with how it is said (`D-0008`, `D-0010
+    /// withdrawn`): a moved issue, its person or its milestone names the directives behind the move.
+    pub touched: Vec<(crate::ledger::format::Target, String)>,
     /// Whether `commitea.yaml` on the branch differs from that commit's (the team, the calendar, the
     /// forecast's settings).
     pub settings_changed: bool,
@@ -116,6 +119,11 @@ pub struct Moved {
     /// 89%`; absent when nothing did, and for an issue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changed: Option<String>,
+    /// The directives recorded or ended since that are about it — the issue itself, the person it is
+    /// planned for (now or then), or the milestone — as `sinceThen` says them (`D-0008`, `D-0010
+    /// withdrawn`); absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub directives: Vec<String>,
 }
 
 /// What a PM reads a milestone by — its p80 (with `p80`), its due date and its chance of meeting it —
@@ -211,6 +219,15 @@ fn band(p50: When, p80: When) -> super::Band {
         p50: p50.to_string(),
         p80: p80.to_string(),
     }
+}
+
+/// The directives recorded or ended since `prev` whose target `is` picks, as they are said.
+fn about(prev: &Previous, is: impl Fn(&crate::ledger::format::Target) -> bool) -> Vec<String> {
+    prev.touched
+        .iter()
+        .filter(|(t, _)| is(t))
+        .map(|(_, said)| said.clone())
+        .collect()
 }
 
 /// What changed in the inputs between `prev` and today's forecast `report` of `snapshot`.
@@ -332,6 +349,17 @@ pub fn standup(
                     .matches(i, planned)
                 })
             };
+            // Whom each issue is planned for, then and now: a directive about that person is behind
+            // its move (read only when a directive since is about anything).
+            use crate::ledger::format::Target;
+            let mut planned_for: HashMap<String, Vec<&str>> = HashMap::new();
+            if !prev.touched.is_empty() {
+                for f in prev.report.issues.iter().chain(&report.issues) {
+                    if let Some(p) = f.planned_assignee.as_deref() {
+                        planned_for.entry(f.issue.to_string()).or_default().push(p);
+                    }
+                }
+            }
             let issues: Vec<Moved> = c
                 .issues
                 .iter()
@@ -345,6 +373,13 @@ pub fn standup(
                         moved: i.moved_working_days,
                         why: Some(i.why.clone()),
                         changed: None,
+                        directives: about(prev, |t| match t {
+                            Target::Issue(k) => k.to_string() == i.issue,
+                            Target::Member(m) => planned_for
+                                .get(i.issue.as_str())
+                                .is_some_and(|people| people.contains(&m.as_str())),
+                            Target::Milestone(_) => false,
+                        }),
                     }
                 })
                 .collect();
@@ -402,6 +437,7 @@ pub fn standup(
                 .filter(|m| selection.milestone.is_none_or(|id| id == m.milestone))
                 .map(|m| Moved {
                     changed: changed(m.milestone),
+                    directives: about(prev, |t| *t == Target::Milestone(m.milestone)),
                     subject: m.title.clone(),
                     before: m.before.as_ref().map(|s| super::Band {
                         p50: s.p50.clone(),

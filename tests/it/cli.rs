@@ -163,14 +163,14 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
     );
     assert!(!standup.contains("No issue moved"), "{standup}");
     // It names the commit that wrote that forecast (the one before the directives' commit), and says
-    // why each issue moved: the re-estimated issue changed itself.
+    // why each issue moved: the re-estimated issue changed itself, by the directive named.
     let forecast_commit = git_out(&demo_dir, &["rev-parse", "--short=12", "HEAD~2"]);
     assert!(
         standup.contains(&format!("forecast committed in {}", forecast_commit.trim())),
         "{standup}"
     );
     assert!(
-        standup.contains(r#"<td data-label="Why">own change</td>"#),
+        standup.contains(r#"<td data-label="Why">own change (D-0004)</td>"#),
         "{standup}"
     );
     // A milestone that moved says how many of its issues moved and names the biggest mover's reason.

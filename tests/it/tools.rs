@@ -1250,6 +1250,29 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
         "{}",
         v["drift"]
     );
+    // The issue it was about moved back, and its move names the directive.
+    let back = v["drift"]["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["subject"] == "acme/api#102")
+        .unwrap_or_else(|| panic!("{}", v["drift"]));
+    assert_eq!(
+        back["directives"],
+        json!([format!("{id} withdrawn")]),
+        "{back}"
+    );
+    // A move with no directive about it names none.
+    assert!(
+        v["drift"]["issues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["subject"] != "acme/api#102")
+            .all(|m| m.get("directives").is_none()),
+        "{}",
+        v["drift"]
+    );
     // A due date moved by a PM: the p80 holds, the chance of meeting it does not, and the standup says so.
     commitea::pipeline::run(&run_options(dir)).unwrap();
     let before = tools::call(&ctx(dir), "query_project", &json!({ "view": "runway" })).unwrap();
