@@ -309,11 +309,21 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     // The page lists every ledger problem: those the parser found and those replay found (unknown
     // targets), which the plan carries as warnings naming their line.
     let just_applied: Vec<&str> = applied.iter().map(|a| a.proposal.id.as_str()).collect();
+    // A well-formed directive replay could not apply is listed as such, not as one in force.
+    let skipped: BTreeMap<usize, String> = plan
+        .warnings
+        .iter()
+        .filter_map(|w| match &w.kind {
+            crate::plan::ProblemKind::NotApplied(why) => Some((w.ledger_line()?, why.clone())),
+            _ => None,
+        })
+        .collect();
     let mut directives = crate::views::directives::of_ledger(
         &layout,
         ledger.as_deref(),
         Some(&snapshot),
         &just_applied,
+        &skipped,
     )?;
     directives.problems = plan
         .warnings
@@ -327,23 +337,6 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         if let Some(d) = directives.recent.iter_mut().find(|d| d.id == n.directive) {
             d.not_on_gitea.clone_from(&n.differs);
         }
-    }
-    // A well-formed directive replay could not apply is listed as such, not as one in force.
-    let lines: BTreeMap<String, usize> =
-        crate::ledger::parse::parse(ledger.as_deref().unwrap_or(""))
-            .ledger
-            .directives()
-            .map(|d| (d.id.to_string(), d.line))
-            .collect();
-    for d in &mut directives.recent {
-        d.skipped = plan.warnings.iter().find_map(|w| match &w.kind {
-            crate::plan::ProblemKind::NotApplied(why)
-                if w.ledger_line().is_some() && w.ledger_line() == lines.get(&d.id).copied() =>
-            {
-                Some(why.clone())
-            }
-            _ => None,
-        });
     }
     let backtest = read_backtest(&layout, &mut directives.problems);
     let calibration = crate::views::calibration::calibration(
@@ -1067,33 +1060,31 @@ fn previous_forecast_in(
                                 .map_err(|_| text)
                         })
                 };
+                // The directives recorded since and those in force then and no longer, each with what
+                // it is about (so that a move can name the directive behind it) and how it is said.
                 let active = crate::ledger::format::Status::Active;
-                let recorded: Vec<_> = now.iter().filter(|(d, _)| !then.contains_key(d)).collect();
+                let recorded: Vec<_> = now
+                    .iter()
+                    .filter(|(d, _)| !then.contains_key(d))
+                    .map(|(d, (_, target))| (target, d.to_string()))
+                    .collect();
                 let ended: Vec<_> = now
                     .iter()
                     .filter(|(d, (status, _))| {
                         *status != active && then.get(d).is_some_and(|(was, _)| *was == active)
                     })
+                    .map(|(d, (status, target))| (target, format!("{d} {status}")))
                     .collect();
-                // What each of them is about, so that a move can name the directive behind it.
                 let touched = recorded
                     .iter()
-                    .map(|(d, (_, target))| (target, d.to_string()))
-                    .chain(
-                        ended
-                            .iter()
-                            .map(|(d, (status, target))| (target, format!("{d} {status}"))),
-                    )
-                    .filter_map(|(target, said)| Some((target.clone()?, said)))
+                    .chain(&ended)
+                    .filter_map(|(target, said)| Some(((*target).clone()?, said.clone())))
                     .collect();
                 return Some(crate::views::standup::Previous {
                     commit: made_in.to_hex_with_len(12).to_string(),
                     settings_changed: settings(head) != settings(made_in),
-                    recorded: recorded.iter().map(|(d, _)| d.to_string()).collect(),
-                    ended: ended
-                        .iter()
-                        .map(|(d, (status, _))| format!("{d} {status}"))
-                        .collect(),
+                    recorded: recorded.into_iter().map(|(_, said)| said).collect(),
+                    ended: ended.into_iter().map(|(_, said)| said).collect(),
                     touched,
                     report,
                 });

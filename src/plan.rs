@@ -168,6 +168,13 @@ pub struct PlannedMember {
     pub provenance_log: Vec<ProvenanceRecord>,
 }
 
+impl PlannedMember {
+    /// Their first working day when it is after `day`: someone who has not started yet.
+    pub fn starts_after(&self, day: NaiveDate) -> Option<NaiveDate> {
+        self.calendar.starts.filter(|s| *s > day)
+    }
+}
+
 /// Everything the forecast needs, and nothing else.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
@@ -407,6 +414,14 @@ impl Plan {
     pub fn member_named(&self, name: &str) -> Option<&PlannedMember> {
         self.member(name)
             .or_else(|| self.team.iter().find(|m| m.name.eq_ignore_ascii_case(name)))
+    }
+
+    /// The milestone a title a PM typed means, case and surrounding spaces aside.
+    pub fn milestone_titled(&self, title: &str) -> Option<&PlannedMilestone> {
+        let title = title.trim();
+        self.milestones
+            .iter()
+            .find(|m| m.title.trim().eq_ignore_ascii_case(title))
     }
 
     /// The member whose name `name`, not in the team, is more likely a typo of than someone new: within

@@ -629,31 +629,7 @@ fn resolve_target(
         ));
     }
     if let Some(issue) = &t.issue {
-        // A bare name on the command line (`--target bjorn`) is likelier a member or a milestone than
-        // an issue: say which form to use.
-        let bare = issue.trim();
-        if !bare.contains('/') && bare.trim_start_matches('#').parse::<u64>().is_err() {
-            let hint = if let Some(m) = plan.member_named(bare) {
-                format!("; for the team member, say `member {}`", m.name)
-            } else if let Some(m) = plan
-                .milestones
-                .iter()
-                .find(|m| m.title.trim().eq_ignore_ascii_case(bare))
-            {
-                format!("; for the milestone, say `milestone {}`", m.id)
-            } else {
-                "; a target is `issue owner/repo#N`, `milestone ID` (or its title) or `member USERNAME`"
-                    .to_owned()
-            };
-            return Err(invalid(
-                "target",
-                format!(
-                    "issue \"{}\" is not owner/repo#N, #N or N{hint}",
-                    crate::limits::excerpt(bare)
-                ),
-            ));
-        }
-        let key = issue_key(bare, config, snapshot)?;
+        let key = issue_key(issue.trim(), config, snapshot, plan)?;
         if !plan.issues.iter().any(|i| i.key == key) {
             return Err(invalid(
                 "target",
@@ -688,18 +664,15 @@ fn resolve_target(
         return Ok(Target::Milestone(id));
     }
     if let Some(title) = &t.milestone_title {
-        let title = title.trim();
         return plan
-            .milestones
-            .iter()
-            .find(|m| m.title.trim().eq_ignore_ascii_case(title))
+            .milestone_titled(title)
             .map(|m| Target::Milestone(m.id))
             .ok_or_else(|| {
                 invalid(
                     "target",
                     format!(
                         "no milestone is titled \"{}\"; {}",
-                        crate::limits::excerpt(title),
+                        crate::limits::excerpt(title.trim()),
                         milestones()
                     ),
                 )
@@ -726,17 +699,41 @@ fn resolve_target(
     Ok(Target::Member(name.to_owned()))
 }
 
-/// `owner/repo#N`, or `#N` / `N` in the only repository.
-fn issue_key(s: &str, config: &Config, snapshot: &Snapshot) -> Result<IssueKey, RecordError> {
+/// The target form that names `bare`, which is no issue: the team member or the milestone of that name,
+/// else every form.
+fn target_form(bare: &str, plan: &Plan) -> String {
+    if let Some(m) = plan.member_named(bare) {
+        format!("for the team member, say `member {}`", m.name)
+    } else if let Some(m) = plan.milestone_titled(bare) {
+        format!("for the milestone, say `milestone {}`", m.id)
+    } else {
+        "a target is `issue owner/repo#N`, `milestone ID` (or its title) or `member USERNAME`"
+            .to_owned()
+    }
+}
+
+/// `owner/repo#N`, or `#N` / `N` in the only repository; `plan` names what a bare name would be.
+fn issue_key(
+    s: &str,
+    config: &Config,
+    snapshot: &Snapshot,
+    plan: &Plan,
+) -> Result<IssueKey, RecordError> {
     if s.contains('/') {
         return s
             .parse::<IssueKey>()
             .map_err(|e| invalid("target", format!("issue: {e}")));
     }
+    // A bare name on the command line (`--target bjorn`) is likelier a member or a milestone than an
+    // issue: the error says which form names it.
     let number: u64 = s.trim_start_matches('#').parse().map_err(|_| {
         invalid(
             "target",
-            format!("issue \"{s}\" is not owner/repo#N, #N or N"),
+            format!(
+                "issue \"{}\" is not owner/repo#N, #N or N; {}",
+                crate::limits::excerpt(s),
+                target_form(s, plan)
+            ),
         )
     })?;
     let mut repos: Vec<RepoName> = if config.repositories.is_empty() {

@@ -3,6 +3,8 @@
 //! Computed from the ledger text and the proposed op files under `ops/pending/` (written by
 //! [`record_directive`](crate::ledger::record::record_directive)); no forecast is run.
 
+use std::collections::BTreeMap;
+
 use chrono::SecondsFormat;
 use serde::{Deserialize, Serialize};
 
@@ -108,12 +110,14 @@ pub struct RecentDirective {
     pub skipped: Option<String>,
 }
 
-/// The view from the ledger text (`None`: no ledger) and the newest pending op file; `snapshot`, when
-/// given, names each target issue or milestone by its title.
+/// The view from the ledger text (`None`: no ledger) and the pending op files, newest first; `snapshot`,
+/// when given, names each target issue or milestone by its title; `skipped` says, by ledger line, why
+/// replay left a directive out (known to a run; empty elsewhere).
 pub fn directives(
     ledger: Option<&str>,
     pending: Vec<OpFile>,
     snapshot: Option<&Snapshot>,
+    skipped: &BTreeMap<usize, String>,
 ) -> Directives {
     let mut pending = pending.into_iter();
     let newest = pending.next();
@@ -148,7 +152,7 @@ pub fn directives(
                 by: d.by.clone(),
                 // Known only to a run, which compares the plan with Gitea and the pending op files.
                 not_on_gitea: Vec::new(),
-                skipped: None,
+                skipped: skipped.get(&d.line).cloned(),
             }
         })
         .collect();
@@ -201,20 +205,23 @@ fn title(snapshot: &Snapshot, target: &Target) -> Option<String> {
 /// targets.
 pub fn load(layout: &Layout, snapshot: Option<&Snapshot>) -> Result<Directives, StateError> {
     let ledger = crate::ledger::read(&layout.ledger())?;
-    of_ledger(layout, ledger.as_deref(), snapshot, &[])
+    of_ledger(layout, ledger.as_deref(), snapshot, &[], &BTreeMap::new())
 }
 
 /// The view of `ledger` (the text a forecast replayed, which a run takes from the branch) and the state
-/// repo's newest pending op file, but for those applied by the run drawing it (`done`).
+/// repo's pending op files, but for those applied by the run drawing it (`done`); `skipped` as
+/// [`directives`] takes it.
 pub fn of_ledger(
     layout: &Layout,
     ledger: Option<&str>,
     snapshot: Option<&Snapshot>,
     done: &[&str],
+    skipped: &BTreeMap<usize, String>,
 ) -> Result<Directives, StateError> {
     Ok(directives(
         ledger,
         pending_newest_first(layout, done)?,
         snapshot,
+        skipped,
     ))
 }

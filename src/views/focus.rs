@@ -1,9 +1,10 @@
 //! The `focus` view: what to work on now, next and later, each with a rationale built from engine facts.
 //!
 //! The order is the median schedule's — the issue the plan starts first is `now` — but for `p/0` work
-//! (and what it waits on), which comes first, and work in review, which comes before the rest. The rationale is plain
-//! text assembled from facts the engine computed (priority, what the issue blocks, its milestone's slack,
-//! its forecast band), never from a model, so the same state always gives the same words.
+//! (and what it waits on), which comes first, and work in review, which comes before the rest. The
+//! rationale is plain text assembled from facts the engine computed (priority, what the issue blocks, its
+//! milestone's slack, its forecast band), never from a model, so the same state always gives the same
+//! words.
 
 use std::collections::{BTreeMap, HashMap};
 

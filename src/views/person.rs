@@ -180,8 +180,7 @@ pub fn people(inputs: Inputs<'_>) -> Vec<PersonView> {
                         .collect()
                 }),
                 starts: member
-                    .and_then(|m| m.calendar.starts)
-                    .filter(|s| *s > inputs.report.as_of)
+                    .and_then(|m| m.starts_after(inputs.report.as_of))
                     .map(|s| s.to_string()),
                 capacity_changes: member
                     .map_or_else(Vec::new, |m| capacity_changes(m, inputs.report.as_of)),

@@ -428,15 +428,16 @@ pub fn standup(
             let milestones = c
                 .milestones
                 .iter()
-                .filter(|m| {
+                .filter(|m| selection.milestone.is_none_or(|id| id == m.milestone))
+                .map(|m| (m, changed(m.milestone)))
+                .filter(|(m, changed)| {
                     m.moved_working_days != 0
                         || m.before.is_none()
                         || m.after.is_none()
-                        || changed(m.milestone).is_some()
+                        || changed.is_some()
                 })
-                .filter(|m| selection.milestone.is_none_or(|id| id == m.milestone))
-                .map(|m| Moved {
-                    changed: changed(m.milestone),
+                .map(|(m, changed)| Moved {
+                    changed,
                     directives: about(prev, |t| *t == Target::Milestone(m.milestone)),
                     subject: m.title.clone(),
                     before: m.before.as_ref().map(|s| super::Band {
@@ -510,8 +511,7 @@ pub fn standup(
                 starts: inputs
                     .plan
                     .member(&p.name)
-                    .and_then(|m| m.calendar.starts)
-                    .filter(|s| *s > report.as_of)
+                    .and_then(|m| m.starts_after(report.as_of))
                     .map(|s| s.to_string()),
             }
         })
