@@ -416,6 +416,21 @@ impl Plan {
             .or_else(|| self.team.iter().find(|m| m.name.eq_ignore_ascii_case(name)))
     }
 
+    /// The milestones by id and title, for an error that names a wrong one: `the milestones are 3
+    /// (Mobile 3.0), 4 (Public API v2)`, or `there are no milestones`.
+    pub fn milestones_listed(&self) -> String {
+        let all: Vec<String> = self
+            .milestones
+            .iter()
+            .map(|m| format!("{} ({})", m.id, m.title))
+            .collect();
+        if all.is_empty() {
+            "there are no milestones".to_owned()
+        } else {
+            format!("the milestones are {}", all.join(", "))
+        }
+    }
+
     /// The milestone a title a PM typed means, case and surrounding spaces aside.
     pub fn milestone_titled(&self, title: &str) -> Option<&PlannedMilestone> {
         let title = title.trim();

@@ -638,26 +638,13 @@ fn resolve_target(
         }
         return Ok(Target::Issue(key));
     }
-    // The milestones by id and title, for an error that names a wrong one.
-    let milestones = || {
-        let all: Vec<String> = plan
-            .milestones
-            .iter()
-            .map(|m| format!("{} ({})", m.id, m.title))
-            .collect();
-        if all.is_empty() {
-            "there are none".to_owned()
-        } else {
-            format!("the milestones are {}", all.join(", "))
-        }
-    };
     if let Some(id) = t.milestone {
         if !plan.milestones.iter().any(|m| m.id == id) {
             return Err(invalid(
                 "target",
                 format!(
                     "milestone {id} does not exist in the snapshot; {}",
-                    milestones()
+                    plan.milestones_listed()
                 ),
             ));
         }
@@ -673,7 +660,7 @@ fn resolve_target(
                     format!(
                         "no milestone is titled \"{}\"; {}",
                         crate::limits::excerpt(title.trim()),
-                        milestones()
+                        plan.milestones_listed()
                     ),
                 )
             });

@@ -173,15 +173,7 @@ pub fn query_project(ctx: &Context, input: QueryInput) -> Result<QueryOutput, To
     {
         return Err(ToolError::invalid(
             "/filters/milestoneId",
-            format!(
-                "no milestone {m}; the milestones are {}",
-                c.plan
-                    .milestones
-                    .iter()
-                    .map(|m| format!("{} ({})", m.id, m.title))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            format!("no milestone {m}; {}", c.plan.milestones_listed()),
         ));
     }
     // A name or label nobody has is a typo, not "nobody has work": say so, with what there is.
