@@ -99,6 +99,11 @@ pub struct IssueChange {
     /// changed calibration), `blocks KEY` (it inherits a changed priority from KEY, which waits on it),
     /// `waits on KEY`, `queue of PERSON`, `team capacity`, `new` or `gone`.
     pub why: String,
+    /// The moved issues `why` points at: the one it blocks or waits on, or the moved work ahead of it in
+    /// its person's queue; empty for a change of its own and the rest. The standup follows these to the
+    /// directive behind a move.
+    #[serde(skip)]
+    pub upstream: Vec<String>,
 }
 
 /// An issue's forecast on one side of the change.
@@ -325,9 +330,9 @@ fn issue_changes(
         .iter()
         .map(|(&k, &m)| {
             let (xb, xa) = (b.get(k).copied(), a.get(k).copied());
-            let why = match (xb, xa) {
-                (None, _) => "new".to_owned(),
-                (_, None) => "gone".to_owned(),
+            let (why, upstream) = match (xb, xa) {
+                (None, _) => ("new".to_owned(), Vec::new()),
+                (_, None) => ("gone".to_owned(), Vec::new()),
                 (Some(x), Some(y)) => why_moved(
                     k,
                     [x, y],
@@ -345,6 +350,7 @@ fn issue_changes(
                 after: xa.map(issue_side),
                 moved_working_days: m,
                 why,
+                upstream,
             }
         })
         .collect();
@@ -361,10 +367,10 @@ fn why_moved(
     moved: &BTreeMap<&IssueKey, i64>,
     waiting: Option<&BTreeSet<&IssueKey>>,
     reports: [&ForecastReport; 2],
-) -> String {
+) -> (String, Vec<String>) {
     let recalibrated = reports[0].calibration != reports[1].calibration;
     if let Some(why) = own_change(b, a, pb, pa, recalibrated, reports[1].as_of) {
-        return why.to_owned();
+        return (why.to_owned(), Vec::new());
     }
     // Its priority is inherited from what waits on it, and that changed: name the waiting issue whose
     // priority it now carries (ties: the smallest key), else the one that moved most.
@@ -388,7 +394,7 @@ fn why_moved(
                     .min_by_key(|k| std::cmp::Reverse(moved.get(*k).map(|m| m.unsigned_abs())))
             });
         if let Some(w) = carried {
-            return format!("blocks {w}");
+            return (format!("blocks {w}"), vec![w.to_string()]);
         }
     }
     // The dependency that moved most (ties: the smallest key, as the BTreeSet orders them).
@@ -406,7 +412,7 @@ fn why_moved(
         }
     }
     if let Some((d, _)) = best {
-        return format!("waits on {d}");
+        return (format!("waits on {d}"), vec![d.to_string()]);
     }
     // Earlier work in the planned assignee's queue moved (after the change, else before it).
     for (report, person) in reports
@@ -414,20 +420,23 @@ fn why_moved(
         .zip([a.planned_assignee.as_ref(), b.planned_assignee.as_ref()])
     {
         let Some(person) = person else { continue };
-        let earlier_moved = report
+        let earlier_moved: Vec<String> = report
             .people
             .iter()
             .filter(|p| &p.name == person)
             .flat_map(|p| p.queue.iter().take_while(|k| *k != key))
-            .any(|k| moved.contains_key(k));
-        if earlier_moved {
-            return format!("queue of {person}");
+            .filter(|k| moved.contains_key(k))
+            .map(ToString::to_string)
+            .collect();
+        if !earlier_moved.is_empty() {
+            return (format!("queue of {person}"), earlier_moved);
         }
     }
-    match a.planned_assignee.as_ref().or(b.planned_assignee.as_ref()) {
+    let why = match a.planned_assignee.as_ref().or(b.planned_assignee.as_ref()) {
         Some(p) => format!("queue of {p}"),
         None => WHY_CAPACITY.to_owned(),
-    }
+    };
+    (why, Vec::new())
 }
 
 /// `Dec 12`, with the year when it is not `year`; `beyond horizon` in words.

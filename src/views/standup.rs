@@ -119,9 +119,11 @@ pub struct Moved {
     /// 89%`; absent when nothing did, and for an issue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changed: Option<String>,
-    /// The directives recorded or ended since that are about it — the issue itself, the person it is
-    /// planned for (now or then), or the milestone — as `sinceThen` says them (`D-0008`, `D-0010
-    /// withdrawn`); absent when none.
+    /// The directives recorded or ended since that are behind the move, as `sinceThen` says them
+    /// (`D-0008`, `D-0010 withdrawn`): those about it — the issue itself, the person it is planned for
+    /// (now or then), or the milestone — and those behind the moves it came from (what it waits on or
+    /// blocks, the moved work ahead of it in its person's queue; for a milestone, its biggest mover);
+    /// absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub directives: Vec<String>,
 }
@@ -227,6 +229,80 @@ fn about(prev: &Previous, is: impl Fn(&crate::ledger::format::Target) -> bool) -
         .iter()
         .filter(|(t, _)| is(t))
         .map(|(_, said)| said.clone())
+        .collect()
+}
+
+/// The directives behind each moved issue, by key, as they are said: those about it (`is`: the issue
+/// itself, a person it is planned for), and those behind the moves it came from, followed through
+/// `upstream` (what it waits on or blocks, the moved work ahead of it in its queue). An issue that moved
+/// because the one it waits on was reprioritised names that directive. Empty when nothing was recorded or
+/// ended since.
+fn behind(
+    prev: &Previous,
+    changes: &[crate::consequence::IssueChange],
+    is: impl Fn(&crate::consequence::IssueChange, &crate::ledger::format::Target) -> bool,
+) -> HashMap<String, Vec<String>> {
+    use std::collections::BTreeSet;
+    if prev.touched.is_empty() {
+        return HashMap::new();
+    }
+    let index: HashMap<&str, usize> = changes
+        .iter()
+        .enumerate()
+        .map(|(n, c)| (c.issue.as_str(), n))
+        .collect();
+    // Indices into `prev.touched`, so that every list keeps the ledger's order.
+    let mut sets: Vec<BTreeSet<usize>> = changes
+        .iter()
+        .map(|c| {
+            prev.touched
+                .iter()
+                .enumerate()
+                .filter(|(_, (t, _))| is(c, t))
+                .map(|(n, _)| n)
+                .collect()
+        })
+        .collect();
+    let edges: Vec<Vec<usize>> = changes
+        .iter()
+        .map(|c| {
+            c.upstream
+                .iter()
+                .filter_map(|k| index.get(k.as_str()).copied())
+                .collect()
+        })
+        .collect();
+    // Propagate to a fixed point: chains of waits and queues are short, and the sets only grow.
+    loop {
+        let mut grew = false;
+        for (n, ups) in edges.iter().enumerate() {
+            let add: Vec<usize> = ups
+                .iter()
+                .filter_map(|u| sets.get(*u))
+                .flatten()
+                .copied()
+                .collect();
+            if let Some(set) = sets.get_mut(n) {
+                for a in add {
+                    grew |= set.insert(a);
+                }
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    changes
+        .iter()
+        .zip(sets)
+        .filter(|(_, set)| !set.is_empty())
+        .map(|(c, set)| {
+            let said = set
+                .into_iter()
+                .filter_map(|n| prev.touched.get(n).map(|(_, said)| said.clone()))
+                .collect();
+            (c.issue.clone(), said)
+        })
         .collect()
 }
 
@@ -360,6 +436,13 @@ pub fn standup(
                     }
                 }
             }
+            let behind = behind(prev, &c.issues, |i, t| match t {
+                Target::Issue(k) => k.to_string() == i.issue,
+                Target::Member(m) => planned_for
+                    .get(i.issue.as_str())
+                    .is_some_and(|people| people.contains(&m.as_str())),
+                Target::Milestone(_) => false,
+            });
             let issues: Vec<Moved> = c
                 .issues
                 .iter()
@@ -373,13 +456,7 @@ pub fn standup(
                         moved: i.moved_working_days,
                         why: Some(i.why.clone()),
                         changed: None,
-                        directives: about(prev, |t| match t {
-                            Target::Issue(k) => k.to_string() == i.issue,
-                            Target::Member(m) => planned_for
-                                .get(i.issue.as_str())
-                                .is_some_and(|people| people.contains(&m.as_str())),
-                            Target::Milestone(_) => false,
-                        }),
+                        directives: behind.get(i.issue.as_str()).cloned().unwrap_or_default(),
                     }
                 })
                 .collect();
@@ -398,7 +475,8 @@ pub fn standup(
                     .iter()
                     .map(|f| (f.issue.to_string(), f.milestone)),
             );
-            let issues_moved_in = |id: u64, direction: i64| -> Option<String> {
+            // The words, and the biggest mover's key (its directives are the milestone's too).
+            let issues_moved_in = |id: u64, direction: i64| -> Option<(String, &str)> {
                 let moved: Vec<&crate::consequence::IssueChange> = c
                     .issues
                     .iter()
@@ -412,9 +490,12 @@ pub fn standup(
                     .iter()
                     .find(|i| i.moved_working_days.signum() == direction.signum())
                     .or_else(|| moved.first())?;
-                Some(format!(
-                    "{later} of its issues moved later, {earlier} earlier; the most: {}, {:+} working days: {}",
-                    top.issue, top.moved_working_days, top.why
+                Some((
+                    format!(
+                        "{later} of its issues moved later, {earlier} earlier; the most: {}, {:+} working days: {}",
+                        top.issue, top.moved_working_days, top.why
+                    ),
+                    top.issue.as_str(),
                 ))
             };
             // A milestone whose due date or chance of meeting it changed is news even where its p80
@@ -436,9 +517,26 @@ pub fn standup(
                         || m.after.is_none()
                         || changed.is_some()
                 })
-                .map(|(m, changed)| Moved {
+                .map(|(m, changed)| {
+                    (
+                        m,
+                        changed,
+                        issues_moved_in(m.milestone, m.moved_working_days),
+                    )
+                })
+                .map(|(m, changed, moved_in)| Moved {
                     changed,
-                    directives: about(prev, |t| *t == Target::Milestone(m.milestone)),
+                    directives: {
+                        let mut d = about(prev, |t| *t == Target::Milestone(m.milestone));
+                        let top = moved_in.as_ref().and_then(|(_, top)| behind.get(*top));
+                        for said in top.into_iter().flatten() {
+                            if !d.contains(said) {
+                                d.push(said.clone());
+                            }
+                        }
+                        d.sort_by_key(|said| prev.touched.iter().position(|(_, s)| s == said));
+                        d
+                    },
                     subject: m.title.clone(),
                     before: m.before.as_ref().map(|s| super::Band {
                         p50: s.p50.clone(),
@@ -449,7 +547,7 @@ pub fn standup(
                         p80: s.p80.clone(),
                     }),
                     moved: m.moved_working_days,
-                    why: issues_moved_in(m.milestone, m.moved_working_days),
+                    why: moved_in.map(|(words, _)| words),
                 })
                 .collect();
             let since_then = since_then(prev, report, snapshot);

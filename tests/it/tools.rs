@@ -1180,6 +1180,11 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
     let whys: std::collections::BTreeSet<&str> =
         moved_now.iter().filter_map(|m| m["why"].as_str()).collect();
     assert!(whys.contains("calibration"), "{whys:?}");
+    // Those moves came from the hours, not from the directives recorded since (about #102 and a
+    // milestone): they name none.
+    for m in moved_now.iter().filter(|m| m["why"] == "calibration") {
+        assert!(m.get("directives").is_none(), "{m}");
+    }
     // Only an issue with activity on or after the day the forecast before was made as of may claim a
     // change of its own (time logged on it moves it too).
     let as_of = v["drift"]["sinceAsOf"].as_str().unwrap();
@@ -1262,17 +1267,34 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
         json!([format!("{id} withdrawn")]),
         "{back}"
     );
-    // A move with no directive about it names none.
-    assert!(
-        v["drift"]["issues"]
-            .as_array()
-            .unwrap()
+    // So do the moves that came from its move, followed to it: #77 blocks #102, #46 blocks #77; and
+    // every move that says it blocks or waits on a moved issue names what that issue names.
+    let moves = v["drift"]["issues"].as_array().unwrap();
+    let named = |key: &str| {
+        moves
             .iter()
-            .filter(|m| m["subject"] != "acme/api#102")
-            .all(|m| m.get("directives").is_none()),
-        "{}",
-        v["drift"]
-    );
+            .find(|m| m["subject"] == key)
+            .map(|m| m["directives"].clone())
+    };
+    for key in ["acme/api#77", "acme/api#46"] {
+        assert_eq!(
+            named(key),
+            Some(json!([format!("{id} withdrawn")])),
+            "{key}: {}",
+            v["drift"]
+        );
+    }
+    for m in moves {
+        let why = m["why"].as_str().unwrap();
+        let from = why
+            .strip_prefix("blocks ")
+            .or_else(|| why.strip_prefix("waits on "));
+        if let Some(from) = from
+            && let Some(theirs) = named(from)
+        {
+            assert_eq!(m["directives"], theirs, "{m} {}", v["drift"]);
+        }
+    }
     // A due date moved by a PM: the p80 holds, the chance of meeting it does not, and the standup says so.
     commitea::pipeline::run(&run_options(dir)).unwrap();
     let before = tools::call(&ctx(dir), "query_project", &json!({ "view": "runway" })).unwrap();
