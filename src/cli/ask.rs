@@ -25,7 +25,8 @@ pub struct Args {
     forecast: ForecastArgs,
 }
 
-/// Asks and prints the answer (with what the tools wrote into the checkout, one line each).
+/// Asks and prints the answer (with what the tools wrote into the checkout and what they were asked and
+/// did not do, one line each).
 pub fn run(a: Args) -> CommandResult {
     let ctx = super::tool::context(&a.state, a.by, None, &a.forecast);
     let answer = if a.standup {
@@ -48,6 +49,10 @@ pub fn run(a: Args) -> CommandResult {
     println!("{}", answer.answer);
     for w in &answer.writes {
         println!("wrote: {w}");
+    }
+    // Whatever the prose says it did: a rejected op or a refused directive is said here.
+    for n in &answer.not_done {
+        println!("not done: {n}");
     }
     Ok(())
 }

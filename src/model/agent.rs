@@ -69,6 +69,10 @@ pub struct AskAnswer {
     pub calls: Vec<CallRecord>,
     /// What the tools wrote into the checkout: op files and directives, with where they were proposed.
     pub writes: Vec<String>,
+    /// What the model asked a write tool for and was not done — a rejected op, a refused directive —
+    /// with why; absent when everything asked was done. Printed after the answer, whatever the prose says.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_done: Vec<String>,
     /// Model calls made.
     pub turns: u32,
     /// Tokens used, as the server counted them (or estimated).
@@ -205,6 +209,8 @@ pub(crate) struct Dispatched {
     pub payload: Option<Value>,
     pub record: CallRecord,
     pub write: Option<String>,
+    /// What a write tool was asked for and did not do, one line each (a rejected op, a refused call).
+    pub not_done: Vec<String>,
 }
 
 fn error_text(kind: &str, message: &str) -> String {
@@ -221,9 +227,18 @@ pub(crate) fn verbatim(quote: &str, words: &str) -> bool {
 /// Runs one tool call of the model under `policy`.
 pub(crate) fn dispatch(ctx: &Context, call: &ToolCall, policy: &Policy<'_>) -> Dispatched {
     let name = crate::limits::excerpt(&call.name);
+    let writes = matches!(
+        call.name.as_str(),
+        tools::APPLY_CHANGES | tools::RECORD_DIRECTIVE
+    );
     let fail = |kind: &str, message: String| Dispatched {
         text: error_text(kind, &message),
         payload: None,
+        not_done: if writes {
+            vec![format!("{name}: {message}")]
+        } else {
+            Vec::new()
+        },
         record: CallRecord {
             tool: name.clone(),
             ok: false,
@@ -289,6 +304,7 @@ pub(crate) fn dispatch(ctx: &Context, call: &ToolCall, policy: &Policy<'_>) -> D
             }
             let write = written(&call.name, &answer);
             Dispatched {
+                not_done: rejected(&answer),
                 text: answer.to_string(),
                 payload: Some(answer),
                 record: CallRecord {
@@ -338,6 +354,39 @@ fn written(name: &str, answer: &Value) -> Option<String> {
     })
 }
 
+/// The ops `apply_changes` rejected, one line each: `close_issue acme/api#170: destructive …`.
+fn rejected(answer: &Value) -> Vec<String> {
+    let list = answer
+        .get("rejected")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    let mut out: Vec<String> = list
+        .map(|r| {
+            let op = r.get("op");
+            let field = |f: &str| op.and_then(|o| o.get(f)).and_then(Value::as_str);
+            let what = [field("op"), field("issue")]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(" ");
+            let reason = r.get("reason").and_then(Value::as_str).unwrap_or_default();
+            format!(
+                "{}: {reason}",
+                if what.is_empty() { "an op" } else { &what }
+            )
+        })
+        .collect();
+    if let Some(n) = answer
+        .get("rejectedOmitted")
+        .and_then(Value::as_u64)
+        .filter(|n| *n > 0)
+    {
+        out.push(format!("and {n} more rejected ops"));
+    }
+    out
+}
+
 /// The correction sent back once when prose states what the tools did not.
 fn correction(claims: &[Claim]) -> String {
     let list: Vec<String> = claims.iter().take(10).map(ToString::to_string).collect();
@@ -375,6 +424,7 @@ pub fn ask(ctx: &Context, question: &str) -> Result<AskAnswer, AgentError> {
     let mut views: Vec<Value> = Vec::new();
     let mut calls = Vec::new();
     let mut writes = Vec::new();
+    let mut not_done = Vec::new();
     let mut corrected = false;
     loop {
         let reply = match conv.turn(&offered) {
@@ -385,7 +435,7 @@ pub fn ask(ctx: &Context, question: &str) -> Result<AskAnswer, AgentError> {
                     &views,
                     format!("the conversation used up {what}"),
                     calls,
-                    writes,
+                    (writes, not_done),
                     &conv,
                 ));
             }
@@ -402,57 +452,45 @@ pub fn ask(ctx: &Context, question: &str) -> Result<AskAnswer, AgentError> {
                 }
                 calls.push(d.record);
                 writes.extend(d.write);
+                not_done.extend(d.not_done);
                 conv.push(Message::tool(&call.id, d.text));
             }
             continue;
         }
         let prose = reply.message.content.clone().unwrap_or_default();
-        let mut claims = super::check::ungrounded(&prose, &grounds, &people);
-        if prose.trim().is_empty() {
-            claims.push(Claim {
-                kind: super::check::ClaimKind::Number,
-                text: "(an empty answer)".into(),
-            });
-        }
-        if prose.chars().count() > crate::limits::ANSWER_PROSE_CHARS {
-            claims.push(Claim {
-                kind: super::check::ClaimKind::Number,
-                text: "(an answer too long to read)".into(),
-            });
-        }
-        if claims.is_empty() {
+        let claims = super::check::ungrounded(&prose, &grounds, &people);
+        let Some(flaw) = Flaw::of(&prose, &claims) else {
             return Ok(AskAnswer {
                 answer: prose.trim().to_owned(),
                 grounded: true,
                 fallback: None,
                 calls,
                 writes,
+                not_done,
                 turns: conv.turns,
                 tokens: conv.tokens,
             });
+        };
+        if flaw == Flaw::Ungrounded {
+            tracing::info!(
+                "the model's answer states what no tool answered: {}",
+                claims
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
         }
-        tracing::info!(
-            "the model's answer states what no tool answered: {}",
-            claims
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
         if !corrected {
             corrected = true;
-            conv.push(Message::new(Role::User, correction(&claims)));
+            conv.push(Message::new(Role::User, flaw.correction(&claims)));
             continue;
         }
-        let list: Vec<String> = claims.iter().take(5).map(ToString::to_string).collect();
         return Ok(fallback(
             &views,
-            format!(
-                "the model's answer stated what no tool answered, twice: {}",
-                list.join(", ")
-            ),
+            format!("the model's answer {}", flaw.twice(&claims)),
             calls,
-            writes,
+            (writes, not_done),
             &conv,
         ));
     }
@@ -463,7 +501,7 @@ fn fallback(
     views: &[Value],
     why: String,
     calls: Vec<CallRecord>,
-    writes: Vec<String>,
+    (writes, not_done): (Vec<String>, Vec<String>),
     conv: &Conversation<'_>,
 ) -> AskAnswer {
     let answer = match views.last() {
@@ -476,6 +514,7 @@ fn fallback(
         fallback: Some(why),
         calls,
         writes,
+        not_done,
         turns: conv.turns,
         tokens: conv.tokens,
     }
@@ -523,7 +562,7 @@ pub fn standup_in_words(ctx: &Context) -> Result<AskAnswer, AgentError> {
                     &views,
                     e.to_string(),
                     Vec::new(),
-                    Vec::new(),
+                    (Vec::new(), Vec::new()),
                     &conv,
                 ));
             }
@@ -531,33 +570,81 @@ pub fn standup_in_words(ctx: &Context) -> Result<AskAnswer, AgentError> {
         };
         let prose = reply.message.content.unwrap_or_default();
         let claims = super::check::ungrounded(&prose, &grounds, &people);
-        if claims.is_empty() && !prose.trim().is_empty() {
+        let flaw = Flaw::of(&prose, &claims);
+        let Some(flaw) = flaw else {
             return Ok(AskAnswer {
                 answer: prose.trim().to_owned(),
                 grounded: true,
                 fallback: None,
                 calls: Vec::new(),
                 writes: Vec::new(),
+                not_done: Vec::new(),
                 turns: conv.turns,
                 tokens: conv.tokens,
             });
-        }
-        if !corrected && !claims.is_empty() {
+        };
+        if !corrected {
             corrected = true;
-            conv.push(Message::new(Role::User, correction(&claims)));
+            conv.push(Message::new(Role::User, flaw.correction(&claims)));
             continue;
         }
-        let list: Vec<String> = claims.iter().take(5).map(ToString::to_string).collect();
         return Ok(fallback(
             &views,
-            format!(
-                "the model's standup stated what the view does not: {}",
-                list.join(", ")
-            ),
+            format!("the model's standup {}", flaw.twice(&claims)),
             Vec::new(),
-            Vec::new(),
+            (Vec::new(), Vec::new()),
             &conv,
         ));
+    }
+}
+
+/// What is wrong with a model's prose, if anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flaw {
+    /// No text (blank, or only a tool call where words were asked for).
+    Empty,
+    /// Longer than anyone reads.
+    TooLong,
+    /// It states what no tool answered.
+    Ungrounded,
+}
+
+impl Flaw {
+    fn of(prose: &str, claims: &[Claim]) -> Option<Self> {
+        if prose.trim().is_empty() {
+            Some(Self::Empty)
+        } else if prose.chars().count() > crate::limits::ANSWER_PROSE_CHARS {
+            Some(Self::TooLong)
+        } else if !claims.is_empty() {
+            Some(Self::Ungrounded)
+        } else {
+            None
+        }
+    }
+
+    /// What is sent back to the model, once.
+    fn correction(self, claims: &[Claim]) -> String {
+        match self {
+            Self::Empty => "Your answer has no text. Answer in plain words.".to_owned(),
+            Self::TooLong => format!(
+                "Your answer is over {} characters. Answer again in a few short lines.",
+                crate::limits::ANSWER_PROSE_CHARS
+            ),
+            Self::Ungrounded => correction(claims),
+        }
+    }
+
+    /// Why the answer is CommiTea's own text, after the second try: `stated what no tool answered,
+    /// twice: …`.
+    fn twice(self, claims: &[Claim]) -> String {
+        match self {
+            Self::Empty => "had no text, twice".to_owned(),
+            Self::TooLong => "was too long to read, twice".to_owned(),
+            Self::Ungrounded => {
+                let list: Vec<String> = claims.iter().take(5).map(ToString::to_string).collect();
+                format!("stated what no tool answered, twice: {}", list.join(", "))
+            }
+        }
     }
 }
 

@@ -900,3 +900,117 @@ fn ask_within_its_turns_and_the_standup_in_words() {
     assert!(!text.contains("110%"), "{text}");
     assert!(server.requests()[0].body["tools"].is_null());
 }
+
+#[test]
+fn what_a_write_tool_did_not_do_is_said_whatever_the_prose_claims() {
+    let tmp = demo_state();
+    let board = tool(
+        tmp.path(),
+        "query_project",
+        json!({"view": "board", "filters": {"state": "steeping", "limit": 1}}),
+    );
+    let key = board["columns"][0]["issues"][0]["issue"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // The model closes an issue (destructive: only a person approves it), records a directive whose
+    // quote is not the PM's words, and says it did both.
+    let server = ModelServer::start(vec![
+        Exchange::new(
+            Match::any(),
+            Reply::tool_call(
+                "apply_changes",
+                json!({"ops": [{"op": "close_issue", "issue": key}], "approved": true}),
+            ),
+        ),
+        Exchange::new(
+            Match::last("destructive"),
+            Reply::tool_call(
+                "record_directive",
+                json!({"kind": "reprioritize", "quote": "Make it urgent.",
+                       "target": {"issue": key}, "params": {"priority": 0}}),
+            ),
+        ),
+        Exchange::new(
+            Match::last("verbatim"),
+            Reply::text(&format!("Done: I closed {key}.")),
+        ),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, false, 30);
+    let question = format!("Close {key}, it is a duplicate.");
+    let out = ok(&commitea(tmp.path(), &["ask", &question], "", &[]));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines.first(),
+        Some(&format!("Done: I closed {key}.").as_str()),
+        "{out}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with(&format!("not done: close_issue {key}: "))
+                && l.contains("destructive")),
+        "{out}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("not done: record_directive: /quote")),
+        "{out}"
+    );
+    assert!(!out.contains("wrote:"), "{out}");
+    assert!(pending(tmp.path()).is_empty(), "nothing written");
+    // The same in JSON, beside the calls.
+    let tmp = demo_state();
+    let server = ModelServer::start(vec![
+        Exchange::new(
+            Match::any(),
+            Reply::tool_call(
+                "apply_changes",
+                json!({"ops": [{"op": "close_issue", "issue": key}], "approved": true}),
+            ),
+        ),
+        Exchange::new(Match::last("destructive"), Reply::text("Closed.")),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, false, 30);
+    let answer: Value = serde_json::from_str(&ok(&commitea(
+        tmp.path(),
+        &["ask", &question, "--json"],
+        "",
+        &[],
+    )))
+    .unwrap();
+    let not_done = answer["notDone"].as_array().unwrap();
+    assert_eq!(not_done.len(), 1, "{answer}");
+    assert!(not_done[0].as_str().unwrap().contains(&key), "{answer}");
+}
+
+#[test]
+fn an_empty_reply_is_asked_again_then_replaced_with_a_plain_reason() {
+    for standup in [false, true] {
+        let tmp = demo_state();
+        let read = Exchange::new(
+            Match::any(),
+            Reply::tool_call("query_project", json!({"view": "runway"})),
+        );
+        let mut script = if standup { Vec::new() } else { vec![read] };
+        script.push(Exchange::new(Match::any(), Reply::text("  ")));
+        script.push(Exchange::new(Match::last("has no text"), Reply::text("")));
+        let server = ModelServer::start(script).unwrap();
+        configure(tmp.path(), &server, false, 30);
+        let args: &[&str] = if standup {
+            &["ask", "--standup", "--json"]
+        } else {
+            &["ask", "How is the runway?", "--json"]
+        };
+        let answer: Value =
+            serde_json::from_str(&ok(&commitea(tmp.path(), args, "", &[]))).unwrap();
+        assert_eq!(server.unused(), 0, "asked again: {answer}");
+        assert_eq!(answer["grounded"], false, "{answer}");
+        let why = answer["fallback"].as_str().unwrap();
+        assert!(why.ends_with("had no text, twice"), "{why}");
+        assert!(!why.contains("(a number)"), "{why}");
+    }
+}
