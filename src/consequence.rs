@@ -468,7 +468,7 @@ fn summary(
         }
         _ => true,
     };
-    // The milestone whose p80 moved most; ties by the bigger change in P(on time), then by id.
+    // Biggest change first: the p80's move, then the change in P(on time), then by id.
     let prob_change = |m: &MilestoneChange| -> u64 {
         let p = |s: &Option<MilestoneSide>| s.as_ref().and_then(|s| s.probability_on_time);
         match (p(&m.before), p(&m.after)) {
@@ -476,28 +476,39 @@ fn summary(
             _ => 0,
         }
     };
-    let top = milestones
+    let mut moved: Vec<&MilestoneChange> = milestones.iter().filter(changed).collect();
+    moved.sort_by_key(|m| {
+        (
+            std::cmp::Reverse((m.moved_working_days.unsigned_abs(), prob_change(m))),
+            m.milestone,
+        )
+    });
+    // Every milestone that changed is named, biggest first (a proposal that named one moved milestone
+    // hid a second whose P(on time) fell 7 points), with the ones the change is about after the
+    // biggest, even unchanged; past three, the rest are counted, as the summary is a pull request's
+    // title too.
+    let (top, rest) = moved
+        .split_first()
+        .map_or((None, &[][..]), |(t, r)| (Some(*t), r));
+    let about_them = milestones
         .iter()
-        .filter(changed)
-        .fold(None, |best, m| match best {
-            None => Some(m),
-            Some(b) => {
-                let key =
-                    |c: &MilestoneChange| (c.moved_working_days.unsigned_abs(), prob_change(c));
-                if key(m) > key(b) { Some(m) } else { Some(b) }
+        .filter(|m| about.contains(&m.milestone) && top.is_none_or(|t| t.milestone != m.milestone));
+    let named: Vec<&MilestoneChange> = top
+        .into_iter()
+        .chain(about_them)
+        .chain(rest.iter().copied())
+        .fold(Vec::new(), |mut v, m| {
+            if !v
+                .iter()
+                .any(|x: &&MilestoneChange| x.milestone == m.milestone)
+            {
+                v.push(m);
             }
+            v
         });
+    const NAMED: usize = 3;
     let mut parts = Vec::new();
-    let mut said: Vec<u64> = Vec::new();
-    for m in
-        top.into_iter().chain(milestones.iter().filter(|m| {
-            about.contains(&m.milestone) && top.is_none_or(|t| t.milestone != m.milestone)
-        }))
-    {
-        if said.contains(&m.milestone) {
-            continue;
-        }
-        said.push(m.milestone);
+    for m in named.iter().take(NAMED) {
         parts.push(match (&m.before, &m.after) {
             (Some(b), Some(a)) => {
                 let p80 = if m.moved_working_days == 0 {
@@ -529,6 +540,13 @@ fn summary(
             (None, Some(a)) => format!("{} new (p80 {})", m.title, short(&a.p80, year)),
             _ => format!("{} gone", m.title),
         });
+    }
+    if named.len() > NAMED {
+        parts.push(crate::prose::count(
+            named.len() - NAMED,
+            "more milestone changed",
+            "more milestones changed",
+        ));
     }
     let count = |why: &str| issues.iter().filter(|i| i.why == why).count();
     let (new, gone) = (count("new"), count("gone"));
@@ -776,6 +794,38 @@ mod tests {
         assert_eq!(
             summary(std::slice::from_ref(&jitter), &[], 2026, &[3]),
             "Mobile p80 unchanged (Mar 25 2027), P(on time) 0%"
+        );
+        // Every milestone that changed is named, biggest first, then the ones it is about; past three,
+        // counted.
+        let moved = |id: u64, title: &str, days: i64| {
+            change(
+                id,
+                title,
+                side("2027-03-10", "2027-03-25", 0.5),
+                side("2027-03-10", "2027-03-26", 0.4),
+                days,
+            )
+        };
+        let all = [
+            moved(5, "Small", 1),
+            real.clone(),
+            moved(6, "Big", 9),
+            jitter.clone(),
+            moved(7, "Middle", -4),
+        ];
+        assert_eq!(
+            summary(&all[..3], &[], 2026, &[]),
+            "Big p80 +9 working days (Mar 25 2027 → Mar 26 2027), P(on time) 50% → 40%; \
+             Small p80 +1 working day (Mar 25 2027 → Mar 26 2027), P(on time) 50% → 40%; \
+             API v2 p80 unchanged (May 18 2027), P(on time) 56% → 57%"
+        );
+        let five = summary(&all, &[], 2026, &[3]);
+        assert!(
+            five.starts_with("Big p80 +9 working days")
+                && five.contains("; Mobile p80 unchanged")
+                && five.contains("; Middle p80 -4 working days")
+                && five.ends_with("; 2 more milestones changed"),
+            "{five}"
         );
     }
 
