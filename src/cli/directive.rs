@@ -87,7 +87,7 @@ pub fn run(a: Args) -> CommandResult {
         rationale: a.rationale.clone(),
         by: a.by.clone(),
     };
-    record(&a.state.state, &input, &options(&a))
+    record(&a.state.state, &input, &options(&a)).map(drop)
 }
 
 /// The stamp, settings and day zero the flags give.
@@ -119,12 +119,16 @@ fn carry_out(a: &Args, id: &str) -> CommandResult {
 }
 
 /// Records `input` and prints the consequence.
-fn record(state: &std::path::Path, input: &RecordInput, options: &RecordOptions) -> CommandResult {
+fn record(
+    state: &std::path::Path,
+    input: &RecordInput,
+    options: &RecordOptions,
+) -> Result<String, CommandError> {
     match crate::ledger::record::record_directive(state, input, options) {
         Ok(out) => {
             super::warn_all(&out.ledger_problems);
             println!("{}", serde_json::to_string_pretty(&out)?);
-            Ok(())
+            Ok(out.directive_id)
         }
         Err(e) if e.is_input() => Err(CommandError::Input(e.to_string())),
         Err(e) => Err(CommandError::Failed(e.into())),
@@ -145,7 +149,7 @@ fn negotiate(a: Args, say: &str) -> CommandResult {
         draft.rationale.clone_from(&a.rationale);
     }
     eprintln!(
-        "Draft {}: {} {}{}\n  quote: \"{}\"\n  consequence: {}",
+        "Draft {}: {} {}{}\n  quote: \"{}\"{}\n  consequence: {}",
         n.preview.directive_id,
         draft.kind,
         draft
@@ -158,12 +162,26 @@ fn negotiate(a: Args, say: &str) -> CommandResult {
             .as_ref()
             .map_or_else(String::new, |p| format!(" {p}")),
         draft.quote,
+        draft
+            .rationale
+            .as_deref()
+            .map_or_else(String::new, |r| format!("\n  rationale: {r}")),
         n.preview.summary
     );
-    for pair in n.preview.consequence.iter().take(10) {
+    // What moved (the summary says the rest).
+    for pair in n
+        .preview
+        .consequence
+        .iter()
+        .filter(|p| p.moved_working_days != 0)
+        .take(10)
+    {
+        let moved = pair.moved_working_days;
         eprintln!(
-            "  {}: moved {} working days",
-            pair.subject, pair.moved_working_days
+            "  {}: p80 {}{}",
+            pair.subject,
+            if moved > 0 { "+" } else { "-" },
+            crate::prose::count(moved.unsigned_abs() as usize, "working day", "working days")
         );
     }
     let confirmed = a.yes || {
@@ -182,5 +200,7 @@ fn negotiate(a: Args, say: &str) -> CommandResult {
         );
         return Ok(());
     }
-    record(&a.state.state, &draft, &options(&a))
+    let id = record(&a.state.state, &draft, &options(&a))?;
+    eprintln!("Recorded {id} in pm-state.md.");
+    Ok(())
 }

@@ -576,6 +576,22 @@ fn new_directive(
             ),
         ));
     }
+    // A capacity period that ended before the forecast's day changes nothing the forecast looks at.
+    if let Params::Capacity {
+        from, to: Some(to), ..
+    } = &params
+        && *to < plan.now.date_naive()
+    {
+        return Err(invalid(
+            "params",
+            format!(
+                "capacity from {from} to {to} ended before the forecast's day ({}): it changes nothing \
+                 the forecast plans; give a period that reaches {} or later",
+                plan.now.date_naive(),
+                plan.now.date_naive()
+            ),
+        ));
+    }
     if let Some(r) = &input.rationale
         && r.contains(['\n', '\r'])
     {

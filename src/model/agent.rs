@@ -717,9 +717,10 @@ pub(crate) fn draft<T>(
                 ));
             }
             Err(reason) => {
+                // CommiTea's own words (which quote the model's in excerpts), cut as every error is.
                 return Err(ModelError::Invalid {
                     task: task.name(),
-                    reason: crate::limits::excerpt_long(&reason),
+                    reason,
                 }
                 .into());
             }

@@ -45,10 +45,22 @@ pub fn negotiate(ctx: &Context, say: &str) -> Result<Negotiated, ToolError> {
     crate::limits::check_len(say, crate::limits::SAY_CHARS)
         .map_err(|e| ToolError::invalid("/say", e))?;
     let world = super::capture::World::load(ctx)?;
-    let today = ctx
+    // The PM's "next Monday" is the calendar's, not the forecast's day (a forecast committed a week
+    // ago is as of then); both are said, and due dates before the forecast's day are refused.
+    let as_of = ctx
         .as_of
         .unwrap_or_else(|| crate::pipeline::day_zero(&world.layout, world.snapshot.meta.synced_at))
-        .format("%Y-%m-%d (%A)");
+        .date_naive();
+    let now = ctx.now().date_naive();
+    let today = if as_of == now {
+        now.format("%Y-%m-%d (%A)").to_string()
+    } else {
+        format!(
+            "{} (the forecast is as of {})",
+            now.format("%Y-%m-%d (%A)"),
+            as_of.format("%Y-%m-%d (%A)")
+        )
+    };
     let team: Vec<&str> = world.config.team.iter().map(|m| m.name.as_str()).collect();
     let system = format!(
         "{SYSTEM}\nToday: {today}\nTeam: {}\n{}\nEstimate ladder: {}",
@@ -67,8 +79,18 @@ pub fn negotiate(ctx: &Context, say: &str) -> Result<Negotiated, ToolError> {
         as_of: ctx.as_of,
     };
     let user = format!("The project manager says:\n{say}");
+    let names = Names {
+        team: &team,
+        milestones: world
+            .snapshot
+            .milestones
+            .values()
+            .flatten()
+            .map(|m| (m.id, m.title.as_str()))
+            .collect(),
+    };
     let checked = super::agent::draft(ctx, Task::Negotiate, &system, user, say, |v| {
-        check_draft(ctx, &options, say, v)
+        check_draft(ctx, &options, say, &names, v)
     })?;
     let (draft, preview) = checked?;
     Ok(Negotiated { draft, preview })
@@ -83,9 +105,11 @@ fn check_draft(
     ctx: &Context,
     options: &RecordOptions,
     say: &str,
+    names: &Names<'_>,
     v: &Value,
 ) -> Result<Checked, String> {
     let mut v = v.clone();
+    let milestone_title = loosen_target(&mut v, names);
     if let Some(o) = v.as_object_mut() {
         // What CommiTea computes or fills in itself is dropped, never read.
         for k in ["consequence", "summary", "by", "directiveId"] {
@@ -98,7 +122,28 @@ fn check_draft(
             o.remove("target");
         }
     }
+    if let Some(t) = v.get("target") {
+        // (serde would read an array as the struct's fields in order.)
+        let wrong = match t {
+            Value::Object(_) => serde_json::from_value::<RecordTarget>(t.clone())
+                .err()
+                .map(|e| crate::limits::excerpt_long(&e.to_string())),
+            _ => Some(format!(
+                "{} is not an object",
+                crate::limits::excerpt(&t.to_string())
+            )),
+        };
+        if let Some(e) = wrong {
+            return Err(format!(
+                "/target: {e}; a target is {{\"issue\": \"owner/repo#N\"}}, {{\"milestone\": ID}} or \
+                 {{\"member\": \"username\"}}"
+            ));
+        }
+    }
     let mut draft: RecordInput = serde_json::from_value(v).map_err(|e| format!("/: {e}"))?;
+    if let Some(title) = milestone_title {
+        draft.target.get_or_insert_default().milestone_title = Some(title);
+    }
     draft.quote = draft.quote.trim().to_owned();
     if !super::agent::verbatim(&draft.quote, say) {
         return Err(
@@ -115,4 +160,77 @@ fn check_draft(
         }
         Err(other) => Ok(Err(ToolError::State(Box::new(other)))),
     }
+}
+
+/// The names a draft's target may use: the team's usernames and the milestones' titles by id.
+struct Names<'a> {
+    team: &'a [&'a str],
+    milestones: Vec<(u64, &'a str)>,
+}
+
+impl Names<'_> {
+    /// The id of the milestone titled `title`, case and surrounding spaces aside.
+    fn milestone(&self, title: &str) -> Option<u64> {
+        self.milestones
+            .iter()
+            .find(|(_, t)| t.trim().eq_ignore_ascii_case(title.trim()))
+            .map(|(id, _)| *id)
+    }
+}
+
+/// Reads the target forms a model writes besides the schema's, as a person would: a string (`"bjorn"`,
+/// `"acme/api#12"`, `"member bjorn"`, `"Public API v2"`) and a milestone given as a string (`"4"`, or
+/// its title). The draft is shown to the PM before anything is recorded, so reading it kindly costs
+/// nothing; what stays unclear fails `record_directive`'s checks with their words. A title that names a
+/// milestone becomes its id (the draft shows what is recorded); another is returned, for
+/// `record_directive` to refuse with the milestones listed.
+fn loosen_target(v: &mut Value, names: &Names<'_>) -> Option<String> {
+    let team = names.team;
+    let kind = v
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let target = v.get_mut("target")?;
+    if let Value::String(s) = target {
+        let s = s.trim().to_owned();
+        let member = team.iter().find(|m| m.eq_ignore_ascii_case(&s));
+        let is_member = member.is_some();
+        let has_form = ["issue ", "milestone ", "member "]
+            .iter()
+            .any(|f| s.starts_with(f));
+        let is_issue = s.contains(['#', '/']) || s.parse::<u64>().is_ok();
+        let parsed = if is_member || (kind == "capacity" && !has_form && !is_issue) {
+            RecordTarget {
+                member: Some(member.map_or(s, |m| (*m).to_owned())),
+                ..RecordTarget::default()
+            }
+        } else if has_form || is_issue {
+            RecordTarget::parse_cli(&s)
+        } else {
+            RecordTarget {
+                milestone_title: Some(s),
+                ..RecordTarget::default()
+            }
+        };
+        if let Some(title) = parsed.milestone_title {
+            *target = match names.milestone(&title) {
+                Some(id) => serde_json::json!({ "milestone": id }),
+                None => Value::Object(serde_json::Map::new()),
+            };
+            return names.milestone(&title).is_none().then_some(title);
+        }
+        *target = serde_json::to_value(&parsed).unwrap_or(Value::Null);
+        return None;
+    }
+    let m = target.get_mut("milestone")?;
+    let s = m.as_str()?.trim().to_owned();
+    if let Some(id) = s.parse::<u64>().ok().or_else(|| names.milestone(&s)) {
+        *m = Value::from(id);
+        return None;
+    }
+    if let Some(o) = target.as_object_mut() {
+        o.remove("milestone");
+    }
+    Some(s)
 }

@@ -615,6 +615,10 @@ fn a_negotiated_directive_is_recorded_with_the_verbatim_quote() {
         "{stderr}"
     );
     assert!(
+        stderr.contains(&format!("Recorded {id} in pm-state.md.")),
+        "{stderr}"
+    );
+    assert!(
         stderr.contains(recorded["summary"].as_str().unwrap()),
         "{stderr}"
     );
@@ -1013,4 +1017,86 @@ fn an_empty_reply_is_asked_again_then_replaced_with_a_plain_reason() {
         assert!(why.ends_with("had no text, twice"), "{why}");
         assert!(!why.contains("(a number)"), "{why}");
     }
+}
+
+#[test]
+fn a_draft_names_its_target_as_a_person_would_and_the_model_knows_todays_date() {
+    let tmp = demo_state();
+    let milestones = tool(tmp.path(), "query_project", json!({"view": "runway"}));
+    let api = milestones["milestones"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["title"] == "Public API v2")
+        .unwrap()["milestone"]
+        .as_u64()
+        .unwrap();
+    let say = "Bjorn is out the first two weeks of January. The API ships end of May.";
+    let capacity = json!({"kind": "capacity", "quote": "Bjorn is out the first two weeks of January.",
+        "target": "Bjorn", "params": {"from": "2027-01-04", "to": "2027-01-15", "hours_per_week": 0}});
+    let deadline = |target: Value| {
+        json!({"kind": "set-deadline", "quote": "The API ships end of May.", "target": target,
+            "params": {"due": "2027-05-28"}})
+        .to_string()
+    };
+    let server = ModelServer::start(vec![
+        Exchange::new(Match::last(say), Reply::text(&capacity.to_string())),
+        Exchange::new(
+            Match::last(say),
+            Reply::text(&deadline(json!({"milestone": "public api v2"}))),
+        ),
+        Exchange::new(
+            Match::last(say),
+            Reply::text(&deadline(json!({"milestone": api.to_string()}))),
+        ),
+        // A target of no form is sent back with the forms, at its field.
+        Exchange::new(Match::last(say), Reply::text(&deadline(json!([api])))),
+        Exchange::new(
+            Match::last("/target: "),
+            Reply::text(&deadline(json!({"milestone": api}))),
+        ),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, true, 30);
+    for expected in [
+        json!({"member": "bjorn"}),
+        json!({"milestone": api}),
+        json!({"milestone": api}),
+        json!({"milestone": api}),
+    ] {
+        let answer: Value = serde_json::from_str(&ok(&commitea(
+            tmp.path(),
+            &["tool", "record_directive", &json!({"say": say}).to_string()],
+            "",
+            &[],
+        )))
+        .unwrap();
+        assert!(answer.get("directiveId").is_none(), "{answer}");
+        // The draft is shown with the target resolved, as recording writes it.
+        assert_eq!(answer["draft"]["target"], expected, "{answer}");
+        assert!(answer["summary"].as_str().is_some(), "{answer}");
+    }
+    assert_eq!(server.unused(), 0);
+    let requests = server.requests();
+    let repair = requests.last().unwrap().body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        repair.contains("/target: ") && repair.contains(r#"{"member": "username"}"#),
+        "{repair}"
+    );
+    // The model is told the calendar's date and the forecast's, which differ a week after it.
+    let system = requests[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        system.contains("(the forecast is as of 2026-11-27 (Friday))"),
+        "{system}"
+    );
 }

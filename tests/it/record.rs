@@ -395,6 +395,34 @@ fn the_directive_command_prints_the_output_and_exits_2_on_bad_input() {
         stderr.contains("due 2020-05-28 is before the forecast's day (2026-11-27)"),
         "{stderr}"
     );
+    // So is a capacity period that ended before it; one that reaches it is taken.
+    let capacity = |to: &str| {
+        run(&[
+            "--kind",
+            "capacity",
+            "--quote",
+            "Bjorn was out that week.",
+            "--target",
+            "member bjorn",
+            "--params",
+            &format!(r#"{{"from": "2026-11-16", "to": "{to}", "hours_per_week": 0}}"#),
+        ])
+    };
+    let ended = capacity("2026-11-20");
+    assert_eq!(ended.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&ended.stderr);
+    assert!(
+        stderr.contains(
+            "capacity from 2026-11-16 to 2026-11-20 ended before the forecast's day (2026-11-27)"
+        ),
+        "{stderr}"
+    );
+    let reaching = capacity("2026-11-27");
+    assert!(
+        reaching.status.success(),
+        "{}",
+        String::from_utf8_lossy(&reaching.stderr)
+    );
 }
 
 #[test]
