@@ -22,6 +22,7 @@ pub(crate) const FILE_NAME: &str = "commitea.yaml";
 /// Environment variables that start with `COMMITEA_` but are not config keys.
 const NON_CONFIG_ENV: &[&str] = &[
     "COMMITEA_GITEA_TOKEN",
+    "COMMITEA_TOKEN",
     "COMMITEA_REQUIRE_EXTERNAL",
     "COMMITEA_LOG",
     "COMMITEA_STATE",

@@ -390,8 +390,33 @@ pub fn propose(cx: &Context<'_>) -> Result<Vec<Proposed>, ProposeError> {
             .iter()
             .fold(ledger_at(&repo, base)?, |t, s| append_raw(&t, &s.text));
         crate::state::write_if_changed(&cx.layout.ledger(), text.as_bytes())?;
+        // A checkout behind the branch now holds a ledger its own commit lacks, and a plain `git pull
+        // --rebase` refuses a changed file ("cannot pull with rebase: You have unstaged changes").
+        let head_ledger = match crate::state::git::head(&repo) {
+            Some(head) => ledger_at(&repo, head)?,
+            None => String::new(),
+        };
+        let direct = out.iter().any(|p| matches!(p, Proposed::Direct { .. }));
+        if head_ledger != text && !direct {
+            tracing::info!(
+                "{} now holds {}'s ledger, which this checkout's commit lacks: {} brings the checkout up to date",
+                crate::state::LEDGER_FILE,
+                cx.config.approvals.branch,
+                pull_hint(cx.config)
+            );
+        }
     }
     Ok(out)
+}
+
+/// The command that brings a checkout up to date with the branch after a proposal: `git pull --rebase
+/// --autostash origin main` (the autostash carries the ledger `propose` rewrote, and anything else
+/// uncommitted, across the pull).
+pub fn pull_hint(config: &crate::config::Config) -> String {
+    format!(
+        "`git pull --rebase --autostash {} {}`",
+        config.approvals.remote, config.approvals.branch
+    )
 }
 
 /// Says what of the checkout's ledger `propose` does not send — text that is no well-formed directive
@@ -774,6 +799,12 @@ fn open_pull(
                 true,
             )?;
         }
+        tracing::info!(
+            "{} is pull request #{} (kept current): {}",
+            p.id,
+            pr.number,
+            pr.html_url
+        );
         return Ok(pr.number);
     }
     let created: GPullRequest = cx.client.send_json(
@@ -787,7 +818,12 @@ fn open_pull(
         })),
         false,
     )?;
-    tracing::info!("proposed {} as pull request #{}", p.id, created.number);
+    tracing::info!(
+        "proposed {} as pull request #{}: {}",
+        p.id,
+        created.number,
+        created.html_url
+    );
     Ok(created.number)
 }
 

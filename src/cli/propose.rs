@@ -48,10 +48,9 @@ pub fn run(a: Args) -> CommandResult {
         .any(|p| matches!(p, crate::apply::propose::Proposed::Direct { .. }))
     {
         tracing::info!(
-            "{branch} moved on the server (additive ops went straight to it): `git pull --rebase {remote} {branch}` \
-             brings the checkout up to date",
-            branch = config.approvals.branch,
-            remote = config.approvals.remote
+            "{} moved on the server (additive ops went straight to it): {} brings the checkout up to date",
+            config.approvals.branch,
+            crate::apply::propose::pull_hint(&config)
         );
     }
     Ok(())

@@ -20,8 +20,14 @@ use super::wire::{self, List};
 use crate::secret::{Secret, scrub};
 
 /// The environment variables a token is read from, in order of preference.
-pub(crate) const TOKEN_ENV_VARS: [&str; 3] =
-    ["COMMITEA_GITEA_TOKEN", "GITEA_TOKEN", "GITHUB_TOKEN"];
+/// `COMMITEA_TOKEN` is the workflow's secret (which it passes as `COMMITEA_GITEA_TOKEN`): a person who
+/// exports it under the secret's name locally means the same token.
+pub(crate) const TOKEN_ENV_VARS: [&str; 4] = [
+    "COMMITEA_GITEA_TOKEN",
+    "COMMITEA_TOKEN",
+    "GITEA_TOKEN",
+    "GITHUB_TOKEN",
+];
 
 /// The page size used when `/settings/api` cannot be read.
 pub(crate) const DEFAULT_MAX_RESPONSE_ITEMS: usize = 50;

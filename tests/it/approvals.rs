@@ -669,6 +669,7 @@ fn propose_checks_the_state_repo_and_the_remote_before_it_pushes_anything() {
             .arg(&s.work)
             .env_remove("COMMITEA_STATE")
             .env_remove("GITEA_TOKEN")
+            .env_remove("COMMITEA_TOKEN")
             .env_remove("GITHUB_TOKEN")
             .env("COMMITEA_SERVER", s.emu.url())
             .env("COMMITEA_GITEA_TOKEN", TOKEN)
@@ -730,8 +731,9 @@ fn propose_checks_the_state_repo_and_the_remote_before_it_pushes_anything() {
     untouched(&s);
     git(&s.work, &["remote", "rename", "upstream", "origin"]);
 
-    // Both go through; the additive one is on main, and the checkout can pull it (its copy left).
-    let out = propose(&[]);
+    // Both go through; the additive one is on main, and the checkout can pull it (its copy left). The
+    // token is given under the workflow secret's name, as a person copying the README does.
+    let out = propose(&[("COMMITEA_GITEA_TOKEN", ""), ("COMMITEA_TOKEN", TOKEN)]);
     let stdout = ok(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stdout.contains("C-0001 direct "), "{stdout}");
@@ -739,8 +741,16 @@ fn propose_checks_the_state_repo_and_the_remote_before_it_pushes_anything() {
         stdout.contains("C-0002 pull-request 1 commitea/C-0002"),
         "{stdout}"
     );
+    // Where to review it, on stderr (stdout's lines stay for scripts).
     assert!(
-        stderr.contains("`git pull --rebase origin main`"),
+        stderr
+            .lines()
+            .any(|l| l.contains("proposed C-0002 as pull request #1: http")
+                && l.ends_with("/pulls/1")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("`git pull --rebase --autostash origin main`"),
         "{stderr}"
     );
     let subject = git(&s.bare, &["log", "-1", "--format=%s", "main"]);
@@ -1105,11 +1115,29 @@ fn withdrawing_a_directive_by_its_status_line_is_proposed_as_an_edit() {
         std::fs::read_to_string(s.work.join("pm-state.md")).unwrap(),
         on_main
     );
-    // Merged, it is the branch's ledger.
+    // Merged, it is the branch's ledger. A directive recorded before pulling is proposed from a
+    // checkout behind the branch: its ledger becomes the branch's, which the checkout's commit lacks,
+    // so a plain `git pull --rebase` would refuse the changed file; propose says the pull that works.
     s.emu.merge_pull(&state_repo(), 1, "pat").unwrap();
-    git(&s.work, &["pull", "-q", "--rebase", "origin", "main"]);
+    ok(&s.commitea(
+        &s.work,
+        &["directive", "--kind", "note", "--quote", "Demo on Friday."],
+    ));
+    let out = s.commitea(&s.work, &["propose"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(ok(&out).contains("pull-request 2"), "{stderr}");
+    assert!(
+        stderr.contains("pm-state.md now holds main's ledger")
+            && stderr.contains("`git pull --rebase --autostash origin main`"),
+        "{stderr}"
+    );
+    git(
+        &s.work,
+        &["pull", "-q", "--rebase", "--autostash", "origin", "main"],
+    );
     let ledger = std::fs::read_to_string(s.work.join("pm-state.md")).unwrap();
     assert!(ledger.contains(&withdrawn), "{ledger}");
+    assert_eq!(git(&s.work, &["status", "--porcelain", "pm-state.md"]), "");
     assert_eq!(ok(&s.commitea(&s.work, &["propose"])).trim(), "");
 }
 
@@ -1679,6 +1707,7 @@ fn init_against_the_server_makes_a_site_in_one_command() {
             .env_remove("COMMITEA_SERVER")
             .env_remove("COMMITEA_GITEA_TOKEN")
             .env_remove("GITEA_TOKEN")
+            .env_remove("COMMITEA_TOKEN")
             .env_remove("GITHUB_TOKEN");
         if let Some(t) = token {
             c.env("COMMITEA_GITEA_TOKEN", t);
