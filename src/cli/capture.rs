@@ -163,7 +163,12 @@ pub fn run(a: Args) -> CommandResult {
             if t.issues.is_empty() {
                 Ok(None)
             } else {
-                crate::model::capture::check_issues(&world, &t.issues).map(Some)
+                // A person counts the issues from 1 and knows them by title.
+                let name = |i: usize| {
+                    let title = t.issues.get(i).map_or("", |x| x.title.as_str());
+                    format!("issue {} (\"{}\")", i + 1, crate::limits::excerpt(title))
+                };
+                crate::model::capture::check_issues(&world, &t.issues, &name).map(Some)
             }
         });
         match result {

@@ -124,11 +124,22 @@ pub(crate) struct CheckedProposal {
     pub ops: Vec<Checked>,
 }
 
-/// Checks proposed issues against the state as `create_issue` ops; an error names the issue's path
-/// (`/proposal/issues/2/estimate: …`).
+/// How an error names the `i`-th proposed issue (from 0): for a model, its JSON pointer
+/// (`/proposal/issues/1`); for a person in the review tray, its place and title (`issue 2 ("Dark mode:
+/// theme switcher")`).
+pub(crate) type IssueNamer<'a> = &'a dyn Fn(usize) -> String;
+
+/// The JSON pointer of the `i`-th proposed issue, as a model's errors name it.
+pub(crate) fn pointer(i: usize) -> String {
+    format!("/proposal/issues/{i}")
+}
+
+/// Checks proposed issues against the state as `create_issue` ops; an error names the issue as `name`
+/// does, then the field (`/proposal/issues/2/milestone: …`).
 pub(crate) fn check_issues(
     world: &World,
     issues: &[ProposedIssue],
+    name: IssueNamer<'_>,
 ) -> Result<CheckedProposal, String> {
     let n = issues.len();
     if n == 0 {
@@ -145,7 +156,7 @@ pub(crate) fn check_issues(
     let mut olds: Vec<Vec<IssueRef>> = vec![Vec::new(); n];
     for (i, issue) in issues.iter().enumerate() {
         for (j, d) in issue.deps.iter().flatten().enumerate() {
-            let path = format!("/proposal/issues/{i}/deps/{j}");
+            let path = format!("{}/deps/{j}", name(i));
             match d {
                 ProposedDep::Number(k) => olds[i].push(IssueRef::Number(*k)),
                 ProposedDep::Ref(s) => match s.strip_prefix("new:") {
@@ -193,7 +204,7 @@ pub(crate) fn check_issues(
     let mut ops = Vec::with_capacity(n);
     for &i in &order {
         let issue = &issues[i];
-        let path = format!("/proposal/issues/{i}");
+        let path = name(i);
         let estimate = format!(
             "{}{}",
             crate::domain::Estimate::LABEL_PREFIX,
@@ -351,7 +362,7 @@ fn check_draft(world: &World, v: &Value) -> Result<DraftAnswer, String> {
             Ok(DraftAnswer::Questions(q))
         }
         (None, Some(p)) => {
-            let checked = check_issues(world, &p.issues)?;
+            let checked = check_issues(world, &p.issues, &pointer)?;
             let bytes = serde_json::to_vec(&checked.issues).map_or(0, |b| b.len());
             let budget = crate::limits::answer_budget(crate::tools::CAPTURE_WORK, None) - 512;
             if bytes > budget {

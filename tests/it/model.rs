@@ -529,11 +529,13 @@ fn commitea_capture_runs_the_review_tray_with_a_script_and_an_editor_script() {
     let tmp = demo_state();
     let server = ModelServer::start(capture_script()).unwrap();
     configure(tmp.path(), &server, true, 30);
-    // The editor changes one estimate: the theme switcher's 2d becomes 3d.
+    // The editor changes one estimate: the theme switcher's 2d becomes 5d, no rung of the ladder, and
+    // reopened with the error on top, 3d.
     let editor = tmp.path().join("edit.sh");
     std::fs::write(
         &editor,
-        "#!/bin/sh\nsed -i 's#estimate: est/2d#estimate: est/3d#' \"$1\"\n",
+        "#!/bin/sh\nif grep -q '^# error' \"$1\"; then sed -i 's#estimate: est/5d#estimate: est/3d#' \"$1\"; \
+         else sed -i 's#estimate: est/2d#estimate: est/5d#' \"$1\"; fi\n",
     )
     .unwrap();
     #[cfg(unix)]
@@ -553,6 +555,13 @@ fn commitea_capture_runs_the_review_tray_with_a_script_and_an_editor_script() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("Which milestone should it land in?"),
+        "{stderr}"
+    );
+    // The person reads the issue by its place in the list, from 1, and its title.
+    assert!(
+        stderr.contains(
+            "The edited proposal is not valid: issue 2 (\"Dark mode: theme switcher\"): "
+        ) && stderr.contains("est/5d"),
         "{stderr}"
     );
     // The braindump reached the model whole; the answer came from the next line.
