@@ -304,7 +304,10 @@ pub(crate) fn dispatch(ctx: &Context, call: &ToolCall, policy: &Policy<'_>) -> D
             }
             let write = written(&call.name, &answer);
             Dispatched {
-                not_done: rejected(&answer),
+                not_done: rejected(&answer)
+                    .into_iter()
+                    .chain(unfiled(&call.name, &answer))
+                    .collect(),
                 text: answer.to_string(),
                 payload: Some(answer),
                 record: CallRecord {
@@ -385,6 +388,26 @@ fn rejected(answer: &Value) -> Vec<String> {
         out.push(format!("and {n} more rejected ops"));
     }
     out
+}
+
+/// A proposal `capture_work` made, which it never files: said, so that an answer like "nothing is
+/// filed until you approve it" does not leave the person looking for something to approve.
+fn unfiled(name: &str, answer: &Value) -> Option<String> {
+    if name != tools::CAPTURE_WORK {
+        return None;
+    }
+    let issues = answer.pointer("/proposal/issues")?.as_array()?;
+    let titles: Vec<String> = issues
+        .iter()
+        .filter_map(|i| i.get("title").and_then(Value::as_str))
+        .map(|t| format!("\"{}\"", crate::limits::excerpt(t)))
+        .collect();
+    Some(format!(
+        "capture_work proposed {} ({}), which are not filed: `commitea capture` shows a braindump's \
+         proposal for review and files it",
+        crate::prose::count(issues.len(), "issue", "issues"),
+        crate::prose::and_list(&titles)
+    ))
 }
 
 /// The correction sent back once when prose states what the tools did not.

@@ -1109,3 +1109,37 @@ fn a_draft_names_its_target_as_a_person_would_and_the_model_knows_todays_date() 
         "{system}"
     );
 }
+
+#[test]
+fn a_proposal_capture_work_made_inside_ask_is_said_to_be_unfiled() {
+    let tmp = demo_state();
+    let server = ModelServer::start(vec![
+        Exchange::new(
+            Match::any().model("small-one"),
+            Reply::tool_call(
+                "capture_work",
+                json!({"braindump": BRAINDUMP, "answers": [
+                    {"question": "Which milestone should it land in?", "answer": "Accessibility"}]}),
+            ),
+        ),
+        Exchange::new(
+            Match::last("Braindump:").model("big-one"),
+            Reply::text(&three_issues("est/2d").to_string()),
+        ),
+        Exchange::new(
+            Match::last("Dark mode: design tokens").model("small-one"),
+            Reply::text("I proposed three issues; nothing is filed until you approve them."),
+        ),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, true, 30);
+    let out = ok(&commitea(tmp.path(), &["ask", BRAINDUMP], "", &[]));
+    assert_eq!(server.unused(), 0, "{out}");
+    assert!(
+        out.lines().any(|l| l.starts_with(
+            "not done: capture_work proposed 3 issues (\"Dark mode: design tokens\", "
+        ) && l.contains("`commitea capture`")),
+        "{out}"
+    );
+    assert!(pending(tmp.path()).is_empty(), "nothing filed");
+}
