@@ -68,6 +68,14 @@ enum Fact {
         month: u32,
         day: Option<u32>,
     },
+    /// A date written with slashes (`27/04/2027`, `4/27/2027`, `2027/04/27`): the two readings of its
+    /// day and month, (month, day) first as written when both are possible.
+    SlashDate {
+        year: i32,
+        readings: Vec<(u32, u32)>,
+    },
+    /// A priority written as a word and a number (`priority 1`): the label `p/1`.
+    Priority(u64),
     /// A percentage.
     Percent(f64),
     /// A number, with its decimals as written.
@@ -85,6 +93,8 @@ pub struct Grounds {
     months: BTreeSet<(i32, u32)>,
     percents: Vec<f64>,
     numbers: Vec<f64>,
+    /// The percentiles the answers give (`p80` as a key: 80), which "80% of the futures" explains.
+    percentiles: BTreeSet<u32>,
     /// Every text, lower-cased, for names.
     text: String,
 }
@@ -129,6 +139,15 @@ impl Grounds {
                         self.numbers.push(f64::from(y));
                     }
                 }
+                Fact::SlashDate { year, readings } => {
+                    // What the question or an answer wrote this way grounds either reading.
+                    for (month, day) in readings {
+                        if let Some(date) = NaiveDate::from_ymd_opt(year, month, day) {
+                            self.dates.insert(date);
+                        }
+                    }
+                }
+                Fact::Priority(_) => {}
                 Fact::Percent(p) => self.percents.push(p),
                 Fact::Number { value, .. } => self.numbers.push(value),
             }
@@ -148,7 +167,18 @@ impl Grounds {
             }
             Value::String(s) => self.add_text(s),
             Value::Array(a) => a.iter().for_each(|x| self.add_json(x)),
-            Value::Object(o) => o.values().for_each(|x| self.add_json(x)),
+            Value::Object(o) => {
+                for (k, x) in o {
+                    if let Some(p) = k
+                        .strip_prefix('p')
+                        .and_then(|d| d.parse::<u32>().ok())
+                        .filter(|p| (1..100).contains(p))
+                    {
+                        self.percentiles.insert(p);
+                    }
+                    self.add_json(x);
+                }
+            }
             Value::Bool(_) | Value::Null => {}
         }
     }
@@ -185,8 +215,20 @@ impl Grounds {
                         .iter()
                         .any(|x| x.month() == *month && (y == 0 || x.year() == y))
             }
+            Fact::SlashDate { year, readings } => readings.iter().any(|(month, day)| {
+                self.holds(&Fact::Date {
+                    year: Some(*year),
+                    month: *month,
+                    day: Some(*day),
+                })
+            }),
+            Fact::Priority(n) => contains_word(&self.text, &format!("p/{n}")),
             Fact::Percent(p) => {
                 let tolerance = if p.fract() == 0.0 { 0.5 } else { 0.05 };
+                // "80% of the futures end by then" says what the p80 an answer gave means.
+                if p.fract() == 0.0 && self.percentiles.contains(&(*p as u32)) {
+                    return true;
+                }
                 self.percents.iter().any(|g| (g - p).abs() < 1e-9)
                     || self.numbers.iter().any(|x| {
                         (0.0..=1.0).contains(x) && (x * 100.0 - p).abs() <= tolerance + 1e-9
@@ -222,7 +264,8 @@ pub fn ungrounded(prose: &str, grounds: &Grounds, people: &[String]) -> Vec<Clai
         if !grounds.holds(&fact) {
             let kind = match fact {
                 Fact::Issue { .. } => ClaimKind::Issue,
-                Fact::Date { .. } => ClaimKind::Date,
+                Fact::Date { .. } | Fact::SlashDate { .. } => ClaimKind::Date,
+                Fact::Priority(_) => ClaimKind::Number,
                 Fact::Percent(_) => ClaimKind::Percent,
                 Fact::Number { .. } => ClaimKind::Number,
             };
@@ -400,6 +443,66 @@ fn scan(text: &str) -> Vec<(Fact, String)> {
         i += 1;
     }
 
+    // Slash dates: `27/04/2027`, `4/27/2027`, `2027/04/27`.
+    let mut i = 0;
+    while i < n {
+        if !c[i].is_ascii_digit() || (i > 0 && (c[i - 1].is_alphanumeric() || c[i - 1] == '/')) {
+            i += 1;
+            continue;
+        }
+        let parts: Vec<(usize, usize)> = {
+            let mut v = Vec::new();
+            let mut k = i;
+            loop {
+                let e = digits_from(k);
+                v.push((k, e));
+                if v.len() == 3 || e >= n || c[e] != '/' || e + 1 >= n || !c[e + 1].is_ascii_digit()
+                {
+                    break;
+                }
+                k = e + 1;
+            }
+            v
+        };
+        let end = parts.last().map_or(i, |p| p.1);
+        let lens: Vec<usize> = parts.iter().map(|(a, b)| b - a).collect();
+        let num = |k: usize| {
+            parts
+                .get(k)
+                .and_then(|(a, b)| number_of(*a, *b))
+                .unwrap_or(0)
+        };
+        let boundary = end == n || !(c[end].is_alphanumeric() || c[end] == '/');
+        let fact = match lens.as_slice() {
+            [1 | 2, 1 | 2, 4] if boundary => {
+                let (a, b) = (num(0) as u32, num(1) as u32);
+                let readings: Vec<(u32, u32)> = [(a, b), (b, a)]
+                    .into_iter()
+                    .filter(|(m, d)| (1..=12).contains(m) && (1..=31).contains(d))
+                    .fold(Vec::new(), |mut v, r| {
+                        if !v.contains(&r) {
+                            v.push(r);
+                        }
+                        v
+                    });
+                Some((i32::try_from(num(2)).unwrap_or(0), readings))
+            }
+            [4, 1 | 2, 1 | 2] if boundary => Some((
+                i32::try_from(num(0)).unwrap_or(0),
+                vec![(num(1) as u32, num(2) as u32)],
+            )),
+            _ => None,
+        };
+        match fact {
+            Some((year, readings)) if !readings.is_empty() && !used[i..end].iter().any(|u| *u) => {
+                found.push((i, Fact::SlashDate { year, readings }, s(i, end)));
+                used[i..end].iter_mut().for_each(|u| *u = true);
+                i = end;
+            }
+            _ => i = end.max(i + 1),
+        }
+    }
+
     // Worded dates: `March 12`, `12 March`, `Mar 12, 2027`, `12th of March 2027`, `March 2027`, `March`.
     let mut i = 0;
     while i < n {
@@ -569,6 +672,36 @@ fn scan(text: &str) -> Vec<(Fact, String)> {
                 i = end;
                 continue;
             }
+            // The word before: `priority 1` is the label p/1, `issue 179` an issue.
+            let word_before: String = {
+                let mut k = start;
+                while k > 0 && c[k - 1] == ' ' {
+                    k -= 1;
+                }
+                let w: String = c[..k]
+                    .iter()
+                    .rev()
+                    .take_while(|x| x.is_alphabetic())
+                    .collect();
+                w.chars().rev().collect::<String>().to_lowercase()
+            };
+            if decimals == 0 && !negative && start > 0 {
+                let whole = v as u64;
+                let fact = match word_before.as_str() {
+                    "priority" => Some(Fact::Priority(whole)),
+                    "issue" | "issues" => Some(Fact::Issue {
+                        repo: None,
+                        number: whole,
+                    }),
+                    _ => None,
+                };
+                if let Some(fact) = fact {
+                    found.push((start, fact, s(start, e)));
+                    used[start..e].iter_mut().for_each(|u| *u = true);
+                    i = e.max(i + 1);
+                    continue;
+                }
+            }
             let value = if negative { -v } else { v };
             found.push((start, Fact::Number { value, decimals }, s(start, e)));
             used[start..e].iter_mut().for_each(|u| *u = true);
@@ -694,6 +827,36 @@ mod tests {
         );
         assert_eq!(texts(&bad), ["acme/web#102", "#7", "amara", "@zed"]);
         assert!(bad.iter().any(|c| c.kind == ClaimKind::Person));
+    }
+
+    #[test]
+    fn what_a_person_writes_of_what_the_answer_said_is_grounded() {
+        let g = grounds(json!({"issue": "acme/api#179", "priority": "p/1",
+            "band": {"p10": "2027-04-20", "p50": "2027-04-27", "p80": "2027-05-18"}}));
+        for ok in [
+            "acme/api#179 is priority 1",
+            "start with issue 179 in acme/api",
+            "80% of the simulated futures finish by 2027-05-18, and there is a 10% chance of 2027-04-20",
+            "the median is 27/04/2027",
+            "the median is 4/27/2027",
+            "the median is 2027/04/27",
+        ] {
+            assert!(
+                ungrounded(ok, &g, &[]).is_empty(),
+                "{ok}: {:?}",
+                ungrounded(ok, &g, &[])
+            );
+        }
+        // The same forms are checked, not waved through.
+        for (bad, claim) in [
+            ("acme/api#179 is priority 0", "0"),
+            ("start with issue 180", "180"),
+            ("a 70% chance", "70%"),
+            ("the median is 28/04/2027", "28/04/2027"),
+            ("the median is 4/28/2027", "4/28/2027"),
+        ] {
+            assert_eq!(texts(&ungrounded(bad, &g, &[])), [claim], "{bad}");
+        }
     }
 
     #[test]
