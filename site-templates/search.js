@@ -25,18 +25,24 @@
   });
   // Open issues first, each group in the index's order (by repository and number).
   rows.sort(function (a, b) { return (a.open === b.open) ? 0 : (a.open ? -1 : 1); });
-  // A query read as the agents' search reads it: a reference (#12, owner/repo#12) or a number names an
-  // issue, found first; the other words (two characters or more) match where a word starts
+  // A query read as the agents' search reads it: a reference (#12, owner/repo#12) names an issue, found
+  // first, and so does a bare number where the query is only numbers or it follows "issue" (in
+  // "Android 15" the 15 is a word); the other words (two characters or more) match where a word starts
   // (`paginat` finds "pagination", `api` not "rapid"), every one of them.
   function terms(q) {
     var refs = [], words = [];
-    q.toLowerCase().split(/\s+/).forEach(function (raw) {
-      var tok = raw.replace(/^[,.;:()"']+|[,.;:()"']+$/g, "");
-      if (!tok) return;
-      var m = /^(?:([\w.-]+\/[\w.-]+)?#)?(\d+)$/.exec(tok);
+    var toks = q.toLowerCase().split(/\s+/).map(function (raw) {
+      return raw.replace(/^[,.;:()"']+|[,.;:()"']+$/g, "");
+    }).filter(function (tok) { return tok; });
+    var numberish = /^(?:([\w.-]+\/[\w.-]+)?#)?(\d+)$/;
+    var onlyNumbers = toks.every(function (tok) { return numberish.test(tok); });
+    toks.forEach(function (tok, i) {
+      var m = numberish.exec(tok);
       if (m) {
-        refs.push({ repo: m[1] || null, n: parseInt(m[2], 10) });
-        if (tok.indexOf("#") < 0) words.push(tok);
+        var bare = tok.indexOf("#") < 0;
+        var afterIssue = i > 0 && (toks[i - 1] === "issue" || toks[i - 1] === "issues");
+        if (!bare || onlyNumbers || afterIssue) refs.push({ repo: m[1] || null, n: parseInt(m[2], 10) });
+        if (bare) words.push(tok);
         return;
       }
       tok.split(/[^\p{L}\p{N}\/_-]+/u).forEach(function (w) { if (w.length > 1) words.push(w); });

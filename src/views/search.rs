@@ -2,9 +2,9 @@
 //!
 //! Ranking is a plain, deterministic score: every query word found in the title counts 5, in a label 3,
 //! in the body 2 and in a comment 1 (each place counted once per word), and the whole query found as a
-//! phrase in the title adds 5. An issue number anywhere in the query (`#12`, `12`, `owner/repo#12`, the
-//! repository without case) matches that issue first; a reference (`#12`, `owner/repo#12`) is not also a
-//! word. Ties go to open issues, then by
+//! phrase in the title adds 5. A reference anywhere in the query (`#12`, `owner/repo#12`, the repository
+//! without case) matches that issue first, and so does a bare number where the query is only numbers or
+//! it follows `issue` (in "Android 15" the 15 is a word); a reference is not also a word. Ties go to open issues, then by
 //! key. Words are compared without case and match where a word of the text starts (`paginat` finds
 //! "pagination"; `api` does not find "rapid"); a number matches only the whole number (`102` is not in
 //! "1024" or "deb102ea"). Words of one character are left out, and the view says which.
@@ -66,13 +66,31 @@ pub struct Terms {
 }
 
 /// The query read into its terms: a reference (`#12`, `owner/repo#12`) names an issue and is nothing
-/// else; a bare number names an issue and is a word as well; the rest is words.
+/// else; a bare number is a word, and names an issue as well where the query is only numbers (`102`)
+/// or the word before it is `issue` (`issue 102`) — in "Android 15" it is part of what is looked for,
+/// not issue #15; the rest is words.
 pub fn terms(query: &str) -> Terms {
     let mut t = Terms::default();
-    for raw in query.split_whitespace() {
-        let tok = raw
-            .trim_matches(|c: char| matches!(c, ',' | '.' | ';' | ':' | '(' | ')' | '"' | '\''))
-            .to_lowercase();
+    let tokens: Vec<String> = query
+        .split_whitespace()
+        .map(|raw| {
+            raw.trim_matches(|c: char| matches!(c, ',' | '.' | ';' | ':' | '(' | ')' | '"' | '\''))
+                .to_lowercase()
+        })
+        .collect();
+    let only_numbers = tokens.iter().all(|tok| {
+        tok.is_empty()
+            || tok.parse::<u64>().is_ok()
+            || tok.parse::<IssueKey>().is_ok()
+            || tok
+                .strip_prefix('#')
+                .is_some_and(|n| n.parse::<u64>().is_ok())
+    });
+    for (i, tok) in tokens.iter().enumerate() {
+        let after_issue = i > 0
+            && tokens
+                .get(i - 1)
+                .is_some_and(|w| matches!(w.as_str(), "issue" | "issues"));
         if let Ok(k) = tok.parse::<IssueKey>() {
             t.numbers
                 .push((Some(k.repo.to_string().to_lowercase()), k.number));
@@ -82,7 +100,9 @@ pub fn terms(query: &str) -> Terms {
             t.numbers.push((None, n));
             continue;
         }
-        if let Ok(n) = tok.parse::<u64>() {
+        if let Ok(n) = tok.parse::<u64>()
+            && (only_numbers || after_issue)
+        {
             t.numbers.push((None, n));
         }
         for w in tok
@@ -272,13 +292,19 @@ mod tests {
 
     #[test]
     fn numbers_and_references_are_read_anywhere_in_the_query() {
-        let t = terms("Keys #12, ACME/Web#3 and 102");
+        let t = terms("Keys #12, ACME/Web#3 and issue 102");
         assert_eq!(
             t.numbers,
             [(None, 12), (None, 102), (Some("acme/web".to_owned()), 3)]
         );
-        // A reference is not a word; a bare number is both.
-        assert_eq!(t.words, ["102", "and", "keys"]);
+        // A reference is not a word; a bare number after `issue` is both.
+        assert_eq!(t.words, ["102", "and", "issue", "keys"]);
+        // A bare number alone names an issue; among words it is one of them.
+        assert_eq!(terms("102").numbers, [(None, 102)]);
+        assert_eq!(terms("#3 102").numbers, [(None, 3), (None, 102)]);
+        let android = terms("Android 15");
+        assert!(android.numbers.is_empty(), "{android:?}");
+        assert_eq!(android.words, ["15", "android"]);
         assert!(terms("a b").is_empty() && !terms("a #5").is_empty());
     }
 }

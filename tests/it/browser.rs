@@ -63,6 +63,9 @@ fn the_demo_site_reads_in_a_browser_at_desktop_and_phone_widths() {
         serde_json::json!({"path": "search.html", "query": "?q=a%20ACME%2Fweb%2312",
             "expect": [{"selector": "#count", "contains": "1 matching issue"},
                        {"selector": "#results li a", "contains": "acme/web#12"}]}),
+        // A bare number among words is a word: "Android 15" finds the issues that say it, not #15 first.
+        serde_json::json!({"path": "search.html", "query": "?q=Android%2015",
+            "expect": [{"selector": "#results li a", "contains": "acme/mobile#", "lacks": "#15"}]}),
         serde_json::json!({"path": "calibration.html", "charts": 1}),
         serde_json::json!({"path": "standup.html"}),
         serde_json::json!({"path": "roadmap.html", "charts": 1, "shot": "roadmap"}),
