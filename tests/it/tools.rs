@@ -411,12 +411,23 @@ fn filter_query_ranks_title_matches_first() {
     assert_eq!(n["total"], 1, "{n}");
     let none = query("search", json!({ "query": "acme/web#999" }));
     assert_eq!(none["total"], 0, "{none}");
-    // Anywhere in the query, with other words, and the repository without case.
-    for q in ["idempotency 102", "#102 keys", "a ACME/API#102"] {
+    // A reference anywhere in the query, with other words, and the repository without case; a bare
+    // number after `issue`.
+    for q in ["issue 102 idempotency", "#102 keys", "a ACME/API#102"] {
         let s = query("search", json!({ "query": q }));
         assert_eq!(s["matches"][0]["issue"], "acme/api#102", "{q}: {s}");
         assert_eq!(s["matches"][0]["in"], "number", "{q}: {s}");
     }
+    // Among other words a bare number is a word: no issue is found by its number.
+    let s = query("search", json!({ "query": "idempotency 102" }));
+    assert!(
+        s["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["in"] != "number"),
+        "{s}"
+    );
     // A word matches where a word starts, not inside one; one-letter words are named as left out.
     let s = query("search", json!({ "query": "paginat a" }));
     assert!(s["total"].as_u64() > Some(0), "{s}");
