@@ -46,6 +46,7 @@ pub(crate) fn context(
         overrides: forecast.overrides(),
         as_of: forecast.now,
         proposer: proposer(&state.state),
+        memo: crate::tools::Memo::default(),
     }
 }
 

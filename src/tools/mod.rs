@@ -53,6 +53,23 @@ pub struct Context {
     /// Proposes what a write tool wrote at once (`approvals.propose_on_write`): pushes it and opens its
     /// pull request; answers one line per proposal.
     pub proposer: Option<Proposer>,
+    /// The last forecast the tools computed, kept while what it was computed from is unchanged (an
+    /// `ask` or an MCP session reads many views of one state).
+    pub memo: Memo,
+}
+
+/// The tools' last computed forecast, keyed by a fingerprint of what it was computed from; shared by
+/// the clones of a context.
+#[derive(Clone, Default)]
+pub struct Memo(pub(crate) std::sync::Arc<std::sync::Mutex<Option<Memoised>>>);
+
+/// A fingerprint of a state and the forecast computed from it.
+pub(crate) type Memoised = (u64, std::sync::Arc<crate::pipeline::Computed>);
+
+impl std::fmt::Debug for Memo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Memo")
+    }
 }
 
 /// What proposes the checkout's op files and directives (set by the command line, which can reach the
@@ -77,6 +94,7 @@ impl Context {
             overrides: crate::config::Overrides::default(),
             as_of: None,
             proposer: None,
+            memo: Memo::default(),
         }
     }
 

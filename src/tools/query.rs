@@ -103,8 +103,69 @@ pub enum QueryOutput {
     Search(views::search::SearchView),
 }
 
-/// Replays and forecasts the state offline, for the tools.
-pub fn compute(ctx: &Context) -> Result<Computed, ToolError> {
+/// Replays and forecasts the state offline, for the tools; the same state read again (another view in
+/// one `ask` or MCP session) reuses the last forecast instead of replaying and forecasting it again.
+pub fn compute(ctx: &Context) -> Result<std::sync::Arc<Computed>, ToolError> {
+    let key = fingerprint(ctx);
+    let memo = &ctx.memo.0;
+    if let Some(key) = key
+        && let Some((k, c)) = memo.lock().ok().and_then(|m| m.clone())
+        && k == key
+    {
+        return Ok(c);
+    }
+    let c = std::sync::Arc::new(compute_now(ctx)?);
+    if let (Some(key), Ok(mut m)) = (key, memo.lock()) {
+        *m = Some((key, c.clone()));
+    }
+    Ok(c)
+}
+
+/// A fingerprint of everything [`compute`] reads: the context's inputs, the bytes of the config and the
+/// ledger, the branch `HEAD` names, and the size and time of every file of the snapshot, the op files
+/// and the forecast. `None` where something cannot be read (nothing is then reused).
+fn fingerprint(ctx: &Context) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    ctx.env.hash(&mut h);
+    format!("{:?}", ctx.overrides).hash(&mut h);
+    ctx.as_of.hash(&mut h);
+    let root = &ctx.state_dir;
+    for file in [
+        crate::config::FILE_NAME,
+        crate::state::LEDGER_FILE,
+        ".git/HEAD",
+    ] {
+        std::fs::read(root.join(file)).ok().hash(&mut h);
+    }
+    // The commit the branch points to (a loose ref, or packed ones).
+    if let Ok(head) = std::fs::read_to_string(root.join(".git/HEAD"))
+        && let Some(r) = head.trim().strip_prefix("ref: ")
+    {
+        std::fs::read(root.join(".git").join(r)).ok().hash(&mut h);
+        std::fs::read(root.join(".git/packed-refs"))
+            .ok()
+            .hash(&mut h);
+    }
+    for dir in ["snapshot", "ops", "forecast"] {
+        let dir = root.join(dir);
+        dir.exists().hash(&mut h);
+        if !dir.exists() {
+            continue;
+        }
+        for e in walkdir::WalkDir::new(dir).sort_by_file_name() {
+            let e = e.ok()?;
+            let meta = e.metadata().ok()?;
+            e.path().hash(&mut h);
+            meta.len().hash(&mut h);
+            meta.modified().ok()?.hash(&mut h);
+        }
+    }
+    Some(h.finish())
+}
+
+/// Replays and forecasts the state offline.
+fn compute_now(ctx: &Context) -> Result<Computed, ToolError> {
     let opts = RunOptions {
         state_dir: ctx.state_dir.clone(),
         now: ctx.as_of,

@@ -1446,3 +1446,64 @@ fn a_forecast_committed_in_the_earlier_format_reports_no_milestone_move_by_itsel
     assert!(message.starts_with("commitea: forecast as of"), "{message}");
     assert!(!message.lines().any(|l| l.starts_with("- ")), "{message}");
 }
+
+#[test]
+fn the_tools_reuse_their_last_forecast_until_what_it_was_computed_from_changes() {
+    use std::sync::Arc;
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    crate::pipeline::git(dir, &["init", "-q"]);
+    crate::pipeline::git(dir, &["add", "-A"]);
+    crate::pipeline::git(
+        dir,
+        &[
+            "-c",
+            "user.name=pat",
+            "-c",
+            "user.email=pat@example.com",
+            "commit",
+            "-qm",
+            "Import",
+        ],
+    );
+    let ctx = ctx(dir);
+    let first = commitea::tools::query::compute(&ctx).unwrap();
+    // Another view of the same state: the same forecast, not a second one.
+    let again = commitea::tools::query::compute(&ctx).unwrap();
+    assert!(Arc::ptr_eq(&first, &again));
+    // A directive recorded through the same context is in the next forecast.
+    tools::call(
+        &ctx,
+        "record_directive",
+        &json!({"kind": "reprioritize", "quote": "Idempotency keys first.",
+            "target": {"issue": "acme/api#102"}, "params": {"priority": 0}}),
+    )
+    .unwrap();
+    let after = commitea::tools::query::compute(&ctx).unwrap();
+    assert!(!Arc::ptr_eq(&first, &after));
+    let key: commitea::domain::IssueKey = "acme/api#102".parse().unwrap();
+    let priority = |c: &commitea::pipeline::Computed| c.plan.issue(&key).unwrap().priority.label();
+    assert_eq!(priority(&after), "p/0");
+    assert_ne!(priority(&first), "p/0");
+    // So is an issue file changed by a sync (or by hand).
+    let file = dir.join("snapshot/issues/acme/api/102.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let renamed: String = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("title: ") {
+                "title: Renamed by a sync\n".to_owned()
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    std::fs::write(&file, renamed).unwrap();
+    let synced = commitea::tools::query::compute(&ctx).unwrap();
+    assert!(!Arc::ptr_eq(&after, &synced));
+    assert!(
+        synced.snapshot.issues[&key].title.starts_with("Renamed "),
+        "{}",
+        synced.snapshot.issues[&key].title
+    );
+}
