@@ -217,11 +217,47 @@ fn error_text(kind: &str, message: &str) -> String {
     json!({"error": {"kind": kind, "message": message}}).to_string()
 }
 
-/// Whether `quote` is in `words`, verbatim up to runs of white space.
-pub(crate) fn verbatim(quote: &str, words: &str) -> bool {
-    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-    let q = squash(quote);
-    !q.is_empty() && squash(words).contains(&q)
+/// The person's own words that `quote` copies, as they wrote them: `quote` found in `words` up to runs of
+/// white space, letter case and typography (curly quotes and apostrophes for straight ones, dashes for
+/// hyphens) — what a model changes when it quotes ("password reset is …" from "Password reset is …").
+/// `None` where the words are not there. The ledger keeps what this returns, never the model's copy.
+pub(crate) fn verbatim_in(quote: &str, words: &str) -> Option<String> {
+    // Each kept character of `words`, folded, with where it starts and ends in `words`.
+    let fold = |c: char| match c {
+        '\u{2018}' | '\u{2019}' | '\u{201B}' | '\u{2032}' => '\'',
+        '\u{201C}' | '\u{201D}' | '\u{201F}' | '\u{2033}' => '"',
+        '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
+        c if c.is_whitespace() => ' ',
+        c => c,
+    };
+    let squash = |s: &str| -> Vec<(char, usize, usize)> {
+        let mut out: Vec<(char, usize, usize)> = Vec::new();
+        for (at, c) in s.char_indices() {
+            let f = fold(c);
+            if f == ' ' && out.last().is_none_or(|(p, _, _)| *p == ' ') {
+                continue;
+            }
+            out.extend(f.to_lowercase().map(|l| (l, at, at + c.len_utf8())));
+        }
+        while out.last().is_some_and(|(c, _, _)| *c == ' ') {
+            out.pop();
+        }
+        out
+    };
+    let q: Vec<char> = squash(quote).into_iter().map(|(c, _, _)| c).collect();
+    let w = squash(words);
+    if q.is_empty() || q.len() > w.len() {
+        return None;
+    }
+    let start = (0..=w.len() - q.len()).find(|&i| {
+        w[i..i + q.len()]
+            .iter()
+            .zip(&q)
+            .all(|((a, _, _), b)| a == b)
+    })?;
+    let from = w.get(start)?.1;
+    let to = w.get(start + q.len() - 1)?.2;
+    words.get(from..to).map(str::to_owned)
 }
 
 /// Runs one tool call of the model under `policy`.
@@ -281,21 +317,30 @@ pub(crate) fn dispatch(ctx: &Context, call: &ToolCall, policy: &Policy<'_>) -> D
     }
     if call.name == tools::RECORD_DIRECTIVE
         && let Some(q) = input.get("quote").and_then(Value::as_str)
-        && !verbatim(q, policy.words)
     {
-        return fail(
-            "invalid_input",
-            "/quote: a directive's quote must be the PM's words, verbatim from the question; quote them exactly, or give {\"say\": \"...\"} with their words".to_owned(),
-        );
+        match verbatim_in(q, policy.words) {
+            // The ledger keeps the PM's words as they wrote them, not the model's copy.
+            Some(own) => input["quote"] = Value::String(own),
+            None => {
+                return fail(
+                    "invalid_input",
+                    "/quote: a directive's quote must be the PM's words, verbatim from the question; quote them exactly, or give {\"say\": \"...\"} with their words".to_owned(),
+                );
+            }
+        }
     }
     if call.name == tools::RECORD_DIRECTIVE
         && let Some(say) = input.get("say").and_then(Value::as_str)
-        && !verbatim(say, policy.words)
     {
-        return fail(
-            "invalid_input",
-            "/say: must be the PM's words, verbatim from the question".to_owned(),
-        );
+        match verbatim_in(say, policy.words) {
+            Some(own) => input["say"] = Value::String(own),
+            None => {
+                return fail(
+                    "invalid_input",
+                    "/say: must be the PM's words, verbatim from the question".to_owned(),
+                );
+            }
+        }
     }
     match tools::call(ctx, &call.name, &input) {
         Ok(mut answer) => {
@@ -768,11 +813,23 @@ mod tests {
     }
 
     #[test]
-    fn a_quote_is_verbatim_up_to_white_space() {
+    fn a_quote_is_verbatim_up_to_white_space_case_and_typography() {
         let q = "Bjorn is out the first two weeks of January, so   plan around him.";
+        let verbatim = |quote: &str, words: &str| verbatim_in(quote, words).is_some();
         assert!(verbatim("Bjorn is out the first two weeks of January", q));
         assert!(verbatim("so plan around\nhim.", q));
         assert!(!verbatim("Bjorn is away the first two weeks of January", q));
         assert!(!verbatim("  ", q));
+        // What a model changes when it quotes; the PM's own words come back, as they wrote them.
+        let said = "OK. Password reset isn\u{2019}t urgent \u{2014} do it   after the 20th.";
+        assert_eq!(
+            verbatim_in("password reset isn't urgent - do it after the 20th.", said).as_deref(),
+            Some("Password reset isn\u{2019}t urgent \u{2014} do it   after the 20th.")
+        );
+        assert_eq!(
+            verbatim_in("Björn", "BJÖRN is out").as_deref(),
+            Some("BJÖRN")
+        );
+        assert_eq!(verbatim_in("password reset is urgent", said), None);
     }
 }

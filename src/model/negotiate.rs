@@ -144,13 +144,11 @@ fn check_draft(
     if let Some(title) = milestone_title {
         draft.target.get_or_insert_default().milestone_title = Some(title);
     }
-    draft.quote = draft.quote.trim().to_owned();
-    if !super::agent::verbatim(&draft.quote, say) {
-        return Err(
-            "/quote: the quote must be the manager's words copied exactly from what they said"
-                .to_owned(),
-        );
-    }
+    // The ledger keeps the PM's words as they wrote them, not the model's copy of them.
+    draft.quote = super::agent::verbatim_in(draft.quote.trim(), say).ok_or_else(|| {
+        "/quote: the quote must be the manager's words copied exactly from what they said"
+            .to_owned()
+    })?;
     draft.target = draft.target.filter(|t| *t != RecordTarget::default());
     draft.by.clone_from(&ctx.by);
     match crate::ledger::record::preview_directive(&ctx.state_dir, &draft, options) {

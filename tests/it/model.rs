@@ -1143,3 +1143,23 @@ fn a_proposal_capture_work_made_inside_ask_is_said_to_be_unfiled() {
     );
     assert!(pending(tmp.path()).is_empty(), "nothing filed");
 }
+
+#[test]
+fn a_quote_copied_with_another_case_and_straight_quotes_is_the_pms_words_in_the_ledger() {
+    let tmp = demo_state();
+    let say = "OK \u{2014} Bjorn\u{2019}s out the first two weeks of January.";
+    let draft = json!({"kind": "capacity", "quote": "bjorn's out the first two weeks of january.",
+        "target": {"member": "bjorn"},
+        "params": {"from": "2027-01-04", "to": "2027-01-15", "hours_per_week": 0}})
+    .to_string();
+    let server =
+        ModelServer::start(vec![Exchange::new(Match::last(say), Reply::text(&draft))]).unwrap();
+    configure(tmp.path(), &server, true, 30);
+    let out = commitea(tmp.path(), &["directive", "--say", say, "--yes"], "", &[]);
+    ok(&out);
+    let ledger = std::fs::read_to_string(tmp.path().join("pm-state.md")).unwrap();
+    assert!(
+        ledger.contains("> Bjorn\u{2019}s out the first two weeks of January."),
+        "{ledger}"
+    );
+}
