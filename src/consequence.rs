@@ -516,13 +516,8 @@ fn summary(
                 } else {
                     // Working days, said in full: "d" read as calendar days.
                     format!(
-                        "p80 {}{} ({} → {})",
-                        if m.moved_working_days > 0 { "+" } else { "-" },
-                        crate::prose::count(
-                            m.moved_working_days.unsigned_abs() as usize,
-                            "working day",
-                            "working days"
-                        ),
+                        "p80 {} ({} → {})",
+                        crate::prose::working_days_moved(m.moved_working_days),
                         short(&b.p80, year),
                         short(&a.p80, year)
                     )

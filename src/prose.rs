@@ -12,6 +12,20 @@ pub(crate) fn count<N: std::fmt::Display + PartialEq + From<u8>>(
     format!("{n} {noun}")
 }
 
+/// A move in working days, signed and said in full (a bare "d" read as calendar days): `+1 working
+/// day`, `-11 working days`, `0 working days`.
+pub(crate) fn working_days_moved(n: i64) -> String {
+    let sign = match n.signum() {
+        1 => "+",
+        -1 => "-",
+        _ => "",
+    };
+    format!(
+        "{sign}{}",
+        count(n.unsigned_abs(), "working day", "working days")
+    )
+}
+
 /// Joins names as prose: `a`, `a and b`, `a, b and c`.
 pub(crate) fn and_list(items: &[String]) -> String {
     match items {
@@ -32,6 +46,9 @@ mod tests {
         assert_eq!(count(15_i64, "day", "days"), "15 days");
         assert_eq!(count(-1_i64, "day", "days"), "-1 days");
         let names = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(working_days_moved(1), "+1 working day");
+        assert_eq!(working_days_moved(-11), "-11 working days");
+        assert_eq!(working_days_moved(0), "0 working days");
         assert_eq!(and_list(&names(&[])), "");
         assert_eq!(and_list(&names(&["a"])), "a");
         assert_eq!(and_list(&names(&["a", "b", "c"])), "a, b and c");

@@ -914,15 +914,19 @@ pub fn body(p: &Proposal, c: &Consequence) -> String {
     if !c.issues.is_empty() {
         b.push_str(&format!("**Issues that move** ({}):\n\n", c.issues.len()));
         for i in c.issues.iter().take(BODY_ISSUES) {
-            b.push_str(&format!(
-                "- {} {}: p80 {} → {} ({:+} working days) — {}\n",
-                i.issue,
-                i.title,
-                i.before.as_ref().map_or("new", |s| s.p80.as_str()),
-                i.after.as_ref().map_or("gone", |s| s.p80.as_str()),
-                i.moved_working_days,
-                i.why
-            ));
+            let line = match (&i.before, &i.after) {
+                (Some(b), Some(a)) => format!(
+                    "p80 {} → {} ({}) — {}",
+                    b.p80,
+                    a.p80,
+                    crate::prose::working_days_moved(i.moved_working_days),
+                    i.why
+                ),
+                (None, Some(a)) => format!("new, p80 {}", a.p80),
+                (Some(b), None) => format!("gone (its p80 was {})", b.p80),
+                (None, None) => i.why.clone(),
+            };
+            b.push_str(&format!("- {} {}: {line}\n", i.issue, i.title));
         }
         if c.issues.len() > BODY_ISSUES {
             b.push_str(&format!("- and {} more\n", c.issues.len() - BODY_ISSUES));

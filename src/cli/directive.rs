@@ -176,12 +176,10 @@ fn negotiate(a: Args, say: &str) -> CommandResult {
         .filter(|p| p.moved_working_days != 0)
         .take(10)
     {
-        let moved = pair.moved_working_days;
         eprintln!(
-            "  {}: p80 {}{}",
+            "  {}: p80 {}",
             pair.subject,
-            if moved > 0 { "+" } else { "-" },
-            crate::prose::count(moved.unsigned_abs() as usize, "working day", "working days")
+            crate::prose::working_days_moved(pair.moved_working_days)
         );
     }
     let confirmed = a.yes || {

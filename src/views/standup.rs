@@ -492,8 +492,10 @@ pub fn standup(
                     .or_else(|| moved.first())?;
                 Some((
                     format!(
-                        "{later} of its issues moved later, {earlier} earlier; the most: {}, {:+} working days: {}",
-                        top.issue, top.moved_working_days, top.why
+                        "{later} of its issues moved later, {earlier} earlier; the most: {}, {}: {}",
+                        top.issue,
+                        crate::prose::working_days_moved(top.moved_working_days),
+                        top.why
                     ),
                     top.issue.as_str(),
                 ))
