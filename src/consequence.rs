@@ -612,7 +612,8 @@ pub fn compare_reusing(
     before_plan.planned_for = planned_for.clone();
     let mode = crate::forecast::Mode::from_config(config);
     let (b, _) = crate::forecast::run_or_reuse(&before_plan, &settings, mode, committed);
-    after_plan.planned_for = crate::forecast::planned_people(&b);
+    // A capacity directive that hires someone shares the work out again, as a run would.
+    after_plan.planned_for = crate::forecast::people_to_keep(after_plan.team_names(), &b);
     // The forecasts compared run the same trials (adaptive trials may have stopped the one before early),
     // so both sides draw the same numbers; the consequence reports no cut lines, so they need none.
     let paired = |plan: &Plan, trials: u32| {

@@ -273,7 +273,19 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
             )),
         }
     }));
-    plan.planned_for = committed.people(&config);
+    plan.planned_for = committed.people(&config, plan.team_names());
+    if let Some(r) = committed.report()
+        && config.forecast.keep_planned_people
+    {
+        let joined = forecast::joined_since(plan.team_names(), r);
+        if !joined.is_empty() {
+            tracing::info!(
+                "{} joined the team since the last forecast: its unassigned work is shared out again \
+                 (while the team stays the same, the plan keeps whom it planned each issue for)",
+                crate::prose::and_list(&joined)
+            );
+        }
+    }
     let settings = Settings::from_config(&config);
     let t = Instant::now();
     let (mut report, reused) = forecast::run_or_reuse(
@@ -718,13 +730,15 @@ impl Committed {
         self.0.as_ref()
     }
 
-    /// Who it planned unassigned work for, unless `forecast.keep_planned_people` is off.
-    pub(crate) fn people(
+    /// Who it planned unassigned work for, for a plan of `team` to keep ([`forecast::people_to_keep`]:
+    /// nothing once someone joined the team), unless `forecast.keep_planned_people` is off.
+    pub(crate) fn people<'a>(
         &self,
         config: &Config,
+        team: impl IntoIterator<Item = &'a str>,
     ) -> std::collections::BTreeMap<crate::domain::IssueKey, String> {
         match &self.0 {
-            Some(r) if config.forecast.keep_planned_people => forecast::planned_people(r),
+            Some(r) if config.forecast.keep_planned_people => forecast::people_to_keep(team, r),
             _ => Default::default(),
         }
     }

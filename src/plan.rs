@@ -431,6 +431,11 @@ impl Plan {
         }
     }
 
+    /// The team's usernames, in order.
+    pub fn team_names(&self) -> impl Iterator<Item = &str> {
+        self.team.iter().map(|m| m.name.as_str())
+    }
+
     /// The milestone a title a PM typed means, case and surrounding spaces aside.
     pub fn milestone_titled(&self, title: &str) -> Option<&PlannedMilestone> {
         let title = title.trim();

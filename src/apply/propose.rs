@@ -877,7 +877,8 @@ fn with_consequence(
         base_ledger,
         p,
         cx.now,
-        &crate::pipeline::Committed::read(cx.layout).people(cx.config),
+        &crate::pipeline::Committed::read(cx.layout)
+            .people(cx.config, cx.config.team.iter().map(|m| m.name.as_str())),
     );
     let mut p = p.clone();
     if let Some(f) = &mut p.file {
@@ -994,7 +995,8 @@ pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
     let mut updated = 0;
     // Asked once: a closed proposal's branch is deleted only while it is still there.
     let live = cx.remote.branches(BRANCH_PREFIX)?;
-    let planned_for = crate::pipeline::Committed::read(cx.layout).people(cx.config);
+    let planned_for = crate::pipeline::Committed::read(cx.layout)
+        .people(cx.config, cx.config.team.iter().map(|m| m.name.as_str()));
     for pr in proposal_pulls(cx, "all")? {
         let Some(head) = pr.head.as_ref().map(|h| h.name.clone()) else {
             continue;

@@ -102,6 +102,33 @@ pub fn planned_people(report: &ForecastReport) -> BTreeMap<IssueKey, String> {
         .collect()
 }
 
+/// Who of `team` the forecast `report` did not plan for: people who joined since (in `commitea.yaml`,
+/// or hired by a capacity directive).
+pub fn joined_since<'a>(
+    team: impl IntoIterator<Item = &'a str>,
+    report: &ForecastReport,
+) -> Vec<String> {
+    team.into_iter()
+        .filter(|m| !report.people.iter().any(|p| p.name == *m))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// What a plan of `team` keeps of the people `report` planned unassigned work for
+/// ([`planned_people`]): all of it while the team is the one the report planned, nothing once someone
+/// joined — a PM who adds a person expects the work shared out again, and kept, the newcomer would get
+/// only work never planned before.
+pub fn people_to_keep<'a>(
+    team: impl IntoIterator<Item = &'a str>,
+    report: &ForecastReport,
+) -> BTreeMap<IssueKey, String> {
+    if joined_since(team, report).is_empty() {
+        planned_people(report)
+    } else {
+        BTreeMap::new()
+    }
+}
+
 fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }

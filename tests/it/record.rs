@@ -718,3 +718,100 @@ fn the_directives_view_lists_every_pending_directive_and_marks_one_replay_skippe
             .all(|r| r.skipped.is_none())
     );
 }
+
+#[test]
+fn someone_who_joins_the_team_gets_work_in_the_what_if_and_in_the_next_run() {
+    let tmp = fresh_demo();
+    let dir = tmp.path();
+    crate::pipeline::git(dir, &["init", "-q"]);
+    crate::pipeline::git(dir, &["add", "-A"]);
+    crate::pipeline::git(
+        dir,
+        &[
+            "-c",
+            "user.name=pat",
+            "-c",
+            "user.email=pat@example.com",
+            "commit",
+            "-qm",
+            "Import",
+        ],
+    );
+    // A committed forecast: what the next plan keeps its people from.
+    let run = commitea::pipeline::RunOptions {
+        commit: true,
+        ..offline(dir)
+    };
+    commitea::pipeline::run(&run).unwrap();
+    let queue_of = |report: &commitea::forecast::ForecastReport, name: &str| {
+        report
+            .people
+            .iter()
+            .find(|p| p.name == name)
+            .map_or(0, |p| p.queue.len())
+    };
+    // A hire by directive: the what-if shares the unassigned work out again, so the consequence has
+    // issues that move earlier (kept with their planned people, the hire would get nothing).
+    let hire = RecordInput {
+        kind: "capacity".into(),
+        quote: "Zoe joins us on Monday, full time.".into(),
+        target: Some(RecordTarget {
+            member: Some("zoe".into()),
+            ..Default::default()
+        }),
+        params: Some(json!({"from": "2026-11-30", "hours_per_week": 30})),
+        rationale: None,
+        by: Some("pat".into()),
+    };
+    let out = commitea::ledger::record::preview_directive(
+        dir,
+        &hire,
+        &RecordOptions::new(clock(), vec![]),
+    )
+    .unwrap();
+    let earlier = out
+        .detail
+        .issues
+        .iter()
+        .filter(|i| i.moved_working_days < 0)
+        .count();
+    assert!(earlier > 5, "{}: {earlier} issues earlier", out.summary);
+    // Added to commitea.yaml: the next run plans work for her, and says why the plan moved.
+    let path = dir.join("commitea.yaml");
+    let config = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        config.replacen(
+            "team:\n",
+            "team:\n  - name: zoe\n    hours_per_week: 30\n",
+            1,
+        ),
+    )
+    .unwrap();
+    crate::pipeline::git(
+        dir,
+        &[
+            "-c",
+            "user.name=pat",
+            "-c",
+            "user.email=pat@example.com",
+            "commit",
+            "-qam",
+            "Zoe",
+        ],
+    );
+    commitea::pipeline::run(&run).unwrap();
+    let report: commitea::forecast::ForecastReport =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap())
+            .unwrap();
+    assert!(queue_of(&report, "zoe") > 5, "{:?}", report.people);
+    // With her in the committed forecast, the next run keeps the plan as it is.
+    commitea::pipeline::run(&run).unwrap();
+    let again: commitea::forecast::ForecastReport =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        commitea::forecast::planned_people(&again),
+        commitea::forecast::planned_people(&report)
+    );
+}
