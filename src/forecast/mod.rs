@@ -129,14 +129,35 @@ pub fn people_to_keep<'a>(
     }
 }
 
+// `+ 0.0` turns a negative zero (the sum of nothing is -0.0) into 0, which the JSON prints as `0.0`,
+// not `-0.0`.
 fn round2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
+    (x * 100.0).round() / 100.0 + 0.0
 }
 
 fn round6(x: f64) -> f64 {
-    (x * 1e6).round() / 1e6
+    (x * 1e6).round() / 1e6 + 0.0
 }
 
 fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
+    (x * 1000.0).round() / 1000.0 + 0.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounding_never_gives_a_negative_zero() {
+        let nothing: f64 = std::iter::empty::<f64>().sum();
+        assert!(nothing.is_sign_negative(), "the sum of nothing is -0.0");
+        for r in [
+            round2(nothing),
+            round3(nothing),
+            round6(nothing),
+            round2(-0.001),
+        ] {
+            assert!(r == 0.0 && r.is_sign_positive(), "{r:?}");
+        }
+    }
 }

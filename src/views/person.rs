@@ -143,7 +143,8 @@ pub(crate) fn capacity_changes(
 }
 
 fn round1(x: f64) -> f64 {
-    (x * 10.0).round() / 10.0
+    // `+ 0.0`: no `-0.0` in a view.
+    (x * 10.0).round() / 10.0 + 0.0
 }
 
 /// Every person of the forecast, in team order.
