@@ -72,7 +72,13 @@ fn print_runway(r: &crate::views::Runway) {
             "{:<width$} {:>10} {:>25} {:>9} {:>6}",
             cut(&m.title),
             m.due.as_deref().unwrap_or("-"),
-            format!("{} – {}", m.band.p50, m.band.p80),
+            if m.status == crate::views::runway::MilestoneStatus::NothingOpen {
+                m.status.label().to_owned()
+            } else if m.band.p50 == m.band.p80 {
+                m.band.p80.clone()
+            } else {
+                format!("{} – {}", m.band.p50, m.band.p80)
+            },
             m.probability_on_time
                 .map_or_else(|| "-".to_owned(), |p| format!("{:.0}%", p * 100.0)),
             m.slack.map_or_else(|| "-".to_owned(), |s| s.to_string()),

@@ -66,8 +66,11 @@ impl Scale {
             4..=6 => 6,
             _ => 12,
         };
+        // Over many years, every n-th January, so the labels never run into each other.
+        let years = all.len().div_ceil(max.max(1) * 12).max(1);
         all.into_iter()
             .filter(|m| (m.month0() as usize).is_multiple_of(step))
+            .filter(|m| step < 12 || (m.year().unsigned_abs() as usize).is_multiple_of(years))
             .collect()
     }
 }
@@ -116,13 +119,20 @@ const LABEL_W: f64 = 240.0;
 const ROW_H: f64 = 30.0;
 const AXIS_H: f64 = 28.0;
 
+/// How far back a range chart's axis reaches for a past due date, in days.
+const PAST_DAYS: u64 = 182;
+
 /// The range chart: one row per milestone on one shared date axis, month ticks, a today line.
 /// `end` is the axis end (the horizon or the latest date shown).
 pub(crate) fn ranges(rows: &[RangeRow], today: NaiveDate, end: NaiveDate, title: &str) -> String {
+    // A due date long past (a milestone left open for years) does not stretch the axis back to it: its
+    // marker sits at the left edge, and the row's words give the date.
+    let earliest = today - chrono::Days::new(PAST_DAYS);
     let start = rows
         .iter()
         .flat_map(|r| [r.p10, r.due])
         .flatten()
+        .filter(|d| *d >= earliest)
         .chain([today])
         .min()
         .unwrap_or(today);
@@ -1136,6 +1146,37 @@ mod tests {
         assert!(m.iter().all(|x| x.month0() % 2 == 0), "{m:?}");
         assert_eq!(s.x(d("2026-01-01")), 0.0);
         assert_eq!(s.x(d("2027-01-01")), 100.0);
+    }
+
+    #[test]
+    fn a_long_axis_labels_every_nth_january_and_a_long_past_due_date_does_not_stretch_it() {
+        let fifteen = Scale {
+            start: d("2011-10-18"),
+            end: d("2026-12-04"),
+            x0: 0.0,
+            x1: 100.0,
+        };
+        let m = fifteen.months(12);
+        assert!(m.len() <= 12 && m.len() >= 5, "{m:?}");
+        assert!(m.iter().all(|x| x.month0() == 0), "{m:?}");
+        assert!(
+            m.windows(2).all(|w| w[1].year() - w[0].year() == 2),
+            "{m:?}"
+        );
+        // A milestone due in 2011 and still open in 2026: the axis starts half a year back, not in 2011.
+        let row = RangeRow {
+            label: "fcrepo-3.6".into(),
+            href: None,
+            p10: Some(d("2026-12-10")),
+            p50: Some(d("2027-01-10")),
+            p80: Some(d("2027-02-10")),
+            due: Some(d("2011-10-18")),
+            hard: false,
+            status: "late".into(),
+            words: "fcrepo-3.6".into(),
+        };
+        let svg = ranges(&[row], d("2026-12-04"), d("2027-02-10"), "Runway");
+        assert!(!svg.contains("2012") && !svg.contains("2011"), "{svg}");
     }
 
     #[test]

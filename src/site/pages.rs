@@ -366,12 +366,20 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
             slack_label: m.slack.filter(|_| date(&m.band.p80).is_some()).map(signed),
             status_label: m.status.label().to_owned(),
             remaining: hours(m.remaining_hours),
-            cone: axis.as_ref().and_then(|a| a.cone(m)),
+            // A milestone with nothing open has no work to draw (its dates would be today's).
+            cone: axis
+                .as_ref()
+                .filter(|_| m.status != crate::views::runway::MilestoneStatus::NothingOpen)
+                .and_then(|a| a.cone(m)),
             leaving_label: m
                 .expected_leaving
                 .map(|n| format!("about {}", n.round() as i64)),
             cut_hours: m.cut_line.as_ref().map(|c| hours(c.hours.round())),
-            band_label: band_label(&m.band.p50, &m.band.p80),
+            band_label: if m.status == crate::views::runway::MilestoneStatus::NothingOpen {
+                m.status.label().to_owned()
+            } else {
+                band_label(&m.band.p50, &m.band.p80)
+            },
             headline_chance: m
                 .staying_done
                 .filter(|_| date(&m.band.p80).is_none())
@@ -412,7 +420,7 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
         pace: pace_rows(&data.calibration),
         linked: data.detail.is_some(),
         root: "",
-        runway_chart: runway_chart(&data.runway, data.detail.is_some()),
+        runway_chart: runway_chart(&data.runway, data.detail.is_some(), data.horizon_days),
         reliability_chart: reliability_chart(&data.calibration),
     }
 }
@@ -441,8 +449,12 @@ fn board_shown(board: &crate::views::Board) -> crate::views::Board {
     b
 }
 
-/// The runway as one SVG: a row per open milestone, one date axis, month ticks and today.
-fn runway_chart(runway: &Runway, linked: bool) -> String {
+/// The least future a runway chart with a bar beyond the horizon draws, in days.
+const OPEN_ENDED_DAYS: u32 = 61;
+
+/// The runway as one SVG: a row per open milestone, one date axis, month ticks and today; with a bar
+/// beyond the horizon, the axis reaches at least [`OPEN_ENDED_DAYS`] past today.
+fn runway_chart(runway: &Runway, linked: bool, horizon_days: u32) -> String {
     let Some(today) = date(&runway.as_of) else {
         return String::new();
     };
@@ -474,12 +486,21 @@ fn runway_chart(runway: &Runway, linked: bool) -> String {
             ),
         })
         .collect();
-    let end = rows
+    let latest = rows
         .iter()
         .flat_map(|r| [r.p80, r.p50, r.p10, r.due])
         .flatten()
         .max()
         .unwrap_or(today);
+    // A bar whose p80 is beyond the horizon fades out at the axis' end: stopped at the latest date
+    // known (today, when every p80 is beyond the horizon), the future was never drawn. Two months at
+    // least, within the horizon; not the whole horizon, which would squeeze every dated bar to a sliver.
+    let beyond = rows.iter().any(|r| r.p10.is_some() && r.p80.is_none());
+    let end = if beyond {
+        latest.max(today + chrono::Days::new(u64::from(horizon_days.min(OPEN_ENDED_DAYS))))
+    } else {
+        latest
+    };
     super::charts::ranges(
         &rows,
         today,
@@ -630,6 +651,27 @@ pub(crate) fn hours(h: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_runway_whose_every_p80_is_beyond_the_horizon_still_draws_the_future() {
+        let runway: Runway = serde_json::from_value(serde_json::json!({
+            "asOf": "2026-12-04",
+            "milestones": [{
+                "milestone": 1, "title": "3.x", "repo": "acme/app", "due": "2011-10-18", "hard": false,
+                "band": {"p50": "beyond horizon", "p80": "beyond horizon"}, "p10": "2026-12-04",
+                "openIssues": 56, "closedIssues": 3, "remainingHours": 1420.0, "status": "late"
+            }],
+            "capacity": []
+        }))
+        .unwrap();
+        let svg = runway_chart(&runway, false, 730);
+        // The axis reaches two months on (a January tick), not today alone.
+        assert!(svg.contains("Jan 2027"), "{svg}");
+        assert!(
+            !svg.contains("Jan 2012"),
+            "the axis starts near today: {svg}"
+        );
+    }
 
     #[test]
     fn labels_are_formatted_without_false_certainty() {

@@ -1311,3 +1311,36 @@ fn every_chart_colour_reaches_3_to_1_and_chart_text_4_5_to_1_in_light_and_dark()
     assert!(checked > 40, "only {checked} chart colours checked");
     assert!(lowest >= 1.0);
 }
+
+#[test]
+fn a_milestone_with_nothing_open_reads_nothing_open_not_todays_date() {
+    let mut d = data();
+    let mut empty = milestone(
+        7,
+        "Old release",
+        Some("2011-10-18"),
+        false,
+        "2025-03-03",
+        "2025-03-03",
+        "2025-03-03",
+        None,
+        None,
+        "nothing_open",
+    );
+    empty.open_issues = 0;
+    d.runway.milestones.push(empty);
+    let page = pages::page_context(&d);
+    let row = page
+        .milestones
+        .iter()
+        .find(|m| m.milestone.milestone == 7)
+        .unwrap();
+    assert_eq!(row.band_label, "nothing open");
+    assert!(row.cone.is_none());
+    let runway = text(&render(&d, None).unwrap(), "runway.html");
+    let at = runway.find("Old release").unwrap();
+    assert!(
+        !runway[at..].contains("2025-03-03 · <strong>2025-03-03</strong>"),
+        "{runway}"
+    );
+}

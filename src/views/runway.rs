@@ -85,7 +85,8 @@ pub struct RunwayMilestone {
     pub band: Band,
     /// p10 of the same.
     pub p10: String,
-    /// Working days from p80 to the due date; negative when late.
+    /// Working days from p80 to the due date; negative when late. Absent when p80 is beyond the
+    /// horizon (it would be counted to the horizon, not to the work) or nothing is open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slack: Option<i64>,
     /// Share of simulated futures that meet the due date.
@@ -181,7 +182,11 @@ pub fn runway(inputs: Inputs<'_>) -> Runway {
                 p80: m.p80.to_string(),
             },
             p10: m.p10.to_string(),
-            slack: m.slack_days,
+            // Counted to the horizon, a slack would be falsely exact; and a milestone with nothing
+            // open has no work to be early or late with.
+            slack: m
+                .slack_days
+                .filter(|_| matches!(m.p80, crate::forecast::When::Date(_)) && m.open_issues > 0),
             probability_on_time: m.probability_on_time,
             open_issues: m.open_issues,
             closed_issues: m.closed_issues,

@@ -659,6 +659,38 @@ fn an_open_milestone_with_nothing_open_is_reported_as_such() {
 }
 
 #[test]
+fn the_runway_gives_no_slack_counted_to_the_horizon() {
+    // A horizon shorter than the work: p80s beyond it, whose slack the report counts to the horizon.
+    let plan = demo_plan();
+    let report = forecast::run(
+        &plan,
+        &Settings {
+            trials: 200,
+            seed: 1,
+            horizon_days: 20,
+        },
+    );
+    let beyond: Vec<&forecast::MilestoneForecast> = report
+        .milestones
+        .iter()
+        .filter(|m| !matches!(m.p80, forecast::When::Date(_)) && m.slack_days.is_some())
+        .collect();
+    assert!(!beyond.is_empty(), "{:?}", report.milestones);
+    let runway = commitea::views::runway::runway(commitea::views::Inputs {
+        plan: &plan,
+        report: &report,
+    });
+    for m in beyond {
+        let row = runway
+            .milestones
+            .iter()
+            .find(|r| r.milestone == m.id)
+            .unwrap();
+        assert_eq!(row.slack, None, "{} p80 {}", row.title, row.band.p80);
+    }
+}
+
+#[test]
 fn calibration_learns_from_a_closed_issue_with_only_an_assignment_and_a_close() {
     use chrono::Duration;
     let mut plan = demo_plan();
