@@ -56,8 +56,21 @@ pub fn parse<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T, YamlErro
         // The parser writes positions into its message (a syntax error has two: the problem's and its
         // context's); we print the problem's up front instead.
         let mut message = without_positions(&e.to_string());
-        // Text that is no YAML at all (rather than YAML of the wrong shape) fails as any value too.
-        if yaml_serde::from_str::<yaml_serde::Value>(text).is_err() {
+        let mut loc = loc.map(|l| (l.line(), l.column()));
+        // A key given twice: the parser points at the start of the mapping and the text is no broken
+        // YAML; name the lines that give it and what to do.
+        let twice = duplicate_key(&message)
+            .map(|key| (key.to_owned(), lines_of_key(text, key)))
+            .filter(|(_, lines)| lines.len() > 1);
+        if let Some((key, lines)) = twice {
+            let listed: Vec<String> = lines.iter().map(ToString::to_string).collect();
+            message = format!(
+                "`{key}` is given more than once (lines {}): keep one, with everything it should hold",
+                crate::prose::and_list(&listed)
+            );
+            loc = lines.get(1).map(|l| (*l, 1));
+        } else if yaml_serde::from_str::<yaml_serde::Value>(text).is_err() {
+            // Text that is no YAML at all (rather than YAML of the wrong shape) fails as any value too.
             message.push_str(
                 " — the YAML syntax is broken: check the indentation and the quotes on that line and the one before",
             );
@@ -75,11 +88,40 @@ pub fn parse<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T, YamlErro
         }
         YamlError {
             file: file.to_path_buf(),
-            line: loc.as_ref().map(|l| l.line()),
-            column: loc.as_ref().map(|l| l.column()),
+            line: loc.map(|l| l.0),
+            column: loc.map(|l| l.1),
             message,
         }
     })
+}
+
+/// The key a parser's "duplicate field `KEY`" (or "duplicate entry with key \"KEY\"") names.
+fn duplicate_key(message: &str) -> Option<&str> {
+    if let Some(rest) = message.split("duplicate field `").nth(1) {
+        return rest.split('`').next();
+    }
+    message
+        .split("duplicate entry with key \"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+}
+
+/// The lines (from 1) of `text` that give `key` at the same indentation as its first.
+fn lines_of_key(text: &str, key: &str) -> Vec<usize> {
+    let mut indent = None;
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        let at = line.len() - trimmed.len();
+        let gives = trimmed
+            .strip_prefix(key)
+            .is_some_and(|rest| rest.trim_start().starts_with(':'));
+        if gives && indent.is_none_or(|i| i == at) {
+            indent = Some(at);
+            out.push(n + 1);
+        }
+    }
+    out
 }
 
 /// `message` without its ` at line N column M` positions.
@@ -128,6 +170,18 @@ mod tests {
     struct Member {
         name: String,
         hours_per_week: f64,
+    }
+
+    #[test]
+    fn a_key_given_twice_names_both_lines_and_says_to_keep_one() {
+        let text = "team:\n  - name: a\n    hours_per_week: 40\n\nteam:\n  - name: b\n    hours_per_week: 20\n";
+        let e = parse::<Config>(text, Path::new("commitea.yaml")).unwrap_err();
+        assert_eq!(
+            e.message,
+            "`team` is given more than once (lines 1 and 5): keep one, with everything it should hold"
+        );
+        assert_eq!(e.line, Some(5));
+        assert!(!e.message.contains("syntax"), "{}", e.message);
     }
 
     #[test]
