@@ -585,13 +585,33 @@ pub struct DateRange {
 
 impl<'de> Deserialize<'de> for DateRange {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        /// A range as written: `{ from: YYYY-MM-DD, to: YYYY-MM-DD }`.
         #[derive(Deserialize)]
         #[serde(deny_unknown_fields)]
-        struct Raw {
+        struct FromTo {
+            #[serde(deserialize_with = "a_date")]
             from: NaiveDate,
+            #[serde(deserialize_with = "a_date")]
             to: NaiveDate,
         }
-        let r = Raw::deserialize(d)?;
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = FromTo;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(
+                    "a range `{ from: YYYY-MM-DD, to: YYYY-MM-DD }`, or one day `YYYY-MM-DD`",
+                )
+            }
+            // One day off, as a person writes it: `- 2026-12-24`.
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<FromTo, E> {
+                let day = parse_date(v).map_err(E::custom)?;
+                Ok(FromTo { from: day, to: day })
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<FromTo, A::Error> {
+                FromTo::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        let r = d.deserialize_any(Visitor)?;
         if r.to < r.from {
             return Err(serde::de::Error::custom(format!(
                 "date range ends ({}) before it starts ({})",
@@ -603,6 +623,21 @@ impl<'de> Deserialize<'de> for DateRange {
             to: r.to,
         })
     }
+}
+
+/// `YYYY-MM-DD`, or what is wrong with it in words (chrono says "input is out of range" of a 30 February).
+fn parse_date(text: &str) -> Result<NaiveDate, String> {
+    NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d").map_err(|_| {
+        format!(
+            "\"{}\" is not a date (YYYY-MM-DD)",
+            crate::limits::excerpt(text)
+        )
+    })
+}
+
+fn a_date<'de, D: Deserializer<'de>>(d: D) -> Result<NaiveDate, D::Error> {
+    let text = String::deserialize(d)?;
+    parse_date(&text).map_err(serde::de::Error::custom)
 }
 
 impl DateRange {
@@ -636,7 +671,7 @@ fn non_empty<E: serde::de::Error>(days: Vec<Day>) -> Result<Vec<Day>, E> {
 fn unique_team<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Member>, D::Error> {
     let team = Vec::<Member>::deserialize(d)?;
     let mut seen = BTreeSet::new();
-    for m in &team {
+    for (i, m) in team.iter().enumerate() {
         if m.name.is_empty() {
             return Err(serde::de::Error::custom(
                 "every team member needs a name (their Gitea username)",
@@ -645,6 +680,15 @@ fn unique_team<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Member>, D::Error>
         if !seen.insert(m.name.as_str()) {
             return Err(serde::de::Error::custom(format!(
                 "team member \"{}\" is listed twice",
+                m.name
+            )));
+        }
+        if let (Some(starts), Some(ends)) = (m.starts, m.ends)
+            && ends < starts
+        {
+            return Err(serde::de::Error::custom(format!(
+                "team[{i}] ({}): ends ({ends}) before it starts ({starts}), so they would never work; fix \
+                 one of the dates (or drop `ends` if they stay)",
                 m.name
             )));
         }
@@ -934,6 +978,37 @@ mod tests {
             "{err}"
         );
         assert!(err.contains("ends (2026-12-01) before it starts"), "{err}");
+
+        // One day off as a person writes it; a date that is no date, said so.
+        let c = parse("team:\n  - name: ann\n    time_off:\n      - 2026-12-24\n").unwrap();
+        assert_eq!(c.team[0].time_off[0].from, c.team[0].time_off[0].to);
+        for bad in [
+            "team:\n  - name: ann\n    time_off:\n      - 2026-02-30\n",
+            "team:\n  - name: ann\n    time_off:\n      - { from: 2026-02-30, to: 2026-03-02 }\n",
+        ] {
+            let err = parse(bad).unwrap_err().to_string();
+            assert!(
+                err.contains("\"2026-02-30\" is not a date (YYYY-MM-DD)")
+                    && err.contains("team[0].time_off[0]")
+                    && !err.contains("Raw"),
+                "{err}"
+            );
+        }
+        let err = parse("team:\n  - name: ann\n    time_off: [7]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("a range `{ from: YYYY-MM-DD, to: YYYY-MM-DD }`"),
+            "{err}"
+        );
+        // Someone who leaves before they start would never work.
+        let err = parse("team:\n  - name: ann\n    starts: 2027-02-01\n    ends: 2027-01-01\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("team[0] (ann): ends (2027-01-01) before it starts (2027-02-01)"),
+            "{err}"
+        );
 
         let err = parse("team:\n  - name: ann\n  - name: ann\n")
             .unwrap_err()

@@ -282,7 +282,7 @@ impl ClientError {
 /// What to do when no token, or the wrong one, was sent: said once for every error that needs it.
 fn set_token_hint(repo: &str) -> String {
     format!(
-        "set COMMITEA_GITEA_TOKEN (or GITEA_TOKEN or GITHUB_TOKEN) to an access token of this server that can read {repo}"
+        "set COMMITEA_GITEA_TOKEN (or COMMITEA_TOKEN, GITEA_TOKEN or GITHUB_TOKEN) to an access token of this server that can read {repo}"
     )
 }
 

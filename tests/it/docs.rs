@@ -151,3 +151,57 @@ fn architecture_md_lists_every_module() {
         "docs/architecture.md does not list {missing:?}: add a line for each"
     );
 }
+
+/// Every leaf key of `commitea.yaml` (`forecast.trials`; a team member's as `team[].name`), from the
+/// config's own serialisation, with a member and a big model so that their keys are there too.
+fn config_keys() -> Vec<String> {
+    fn walk(v: &Value, prefix: &str, out: &mut Vec<String>) {
+        match v {
+            Value::Object(o) if !o.is_empty() => {
+                for (k, x) in o {
+                    let key = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    walk(x, &key, out);
+                }
+            }
+            Value::Array(a) if a.first().is_some_and(Value::is_object) => {
+                walk(&a[0], &format!("{prefix}[]"), out);
+            }
+            _ => out.push(prefix.to_owned()),
+        }
+    }
+    let config = commitea::config::Config::parse(
+        "team:\n  - name: ann\n    hours_per_week: 30\n    working_days: [mon]\n    starts: 2026-01-01\n    ends: 2027-01-01\n    time_off: [2026-12-24]\n    repositories: [acme/app]\nmodels:\n  big: { url: \"http://x\", model: m }\nbacktest:\n  horizon_days: 30\napprovals:\n  state_repository: acme/plan\nserver: https://x\nforecast:\n  seed: 1\n",
+        Path::new("commitea.yaml"),
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    walk(&serde_json::to_value(&config).unwrap(), "", &mut out);
+    out
+}
+
+#[test]
+fn state_format_md_lists_every_config_key() {
+    let doc = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/state-format.md"),
+    )
+    .unwrap();
+    let section = &doc[doc.find("## `commitea.yaml`").expect("the config section")..];
+    let keys = config_keys();
+    assert!(keys.len() > 30, "{keys:?}");
+    // A model's own keys are listed in one row (`models.small`), as docs/models.md gives them, and a
+    // time-off range's `from` and `to` in its row.
+    let missing: Vec<&String> = keys
+        .iter()
+        .filter(|k| {
+            !["models.small.", "models.big.", "team[].time_off[]."]
+                .iter()
+                .any(|p| k.starts_with(p))
+        })
+        .filter(|k| !section.contains(&format!("`{k}`")))
+        .collect();
+    assert!(missing.is_empty(), "docs/state-format.md lacks {missing:?}");
+}
