@@ -333,7 +333,18 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 }
             }
             if let Some(c) = &cut_line {
-                warnings.push(if c.meets_deadline {
+                warnings.push(if c.meets_deadline && c.issues.len() >= open_n {
+                    // Taking out every open issue "meets" the date by emptying the milestone: no cut.
+                    format!(
+                        "{}: the hard deadline {} is not met at p80, and no part of its work meets it: only \
+                         emptying the milestone would ({} open, about {:.0} h); move the date, or decide what \
+                         must ship and take the rest out",
+                        m.title,
+                        m.due.map(|d| d.to_string()).unwrap_or_default(),
+                        open_n,
+                        c.hours
+                    )
+                } else if c.meets_deadline {
                     format!(
                         "{}: the hard deadline {} is not met at p80; taking out {} (about {:.0} h) would meet it",
                         m.title,

@@ -901,3 +901,51 @@ fn a_directive_that_raises_a_priority_is_what_the_abandonment_model_reads() {
         low.key
     );
 }
+
+#[test]
+fn a_hard_deadline_only_emptying_the_milestone_meets_says_so_rather_than_to_cut_everything() {
+    let mut plan = demo_plan();
+    let today = plan.now.date_naive();
+    let open_in = |plan: &commitea::plan::Plan, id: u64| {
+        plan.issues
+            .iter()
+            .filter(|i| i.milestone == Some(id) && i.state == commitea::domain::OpenState::Open)
+            .count()
+    };
+    let id = plan
+        .milestones
+        .iter()
+        .filter(|m| m.state == commitea::domain::OpenState::Open)
+        .map(|m| m.id)
+        .max_by_key(|id| open_in(&plan, *id))
+        .unwrap();
+    // None of it begun, so every issue may be cut.
+    for i in plan.issues.iter_mut().filter(|i| i.milestone == Some(id)) {
+        i.started = false;
+        i.tracked_hours = 0.0;
+    }
+    let m = plan.milestones.iter_mut().find(|m| m.id == id).unwrap();
+    // Due tomorrow, hard: no part of weeks of work fits.
+    m.due = Some(today + chrono::Days::new(1));
+    m.hard = true;
+    let title = m.title.clone();
+    let report = forecast::run(
+        &plan,
+        &Settings {
+            trials: 200,
+            seed: 1,
+            horizon_days: 365,
+        },
+    );
+    let warning = report
+        .warnings
+        .iter()
+        .find(|w| w.starts_with(&format!("{title}: the hard deadline")))
+        .unwrap_or_else(|| panic!("{:?}", report.warnings));
+    assert!(
+        warning.contains("no part of its work meets it: only emptying the milestone would")
+            && warning.contains(&format!("({} open,", open_in(&plan, id))),
+        "{warning}"
+    );
+    assert!(!warning.contains("taking out"), "{warning}");
+}
