@@ -400,7 +400,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
 }
 
 /// The ledger on the branch (`HEAD`'s `pm-state.md`); the checkout's when there is no commit yet.
-fn branch_ledger(layout: &Layout) -> Result<Option<String>, PipelineError> {
+pub(crate) fn branch_ledger(layout: &Layout) -> Result<Option<String>, PipelineError> {
     if !layout.root().join(".git").exists() {
         return Ok(crate::ledger::read(&layout.ledger())?);
     }

@@ -22,6 +22,31 @@ pub fn run(a: Args) -> CommandResult {
     let _lock = crate::pipeline::lock(&opts, &layout)?;
     let computed = crate::pipeline::compute(&opts)?;
     super::warn_all(&computed.report.warnings);
+    // `plan` previews the checkout's ledger, `run` forecasts the branch's: say when they differ.
+    if layout.root().join(".git").exists() {
+        let ids = |text: Option<String>| -> Vec<String> {
+            crate::ledger::parse::parse(text.as_deref().unwrap_or(""))
+                .ledger
+                .directives()
+                .map(|d| d.id.to_string())
+                .collect()
+        };
+        let branch = ids(crate::pipeline::branch_ledger(&layout)?);
+        let new: Vec<String> = ids(crate::ledger::read(&layout.ledger())?)
+            .into_iter()
+            .filter(|id| !branch.contains(id))
+            .collect();
+        if !new.is_empty() {
+            tracing::info!(
+                "a preview: this plan includes {} from pm-state.md that the branch does not have yet; \
+                 `commitea run` forecasts the branch's ledger, without {} until {} committed (or proposed \
+                 and merged)",
+                crate::prose::and_list(&new),
+                if new.len() == 1 { "it" } else { "them" },
+                if new.len() == 1 { "it is" } else { "they are" }
+            );
+        }
+    }
     let mut changed = 0;
     for (rel, bytes) in crate::pipeline::forecast_files(&computed)? {
         changed += usize::from(crate::state::write_if_changed(

@@ -1037,3 +1037,42 @@ fn a_merged_directive_waiting_for_an_online_run_is_not_awaiting_approval() {
         "{html}"
     );
 }
+
+#[test]
+fn plan_says_it_previews_ledger_entries_the_branch_does_not_have() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = commitea(&["demo", "d", "--trials", "300"], tmp.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = tmp.path().join("d");
+    let s = dir.to_str().unwrap();
+    let plan = commitea(&["plan", "-s", s, "--trials", "300"], tmp.path());
+    let stderr = String::from_utf8_lossy(&plan.stderr);
+    assert!(!stderr.contains("a preview"), "{stderr}");
+    let recorded = commitea(
+        &[
+            "directive",
+            "-s",
+            s,
+            "--kind",
+            "note",
+            "--quote",
+            "Demo on Friday.",
+        ],
+        tmp.path(),
+    );
+    assert!(
+        recorded.status.success(),
+        "{}",
+        String::from_utf8_lossy(&recorded.stderr)
+    );
+    let plan = commitea(&["plan", "-s", s, "--trials", "300"], tmp.path());
+    let stderr = String::from_utf8_lossy(&plan.stderr);
+    assert!(
+        stderr.contains("a preview: this plan includes D-0008 from pm-state.md that the branch does not have yet"),
+        "{stderr}"
+    );
+}
