@@ -488,10 +488,14 @@ fn warn_checkout_only_ops(layout: &Layout) -> Result<(), PipelineError> {
         .collect();
     if !only_here.is_empty() {
         tracing::warn!(
-            "{} only in the checkout ({}): nothing of {} is applied until it reaches the branch; \
-             `commitea propose` sends it for approval",
+            "{} only in the checkout ({}): {}; `commitea propose` sends {} for approval",
             crate::prose::count(only_here.len(), "op file is", "op files are"),
             only_here.join(", "),
+            if only_here.len() == 1 {
+                "it is not applied until it reaches the branch"
+            } else {
+                "none of them is applied until it reaches the branch"
+            },
             if only_here.len() == 1 { "it" } else { "them" }
         );
     }

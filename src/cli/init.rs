@@ -220,13 +220,19 @@ fn config_text(a: &Args, team: &[(String, usize)], now: chrono::DateTime<Utc>) -
         t.push_str(&format!(
             "# Found from who has open issues assigned and who closed issues in the last {RECENT_DAYS} days.\n\
              # The hours are a guess: confirm each person's hours per week, remove who is not on the team,\n\
-             # and add time off (docs/state-format.md).\n\
+             # and add time off; the calendar (working days, holidays, hours in a day) and every other\n\
+             # setting are listed in docs/state-format.md, \"commitea.yaml\".\n\
              team:\n"
         ));
         for (name, n) in team {
             t.push_str(&format!(
-                "  - name: {name}\n    hours_per_week: {}  # to confirm ({n} open or recently closed issues)\n",
-                a.hours_per_week
+                "  - name: {name}\n    hours_per_week: {}  # to confirm ({})\n",
+                a.hours_per_week,
+                crate::prose::count(
+                    *n,
+                    "open or recently closed issue",
+                    "open or recently closed issues"
+                )
             ));
         }
     }

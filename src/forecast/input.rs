@@ -400,7 +400,9 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
     if calibration.cold_start {
         warnings.push(format!(
             "calibration is cold: {} with an estimate and a measurable working time, fewer than the {} it \
-             needs; estimates are taken as given, with the prior's spread (σ {})",
+             needs; estimates are taken as given, with the prior's spread (σ {}). It warms up as closed issues \
+             carry an `est/*` label and show when work began (an assignment, a move to steeping or review, a \
+             linked pull request, or tracked time)",
             count(calibration.n, "closed issue", "closed issues"),
             crate::engine::calibrate::COLD_START_BELOW,
             crate::engine::calibrate::PRIOR_SIGMA
