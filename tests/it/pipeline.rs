@@ -78,6 +78,26 @@ pub fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
+/// Everything in `dir` committed as the PM (pat), with `message`; `git init` first where `init`.
+pub fn commit_all_as_pm(dir: &Path, init: bool, message: &str) {
+    if init {
+        git(dir, &["init", "-q"]);
+    }
+    git(dir, &["add", "-A"]);
+    git(
+        dir,
+        &[
+            "-c",
+            "user.name=pat",
+            "-c",
+            "user.email=pat@example.com",
+            "commit",
+            "-qm",
+            message,
+        ],
+    );
+}
+
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")

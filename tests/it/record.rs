@@ -723,20 +723,7 @@ fn the_directives_view_lists_every_pending_directive_and_marks_one_replay_skippe
 fn someone_who_joins_the_team_gets_work_in_the_what_if_and_in_the_next_run() {
     let tmp = fresh_demo();
     let dir = tmp.path();
-    crate::pipeline::git(dir, &["init", "-q"]);
-    crate::pipeline::git(dir, &["add", "-A"]);
-    crate::pipeline::git(
-        dir,
-        &[
-            "-c",
-            "user.name=pat",
-            "-c",
-            "user.email=pat@example.com",
-            "commit",
-            "-qm",
-            "Import",
-        ],
-    );
+    crate::pipeline::commit_all_as_pm(dir, true, "Import");
     // A committed forecast: what the next plan keeps its people from.
     let run = commitea::pipeline::RunOptions {
         commit: true,
@@ -788,28 +775,17 @@ fn someone_who_joins_the_team_gets_work_in_the_what_if_and_in_the_next_run() {
         ),
     )
     .unwrap();
-    crate::pipeline::git(
-        dir,
-        &[
-            "-c",
-            "user.name=pat",
-            "-c",
-            "user.email=pat@example.com",
-            "commit",
-            "-qam",
-            "Zoe",
-        ],
-    );
-    commitea::pipeline::run(&run).unwrap();
-    let report: commitea::forecast::ForecastReport =
+    crate::pipeline::commit_all_as_pm(dir, false, "Zoe");
+    // A run, and the forecast it committed.
+    let run_and_read = || -> commitea::forecast::ForecastReport {
+        commitea::pipeline::run(&run).unwrap();
         serde_json::from_str(&std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap())
-            .unwrap();
+            .unwrap()
+    };
+    let report = run_and_read();
     assert!(queue_of(&report, "zoe") > 5, "{:?}", report.people);
     // With her in the committed forecast, the next run keeps the plan as it is.
-    commitea::pipeline::run(&run).unwrap();
-    let again: commitea::forecast::ForecastReport =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap())
-            .unwrap();
+    let again = run_and_read();
     assert_eq!(
         commitea::forecast::planned_people(&again),
         commitea::forecast::planned_people(&report)

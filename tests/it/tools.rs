@@ -1452,20 +1452,7 @@ fn the_tools_reuse_their_last_forecast_until_what_it_was_computed_from_changes()
     use std::sync::Arc;
     let tmp = demo_dir();
     let dir = tmp.path();
-    crate::pipeline::git(dir, &["init", "-q"]);
-    crate::pipeline::git(dir, &["add", "-A"]);
-    crate::pipeline::git(
-        dir,
-        &[
-            "-c",
-            "user.name=pat",
-            "-c",
-            "user.email=pat@example.com",
-            "commit",
-            "-qm",
-            "Import",
-        ],
-    );
+    crate::pipeline::commit_all_as_pm(dir, true, "Import");
     let ctx = ctx(dir);
     let first = commitea::tools::query::compute(&ctx).unwrap();
     // Another view of the same state: the same forecast, not a second one.
