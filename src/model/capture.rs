@@ -344,7 +344,7 @@ fn check_draft(world: &World, v: &Value) -> Result<DraftAnswer, String> {
         );
     }
     let validator = draft_validator()?;
-    crate::tools::schema::validate_with(validator, &v).map_err(|e| match e {
+    crate::tools::schema::validate_with(validator, None, &v).map_err(|e| match e {
         ToolError::Invalid { path, message } => format!("{path}: {message}"),
         other => other.to_string(),
     })?;

@@ -223,40 +223,77 @@ pub fn specs() -> Vec<ToolSpec> {
     ]
 }
 
-fn validators() -> &'static HashMap<&'static str, Result<jsonschema::Validator, String>> {
-    static V: OnceLock<HashMap<&'static str, Result<jsonschema::Validator, String>>> =
-        OnceLock::new();
+/// Each tool's compiled input schema, with the schema itself (an error names the fields there are).
+type Validators = HashMap<&'static str, (Result<jsonschema::Validator, String>, Value)>;
+
+fn validators() -> &'static Validators {
+    static V: OnceLock<Validators> = OnceLock::new();
     V.get_or_init(|| {
         specs()
             .into_iter()
             .map(|s| {
                 (
                     s.name,
-                    jsonschema::validator_for(&s.input_schema).map_err(|e| e.to_string()),
+                    (
+                        jsonschema::validator_for(&s.input_schema).map_err(|e| e.to_string()),
+                        s.input_schema,
+                    ),
                 )
             })
             .collect()
     })
 }
 
+/// The fields the object at `schema_path` (an `additionalProperties` check's place in `schema`) takes,
+/// following `$ref`s; `None` where the path does not lead to one.
+fn fields_at(schema: &Value, schema_path: &str) -> Option<Vec<String>> {
+    let mut node = schema;
+    let segments: Vec<&str> = schema_path.split('/').filter(|s| !s.is_empty()).collect();
+    let (_, parents) = segments.split_last()?;
+    for seg in parents {
+        if *seg == "$ref" {
+            let target = node.get("$ref")?.as_str()?.strip_prefix('#')?;
+            node = schema.pointer(target)?;
+        } else {
+            node = node.get(*seg)?;
+        }
+    }
+    if let Some(target) = node.get("$ref").and_then(Value::as_str) {
+        node = schema.pointer(target.strip_prefix('#')?)?;
+    }
+    let fields: Vec<String> = node
+        .get("properties")?
+        .as_object()?
+        .keys()
+        .cloned()
+        .collect();
+    (!fields.is_empty()).then_some(fields)
+}
+
 /// Checks an input against the tool's schema; the error names the field by JSON pointer, gives the limit
 /// or the valid values, and quotes at most a short excerpt of the input.
 pub(crate) fn validate(name: &str, input: &Value) -> Result<(), ToolError> {
-    let v = match validators().get(name) {
-        Some(Ok(v)) => v,
-        Some(Err(e)) => {
+    let (v, schema) = match validators().get(name) {
+        Some((Ok(v), schema)) => (v, schema),
+        Some((Err(e), _)) => {
             return Err(ToolError::State(
                 format!("the schema of {name} is broken: {e}").into(),
             ));
         }
         None => return Err(ToolError::UnknownTool(name.to_owned())),
     };
-    validate_with(v, input)
+    validate_with(v, Some(schema), input)
 }
 
-/// Checks `input` against a compiled schema; the error is [`validate`]'s.
-pub(crate) fn validate_with(v: &jsonschema::Validator, input: &Value) -> Result<(), ToolError> {
-    let mut errors: Vec<(String, String)> = v.iter_errors(input).map(|e| describe(&e)).collect();
+/// Checks `input` against a compiled schema (`schema` its source, for naming the fields there are);
+/// the error is [`validate`]'s.
+pub(crate) fn validate_with(
+    v: &jsonschema::Validator,
+    schema: Option<&Value>,
+    input: &Value,
+) -> Result<(), ToolError> {
+    let mut errors: Vec<(String, String)> =
+        v.iter_errors(input).map(|e| describe(&e, schema)).collect();
     if errors.is_empty() {
         return Ok(());
     }
@@ -314,7 +351,7 @@ fn a_type(name: &str) -> String {
 }
 
 /// One validation error as (JSON pointer, message), in words a caller can act on.
-fn describe(e: &jsonschema::ValidationError<'_>) -> (String, String) {
+fn describe(e: &jsonschema::ValidationError<'_>, schema: Option<&Value>) -> (String, String) {
     use jsonschema::error::ValidationErrorKind as K;
     let path = match e.instance_path().to_string() {
         p if p.is_empty() => "/".to_owned(),
@@ -366,13 +403,17 @@ fn describe(e: &jsonschema::ValidationError<'_>) -> (String, String) {
         }
         K::Required { property } => format!("missing the field {property}"),
         K::AdditionalProperties { unexpected } => format!(
-            "unknown field{} {}",
+            "unknown field{} {}{}",
             if unexpected.len() == 1 { "" } else { "s" },
             unexpected
                 .iter()
                 .map(|u| format!("\"{}\"", crate::limits::excerpt(u)))
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            schema
+                .and_then(|s| fields_at(s, &e.schema_path().to_string()))
+                .map(|f| format!("; the fields here are {}", f.join(", ")))
+                .unwrap_or_default()
         ),
         K::Maximum { limit } => format!("{} is more than the maximum of {limit}", shown(instance)),
         K::Minimum { limit } => format!("{} is less than the minimum of {limit}", shown(instance)),
@@ -416,7 +457,7 @@ fn one_of(
                 });
                 if let Some(first) = meant.and_then(|errs| {
                     errs.iter()
-                        .map(describe)
+                        .map(|e| describe(e, None))
                         .max_by_key(|(p, _)| p.matches('/').count())
                 }) {
                     return first;
@@ -486,7 +527,7 @@ fn one_of(
         .filter_map(|errs| {
             let rank = (!errs.iter().any(only_null), !type_only(errs));
             errs.iter()
-                .map(describe)
+                .map(|e| describe(e, None))
                 .max_by_key(|(p, _)| p.matches('/').count())
                 .map(|d| (rank, d))
         })

@@ -613,6 +613,12 @@ fn every_input_bound_names_the_field_and_the_limit_and_quotes_little() {
         ),
         (
             "query_project",
+            json!({ "view": "board", "filters": { "milestone": 4 } }),
+            "/filters",
+            "unknown field \"milestone\"; the fields here are assignee, issueId, label, limit, milestoneId, query, state",
+        ),
+        (
+            "query_project",
             json!({ "view": "roadmap" }),
             "/view",
             "\"roadmap\" is not one of the valid values: focus, issue, milestone",
