@@ -123,7 +123,7 @@ pub enum ClientError {
     #[error(
         "{request} on {server}: 404 Not Found, {}",
         if *token_sent {
-            format!("repository {repo} does not exist or is not visible to the token; check its name (in commitea.yaml, or as given to --repo) and that the token's user can see it")
+            format!("repository {repo} does not exist or is not visible to the token; check its name (in commitea.yaml, or as given on the command line) and that the token's user can see it")
         } else {
             format!("repository {repo} does not exist or is private, and no Gitea token is set (Gitea answers a request without a token for a private repository as if it did not exist); {}", set_token_hint(repo))
         }

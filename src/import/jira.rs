@@ -1061,9 +1061,7 @@ const LEDGER: &str = "\
 # PM directives
 
 This is the project manager's directive ledger (see docs/ledger.md). This state repo was imported from Jira
-by `commitea import jira`; Jira has no directives.
-
-No directives yet.
+by `commitea import jira`; Jira has no directives. Those recorded here follow, oldest first.
 ";
 
 /// The `.gitignore` of an imported state repo: the rendered site is rebuilt on every run.
