@@ -604,7 +604,7 @@ impl<'de> Deserialize<'de> for DateRange {
             }
             // One day off, as a person writes it: `- 2026-12-24`.
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<FromTo, E> {
-                let day = parse_date(v).map_err(E::custom)?;
+                let day = crate::domain::parse_day(v.trim()).map_err(E::custom)?;
                 Ok(FromTo { from: day, to: day })
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<FromTo, A::Error> {
@@ -625,19 +625,9 @@ impl<'de> Deserialize<'de> for DateRange {
     }
 }
 
-/// `YYYY-MM-DD`, or what is wrong with it in words (chrono says "input is out of range" of a 30 February).
-fn parse_date(text: &str) -> Result<NaiveDate, String> {
-    NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d").map_err(|_| {
-        format!(
-            "\"{}\" is not a date (YYYY-MM-DD)",
-            crate::limits::excerpt(text)
-        )
-    })
-}
-
 fn a_date<'de, D: Deserializer<'de>>(d: D) -> Result<NaiveDate, D::Error> {
     let text = String::deserialize(d)?;
-    parse_date(&text).map_err(serde::de::Error::custom)
+    crate::domain::parse_day(text.trim()).map_err(serde::de::Error::custom)
 }
 
 impl DateRange {
@@ -988,7 +978,7 @@ mod tests {
         ] {
             let err = parse(bad).unwrap_err().to_string();
             assert!(
-                err.contains("\"2026-02-30\" is not a date (YYYY-MM-DD)")
+                err.contains("\"2026-02-30\" is not a date: expected a real day as YYYY-MM-DD")
                     && err.contains("team[0].time_off[0]")
                     && !err.contains("Raw"),
                 "{err}"

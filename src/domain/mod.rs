@@ -15,6 +15,17 @@ pub use issue::{
 pub use key::{IssueKey, IssueRef, ParseKeyError, RepoName};
 pub use lifecycle::{Lifecycle, LifecycleSpan};
 
+/// A day written `YYYY-MM-DD`, or what is wrong with it in words (chrono says "input is out of range" of a
+/// 30 February): the one reading of a hand-typed date, in the ledger's params and in `commitea.yaml`.
+pub(crate) fn parse_day(text: &str) -> Result<chrono::NaiveDate, String> {
+    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| {
+        format!(
+            "\"{}\" is not a date: expected a real day as YYYY-MM-DD, e.g. 2027-01-29",
+            crate::limits::excerpt(text)
+        )
+    })
+}
+
 /// The short lowercase name of a weekday (`mon` … `sun`), as the config and TaskJuggler write it.
 pub(crate) fn weekday_name(w: chrono::Weekday) -> &'static str {
     match w {

@@ -492,12 +492,7 @@ fn some_date<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<NaiveDate>
 }
 
 fn day<E: serde::de::Error>(text: &str) -> Result<NaiveDate, E> {
-    NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| {
-        E::custom(format!(
-            "\"{}\" is not a date: expected a real day as YYYY-MM-DD, e.g. 2027-01-29",
-            crate::limits::excerpt(text)
-        ))
-    })
+    crate::domain::parse_day(text).map_err(E::custom)
 }
 
 /// Parses a kind's params from inline JSON; the error says what is wrong.
