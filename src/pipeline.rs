@@ -415,20 +415,28 @@ pub(crate) fn branch_ledger(layout: &Layout) -> Result<Option<String>, PipelineE
 /// Says what a committing run leaves out of the checkout's ledger, and how each part gets in: new entries
 /// and edits of entries the branch has (a status line) through `commitea propose`, anything else (an
 /// entry deleted, the text around the entries) by a commit.
-fn warn_uncommitted_ledger(checkout: Option<&str>, branch: Option<&str>) {
-    let ids = |text: Option<&str>| -> Vec<(String, String)> {
-        crate::ledger::parse::parse(text.unwrap_or(""))
-            .ledger
-            .directives()
-            .map(|d| (d.id.to_string(), d.raw.clone()))
-            .collect()
-    };
-    let (mine, theirs) = (ids(checkout), ids(branch));
-    let new: Vec<&str> = mine
-        .iter()
+/// Each directive of a ledger text: its id and its entry as written.
+fn entries(text: Option<&str>) -> Vec<(String, String)> {
+    crate::ledger::parse::parse(text.unwrap_or(""))
+        .ledger
+        .directives()
+        .map(|d| (d.id.to_string(), d.raw.clone()))
+        .collect()
+}
+
+/// The ids of the directives the `checkout`'s ledger has and the `branch`'s does not.
+pub(crate) fn entries_not_on_branch(checkout: Option<&str>, branch: Option<&str>) -> Vec<String> {
+    let theirs = entries(branch);
+    entries(checkout)
+        .into_iter()
         .filter(|(id, _)| !theirs.iter().any(|(t, _)| t == id))
-        .map(|(id, _)| id.as_str())
-        .collect();
+        .map(|(id, _)| id)
+        .collect()
+}
+
+fn warn_uncommitted_ledger(checkout: Option<&str>, branch: Option<&str>) {
+    let (mine, theirs) = (entries(checkout), entries(branch));
+    let new = entries_not_on_branch(checkout, branch);
     let edited: Vec<&str> = mine
         .iter()
         .filter(|(id, raw)| theirs.iter().any(|(t, r)| t == id && r != raw))

@@ -24,18 +24,10 @@ pub fn run(a: Args) -> CommandResult {
     super::warn_all(&computed.report.warnings);
     // `plan` previews the checkout's ledger, `run` forecasts the branch's: say when they differ.
     if layout.root().join(".git").exists() {
-        let ids = |text: Option<String>| -> Vec<String> {
-            crate::ledger::parse::parse(text.as_deref().unwrap_or(""))
-                .ledger
-                .directives()
-                .map(|d| d.id.to_string())
-                .collect()
-        };
-        let branch = ids(crate::pipeline::branch_ledger(&layout)?);
-        let new: Vec<String> = ids(crate::ledger::read(&layout.ledger())?)
-            .into_iter()
-            .filter(|id| !branch.contains(id))
-            .collect();
+        let new = crate::pipeline::entries_not_on_branch(
+            crate::ledger::read(&layout.ledger())?.as_deref(),
+            crate::pipeline::branch_ledger(&layout)?.as_deref(),
+        );
         if !new.is_empty() {
             tracing::info!(
                 "a preview: this plan includes {} from pm-state.md that the branch does not have yet; \
