@@ -438,10 +438,7 @@ impl Plan {
 
     /// The milestone a title a PM typed means, case and surrounding spaces aside.
     pub fn milestone_titled(&self, title: &str) -> Option<&PlannedMilestone> {
-        let title = title.trim();
-        self.milestones
-            .iter()
-            .find(|m| m.title.trim().eq_ignore_ascii_case(title))
+        self.milestones.iter().find(|m| is_titled(&m.title, title))
     }
 
     /// The member whose name `name`, not in the team, is more likely a typo of than someone new: within
@@ -578,6 +575,12 @@ fn planned_issue(
         due: None,
         due_hard: false,
     }
+}
+
+/// Whether a milestone titled `title` is the one a person typed as `typed`: case and surrounding spaces
+/// aside (the pages name milestones by title, and people retype them).
+pub(crate) fn is_titled(title: &str, typed: &str) -> bool {
+    title.trim().eq_ignore_ascii_case(typed.trim())
 }
 
 #[cfg(test)]

@@ -171,7 +171,7 @@ impl Names<'_> {
     fn milestone(&self, title: &str) -> Option<u64> {
         self.milestones
             .iter()
-            .find(|(_, t)| t.trim().eq_ignore_ascii_case(title.trim()))
+            .find(|(_, t)| crate::plan::is_titled(t, title))
             .map(|(id, _)| *id)
     }
 }
