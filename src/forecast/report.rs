@@ -326,6 +326,10 @@ pub struct CutLine {
     pub probability_on_time: f64,
     /// False when even cutting every issue that can be cut does not meet the deadline.
     pub meets_deadline: bool,
+    /// True when it takes every open issue: only emptying the milestone meets the deadline, which is no
+    /// cut a PM can make (move the date, or decide what must ship).
+    #[serde(default)]
+    pub empties_milestone: bool,
 }
 
 /// One person's plan.

@@ -174,6 +174,7 @@ fn data() -> SiteData {
         p80: "2025-03-13".to_owned(),
         probability_on_time: 0.83,
         meets_deadline: true,
+        empties_milestone: false,
     });
     // The abandonment model says: the band above is the work that stays, and the planned scope is given.
     hard_late.planned = Some(band("2025-04-02", "beyond horizon"));

@@ -42,6 +42,9 @@ pub struct MilestoneView {
     /// For a hard deadline p80 misses: the issues to take out, lowest priority first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cut_line: Vec<String>,
+    /// Whether the cut line takes every open issue: only emptying the milestone meets the deadline.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut_line_empties_milestone: bool,
     /// Its open issues in planned order (cut to the limit).
     pub issues: Vec<MilestoneIssue>,
 }
@@ -132,6 +135,7 @@ pub fn milestone(inputs: Inputs<'_>, id: u64, selection: &Selection) -> Option<M
             .as_ref()
             .map(|c| c.issues.iter().map(ToString::to_string).collect())
             .unwrap_or_default(),
+        cut_line_empties_milestone: m.cut_line.as_ref().is_some_and(|c| c.empties_milestone),
         issues: open
             .into_iter()
             .take(selection.limit)

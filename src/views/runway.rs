@@ -134,6 +134,8 @@ pub struct RunwayCutLine {
     pub probability_on_time: f64,
     /// False when even cutting every issue that can be cut does not meet the deadline.
     pub meets_deadline: bool,
+    /// True when it takes every open issue: only emptying the milestone meets the deadline.
+    pub empties_milestone: bool,
 }
 
 /// One person's load.
@@ -205,6 +207,7 @@ pub fn runway(inputs: Inputs<'_>) -> Runway {
                 p80: c.p80.to_string(),
                 probability_on_time: c.probability_on_time,
                 meets_deadline: c.meets_deadline,
+                empties_milestone: c.empties_milestone,
             }),
         })
         .collect();
