@@ -3,7 +3,7 @@
 //! The replay stage ([`crate::ledger`]) builds a [`Plan`]; the forecast stage reads nothing else. Each
 //! value that a directive overrides keeps its provenance so the issue view can say where it came from.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
@@ -214,6 +214,8 @@ pub enum At {
     },
     /// An issue of the snapshot.
     Issue(IssueKey),
+    /// A member of `team:` in `commitea.yaml`, by name.
+    Member(String),
 }
 
 /// What is wrong.
@@ -253,7 +255,7 @@ impl Problem {
     pub fn ledger_line(&self) -> Option<usize> {
         match self.at {
             At::Ledger { line } => Some(line),
-            At::Issue(_) => None,
+            At::Issue(_) | At::Member(_) => None,
         }
     }
 }
@@ -280,6 +282,10 @@ impl std::fmt::Display for Problem {
                 At::Issue(key),
                 ProblemKind::NotApplied(m) | ProblemKind::Data(m) | ProblemKind::NotOnGitea(m),
             ) => write!(f, "{key}: {m}"),
+            (
+                At::Member(name),
+                ProblemKind::NotApplied(m) | ProblemKind::Data(m) | ProblemKind::NotOnGitea(m),
+            ) => write!(f, "commitea.yaml team member {name}: {m}"),
         }
     }
 }
@@ -379,6 +385,7 @@ impl Plan {
                 }
             })
             .collect();
+        warnings.extend(unseen_members(snapshot, config, now.date_naive()));
         Self {
             as_of: now.date_naive(),
             now,
@@ -481,6 +488,60 @@ impl Plan {
             }
         )
     }
+}
+
+/// A problem for each team member who has started and whom no synced record names (no issue they opened,
+/// are assigned, commented on, acted on or tracked time on): most likely a username Gitea does not have,
+/// since work can only be assigned to a Gitea user. The login the name is nearest to, or the same but for
+/// case, is suggested.
+fn unseen_members(snapshot: &Snapshot, config: &Config, today: NaiveDate) -> Vec<Problem> {
+    if snapshot.issues.is_empty() {
+        return Vec::new();
+    }
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    for issue in snapshot.issues.values() {
+        seen.insert(&issue.author);
+        seen.extend(issue.assignees.iter().map(String::as_str));
+        seen.extend(issue.comments.iter().map(|c| c.user.as_str()));
+        seen.extend(issue.timeline.iter().map(|e| e.user.as_str()));
+        seen.extend(issue.tracked_times.iter().map(|t| t.user.as_str()));
+    }
+    config
+        .team
+        .iter()
+        .filter(|m| m.starts.is_none_or(|s| s <= today) && !seen.contains(m.name.as_str()))
+        .map(|m| {
+            let lower = m.name.to_lowercase();
+            let hint = seen
+                .iter()
+                .map(|login| (edits(&login.to_lowercase(), &lower), *login))
+                .filter(|(d, login)| *d <= if login.chars().count() <= 4 { 1 } else { 2 })
+                .min()
+                .map(|(d, login)| {
+                    if d == 0 {
+                        format!(
+                            "; Gitea spells the username {login}: write it so, since issues are matched to \
+                             people by the name exactly"
+                        )
+                    } else {
+                        format!("; did you mean {login}?")
+                    }
+                })
+                .unwrap_or_else(|| {
+                    "; if they joined recently, this goes away with their first assignment, comment or \
+                     event"
+                        .to_owned()
+                });
+            Problem {
+                at: At::Member(m.name.clone()),
+                kind: ProblemKind::Data(format!(
+                    "no synced issue, comment or event names {} (the forecast plans work for them all the \
+                     same, and Gitea can assign work only to its users): check the username{hint}",
+                    m.name
+                )),
+            }
+        })
+        .collect()
 }
 
 /// The edit (Levenshtein) distance between two names.
@@ -653,6 +714,56 @@ mod tests {
             plan.warnings[0]
                 .to_string()
                 .contains("forecast as if it had no estimate")
+        );
+    }
+
+    #[test]
+    fn a_team_member_no_synced_record_names_is_warned_about_with_the_login_it_is_near() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 30, 8, 0, 0).unwrap();
+        let member = |name: &str, starts: Option<NaiveDate>| crate::config::Member {
+            name: name.into(),
+            starts,
+            ..Default::default()
+        };
+        let mut snap = snapshot(&[]);
+        let issue = snap.issues.values_mut().next().unwrap();
+        issue.assignees = vec!["bjorn".into()];
+        issue.comments.push(crate::domain::Comment {
+            id: 1,
+            user: "chen".into(),
+            created_at: now,
+            updated_at: now,
+            body: String::new(),
+        });
+        let config = Config {
+            team: vec![
+                member("ann", None),
+                member("bjorn", None),
+                member("chen", None),
+                member("Bjorn", None),
+                member("chenn", None),
+                member("zed", None),
+                member("newbie", NaiveDate::from_ymd_opt(2026, 12, 7)),
+            ],
+            ..Config::default()
+        };
+        let warnings: Vec<String> = Plan::from_snapshot(&snap, &config, now)
+            .warnings
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(warnings.len(), 3, "{warnings:#?}");
+        assert!(
+            warnings[0].starts_with("commitea.yaml team member Bjorn: no synced issue")
+                && warnings[0].contains("Gitea spells the username bjorn"),
+            "{}",
+            warnings[0]
+        );
+        assert!(
+            warnings[1].contains("member chenn") && warnings[1].ends_with("did you mean chen?")
+        );
+        assert!(
+            warnings[2].contains("member zed") && warnings[2].contains("if they joined recently")
         );
     }
 }
