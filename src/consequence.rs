@@ -17,6 +17,7 @@ use crate::domain::{IssueKey, OpenState};
 use crate::engine::Calendar;
 use crate::forecast::{ForecastReport, IssueForecast, MilestoneForecast, When};
 use crate::plan::{EstimateSource, Plan, PlannedIssue};
+use crate::prose::percent;
 
 /// Why an issue with no input change of its own moved, when nothing else explains it (no planned
 /// assignee): its place in the team's shared capacity changed.
@@ -448,10 +449,6 @@ fn short(when: &str, year: i32) -> String {
     }
 }
 
-fn percent(p: f64) -> String {
-    format!("{}%", (p * 100.0).round() as i64)
-}
-
 fn summary(
     milestones: &[MilestoneChange],
     issues: &[IssueChange],
@@ -785,11 +782,12 @@ mod tests {
         assert_eq!(
             summary(&[jitter.clone(), real.clone()], &[], 2026, &[3, 4, 3]),
             "API v2 p80 unchanged (May 18 2027), P(on time) 56% → 57%; \
-             Mobile p80 unchanged (Mar 25 2027), P(on time) 0%"
+             Mobile p80 unchanged (Mar 25 2027), P(on time) <1%"
         );
         assert_eq!(
             summary(std::slice::from_ref(&jitter), &[], 2026, &[3]),
-            "Mobile p80 unchanged (Mar 25 2027), P(on time) 0%"
+            // 0.2% is not 0%: a percent never rounds to a certainty the forecast does not have.
+            "Mobile p80 unchanged (Mar 25 2027), P(on time) <1%"
         );
         // Every milestone that changed is named, biggest first, then the ones it is about; past three,
         // counted.

@@ -35,6 +35,18 @@ pub(crate) fn and_list(items: &[String]) -> String {
     }
 }
 
+/// A probability as a whole percentage that never rounds to certainty it does not have.
+pub fn percent(p: f64) -> String {
+    let n = (p * 100.0).round();
+    if n >= 100.0 && p < 1.0 {
+        ">99%".to_owned()
+    } else if n <= 0.0 && p > 0.0 {
+        "<1%".to_owned()
+    } else {
+        format!("{n:.0}%")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

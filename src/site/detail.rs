@@ -341,12 +341,16 @@ pub struct PersonPage {
 
 /// One queued issue as links.
 #[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct QueueLink {
     /// The issue.
     pub issue: Link,
     /// Its milestone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub milestone: Option<Link>,
+    /// The chance it is done at all, formatted, where its median date is beyond the horizon.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub done_at_all: Option<String>,
 }
 
 /// The page of an issue, relative to the site root.
@@ -698,6 +702,7 @@ pub fn build(
                     .map(|q| QueueLink {
                         issue: issue_link(&q.issue),
                         milestone: q.milestone.as_ref().map(|m| milestone_link(m.id, &m.title)),
+                        done_at_all: q.probability_done.map(super::pages::percent),
                     })
                     .collect(),
                 chart: charts::load(&weeks, &format!("Load of {} per week", p.person)),

@@ -616,17 +616,7 @@ fn date(s: &str) -> Option<NaiveDate> {
     NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()
 }
 
-/// A probability as a whole percentage that never rounds to certainty it does not have.
-pub(crate) fn percent(p: f64) -> String {
-    let n = (p * 100.0).round();
-    if n >= 100.0 && p < 1.0 {
-        ">99%".to_owned()
-    } else if n <= 0.0 && p > 0.0 {
-        "<1%".to_owned()
-    } else {
-        format!("{n:.0}%")
-    }
-}
+pub(crate) use crate::prose::percent;
 
 /// A day count with its sign (a typographic minus for negatives).
 pub(crate) fn signed(n: i64) -> String {

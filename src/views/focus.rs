@@ -140,7 +140,14 @@ pub fn rationale(
         parts.push(format!("unassigned, planned for {p}"));
     }
     parts.push(match (f.p50, f.p80) {
-        (When::BeyondHorizon, _) => "done beyond the horizon".to_owned(),
+        // Where most futures leave it undone, that is the news, not the horizon.
+        (When::BeyondHorizon, _) => match f.probability_done {
+            Some(p) if p < 0.5 => format!(
+                "done at all in only {} of the simulated futures (work like it is often dropped)",
+                crate::prose::percent(p)
+            ),
+            _ => "done beyond the horizon".to_owned(),
+        },
         (p50, p80) => format!("done p50 {p50}, p80 {p80}"),
     });
     parts.join("; ")

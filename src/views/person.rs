@@ -88,6 +88,10 @@ pub struct QueueItem {
     pub p50: String,
     /// 80th percentile.
     pub p80: String,
+    /// The chance it is done at all (the abandonment model's), given only where its median date is beyond
+    /// the horizon: an issue first in the queue that most futures leave undone must say so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probability_done: Option<f64>,
     /// Whether it is only planned for them (nobody is assigned).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub planned: bool,
@@ -203,6 +207,9 @@ pub fn people(inputs: Inputs<'_>) -> Vec<PersonView> {
                         planned_end: f.planned_end.to_string(),
                         p50: f.p50.to_string(),
                         p80: f.p80.to_string(),
+                        probability_done: f
+                            .probability_done
+                            .filter(|_| f.p50 == crate::forecast::When::BeyondHorizon),
                         planned: f.assignee.is_none(),
                     })
                     .collect(),

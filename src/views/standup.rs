@@ -145,7 +145,7 @@ pub(crate) fn milestone_changes(
             |d: Option<chrono::NaiveDate>| d.map_or_else(|| "none".to_owned(), |d| d.to_string());
         changes.push(format!("due {} → {}", day(old.due), day(new.due)));
     }
-    let percent = |p: Option<f64>| p.map(|p| format!("{:.0}%", p * 100.0));
+    let percent = |p: Option<f64>| p.map(crate::prose::percent);
     if let (Some(was), Some(is)) = (
         percent(old.probability_on_time),
         percent(new.probability_on_time),

@@ -1500,3 +1500,70 @@ fn the_tools_reuse_their_last_forecast_until_what_it_was_computed_from_changes()
         synced.snapshot.issues[&key].title
     );
 }
+
+#[test]
+fn work_most_futures_leave_undone_says_so_in_the_focus_and_on_the_persons_page() {
+    // With the abandonment model on, the demo's stale backlog has issues most futures never do; where
+    // such an issue is next in a queue, the focus and the person's page give the chance it is done at
+    // all, not only "beyond the horizon".
+    let dir = demo_dir();
+    let config = dir.path().join("commitea.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(text.contains("abandonment_min_history_days: 365"));
+    std::fs::write(
+        &config,
+        text.replace(
+            "abandonment_min_history_days: 365",
+            "abandonment_min_history_days: 90",
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["render", "--trials", "300", "-s"])
+        .arg(dir.path())
+        .env_remove("COMMITEA_STATE")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let row = std::fs::read_dir(dir.path().join("public/people"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find_map(|p| {
+            let page = std::fs::read_to_string(&p).unwrap();
+            let row = page
+                .split("<tr>")
+                .find(|r| r.contains("<span class=\"muted\">(done at all in "))?
+                .to_owned();
+            Some(row)
+        })
+        .expect("a person page gives the chance beside an issue");
+    // The issue's focus rationale names the chance too.
+    let key = row
+        .split("\">")
+        .nth(2)
+        .and_then(|s| s.split('<').next())
+        .unwrap();
+    let computed = tools::query::compute(&ctx(dir.path())).unwrap();
+    let issue = computed
+        .plan
+        .issues
+        .iter()
+        .find(|i| i.key.to_string() == key)
+        .unwrap_or_else(|| panic!("{key} from {row}"));
+    let f = computed
+        .report
+        .issues
+        .iter()
+        .find(|f| f.issue == issue.key)
+        .unwrap();
+    let why =
+        commitea::views::focus::rationale(issue, f, &[], &Default::default(), &Default::default());
+    assert!(
+        why.contains("done at all in only ") && why.contains("% of the simulated futures"),
+        "{why}"
+    );
+}
