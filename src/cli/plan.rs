@@ -57,12 +57,16 @@ pub fn run(a: Args) -> CommandResult {
         let text = serde_json::to_string_pretty(&computed.report)?;
         println!("{text}");
     } else {
-        print_runway(&computed.runway);
+        let days = (computed.report.horizon - computed.report.as_of).num_days();
+        print_runway(
+            &computed.runway,
+            &crate::site::text::horizon_words(u32::try_from(days).unwrap_or(0)),
+        );
     }
     Ok(())
 }
 
-fn print_runway(r: &crate::views::Runway) {
+fn print_runway(r: &crate::views::Runway, horizon_words: &str) {
     // The title column is as wide as the longest title, up to a limit past which a title is cut with "…".
     const MAX_TITLE: usize = 40;
     let width = r
@@ -79,33 +83,54 @@ fn print_runway(r: &crate::views::Runway) {
             t.to_owned()
         }
     };
-    println!("as of {}", r.as_of);
-    println!(
-        "{:<width$} {:>10} {:>25} {:>9} {:>6}",
-        "milestone", "due", "p50 – p80", "P(due)", "slack"
-    );
-    for m in &r.milestones {
-        println!(
-            "{:<width$} {:>10} {:>25} {:>9} {:>6}",
-            cut(&m.title),
-            m.due.as_deref().unwrap_or("-"),
+    // The site's words for a date past the horizon ("not within 2 years"), said once for a range.
+    let not_within = format!("not within {horizon_words}");
+    let band = |p50: &str, p80: &str| {
+        let dated = |s: &str| chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").is_ok();
+        match (dated(p50), dated(p80)) {
+            (true, true) if p50 == p80 => p80.to_owned(),
+            (true, true) => format!("{p50} – {p80}"),
+            (true, false) => format!("{p50} – {not_within}"),
+            _ => not_within.clone(),
+        }
+    };
+    let bands: Vec<String> = r
+        .milestones
+        .iter()
+        .map(|m| {
             if m.status == crate::views::runway::MilestoneStatus::NothingOpen {
                 m.status.label().to_owned()
-            } else if m.band.p50 == m.band.p80 {
-                m.band.p80.clone()
             } else {
-                format!("{} – {}", m.band.p50, m.band.p80)
-            },
+                band(&m.band.p50, &m.band.p80)
+            }
+        })
+        .collect();
+    let band_width = bands
+        .iter()
+        .map(|b| b.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("p50 – p80".chars().count());
+    println!("as of {}", r.as_of);
+    println!(
+        "{:<width$} {:>10} {:>band_width$} {:>9} {:>6}",
+        "milestone", "due", "p50 – p80", "P(due)", "slack"
+    );
+    for (m, b) in r.milestones.iter().zip(&bands) {
+        println!(
+            "{:<width$} {:>10} {:>band_width$} {:>9} {:>6}",
+            cut(&m.title),
+            m.due.as_deref().unwrap_or("-"),
+            b,
             m.probability_on_time
-                .map_or_else(|| "-".to_owned(), |p| format!("{:.0}%", p * 100.0)),
+                .map_or_else(|| "-".to_owned(), crate::prose::percent),
             m.slack.map_or_else(|| "-".to_owned(), |s| s.to_string()),
         );
         // The line above is the work that stays when the abandonment model says which issues leave.
         if let Some(p) = &m.planned {
             println!(
-                "  (the work that stays; all planned work: {} – {}{})",
-                p.p50,
-                p.p80,
+                "  (the work that stays; all planned work: {}{})",
+                band(&p.p50, &p.p80),
                 m.expected_leaving
                     .map(|n| format!(", about {} open issues expected to leave", n.round()))
                     .unwrap_or_default()

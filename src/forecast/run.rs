@@ -192,6 +192,8 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
         })
         .collect();
 
+    // Milestones timed by the closing pace far past the schedule: said once, together, after the loop.
+    let mut paced: Vec<String> = Vec::new();
     let milestones = open_ms
         .iter()
         .enumerate()
@@ -312,11 +314,8 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                         When::BeyondHorizon => i64::MAX,
                     };
                     if gap > PACE_GAP_WORKING_DAYS {
-                        warnings.push(format!(
-                            "{}: the forecast (p50 {}) is {} the schedule's finish ({finish}), which the \
-                             team's hours allow: the work that stays is timed by how fast this project closed \
-                             issues in the last year ({} while {} are open), slower than the schedule. If the \
-                             team works faster now, the dates will follow its closes (docs/forecasting.md §8)",
+                        paced.push(format!(
+                            "{} (p50 {}, {} the schedule's finish, {finish})",
                             m.title,
                             match p50 {
                                 When::Date(d) => d.to_string(),
@@ -327,8 +326,6 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                             } else {
                                 format!("{gap} working days after")
                             },
-                            crate::prose::count(fate.events, "closed", "closed"),
-                            open.len()
                         ));
                     }
                 }
@@ -409,6 +406,17 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             }
         })
         .collect();
+    if !paced.is_empty() {
+        warnings.push(format!(
+            "{} {} forecast past the schedule's finish, which the team's hours allow: the work that stays is \
+             timed by how fast this project closed issues in the last year ({} while {} are open), slower \
+             than the schedule. If the team works faster now, the dates will follow its closes",
+            crate::prose::and_list(&paced),
+            if paced.len() == 1 { "is" } else { "are" },
+            crate::prose::count(fate.events, "closed", "closed"),
+            open.len()
+        ));
+    }
 
     let mut queues: Vec<Vec<usize>> = vec![Vec::new(); plan.team.len()];
     for &i in &prep.order {

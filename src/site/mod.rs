@@ -9,7 +9,7 @@
 mod charts;
 pub mod detail;
 pub mod pages;
-mod text;
+pub(crate) mod text;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
