@@ -355,9 +355,10 @@ pub fn propose(cx: &Context<'_>) -> Result<Vec<Proposed>, ProposeError> {
     if !cx.client.has_token() {
         return Err(ProposeError::Setup(format!(
             "no Gitea token is set, and proposing pushes branches and opens pull requests on {}: set \
-             COMMITEA_GITEA_TOKEN (or COMMITEA_TOKEN, GITEA_TOKEN or GITHUB_TOKEN) to an access token of that server that may \
-             write to {} (scope write:repository); nothing was pushed",
+             {} to an access token of that server that may write to {} (scope write:repository); nothing \
+             was pushed",
             cx.client.server(),
+            crate::gitea::client::token_vars_said(),
             cx.state_repo
         )));
     }

@@ -22,12 +22,25 @@ use crate::secret::{Secret, scrub};
 /// The environment variables a token is read from, in order of preference.
 /// `COMMITEA_TOKEN` is the workflow's secret (which it passes as `COMMITEA_GITEA_TOKEN`): a person who
 /// exports it under the secret's name locally means the same token.
-pub(crate) const TOKEN_ENV_VARS: [&str; 4] = [
+pub(crate) const TOKEN_ENV_VARS: [&str; 5] = [
     "COMMITEA_GITEA_TOKEN",
     "COMMITEA_TOKEN",
     "GITEA_TOKEN",
+    "FORGEJO_TOKEN",
     "GITHUB_TOKEN",
 ];
+
+/// The token variables for a hint: `COMMITEA_GITEA_TOKEN (or COMMITEA_TOKEN, …, or GITHUB_TOKEN)`.
+pub(crate) fn token_vars_said() -> String {
+    let (first, rest) = TOKEN_ENV_VARS.split_first().unwrap_or((&"", &[]));
+    match rest.split_last() {
+        Some((last, middle)) if !middle.is_empty() => {
+            format!("{first} (or {}, or {last})", middle.join(", "))
+        }
+        Some((last, _)) => format!("{first} (or {last})"),
+        None => (*first).to_owned(),
+    }
+}
 
 /// The page size used when `/settings/api` cannot be read.
 pub(crate) const DEFAULT_MAX_RESPONSE_ITEMS: usize = 50;
@@ -282,7 +295,8 @@ impl ClientError {
 /// What to do when no token, or the wrong one, was sent: said once for every error that needs it.
 fn set_token_hint(repo: &str) -> String {
     format!(
-        "set COMMITEA_GITEA_TOKEN (or COMMITEA_TOKEN, GITEA_TOKEN or GITHUB_TOKEN) to an access token of this server that can read {repo}"
+        "set {} to an access token of this server that can read {repo}",
+        token_vars_said()
     )
 }
 
@@ -466,17 +480,37 @@ fn repo_of(path: &str) -> String {
     }
 }
 
-/// Gitea's error `message`, else the start of the body.
+/// Gitea's error `message` with its `errors` after it, else the start of the body.
+///
+/// Gitea's `APIErrorNotFound("IsErrIssueNotExist", err)` puts a string argument in `message` and an
+/// error in `errors`: the words that say what happened ("issue does not exist") may be in either.
 fn error_message(body: &[u8]) -> String {
     let text = serde_json::from_slice::<serde_json::Value>(body)
         .ok()
-        .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(str::to_owned))
+        .and_then(|v| {
+            let message = v.get("message").and_then(|m| m.as_str())?.to_owned();
+            let errors: Vec<&str> = v
+                .get("errors")
+                .and_then(|e| e.as_array())
+                .map(|e| e.iter().filter_map(|x| x.as_str()).collect())
+                .unwrap_or_default();
+            Some(if errors.is_empty() {
+                message
+            } else {
+                format!("{message}: {}", errors.join("; "))
+            })
+        })
         .unwrap_or_else(|| String::from_utf8_lossy(body).into_owned());
     let mut s: String = text.chars().take(200).collect();
     if s.is_empty() {
         s.push_str("(empty body)");
     }
     s
+}
+
+/// Whether a 404's text says the issue it was about does not exist (Gitea's `ErrIssueNotExist`).
+fn names_a_missing_issue(message: &str) -> bool {
+    message.contains("IsErrIssueNotExist") || message.contains("issue does not exist")
 }
 
 /// A reqwest error with its causes, one line.
@@ -982,17 +1016,21 @@ impl Client {
                 request,
                 token_sent: self.token.is_some(),
             }),
-            // Gitea answers 404 "not found" when the repository has dependencies switched off, and 404
-            // "issue does not exist" when the issue is gone (routers/api/v1/repo/issue_dependency.go).
+            // Gitea answers a bare 404 when the repository has dependencies switched off, and 404
+            // "IsErrIssueNotExist" with "issue does not exist" in `errors` when the issue is gone
+            // (routers/api/v1/repo/issue_dependency.go; Forgejo the same).
             StatusCode::NOT_FOUND
                 if (path.ends_with("/dependencies") || path.ends_with("/blocks"))
-                    && !error_message(&body).contains("does not exist") =>
+                    && !names_a_missing_issue(&error_message(&body)) =>
             {
                 Attempt::Fail(ClientError::DependenciesDisabled { repo, request })
             }
             // routers/api/v1/repo/issue_tracked_time.go: time tracking off for the repository or the server.
             StatusCode::NOT_FOUND
-                if path.ends_with("/times") && error_message(&body).contains("timetracker") =>
+                if path.ends_with("/times")
+                    && error_message(&body)
+                        .to_lowercase()
+                        .contains("timetracker is disabled") =>
             {
                 Attempt::Fail(ClientError::TimeTrackingDisabled { repo, request })
             }

@@ -294,6 +294,7 @@ fn full_repo(
     acc: &mut Acc,
 ) -> Result<(), SyncError> {
     let info: GRepo = client.get_json(&format!("repos/{repo}"), &[])?;
+    let serves_pulls = info.serves_pulls();
     let tracker = info.internal_tracker.unwrap_or_default();
     if tracker.enable_time_tracker == Some(false) {
         run.times_off.insert(repo.clone());
@@ -309,8 +310,22 @@ fn full_repo(
     acc.milestones
         .insert(repo.clone(), read_milestones(client, repo)?);
 
-    let open_pulls: Vec<GPull> =
-        client.get_paged(&format!("repos/{repo}/pulls"), &[("state", "open".into())])?;
+    // Where Gitea serves no pull request list, no pull request can close an issue by keyword; a 404
+    // all the same (a token that may not read pull requests) means the same.
+    let open_pulls: Vec<GPull> = if serves_pulls {
+        match client.get_paged(&format!("repos/{repo}/pulls"), &[("state", "open".into())]) {
+            Ok(p) => p,
+            Err(ClientError::NotFound { .. }) => {
+                tracing::info!(
+                    "{repo} serves no pull request list to this token; open pull requests that close an issue by keyword are not seen"
+                );
+                Vec::new()
+            }
+            Err(e) => return Err(e.into()),
+        }
+    } else {
+        Vec::new()
+    };
     for p in &open_pulls {
         let pull_key = repo.issue(p.number);
         if !note_keyword_links(acc, &pull_key, &p.body).is_empty() {
@@ -452,6 +467,22 @@ const TIME_ADDED: [&str; 2] = ["add_time_manual", "stop_tracking"];
 
 /// One issue with its comments, timeline, dependencies, tracked times and `pull_ref`-linked pull requests.
 ///
+/// Whether the issue at `base` (`repos/o/r/issues/N`) is gone, asked after a read of one of its parts
+/// failed: an issue deleted while the sync reads the repository is left out, said in the log.
+fn deleted(client: &Client, repo: &RepoName, base: &str) -> bool {
+    let gone = matches!(
+        client.get_json::<GIssue>(base, &[]),
+        Err(ClientError::NotFound { .. })
+    );
+    if gone {
+        tracing::info!(
+            "{repo}#{} was deleted while the sync read it; left out",
+            base.rsplit('/').next().unwrap_or_default()
+        );
+    }
+    gone
+}
+
 /// The timeline carries nearly everything: comments are its `comment` entries, every tracked time is the
 /// `tracked_time` of the entry that added it, and Gitea writes a dependency event for every dependency
 /// change (`models/issues/dependency.go`). So an issue costs its timeline (read until an empty page),
@@ -471,15 +502,17 @@ fn sync_issue(
     let raw: Vec<GTimeline> = match client.get_until_empty(&format!("{base}/timeline"), &[]) {
         Ok(raw) => raw,
         // Gitea answers 500, not 404, for the timeline of an issue that no longer exists
-        // (routers/api/v1/repo/issue_comment.go): ask for the issue itself to tell the two apart.
-        Err(e) if crate::gitea::client::last_failure_is_500(&e) => {
-            match client.get_json::<GIssue>(&base, &[]) {
-                Err(ClientError::NotFound { .. }) => {
-                    tracing::info!("{repo}#{n} was deleted while the sync read it; left out");
-                    return Ok(None);
-                }
-                _ => return Err(e.into()),
-            }
+        // (routers/api/v1/repo/issue_comment.go), Forgejo 404: ask for the issue itself to tell a deleted
+        // issue from a failing server.
+        Err(e)
+            if crate::gitea::client::last_failure_is_500(&e)
+                || matches!(e, ClientError::NotFound { .. }) =>
+        {
+            return if deleted(client, repo, &base) {
+                Ok(None)
+            } else {
+                Err(e.into())
+            };
         }
         Err(e) => return Err(e.into()),
     };
@@ -552,6 +585,13 @@ fn sync_issue(
                 );
                 lock(run).deps_disabled.insert(repo.clone());
             }
+            Err(e @ ClientError::NotFound { .. }) => {
+                return if deleted(client, repo, &base) {
+                    Ok(None)
+                } else {
+                    Err(e.into())
+                };
+            }
             Err(e) => return Err(e.into()),
         }
     }
@@ -580,6 +620,13 @@ fn sync_issue(
                     "cannot read tracked time on {repo} ({e}); its issues are synced without it, and calibration uses the time they spent in progress"
                 );
                 lock(run).times_off.insert(repo.clone());
+            }
+            Err(e @ ClientError::NotFound { .. }) => {
+                return if deleted(client, repo, &base) {
+                    Ok(None)
+                } else {
+                    Err(e.into())
+                };
             }
             Err(e) => return Err(e.into()),
         }

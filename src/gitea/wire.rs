@@ -328,6 +328,22 @@ pub(crate) struct GTracker {
 pub(crate) struct GRepo {
     /// The issue tracker's settings.
     pub internal_tracker: Option<GTracker>,
+    /// Whether the pull requests unit is on.
+    pub has_pull_requests: Option<bool>,
+    /// A mirror: Gitea serves no pull request list for one (`CanEnablePulls`).
+    pub mirror: Option<bool>,
+    /// A repository without commits: no pull request list either.
+    pub empty: Option<bool>,
+}
+
+impl GRepo {
+    /// Whether `GET /pulls` answers: Gitea's `mustAllowPulls` answers 404 for a repository with pull
+    /// requests switched off, a mirror and an empty repository (Forgejo the same).
+    pub fn serves_pulls(&self) -> bool {
+        self.has_pull_requests != Some(false)
+            && self.mirror != Some(true)
+            && self.empty != Some(true)
+    }
 }
 
 /// `GET /settings/api`.

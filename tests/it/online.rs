@@ -32,6 +32,7 @@ fn commitea(args: &[&str], state: &Path, server: &str) -> std::process::Output {
         .env("COMMITEA_GITEA_TOKEN", TOKEN)
         .env("COMMITEA_LOG", "debug")
         .env_remove("GITEA_TOKEN")
+        .env_remove("FORGEJO_TOKEN")
         .env_remove("COMMITEA_TOKEN")
         .env_remove("GITHUB_TOKEN")
         .output()
@@ -303,6 +304,7 @@ fn a_missing_token_a_refused_one_a_wrong_scheme_and_a_login_page_are_each_said_o
             .env("COMMITEA_SERVER", server)
             .env_remove("COMMITEA_GITEA_TOKEN")
             .env_remove("GITEA_TOKEN")
+            .env_remove("FORGEJO_TOKEN")
             .env_remove("COMMITEA_TOKEN")
             .env_remove("GITHUB_TOKEN");
         if let Some(t) = token {
@@ -383,6 +385,7 @@ fn a_missing_token_a_refused_one_a_wrong_scheme_and_a_login_page_are_each_said_o
         .env("COMMITEA_SERVER", public.url())
         .env_remove("COMMITEA_GITEA_TOKEN")
         .env_remove("GITEA_TOKEN")
+        .env_remove("FORGEJO_TOKEN")
         .env_remove("COMMITEA_TOKEN")
         .env_remove("GITHUB_TOKEN")
         .output()

@@ -995,3 +995,97 @@ fn a_page_that_shifts_during_the_sync_is_caught_up_next_time() {
         "Inserted between two pages"
     );
 }
+
+#[test]
+fn an_issue_deleted_while_the_sync_reads_it_is_left_out_whichever_part_finds_it_gone() {
+    // Someone deletes an issue between the listing and the reads of its parts. Gitea answers its timeline
+    // 500 (Forgejo 404), its dependencies 404 "IsErrIssueNotExist" with the reason in `errors`, and its
+    // times 404 likewise: each time the sync asks for the issue, finds it gone, and leaves it out —
+    // neither failing the sync nor taking the 404 for "dependencies are disabled".
+    let snap = load("tests/fixtures/small");
+    let api = RepoName::new("acme", "api");
+    let (with_time, with_deps, forgejo) = (api.issue(1), api.issue(4), api.issue(5));
+    let emu = start(&snap);
+    emu.with_dataset(|ds| {
+        let mut i = ds.issue(&with_time).unwrap().clone();
+        let at = i.tracked_times[0].created;
+        i.timeline.push(commitea::domain::TimelineEvent::new(
+            199,
+            commitea::domain::EventKind::from("delete_time_manual"),
+            at,
+            "ann",
+        ));
+        ds.insert_issue(&api, i);
+    });
+    assert!(
+        snap.issues[&with_deps]
+            .timeline
+            .iter()
+            .any(|e| e.kind.is_dependency())
+    );
+    // Deleted after the last page of their timeline: the next read is `/times`, `/dependencies`.
+    for key in [&with_time, &with_deps] {
+        emu.inject(Fault::new(FaultKind::DeleteIssue(key.clone())).on(format!(
+            "/repos/acme/api/issues/{}/timeline?limit=50&page=2",
+            key.number
+        )));
+    }
+    // Deleted after the listing, and its timeline answered as Forgejo does.
+    emu.inject(Fault::new(FaultKind::DeleteIssue(forgejo.clone())).on("/repos/acme/api/issues?"));
+    emu.inject(Fault::new(FaultKind::Status(404)).on("/repos/acme/api/issues/5/timeline"));
+    let got = full_sync(
+        &client(&emu, TOKEN, fast()),
+        &repos(&snap),
+        snap.meta.synced_at,
+    )
+    .unwrap_or_else(|e| panic!("{e}\n{:#?}", emu.requests()));
+    for key in [&with_time, &with_deps, &forgejo] {
+        assert!(snap.issues.contains_key(key));
+        assert!(
+            !got.issues.contains_key(key),
+            "{key} is gone but was kept: {:#?}",
+            emu.requests()
+        );
+    }
+    assert_eq!(got.issues.len(), snap.issues.len() - 3);
+    // Dependencies were not taken for disabled: every other issue keeps its own.
+    for (key, issue) in &got.issues {
+        assert_eq!(issue.depends_on, snap.issues[key].depends_on, "{key}");
+    }
+}
+
+#[test]
+fn a_repository_without_pull_requests_syncs_without_asking_for_them() {
+    // Gitea answers 404 for the pull request list of a repository with pull requests switched off, a
+    // mirror and an empty repository (`mustAllowPulls`): a full sync failed there with "repository does
+    // not exist". The repository says so (`has_pull_requests`), and a 404 all the same is no failure.
+    let snap = load("tests/fixtures/small");
+    let api = RepoName::new("acme", "api");
+    let mut options = EmulatorOptions::default();
+    options.pulls_disabled.insert(api.clone());
+    let emu = Emulator::start(Dataset::from_snapshot(&snap), options).unwrap();
+    let got = full_sync(
+        &client(&emu, TOKEN, fast()),
+        &repos(&snap),
+        snap.meta.synced_at,
+    )
+    .unwrap();
+    assert_eq!(got.issues.len(), snap.issues.len());
+    assert!(
+        !emu.requests()
+            .iter()
+            .any(|r| r.contains("/repos/acme/api/pulls")),
+        "{:#?}",
+        emu.requests()
+    );
+    // A token that may not read pull requests meets the 404 on a repository that has them.
+    let emu = start(&snap);
+    emu.inject(Fault::new(FaultKind::Status(404)).on("/repos/acme/web/pulls"));
+    let got = full_sync(
+        &client(&emu, TOKEN, fast()),
+        &repos(&snap),
+        snap.meta.synced_at,
+    )
+    .unwrap();
+    assert_eq!(got.issues.len(), snap.issues.len());
+}

@@ -417,6 +417,16 @@ impl Dataset {
         }
     }
 
+    /// Deletes an issue, as an admin does in Gitea (`DeleteIssue`): its number answers as missing from
+    /// then on. Whether it was there.
+    pub fn delete_issue(&mut self, key: &IssueKey) -> bool {
+        self.counts = std::sync::OnceLock::new();
+        self.repos
+            .get_mut(&key.repo)
+            .and_then(|r| r.issues.remove(&key.number))
+            .is_some()
+    }
+
     /// Adds (or replaces) an issue of `repo`, creating the repository if it is new.
     pub fn insert_issue(&mut self, repo: &RepoName, issue: Issue) {
         self.repo_entry(repo).issues.insert(issue.number, issue);
@@ -525,6 +535,8 @@ pub(crate) struct Render<'a> {
     pub future: bool,
     /// Whether the repositories are public (what an anonymous request may read).
     pub public: bool,
+    /// Repositories with the pull requests unit switched off.
+    pub pulls_disabled: &'a std::collections::BTreeSet<RepoName>,
 }
 
 /// A field no Gitea 1.27 sends, added to every object the emulator renders (unless switched off), so the
@@ -539,6 +551,7 @@ impl<'a> Render<'a> {
             base: &shared.base,
             future: shared.options.future_fields,
             public: shared.options.anonymous == super::Anonymous::Public,
+            pulls_disabled: &shared.options.pulls_disabled,
         }
     }
 
@@ -805,7 +818,7 @@ impl<'a> Render<'a> {
         });
         let more = json!({
             "has_wiki": false,
-            "has_pull_requests": true,
+            "has_pull_requests": !self.pulls_disabled.contains(repo),
             "has_projects": false,
             "projects_mode": "all",
             "has_releases": false,

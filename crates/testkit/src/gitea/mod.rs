@@ -47,7 +47,7 @@ use std::time::Duration;
 pub use dataset::{Dataset, FUTURE_FIELD, Pull};
 pub use pulls::StatePull;
 
-use commitea::domain::RepoName;
+use commitea::domain::{IssueKey, RepoName};
 
 /// Why the emulator could not start.
 #[derive(Debug, thiserror::Error)]
@@ -75,6 +75,9 @@ pub struct EmulatorOptions {
     pub dependencies_disabled: BTreeSet<RepoName>,
     /// Repositories with time tracking disabled (`/times` answers 404 "timetracker is disabled").
     pub time_tracking_disabled: BTreeSet<RepoName>,
+    /// Repositories with the pull requests unit switched off (`has_pull_requests: false`; their pull
+    /// request list answers 404, as `mustAllowPulls` does).
+    pub pulls_disabled: BTreeSet<RepoName>,
     /// The version `GET /version` reports.
     pub version: String,
     /// Add a field Gitea 1.27 does not send to every object, as a newer Gitea does.
@@ -112,6 +115,7 @@ impl Default for EmulatorOptions {
             default_paging_num: 30,
             dependencies_disabled: BTreeSet::new(),
             time_tracking_disabled: BTreeSet::new(),
+            pulls_disabled: BTreeSet::new(),
             version: "1.27.1".into(),
             future_fields: true,
             latency: Duration::ZERO,
@@ -150,6 +154,16 @@ pub enum FaultKind {
     PageShift {
         /// Where the issue is created.
         repo: RepoName,
+    },
+    /// Answer normally, then delete this issue (someone deletes it while a sync reads the repository).
+    DeleteIssue(IssueKey),
+    /// Answer normally, then create an issue of this title as the token's user (another run, beside
+    /// this one, files it).
+    CreateIssue {
+        /// Where.
+        repo: RepoName,
+        /// Its title.
+        title: String,
     },
 }
 
@@ -470,6 +484,8 @@ fn serve(stream: &TcpStream, shared: &Shared) {
         )
     };
     let mut page_shift = None;
+    let mut delete = None;
+    let mut create = None;
     let mut hold = None;
     match fault {
         Some(FaultKind::Status(s)) => {
@@ -511,6 +527,8 @@ fn serve(stream: &TcpStream, shared: &Shared) {
         }
         Some(FaultKind::Slow(d)) => std::thread::sleep(d),
         Some(FaultKind::PageShift { repo }) => page_shift = Some(repo),
+        Some(FaultKind::DeleteIssue(key)) => delete = Some(key),
+        Some(FaultKind::CreateIssue { repo, title }) => create = Some((repo, title)),
         Some(FaultKind::HoldAnswer(d)) => hold = Some(d),
         None => {}
     }
@@ -531,6 +549,13 @@ fn serve(stream: &TcpStream, shared: &Shared) {
         let mut ds = lock(&shared.dataset);
         let user = shared.options.user.clone();
         ds.create_issue(&repo, "Inserted between two pages", &user);
+    }
+    if let Some(key) = delete {
+        lock(&shared.dataset).delete_issue(&key);
+    }
+    if let Some((repo, title)) = create {
+        let user = shared.options.user.clone();
+        lock(&shared.dataset).create_issue(&repo, &title, &user);
     }
     if let Some(d) = hold {
         std::thread::sleep(d);

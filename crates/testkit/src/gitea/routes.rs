@@ -16,6 +16,28 @@ pub(crate) fn error(shared: &Shared, status: u16, message: &str) -> Response {
     )
 }
 
+/// Gitea's text of a failed issue lookup (`ErrIssueNotExist`).
+fn missing(ds: &Dataset, key: &IssueKey) -> String {
+    format!(
+        "issue does not exist [id: 0, repo_id: {}, index: {}]",
+        ds.repo_id(&key.repo).unwrap_or(0),
+        key.number
+    )
+}
+
+/// `ctx.APIErrorNotFound("Timetracker is disabled")` (issue_tracked_time.go): capital T, and `errors` is
+/// Go's nil slice.
+fn timetracker_disabled(shared: &Shared) -> Response {
+    Response::json(
+        404,
+        &json!({
+            "message": "Timetracker is disabled",
+            "url": format!("{}/api/swagger", shared.base),
+            "errors": null,
+        }),
+    )
+}
+
 pub(crate) fn not_found(shared: &Shared) -> Response {
     Response::json(
         404,
@@ -318,6 +340,9 @@ fn repo_route(
             let key = repo.issue(n);
             issue_route(req, shared, ds, &key, rest, deps_enabled)
         }
+        ("GET", ["pulls"]) if shared.options.pulls_disabled.contains(repo) => {
+            Err(not_found(shared))
+        }
         ("GET", ["pulls"]) => {
             let want = req.param("state").unwrap_or("open");
             let mut pulls: Vec<_> = ds
@@ -415,16 +440,29 @@ fn issue_route(
             // issue_comment.go sends a failed issue lookup to APIErrorInternal: 500, and no message
             // for a caller who is not an admin.
             ["comments"] | ["timeline"] => error(shared, 500, ""),
-            ["dependencies"] | ["blocks"] if deps_enabled => error(
-                shared,
+            // `ctx.APIErrorNotFound("IsErrIssueNotExist", err)` (issue_dependency.go): the string is the
+            // message, the error goes to `errors`.
+            ["dependencies"] | ["blocks"] if deps_enabled => Response::json(
                 404,
-                &format!(
-                    "issue does not exist [id: 0, repo_id: {}, index: {}]",
-                    ds.repo_id(&key.repo).unwrap_or(0),
-                    key.number
-                ),
+                &json!({
+                    "message": "IsErrIssueNotExist",
+                    "url": format!("{}/api/swagger", shared.base),
+                    "errors": [missing(ds, key)],
+                }),
             ),
             ["dependencies"] | ["blocks"] => error(shared, 404, "not found"),
+            ["times"] if shared.options.time_tracking_disabled.contains(&key.repo) => {
+                timetracker_disabled(shared)
+            }
+            // `ctx.APIErrorNotFound(err)` (issue_tracked_time.go): the default message, the error in `errors`.
+            ["times"] => Response::json(
+                404,
+                &json!({
+                    "message": "The target couldn't be found.",
+                    "url": format!("{}/api/swagger", shared.base),
+                    "errors": [missing(ds, key)],
+                }),
+            ),
             _ => not_found(shared),
         });
     }
@@ -481,7 +519,7 @@ fn issue_route(
             Ok(Response::json(200, &body).with_header("X-Total-Count", total.to_string()))
         }
         ("GET", ["times"]) if shared.options.time_tracking_disabled.contains(&key.repo) => {
-            Err(error(shared, 404, "timetracker is disabled"))
+            Err(timetracker_disabled(shared))
         }
         ("GET", ["times"]) => {
             let since = time_param(req, shared, "since")?;
