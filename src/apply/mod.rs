@@ -773,6 +773,39 @@ impl<'a> Writer<'a> {
                     && i.created_at >= committed_at
             })
             .map(|(k, _)| k.clone());
+        // The snapshot is as old as this run's sync: a run beside this one (a forge that does not queue
+        // runs, such as Forgejo before v14) may have filed it since. Gitea itself is asked, for the
+        // issues changed since the op reached the branch (an issue created since is among them).
+        let filed_beside = match existing {
+            Some(_) => None,
+            None => {
+                let since = committed_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+                let fresh: Vec<crate::gitea::wire::GIssue> = self.client.get_paged(
+                    &format!("repos/{repo}/issues"),
+                    &[
+                        ("state", "all".into()),
+                        ("type", "issues".into()),
+                        ("since", since),
+                    ],
+                )?;
+                fresh
+                    .iter()
+                    .find(|i| {
+                        i.title == title.trim()
+                            && crate::gitea::wire::login(i.user.as_ref()) == me
+                            && i.created_at.is_some_and(|c| c >= committed_at)
+                    })
+                    .map(|i| repo.issue(i.number))
+            }
+        };
+        if let Some(key) = filed_beside {
+            // The run that filed it adds its dependencies; this one's snapshot does not hold it yet.
+            tracing::info!("{key} was filed by another run since this one synced; not filed again");
+            self.created.push(Some(key.clone()));
+            return Ok(Outcome::Created {
+                issue: key.to_string(),
+            });
+        }
         if let Some(key) = existing {
             self.created.push(Some(key.clone()));
             // Its dependencies may be what the killed run did not get to.

@@ -669,6 +669,7 @@ fn propose_checks_the_state_repo_and_the_remote_before_it_pushes_anything() {
             .arg(&s.work)
             .env_remove("COMMITEA_STATE")
             .env_remove("GITEA_TOKEN")
+            .env_remove("FORGEJO_TOKEN")
             .env_remove("COMMITEA_TOKEN")
             .env_remove("GITHUB_TOKEN")
             .env("COMMITEA_SERVER", s.emu.url())
@@ -1707,6 +1708,7 @@ fn init_against_the_server_makes_a_site_in_one_command() {
             .env_remove("COMMITEA_SERVER")
             .env_remove("COMMITEA_GITEA_TOKEN")
             .env_remove("GITEA_TOKEN")
+            .env_remove("FORGEJO_TOKEN")
             .env_remove("COMMITEA_TOKEN")
             .env_remove("GITHUB_TOKEN");
         if let Some(t) = token {
@@ -1976,4 +1978,41 @@ fn a_merge_while_the_run_runs_makes_it_run_again_on_the_new_head() {
         .filter(|w| w.starts_with("POST") && w.contains(&format!("/issues/{}/labels", key.number)))
         .count();
     assert_eq!(label_writes, 1, "{:?}", s.emu.writes());
+}
+
+#[test]
+fn an_issue_a_run_beside_this_one_filed_since_its_sync_is_not_filed_again() {
+    // A forge that does not queue runs (Forgejo before v14) lets two runs overlap: both sync before either
+    // files an approved create_issue. The second asks Gitea, not its snapshot, whether it was filed.
+    let s = setup(&DemoSpec::scaled(60));
+    let repo = RepoName::new("acme", "api");
+    let title = "Filed beside this run";
+    let ops = format!("- op: create_issue\n  title: {title}\n  labels: [est/1d]\n  repo: {repo}\n");
+    push_straight(&s, "C-0001", &op_file("C-0001", &ops, false));
+    // The server's clock is the commit's (git stamps the push with the machine's).
+    s.emu.with_dataset(|d| d.set_clock(chrono::Utc::now()));
+    // The other run files it after this one's sync, as this one asks who the token is (just before
+    // it would file it).
+    s.emu.inject(
+        Fault::new(FaultKind::CreateIssue {
+            repo: repo.clone(),
+            title: title.into(),
+        })
+        .on("/api/v1/user"),
+    );
+    let out = s.commitea(&s.work, &["run"]);
+    ok(&out);
+    let filed: Vec<u64> = s.emu.with_dataset(|d| {
+        d.issues(&repo)
+            .iter()
+            .filter(|i| i.title == title)
+            .map(|i| i.number)
+            .collect()
+    });
+    assert_eq!(filed.len(), 1, "filed twice: {filed:?}");
+    let applied = std::fs::read_to_string(s.work.join("ops/applied/C-0001.yaml")).unwrap();
+    assert!(
+        applied.contains(&format!("{repo}#{}", filed[0])),
+        "the op names the issue filed beside it: {applied}"
+    );
 }
