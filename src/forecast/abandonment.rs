@@ -84,22 +84,27 @@ pub(super) fn fate_exposures_at(
 ) -> Vec<Exposure> {
     let step = chrono::Duration::days(fate::STEP_DAYS);
     let mut out = Vec::new();
-    let mut t = at - chrono::Duration::days(fate::RECENT_DAYS);
+    let mut t = cut_anchor(at) - chrono::Duration::days(fate::RECENT_DAYS);
     while t < at {
         let end = (t + step).min(at);
         for ((n, i), shared) in plan.issues.iter().enumerate().zip(shared) {
-            let open_at_t = i.created_at <= t && i.closed_at.is_none_or(|c| c > t);
-            if !open_at_t {
+            // Open at some moment of the step, from its start or from when it was opened: an issue
+            // opened and closed inside one step is a close too. Counting only issues open at the
+            // step's start left those out, and which ones they were depends on where the steps fall —
+            // on the day of the run — so the same history gave another model every day.
+            let from = i.created_at.max(t);
+            let open_in_step = i.created_at < end && i.closed_at.is_none_or(|c| c > t);
+            if !open_in_step {
                 continue;
             }
             let closed = i.closed_at.filter(|c| *c <= end);
             let until = closed.unwrap_or(end);
             out.push(Exposure {
-                features: features_at(i, t, shared),
+                features: features_at(i, from, shared),
                 issue: n as u64,
-                days: (until - t).num_seconds() as f64 / 86_400.0,
+                days: (until - from).num_seconds() as f64 / 86_400.0,
                 closed: closed.is_some(),
-                ago_days: (at - t).num_seconds() as f64 / 86_400.0,
+                ago_days: (at - from).num_seconds() as f64 / 86_400.0,
             });
         }
         t = end;
@@ -143,6 +148,17 @@ const RECALIBRATION_HALF_LIFE_DAYS: f64 = 91.0;
 /// [`RECALIBRATION_HALF_LIFE_DAYS`], as a project's pace drifts.
 fn recency_weight(age: chrono::Duration) -> f64 {
     0.5f64.powf(age.num_days() as f64 / RECALIBRATION_HALF_LIFE_DAYS)
+}
+
+/// The moment the past cuts are counted back from: the start (Monday, 00:00 UTC) of the week of `now`.
+/// Counted from `now` itself, every cut moved with the day of the run, the frailty (chosen from a few
+/// values) and the recalibration were fitted on other issues each morning, and an unchanged history gave
+/// P(done) 0.89, 0.79, 0.80, 0.90 on four days running; on a weekly grid they change once a week.
+fn cut_anchor(now: chrono::DateTime<chrono::Utc>) -> chrono::DateTime<chrono::Utc> {
+    use chrono::Datelike;
+    let day = now.date_naive();
+    let monday = day - chrono::Days::new(u64::from(day.weekday().num_days_from_monday()));
+    monday.and_time(chrono::NaiveTime::MIN).and_utc()
 }
 
 /// Recent cuts the recalibration also learns from, in days before now: their windows are partial.
@@ -201,8 +217,9 @@ pub fn choose_frailty(plan: &Plan, window_days: u32) -> Option<FateTuning> {
     // Per scored issue: its cumulative rate over the time promised, whether it was done in it, and the
     // weight of its cut.
     let mut promised: Vec<(f64, bool, f64)> = Vec::new();
+    let anchor = cut_anchor(plan.now);
     for k in 0..FRAILTY_CUTS {
-        let cut = plan.now - window - chrono::Duration::days(k * FRAILTY_CUT_EVERY);
+        let cut = anchor - window - chrono::Duration::days(k * FRAILTY_CUT_EVERY);
         let weight = recency_weight(plan.now - cut);
         for (i, h) in open_then(plan, cut, &shared, window_days) {
             let total = h.last().copied().unwrap_or(0.0);
@@ -232,10 +249,11 @@ pub fn choose_frailty(plan: &Plan, window_days: u32) -> Option<FateTuning> {
         .into_iter()
         .filter(|d| *d < i64::from(window_days))
     {
-        let cut = plan.now - chrono::Duration::days(d);
+        let cut = anchor - chrono::Duration::days(d);
         let weight = recency_weight(plan.now - cut);
+        let since = usize::try_from((plan.now - cut).num_days()).unwrap_or(0);
         for (i, h) in open_then(plan, cut, &shared, window_days) {
-            let by = h.get(d as usize).copied().unwrap_or(0.0);
+            let by = h.get(since).copied().unwrap_or(0.0);
             let done = i.closed_at.is_some_and(|c| c <= plan.now);
             promised.push((by, done, weight));
         }

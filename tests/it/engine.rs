@@ -949,3 +949,63 @@ fn a_hard_deadline_only_emptying_the_milestone_meets_says_so_rather_than_to_cut_
     );
     assert!(!warning.contains("taking out"), "{warning}");
 }
+
+#[test]
+fn the_abandonment_model_does_not_move_with_the_day_of_the_run() {
+    // A history that stopped a month ago, a third of whose issues were closed a day after they were
+    // opened (inside one weekly step). Forecast on the days of one week, the model sees the same closes
+    // every day and tunes itself on the same past cuts; only the aging of the history moves it.
+    use chrono::{Datelike, Duration};
+    let base = demo_plan();
+    let mut wed = base.now;
+    while wed.weekday() != chrono::Weekday::Wed {
+        wed += Duration::days(1);
+    }
+    let opened = |k: u32| wed - Duration::days(730) + Duration::hours(41 * i64::from(k));
+    let history = synthetic_history(&base, 400, opened, |k| {
+        let closed = opened(k) + Duration::days(if k % 3 == 0 { 1 } else { 45 });
+        (closed <= wed - Duration::days(30) && k % 5 != 1).then_some(closed)
+    });
+    let at = |now: chrono::DateTime<chrono::Utc>| {
+        let mut plan = history.clone();
+        plan.now = now;
+        plan.as_of = now.date_naive();
+        plan
+    };
+    let year_closes = |now: chrono::DateTime<chrono::Utc>| {
+        history
+            .issues
+            .iter()
+            .filter(|i| {
+                i.closed_at
+                    .is_some_and(|c| c <= now && c > now - Duration::days(365))
+            })
+            .count()
+    };
+    let week = [wed - Duration::days(1), wed, wed + Duration::days(1)];
+    for now in week {
+        let events = forecast::fate_exposures(&at(now))
+            .iter()
+            .filter(|e| e.closed)
+            .count();
+        // Every close of the window, the quick ones too, whatever day the steps fall on.
+        assert!(
+            events >= year_closes(now) && events <= year_closes(now) + 60,
+            "{now}: {events} closes seen of {}",
+            year_closes(now)
+        );
+    }
+    let tunings: Vec<_> = week
+        .iter()
+        .map(|now| forecast::choose_frailty(&at(*now), 365).expect("two years of history"))
+        .collect();
+    assert!(
+        tunings.windows(2).all(|w| w[0].frailty == w[1].frailty),
+        "{tunings:?}"
+    );
+    for w in tunings.windows(2) {
+        for (a, b) in w[0].recalibration.iter().zip(w[1].recalibration) {
+            assert!((a - b).abs() < 0.05, "{tunings:?}");
+        }
+    }
+}
