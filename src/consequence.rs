@@ -66,6 +66,10 @@ pub struct MilestoneChange {
     pub after: Option<MilestoneSide>,
     /// Working days the p80 moved (later is positive); 0 when one side is absent.
     pub moved_working_days: i64,
+    /// Closed on Gitea since the forecast before (absent from the forecast after for that reason, not
+    /// deleted).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub closed: bool,
 }
 
 /// A milestone's forecast on one side of the change.
@@ -210,7 +214,17 @@ fn milestone_changes(
         .map(|m| (m.id, m))
         .collect();
     let ids: BTreeSet<u64> = b.keys().chain(a.keys()).copied().collect();
+    // A milestone with nothing open on either side has no date to move: its "p80" is the day of each
+    // forecast, which moved a day every day.
+    let nothing_open = |m: Option<&&MilestoneForecast>| m.is_none_or(|m| m.open_issues == 0);
+    let closed_after: BTreeSet<u64> = after
+        .milestones
+        .iter()
+        .filter(|m| m.state == OpenState::Closed)
+        .map(|m| m.id)
+        .collect();
     ids.into_iter()
+        .filter(|id| !(nothing_open(b.get(id)) && nothing_open(a.get(id))))
         .map(|id| {
             let (mb, ma) = (b.get(&id).copied(), a.get(&id).copied());
             let moved = match (mb, ma) {
@@ -223,6 +237,7 @@ fn milestone_changes(
                 before: mb.map(milestone_side),
                 after: ma.map(milestone_side),
                 moved_working_days: moved,
+                closed: ma.is_none() && closed_after.contains(&id),
             }
         })
         .collect()
@@ -433,9 +448,21 @@ fn why_moved(
             return (format!("queue of {person}"), earlier_moved);
         }
     }
+    // Nothing ahead of it moved. Its plan the same but its chance of being done at all changed (the
+    // abandonment model learnt from new closes): that is the reason, not the queue it did not move in.
+    let same_plan = b.planned_start == a.planned_start && b.planned_end == a.planned_end;
+    if same_plan
+        && let (Some(pb), Some(pa)) = (b.probability_done, a.probability_done)
+        && percent(pb) != percent(pa)
+    {
+        return (
+            format!("chance of being done {} → {}", percent(pb), percent(pa)),
+            Vec::new(),
+        );
+    }
     let why = match a.planned_assignee.as_ref().or(b.planned_assignee.as_ref()) {
-        Some(p) => format!("queue of {p}"),
-        None => WHY_CAPACITY.to_owned(),
+        Some(p) if !same_plan => format!("queue of {p}"),
+        _ => WHY_CAPACITY.to_owned(),
     };
     (why, Vec::new())
 }
@@ -530,6 +557,7 @@ fn summary(
                 format!("{} {p80}{prob}", m.title)
             }
             (None, Some(a)) => format!("{} new (p80 {})", m.title, short(&a.p80, year)),
+            _ if m.closed => format!("{} closed", m.title),
             _ => format!("{} gone", m.title),
         });
     }
@@ -752,6 +780,7 @@ mod tests {
                 before: Some(before),
                 after: Some(after),
                 moved_working_days: moved,
+                closed: false,
             }
         };
         // A p50 a day off and a P(on time) a fraction off: jitter, not worth a headline.

@@ -1412,12 +1412,44 @@ pub(crate) fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> St
             .as_ref()
             .and_then(|p| p.milestones.iter().find(|x| x.id == m.id))
         else {
-            lines.push((&m.title, format!("- {}: p80 {}", m.title, m.p80)));
+            lines.push((&m.title, format!("- {}: p80 {}", m.title, m.p80), true));
             continue;
         };
         let moved = crate::views::standup::milestone_changes(old, m, true);
         if !moved.is_empty() {
-            lines.push((&m.title, format!("- {}: {}", m.title, moved.join(", "))));
+            lines.push((
+                &m.title,
+                format!("- {}: {}", m.title, moved.join(", ")),
+                true,
+            ));
+        }
+    }
+    // Milestones closed on Gitea since: they leave the forecast, which is news too.
+    for m in r
+        .milestones
+        .iter()
+        .filter(|m| m.state == crate::domain::OpenState::Closed)
+    {
+        let was_open = previous.as_ref().is_some_and(|p| {
+            p.milestones
+                .iter()
+                .any(|x| x.id == m.id && x.state == crate::domain::OpenState::Open)
+        });
+        if was_open {
+            let left = if m.open_issues > 0 {
+                format!(
+                    ", {} still open in it",
+                    crate::prose::count(m.open_issues, "issue", "issues")
+                )
+            } else {
+                String::new()
+            };
+            // The line says why; the standup's reason would say it again.
+            lines.push((
+                &m.title,
+                format!("- {}: closed on Gitea{left}", m.title),
+                false,
+            ));
         }
     }
     // What this run carried out on Gitea.
@@ -1439,13 +1471,14 @@ pub(crate) fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> St
         .map(|prev| whole_standup(c, Some(prev)).drift);
     if !lines.is_empty() {
         msg.push('\n');
-        for (title, line) in &lines {
+        for (title, line, with_why) in &lines {
             msg.push_str(line);
             // Why it moved, where the standup can say.
-            if let Some(why) = drift
-                .iter()
-                .flat_map(|d| &d.milestones)
-                .find_map(|m| (m.subject == **title).then_some(m.why.as_deref()).flatten())
+            if *with_why
+                && let Some(why) = drift
+                    .iter()
+                    .flat_map(|d| &d.milestones)
+                    .find_map(|m| (m.subject == **title).then_some(m.why.as_deref()).flatten())
             {
                 msg.push_str(&format!(" ({why})"));
             }

@@ -137,7 +137,9 @@ pub(crate) fn milestone_changes(
     p80: bool,
 ) -> Vec<String> {
     let mut changes = Vec::new();
-    if p80 && old.p80 != new.p80 {
+    // With nothing open on either side there is no date: its "p80" is each forecast's day.
+    let dated = old.open_issues > 0 || new.open_issues > 0;
+    if p80 && dated && old.p80 != new.p80 {
         changes.push(format!("p80 {} → {}", old.p80, new.p80));
     }
     if old.due != new.due {
@@ -549,7 +551,12 @@ pub fn standup(
                         p80: s.p80.clone(),
                     }),
                     moved: m.moved_working_days,
-                    why: moved_in.map(|(words, _)| words),
+                    // Closed on Gitea: that is why it left the forecast, not its issues' moves.
+                    why: if m.closed {
+                        Some("closed on Gitea".to_owned())
+                    } else {
+                        moved_in.map(|(words, _)| words)
+                    },
                 })
                 .collect();
             let since_then = since_then(prev, report, snapshot);

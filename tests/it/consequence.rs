@@ -163,3 +163,62 @@ fn the_diff_is_deterministic() {
 fn the_consequence_of_a_bigger_estimate() {
     insta::assert_json_snapshot!(consequence());
 }
+
+#[test]
+fn a_move_of_chance_an_empty_milestone_and_a_closed_one_are_said_for_what_they_are() {
+    // Three things a daily run met (an audit of fifty days): an issue whose plan held while its chance
+    // of being done moved was put down to the queue of its person, in which nothing moved; a milestone
+    // with nothing open "slipped a day" every day (its p80 is each forecast's day); a milestone closed on
+    // Gitea was "gone".
+    use commitea::domain::OpenState;
+    use commitea::forecast::When;
+    let plan = small_plan();
+    let before = forecast::run(&plan, &SETTINGS);
+    let mut after = before.clone();
+    let issue = after
+        .issues
+        .iter_mut()
+        .find(|i| matches!(i.p80, When::Date(_)))
+        .unwrap();
+    let key = issue.issue.to_string();
+    let b = before
+        .issues
+        .iter()
+        .find(|i| i.issue == issue.issue)
+        .unwrap();
+    issue.p80 = When::BeyondHorizon;
+    issue.probability_done = Some(0.79);
+    let mut before = before.clone();
+    before
+        .issues
+        .iter_mut()
+        .find(|i| i.issue == b.issue)
+        .unwrap()
+        .probability_done = Some(0.81);
+    assert!(before.milestones.len() >= 2, "{:?}", before.milestones);
+    // The first milestone: nothing open on either side, its "p80" each side's day.
+    for (r, day) in [(&mut before, 0), (&mut after, 1)] {
+        let m = &mut r.milestones[0];
+        m.open_issues = 0;
+        m.p80 = When::Date(r.as_of + chrono::Days::new(day));
+    }
+    // The second: closed on Gitea in the forecast after.
+    after.milestones[1].state = OpenState::Closed;
+    let (empty, closed) = (before.milestones[0].id, before.milestones[1].id);
+    before.milestones[1].state = OpenState::Open;
+    let c = diff(&before, &after, &plan, &plan);
+    let moved = c.issues.iter().find(|i| i.issue == key).expect("moved");
+    assert_eq!(moved.why, "chance of being done 81% → 79%", "{moved:?}");
+    assert!(
+        c.milestones.iter().all(|m| m.milestone != empty),
+        "{:?}",
+        c.milestones
+    );
+    let gone = c.milestones.iter().find(|m| m.milestone == closed).unwrap();
+    assert!(gone.closed, "{gone:?}");
+    assert!(
+        c.summary.contains(&format!("{} closed", gone.title)),
+        "{}",
+        c.summary
+    );
+}

@@ -404,3 +404,33 @@ fn a_site_folder_that_cannot_be_written_fails_the_run_before_it_commits() {
     );
     assert_eq!(tree(dir.path()), before, "nothing written");
 }
+
+#[test]
+fn a_milestone_closed_on_gitea_is_said_in_the_commit() {
+    // It leaves the forecast; the commit said nothing of it (an audit of fifty daily runs).
+    let dir = state_from_fixture("small");
+    pipeline::run(&options(dir.path())).unwrap();
+    let path = dir.path().join("snapshot/milestones.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let closed = text.replacen(
+        "  title: v1.0\n",
+        "  title: v1.0\n  closed_at: 2026-11-30T09:30:00Z\n",
+        1,
+    );
+    let open_state = closed.find("  state: open").unwrap();
+    let closed = format!(
+        "{}  state: closed{}",
+        &closed[..open_state],
+        &closed[open_state + "  state: open".len()..]
+    );
+    std::fs::write(&path, closed).unwrap();
+    commit_all_as_pm(dir.path(), false, "v1.0 closed on Gitea");
+    let mut later = options(dir.path());
+    later.clock = Utc.with_ymd_and_hms(2026, 11, 30, 10, 0, 0).unwrap();
+    pipeline::run(&later).unwrap();
+    let message = git(dir.path(), &["log", "-1", "--format=%B"]);
+    assert!(
+        message.contains("- v1.0: closed on Gitea, ") && message.contains("still open in it"),
+        "{message}"
+    );
+}
