@@ -234,10 +234,25 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     // time when nothing changed, but days still pass). Either is the day zero a later reader of this
     // state computes (`Committed::day_zero`), so it forecasts with the same key and reuses the forecast.
     let committed = Committed::read(&layout);
-    let now = opts
-        .now
-        .or(synced.then(|| start_of_day(opts.clock).max(snapshot.meta.synced_at)))
-        .unwrap_or_else(|| committed.day_zero(snapshot.meta.synced_at));
+    let now = match opts.now {
+        // A run that commits is read back by the tools, `render` and the standup, which know only the
+        // committed forecast's day and the snapshot's moment (`Committed::day_zero`): a given moment
+        // is taken as they will take it — the start of its day, or the snapshot's moment when that is
+        // later — so they reuse this forecast instead of making another of the same state.
+        Some(n) if opts.commit => {
+            if n < snapshot.meta.synced_at {
+                tracing::warn!(
+                    "--now {n} is before the snapshot's moment ({}): a forecast cannot be as of a day \
+                     before the data it reads, so it is as of the snapshot's",
+                    snapshot.meta.synced_at
+                );
+            }
+            start_of_day(n).max(snapshot.meta.synced_at)
+        }
+        Some(n) => n,
+        None if synced => start_of_day(opts.clock).max(snapshot.meta.synced_at),
+        None => committed.day_zero(snapshot.meta.synced_at),
+    };
     // A run forecasts the ledger on the branch; an entry only in the checkout is a proposal, not yet
     // approved (a preview, `commitea plan`, reads the checkout's).
     let ledger = if opts.commit {

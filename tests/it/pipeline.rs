@@ -434,3 +434,43 @@ fn a_milestone_closed_on_gitea_is_said_in_the_commit() {
         "{message}"
     );
 }
+
+#[test]
+fn a_run_given_a_moment_commits_the_forecast_its_readers_make() {
+    // `run --now 2026-12-02T09:00Z` on a state whose sync changed nothing committed a forecast from
+    // 09:00; the tools and the standup, knowing only its day, forecast from midnight, and reported
+    // drift against the run's own commit. And `--now` before the snapshot's moment committed a forecast
+    // the readers dated otherwise.
+    let dir = state_from_fixture("small");
+    let layout = commitea::state::Layout::new(dir.path());
+    let synced_at = commitea::state::Snapshot::load(&layout)
+        .unwrap()
+        .meta
+        .synced_at;
+    let committed_key = || {
+        let text = std::fs::read_to_string(dir.path().join("forecast/forecast.json")).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        (v["asOf"].clone(), v["inputs"].clone())
+    };
+    for now in [
+        synced_at + chrono::Duration::days(2) + chrono::Duration::hours(9),
+        synced_at - chrono::Duration::days(3),
+    ] {
+        let mut o = options(dir.path());
+        o.now = Some(now);
+        o.clock = now;
+        pipeline::run(&o).unwrap();
+        let (as_of, key) = committed_key();
+        let reader = pipeline::day_zero(&layout, synced_at);
+        let mut read = options(dir.path());
+        read.now = Some(reader);
+        read.commit = false;
+        read.render = false;
+        let c = pipeline::compute(&read).unwrap();
+        assert_eq!(
+            serde_json::to_value(&c.report.inputs).unwrap(),
+            key,
+            "a reader forecasts from {reader}, the run from {now} ({as_of})"
+        );
+    }
+}
