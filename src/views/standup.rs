@@ -109,10 +109,11 @@ pub struct Moved {
     pub moved: i64,
     /// Why it moved. For an issue, the consequence diff's words: `own change` (its estimate, priority,
     /// milestone, assignee or remaining work changed), `imputed estimate`, `calibration`, `blocks KEY`,
-    /// `waits on KEY`, `queue of PERSON`, `team capacity`, `new` or `gone`. For a milestone, how many of
-    /// its issues moved each way and the biggest move the milestone's way, with its reason (`5 of its
-    /// issues moved later, 1 earlier; the most: KEY, +13 working days: waits on KEY`); absent when none
-    /// of them moved.
+    /// `waits on KEY`, `queue of PERSON`, `chance of being done 81% → 79%`, `team capacity`, `new` or
+    /// `gone`. For a milestone, the issues that joined or left it (`KEY, KEY joined it; KEY left it`),
+    /// then how many of its issues moved each way and the biggest move the milestone's way, with its
+    /// reason (`5 of its issues moved later, 1 earlier; the most: KEY, +13 working days: waits on KEY`);
+    /// `closed on Gitea` for one closed since; absent when none of that happened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
     /// For a milestone, what changed besides its p80: `due 2027-04-30 → 2027-05-28, P(on time) 56% →
@@ -477,6 +478,46 @@ pub fn standup(
                     .iter()
                     .map(|f| (f.issue.to_string(), f.milestone)),
             );
+            // Issues that joined or left a milestone between the two forecasts (open in both, or new):
+            // a change of scope moves a milestone without any of its issues moving.
+            let was_in: HashMap<&IssueKey, Option<u64>> = prev
+                .report
+                .issues
+                .iter()
+                .map(|f| (&f.issue, f.milestone))
+                .collect();
+            let scope_change = |id: u64| -> Option<String> {
+                let joined: Vec<String> = report
+                    .issues
+                    .iter()
+                    .filter(|f| f.milestone == Some(id))
+                    .filter(|f| was_in.get(&f.issue).is_none_or(|m| *m != Some(id)))
+                    .map(|f| f.issue.to_string())
+                    .collect();
+                let left: Vec<String> = report
+                    .issues
+                    .iter()
+                    .filter(|f| f.milestone != Some(id))
+                    .filter(|f| was_in.get(&f.issue) == Some(&Some(id)))
+                    .map(|f| f.issue.to_string())
+                    .collect();
+                let said = |keys: &[String], verb: &str| {
+                    const SHOWN: usize = 3;
+                    let mut named = keys[..keys.len().min(SHOWN)].join(", ");
+                    if keys.len() > SHOWN {
+                        named.push_str(&format!(" and {} more", keys.len() - SHOWN));
+                    }
+                    format!("{named} {verb} it")
+                };
+                let mut parts = Vec::new();
+                if !joined.is_empty() {
+                    parts.push(said(&joined, "joined"));
+                }
+                if !left.is_empty() {
+                    parts.push(said(&left, "left"));
+                }
+                (!parts.is_empty()).then(|| parts.join("; "))
+            };
             // The words, and the biggest mover's key (its directives are the milestone's too).
             let issues_moved_in = |id: u64, direction: i64| -> Option<(String, &str)> {
                 let moved: Vec<&crate::consequence::IssueChange> = c
@@ -551,11 +592,17 @@ pub fn standup(
                         p80: s.p80.clone(),
                     }),
                     moved: m.moved_working_days,
-                    // Closed on Gitea: that is why it left the forecast, not its issues' moves.
+                    // Closed on Gitea: that is why it left the forecast, not its issues' moves. A change
+                    // of scope comes first: it moves the milestone whatever its issues did.
                     why: if m.closed {
                         Some("closed on Gitea".to_owned())
                     } else {
-                        moved_in.map(|(words, _)| words)
+                        let scope = scope_change(m.milestone);
+                        let moves = moved_in.map(|(words, _)| words);
+                        match (scope, moves) {
+                            (Some(s), Some(w)) => Some(format!("{s}; {w}")),
+                            (s, w) => s.or(w),
+                        }
                     },
                 })
                 .collect();

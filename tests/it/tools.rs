@@ -1567,3 +1567,56 @@ fn work_most_futures_leave_undone_says_so_in_the_focus_and_on_the_persons_page()
         "{why}"
     );
 }
+
+#[test]
+fn standup_names_the_issues_that_joined_a_milestone_as_why_it_moved() {
+    // An issue moved into a milestone moves the milestone without any of its issues moving (its own
+    // date may stay beyond the horizon): the standup gave no reason (an audit of fifty daily runs).
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    crate::pipeline::git(dir, &["init", "-q"]);
+    crate::pipeline::commit_all_as_pm(dir, false, "Import");
+    commitea::pipeline::run(&run_options(dir)).unwrap();
+    // Six open unestimated issues of no milestone join Public API v2 on Gitea, two weeks each: enough
+    // work to move it.
+    let issues = dir.join("snapshot/issues/acme/api");
+    let mut joined: Vec<(std::path::PathBuf, u64)> = std::fs::read_dir(&issues)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter_map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            let n: u64 = p.file_stem().unwrap().to_str().unwrap().parse().unwrap();
+            (text.contains("\nstate: open\n")
+                && !text.contains("\nmilestone:")
+                && !text.contains("- est/")
+                && text.contains("\nlabels:\n"))
+            .then_some((p, n))
+        })
+        .collect();
+    joined.sort_by_key(|(_, n)| *n);
+    joined.truncate(6);
+    assert_eq!(joined.len(), 6, "open acme/api issues in no milestone");
+    for (path, _) in &joined {
+        let text = std::fs::read_to_string(path).unwrap();
+        let text = text.replacen("\nlabels:\n", "\nlabels:\n- est/2w\n", 1);
+        let at = text.find("\nlabels:").unwrap();
+        std::fs::write(
+            path,
+            format!("{}\nmilestone: 4{}", &text[..at], &text[at..]),
+        )
+        .unwrap();
+    }
+    let number = joined[0].1;
+    crate::pipeline::commit_all_as_pm(dir, false, "Moved into Public API v2 on Gitea");
+    let v = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
+    let milestones = v["drift"]["milestones"].as_array().unwrap();
+    let api = milestones
+        .iter()
+        .find(|m| m["subject"] == "Public API v2")
+        .unwrap_or_else(|| panic!("{}", v["drift"]));
+    let why = api["why"].as_str().unwrap();
+    assert!(
+        why.starts_with(&format!("acme/api#{number}, ")) && why.contains(" and 3 more joined it; "),
+        "{why}"
+    );
+}
