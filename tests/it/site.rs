@@ -434,20 +434,7 @@ fn a_capacity_directive_shows_on_the_persons_page() {
     // A PM gives gus 15 h/week for his first weeks; his page says so where a PM looks for his hours,
     // linked to the directive.
     let dir = crate::toolcli::demo_state();
-    let commitea = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_commitea"))
-            .args(args)
-            .arg("-s")
-            .arg(dir.path())
-            .env_remove("COMMITEA_STATE")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let commitea = |args: &[&str]| crate::toolcli::commitea_ok(dir.path(), args);
     commitea(&[
         "directive",
         "--kind",

@@ -188,6 +188,20 @@ fn dangling_references_are_left_out_and_the_demo_comes_back() {
     assert_eq!(got, want);
 }
 
+/// Records a deletion of one of `key`'s tracked times in its timeline, as Gitea does: the sync must then
+/// read `/times`, since the deletion does not say which time it removed.
+fn delete_a_time(ds: &mut Dataset, key: &commitea::domain::IssueKey) {
+    let mut i = ds.issue(key).unwrap().clone();
+    let at = i.tracked_times[0].created;
+    i.timeline.push(commitea::domain::TimelineEvent::new(
+        199,
+        commitea::domain::EventKind::from("delete_time_manual"),
+        at,
+        "ann",
+    ));
+    ds.insert_issue(&key.repo, i);
+}
+
 #[test]
 fn a_deleted_time_sends_the_sync_to_times_and_time_tracking_off_is_no_failure() {
     let snap = load("tests/fixtures/small");
@@ -195,17 +209,7 @@ fn a_deleted_time_sends_the_sync_to_times_and_time_tracking_off_is_no_failure() 
     let key = api.issue(1);
     let with_deletion = |options: EmulatorOptions| {
         let emu = Emulator::start(Dataset::from_snapshot(&snap), options).unwrap();
-        emu.with_dataset(|ds| {
-            let mut i = ds.issue(&key).unwrap().clone();
-            let at = i.tracked_times[0].created;
-            i.timeline.push(commitea::domain::TimelineEvent::new(
-                199,
-                commitea::domain::EventKind::from("delete_time_manual"),
-                at,
-                "ann",
-            ));
-            ds.insert_issue(&api, i);
-        });
+        emu.with_dataset(|ds| delete_a_time(ds, &key));
         emu
     };
     // The deletion does not say which time it removed: `/times` is asked, once, for that issue only.
@@ -1006,17 +1010,7 @@ fn an_issue_deleted_while_the_sync_reads_it_is_left_out_whichever_part_finds_it_
     let api = RepoName::new("acme", "api");
     let (with_time, with_deps, forgejo) = (api.issue(1), api.issue(4), api.issue(5));
     let emu = start(&snap);
-    emu.with_dataset(|ds| {
-        let mut i = ds.issue(&with_time).unwrap().clone();
-        let at = i.tracked_times[0].created;
-        i.timeline.push(commitea::domain::TimelineEvent::new(
-            199,
-            commitea::domain::EventKind::from("delete_time_manual"),
-            at,
-            "ann",
-        ));
-        ds.insert_issue(&api, i);
-    });
+    emu.with_dataset(|ds| delete_a_time(ds, &with_time));
     assert!(
         snap.issues[&with_deps]
             .timeline
@@ -1063,14 +1057,17 @@ fn a_repository_without_pull_requests_syncs_without_asking_for_them() {
     let api = RepoName::new("acme", "api");
     let mut options = EmulatorOptions::default();
     options.pulls_disabled.insert(api.clone());
+    let every_issue = |emu: &Emulator| {
+        let got = full_sync(
+            &client(emu, TOKEN, fast()),
+            &repos(&snap),
+            snap.meta.synced_at,
+        )
+        .unwrap();
+        assert_eq!(got.issues.len(), snap.issues.len());
+    };
     let emu = Emulator::start(Dataset::from_snapshot(&snap), options).unwrap();
-    let got = full_sync(
-        &client(&emu, TOKEN, fast()),
-        &repos(&snap),
-        snap.meta.synced_at,
-    )
-    .unwrap();
-    assert_eq!(got.issues.len(), snap.issues.len());
+    every_issue(&emu);
     assert!(
         !emu.requests()
             .iter()
@@ -1081,11 +1078,5 @@ fn a_repository_without_pull_requests_syncs_without_asking_for_them() {
     // A token that may not read pull requests meets the 404 on a repository that has them.
     let emu = start(&snap);
     emu.inject(Fault::new(FaultKind::Status(404)).on("/repos/acme/web/pulls"));
-    let got = full_sync(
-        &client(&emu, TOKEN, fast()),
-        &repos(&snap),
-        snap.meta.synced_at,
-    )
-    .unwrap();
-    assert_eq!(got.issues.len(), snap.issues.len());
+    every_issue(&emu);
 }

@@ -18,6 +18,22 @@ pub fn demo_state() -> tempfile::TempDir {
     tmp
 }
 
+/// Runs `commitea ARGS… -s STATE` and asserts that it succeeded (its stderr otherwise).
+pub fn commitea_ok(state: &Path, args: &[&str]) {
+    let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(args)
+        .arg("-s")
+        .arg(state)
+        .env_remove("COMMITEA_STATE")
+        .output()
+        .expect("the binary runs");
+    assert!(
+        out.status.success(),
+        "commitea {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Runs `commitea tool -s STATE ARGS…`, with `stdin` as its standard input.
 fn tool(state: &Path, args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_commitea"))

@@ -1518,17 +1518,7 @@ fn work_most_futures_leave_undone_says_so_in_the_focus_and_on_the_persons_page()
         ),
     )
     .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_commitea"))
-        .args(["render", "--trials", "300", "-s"])
-        .arg(dir.path())
-        .env_remove("COMMITEA_STATE")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::toolcli::commitea_ok(dir.path(), &["render", "--trials", "300"]);
     let row = std::fs::read_dir(dir.path().join("public/people"))
         .unwrap()
         .map(|e| e.unwrap().path())
