@@ -410,7 +410,8 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
         warnings.push(format!(
             "{} {} forecast past the schedule's finish, which the team's hours allow: the work that stays is \
              timed by how fast this project closed issues in the last year ({} while {} are open), slower \
-             than the schedule. If the team works faster now, the dates will follow its closes",
+             than the schedule. Closes made faster now move the dates earlier as they enter that rate \
+             (the newest 90 days weigh more), not at once",
             crate::prose::and_list(&paced),
             if paced.len() == 1 { "is" } else { "are" },
             crate::prose::count(fate.events, "closed", "closed"),
