@@ -16,7 +16,7 @@ use reqwest::Url;
 use reqwest::header::{AUTHORIZATION, DATE, HeaderMap, RETRY_AFTER};
 use serde::de::DeserializeOwned;
 
-use super::wire::{self, List};
+use super::wire::{self, Page};
 use crate::secret::{Secret, scrub};
 
 /// The environment variables a token is read from, in order of preference.
@@ -728,9 +728,9 @@ impl Client {
             q.push(("limit", limit.to_string()));
             q.push(("page", page.to_string()));
             // Gitea writes an empty page as `null` where its handler builds the list as a nil slice.
-            let List(items) = self.get_json::<List<T>>(path, &q)?;
-            let n = items.len();
-            out.extend(items);
+            let page = self.get_json::<Page<T>>(path, &q)?;
+            let n = page.sent;
+            out.extend(page.items);
             if n == 0 || (!until_empty && n < limit) {
                 break;
             }

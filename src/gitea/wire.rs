@@ -45,6 +45,28 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
     }
 }
 
+/// One page of a paged list: its readable items, and how many elements Gitea sent (`null` ones too).
+/// Gitea converts after paging and writes an element it cannot convert as `null`: a page is short only
+/// when it *sent* fewer elements than asked for, not when some of them were `null`.
+#[derive(Debug)]
+pub struct Page<T> {
+    /// The elements that are not `null`.
+    pub items: Vec<T>,
+    /// Every element sent.
+    pub sent: usize,
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Page<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let items: Vec<Option<T>> = Option::deserialize(d)?.unwrap_or_default();
+        let sent = items.len();
+        Ok(Self {
+            items: items.into_iter().flatten().collect(),
+            sent,
+        })
+    }
+}
+
 impl<T> Default for List<T> {
     fn default() -> Self {
         Self(Vec::new())

@@ -1080,3 +1080,40 @@ fn a_repository_without_pull_requests_syncs_without_asking_for_them() {
     emu.inject(Fault::new(FaultKind::Status(404)).on("/repos/acme/web/pulls"));
     every_issue(&emu);
 }
+
+#[test]
+fn a_page_of_entries_gitea_cannot_convert_is_not_the_end_of_the_list() {
+    // Gitea pages first and converts after, writing an entry it cannot load as `null`: a page of two
+    // such entries, two to a page, came back as no entries, and the sync stopped there, missing every
+    // later page of the issue's timeline.
+    let snap = load("tests/fixtures/small");
+    let key = RepoName::new("acme", "api").issue(1);
+    let options = EmulatorOptions {
+        max_response_items: 2,
+        ..EmulatorOptions::default()
+    };
+    let emu = Emulator::start(Dataset::from_snapshot(&snap), options).unwrap();
+    emu.with_dataset(|ds| {
+        let mut i = ds.issue(&key).unwrap().clone();
+        for id in [1, 2] {
+            // References to a pull request that is gone, before everything else on the timeline.
+            let mut gone = commitea::domain::TimelineEvent::new(
+                id,
+                commitea::domain::EventKind::PullRef,
+                i.created_at,
+                &i.author,
+            );
+            gone.pull = Some(key.repo.issue(99_999));
+            i.timeline.insert(0, gone);
+        }
+        ds.insert_issue(&key.repo, i);
+    });
+    let got = full_sync(
+        &client(&emu, TOKEN, fast()),
+        &repos(&snap),
+        snap.meta.synced_at,
+    )
+    .unwrap();
+    assert!(!snap.issues[&key].timeline.is_empty());
+    assert_eq!(got.issues[&key].timeline, snap.issues[&key].timeline);
+}
