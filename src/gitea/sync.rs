@@ -201,9 +201,35 @@ struct Run {
     deps_disabled: BTreeSet<RepoName>,
     /// Repositories whose tracked time cannot be read (time tracking off, or no token).
     times_off: BTreeSet<RepoName>,
+    /// Per repository, whether `/times` lists everyone's entries to this token (asked once, when needed).
+    every_time: HashMap<RepoName, bool>,
 }
 
 impl Run {
+    /// Whether `/times` of `repo` lists everyone's tracked time to this token ([`GRepo::lists_every_time`]),
+    /// from the repository read by a full sync, else asked once.
+    fn lists_every_time(&mut self, client: &Client, repo: &RepoName) -> Result<bool, SyncError> {
+        if let Some(every) = self.every_time.get(repo) {
+            return Ok(*every);
+        }
+        let info: GRepo = client.get_json(&format!("repos/{repo}"), &[])?;
+        let every = info.lists_every_time();
+        self.note_every_time(repo, every);
+        Ok(every)
+    }
+
+    /// Records whether `/times` of `repo` lists everyone's entries, saying so when it does not.
+    fn note_every_time(&mut self, repo: &RepoName, every: bool) {
+        if !every && !self.every_time.contains_key(repo) {
+            tracing::warn!(
+                "the token's user may not write the issues of {repo}, and Gitea then lists only that user's own tracked \
+                 time: where a time was deleted, the times the timeline shows are kept (the deleted one with them) \
+                 instead of a list missing everyone else's; give the token's user write access to the issues"
+            );
+        }
+        self.every_time.insert(repo.clone(), every);
+    }
+
     /// The pull request `key`, from the cache, the given issue shape, or `/pulls/{n}`; `None` if it is not one.
     fn pull(
         &mut self,
@@ -295,6 +321,7 @@ fn full_repo(
 ) -> Result<(), SyncError> {
     let info: GRepo = client.get_json(&format!("repos/{repo}"), &[])?;
     let serves_pulls = info.serves_pulls();
+    run.note_every_time(repo, info.lists_every_time());
     let tracker = info.internal_tracker.unwrap_or_default();
     if tracker.enable_time_tracker == Some(false) {
         run.times_off.insert(repo.clone());
@@ -521,8 +548,9 @@ fn sync_issue(
     let mut pull_requests = Vec::new();
     let mut seen_events = BTreeSet::new();
     let mut has_dependency_events = false;
-    // The tracked times the timeline shows; `None` once it cannot be trusted to be complete.
-    let mut from_timeline: Option<Vec<TrackedTime>> = Some(Vec::new());
+    // The tracked times the timeline shows, and whether they can be trusted to be complete.
+    let mut shown: Vec<TrackedTime> = Vec::new();
+    let mut complete = true;
     for t in raw {
         if !seen_events.insert(t.id) {
             continue;
@@ -540,14 +568,14 @@ fn sync_issue(
         }
         if TIME_EVENTS.contains(&t.kind.as_str()) {
             let added = TIME_ADDED.contains(&t.kind.as_str());
-            match (&mut from_timeline, t.tracked_time) {
-                (Some(times), Some(tt)) if added => times.push(TrackedTime {
+            match t.tracked_time {
+                Some(tt) if added => shown.push(TrackedTime {
                     id: tt.id,
                     user: tt.user_name,
                     created: need(tt.created, repo, &what, "tracked time created")?,
                     time: u64::try_from(tt.time).unwrap_or(0),
                 }),
-                (_, _) if added || t.kind == "delete_time_manual" => from_timeline = None,
+                _ if added || t.kind == "delete_time_manual" => complete = false,
                 _ => {}
             }
             continue;
@@ -599,9 +627,14 @@ fn sync_issue(
     depends_on.dedup();
 
     let times_off = lock(run).times_off.contains(repo);
-    let mut tracked_times = from_timeline.clone().unwrap_or_default();
-    if from_timeline.is_none() && !times_off {
-        tracked_times.clear();
+    // Where `/times` would list only the token user's own entries, the timeline's are nearer the truth.
+    let ask_times = !complete && !times_off && lock(run).lists_every_time(client, repo)?;
+    let mut tracked_times = if complete || !ask_times {
+        shown
+    } else {
+        Vec::new()
+    };
+    if ask_times {
         match client.get_paged::<GTime>(&format!("{base}/times"), &[]) {
             Ok(times) => {
                 for t in times {

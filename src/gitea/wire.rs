@@ -356,9 +356,30 @@ pub(crate) struct GRepo {
     pub mirror: Option<bool>,
     /// A repository without commits: no pull request list either.
     pub empty: Option<bool>,
+    /// What the token's user may do there.
+    pub permissions: Option<GPermissions>,
+}
+
+/// A repository's `permissions` for the token's user.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct GPermissions {
+    /// Administers the repository.
+    pub admin: Option<bool>,
+    /// May push (write access).
+    pub push: Option<bool>,
 }
 
 impl GRepo {
+    /// Whether `/times` lists everyone's entries to this token: Gitea lists only the token user's own
+    /// unless that user may write the issues (or administers; `cantSetUser` in issue_tracked_time.go).
+    /// Write access is read from `permissions.push`.
+    pub fn lists_every_time(&self) -> bool {
+        self.permissions
+            .as_ref()
+            .is_none_or(|p| p.push != Some(false) || p.admin == Some(true))
+    }
+
     /// Whether `GET /pulls` answers: Gitea's `mustAllowPulls` answers 404 for a repository with pull
     /// requests switched off, a mirror and an empty repository (Forgejo the same).
     pub fn serves_pulls(&self) -> bool {

@@ -203,7 +203,7 @@ fn delete_a_time(ds: &mut Dataset, key: &commitea::domain::IssueKey) {
 }
 
 #[test]
-fn a_deleted_time_sends_the_sync_to_times_and_time_tracking_off_is_no_failure() {
+fn a_deleted_time_sends_the_sync_to_times_unless_they_would_be_partial_or_are_off() {
     let snap = load("tests/fixtures/small");
     let api = RepoName::new("acme", "api");
     let key = api.issue(1);
@@ -242,8 +242,33 @@ fn a_deleted_time_sends_the_sync_to_times_and_time_tracking_off_is_no_failure() 
         emu.count("GET /repos/{owner}/{repo}/issues/{index}/times"),
         0
     );
-    assert!(got.issues[&key].tracked_times.is_empty());
+    // The times the timeline shows are kept, as for every other issue of the repository.
+    assert_eq!(
+        got.issues[&key].tracked_times,
+        snap.issues[&key].tracked_times
+    );
     assert_eq!(got.issues.len(), snap.issues.len());
+    // A token whose user may only read: Gitea's `/times` would list that user's own entries alone
+    // (nobody else's), so it is not asked, and the timeline's times are kept.
+    let emu = with_deletion(EmulatorOptions {
+        read_only: true,
+        ..EmulatorOptions::default()
+    });
+    let got = full_sync(
+        &client(&emu, TOKEN, fast()),
+        &repos(&snap),
+        snap.meta.synced_at,
+    )
+    .unwrap();
+    assert_eq!(
+        emu.count("GET /repos/{owner}/{repo}/issues/{index}/times"),
+        0
+    );
+    assert!(!snap.issues[&key].tracked_times.is_empty());
+    assert_eq!(
+        got.issues[&key].tracked_times,
+        snap.issues[&key].tracked_times
+    );
 }
 
 #[test]

@@ -537,6 +537,8 @@ pub(crate) struct Render<'a> {
     pub public: bool,
     /// Repositories with the pull requests unit switched off.
     pub pulls_disabled: &'a std::collections::BTreeSet<RepoName>,
+    /// The token's user may only read.
+    pub read_only: bool,
 }
 
 /// A field no Gitea 1.27 sends, added to every object the emulator renders (unless switched off), so the
@@ -552,6 +554,7 @@ impl<'a> Render<'a> {
             future: shared.options.future_fields,
             public: shared.options.anonymous == super::Anonymous::Public,
             pulls_disabled: &shared.options.pulls_disabled,
+            read_only: shared.options.read_only,
         }
     }
 
@@ -807,7 +810,7 @@ impl<'a> Render<'a> {
             "created_at": "2026-01-01T00:00:00Z",
             "updated_at": fmt_time(self.ds.clock),
             "archived_at": "1970-01-01T00:00:00Z",
-            "permissions": {"admin": true, "push": true, "pull": true},
+            "permissions": {"admin": !self.read_only, "push": !self.read_only, "pull": true},
             "has_code": true,
             "has_issues": true,
             "internal_tracker": {

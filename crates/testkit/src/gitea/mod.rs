@@ -78,6 +78,9 @@ pub struct EmulatorOptions {
     /// Repositories with the pull requests unit switched off (`has_pull_requests: false`; their pull
     /// request list answers 404, as `mustAllowPulls` does).
     pub pulls_disabled: BTreeSet<RepoName>,
+    /// The token's user may only read the repositories: their `permissions` say so, and `/times` lists
+    /// only that user's own entries (issue_tracked_time.go `cantSetUser`). Writes are not refused.
+    pub read_only: bool,
     /// The version `GET /version` reports.
     pub version: String,
     /// Add a field Gitea 1.27 does not send to every object, as a newer Gitea does.
@@ -116,6 +119,7 @@ impl Default for EmulatorOptions {
             dependencies_disabled: BTreeSet::new(),
             time_tracking_disabled: BTreeSet::new(),
             pulls_disabled: BTreeSet::new(),
+            read_only: false,
             version: "1.27.1".into(),
             future_fields: true,
             latency: Duration::ZERO,

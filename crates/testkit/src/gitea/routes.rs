@@ -533,6 +533,8 @@ fn issue_route(
                 .iter()
                 .filter(|t| in_window(t.created, since, before))
                 .filter(|t| req.param("user").is_none_or(|u| t.user == u))
+                // `cantSetUser`: without write access to issues, only the token user's own entries.
+                .filter(|t| !shared.options.read_only || t.user == shared.options.user)
                 .collect();
             let p = Paging::of(req, shared);
             let items = p
