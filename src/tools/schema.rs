@@ -166,7 +166,7 @@ pub(crate) struct RecordAnswer {
     /// budget (see `consequenceOmitted`).
     pub consequence: Vec<ConsequencePair>,
     /// Subjects left out of `consequence` to keep the answer within its budget: "and N more".
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::views::is_zero")]
     pub consequence_omitted: usize,
     /// One line for a person.
     pub summary: String,
@@ -176,10 +176,6 @@ pub(crate) struct RecordAnswer {
     /// Where the directive went, when the server proposes on write: `D-0009 pull-request 12 commitea/D-0009`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub proposed: Vec<String>,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 const QUERY_DESCRIPTION: &str = "Read the project. view selects the payload: focus (now/next/later with rationales), issue (needs filters.issueId), milestone (needs filters.milestoneId: due, hard, stats, cone p10/p50/p80, issues), board (five lifecycle columns), runway (milestone bands p50/p80 and slack, capacity), calibration, directives (pending consequence, recent ledger entries), standup (drift, per-person plan, stale blockers), search (needs filters.query). Filters: issueId (a number, or owner/repo#N when several repositories are configured), milestoneId, state, assignee, label, query, limit (default 20, max 100). Forecasts are ranges, never single dates; every number comes from the engine.";

@@ -43,7 +43,7 @@ pub struct Pending {
     /// The consequence, subject by subject: milestones first, then moved issues (cut to the limit).
     pub consequence: Vec<ConsequencePair>,
     /// Subjects of the consequence left out by the limit.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub consequence_omitted: usize,
     /// The proposed changes.
     pub ops: Vec<Op>,
@@ -61,10 +61,6 @@ pub struct AlsoPending {
     pub id: String,
     /// Its consequence in one line, as it was recorded (after the directives before it).
     pub summary: String,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 /// One ledger entry.

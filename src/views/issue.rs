@@ -41,12 +41,12 @@ pub struct Intent {
     /// The body (Markdown), cut to its first characters.
     pub description: String,
     /// Characters of the body left out.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub description_cut: usize,
     /// The newest comments, oldest first.
     pub comments: Vec<CommentView>,
     /// Older comments left out.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub comments_omitted: usize,
     /// The assignees.
     pub assignee: Vec<String>,
@@ -60,10 +60,6 @@ pub struct Intent {
     /// Closed (day).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub closed: Option<String>,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 /// A milestone named in a payload.

@@ -17,6 +17,12 @@ pub mod runway;
 pub mod search;
 pub mod standup;
 
+/// Whether a count is zero: a `skip_serializing_if` for counts a payload leaves out when nothing is
+/// counted.
+pub(crate) fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 use serde::{Deserialize, Serialize};
 
 use crate::forecast::ForecastReport;

@@ -90,6 +90,10 @@ pub struct SinceThen {
     pub closed: usize,
     /// Open issues that forecast did not have (opened or reopened since).
     pub new: usize,
+    /// Issues open in that forecast that Gitea no longer has in the synced repositories (deleted, or
+    /// moved to another repository).
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub gone: usize,
     /// Whether `commitea.yaml` changed since (the team, the calendar, the forecast's settings).
     #[serde(default)]
     pub settings_changed: bool,
@@ -327,6 +331,12 @@ pub fn since_then(prev: &Previous, report: &ForecastReport, snapshot: &Snapshot)
             .iter()
             .filter(|f| !then.contains(&f.issue))
             .count(),
+        gone: prev
+            .report
+            .issues
+            .iter()
+            .filter(|f| !snapshot.issues.contains_key(&f.issue))
+            .count(),
         settings_changed: prev.settings_changed,
     }
 }
@@ -338,6 +348,7 @@ impl SinceThen {
             && self.ended.is_empty()
             && self.closed == 0
             && self.new == 0
+            && self.gone == 0
             && !self.settings_changed
     }
 
@@ -363,8 +374,16 @@ impl SinceThen {
         } else {
             format!("; {}", crate::prose::and_list(&self.ended))
         };
+        let gone = if self.gone > 0 {
+            format!(
+                "; {} gone from Gitea (deleted, or moved to another repository)",
+                count(self.gone, "issue", "issues")
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "{directives}{ended}; {} closed; {} new{}",
+            "{directives}{ended}; {} closed; {} new{gone}{}",
             count(self.closed, "issue", "issues"),
             self.new,
             if self.settings_changed {

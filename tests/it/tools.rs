@@ -1610,3 +1610,26 @@ fn standup_names_the_issues_that_joined_a_milestone_as_why_it_moved() {
         "{why}"
     );
 }
+
+#[test]
+fn standup_counts_the_issues_gone_from_gitea_since_the_last_forecast() {
+    // A full resync finds an issue deleted (or moved to a repository not synced): the standup's "since
+    // then" counted closed and new issues only, and said nothing of it.
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    crate::pipeline::git(dir, &["init", "-q"]);
+    crate::pipeline::commit_all_as_pm(dir, false, "Import");
+    commitea::pipeline::run(&run_options(dir)).unwrap();
+    let forecast: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap())
+            .unwrap();
+    let open = forecast["issues"][0]["issue"].as_str().unwrap().to_owned();
+    let (repo, number) = open.split_once('#').unwrap();
+    std::fs::remove_file(dir.join(format!("snapshot/issues/{repo}/{number}.yaml"))).unwrap();
+    crate::pipeline::commit_all_as_pm(dir, false, "Deleted on Gitea");
+    let v = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
+    assert_valid_output("query_project", &v);
+    let since = &v["drift"]["sinceThen"];
+    assert_eq!(since["gone"], 1, "{since}");
+    assert_eq!(since["closed"], 0, "{since}");
+}
