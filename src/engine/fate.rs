@@ -562,8 +562,11 @@ pub(crate) fn fit(exposures: &[Exposure], history: History, window_days: u32) ->
     let mut strata: Vec<FateGroup> = by_stratum
         .into_iter()
         .map(|((column, bucket), (ev, d, issues))| {
-            // Half an event keeps a stratum that never closed anything from a rate of exactly zero.
-            let own = (ev as f64 + 0.5) / d.max(1.0);
+            // Half an event keeps a stratum that never closed anything from a rate of exactly zero; it
+            // comes with the exposure that half an event takes at the year's rate, so a stratum seen for
+            // a few days reads as the year's rate, not as half an event in three days (a stratum of three
+            // issues seen three days made one issue's P(done) 0.31 one day and 0.72 the next).
+            let own = (ev as f64 + 0.5) / (d + 0.5 / year_rate);
             let w = shrink(issues.len());
             let value = (w * own.ln() + (1.0 - w) * year_rate.ln()).exp() * trend;
             known.entry(column).or_default()[bucket] = Some(value);
@@ -820,12 +823,13 @@ mod tests {
         let mut m = fit(&group(0, 1000, 70, 7.0, &f), hist(1000, 70), 100);
         m.frailty = 0.0;
         let p = m.p_done(&f);
-        // One stratum: shrinkage toward the team (70 closes) and the half event (70.5) barely differ.
-        let want = 1.0 - (-(70.5 / 7000.0) * 100.0f64).exp();
+        // One stratum: its half-event prior comes with the 50 days half an event takes at the year's
+        // rate, so the stratum's rate, 70.5 closes in 7050 days, is the year's own.
+        let want = 1.0 - (-(70.5 / 7050.0) * 100.0f64).exp();
         assert!((p - want).abs() < 1e-4, "{p} vs {want}");
         // The median time to close, given a close within 100 days, solves (1 − e^(−rt)) = p/2.
         let lead = m.lead(&f).unwrap();
-        let r = 70.5 / 7000.0;
+        let r = 70.5 / 7050.0;
         let median = -(1.0 - p / 2.0).ln() / r;
         let got = lead[LEAD_NODES / 2];
         assert!((got - median).abs() < 0.05, "{got} vs {median}");
