@@ -224,7 +224,11 @@ fn milestone_changes(
         .map(|m| m.id)
         .collect();
     ids.into_iter()
-        .filter(|id| !(nothing_open(b.get(id)) && nothing_open(a.get(id))))
+        // …unless it closed since: that is news, empty or not.
+        .filter(|id| {
+            !(nothing_open(b.get(id)) && nothing_open(a.get(id)))
+                || (!a.contains_key(id) && closed_after.contains(id))
+        })
         .map(|id| {
             let (mb, ma) = (b.get(&id).copied(), a.get(&id).copied());
             let moved = match (mb, ma) {
@@ -253,6 +257,9 @@ fn issue_side(i: &IssueForecast) -> IssueSide {
 /// Why an issue whose only change is its remaining effort moved, when the calibration changed between
 /// the two sides and nothing of the issue did: what work like it really takes was measured again.
 const WHY_CALIBRATION: &str = "calibration";
+
+/// Why an issue moved when its own inputs changed (estimate, priority, milestone, assignee, dependencies).
+const WHY_OWN: &str = "own change";
 
 /// Whether the issue's own inputs differ between the two sides: `own change`; or, when only the remaining
 /// effort moved, `imputed estimate` when it rests on an imputed estimate (which follows the other issues'
@@ -285,7 +292,7 @@ fn own_change(
         _ => true,
     };
     if report_differs || plan_differs {
-        Some("own change")
+        Some(WHY_OWN)
     } else if b.remaining_hours.to_bits() != a.remaining_hours.to_bits() {
         Some(if a.estimate_source == EstimateSource::Imputed {
             "imputed estimate"
@@ -295,7 +302,7 @@ fn own_change(
         {
             WHY_CALIBRATION
         } else {
-            "own change"
+            WHY_OWN
         })
     } else {
         None
@@ -385,7 +392,31 @@ fn why_moved(
     reports: [&ForecastReport; 2],
 ) -> (String, Vec<String>) {
     let recalibrated = reports[0].calibration != reports[1].calibration;
-    if let Some(why) = own_change(b, a, pb, pa, recalibrated, reports[1].as_of) {
+    let own = own_change(b, a, pb, pa, recalibrated, reports[1].as_of);
+    if own == Some(WHY_OWN) {
+        return (WHY_OWN.to_owned(), Vec::new());
+    }
+    // Its p80 went between a date and "not within the horizon" as its chance of being done at all
+    // crossed 80% (below it, fewer than 80% of the futures finish): a move of hundreds of working days
+    // that no queue or capacity made, whatever else moved a day.
+    if let (Some(pb), Some(pa)) = (b.probability_done, a.probability_done) {
+        let flipped = matches!(
+            (b.p80, a.p80),
+            (When::Date(_), When::BeyondHorizon) | (When::BeyondHorizon, When::Date(_))
+        );
+        if flipped && (pb >= P80) != (pa >= P80) {
+            return (
+                format!(
+                    "chance of being done {} → {} (a p80 needs 80%)",
+                    percent_tenths(pb),
+                    percent_tenths(pa)
+                ),
+                Vec::new(),
+            );
+        }
+    }
+    // Only its remaining effort moved (an imputed estimate, a new calibration).
+    if let Some(why) = own {
         return (why.to_owned(), Vec::new());
     }
     // Its priority is inherited from what waits on it, and that changed: name the waiting issue whose
@@ -465,6 +496,14 @@ fn why_moved(
         _ => WHY_CAPACITY.to_owned(),
     };
     (why, Vec::new())
+}
+
+/// The share of futures a p80 date needs.
+const P80: f64 = 0.8;
+
+/// A probability in percent with one decimal (`80.3%`): near a threshold, whole percents read the same.
+fn percent_tenths(p: f64) -> String {
+    format!("{:.1}%", (p * 1000.0).round() / 10.0)
 }
 
 /// `Dec 12`, with the year when it is not `year`; `beyond horizon` in words.

@@ -113,8 +113,9 @@ pub struct Moved {
     pub moved: i64,
     /// Why it moved. For an issue, the consequence diff's words: `own change` (its estimate, priority,
     /// milestone, assignee or remaining work changed), `imputed estimate`, `calibration`, `blocks KEY`,
-    /// `waits on KEY`, `queue of PERSON`, `chance of being done 81% → 79%`, `team capacity`, `new` or
-    /// `gone`. For a milestone, the issues that joined or left it (`KEY, KEY joined it; KEY left it`),
+    /// `waits on KEY`, `queue of PERSON`, `chance of being done 80.3% → 79.6% (a p80 needs 80%)` (its
+    /// p80 entered or left the horizon as that chance crossed 80%), `chance of being done 90% → 85%`,
+    /// `team capacity`, `new` or `gone`. For a milestone, the issues that joined or left it (`KEY, KEY joined it; KEY left it`),
     /// then how many of its issues moved each way and the biggest move the milestone's way, with its
     /// reason (`5 of its issues moved later, 1 earlier; the most: KEY, +13 working days: waits on KEY`);
     /// `closed on Gitea` for one closed since; absent when none of that happened.

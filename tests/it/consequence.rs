@@ -187,14 +187,37 @@ fn a_move_of_chance_an_empty_milestone_and_a_closed_one_are_said_for_what_they_a
         .find(|i| i.issue == issue.issue)
         .unwrap();
     issue.p80 = When::BeyondHorizon;
-    issue.probability_done = Some(0.79);
+    issue.probability_done = Some(0.796);
     let mut before = before.clone();
     before
         .issues
         .iter_mut()
         .find(|i| i.issue == b.issue)
         .unwrap()
-        .probability_done = Some(0.81);
+        .probability_done = Some(0.803);
+    // Another whose p80 stays dated and moves while its chance falls by whole percents.
+    let other = after
+        .issues
+        .iter_mut()
+        .find(|i| {
+            i.issue.to_string() != key
+                && matches!(i.p80, When::Date(_))
+                && plan
+                    .issue(&i.issue)
+                    .is_some_and(|p| p.depends_on.is_empty())
+        })
+        .unwrap();
+    let other_key = other.issue.to_string();
+    if let When::Date(d) = other.p80 {
+        other.p80 = When::Date(d + chrono::Days::new(20));
+    }
+    other.probability_done = Some(0.85);
+    before
+        .issues
+        .iter_mut()
+        .find(|i| i.issue.to_string() == other_key)
+        .unwrap()
+        .probability_done = Some(0.9);
     assert!(before.milestones.len() >= 2, "{:?}", before.milestones);
     // The first milestone: nothing open on either side, its "p80" each side's day.
     for (r, day) in [(&mut before, 0), (&mut after, 1)] {
@@ -208,11 +231,34 @@ fn a_move_of_chance_an_empty_milestone_and_a_closed_one_are_said_for_what_they_a
     before.milestones[1].state = OpenState::Open;
     let c = diff(&before, &after, &plan, &plan);
     let moved = c.issues.iter().find(|i| i.issue == key).expect("moved");
-    assert_eq!(moved.why, "chance of being done 81% → 79%", "{moved:?}");
+    // Its p80 left the horizon as its chance crossed 80%: whole percents would read "80% → 80%".
+    assert_eq!(
+        moved.why, "chance of being done 80.3% → 79.6% (a p80 needs 80%)",
+        "{moved:?}"
+    );
+    let other = c
+        .issues
+        .iter()
+        .find(|i| i.issue == other_key)
+        .expect("moved");
+    assert_eq!(other.why, "chance of being done 90% → 85%", "{other:?}");
     assert!(
         c.milestones.iter().all(|m| m.milestone != empty),
         "{:?}",
         c.milestones
+    );
+    // Closed with nothing open in it: said all the same.
+    let mut emptied = before.clone();
+    emptied.milestones[1].open_issues = 0;
+    let mut closed_empty = after.clone();
+    closed_empty.milestones[1].open_issues = 0;
+    let c2 = diff(&emptied, &closed_empty, &plan, &plan);
+    assert!(
+        c2.milestones
+            .iter()
+            .any(|m| m.milestone == closed && m.closed),
+        "{:?}",
+        c2.milestones
     );
     let gone = c.milestones.iter().find(|m| m.milestone == closed).unwrap();
     assert!(gone.closed, "{gone:?}");
