@@ -240,6 +240,20 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         // is taken as they will take it — the start of its day, or the snapshot's moment when that is
         // later — so they reuse this forecast instead of making another of the same state.
         Some(n) if opts.commit => {
+            // The sync stamps the snapshot with `--now` itself: a day before the last commit's is the
+            // thing to catch.
+            if let Some(as_of) = committed
+                .report()
+                .map(|r| r.as_of)
+                .filter(|d| n.date_naive() < *d)
+            {
+                tracing::warn!(
+                    "--now {} is before the day of the committed forecast ({as_of}): this forecast is committed \
+                     after one of a later day, and the standup compares them as they come; run without --now, or \
+                     with a later one",
+                    n.date_naive()
+                );
+            }
             if n < snapshot.meta.synced_at {
                 tracing::warn!(
                     "--now {n} is before the snapshot's moment ({}): a forecast cannot be as of a day \

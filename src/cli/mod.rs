@@ -144,7 +144,8 @@ pub(crate) struct StateArg {
 pub(crate) struct ForecastArgs {
     /// Forecast as of this moment (YYYY-MM-DD or RFC 3339); default: after a sync the run's clock, else
     /// the snapshot's time or the committed forecast's day, whichever is later. A run also stamps its
-    /// snapshot and commit with it.
+    /// snapshot and commit with it, and forecasts from the start of its day (or the snapshot's time, if
+    /// later), as the readers of the committed forecast will.
     #[arg(long, value_parser = parse_now)]
     pub now: Option<DateTime<Utc>>,
     /// The Monte Carlo seed; default: `forecast.seed`, else a fixed default.

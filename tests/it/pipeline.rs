@@ -474,3 +474,35 @@ fn a_run_given_a_moment_commits_the_forecast_its_readers_make() {
         );
     }
 }
+
+#[test]
+fn a_run_dated_before_the_committed_forecast_says_so() {
+    // `run --now` a day before the last commit's forecast, with a change on Gitea: the sync stamps the
+    // snapshot with that day, and the backdated forecast was committed after the later one silently.
+    let dir = state_from_fixture("small");
+    let run = |now: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+            .args(["run", "--offline", "--trials", "200", "--now", now, "-s"])
+            .arg(dir.path())
+            .env_remove("COMMITEA_STATE")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let later = run("2026-12-09");
+    assert!(
+        !later.contains("before the day of the committed forecast"),
+        "{later}"
+    );
+    let earlier = run("2026-12-07");
+    assert!(
+        earlier
+            .contains("--now 2026-12-07 is before the day of the committed forecast (2026-12-09)"),
+        "{earlier}"
+    );
+}
