@@ -115,10 +115,12 @@ pub struct Moved {
     /// milestone, assignee or remaining work changed), `imputed estimate`, `calibration`, `blocks KEY`,
     /// `waits on KEY`, `queue of PERSON`, `chance of being done 80.3% → 79.6% (a p80 needs 80%)` (its
     /// p80 entered or left the horizon as that chance crossed 80%), `chance of being done 90% → 85%`,
-    /// `team capacity`, `new` or `gone`. For a milestone, the issues that joined or left it (`KEY, KEY joined it; KEY left it`),
-    /// then how many of its issues moved each way and the biggest move the milestone's way, with its
-    /// reason (`5 of its issues moved later, 1 earlier; the most: KEY, +13 working days: waits on KEY`);
-    /// `closed on Gitea` for one closed since; absent when none of that happened.
+    /// `team capacity`, `new` or `gone`. For a milestone, the issues that joined or left it (`KEY, KEY
+    /// joined it; KEY left it`; `KEY left it (gone from Gitea)` for one deleted or moved to another
+    /// repository) and `nothing open in it any more` when that is so, then how many of its issues moved
+    /// each way and the biggest move the milestone's way, with its reason (`5 of its issues moved later,
+    /// 1 earlier; the most: KEY, +13 working days: waits on KEY`); `closed on Gitea` for one closed
+    /// since; absent when none of that happened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
     /// For a milestone, what changed besides its p80: `due 2027-04-30 → 2027-05-28, P(on time) 56% →
@@ -521,6 +523,14 @@ pub fn standup(
                     .filter(|f| was_in.get(&f.issue) == Some(&Some(id)))
                     .map(|f| f.issue.to_string())
                     .collect();
+                // Open in it then, and no longer on Gitea (deleted, or moved to another repository).
+                let gone: Vec<String> = prev
+                    .report
+                    .issues
+                    .iter()
+                    .filter(|f| f.milestone == Some(id) && !snapshot.issues.contains_key(&f.issue))
+                    .map(|f| f.issue.to_string())
+                    .collect();
                 let said = |keys: &[String], verb: &str| {
                     const SHOWN: usize = 3;
                     let mut named = keys[..keys.len().min(SHOWN)].join(", ");
@@ -535,6 +545,21 @@ pub fn standup(
                 }
                 if !left.is_empty() {
                     parts.push(said(&left, "left"));
+                }
+                if !gone.is_empty() {
+                    let mut s = said(&gone, "left");
+                    s.push_str(" (gone from Gitea)");
+                    parts.push(s);
+                }
+                // Nothing open in it any more (its work closed, or moved out): its date is today's.
+                let emptied = |r: &ForecastReport| {
+                    r.milestones
+                        .iter()
+                        .find(|m| m.id == id)
+                        .map(|m| m.open_issues)
+                };
+                if emptied(&prev.report).is_some_and(|n| n > 0) && emptied(report) == Some(0) {
+                    parts.push("nothing open in it any more".to_owned());
                 }
                 (!parts.is_empty()).then(|| parts.join("; "))
             };

@@ -1633,3 +1633,61 @@ fn standup_counts_the_issues_gone_from_gitea_since_the_last_forecast() {
     assert_eq!(since["gone"], 1, "{since}");
     assert_eq!(since["closed"], 0, "{since}");
 }
+
+#[test]
+fn standup_says_a_milestone_emptied_or_losing_issues_to_a_deletion() {
+    // Every open issue of the holiday release closed on Gitea, one of Public API v2's deleted: the
+    // milestones moved with no reason given (an audit of fifty daily runs).
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    crate::pipeline::git(dir, &["init", "-q"]);
+    crate::pipeline::commit_all_as_pm(dir, false, "Import");
+    commitea::pipeline::run(&run_options(dir)).unwrap();
+    let open_in = |repo: &str, milestone: u64| -> Vec<std::path::PathBuf> {
+        let mut files: Vec<_> = std::fs::read_dir(dir.join(format!("snapshot/issues/{repo}")))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                let text = std::fs::read_to_string(p).unwrap();
+                text.contains("\nstate: open\n")
+                    && text.contains(&format!("\nmilestone: {milestone}\n"))
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    let holiday = open_in("acme/mobile", 3);
+    assert!(!holiday.is_empty());
+    for path in holiday {
+        let text = std::fs::read_to_string(&path).unwrap().replacen(
+            "\nstate: open\n",
+            "\nstate: closed\nclosed_at: 2026-11-27T10:00:00Z\n",
+            1,
+        );
+        std::fs::write(&path, text).unwrap();
+    }
+    let deleted = open_in("acme/api", 4).remove(0);
+    let number = deleted.file_stem().unwrap().to_str().unwrap().to_owned();
+    std::fs::remove_file(&deleted).unwrap();
+    crate::pipeline::commit_all_as_pm(dir, false, "Closed and deleted on Gitea");
+    let v = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
+    let why = |title: &str| {
+        v["drift"]["milestones"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["subject"] == title)
+            .and_then(|m| m["why"].as_str().map(str::to_owned))
+            .unwrap_or_else(|| panic!("{title}: {}", v["drift"]))
+    };
+    assert!(
+        why("Mobile 3.0 holiday release").contains("nothing open in it any more"),
+        "{}",
+        v["drift"]
+    );
+    assert!(
+        why("Public API v2").starts_with(&format!("acme/api#{number} left it (gone from Gitea)")),
+        "{}",
+        v["drift"]
+    );
+}
