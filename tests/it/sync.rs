@@ -207,6 +207,14 @@ fn a_deleted_time_sends_the_sync_to_times_unless_they_would_be_partial_or_are_of
     let snap = load("tests/fixtures/small");
     let api = RepoName::new("acme", "api");
     let key = api.issue(1);
+    let sync = |emu: &Emulator| {
+        full_sync(
+            &client(emu, TOKEN, fast()),
+            &repos(&snap),
+            snap.meta.synced_at,
+        )
+        .unwrap()
+    };
     let with_deletion = |options: EmulatorOptions| {
         let emu = Emulator::start(Dataset::from_snapshot(&snap), options).unwrap();
         emu.with_dataset(|ds| delete_a_time(ds, &key));
@@ -214,12 +222,7 @@ fn a_deleted_time_sends_the_sync_to_times_unless_they_would_be_partial_or_are_of
     };
     // The deletion does not say which time it removed: `/times` is asked, once, for that issue only.
     let emu = with_deletion(EmulatorOptions::default());
-    let got = full_sync(
-        &client(&emu, TOKEN, fast()),
-        &repos(&snap),
-        snap.meta.synced_at,
-    )
-    .unwrap();
+    let got = sync(&emu);
     assert_eq!(
         emu.count("GET /repos/{owner}/{repo}/issues/{index}/times"),
         1
@@ -232,12 +235,7 @@ fn a_deleted_time_sends_the_sync_to_times_unless_they_would_be_partial_or_are_of
     let mut options = EmulatorOptions::default();
     options.time_tracking_disabled.insert(api.clone());
     let emu = with_deletion(options);
-    let got = full_sync(
-        &client(&emu, TOKEN, fast()),
-        &repos(&snap),
-        snap.meta.synced_at,
-    )
-    .unwrap();
+    let got = sync(&emu);
     assert_eq!(
         emu.count("GET /repos/{owner}/{repo}/issues/{index}/times"),
         0
@@ -254,12 +252,7 @@ fn a_deleted_time_sends_the_sync_to_times_unless_they_would_be_partial_or_are_of
         read_only: true,
         ..EmulatorOptions::default()
     });
-    let got = full_sync(
-        &client(&emu, TOKEN, fast()),
-        &repos(&snap),
-        snap.meta.synced_at,
-    )
-    .unwrap();
+    let got = sync(&emu);
     assert_eq!(
         emu.count("GET /repos/{owner}/{repo}/issues/{index}/times"),
         0

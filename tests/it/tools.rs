@@ -76,6 +76,15 @@ fn run_options(dir: &Path) -> commitea::pipeline::RunOptions {
     }
 }
 
+/// The demo as a git repository, imported by the PM, with its forecast committed by a run.
+fn committed_demo() -> tempfile::TempDir {
+    let tmp = demo_dir();
+    crate::pipeline::git(tmp.path(), &["init", "-q"]);
+    crate::pipeline::commit_all_as_pm(tmp.path(), false, "Import");
+    commitea::pipeline::run(&run_options(tmp.path())).unwrap();
+    tmp
+}
+
 fn query(view: &str, filters: Value) -> Value {
     tools::call(
         &ctx(shared()),
@@ -1562,11 +1571,8 @@ fn work_most_futures_leave_undone_says_so_in_the_focus_and_on_the_persons_page()
 fn standup_names_the_issues_that_joined_a_milestone_as_why_it_moved() {
     // An issue moved into a milestone moves the milestone without any of its issues moving (its own
     // date may stay beyond the horizon): the standup gave no reason (an audit of fifty daily runs).
-    let tmp = demo_dir();
+    let tmp = committed_demo();
     let dir = tmp.path();
-    crate::pipeline::git(dir, &["init", "-q"]);
-    crate::pipeline::commit_all_as_pm(dir, false, "Import");
-    commitea::pipeline::run(&run_options(dir)).unwrap();
     // Six open unestimated issues of no milestone join Public API v2 on Gitea, two weeks each: enough
     // work to move it.
     let issues = dir.join("snapshot/issues/acme/api");
@@ -1615,11 +1621,8 @@ fn standup_names_the_issues_that_joined_a_milestone_as_why_it_moved() {
 fn standup_counts_the_issues_gone_from_gitea_since_the_last_forecast() {
     // A full resync finds an issue deleted (or moved to a repository not synced): the standup's "since
     // then" counted closed and new issues only, and said nothing of it.
-    let tmp = demo_dir();
+    let tmp = committed_demo();
     let dir = tmp.path();
-    crate::pipeline::git(dir, &["init", "-q"]);
-    crate::pipeline::commit_all_as_pm(dir, false, "Import");
-    commitea::pipeline::run(&run_options(dir)).unwrap();
     let forecast: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap())
             .unwrap();
@@ -1638,11 +1641,8 @@ fn standup_counts_the_issues_gone_from_gitea_since_the_last_forecast() {
 fn standup_says_a_milestone_emptied_or_losing_issues_to_a_deletion() {
     // Every open issue of the holiday release closed on Gitea, one of Public API v2's deleted: the
     // milestones moved with no reason given (an audit of fifty daily runs).
-    let tmp = demo_dir();
+    let tmp = committed_demo();
     let dir = tmp.path();
-    crate::pipeline::git(dir, &["init", "-q"]);
-    crate::pipeline::commit_all_as_pm(dir, false, "Import");
-    commitea::pipeline::run(&run_options(dir)).unwrap();
     let open_in = |repo: &str, milestone: u64| -> Vec<std::path::PathBuf> {
         let mut files: Vec<_> = std::fs::read_dir(dir.join(format!("snapshot/issues/{repo}")))
             .unwrap()
