@@ -83,16 +83,11 @@ fn print_runway(r: &crate::views::Runway, horizon_words: &str) {
             t.to_owned()
         }
     };
-    // The site's words for a date past the horizon ("not within 2 years"), said once for a range.
+    // The site's words: "not within 2 years", said once for a range, one date when both ends agree.
     let not_within = format!("not within {horizon_words}");
     let band = |p50: &str, p80: &str| {
-        let dated = |s: &str| chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").is_ok();
-        match (dated(p50), dated(p80)) {
-            (true, true) if p50 == p80 => p80.to_owned(),
-            (true, true) => format!("{p50} – {p80}"),
-            (true, false) => format!("{p50} – {not_within}"),
-            _ => not_within.clone(),
-        }
+        crate::site::pages::band_label(p50, p80)
+            .replace(crate::site::pages::NOT_WITHIN, &not_within)
     };
     let bands: Vec<String> = r
         .milestones

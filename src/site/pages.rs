@@ -590,9 +590,11 @@ impl DateAxis {
     }
 }
 
-/// A p50 – p80 range in words, saying "not within the horizon" once rather than twice.
+/// A p50 – p80 range in words, saying "not within the horizon" once rather than twice, and one date
+/// when both ends are the same day.
 pub(crate) fn band_label(p50: &str, p80: &str) -> String {
     match (date(p50), date(p80)) {
+        (Some(a), Some(b)) if a == b => p80.to_owned(),
         (Some(_), Some(_)) => format!("{p50} – {p80}"),
         (Some(_), None) => format!("{p50} – {NOT_WITHIN}"),
         _ => NOT_WITHIN.to_owned(),
@@ -681,6 +683,7 @@ mod tests {
             band_label("2027-01-02", "2027-02-03"),
             "2027-01-02 – 2027-02-03"
         );
+        assert_eq!(band_label("2027-01-02", "2027-01-02"), "2027-01-02");
         assert_eq!(
             band_label("2027-01-02", "beyond horizon"),
             "2027-01-02 – not within the horizon"
