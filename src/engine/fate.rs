@@ -817,6 +817,24 @@ mod tests {
     }
 
     #[test]
+    fn a_stratum_seen_for_a_few_days_reads_near_the_years_rate() {
+        // Three young issues seen one day each, none closed, beside a year of old ones closing at 1% a
+        // day: half an event in three days made the young stratum's rate three times the year's, and
+        // the issues of a stratum that appeared overnight jumped (P(done) 0.31 to 0.72).
+        let old = features("triage", 500, &[], None);
+        let young = features("triage", 20, &[], None);
+        let mut exposures = group(0, 1000, 70, 7.0, &old);
+        exposures.extend(group(2000, 3, 0, 1.0, &young));
+        let m = fit(&exposures, hist(1000, 70), 100);
+        let year = 70.0 / 7003.0;
+        let rate = m.rate(&young);
+        assert!(
+            rate < 1.2 * year && rate > 0.8 * year,
+            "{rate} against {year}"
+        );
+    }
+
+    #[test]
     fn a_constant_rate_gives_the_exponential_answer() {
         // 1000 issue-weeks, 70 closes: 0.01 per day, in one old stratum (no ageing between buckets).
         let f = features("triage", 500, &[], None);

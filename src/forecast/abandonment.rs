@@ -153,8 +153,7 @@ fn recency_weight(age: chrono::Duration) -> f64 {
 /// The moment the past cuts are counted back from: the start (Monday, 00:00 UTC) of the week of `now`.
 /// Counted from `now` itself, every cut moved with the day of the run, the frailty (chosen from a few
 /// values) and the recalibration were fitted on other issues each morning, and an unchanged history gave
-/// P(done) 0.89, 0.79, 0.80, 0.90 on four days running. [`choose_frailty`] moves between two such
-/// Mondays through the week.
+/// P(done) 0.89, 0.79, 0.80, 0.90 on four days running; on a weekly grid they change once a week.
 fn cut_anchor(now: chrono::DateTime<chrono::Utc>) -> chrono::DateTime<chrono::Utc> {
     use chrono::Datelike;
     let day = now.date_naive();
@@ -209,35 +208,7 @@ pub struct FateTuning {
 /// within the window at those cuts, and since then at `RECENT_CUT_DAYS`, whose windows have partly
 /// passed — each cut weighted by its age (`recency_weight`), and [`fate::recalibrate`] fits the
 /// correction. `None` when the model was cold at every cut.
-///
-/// The cuts are counted back from a Monday ([`cut_anchor`]); tuned on one Monday's cuts alone, the model
-/// jumped each Monday on unchanged data (an issue's P(done) 0.31 → 0.74 overnight). So the tuning moves
-/// from the last Monday's to this Monday's over the week, in proportion to the time passed: continuous in
-/// the day of the run, and changing with the data.
 pub fn choose_frailty(plan: &Plan, window_days: u32) -> Option<FateTuning> {
-    let this = cut_anchor(plan.now);
-    let week = chrono::Duration::days(7);
-    let w = (plan.now - this).num_seconds() as f64 / week.num_seconds() as f64;
-    let before = tune_at(plan, window_days, this - week);
-    let after = tune_at(plan, window_days, this);
-    match (before, after) {
-        (Some(b), Some(a)) => Some(FateTuning {
-            frailty: b.frailty + (a.frailty - b.frailty) * w,
-            recalibration: [
-                b.recalibration[0] + (a.recalibration[0] - b.recalibration[0]) * w,
-                b.recalibration[1] + (a.recalibration[1] - b.recalibration[1]) * w,
-            ],
-        }),
-        (b, a) => a.or(b),
-    }
-}
-
-/// [`choose_frailty`] on the cuts counted back from `anchor`.
-fn tune_at(
-    plan: &Plan,
-    window_days: u32,
-    anchor: chrono::DateTime<chrono::Utc>,
-) -> Option<FateTuning> {
     let window = chrono::Duration::days(i64::from(window_days));
     let levels = [0.5, 0.8];
     let mut hits = [[0.0f64; 2]; fate::FRAILTIES.len()];
@@ -246,6 +217,7 @@ fn tune_at(
     // Per scored issue: its cumulative rate over the time promised, whether it was done in it, and the
     // weight of its cut.
     let mut promised: Vec<(f64, bool, f64)> = Vec::new();
+    let anchor = cut_anchor(plan.now);
     for k in 0..FRAILTY_CUTS {
         let cut = anchor - window - chrono::Duration::days(k * FRAILTY_CUT_EVERY);
         let weight = recency_weight(plan.now - cut);
