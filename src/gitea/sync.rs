@@ -607,6 +607,11 @@ fn sync_issue(
                     .map(|d| key_of(d, repo))
                     .collect();
             }
+            // A bare 404 is also what some Gitea versions answer for an issue deleted a moment ago
+            // (the newest sends only "not found", whichever it is): the issue itself says which.
+            Err(ClientError::DependenciesDisabled { .. }) if deleted(client, repo, &base) => {
+                return Ok(None);
+            }
             Err(ClientError::DependenciesDisabled { .. }) => {
                 tracing::warn!(
                     "issue dependencies are disabled on {repo} (repository settings → Issues → enable dependencies); its issues are synced without dependencies"

@@ -1045,13 +1045,21 @@ fn an_issue_deleted_while_the_sync_reads_it_is_left_out_whichever_part_finds_it_
     // Deleted after the listing, and its timeline answered as Forgejo does.
     emu.inject(Fault::new(FaultKind::DeleteIssue(forgejo.clone())).on("/repos/acme/api/issues?"));
     emu.inject(Fault::new(FaultKind::Status(404)).on("/repos/acme/api/issues/5/timeline"));
+    // Deleted after its timeline, its dependencies answered with a bare 404, as the newest Gitea's
+    // `APIErrorNotFound` answers whatever was not found: not "dependencies are disabled".
+    let bare = RepoName::new("acme", "web").issue(5);
+    emu.inject(
+        Fault::new(FaultKind::DeleteIssue(bare.clone()))
+            .on("/repos/acme/web/issues/5/timeline?limit=50&page=2"),
+    );
+    emu.inject(Fault::new(FaultKind::Status(404)).on("/repos/acme/web/issues/5/dependencies"));
     let got = full_sync(
         &client(&emu, TOKEN, fast()),
         &repos(&snap),
         snap.meta.synced_at,
     )
     .unwrap_or_else(|e| panic!("{e}\n{:#?}", emu.requests()));
-    for key in [&with_time, &with_deps, &forgejo] {
+    for key in [&with_time, &with_deps, &forgejo, &bare] {
         assert!(snap.issues.contains_key(key));
         assert!(
             !got.issues.contains_key(key),
@@ -1059,7 +1067,7 @@ fn an_issue_deleted_while_the_sync_reads_it_is_left_out_whichever_part_finds_it_
             emu.requests()
         );
     }
-    assert_eq!(got.issues.len(), snap.issues.len() - 3);
+    assert_eq!(got.issues.len(), snap.issues.len() - 4);
     // Dependencies were not taken for disabled: every other issue keeps its own.
     for (key, issue) in &got.issues {
         assert_eq!(issue.depends_on, snap.issues[key].depends_on, "{key}");
