@@ -451,13 +451,14 @@ impl Plan {
     /// The member whose name `name`, not in the team, is more likely a typo of than someone new: within
     /// one edit of a short name, two of a longer one, case aside.
     pub fn near_member(&self, name: &str) -> Option<&str> {
-        self.team
-            .iter()
-            .filter(|m| !m.from_directive)
-            .map(|m| (edits(&m.name.to_lowercase(), &name.to_lowercase()), &m.name))
-            .filter(|(d, m)| *d <= if m.chars().count() <= 4 { 1 } else { 2 })
-            .min()
-            .map(|(_, m)| m.as_str())
+        nearest(
+            name,
+            self.team
+                .iter()
+                .filter(|m| !m.from_directive)
+                .map(|m| m.name.as_str()),
+        )
+        .map(|(_, m)| m)
     }
 
     /// Why `name`, not in the team, is not taken for a new hire by a capacity directive: it is one typo
@@ -498,25 +499,37 @@ fn unseen_members(snapshot: &Snapshot, config: &Config, today: NaiveDate) -> Vec
     if snapshot.issues.is_empty() {
         return Vec::new();
     }
-    let mut seen: BTreeSet<&str> = BTreeSet::new();
-    for issue in snapshot.issues.values() {
-        seen.insert(&issue.author);
-        seen.extend(issue.assignees.iter().map(String::as_str));
-        seen.extend(issue.comments.iter().map(|c| c.user.as_str()));
-        seen.extend(issue.timeline.iter().map(|e| e.user.as_str()));
-        seen.extend(issue.tracked_times.iter().map(|t| t.user.as_str()));
+    /// Everyone an issue's records name.
+    fn names(issue: &Issue) -> impl Iterator<Item = &str> {
+        std::iter::once(issue.author.as_str())
+            .chain(issue.assignees.iter().map(String::as_str))
+            .chain(issue.comments.iter().map(|c| c.user.as_str()))
+            .chain(issue.timeline.iter().map(|e| e.user.as_str()))
+            .chain(issue.tracked_times.iter().map(|t| t.user.as_str()))
     }
+    // Every plan reads this: the scan stops as soon as every member who has started is named.
+    let mut unseen: BTreeSet<&str> = config
+        .team
+        .iter()
+        .filter(|m| m.starts.is_none_or(|s| s <= today))
+        .map(|m| m.name.as_str())
+        .collect();
+    for issue in snapshot.issues.values() {
+        if unseen.is_empty() {
+            return Vec::new();
+        }
+        for name in names(issue) {
+            unseen.remove(name);
+        }
+    }
+    // Someone is unseen: every login, for the nearest.
+    let seen: BTreeSet<&str> = snapshot.issues.values().flat_map(names).collect();
     config
         .team
         .iter()
-        .filter(|m| m.starts.is_none_or(|s| s <= today) && !seen.contains(m.name.as_str()))
+        .filter(|m| unseen.contains(m.name.as_str()))
         .map(|m| {
-            let lower = m.name.to_lowercase();
-            let hint = seen
-                .iter()
-                .map(|login| (edits(&login.to_lowercase(), &lower), *login))
-                .filter(|(d, login)| *d <= if login.chars().count() <= 4 { 1 } else { 2 })
-                .min()
+            let hint = nearest(&m.name, seen.iter().copied())
                 .map(|(d, login)| {
                     if d == 0 {
                         format!(
@@ -542,6 +555,16 @@ fn unseen_members(snapshot: &Snapshot, config: &Config, today: NaiveDate) -> Vec
             }
         })
         .collect()
+}
+
+/// Of `candidates`, the one `name` is more likely a typo of than another name: within one edit of a
+/// short name, two of a longer one, case aside; with its distance (0: the same but for case).
+fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<(usize, &'a str)> {
+    let lower = name.to_lowercase();
+    candidates
+        .map(|c| (edits(&c.to_lowercase(), &lower), c))
+        .filter(|(d, c)| *d <= if c.chars().count() <= 4 { 1 } else { 2 })
+        .min()
 }
 
 /// The edit (Levenshtein) distance between two names.

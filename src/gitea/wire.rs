@@ -38,10 +38,7 @@ pub struct List<T>(pub Vec<T>);
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let items: Option<Vec<Option<T>>> = Option::deserialize(d)?;
-        Ok(Self(
-            items.unwrap_or_default().into_iter().flatten().collect(),
-        ))
+        Page::deserialize(d).map(|p| Self(p.items))
     }
 }
 

@@ -1413,21 +1413,7 @@ fn a_forecast_committed_in_the_earlier_format_reports_no_milestone_move_by_itsel
         ),
     )
     .unwrap();
-    let commit = |message: &str| {
-        crate::pipeline::git(dir, &["add", "-A"]);
-        crate::pipeline::git(
-            dir,
-            &[
-                "-c",
-                "user.name=pat",
-                "-c",
-                "user.email=pat@example.com",
-                "commit",
-                "-qm",
-                message,
-            ],
-        );
-    };
+    let commit = |message: &str| crate::pipeline::commit_all_as_pm(dir, false, message);
     crate::pipeline::git(dir, &["init", "-q"]);
     commit("Import");
     commitea::pipeline::run(&run_options(dir)).unwrap();
