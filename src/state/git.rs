@@ -377,17 +377,22 @@ fn write_pack(
     use gix_pack as pack;
     use rayon::prelude::*;
     let hash = repo.object_hash();
+    // One compressor per thread, reset between objects: setting one up costs more than compressing a
+    // typical state file.
     let entries = objects
         .par_iter()
-        .map(|(id, kind, data)| {
-            pack::data::output::Entry::from_data(
-                &pack::data::output::Count::from_data(*id, None),
-                &gix::objs::Data::new(data, *kind, hash),
-                gix::zlib::Compression::BEST_SPEED,
-            )
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(err("compressing objects for a pack"))?;
+        .map_init(
+            || gix::zlib::stream::deflate::Compress::new(gix::zlib::Compression::BEST_SPEED),
+            |compressor, (id, kind, data)| {
+                Ok(pack::data::output::Entry {
+                    id: *id,
+                    kind: pack::data::output::entry::Kind::Base(*kind),
+                    decompressed_size: data.len(),
+                    compressed_data: deflate(compressor, data)?,
+                })
+            },
+        )
+        .collect::<Result<Vec<_>, GitError>>()?;
     let count = u32::try_from(entries.len()).map_err(|_| GitError {
         what: "writing a pack".into(),
         source: format!("{} objects are more than a pack holds", entries.len()).into(),
@@ -420,6 +425,37 @@ fn write_pack(
         std::fs::remove_file(&keep).map_err(err(format!("removing {}", keep.display())))?;
     }
     Ok(())
+}
+
+/// `data` as one zlib stream, with `compressor` reset first.
+fn deflate(
+    compressor: &mut gix::zlib::stream::deflate::Compress,
+    data: &[u8],
+) -> Result<Vec<u8>, GitError> {
+    use gix::zlib::{Status, stream::deflate::FlushCompress};
+    compressor.reset();
+    let mut out = Vec::with_capacity(data.len() / 2 + 64);
+    let mut buf = [0u8; 16 * 1024];
+    let mut input = data;
+    loop {
+        let (was_in, was_out) = (compressor.total_in(), compressor.total_out());
+        let status = compressor
+            .compress(input, &mut buf, FlushCompress::Finish)
+            .map_err(err("compressing an object for a pack"))?;
+        let read = usize::try_from(compressor.total_in() - was_in).unwrap_or(input.len());
+        let wrote = usize::try_from(compressor.total_out() - was_out).unwrap_or(0);
+        input = &input[read.min(input.len())..];
+        out.extend_from_slice(&buf[..wrote.min(buf.len())]);
+        if status == Status::StreamEnd {
+            return Ok(out);
+        }
+        if read == 0 && wrote == 0 {
+            return Err(GitError {
+                what: "compressing an object for a pack".into(),
+                source: "zlib made no progress".into(),
+            });
+        }
+    }
 }
 
 /// The bytes of `path` (slash-separated, from the repo root) in `commit`, if it exists there.
@@ -827,10 +863,16 @@ mod tests {
         }
         // Two files with the same bytes are one object.
         std::fs::write(issues.join("copy.yaml"), "issue 7\n").unwrap();
+        // One larger than the compressor's output buffer, so its stream is written in several steps.
+        let big: String = (0..40_000u64)
+            .map(|i| format!("{:x}", i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40))
+            .collect::<Vec<_>>()
+            .join(",");
+        std::fs::write(issues.join("big.yaml"), &big).unwrap();
         let first = commit_paths(&repo, OWNED_PATHS, &[], "first", &sig(1_700_000_000))
             .unwrap()
             .unwrap();
-        // 301 blobs, four trees, the ops folder's nothing: one pack, not kept from `git gc`; only the commit
+        // 302 blobs, four trees, the ops folder's nothing: one pack, not kept from `git gc`; only the commit
         // is loose.
         assert_eq!(object_files(dir.path()), (1, 1));
         let kept = std::fs::read_dir(dir.path().join(".git/objects/pack"))
@@ -849,6 +891,12 @@ mod tests {
                 .unwrap()
                 .unwrap(),
             b"issue 299\n"
+        );
+        assert_eq!(
+            read_at(&repo, first, "snapshot/issues/acme/api/big.yaml")
+                .unwrap()
+                .unwrap(),
+            big.as_bytes()
         );
 
         // A later run opens the repository afresh: the pack is found, its objects not written again.
