@@ -708,9 +708,31 @@ struct GPullRequest {
 struct GBranch {
     #[serde(rename = "ref")]
     name: String,
+    /// The repository the branch is in: the state repo's own, or a fork's (absent when the fork is gone).
+    repo: Option<GBranchRepo>,
 }
 
-/// Every pull request of the state repo whose branch is a proposal's.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct GBranchRepo {
+    full_name: String,
+}
+
+impl GBranch {
+    /// Whether this is a proposal's branch: named as one, and in `state_repo` itself. Anyone who can fork
+    /// the state repo can name a branch `commitea/C-0002`; taken for the proposal's, a fork's pull request
+    /// was given the proposal's title and description (and approving it merged the fork's changes), and
+    /// closing one deleted the real proposal's branch.
+    fn is_proposal_of(&self, state_repo: &RepoName) -> bool {
+        self.name.starts_with(BRANCH_PREFIX)
+            && self
+                .repo
+                .as_ref()
+                .is_some_and(|r| r.full_name.eq_ignore_ascii_case(&state_repo.to_string()))
+    }
+}
+
+/// Every pull request of the state repo whose branch is a proposal's (never a fork's).
 fn proposal_pulls(cx: &Context<'_>, state: &str) -> Result<Vec<GPullRequest>, ClientError> {
     pulls_of(cx.client, &cx.state_repo, state)
 }
@@ -729,7 +751,7 @@ fn pulls_of(
         .filter(|p| {
             p.head
                 .as_ref()
-                .is_some_and(|h| h.name.starts_with(BRANCH_PREFIX))
+                .is_some_and(|h| h.is_proposal_of(state_repo))
         })
         .collect())
 }

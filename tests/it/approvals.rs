@@ -2016,3 +2016,76 @@ fn an_issue_a_run_beside_this_one_filed_since_its_sync_is_not_filed_again() {
         "the op names the issue filed beside it: {applied}"
     );
 }
+
+#[test]
+fn a_fork_pull_request_named_as_a_proposal_is_never_taken_for_one() {
+    let s = setup(&DemoSpec::scaled(60));
+    let [a, b] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    let close = |key: &IssueKey| {
+        let input =
+            format!(r#"{{"ops":[{{"op":"close_issue","issue":"{key}"}}],"approved":true}}"#);
+        ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
+    };
+    close(&a);
+    ok(&s.commitea(&s.work, &["propose"]));
+    close(&b);
+    let pending: Vec<String> = std::fs::read_dir(s.work.join("ops/pending"))
+        .unwrap()
+        .map(|e| {
+            e.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .replace(".yaml", "")
+        })
+        .collect();
+    let [next] = <[String; 1]>::try_from(pending).unwrap();
+    // Anyone who may fork the state repo can name a branch as the next proposal, and as one proposed.
+    let squat = s.emu.fork_pull(
+        &state_repo(),
+        "mallory",
+        &format!("commitea/{next}"),
+        "mallory: tidy the workflow",
+        true,
+    );
+    let closed = s.emu.fork_pull(
+        &state_repo(),
+        "mallory",
+        "commitea/C-0001",
+        "mallory",
+        false,
+    );
+    s.emu.reset_counts();
+    ok(&s.commitea(&s.work, &["propose"]));
+    let pulls = s.emu.state_pulls(&state_repo());
+    let theirs = pulls.iter().find(|p| p.number == squat).unwrap();
+    assert_eq!(theirs.title, "mallory: tidy the workflow");
+    assert!(theirs.body.is_empty(), "{}", theirs.body);
+    let ours: Vec<_> = pulls.iter().filter(|p| p.fork.is_none()).collect();
+    assert_eq!(ours.len(), 2, "{pulls:?}");
+    assert!(
+        ours.iter().any(|p| p.head == format!("commitea/{next}")),
+        "{pulls:?}"
+    );
+    for n in [squat, closed] {
+        assert!(
+            !s.emu
+                .writes()
+                .iter()
+                .any(|w| w.contains(&format!("/pulls/{n}"))),
+            "{:?}",
+            s.emu.writes()
+        );
+    }
+    // A fork's closed pull request does not close the proposal of the same name.
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    ok(&out);
+    assert!(!stderr.contains("branch deleted"), "{stderr}");
+    let branches = remote_branches(&s);
+    for id in ["C-0001", next.as_str()] {
+        assert!(
+            branches.contains(&format!("commitea/{id}")),
+            "{id}: {branches:?}"
+        );
+    }
+}

@@ -50,6 +50,8 @@ pub(crate) struct PullShape<'a> {
     pub merge_commit_sha: Option<String>,
     /// Branch name and commit.
     pub head: (String, String),
+    /// The owner of the fork the head branch is in, if it is in one.
+    pub head_fork: Option<&'a str>,
     /// Branch name and commit.
     pub base: (String, String),
     pub merge_base: String,
@@ -877,6 +879,7 @@ impl<'a> Render<'a> {
             merged_by: p.merged.then_some(p.author.as_str()),
             merge_commit_sha: p.merged.then(|| format!("{n:040x}")),
             head: (format!("pr-{n}"), sha.clone()),
+            head_fork: None,
             base: ("main".into(), sha),
             merge_base: format!("{:040x}", 0),
             created_at: p.created_at,
@@ -905,6 +908,30 @@ impl<'a> Render<'a> {
                 "repo_id": self.ds.repo_id(repo).unwrap_or(0),
                 "repo": repo_json,
             })
+        };
+        // services/convert/pull.go: a fork's branch is named as it is in the fork (`label` and `ref`, no
+        // owner), with the fork as its repository.
+        let head = match p.head_fork {
+            None => branch(&p.head),
+            Some(owner) => {
+                let fork = RepoName {
+                    owner: owner.to_owned(),
+                    name: repo.name.clone(),
+                };
+                let id = self.ds.repo_id(repo).unwrap_or(0) + 1_000_000;
+                let mut fork_json = self.repository(&fork, dependencies, true);
+                if let Some(o) = fork_json.as_object_mut() {
+                    o.insert("id".into(), json!(id));
+                    o.insert("fork".into(), json!(true));
+                }
+                json!({
+                    "label": p.head.0,
+                    "ref": p.head.0,
+                    "sha": p.head.1,
+                    "repo_id": id,
+                    "repo": fork_json,
+                })
+            }
         };
         let empty_list = if listed { Value::Null } else { json!([]) };
         let mut v = json!({
@@ -939,7 +966,7 @@ impl<'a> Render<'a> {
             },
             "allow_maintainer_edit": false,
             "base": branch(&p.base),
-            "head": branch(&p.head),
+            "head": head,
             "merge_base": p.merge_base,
             "due_date": null,
             "created_at": fmt_time(p.created_at),

@@ -47,7 +47,7 @@ use std::time::Duration;
 pub use dataset::{Dataset, FUTURE_FIELD, Pull};
 pub use pulls::StatePull;
 
-use commitea::domain::{IssueKey, RepoName};
+use commitea::domain::{IssueKey, OpenState, RepoName};
 
 /// Why the emulator could not start.
 #[derive(Debug, thiserror::Error)]
@@ -150,6 +150,9 @@ pub enum FaultKind {
     /// Answer with this status and a message quoting the request's `Authorization` header, as a proxy or
     /// gateway in front of Gitea may: the client must not print what the server echoes of its token.
     EchoAuthorization(u16),
+    /// As [`FaultKind::EchoAuthorization`], with this many characters of the proxy's own text first (so
+    /// the header falls where a client cuts a long message short).
+    EchoAuthorizationAfter(u16, usize),
     /// Answer 200 with an HTML sign-in page, as a single-sign-on proxy in front of Gitea does (not Gitea:
     /// a client must say it met a web page, not that Gitea's JSON changed).
     LoginPage,
@@ -370,6 +373,47 @@ impl Emulator {
         pulls::merge(&self.shared, &mut ds, repo, number, merger, "", "").map_err(|e| e.to_string())
     }
 
+    /// Opens a pull request on state repository `repo` from branch `branch` of `fork_owner`'s fork, as
+    /// anyone who may fork the repository can; closed at once (not merged) unless `open`. Returns its number.
+    pub fn fork_pull(
+        &self,
+        repo: &RepoName,
+        fork_owner: &str,
+        branch: &str,
+        title: &str,
+        open: bool,
+    ) -> u64 {
+        let mut ds = lock(&self.shared.dataset);
+        let mut pulls = lock(&self.shared.state_pulls);
+        let number = pulls::next_number(&ds, &pulls, repo);
+        let at = ds.tick();
+        let pr = StatePull {
+            number,
+            title: title.to_owned(),
+            body: String::new(),
+            author: fork_owner.to_owned(),
+            head: branch.to_owned(),
+            fork: Some(fork_owner.to_owned()),
+            base: "main".to_owned(),
+            head_sha: format!("{:040x}", 0xf0_4c),
+            merge_base: String::new(),
+            state: if open {
+                OpenState::Open
+            } else {
+                OpenState::Closed
+            },
+            merged: false,
+            merged_at: None,
+            merged_by: None,
+            merge_commit_sha: None,
+            created_at: at,
+            updated_at: at,
+            closed_at: (!open).then_some(at),
+        };
+        pulls.entry(repo.clone()).or_default().insert(number, pr);
+        number
+    }
+
     /// Zeroes the counters and the request log.
     pub fn reset_counts(&self) {
         *lock(&self.shared.counters) = Counters::default();
@@ -513,6 +557,18 @@ fn serve(stream: &TcpStream, shared: &Shared) {
                 &error(
                     s,
                     &format!("request refused; it carried Authorization: {sent}"),
+                ),
+            );
+            return;
+        }
+        Some(FaultKind::EchoAuthorizationAfter(s, pad)) => {
+            let sent = req.header("authorization").unwrap_or("(none)");
+            let filler = "x".repeat(pad);
+            http::write_response(
+                stream,
+                &error(
+                    s,
+                    &format!("{filler} request refused; it carried Authorization: {sent}"),
                 ),
             );
             return;

@@ -29,6 +29,8 @@ pub struct StatePull {
     pub author: String,
     /// The head branch.
     pub head: String,
+    /// The owner of the fork the head branch is in; `None`: the repository's own branch.
+    pub fork: Option<String>,
     /// The base branch.
     pub base: String,
     /// The head branch's commit when it was opened (when it was merged, once merged).
@@ -239,7 +241,7 @@ pub(crate) fn merge(
 /// The JSON facts of a state pull request; head and base commits are read from the bare repository while it is
 /// open (Gitea reads the branches when it renders one).
 fn shape<'a>(bare: &Path, p: &'a StatePull) -> PullShape<'a> {
-    let head_sha = if p.state == OpenState::Open {
+    let head_sha = if p.state == OpenState::Open && p.fork.is_none() {
         branch_sha(bare, &p.head).unwrap_or_else(|| p.head_sha.clone())
     } else {
         p.head_sha.clone()
@@ -256,6 +258,7 @@ fn shape<'a>(bare: &Path, p: &'a StatePull) -> PullShape<'a> {
         merged_by: p.merged_by.as_deref(),
         merge_commit_sha: p.merge_commit_sha.clone(),
         head: (p.head.clone(), head_sha),
+        head_fork: p.fork.as_deref(),
         base: (p.base.clone(), base_sha),
         merge_base: p.merge_base.clone(),
         created_at: p.created_at,
@@ -432,8 +435,9 @@ fn create(
     }
     let mut pulls = lock(&shared.state_pulls);
     if let Some(p) = pulls.get(repo).and_then(|m| {
-        m.values()
-            .find(|p| p.state == OpenState::Open && p.head == head && p.base == base)
+        m.values().find(|p| {
+            p.state == OpenState::Open && p.fork.is_none() && p.head == head && p.base == base
+        })
     }) {
         let repo_id = ds.repo_id(repo).unwrap_or(0);
         let msg = already_exists(repo_id, p, ds.issue_id(repo, p.number));
@@ -448,6 +452,7 @@ fn create(
         body: description,
         author: shared.options.user.clone(),
         head,
+        fork: None,
         base,
         head_sha,
         merge_base,
