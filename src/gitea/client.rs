@@ -484,7 +484,7 @@ fn repo_of(path: &str) -> String {
 ///
 /// Gitea's `APIErrorNotFound("IsErrIssueNotExist", err)` puts a string argument in `message` and an
 /// error in `errors`: the words that say what happened ("issue does not exist") may be in either.
-fn error_message(body: &[u8]) -> String {
+fn error_message(body: &[u8], secret: Option<&Secret>) -> String {
     let text = serde_json::from_slice::<serde_json::Value>(body)
         .ok()
         .and_then(|v| {
@@ -501,7 +501,8 @@ fn error_message(body: &[u8]) -> String {
             })
         })
         .unwrap_or_else(|| String::from_utf8_lossy(body).into_owned());
-    let mut s: String = text.chars().take(200).collect();
+    // Masked before it is cut: a token cut in two no longer matches, and its first part would be shown.
+    let mut s: String = scrub(&text, secret).chars().take(200).collect();
     if s.is_empty() {
         s.push_str("(empty body)");
     }
@@ -981,14 +982,14 @@ impl Client {
                 repo,
                 request,
                 status: status.as_u16(),
-                message: error_message(&body),
+                message: error_message(&body, self.token.as_ref()),
             }));
         }
         if call.method != reqwest::Method::GET && status == StatusCode::FORBIDDEN {
             return Err(Attempt::Fail(ClientError::Status {
                 message: format!(
                     "{}; the token may not change {repo}: it needs write access to its issues (scope write:issue)",
-                    error_message(&body)
+                    error_message(&body, self.token.as_ref())
                 ),
                 repo,
                 request,
@@ -997,11 +998,14 @@ impl Client {
         }
         Err(match status {
             StatusCode::TOO_MANY_REQUESTS => Attempt::Retry {
-                reason: format!("429 Too Many Requests: {}", error_message(&body)),
+                reason: format!(
+                    "429 Too Many Requests: {}",
+                    error_message(&body, self.token.as_ref())
+                ),
                 wait: Some(wait.unwrap_or_else(|| self.backoff(0))),
             },
             s if s.is_server_error() => Attempt::Retry {
-                reason: format!("{s}: {}", error_message(&body)),
+                reason: format!("{s}: {}", error_message(&body, self.token.as_ref())),
                 wait: None,
             },
             StatusCode::UNAUTHORIZED => Attempt::Fail(ClientError::Unauthorized {
@@ -1021,14 +1025,14 @@ impl Client {
             // (routers/api/v1/repo/issue_dependency.go; Forgejo the same).
             StatusCode::NOT_FOUND
                 if (path.ends_with("/dependencies") || path.ends_with("/blocks"))
-                    && !names_a_missing_issue(&error_message(&body)) =>
+                    && !names_a_missing_issue(&error_message(&body, self.token.as_ref())) =>
             {
                 Attempt::Fail(ClientError::DependenciesDisabled { repo, request })
             }
             // routers/api/v1/repo/issue_tracked_time.go: time tracking off for the repository or the server.
             StatusCode::NOT_FOUND
                 if path.ends_with("/times")
-                    && error_message(&body)
+                    && error_message(&body, self.token.as_ref())
                         .to_lowercase()
                         .contains("timetracker is disabled") =>
             {
@@ -1044,7 +1048,7 @@ impl Client {
                 repo,
                 request,
                 status: s.as_u16(),
-                message: error_message(&body),
+                message: error_message(&body, self.token.as_ref()),
             }),
         })
     }

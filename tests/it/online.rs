@@ -451,4 +451,20 @@ fn a_server_that_echoes_the_token_never_gets_it_printed() {
             "{status}: the token leaked: {stderr}"
         );
     }
+    // A long message is cut short: the token must be masked before the cut, or the part of it before
+    // the cut is shown (the token here starts ten characters before it).
+    emulator.clear_faults();
+    emulator.inject(
+        Fault::new(FaultKind::EchoAuthorizationAfter(422, 141))
+            .times(1)
+            .on("/milestones"),
+    );
+    let out = commitea(&["run"], state.path(), &emulator.url());
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Authorization: token ***"), "{stderr}");
+    assert!(
+        !everything_written(state.path(), &out).contains(&TOKEN[..8]),
+        "part of the token leaked: {stderr}"
+    );
 }
