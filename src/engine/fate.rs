@@ -63,6 +63,8 @@ pub(crate) const DEFAULT_FRAILTY: f64 = 1.0;
 pub(crate) const FRAILTIES: [f64; 8] = [0.0, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 12.0];
 /// Quantile nodes of the conditional time-to-close handed to the Monte Carlo.
 const LEAD_NODES: usize = 64;
+/// At most this many rounds to find the strata's rates, each shrunk toward its neighbour's (see [`fit`]).
+const FIXED_POINT_STEPS: usize = 100;
 /// Upper bounds of the age buckets, in days (the last bucket is everything older).
 pub(crate) const AGE_BUCKETS: [i64; 7] = [14, 30, 60, 120, 240, 365, 730];
 
@@ -320,24 +322,37 @@ fn stratum_key(column: &str, bucket: usize) -> String {
     format!("{column}/{}", AGE_LABELS[bucket.min(AGE_BUCKETS.len())])
 }
 
+/// The known value nearest to `bucket` (older first at equal distance: an issue that outlived its history
+/// is an old issue), from `bucket` itself on, or from its neighbours only when `others` is set.
+fn nearest_known(known: &[Option<f64>], bucket: usize, others: bool) -> Option<f64> {
+    let n = known.len();
+    (usize::from(others)..n)
+        .flat_map(|d| {
+            [Some(bucket + d).filter(|b| *b < n), bucket.checked_sub(d)]
+                .into_iter()
+                .flatten()
+        })
+        .find_map(|b| known[b])
+}
+
 /// One column's rate at every age bucket from the buckets it has strata for: a bucket with none takes
-/// the nearest one that has (older first: an issue that outlived its history is an old issue), and a
-/// column with none at all the team's rate.
+/// the nearest one that has (older first), and a column with none at all the team's rate.
 fn fill_buckets(
     known: &[Option<f64>; AGE_BUCKETS.len() + 1],
     team_rate: f64,
 ) -> [f64; AGE_BUCKETS.len() + 1] {
-    let n = known.len();
-    std::array::from_fn(|bucket| {
-        (0..n)
-            .flat_map(|d| {
-                [Some(bucket + d).filter(|b| *b < n), bucket.checked_sub(d)]
-                    .into_iter()
-                    .flatten()
-            })
-            .find_map(|b| known[b])
-            .unwrap_or(team_rate)
-    })
+    std::array::from_fn(|bucket| nearest_known(known, bucket, false).unwrap_or(team_rate))
+}
+
+/// A stratum's rate from `ev` closes in `d` days of exposure over `issues` issues, shrunk toward
+/// `target`: half an event keeps a stratum that never closed anything from a rate of exactly zero, and
+/// it comes with the exposure half an event takes at the target's rate, so a stratum seen for a few days
+/// reads as the target, not as half an event in three days (a stratum of three issues seen three days
+/// made one issue's P(done) 0.31 one day and 0.72 the next).
+fn shrunk_rate(ev: usize, d: f64, issues: usize, target: f64) -> f64 {
+    let own = (ev as f64 + 0.5) / (d + 0.5 / target);
+    let w = shrink(issues);
+    (w * own.ln() + (1.0 - w) * target.ln()).exp()
 }
 
 impl FateModel {
@@ -557,32 +572,60 @@ pub(crate) fn fit(exposures: &[Exposure], history: History, window_days: u32) ->
         g.1 += e.days;
         g.2.insert(e.issue);
     }
-    // Each column's known buckets, for the lookup; the strata with their keys, for the report.
-    let mut known: BTreeMap<&'static str, [Option<f64>; AGE_BUCKETS.len() + 1]> = BTreeMap::new();
-    let mut strata: Vec<FateGroup> = by_stratum
+    // Each stratum is shrunk toward its nearest neighbour's rate (the year's when its column has no
+    // other), which is the rate a bucket with no history of its own is filled with: so the day a stratum
+    // first gets a few days of exposure (a Monday, as the weekly grid moves) it reads nearly as it did
+    // the day before, when it had none. Shrunk toward the year's rate instead, one issue's P(done) went
+    // 0.30 → 0.60 overnight on unchanged data. The neighbours' rates depend on each other, so they are
+    // found together: a fixed point, reached by repeating until no rate moves (each step shrinks the
+    // distance to it; a few steps in practice).
+    // ((column, bucket), (closes, days, issues))
+    type Group = ((&'static str, usize), (usize, f64, usize));
+    let groups: Vec<Group> = by_stratum
         .into_iter()
-        .map(|((column, bucket), (ev, d, issues))| {
-            // Half an event keeps a stratum that never closed anything from a rate of exactly zero; it
-            // comes with the exposure that half an event takes at the year's rate, so a stratum seen for
-            // a few days reads as the year's rate, not as half an event in three days (a stratum of three
-            // issues seen three days made one issue's P(done) 0.31 one day and 0.72 the next).
-            let own = (ev as f64 + 0.5) / (d + 0.5 / year_rate);
-            let w = shrink(issues.len());
-            let value = (w * own.ln() + (1.0 - w) * year_rate.ln()).exp() * trend;
-            known.entry(column).or_default()[bucket] = Some(value);
-            FateGroup {
-                key: stratum_key(column, bucket),
-                issues: issues.len(),
-                events: ev,
-                days: d,
-                value,
-            }
+        .map(|(key, (ev, d, issues))| (key, (ev, d, issues.len())))
+        .collect();
+    let mut rates: BTreeMap<&'static str, [Option<f64>; AGE_BUCKETS.len() + 1]> = BTreeMap::new();
+    for ((column, bucket), (ev, d, issues)) in &groups {
+        rates.entry(column).or_default()[*bucket] = Some(shrunk_rate(*ev, *d, *issues, year_rate));
+    }
+    for _ in 0..FIXED_POINT_STEPS {
+        let mut next = rates.clone();
+        let mut moved = 0.0f64;
+        for ((column, bucket), (ev, d, issues)) in &groups {
+            let target = rates
+                .get(column)
+                .and_then(|r| nearest_known(r, *bucket, true))
+                .unwrap_or(year_rate);
+            let rate = shrunk_rate(*ev, *d, *issues, target);
+            let was = rates[column][*bucket].unwrap_or(rate);
+            moved = moved.max((rate / was).ln().abs());
+            next.entry(column).or_default()[*bucket] = Some(rate);
+        }
+        rates = next;
+        if moved < 1e-6 {
+            break;
+        }
+    }
+    let mut strata: Vec<FateGroup> = groups
+        .iter()
+        .map(|&((column, bucket), (ev, d, issues))| FateGroup {
+            key: stratum_key(column, bucket),
+            issues,
+            events: ev,
+            days: d,
+            value: rates[column][bucket].unwrap_or(year_rate) * trend,
         })
         .collect();
     strata.sort_by(|a, b| a.key.cmp(&b.key));
-    let by_column = known
+    let by_column = rates
         .into_iter()
-        .map(|(column, known)| (column, fill_buckets(&known, team_rate)))
+        .map(|(column, known)| {
+            (
+                column,
+                fill_buckets(&known.map(|r| r.map(|r| r * trend)), team_rate),
+            )
+        })
         .collect();
     let mut model = FateModel {
         events,
@@ -737,6 +780,10 @@ mod tests {
         // Bucket 2 is as near to 1 as to 3: the older wins; beyond the last known, the last.
         assert_eq!(filled, [1.0, 1.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0]);
         assert_eq!(fill_buckets(&[None; AGE_BUCKETS.len() + 1], 9.0), [9.0; 8]);
+        // A stratum's neighbour, the rate it is shrunk toward, is the nearest other.
+        assert_eq!(nearest_known(&known, 1, false), Some(1.0));
+        assert_eq!(nearest_known(&known, 1, true), Some(3.0));
+        assert_eq!(nearest_known(&known, 3, true), Some(1.0));
     }
 
     #[test]
@@ -832,6 +879,39 @@ mod tests {
             rate < 1.2 * year && rate > 0.8 * year,
             "{rate} against {year}"
         );
+    }
+
+    #[test]
+    fn a_stratum_reads_the_same_the_day_it_first_gets_exposure_as_the_day_before() {
+        // Young issues close fast, old ones slowly: the year's rate is neither. A stratum between them
+        // with no history takes its nearest neighbour's rate; the next day, seen for a day, it must not
+        // drop to the year's (one issue's P(done) went 0.30 → 0.60 overnight on unchanged data).
+        let young = features("triage", 20, &[], None);
+        let old = features("triage", 500, &[], None);
+        let between = features("triage", 40, &[], None);
+        let mut before = group(0, 300, 100, 7.0, &young);
+        before.extend(group(1000, 1000, 10, 7.0, &old));
+        let mut after = before.clone();
+        after.extend(group(5000, 3, 0, 1.0, &between));
+        let (m0, m1) = (
+            fit(&before, hist(1000, 110), 100),
+            fit(&after, hist(1000, 110), 100),
+        );
+        let (r0, r1) = (m0.rate(&between), m1.rate(&between));
+        // Three issue-days closing nothing are a little evidence, not a jump to another rate.
+        assert!(
+            (r1 / r0 - 1.0).abs() < 0.15,
+            "{r0} the day before, {r1} after"
+        );
+        assert!((m1.p_done(&between) - m0.p_done(&between)).abs() < 0.02);
+        // And it is the neighbour's rate, far from the year's.
+        let year = 110.0 / 9003.0;
+        assert!(r1 > 2.0 * year, "{r1} against the year's {year}");
+        // Evidence still counts: a month of the stratum closing nothing takes it well below.
+        let mut slow = before.clone();
+        slow.extend(group(5000, 40, 0, 30.0, &between));
+        let r2 = fit(&slow, hist(1000, 110), 100).rate(&between);
+        assert!(r2 < 0.5 * r1, "{r2} after a month of nothing, {r1} before");
     }
 
     #[test]

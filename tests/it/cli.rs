@@ -861,7 +861,7 @@ fn a_milestone_timed_by_a_slow_closing_pace_says_so_next_to_its_schedule() {
     assert!(
         said[0].contains("Public API v2 (p50 ")
             && said[0].contains("working days after the schedule's finish")
-            && said[0].contains("Mobile 3.0")
+            && said[0].contains("Accessibility compliance (EAA) (p50 ")
             && said[0].contains("closed while")
             && !said[0].contains("docs/"),
         "{stderr}"
