@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use chrono::{Datelike, Months, NaiveDate};
 
-/// Escapes text for SVG content and attribute values.
+/// Escapes text for HTML or SVG content and attribute values (control characters dropped).
 pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in super::text::clean(s).chars() {
