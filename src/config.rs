@@ -718,7 +718,7 @@ impl Config {
         overrides: &Overrides,
     ) -> Result<Self, ConfigError> {
         let path = Self::path_in(state_dir);
-        let text = match std::fs::read_to_string(&path) {
+        let text = match crate::state::read_text_file(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(source) => return Err(ConfigError::Read { path, source }),

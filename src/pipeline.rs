@@ -983,7 +983,7 @@ pub(crate) fn load_changes(
             .collect();
         paths.sort();
         for path in paths {
-            let text = std::fs::read_to_string(&path).map_err(|source| StateError::Io {
+            let text = crate::state::read_text_file(&path).map_err(|source| StateError::Io {
                 path: path.clone(),
                 source,
             })?;

@@ -18,7 +18,7 @@ use crate::state::StateError;
 
 /// Reads the ledger at `path`; a missing file is no ledger (`None`), so no directives.
 pub fn read(path: &Path) -> Result<Option<String>, StateError> {
-    match std::fs::read_to_string(path) {
+    match crate::state::read_text_file(path) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(StateError::Io {

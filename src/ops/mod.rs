@@ -406,7 +406,7 @@ impl OpFile {
 
     /// Reads the op file at `path`.
     pub fn read(layout: &Layout, path: &Path) -> Result<Self, StateError> {
-        let text = std::fs::read_to_string(path).map_err(|source| StateError::Io {
+        let text = crate::state::read_text_file(path).map_err(|source| StateError::Io {
             path: path.to_path_buf(),
             source,
         })?;

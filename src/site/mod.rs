@@ -118,6 +118,13 @@ pub enum SiteError {
 /// Checks that the site can go to `out`: nothing there yet, or a folder that holds no state repo's files.
 /// A run checks before it commits, so a site that cannot be written fails the run with nothing committed.
 pub fn check_output(out: &Path) -> Result<(), SiteError> {
+    // A linked site folder would have the clean-up below delete files wherever it points.
+    if crate::state::is_link(out) {
+        return Err(SiteError::Write {
+            path: out.to_path_buf(),
+            source: crate::state::link_refused(),
+        });
+    }
     if !out.exists() {
         return Ok(());
     }
@@ -399,10 +406,16 @@ pub fn render(
 fn read_override(dir: Option<&Path>, name: &str) -> Result<Option<(Vec<u8>, PathBuf)>, SiteError> {
     let Some(dir) = dir else { return Ok(None) };
     let path = dir.join(name);
-    if !path.is_file() {
+    if crate::state::is_link(dir) {
+        return Err(SiteError::ReadOverride {
+            path: dir.to_path_buf(),
+            source: crate::state::link_refused(),
+        });
+    }
+    if !path.is_file() && !crate::state::is_link(&path) {
         return Ok(None);
     }
-    match std::fs::read(&path) {
+    match crate::state::read_file(&path) {
         Ok(bytes) => Ok(Some((bytes, path))),
         Err(source) => Err(SiteError::ReadOverride { path, source }),
     }
@@ -457,7 +470,10 @@ pub fn write(files: &BTreeMap<String, Vec<u8>>, out: &Path) -> Result<(), SiteEr
 
     // Remove what the render did not produce, then the folders that left empty, deepest first.
     let mut dirs: Vec<PathBuf> = Vec::new();
-    let walker = walkdir::WalkDir::new(out).min_depth(1).sort_by_file_name();
+    let walker = walkdir::WalkDir::new(out)
+        .min_depth(1)
+        .follow_root_links(false)
+        .sort_by_file_name();
     // Hidden entries are not ours, except the temporary files of a write that was interrupted.
     let visible = |e: &walkdir::DirEntry| {
         let name = e.file_name().to_string_lossy();

@@ -122,6 +122,39 @@ impl Layout {
 /// run is never committed and is removed by the next run ([`remove_leftovers`]).
 pub const TMP_SUFFIX: &str = ".tmp-commitea";
 
+/// Whether `path` is a symbolic link (not followed).
+pub(crate) fn is_link(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// The error for a symbolic link where a file or folder of the state repo belongs.
+pub(crate) fn link_refused() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        "it is a symbolic link, and CommiTea follows none in the state repo: replace it with the file \
+         or folder itself",
+    )
+}
+
+/// Reads a file of the state repo, refusing a symbolic link. The repo's files arrive through pull
+/// requests, and a link is easy to miss in one: a link to `/proc/self/environ` or to a file outside the
+/// repo would bring what it points to into the site, an error message or the logs (a security audit
+/// published the job's token through a linked `site-templates/style.css`).
+pub(crate) fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    if is_link(path) {
+        return Err(link_refused());
+    }
+    std::fs::read(path)
+}
+
+/// [`read_file`] as text.
+pub(crate) fn read_text_file(path: &Path) -> std::io::Result<String> {
+    if is_link(path) {
+        return Err(link_refused());
+    }
+    std::fs::read_to_string(path)
+}
+
 /// Removes the temporary files a killed run left in the folders a run writes (`snapshot/`, `forecast/`,
 /// `ops/` and the state repo's top level); returns how many.
 pub(crate) fn remove_leftovers(layout: &Layout) -> Result<usize, StateError> {

@@ -96,6 +96,12 @@ impl Snapshot {
 
     fn load_with(layout: &Layout, create_cache: bool) -> Result<Self, StateError> {
         let dir = layout.snapshot_dir();
+        if super::is_link(&dir) {
+            return Err(StateError::Io {
+                path: dir,
+                source: super::link_refused(),
+            });
+        }
         let meta_path = dir.join("meta.yaml");
         if !meta_path.exists() {
             if !layout.root().is_dir() {
@@ -111,6 +117,13 @@ impl Snapshot {
         if issues_dir.exists() {
             // Each file with its path under issues/ and its stamp, for the cache of parsed files.
             let mut files: Vec<(PathBuf, String, Option<Stamp>)> = Vec::new();
+            if super::is_link(&issues_dir) {
+                return Err(StateError::Io {
+                    path: issues_dir.clone(),
+                    source: super::link_refused(),
+                });
+            }
+            // Not following links: an issue file or folder that is one is not the snapshot's.
             for entry in walkdir::WalkDir::new(&issues_dir).min_depth(3).max_depth(3) {
                 let entry = entry.map_err(|e| StateError::Io {
                     path: e
@@ -254,7 +267,7 @@ pub(crate) fn issue_path(layout: &Layout, key: &IssueKey) -> PathBuf {
 }
 
 fn read_text(path: &Path) -> Result<String, StateError> {
-    std::fs::read_to_string(path).map_err(|source| StateError::Io {
+    super::read_text_file(path).map_err(|source| StateError::Io {
         path: path.to_path_buf(),
         source,
     })

@@ -136,6 +136,78 @@ fn a_site_output_over_the_state_is_refused_before_anything_is_touched() {
     }
 }
 
+/// Symbolic links in the state repo are refused, never followed: each arrives through a pull request, and
+/// is easy to miss in one.
+#[cfg(unix)]
+#[test]
+fn symbolic_links_in_the_state_are_refused_never_followed() {
+    use std::os::unix::fs::symlink;
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("environ");
+    std::fs::write(&secret, "GITEA_TOKEN=secret-from-outside\n").unwrap();
+    let victim = outside.path().join("victim");
+    std::fs::create_dir_all(victim.join("sub")).unwrap();
+    std::fs::write(victim.join("a.txt"), "keep me").unwrap();
+    std::fs::write(victim.join("sub/b.txt"), "keep me too").unwrap();
+    let refused = |state: &Path, args: &[&str], what: &str| {
+        let out = commitea(state, args, &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!out.status.success(), "{what}: {stderr}");
+        assert!(
+            stderr.contains(what) && stderr.contains("symbolic link"),
+            "{what}: {stderr}"
+        );
+        assert!(!stderr.contains("secret-from-outside"), "{stderr}");
+        let public = state.join("public");
+        if public.is_dir() && !public.is_symlink() {
+            for e in walkdir::WalkDir::new(&public) {
+                let e = e.unwrap();
+                if e.file_type().is_file() {
+                    let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+                    assert!(
+                        !text.contains("secret-from-outside"),
+                        "{}",
+                        e.path().display()
+                    );
+                }
+            }
+        }
+    };
+
+    // A template override that links to a file outside: its content would be published.
+    let state = state_from_fixture("small");
+    std::fs::create_dir_all(state.path().join("site-templates")).unwrap();
+    symlink(&secret, state.path().join("site-templates/style.css")).unwrap();
+    refused(state.path(), &["run", "--offline"], "style.css");
+    // The templates folder itself a link.
+    let state = state_from_fixture("small");
+    symlink(outside.path(), state.path().join("site-templates")).unwrap();
+    refused(state.path(), &["run", "--offline"], "site-templates");
+
+    // The site folder a link: the clean-up would delete what it points to.
+    let state = state_from_fixture("small");
+    symlink(&victim, state.path().join("public")).unwrap();
+    refused(state.path(), &["run", "--offline"], "public");
+    assert_eq!(
+        std::fs::read_to_string(victim.join("a.txt")).unwrap(),
+        "keep me"
+    );
+    assert!(victim.join("sub/b.txt").exists());
+
+    // The snapshot, the ledger and the config: a parse error would quote the linked file.
+    for linked in ["snapshot/meta.yaml", "pm-state.md", "commitea.yaml"] {
+        let state = state_from_fixture("small");
+        let path = state.path().join(linked);
+        let _ = std::fs::remove_file(&path);
+        symlink(&secret, &path).unwrap();
+        refused(
+            state.path(),
+            &["run", "--offline"],
+            linked.rsplit('/').next().unwrap(),
+        );
+    }
+}
+
 /// The run, killed at `after` (or left to finish when `after` is `None`): each line it printed with the
 /// time it came.
 fn run_killed(state: &Path, server: &str, after: Option<Duration>) -> Vec<(Duration, String)> {
