@@ -577,6 +577,21 @@ impl Client {
         if !matches!(api.scheme(), "http" | "https") {
             return Err(invalid("the scheme must be http or https".into()));
         }
+        // The server's URL is written to snapshot/meta.yaml, the site's links and the logs: a password in
+        // it would be published (and reqwest would send it in place of the token). Not echoed either.
+        if !api.username().is_empty() || api.password().is_some() {
+            let mut shown = api.clone();
+            let _ = shown.set_username("***");
+            let _ = shown.set_password(None);
+            return Err(ClientError::InvalidUrl {
+                url: shown.as_str().trim_end_matches("api/v1/").to_owned(),
+                reason:
+                    "it carries a user name or password, which would be written to the snapshot, \
+                         the site and the logs: give the server's URL without it, and the token in \
+                         GITEA_TOKEN"
+                        .into(),
+            });
+        }
         let http = reqwest::blocking::Client::builder()
             .timeout(options.request_timeout)
             .connect_timeout(options.request_timeout.min(Duration::from_secs(10)))
@@ -1057,6 +1072,27 @@ impl Client {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_server_url_with_a_password_is_refused_without_showing_it() {
+        for url in [
+            "https://alice:PASSWORD-SECRET@git.example.com",
+            "https://PASSWORD-SECRET@git.example.com/",
+        ] {
+            let e = Client::new(url, None, ClientOptions::default()).unwrap_err();
+            let said = e.to_string();
+            assert!(matches!(e, ClientError::InvalidUrl { .. }), "{said}");
+            assert!(
+                !said.contains("PASSWORD-SECRET") && !said.contains("alice"),
+                "{said}"
+            );
+            assert!(
+                said.contains("https://***@git.example.com/") && said.contains("GITEA_TOKEN"),
+                "{said}"
+            );
+        }
+        assert!(Client::new("https://git.example.com", None, ClientOptions::default()).is_ok());
+    }
 
     #[test]
     fn debug_hides_the_token() {
