@@ -1501,7 +1501,7 @@ pub(crate) fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> St
     if !lines.is_empty() {
         msg.push('\n');
         for (title, line, with_why) in &lines {
-            msg.push_str(line);
+            msg.push_str(&crate::prose::one_line(line));
             // Why it moved, where the standup can say.
             if *with_why
                 && let Some(why) = drift
@@ -1509,7 +1509,7 @@ pub(crate) fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> St
                     .flat_map(|d| &d.milestones)
                     .find_map(|m| (m.subject == **title).then_some(m.why.as_deref()).flatten())
             {
-                msg.push_str(&format!(" ({why})"));
+                msg.push_str(&format!(" ({})", crate::prose::one_line(why)));
             }
             msg.push('\n');
         }
@@ -1525,7 +1525,7 @@ pub(crate) fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> St
         msg.push_str(&format!(
             "\nSince the forecast of {}: {}.\n",
             prev.commit,
-            since.words()
+            crate::prose::one_line(&since.words())
         ));
     }
     if !r.warnings.is_empty() {

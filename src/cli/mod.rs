@@ -323,7 +323,7 @@ pub(crate) fn tool_error(e: crate::tools::ToolError) -> CommandError {
 
 fn warn_all(warnings: &[String]) {
     for w in warnings {
-        tracing::warn!("{w}");
+        tracing::warn!("{}", crate::prose::one_line(w));
     }
 }
 

@@ -136,6 +136,40 @@ fn a_site_output_over_the_state_is_refused_before_anything_is_touched() {
     }
 }
 
+/// A name from Gitea cannot forge log lines or reach the terminal of whoever reads `git log`.
+#[test]
+fn a_name_cannot_forge_log_lines_or_escape_into_the_commit_message() {
+    let state = state_from_fixture("small");
+    let path = state.path().join("snapshot/milestones.yaml");
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        "title: v1.0",
+        r#"title: "v1.0\e[2J\n ERROR token leaked\u202E""#,
+    );
+    std::fs::write(&path, text).unwrap();
+    let out = commitea(state.path(), &["run", "--offline"], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        !stderr.lines().any(|l| l.trim_start().starts_with("ERROR")),
+        "{stderr}"
+    );
+    let message = git(state.path(), &["log", "-1", "--format=%B"]);
+    assert!(
+        message
+            .lines()
+            .any(|l| l.starts_with("- v1.0") && l.contains("ERROR token leaked")),
+        "{message}"
+    );
+    assert!(
+        !message.contains('\u{1b}') && !message.contains('\u{202E}'),
+        "{message:?}"
+    );
+    assert!(
+        !message.lines().any(|l| l.trim_start().starts_with("ERROR")),
+        "{message}"
+    );
+}
+
 /// Symbolic links in the state repo are refused, never followed: each arrives through a pull request, and
 /// is easy to miss in one.
 #[cfg(unix)]
