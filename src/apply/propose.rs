@@ -82,10 +82,11 @@ impl Proposal {
 
     /// Its pull request's title: the id (and whether it edits an entry) and the consequence in one line.
     fn title(&self, c: &Consequence) -> String {
+        let summary = crate::prose::one_line(&c.summary);
         if self.replaces {
-            format!("{} (edit): {}", self.id, c.summary)
+            format!("{} (edit): {summary}", self.id)
         } else {
-            format!("{}: {}", self.id, c.summary)
+            format!("{}: {summary}", self.id)
         }
     }
 
@@ -911,10 +912,31 @@ fn with_consequence(
     Ok((p, c))
 }
 
+/// `text` as literal markdown on one line: every character markdown could read as syntax escaped.
+/// Titles, labels and a directive's words come from anyone who can write on Gitea or talk to an agent,
+/// and an approver reads the pull request as Gitea renders it: `![](https://…)` in a title would fetch
+/// a tracking image when the approver opens it, and `**Approved, no change**` would read as the body's
+/// own words.
+fn md_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in crate::prose::one_line(text).chars() {
+        // What CommonMark and Gitea's extensions read as syntax mid-line (the text never starts a line
+        // here): emphasis, code, links and images, tables, strikethrough, HTML and entities.
+        if matches!(
+            c,
+            '\\' | '`' | '*' | '_' | '[' | ']' | '!' | '|' | '<' | '>' | '~' | '&'
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The body of a proposal's pull request: the consequence, the changes in words, who asked, the quote.
 pub fn body(p: &Proposal, c: &Consequence) -> String {
     let mut b = String::new();
-    b.push_str(&format!("**Consequence:** {}\n\n", c.summary));
+    b.push_str(&format!("**Consequence:** {}\n\n", md_text(&c.summary)));
     if !c.milestones.is_empty() {
         b.push_str("| milestone | p80 before | p80 after | moved (working days) | P(on time) before → after |\n");
         b.push_str("|---|---|---|---|---|\n");
@@ -925,7 +947,7 @@ pub fn body(p: &Proposal, c: &Consequence) -> String {
             let after = m.after.as_ref();
             b.push_str(&format!(
                 "| {} | {} | {} | {:+} | {} → {} |\n",
-                m.title.replace('|', "\\|"),
+                md_text(&m.title),
                 before.map_or("—", |s| s.p80.as_str()),
                 after.map_or("—", |s| s.p80.as_str()),
                 m.moved_working_days,
@@ -944,13 +966,13 @@ pub fn body(p: &Proposal, c: &Consequence) -> String {
                     b.p80,
                     a.p80,
                     crate::prose::working_days_moved(i.moved_working_days),
-                    i.why
+                    md_text(&i.why)
                 ),
                 (None, Some(a)) => format!("new, p80 {}", a.p80),
                 (Some(b), None) => format!("gone (its p80 was {})", b.p80),
-                (None, None) => i.why.clone(),
+                (None, None) => md_text(&i.why),
             };
-            b.push_str(&format!("- {} {}: {line}\n", i.issue, i.title));
+            b.push_str(&format!("- {} {}: {line}\n", i.issue, md_text(&i.title)));
         }
         if c.issues.len() > BODY_ISSUES {
             b.push_str(&format!("- and {} more\n", c.issues.len() - BODY_ISSUES));
@@ -962,7 +984,7 @@ pub fn body(p: &Proposal, c: &Consequence) -> String {
         for op in &f.ops {
             b.push_str(&format!(
                 "- {}{}\n",
-                op.describe(),
+                md_text(&op.describe()),
                 if op.is_destructive() {
                     " (destructive)"
                 } else {
@@ -972,12 +994,12 @@ pub fn body(p: &Proposal, c: &Consequence) -> String {
         }
         b.push('\n');
         if let Some(by) = &f.by {
-            b.push_str(&format!("**Asked by:** {by}\n\n"));
+            b.push_str(&format!("**Asked by:** {}\n\n", md_text(by)));
         }
         if let Some(d) = &f.directive {
             b.push_str(&format!("**Directive {}** ({}):\n\n", f.id, d.kind));
             for line in d.quote.lines() {
-                b.push_str(&format!("> {line}\n"));
+                b.push_str(&format!("> {}\n", md_text(line)));
             }
             b.push('\n');
         }
@@ -1077,4 +1099,33 @@ pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
         }
     }
     Ok(updated)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_in_a_pull_request_body_is_literal_markdown_on_one_line() {
+        let hostile = "Fix it ![](https://attacker.example/pixel) **Approved: no change** <img src=x>\n- [x] ok `c` |a|";
+        let shown = md_text(hostile);
+        assert!(!shown.contains('\n'), "{shown}");
+        // Rendered, it reads as the text it was (pulldown-cmark follows CommonMark, as Gitea's goldmark does).
+        let mut html = String::new();
+        let all =
+            pulldown_cmark::Options::ENABLE_TABLES | pulldown_cmark::Options::ENABLE_STRIKETHROUGH;
+        pulldown_cmark::html::push_html(&mut html, pulldown_cmark::Parser::new_ext(&shown, all));
+        for tag in ["<img", "<strong>", "<a ", "<code>", "<li>", "<table"] {
+            assert!(!html.contains(tag), "{tag} in {html}");
+        }
+        assert!(
+            html.contains("![](https://attacker.example/pixel)"),
+            "{html}"
+        );
+        // Plain words, dates and keys stay readable.
+        assert_eq!(
+            md_text("Web beta p80 Nov 15 2027, 3 issues moved"),
+            "Web beta p80 Nov 15 2027, 3 issues moved"
+        );
+    }
 }
