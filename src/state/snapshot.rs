@@ -123,14 +123,23 @@ impl Snapshot {
                     source: super::link_refused(),
                 });
             }
-            // Not following links: an issue file or folder that is one is not the snapshot's.
-            for entry in walkdir::WalkDir::new(&issues_dir).min_depth(3).max_depth(3) {
+            for entry in walkdir::WalkDir::new(&issues_dir).min_depth(1).max_depth(3) {
                 let entry = entry.map_err(|e| StateError::Io {
                     path: e
                         .path()
                         .map_or_else(|| issues_dir.clone(), Path::to_path_buf),
                     source: e.into(),
                 })?;
+                // Links are not followed (walkdir's default) and not skipped in silence either.
+                if entry.path_is_symlink() {
+                    return Err(StateError::Io {
+                        path: entry.into_path(),
+                        source: super::link_refused(),
+                    });
+                }
+                if entry.depth() < 3 {
+                    continue;
+                }
                 if entry.file_type().is_file()
                     && entry.path().extension().is_some_and(|x| x == "yaml")
                 {

@@ -229,7 +229,12 @@ fn symbolic_links_in_the_state_are_refused_never_followed() {
     assert!(victim.join("sub/b.txt").exists());
 
     // The snapshot, the ledger and the config: a parse error would quote the linked file.
-    for linked in ["snapshot/meta.yaml", "pm-state.md", "commitea.yaml"] {
+    for linked in [
+        "snapshot/meta.yaml",
+        "snapshot/issues/acme/api/1.yaml",
+        "pm-state.md",
+        "commitea.yaml",
+    ] {
         let state = state_from_fixture("small");
         let path = state.path().join(linked);
         let _ = std::fs::remove_file(&path);
