@@ -387,29 +387,24 @@ impl Emulator {
         let mut pulls = lock(&self.shared.state_pulls);
         let number = pulls::next_number(&ds, &pulls, repo);
         let at = ds.tick();
-        let pr = StatePull {
+        let mut pr = StatePull::opened(
             number,
-            title: title.to_owned(),
-            body: String::new(),
-            author: fork_owner.to_owned(),
-            head: branch.to_owned(),
-            fork: Some(fork_owner.to_owned()),
-            base: "main".to_owned(),
-            head_sha: format!("{:040x}", 0xf0_4c),
-            merge_base: String::new(),
-            state: if open {
-                OpenState::Open
-            } else {
-                OpenState::Closed
-            },
-            merged: false,
-            merged_at: None,
-            merged_by: None,
-            merge_commit_sha: None,
-            created_at: at,
-            updated_at: at,
-            closed_at: (!open).then_some(at),
-        };
+            title.to_owned(),
+            String::new(),
+            fork_owner.to_owned(),
+            (
+                branch.to_owned(),
+                Some(fork_owner.to_owned()),
+                format!("{:040x}", 0xf0_4c),
+            ),
+            "main".to_owned(),
+            String::new(),
+            at,
+        );
+        if !open {
+            pr.state = OpenState::Closed;
+            pr.closed_at = Some(at);
+        }
         pulls.entry(repo.clone()).or_default().insert(number, pr);
         number
     }

@@ -55,6 +55,41 @@ pub struct StatePull {
     pub closed_at: Option<DateTime<Utc>>,
 }
 
+impl StatePull {
+    /// A pull request opened at `at`, from `head` (in `fork`'s fork of the repository, if given) onto `base`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn opened(
+        number: u64,
+        title: String,
+        body: String,
+        author: String,
+        (head, fork, head_sha): (String, Option<String>, String),
+        base: String,
+        merge_base: String,
+        at: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            number,
+            title,
+            body,
+            author,
+            head,
+            fork,
+            base,
+            head_sha,
+            merge_base,
+            state: OpenState::Open,
+            merged: false,
+            merged_at: None,
+            merged_by: None,
+            merge_commit_sha: None,
+            created_at: at,
+            updated_at: at,
+            closed_at: None,
+        }
+    }
+}
+
 /// The state repositories' pull requests.
 pub(crate) type StatePulls = BTreeMap<RepoName, BTreeMap<u64, StatePull>>;
 
@@ -446,25 +481,16 @@ fn create(
     let merge_base = git_ok(bare, &["merge-base", &base_sha, &head_sha], &[]).unwrap_or_default();
     let number = next_number(ds, &pulls, repo);
     let at = ds.tick();
-    let pr = StatePull {
+    let pr = StatePull::opened(
         number,
         title,
-        body: description,
-        author: shared.options.user.clone(),
-        head,
-        fork: None,
+        description,
+        shared.options.user.clone(),
+        (head, None, head_sha),
         base,
-        head_sha,
         merge_base,
-        state: OpenState::Open,
-        merged: false,
-        merged_at: None,
-        merged_by: None,
-        merge_commit_sha: None,
-        created_at: at,
-        updated_at: at,
-        closed_at: None,
-    };
+        at,
+    );
     let r = Render::new(ds, shared);
     let v = r.pull_shape(repo, &shape(bare, &pr), deps_enabled, false);
     pulls.entry(repo.clone()).or_default().insert(number, pr);
