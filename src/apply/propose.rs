@@ -141,6 +141,7 @@ impl Proposal {
         self.ledger_entry.is_none()
             && self.file.as_ref().is_some_and(|f| {
                 f.source != Source::Directive
+                    && !f.model
                     && !f.destructive
                     && !f.ops.iter().any(crate::ops::Op::is_destructive)
             })
@@ -1104,6 +1105,35 @@ pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_a_model_wrote_goes_through_a_pull_request_whatever_its_ops() {
+        let op: crate::ops::Op = serde_json::from_value(serde_json::json!(
+            {"op": "set_priority", "issue": "acme/api#3", "priority": "p/0"}
+        ))
+        .unwrap();
+        let proposal = |model: bool| Proposal {
+            id: "C-0001".into(),
+            file: Some(OpFile {
+                id: "C-0001".into(),
+                source: Source::ApplyChanges,
+                created_at: "2026-12-05T09:00:00Z".into(),
+                by: None,
+                model,
+                approved: false,
+                destructive: false,
+                directive: None,
+                ops: vec![op.clone()],
+                summary: String::new(),
+                consequence: Vec::new(),
+            }),
+            ledger_entry: None,
+            replaces: false,
+        };
+        assert!(proposal(false).additive());
+        // A model can be steered by the issue text it reads: its additive ops are reviewed too.
+        assert!(!proposal(true).additive());
+    }
 
     #[test]
     fn text_in_a_pull_request_body_is_literal_markdown_on_one_line() {

@@ -28,7 +28,10 @@ pub struct Args {
 /// Asks and prints the answer (with what the tools wrote into the checkout and what they were asked and
 /// did not do, one line each).
 pub fn run(a: Args) -> CommandResult {
-    let ctx = super::tool::context(&a.state, a.by, None, &a.forecast);
+    let ctx = crate::tools::Context {
+        model: true,
+        ..super::tool::context(&a.state, a.by, None, &a.forecast)
+    };
     let answer = if a.standup {
         crate::model::agent::standup_in_words(&ctx)
     } else {

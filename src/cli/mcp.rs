@@ -16,6 +16,9 @@ pub struct Args {
 
 /// Serves until stdin closes.
 pub fn run(a: Args) -> CommandResult {
-    let ctx = super::tool::context(&a.state, a.by, None, &a.forecast);
+    let ctx = crate::tools::Context {
+        model: true,
+        ..super::tool::context(&a.state, a.by, None, &a.forecast)
+    };
     crate::tools::mcp::serve(ctx).map_err(super::CommandError::Failed)
 }

@@ -43,6 +43,7 @@ pub(crate) fn context(
         env: env_vars(),
         clock: clock.or(forecast.now),
         by,
+        model: false,
         overrides: forecast.overrides(),
         as_of: forecast.now,
         proposer: proposer(&state.state),

@@ -504,6 +504,7 @@ fn op_file(id: &str, at: DateTime<Utc>, by: &str, ops: Vec<Op>) -> OpFile {
         source: Source::ApplyChanges,
         created_at: at.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
         by: Some(by.to_owned()),
+        model: false,
         approved: destructive,
         destructive,
         directive: None,

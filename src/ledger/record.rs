@@ -397,6 +397,7 @@ fn record(
             source: Source::Directive,
             created_at: clock.to_rfc3339_opts(SecondsFormat::Secs, true),
             by: new.by.clone(),
+            model: false,
             approved: false,
             destructive: ops.iter().any(Op::is_destructive),
             directive: Some(DirectiveRecord {

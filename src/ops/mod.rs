@@ -344,6 +344,10 @@ pub struct OpFile {
     /// Who asked (a Gitea username), if known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
+    /// Written by a model (`commitea ask`, or an agent over MCP): it goes through a pull request whatever
+    /// its ops. A model reads issue text anyone can write, and can be steered by it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub model: bool,
     /// Whether the caller said the consequence was approved (required for destructive ops).
     pub approved: bool,
     /// Whether any op is destructive: such a file goes through a pull request.
@@ -393,6 +397,7 @@ impl OpFile {
                     source: Source::Directive,
                     created_at: old.created_at,
                     by: old.by,
+                    model: false,
                     approved: false,
                     directive: Some(old.directive),
                     ops: old.ops,

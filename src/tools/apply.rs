@@ -169,6 +169,7 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
         },
         created_at: ops::stamp(ctx.now()),
         by: ctx.by.clone(),
+        model: ctx.model,
         approved: input.approved,
         destructive: ops.iter().any(Op::is_destructive),
         directive: None,

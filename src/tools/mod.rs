@@ -46,6 +46,9 @@ pub struct Context {
     pub clock: Option<DateTime<Utc>>,
     /// Who is asking (a Gitea username), written into op files.
     pub by: Option<String>,
+    /// Whether a model makes the calls (`commitea ask`, MCP): what it writes is marked as a model's and
+    /// always goes through a pull request.
+    pub model: bool,
     /// Flag overrides of the config (`--seed`, `--trials`).
     pub overrides: crate::config::Overrides,
     /// The moment forecasts are as of (`--now`); default: [`crate::pipeline::day_zero`].
@@ -91,6 +94,7 @@ impl Context {
             env: Vec::new(),
             clock: None,
             by: None,
+            model: false,
             overrides: crate::config::Overrides::default(),
             as_of: None,
             proposer: None,

@@ -1005,6 +1005,33 @@ fn what_a_write_tool_did_not_do_is_said_whatever_the_prose_claims() {
     let not_done = answer["notDone"].as_array().unwrap();
     assert_eq!(not_done.len(), 1, "{answer}");
     assert!(not_done[0].as_str().unwrap().contains(&key), "{answer}");
+
+    // What a model does write is marked as a model's: `propose` sends it through a pull request even
+    // where additive ops may go straight to the branch (a hostile issue body can steer a model).
+    let tmp = demo_state();
+    let server = ModelServer::start(vec![
+        Exchange::new(
+            Match::any(),
+            Reply::tool_call(
+                "apply_changes",
+                json!({"ops": [{"op": "set_priority", "issue": key, "priority": "p/0"}]}),
+            ),
+        ),
+        Exchange::new(Match::any(), Reply::text("Raised.")),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, false, 30);
+    let out = ok(&commitea(
+        tmp.path(),
+        &["ask", &format!("Raise {key}.")],
+        "",
+        &[],
+    ));
+    assert!(out.contains("wrote:"), "{out}");
+    let written = pending(tmp.path());
+    assert_eq!(written.len(), 1, "{out}");
+    let file = std::fs::read_to_string(tmp.path().join("ops/pending").join(&written[0])).unwrap();
+    assert!(file.contains("\nmodel: true\n"), "{file}");
 }
 
 #[test]

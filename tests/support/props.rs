@@ -253,6 +253,7 @@ pub fn op_file_round_trips(ops: Vec<commitea::ops::Op>, by: Option<String>) -> R
         source: commitea::ops::Source::ApplyChanges,
         created_at: "2026-11-30T09:00:00Z".into(),
         by,
+        model: false,
         approved: true,
         destructive: ops.iter().any(commitea::ops::Op::is_destructive),
         directive: None,
