@@ -2,7 +2,8 @@
 //!
 //! A server may echo what it was sent: a proxy's error page quoting the request's headers, an API's
 //! "token abc… is invalid". Every text a server or `git` hands back passes through [`scrub`] before it
-//! reaches an error, a log line or a file, so the secret is never printed whatever the server says.
+//! reaches an error, a log line or a file, so the secret is never printed whatever the server says — and
+//! before it is cut short: a secret cut in two no longer matches, and its first part would be printed.
 
 use std::fmt;
 

@@ -339,7 +339,7 @@ impl Client {
             return Err(ModelError::Status {
                 setting,
                 status: status.as_u16(),
-                message: scrub(&server_message(&bytes), self.endpoint.key.as_ref()),
+                message: server_message(&bytes, self.endpoint.key.as_ref()),
             });
         }
         let value: Value = serde_json::from_slice(&bytes).map_err(|e| ModelError::BadReply {
@@ -409,7 +409,9 @@ fn short_io(e: &std::io::Error) -> String {
 
 /// What a failed answer says, in at most an excerpt: `{"error": {"message": …}}`, `{"error": "…"}`,
 /// `{"message": …}`, or the start of the text.
-fn server_message(bytes: &[u8]) -> String {
+/// A server's error message, the key masked and then cut short (masked first: a key cut in two no longer
+/// matches, and its first part would be shown).
+fn server_message(bytes: &[u8], key: Option<&Secret>) -> String {
     let text = String::from_utf8_lossy(bytes);
     let said = serde_json::from_str::<Value>(&text).ok().and_then(|v| {
         v.pointer("/error/message")
@@ -419,7 +421,7 @@ fn server_message(bytes: &[u8]) -> String {
             .and_then(Value::as_str)
             .map(str::to_owned)
     });
-    crate::limits::excerpt_long(said.as_deref().unwrap_or(&text))
+    crate::limits::excerpt_long(&scrub(said.as_deref().unwrap_or(&text), key))
 }
 
 /// Content as a string, or as a list of parts (`[{type: "text", text}]`), or absent.

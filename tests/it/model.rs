@@ -342,6 +342,16 @@ fn faults_are_clear_errors_or_repairs_and_never_a_write_without_approval() {
             "Incorrect API key provided: ***",
         ),
         (
+            // A long message is cut short: the key is masked before the cut, or its start is shown.
+            "a long error that echoes the API key where it is cut",
+            vec![Exchange::new(
+                Match::any(),
+                Reply::status(401, &format!("{} sk-test-secret", "x".repeat(190))),
+            )],
+            1,
+            "x ***",
+        ),
+        (
             "an answer that is not a chat completion",
             vec![Exchange::new(
                 Match::any(),
@@ -370,7 +380,7 @@ fn faults_are_clear_errors_or_repairs_and_never_a_write_without_approval() {
             );
         }
         assert!(pending(tmp.path()).is_empty(), "{name}: nothing written");
-        assert!(!stderr.contains("sk-test-secret"), "{name}: {stderr}");
+        assert!(!stderr.contains("sk-test-"), "{name}: {stderr}");
     }
 }
 
