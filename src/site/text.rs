@@ -157,19 +157,41 @@ pub(crate) fn markdown(source: &str) -> String {
     // html5ever, under ammonia, takes time that grows faster than the square of the depth of nested
     // elements (a body of 10,000 nested list markers took 1.3 s to clean, 32,000 took 17 s, and every
     // run renders every body): anyone who may write an issue could stall every run. Parsing is linear,
-    // so the depth is measured first.
+    // so the depth is measured as the events are read, before anything is cleaned.
     let mut depth = 0usize;
-    let too_deep = Parser::new_ext(&source, options).any(|e| match e {
-        Event::Start(_) => {
-            depth += 1;
-            depth > MAX_NESTING
-        }
-        Event::End(_) => {
-            depth = depth.saturating_sub(1);
-            false
-        }
-        _ => false,
-    });
+    let mut too_deep = false;
+    let events: Vec<Event<'_>> = Parser::new_ext(&source, options)
+        .map(|e| {
+            match &e {
+                Event::Start(_) => {
+                    depth += 1;
+                    too_deep |= depth > MAX_NESTING;
+                }
+                Event::End(_) => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            match e {
+                Event::Start(Tag::Heading {
+                    level,
+                    id,
+                    classes,
+                    attrs,
+                }) => Event::Start(Tag::Heading {
+                    level: shift(level),
+                    id,
+                    classes,
+                    attrs,
+                }),
+                Event::End(TagEnd::Heading(level)) => Event::End(TagEnd::Heading(shift(level))),
+                // Raw HTML in a body is shown as the text it is, never interpreted.
+                Event::Html(h) | Event::InlineHtml(h) => Event::Text(h),
+                // A task's box as a character: a disabled, unlabelled checkbox is a form control
+                // without a name.
+                Event::TaskListMarker(done) => Event::Text(if done { "☑ " } else { "☐ " }.into()),
+                other => other,
+            }
+        })
+        .collect();
     if too_deep {
         let shown = format!(
             "<p><em>Shown as plain text: its markdown nests more than {MAX_NESTING} levels deep.</em></p><pre>{}</pre>",
@@ -177,27 +199,8 @@ pub(crate) fn markdown(source: &str) -> String {
         );
         return SANITISER.clean(&shown).to_string();
     }
-    let events = Parser::new_ext(&source, options).map(|e| match e {
-        Event::Start(Tag::Heading {
-            level,
-            id,
-            classes,
-            attrs,
-        }) => Event::Start(Tag::Heading {
-            level: shift(level),
-            id,
-            classes,
-            attrs,
-        }),
-        Event::End(TagEnd::Heading(level)) => Event::End(TagEnd::Heading(shift(level))),
-        // Raw HTML in a body is shown as the text it is, never interpreted.
-        Event::Html(h) | Event::InlineHtml(h) => Event::Text(h),
-        // A task's box as a character: a disabled, unlabelled checkbox is a form control without a name.
-        Event::TaskListMarker(done) => Event::Text(if done { "☑ " } else { "☐ " }.into()),
-        other => other,
-    });
     let mut html = String::with_capacity(source.len() * 3 / 2);
-    pulldown_cmark::html::push_html(&mut html, events);
+    pulldown_cmark::html::push_html(&mut html, events.into_iter());
     SANITISER.clean(&html).to_string()
 }
 
