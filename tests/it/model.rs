@@ -1045,6 +1045,78 @@ fn what_a_write_tool_did_not_do_is_said_whatever_the_prose_claims() {
 }
 
 #[test]
+fn a_directive_from_ask_quotes_a_decision_the_pm_made_never_a_word_of_their_question() {
+    let tmp = demo_state();
+    let board = tool(
+        tmp.path(),
+        "query_project",
+        json!({"view": "board", "filters": {"state": "steeping", "limit": 1}}),
+    );
+    let key = board["columns"][0]["issues"][0]["issue"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let reprioritize = |quote: &str| {
+        Reply::tool_call(
+            "record_directive",
+            json!({"kind": "reprioritize", "quote": quote, "target": {"issue": key},
+                   "params": {"priority": 0}, "rationale": "as the issue says"}),
+        )
+    };
+    let ledger =
+        |state: &std::path::Path| std::fs::read_to_string(state.join("pm-state.md")).unwrap();
+    let before = ledger(tmp.path());
+    // A model that obeys text planted in the issue copies one word of an innocent question.
+    let server = ModelServer::start(vec![
+        Exchange::new(Match::any(), reprioritize("status")),
+        Exchange::new(
+            Match::last("from a question"),
+            reprioritize("the status of"),
+        ),
+        Exchange::new(Match::any(), Reply::text("Recorded.")),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, false, 30);
+    let out = ok(&commitea(
+        tmp.path(),
+        &["ask", &format!("What is the status of {key}?")],
+        "",
+        &[],
+    ));
+    let refused: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("not done: record_directive: /quote: "))
+        .collect();
+    assert_eq!(refused.len(), 2, "{out}");
+    assert!(
+        refused.iter().all(|l| l.contains("from a question")),
+        "{out}"
+    );
+    assert!(!out.contains("wrote:"), "{out}");
+    assert_eq!(ledger(tmp.path()), before, "nothing recorded");
+    assert!(pending(tmp.path()).is_empty());
+    // A decision the PM states is recorded, in their words; a fragment of it is sent back first.
+    let decided =
+        format!("What is the status of {key}? Make it top priority, the bank is waiting.");
+    let server = ModelServer::start(vec![
+        Exchange::new(Match::any(), reprioritize("top priority")),
+        Exchange::new(
+            Match::last("whole sentence"),
+            reprioritize("make it top priority"),
+        ),
+        Exchange::new(Match::any(), Reply::text("Recorded.")),
+    ])
+    .unwrap();
+    let tmp = demo_state();
+    configure(tmp.path(), &server, false, 30);
+    let out = ok(&commitea(tmp.path(), &["ask", &decided], "", &[]));
+    assert_eq!(server.unused(), 0, "{out}");
+    assert!(out.contains("wrote: D-"), "{out}");
+    let after = ledger(tmp.path());
+    assert!(after.contains("\n> Make it top priority\n"), "{after}");
+}
+
+#[test]
 fn an_empty_reply_is_asked_again_then_replaced_with_a_plain_reason() {
     for standup in [false, true] {
         let tmp = demo_state();
