@@ -877,6 +877,43 @@ mod tests {
     }
 
     #[test]
+    fn work_that_stays_added_to_a_milestone_can_end_its_staying_cone_where_nothing_ended_it() {
+        // `a` takes 20 days and is done in 70% of futures; `b` takes a day and is always done.
+        let task = |name: &str, effort: f64, who: usize| Task {
+            name: name.into(),
+            effort,
+            assignee: Some(who),
+            eligible: vec![],
+            deps: vec![],
+            priority: 2,
+            hard: false,
+            due: None,
+            started: false,
+        };
+        let prep = Prepared::new(&Project {
+            tasks: vec![task("a", 120.0, 0), task("b", 6.0, 1)],
+            people: vec![Calendar::from_capacity(vec![6.0; 400]); 2],
+        })
+        .unwrap();
+        let fates = [Fate { p: 0.7, lead: None }, Fate { p: 1.0, lead: None }];
+        let r = year_of(4_000).run_with_fates(
+            &prep,
+            &[Distribution::Fixed(120.0), Distribution::Fixed(6.0)],
+            &[vec![0], vec![0, 1]],
+            &fates,
+        );
+        // The milestone of `a` alone has no work that stays in 30% of futures: beyond the horizon.
+        assert_eq!(r.group_staying(0).unwrap().p80, None);
+        // With `b` added, `b` is what stays in those futures and ends the milestone on its day, so the
+        // headline gains a date though the scope grew; where `a` stays, nothing ends earlier than it did.
+        let with_b = r.group_staying(1).unwrap();
+        assert_eq!((with_b.p10, with_b.p80), (r.task(1).p50, r.task(0).p50));
+        assert!(with_b.p10 < with_b.p80, "{with_b:?}");
+        // The planned scope, which needs every issue done, is never in either case.
+        assert_eq!((r.group(0).p80, r.group(1).p80), (None, None));
+    }
+
+    #[test]
     fn fixed_effort_gives_a_point_range() {
         let prep = one_task_project(6.0);
         let mc = year_of(100);
