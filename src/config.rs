@@ -350,6 +350,9 @@ pub struct SyncConfig {
     /// The most requests in flight at once: the sync grows from `parallel` towards this while the server
     /// answers well, and halves on a sign of overload (429, 5xx, a timeout).
     pub max_parallel: Parallel,
+    /// A full read that finds more than this share of a repository's issues gone (of at least 20 in the
+    /// last snapshot) stops the sync instead of committing them gone; 1 accepts any.
+    pub max_vanished_share: Share,
 }
 
 impl Default for SyncConfig {
@@ -358,6 +361,7 @@ impl Default for SyncConfig {
             full_every_days: FullEveryDays(7),
             parallel: Parallel(4),
             max_parallel: Parallel(16),
+            max_vanished_share: Share(0.5),
         }
     }
 }
@@ -570,6 +574,9 @@ checked_number!(
 checked_number!(
     /// Seconds one model request may take: 1 to 3,600.
     TimeoutSeconds(u32), |v| (1..=3600).contains(&v), "between 1 and 3600");
+checked_number!(
+    /// A share: 0 to 1.
+    Share(f64), |v| (0.0..=1.0).contains(&v), "between 0 and 1");
 checked_number!(
     /// A sampling temperature: 0 to 2.
     Temperature(f64), |v| (0.0..=2.0).contains(&v), "between 0 and 2");

@@ -864,6 +864,7 @@ fn sync_with(
     let options = crate::gitea::sync::SyncOptions {
         full_every_days: config.sync.full_every_days.0,
         force_full: full,
+        max_vanished_share: config.sync.max_vanished_share.0,
     };
     let t = Instant::now();
     let outcome =

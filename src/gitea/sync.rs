@@ -43,6 +43,20 @@ pub enum SyncError {
         /// The missing field.
         field: &'static str,
     },
+    /// A full read found most of the issues the previous snapshot holds gone; nothing is committed.
+    #[error(
+        "{repo}: a full read of its issues found {found} of the {held} the last snapshot holds; more than sync.max_vanished_share ({max_share}) of them gone at once is not how issues leave Gitea, but how its issue list answers while its issue indexer is being rebuilt or when the token lost access to the issues. Nothing was committed, and the next run tries again; if the issues are really gone, run once with COMMITEA_SYNC_MAX_VANISHED_SHARE=1"
+    )]
+    Vanished {
+        /// The repository.
+        repo: RepoName,
+        /// Its issues in the previous snapshot.
+        held: usize,
+        /// How many of them the full read found.
+        found: usize,
+        /// The setting it went past.
+        max_share: f64,
+    },
     /// A `state` other than `open` or `closed`.
     #[error("{what} of {repo}: unknown state {state:?} (expected open or closed)")]
     State {

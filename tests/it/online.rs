@@ -468,3 +468,75 @@ fn a_server_that_echoes_the_token_never_gets_it_printed() {
         "part of the token leaked: {stderr}"
     );
 }
+
+#[test]
+fn a_full_read_that_finds_most_issues_gone_stops_the_sync_and_commits_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let demo = commitea::demo::generate(&commitea::demo::DemoSpec::scaled(120));
+    commitea::demo::write(&demo, &state).unwrap();
+    git(tmp.path(), &["init", "-q", state.to_str().unwrap()]);
+    git(&state, &["add", "-A"]);
+    git(&state, &["commit", "-q", "-m", "demo"]);
+    let repo = demo.snapshot.meta.repositories[0].name.clone();
+    let held = demo
+        .snapshot
+        .issues
+        .keys()
+        .filter(|k| k.repo == repo)
+        .count();
+    assert!(held >= 20, "{held} issues in {repo}");
+    let options = EmulatorOptions {
+        token: TOKEN.into(),
+        ..EmulatorOptions::default()
+    };
+    let emulator = Emulator::start(Dataset::from_snapshot(&demo.snapshot), options).unwrap();
+    let run = |env: &[(&str, &str)]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_commitea"));
+        cmd.args(["run", "--full", "-s"])
+            .arg(&state)
+            .env("COMMITEA_SERVER", emulator.url())
+            .env("COMMITEA_GITEA_TOKEN", TOKEN)
+            .env("COMMITEA_FORECAST_TRIALS", "200")
+            .env_remove("GITEA_TOKEN")
+            .env_remove("COMMITEA_TOKEN");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    let out = run(&[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let before = tree(&state);
+    let head = git(&state, &["rev-parse", "HEAD"]);
+
+    // Gitea lists issues through its issue indexer: while the index is rebuilt, the list is empty.
+    let listing = format!("/repos/{repo}/issues?");
+    emulator.inject(Fault::new(FaultKind::EmptyList).times(1000).on(&listing));
+    let out = run(&[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{repo}: a full read of its issues found 0 of the {held} the last snapshot holds"
+        )) && stderr.contains("COMMITEA_SYNC_MAX_VANISHED_SHARE=1"),
+        "{stderr}"
+    );
+    assert_eq!(tree(&state), before, "nothing written");
+    assert_eq!(git(&state, &["rev-parse", "HEAD"]), head);
+
+    // A person who knows the issues are gone says so for one run.
+    let out = run(&[("COMMITEA_SYNC_MAX_VANISHED_SHARE", "1")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let synced = Snapshot::load(&Layout::new(&state)).unwrap();
+    assert_eq!(synced.issues.keys().filter(|k| k.repo == repo).count(), 0);
+    assert!(!synced.issues.is_empty());
+}

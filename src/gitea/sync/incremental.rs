@@ -22,13 +22,16 @@ use crate::gitea::wire::{GCommentRef, GIssue};
 use crate::state::{Meta, RepoMeta, Snapshot};
 
 /// How [`sync`] decides between a full and an incremental read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SyncOptions {
     /// A repository whose last full read is this many days old (or older) is read in full again, so that
     /// deleted and transferred issues disappear.
     pub full_every_days: u32,
     /// Read every repository in full.
     pub force_full: bool,
+    /// The share of a repository's issues (of the previous snapshot) a full read may find gone before
+    /// the sync stops with [`SyncError::Vanished`]; 1 accepts any.
+    pub max_vanished_share: f64,
 }
 
 impl Default for SyncOptions {
@@ -36,9 +39,14 @@ impl Default for SyncOptions {
         Self {
             full_every_days: 7,
             force_full: false,
+            max_vanished_share: 0.5,
         }
     }
 }
+
+/// A repository with fewer issues than this in the previous snapshot is never held to
+/// [`SyncOptions::max_vanished_share`]: deleting three of its five issues is ordinary housekeeping.
+pub const VANISH_CHECK_MIN: usize = 20;
 
 /// How far before the server's clock at the start of a sync the next cursor is set: a change written
 /// while the sync read its listing (a transaction committed a moment after its `updated_at`) is still
@@ -152,6 +160,9 @@ pub fn sync(
     // Carry the issues of incrementally synced repositories over, then decide which to re-read.
     let empty = BTreeMap::new();
     let prev_issues = prev.map_or(&empty, |p| &p.issues);
+    for repo in &full {
+        vanished(repo, prev_issues, &acc.issues, options.max_vanished_share)?;
+    }
     let mut refresh: BTreeSet<IssueKey> = BTreeSet::new();
     for (key, issue) in prev_issues {
         if !cursors.contains_key(&key.repo) {
@@ -379,6 +390,41 @@ fn keep_links(
             issue.pull_requests.push(lp.clone());
         }
     }
+}
+
+/// Stops a sync whose full read of `repo` found fewer issues than a repository loses: Gitea deletes
+/// issues only one at a time, by an admin or the repository's owner, and lists them through its issue
+/// indexer, so a listing that lost most of them is an index being rebuilt or a token that lost access
+/// to the issues, not a project that deleted its history. Committing it would empty the forecast.
+fn vanished(
+    repo: &RepoName,
+    before: &BTreeMap<IssueKey, Issue>,
+    now: &BTreeMap<IssueKey, Issue>,
+    max_share: f64,
+) -> Result<(), SyncError> {
+    let held = before.keys().filter(|k| k.repo == *repo).count();
+    if held < VANISH_CHECK_MIN {
+        return Ok(());
+    }
+    let found = before
+        .keys()
+        .filter(|k| k.repo == *repo && now.contains_key(*k))
+        .count();
+    let gone = held - found;
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "issue counts are far below 2^52"
+    )]
+    let share = gone as f64 / held as f64;
+    if share > max_share {
+        return Err(SyncError::Vanished {
+            repo: repo.clone(),
+            held,
+            found,
+            max_share,
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

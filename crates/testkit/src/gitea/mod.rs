@@ -156,6 +156,10 @@ pub enum FaultKind {
     /// Answer 200 with an HTML sign-in page, as a single-sign-on proxy in front of Gitea does (not Gitea:
     /// a client must say it met a web page, not that Gitea's JSON changed).
     LoginPage,
+    /// Answer 200 with an empty list (`X-Total-Count: 0`), as Gitea's issue list does while its issue
+    /// indexer is empty or being rebuilt: `ListIssues` finds issues through `issue_indexer.SearchIssues`
+    /// (`routers/api/v1/repo/issue.go`), so an index out of step with the database lists too few.
+    EmptyList,
     /// Answer normally, then create a new issue in the repository (newest, so it lands on page 1 and shifts
     /// every later page by one: a naive client sees one issue twice and misses the new one).
     PageShift {
@@ -576,6 +580,23 @@ fn serve(stream: &TcpStream, shared: &Shared) {
                     headers: vec![("Content-Type".into(), "text/html; charset=utf-8".into())],
                     body: b"<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body><form></form></body></html>\n"
                         .to_vec(),
+                },
+            );
+            return;
+        }
+        Some(FaultKind::EmptyList) => {
+            http::write_response(
+                stream,
+                &http::Response {
+                    status: 200,
+                    headers: vec![
+                        (
+                            "Content-Type".into(),
+                            "application/json;charset=utf-8".into(),
+                        ),
+                        ("X-Total-Count".into(), "0".into()),
+                    ],
+                    body: b"[]\n".to_vec(),
                 },
             );
             return;
