@@ -1,9 +1,9 @@
 //! Directive negotiation: the PM's words go to the big model, which drafts a directive (kind, target,
 //! params, the quote); CommiTea checks the draft and lets the engine compute its consequence.
 //!
-//! The checks are CommiTea's, never the model's: the quote must be the PM's words verbatim (a substring
-//! of what they said, up to runs of white space), and the draft must pass `record_directive`'s own checks
-//! against the state (kind, a target the kind takes that exists, params of the kind's shape). An invalid
+//! The checks are CommiTea's, never the model's: the quote must be a decision in the PM's words verbatim
+//! (whole words of what they said, up to runs of white space, as `ask`'s [`super::agent::decision_in`]),
+//! and the draft must pass `record_directive`'s own checks against the state (kind, a target the kind takes that exists, params of the kind's shape). An invalid
 //! draft goes back once with the error; a second is a clear failure. The consequence is the engine's,
 //! computed exactly as recording would (same seed, nothing written): what the PM sees before they confirm.
 //! Nothing is recorded here — `commitea directive --say` records on confirmation, a tool caller by calling
@@ -145,9 +145,14 @@ fn check_draft(
         draft.target.get_or_insert_default().milestone_title = Some(title);
     }
     // The ledger keeps the PM's words as they wrote them, not the model's copy of them.
-    draft.quote = super::agent::verbatim_in(draft.quote.trim(), say).ok_or_else(|| {
-        "/quote: the quote must be the manager's words copied exactly from what they said"
-            .to_owned()
+    // A decision, as in `ask`: a word of what they said ("first" of "Put the idempotency work first.")
+    // would let a steered draft stand for a decision nobody made.
+    draft.quote = super::agent::decision_in(draft.quote.trim(), say).map_err(|why| match why {
+        super::agent::NotADecision::NotVerbatim => {
+            "/quote: the quote must be the manager's words copied exactly from what they said"
+                .to_owned()
+        }
+        other => other.message("quote"),
     })?;
     draft.target = draft.target.filter(|t| *t != RecordTarget::default());
     draft.by.clone_from(&ctx.by);

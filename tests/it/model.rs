@@ -696,6 +696,37 @@ fn a_negotiated_directive_is_recorded_with_the_verbatim_quote() {
 }
 
 #[test]
+fn a_negotiated_quote_is_the_sentence_that_decides_not_a_word_of_it() {
+    let tmp = demo_state();
+    let say = "Bjorn is out the first two weeks of January, so plan around him.";
+    let draft = |quote: &str| {
+        json!({"kind": "capacity", "quote": quote, "target": {"member": "bjorn"},
+               "params": {"from": "2027-01-04", "to": "2027-01-15", "hours_per_week": 0}})
+        .to_string()
+    };
+    let server = ModelServer::start(vec![
+        Exchange::new(Match::last(say), Reply::text(&draft("first"))),
+        Exchange::new(
+            Match::last("whole sentence"),
+            Reply::text(&draft("first two")),
+        ),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, true, 30);
+    let before = std::fs::read_to_string(tmp.path().join("pm-state.md")).unwrap();
+    let out = commitea(tmp.path(), &["directive", "--say", say, "--yes"], "", &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("/quote: quote the whole sentence"),
+        "{stderr}"
+    );
+    assert_eq!(server.unused(), 0);
+    let after = std::fs::read_to_string(tmp.path().join("pm-state.md")).unwrap();
+    assert_eq!(before, after, "nothing recorded");
+}
+
+#[test]
 fn every_tool_answer_on_the_demo_is_within_its_budget() {
     let tmp = demo_state();
     let board = tool(tmp.path(), "query_project", json!({"view": "board"}));
