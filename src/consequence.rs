@@ -23,8 +23,8 @@ use crate::prose::percent;
 /// assignee): its place in the team's shared capacity changed.
 const WHY_CAPACITY: &str = "team capacity";
 
-/// What a change does to the forecast.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// What a change does to the forecast (the default: nothing moved, no summary).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Consequence {
     /// Every milestone open before or after the change, by id.

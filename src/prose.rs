@@ -2,7 +2,6 @@
 //!
 //! One definition, so a message never reads "15 issue(s)" in one place and "15 issues" in another.
 
-/// A count and its noun: `1 issue`, `15 issues`, `0 issues`.
 /// `text` as one line for a log or a commit message: control characters (a newline or an escape
 /// sequence in a milestone's title, say) and bidirectional overrides become spaces. Names come from
 /// anyone who can write on Gitea; one with a newline forged log lines (" ERROR token leaked") and one
@@ -14,6 +13,7 @@ pub(crate) fn one_line(text: &str) -> String {
         .collect()
 }
 
+/// A count and its noun: `1 issue`, `15 issues`, `0 issues`.
 pub(crate) fn count<N: std::fmt::Display + PartialEq + From<u8>>(
     n: N,
     one: &str,

@@ -997,6 +997,14 @@ pub fn body(p: &Proposal, c: &Consequence) -> String {
         if let Some(by) = &f.by {
             b.push_str(&format!("**Asked by:** {}\n\n", md_text(by)));
         }
+        if f.model {
+            // Routing alone (never straight to the branch) does not tell the approver why to look twice.
+            b.push_str(
+                "**Written by a model** (`commitea ask`, an agent over `commitea mcp`, or a directive \
+                 drafted from the PM's words): text on Gitea can steer a model, so check each change \
+                 against what was asked.\n\n",
+            );
+        }
         if let Some(d) = &f.directive {
             b.push_str(&format!("**Directive {}** ({}):\n\n", f.id, d.kind));
             for line in d.quote.lines() {
@@ -1131,8 +1139,16 @@ mod tests {
             replaces: false,
         };
         assert!(proposal(false).additive());
-        // A model can be steered by the issue text it reads: its additive ops are reviewed too.
+        // A model can be steered by the issue text it reads: its additive ops are reviewed too, and
+        // the approver is told why.
         assert!(!proposal(true).additive());
+        let said = |model: bool| body(&proposal(model), &Consequence::default());
+        assert!(
+            said(true).contains("**Written by a model**"),
+            "{}",
+            said(true)
+        );
+        assert!(!said(false).contains("model"), "{}", said(false));
     }
 
     #[test]

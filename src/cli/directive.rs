@@ -97,6 +97,7 @@ fn options(a: &Args) -> RecordOptions {
         env: env_vars(),
         overrides: a.forecast.overrides(),
         as_of: a.forecast.now,
+        model: false,
     }
 }
 
@@ -148,6 +149,9 @@ fn negotiate(a: Args, say: &str) -> CommandResult {
     if a.rationale.is_some() {
         draft.rationale.clone_from(&a.rationale);
     }
+    // Titles in the consequence and the model's words come from people who can write on Gitea: one
+    // line each, no escape sequence reaches the terminal while the PM decides.
+    let one_line = crate::prose::one_line;
     eprintln!(
         "Draft {}: {} {}{}\n  quote: \"{}\"{}\n  consequence: {}",
         n.preview.directive_id,
@@ -161,12 +165,12 @@ fn negotiate(a: Args, say: &str) -> CommandResult {
             .params
             .as_ref()
             .map_or_else(String::new, |p| format!(" {p}")),
-        draft.quote,
+        one_line(&draft.quote),
         draft
             .rationale
             .as_deref()
-            .map_or_else(String::new, |r| format!("\n  rationale: {r}")),
-        n.preview.summary
+            .map_or_else(String::new, |r| format!("\n  rationale: {}", one_line(r))),
+        one_line(&n.preview.summary)
     );
     // What moved (the summary says the rest).
     for pair in n
@@ -178,7 +182,7 @@ fn negotiate(a: Args, say: &str) -> CommandResult {
     {
         eprintln!(
             "  {}: p80 {}",
-            pair.subject,
+            one_line(&pair.subject),
             crate::prose::working_days_moved(pair.moved_working_days)
         );
     }
@@ -198,7 +202,11 @@ fn negotiate(a: Args, say: &str) -> CommandResult {
         );
         return Ok(());
     }
-    let id = record(&a.state.state, &draft, &options(&a))?;
+    let drafted = RecordOptions {
+        model: true,
+        ..options(&a)
+    };
+    let id = record(&a.state.state, &draft, &drafted)?;
     eprintln!("Recorded {id} in pm-state.md.");
     Ok(())
 }

@@ -206,6 +206,9 @@ pub struct RecordOptions {
     pub overrides: Overrides,
     /// The moment the consequence is forecast as of; default: [`crate::pipeline::day_zero`].
     pub as_of: Option<DateTime<Utc>>,
+    /// Whether a model wrote the directive (an agent's call, a draft from the PM's words): its op file
+    /// says so, and so does its pull request.
+    pub model: bool,
 }
 
 impl RecordOptions {
@@ -216,6 +219,7 @@ impl RecordOptions {
             env,
             overrides: Overrides::default(),
             as_of: None,
+            model: false,
         }
     }
 
@@ -397,7 +401,7 @@ fn record(
             source: Source::Directive,
             created_at: clock.to_rfc3339_opts(SecondsFormat::Secs, true),
             by: new.by.clone(),
-            model: false,
+            model: options.model,
             approved: false,
             destructive: ops.iter().any(Op::is_destructive),
             directive: Some(DirectiveRecord {
@@ -533,6 +537,25 @@ fn new_directive(
     if let Some(r) = &input.rationale {
         crate::limits::check_len(r, crate::limits::RATIONALE_CHARS)
             .map_err(|e| invalid("rationale", e))?;
+    }
+    // Words are kept as written, lines and all, but an escape sequence in them would rewrite the
+    // terminal of whoever reads the ledger, the draft shown for confirmation, or `git log`.
+    for (field, text) in [
+        ("quote", Some(&input.quote)),
+        ("rationale", input.rationale.as_ref()),
+    ] {
+        if let Some(c) = text.and_then(|t| {
+            t.chars()
+                .find(|&c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+        }) {
+            return Err(invalid(
+                field,
+                format!(
+                    "holds the control character U+{:04X}; write the words as plain text",
+                    u32::from(c)
+                ),
+            ));
+        }
     }
     if let Some(b) = &input.by {
         crate::limits::check_len(b, crate::limits::NAME_CHARS).map_err(|e| invalid("by", e))?;

@@ -218,15 +218,17 @@ fn error_text(kind: &str, message: &str) -> String {
     json!({"error": {"kind": kind, "message": message}}).to_string()
 }
 
-/// The person's own words that `quote` copies, as they wrote them: `quote` found in `words` up to runs of
-/// white space, letter case and typography (curly quotes and apostrophes for straight ones, dashes for
-/// hyphens) — what a model changes when it quotes ("password reset is …" from "Password reset is …").
-/// `None` where the words are not there. The ledger keeps what this returns, never the model's copy.
-pub(crate) fn verbatim_in(quote: &str, words: &str) -> Option<String> {
+/// The person's own words that `quote` copies, as they wrote them ([`verbatim_span`]'s text).
+#[cfg(test)]
+fn verbatim_in(quote: &str, words: &str) -> Option<String> {
     verbatim_span(quote, words).and_then(|r| words.get(r).map(str::to_owned))
 }
 
-/// Where in `words` the quote is, by [`verbatim_in`]'s rules, as a byte range of `words`.
+/// Where in `words` the person's own words that `quote` copies are, as a byte range: `quote` found in
+/// `words` up to runs of white space, letter case and typography (curly quotes and apostrophes for
+/// straight ones, dashes for hyphens) — what a model changes when it quotes ("password reset is …" from
+/// "Password reset is …"). `None` where the words are not there. The ledger keeps the words of this
+/// range, never the model's copy.
 fn verbatim_span(quote: &str, words: &str) -> Option<std::ops::Range<usize>> {
     // Each kept character of `words`, folded, with where it starts and ends in `words`.
     let fold = |c: char| match c {
@@ -298,7 +300,7 @@ impl NotADecision {
 }
 
 /// The person's words that `quote` copies, when they can stand for a decision the person made: verbatim
-/// (as [`verbatim_in`]), whole words, at least three of them or a whole sentence of two or more, and not
+/// (as [`verbatim_span`]), whole words, at least three of them or a whole sentence of two or more, and not
 /// only from sentences that end in a question mark. A model that obeys text planted in an issue can copy
 /// any word of an innocent question ("What is the status of #102?"); these rules keep such a copy out
 /// of the ledger while a real decision ("Push #112 to next week, the bank can wait.") passes.

@@ -77,6 +77,7 @@ pub fn negotiate(ctx: &Context, say: &str) -> Result<Negotiated, ToolError> {
         env: ctx.env.clone(),
         overrides: ctx.overrides.clone(),
         as_of: ctx.as_of,
+        model: true,
     };
     let user = format!("The project manager says:\n{say}");
     let names = Names {

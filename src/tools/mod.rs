@@ -315,9 +315,10 @@ fn negotiate(
             "give either say (the PM's words, to draft from) or kind and quote (a directive), not both",
         ));
     }
+    let by = caller(ctx, input.by)?;
     let mut n = crate::model::negotiate::negotiate(ctx, say)?;
-    if n.draft.by.is_none() {
-        n.draft.by = input.by.or_else(|| ctx.by.clone());
+    if n.draft.by.is_none() || ctx.model {
+        n.draft.by = by;
     }
     Ok(schema::RecordAnswer {
         directive_id: None,
@@ -378,19 +379,39 @@ fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, ToolError> {
         .map_err(|e| ToolError::State(format!("could not serialise the answer: {e}").into()))
 }
 
+/// Who a directive is recorded as: the `by` a call gives, else the context's. A model's call (`ask`,
+/// MCP) records as the person the session was started for (`--by`), never as whoever the model names:
+/// text planted in an issue could otherwise put a decision in a PM's name.
+fn caller(ctx: &Context, given: Option<String>) -> Result<Option<String>, ToolError> {
+    match given {
+        Some(b) if ctx.model && ctx.by.as_deref() != Some(b.as_str()) => Err(ToolError::invalid(
+            "/by",
+            format!(
+                "an agent records as the person its session is for ({}), not as \"{}\"; leave by out",
+                ctx.by.as_deref().map_or_else(
+                    || "nobody named: start it with --by".to_owned(),
+                    str::to_owned
+                ),
+                crate::limits::excerpt(&b)
+            ),
+        )),
+        Some(b) => Ok(Some(b)),
+        None => Ok(ctx.by.clone()),
+    }
+}
+
 /// `record_directive`, wired to the ledger module.
 fn record_directive(
     ctx: &Context,
     mut input: crate::ledger::record::RecordInput,
 ) -> Result<schema::RecordAnswer, ToolError> {
-    if input.by.is_none() {
-        input.by.clone_from(&ctx.by);
-    }
+    input.by = caller(ctx, input.by.take())?;
     let options = crate::ledger::record::RecordOptions {
         clock: ctx.now(),
         env: ctx.env.clone(),
         overrides: ctx.overrides.clone(),
         as_of: ctx.as_of,
+        model: ctx.model,
     };
     crate::ledger::record::record_directive(&ctx.state_dir, &input, &options)
         .map(|o| schema::RecordAnswer {

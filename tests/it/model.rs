@@ -727,6 +727,47 @@ fn a_negotiated_quote_is_the_sentence_that_decides_not_a_word_of_it() {
 }
 
 #[test]
+fn a_draft_is_shown_for_confirmation_without_the_escape_sequences_of_a_title() {
+    let tmp = demo_state();
+    // Anyone who can write on Gitea sets titles; this one rewrites the line and hides what follows.
+    let file = tmp.path().join("snapshot/issues/acme/api/102.yaml");
+    let yaml = std::fs::read_to_string(&file).unwrap();
+    let title = yaml
+        .lines()
+        .find(|l| l.starts_with("title: "))
+        .unwrap()
+        .to_owned();
+    std::fs::write(
+        &file,
+        yaml.replace(
+            &title,
+            "title: \"Idempotency\\e[2K\\rFAKE nothing moves\\e[8m hidden\"",
+        ),
+    )
+    .unwrap();
+    let say = "Make acme/api#102 top priority, the bank is waiting.";
+    let draft = json!({"kind": "reprioritize", "quote": say, "target": {"issue": "acme/api#102"},
+        "params": {"priority": 0}, "rationale": "the bank"});
+    let server = ModelServer::start(vec![Exchange::new(
+        Match::last(say),
+        Reply::text(&draft.to_string()),
+    )])
+    .unwrap();
+    configure(tmp.path(), &server, true, 30);
+    let out = commitea(tmp.path(), &["directive", "--say", say], "n\n", &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("FAKE nothing moves"),
+        "the title is shown: {stderr}"
+    );
+    assert!(
+        !stderr.chars().any(|c| c.is_control() && c != '\n'),
+        "{stderr:?}"
+    );
+}
+
+#[test]
 fn every_tool_answer_on_the_demo_is_within_its_budget() {
     let tmp = demo_state();
     let board = tool(tmp.path(), "query_project", json!({"view": "board"}));
@@ -1129,22 +1170,40 @@ fn a_directive_from_ask_quotes_a_decision_the_pm_made_never_a_word_of_their_ques
     // A decision the PM states is recorded, in their words; a fragment of it is sent back first.
     let decided =
         format!("What is the status of {key}? Make it top priority, the bank is waiting.");
+    let in_pats_name = Reply::tool_call(
+        "record_directive",
+        json!({"kind": "reprioritize", "quote": "make it top priority", "target": {"issue": key},
+               "params": {"priority": 0}, "by": "pat"}),
+    );
     let server = ModelServer::start(vec![
         Exchange::new(Match::any(), reprioritize("top priority")),
-        Exchange::new(
-            Match::last("whole sentence"),
-            reprioritize("make it top priority"),
-        ),
+        // Nor may the model say who decided: the session's person did.
+        Exchange::new(Match::last("whole sentence"), in_pats_name),
+        Exchange::new(Match::last("/by"), reprioritize("make it top priority")),
         Exchange::new(Match::any(), Reply::text("Recorded.")),
     ])
     .unwrap();
     let tmp = demo_state();
     configure(tmp.path(), &server, false, 30);
-    let out = ok(&commitea(tmp.path(), &["ask", &decided], "", &[]));
+    let out = ok(&commitea(
+        tmp.path(),
+        &["ask", &decided, "--by", "ann"],
+        "",
+        &[],
+    ));
     assert_eq!(server.unused(), 0, "{out}");
+    assert!(
+        out.contains("/by: an agent records as the person its session is for (ann)"),
+        "{out}"
+    );
     assert!(out.contains("wrote: D-"), "{out}");
     let after = ledger(tmp.path());
     assert!(after.contains("\n> Make it top priority\n"), "{after}");
+    assert!(after.contains("- by: ann"), "{after}");
+    let written = pending(tmp.path());
+    assert_eq!(written.len(), 1, "{written:?}");
+    let file = std::fs::read_to_string(tmp.path().join("ops/pending").join(&written[0])).unwrap();
+    assert!(file.contains("\nmodel: true\n"), "{file}");
 }
 
 #[test]

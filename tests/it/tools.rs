@@ -562,6 +562,18 @@ fn every_input_bound_names_the_field_and_the_limit_and_quotes_little() {
         ),
         (
             "record_directive",
+            json!({ "kind": "note", "quote": "Ship it.\u{1b}[8m hidden" }),
+            "/quote",
+            "holds the control character U+001B; write the words as plain text",
+        ),
+        (
+            "record_directive",
+            json!({ "kind": "note", "quote": "Ship it.\nNow.", "rationale": "r\u{7}" }),
+            "/rationale",
+            "holds the control character U+0007",
+        ),
+        (
+            "record_directive",
             json!({ "kind": "note", "quote": "x".repeat(1 << 20) }),
             "/",
             "more than the limit of 262144 for one call",
