@@ -545,6 +545,12 @@ pub(crate) type Unread = Vec<(PathBuf, StateError)>;
 /// word on stderr (for a reader whose caller already reports them).
 pub(crate) fn read_pending(layout: &Layout) -> Result<(Vec<OpFile>, Unread), StateError> {
     let dir = layout.ops_dir().join(PENDING_DIR);
+    if let Some(link) = crate::state::link_below(layout.root(), &dir) {
+        return Err(StateError::Io {
+            path: link,
+            source: crate::state::link_refused(),
+        });
+    }
     let entries = match std::fs::read_dir(&dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),

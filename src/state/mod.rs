@@ -127,6 +127,35 @@ pub(crate) fn is_link(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
 }
 
+/// The first symbolic link at `path` or in a folder between `root` and it (`root` itself is the user's
+/// choice and not looked at). A linked folder arrives through a pull request as easily as a linked file,
+/// and an `ops/pending` linked elsewhere had op files written outside the repo (an audit's finding).
+pub(crate) fn link_below(root: &Path, path: &Path) -> Option<PathBuf> {
+    let Ok(rel) = path.strip_prefix(root) else {
+        return is_link(path).then(|| path.to_path_buf());
+    };
+    let mut at = root.to_path_buf();
+    rel.components().find_map(|c| {
+        at.push(c);
+        is_link(&at).then(|| at.clone())
+    })
+}
+
+/// The state repo `path` is in, when it can tell: the nearest folder above it that holds `commitea.yaml`
+/// or `.git`.
+fn root_of(path: &Path) -> Option<&Path> {
+    path.ancestors().skip(1).find_map(|dir| {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        (std::fs::symlink_metadata(crate::config::Config::path_in(dir)).is_ok()
+            || std::fs::symlink_metadata(dir.join(".git")).is_ok())
+        .then_some(dir)
+    })
+}
+
 /// The error for a symbolic link where a file or folder of the state repo belongs.
 pub(crate) fn link_refused() -> std::io::Error {
     std::io::Error::new(
@@ -193,6 +222,16 @@ pub(crate) fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, StateE
         path: path.to_path_buf(),
         source,
     };
+    let link = match root_of(path) {
+        Some(root) => link_below(root, path),
+        None => is_link(path).then(|| path.to_path_buf()),
+    };
+    if let Some(link) = link {
+        return Err(StateError::Io {
+            path: link,
+            source: link_refused(),
+        });
+    }
     match std::fs::read(path) {
         Ok(old) if old == bytes => return Ok(false),
         Ok(_) => {}

@@ -245,6 +245,32 @@ fn symbolic_links_in_the_state_are_refused_never_followed() {
             linked.rsplit('/').next().unwrap(),
         );
     }
+
+    // A folder on the way a link: an op file would be written, or the forecast, wherever it points.
+    let write = serde_json::json!(
+        {"ops": [{"op": "set_priority", "issue": "acme/api#3", "priority": "p/0"}]}
+    )
+    .to_string();
+    let tool = ["tool", "apply_changes", write.as_str()];
+    for (folder, args) in [
+        ("ops/pending", &tool[..]),
+        ("ops", &tool[..]),
+        ("forecast", &["run", "--offline"][..]),
+    ] {
+        let state = state_from_fixture("small");
+        let target = outside.path().join(folder.replace('/', "-"));
+        std::fs::create_dir_all(&target).unwrap();
+        let path = state.path().join(folder);
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        symlink(&target, &path).unwrap();
+        refused(state.path(), args, folder.rsplit('/').next().unwrap());
+        assert_eq!(
+            std::fs::read_dir(&target).unwrap().count(),
+            0,
+            "{folder}: nothing written where the link points"
+        );
+    }
 }
 
 /// The run, killed at `after` (or left to finish when `after` is `None`): each line it printed with the
