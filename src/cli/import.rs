@@ -61,6 +61,7 @@ fn import_jira(
     min_issues: usize,
 ) -> anyhow::Result<()> {
     let ds = crate::import::load_dataset(data, dataset)?;
+    ds.check_not_after(chrono::Utc::now())?;
     let projects: Vec<(String, PathBuf)> = if project == "all" {
         ds.projects()
             .into_iter()
@@ -71,13 +72,28 @@ fn import_jira(
                 *n >= min_issues
             })
             .map(|(p, _)| {
+                // A project key names a folder under OUT: only a plain name may (`../x` or `/x` would
+                // leave it), checked before the path is made.
+                if format!("jira/{p}")
+                    .parse::<crate::domain::RepoName>()
+                    .is_err()
+                {
+                    return Err(crate::import::ImportError::ProjectName {
+                        project: crate::limits::excerpt(&p),
+                        dataset: dataset.to_owned(),
+                    }
+                    .into());
+                }
                 let dir = out.join(&p);
-                (p, dir)
+                Ok((p, dir))
             })
-            .collect()
+            .collect::<anyhow::Result<_>>()?
     } else {
         vec![(project.to_owned(), out.to_path_buf())]
     };
+    // Every project is converted before any is written: one that cannot be stops the import with
+    // nothing written, not halfway through `--project all`.
+    let mut converted = Vec::with_capacity(projects.len());
     for (p, dir) in projects {
         if dir.exists()
             && !crate::config::Config::path_in(&dir).exists()
@@ -88,7 +104,9 @@ fn import_jira(
                 dir.display()
             );
         }
-        let imported = crate::import::to_state(&ds, &p)?;
+        converted.push((p.clone(), dir, crate::import::to_state(&ds, &p)?));
+    }
+    for (p, dir, imported) in converted {
         let s = &imported.stats;
         tracing::info!(
             "{p}: {} issues ({} open, {} with a milestone, {} with an estimate), {} events, as of {}",

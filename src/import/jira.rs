@@ -358,6 +358,20 @@ impl Row<'_> {
             .collect()
     }
 
+    /// A user's name (empty for none): it becomes a Gitea username in the state repo (a team member,
+    /// an assignee, a page of the site), so it must be one.
+    fn user(&self, col: &str) -> Result<String, ImportError> {
+        let v = self.get(col);
+        if v.is_empty() || crate::ledger::format::valid_username(v) {
+            Ok(v.to_owned())
+        } else {
+            Err(self.err(
+                col,
+                "not a username (letters, digits, `-`, `_` and `.`, not first):",
+            ))
+        }
+    }
+
     fn opt(&self, col: &str) -> Option<String> {
         Some(self.get(col))
             .filter(|s| !s.is_empty())
@@ -427,8 +441,8 @@ pub fn load_dataset(dir: &Path, dataset: &str) -> Result<JiraDataset, ImportErro
             updated: r.time("updated")?,
             resolved: r.opt_time("resolved")?,
             first_in_progress: r.opt_time("first_in_progress")?,
-            assignee: r.opt("assignee"),
-            reporter: r.get("reporter").to_owned(),
+            assignee: Some(r.user("assignee")?).filter(|a| !a.is_empty()),
+            reporter: r.user("reporter")?,
             labels: r.list("labels"),
             milestone: r.opt("milestone"),
             milestones: r.list("milestones"),
@@ -439,16 +453,49 @@ pub fn load_dataset(dir: &Path, dataset: &str) -> Result<JiraDataset, ImportErro
             title: r.get("title").to_owned(),
         });
     }
+    // Each issue once: a second row of the same key or number would silently replace the first.
+    let mut seen_keys: HashMap<&str, usize> = HashMap::new();
+    let mut seen_numbers: HashMap<(&str, u64), usize> = HashMap::new();
+    for i in &issues {
+        let twice = seen_keys
+            .insert(&i.key, i.line)
+            .map(|first| (first, format!("key {}", i.key)))
+            .or_else(|| {
+                seen_numbers
+                    .insert((&i.project, i.number), i.line)
+                    .map(|first| {
+                        (
+                            first,
+                            format!("number {} of project {}", i.number, i.project),
+                        )
+                    })
+            });
+        if let Some((first, what)) = twice {
+            return Err(ImportError::Row {
+                file: issues_t.file.clone(),
+                line: i.line,
+                message: format!(
+                    "the issue's {what} is on line {first} already; an export lists each issue once"
+                ),
+            });
+        }
+    }
     let mut history = Vec::with_capacity(history_t.rows.len());
     for r in history_t.rows() {
+        let field = r.get("field").to_owned();
+        let (from, to) = if field == "assignee" {
+            (r.user("from")?, r.user("to")?)
+        } else {
+            (r.get("from").to_owned(), r.get("to").to_owned())
+        };
         history.push(JiraHistory {
             line: r.line,
             key: r.required("key")?,
             at: r.time("at")?,
-            author: r.get("author").to_owned(),
-            field: r.get("field").to_owned(),
-            from: r.get("from").to_owned(),
-            to: r.get("to").to_owned(),
+            author: r.user("author")?,
+            field,
+            from,
+            to,
         });
     }
     let mut milestones = Vec::with_capacity(milestones_t.rows.len());
@@ -469,6 +516,46 @@ pub fn load_dataset(dir: &Path, dataset: &str) -> Result<JiraDataset, ImportErro
         history,
         milestones,
     })
+}
+
+impl JiraDataset {
+    /// Checks that nothing in the export happened after `now`: an export holds only what happened, and
+    /// one row dated 9999 would make it the project's "as of" (the latest moment in the data), so its
+    /// forecast would start in year 9999 and its backtest cut it every 28 days from the first issue on.
+    pub fn check_not_after(&self, now: DateTime<Utc>) -> Result<(), ImportError> {
+        let late = |file: String, line: usize, col: &str, at: DateTime<Utc>| ImportError::Row {
+            file,
+            line,
+            message: format!(
+                "column \"{col}\": {} is after now ({}); an export holds only what happened",
+                at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            ),
+        };
+        for i in &self.issues {
+            let times = [
+                ("created", Some(i.created)),
+                ("updated", Some(i.updated)),
+                ("resolved", i.resolved),
+                ("first_in_progress", i.first_in_progress),
+            ];
+            if let Some((col, at)) = times
+                .into_iter()
+                .find_map(|(c, t)| t.filter(|t| *t > now).map(|t| (c, t)))
+            {
+                return Err(late(format!("{}_issues.csv", self.name), i.line, col, at));
+            }
+        }
+        if let Some(h) = self.history.iter().find(|h| h.at > now) {
+            return Err(late(
+                format!("{}_history.csv", self.name),
+                h.line,
+                "at",
+                h.at,
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The `p/*` label of a Jira priority: Blocker p/0, Critical p/1, Major p/2, Minor and Trivial p/3.
@@ -826,7 +913,13 @@ pub fn to_state(ds: &JiraDataset, project: &str) -> Result<ImportedProject, Impo
     if issues.is_empty() {
         return Err(unknown());
     }
-    let repo: RepoName = format!("jira/{project}").parse().map_err(|_| unknown())?;
+    let repo: RepoName =
+        format!("jira/{project}")
+            .parse()
+            .map_err(|_| ImportError::ProjectName {
+                project: crate::limits::excerpt(project),
+                dataset: ds.name.clone(),
+            })?;
     let defaults = Config::default();
     let workday_hours = defaults.calendar.workday_hours.0;
     let ladder = defaults.estimates.ladder.clone();

@@ -45,6 +45,16 @@ pub enum ImportError {
         /// The project keys it has, comma-separated.
         known: String,
     },
+    /// A project key that cannot name a repository (`jira/KEY`) or a folder.
+    #[error(
+        "project key \"{project}\" of dataset \"{dataset}\" cannot name a repository or a folder (letters, digits, `-`, `_` and `.`)"
+    )]
+    ProjectName {
+        /// The project key.
+        project: String,
+        /// The dataset.
+        dataset: String,
+    },
     /// The state repo could not be written.
     #[error(transparent)]
     State(#[from] crate::state::StateError),

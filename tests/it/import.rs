@@ -271,6 +271,101 @@ fn cli_imports_all_big_enough_projects_and_reports_bad_input() {
     );
 }
 
+/// What an export must hold for the state repo to be a Gitea one: nothing after now, each issue once,
+/// users that are usernames, and project keys that name a folder; the first wrong row is named and nothing
+/// is written, not even the projects before it.
+#[test]
+fn a_hostile_export_is_refused_at_its_row_with_nothing_written() {
+    let data = fixture();
+    let copy = |name: &str, edit: &dyn Fn(&str, String) -> String| {
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["issues", "history", "milestones"] {
+            let text = std::fs::read_to_string(data.join(format!("mini_{f}.csv"))).unwrap();
+            std::fs::write(dir.path().join(format!("{name}_{f}.csv")), edit(f, text)).unwrap();
+        }
+        dir
+    };
+    let issue_line = |text: &str, key: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{key},")))
+            .unwrap()
+            .to_owned()
+    };
+    let import = |dir: &Path, name: &str, project: &str| {
+        let out = tempfile::tempdir().unwrap();
+        let o = import_cli(&[
+            "--data",
+            dir.to_str().unwrap(),
+            "--dataset",
+            name,
+            "--project",
+            project,
+            "--min-issues",
+            "1",
+            "--out",
+            out.path().to_str().unwrap(),
+        ]);
+        let written = std::fs::read_dir(out.path()).unwrap().count();
+        (o, written)
+    };
+    type Edit = Box<dyn Fn(&str, String) -> String>;
+    let cases: Vec<(&str, Edit, &str)> = vec![
+        (
+            "future",
+            Box::new(|f: &str, t: String| {
+                if f == "history" {
+                    t + "MINI-1,9999-12-31T23:59:59Z,bob,status,Closed,Open\n"
+                } else {
+                    t
+                }
+            }),
+            "future_history.csv line 23: column \"at\": 9999-12-31T23:59:59Z is after now",
+        ),
+        (
+            "twice",
+            Box::new(move |f: &str, t: String| {
+                if f == "issues" {
+                    let first = issue_line(&t, "MINI-1");
+                    t.clone() + &first.replacen("MINI-1,", "MINI-9,", 1) + "\n"
+                } else {
+                    t
+                }
+            }),
+            "the issue's number 1 of project MINI is on line 2 already; an export lists each issue once",
+        ),
+        (
+            "user",
+            Box::new(|f: &str, t: String| {
+                if f == "issues" {
+                    t.replacen(",alice,bob,", ",../../root,bob,", 1)
+                } else {
+                    t
+                }
+            }),
+            "user_issues.csv line 2: column \"assignee\": not a username (letters, digits, `-`, `_` and `.`, not first): \"../../root\"",
+        ),
+        (
+            "key",
+            Box::new(|f: &str, t: String| {
+                if f == "issues" {
+                    t.replace("OTHER-1,OTHER,", "../x-1,../x,")
+                } else {
+                    t
+                }
+            }),
+            "project key \"../x\" of dataset \"key\" cannot name a repository or a folder",
+        ),
+    ];
+    for (name, edit, expected) in cases {
+        let dir = copy(name, &*edit);
+        let (o, written) = import(dir.path(), name, "all");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{name}: {err}");
+        assert!(err.contains(expected), "{name}: {err}");
+        assert_eq!(written, 0, "{name}: nothing written");
+    }
+}
+
 /// The real Jira data folder: `$COMMITEA_REALWORLD_DIR`, else `<crate>/../shared/realworld-issues`; `None`
 /// (after a loud message) when it is missing, and a failure instead under `COMMITEA_REQUIRE_EXTERNAL=1`.
 pub fn realworld_dir() -> Option<PathBuf> {
