@@ -197,6 +197,7 @@ impl Default for LockConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct Member {
     /// Gitea username.
+    #[serde(deserialize_with = "a_username")]
     pub name: String,
     /// Working hours in a full week; default: `workday_hours` times the number of working days.
     pub hours_per_week: Option<Hours>,
@@ -632,6 +633,19 @@ impl<'de> Deserialize<'de> for DateRange {
     }
 }
 
+/// A Gitea username: it names a person's page on the site and their op files, so `../x` is refused.
+fn a_username<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let name = String::deserialize(d)?;
+    if crate::ledger::format::valid_username(&name) {
+        Ok(name)
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "\"{}\" is not a Gitea username (letters, digits, `-`, `_` and `.`, not first)",
+            crate::limits::excerpt(&name)
+        )))
+    }
+}
+
 fn a_date<'de, D: Deserializer<'de>>(d: D) -> Result<NaiveDate, D::Error> {
     let text = String::deserialize(d)?;
     crate::domain::parse_day(text.trim()).map_err(serde::de::Error::custom)
@@ -918,6 +932,21 @@ mod tests {
         assert_eq!(c.workday_hours(), 6.0);
         assert_eq!(c.estimates.ladder.len(), 8);
         assert_eq!(c.forecast.trials.0, 10_000);
+    }
+
+    #[test]
+    fn a_team_member_is_a_gitea_username() {
+        // The name becomes the path of the person's page and goes into op files.
+        for bad in ["../../root", "..", ".hidden", "ann smith", ""] {
+            let err = parse(&format!("team:\n  - name: \"{bad}\"\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("team[0].name") && err.contains("is not a Gitea username"),
+                "{bad}: {err}"
+            );
+        }
+        assert_eq!(parse("team:\n  - name: ann.b-c_d\n").unwrap().team[0].name, "ann.b-c_d");
     }
 
     #[test]

@@ -193,9 +193,11 @@ impl fmt::Display for Target {
     }
 }
 
-/// Whether `s` is a plausible Gitea username: ASCII letters, digits, `-`, `_` and `.`.
+/// Whether `s` is a plausible Gitea username: ASCII letters, digits, `-`, `_` and `.`, not starting with
+/// `.` (Gitea reserves `.` and `..`; a name that starts with one would be a hidden file or a way up).
 pub(crate) fn valid_username(s: &str) -> bool {
     !s.is_empty()
+        && !s.starts_with('.')
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }

@@ -299,6 +299,8 @@ pub struct CapacityRow<'a> {
     pub hours_per_week_label: String,
     /// Planned hours, formatted.
     pub planned_hours_label: String,
+    /// The person's page, relative to the site's root; none for a name no page is written for.
+    pub page: Option<String>,
 }
 
 /// One recent directive with labels.
@@ -402,6 +404,7 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
             capacity: c,
             hours_per_week_label: hours(c.hours_per_week),
             planned_hours_label: hours(c.planned_hours),
+            page: super::detail::person_path(&c.person),
         })
         .collect();
     PageContext {
