@@ -946,7 +946,10 @@ mod tests {
                 "{bad}: {err}"
             );
         }
-        assert_eq!(parse("team:\n  - name: ann.b-c_d\n").unwrap().team[0].name, "ann.b-c_d");
+        assert_eq!(
+            parse("team:\n  - name: ann.b-c_d\n").unwrap().team[0].name,
+            "ann.b-c_d"
+        );
     }
 
     #[test]

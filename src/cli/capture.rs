@@ -22,7 +22,7 @@ pub struct Args {
     #[command(flatten)]
     state: StateArg,
     /// Who is capturing (a Gitea username), written into the op file.
-    #[arg(long)]
+    #[arg(long, value_parser = super::parse_by)]
     by: Option<String>,
     #[command(flatten)]
     forecast: ForecastArgs,

@@ -55,7 +55,7 @@ pub struct Args {
     #[arg(long)]
     rationale: Option<String>,
     /// Who gave the directive (a Gitea username).
-    #[arg(long)]
+    #[arg(long, value_parser = super::parse_by)]
     by: Option<String>,
     /// The consequence's day zero, seed and trials; `--now` also stamps the entry.
     #[command(flatten)]

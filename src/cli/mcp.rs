@@ -8,7 +8,7 @@ pub struct Args {
     #[command(flatten)]
     state: StateArg,
     /// Who is asking (a Gitea username), written into op files and directives.
-    #[arg(long)]
+    #[arg(long, value_parser = super::parse_by)]
     by: Option<String>,
     #[command(flatten)]
     forecast: ForecastArgs,

@@ -214,6 +214,19 @@ pub(crate) fn parse_now(s: &str) -> Result<DateTime<Utc>, String> {
     Ok(at)
 }
 
+/// Parses `--by`: a Gitea username, as the ledger and the op files take it (a newline in it once wrote a
+/// second line into an op file's `by`).
+pub(crate) fn parse_by(s: &str) -> Result<String, String> {
+    if crate::ledger::format::valid_username(s) {
+        Ok(s.to_owned())
+    } else {
+        Err(format!(
+            "\"{}\" is not a Gitea username (letters, digits, `-`, `_` and `.`, not first)",
+            crate::prose::one_line(&crate::limits::excerpt(s))
+        ))
+    }
+}
+
 /// The `COMMITEA_*` environment variables: config overrides (the resolver skips those that are not keys).
 pub(crate) fn env_vars() -> Vec<(String, String)> {
     std::env::vars()

@@ -20,7 +20,7 @@ pub struct Args {
     #[arg(long, conflicts_with_all = ["name", "input"])]
     list: bool,
     /// Who is asking (a Gitea username), written into op files and directives.
-    #[arg(long)]
+    #[arg(long, value_parser = super::parse_by)]
     by: Option<String>,
     /// Use this time (RFC 3339) as the wall clock, for reproducible op files and ledger entries.
     #[arg(long, hide = true, value_parser = super::parse_now)]

@@ -354,6 +354,15 @@ fn plan_and_render_work_on_a_state_repo() {
     let demo = commitea::demo::generate(&commitea::demo::DemoSpec::bundled());
     commitea::demo::write(&demo, &tmp.path().join("state")).unwrap();
     let state = tmp.path().join("state");
+    // A title is anyone's on Gitea: a line break or an escape sequence in it must not break the table.
+    let milestones = state.join("snapshot/milestones.yaml");
+    let text = std::fs::read_to_string(&milestones).unwrap();
+    let hostile = text.replace(
+        "title: Accessibility compliance (EAA)",
+        "title: \"Accessibility\\ncompliance\\e[2K (EAA)\"",
+    );
+    assert_ne!(hostile, text);
+    std::fs::write(&milestones, hostile).unwrap();
     let plan = commitea(&["plan", "-s", "state", "--trials", "300"], tmp.path());
     assert!(
         plan.status.success(),
@@ -362,6 +371,11 @@ fn plan_and_render_work_on_a_state_repo() {
     );
     let table = String::from_utf8(plan.stdout).unwrap();
     assert!(table.starts_with("as of 2026-11-27\n"), "{table}");
+    assert!(
+        table.contains("Accessibility compliance[2K (EAA)"),
+        "{table}"
+    );
+    assert!(!table.contains('\u{1b}'), "{table:?}");
     // The columns line up whatever the titles' lengths ("Accessibility compliance (EAA)" is 30 long).
     let widths: std::collections::BTreeSet<usize> = table
         .lines()

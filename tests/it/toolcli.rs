@@ -156,6 +156,17 @@ fn input_mistakes_exit_2_and_name_the_problem() {
         "",
     ));
     assert!(capture.contains("no model configured"), "{capture}");
+
+    // Who asks is a Gitea username: a newline in it wrote a second line into the op file's `by`.
+    let key = open_issue(tmp.path());
+    let write = format!(r#"{{"ops":[{{"op":"set_priority","issue":"{key}","priority":"p/1"}}]}}"#);
+    let by = input_error(&tool(
+        tmp.path(),
+        &["--by", "pat\n## D-0009", "apply_changes", &write],
+        "",
+    ));
+    assert!(by.contains("is not a Gitea username"), "{by}");
+    assert!(!tmp.path().join("ops/pending").exists());
 }
 
 #[test]
