@@ -934,6 +934,9 @@ fn md_text(text: &str) -> String {
     out
 }
 
+/// The lines of a new issue's body a pull request quotes.
+const BODY_LINES: usize = 8;
+
 /// The body of a proposal's pull request: the consequence, the changes in words, who asked, the quote.
 pub fn body(p: &Proposal, c: &Consequence) -> String {
     let mut b = String::new();
@@ -992,6 +995,21 @@ pub fn body(p: &Proposal, c: &Consequence) -> String {
                     ""
                 }
             ));
+            // What will be filed on Gitea, not only its title: a model may write the body.
+            if let crate::ops::Op::CreateIssue { body, .. } = op
+                && !body.trim().is_empty()
+            {
+                let lines: Vec<&str> = body.lines().collect();
+                for line in lines.iter().take(BODY_LINES) {
+                    b.push_str(&format!("  > {}\n", md_text(line)));
+                }
+                if lines.len() > BODY_LINES {
+                    b.push_str(&format!(
+                        "  > … and {} more lines (in the op file)\n",
+                        lines.len() - BODY_LINES
+                    ));
+                }
+            }
         }
         b.push('\n');
         if let Some(by) = &f.by {
@@ -1149,6 +1167,23 @@ mod tests {
             said(true)
         );
         assert!(!said(false).contains("model"), "{}", said(false));
+        // A new issue's body is quoted, as it will be filed, cut after a few lines.
+        let mut filed = proposal(true);
+        let text: String = (1..=12).map(|n| format!("line {n} **bold**\n")).collect();
+        filed.file.as_mut().unwrap().ops = vec![
+            serde_json::from_value(serde_json::json!(
+                {"op": "create_issue", "repo": "acme/api", "title": "New", "body": text}
+            ))
+            .unwrap(),
+        ];
+        let shown = body(&filed, &Consequence::default());
+        assert!(shown.contains("  > line 1 \\*\\*bold\\*\\*\n"), "{shown}");
+        assert!(shown.contains("  > line 8 "), "{shown}");
+        assert!(!shown.contains("line 9 "), "{shown}");
+        assert!(
+            shown.contains("… and 4 more lines (in the op file)"),
+            "{shown}"
+        );
     }
 
     #[test]
