@@ -351,7 +351,8 @@ fn propose(ctx: &Context) -> Vec<String> {
             Ok(lines) => lines,
             Err(e) => vec![format!(
                 "not proposed yet ({}); `commitea propose` will",
-                crate::limits::excerpt(&e)
+                // Long enough for the reason, not only the request (an audit saw it cut at the URL).
+                crate::prose::one_line(&crate::limits::excerpt_long(&e))
             )],
         },
     }

@@ -2089,3 +2089,54 @@ fn a_fork_pull_request_named_as_a_proposal_is_never_taken_for_one() {
         );
     }
 }
+
+/// `approvals.propose_on_write`: a write tool proposes what it wrote at once, and a proposal that cannot
+/// be made leaves the file in the checkout and says why in the answer.
+#[test]
+fn propose_on_write_proposes_each_write_and_says_why_when_it_cannot() {
+    let s = setup(&DemoSpec::scaled(60));
+    let config = std::fs::read_to_string(s.work.join("commitea.yaml")).unwrap();
+    std::fs::write(
+        s.work.join("commitea.yaml"),
+        format!("{config}  propose_on_write: true\n"),
+    )
+    .unwrap();
+    git(&s.work, &["add", "commitea.yaml"]);
+    commit_as_pm(&s.work, "propose on write");
+    git(&s.work, &["push", "-q", "origin", "HEAD:main"]);
+    let keys = s.quiet_issues(2);
+    let apply = |key: &IssueKey| -> Value {
+        let input =
+            format!(r#"{{"ops":[{{"op":"set_estimate","issue":"{key}","estimate":"est/2d"}}]}}"#);
+        serde_json::from_str(&ok(
+            &s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"])
+        ))
+        .unwrap()
+    };
+    // A person's additive op goes straight to the branch, proposed by the call itself.
+    let first = apply(&keys[0]);
+    let proposed = first["proposed"].as_array().unwrap();
+    assert_eq!(proposed.len(), 1, "{first}");
+    assert!(
+        proposed[0].as_str().unwrap().starts_with("C-0001 direct "),
+        "{first}"
+    );
+    assert!(s.on_branch("main", "ops/pending/C-0001.yaml").is_some());
+
+    // The server fails: the op file stays for `commitea propose`, and the answer says why, whole.
+    s.emu.inject(
+        Fault::new(FaultKind::Status(503))
+            .times(1000)
+            .on("/repos/acme/state"),
+    );
+    let second = apply(&keys[1]);
+    let said = second["proposed"][0].as_str().unwrap();
+    assert!(said.starts_with("not proposed yet ("), "{second}");
+    assert!(
+        said.contains("503"),
+        "the reason, not only the request: {said}"
+    );
+    assert!(said.ends_with("; `commitea propose` will"), "{said}");
+    let file = second["opsFile"].as_str().unwrap();
+    assert!(s.work.join(file).exists(), "{second}");
+}
