@@ -1231,27 +1231,47 @@ pub fn next_id(layout: &Layout) -> Result<String, StateError> {
 }
 
 /// The ids proposals have taken that the checkout no longer shows: those of the branches `commitea/ID`
-/// this repository knows (its own, and the remote's as last fetched or pushed). `commitea propose` takes
-/// a proposal out of the checkout once it is on its branch, so counting the checkout alone would give
-/// its id again — and the next proposal would replace its open pull request.
+/// this repository knows (its own, and the remote's as last fetched or pushed), and those of the op files
+/// on the remote's other branches as last fetched or pushed (an additive op `propose` pushed straight to
+/// the branch). `commitea propose` takes a proposal out of the checkout once it is on its branch, so
+/// counting the checkout alone would give its id again — and the next proposal would replace its open
+/// pull request, or a tool's answer would name the file of another.
 pub(crate) fn ids_on_proposal_branches(root: &Path) -> Vec<String> {
     let Ok(repo) = gix::open(root) else {
         return Vec::new();
     };
-    crate::state::git::reference_names(&repo)
-        .into_iter()
-        .filter_map(|name| {
-            let branch = name.strip_prefix("refs/heads/").or_else(|| {
-                name.strip_prefix("refs/remotes/")
-                    .and_then(|r| r.split_once('/'))
-                    .map(|(_, b)| b)
-            })?;
-            let id = branch.strip_prefix(crate::apply::propose::BRANCH_PREFIX)?;
-            id_problem(&format!("{id}.yaml"), id)
-                .is_none()
-                .then(|| id.to_owned())
-        })
-        .collect()
+    let mut ids = Vec::new();
+    for name in crate::state::git::reference_names(&repo) {
+        let remote = name
+            .strip_prefix("refs/remotes/")
+            .and_then(|r| r.split_once('/'))
+            .map(|(_, b)| b);
+        let Some(branch) = name.strip_prefix("refs/heads/").or(remote) else {
+            continue;
+        };
+        if let Some(id) = branch.strip_prefix(crate::apply::propose::BRANCH_PREFIX) {
+            if id_problem(&format!("{id}.yaml"), id).is_none() {
+                ids.push(id.to_owned());
+            }
+            continue;
+        }
+        let Some(tip) = remote
+            .filter(|b| *b != "HEAD")
+            .and_then(|_| crate::state::git::resolve(&repo, &name))
+        else {
+            continue;
+        };
+        for dir in [PENDING_PATH, APPLIED_PATH] {
+            for file in crate::state::git::list_dir(&repo, tip, dir).unwrap_or_default() {
+                if let Some(id) = file.strip_suffix(".yaml")
+                    && id_problem(&file, id).is_none()
+                {
+                    ids.push(id.to_owned());
+                }
+            }
+        }
+    }
+    ids
 }
 
 /// The number of `id` when it has `prefix` (`C-0004` → 4 for `C-`).

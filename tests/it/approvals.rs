@@ -2137,6 +2137,8 @@ fn propose_on_write_proposes_each_write_and_says_why_when_it_cannot() {
         "the reason, not only the request: {said}"
     );
     assert!(said.ends_with("; `commitea propose` will"), "{said}");
+    // Numbered after the one on the branch, though the checkout no longer holds that one.
     let file = second["opsFile"].as_str().unwrap();
+    assert_eq!(file, "ops/pending/C-0002.yaml", "{second}");
     assert!(s.work.join(file).exists(), "{second}");
 }
