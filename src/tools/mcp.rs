@@ -7,7 +7,9 @@
 //! repo — is a tool result with `isError: true` whose text is the message and whose structured content is
 //! `{error: {kind, message, path?}}`, so the model reads what to fix and the session goes on; it is never a
 //! protocol error. A method the server does not know gets JSON-RPC's `-32601` (method not found): rmcp
-//! reads it as a custom request, and the handler answers it with the method's name.
+//! reads it as a custom request, and the handler answers it with the method's name. A known method whose
+//! params do not decode (a `tools/call` with its arguments as an array) arrives the same way and gets
+//! `-32602` (invalid params) with the shape to send.
 //!
 //! stdout carries the protocol and nothing else: logs go to stderr through `tracing`. The server runs on a
 //! current-thread Tokio runtime of its own, so the caller stays synchronous, and returns when the client
@@ -156,6 +158,18 @@ impl ServerHandler for Server {
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
+        // rmcp hands a known method here when its params do not decode (arguments as an array, say):
+        // that is invalid params, not a method this server lacks.
+        if matches!(request.method.as_str(), "tools/call" | "tools/list") {
+            return Err(ErrorData::new(
+                ErrorCode::INVALID_PARAMS,
+                format!(
+                    "invalid params for {}: tools/call takes {{\"name\": \"<tool>\", \"arguments\": {{...}}}}, the arguments one JSON object",
+                    request.method
+                ),
+                None,
+            ));
+        }
         Err(ErrorData::new(
             ErrorCode::METHOD_NOT_FOUND,
             format!(

@@ -137,6 +137,8 @@ fn raw_json_rpc_unknown_methods_are_method_not_found_and_stdout_is_protocol_only
         serde_json::json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {
             "name": "query_project", "arguments": {"view": "runway"}}}),
         serde_json::json!({"jsonrpc": "2.0", "id": 12, "method": "tools/list"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 13, "method": "tools/call", "params": {
+            "name": "query_project", "arguments": [1, 2]}}),
     ];
     let (lines, stderr) = raw_session(tmp.path(), &requests);
     // Every stdout line is a JSON-RPC message; logs went to stderr.
@@ -165,6 +167,17 @@ fn raw_json_rpc_unknown_methods_are_method_not_found_and_stdout_is_protocol_only
             .as_str()
             .unwrap()
             .contains("no/such")
+    );
+
+    // A known method with params it cannot take: invalid params, with the shape to send.
+    let wrong = reply(13);
+    assert_eq!(wrong["error"]["code"], -32602, "{wrong}");
+    assert!(
+        wrong["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the arguments one JSON object"),
+        "{wrong}"
     );
 
     let bad = &reply(10)["result"];
