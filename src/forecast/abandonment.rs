@@ -208,7 +208,53 @@ pub struct FateTuning {
 /// within the window at those cuts, and since then at `RECENT_CUT_DAYS`, whose windows have partly
 /// passed — each cut weighted by its age (`recency_weight`), and [`fate::recalibrate`] fits the
 /// correction. `None` when the model was cold at every cut.
+///
+/// The cuts are counted back from a Monday ([`cut_anchor`]), so that the tuning does not move with the
+/// day of the run; and the tuning of the week's Monday is blended with the previous Monday's, the
+/// newer one weighing more as the week goes on (none on Monday at midnight, nearly all by Sunday
+/// night), so that it does not jump on Mondays either. With one anchor alone, an unchanged state's
+/// milestone p80 moved by up to two months between a Sunday and a Monday.
 pub fn choose_frailty(plan: &Plan, window_days: u32) -> Option<FateTuning> {
+    let this_week = cut_anchor(plan.now);
+    let last_week = this_week - chrono::Duration::days(fate::STEP_DAYS);
+    let newer = (plan.now - this_week).num_seconds() as f64 / (fate::STEP_DAYS * 86_400) as f64;
+    let untuned = FateTuning {
+        frailty: fate::DEFAULT_FRAILTY,
+        recalibration: [0.0, 1.0],
+    };
+    match (
+        tuning_at(plan, last_week, window_days),
+        tuning_at(plan, this_week, window_days),
+    ) {
+        (None, None) => None,
+        (old, new) => Some(FateTuning::blend(
+            old.unwrap_or(untuned),
+            new.unwrap_or(untuned),
+            newer.clamp(0.0, 1.0),
+        )),
+    }
+}
+
+impl FateTuning {
+    /// `old` and `new` mixed, `w` of `new`.
+    fn blend(old: Self, new: Self, w: f64) -> Self {
+        let mix = |a: f64, b: f64| a + (b - a) * w;
+        Self {
+            frailty: mix(old.frailty, new.frailty),
+            recalibration: [
+                mix(old.recalibration[0], new.recalibration[0]),
+                mix(old.recalibration[1], new.recalibration[1]),
+            ],
+        }
+    }
+}
+
+/// [`choose_frailty`] with its cuts counted back from `anchor`.
+fn tuning_at(
+    plan: &Plan,
+    anchor: chrono::DateTime<chrono::Utc>,
+    window_days: u32,
+) -> Option<FateTuning> {
     let window = chrono::Duration::days(i64::from(window_days));
     let levels = [0.5, 0.8];
     let mut hits = [[0.0f64; 2]; fate::FRAILTIES.len()];
@@ -217,7 +263,6 @@ pub fn choose_frailty(plan: &Plan, window_days: u32) -> Option<FateTuning> {
     // Per scored issue: its cumulative rate over the time promised, whether it was done in it, and the
     // weight of its cut.
     let mut promised: Vec<(f64, bool, f64)> = Vec::new();
-    let anchor = cut_anchor(plan.now);
     for k in 0..FRAILTY_CUTS {
         let cut = anchor - window - chrono::Duration::days(k * FRAILTY_CUT_EVERY);
         let weight = recency_weight(plan.now - cut);
