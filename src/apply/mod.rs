@@ -617,11 +617,9 @@ impl<'a> Writer<'a> {
                     return Ok(Outcome::AlreadySo);
                 }
                 let description = crate::ops::set_hard_marker(&m.description, *hard);
-                // Gitea writes `due_on` on every edit, clearing it when it is left out: send it back.
-                let mut body = json!({ "description": description });
-                if let Some(d) = m.due_on {
-                    body["due_on"] = json!(d.to_rfc3339_opts(SecondsFormat::Secs, true));
-                }
+                // Only the description: Gitea keeps a due date an edit leaves out (`EditMilestone` sets it
+                // only when given), and sending the snapshot's back would undo one changed since the sync.
+                let body = json!({ "description": description });
                 let path = format!("repos/{repo}/milestones/{milestone}");
                 if let Err(o) = self.send(Method::PATCH, &path, &body, true)? {
                     return Ok(o);

@@ -1000,6 +1000,21 @@ impl<'a> Checker<'a> {
                 if i.is_closed() || self.closed.contains(&key) {
                     return Err(format!("{key} is already closed"));
                 }
+                // Gitea answers 412 to closing an issue with an open dependency (`CloseIssue`,
+                // `ErrDependenciesLeft`): say so now, with what to do, not at the run.
+                let open_blocker = self.deps.get(&key).and_then(|blockers| {
+                    blockers.iter().find(|b| {
+                        !self.closed.contains(*b)
+                            && self.snapshot.issues.get(*b).is_some_and(|x| !x.is_closed())
+                    })
+                });
+                if let Some(b) = open_blocker {
+                    return Err(format!(
+                        "{key} depends on {b}, which is open, and Gitea refuses to close an issue with an \
+                         open dependency: close {b} first, or remove the dependency (remove_dep) in an op \
+                         before this one"
+                    ));
+                }
                 self.closed.insert(key.clone());
                 Op::CloseIssue {
                     issue: key_ref(&key),

@@ -1043,6 +1043,36 @@ fn writes_change_later_reads() {
         .unwrap();
     assert_eq!(m1["description"], "deadline/hard");
     assert_eq!(m1["due_on"], "2027-01-15T00:00:00Z");
+    // An edit without a due date, or with null, keeps it (`EditMilestone` sets it only when given).
+    for body in [json!({"description": ""}), json!({"due_on": null})] {
+        let r = call(&emu, "PATCH", "/repos/acme/api/milestones/1", Some(&body));
+        assert_eq!(r.status, 200);
+        assert_eq!(r.json()["due_on"], "2027-01-15T00:00:00Z", "{body}");
+    }
+    // A label id of no repository is 422; one of another repository deletes nothing, 204.
+    let r = call(
+        &emu,
+        "DELETE",
+        "/repos/acme/api/issues/5/labels/987654",
+        None,
+    );
+    assert_eq!(r.status, 422);
+    let web: Vec<u64> = get_json(&emu, "/repos/acme/web/labels")
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["id"].as_u64().unwrap())
+        .collect();
+    let api: Vec<u64> = get_json(&emu, "/repos/acme/api/labels")
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["id"].as_u64().unwrap())
+        .collect();
+    if let Some(other) = web.iter().find(|id| !api.contains(id)) {
+        let path = format!("/repos/acme/api/issues/5/labels/{other}");
+        assert_eq!(call(&emu, "DELETE", &path, None).status, 204);
+    }
     // Dependencies.
     let meta = json!({"owner": "acme", "repo": "api", "index": 1});
     let r = call(
@@ -1054,6 +1084,31 @@ fn writes_change_later_reads() {
     assert_eq!(r.status, 201);
     let deps = get_json(&emu, "/repos/acme/api/issues/5/dependencies");
     assert_eq!(deps[0]["number"], 1);
+    // Closing an issue with an open dependency is refused, as `closeOrReopenIssue` refuses it.
+    assert_eq!(get_json(&emu, "/repos/acme/api/issues/3")["state"], "open");
+    let on_3 = json!({"owner": "acme", "repo": "api", "index": 3});
+    let path = "/repos/acme/api/issues/5/dependencies";
+    assert_eq!(call(&emu, "POST", path, Some(&on_3)).status, 201);
+    let open = json!({"state": "open"});
+    assert_eq!(
+        call(&emu, "PATCH", "/repos/acme/api/issues/5", Some(&open)).status,
+        201
+    );
+    let close = json!({"state": "closed"});
+    let r = call(&emu, "PATCH", "/repos/acme/api/issues/5", Some(&close));
+    assert_eq!(r.status, 412, "{}", r.json());
+    assert!(
+        r.json()["message"]
+            .as_str()
+            .unwrap()
+            .contains("still has open dependencies")
+    );
+    assert_eq!(get_json(&emu, "/repos/acme/api/issues/5")["state"], "open");
+    assert_eq!(call(&emu, "DELETE", path, Some(&on_3)).status, 201);
+    assert_eq!(
+        call(&emu, "PATCH", "/repos/acme/api/issues/5", Some(&close)).status,
+        201
+    );
     let blocks = get_json(&emu, "/repos/acme/api/issues/1/blocks");
     assert!(blocks.as_array().unwrap().iter().any(|i| i["number"] == 5));
     let r = call(
@@ -1574,13 +1629,6 @@ fn strict_schemas_catch_unknown_missing_and_mistyped_fields() {
     assert_valid(&validator, "issue 1 with nulls", &v);
 }
 
-/// The repository id the emulator gives `repo` (for Gitea's error texts).
-fn repo_id(emu: &Emulator, repo: &str) -> u64 {
-    get_json(emu, &format!("/repos/{repo}"))["id"]
-        .as_u64()
-        .unwrap()
-}
-
 fn names(v: &Value) -> Vec<&str> {
     v.as_array()
         .unwrap()
@@ -1593,7 +1641,6 @@ fn names(v: &Value) -> Vec<&str> {
 fn label_issue_dependency_and_milestone_writes_follow_gitea() {
     let emu = small();
     let shapes = Shapes::new();
-    let api_id = repo_id(&emu, "acme/api");
     // Creating labels: a new id past the dataset's highest (14), colours normalised, no duplicate-name check.
     let r = call(
         &emu,
@@ -1700,13 +1747,11 @@ fn label_issue_dependency_and_milestone_writes_follow_gitea() {
     );
     assert_eq!(r.status, 200);
     assert_eq!(names(&r.json()), ["kind/feature", "p/2"]);
-    // Removing: an unknown label is 404; a label not on the issue is 204 and changes nothing.
+    // Removing: an unknown label is 422 (`DeleteIssueLabel`: `GetLabelByID`, `ErrLabelNotExist`); a label
+    // not on the issue is 204 and changes nothing.
     let r = call(&emu, "DELETE", "/repos/acme/api/issues/5/labels/999", None);
-    assert_eq!(r.status, 404);
-    assert_eq!(
-        r.json()["message"],
-        format!("label does not exist [label_id: 999, repo_id: {api_id}]")
-    );
+    assert_eq!(r.status, 422);
+    assert_eq!(r.json()["message"], "label does not exist [label_id: 999]");
     let before = get_json(&emu, "/repos/acme/api/issues/5");
     let events_before = get_json(&emu, "/repos/acme/api/issues/5/timeline?limit=50")
         .as_array()
@@ -1850,7 +1895,15 @@ fn label_issue_dependency_and_milestone_writes_follow_gitea() {
         .collect();
     assert_eq!(deps, [("add_dependency", 1), ("remove_dependency", 1)]);
 
-    // Milestones: by id or title; `due_on` left out clears the due date.
+    // Milestones: by id or title; `due_on` left out, or null, keeps the due date (`EditMilestone` sets
+    // it only when given and not zero: the API cannot clear one).
+    let due_before = get_json(&emu, "/repos/acme/api/milestones?state=all")
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == 1)
+        .unwrap()["due_on"]
+        .clone();
     let ms = |id: &str, body: Value| {
         let r = call(
             &emu,
@@ -1864,7 +1917,7 @@ fn label_issue_dependency_and_milestone_writes_follow_gitea() {
     let m = ms("v1.0", json!({"description": "new"}));
     assert_eq!(m["description"], "new");
     assert_eq!(m["title"], "v1.0");
-    assert!(m["due_on"].is_null(), "no due_on clears it");
+    assert_eq!(m["due_on"], due_before, "no due_on keeps it");
     let m = ms(
         "1",
         json!({"title": "", "description": null, "due_on": "2027-01-15T00:00:00Z"}),
@@ -1876,7 +1929,7 @@ fn label_issue_dependency_and_milestone_writes_follow_gitea() {
     assert_eq!(m["state"], "closed");
     assert_eq!(m["title"], "v1");
     assert!(m["closed_at"].is_string());
-    assert!(m["due_on"].is_null());
+    assert_eq!(m["due_on"], "2027-01-15T00:00:00Z");
     let m = ms("v1", json!({"state": "anything"}));
     assert_eq!(m["state"], "open");
     assert!(m["closed_at"].is_null());

@@ -929,6 +929,50 @@ fn destructive_ops_need_approval_and_never_reach_a_file_without_it() {
 }
 
 #[test]
+fn closing_an_issue_with_an_open_dependency_is_refused_as_gitea_refuses_it() {
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    let snapshot = commitea::state::Snapshot::load(&commitea::state::Layout::new(dir)).unwrap();
+    let open = |k: &commitea::domain::IssueKey| {
+        snapshot
+            .issues
+            .get(k)
+            .is_some_and(|i| i.state == commitea::domain::OpenState::Open)
+    };
+    // An open issue with exactly one dependency, which is open and depends on nothing open.
+    let (key, blocker) = snapshot
+        .issues
+        .iter()
+        .filter(|(k, i)| open(k) && i.depends_on.len() == 1 && open(&i.depends_on[0]))
+        .map(|(k, i)| (k.clone(), i.depends_on[0].clone()))
+        .find(|(_, b)| snapshot.issues[b].depends_on.iter().all(|d| !open(d)))
+        .expect("the demo has such an issue");
+    let close =
+        |k: &commitea::domain::IssueKey| json!({ "op": "close_issue", "issue": k.to_string() });
+    let v = apply(dir, json!({ "ops": [close(&key)], "approved": true }));
+    assert_eq!(v["applied"], 0, "{v}");
+    let r = reasons(&v);
+    assert!(
+        r[0].contains(&format!("{key} depends on {blocker}, which is open"))
+            && r[0].contains("remove_dep"),
+        "{r:?}"
+    );
+    // Its dependency closed first, or removed first, in the same batch: then it may close.
+    let v = apply(
+        dir,
+        json!({ "ops": [close(&blocker), close(&key)], "approved": true }),
+    );
+    assert_eq!(v["applied"], 2, "{v}");
+    let unlink =
+        json!({ "op": "remove_dep", "issue": key.to_string(), "dependsOn": blocker.to_string() });
+    let v = apply(
+        dir,
+        json!({ "ops": [unlink, close(&key)], "approved": true }),
+    );
+    assert_eq!(v["applied"], 2, "{v}");
+}
+
+#[test]
 fn a_batch_cannot_build_a_cycle_one_edge_at_a_time() {
     let tmp = demo_dir();
     let v = apply(

@@ -590,13 +590,21 @@ fn issue_route(
                 .find(|l| i64::try_from(l.id).is_ok_and(|l| l == id))
                 .cloned()
             else {
+                // `DeleteIssueLabel` looks the id up anywhere (`GetLabelByID`): a label of another
+                // repository exists, and removing it from this issue deletes nothing (204); an id that
+                // exists nowhere is 422.
+                let elsewhere = ds.repositories().iter().any(|r| {
+                    ds.labels(r)
+                        .iter()
+                        .any(|l| i64::try_from(l.id).is_ok_and(|l| l == id))
+                });
+                if elsewhere {
+                    return Ok(Response::empty(204));
+                }
                 return Err(error(
                     shared,
-                    404,
-                    &format!(
-                        "label does not exist [label_id: {id}, repo_id: {}]",
-                        ds.repo_id(&key.repo).unwrap_or(0)
-                    ),
+                    422,
+                    &format!("label does not exist [label_id: {id}]"),
                 ));
             };
             set_labels(ds, key, &actor, |current| {
@@ -1054,6 +1062,24 @@ fn edit_issue(
             "closed" => OpenState::Closed,
             _ => return Err(error(shared, 412, &format!("unknown state: {s}"))),
         };
+        // `CloseIssue` refuses while a dependency is open and the repository has dependencies on
+        // (`models/issues/issue_update.go` `doChangeIssueStatus`: `ErrDependenciesLeft`), which
+        // `routers/api/v1/repo/issue.go` `closeOrReopenIssue` answers with 412.
+        let blocked = new == OpenState::Closed
+            && !shared.options.dependencies_disabled.contains(&key.repo)
+            && ds.issue(key).is_some_and(|i| {
+                i.state == OpenState::Open
+                    && i.depends_on
+                        .iter()
+                        .any(|b| ds.issue(b).is_some_and(|b| b.state == OpenState::Open))
+            });
+        if blocked {
+            return Err(error(
+                shared,
+                412,
+                "cannot close this issue or pull request because it still has open dependencies",
+            ));
+        }
         if let Some(i) = ds.issue_mut(key)
             && i.state != new
         {
@@ -1074,7 +1100,9 @@ fn edit_issue(
 }
 
 /// `PATCH /milestones/{id}` (`EditMilestoneOption`), `{id}` the id or the title: title when not empty, description
-/// when given, `due_on` always (absent or null clears it), state `closed` closes and any other value reopens.
+/// when given, `due_on` only when given and not zero (`EditMilestone`: `form.Deadline != nil &&
+/// !form.Deadline.IsZero()`; absent or null keeps it, and the API cannot clear a due date), state `closed`
+/// closes and any other value reopens.
 fn edit_milestone(
     req: &Request,
     shared: &Shared,
@@ -1131,7 +1159,10 @@ fn edit_milestone(
         if let Some(d) = body["description"].as_str() {
             d.clone_into(&mut m.description);
         }
-        m.due_on = due_on;
+        // Go's zero time, 0001-01-01T00:00:00Z, is "not given" as well.
+        if let Some(d) = due_on.filter(|d| d.timestamp() != -62_135_596_800) {
+            m.due_on = Some(d);
+        }
         if let Some(s) = state.filter(|s| *s != m.state) {
             m.state = s;
             m.closed_at = (s == OpenState::Closed).then_some(at);
