@@ -1111,6 +1111,18 @@ fn writes_change_later_reads() {
     );
     let blocks = get_json(&emu, "/repos/acme/api/issues/1/blocks");
     assert!(blocks.as_array().unwrap().iter().any(|i| i["number"] == 5));
+    // Gitea writes the event in both issues, and both change (`createIssueDependencyComment`).
+    let mirror = get_json(&emu, "/repos/acme/api/issues/1/timeline?limit=50");
+    let added = mirror
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["type"] == "add_dependency" && e["dependent_issue"]["number"] == 5)
+        .unwrap_or_else(|| panic!("{mirror}"));
+    assert_eq!(
+        get_json(&emu, "/repos/acme/api/issues/1")["updated_at"],
+        added["created_at"]
+    );
     let r = call(
         &emu,
         "DELETE",

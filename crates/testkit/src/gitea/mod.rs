@@ -23,7 +23,7 @@
 //!
 //! - Writes follow Gitea's handlers, quirks included: labels (created, added, replaced, removed, exclusive
 //!   scopes), issues (created, edited; closing one with an open dependency is 412), dependencies (201 both
-//!   ways, 500 on a repeat) and milestones (an edit without `due_on`, or with null, keeps it).
+//!   ways, the event written in both issues, 500 on a repeat) and milestones (an edit without `due_on`, or with null, keeps it).
 //! - State repositories ([`EmulatorOptions::state_repos`]) are backed by a bare git repository: their pull
 //!   requests ([`StatePull`]) are opened on its branches and merged into it with a real merge commit.
 //!

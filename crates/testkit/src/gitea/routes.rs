@@ -956,9 +956,22 @@ fn change_dependency(
             EventKind::RemoveDependency
         };
         let mut ev = TimelineEvent::new(next_event_id(i), kind, at, actor);
-        ev.dependency = Some(dep);
+        ev.dependency = Some(dep.clone());
         i.timeline.push(ev);
         i.updated_at = at;
+    }
+    // `createIssueDependencyComment` makes "two comments, one in each issue" (models/issues/comment.go),
+    // and each comment bumps its issue's `updated_unix`: the blocker changes too.
+    if let Some(b) = ds.issue_mut(&dep) {
+        let kind = if add {
+            EventKind::AddDependency
+        } else {
+            EventKind::RemoveDependency
+        };
+        let mut ev = TimelineEvent::new(next_event_id(b), kind, at, actor);
+        ev.dependency = Some(key.clone());
+        b.timeline.push(ev);
+        b.updated_at = at;
     }
     let r = Render::new(ds, shared);
     Ok(Response::json(201, &r.issue_or_pull(key)))
