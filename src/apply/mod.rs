@@ -467,15 +467,37 @@ impl<'a> Writer<'a> {
             return Ok(Outcome::AlreadySo);
         }
         if !issue.labels.iter().any(|l| l == name) {
-            let label = match self.label(&key.repo, name)? {
-                Ok(l) => l,
-                Err(o) => return Ok(o),
-            };
             let path = format!("repos/{}/issues/{}/labels", key.repo, key.number);
-            if let Err(o) =
-                self.send(Method::POST, &path, &json!({ "labels": [label.id] }), true)?
-            {
-                return Ok(o);
+            // Gitea drops a label id it does not know and answers 200 all the same: a label deleted
+            // since the sync is made again, once, rather than reported as given.
+            let mut given = false;
+            for _ in 0..2 {
+                let label = match self.label(&key.repo, name)? {
+                    Ok(l) => l,
+                    Err(o) => return Ok(o),
+                };
+                let answer =
+                    match self.send(Method::POST, &path, &json!({ "labels": [label.id] }), true)? {
+                        Ok(bytes) => bytes,
+                        Err(o) => return Ok(o),
+                    };
+                let now: Result<Vec<crate::gitea::wire::GLabel>, _> =
+                    crate::gitea::wire::decode(&answer);
+                if now.is_err() || now.is_ok_and(|now| now.iter().any(|l| l.id == label.id)) {
+                    given = true;
+                    break;
+                }
+                if let Some(ls) = self.snapshot.labels.get_mut(&key.repo) {
+                    ls.retain(|l| l.id != label.id);
+                }
+            }
+            if !given {
+                return Ok(Outcome::Failed {
+                    status: None,
+                    message: format!(
+                        "Gitea did not give {key} the label {name}, made again after it was deleted"
+                    ),
+                });
             }
         }
         for other in others {

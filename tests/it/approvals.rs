@@ -492,6 +492,58 @@ fn op_file(id: &str, ops: &str, destructive: bool) -> String {
     )
 }
 
+/// A label deleted on Gitea between the sync and the run: Gitea drops an unknown label id and answers 200,
+/// so the run makes the label again and gives it, rather than reporting as given what was not.
+#[test]
+fn a_label_deleted_since_the_sync_is_made_again_not_reported_as_given() {
+    let s = setup(&DemoSpec::scaled(40));
+    let key = s
+        .quiet_issues(10)
+        .into_iter()
+        .find(|k| !s.issue(k).labels.contains(&"p/0".to_owned()))
+        .unwrap();
+    let p0 = s
+        .snapshot
+        .labels
+        .get(&key.repo)
+        .and_then(|ls| ls.iter().find(|l| l.name == "p/0"))
+        .map(|l| l.id)
+        .expect("the demo has p/0");
+    push_straight(
+        &s,
+        "C-0001",
+        &op_file(
+            "C-0001",
+            &format!("- op: set_priority\n  issue: {key}\n  priority: p/0\n"),
+            false,
+        ),
+    );
+    // The run syncs first; the label goes after its sync, just before its write.
+    s.emu.inject(
+        Fault::new(FaultKind::DeleteLabelFirst {
+            repo: key.repo.clone(),
+            id: p0,
+        })
+        .on(format!("/issues/{}/labels", key.number)),
+    );
+    let out = s.commitea(&s.work, &["run"]);
+    ok(&out);
+    assert!(
+        s.issue(&key).labels.contains(&"p/0".to_owned()),
+        "{:?}",
+        s.issue(&key).labels
+    );
+    let remade = s.emu.with_dataset(|d| {
+        d.labels(&key.repo)
+            .iter()
+            .find(|l| l.name == "p/0")
+            .map(|l| l.id)
+    });
+    assert!(remade.is_some_and(|id| id != p0), "{remade:?}");
+    let applied = std::fs::read_to_string(s.work.join("ops/applied/C-0001.yaml")).unwrap();
+    assert!(applied.contains("result: applied"), "{applied}");
+}
+
 #[test]
 fn a_destructive_op_pushed_straight_to_main_with_approved_true_is_refused() {
     let s = setup(&DemoSpec::scaled(40));

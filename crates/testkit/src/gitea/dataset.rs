@@ -362,6 +362,27 @@ impl Dataset {
         label
     }
 
+    /// Deletes label `id` of `repo`, and takes it off every issue that has it (as Gitea's `DeleteLabel`
+    /// does: an admin deleting a label on the web, between a sync and a run).
+    pub fn delete_label(&mut self, repo: &RepoName, id: u64) {
+        let Some(data) = self.repos.get_mut(repo) else {
+            return;
+        };
+        let Some(name) = data
+            .labels
+            .iter()
+            .find(|l| l.id == id)
+            .map(|l| l.name.clone())
+        else {
+            return;
+        };
+        data.labels.retain(|l| l.id != id);
+        data.exclusive.remove(&id);
+        for issue in data.issues.values_mut() {
+            issue.labels.retain(|l| *l != name);
+        }
+    }
+
     /// Whether label `id` of `repo` is exclusive (scoped).
     pub fn label_exclusive(&self, repo: &RepoName, id: u64) -> bool {
         self.repos

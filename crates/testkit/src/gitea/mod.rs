@@ -168,6 +168,14 @@ pub enum FaultKind {
     },
     /// Answer normally, then delete this issue (someone deletes it while a sync reads the repository).
     DeleteIssue(IssueKey),
+    /// Delete this label of the repository first, then answer (someone deletes it on the web between a
+    /// run's sync and its write).
+    DeleteLabelFirst {
+        /// The repository.
+        repo: RepoName,
+        /// The label's id.
+        id: u64,
+    },
     /// Answer normally, then create an issue of this title as the token's user (another run, beside
     /// this one, files it).
     CreateIssue {
@@ -604,6 +612,9 @@ fn serve(stream: &TcpStream, shared: &Shared) {
         Some(FaultKind::Slow(d)) => std::thread::sleep(d),
         Some(FaultKind::PageShift { repo }) => page_shift = Some(repo),
         Some(FaultKind::DeleteIssue(key)) => delete = Some(key),
+        Some(FaultKind::DeleteLabelFirst { repo, id }) => {
+            lock(&shared.dataset).delete_label(&repo, id);
+        }
         Some(FaultKind::CreateIssue { repo, title }) => create = Some((repo, title)),
         Some(FaultKind::HoldAnswer(d)) => hold = Some(d),
         None => {}
