@@ -833,19 +833,24 @@ mod tests {
     use super::super::schedule::{Project, Task};
     use super::*;
 
+    /// A task of `effort` hours for person `who`, with no dependency, at priority 2.
+    fn task(name: &str, effort: f64, who: usize) -> Task {
+        Task {
+            name: name.into(),
+            effort,
+            assignee: Some(who),
+            eligible: vec![],
+            deps: vec![],
+            priority: 2,
+            hard: false,
+            due: None,
+            started: false,
+        }
+    }
+
     fn one_task_project(hours_per_day: f64) -> Prepared {
         let p = Project {
-            tasks: vec![Task {
-                name: "x".into(),
-                effort: 12.0,
-                assignee: Some(0),
-                eligible: vec![],
-                deps: vec![],
-                priority: 2,
-                hard: false,
-                due: None,
-                started: false,
-            }],
+            tasks: vec![task("x", 12.0, 0)],
             people: vec![Calendar::from_capacity(vec![hours_per_day; 400])],
         };
         Prepared::new(&p).unwrap()
@@ -879,17 +884,6 @@ mod tests {
     #[test]
     fn work_that_stays_added_to_a_milestone_can_end_its_staying_cone_where_nothing_ended_it() {
         // `a` takes 20 days and is done in 70% of futures; `b` takes a day and is always done.
-        let task = |name: &str, effort: f64, who: usize| Task {
-            name: name.into(),
-            effort,
-            assignee: Some(who),
-            eligible: vec![],
-            deps: vec![],
-            priority: 2,
-            hard: false,
-            due: None,
-            started: false,
-        };
         let prep = Prepared::new(&Project {
             tasks: vec![task("a", 120.0, 0), task("b", 6.0, 1)],
             people: vec![Calendar::from_capacity(vec![6.0; 400]); 2],

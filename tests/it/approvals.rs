@@ -485,6 +485,12 @@ fn push_straight(s: &Setup, id: &str, yaml: &str) {
     git(&s.work, &["push", "-q", "origin", "HEAD:main"]);
 }
 
+/// Pushes `C-0001`, giving `key` the priority `p/0`, straight to the state repo's main.
+fn push_priority(s: &Setup, key: &IssueKey) {
+    let ops = format!("- op: set_priority\n  issue: {key}\n  priority: p/0\n");
+    push_straight(s, "C-0001", &op_file("C-0001", &ops, false));
+}
+
 fn op_file(id: &str, ops: &str, destructive: bool) -> String {
     format!(
         "id: {id}\nsource: apply_changes\ncreated_at: 2026-11-27T17:00:00Z\napproved: true\ndestructive: {destructive}\n\
@@ -509,15 +515,7 @@ fn a_label_deleted_since_the_sync_is_made_again_not_reported_as_given() {
         .and_then(|ls| ls.iter().find(|l| l.name == "p/0"))
         .map(|l| l.id)
         .expect("the demo has p/0");
-    push_straight(
-        &s,
-        "C-0001",
-        &op_file(
-            "C-0001",
-            &format!("- op: set_priority\n  issue: {key}\n  priority: p/0\n"),
-            false,
-        ),
-    );
+    push_priority(&s, &key);
     // The run syncs first; the label goes after its sync, just before its write.
     s.emu.inject(
         Fault::new(FaultKind::DeleteLabelFirst {
@@ -1979,15 +1977,7 @@ fn open_proposals_follow_the_world_and_a_closed_one_leaves_nothing() {
 fn a_merge_while_the_run_runs_makes_it_run_again_on_the_new_head() {
     let s = setup(&DemoSpec::scaled(60));
     let [key] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
-    push_straight(
-        &s,
-        "C-0001",
-        &op_file(
-            "C-0001",
-            &format!("- op: set_priority\n  issue: {key}\n  priority: p/0\n"),
-            false,
-        ),
-    );
+    push_priority(&s, &key);
     // Someone else moves main after the job checked it out: the job's push cannot be a fast-forward.
     let other = s._tmp.path().join("other");
     git(

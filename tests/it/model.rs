@@ -71,6 +71,19 @@ fn tool(state: &Path, name: &str, input: Value) -> Value {
     commitea::tools::call(&ctx, name, &input).unwrap()
 }
 
+/// The first issue of the demo's steeping column, `owner/repo#N`.
+fn steeping_issue(state: &Path) -> String {
+    let board = tool(
+        state,
+        "query_project",
+        json!({"view": "board", "filters": {"state": "steeping", "limit": 1}}),
+    );
+    board["columns"][0]["issues"][0]["issue"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
 /// The files under `ops/pending/` of `state`.
 fn pending(state: &Path) -> Vec<String> {
     std::fs::read_dir(state.join("ops/pending"))
@@ -230,15 +243,7 @@ fn prose_that_states_what_no_tool_said_is_retried_once_then_replaced() {
 #[test]
 fn faults_are_clear_errors_or_repairs_and_never_a_write_without_approval() {
     let tmp = demo_state();
-    let board = tool(
-        tmp.path(),
-        "query_project",
-        json!({"view": "board", "filters": {"state": "steeping", "limit": 1}}),
-    );
-    let key = board["columns"][0]["issues"][0]["issue"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let key = steeping_issue(tmp.path());
     // (script, expected exit code, what stdout or stderr says)
     let done = || Exchange::new(Match::any(), Reply::text("I could not read the project."));
     let cases: Vec<(&str, Vec<Exchange>, i32, &str)> = vec![
@@ -1006,15 +1011,7 @@ fn ask_within_its_turns_and_the_standup_in_words() {
 #[test]
 fn what_a_write_tool_did_not_do_is_said_whatever_the_prose_claims() {
     let tmp = demo_state();
-    let board = tool(
-        tmp.path(),
-        "query_project",
-        json!({"view": "board", "filters": {"state": "steeping", "limit": 1}}),
-    );
-    let key = board["columns"][0]["issues"][0]["issue"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let key = steeping_issue(tmp.path());
     // The model closes an issue (destructive: only a person approves it), records a directive whose
     // quote is not the PM's words, and says it did both.
     let server = ModelServer::start(vec![
@@ -1119,15 +1116,7 @@ fn what_a_write_tool_did_not_do_is_said_whatever_the_prose_claims() {
 #[test]
 fn a_directive_from_ask_quotes_a_decision_the_pm_made_never_a_word_of_their_question() {
     let tmp = demo_state();
-    let board = tool(
-        tmp.path(),
-        "query_project",
-        json!({"view": "board", "filters": {"state": "steeping", "limit": 1}}),
-    );
-    let key = board["columns"][0]["issues"][0]["issue"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let key = steeping_issue(tmp.path());
     let reprioritize = |quote: &str| {
         Reply::tool_call(
             "record_directive",
