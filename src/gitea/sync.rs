@@ -217,6 +217,9 @@ struct Run {
     times_off: BTreeSet<RepoName>,
     /// Per repository, whether `/times` lists everyone's entries to this token (asked once, when needed).
     every_time: HashMap<RepoName, bool>,
+    /// Per owner, the labels its organisation defines (none for a user, or when the token may not read
+    /// them), asked once.
+    org_labels: HashMap<String, Vec<Label>>,
 }
 
 impl Run {
@@ -287,13 +290,43 @@ struct Acc {
     keyword_links: BTreeMap<IssueKey, BTreeSet<IssueKey>>,
 }
 
-/// The labels of `repo`, by id.
-fn read_labels(client: &Client, repo: &RepoName) -> Result<Vec<Label>, SyncError> {
+/// The labels an issue of `repo` can have, by id: the repository's, then those its organisation defines
+/// under another name. Gitea lists only the repository's at `/labels`, but an issue may carry the
+/// organisation's (`p/1` defined once for every repository), and a write must use their ids rather
+/// than make a repository label of the same name.
+fn read_labels(client: &Client, run: &mut Run, repo: &RepoName) -> Result<Vec<Label>, SyncError> {
     let mut ls: Vec<Label> = client
         .get_paged::<GLabel>(&format!("repos/{repo}/labels"), &[])?
         .into_iter()
         .map(label)
         .collect();
+    let owner = repo.owner.clone();
+    if !run.org_labels.contains_key(&owner) {
+        let org = match client.get_paged::<GLabel>(&format!("orgs/{owner}/labels"), &[]) {
+            Ok(org) => org.into_iter().map(label).collect(),
+            // A user owns the repository: no organisation, no labels of its own.
+            Err(ClientError::NotFound { .. }) => Vec::new(),
+            Err(ClientError::Forbidden { .. }) => {
+                tracing::info!(
+                    "the token may not read the labels of the organisation {owner} (scope read:organization); \
+                     an organisation's p/* or est/* labels on its issues are read, but a write makes a \
+                     repository label of the same name"
+                );
+                Vec::new()
+            }
+            Err(e) => return Err(e.into()),
+        };
+        run.org_labels.insert(owner.clone(), org);
+    }
+    let own: BTreeSet<String> = ls.iter().map(|l| l.name.clone()).collect();
+    ls.extend(
+        run.org_labels
+            .get(&owner)
+            .into_iter()
+            .flatten()
+            .filter(|l| !own.contains(&l.name))
+            .cloned(),
+    );
     ls.sort_by_key(|l| l.id);
     ls.dedup_by_key(|l| l.id);
     Ok(ls)
@@ -347,7 +380,8 @@ fn full_repo(
         run.deps_disabled.insert(repo.clone());
     }
 
-    acc.labels.insert(repo.clone(), read_labels(client, repo)?);
+    acc.labels
+        .insert(repo.clone(), read_labels(client, run, repo)?);
     acc.milestones
         .insert(repo.clone(), read_milestones(client, repo)?);
 

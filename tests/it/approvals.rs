@@ -542,6 +542,57 @@ fn a_label_deleted_since_the_sync_is_made_again_not_reported_as_given() {
     assert!(applied.contains("result: applied"), "{applied}");
 }
 
+/// An organisation's labels: Gitea lists them apart from the repository's, but an issue may carry them.
+/// A write uses the organisation's `p/0` rather than making a repository label of the same name.
+#[test]
+fn an_organisation_label_is_used_not_duplicated_in_the_repository() {
+    let s = setup(&DemoSpec::scaled(40));
+    let key = s
+        .quiet_issues(10)
+        .into_iter()
+        .find(|k| !s.issue(k).labels.contains(&"p/0".to_owned()))
+        .unwrap();
+    let org_p0 = s.emu.with_dataset(|d| {
+        let own = d
+            .labels(&key.repo)
+            .iter()
+            .find(|l| l.name == "p/0")
+            .map(|l| l.id);
+        if let Some(id) = own {
+            d.delete_label(&key.repo, id);
+        }
+        d.create_org_label(&key.repo.owner, "p/0", "e11d21", true)
+            .id
+    });
+    push_priority(&s, &key);
+    ok(&s.commitea(&s.work, &["run"]));
+    assert!(
+        s.issue(&key).labels.contains(&"p/0".to_owned()),
+        "{:?}",
+        s.issue(&key).labels
+    );
+    let own = s
+        .emu
+        .with_dataset(|d| d.labels(&key.repo).iter().any(|l| l.name == "p/0"));
+    assert!(
+        !own,
+        "a repository label p/0 was made beside the organisation's"
+    );
+    // The snapshot knows the organisation's label under the repository, with its id.
+    let labels = std::fs::read_to_string(s.work.join("snapshot/labels.yaml")).unwrap();
+    assert!(
+        labels.contains(&format!("id: {org_p0}\n  name: p/0")),
+        "{labels}"
+    );
+    // A token that may not read the organisation (no read:organization scope): the sync goes on.
+    s.emu
+        .inject(Fault::new(FaultKind::Status(403)).times(100).on("/orgs/"));
+    let out = s.commitea(&s.work, &["run", "--full"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("scope read:organization"), "{stderr}");
+}
+
 #[test]
 fn a_destructive_op_pushed_straight_to_main_with_approved_true_is_refused() {
     let s = setup(&DemoSpec::scaled(40));

@@ -911,6 +911,38 @@ fn page_shift_makes_a_naive_client_see_one_twice() {
 }
 
 #[test]
+fn an_organisation_lists_its_labels_and_a_user_has_none() {
+    let emu = small();
+    assert_eq!(
+        get(&emu, "/orgs/acme/labels").status,
+        404,
+        "a user, not an organisation"
+    );
+    let label = emu.with_dataset(|d| d.create_org_label("acme", "p/3", "cccccc", true));
+    let listed = get_json(&emu, "/orgs/acme/labels");
+    assert_eq!(listed[0]["name"], "p/3");
+    assert_eq!(listed[0]["exclusive"], true);
+    // Not among the repository's, but an issue of the organisation may carry it, by id or by name.
+    assert!(
+        get_json(&emu, "/repos/acme/api/labels")
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|l| l["id"] != label.id)
+    );
+    let r = call(
+        &emu,
+        "POST",
+        "/repos/acme/api/issues/5/labels",
+        Some(&json!({"labels": [label.id]})),
+    );
+    assert!(names(&r.json()).contains(&"p/3"), "{}", r.json());
+    let path = format!("/repos/acme/api/issues/5/labels/{}", label.id);
+    assert_eq!(call(&emu, "DELETE", &path, None).status, 204);
+    assert!(!names(&get_json(&emu, "/repos/acme/api/issues/5/labels")).contains(&"p/3"));
+}
+
+#[test]
 fn writes_change_later_reads() {
     let emu = small();
     let before = get_json(&emu, "/repos/acme/api/issues/5");

@@ -319,7 +319,8 @@ fn incremental_repo(
     cursor: DateTime<Utc>,
     acc: &mut Acc,
 ) -> Result<(Changes, Vec<ChangedPull>), SyncError> {
-    acc.labels.insert(repo.clone(), read_labels(client, repo)?);
+    acc.labels
+        .insert(repo.clone(), read_labels(client, run, repo)?);
     acc.milestones
         .insert(repo.clone(), read_milestones(client, repo)?);
 

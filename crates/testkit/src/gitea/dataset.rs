@@ -77,6 +77,9 @@ struct RepoData {
 #[derive(Debug, Clone)]
 pub struct Dataset {
     repos: BTreeMap<RepoName, RepoData>,
+    /// Organisations with labels of their own, by name: their labels and the exclusive ones' ids. An
+    /// owner not here is a user (`/orgs/{name}` is 404).
+    orgs: BTreeMap<String, (Vec<Label>, BTreeSet<u64>)>,
     /// The last time stamped on a change.
     clock: DateTime<Utc>,
     /// The server's time when `started` was taken: its clock runs on in real time from there, as a
@@ -91,6 +94,7 @@ impl Default for Dataset {
     fn default() -> Self {
         Self {
             repos: BTreeMap::new(),
+            orgs: BTreeMap::new(),
             clock: DateTime::default(),
             epoch: DateTime::default(),
             started: std::time::Instant::now(),
@@ -331,6 +335,60 @@ impl Dataset {
         self.repos.get(repo).map_or(&[], |r| r.labels.as_slice())
     }
 
+    /// The labels the organisation `org` defines; `None` when `org` is not an organisation.
+    pub fn org_labels(&self, org: &str) -> Option<&[Label]> {
+        self.orgs.get(org).map(|(ls, _)| ls.as_slice())
+    }
+
+    /// The labels an issue of `repo` may carry: the repository's, then its organisation's (Gitea's
+    /// `label.RepoID == repo.ID || label.OrgID == repo.OwnerID`).
+    pub(crate) fn issue_labels(&self, repo: &RepoName) -> Vec<Label> {
+        let mut all = self.labels(repo).to_vec();
+        all.extend(
+            self.org_labels(&repo.owner)
+                .unwrap_or_default()
+                .iter()
+                .cloned(),
+        );
+        all
+    }
+
+    fn next_label_id(&self) -> u64 {
+        self.repos
+            .values()
+            .flat_map(|r| r.labels.iter().map(|l| l.id))
+            .chain(
+                self.orgs
+                    .values()
+                    .flat_map(|(ls, _)| ls.iter().map(|l| l.id)),
+            )
+            .max()
+            .unwrap_or(0)
+            + 1
+    }
+
+    /// Adds a label to the organisation `org` (making `org` an organisation) and returns it.
+    pub fn create_org_label(
+        &mut self,
+        org: &str,
+        name: &str,
+        color: &str,
+        exclusive: bool,
+    ) -> Label {
+        let label = Label {
+            id: self.next_label_id(),
+            name: name.to_owned(),
+            color: color.to_owned(),
+            description: String::new(),
+        };
+        let (ls, ex) = self.orgs.entry(org.to_owned()).or_default();
+        ls.push(label.clone());
+        if exclusive {
+            ex.insert(label.id);
+        }
+        label
+    }
+
     /// Adds a label to `repo` with a new id (one more than the highest label id of the dataset) and returns it.
     /// `exclusive` makes it a scoped label: its scope is its name before the last `/`.
     pub fn create_label(
@@ -341,15 +399,8 @@ impl Dataset {
         description: &str,
         exclusive: bool,
     ) -> Label {
-        let id = self
-            .repos
-            .values()
-            .flat_map(|r| r.labels.iter().map(|l| l.id))
-            .max()
-            .unwrap_or(0)
-            + 1;
         let label = Label {
-            id,
+            id: self.next_label_id(),
             name: name.to_owned(),
             color: color.to_owned(),
             description: description.to_owned(),
@@ -357,7 +408,7 @@ impl Dataset {
         let data = self.repo_entry(repo);
         data.labels.push(label.clone());
         if exclusive {
-            data.exclusive.insert(id);
+            data.exclusive.insert(label.id);
         }
         label
     }
@@ -388,6 +439,10 @@ impl Dataset {
         self.repos
             .get(repo)
             .is_some_and(|r| r.exclusive.contains(&id))
+            || self
+                .orgs
+                .get(&repo.owner)
+                .is_some_and(|(_, ex)| ex.contains(&id))
     }
 
     /// Makes label `id` of `repo` exclusive (scoped) or not.
@@ -403,7 +458,10 @@ impl Dataset {
     /// The exclusive scope of the label of `repo` called `name` (Gitea's `Label.ExclusiveScope`): the name before
     /// its last `/` when the label is exclusive and that `/` is neither first nor last; `None` otherwise.
     pub(crate) fn label_scope(&self, repo: &RepoName, name: &str) -> Option<String> {
-        let label = self.labels(repo).iter().find(|l| l.name == name)?;
+        let label = self
+            .issue_labels(repo)
+            .into_iter()
+            .find(|l| l.name == name)?;
         if !self.label_exclusive(repo, label.id) {
             return None;
         }
@@ -519,10 +577,9 @@ impl Dataset {
 
     /// The label of `repo` called `name`, or a stand-in with id 0 when labels.yaml no longer has it.
     pub(crate) fn label_by_name(&self, repo: &RepoName, name: &str) -> Label {
-        self.labels(repo)
-            .iter()
+        self.issue_labels(repo)
+            .into_iter()
             .find(|l| l.name == name)
-            .cloned()
             .unwrap_or_else(|| Label {
                 id: 0,
                 name: name.to_owned(),

@@ -218,6 +218,25 @@ pub(crate) fn handle(req: &Request, shared: &Shared) -> Response {
             let r = Render::new(&ds, shared);
             Response::json(200, &r.user(&shared.options.user))
         }
+        // `ListLabels` of an organisation (`/orgs/{org}/labels`); a user is not one (`orgAssignment`: 404).
+        ("GET", ["orgs", org, "labels"]) => {
+            let ds = lock(&shared.dataset);
+            match ds.org_labels(org) {
+                None => not_found(shared),
+                Some(labels) => {
+                    let mut labels = labels.to_vec();
+                    labels.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
+                    let r = Render::new(&ds, shared);
+                    // An organisation's label is exclusive by the organisation's own set, which
+                    // any repository name under it reads.
+                    let repo = RepoName::new(*org, "-");
+                    let p = Paging::of(req, shared);
+                    let items: Vec<Value> =
+                        p.slice(&labels).iter().map(|l| r.label(&repo, l)).collect();
+                    listed(shared, req, p, labels.len(), items)
+                }
+            }
+        }
         (_, ["repos", owner, name, tail @ ..]) => {
             let repo = RepoName::new(*owner, *name);
             let mut ds = lock(&shared.dataset);
@@ -585,10 +604,9 @@ fn issue_route(
             // `ctx.PathParamInt64`: anything but a number is 0.
             let id: i64 = id.parse().unwrap_or(0);
             let Some(label) = ds
-                .labels(&key.repo)
-                .iter()
+                .issue_labels(&key.repo)
+                .into_iter()
                 .find(|l| i64::try_from(l.id).is_ok_and(|l| l == id))
-                .cloned()
             else {
                 // `DeleteIssueLabel` looks the id up anywhere (`GetLabelByID`): a label of another
                 // repository exists, and removing it from this issue deletes nothing (204); an id that
@@ -677,14 +695,15 @@ fn resolve_labels(
             "labels should be an array of strings or integers",
         ));
     }
+    // Names and ids of the repository's labels and of its organisation's (`GetLabelIDsInRepoByNames`,
+    // `GetLabelIDsInOrgByNames`; `NewIssueLabels` keeps a label of either).
     let mut out: Vec<Label> = ds
-        .labels(repo)
-        .iter()
+        .issue_labels(repo)
+        .into_iter()
         .filter(|l| {
             names.contains(&l.name.as_str())
                 || i64::try_from(l.id).is_ok_and(|id| ids.contains(&id))
         })
-        .cloned()
         .collect();
     out.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
     Ok(out)
