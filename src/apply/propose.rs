@@ -708,8 +708,11 @@ struct GPullRequest {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct GBranch {
+    /// The branch's name. Gitea keeps it here when the branch is deleted (`services/convert/pull.go`),
+    /// while `ref` then becomes `refs/pull/N/head`.
+    label: String,
     #[serde(rename = "ref")]
-    name: String,
+    git_ref: String,
     /// The repository the branch is in: the state repo's own, or a fork's (absent when the fork is gone).
     repo: Option<GBranchRepo>,
 }
@@ -721,12 +724,21 @@ struct GBranchRepo {
 }
 
 impl GBranch {
+    /// The branch's name: `label`, else `ref` (a server that sends no label).
+    fn name(&self) -> &str {
+        if self.label.is_empty() {
+            &self.git_ref
+        } else {
+            &self.label
+        }
+    }
+
     /// Whether this is a proposal's branch: named as one, and in `state_repo` itself. Anyone who can fork
     /// the state repo can name a branch `commitea/C-0002`; taken for the proposal's, a fork's pull request
     /// was given the proposal's title and description (and approving it merged the fork's changes), and
     /// closing one deleted the real proposal's branch.
     fn is_proposal_of(&self, state_repo: &RepoName) -> bool {
-        self.name.starts_with(BRANCH_PREFIX)
+        self.name().starts_with(BRANCH_PREFIX)
             && self
                 .repo
                 .as_ref()
@@ -781,7 +793,7 @@ pub fn open_proposals(
     let mut out: Vec<OpenProposal> = pulls_of(client, state_repo, "open")?
         .into_iter()
         .filter_map(|p| {
-            let id = p.head?.name.strip_prefix(BRANCH_PREFIX)?.to_owned();
+            let id = p.head?.name().strip_prefix(BRANCH_PREFIX)?.to_owned();
             Some(OpenProposal {
                 id,
                 number: p.number,
@@ -814,7 +826,7 @@ fn open_pull(
     let (title, body) = (p.title(c), body(p, c));
     let existing = proposal_pulls(cx, "open")?
         .into_iter()
-        .find(|pr| pr.head.as_ref().is_some_and(|h| h.name == p.branch()));
+        .find(|pr| pr.head.as_ref().is_some_and(|h| h.name() == p.branch()));
     if let Some(pr) = existing {
         if pr.body != body || pr.title != title {
             cx.client.send(
@@ -1070,7 +1082,7 @@ pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
     let planned_for = crate::pipeline::Committed::read(cx.layout)
         .people(cx.config, cx.config.team.iter().map(|m| m.name.as_str()));
     for pr in proposal_pulls(cx, "all")? {
-        let Some(head) = pr.head.as_ref().map(|h| h.name.clone()) else {
+        let Some(head) = pr.head.as_ref().map(|h| h.name().to_owned()) else {
             continue;
         };
         if pr.state == "closed" {

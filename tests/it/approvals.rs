@@ -2235,3 +2235,36 @@ fn propose_on_write_proposes_each_write_and_says_why_when_it_cannot() {
     assert_eq!(file, "ops/pending/C-0002.yaml", "{second}");
     assert!(s.work.join(file).exists(), "{second}");
 }
+
+/// A pull request whose head branch is deleted: Gitea then sends `head.ref` as `refs/pull/N/head` and
+/// keeps the branch's name in `head.label` (`services/convert/pull.go`). It is still the proposal's.
+#[test]
+fn a_proposal_whose_branch_is_deleted_is_still_known_by_its_label() {
+    let s = setup(&DemoSpec::scaled(40));
+    let [key] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
+    let id = s.directive(
+        &s.work,
+        "reprioritize",
+        "Do it first.",
+        &key.to_string(),
+        r#"{"priority": 0}"#,
+    );
+    let out = ok(&s.commitea(&s.work, &["propose"]));
+    assert!(
+        out.contains(&format!("{id} pull-request 1 commitea/{id}")),
+        "{out}"
+    );
+    git(&s.bare, &["branch", "-D", &format!("commitea/{id}")]);
+    let pulls = s.emu.state_pulls(&state_repo());
+    assert_eq!(pulls.len(), 1);
+    // The run keeps the open proposals current after its push, and says what it cannot.
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "pull request #1 is open but its branch commitea/{id} is gone"
+        )),
+        "{stderr}"
+    );
+}

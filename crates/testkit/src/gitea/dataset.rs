@@ -52,6 +52,9 @@ pub(crate) struct PullShape<'a> {
     pub head: (String, String),
     /// The owner of the fork the head branch is in, if it is in one.
     pub head_fork: Option<&'a str>,
+    /// The head branch is deleted: `ref` is then `refs/pull/N/head` (`services/convert/pull.go`
+    /// `ToAPIPullRequest`), while `label` keeps the branch's name.
+    pub head_gone: bool,
     /// Branch name and commit.
     pub base: (String, String),
     pub merge_base: String,
@@ -958,6 +961,7 @@ impl<'a> Render<'a> {
             merge_commit_sha: p.merged.then(|| format!("{n:040x}")),
             head: (format!("pr-{n}"), sha.clone()),
             head_fork: None,
+            head_gone: false,
             base: ("main".into(), sha),
             merge_base: format!("{:040x}", 0),
             created_at: p.created_at,
@@ -990,6 +994,11 @@ impl<'a> Render<'a> {
         // services/convert/pull.go: a fork's branch is named as it is in the fork (`label` and `ref`, no
         // owner), with the fork as its repository.
         let head = match p.head_fork {
+            None if p.head_gone => {
+                let mut head = branch(&p.head);
+                head["ref"] = json!(format!("refs/pull/{n}/head"));
+                head
+            }
             None => branch(&p.head),
             Some(owner) => {
                 let fork = RepoName {

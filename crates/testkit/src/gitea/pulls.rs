@@ -276,10 +276,15 @@ pub(crate) fn merge(
 /// The JSON facts of a state pull request; head and base commits are read from the bare repository while it is
 /// open (Gitea reads the branches when it renders one).
 fn shape<'a>(bare: &Path, p: &'a StatePull) -> PullShape<'a> {
-    let head_sha = if p.state == OpenState::Open && p.fork.is_none() {
-        branch_sha(bare, &p.head).unwrap_or_else(|| p.head_sha.clone())
+    let live = if p.fork.is_none() {
+        branch_sha(bare, &p.head)
     } else {
-        p.head_sha.clone()
+        None
+    };
+    let head_gone = p.fork.is_none() && live.is_none();
+    let head_sha = match live {
+        Some(sha) if p.state == OpenState::Open => sha,
+        _ => p.head_sha.clone(),
     };
     let base_sha = branch_sha(bare, &p.base).unwrap_or_default();
     PullShape {
@@ -294,6 +299,7 @@ fn shape<'a>(bare: &Path, p: &'a StatePull) -> PullShape<'a> {
         merge_commit_sha: p.merge_commit_sha.clone(),
         head: (p.head.clone(), head_sha),
         head_fork: p.fork.as_deref(),
+        head_gone,
         base: (p.base.clone(), base_sha),
         merge_base: p.merge_base.clone(),
         created_at: p.created_at,
