@@ -134,6 +134,25 @@ impl Setup {
             .collect()
     }
 
+    /// A quiet issue (see [`Setup::quiet_issues`]) that does not have `label`.
+    fn quiet_issue_without(&self, label: &str) -> IssueKey {
+        self.quiet_issues(10)
+            .into_iter()
+            .find(|k| !self.issue(k).labels.iter().any(|l| l == label))
+            .expect("a quiet issue without the label")
+    }
+
+    /// Records in the work checkout a directive that gives `key` the priority `p/0`, in `quote`; its id.
+    fn p0_directive(&self, key: &IssueKey, quote: &str) -> String {
+        self.directive(
+            &self.work,
+            "reprioritize",
+            quote,
+            &key.to_string(),
+            r#"{"priority": 0}"#,
+        )
+    }
+
     /// Records a directive in the checkout `dir` with `commitea directive`; its id.
     fn directive(&self, dir: &Path, kind: &str, quote: &str, target: &str, params: &str) -> String {
         let out = self.commitea(
@@ -503,11 +522,7 @@ fn op_file(id: &str, ops: &str, destructive: bool) -> String {
 #[test]
 fn a_label_deleted_since_the_sync_is_made_again_not_reported_as_given() {
     let s = setup(&DemoSpec::scaled(40));
-    let key = s
-        .quiet_issues(10)
-        .into_iter()
-        .find(|k| !s.issue(k).labels.contains(&"p/0".to_owned()))
-        .unwrap();
+    let key = s.quiet_issue_without("p/0");
     let p0 = s
         .snapshot
         .labels
@@ -547,11 +562,7 @@ fn a_label_deleted_since_the_sync_is_made_again_not_reported_as_given() {
 #[test]
 fn an_organisation_label_is_used_not_duplicated_in_the_repository() {
     let s = setup(&DemoSpec::scaled(40));
-    let key = s
-        .quiet_issues(10)
-        .into_iter()
-        .find(|k| !s.issue(k).labels.contains(&"p/0".to_owned()))
-        .unwrap();
+    let key = s.quiet_issue_without("p/0");
     let org_p0 = s.emu.with_dataset(|d| {
         let own = d
             .labels(&key.repo)
@@ -960,13 +971,7 @@ fn a_new_proposal_never_takes_the_id_of_one_already_proposed() {
 fn the_run_that_applies_a_directive_no_longer_shows_it_awaiting_approval() {
     let s = setup(&DemoSpec::scaled(40));
     let [a] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
-    let id = s.directive(
-        &s.work,
-        "reprioritize",
-        "A first.",
-        &a.to_string(),
-        r#"{"priority": 0}"#,
-    );
+    let id = s.p0_directive(&a, "A first.");
     // And a new due date for an open milestone.
     let (milestone, title) = s
         .snapshot
@@ -1059,13 +1064,7 @@ fn a_merged_directive_withdrawn_before_a_run_carried_it_out_changes_nothing_on_g
     let s = setup(&DemoSpec::scaled(40));
     let [a] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
     assert!(!s.issue(&a).labels.contains(&"p/0".to_owned()));
-    let id = s.directive(
-        &s.work,
-        "reprioritize",
-        "A first.",
-        &a.to_string(),
-        r#"{"priority": 0}"#,
-    );
+    let id = s.p0_directive(&a, "A first.");
     // Merged with its op file, then withdrawn on the branch before any run carried it out.
     let ledger = std::fs::read_to_string(s.work.join("pm-state.md")).unwrap();
     std::fs::write(
@@ -1261,13 +1260,7 @@ fn propose_keeps_the_notes_and_malformed_entries_it_does_not_send() {
         "{stderr}"
     );
     let [a] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
-    let id = s.directive(
-        &s.work,
-        "reprioritize",
-        "Freeze after the 20th.",
-        &a.to_string(),
-        r#"{"priority": 0}"#,
-    );
+    let id = s.p0_directive(&a, "Freeze after the 20th.");
     let out = s.commitea(&s.work, &["propose"]);
     let proposed = ok(&out);
     assert!(
@@ -2242,13 +2235,7 @@ fn propose_on_write_proposes_each_write_and_says_why_when_it_cannot() {
 fn a_proposal_whose_branch_is_deleted_is_still_known_by_its_label() {
     let s = setup(&DemoSpec::scaled(40));
     let [key] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
-    let id = s.directive(
-        &s.work,
-        "reprioritize",
-        "Do it first.",
-        &key.to_string(),
-        r#"{"priority": 0}"#,
-    );
+    let id = s.p0_directive(&key, "Do it first.");
     let out = ok(&s.commitea(&s.work, &["propose"]));
     assert!(
         out.contains(&format!("{id} pull-request 1 commitea/{id}")),

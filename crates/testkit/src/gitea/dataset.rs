@@ -356,6 +356,16 @@ impl Dataset {
         all
     }
 
+    /// A label with the next free id, in no repository or organisation yet.
+    fn new_label(&self, name: &str, color: &str, description: &str) -> Label {
+        Label {
+            id: self.next_label_id(),
+            name: name.to_owned(),
+            color: color.to_owned(),
+            description: description.to_owned(),
+        }
+    }
+
     fn next_label_id(&self) -> u64 {
         self.repos
             .values()
@@ -378,12 +388,7 @@ impl Dataset {
         color: &str,
         exclusive: bool,
     ) -> Label {
-        let label = Label {
-            id: self.next_label_id(),
-            name: name.to_owned(),
-            color: color.to_owned(),
-            description: String::new(),
-        };
+        let label = self.new_label(name, color, "");
         let (ls, ex) = self.orgs.entry(org.to_owned()).or_default();
         ls.push(label.clone());
         if exclusive {
@@ -402,12 +407,7 @@ impl Dataset {
         description: &str,
         exclusive: bool,
     ) -> Label {
-        let label = Label {
-            id: self.next_label_id(),
-            name: name.to_owned(),
-            color: color.to_owned(),
-            description: description.to_owned(),
-        };
+        let label = self.new_label(name, color, description);
         let data = self.repo_entry(repo);
         data.labels.push(label.clone());
         if exclusive {
