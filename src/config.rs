@@ -639,10 +639,9 @@ fn a_username<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     if crate::ledger::format::valid_username(&name) {
         Ok(name)
     } else {
-        Err(serde::de::Error::custom(format!(
-            "\"{}\" is not a Gitea username (letters, digits, `-`, `_` and `.`, not first)",
-            crate::limits::excerpt(&name)
-        )))
+        Err(serde::de::Error::custom(
+            crate::ledger::format::not_a_username(&name),
+        ))
     }
 }
 

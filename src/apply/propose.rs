@@ -479,7 +479,7 @@ fn unclash(
         .filter_map(|b| b.strip_prefix(BRANCH_PREFIX).map(str::to_owned))
         .chain(applied.iter().cloned())
         .chain(on_base(crate::ops::PENDING_PATH)?)
-        .chain(crate::ops::ids_on_proposal_branches(cx.layout.root()))
+        .chain(crate::ops::ids_taken_in_git(cx.layout.root()))
         .chain(
             crate::ledger::parse::parse(&base_ledger)
                 .ledger

@@ -220,10 +220,7 @@ pub(crate) fn parse_by(s: &str) -> Result<String, String> {
     if crate::ledger::format::valid_username(s) {
         Ok(s.to_owned())
     } else {
-        Err(format!(
-            "\"{}\" is not a Gitea username (letters, digits, `-`, `_` and `.`, not first)",
-            crate::prose::one_line(&crate::limits::excerpt(s))
-        ))
+        Err(crate::ledger::format::not_a_username(s))
     }
 }
 

@@ -367,7 +367,7 @@ impl Row<'_> {
         } else {
             Err(self.err(
                 col,
-                "not a username (letters, digits, `-`, `_` and `.`, not first):",
+                &format!("not a username ({}):", crate::ledger::format::USERNAME_RULE),
             ))
         }
     }

@@ -202,6 +202,17 @@ pub(crate) fn valid_username(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
+/// What [`valid_username`] takes, in words, for the messages that refuse a name.
+pub(crate) const USERNAME_RULE: &str = "letters, digits, `-`, `_` and `.`, not first";
+
+/// The message for `s`, which is not a username: quoted short and on one line.
+pub(crate) fn not_a_username(s: &str) -> String {
+    format!(
+        "\"{}\" is not a Gitea username ({USERNAME_RULE})",
+        crate::prose::one_line(&crate::limits::excerpt(s))
+    )
+}
+
 /// A directive's structured effect; its variant determines the directive's kind.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Params {

@@ -317,7 +317,7 @@ fn record(
         }
     }
     // A directive proposed earlier left the checkout's ledger for its branch: its id stays taken.
-    let floor = crate::ops::ids_on_proposal_branches(layout.root())
+    let floor = crate::ops::ids_taken_in_git(layout.root())
         .iter()
         .filter_map(|id| crate::ops::id_number(id, "D-"))
         .max()

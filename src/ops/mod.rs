@@ -1237,7 +1237,7 @@ pub fn next_id(layout: &Layout) -> Result<String, StateError> {
             }
         }
     }
-    for id in ids_on_proposal_branches(layout.root()) {
+    for id in ids_taken_in_git(layout.root()) {
         if let Some(n) = id_number(&id, ID_PREFIX) {
             max = max.max(n);
         }
@@ -1251,7 +1251,7 @@ pub fn next_id(layout: &Layout) -> Result<String, StateError> {
 /// the branch). `commitea propose` takes a proposal out of the checkout once it is on its branch, so
 /// counting the checkout alone would give its id again — and the next proposal would replace its open
 /// pull request, or a tool's answer would name the file of another.
-pub(crate) fn ids_on_proposal_branches(root: &Path) -> Vec<String> {
+pub(crate) fn ids_taken_in_git(root: &Path) -> Vec<String> {
     let Ok(repo) = gix::open(root) else {
         return Vec::new();
     };

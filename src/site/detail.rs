@@ -363,14 +363,10 @@ pub(crate) fn milestone_path(id: u64) -> String {
     format!("milestones/{id}.html")
 }
 
-/// The page of a person. Gitea usernames are `[A-Za-z0-9_.-]`; anything else gets no page.
+/// The page of a person whose name is a Gitea username ([`crate::ledger::format::valid_username`]);
+/// anything else gets no page.
 pub(crate) fn person_path(name: &str) -> Option<String> {
-    let plain = !name.is_empty()
-        && !name.starts_with('.')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
-    plain.then(|| format!("people/{name}.html"))
+    crate::ledger::format::valid_username(name).then(|| format!("people/{name}.html"))
 }
 
 /// A move's reason with the directives behind it: `queue of bjorn (D-0010 withdrawn)`.

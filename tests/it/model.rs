@@ -71,6 +71,13 @@ fn tool(state: &Path, name: &str, input: Value) -> Value {
     commitea::tools::call(&ctx, name, &input).unwrap()
 }
 
+/// The text of the one op file under `ops/pending/`.
+fn only_pending(state: &Path) -> String {
+    let written = pending(state);
+    assert_eq!(written.len(), 1, "{written:?}");
+    std::fs::read_to_string(state.join("ops/pending").join(&written[0])).unwrap()
+}
+
 /// The first issue of the demo's steeping column, `owner/repo#N`.
 fn steeping_issue(state: &Path) -> String {
     let board = tool(
@@ -1107,9 +1114,7 @@ fn what_a_write_tool_did_not_do_is_said_whatever_the_prose_claims() {
         &[],
     ));
     assert!(out.contains("wrote:"), "{out}");
-    let written = pending(tmp.path());
-    assert_eq!(written.len(), 1, "{out}");
-    let file = std::fs::read_to_string(tmp.path().join("ops/pending").join(&written[0])).unwrap();
+    let file = only_pending(tmp.path());
     assert!(file.contains("\nmodel: true\n"), "{file}");
 }
 
@@ -1189,9 +1194,7 @@ fn a_directive_from_ask_quotes_a_decision_the_pm_made_never_a_word_of_their_ques
     let after = ledger(tmp.path());
     assert!(after.contains("\n> Make it top priority\n"), "{after}");
     assert!(after.contains("- by: ann"), "{after}");
-    let written = pending(tmp.path());
-    assert_eq!(written.len(), 1, "{written:?}");
-    let file = std::fs::read_to_string(tmp.path().join("ops/pending").join(&written[0])).unwrap();
+    let file = only_pending(tmp.path());
     assert!(file.contains("\nmodel: true\n"), "{file}");
 }
 
