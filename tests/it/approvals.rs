@@ -2232,7 +2232,7 @@ fn propose_on_write_proposes_each_write_and_says_why_when_it_cannot() {
 /// A pull request whose head branch is deleted: Gitea then sends `head.ref` as `refs/pull/N/head` and
 /// keeps the branch's name in `head.label` (`services/convert/pull.go`). It is still the proposal's.
 #[test]
-fn a_proposal_whose_branch_is_deleted_is_still_known_by_its_label() {
+fn a_proposal_whose_branch_is_deleted_is_closed_and_the_run_goes_on() {
     let s = setup(&DemoSpec::scaled(40));
     let [key] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
     let id = s.p0_directive(&key, "Do it first.");
@@ -2242,16 +2242,14 @@ fn a_proposal_whose_branch_is_deleted_is_still_known_by_its_label() {
         "{out}"
     );
     git(&s.bare, &["branch", "-D", &format!("commitea/{id}")]);
+    // Gitea closes a pull request whose branch is deleted (`CloseBranchPulls`), unmerged.
     let pulls = s.emu.state_pulls(&state_repo());
     assert_eq!(pulls.len(), 1);
-    // The run keeps the open proposals current after its push, and says what it cannot.
+    assert_eq!(pulls[0].state, OpenState::Closed);
+    assert!(!pulls[0].merged);
     let out = s.commitea(&s.work, &["run", "--push"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(
-        stderr.contains(&format!(
-            "pull request #1 is open but its branch commitea/{id} is gone"
-        )),
-        "{stderr}"
-    );
+    assert!(!stderr.contains("branch deleted"), "{stderr}");
+    assert!(!s.issue(&key).labels.contains(&"p/0".to_owned()));
 }

@@ -142,10 +142,28 @@ fn get_json(emu: &Emulator, path: &str) -> Value {
 
 /// The bundled Gitea 1.27.1 OpenAPI (Swagger 2.0) subset; see `tests/fixtures/gitea/README.md`.
 fn spec() -> Value {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gitea/swagger-subset.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap()
+    let read = |name: &str| -> Value {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/gitea")
+            .join(name);
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        serde_json::from_str(&text).unwrap()
+    };
+    // The operations CommiTea came to use after the subset was cut, cut from the same spec (README.md).
+    let mut spec = read("swagger-subset.json");
+    let additions = read("swagger-additions.json");
+    assert_eq!(additions["info"]["version"], spec["info"]["version"]);
+    for part in ["paths", "definitions", "responses"] {
+        for (k, v) in additions[part].as_object().unwrap() {
+            let had = spec[part]
+                .as_object_mut()
+                .unwrap()
+                .insert(k.clone(), v.clone());
+            assert!(had.is_none(), "{part}/{k} is in both files");
+        }
+    }
+    spec
 }
 
 /// Scalar or array properties that Gitea sends as `null` (a Go pointer or a slice left nil) although the spec, which
@@ -2206,4 +2224,226 @@ fn pull_requests_of_a_state_repo_merge_for_real() {
             format!("POST {p}/3/merge"),
         ]
     );
+}
+
+/// `git args` in `dir` that may fail: (success, stderr).
+fn try_git(dir: &Path, args: &[&str]) -> (bool, String) {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_state_pull_request_merges_in_each_gitea_style_and_closes_when_its_branch_goes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bare = tmp.path().join("state.git");
+    let work = tmp.path().join("work");
+    run_git(
+        tmp.path(),
+        &["init", "-q", "--bare", bare.to_str().unwrap()],
+    );
+    run_git(tmp.path(), &["init", "-q", work.to_str().unwrap()]);
+    run_git(&work, &["remote", "add", "origin", bare.to_str().unwrap()]);
+    let main0 = commit_and_push(&work, "ledger.md", "start\n", "main");
+    let state = RepoName::new("acme", "state");
+    let mut options = EmulatorOptions::default();
+    options.state_repos.insert(state.clone(), bare.clone());
+    let emu = Emulator::start(
+        Dataset::from_snapshot(&load("tests/fixtures/small")),
+        options,
+    )
+    .unwrap();
+    let shapes = Shapes::new();
+    let open = |head: &str| {
+        let r = call(
+            &emu,
+            "POST",
+            "/repos/acme/state/pulls",
+            Some(&json!({"title": format!("Propose {head}"), "head": head, "base": "main"})),
+        );
+        assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+        r.json()["number"].as_u64().unwrap()
+    };
+    let merge = |n: u64, style: &str| {
+        call(
+            &emu,
+            "POST",
+            &format!("/repos/acme/state/pulls/{n}/merge"),
+            Some(&json!({ "Do": style })),
+        )
+    };
+    let main = || run_git(&bare, &["rev-parse", "refs/heads/main"]);
+    // A branch of two commits from `from`.
+    let branch = |name: &str, from: &str| -> [String; 2] {
+        run_git(&work, &["fetch", "-q", "origin"]);
+        run_git(&work, &["checkout", "-q", "-b", name, from]);
+        [
+            commit_and_push(&work, &format!("{name}-1.md"), "1\n", name),
+            commit_and_push(&work, &format!("{name}-2.md"), "2\n", name),
+        ]
+    };
+
+    // Rebase, with main moved since: the two commits are replayed on it (new ids, authors kept), and the new
+    // tip is the merge commit Gitea records.
+    let [r1, r2] = branch("rb", &main0);
+    run_git(&work, &["checkout", "-q", "-b", "m1", &main0]);
+    let main1 = commit_and_push(&work, "m1.md", "m\n", "main");
+    let n = open("rb");
+    let commits = get_json(&emu, &format!("/repos/acme/state/pulls/{n}/commits"));
+    let listed: Vec<&str> = commits
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["sha"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, [r2.as_str(), r1.as_str()], "newest first");
+    for c in commits.as_array().unwrap() {
+        assert_shape(&shapes, "Commit", c);
+    }
+    assert_eq!(commits[0]["parents"][0]["sha"], r1);
+    assert_eq!(
+        commits[0]["files"],
+        json!([{"filename": "rb-2.md", "status": "added"}])
+    );
+    assert_eq!(commits[0]["stats"]["additions"], 1);
+    let r = get(
+        &emu,
+        &format!("/repos/acme/state/pulls/{n}/commits?files=false&verification=false"),
+    );
+    assert!(r.json()[0]["files"].is_null() && r.json()[0]["commit"]["verification"].is_null());
+    assert_eq!(
+        get(&emu, &format!("/repos/acme/state/pulls/{n}/merge")).status,
+        404
+    );
+    assert_eq!(merge(n, "manually-merged").status, 405);
+    assert_eq!(merge(n, "rebase").status, 200);
+    let tip = main();
+    assert_eq!(run_git(&bare, &["rev-parse", &format!("{tip}~2")]), main1);
+    assert_ne!(tip, r2, "replayed, not moved");
+    assert_eq!(
+        run_git(&bare, &["log", "-1", "--format=%an %s", &tip]),
+        "Tess add rb-2.md"
+    );
+    assert_eq!(
+        run_git(&bare, &["log", "-1", "--format=%cn", &tip]),
+        "commitea-bot"
+    );
+    let pr = get_json(&emu, &format!("/repos/acme/state/pulls/{n}"));
+    assert_eq!(pr["merge_commit_sha"], tip);
+    assert_eq!(
+        get(&emu, &format!("/repos/acme/state/pulls/{n}/merge")).status,
+        204
+    );
+    assert_eq!(
+        get_json(&emu, &format!("/repos/acme/state/commits/{tip}/pull"))["number"],
+        n
+    );
+    assert_eq!(
+        get(&emu, &format!("/repos/acme/state/commits/{tip}~1/pull")).status,
+        404
+    );
+    // Once merged, its commits are still the branch's own, from the merge base Gitea kept.
+    assert_eq!(
+        get_json(&emu, &format!("/repos/acme/state/pulls/{n}/commits"))
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+
+    // Squash: one commit whose only parent is the old tip.
+    let before = main();
+    branch("sq", &before);
+    let n = open("sq");
+    assert_eq!(merge(n, "squash").status, 200);
+    let tip = main();
+    assert_eq!(
+        run_git(&bare, &["rev-list", "--parents", "-n", "1", &tip]),
+        format!("{tip} {before}")
+    );
+    assert_eq!(
+        run_git(&bare, &["log", "-1", "--format=%s", &tip]),
+        format!("Propose sq (#{n})")
+    );
+
+    // Fast-forward only: main moves to the head as it is; refused when main is not under it.
+    let before = main();
+    let [_, head] = branch("ff", &before);
+    let n = open("ff");
+    assert_eq!(merge(n, "fast-forward-only").status, 200);
+    assert_eq!(main(), head);
+    branch("diverged", &main0);
+    let n = open("diverged");
+    assert_eq!(merge(n, "fast-forward-only").status, 500);
+    assert_eq!(
+        get_json(&emu, &format!("/repos/acme/state/pulls/{n}"))["state"],
+        "open"
+    );
+
+    // Rebase and merge: the replayed commits, then a merge commit over them.
+    let before = main();
+    assert_eq!(merge(n, "rebase-merge").status, 200);
+    let tip = main();
+    let parents = run_git(&bare, &["rev-list", "--parents", "-n", "1", &tip]);
+    let parents: Vec<&str> = parents.split(' ').skip(1).collect();
+    assert_eq!(parents[0], before);
+    assert_eq!(
+        run_git(&bare, &["rev-parse", &format!("{}~2", parents[1])]),
+        before
+    );
+
+    // A deleted head branch closes its pull request, unmerged, as Gitea's `CloseBranchPulls` does.
+    branch("gone", &main());
+    let n = open("gone");
+    run_git(&bare, &["branch", "-D", "gone"]);
+    let pr = get_json(&emu, &format!("/repos/acme/state/pulls/{n}"));
+    assert_eq!(pr["state"], "closed");
+    assert_eq!(pr["merged"], false);
+    assert_eq!(pr["head"]["ref"], format!("refs/pull/{n}/head"));
+    assert_eq!(pr["head"]["label"], "gone");
+    assert!(
+        emu.state_pulls(&state)
+            .iter()
+            .any(|p| p.number == n && !p.merged)
+    );
+    let r = call(
+        &emu,
+        "PATCH",
+        &format!("/repos/acme/state/pulls/{n}"),
+        Some(&json!({"state": "reopened"})),
+    );
+    assert_eq!(r.status, 412);
+    assert_eq!(r.json()["message"], "unknown state: reopened");
+
+    // Protected branches refuse pushes and deletions with Gitea's words; merges through the API still land.
+    run_git(&work, &["fetch", "-q", "origin"]);
+    run_git(&work, &["checkout", "-q", "-b", "keep-it", &main()]);
+    commit_and_push(&work, "k.md", "k\n", "keep/one");
+    emu.protect_branch(&state, "main").unwrap();
+    emu.protect_branch(&state, "keep/*").unwrap();
+    let (pushed, said) = try_git(&work, &["push", "-q", "origin", "HEAD:refs/heads/main"]);
+    assert!(!pushed);
+    assert!(
+        said.contains("Gitea: Not allowed to push to protected branch main"),
+        "{said}"
+    );
+    assert!(said.contains("pre-receive hook declined"), "{said}");
+    let (deleted, said) = try_git(&work, &["push", "-q", "origin", "--delete", "keep/one"]);
+    assert!(!deleted);
+    assert!(
+        said.contains("Gitea: branch keep/one is protected from deletion"),
+        "{said}"
+    );
+    branch("late", &main());
+    let n = open("late");
+    assert_eq!(merge(n, "merge").status, 200);
 }

@@ -45,7 +45,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 pub use dataset::{Dataset, FUTURE_FIELD, Pull};
-pub use pulls::StatePull;
+pub use pulls::{MergeStyle, StatePull};
 
 use commitea::domain::{IssueKey, OpenState, RepoName};
 
@@ -370,19 +370,51 @@ impl Emulator {
             .collect()
     }
 
-    /// The pull requests of state repository `repo`, by number.
+    /// The pull requests of state repository `repo`, by number (a pull request whose branch was deleted is
+    /// closed, as Gitea closes it).
     pub fn state_pulls(&self, repo: &RepoName) -> Vec<StatePull> {
-        lock(&self.shared.state_pulls)
-            .get(repo)
-            .map(|m| m.values().cloned().collect())
-            .unwrap_or_default()
+        let mut ds = lock(&self.shared.dataset);
+        let mut pulls = lock(&self.shared.state_pulls);
+        let Some(all) = pulls.get_mut(repo) else {
+            return Vec::new();
+        };
+        if let Some(bare) = self.shared.options.state_repos.get(repo) {
+            pulls::close_branch_pulls(bare, &mut ds, all);
+        }
+        all.values().cloned().collect()
     }
 
     /// Merges pull request `number` of state repository `repo` as `merger`, as `POST …/pulls/{n}/merge` with
     /// `Do: merge` does (a merge commit in the bare repository); returns the merge commit.
     pub fn merge_pull(&self, repo: &RepoName, number: u64, merger: &str) -> Result<String, String> {
+        self.merge_pull_as(repo, number, merger, MergeStyle::Merge)
+    }
+
+    /// Merges pull request `number` of state repository `repo` as `merger` in `style`, as
+    /// `POST …/pulls/{n}/merge` does; returns what Gitea records as its `merge_commit_sha` (the base's new tip).
+    pub fn merge_pull_as(
+        &self,
+        repo: &RepoName,
+        number: u64,
+        merger: &str,
+        style: MergeStyle,
+    ) -> Result<String, String> {
         let mut ds = lock(&self.shared.dataset);
-        pulls::merge(&self.shared, &mut ds, repo, number, merger, "", "").map_err(|e| e.to_string())
+        pulls::merge(&self.shared, &mut ds, repo, number, merger, style, "", "")
+            .map_err(|e| e.to_string())
+    }
+
+    /// Protects the branches of state repository `repo` that match `pattern` (a glob: `main`, `commitea/*`):
+    /// a push to one, or its deletion, is refused with Gitea's words (`pre-receive hook declined`), as for a
+    /// user who is not on the rule's allowlist. Merges through the API still land.
+    pub fn protect_branch(&self, repo: &RepoName, pattern: &str) -> std::io::Result<()> {
+        let bare = self.shared.options.state_repos.get(repo).ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("{repo} is no state repository of the emulator"),
+            )
+        })?;
+        pulls::protect(bare, pattern)
     }
 
     /// Opens a pull request on state repository `repo` from branch `branch` of `fork_owner`'s fork, as

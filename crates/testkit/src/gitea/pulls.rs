@@ -7,9 +7,9 @@ use std::path::Path;
 use std::process::Command;
 
 use chrono::{DateTime, Utc};
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use super::dataset::{Dataset, PullShape, Render};
+use super::dataset::{Dataset, PullShape, Render, fmt_time};
 use super::http::{Request, Response};
 use super::routes::{Answer, Paging, body_json, error, listed, not_found, number, state_matches};
 use super::{Shared, lock};
@@ -162,6 +162,8 @@ pub(crate) enum MergeError {
     Merged,
     /// Head and base conflict.
     Conflict(String),
+    /// Fast-forward only, and the base is not under the head.
+    Diverging,
     /// git failed.
     Git(String),
 }
@@ -173,21 +175,57 @@ impl std::fmt::Display for MergeError {
             MergeError::Closed => f.write_str("pull request is closed"),
             MergeError::Merged => f.write_str("pull request is already merged"),
             MergeError::Conflict(m) => write!(f, "merge conflict: {m}"),
+            MergeError::Diverging => {
+                f.write_str("the base is not an ancestor of the head: no fast-forward")
+            }
             MergeError::Git(m) => f.write_str(m),
         }
     }
 }
 
-/// Merges pull request `number` of state repository `repo` as `merger` with a real merge commit in the bare
-/// repository (Gitea's `merge` style: always a merge commit); returns the merge commit.
+/// How a pull request is merged: the API's `Do` (`models/repo/pull_request.go` `MergeStyle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeStyle {
+    /// A merge commit whose parents are the base and the head (`git merge --no-ff`).
+    Merge,
+    /// The head's commits replayed on the base, which moves to the last of them (`git rebase` then
+    /// `git merge --ff-only`): no merge commit, and the commits are new unless the base was under them already.
+    Rebase,
+    /// The head's commits replayed on the base, then a merge commit of the two.
+    RebaseMerge,
+    /// One new commit on the base with the head's changes.
+    Squash,
+    /// The base moves to the head; refused when the base is not an ancestor of the head (Gitea 1.22+).
+    FastForwardOnly,
+}
+
+impl MergeStyle {
+    /// The style a `Do` value names; `None` for `manually-merged` and anything else.
+    pub fn from_do(value: &str) -> Option<Self> {
+        Some(match value {
+            "merge" => Self::Merge,
+            "rebase" => Self::Rebase,
+            "rebase-merge" => Self::RebaseMerge,
+            "squash" => Self::Squash,
+            "fast-forward-only" => Self::FastForwardOnly,
+            _ => return None,
+        })
+    }
+}
+
+/// Merges pull request `number` of state repository `repo` as `merger` in `style`, writing the commits in the
+/// bare repository as Gitea's `doMergeAndPush` does; returns the commit Gitea records as `merge_commit_sha`
+/// (the base branch's new tip).
 ///
 /// `title` and `message` are the API's `MergeTitleField` and `MergeMessageField` (empty: Gitea's default title).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn merge(
     shared: &Shared,
     ds: &mut Dataset,
     repo: &RepoName,
     number: u64,
     merger: &str,
+    style: MergeStyle,
     title: &str,
     message: &str,
 ) -> Result<String, MergeError> {
@@ -197,6 +235,9 @@ pub(crate) fn merge(
         .get(repo)
         .ok_or(MergeError::NotFound)?;
     let mut pulls = lock(&shared.state_pulls);
+    if let Some(all) = pulls.get_mut(repo) {
+        close_branch_pulls(bare, ds, all);
+    }
     let pr = pulls
         .get_mut(repo)
         .and_then(|m| m.get_mut(&number))
@@ -208,69 +249,255 @@ pub(crate) fn merge(
     if pr.state == OpenState::Closed {
         return Err(MergeError::Closed);
     }
+    if pr.fork.is_some() {
+        // Gitea merges the fork's branch; the emulator has no fork's git data, and must not merge the
+        // repository's own branch of the same name in its place.
+        return Err(MergeError::Git(
+            "the emulator holds no fork's commits: a fork's pull request cannot be merged".into(),
+        ));
+    }
     let base_sha = branch_sha(bare, &pr.base)
         .ok_or_else(|| MergeError::Git(format!("base branch {} does not exist", pr.base)))?;
     let head_sha = branch_sha(bare, &pr.head)
         .ok_or_else(|| MergeError::Git(format!("head branch {} does not exist", pr.head)))?;
-    let tree = match git(
-        bare,
-        &["merge-tree", "--write-tree", &base_sha, &head_sha],
-        &[],
-    )
-    .map_err(MergeError::Git)?
-    {
-        (0, out, _) => out.lines().next().unwrap_or_default().to_owned(),
-        (1, out, _) => return Err(MergeError::Conflict(out)),
-        (_, out, err) => return Err(MergeError::Git(format!("git merge-tree: {err}{out}"))),
+    let at = ds.tick();
+    let email = format!("{merger}@noreply.localhost");
+    let date = format!("{} +0000", at.timestamp());
+    let committer = [
+        ("GIT_COMMITTER_NAME", merger.to_owned()),
+        ("GIT_COMMITTER_EMAIL", email.clone()),
+        ("GIT_COMMITTER_DATE", date.clone()),
+    ];
+    let as_merger = [
+        ("GIT_AUTHOR_NAME", merger.to_owned()),
+        ("GIT_AUTHOR_EMAIL", email),
+        ("GIT_AUTHOR_DATE", date),
+    ];
+    let both: Vec<(&str, String)> = committer.iter().chain(&as_merger).cloned().collect();
+    // services/pull/merge.go `getMergeMessage`: the default titles.
+    let default_title = match style {
+        MergeStyle::Squash => format!("{} (#{})", pr.title, pr.number),
+        _ => format!(
+            "Merge pull request '{}' (#{}) from {} into {}",
+            pr.title, pr.number, pr.head, pr.base
+        ),
     };
     let mut text = title.trim().to_owned();
     if text.is_empty() {
-        text = format!(
-            "Merge pull request '{}' (#{}) from {} into {}",
-            pr.title, pr.number, pr.head, pr.base
-        );
+        text = default_title;
     }
     let message = message.trim();
     if !message.is_empty() {
         text = format!("{text}\n\n{message}");
     }
-    let at = ds.tick();
-    let date = format!("{} +0000", at.timestamp());
-    let email = format!("{merger}@noreply.localhost");
-    let env = [
-        ("GIT_AUTHOR_NAME", merger.to_owned()),
-        ("GIT_AUTHOR_EMAIL", email.clone()),
-        ("GIT_AUTHOR_DATE", date.clone()),
-        ("GIT_COMMITTER_NAME", merger.to_owned()),
-        ("GIT_COMMITTER_EMAIL", email),
-        ("GIT_COMMITTER_DATE", date),
-    ];
-    let commit = git_ok(
-        bare,
-        &[
-            "commit-tree",
-            &tree,
-            "-p",
-            &base_sha,
-            "-p",
-            &head_sha,
-            "-m",
-            &text,
-        ],
-        &env,
-    )
-    .map_err(MergeError::Git)?;
+    let tip = match style {
+        MergeStyle::Merge => {
+            let tree = merged_tree(bare, &base_sha, &head_sha, None)?;
+            commit_tree(bare, &tree, &[&base_sha, &head_sha], &text, &both)?
+        }
+        MergeStyle::Squash => {
+            let tree = merged_tree(bare, &base_sha, &head_sha, None)?;
+            commit_tree(bare, &tree, &[&base_sha], &text, &both)?
+        }
+        MergeStyle::FastForwardOnly => {
+            if !is_ancestor(bare, &base_sha, &head_sha) {
+                return Err(MergeError::Diverging);
+            }
+            head_sha.clone()
+        }
+        MergeStyle::Rebase => rebased(bare, &base_sha, &head_sha, &committer)?,
+        MergeStyle::RebaseMerge => {
+            let rebased = rebased(bare, &base_sha, &head_sha, &committer)?;
+            let tree = git_ok(bare, &["rev-parse", &format!("{rebased}^{{tree}}")], &[])
+                .map_err(MergeError::Git)?;
+            commit_tree(bare, &tree, &[&base_sha, &rebased], &text, &both)?
+        }
+    };
     let base_ref = format!("refs/heads/{}", pr.base);
-    git_ok(bare, &["update-ref", &base_ref, &commit, &base_sha], &[]).map_err(MergeError::Git)?;
+    git_ok(bare, &["update-ref", &base_ref, &tip, &base_sha], &[]).map_err(MergeError::Git)?;
+    // Gitea keeps the merge base it computed when it last tested the pull request.
+    pr.merge_base = git_ok(bare, &["merge-base", &base_sha, &head_sha], &[]).unwrap_or_default();
     pr.merged = true;
     pr.merged_at = Some(at);
     pr.merged_by = Some(merger.to_owned());
-    pr.merge_commit_sha = Some(commit.clone());
+    pr.merge_commit_sha = Some(tip.clone());
     pr.head_sha = head_sha;
     pr.state = OpenState::Closed;
     pr.closed_at = Some(at);
     pr.updated_at = at;
-    Ok(commit)
+    Ok(tip)
+}
+
+/// The tree of merging `theirs` into `ours` (`merge_base`: the base to merge from, when not theirs and ours'
+/// own), or the conflict.
+fn merged_tree(
+    bare: &Path,
+    ours: &str,
+    theirs: &str,
+    merge_base: Option<&str>,
+) -> Result<String, MergeError> {
+    let base_arg = merge_base.map(|b| format!("--merge-base={b}"));
+    let mut args = vec!["merge-tree", "--write-tree"];
+    args.extend(base_arg.as_deref());
+    args.extend([ours, theirs]);
+    match git(bare, &args, &[]).map_err(MergeError::Git)? {
+        (0, out, _) => Ok(out.lines().next().unwrap_or_default().to_owned()),
+        (1, out, _) => Err(MergeError::Conflict(out)),
+        (_, out, err) => Err(MergeError::Git(format!("git merge-tree: {err}{out}"))),
+    }
+}
+
+/// A new commit of `tree` with `parents`.
+fn commit_tree(
+    bare: &Path,
+    tree: &str,
+    parents: &[&str],
+    message: &str,
+    env: &[(&str, String)],
+) -> Result<String, MergeError> {
+    let mut args = vec!["commit-tree", tree];
+    for p in parents {
+        args.extend(["-p", p]);
+    }
+    args.extend(["-m", message]);
+    git_ok(bare, &args, env).map_err(MergeError::Git)
+}
+
+/// Whether `ancestor` is `descendant` or one of its ancestors.
+fn is_ancestor(bare: &Path, ancestor: &str, descendant: &str) -> bool {
+    matches!(
+        git(
+            bare,
+            &["merge-base", "--is-ancestor", ancestor, descendant],
+            &[]
+        ),
+        Ok((0, _, _))
+    )
+}
+
+/// The head's commits replayed onto `base` as `git rebase base` does (merge commits dropped, commits whose
+/// changes the base has already dropped, author kept, `committer` the merger); the last one. Nothing is
+/// rewritten when the base is under a linear head already (git's "is up to date").
+fn rebased(
+    bare: &Path,
+    base: &str,
+    head: &str,
+    committer: &[(&str, String)],
+) -> Result<String, MergeError> {
+    let range = format!("{base}..{head}");
+    let merges = git_ok(bare, &["rev-list", "--merges", &range], &[]).map_err(MergeError::Git)?;
+    if is_ancestor(bare, base, head) && merges.is_empty() {
+        return Ok(head.to_owned());
+    }
+    let commits = git_ok(bare, &["rev-list", "--reverse", "--no-merges", &range], &[])
+        .map_err(MergeError::Git)?;
+    let mut tip = base.to_owned();
+    for c in commits.lines() {
+        let tree = merged_tree(bare, &tip, c, Some(&format!("{c}^")))?;
+        let tip_tree = git_ok(bare, &["rev-parse", &format!("{tip}^{{tree}}")], &[])
+            .map_err(MergeError::Git)?;
+        if tree == tip_tree {
+            continue;
+        }
+        let fields = git_ok(
+            bare,
+            &[
+                "show",
+                "-s",
+                "--date=raw",
+                "--format=%an%x00%ae%x00%ad%x00%B",
+                c,
+            ],
+            &[],
+        )
+        .map_err(MergeError::Git)?;
+        let mut fields = fields.splitn(4, '\0').map(str::to_owned);
+        let mut env = committer.to_vec();
+        for var in ["GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE"] {
+            env.push((var, fields.next().unwrap_or_default()));
+        }
+        let message = fields.next().unwrap_or_default();
+        tip = commit_tree(bare, &tree, &[&tip], &message, &env)?;
+    }
+    Ok(tip)
+}
+
+/// Gitea's `CloseBranchPulls`, run when a branch is deleted (`services/repository/push.go`): every open pull
+/// request whose head or base branch is gone is closed, not merged. The emulator sees a deletion only when it
+/// next looks, so this runs before any pull request is read or changed; an open pull request's head commit
+/// follows its branch meanwhile, as `refs/pull/N/head` does.
+pub(crate) fn close_branch_pulls(
+    bare: &Path,
+    ds: &mut Dataset,
+    pulls: &mut BTreeMap<u64, StatePull>,
+) {
+    for p in pulls.values_mut() {
+        if p.state != OpenState::Open || p.fork.is_some() {
+            continue;
+        }
+        match (branch_sha(bare, &p.head), branch_sha(bare, &p.base)) {
+            (Some(head), Some(_)) => p.head_sha = head,
+            _ => {
+                let at = ds.tick();
+                p.state = OpenState::Closed;
+                p.closed_at = Some(at);
+                p.updated_at = at;
+            }
+        }
+    }
+}
+
+/// The file in the bare repository that lists its protected branch patterns, one per line.
+const PROTECTED_FILE: &str = "commitea-emulator-protected";
+
+/// The `pre-receive` hook that answers pushes as Gitea's `HookPreReceive` does
+/// (`routers/private/hook_pre_receive.go`, printed by `cmd/serv.go` `fail`): the default branch is never
+/// deleted; a branch matching a protected pattern (a glob, as Gitea's rule names are) is neither deleted nor
+/// pushed to, since nobody is on the rule's push allowlist.
+const PRE_RECEIVE: &str = r#"#!/bin/sh
+zero=0000000000000000000000000000000000000000
+default=$(git symbolic-ref --short HEAD 2>/dev/null)
+while read -r old new ref; do
+  branch=${ref#refs/heads/}
+  [ "$branch" = "$ref" ] && continue
+  if [ "$new" = "$zero" ] && [ "$branch" = "$default" ]; then
+    echo; echo "Gitea: branch $branch is the default branch and cannot be deleted" >&2; exit 1
+  fi
+  [ -f "$GIT_DIR/commitea-emulator-protected" ] || continue
+  while IFS= read -r pattern; do
+    [ -n "$pattern" ] || continue
+    case "$branch" in
+      $pattern)
+        if [ "$new" = "$zero" ]; then
+          echo; echo "Gitea: branch $branch is protected from deletion" >&2; exit 1
+        fi
+        echo; echo "Gitea: Not allowed to push to protected branch $branch" >&2; exit 1
+        ;;
+    esac
+  done < "$GIT_DIR/commitea-emulator-protected"
+done
+exit 0
+"#;
+
+/// Protects the branches of bare repository `bare` that match `pattern` (`main`, `commitea/*`): pushes to them
+/// and their deletion are refused as Gitea refuses them; merges through the API still land, as they do for a
+/// user allowed to merge.
+pub(crate) fn protect(bare: &Path, pattern: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let hooks = bare.join("hooks");
+    std::fs::create_dir_all(&hooks)?;
+    let hook = hooks.join("pre-receive");
+    std::fs::write(&hook, PRE_RECEIVE)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755))?;
+    }
+    let mut rules = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(bare.join(PROTECTED_FILE))?;
+    writeln!(rules, "{pattern}")
 }
 
 /// The JSON facts of a state pull request; head and base commits are read from the bare repository while it is
@@ -328,8 +555,37 @@ pub(crate) fn route(
     deps_enabled: bool,
 ) -> Option<Answer> {
     let method = req.method.as_str();
+    if matches!(tail, ["pulls", ..] | ["commits", _, "pull"])
+        && let Some(all) = lock(&shared.state_pulls).get_mut(repo)
+    {
+        close_branch_pulls(bare, ds, all);
+    }
     Some(match (method, tail) {
         ("GET", ["pulls"]) => Ok(list(req, shared, ds, repo, bare, deps_enabled)),
+        ("GET", ["pulls", n, "commits"]) => {
+            let n = match number(n, shared) {
+                Ok(n) => n,
+                Err(e) => return Some(Err(e)),
+            };
+            let pulls = lock(&shared.state_pulls);
+            let p = pulls.get(repo).and_then(|m| m.get(&n))?.clone();
+            drop(pulls);
+            commits(req, shared, ds, repo, bare, &p)
+        }
+        // `IsPullRequestMerged`: 204 when merged, 404 otherwise.
+        ("GET", ["pulls", n, "merge"]) => {
+            let n = match number(n, shared) {
+                Ok(n) => n,
+                Err(e) => return Some(Err(e)),
+            };
+            let pulls = lock(&shared.state_pulls);
+            let p = pulls.get(repo).and_then(|m| m.get(&n))?;
+            if p.merged {
+                Ok(Response::empty(204))
+            } else {
+                Err(not_found(shared))
+            }
+        }
         ("POST", ["pulls"]) => create(req, shared, ds, repo, bare, deps_enabled),
         ("GET", ["pulls", n]) => {
             let n = match number(n, shared) {
@@ -374,6 +630,133 @@ pub(crate) fn route(
         }
         _ => return None,
     })
+}
+
+/// `GET /pulls/{n}/commits` (`GetPullRequestCommits`): what `git log` lists from the base branch (once merged,
+/// the merge base Gitea kept) to the head, newest first, paged, each as `convert.ToCommit` writes it.
+fn commits(
+    req: &Request,
+    shared: &Shared,
+    ds: &Dataset,
+    repo: &RepoName,
+    bare: &Path,
+    p: &StatePull,
+) -> Answer {
+    if p.fork.is_some() {
+        return Err(error(
+            shared,
+            500,
+            "the emulator holds no fork's commits: a fork's pull request lists none",
+        ));
+    }
+    let from = if p.merged {
+        p.merge_base.clone()
+    } else {
+        branch_sha(bare, &p.base).unwrap_or_default()
+    };
+    let range = format!("{from}..{}", p.head_sha);
+    let log = git_ok(
+        bare,
+        &[
+            "log",
+            "--format=%H%x00%P%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%T%x00%B%x1e",
+            &range,
+        ],
+        &[],
+    )
+    .map_err(|e| error(shared, 500, &e))?;
+    let rows: Vec<&str> = log
+        .split('\x1e')
+        .map(|r| r.trim_start_matches('\n'))
+        .filter(|r| !r.is_empty())
+        .collect();
+    let r = Render::new(ds, shared);
+    let base = &shared.base;
+    let api = format!("{base}/api/v1/repos/{repo}/git");
+    let when = |t: &str| {
+        DateTime::parse_from_rfc3339(t).map_or_else(|_| t.to_owned(), |t| fmt_time(t.to_utc()))
+    };
+    // Gitea finds the user by the commit's email; the emulator's users are `LOGIN@noreply.localhost`.
+    let user_of = |email: &str| {
+        email
+            .strip_suffix("@noreply.localhost")
+            .map_or(Value::Null, |login| r.user(login))
+    };
+    // `verification` and `files` are on unless given as false (`ctx.FormBool`).
+    let wants = |name: &str| {
+        req.param(name)
+            .is_none_or(|v| v.is_empty() || v == "true" || v == "1")
+    };
+    let paging = Paging::of(req, shared);
+    let items = paging
+        .slice(&rows)
+        .iter()
+        .map(|row| {
+            let f: Vec<&str> = row.splitn(10, '\0').collect();
+            let field = |i: usize| f.get(i).copied().unwrap_or_default();
+            let sha = field(0);
+            let diff = |how: &str| {
+                git_ok(
+                    bare,
+                    &["diff-tree", "--no-commit-id", "--root", "-r", how, sha],
+                    &[],
+                )
+                .unwrap_or_default()
+            };
+            let files: Vec<Value> = diff("--name-status")
+                .lines()
+                .filter_map(|l| l.split_once('\t'))
+                .map(|(status, name)| {
+                    let status = match status {
+                        "A" => "added",
+                        "D" => "removed",
+                        _ => "modified",
+                    };
+                    json!({ "filename": name, "status": status })
+                })
+                .collect();
+            let (mut additions, mut deletions) = (0u64, 0u64);
+            for l in diff("--numstat").lines() {
+                let mut n = l.split('\t').map(|n| n.parse::<u64>().unwrap_or(0));
+                additions += n.next().unwrap_or(0);
+                deletions += n.next().unwrap_or(0);
+            }
+            let verification = if wants("verification") {
+                json!({
+                    "verified": false,
+                    "reason": "gpg.error.not_signed_commit",
+                    "signature": "",
+                    "signer": null,
+                    "payload": "",
+                })
+            } else {
+                Value::Null
+            };
+            json!({
+                "url": format!("{api}/commits/{sha}"),
+                "sha": sha,
+                "created": when(field(7)),
+                "html_url": format!("{base}/{repo}/commit/{sha}"),
+                "commit": {
+                    "url": format!("{api}/commits/{sha}"),
+                    "author": { "name": field(2), "email": field(3), "date": when(field(4)) },
+                    "committer": { "name": field(5), "email": field(6), "date": when(field(7)) },
+                    "message": field(9).trim_end_matches('\n'),
+                    "tree": { "url": format!("{api}/trees/{}", field(8)), "sha": field(8), "created": when(field(7)) },
+                    "verification": verification,
+                },
+                "author": user_of(field(3)),
+                "committer": user_of(field(6)),
+                "parents": field(1)
+                    .split_whitespace()
+                    .map(|p| json!({ "url": format!("{api}/commits/{p}"), "sha": p, "created": when(field(7)) }))
+                    .collect::<Vec<_>>(),
+                "files": if wants("files") { json!(files) } else { Value::Null },
+                "stats": { "total": additions + deletions, "additions": additions, "deletions": deletions },
+            })
+        })
+        .collect();
+    Ok(listed(shared, req, paging, rows.len(), items))
 }
 
 /// `GET /pulls`: state pull requests and any of the dataset's, newest first.
@@ -533,33 +916,20 @@ fn edit(
                 "cannot change state of this pull request, it was already merged",
             ));
         }
-        let state = if s == "closed" {
-            OpenState::Closed
-        } else {
-            OpenState::Open
+        // `closeOrReopenIssue`: only these two; reopening through the API checks for no other open pull
+        // request of the same branches (only the web UI does).
+        let state = match s {
+            "closed" => OpenState::Closed,
+            "open" => OpenState::Open,
+            _ => return Err(error(shared, 412, &format!("unknown state: {s}"))),
         };
-        if state == OpenState::Open
-            && p.state == OpenState::Closed
-            && let Some(other) = pulls.get(repo).and_then(|m| {
-                m.values().find(|o| {
-                    o.number != n
-                        && o.state == OpenState::Open
-                        && o.head == p.head
-                        && o.base == p.base
-                })
-            })
-        {
-            let repo_id = ds.repo_id(repo).unwrap_or(0);
-            let msg = already_exists(repo_id, other, ds.issue_id(repo, other.number));
-            return Err(error(shared, 409, &msg));
-        }
         p.state = state;
     }
     if p != current {
         let at = ds.tick();
         if p.state != current.state {
             p.closed_at = (p.state == OpenState::Closed).then_some(at);
-            if p.state == OpenState::Closed {
+            if p.state == OpenState::Closed && p.fork.is_none() {
                 p.head_sha = branch_sha(bare, &p.head).unwrap_or(p.head_sha);
             }
         }
@@ -571,7 +941,7 @@ fn edit(
     Ok(Response::json(201, &v))
 }
 
-/// `POST /pulls/{n}/merge` (`MergePullRequestForm`): only the `merge` style; 200 with an empty body.
+/// `POST /pulls/{n}/merge` (`MergePullRequestForm`): every style but `manually-merged`; 200 with an empty body.
 fn merge_route(
     req: &Request,
     shared: &Shared,
@@ -603,23 +973,30 @@ fn merge_route(
     if !STYLES.contains(&style) {
         return Err(error(shared, 422, "[Do]: In"));
     }
-    if style != "merge" {
+    // `manually-merged` needs a repository setting that is off by default.
+    let Some(style) = MergeStyle::from_do(style) else {
         return Err(error(
             shared,
             405,
-            &format!("merge style {style} is not supported by the emulator"),
+            &format!("{style} is not allowed an allowed merge style for this repository"),
         ));
-    }
+    };
     let title = field("MergeTitleField").unwrap_or_default().to_owned();
     let message = field("MergeMessageField").unwrap_or_default().to_owned();
     let user = shared.options.user.clone();
-    match merge(shared, ds, repo, n, &user, &title, &message) {
+    match merge(shared, ds, repo, n, &user, style, &title, &message) {
         Ok(_) => Ok(Response::empty(200)),
         Err(MergeError::NotFound | MergeError::Closed) => Err(not_found(shared)),
         Err(MergeError::Merged) => Err(error(shared, 405, "")),
         Err(MergeError::Conflict(m)) => {
             Err(error(shared, 409, &format!("Merge Conflict Error: {m}")))
         }
+        // Not among the errors `MergePullRequest` tells apart: its 500.
+        Err(MergeError::Diverging) => Err(error(
+            shared,
+            500,
+            "Merge: the base branch is not an ancestor of the head: a fast-forward-only merge is not possible",
+        )),
         Err(MergeError::Git(m)) => Err(error(shared, 500, &m)),
     }
 }
