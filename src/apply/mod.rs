@@ -89,6 +89,9 @@ pub struct PendingOnBranch {
     pub file: Result<OpFile, String>,
     /// The commit that brought it to the branch.
     pub commit: String,
+    /// The commits after that one on the branch's first-parent line, oldest first, up to the tip: where a
+    /// rebased pull request's merge commit is (see [`approval_of`]).
+    pub later: Vec<String>,
     /// That commit's time: a `create_issue` done after it is this file's.
     pub committed_at: DateTime<Utc>,
 }
@@ -102,10 +105,52 @@ pub struct Approval {
     pub merged_by: Option<String>,
 }
 
+/// A commit of a pull request, as `GET …/pulls/{n}/commits` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PullCommit {
+    /// Its id.
+    pub sha: String,
+    /// The files it added.
+    pub added: Vec<String>,
+}
+
 /// What the apply stage is allowed to ask about approvals.
 pub trait Approvals {
     /// The merged pull request whose merge is `commit`, if there is one.
     fn merged_pull(&self, commit: &str) -> Result<Option<Approval>, ClientError>;
+    /// The commits of pull request `number`.
+    fn pull_commits(&self, number: u64) -> Result<Vec<PullCommit>, ClientError>;
+}
+
+/// How many commits after the one that brought an op file are asked for the pull request that merged it.
+const APPROVAL_WALK: usize = 50;
+
+/// The approval of op file `p`: the merged pull request that brought it to the branch, if one did.
+///
+/// Gitea records one commit per merged pull request, the branch's tip after the merge. With the `merge`,
+/// `rebase-merge` and `squash` styles that tip is the commit that brought the file. With `rebase` and
+/// `fast-forward-only` the pull request's own commits land on the branch (replayed by a rebase), and the file
+/// may come from one before the tip: so the commits after it are asked in turn, up to the first merged pull
+/// request. That one is the file's approval only if the file was its own: the commit is one of its commits, or
+/// is within as many commits of its tip as it has and one of its commits added the file. A file pushed
+/// straight to the branch before someone else's rebased pull request is no approval.
+pub fn approval_of(
+    approvals: &dyn Approvals,
+    p: &PendingOnBranch,
+) -> Result<Option<Approval>, ClientError> {
+    if let Some(a) = approvals.merged_pull(&p.commit)? {
+        return Ok(Some(a));
+    }
+    for (i, later) in p.later.iter().take(APPROVAL_WALK).enumerate() {
+        let Some(a) = approvals.merged_pull(later)? else {
+            continue;
+        };
+        let commits = approvals.pull_commits(a.number)?;
+        let own = commits.iter().any(|c| c.sha == p.commit)
+            || (i + 1 < commits.len() && commits.iter().any(|c| c.added.contains(&p.path)));
+        return Ok(own.then_some(a));
+    }
+    Ok(None)
 }
 
 /// Approvals looked up on the state repo: `GET /repos/{o}/{r}/commits/{sha}/pull` (Gitea finds the pull
@@ -150,6 +195,38 @@ impl Approvals for StateRepoApprovals<'_> {
             Err(e) => Err(e),
         }
     }
+
+    fn pull_commits(&self, number: u64) -> Result<Vec<PullCommit>, ClientError> {
+        #[derive(Deserialize, Default)]
+        #[serde(default)]
+        struct Commit {
+            sha: String,
+            files: Option<Vec<File>>,
+        }
+        #[derive(Deserialize, Default)]
+        #[serde(default)]
+        struct File {
+            filename: String,
+            status: String,
+        }
+        let commits: Vec<Commit> = self.client.get_paged(
+            &format!("repos/{}/pulls/{number}/commits", self.repo),
+            &[("verification", "false".into()), ("files", "true".into())],
+        )?;
+        Ok(commits
+            .into_iter()
+            .map(|c| PullCommit {
+                sha: c.sha,
+                added: c
+                    .files
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|f| f.status == "added")
+                    .map(|f| f.filename)
+                    .collect(),
+            })
+            .collect())
+    }
 }
 
 /// No state repo to ask: nothing counts as approved.
@@ -158,6 +235,10 @@ pub struct NoApprovals;
 impl Approvals for NoApprovals {
     fn merged_pull(&self, _commit: &str) -> Result<Option<Approval>, ClientError> {
         Ok(None)
+    }
+
+    fn pull_commits(&self, _number: u64) -> Result<Vec<PullCommit>, ClientError> {
+        Ok(Vec::new())
     }
 }
 
@@ -227,7 +308,7 @@ pub fn apply_pending(
     let mut out = Vec::new();
     for p in pending {
         let Ok(file) = &p.file else { continue };
-        let approval = approvals.merged_pull(&p.commit)?;
+        let approval = approval_of(approvals, p)?;
         let mut results = Vec::new();
         // `dependsOnNew` names the file's own new issues by position.
         writer.created.clear();
@@ -938,12 +1019,15 @@ pub fn pending_on_branch(
             Some(problem) => Err(format!("{path}: {problem}")),
             None => Ok(f),
         });
-        let introduced = crate::state::git::introduced(repo, commit, &path)?.unwrap_or(commit);
+        let (introduced, mut later) =
+            crate::state::git::introduced(repo, commit, &path)?.unwrap_or((commit, Vec::new()));
+        later.reverse();
         let committed_at = crate::state::git::commit_time(repo, introduced)?;
         out.push(PendingOnBranch {
             path,
             file,
             commit: introduced.to_string(),
+            later: later.iter().map(ToString::to_string).collect(),
             committed_at,
         });
     }

@@ -27,6 +27,11 @@ use crate::state::{Layout, Snapshot, StateError};
 /// The branch prefix of proposals.
 pub const BRANCH_PREFIX: &str = "commitea/";
 
+/// What to do when the server refuses a push to a proposal's branch.
+const PROTECTED_PROPOSALS: &str = "CommiTea pushes each proposal to its own branch under commitea/: leave \
+     those branches out of the state repository's branch protection (Settings → Branches), or let the \
+     token's account push to them";
+
 /// The most moved issues a pull request body lists.
 const BODY_ISSUES: usize = 25;
 
@@ -630,58 +635,82 @@ fn propose_each(
     proposals: &[Proposal],
     out: &mut Vec<Proposed>,
 ) -> Result<(), ProposeError> {
+    // Once the server refuses a direct push (a protected branch), the rest go as pull requests too.
+    let mut refused = false;
     for p in proposals {
-        if p.additive() && cx.config.approvals.additive_direct {
+        if p.additive() && cx.config.approvals.additive_direct && !refused {
             let (p, _) = &with_consequence(cx, p, &ledger_at(repo, *base)?)?;
-            let mut tries = 0;
-            loop {
-                let base_ledger = ledger_at(repo, *base)?;
-                let commit = crate::state::git::commit_onto(
-                    repo,
-                    *base,
-                    &p.edits(&base_ledger)?,
-                    &format!(
-                        "commitea: {} (additive ops, straight to the branch; applied at the next run)\n",
-                        p.id
-                    ),
-                    &cx.sig,
-                )?;
-                match cx.remote.push(&commit.to_string(), branch, false)? {
-                    Pushed::Done => {
-                        out.push(Proposed::Direct {
-                            id: p.id.clone(),
-                            commit: commit.to_string(),
-                        });
-                        *base = commit;
-                        break;
-                    }
-                    Pushed::Rejected if tries < 3 => {
-                        tries += 1;
-                        cx.remote.fetch(branch)?;
-                        *base = crate::state::git::resolve(
-                            repo,
-                            &format!("refs/remotes/{}/{branch}", cx.remote.name()),
-                        )
-                        .unwrap_or(*base);
-                    }
-                    Pushed::Rejected => {
-                        return Err(ProposeError::Setup(format!(
-                            "{branch} kept moving while {} was pushed; run `commitea propose` again",
-                            p.id
-                        )));
-                    }
+            match push_direct(cx, repo, branch, base, p)? {
+                Some(commit) => {
+                    out.push(Proposed::Direct {
+                        id: p.id.clone(),
+                        commit,
+                    });
+                    continue;
                 }
+                None => refused = true,
             }
-        } else {
-            let number = open_pull(cx, repo, *base, p)?;
-            out.push(Proposed::PullRequest {
-                id: p.id.clone(),
-                number,
-                branch: p.branch(),
-            });
         }
+        let number = open_pull(cx, repo, *base, p)?;
+        out.push(Proposed::PullRequest {
+            id: p.id.clone(),
+            number,
+            branch: p.branch(),
+        });
     }
     Ok(())
+}
+
+/// Pushes additive proposal `p` straight onto `branch` over `base` (moved to the new commit); the commit, or
+/// `None` when the server refuses pushes to the branch (said once, as a warning: the proposal then goes through
+/// a pull request).
+fn push_direct(
+    cx: &Context<'_>,
+    repo: &gix::Repository,
+    branch: &str,
+    base: &mut gix::ObjectId,
+    p: &Proposal,
+) -> Result<Option<String>, ProposeError> {
+    for _ in 0..=3 {
+        let base_ledger = ledger_at(repo, *base)?;
+        let commit = crate::state::git::commit_onto(
+            repo,
+            *base,
+            &p.edits(&base_ledger)?,
+            &format!(
+                "commitea: {} (additive ops, straight to the branch; applied at the next run)\n",
+                p.id
+            ),
+            &cx.sig,
+        )?;
+        match cx.remote.push(&commit.to_string(), branch, false)? {
+            Pushed::Done => {
+                *base = commit;
+                return Ok(Some(commit.to_string()));
+            }
+            Pushed::Rejected => {
+                cx.remote.fetch(branch)?;
+                *base = crate::state::git::resolve(
+                    repo,
+                    &format!("refs/remotes/{}/{branch}", cx.remote.name()),
+                )
+                .unwrap_or(*base);
+            }
+            Pushed::Refused { reason } => {
+                tracing::warn!(
+                    "the server refuses pushes to {branch} ({reason}): {} and the proposals after it go \
+                     through pull requests; set approvals.additive_direct: false in commitea.yaml to stop \
+                     trying, or let the token's account push to {branch}",
+                    p.id
+                );
+                return Ok(None);
+            }
+        }
+    }
+    Err(ProposeError::Setup(format!(
+        "{branch} kept moving while {} was pushed; run `commitea propose` again",
+        p.id
+    )))
 }
 
 fn ledger_at(repo: &gix::Repository, commit: gix::ObjectId) -> Result<String, GitError> {
@@ -822,7 +851,8 @@ fn open_pull(
         &format!("commitea: propose {}\n", p.id),
         &cx.sig,
     )?;
-    cx.remote.push(&commit.to_string(), &p.branch(), true)?;
+    cx.remote
+        .force_push(&commit.to_string(), &p.branch(), PROTECTED_PROPOSALS)?;
     let (title, body) = (p.title(c), body(p, c));
     let existing = proposal_pulls(cx, "open")?
         .into_iter()
@@ -1087,12 +1117,16 @@ pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
         };
         if pr.state == "closed" {
             if !pr.merged && live.contains(&head) {
-                // Closed without merging: nothing of it stays.
-                cx.remote.delete_branch(&head)?;
-                tracing::info!(
-                    "{head}: its pull request #{} was closed without merging; branch deleted",
-                    pr.number
-                );
+                // Closed without merging: nothing of it stays. A branch the server keeps (protected from
+                // deletion) is only untidy: the other proposals are still kept current.
+                match cx.remote.delete_branch(&head) {
+                    Ok(()) => tracing::info!(
+                        "{head}: its pull request #{} was closed without merging; branch deleted",
+                        pr.number
+                    ),
+                    Err(e @ RemoteError::Refused { .. }) => tracing::warn!("{e}"),
+                    Err(e) => return Err(e.into()),
+                }
             }
             continue;
         }
@@ -1122,7 +1156,8 @@ pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
                 &format!("commitea: propose {id}\n"),
                 &cx.sig,
             )?;
-            cx.remote.push(&commit.to_string(), &head, true)?;
+            cx.remote
+                .force_push(&commit.to_string(), &head, PROTECTED_PROPOSALS)?;
         }
         let c = consequence(cx.config, &snapshot, &base_ledger, &p, cx.now, &planned_for);
         let title = p.title(&c);

@@ -62,6 +62,14 @@ pub fn run(a: Args) -> CommandResult {
                 return Ok(());
             }
             Pushed::Rejected => continue,
+            Pushed::Refused { reason } => {
+                return Err(CommandError::Failed(anyhow::anyhow!(
+                    "the server refused the site's commit on {branch}: {reason}. Let the token's account \
+                     push to {branch} (the state repository's Settings → Branches), or publish to another \
+                     branch with --branch",
+                    branch = a.branch
+                )));
+            }
         }
     }
     Err(CommandError::Failed(anyhow::anyhow!(

@@ -86,6 +86,14 @@ pub fn run(a: Args) -> CommandResult {
                 reset_to(&layout, remote.name(), &branch)?;
                 opts.applied_before = summary.applied;
             }
+            Pushed::Refused { reason } => {
+                return Err(CommandError::Failed(anyhow::anyhow!(
+                    "the server refused the run's commit on {branch}: {reason}. Let the account of the \
+                     token the run uses push to {branch} (the state repository's Settings → Branches: add it \
+                     to the protection rule's push allowlist). The commit stays in this checkout, and the \
+                     next run makes it again"
+                )));
+            }
         }
     }
     Err(CommandError::Failed(anyhow::anyhow!(

@@ -654,25 +654,29 @@ pub fn resolve(repo: &gix::Repository, name: &str) -> Option<ObjectId> {
 }
 
 /// The commit that brought `path` to the first-parent line ending at `tip`: walking back from `tip`, the
-/// last commit that still has it. `None` when `tip` does not have it.
+/// last commit that still has it; with the commits walked past on the way (newest first, `tip` first).
+/// `None` when `tip` does not have it.
 pub fn introduced(
     repo: &gix::Repository,
     tip: ObjectId,
     path: &str,
-) -> Result<Option<ObjectId>, GitError> {
+) -> Result<Option<(ObjectId, Vec<ObjectId>)>, GitError> {
+    let mut walked = Vec::new();
     let mut found = None;
     let mut next = Some(tip);
     while let Some(id) = next {
         if read_at(repo, id, path)?.is_none() {
             break;
         }
-        found = Some(id);
+        if let Some(before) = found.replace(id) {
+            walked.push(before);
+        }
         let commit = repo
             .find_commit(id)
             .map_err(err(format!("reading commit {id}")))?;
         next = commit.parent_ids().next().map(|p| p.detach());
     }
-    Ok(found)
+    Ok(found.map(|f| (f, walked)))
 }
 
 /// Whether `ancestor` is `descendant` or one of its ancestors.

@@ -25,6 +25,16 @@ pub enum RemoteError {
         /// The remote's name.
         name: String,
     },
+    /// The server refused a push (a protected branch): what it said, and what to do.
+    #[error("the server refused `git {what}`: {reason}. {advice}")]
+    Refused {
+        /// What was being done, e.g. `push origin commitea/C-0007`.
+        what: String,
+        /// What the server said (its hook's words), the token removed.
+        reason: String,
+        /// What the user can do about it.
+        advice: String,
+    },
     /// git said no.
     #[error("git {what} failed: {stderr}")]
     Failed {
@@ -36,12 +46,42 @@ pub enum RemoteError {
 }
 
 /// What a push did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Pushed {
     /// The remote took it.
     Done,
     /// The remote moved on meanwhile (someone merged): not a fast-forward.
     Rejected,
+    /// The server's hook refused it (Gitea's protected branches: "Not allowed to push to protected branch
+    /// main"); trying again will not help.
+    Refused {
+        /// What the server said, the token removed.
+        reason: String,
+    },
+}
+
+/// Why the server refused a push, from `git push --porcelain`'s output: the `remote:` lines its hook printed
+/// (Gitea prints `Gitea: …`), else git's own reason; `None` when no ref was refused.
+fn refusal(stdout: &str, stderr: &str) -> Option<String> {
+    let refused = stdout
+        .lines()
+        .find(|l| l.starts_with('!') && l.contains("[remote rejected]"))?;
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("remote:"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    Some(if said.is_empty() {
+        refused
+            .rsplit('\t')
+            .next()
+            .unwrap_or(refused)
+            .trim()
+            .to_owned()
+    } else {
+        said.join(" ")
+    })
 }
 
 /// The state repo's remote, with the token to reach it.
@@ -159,19 +199,58 @@ impl Remote {
         if rejected {
             return Ok(Pushed::Rejected);
         }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if let Some(reason) = refusal(&stdout, &stderr) {
+            return Ok(Pushed::Refused {
+                reason: self.scrub(&reason),
+            });
+        }
         Err(self.failure(
             &format!("push {} {branch}", self.name),
-            &format!("{stdout}{}", String::from_utf8_lossy(&out.stderr)),
+            &format!("{stdout}{stderr}"),
         ))
+    }
+
+    /// Replaces the remote's `branch` with `commit` (a proposal's own branch); a refusal is an error that
+    /// ends with `advice`.
+    pub fn force_push(&self, commit: &str, branch: &str, advice: &str) -> Result<(), RemoteError> {
+        match self.push(commit, branch, true)? {
+            Pushed::Done => Ok(()),
+            // A forced push is never out of date; anything else is the server's no.
+            Pushed::Rejected => Err(RemoteError::Failed {
+                what: format!("push --force {} {branch}", self.name),
+                stderr: "rejected".into(),
+            }),
+            Pushed::Refused { reason } => Err(RemoteError::Refused {
+                what: format!("push --force {} {branch}", self.name),
+                reason,
+                advice: advice.to_owned(),
+            }),
+        }
     }
 
     /// Deletes the remote's `branch` (a proposal that was closed without merging).
     pub fn delete_branch(&self, branch: &str) -> Result<(), RemoteError> {
-        self.run(
-            &format!("push {} --delete {branch}", self.name),
-            &["push", "--quiet", &self.name, "--delete", branch],
-        )
-        .map(|_| ())
+        let what = format!("push {} --delete {branch}", self.name);
+        let out = self
+            .command(&["push", "--porcelain", &self.name, "--delete", branch])
+            .output()
+            .map_err(RemoteError::Spawn)?;
+        if out.status.success() {
+            return Ok(());
+        }
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        match refusal(&stdout, &stderr) {
+            Some(reason) => Err(RemoteError::Refused {
+                what,
+                reason: self.scrub(&reason),
+                advice: "the branch stays; delete it on the server if it is not wanted".into(),
+            }),
+            None => Err(self.failure(&what, &format!("{stdout}{stderr}"))),
+        }
     }
 
     /// The remote's branches under `prefix` (e.g. `commitea/`), asked of the remote now.

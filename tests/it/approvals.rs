@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use commitea::demo::{self, DemoSpec};
 use commitea::domain::{IssueKey, OpenState, RepoName};
-use commitea_testkit::gitea::{Dataset, Emulator, EmulatorOptions, Fault, FaultKind};
+use commitea_testkit::gitea::{Dataset, Emulator, EmulatorOptions, Fault, FaultKind, MergeStyle};
 use serde_json::Value;
 
 use crate::toolcli::TRIALS;
@@ -1647,6 +1647,7 @@ fn a_thousand_random_op_files_touch_only_namespace_labels_and_native_fields() {
                 path: "ops/pending/C-0001.yaml".into(),
                 file: parsed,
                 commit: "0".repeat(40),
+                later: Vec::new(),
                 committed_at: chrono::Utc::now(),
             }];
             let snapshot = s.emu.with_dataset(|d| dataset_snapshot(d, &s.snapshot));
@@ -1758,6 +1759,13 @@ impl commitea::apply::Approvals for AlwaysApproved {
             number: 1,
             merged_by: Some("pat".into()),
         }))
+    }
+
+    fn pull_commits(
+        &self,
+        _number: u64,
+    ) -> Result<Vec<commitea::apply::PullCommit>, commitea::gitea::client::ClientError> {
+        Ok(Vec::new())
     }
 }
 
@@ -2252,4 +2260,227 @@ fn a_proposal_whose_branch_is_deleted_is_closed_and_the_run_goes_on() {
     assert!(out.status.success(), "{stderr}");
     assert!(!stderr.contains("branch deleted"), "{stderr}");
     assert!(!s.issue(&key).labels.contains(&"p/0".to_owned()));
+}
+
+/// One more commit on `branch` of the state repo, as a PM editing a proposal on Gitea makes one: `path` with
+/// `from` replaced by `to`.
+fn edit_on_branch(s: &Setup, branch: &str, path: &str, from: &str, to: &str) {
+    let dir = s._tmp.path().join("pm-edits");
+    if !dir.exists() {
+        git(
+            s._tmp.path(),
+            &[
+                "clone",
+                "-q",
+                s.bare.to_str().unwrap(),
+                dir.to_str().unwrap(),
+            ],
+        );
+    }
+    git(&dir, &["fetch", "-q", "origin"]);
+    git(
+        &dir,
+        &["checkout", "-q", "-B", "edit", &format!("origin/{branch}")],
+    );
+    let file = dir.join(path);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains(from), "{text}");
+    std::fs::write(&file, text.replacen(from, to, 1)).unwrap();
+    git(&dir, &["add", path]);
+    commit_as_pm(&dir, "edit the proposal");
+    git(&dir, &["push", "-q", "origin", &format!("HEAD:{branch}")]);
+}
+
+/// Someone else's commit on main (`name` with one line).
+fn move_main(s: &Setup, name: &str) {
+    let dir = s._tmp.path().join("pm-edits");
+    if !dir.exists() {
+        git(
+            s._tmp.path(),
+            &[
+                "clone",
+                "-q",
+                s.bare.to_str().unwrap(),
+                dir.to_str().unwrap(),
+            ],
+        );
+    }
+    git(&dir, &["fetch", "-q", "origin"]);
+    git(&dir, &["checkout", "-q", "-B", "other", "origin/main"]);
+    std::fs::write(dir.join(name), "meanwhile\n").unwrap();
+    git(&dir, &["add", name]);
+    commit_as_pm(&dir, "meanwhile");
+    git(&dir, &["push", "-q", "origin", "HEAD:main"]);
+}
+
+/// The checkout at the state repo's main, as a job's checkout is.
+fn check_out_main(s: &Setup) {
+    git(&s.work, &["fetch", "-q", "origin"]);
+    git(&s.work, &["reset", "-q", "--hard", "origin/main"]);
+}
+
+/// Proposes closing `key` through `apply_changes` and `propose`: the op file's id and the pull request's number.
+fn propose_close(s: &Setup, key: &IssueKey) -> (String, u64) {
+    let input = format!(r#"{{"ops":[{{"op":"close_issue","issue":"{key}"}}],"approved":true}}"#);
+    ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
+    let out = ok(&s.commitea(&s.work, &["propose"]));
+    let words: Vec<&str> = out.split_whitespace().collect();
+    assert!(
+        matches!(words.as_slice(), [_, "pull-request", _, _]),
+        "{out}"
+    );
+    (words[0].to_owned(), words[2].parse().unwrap())
+}
+
+#[test]
+fn a_proposal_edited_on_its_branch_is_approved_by_its_merge_in_every_gitea_merge_style() {
+    let s = setup(&DemoSpec::scaled(60));
+    let issues = s.quiet_issues(5);
+    let styles = [
+        MergeStyle::Merge,
+        MergeStyle::Rebase,
+        MergeStyle::RebaseMerge,
+        MergeStyle::Squash,
+        MergeStyle::FastForwardOnly,
+    ];
+    for (key, style) in issues.iter().zip(styles) {
+        let (id, number) = propose_close(&s, key);
+        // The PM edits the proposal on its branch: the file comes from the branch's first commit, not its tip.
+        let path = format!("ops/pending/{id}.yaml");
+        edit_on_branch(
+            &s,
+            &format!("commitea/{id}"),
+            &path,
+            "summary: ",
+            "summary: (edited) ",
+        );
+        // With main moved on, a rebase replays the branch's commits as new ones.
+        if style != MergeStyle::FastForwardOnly {
+            move_main(&s, &format!("{id}.md"));
+        }
+        s.emu
+            .merge_pull_as(&state_repo(), number, "pat", style)
+            .unwrap();
+        check_out_main(&s);
+        ok(&s.commitea(&s.work, &["run", "--push"]));
+        let applied = s
+            .on_branch("main", &format!("ops/applied/{id}.yaml"))
+            .unwrap_or_else(|| panic!("{style:?}: no ops/applied/{id}.yaml"));
+        assert!(
+            applied.contains(&format!("pull_request: {number}")),
+            "{style:?}: {applied}"
+        );
+        assert!(applied.contains("merged_by: pat"), "{style:?}: {applied}");
+        assert_eq!(
+            s.issue(key).state,
+            OpenState::Closed,
+            "{style:?}: {applied}"
+        );
+    }
+}
+
+#[test]
+fn a_file_pushed_straight_before_a_rebased_pull_request_is_not_approved_by_it() {
+    let s = setup(&DemoSpec::scaled(40));
+    let [approved, victim] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    let (id, number) = propose_close(&s, &approved);
+    let path = format!("ops/pending/{id}.yaml");
+    let branch = format!("commitea/{id}");
+    edit_on_branch(&s, &branch, &path, "summary: ", "summary: (edited) ");
+    edit_on_branch(&s, &branch, &path, "summary: ", "summary: (again) ");
+    // Mallory pushes a destructive file straight to main; then the PM's three-commit proposal is rebased onto it.
+    push_straight(
+        &s,
+        "C-0099",
+        &op_file(
+            "C-0099",
+            &format!("- op: close_issue\n  issue: {victim}\n"),
+            true,
+        ),
+    );
+    s.emu
+        .merge_pull_as(&state_repo(), number, "pat", MergeStyle::Rebase)
+        .unwrap();
+    check_out_main(&s);
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    assert_eq!(s.issue(&approved).state, OpenState::Closed);
+    assert_eq!(s.issue(&victim).state, OpenState::Open);
+    let refused = s.on_branch("main", "ops/applied/C-0099.yaml").unwrap();
+    assert!(refused.contains("is no merged pull request"), "{refused}");
+    assert!(!refused.contains("pull_request:"), "{refused}");
+}
+
+#[test]
+fn a_protected_main_sends_additive_proposals_through_pull_requests_and_the_run_says_what_to_do() {
+    let s = setup(&DemoSpec::scaled(40));
+    s.emu.protect_branch(&state_repo(), "main").unwrap();
+    let [key] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
+    let input = format!(
+        r#"{{"ops":[{{"op":"set_priority","issue":"{key}","priority":"p/0"}}],"approved":true}}"#
+    );
+    ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
+    let out = s.commitea(&s.work, &["propose"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(
+        ok(&out).trim(),
+        "C-0001 pull-request 1 commitea/C-0001",
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "the server refuses pushes to main (Gitea: Not allowed to push to protected branch main)"
+        ),
+        "{stderr}"
+    );
+    let main = git(&s.bare, &["rev-parse", "main"]);
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "the server refused the run's commit on main: Gitea: Not allowed to push to protected branch main"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("push allowlist"), "{stderr}");
+    assert!(
+        !stderr.contains("running again"),
+        "a refusal is no race: {stderr}"
+    );
+    assert_eq!(git(&s.bare, &["rev-parse", "main"]), main);
+}
+
+#[test]
+fn protected_proposal_branches_are_said_plainly_and_a_kept_branch_stops_nothing() {
+    let s = setup(&DemoSpec::scaled(40));
+    let [first, second] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    let (id, number) = propose_close(&s, &first);
+    s.emu.protect_branch(&state_repo(), "commitea/*").unwrap();
+    close_pull(&s, number);
+    // Closed without merging: its branch cannot be deleted, which is said, and the run goes on.
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "Gitea: branch commitea/{id} is protected from deletion"
+        )),
+        "{stderr}"
+    );
+    assert!(remote_branches(&s).contains(&format!("commitea/{id}")));
+    // A new proposal cannot be pushed: the error says why and what to change.
+    let input = format!(r#"{{"ops":[{{"op":"close_issue","issue":"{second}"}}],"approved":true}}"#);
+    ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
+    let out = s.commitea(&s.work, &["propose"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("Gitea: Not allowed to push to protected branch commitea/C-0002"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("leave those branches out"), "{stderr}");
+    assert!(
+        s.work.join("ops/pending/C-0002.yaml").exists(),
+        "a proposal that could not be pushed stays in the checkout"
+    );
 }
