@@ -207,8 +207,10 @@ pub struct Member {
     /// Days off, as inclusive date ranges.
     pub time_off: Vec<DateRange>,
     /// First working day (a new hire); none means always there.
+    #[serde(deserialize_with = "a_date_if_given")]
     pub starts: Option<NaiveDate>,
     /// Last working day (someone leaving).
+    #[serde(deserialize_with = "a_date_if_given")]
     pub ends: Option<NaiveDate>,
     /// Repositories this person takes unassigned work from; empty means all.
     pub repositories: Vec<RepoName>,
@@ -222,6 +224,7 @@ pub struct CalendarConfig {
     #[serde(deserialize_with = "some_days")]
     pub working_days: Vec<Day>,
     /// Public holidays: nobody works.
+    #[serde(deserialize_with = "dates")]
     pub holidays: Vec<NaiveDate>,
     /// Hours in a working day: the length of `1d`.
     pub workday_hours: DayHours,
@@ -650,6 +653,19 @@ fn a_date<'de, D: Deserializer<'de>>(d: D) -> Result<NaiveDate, D::Error> {
     crate::domain::parse_day(text.trim()).map_err(serde::de::Error::custom)
 }
 
+fn a_date_if_given<'de, D: Deserializer<'de>>(d: D) -> Result<Option<NaiveDate>, D::Error> {
+    Option::<String>::deserialize(d)?
+        .map(|text| crate::domain::parse_day(text.trim()).map_err(serde::de::Error::custom))
+        .transpose()
+}
+
+fn dates<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<NaiveDate>, D::Error> {
+    Vec::<String>::deserialize(d)?
+        .iter()
+        .map(|text| crate::domain::parse_day(text.trim()).map_err(serde::de::Error::custom))
+        .collect()
+}
+
 impl DateRange {
     /// Whether `day` is in the range.
     pub fn contains(&self, day: NaiveDate) -> bool {
@@ -669,11 +685,23 @@ fn some_days_if_given<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<Day>
         .transpose()
 }
 
+/// At least one day, each once: a week's hours are shared among its days, so `fri` written twice would
+/// have cut everyone's day short.
 fn non_empty<E: serde::de::Error>(days: Vec<Day>) -> Result<Vec<Day>, E> {
     if days.is_empty() {
         return Err(E::custom(
             "must name at least one day (mon, tue, … sun): on an empty week nobody ever works",
         ));
+    }
+    if let Some(twice) = days
+        .iter()
+        .enumerate()
+        .find_map(|(i, d)| days[..i].contains(d).then_some(d))
+    {
+        return Err(E::custom(format!(
+            "names {} twice: write each working day once",
+            crate::domain::weekday_name(twice.0)
+        )));
     }
     Ok(days)
 }
@@ -1042,6 +1070,45 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("listed twice"), "{err}");
+
+        // A day named twice would have shared the week's hours among six days; a two-digit year is the year
+        // 26, not 2026: both refused, at their line.
+        for (yaml, field, said) in [
+            (
+                "calendar:\n  working_days: [mon, tue, wed, thu, fri, fri]\n",
+                "calendar.working_days",
+                "names fri twice",
+            ),
+            (
+                "team:\n  - name: ann\n    working_days: [mon, mon]\n",
+                "team[0].working_days",
+                "names mon twice",
+            ),
+            (
+                "team:\n  - name: ann\n    starts: 26-12-07\n",
+                "team[0].starts",
+                "\"26-12-07\" is not a date: expected a real day as YYYY-MM-DD",
+            ),
+            (
+                "calendar:\n  holidays: [2027-01-01, 27-12-25]\n",
+                "calendar.holidays",
+                "\"27-12-25\" is not a date",
+            ),
+            (
+                "calendar:\n  holidays: [2027-02-29]\n",
+                "calendar.holidays",
+                "\"2027-02-29\" is not a date: expected a real day",
+            ),
+        ] {
+            let err = parse(yaml).unwrap_err().to_string();
+            assert!(
+                err.contains("line 2") && err.contains(field) && err.contains(said),
+                "{yaml}: {err}"
+            );
+        }
+        let c = parse("team:\n  - name: ann\n    starts: 2026-12-07\n    ends: '2027-03-31'\n")
+            .unwrap();
+        assert_eq!(c.team[0].ends, chrono::NaiveDate::from_ymd_opt(2027, 3, 31));
 
         let err = parse("calendar:\n  working_days: [mon, funday]\n")
             .unwrap_err()

@@ -216,6 +216,8 @@ pub enum At {
     Issue(IssueKey),
     /// A member of `team:` in `commitea.yaml`, by name.
     Member(String),
+    /// The snapshot as a whole (`snapshot/meta.yaml`).
+    Snapshot,
 }
 
 /// What is wrong.
@@ -255,7 +257,7 @@ impl Problem {
     pub fn ledger_line(&self) -> Option<usize> {
         match self.at {
             At::Ledger { line } => Some(line),
-            At::Issue(_) | At::Member(_) => None,
+            At::Issue(_) | At::Member(_) | At::Snapshot => None,
         }
     }
 }
@@ -286,6 +288,10 @@ impl std::fmt::Display for Problem {
                 At::Member(name),
                 ProblemKind::NotApplied(m) | ProblemKind::Data(m) | ProblemKind::NotOnGitea(m),
             ) => write!(f, "commitea.yaml team member {name}: {m}"),
+            (
+                At::Snapshot,
+                ProblemKind::NotApplied(m) | ProblemKind::Data(m) | ProblemKind::NotOnGitea(m),
+            ) => write!(f, "snapshot: {m}"),
         }
     }
 }
@@ -386,6 +392,19 @@ impl Plan {
             })
             .collect();
         warnings.extend(unseen_members(snapshot, config, now.date_naive()));
+        // A day zero before the sync forecasts the issues as they stood later as if it were then (an audit
+        // ran `--now 2026-06-01` on a November snapshot, milestones created in July and all): said.
+        let synced = snapshot.meta.synced_at.date_naive();
+        if now.date_naive() < synced && !snapshot.issues.is_empty() {
+            warnings.push(Problem {
+                at: At::Snapshot,
+                kind: ProblemKind::Data(format!(
+                    "synced on {synced}, after the forecast's day zero {} (--now): the issues are \
+                     forecast as they stood on {synced}; `commitea backtest` rewinds them to past days",
+                    now.date_naive()
+                )),
+            });
+        }
         Self {
             as_of: now.date_naive(),
             now,

@@ -376,6 +376,12 @@ pub fn apply_pending(
     Ok((out, writer.wrote))
 }
 
+/// The due date a milestone answer shows, in the server's zone.
+fn shown_due(answer: &[u8]) -> Option<DateTime<chrono::FixedOffset>> {
+    let v: Value = serde_json::from_slice(answer).ok()?;
+    DateTime::parse_from_rfc3339(v["due_on"].as_str()?).ok()
+}
+
 fn short(commit: &str) -> &str {
     commit.get(..10).unwrap_or(commit)
 }
@@ -695,14 +701,29 @@ impl<'a> Writer<'a> {
                     return Ok(Outcome::AlreadySo);
                 }
                 let path = format!("repos/{repo}/milestones/{milestone}");
-                let due_on = format!("{date}T23:59:59Z");
-                if let Err(o) =
-                    self.send(Method::PATCH, &path, &json!({ "due_on": due_on }), true)?
-                {
-                    return Ok(o);
+                // Gitea keeps the moment sent and shows its day in the server's zone, which nothing tells
+                // before it answers: noon UTC is that day from UTC−12 to UTC+11; the answer, in the server's
+                // zone, says whether it was, and noon there is sent when it was not (UTC+12 to +14).
+                let mut due_on = format!("{date}T12:00:00Z");
+                for _ in 0..2 {
+                    let answer = match self.send(
+                        Method::PATCH,
+                        &path,
+                        &json!({ "due_on": due_on }),
+                        true,
+                    )? {
+                        Ok(body) => body,
+                        Err(o) => return Ok(o),
+                    };
+                    match shown_due(&answer) {
+                        Some(shown) if shown.date_naive() != date => {
+                            due_on = format!("{date}T12:00:00{}", shown.offset());
+                        }
+                        _ => break,
+                    }
                 }
                 self.update_milestone(*milestone, |m| {
-                    m.due_on = date.and_hms_opt(23, 59, 59).map(|t| t.and_utc());
+                    m.due_on = Some(crate::domain::end_of_day(date));
                 });
                 Ok(Outcome::Applied)
             }

@@ -21,7 +21,7 @@ mod tool;
 
 use std::path::PathBuf;
 
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, Utc};
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::Overrides;
@@ -195,8 +195,10 @@ const NOW_YEARS: std::ops::RangeInclusive<i32> = 1970..=2200;
 
 /// Parses `--now`: a date (midnight UTC) or an RFC 3339 time, from 1970 to 2200.
 pub(crate) fn parse_now(s: &str) -> Result<DateTime<Utc>, String> {
-    let at = if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-        d.and_hms_opt(0, 0, 0)
+    // Shaped as a day (ten characters, no `T`): a day, or a day that does not exist, said so.
+    let at = if s.len() == 10 && !s.contains(['T', 't', ' ']) {
+        crate::domain::parse_day(s)?
+            .and_hms_opt(0, 0, 0)
             .map(|t| t.and_utc())
             .ok_or_else(|| format!("\"{s}\" is not a valid date"))?
     } else {

@@ -17,13 +17,31 @@ pub use lifecycle::{Lifecycle, LifecycleSpan};
 
 /// A day written `YYYY-MM-DD`, or what is wrong with it in words (chrono says "input is out of range" of a
 /// 30 February): the one reading of a hand-typed date, in the ledger's params and in `commitea.yaml`.
+///
+/// The year has four digits: chrono alone reads `26-12-21` as the year 26, which took effect at once.
 pub(crate) fn parse_day(text: &str) -> Result<chrono::NaiveDate, String> {
-    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| {
-        format!(
-            "\"{}\" is not a date: expected a real day as YYYY-MM-DD, e.g. 2027-01-29",
-            crate::limits::excerpt(text)
-        )
-    })
+    let shaped = text.len() == 10
+        && text.bytes().enumerate().all(|(i, b)| {
+            if i == 4 || i == 7 {
+                b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        });
+    shaped
+        .then(|| chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").ok())
+        .flatten()
+        .ok_or_else(|| {
+            format!(
+                "\"{}\" is not a date: expected a real day as YYYY-MM-DD, e.g. 2027-01-29",
+                crate::limits::excerpt(text)
+            )
+        })
+}
+
+/// The last second of `day`, in UTC: how CommiTea keeps a due date (Gitea stores the end of the day).
+pub fn end_of_day(day: chrono::NaiveDate) -> chrono::DateTime<chrono::Utc> {
+    (day.and_time(chrono::NaiveTime::MIN) + chrono::TimeDelta::seconds(86_399)).and_utc()
 }
 
 /// The short lowercase name of a weekday (`mon` … `sun`), as the config and TaskJuggler write it.
@@ -49,4 +67,37 @@ pub fn in_own_namespace(label: &str) -> bool {
 /// are left out when issues are grouped by their labels.
 pub(crate) fn is_plan_label(label: &str) -> bool {
     label.starts_with(Estimate::LABEL_PREFIX) || label.starts_with(Priority::LABEL_PREFIX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_day_has_a_four_digit_year_and_exists() {
+        assert_eq!(
+            parse_day("2026-12-21"),
+            Ok(chrono::NaiveDate::from_ymd_opt(2026, 12, 21).unwrap_or_default())
+        );
+        // chrono alone reads these as the year 26, 226 and 12026.
+        for bad in [
+            "26-12-21",
+            "226-12-21",
+            "12026-12-21",
+            "2026-2-21",
+            "2026-12-1",
+            "2027-02-29",
+        ] {
+            let err = parse_day(bad).unwrap_err();
+            assert!(
+                err.contains("expected a real day as YYYY-MM-DD"),
+                "{bad}: {err}"
+            );
+        }
+        assert_eq!(
+            end_of_day(chrono::NaiveDate::from_ymd_opt(2026, 12, 18).unwrap_or_default())
+                .to_rfc3339(),
+            "2026-12-18T23:59:59+00:00"
+        );
+    }
 }

@@ -121,14 +121,23 @@ impl Calendar {
     }
 
     /// Working days in `(a, b]` — days with capacity — negative when `b` is before `a`; `day0` is the date
-    /// of day 0. Before day 0 (and past the horizon) a week counts five working days. The one definition
-    /// of "working days between two dates" that slack, moves and the consequence diff use.
+    /// of day 0. Before day 0 a week counts five working days; past the horizon the calendar's last week
+    /// repeats (a due date years out once counted no day past the horizon). The one definition of "working
+    /// days between two dates" that slack, moves and the consequence diff use.
     pub(crate) fn working_days_between(&self, day0: NaiveDate, a: NaiveDate, b: NaiveDate) -> i64 {
         let idx = |d: NaiveDate| (d - day0).num_days();
+        let horizon = self.cap.len() as i64;
+        // Past the horizon the calendar's last week repeats (its holidays aside, a week is a week).
+        let works = |d: i64| {
+            let d = if d >= horizon && horizon >= 7 {
+                horizon - 7 + (d - horizon) % 7
+            } else {
+                d
+            };
+            u32::try_from(d).is_ok_and(|d| self.capacity(d) > 0.0)
+        };
         let count = |from: i64, to: i64| -> i64 {
-            (from.max(0)..to.max(0))
-                .filter(|d| u32::try_from(*d).is_ok_and(|d| self.capacity(d) > 0.0))
-                .count() as i64
+            (from.max(0)..to.max(0)).filter(|d| works(*d)).count() as i64
                 + (from.min(0)..to.min(0)).count() as i64 * 5 / 7
         };
         let (x, y) = (idx(a), idx(b));
@@ -377,6 +386,19 @@ mod tests {
                 }
             }
         }
+        // Past the calendar's last day (day 27, Sunday 2027-01-03) its last week repeats.
+        assert_eq!(
+            cal.working_days_between(day0, date(2027, 1, 1), date(2027, 1, 15)),
+            10
+        );
+        assert_eq!(
+            cal.working_days_between(day0, date(2026, 12, 31), date(2027, 1, 4)),
+            2
+        );
+        assert_eq!(
+            cal.working_days_between(day0, date(2027, 1, 4), date(2026, 12, 31)),
+            -2
+        );
         // Never before day 0; past the calendar's last day, none.
         assert_eq!(
             cal.add_working_days(day0, date(2026, 12, 8), -5),

@@ -329,6 +329,26 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
         .iter()
         .map(|m| Calendar::new(&m.calendar, as_of, days))
         .collect();
+    // Open work assigned to someone with no working hour left in the horizon (they left, or start after it)
+    // can never be done until it is reassigned: said, rather than left beyond the horizon without a word.
+    for (p, m) in plan.team.iter().enumerate() {
+        let theirs = tasks.iter().filter(|t| t.assignee == Some(p)).count();
+        if theirs == 0 || calendars[p].total() > 0.0 {
+            continue;
+        }
+        let why = match (m.calendar.ends, m.calendar.starts) {
+            (Some(ends), _) if ends < as_of => format!("their last day, team[].ends, was {ends}"),
+            (_, Some(starts)) if starts > as_of => format!("they start on {starts}, past it"),
+            _ => "their calendar gives them no working hours in it".to_owned(),
+        };
+        warnings.push(format!(
+            "{} has {theirs} open issue{} assigned but no working hour in the forecast's horizon ({why}): \
+             {} beyond the horizon until reassigned on Gitea",
+            m.name,
+            if theirs == 1 { "" } else { "s" },
+            if theirs == 1 { "it stays" } else { "they stay" },
+        ));
+    }
     let project = Project {
         tasks,
         people: calendars,

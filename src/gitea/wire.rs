@@ -32,6 +32,19 @@ fn opt_time<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DateTime<Utc>>, D:
     }
 }
 
+/// A due date as Gitea writes it, the end of a day in the server's zone (`2026-12-18T23:59:59-08:00`): the end
+/// of that same day in UTC (`2026-12-18T23:59:59Z`), as CommiTea keeps due dates. Turned into UTC first, a due
+/// date from a server west of UTC would fall on the next day. `null` and `""` are none.
+fn opt_due<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DateTime<Utc>>, D::Error> {
+    let s: Option<String> = Option::deserialize(d)?;
+    match s.as_deref().map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(s) => DateTime::parse_from_rfc3339(s)
+            .map(|t| Some(crate::domain::end_of_day(t.date_naive())))
+            .map_err(serde::de::Error::custom),
+    }
+}
+
 /// A JSON list that may be `null` (empty) and may hold `null` elements (skipped).
 #[derive(Debug)]
 pub struct List<T>(pub Vec<T>);
@@ -156,8 +169,8 @@ pub struct GMilestone {
     /// `open` or `closed`.
     #[serde(deserialize_with = "nullable")]
     pub state: String,
-    /// The due date; null when there is none.
-    #[serde(deserialize_with = "opt_time")]
+    /// The due date, as the end of its day (see `opt_due`); null when there is none.
+    #[serde(deserialize_with = "opt_due")]
     pub due_on: Option<DateTime<Utc>>,
     /// When it was created.
     #[serde(deserialize_with = "opt_time")]

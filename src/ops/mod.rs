@@ -1140,8 +1140,7 @@ pub(crate) fn simulate(snapshot: &Snapshot, ops: &[Checked], at: DateTime<Utc>) 
                 // Gitea stores a due date as the end of that day.
                 let end = chrono::NaiveDate::parse_from_str(due, "%Y-%m-%d")
                     .ok()
-                    .and_then(|d| d.and_hms_opt(23, 59, 59))
-                    .map(|t| t.and_utc());
+                    .map(crate::domain::end_of_day);
                 for m in s.milestones.values_mut().flatten() {
                     if m.id == *milestone && end.is_some() {
                         m.due_on = end;

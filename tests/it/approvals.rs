@@ -61,6 +61,11 @@ struct Setup {
 }
 
 fn setup(spec: &DemoSpec) -> Setup {
+    setup_with(spec, EmulatorOptions::default())
+}
+
+/// [`setup`] with the emulator's `options` (its state repository added).
+fn setup_with(spec: &DemoSpec, mut options: EmulatorOptions) -> Setup {
     let tmp = tempfile::tempdir().unwrap();
     let work = tmp.path().join("work");
     let state = demo::generate(spec);
@@ -92,7 +97,6 @@ fn setup(spec: &DemoSpec) -> Setup {
     );
     git(&work, &["remote", "add", "origin", bare.to_str().unwrap()]);
     git(&work, &["push", "-q", "origin", "HEAD:main"]);
-    let mut options = EmulatorOptions::default();
     options.state_repos.insert(state_repo(), bare.clone());
     let emu = Emulator::start(Dataset::from_snapshot(&state.snapshot), options).unwrap();
     Setup {
@@ -2483,4 +2487,82 @@ fn protected_proposal_branches_are_said_plainly_and_a_kept_branch_stops_nothing(
         s.work.join("ops/pending/C-0002.yaml").exists(),
         "a proposal that could not be pushed stays in the checkout"
     );
+}
+
+#[test]
+fn a_due_date_keeps_its_day_on_a_server_west_or_east_of_utc() {
+    for hours in [-8, 13] {
+        let zone = chrono::FixedOffset::east_opt(hours * 3600).unwrap();
+        let s = setup_with(
+            &DemoSpec::scaled(40),
+            EmulatorOptions {
+                zone,
+                ..EmulatorOptions::default()
+            },
+        );
+        let (id, repo, day) = s
+            .snapshot
+            .milestones
+            .iter()
+            .flat_map(|(r, ms)| ms.iter().map(move |m| (r, m)))
+            .find(|(_, m)| m.state == OpenState::Open && m.due_on.is_some())
+            .map(|(r, m)| (m.id, r.clone(), m.due_date().unwrap()))
+            .unwrap();
+        let shown = |s: &Setup| {
+            s.emu.with_dataset(|d| {
+                d.milestones(&repo)
+                    .iter()
+                    .find(|m| m.id == id)
+                    .and_then(|m| m.due_on)
+                    .map(|t| t.with_timezone(&zone).date_naive())
+            })
+        };
+        // Gitea shows the day in its zone (the end of it, as its web UI stores a deadline).
+        assert_eq!(shown(&s), Some(day), "UTC{hours:+}");
+        // The sync reads the day Gitea shows, not the day of the same moment in UTC.
+        ok(&s.commitea(&s.work, &["run", "--push"]));
+        let synced =
+            commitea::state::Snapshot::load(&commitea::state::Layout::new(&s.work)).unwrap();
+        let read = synced.milestones[&repo]
+            .iter()
+            .find(|m| m.id == id)
+            .unwrap();
+        assert_eq!(read.due_date(), Some(day), "UTC{hours:+}");
+        // A new due date reaches Gitea as that day in its zone, and is then already so.
+        s.directive(
+            &s.work,
+            "set-deadline",
+            "Give it until June.",
+            &format!("milestone {id}"),
+            r#"{"due": "2027-06-30"}"#,
+        );
+        ok(&s.commitea(&s.work, &["propose"]));
+        s.emu.merge_pull(&state_repo(), 1, "pat").unwrap();
+        check_out_main(&s);
+        ok(&s.commitea(&s.work, &["run", "--push"]));
+        let june = chrono::NaiveDate::from_ymd_opt(2027, 6, 30);
+        assert_eq!(shown(&s), june, "UTC{hours:+}");
+        let edits = |s: &Setup| {
+            s.emu
+                .writes()
+                .iter()
+                .filter(|w| w.starts_with("PATCH") && w.contains("/milestones/"))
+                .count()
+        };
+        // Noon UTC is the 30th up to UTC+11; further east the answer shows the 1st, and noon there is sent.
+        assert_eq!(edits(&s), if hours > 11 { 2 } else { 1 }, "UTC{hours:+}");
+        let applied = s
+            .on_branch("main", "ops/applied/D-0001.yaml")
+            .unwrap_or_default();
+        assert!(
+            applied.contains("result: applied"),
+            "UTC{hours:+}: {applied}"
+        );
+        check_out_main(&s);
+        let out = s.commitea(&s.work, &["run", "--push"]);
+        ok(&out);
+        assert_eq!(edits(&s), if hours > 11 { 2 } else { 1 }, "UTC{hours:+}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("does not carry"), "UTC{hours:+}: {stderr}");
+    }
 }

@@ -318,6 +318,14 @@ fn bad_usage_exits_2_and_a_missing_snapshot_says_what_to_do() {
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("neither YYYY-MM-DD nor an RFC 3339 time")
     );
+    // Shaped as a day but no day: said so, not "neither YYYY-MM-DD".
+    let out = commitea(&["run", "--now", "2027-02-29"], tmp.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("\"2027-02-29\" is not a date: expected a real day as YYYY-MM-DD"),
+        "{err}"
+    );
     let out = commitea(&["plan", "--trials", "0"], tmp.path());
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);

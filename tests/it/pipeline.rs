@@ -384,6 +384,27 @@ fn a_missing_or_partial_team_is_said_once_with_the_people_to_add() {
         about_team[0].contains("add them under `team:`"),
         "{about_team:?}"
     );
+
+    // Someone who has left, with work still assigned: said, with the date, not left silently beyond the horizon.
+    let gone = team.replacen("  - name: bo\n", "  - name: bo\n    ends: 2026-11-20\n", 1);
+    std::fs::write(
+        &config_path,
+        format!("{head}team:\n{gone}calendar:\n{tail}"),
+    )
+    .unwrap();
+    let summary = pipeline::run(&options(dir.path())).unwrap();
+    let left: Vec<&String> = summary
+        .warnings
+        .iter()
+        .filter(|w| w.starts_with("bo has"))
+        .collect();
+    assert_eq!(left.len(), 1, "{:?}", summary.warnings);
+    assert!(
+        left[0].contains("open issue")
+            && left[0].contains("no working hour in the forecast's horizon (their last day, team[].ends, was 2026-11-20)")
+            && left[0].contains("until reassigned on Gitea"),
+        "{left:?}"
+    );
 }
 
 #[test]
@@ -504,5 +525,34 @@ fn a_run_dated_before_the_committed_forecast_says_so() {
         earlier
             .contains("--now 2026-12-07 is before the day of the committed forecast (2026-12-09)"),
         "{earlier}"
+    );
+}
+
+#[test]
+fn a_day_zero_before_the_sync_is_said_not_forecast_silently() {
+    let dir = state_from_fixture("small");
+    let said = |summary: &pipeline::RunSummary| {
+        summary
+            .warnings
+            .iter()
+            .filter(|w| w.starts_with("snapshot: synced on"))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let summary = pipeline::run(&options(dir.path())).unwrap();
+    assert!(said(&summary).is_empty(), "{:?}", summary.warnings);
+    // A preview (`commitea plan`) forecasts from the day it is given; a committing run takes the snapshot's.
+    let mut opts = options(dir.path());
+    opts.now = Some(Utc.with_ymd_and_hms(2026, 6, 1, 0, 0, 0).unwrap());
+    opts.commit = false;
+    let summary = pipeline::run(&opts).unwrap();
+    assert_eq!(
+        said(&summary),
+        [
+            "snapshot: synced on 2026-11-30, after the forecast's day zero 2026-06-01 (--now): the issues \
+          are forecast as they stood on 2026-11-30; `commitea backtest` rewinds them to past days"
+        ],
+        "{:?}",
+        summary.warnings
     );
 }

@@ -106,15 +106,6 @@ impl Default for Dataset {
     }
 }
 
-/// Gitea's time format: RFC 3339, whole seconds, `Z`.
-pub(crate) fn fmt_time(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Secs, true)
-}
-
-fn opt_time(t: Option<DateTime<Utc>>) -> Value {
-    t.map_or(Value::Null, |t| Value::String(fmt_time(t)))
-}
-
 fn state_str(s: OpenState) -> &'static str {
     match s {
         OpenState::Open => "open",
@@ -416,6 +407,23 @@ impl Dataset {
         label
     }
 
+    /// Moves every milestone's due date to the end of its day in `zone`: where Gitea stores a deadline set in
+    /// its web UI (`ParseDeadlineDateToEndOfDay`, in the server's zone). The snapshot's due dates end their day
+    /// in UTC.
+    pub fn anchor_due_dates(&mut self, zone: chrono::FixedOffset) {
+        for data in self.repos.values_mut() {
+            for m in &mut data.milestones {
+                m.due_on = m.due_on.and_then(|d| {
+                    d.date_naive()
+                        .and_hms_opt(23, 59, 59)?
+                        .and_local_timezone(zone)
+                        .single()
+                        .map(|t| t.to_utc())
+                });
+            }
+        }
+    }
+
     /// Deletes label `id` of `repo`, and takes it off every issue that has it (as Gitea's `DeleteLabel`
     /// does: an admin deleting a label on the web, between a sync and a run).
     pub fn delete_label(&mut self, repo: &RepoName, id: u64) {
@@ -622,6 +630,8 @@ pub(crate) struct Render<'a> {
     pub pulls_disabled: &'a std::collections::BTreeSet<RepoName>,
     /// The token's user may only read.
     pub read_only: bool,
+    /// The server's zone, which every time is written in.
+    pub zone: chrono::FixedOffset,
 }
 
 /// A field no Gitea 1.27 sends, added to every object the emulator renders (unless switched off), so the
@@ -638,7 +648,18 @@ impl<'a> Render<'a> {
             public: shared.options.anonymous == super::Anonymous::Public,
             pulls_disabled: &shared.options.pulls_disabled,
             read_only: shared.options.read_only,
+            zone: shared.options.zone,
         }
+    }
+
+    /// A time as Gitea writes it: RFC 3339 in the server's zone.
+    pub fn time(&self, t: DateTime<Utc>) -> String {
+        t.with_timezone(&self.zone)
+            .to_rfc3339_opts(SecondsFormat::Secs, true)
+    }
+
+    fn opt_time(&self, t: Option<DateTime<Utc>>) -> Value {
+        t.map_or(Value::Null, |t| Value::String(self.time(t)))
     }
 
     /// `v` with [`FUTURE_FIELD`] when `future` is on.
@@ -710,10 +731,10 @@ impl<'a> Render<'a> {
             "state": state_str(m.state),
             "open_issues": open,
             "closed_issues": closed,
-            "created_at": fmt_time(m.created_at),
-            "updated_at": fmt_time(updated),
-            "closed_at": opt_time(m.closed_at),
-            "due_on": opt_time(m.due_on),
+            "created_at": self.time(m.created_at),
+            "updated_at": self.time(updated),
+            "closed_at": self.opt_time(m.closed_at),
+            "due_on": self.opt_time(m.due_on),
         }))
     }
 
@@ -762,9 +783,9 @@ impl<'a> Render<'a> {
             "state": state_str(i.state),
             "is_locked": false,
             "comments": i.comments.len(),
-            "created_at": fmt_time(i.created_at),
-            "updated_at": fmt_time(i.updated_at),
-            "closed_at": opt_time(i.closed_at),
+            "created_at": self.time(i.created_at),
+            "updated_at": self.time(i.updated_at),
+            "closed_at": self.opt_time(i.closed_at),
             "due_date": null,
             "time_estimate": i.time_estimate,
             "pull_request": null,
@@ -800,14 +821,14 @@ impl<'a> Render<'a> {
             "state": state_str(p.state),
             "is_locked": false,
             "comments": 0,
-            "created_at": fmt_time(p.created_at),
-            "updated_at": fmt_time(p.updated_at),
-            "closed_at": opt_time(p.closed_at),
+            "created_at": self.time(p.created_at),
+            "updated_at": self.time(p.updated_at),
+            "closed_at": self.opt_time(p.closed_at),
             "due_date": null,
             "time_estimate": 0,
             "pull_request": {
                 "merged": p.merged,
-                "merged_at": opt_time(merged_at),
+                "merged_at": self.opt_time(merged_at),
                 "draft": false,
                 "html_url": format!("{base}/{repo}/pulls/{n}"),
             },
@@ -891,7 +912,7 @@ impl<'a> Render<'a> {
             "default_target_branch": "main",
             "archived": false,
             "created_at": "2026-01-01T00:00:00Z",
-            "updated_at": fmt_time(self.ds.clock),
+            "updated_at": self.time(self.ds.clock),
             "archived_at": "1970-01-01T00:00:00Z",
             "permissions": {"admin": !self.read_only, "push": !self.read_only, "pull": true},
             "has_code": true,
@@ -1045,7 +1066,7 @@ impl<'a> Render<'a> {
             "patch_url": format!("{base}/{repo}/pulls/{n}.patch"),
             "mergeable": p.state == OpenState::Open,
             "merged": p.merged,
-            "merged_at": opt_time(p.merged_at),
+            "merged_at": self.opt_time(p.merged_at),
             "merge_commit_sha": p.merge_commit_sha.clone().map_or(Value::Null, Value::String),
             "merged_by": match p.merged_by {
                 Some(u) if !listed => self.user(u),
@@ -1056,9 +1077,9 @@ impl<'a> Render<'a> {
             "head": head,
             "merge_base": p.merge_base,
             "due_date": null,
-            "created_at": fmt_time(p.created_at),
-            "updated_at": fmt_time(p.updated_at),
-            "closed_at": opt_time(p.closed_at),
+            "created_at": self.time(p.created_at),
+            "updated_at": self.time(p.updated_at),
+            "closed_at": self.opt_time(p.closed_at),
             "pin_order": 0,
             "content_version": 0,
         });
@@ -1083,8 +1104,8 @@ impl<'a> Render<'a> {
             "original_author_id": 0,
             "body": c.body,
             "assets": [],
-            "created_at": fmt_time(c.created_at),
-            "updated_at": fmt_time(c.updated_at),
+            "created_at": self.time(c.created_at),
+            "updated_at": self.time(c.updated_at),
         }))
     }
 
@@ -1096,7 +1117,7 @@ impl<'a> Render<'a> {
     ) -> Value {
         self.newer(json!({
             "id": t.id,
-            "created": fmt_time(t.created),
+            "created": self.time(t.created),
             "time": t.time,
             "user_id": user_id(&t.user),
             "user_name": t.user,
@@ -1156,8 +1177,8 @@ impl<'a> Render<'a> {
                 );
                 set(&mut v, "user", self.user(&c.user));
                 set(&mut v, "body", json!(c.body));
-                set(&mut v, "created_at", json!(fmt_time(c.created_at)));
-                set(&mut v, "updated_at", json!(fmt_time(c.updated_at)));
+                set(&mut v, "created_at", json!(self.time(c.created_at)));
+                set(&mut v, "updated_at", json!(self.time(c.updated_at)));
             }
             TimelineEntry::Event(e) => {
                 set(&mut v, "id", json!(e.id));
@@ -1168,8 +1189,8 @@ impl<'a> Render<'a> {
                     json!(format!("{base}/{repo}/issues/{n}#issuecomment-{}", e.id)),
                 );
                 set(&mut v, "user", self.user(&e.user));
-                set(&mut v, "created_at", json!(fmt_time(e.created_at)));
-                set(&mut v, "updated_at", json!(fmt_time(e.created_at)));
+                set(&mut v, "created_at", json!(self.time(e.created_at)));
+                set(&mut v, "updated_at", json!(self.time(e.created_at)));
                 match &e.kind {
                     commitea::domain::EventKind::Label => {
                         if let Some(l) = &e.label {
@@ -1252,8 +1273,8 @@ impl<'a> Render<'a> {
                         t.time % 3600 / 60
                     )),
                 );
-                set(&mut v, "created_at", json!(fmt_time(t.created)));
-                set(&mut v, "updated_at", json!(fmt_time(t.created)));
+                set(&mut v, "created_at", json!(self.time(t.created)));
+                set(&mut v, "updated_at", json!(self.time(t.created)));
                 set(&mut v, "tracked_time", self.tracked_time(repo, i, t));
             }
             TimelineEntry::Hidden(_) => {}

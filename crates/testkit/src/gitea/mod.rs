@@ -93,6 +93,9 @@ pub struct EmulatorOptions {
     pub state_repos: BTreeMap<RepoName, PathBuf>,
     /// What a request without a token is answered.
     pub anonymous: Anonymous,
+    /// The server's zone (Gitea's `DefaultUILocation`): every time is written in it, and a milestone's due
+    /// date is the end of its day there, as Gitea stores a deadline set in its web UI.
+    pub zone: chrono::FixedOffset,
 }
 
 /// What Gitea answers a request that carries no token (`routers/api/v1/api.go`).
@@ -125,6 +128,7 @@ impl Default for EmulatorOptions {
             latency: Duration::ZERO,
             state_repos: BTreeMap::new(),
             anonymous: Anonymous::Private,
+            zone: chrono::Offset::fix(&chrono::Utc),
         }
     }
 }
@@ -270,6 +274,7 @@ impl Emulator {
         for repo in options.state_repos.keys() {
             dataset.add_repository(repo);
         }
+        dataset.anchor_due_dates(options.zone);
         let listener = TcpListener::bind("127.0.0.1:0").map_err(EmulatorError::Bind)?;
         let addr = listener.local_addr().map_err(EmulatorError::Bind)?;
         let shared = Arc::new(Shared {

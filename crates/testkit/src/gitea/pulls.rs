@@ -9,7 +9,7 @@ use std::process::Command;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use super::dataset::{Dataset, PullShape, Render, fmt_time};
+use super::dataset::{Dataset, PullShape, Render};
 use super::http::{Request, Response};
 use super::routes::{Answer, Paging, body_json, error, listed, not_found, number, state_matches};
 use super::{Shared, lock};
@@ -674,7 +674,7 @@ fn commits(
     let base = &shared.base;
     let api = format!("{base}/api/v1/repos/{repo}/git");
     let when = |t: &str| {
-        DateTime::parse_from_rfc3339(t).map_or_else(|_| t.to_owned(), |t| fmt_time(t.to_utc()))
+        DateTime::parse_from_rfc3339(t).map_or_else(|_| t.to_owned(), |t| r.time(t.to_utc()))
     };
     // Gitea finds the user by the commit's email; the emulator's users are `LOGIN@noreply.localhost`.
     let user_of = |email: &str| {
