@@ -5,6 +5,7 @@
 //! [`ClientOptions::max_retries`] retries or [`ClientOptions::max_retry_time`] in all. Errors name the
 //! request and the repository and say what to do; the token never appears in an error or in `Debug` output.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
@@ -44,6 +45,9 @@ pub(crate) fn token_vars_said() -> String {
 
 /// The page size used when `/settings/api` cannot be read.
 pub(crate) const DEFAULT_MAX_RESPONSE_ITEMS: usize = 50;
+
+/// How many times a listing that changes while it is read is read (see [`Client::get_listing`]).
+const LISTING_READS: usize = 3;
 
 /// The first non-empty token among [`TOKEN_ENV_VARS`].
 pub(crate) fn token_from_env() -> Option<String> {
@@ -400,6 +404,8 @@ impl Throttle {
 struct Answer {
     status: u16,
     body: Vec<u8>,
+    /// `X-Total-Count`: how many items the whole listing has, when it is one.
+    total: Option<u64>,
 }
 
 /// The answer to a write.
@@ -737,21 +743,63 @@ impl Client {
         query: &[(&str, String)],
         until_empty: bool,
     ) -> Result<Vec<T>, ClientError> {
+        self.pages_counted(path, query, until_empty)
+            .map(|(items, _)| items)
+    }
+
+    /// [`Self::pages`], and whether the listing stood still while it was read: every page said the same
+    /// `X-Total-Count` (or none did).
+    fn pages_counted<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+        until_empty: bool,
+    ) -> Result<(Vec<T>, bool), ClientError> {
         let limit = self.page_size();
         let mut out = Vec::new();
+        let mut totals = BTreeSet::new();
         for page in 1.. {
             let mut q: Vec<(&str, String)> = query.to_vec();
             q.push(("limit", limit.to_string()));
             q.push(("page", page.to_string()));
+            let (url, request) = self.url(path, &q)?;
+            let answer = self.with_retries(path, &url, &request, &Call::GET)?;
+            totals.insert(answer.total);
             // Gitea writes an empty page as `null` where its handler builds the list as a nil slice.
-            let page = self.get_json::<Page<T>>(path, &q)?;
+            let page: Page<T> = self.decode(path, request, &answer.body)?;
             let n = page.sent;
             out.extend(page.items);
             if n == 0 || (!until_empty && n < limit) {
                 break;
             }
         }
-        Ok(out)
+        Ok((out, totals.len() <= 1))
+    }
+
+    /// Every item of a listing that may change while it is read (a repository's issues), read again while
+    /// it moved: Gitea pages by offset, so an issue deleted on an earlier page moves the next page's first
+    /// item onto the page already read, and a read that does not notice never sees it. A listing moved when
+    /// its pages disagree on `X-Total-Count`. Up to [`LISTING_READS`] reads; the first that stood still is
+    /// the answer, else the union of them all, said in a warning (the caller may see an item twice).
+    pub(crate) fn get_listing<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+    ) -> Result<Vec<T>, ClientError> {
+        let mut all = Vec::new();
+        for _ in 0..LISTING_READS {
+            let (items, still) = self.pages_counted(path, query, false)?;
+            if still {
+                return Ok(items);
+            }
+            all.extend(items);
+            tracing::info!("{path}: the listing changed while it was read; reading it again");
+        }
+        tracing::warn!(
+            "{path}: the listing kept changing while it was read ({LISTING_READS} times); what every read \
+             listed is kept, and an item still missing is read by the next sync"
+        );
+        Ok(all)
     }
 
     fn url(&self, path: &str, query: &[(&str, String)]) -> Result<(Url, String), ClientError> {
@@ -966,6 +1014,11 @@ impl Client {
         };
         let status = resp.status();
         let wait = retry_after(resp.headers());
+        let total = resp
+            .headers()
+            .get("x-total-count")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse().ok());
         if let Some(t) = server_date(resp.headers()) {
             let _ = self.first_server_time.set(t);
         }
@@ -984,6 +1037,7 @@ impl Client {
             return Ok(Answer {
                 status: status.as_u16(),
                 body,
+                total,
             });
         }
         let processed_maybe = !matches!(

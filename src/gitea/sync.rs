@@ -220,9 +220,32 @@ struct Run {
     /// Per owner, the labels its organisation defines (none for a user, or when the token may not read
     /// them), asked once.
     org_labels: HashMap<String, Vec<Label>>,
+    /// Configured repositories the server now names otherwise (renamed or transferred: Gitea redirects the
+    /// old name), by the server's name.
+    renamed: BTreeMap<RepoName, RepoName>,
 }
 
 impl Run {
+    /// Notes that the server names `repo` `full_name` (from the repository, or an issue it lists), saying
+    /// once when that is another name: the issues' references then name the new one, and are read back as
+    /// `repo`'s until the config names it.
+    pub(super) fn note_name(&mut self, repo: &RepoName, full_name: &str) {
+        let Ok(now) = full_name.parse::<RepoName>() else {
+            return;
+        };
+        if now.to_string().eq_ignore_ascii_case(&repo.to_string())
+            || self.renamed.contains_key(&now)
+        {
+            return;
+        }
+        tracing::warn!(
+            "{repo} is {now} on the server now (renamed or transferred; Gitea answers the old name through a \
+             redirect): put {now} in `repositories` in commitea.yaml. Until then its issues are kept as {repo}'s, \
+             and references to {now} are read as {repo}"
+        );
+        self.renamed.insert(now, repo.clone());
+    }
+
     /// Whether `/times` of `repo` lists everyone's tracked time to this token ([`GRepo::lists_every_time`]),
     /// from the repository read by a full sync, else asked once.
     fn lists_every_time(&mut self, client: &Client, repo: &RepoName) -> Result<bool, SyncError> {
@@ -367,6 +390,7 @@ fn full_repo(
     acc: &mut Acc,
 ) -> Result<(), SyncError> {
     let info: GRepo = client.get_json(&format!("repos/{repo}"), &[])?;
+    run.note_name(repo, &info.full_name);
     let serves_pulls = info.serves_pulls();
     run.note_every_time(repo, info.lists_every_time());
     let tracker = info.internal_tracker.unwrap_or_default();
@@ -409,7 +433,7 @@ fn full_repo(
         }
     }
 
-    let listed: Vec<GIssue> = client.get_paged(
+    let listed: Vec<GIssue> = client.get_listing(
         &format!("repos/{repo}/issues"),
         &[("state", "all".into()), ("type", "issues".into())],
     )?;
@@ -490,6 +514,36 @@ fn pull_key(p: &LinkedPull, own: &RepoName) -> IssueKey {
 
 /// Adds the keyword links (where the issue has no entry for that pull request yet), then puts every issue's
 /// pull requests in order, without duplicates (the first entry of a pull request wins).
+/// Reads the server's new names of renamed repositories back as the configured ones, in every reference an
+/// issue holds (its dependencies, its timeline, its linked pull requests).
+fn rename_back(run: &Run, acc: &mut Acc) {
+    if run.renamed.is_empty() {
+        return;
+    }
+    let back = |key: &mut IssueKey| {
+        if let Some(repo) = run.renamed.get(&key.repo) {
+            key.repo = repo.clone();
+        }
+    };
+    for (key, issue) in &mut acc.issues {
+        issue.depends_on.iter_mut().for_each(back);
+        for e in &mut issue.timeline {
+            e.pull.iter_mut().for_each(back);
+            e.dependency.iter_mut().for_each(back);
+        }
+        for p in &mut issue.pull_requests {
+            if let Some(repo) = p.repository.as_ref().and_then(|r| run.renamed.get(r)) {
+                p.repository = (*repo != key.repo).then(|| repo.clone());
+            }
+        }
+        // A pull request linked under both names (its timeline's new one, a closing keyword's old one) once.
+        let mut seen = BTreeSet::new();
+        issue
+            .pull_requests
+            .retain(|p| seen.insert((p.number, p.repository.clone())));
+    }
+}
+
 fn finish_links(run: &Run, acc: &mut Acc) {
     for (target, pulls) in &acc.keyword_links {
         let Some(issue) = acc.issues.get_mut(target) else {

@@ -358,6 +358,10 @@ pub(crate) struct GTracker {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub(crate) struct GRepo {
+    /// `owner/name` as the server names it now (a repository renamed or transferred keeps answering to its
+    /// old name through a redirect).
+    #[serde(deserialize_with = "nullable")]
+    pub full_name: String,
     /// The issue tracker's settings.
     pub internal_tracker: Option<GTracker>,
     /// Whether the pull requests unit is on.

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use commitea::domain::RepoName;
+use commitea::domain::{IssueKey, RepoName};
 use commitea::gitea::client::{Client, ClientError, ClientOptions};
 use commitea::gitea::sync::{SyncError, full_sync};
 use commitea::state::{Layout, Snapshot};
@@ -595,6 +595,105 @@ mod incremental {
         assert_eq!(differing(&first.snapshot, &second.snapshot), vec![key]);
     }
 
+    #[test]
+    fn a_renamed_label_and_a_deleted_milestone_reach_the_issues_that_carried_them() {
+        // Gitea renames a label and deletes a milestone without marking any issue changed, so no `since`
+        // listing names the issues: they are found by what they carry.
+        let (emu, repos, first) = demo();
+        let repo = repos[0].clone();
+        let (label, old_name) = emu.with_dataset(|d| {
+            d.labels(&repo)
+                .iter()
+                .find(|l| l.name.starts_with("est/"))
+                .map(|l| (l.id, l.name.clone()))
+                .unwrap()
+        });
+        let milestone = first.milestones[&repo][0].id;
+        let carriers: Vec<IssueKey> = first
+            .issues
+            .iter()
+            .filter(|(k, i)| {
+                k.repo == repo && (i.labels.contains(&old_name) || i.milestone == Some(milestone))
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        let in_timelines = first
+            .issues
+            .iter()
+            .filter(|(k, i)| {
+                k.repo == repo
+                    && !carriers.contains(k)
+                    && i.timeline.iter().any(|e| {
+                        e.label.as_ref() == Some(&old_name)
+                            || e.milestone == Some(milestone)
+                            || e.old_milestone == Some(milestone)
+                    })
+            })
+            .count();
+        assert!(!carriers.is_empty());
+        emu.with_dataset(|d| {
+            d.rename_label(&repo, label, "size/large");
+            d.delete_milestone(&repo, milestone);
+        });
+        let (second, _) = resync(&emu, &repos, &first, &SyncOptions::default());
+        assert!(second.full.is_empty(), "an incremental sync");
+        for key in &carriers {
+            let issue = &second.snapshot.issues[key];
+            assert!(
+                !issue.labels.contains(&old_name),
+                "{key}: {:?}",
+                issue.labels
+            );
+            assert_ne!(issue.milestone, Some(milestone), "{key}");
+        }
+        let c = client(&emu, TOKEN, fast());
+        let fresh = full_sync(&c, &repos, tick(&emu)).unwrap();
+        assert_eq!(differing(&second.snapshot, &fresh), Vec::<IssueKey>::new());
+        assert_eq!(second.refreshed, carriers.len() + in_timelines);
+    }
+
+    #[test]
+    fn a_renamed_repository_is_followed_and_its_issues_stay_the_configured_ones() {
+        // Gitea answers a renamed repository's old name through a redirect, and every reference to its
+        // issues names the new one: read back as the configured name, nothing changes but a warning.
+        let (emu, repos, first) = demo();
+        let old = repos[0].clone();
+        let new = RepoName::new(&old.owner, format!("{}-v2", old.name));
+        let referenced = first.issues.values().any(|i| {
+            i.depends_on.iter().any(|d| d.repo == old)
+                && i.timeline.iter().any(|e| e.dependency.is_some())
+        });
+        assert!(referenced, "the demo has dependencies on {old}");
+        emu.with_dataset(|d| d.rename_repository(&old, &new));
+        let key = quiet_issue(&first);
+        let on_server = if key.repo == old {
+            new.issue(key.number)
+        } else {
+            key.clone()
+        };
+        emu.with_dataset(|d| {
+            assert!(d.update_issue(&on_server, |i| i.title = "Edited after the rename".into()));
+        });
+        let (second, _) = resync(&emu, &repos, &first, &SyncOptions::default());
+        assert!(second.full.is_empty(), "an incremental sync");
+        assert_eq!(differing(&first, &second.snapshot), vec![key.clone()]);
+        let full = SyncOptions {
+            force_full: true,
+            ..SyncOptions::default()
+        };
+        let (third, _) = resync(&emu, &repos, &second.snapshot, &full);
+        assert_eq!(third.full, repos);
+        assert_eq!(
+            differing(&second.snapshot, &third.snapshot),
+            Vec::<IssueKey>::new()
+        );
+        let text = format!("{:?}", third.snapshot.issues);
+        assert!(
+            !text.contains(&format!("{}-v2", old.name)),
+            "a reference names {new}"
+        );
+    }
+
     /// The issues whose content differs between two snapshots.
     fn differing(a: &Snapshot, b: &Snapshot) -> Vec<IssueKey> {
         let mut keys: Vec<IssueKey> = a.issues.keys().chain(b.issues.keys()).cloned().collect();
@@ -1142,4 +1241,45 @@ fn a_page_of_entries_gitea_cannot_convert_is_not_the_end_of_the_list() {
     .unwrap();
     assert!(!snap.issues[&key].timeline.is_empty());
     assert_eq!(got.issues[&key].timeline, snap.issues[&key].timeline);
+}
+
+/// An issue deleted while the listing is paged: Gitea pages by offset, so every later issue moves up one
+/// place and the first issue of the next page lands on the page already read. The sync notices that the
+/// listing moved (its pages disagree on `X-Total-Count`) and reads it again, so nothing is skipped.
+#[test]
+fn an_issue_deleted_while_the_list_is_read_does_not_hide_the_next_one() {
+    let demo = load("state");
+    let emu = start(&demo);
+    let repo: RepoName = "acme/api".parse().unwrap();
+    let c = client(&emu, &EmulatorOptions::default().token, fast());
+    // The newest issue is on the first page; it is deleted right after that page is answered.
+    let newest = demo
+        .issues
+        .iter()
+        .filter(|(k, _)| k.repo == repo)
+        .max_by_key(|(k, i)| (i.created_at, k.number))
+        .map(|(k, _)| k.clone())
+        .unwrap();
+    emu.inject(Fault::new(FaultKind::DeleteIssue(newest.clone())).on("/repos/acme/api/issues?"));
+    let out = commitea::gitea::sync::sync(
+        &c,
+        &repos(&demo),
+        None,
+        demo.meta.synced_at,
+        &commitea::gitea::sync::SyncOptions::default(),
+    )
+    .unwrap()
+    .snapshot;
+    let missing: Vec<&IssueKey> = demo
+        .issues
+        .keys()
+        .filter(|k| **k != newest && !out.issues.contains_key(*k))
+        .collect();
+    assert!(missing.is_empty(), "skipped: {missing:?}");
+    assert!(!out.issues.contains_key(&newest));
+    assert!(
+        emu.count("GET /repos/{owner}/{repo}/issues") > 2 * 138_u64.div_ceil(50),
+        "the listing was read again: {:?}",
+        emu.counts()
+    );
 }

@@ -14,7 +14,7 @@ use chrono::{DateTime, Duration, SecondsFormat, Utc};
 
 use super::{
     Acc, PullInfo, Run, SyncError, finish_links, full_repo, note_keyword_links, pull_key,
-    read_issues, read_labels, read_milestones, state,
+    read_issues, read_labels, read_milestones, rename_back, state,
 };
 use crate::domain::{Issue, IssueKey, OpenState, RepoName};
 use crate::gitea::client::{Client, ClientError};
@@ -164,6 +164,7 @@ pub fn sync(
         vanished(repo, prev_issues, &acc.issues, options.max_vanished_share)?;
     }
     let mut refresh: BTreeSet<IssueKey> = BTreeSet::new();
+    let stale = prev.map(|p| Stale::between(p, &acc)).unwrap_or_default();
     for (key, issue) in prev_issues {
         if !cursors.contains_key(&key.repo) {
             continue;
@@ -173,9 +174,16 @@ pub fn sync(
             let k = pull_key(p, &key.repo);
             changed_pulls.contains(&k) || full_set.contains(&k.repo)
         });
-        if linked_by_changed || keyword_targets.contains(key) {
+        if linked_by_changed || keyword_targets.contains(key) || stale.holds(key, issue) {
             refresh.insert(key.clone());
         }
+    }
+    if stale.count > 0 {
+        tracing::info!(
+            "{} label or milestone changes since the last sync (renamed or deleted: Gitea does not mark \
+             their issues changed); the issues that carry them are read again",
+            stale.count
+        );
     }
     for c in changes.values() {
         refresh.extend(c.listed.keys().cloned());
@@ -253,6 +261,7 @@ pub fn sync(
         }
     }
     finish_links(&run, &mut acc);
+    rename_back(&run, &mut acc);
 
     if let Some(p) = prev
         && full.is_empty()
@@ -307,6 +316,73 @@ pub fn sync(
     })
 }
 
+/// What changed in a repository's labels and milestones without its issues being marked changed: Gitea's
+/// `UpdateLabel` and `DeleteLabel` and its milestone deletion (`UPDATE issue SET milestone_id = 0`) leave
+/// `updated_unix` alone, so no `since` listing names the issues that carried them, and the issues carried
+/// over would keep a label name or a milestone that is gone.
+#[derive(Default)]
+struct Stale {
+    /// Per repository, label names gone or now naming another label (renamed, deleted, made again).
+    labels: BTreeMap<RepoName, BTreeSet<String>>,
+    /// Per repository, milestones deleted.
+    milestones: BTreeMap<RepoName, BTreeSet<u64>>,
+    /// How many labels and milestones changed so.
+    count: usize,
+}
+
+impl Stale {
+    fn between(prev: &Snapshot, acc: &Acc) -> Self {
+        let mut out = Self::default();
+        for (repo, now) in &acc.labels {
+            let Some(before) = prev.labels.get(repo) else {
+                continue;
+            };
+            let names: BTreeSet<String> = before
+                .iter()
+                .filter(|b| !now.iter().any(|n| n.id == b.id && n.name == b.name))
+                .map(|b| b.name.clone())
+                .collect();
+            out.count += names.len();
+            if !names.is_empty() {
+                out.labels.insert(repo.clone(), names);
+            }
+        }
+        for (repo, now) in &acc.milestones {
+            let Some(before) = prev.milestones.get(repo) else {
+                continue;
+            };
+            let gone: BTreeSet<u64> = before
+                .iter()
+                .filter(|b| !now.iter().any(|n| n.id == b.id))
+                .map(|b| b.id)
+                .collect();
+            out.count += gone.len();
+            if !gone.is_empty() {
+                out.milestones.insert(repo.clone(), gone);
+            }
+        }
+        out
+    }
+
+    /// Whether `issue` carries a label name or a milestone that changed so, now or in its timeline (whose
+    /// events name a label by its current name, and lose a deleted label's or milestone's).
+    fn holds(&self, key: &IssueKey, issue: &Issue) -> bool {
+        let label = |l: &String| self.labels.get(&key.repo).is_some_and(|n| n.contains(l));
+        let milestone = |m: &u64| {
+            self.milestones
+                .get(&key.repo)
+                .is_some_and(|gone| gone.contains(m))
+        };
+        issue.labels.iter().any(label)
+            || issue.milestone.as_ref().is_some_and(milestone)
+            || issue.timeline.iter().any(|e| {
+                e.label.as_ref().is_some_and(label)
+                    || e.milestone.as_ref().is_some_and(milestone)
+                    || e.old_milestone.as_ref().is_some_and(milestone)
+            })
+    }
+}
+
 /// A changed pull request and, when it is open, its description.
 type ChangedPull = (IssueKey, Option<String>);
 
@@ -326,11 +402,14 @@ fn incremental_repo(
 
     let mut changes = Changes::default();
     let mut pulls = Vec::new();
-    let listed: Vec<GIssue> = client.get_paged(
+    let listed: Vec<GIssue> = client.get_listing(
         &format!("repos/{repo}/issues"),
         &[("state", "all".into()), ("since", since(cursor))],
     )?;
     for gi in listed {
+        if let Some(r) = &gi.repository {
+            run.note_name(repo, &r.full_name);
+        }
         let key = repo.issue(gi.number);
         if gi.pull_request.is_some() {
             if pulls.iter().any(|(k, _): &ChangedPull| *k == key) {

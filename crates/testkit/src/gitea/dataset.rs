@@ -91,6 +91,8 @@ pub struct Dataset {
     started: std::time::Instant,
     /// Open and closed issues per milestone: counted when first asked for, forgotten on any change.
     counts: std::sync::OnceLock<BTreeMap<u64, (u64, u64)>>,
+    /// Old names of renamed repositories, with their new ones (Gitea's `repo_redirect`).
+    redirects: BTreeMap<RepoName, RepoName>,
 }
 
 impl Default for Dataset {
@@ -102,6 +104,7 @@ impl Default for Dataset {
             epoch: DateTime::default(),
             started: std::time::Instant::now(),
             counts: std::sync::OnceLock::new(),
+            redirects: BTreeMap::new(),
         }
     }
 }
@@ -262,6 +265,42 @@ impl Dataset {
             id: next_id,
             ..RepoData::default()
         })
+    }
+
+    /// Renames repository `old` to `new`, as Gitea's `ChangeRepositoryName` (or a transfer) does: its issues
+    /// answer under the new name, every reference to them names it (Gitea stores ids, not names), none is
+    /// marked changed, and the old name redirects (`repo_redirect`, a 307 to the same path under the new
+    /// name).
+    pub fn rename_repository(&mut self, old: &RepoName, new: &RepoName) {
+        let Some(data) = self.repos.remove(old) else {
+            return;
+        };
+        self.repos.insert(new.clone(), data);
+        self.redirects.insert(old.clone(), new.clone());
+        let moved = |key: &mut IssueKey| {
+            if key.repo == *old {
+                key.repo = new.clone();
+            }
+        };
+        for data in self.repos.values_mut() {
+            for issue in data.issues.values_mut() {
+                issue.depends_on.iter_mut().for_each(moved);
+                for e in &mut issue.timeline {
+                    e.pull.iter_mut().for_each(moved);
+                    e.dependency.iter_mut().for_each(moved);
+                }
+                for p in &mut issue.pull_requests {
+                    if p.repository.as_ref() == Some(old) {
+                        p.repository = Some(new.clone());
+                    }
+                }
+            }
+        }
+    }
+
+    /// Where a renamed repository's old name leads now.
+    pub(crate) fn redirect(&self, repo: &RepoName) -> Option<&RepoName> {
+        self.redirects.get(repo)
     }
 
     /// Registers `repo` as an empty repository (with an id) if it is not served yet.
@@ -442,6 +481,41 @@ impl Dataset {
         data.exclusive.remove(&id);
         for issue in data.issues.values_mut() {
             issue.labels.retain(|l| *l != name);
+        }
+    }
+
+    /// Renames label `id` of `repo`, as Gitea's `UpdateLabel` does: the issues that carry it show the new name,
+    /// and none of them is marked changed (`updated_unix` stays).
+    pub fn rename_label(&mut self, repo: &RepoName, id: u64, name: &str) {
+        let Some(data) = self.repos.get_mut(repo) else {
+            return;
+        };
+        let Some(label) = data.labels.iter_mut().find(|l| l.id == id) else {
+            return;
+        };
+        let old = std::mem::replace(&mut label.name, name.to_owned());
+        for issue in data.issues.values_mut() {
+            for l in &mut issue.labels {
+                if *l == old {
+                    name.clone_into(l);
+                }
+            }
+            issue.labels.sort();
+        }
+    }
+
+    /// Deletes milestone `id` of `repo`, as Gitea does (`DeleteMilestoneByRepoID`: `UPDATE issue SET
+    /// milestone_id = 0`): its issues have no milestone, and none of them is marked changed.
+    pub fn delete_milestone(&mut self, repo: &RepoName, id: u64) {
+        self.counts = std::sync::OnceLock::new();
+        let Some(data) = self.repos.get_mut(repo) else {
+            return;
+        };
+        data.milestones.retain(|m| m.id != id);
+        for issue in data.issues.values_mut() {
+            if issue.milestone == Some(id) {
+                issue.milestone = None;
+            }
         }
     }
 

@@ -241,6 +241,19 @@ pub(crate) fn handle(req: &Request, shared: &Shared) -> Response {
             let repo = RepoName::new(*owner, *name);
             let mut ds = lock(&shared.dataset);
             if ds.repo_id(&repo).is_none() {
+                // `repoAssignment`: a renamed repository's old name redirects to the same path (and query)
+                // under the new one (`RedirectToRepo`, 307).
+                if let Some(new) = ds.redirect(&repo) {
+                    let rest = tail.join("/");
+                    let mut to = format!("{}/api/v1/repos/{new}", shared.base);
+                    if !rest.is_empty() {
+                        to = format!("{to}/{rest}");
+                    }
+                    if !req.raw_query.is_empty() {
+                        to = format!("{to}?{}", req.raw_query);
+                    }
+                    return Response::empty(307).with_header("Location", to);
+                }
                 return not_found(shared);
             }
             repo_route(req, shared, &mut ds, &repo, tail).unwrap_or_else(|r| r)
