@@ -9,7 +9,8 @@
 //! protocol error. A method the server does not know gets JSON-RPC's `-32601` (method not found): rmcp
 //! reads it as a custom request, and the handler answers it with the method's name. A known method whose
 //! params do not decode (a `tools/call` with its arguments as an array) arrives the same way and gets
-//! `-32602` (invalid params) with the shape to send.
+//! `-32602` (invalid params) with the shape to send. A line that is no JSON-RPC message at all gets `-32700`
+//! (not JSON) or `-32600` (not a message, or longer than 4 MiB) with id `null`, before rmcp sees it.
 //!
 //! stdout carries the protocol and nothing else: logs go to stderr through `tracing`. The server runs on a
 //! current-thread Tokio runtime of its own, so the caller stays synchronous, and returns when the client
@@ -181,6 +182,124 @@ impl ServerHandler for Server {
     }
 }
 
+/// The longest line a client may send: a tool's input is a few kilobytes.
+const MAX_LINE: usize = 4 << 20;
+
+/// Reads the client's lines from `input` and passes each JSON-RPC message on to the server at `server`; a line
+/// that is none gets JSON-RPC's answer on stdout at once, with id `null` (rmcp dropped such lines without a
+/// word, and the client waited): `-32700` for text that is not JSON, `-32600` for JSON that is no
+/// JSON-RPC 2.0 message (a batch array, which MCP no longer has, included) or a line over [`MAX_LINE`]
+/// bytes (read and dropped piecewise, never held). The server sees the end of its input when the client's
+/// ends.
+async fn frame(
+    input: impl tokio::io::AsyncRead + Unpin,
+    mut server: impl tokio::io::AsyncWrite + Unpin,
+    stdout: Arc<tokio::sync::Mutex<tokio::io::Stdout>>,
+) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut input = tokio::io::BufReader::new(input);
+    loop {
+        let mut line = Vec::new();
+        let mut too_long = false;
+        let ended = loop {
+            let Ok(buf) = input.fill_buf().await else {
+                break true;
+            };
+            if buf.is_empty() {
+                break true;
+            }
+            let (part, done) = match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => (&buf[..=i], true),
+                None => (buf, false),
+            };
+            let n = part.len();
+            if !too_long && line.len() + n <= MAX_LINE + 1 {
+                line.extend_from_slice(part);
+            } else {
+                too_long = true;
+                line.clear();
+            }
+            input.consume(n);
+            if done {
+                break false;
+            }
+        };
+        let text = line.trim_ascii();
+        if too_long || !text.is_empty() {
+            let refusal = if too_long {
+                Some((
+                    -32600,
+                    format!("Invalid Request: a line longer than {MAX_LINE} bytes"),
+                ))
+            } else {
+                refusal(text)
+            };
+            match refusal {
+                None => {
+                    if server.write_all(text).await.is_err()
+                        || server.write_all(b"\n").await.is_err()
+                    {
+                        break;
+                    }
+                }
+                Some((code, message)) => {
+                    tracing::warn!("MCP: a line from the client was refused ({code}): {message}");
+                    let answer = serde_json::json!({
+                        "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message },
+                    });
+                    let mut out = stdout.lock().await;
+                    let _ = out.write_all(format!("{answer}\n").as_bytes()).await;
+                    let _ = out.flush().await;
+                }
+            }
+        }
+        if ended {
+            break;
+        }
+    }
+    let _ = server.shutdown().await;
+}
+
+/// Why a line is no JSON-RPC 2.0 message, as its error code and message; `None` when it is one.
+fn refusal(text: &[u8]) -> Option<(i32, String)> {
+    let Ok(v) = serde_json::from_slice::<Value>(text) else {
+        return Some((-32700, "Parse error: the line is not JSON".into()));
+    };
+    let ok = v.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+        && (v.get("method").is_some_and(Value::is_string)
+            || (v.get("id").is_some() && (v.get("result").is_some() || v.get("error").is_some())));
+    (!ok).then(|| {
+        (
+            -32600,
+            "Invalid Request: send one JSON-RPC 2.0 message per line, an object with \"jsonrpc\": \"2.0\" \
+             and a \"method\""
+                .into(),
+        )
+    })
+}
+
+/// Copies the server's messages to stdout, each whole line under the lock that [`frame`]'s answers take too.
+async fn forward(
+    from_server: impl tokio::io::AsyncRead + Unpin,
+    stdout: Arc<tokio::sync::Mutex<tokio::io::Stdout>>,
+) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut from_server = tokio::io::BufReader::new(from_server);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match from_server.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                let mut out = stdout.lock().await;
+                if out.write_all(&line).await.is_err() || out.flush().await.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+}
+
 /// Serves the tools over stdin/stdout until the client closes stdin.
 ///
 /// Builds its own current-thread runtime (the tools run on its blocking pool). A client that goes away
@@ -194,7 +313,13 @@ pub fn serve(ctx: Context) -> anyhow::Result<()> {
         ctx.state_dir.display()
     );
     let outcome = runtime.block_on(async move {
-        let running = match Server::new(ctx).serve(rmcp::transport::stdio()).await {
+        // rmcp reads its side of a pipe; the lines in between are checked first (see `frame`).
+        let (ours, theirs) = tokio::io::duplex(1 << 16);
+        let (from_server, to_server) = tokio::io::split(ours);
+        let stdout = Arc::new(tokio::sync::Mutex::new(tokio::io::stdout()));
+        let forwarding = tokio::spawn(forward(from_server, Arc::clone(&stdout)));
+        tokio::spawn(frame(tokio::io::stdin(), to_server, stdout));
+        let running = match Server::new(ctx).serve(theirs).await {
             Ok(running) => running,
             Err(ServerInitializeError::ConnectionClosed(why)) => {
                 tracing::info!("the client left before the handshake ({why})");
@@ -203,6 +328,8 @@ pub fn serve(ctx: Context) -> anyhow::Result<()> {
             Err(e) => return Err(anyhow::Error::new(e).context("MCP handshake")),
         };
         let reason = running.waiting().await?;
+        // The server's last answers may still be on their way to stdout.
+        let _ = tokio::time::timeout(Duration::from_secs(5), forwarding).await;
         tracing::info!("MCP session ended: {reason:?}");
         Ok(())
     });

@@ -77,6 +77,12 @@ fn the_python_sdk_client_uses_every_tool_and_every_view() {
 /// Writes `lines` to `commitea mcp`'s stdin, closes it, and returns the server's stdout lines once it has
 /// exited (which it must do by itself, on EOF, within a minute).
 fn raw_session(state: &Path, lines: &[Value]) -> (Vec<String>, String) {
+    let lines: Vec<String> = lines.iter().map(Value::to_string).collect();
+    raw_text_session(state, &lines)
+}
+
+/// [`raw_session`] with the lines as written, JSON or not.
+fn raw_text_session(state: &Path, lines: &[String]) -> (Vec<String>, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_commitea"))
         .arg("mcp")
         .arg("-s")
@@ -213,4 +219,51 @@ fn the_server_exits_cleanly_when_stdin_closes_before_the_handshake() {
     let tmp = demo_state();
     let (lines, _) = raw_session(tmp.path(), &[]);
     assert!(lines.is_empty(), "{lines:?}");
+}
+
+#[test]
+fn a_line_that_is_no_json_rpc_message_is_answered_and_the_session_goes_on() {
+    let tmp = demo_state();
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw-test", "version": "0"}}});
+    let lines = [
+        init.to_string(),
+        "this is not json".to_owned(),
+        "[1, 2]".to_owned(),
+        r#"{"id": 3, "method": "tools/list"}"#.to_owned(),
+        format!(
+            r#"{{"jsonrpc": "2.0", "id": 4, "method": "tools/list", "pad": "{}"}}"#,
+            "a".repeat(5 << 20)
+        ),
+        String::new(),
+        r#"{"jsonrpc": "2.0", "id": 5, "method": "tools/list"}"#.to_owned(),
+    ];
+    let (out, stderr) = raw_text_session(tmp.path(), &lines);
+    let messages: Vec<Value> = out
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let refused: Vec<i64> = messages
+        .iter()
+        .filter(|m| m["id"].is_null())
+        .map(|m| m["error"]["code"].as_i64().unwrap())
+        .collect();
+    // Not JSON; a batch; no "jsonrpc"; a line over 4 MiB: each answered, and nothing else is.
+    assert_eq!(refused, [-32700, -32600, -32600, -32600], "{out:?}");
+    assert!(
+        messages.iter().any(|m| m["id"] == 5
+            && m["result"]["tools"]
+                .as_array()
+                .is_some_and(|t| t.len() == 4)),
+        "the session went on: {out:?}"
+    );
+    assert!(
+        messages.iter().all(|m| m["id"] != 3 && m["id"] != 4),
+        "{out:?}"
+    );
+    assert!(
+        stderr.contains("a line from the client was refused (-32700)"),
+        "{stderr}"
+    );
 }
