@@ -228,6 +228,110 @@ pub struct CalendarConfig {
     pub holidays: Vec<NaiveDate>,
     /// Hours in a working day: the length of `1d`.
     pub workday_hours: DayHours,
+    /// The team's time zone: the forecast's "as of" day is the team's date when the run runs.
+    pub timezone: Zone,
+}
+
+/// A time zone (`calendar.timezone`): an IANA name (`Australia/Sydney`, from the system's tz database), `UTC`,
+/// or a fixed offset (`+10:00`, `-03:30`).
+#[derive(Debug, Clone)]
+pub struct Zone {
+    name: String,
+    tz: jiff::tz::TimeZone,
+}
+
+impl Zone {
+    /// UTC, the default.
+    pub fn utc() -> Self {
+        Self {
+            name: "UTC".into(),
+            tz: jiff::tz::TimeZone::UTC,
+        }
+    }
+
+    /// The zone `text` names, or what is wrong with it.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let name = text.trim();
+        let fixed = || {
+            let (sign, rest) = match name.as_bytes().first() {
+                Some(b'+') => (1, &name[1..]),
+                Some(b'-') => (-1, &name[1..]),
+                _ => return None,
+            };
+            let (h, m) = rest.split_once(':')?;
+            let (h, m): (i32, i32) = (h.parse().ok()?, m.parse().ok()?);
+            (h.to_string().len() <= 2 && (0..=14).contains(&h) && (0..60).contains(&m))
+                .then_some(())?;
+            let offset = jiff::tz::Offset::from_seconds(sign * (h * 3600 + m * 60)).ok()?;
+            Some(jiff::tz::TimeZone::fixed(offset))
+        };
+        let tz = if name.eq_ignore_ascii_case("utc") {
+            Some(jiff::tz::TimeZone::UTC)
+        } else if name.starts_with(['+', '-']) {
+            fixed()
+        } else {
+            jiff::tz::TimeZone::get(name).ok()
+        };
+        tz.map(|tz| Self {
+            name: name.to_owned(),
+            tz,
+        })
+        .ok_or_else(|| {
+            format!(
+                "\"{}\" is not a time zone this machine knows: give an IANA name such as Europe/Berlin or \
+                 Australia/Sydney (from the system's tz database, package tzdata), UTC, or an offset such as +10:00",
+                crate::limits::excerpt(name)
+            )
+        })
+    }
+
+    /// The zone's name as written.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The team's date at moment `t`.
+    pub fn date_of(&self, t: chrono::DateTime<chrono::Utc>) -> NaiveDate {
+        let offset = jiff::Timestamp::from_second(t.timestamp())
+            .map(|ts| self.tz.to_offset(ts).seconds())
+            .unwrap_or(0);
+        (t + chrono::TimeDelta::seconds(i64::from(offset))).date_naive()
+    }
+
+    /// The day a forecast's moment stands for. Midnight UTC is how a day is carried (`--now 2026-11-30`, a
+    /// committed forecast's day): that day, whatever the zone. Any other moment (a run's clock, a sync's) is
+    /// the team's date then.
+    pub fn day_of(&self, t: chrono::DateTime<chrono::Utc>) -> NaiveDate {
+        if t.time() == chrono::NaiveTime::MIN {
+            t.date_naive()
+        } else {
+            self.date_of(t)
+        }
+    }
+}
+
+impl Default for Zone {
+    fn default() -> Self {
+        Self::utc()
+    }
+}
+
+impl PartialEq for Zone {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Serialize for Zone {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name)
+    }
+}
+
+impl<'de> Deserialize<'de> for Zone {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Self::parse(&String::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
 }
 
 impl Default for CalendarConfig {
@@ -245,6 +349,7 @@ impl Default for CalendarConfig {
             .collect(),
             holidays: Vec::new(),
             workday_hours: DayHours(6.0),
+            timezone: Zone::utc(),
         }
     }
 }

@@ -242,16 +242,12 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         Some(n) if opts.commit => {
             // The sync stamps the snapshot with `--now` itself: a day before the last commit's is the
             // thing to catch.
-            if let Some(as_of) = committed
-                .report()
-                .map(|r| r.as_of)
-                .filter(|d| n.date_naive() < *d)
-            {
+            let day = config.calendar.timezone.day_of(n);
+            if let Some(as_of) = committed.report().map(|r| r.as_of).filter(|d| day < *d) {
                 tracing::warn!(
-                    "--now {} is before the day of the committed forecast ({as_of}): this forecast is committed \
+                    "--now {day} is before the day of the committed forecast ({as_of}): this forecast is committed \
                      after one of a later day, and the standup compares them as they come; run without --now, or \
-                     with a later one",
-                    n.date_naive()
+                     with a later one"
                 );
             }
             if n < snapshot.meta.synced_at {
@@ -261,10 +257,10 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
                     snapshot.meta.synced_at
                 );
             }
-            start_of_day(n).max(snapshot.meta.synced_at)
+            start_of_day(&config, n).max(snapshot.meta.synced_at)
         }
         Some(n) => n,
-        None if synced => start_of_day(opts.clock).max(snapshot.meta.synced_at),
+        None if synced => start_of_day(&config, opts.clock).max(snapshot.meta.synced_at),
         None => committed.day_zero(snapshot.meta.synced_at),
     };
     // A run forecasts the ledger on the branch; an entry only in the checkout is a proposal, not yet
@@ -785,9 +781,16 @@ impl Committed {
     }
 }
 
-/// The start (00:00 UTC) of `t`'s day.
-fn start_of_day(t: DateTime<Utc>) -> DateTime<Utc> {
-    t.date_naive().and_time(chrono::NaiveTime::MIN).and_utc()
+/// The day `t` stands for in the team's zone (`calendar.timezone`), carried as its midnight UTC: how a day
+/// is carried everywhere (a committed forecast's `as_of`, `--now 2026-11-30`), so the readers that take a
+/// forecast's day zero back from it ([`Committed::day_zero`]) find the same day in any zone.
+fn start_of_day(config: &Config, t: DateTime<Utc>) -> DateTime<Utc> {
+    config
+        .calendar
+        .timezone
+        .day_of(t)
+        .and_time(chrono::NaiveTime::MIN)
+        .and_utc()
 }
 
 /// [`Committed::day_zero`] for a reader that needs nothing else from the committed forecast.

@@ -391,22 +391,24 @@ impl Plan {
                 }
             })
             .collect();
-        warnings.extend(unseen_members(snapshot, config, now.date_naive()));
+        // The team's day: `calendar.timezone` (UTC unless set).
+        let zone = &config.calendar.timezone;
+        let as_of = zone.day_of(now);
+        warnings.extend(unseen_members(snapshot, config, as_of));
         // A day zero before the sync forecasts the issues as they stood later as if it were then (an audit
         // ran `--now 2026-06-01` on a November snapshot, milestones created in July and all): said.
-        let synced = snapshot.meta.synced_at.date_naive();
-        if now.date_naive() < synced && !snapshot.issues.is_empty() {
+        let synced = zone.date_of(snapshot.meta.synced_at);
+        if as_of < synced && !snapshot.issues.is_empty() {
             warnings.push(Problem {
                 at: At::Snapshot,
                 kind: ProblemKind::Data(format!(
-                    "synced on {synced}, after the forecast's day zero {} (--now): the issues are \
-                     forecast as they stood on {synced}; `commitea backtest` rewinds them to past days",
-                    now.date_naive()
+                    "synced on {synced}, after the forecast's day zero {as_of} (--now): the issues are \
+                     forecast as they stood on {synced}; `commitea backtest` rewinds them to past days"
                 )),
             });
         }
         Self {
-            as_of: now.date_naive(),
+            as_of,
             now,
             issues,
             milestones,

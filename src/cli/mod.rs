@@ -142,10 +142,11 @@ pub(crate) struct StateArg {
 /// What every forecasting command takes: the day zero, the seed and the trial count.
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct ForecastArgs {
-    /// Forecast as of this moment (YYYY-MM-DD or RFC 3339); default: after a sync the run's clock, else
-    /// the snapshot's time or the committed forecast's day, whichever is later. A run also stamps its
-    /// snapshot and commit with it, and forecasts from the start of its day (or the snapshot's time, if
-    /// later), as the readers of the committed forecast will.
+    /// Forecast as of this moment (YYYY-MM-DD, that day; or RFC 3339, the team's date then in
+    /// `calendar.timezone`); default: after a sync the run's clock, else the snapshot's time or the committed
+    /// forecast's day, whichever is later. A run also stamps its snapshot and commit with it, and forecasts
+    /// from the start of its day (or the snapshot's time, if later), as the readers of the committed
+    /// forecast will.
     #[arg(long, value_parser = parse_now)]
     pub now: Option<DateTime<Utc>>,
     /// The Monte Carlo seed; default: `forecast.seed`, else a fixed default.
@@ -193,7 +194,8 @@ pub fn run(cli: Cli) -> CommandResult {
 /// 2005 history, a plan for next year), and a horizon years past it must still be a date.
 const NOW_YEARS: std::ops::RangeInclusive<i32> = 1970..=2200;
 
-/// Parses `--now`: a date (midnight UTC) or an RFC 3339 time, from 1970 to 2200.
+/// Parses `--now`: a date (carried as its midnight UTC: that day, in any zone) or an RFC 3339 time, from 1970 to
+/// 2200.
 pub(crate) fn parse_now(s: &str) -> Result<DateTime<Utc>, String> {
     // Shaped as a day (ten characters, no `T`): a day, or a day that does not exist, said so.
     let at = if s.len() == 10 && !s.contains(['T', 't', ' ']) {

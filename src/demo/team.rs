@@ -401,6 +401,7 @@ impl Team {
                 working_days: WEEK.iter().copied().map(Day).collect(),
                 holidays: self.holiday_dates(),
                 workday_hours: DayHours(WORKDAY_HOURS),
+                ..CalendarConfig::default()
             },
             forecast: ForecastConfig {
                 trials: Trials(10_000),

@@ -588,15 +588,14 @@ fn new_directive(
     // A due date already past is late before any work is done: far more often a typo (2020 for 2027)
     // than a decision, and the forecast could only report it missed.
     if let Params::SetDeadline { due, .. } = &params
-        && *due < plan.now.date_naive()
+        && *due < plan.as_of
     {
         return Err(invalid(
             "params",
             format!(
                 "due {due} is before the forecast's day ({}): a milestone due then is late before any work \
                  is done; give a date from {} on",
-                plan.now.date_naive(),
-                plan.now.date_naive()
+                plan.as_of, plan.as_of
             ),
         ));
     }
@@ -604,15 +603,14 @@ fn new_directive(
     if let Params::Capacity {
         from, to: Some(to), ..
     } = &params
-        && *to < plan.now.date_naive()
+        && *to < plan.as_of
     {
         return Err(invalid(
             "params",
             format!(
                 "capacity from {from} to {to} ended before the forecast's day ({}): it changes nothing \
                  the forecast plans; give a period that reaches {} or later",
-                plan.now.date_naive(),
-                plan.now.date_naive()
+                plan.as_of, plan.as_of
             ),
         ));
     }

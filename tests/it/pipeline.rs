@@ -556,3 +556,78 @@ fn a_day_zero_before_the_sync_is_said_not_forecast_silently() {
         summary.warnings
     );
 }
+
+#[test]
+fn the_as_of_day_is_the_teams_date_in_its_time_zone_for_the_run_and_its_readers() {
+    // The fixture was synced 2026-11-30 08:00 UTC. At 20:00 UTC it is already 1 December in Sydney; at
+    // 02:00 UTC on 1 December it is still 30 November in Los Angeles.
+    for (zone, now, day) in [
+        ("UTC", "2026-11-30T20:00:00Z", "2026-11-30"),
+        ("Australia/Sydney", "2026-11-30T20:00:00Z", "2026-12-01"),
+        ("America/Los_Angeles", "2026-12-01T02:00:00Z", "2026-11-30"),
+        ("+13:00", "2026-11-30T12:00:00Z", "2026-12-01"),
+        // A day given as a day is that day, whatever the zone.
+        ("America/Los_Angeles", "2026-12-02", "2026-12-02"),
+    ] {
+        let dir = state_from_fixture("small");
+        let config = dir.path().join("commitea.yaml");
+        let text = std::fs::read_to_string(&config).unwrap();
+        std::fs::write(
+            &config,
+            text.replace(
+                "calendar:\n",
+                &format!("calendar:\n  timezone: \"{zone}\"\n"),
+            ),
+        )
+        .unwrap();
+        let commitea = |args: &[&str]| {
+            let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+                .args(args)
+                .arg("-s")
+                .arg(dir.path())
+                .env_remove("COMMITEA_STATE")
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{zone}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        commitea(&["run", "--offline", "--trials", "200", "--now", now]);
+        let forecast = std::fs::read_to_string(dir.path().join("forecast/forecast.json")).unwrap();
+        assert!(
+            forecast.contains(&format!("\"as_of\": \"{day}\"")),
+            "{zone} at {now}: {}",
+            &forecast[..300.min(forecast.len())]
+        );
+        // A reader of the committed state (the tools) answers from the same day.
+        let answer = commitea(&["tool", "query_project", r#"{"view":"runway"}"#]);
+        assert!(
+            answer.contains(&format!("\"asOf\":\"{day}\"")),
+            "{zone}: {answer}"
+        );
+    }
+    // A zone this machine does not know is refused, naming the key.
+    let dir = state_from_fixture("small");
+    let config = dir.path().join("commitea.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace("calendar:\n", "calendar:\n  timezone: Mars/Olympus\n"),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["plan", "-s"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && err.contains("calendar.timezone")
+            && err.contains("\"Mars/Olympus\" is not a time zone this machine knows"),
+        "{err}"
+    );
+}
