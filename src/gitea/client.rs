@@ -474,6 +474,21 @@ impl fmt::Debug for Client {
 }
 
 /// The repository a path is about (`repos/OWNER/REPO/…`), for error messages.
+/// The issue a path reads a part of (`repos/o/r/issues/12/timeline` → `repos/o/r/issues/12`), if it does.
+fn issue_of_part(path: &str) -> Option<String> {
+    let segs: Vec<&str> = path
+        .trim_start_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
+    match segs.as_slice() {
+        ["repos", owner, name, "issues", n, _part, ..] if n.parse::<u64>().is_ok() => {
+            Some(format!("repos/{owner}/{name}/issues/{n}"))
+        }
+        _ => None,
+    }
+}
+
 fn repo_of(path: &str) -> String {
     let segs: Vec<&str> = path
         .trim_start_matches('/')
@@ -903,9 +918,16 @@ impl Client {
                 Err(Attempt::Fail(e)) => return Err(e.scrubbed(self.token.as_ref())),
                 Err(Attempt::Retry { reason, wait }) => (scrub(&reason, self.token.as_ref()), wait),
             };
+            // Gitea answers 500 for the timeline or comments of an issue deleted a moment ago: asked once,
+            // the issue itself says so (404), and the retries that would follow are spared (about 9 s per
+            // issue deleted during a sync).
+            let gone = attempts == 1
+                && call.method == reqwest::Method::GET
+                && last.starts_with("500 ")
+                && issue_of_part(path).is_some_and(|issue| self.issue_is_gone(&issue));
             let wait = wait.unwrap_or_else(|| self.backoff(attempts - 1));
             let over_budget = started.elapsed() + wait > self.options.max_retry_time;
-            if attempts > self.options.max_retries || over_budget {
+            if gone || attempts > self.options.max_retries || over_budget {
                 let e = ClientError::GaveUp {
                     repo: repo_of(path),
                     request: request.to_owned(),
@@ -936,6 +958,17 @@ impl Client {
                 std::thread::sleep((until - Instant::now()).min(Duration::from_millis(250)));
             }
         }
+    }
+
+    /// Whether GET `issue` answers 404 now (one attempt, no retries).
+    fn issue_is_gone(&self, issue: &str) -> bool {
+        let Ok((url, request)) = self.url(issue, &[]) else {
+            return false;
+        };
+        matches!(
+            self.attempt(issue, &url, &request, &Call::GET),
+            Err(Attempt::Fail(ClientError::NotFound { .. }))
+        )
     }
 
     /// Fails at once when an earlier request found the server down.
