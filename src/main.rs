@@ -24,7 +24,23 @@ fn main() -> ExitCode {
         .without_time()
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    match commitea::cli::run(cli) {
+    // A reader that stops reading (`| head`) is no failure: Rust ignores SIGPIPE, so the next print panics
+    // ("failed printing to stdout: Broken pipe"); that panic ends the command quietly, with the status a
+    // shell gives a command SIGPIPE ended (128 + 13), as other tools in a pipeline do.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !broken_pipe(info.payload()) {
+            hook(info);
+        }
+    }));
+    let outcome =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| commitea::cli::run(cli)));
+    let result = match outcome {
+        Ok(result) => result,
+        Err(payload) if broken_pipe(payload.as_ref()) => return ExitCode::from(141),
+        Err(payload) => std::panic::resume_unwind(payload),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             let message = match &e {
@@ -35,4 +51,14 @@ fn main() -> ExitCode {
             ExitCode::from(e.exit_code())
         }
     }
+}
+
+/// Whether a panic is a print to stdout that met a closed pipe.
+fn broken_pipe(payload: &(dyn std::any::Any + Send)) -> bool {
+    let text = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or_default();
+    text.starts_with("failed printing to stdout") && text.contains("Broken pipe")
 }

@@ -793,6 +793,29 @@ fn start_of_day(config: &Config, t: DateTime<Utc>) -> DateTime<Utc> {
         .and_utc()
 }
 
+/// Where the record `ops/applied/ID.yaml` goes without writing over the record of another proposal that had
+/// the same id (an older CommiTea could give one id twice; the second apply erased what the first had done,
+/// an issue it filed included): `ID.2.yaml`, `ID.3.yaml`, … beside it, said in a warning.
+fn keep_other_record(layout: &Layout, rel: String) -> String {
+    // A pending file leaves in the commit that records it applied: a record already there is another's.
+    let Some(stem) = rel.strip_suffix(".yaml") else {
+        return rel;
+    };
+    if !layout.root().join(&rel).exists() {
+        return rel;
+    }
+    let mut n = 2;
+    while layout.root().join(format!("{stem}.{n}.yaml")).exists() {
+        n += 1;
+    }
+    let kept = format!("{stem}.{n}.yaml");
+    tracing::warn!(
+        "{rel} already records another proposal of that id (an id given twice): this one's record is {kept}, \
+         and neither is written over"
+    );
+    kept
+}
+
 /// [`Committed::day_zero`] for a reader that needs nothing else from the committed forecast.
 pub fn day_zero(layout: &Layout, synced_at: DateTime<Utc>) -> DateTime<Utc> {
     Committed::read(layout).day_zero(synced_at)
@@ -1142,6 +1165,7 @@ fn previous_forecast_in(
                 return Some(crate::views::standup::Previous {
                     commit: made_in.to_hex_with_len(12).to_string(),
                     settings_changed: settings(head) != settings(made_in),
+                    engine_changed: report.engine.as_deref() != Some(forecast::ENGINE),
                     recorded: recorded.into_iter().map(|(_, said)| said).collect(),
                     ended: ended.into_iter().map(|(_, said)| said).collect(),
                     touched,
@@ -1241,6 +1265,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
     let mut stale = stale;
     let mut edits: Vec<git::Edit> = Vec::new();
     for (rel, text) in crate::apply::applied_texts(&computed.applied).map_err(StateError::from)? {
+        let rel = keep_other_record(&layout, rel);
         to_write.insert(layout.root().join(&rel), text.clone().into_bytes());
         edits.push((rel, Some(text.into_bytes())));
     }

@@ -94,7 +94,7 @@ impl PlanDigest {
             d,
             "commitea {} forecast format {REPORT_FORMAT}\n{settings:?}\n{mode:?}\n{as_of:?}\n{now:?}\n{issues:?}\n{milestones:?}\n{team:?}\n\
              {team_calendar:?}\n{workday_hours:?}\n{abandonment_days:?}\n{abandonment_min_history_days:?}\n{warnings:?}\n",
-            env!("CARGO_PKG_VERSION"),
+            super::ENGINE,
         );
         Self(d.finish())
     }

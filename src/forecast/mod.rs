@@ -75,6 +75,10 @@ impl Mode {
 /// The trials of every batch of adaptive trials (at least two batches run).
 pub const ADAPTIVE_FLOOR: u32 = 1_000;
 
+/// The engine a forecast is made by: the crate's version and a hash of the source it was built from
+/// (`build.rs`). Recorded in every forecast (`ForecastReport::engine`) and part of its reuse key.
+pub const ENGINE: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("ENGINE_SOURCE_HASH"));
+
 /// The settings the forecast runs with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Settings {

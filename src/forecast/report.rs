@@ -376,6 +376,9 @@ pub struct ForecastReport {
     /// have this key reuses this forecast instead of computing it again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<String>,
+    /// The engine that made it ([`super::ENGINE`]); none in a forecast written before 2026-12-05.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
 }
 
 /// A forecast's milestones as read, those of an earlier format (the planned scope as the cone, the work

@@ -44,6 +44,7 @@ pub fn run_or_reuse(
 /// Records the key of the report's inputs: the plan's, with the people the report itself planned.
 fn finish(mut report: ForecastReport, digest: &key::PlanDigest) -> ForecastReport {
     report.inputs = Some(digest.with_people(&planned_people(&report)));
+    report.engine = Some(super::ENGINE.to_owned());
     report
 }
 
@@ -93,6 +94,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 warnings,
                 abandonment: None,
                 inputs: None,
+                engine: None,
             };
         }
     };
@@ -475,5 +477,6 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 .collect(),
         }),
         inputs: None,
+        engine: None,
     }
 }

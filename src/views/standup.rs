@@ -36,9 +36,16 @@ pub struct Previous {
     /// Whether `commitea.yaml` on the branch differs from that commit's (the team, the calendar, the
     /// forecast's settings).
     pub settings_changed: bool,
+    /// Whether another CommiTea made that forecast (an upgrade since, or a colleague's other version):
+    /// the moves are then the engine's, not the project's.
+    pub engine_changed: bool,
     /// The forecast.
     pub report: ForecastReport,
 }
+
+/// Why everything moved when another CommiTea made the forecast compared with.
+const ENGINE_CHANGED: &str = "CommiTea itself changed since that forecast (another version made it): \
+                              the move is the new engine's, not the project's";
 
 /// The standup.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -97,6 +104,9 @@ pub struct SinceThen {
     /// Whether `commitea.yaml` changed since (the team, the calendar, the forecast's settings).
     #[serde(default)]
     pub settings_changed: bool,
+    /// Whether another CommiTea made that forecast (an upgrade since): the moves are its, not the project's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub engine_changed: bool,
 }
 
 /// One thing that moved.
@@ -341,6 +351,7 @@ pub fn since_then(prev: &Previous, report: &ForecastReport, snapshot: &Snapshot)
             .filter(|f| !snapshot.issues.contains_key(&f.issue))
             .count(),
         settings_changed: prev.settings_changed,
+        engine_changed: prev.engine_changed,
     }
 }
 
@@ -353,6 +364,7 @@ impl SinceThen {
             && self.new == 0
             && self.gone == 0
             && !self.settings_changed
+            && !self.engine_changed
     }
 
     /// In words: `4 directives recorded (D-0004, D-0005, D-0006 and D-0007); D-0002 withdrawn; 2 issues
@@ -393,8 +405,12 @@ impl SinceThen {
                 "; commitea.yaml changed"
             } else {
                 ""
-            }
-        )
+            },
+        ) + if self.engine_changed {
+            "; CommiTea itself changed (another version made that forecast)"
+        } else {
+            ""
+        }
     }
 }
 
@@ -596,7 +612,7 @@ pub fn standup(
                 let changes = milestone_changes(old, new, false);
                 (!changes.is_empty()).then(|| changes.join(", "))
             };
-            let milestones = c
+            let milestones: Vec<Moved> = c
                 .milestones
                 .iter()
                 .filter(|m| selection.milestone.is_none_or(|id| id == m.milestone))
@@ -652,10 +668,20 @@ pub fn standup(
                 })
                 .collect();
             let since_then = since_then(prev, report, snapshot);
+            // Another engine made that forecast: no move is the project's doing, so none is blamed on a
+            // queue, a wait or a directive (an audit's first run after an upgrade blamed 97 moves on them).
+            let (mut milestones, mut issues, mut summary) = (milestones, issues, c.summary.clone());
+            if prev.engine_changed {
+                for m in milestones.iter_mut().chain(issues.iter_mut()) {
+                    m.why = Some(ENGINE_CHANGED.to_owned());
+                    m.directives.clear();
+                }
+                summary = format!("{ENGINE_CHANGED}. {summary}");
+            }
             Drift {
                 since: Some(prev.commit.clone()),
                 since_as_of: Some(prev.report.as_of.to_string()),
-                summary: c.summary.clone(),
+                summary,
                 milestones,
                 issues_moved: issues.len(),
                 // Half the limit each for moved issues and stale blockers keeps the payload small.

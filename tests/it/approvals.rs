@@ -2566,3 +2566,32 @@ fn a_due_date_keeps_its_day_on_a_server_west_or_east_of_utc() {
         assert!(!stderr.contains("does not carry"), "UTC{hours:+}: {stderr}");
     }
 }
+
+#[test]
+fn an_applied_record_of_an_id_given_twice_is_kept_not_written_over() {
+    // An older CommiTea could give one id to two proposals; the second one's apply wrote over the record
+    // of what the first had done.
+    let s = setup(&DemoSpec::scaled(40));
+    let [first, second] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    push_priority(&s, &first);
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let before = s.on_branch("main", "ops/applied/C-0001.yaml").unwrap();
+    assert!(before.contains(&first.to_string()), "{before}");
+    push_priority(&s, &second);
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    ok(&out);
+    assert!(s.issue(&second).labels.contains(&"p/0".to_owned()));
+    assert_eq!(
+        s.on_branch("main", "ops/applied/C-0001.yaml").unwrap(),
+        before
+    );
+    let kept = s
+        .on_branch("main", "ops/applied/C-0001.2.yaml")
+        .unwrap_or_default();
+    assert!(kept.contains(&second.to_string()), "{kept}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("already records another proposal of that id"),
+        "{out:?}"
+    );
+}

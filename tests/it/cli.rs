@@ -1103,3 +1103,22 @@ fn plan_says_it_previews_ledger_entries_the_branch_does_not_have() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_reader_that_stops_reading_ends_the_command_quietly() {
+    // `commitea tool … | head` panicked on the closed pipe and exited 101 with a backtrace hint.
+    let tmp = crate::toolcli::demo_state();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["tool", "query_project", r#"{"view":"standup"}"#, "-s"])
+        .arg(tmp.path())
+        .env(crate::toolcli::TRIALS.0, crate::toolcli::TRIALS.1)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(141), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}

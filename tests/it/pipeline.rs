@@ -124,10 +124,26 @@ fn small_fixture_forecast_views_and_pages() {
     assert!(summary.commit.is_some());
     assert_eq!(summary.issues, 8);
     assert_eq!(summary.open, 7);
-    insta::assert_snapshot!(
-        "small_forecast_json",
-        text(dir.path(), "forecast/forecast.json")
+    // The engine and the reuse key change with every build of the source: checked, then left out.
+    let forecast = text(dir.path(), "forecast/forecast.json");
+    let v: serde_json::Value = serde_json::from_str(&forecast).unwrap();
+    assert_eq!(v["engine"], commitea::forecast::ENGINE);
+    assert!(
+        v["inputs"]
+            .as_str()
+            .is_some_and(|k| k.len() == 40 && k.bytes().all(|b| b.is_ascii_hexdigit())),
+        "{}",
+        v["inputs"]
     );
+    let stable: String = forecast
+        .lines()
+        .map(|l| match l.trim_start() {
+            t if t.starts_with("\"inputs\": ") => "  \"inputs\": \"[the reuse key]\",\n".to_owned(),
+            t if t.starts_with("\"engine\": ") => "  \"engine\": \"[this build]\"\n".to_owned(),
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    insta::assert_snapshot!("small_forecast_json", stable);
     insta::assert_snapshot!(
         "small_board_json",
         text(dir.path(), "forecast/views/board.json")
@@ -629,5 +645,89 @@ fn the_as_of_day_is_the_teams_date_in_its_time_zone_for_the_run_and_its_readers(
             && err.contains("calendar.timezone")
             && err.contains("\"Mars/Olympus\" is not a time zone this machine knows"),
         "{err}"
+    );
+}
+
+#[test]
+fn the_first_run_after_an_upgrade_says_the_moves_are_the_engines_not_the_projects() {
+    let dir = state_from_fixture("small");
+    let commitea = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+            .args(args)
+            .arg("-s")
+            .arg(dir.path())
+            .env_remove("COMMITEA_STATE")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    commitea(&["run", "--offline", "--now", "2026-11-30"]);
+    // The committed forecast as an older CommiTea would have written it: no engine, its own reuse key,
+    // and its own numbers (one issue's p80 a week later).
+    let path = dir.path().join("forecast/forecast.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    v.as_object_mut().unwrap().remove("engine");
+    v["inputs"] = serde_json::json!("0".repeat(40));
+    let moved = v["issues"][0]["issue"].as_str().unwrap().to_owned();
+    v["issues"][0]["p80"] = serde_json::json!("2027-02-01");
+    std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    git(
+        dir.path(),
+        &["commit", "-qam", "the forecast of an older CommiTea"],
+    );
+
+    commitea(&["run", "--offline", "--now", "2026-11-30"]);
+    let standup: serde_json::Value = serde_json::from_str(&commitea(&[
+        "tool",
+        "query_project",
+        r#"{"view":"standup"}"#,
+    ]))
+    .unwrap();
+    let drift = &standup["drift"];
+    assert_eq!(drift["sinceThen"]["engineChanged"], true, "{drift}");
+    assert!(
+        drift["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("CommiTea itself changed since that forecast"),
+        "{drift}"
+    );
+    let issue = drift["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["subject"] == moved.as_str())
+        .unwrap_or_else(|| panic!("{moved} did not move: {drift}"));
+    assert!(
+        issue["why"]
+            .as_str()
+            .unwrap()
+            .contains("the new engine's, not the project's"),
+        "{issue}"
+    );
+    // The next run, by the same CommiTea, compares with this one's forecast: nothing is the engine's.
+    let message = git(dir.path(), &["log", "-1", "--format=%B"]);
+    assert!(!message.contains("queue of"), "{message}");
+    git(
+        dir.path(),
+        &["commit", "-q", "--allow-empty", "-m", "nothing"],
+    );
+    commitea(&["run", "--offline", "--now", "2026-12-01"]);
+    let standup: serde_json::Value = serde_json::from_str(&commitea(&[
+        "tool",
+        "query_project",
+        r#"{"view":"standup"}"#,
+    ]))
+    .unwrap();
+    assert!(
+        standup["drift"]["sinceThen"].get("engineChanged").is_none(),
+        "{}",
+        standup["drift"]
     );
 }
