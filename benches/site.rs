@@ -49,7 +49,7 @@ fn measure(name: &str, spec: &DemoSpec, state: &DemoState) -> bool {
     };
     let forecast = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let files = match site_files(&computed, &Layout::new(&dir)) {
+    let files = match site_files(&computed, &Layout::new(&dir), None) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("{name}: render failed: {e}");

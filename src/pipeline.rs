@@ -1184,9 +1184,11 @@ fn previous_forecast_in(
 pub fn site_files(
     c: &Computed,
     layout: &Layout,
+    preview: Option<String>,
 ) -> Result<BTreeMap<String, Vec<u8>>, PipelineError> {
     let t = Instant::now();
     let data = SiteData {
+        preview,
         horizon_days: c.config.forecast.horizon_days.0,
         calibration: c.calibration.clone(),
         directives: c.directives.clone(),
@@ -1232,7 +1234,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
     let files = forecast_files(&computed)?;
     let site = if opts.render {
         site::check_output(&layout.root().join(&computed.config.site.output)).map_err(Box::new)?;
-        Some(site_files(&computed, &layout)?)
+        Some(site_files(&computed, &layout, None)?)
     } else {
         None
     };

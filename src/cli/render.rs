@@ -22,7 +22,20 @@ pub fn run(a: Args) -> CommandResult {
     let layout = Layout::new(&a.state.state);
     let _lock = crate::pipeline::lock(&opts, &layout)?;
     let computed = crate::pipeline::compute(&opts)?;
-    let files = crate::pipeline::site_files(&computed, &layout)?;
+    // Another day than the committed forecast's (`--now`) is a preview: every page says so, since the
+    // tools, the standup and the next run read the committed one.
+    let preview = crate::pipeline::Committed::read(&layout)
+        .report()
+        .map(|r| r.as_of)
+        .filter(|committed| *committed != computed.report.as_of)
+        .map(|committed| {
+            format!(
+                "A preview as of {} (commitea render --now): the committed forecast, which the tools, the \
+                 standup and the next run read, is as of {committed}.",
+                computed.report.as_of
+            )
+        });
+    let files = crate::pipeline::site_files(&computed, &layout, preview)?;
     let out = layout.root().join(&computed.config.site.output);
     crate::site::write(&files, &out)?;
     println!("{}", out.join("index.html").display());

@@ -41,6 +41,9 @@ pub struct SiteData {
     /// The pages per issue, milestone and person, and the changes page; none when the site is redrawn
     /// from the view payloads alone (`commitea render`), and then nothing links to them.
     pub detail: Option<detail::Detail>,
+    /// Said at the top of every page when the site is a preview of another day than the committed
+    /// forecast's (`commitea render --now`): the tools and the standup read the committed one.
+    pub preview: Option<String>,
 }
 
 /// Why the site could not be rendered or written.
@@ -303,6 +306,7 @@ pub fn render(
     if let Some(o) = value.as_object_mut() {
         o.insert("horizonWords".to_owned(), words.clone().into());
         o.insert("notWithin".to_owned(), format!("not within {words}").into());
+        o.insert("preview".to_owned(), data.preview.clone().into());
     }
     let base = Context::from_serialize(&value).map_err(base_error)?;
     let mut files = BTreeMap::new();
@@ -327,6 +331,7 @@ pub fn render(
                 "page": page,
                 "root": root,
                 "linked": true,
+                "preview": data.preview,
                 "horizonWords": words,
                 "notWithin": format!("not within {words}"),
             });

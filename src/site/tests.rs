@@ -330,6 +330,7 @@ fn data() -> SiteData {
         },
         horizon_days: 730,
         detail: None,
+        preview: None,
     }
 }
 

@@ -1122,3 +1122,36 @@ fn a_reader_that_stops_reading_ends_the_command_quietly() {
     assert_eq!(out.status.code(), Some(141), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn a_site_rendered_for_another_day_says_it_is_a_preview() {
+    // `render --now` drew the site of another day than the committed forecast's, with nothing to say so,
+    // while the tools and the standup answered from the committed one.
+    let tmp = tempfile::tempdir().unwrap();
+    let ok = |args: &[&str]| {
+        let out = commitea(args, tmp.path());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    ok(&["demo", "d", "--trials", "300"]);
+    let page =
+        |name: &str| std::fs::read_to_string(tmp.path().join("d/public").join(name)).unwrap();
+    let said = "A preview as of 2026-12-10 (commitea render --now): the committed forecast, which the tools, \
+                the standup and the next run read, is as of 2026-11-27.";
+    ok(&[
+        "render",
+        "-s",
+        "d",
+        "--trials",
+        "300",
+        "--now",
+        "2026-12-10",
+    ]);
+    assert!(page("index.html").contains(said), "{}", page("index.html"));
+    assert!(page("issues/acme/api/102.html").contains(said));
+    ok(&["render", "-s", "d", "--trials", "300"]);
+    assert!(!page("index.html").contains("A preview as of"));
+}
