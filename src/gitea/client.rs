@@ -473,15 +473,17 @@ impl fmt::Debug for Client {
     }
 }
 
-/// The repository a path is about (`repos/OWNER/REPO/…`), for error messages.
-/// The issue a path reads a part of (`repos/o/r/issues/12/timeline` → `repos/o/r/issues/12`), if it does.
-fn issue_of_part(path: &str) -> Option<String> {
-    let segs: Vec<&str> = path
-        .trim_start_matches('/')
+/// A path's segments (`repos/o/r/issues/12` → `["repos", "o", "r", "issues", "12"]`).
+fn segments(path: &str) -> Vec<&str> {
+    path.trim_start_matches('/')
         .split('/')
         .filter(|s| !s.is_empty())
-        .collect();
-    match segs.as_slice() {
+        .collect()
+}
+
+/// The issue a path reads a part of (`repos/o/r/issues/12/timeline` → `repos/o/r/issues/12`), if it does.
+fn issue_of_part(path: &str) -> Option<String> {
+    match segments(path).as_slice() {
         ["repos", owner, name, "issues", n, _part, ..] if n.parse::<u64>().is_ok() => {
             Some(format!("repos/{owner}/{name}/issues/{n}"))
         }
@@ -489,13 +491,9 @@ fn issue_of_part(path: &str) -> Option<String> {
     }
 }
 
+/// The repository a path is about (`repos/OWNER/REPO/…`), for error messages.
 fn repo_of(path: &str) -> String {
-    let segs: Vec<&str> = path
-        .trim_start_matches('/')
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .collect();
-    match segs.as_slice() {
+    match segments(path).as_slice() {
         ["repos", owner, name, ..] => format!("{owner}/{name}"),
         _ => "the repositories".to_owned(),
     }

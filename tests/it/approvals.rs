@@ -2266,9 +2266,8 @@ fn a_proposal_whose_branch_is_deleted_is_closed_and_the_run_goes_on() {
     assert!(!s.issue(&key).labels.contains(&"p/0".to_owned()));
 }
 
-/// One more commit on `branch` of the state repo, as a PM editing a proposal on Gitea makes one: `path` with
-/// `from` replaced by `to`.
-fn edit_on_branch(s: &Setup, branch: &str, path: &str, from: &str, to: &str) {
+/// The PM's own clone of the state repo, made once and fetched up to date.
+fn pm_clone(s: &Setup) -> PathBuf {
     let dir = s._tmp.path().join("pm-edits");
     if !dir.exists() {
         git(
@@ -2282,6 +2281,13 @@ fn edit_on_branch(s: &Setup, branch: &str, path: &str, from: &str, to: &str) {
         );
     }
     git(&dir, &["fetch", "-q", "origin"]);
+    dir
+}
+
+/// One more commit on `branch` of the state repo, as a PM editing a proposal on Gitea makes one: `path` with
+/// `from` replaced by `to`.
+fn edit_on_branch(s: &Setup, branch: &str, path: &str, from: &str, to: &str) {
+    let dir = pm_clone(s);
     git(
         &dir,
         &["checkout", "-q", "-B", "edit", &format!("origin/{branch}")],
@@ -2297,19 +2303,7 @@ fn edit_on_branch(s: &Setup, branch: &str, path: &str, from: &str, to: &str) {
 
 /// Someone else's commit on main (`name` with one line).
 fn move_main(s: &Setup, name: &str) {
-    let dir = s._tmp.path().join("pm-edits");
-    if !dir.exists() {
-        git(
-            s._tmp.path(),
-            &[
-                "clone",
-                "-q",
-                s.bare.to_str().unwrap(),
-                dir.to_str().unwrap(),
-            ],
-        );
-    }
-    git(&dir, &["fetch", "-q", "origin"]);
+    let dir = pm_clone(s);
     git(&dir, &["checkout", "-q", "-B", "other", "origin/main"]);
     std::fs::write(dir.join(name), "meanwhile\n").unwrap();
     git(&dir, &["add", name]);

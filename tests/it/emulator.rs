@@ -2044,8 +2044,14 @@ fn commit_and_push(work: &Path, file: &str, text: &str, branch: &str) -> String 
     run_git(work, &["rev-parse", "HEAD"])
 }
 
-#[test]
-fn pull_requests_of_a_state_repo_merge_for_real() {
+/// A bare state repository with one commit on `main`, and a checkout of it: (the folder, the bare
+/// repository, the checkout, that commit).
+fn state_repo_with_a_checkout() -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    std::path::PathBuf,
+    String,
+) {
     let tmp = tempfile::tempdir().unwrap();
     let bare = tmp.path().join("state.git");
     let work = tmp.path().join("work");
@@ -2056,6 +2062,27 @@ fn pull_requests_of_a_state_repo_merge_for_real() {
     run_git(tmp.path(), &["init", "-q", work.to_str().unwrap()]);
     run_git(&work, &["remote", "add", "origin", bare.to_str().unwrap()]);
     let main0 = commit_and_push(&work, "ledger.md", "start\n", "main");
+    (tmp, bare, work, main0)
+}
+
+/// The emulator with the small fixture and `bare` as the state repository `acme/state`.
+fn state_emulator(bare: &Path) -> (RepoName, Emulator) {
+    let state = RepoName::new("acme", "state");
+    let mut options = EmulatorOptions::default();
+    options
+        .state_repos
+        .insert(state.clone(), bare.to_path_buf());
+    let emu = Emulator::start(
+        Dataset::from_snapshot(&load("tests/fixtures/small")),
+        options,
+    )
+    .unwrap();
+    (state, emu)
+}
+
+#[test]
+fn pull_requests_of_a_state_repo_merge_for_real() {
+    let (_tmp, bare, work, main0) = state_repo_with_a_checkout();
     run_git(&work, &["checkout", "-q", "-b", "feature"]);
     let feature = commit_and_push(&work, "a.md", "a\n", "feature");
     run_git(&work, &["checkout", "-q", "-b", "feature2", &main0]);
@@ -2063,14 +2090,7 @@ fn pull_requests_of_a_state_repo_merge_for_real() {
     run_git(&work, &["checkout", "-q", "-b", "feature3", &main0]);
     commit_and_push(&work, "c.md", "c\n", "feature3");
 
-    let state = RepoName::new("acme", "state");
-    let mut options = EmulatorOptions::default();
-    options.state_repos.insert(state.clone(), bare.clone());
-    let emu = Emulator::start(
-        Dataset::from_snapshot(&load("tests/fixtures/small")),
-        options,
-    )
-    .unwrap();
+    let (state, emu) = state_emulator(&bare);
     let shapes = Shapes::new();
     assert_eq!(
         get_json(&emu, "/repos/acme/state")["full_name"],
@@ -2244,24 +2264,8 @@ fn try_git(dir: &Path, args: &[&str]) -> (bool, String) {
 
 #[test]
 fn a_state_pull_request_merges_in_each_gitea_style_and_closes_when_its_branch_goes() {
-    let tmp = tempfile::tempdir().unwrap();
-    let bare = tmp.path().join("state.git");
-    let work = tmp.path().join("work");
-    run_git(
-        tmp.path(),
-        &["init", "-q", "--bare", bare.to_str().unwrap()],
-    );
-    run_git(tmp.path(), &["init", "-q", work.to_str().unwrap()]);
-    run_git(&work, &["remote", "add", "origin", bare.to_str().unwrap()]);
-    let main0 = commit_and_push(&work, "ledger.md", "start\n", "main");
-    let state = RepoName::new("acme", "state");
-    let mut options = EmulatorOptions::default();
-    options.state_repos.insert(state.clone(), bare.clone());
-    let emu = Emulator::start(
-        Dataset::from_snapshot(&load("tests/fixtures/small")),
-        options,
-    )
-    .unwrap();
+    let (_tmp, bare, work, main0) = state_repo_with_a_checkout();
+    let (state, emu) = state_emulator(&bare);
     let shapes = Shapes::new();
     let open = |head: &str| {
         let r = call(

@@ -596,21 +596,7 @@ fn the_as_of_day_is_the_teams_date_in_its_time_zone_for_the_run_and_its_readers(
             ),
         )
         .unwrap();
-        let commitea = |args: &[&str]| {
-            let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
-                .args(args)
-                .arg("-s")
-                .arg(dir.path())
-                .env_remove("COMMITEA_STATE")
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{zone}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            String::from_utf8_lossy(&out.stdout).into_owned()
-        };
+        let commitea = |args: &[&str]| crate::toolcli::commitea_ok(dir.path(), args);
         commitea(&["run", "--offline", "--trials", "200", "--now", now]);
         let forecast = std::fs::read_to_string(dir.path().join("forecast/forecast.json")).unwrap();
         assert!(
@@ -651,24 +637,10 @@ fn the_as_of_day_is_the_teams_date_in_its_time_zone_for_the_run_and_its_readers(
 #[test]
 fn the_first_run_after_an_upgrade_says_the_moves_are_the_engines_not_the_projects() {
     let dir = state_from_fixture("small");
-    let commitea = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
-            .args(args)
-            .arg("-s")
-            .arg(dir.path())
-            .env_remove("COMMITEA_STATE")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
+    let commitea = |args: &[&str]| crate::toolcli::commitea_ok(dir.path(), args);
     commitea(&["run", "--offline", "--now", "2026-11-30"]);
     // The committed forecast as an older CommiTea would have written it: no engine, its own reuse key,
-    // and its own numbers (one issue's p80 a week later).
+    // and its own numbers (one issue's p80 two months later).
     let path = dir.path().join("forecast/forecast.json");
     let mut v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();

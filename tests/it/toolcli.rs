@@ -18,8 +18,8 @@ pub fn demo_state() -> tempfile::TempDir {
     tmp
 }
 
-/// Runs `commitea ARGS… -s STATE` and asserts that it succeeded (its stderr otherwise).
-pub fn commitea_ok(state: &Path, args: &[&str]) {
+/// Runs `commitea ARGS… -s STATE` and asserts that it succeeded (its stderr otherwise); its stdout.
+pub fn commitea_ok(state: &Path, args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
         .args(args)
         .arg("-s")
@@ -32,6 +32,7 @@ pub fn commitea_ok(state: &Path, args: &[&str]) {
         "commitea {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Runs `commitea tool -s STATE ARGS…`, with `stdin` as its standard input.
