@@ -45,6 +45,20 @@ pub enum PipelineError {
         #[source]
         source: Box<site::SiteError>,
     },
+    /// The committed forecast was made by a newer CommiTea than this one.
+    #[error(
+        "{file} was made by CommiTea {theirs}, newer than this one ({ours}): this run would commit an older \
+         engine's forecast over it, and the two would overturn each other's. Run the version the workflow \
+         installs (vars.COMMITEA_VERSION), or upgrade; nothing was synced, applied or committed"
+    )]
+    NewerEngine {
+        /// The forecast file.
+        file: String,
+        /// The engine that made it.
+        theirs: String,
+        /// This one.
+        ours: String,
+    },
     /// A stage that needs the network was asked for but is not possible.
     #[error("{0}")]
     Unavailable(String),
@@ -816,6 +830,35 @@ fn keep_other_record(layout: &Layout, rel: String) -> String {
     kept
 }
 
+/// Fails when the committed forecast names an engine of a later version than this binary's: a colleague's
+/// older CommiTea would otherwise commit over it (an upgrade audit saw two versions overturn each other's
+/// forecasts, every milestone "moved" each time). An engine of the same version, or one the forecast does
+/// not name (written before engines were recorded), passes.
+fn refuse_a_newer_engines_forecast(layout: &Layout) -> Result<(), PipelineError> {
+    let version = |engine: &str| -> Option<(u64, u64, u64)> {
+        let mut parts = engine.split('+').next()?.split('.').map(str::parse::<u64>);
+        Some((
+            parts.next()?.ok()?,
+            parts.next()?.ok()?,
+            parts.next()?.ok()?,
+        ))
+    };
+    let Some(theirs) = Committed::read(layout)
+        .report()
+        .and_then(|r| r.engine.clone())
+    else {
+        return Ok(());
+    };
+    match (version(&theirs), version(forecast::ENGINE)) {
+        (Some(t), Some(o)) if t > o => Err(PipelineError::NewerEngine {
+            file: crate::state::FORECAST_FILE.to_owned(),
+            theirs,
+            ours: forecast::ENGINE.to_owned(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// [`Committed::day_zero`] for a reader that needs nothing else from the committed forecast.
 pub fn day_zero(layout: &Layout, synced_at: DateTime<Utc>) -> DateTime<Utc> {
     Committed::read(layout).day_zero(synced_at)
@@ -1230,6 +1273,9 @@ pub fn site_files(
 pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
     let layout = Layout::new(&opts.state_dir);
     let _lock = lock(opts, &layout)?;
+    if opts.commit {
+        refuse_a_newer_engines_forecast(&layout)?;
+    }
     let computed = compute(opts)?;
     let files = forecast_files(&computed)?;
     let site = if opts.render {

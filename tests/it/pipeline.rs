@@ -703,3 +703,39 @@ fn the_first_run_after_an_upgrade_says_the_moves_are_the_engines_not_the_project
         standup["drift"]
     );
 }
+
+#[test]
+fn a_run_refuses_to_commit_over_a_newer_commiteas_forecast() {
+    let dir = state_from_fixture("small");
+    crate::toolcli::commitea_ok(dir.path(), &["run", "--offline", "--now", "2026-11-30"]);
+    let path = dir.path().join("forecast/forecast.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    v["engine"] = serde_json::json!("99.0.0+0123456789abcdef");
+    std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    git(
+        dir.path(),
+        &["commit", "-qam", "a newer CommiTea's forecast"],
+    );
+    let head = git(dir.path(), &["rev-parse", "HEAD"]);
+    let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["run", "--offline", "--now", "2026-12-01", "-s"])
+        .arg(dir.path())
+        .env_remove("COMMITEA_STATE")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("forecast/forecast.json was made by CommiTea 99.0.0+0123456789abcdef, newer than this one")
+            && err.contains("vars.COMMITEA_VERSION"),
+        "{err}"
+    );
+    assert_eq!(
+        git(dir.path(), &["rev-parse", "HEAD"]),
+        head,
+        "nothing is committed"
+    );
+    // A preview reads it all the same.
+    crate::toolcli::commitea_ok(dir.path(), &["plan", "--now", "2026-12-01"]);
+}
