@@ -720,7 +720,7 @@ impl<'de> Deserialize<'de> for DateRange {
             }
             // One day off, as a person writes it: `- 2026-12-24`.
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<FromTo, E> {
-                let day = crate::domain::parse_day(v.trim()).map_err(E::custom)?;
+                let day = day(v)?;
                 Ok(FromTo { from: day, to: day })
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<FromTo, A::Error> {
@@ -753,21 +753,25 @@ fn a_username<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     }
 }
 
+/// A config date: `YYYY-MM-DD`, said as `parse_day` says it when it is not one.
+fn day<E: serde::de::Error>(text: &str) -> Result<NaiveDate, E> {
+    crate::domain::parse_day(text.trim()).map_err(E::custom)
+}
+
 fn a_date<'de, D: Deserializer<'de>>(d: D) -> Result<NaiveDate, D::Error> {
-    let text = String::deserialize(d)?;
-    crate::domain::parse_day(text.trim()).map_err(serde::de::Error::custom)
+    day(&String::deserialize(d)?)
 }
 
 fn a_date_if_given<'de, D: Deserializer<'de>>(d: D) -> Result<Option<NaiveDate>, D::Error> {
     Option::<String>::deserialize(d)?
-        .map(|text| crate::domain::parse_day(text.trim()).map_err(serde::de::Error::custom))
+        .map(|text| day(&text))
         .transpose()
 }
 
 fn dates<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<NaiveDate>, D::Error> {
     Vec::<String>::deserialize(d)?
         .iter()
-        .map(|text| crate::domain::parse_day(text.trim()).map_err(serde::de::Error::custom))
+        .map(|text| day(text))
         .collect()
 }
 

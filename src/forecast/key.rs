@@ -12,7 +12,9 @@
 //! one of the forecast's *own* people, which is what the next reader gives it: a state forecast once is
 //! reused from its first read on. A run whose new forecast says exactly what the committed one says
 //! keeps the committed key (`pipeline::compute`): a sync that changed nothing moves the run's moment,
-//! and with it the key, but must not write a new forecast for that alone.
+//! and with it the key, but must not write a new forecast for that alone. The engine
+//! ([`super::ENGINE`]: the version and a hash of the source) is in the key too, so a forecast another build
+//! made, which may mean something else by its fields, is computed again, never reused.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -21,14 +23,6 @@ use crate::domain::IssueKey;
 use crate::plan::Plan;
 
 use super::{ForecastReport, Mode, Settings};
-
-/// The version of what a forecast's fields mean, in its key: a forecast committed by a build that meant
-/// something else by them (or that had less to say in them) is computed again, not reused. 2: a
-/// milestone's cone is its headline, the work that stays while the abandonment model says which issues
-/// leave (the planned scope moved to `planned`). 3: `warnings` say when a milestone's headline trails its
-/// schedule's finish because of the closing pace. 4: a closed milestone's cone is the day it closed
-/// (`closed`), not today.
-const REPORT_FORMAT: u32 = 4;
 
 /// A SHA-1 fed through `fmt::Write`, buffered (Debug output arrives in many small pieces).
 struct Digest {
@@ -92,7 +86,7 @@ impl PlanDigest {
         // Writing into a digest cannot fail.
         let _ = write!(
             d,
-            "commitea {} forecast format {REPORT_FORMAT}\n{settings:?}\n{mode:?}\n{as_of:?}\n{now:?}\n{issues:?}\n{milestones:?}\n{team:?}\n\
+            "commitea {}\n{settings:?}\n{mode:?}\n{as_of:?}\n{now:?}\n{issues:?}\n{milestones:?}\n{team:?}\n\
              {team_calendar:?}\n{workday_hours:?}\n{abandonment_days:?}\n{abandonment_min_history_days:?}\n{warnings:?}\n",
             super::ENGINE,
         );

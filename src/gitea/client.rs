@@ -672,9 +672,18 @@ impl Client {
         path: &str,
         query: &[(&str, String)],
     ) -> Result<T, ClientError> {
+        self.get_counted(path, query).map(|(v, _)| v)
+    }
+
+    /// [`Self::get_json`] with the answer's `X-Total-Count`, when it has one (a page of a listing).
+    fn get_counted<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+    ) -> Result<(T, Option<u64>), ClientError> {
         let (url, request) = self.url(path, query)?;
         let answer = self.with_retries(path, &url, &request, &Call::GET)?;
-        self.decode(path, request, &answer.body)
+        Ok((self.decode(path, request, &answer.body)?, answer.total))
     }
 
     /// An answer's JSON; a web page (a login page, a proxy's) is said to be one.
@@ -775,11 +784,9 @@ impl Client {
             let mut q: Vec<(&str, String)> = query.to_vec();
             q.push(("limit", limit.to_string()));
             q.push(("page", page.to_string()));
-            let (url, request) = self.url(path, &q)?;
-            let answer = self.with_retries(path, &url, &request, &Call::GET)?;
-            totals.insert(answer.total);
             // Gitea writes an empty page as `null` where its handler builds the list as a nil slice.
-            let page: Page<T> = self.decode(path, request, &answer.body)?;
+            let (page, total) = self.get_counted::<Page<T>>(path, &q)?;
+            totals.insert(total);
             let n = page.sent;
             out.extend(page.items);
             if n == 0 || (!until_empty && n < limit) {

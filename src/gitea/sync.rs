@@ -512,10 +512,9 @@ fn pull_key(p: &LinkedPull, own: &RepoName) -> IssueKey {
     p.repository.as_ref().unwrap_or(own).issue(p.number)
 }
 
-/// Adds the keyword links (where the issue has no entry for that pull request yet), then puts every issue's
-/// pull requests in order, without duplicates (the first entry of a pull request wins).
 /// Reads the server's new names of renamed repositories back as the configured ones, in every reference an
-/// issue holds (its dependencies, its timeline, its linked pull requests).
+/// issue holds (its dependencies, its timeline, its linked pull requests); before [`finish_links`], whose
+/// dedup then folds a pull request linked under both names into one.
 fn rename_back(run: &Run, acc: &mut Acc) {
     if run.renamed.is_empty() {
         return;
@@ -536,14 +535,11 @@ fn rename_back(run: &Run, acc: &mut Acc) {
                 p.repository = (*repo != key.repo).then(|| repo.clone());
             }
         }
-        // A pull request linked under both names (its timeline's new one, a closing keyword's old one) once.
-        let mut seen = BTreeSet::new();
-        issue
-            .pull_requests
-            .retain(|p| seen.insert((p.number, p.repository.clone())));
     }
 }
 
+/// Adds the keyword links (where the issue has no entry for that pull request yet), then puts every issue's
+/// pull requests in order, without duplicates (the first entry of a pull request wins).
 fn finish_links(run: &Run, acc: &mut Acc) {
     for (target, pulls) in &acc.keyword_links {
         let Some(issue) = acc.issues.get_mut(target) else {

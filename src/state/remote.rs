@@ -184,8 +184,13 @@ impl Remote {
             "{}{commit}:refs/heads/{branch}",
             if force { "+" } else { "" }
         );
+        self.push_refspec(&format!("push {} {branch}", self.name), &refspec)
+    }
+
+    /// `git push --porcelain` of one refspec, told apart as [`Pushed`]; `what` names it in an error.
+    fn push_refspec(&self, what: &str, refspec: &str) -> Result<Pushed, RemoteError> {
         let out = self
-            .command(&["push", "--porcelain", &self.name, &refspec])
+            .command(&["push", "--porcelain", &self.name, refspec])
             .output()
             .map_err(RemoteError::Spawn)?;
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -205,10 +210,7 @@ impl Remote {
                 reason: self.scrub(&reason),
             });
         }
-        Err(self.failure(
-            &format!("push {} {branch}", self.name),
-            &format!("{stdout}{stderr}"),
-        ))
+        Err(self.failure(what, &format!("{stdout}{stderr}")))
     }
 
     /// Replaces the remote's `branch` with `commit` (a proposal's own branch); a refusal is an error that
@@ -232,24 +234,17 @@ impl Remote {
     /// Deletes the remote's `branch` (a proposal that was closed without merging).
     pub fn delete_branch(&self, branch: &str) -> Result<(), RemoteError> {
         let what = format!("push {} --delete {branch}", self.name);
-        let out = self
-            .command(&["push", "--porcelain", &self.name, "--delete", branch])
-            .output()
-            .map_err(RemoteError::Spawn)?;
-        if out.status.success() {
-            return Ok(());
-        }
-        let (stdout, stderr) = (
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr),
-        );
-        match refusal(&stdout, &stderr) {
-            Some(reason) => Err(RemoteError::Refused {
+        match self.push_refspec(&what, &format!(":refs/heads/{branch}"))? {
+            Pushed::Done => Ok(()),
+            Pushed::Rejected => Err(RemoteError::Failed {
                 what,
-                reason: self.scrub(&reason),
+                stderr: "rejected".into(),
+            }),
+            Pushed::Refused { reason } => Err(RemoteError::Refused {
+                what,
+                reason,
                 advice: "the branch stays; delete it on the server if it is not wanted".into(),
             }),
-            None => Err(self.failure(&what, &format!("{stdout}{stderr}"))),
         }
     }
 

@@ -260,8 +260,8 @@ pub fn sync(
             );
         }
     }
-    finish_links(&run, &mut acc);
     rename_back(&run, &mut acc);
+    finish_links(&run, &mut acc);
 
     if let Some(p) = prev
         && full.is_empty()
