@@ -290,12 +290,32 @@ impl Zone {
         &self.name
     }
 
-    /// The team's date at moment `t`.
-    pub fn date_of(&self, t: chrono::DateTime<chrono::Utc>) -> NaiveDate {
+    /// The team's wall-clock time at moment `t`.
+    pub fn local(&self, t: chrono::DateTime<chrono::Utc>) -> chrono::NaiveDateTime {
         let offset = jiff::Timestamp::from_second(t.timestamp())
             .map(|ts| self.tz.to_offset(ts).seconds())
             .unwrap_or(0);
-        (t + chrono::TimeDelta::seconds(i64::from(offset))).date_naive()
+        (t + chrono::TimeDelta::seconds(i64::from(offset))).naive_utc()
+    }
+
+    /// The moment the team's wall clock shows `local` (the earlier one where a clock goes back, the time
+    /// after the gap where it jumps forward).
+    pub fn instant(&self, local: chrono::NaiveDateTime) -> chrono::DateTime<chrono::Utc> {
+        let as_utc = local.and_utc();
+        // The offset an hour either side of a change can differ; the offset at the guess, then at the
+        // corrected guess, settles every real zone.
+        let offset_at = |t: chrono::DateTime<chrono::Utc>| {
+            jiff::Timestamp::from_second(t.timestamp())
+                .map(|ts| i64::from(self.tz.to_offset(ts).seconds()))
+                .unwrap_or(0)
+        };
+        let first = as_utc - chrono::TimeDelta::seconds(offset_at(as_utc));
+        as_utc - chrono::TimeDelta::seconds(offset_at(first))
+    }
+
+    /// The team's date at moment `t`.
+    pub fn date_of(&self, t: chrono::DateTime<chrono::Utc>) -> NaiveDate {
+        self.local(t).date()
     }
 
     /// The day a forecast's moment stands for. Midnight UTC is how a day is carried (`--now 2026-11-30`, a
@@ -1059,6 +1079,40 @@ mod tests {
 
     fn parse(text: &str) -> Result<Config, ConfigError> {
         Config::parse(text, Path::new("commitea.yaml"))
+    }
+
+    #[test]
+    fn a_zones_wall_clock_and_its_moments_go_both_ways() {
+        let t = |s: &str| {
+            chrono::DateTime::parse_from_rfc3339(s)
+                .unwrap()
+                .with_timezone(&chrono::Utc)
+        };
+        let fixed = Zone::parse("+11:00").unwrap();
+        let monday = t("2026-11-22T22:00:00Z");
+        assert_eq!(fixed.local(monday).to_string(), "2026-11-23 09:00:00");
+        assert_eq!(fixed.instant(fixed.local(monday)), monday);
+        // Either side of a clock change (Los Angeles: UTC-8 in winter, UTC-7 in summer).
+        let la = Zone::parse("America/Los_Angeles").unwrap();
+        for s in [
+            "2026-03-08T09:59:00Z",
+            "2026-03-08T10:01:00Z",
+            "2026-07-01T12:00:00Z",
+        ] {
+            assert_eq!(la.instant(la.local(t(s))), t(s), "{s}");
+        }
+        assert_eq!(
+            la.local(t("2026-07-01T12:00:00Z")).to_string(),
+            "2026-07-01 05:00:00"
+        );
+        // The end of a day is that day's last second there.
+        let end = la.instant(
+            chrono::NaiveDate::from_ymd_opt(2026, 12, 18)
+                .unwrap()
+                .and_hms_opt(23, 59, 59)
+                .unwrap(),
+        );
+        assert_eq!(end, t("2026-12-19T07:59:59Z"));
     }
 
     #[test]

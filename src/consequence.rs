@@ -273,6 +273,7 @@ fn own_change(
     pa: Option<&PlannedIssue>,
     recalibrated: bool,
     b_as_of: NaiveDate,
+    zone: &crate::config::Zone,
 ) -> Option<&'static str> {
     let report_differs = b.estimate != a.estimate
         || b.estimate_source != a.estimate_source
@@ -298,7 +299,7 @@ fn own_change(
             "imputed estimate"
         } else if recalibrated
             && b.lifecycle == a.lifecycle
-            && pa.is_none_or(|p| p.updated_at.date_naive() < b_as_of)
+            && pa.is_none_or(|p| zone.date_of(p.updated_at) < b_as_of)
         {
             WHY_CALIBRATION
         } else {
@@ -359,11 +360,11 @@ fn issue_changes(
                 (Some(x), Some(y)) => why_moved(
                     k,
                     [x, y],
-                    pb.get(k).copied(),
-                    pa.get(k).copied(),
+                    [pb.get(k).copied(), pa.get(k).copied()],
                     &moved,
                     waiting.get(k),
                     [after, before],
+                    &after_plan.zone,
                 ),
             };
             IssueChange {
@@ -385,14 +386,14 @@ fn issue_changes(
 fn why_moved(
     key: &IssueKey,
     [b, a]: [&IssueForecast; 2],
-    pb: Option<&PlannedIssue>,
-    pa: Option<&PlannedIssue>,
+    [pb, pa]: [Option<&PlannedIssue>; 2],
     moved: &BTreeMap<&IssueKey, i64>,
     waiting: Option<&BTreeSet<&IssueKey>>,
     reports: [&ForecastReport; 2],
+    zone: &crate::config::Zone,
 ) -> (String, Vec<String>) {
     let recalibrated = reports[0].calibration != reports[1].calibration;
-    let own = own_change(b, a, pb, pa, recalibrated, reports[1].as_of);
+    let own = own_change(b, a, pb, pa, recalibrated, reports[1].as_of, zone);
     if own == Some(WHY_OWN) {
         return (WHY_OWN.to_owned(), Vec::new());
     }

@@ -999,6 +999,7 @@ pub(crate) fn load_changes(
     just_applied: &[crate::apply::AppliedFile],
     apply_ran: bool,
     open_pull_requests: &[crate::apply::propose::OpenProposal],
+    zone: &crate::config::Zone,
 ) -> Result<crate::views::changes::Changes, PipelineError> {
     let on_branch: std::collections::HashSet<String> = if layout.root().join(".git").exists() {
         let repo = git::open_or_init(layout.root())?;
@@ -1068,8 +1069,13 @@ pub(crate) fn load_changes(
     applied.extend(just_applied.iter().cloned());
     let branch = branch_ledger(layout)?;
     let checkout = crate::ledger::read(&layout.ledger())?;
-    let mut changes =
-        crate::views::changes::changes(&pending, &applied, branch.as_deref(), checkout.as_deref());
+    let mut changes = crate::views::changes::changes(
+        &pending,
+        &applied,
+        branch.as_deref(),
+        checkout.as_deref(),
+        zone,
+    );
     changes.open_pull_requests = open_pull_requests.to_vec();
     changes.unreadable = unreadable;
     Ok(changes)
@@ -1246,7 +1252,13 @@ pub fn site_files(
             },
             &c.snapshot,
             &past_forecasts(layout)?,
-            load_changes(layout, &c.applied, c.synced, &c.open_pull_requests)?,
+            load_changes(
+                layout,
+                &c.applied,
+                c.synced,
+                &c.open_pull_requests,
+                &c.plan.zone,
+            )?,
             c.config.server.as_deref(),
             whole_standup(c, previous_forecast(layout.root(), &c.report).as_ref()),
         )),

@@ -190,6 +190,9 @@ pub struct Plan {
     pub team: Vec<PlannedMember>,
     /// The team's working days and holidays (for slack in working days).
     pub team_calendar: PersonCalendarSpec,
+    /// The team's time zone (`calendar.timezone`): the days of events (an issue's close, a milestone's) and
+    /// the working days of the history are the team's, not UTC's.
+    pub zone: crate::config::Zone,
     /// Hours in a working day.
     pub workday_hours: f64,
     /// The abandonment model's window in days (`forecast.abandonment_days`).
@@ -338,7 +341,7 @@ impl Plan {
                     closed: m
                         .closed_at
                         .filter(|_| m.state == OpenState::Closed)
-                        .map(|t| t.date_naive()),
+                        .map(|t| config.calendar.timezone.date_of(t)),
                     due: m.due_date(),
                     hard: m.is_hard(),
                     provenance: Vec::new(),
@@ -414,6 +417,7 @@ impl Plan {
             milestones,
             team,
             team_calendar,
+            zone: zone.clone(),
             workday_hours: wd,
             abandonment_days: config.forecast.abandonment_days.0,
             abandonment_min_history_days: config.forecast.abandonment_min_history_days,

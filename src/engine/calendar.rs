@@ -301,26 +301,23 @@ impl Calendar {
     }
 }
 
-/// Working hours on `spec`'s calendar between two instants: each working day counts its hours times the
-/// share of that day (midnight to midnight, UTC) the interval covers.
+/// Working hours on `spec`'s calendar between two wall-clock times of the team (its zone's, so a day is the
+/// team's day): each working day counts its hours times the share of that day the interval covers.
 pub(crate) fn working_hours_between(
     spec: &PersonCalendarSpec,
-    from: chrono::DateTime<chrono::Utc>,
-    to: chrono::DateTime<chrono::Utc>,
+    from: chrono::NaiveDateTime,
+    to: chrono::NaiveDateTime,
 ) -> f64 {
     if to <= from {
         return 0.0;
     }
     let mut total = 0.0;
-    let mut day = from.date_naive();
-    let last = to.date_naive();
+    let mut day = from.date();
+    let last = to.date();
     while day <= last {
         let hours = spec.hours_on(day);
         if hours > 0.0 {
-            let start = day
-                .and_hms_opt(0, 0, 0)
-                .map(|t| t.and_utc())
-                .unwrap_or(from);
+            let start = day.and_time(chrono::NaiveTime::MIN);
             let end = start + chrono::Duration::days(1);
             let covered = (to.min(end) - from.max(start)).num_seconds().max(0) as f64 / 86_400.0;
             total += hours * covered;
@@ -485,9 +482,17 @@ mod tests {
             ends: None,
             overrides: vec![],
         };
-        let at = |d: u32, h: u32| chrono::Utc.with_ymd_and_hms(2026, 11, d, h, 0, 0).unwrap();
+        let at = |d: u32, h: u32| {
+            chrono::Utc
+                .with_ymd_and_hms(2026, 11, d, h, 0, 0)
+                .unwrap()
+                .naive_utc()
+        };
         // Mon noon to Wed noon, with Tue a holiday: half of Monday and half of Wednesday.
-        let wed = chrono::Utc.with_ymd_and_hms(2026, 12, 2, 12, 0, 0).unwrap();
+        let wed = chrono::Utc
+            .with_ymd_and_hms(2026, 12, 2, 12, 0, 0)
+            .unwrap()
+            .naive_utc();
         assert_eq!(working_hours_between(&spec, at(30, 12), wed), 6.0);
         // Sat to Sun: nothing.
         assert_eq!(working_hours_between(&spec, at(28, 0), at(29, 23)), 0.0);
@@ -548,7 +553,12 @@ mod tests {
         let c = Calendar::new(&spec, date(2026, 11, 30), 8);
         let caps: Vec<f64> = (0..8).map(|d| c.capacity(d)).collect();
         assert_eq!(caps, vec![6.0, 4.0, 0.0, 0.0, 4.0, 0.0, 0.0, 4.0]);
-        let at = |d: u32| chrono::Utc.with_ymd_and_hms(2026, 12, d, 0, 0, 0).unwrap();
+        let at = |d: u32| {
+            chrono::Utc
+                .with_ymd_and_hms(2026, 12, d, 0, 0, 0)
+                .unwrap()
+                .naive_utc()
+        };
         assert_eq!(working_hours_between(&spec, at(1), at(5)), 8.0);
     }
 

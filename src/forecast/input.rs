@@ -117,7 +117,8 @@ fn measured_hours(
         .as_deref()
         .and_then(|a| team.get(a))
         .map_or(&plan.team_calendar, |m| &m.calendar);
-    let h = working_hours_between(spec, start, closed);
+    // The team's days, not UTC's: a Sydney team's Monday morning is Sunday in UTC.
+    let h = working_hours_between(spec, plan.zone.local(start), plan.zone.local(closed));
     (h > 0.0).then_some(h)
 }
 

@@ -76,6 +76,7 @@ impl PlanDigest {
             milestones,
             team,
             team_calendar,
+            zone,
             workday_hours,
             abandonment_days,
             abandonment_min_history_days,
@@ -87,8 +88,9 @@ impl PlanDigest {
         let _ = write!(
             d,
             "commitea {}\n{settings:?}\n{mode:?}\n{as_of:?}\n{now:?}\n{issues:?}\n{milestones:?}\n{team:?}\n\
-             {team_calendar:?}\n{workday_hours:?}\n{abandonment_days:?}\n{abandonment_min_history_days:?}\n{warnings:?}\n",
+             {team_calendar:?}\n{zone}\n{workday_hours:?}\n{abandonment_days:?}\n{abandonment_min_history_days:?}\n{warnings:?}\n",
             super::ENGINE,
+            zone = zone.name(),
         );
         Self(d.finish())
     }

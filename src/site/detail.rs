@@ -481,7 +481,7 @@ pub fn build(
                     .iter()
                     .map(|c| CommentPage {
                         user: c.user.clone(),
-                        at: c.created_at.date_naive().to_string(),
+                        at: plan.zone.date_of(c.created_at).to_string(),
                         html: super::text::markdown(&c.body),
                     })
                     .collect(),
@@ -513,7 +513,7 @@ pub fn build(
         })
         .collect();
 
-    let histories = crate::views::history::histories(report, past, snapshot);
+    let histories = crate::views::history::histories(report, past, snapshot, &plan.zone);
     let all = crate::views::Selection {
         limit: usize::MAX,
         ..crate::views::Selection::default()

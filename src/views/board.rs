@@ -121,7 +121,7 @@ pub fn board(inputs: Inputs<'_>, limit: Option<usize>) -> Board {
                         p50: f.p50.to_string(),
                         p80: f.p80.to_string(),
                     }),
-                    closed: i.closed_at.map(|c| c.date_naive().to_string()),
+                    closed: i.closed_at.map(|c| inputs.plan.zone.date_of(c).to_string()),
                 }
             })
             .collect();

@@ -232,6 +232,7 @@ pub fn changes(
     applied: &[AppliedFile],
     branch_ledger: Option<&str>,
     checkout_ledger: Option<&str>,
+    zone: &crate::config::Zone,
 ) -> Changes {
     let pending = pending
         .iter()
@@ -298,7 +299,7 @@ pub fn changes(
             DirectiveItem {
                 id: d.id.to_string(),
                 kind: d.kind.to_string(),
-                at: d.at.date_naive().to_string(),
+                at: zone.date_of(d.at).to_string(),
                 by: d.by.clone(),
                 quote: d.quote.clone(),
                 target_kind: target_kind.map(str::to_owned),

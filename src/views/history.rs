@@ -134,6 +134,7 @@ pub fn histories(
     today: &ForecastReport,
     past: &[PastForecast],
     snapshot: &Snapshot,
+    zone: &crate::config::Zone,
 ) -> Vec<MilestoneHistory> {
     let mut forecasts: Vec<PastForecast> = past
         .iter()
@@ -187,7 +188,7 @@ pub fn histories(
             MilestoneHistory {
                 milestone: m.id,
                 drift,
-                burnup: burnup(&spans, m.id, today.as_of),
+                burnup: burnup(&spans, m.id, today.as_of, zone),
             }
         })
         .collect()
@@ -267,14 +268,19 @@ fn stretches(issue: &Issue) -> Vec<(u64, Stretch)> {
 
 /// Scope and done at the end of each week up to `as_of`, from the first week anything was in the
 /// milestone; at most [`BURNUP_POINTS`] points, the newest kept.
-fn burnup(spans: &BTreeMap<u64, Vec<Stretch>>, id: u64, as_of: NaiveDate) -> Vec<BurnPoint> {
+fn burnup(
+    spans: &BTreeMap<u64, Vec<Stretch>>,
+    id: u64,
+    as_of: NaiveDate,
+    zone: &crate::config::Zone,
+) -> Vec<BurnPoint> {
     let Some(stretches) = spans.get(&id) else {
         return Vec::new();
     };
     let Some(first) = stretches.iter().map(|s| s.from).min() else {
         return Vec::new();
     };
-    let first = first.date_naive();
+    let first = zone.date_of(first);
     let mut days: Vec<NaiveDate> = Vec::new();
     let mut d = as_of;
     while d >= first && days.len() < BURNUP_POINTS {
@@ -284,10 +290,11 @@ fn burnup(spans: &BTreeMap<u64, Vec<Stretch>>, id: u64, as_of: NaiveDate) -> Vec
     days.reverse();
     days.into_iter()
         .map(|day| {
-            let at = day
-                .and_hms_opt(23, 59, 59)
-                .unwrap_or_else(|| day.and_time(chrono::NaiveTime::MIN))
-                .and_utc();
+            // The end of the team's day.
+            let at = zone.instant(
+                day.and_hms_opt(23, 59, 59)
+                    .unwrap_or_else(|| day.and_time(chrono::NaiveTime::MIN)),
+            );
             let inside: Vec<&Stretch> = stretches
                 .iter()
                 .filter(|s| s.from <= at && s.until.is_none_or(|u| u > at))

@@ -116,7 +116,7 @@ pub fn search_index(inputs: Inputs<'_>) -> SearchIndex {
                     .collect(),
                 f.and_then(|f| days(f.p50.date())),
                 f.and_then(|f| days(f.p80.date())),
-                days(i.closed_at.map(|c| c.date_naive())),
+                days(i.closed_at.map(|c| plan.zone.date_of(c))),
                 u8::from(planned),
             )
         })

@@ -214,7 +214,7 @@ fn build(
         .skip(skip)
         .map(|c| CommentView {
             user: c.user.clone(),
-            at: c.created_at.date_naive().to_string(),
+            at: inputs.plan.zone.date_of(c.created_at).to_string(),
             body: if short {
                 cut(&c.body, COMMENT_CHARS).0
             } else {
@@ -241,8 +241,10 @@ fn build(
                     title: m.title.clone(),
                 })
             }),
-            created: raw.created_at.date_naive().to_string(),
-            closed: raw.closed_at.map(|c| c.date_naive().to_string()),
+            created: inputs.plan.zone.date_of(raw.created_at).to_string(),
+            closed: raw
+                .closed_at
+                .map(|c| inputs.plan.zone.date_of(c).to_string()),
         },
         derived: Derived {
             lifecycle: planned.lifecycle.as_str().to_owned(),
@@ -251,7 +253,7 @@ fn build(
                 .iter()
                 .map(|s| Span {
                     state: s.column.as_str().to_owned(),
-                    since: s.since.date_naive().to_string(),
+                    since: inputs.plan.zone.date_of(s.since).to_string(),
                 })
                 .collect(),
             estimate: planned.estimate_label.clone(),

@@ -729,6 +729,86 @@ fn calibration_learns_from_a_closed_issue_with_only_an_assignment_and_a_close() 
 }
 
 #[test]
+fn the_history_is_read_in_the_teams_days_not_utcs() {
+    use chrono::TimeZone;
+    let mut plan = demo_plan();
+    let k = plan
+        .issues
+        .iter()
+        .position(|i| {
+            i.state == commitea::domain::OpenState::Closed
+                && i.estimate_source != commitea::plan::EstimateSource::Imputed
+                && i.estimate_hours.is_some()
+                && i.assignee.is_some()
+        })
+        .unwrap();
+    // A Monday's work in a team at UTC+11, 09:00 to 17:00: in UTC it began on Sunday at 22:00 and
+    // ended at 06:00 on Monday.
+    let (start, end) = (
+        chrono::Utc
+            .with_ymd_and_hms(2026, 11, 22, 22, 0, 0)
+            .unwrap(),
+        chrono::Utc.with_ymd_and_hms(2026, 11, 23, 6, 0, 0).unwrap(),
+    );
+    {
+        let i = &mut plan.issues[k];
+        i.tracked_hours = 0.0;
+        i.merged_pull = false;
+        i.timeline.clear();
+        i.assigned_at = Some(start);
+        i.closed_at = Some(end);
+        i.estimate_hours = Some(4321.5);
+    }
+    let hours_on_monday = plan
+        .team
+        .iter()
+        .find(|m| Some(&m.name) == plan.issues[k].assignee.as_ref())
+        .map_or(plan.team_calendar.hours_per_day, |m| {
+            m.calendar.hours_per_day
+        });
+    let sample = |plan: &commitea::plan::Plan| {
+        forecast::calibration_samples(plan)
+            .iter()
+            .find(|s| s.estimate == 4321.5)
+            .map(|s| s.actual)
+            .unwrap()
+    };
+    // Read in UTC, Sunday counts nothing and Monday six of its 24 hours.
+    let utc = sample(&plan);
+    assert!((utc - hours_on_monday * 6.0 / 24.0).abs() < 1e-9, "{utc}");
+    // In the team's zone the eight hours are all Monday's.
+    plan.zone = commitea::config::Zone::parse("+11:00").unwrap();
+    let local = sample(&plan);
+    assert!(
+        (local - hours_on_monday * 8.0 / 24.0).abs() < 1e-9,
+        "{local}"
+    );
+    // The board says it closed on the team's Monday, not UTC's.
+    let report = forecast::run(
+        &plan,
+        &Settings {
+            trials: 50,
+            seed: 1,
+            horizon_days: 200,
+        },
+    );
+    let board = commitea::views::board::board(
+        commitea::views::Inputs {
+            plan: &plan,
+            report: &report,
+        },
+        None,
+    );
+    let card = board
+        .columns
+        .iter()
+        .flat_map(|c| &c.issues)
+        .find(|c| c.issue == plan.issues[k].key.to_string())
+        .unwrap();
+    assert_eq!(card.closed.as_deref(), Some("2026-11-23"));
+}
+
+#[test]
 fn unestimated_work_is_sized_by_what_closed_work_really_took() {
     let mut plan = demo_plan();
     // Every closed issue took 100 tracked hours, whatever its estimate said.
