@@ -468,7 +468,8 @@ impl NewDirective {
 pub enum LedgerProblem {
     /// The heading is not `## D-NNNN · kind · timestamp`.
     #[error(
-        "ledger line {line}: malformed directive heading \"{heading}\": expected \"D-NNNN · kind · 2026-11-30T10:15:00Z\""
+        "ledger line {line}: malformed directive heading \"{}\": expected \"D-NNNN · kind · 2026-11-30T10:15:00Z\"",
+        crate::limits::excerpt(.heading)
     )]
     Heading {
         /// The heading's line.
@@ -488,7 +489,8 @@ pub enum LedgerProblem {
     },
     /// The timestamp is not RFC 3339.
     #[error(
-        "ledger line {line}: bad date \"{text}\" in directive heading: expected an RFC 3339 time such as 2026-11-30T10:15:00Z"
+        "ledger line {line}: bad date \"{}\" in directive heading: expected an RFC 3339 time such as 2026-11-30T10:15:00Z",
+        crate::limits::excerpt(.text)
     )]
     BadTime {
         /// The heading's line.
@@ -517,7 +519,7 @@ pub enum LedgerProblem {
         id: DirectiveId,
     },
     /// A list item is not `key: value`.
-    #[error("ledger line {line}: list item is not \"key: value\": {text:?}")]
+    #[error("ledger line {line}: list item is not \"key: value\": {:?}", crate::limits::excerpt(.text))]
     BadItem {
         /// The item's line.
         line: usize,
@@ -543,7 +545,7 @@ pub enum LedgerProblem {
         key: String,
     },
     /// The target is not `issue owner/repo#N`, `milestone ID` or `member USERNAME`.
-    #[error("ledger line {line}: malformed target \"{text}\": {reason}")]
+    #[error("ledger line {line}: malformed target \"{}\": {reason}", crate::limits::excerpt(.text))]
     BadTarget {
         /// The item's line (the heading's when the target is missing).
         line: usize,
@@ -572,6 +574,32 @@ pub enum LedgerProblem {
         /// The status as written.
         text: String,
     },
+    /// A directive heading inside a code or HTML block, which reads it as text: the directive does not count.
+    #[error(
+        "ledger line {line}: \"## {heading}\" is not read as a directive: it is inside {inside} that starts on \
+         line {opened}; close that block (a ``` fence needs its closing ```, a <!-- comment its -->) and the \
+         directives after it count again"
+    )]
+    Swallowed {
+        /// The heading's line.
+        line: usize,
+        /// The heading's text (cut when long).
+        heading: String,
+        /// What the block is, in words.
+        inside: &'static str,
+        /// The line the block starts on.
+        opened: usize,
+    },
+    /// A line ends in a lone carriage return (the old Mac line ending): the lines around it read as one.
+    #[error(
+        "ledger line {line}: a line ends in a lone carriage return (the old Mac line ending), so the lines \
+         around it are read as one and the directives in them do not count; save pm-state.md with LF or \
+         CRLF line endings"
+    )]
+    LoneCarriageReturn {
+        /// The line (counted in line feeds) holding the first lone carriage return.
+        line: usize,
+    },
     /// `by` is not a username.
     #[error("ledger line {line}: \"by\" must be a Gitea username, not \"{text}\"")]
     BadBy {
@@ -597,6 +625,8 @@ impl LedgerProblem {
             | Self::BadTarget { line, .. }
             | Self::BadParams { line, .. }
             | Self::BadStatus { line, .. }
+            | Self::Swallowed { line, .. }
+            | Self::LoneCarriageReturn { line }
             | Self::BadBy { line, .. } => *line,
         }
     }

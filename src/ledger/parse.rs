@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use chrono::{DateTime, NaiveDate, Utc};
-use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use serde::Deserialize;
 
 use super::format::{
@@ -30,6 +30,9 @@ pub enum AppendError {
     /// Rationale or `by` spans lines.
     #[error("new directive: {0} must be a single line")]
     MultiLine(&'static str),
+    /// The ledger ends inside a code or HTML block, so the new entry would be read as part of it.
+    #[error("new directive: {0}")]
+    Swallowed(LedgerProblem),
     /// The rendered entry does not read back as the same directive.
     #[error("new directive: the appended entry does not read back as written: {0}")]
     NotReadBack(String),
@@ -69,6 +72,8 @@ struct Block {
     /// For a directive heading, its text; for a list, its items' ranges.
     heading: String,
     items: Vec<Range<usize>>,
+    /// For a block whose inside is not read as markdown (code, HTML), what it is, in words.
+    opaque: Option<&'static str>,
 }
 
 // Positions are byte offsets that may fall inside a multi-byte character (`end - 1`): these helpers look
@@ -136,11 +141,18 @@ fn blocks(text: &str) -> Vec<Block> {
                         Tag::List(_) => BlockKind::List,
                         _ => BlockKind::Other,
                     };
+                    let opaque = match &tag {
+                        Tag::CodeBlock(CodeBlockKind::Fenced(_)) => Some("a fenced code block"),
+                        Tag::CodeBlock(CodeBlockKind::Indented) => Some("an indented code block"),
+                        Tag::HtmlBlock => Some("an HTML block or comment"),
+                        _ => None,
+                    };
                     current = Some(Block {
                         kind,
                         range: whole_lines(text, range.clone()),
                         heading: String::new(),
                         items: Vec::new(),
+                        opaque,
                     });
                 } else if depth == 1
                     && matches!(tag, Tag::Item)
@@ -174,6 +186,7 @@ fn blocks(text: &str) -> Vec<Block> {
                 range: whole_lines(text, range),
                 heading: String::new(),
                 items: Vec::new(),
+                opaque: None,
             }),
             _ => {}
         }
@@ -237,10 +250,57 @@ pub fn parse(text: &str) -> ParsedLedger {
         i += consumed;
     }
     push_prose(&mut entries, &text[cursor..]);
+    problems.extend(swallowed(text, &blocks));
+    if let Some(at) = text
+        .as_bytes()
+        .windows(2)
+        .position(|w| w[0] == b'\r' && w[1] != b'\n')
+    {
+        problems.push(LedgerProblem::LoneCarriageReturn {
+            line: line_of(text, at),
+        });
+    }
+    problems.sort_by_key(LedgerProblem::line);
     ParsedLedger {
         ledger: Ledger { entries },
         problems,
     }
+}
+
+/// A directive heading written inside a code or HTML block is not a heading: an unclosed ``` fence or
+/// `<!--` in the notes turns every directive after it into the block's text. Each such line is said, with
+/// the line the block starts on, so that a typo never drops directives without a word.
+fn swallowed(text: &str, blocks: &[Block]) -> Vec<LedgerProblem> {
+    let mut out = Vec::new();
+    let mut next = 0;
+    for (n, whole) in text.split_inclusive('\n').enumerate() {
+        let start = next;
+        next += whole.len();
+        let line = whole.trim_end_matches(['\n', '\r']);
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let Some(rest) = line[indent..].strip_prefix("##") else {
+            continue;
+        };
+        if indent > 3 || !rest.starts_with([' ', '\t']) || !is_directive_heading(rest) {
+            continue;
+        }
+        let Some(block) = blocks
+            .iter()
+            .find(|b| b.range.start <= start && start < b.range.end && b.range.start != start)
+        else {
+            continue;
+        };
+        let Some(what) = block.opaque else {
+            continue;
+        };
+        out.push(LedgerProblem::Swallowed {
+            line: n + 1,
+            heading: crate::limits::excerpt(rest.trim()).to_string(),
+            inside: what,
+            opened: line_of(text, block.range.start),
+        });
+    }
+    out
 }
 
 /// The lines of a range without their line endings.
@@ -684,6 +744,14 @@ pub fn append(text: &str, new: &NewDirective, floor: DirectiveId) -> Result<Appe
     let parsed = parse(&out);
     let back = parsed.ledger.directives().find(|d| d.id == id);
     let Some(back) = back else {
+        let old_lines = text.lines().count();
+        if let Some(p) = parsed
+            .problems
+            .iter()
+            .find(|p| matches!(p, LedgerProblem::Swallowed { .. }) && p.line() > old_lines)
+        {
+            return Err(AppendError::Swallowed(p.clone()));
+        }
         let why = parsed
             .problems
             .last()

@@ -167,6 +167,9 @@ pub enum RecordError {
         /// What is wrong.
         message: String,
     },
+    /// The ledger as it stands cannot take a new entry (it ends inside an unclosed block); what to fix.
+    #[error("pm-state.md cannot take the new directive: {0}")]
+    Ledger(String),
     /// The configuration is invalid.
     #[error(transparent)]
     Config(#[from] ConfigError),
@@ -328,6 +331,7 @@ fn record(
             invalid(if f == "by" { "by" } else { "rationale" }, e.to_string())
         }
         super::parse::AppendError::NotReadBack(_) => invalid("quote", e.to_string()),
+        super::parse::AppendError::Swallowed(p) => RecordError::Ledger(p.to_string()),
     })?;
     let after_replay = super::replay(&snapshot, &config, Some(&appended.text), now);
     // A replay problem on the new entry's line means the state does not have what it is about.

@@ -560,3 +560,67 @@ fn compact_entries_without_blank_lines_parse() {
     assert_eq!(parsed.problems[0].line(), 4);
     assert_eq!(render(&parsed.ledger), glued);
 }
+
+#[test]
+fn an_unclosed_fence_or_comment_in_the_notes_is_said_for_every_directive_it_swallows() {
+    let text = fixture();
+    let total = directives(&text).len();
+    let at = text.find("## D-0003").unwrap();
+    let opened = text[..at].matches('\n').count() + 1;
+    for (opening, inside) in [
+        ("```\nsome log output\n\n", "a fenced code block"),
+        ("<!-- TODO ask bob\n\n", "an HTML block or comment"),
+    ] {
+        let broken = format!("{}{opening}{}", &text[..at], &text[at..]);
+        let parsed = parse(&broken);
+        let read = parsed.ledger.directives().count();
+        assert!(read < total, "{opening:?} swallowed nothing");
+        // Every directive the block swallowed is one problem on its own line, naming the block's start.
+        let swallowed: Vec<String> = parsed
+            .problems
+            .iter()
+            .filter(|p| matches!(p, commitea::ledger::format::LedgerProblem::Swallowed { .. }))
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(swallowed.len(), total - read, "{opening:?}: {swallowed:?}");
+        assert!(
+            swallowed[0].starts_with(&format!(
+                "ledger line {}: \"## D-0003 ·",
+                opened + opening.matches('\n').count()
+            )) && swallowed[0].contains(&format!("inside {inside} that starts on line {opened}")),
+            "{swallowed:?}"
+        );
+        // Nothing can be appended after it until it is closed: the new entry would be swallowed too.
+        match append(&broken, &new_note(), DirectiveId(1)) {
+            Err(AppendError::Swallowed(p)) => assert_eq!(p.line(), broken.lines().count() + 2),
+            other => panic!("{opening:?}: {other:?}"),
+        }
+    }
+    // A closed block holds no heading and says nothing; nor does a well-formed ledger.
+    let closed = format!("{}```\nlog\n```\n\n{}", &text[..at], &text[at..]);
+    assert!(
+        parse(&closed).problems.is_empty(),
+        "{:?}",
+        parse(&closed).problems
+    );
+    assert_eq!(directives(&closed).len(), total);
+    // Old Mac line endings make the file one line: said once, and no message quotes the whole file.
+    let cr = text.replace('\n', "\r");
+    let parsed = parse(&cr);
+    assert!(
+        parsed.problems.iter().any(|p| matches!(
+            p,
+            commitea::ledger::format::LedgerProblem::LoneCarriageReturn { line: 1 }
+        )),
+        "{:?}",
+        parsed.problems
+    );
+    assert!(
+        parsed
+            .problems
+            .iter()
+            .all(|p| p.to_string().chars().count() < 400),
+        "{:?}",
+        parsed.problems
+    );
+}
