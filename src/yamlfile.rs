@@ -36,6 +36,9 @@ impl std::error::Error for YamlError {}
 
 /// Parses `text` (the contents of `file`) as YAML into `T`.
 pub fn parse<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T, YamlError> {
+    // A byte order mark (Notepad and other Windows editors write one) is not YAML's: the parser read it
+    // as content, left an op file out as "broken" and called a config "more than one document".
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     // Tracking the path costs time on every value (reading 5,000 issue files: 155-162 ms -> 142-144 ms
     // without it), and a snapshot's files are almost always well formed: parse plainly, and only a file
     // that fails is parsed again for the error's exact path (the same text and parser, the same failure).
@@ -170,6 +173,18 @@ mod tests {
     struct Member {
         name: String,
         hours_per_week: f64,
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_content() {
+        let config = "forecast:\n  trials: 500\n";
+        let read = |text: &str| crate::config::Config::parse(text, Path::new("commitea.yaml"));
+        let marked = read(&format!("\u{feff}{config}"));
+        assert_eq!(marked.ok(), read(config).ok());
+        let op = "id: C-0005\nsource: apply_changes\ncreated_at: 2026-11-27T14:00:00Z\nby: amara\napproved: true\n\
+                  destructive: true\nops:\n- op: close_issue\n  issue: acme/web#83\nsummary: close it\nconsequence: []\n";
+        let file = parse::<crate::ops::OpFile>(&format!("\u{feff}{op}"), Path::new("C-0005.yaml"));
+        assert!(file.is_ok(), "{file:?}");
     }
 
     #[test]
