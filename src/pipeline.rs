@@ -702,9 +702,24 @@ fn apply_stage(
             .filter(|d| d.status != crate::ledger::format::Status::Active)
             .map(|d| (d.id.to_string(), d.status))
             .collect();
+    let files_an_issue = pending.iter().any(|p| {
+        p.file.as_ref().is_ok_and(|f| {
+            f.ops
+                .iter()
+                .any(|o| matches!(o, crate::ops::Op::CreateIssue { .. }))
+        })
+    });
+    let branch = crate::apply::OnBranch {
+        inactive,
+        filed: if files_an_issue {
+            filed_on_branch(&repo, head)?
+        } else {
+            Default::default()
+        },
+    };
     let t = Instant::now();
     let (mut applied, wrote) = crate::apply::apply_pending(
-        client, approvals, config, snapshot, &pending, &inactive, opts.clock,
+        client, approvals, config, snapshot, &pending, &branch, opts.clock,
     )
     .map_err(|e| match e {
         crate::apply::ApplyError::Client(c) => PipelineError::Client(c),
@@ -807,27 +822,130 @@ fn start_of_day(config: &Config, t: DateTime<Utc>) -> DateTime<Utc> {
         .and_utc()
 }
 
-/// Where the record `ops/applied/ID.yaml` goes without writing over the record of another proposal that had
-/// the same id (an older CommiTea could give one id twice; the second apply erased what the first had done,
-/// an issue it filed included): `ID.2.yaml`, `ID.3.yaml`, … beside it, said in a warning.
-fn keep_other_record(layout: &Layout, rel: String) -> String {
-    // A pending file leaves in the commit that records it applied: a record already there is another's.
-    let Some(stem) = rel.strip_suffix(".yaml") else {
-        return rel;
+/// The issues the branch's records (`ops/applied/*.yaml` in `head`) say a `create_issue` filed. A record
+/// that does not read is passed over: the apply stage reads the branch, it does not judge old records.
+fn filed_on_branch(
+    repo: &gix::Repository,
+    head: gix::ObjectId,
+) -> Result<std::collections::BTreeSet<crate::domain::IssueKey>, PipelineError> {
+    let mut out = std::collections::BTreeSet::new();
+    for name in git::list_dir(repo, head, crate::ops::APPLIED_PATH)? {
+        let rel = format!("{}/{name}", crate::ops::APPLIED_PATH);
+        let Some(bytes) = git::read_at(repo, head, &rel)? else {
+            continue;
+        };
+        let Ok(record) = crate::yamlfile::parse::<crate::apply::AppliedFile>(
+            &String::from_utf8_lossy(&bytes),
+            Path::new(&rel),
+        ) else {
+            continue;
+        };
+        out.extend(record.applied.results.iter().filter_map(|o| match o {
+            crate::apply::Outcome::Created { issue } => issue.parse().ok(),
+            _ => None,
+        }));
+    }
+    Ok(out)
+}
+
+/// Where each applied file's record goes, `ops/applied/ID.yaml`, without losing one.
+///
+/// - A record of that id already committed is another proposal's (an older CommiTea could give one id
+///   twice; the second apply erased what the first had done, an issue it filed included): this one goes
+///   beside it as `ID.2.yaml`, `ID.3.yaml`, …, said in a warning.
+/// - A record of the same proposal on disk but not committed is a run's that stopped between the apply
+///   and its commit (a killed job): this run found everything "already so", so the stopped run's outcomes
+///   (what it wrote, the issues it filed) are taken for those ops and the record is written over, once.
+///
+/// Without a repository (no commit) the files on disk are all there is to go by.
+fn place_records(
+    layout: &Layout,
+    repo: Option<&gix::Repository>,
+    applied: &mut [crate::apply::AppliedFile],
+) -> Result<Vec<String>, PipelineError> {
+    let head = repo.and_then(|r| git::head(r).map(|h| (r, h)));
+    let committed = |rel: &str| -> Result<bool, PipelineError> {
+        Ok(match head {
+            Some((r, h)) => git::read_at(r, h, rel)?.is_some(),
+            None => repo.is_none() && layout.root().join(rel).exists(),
+        })
     };
-    if !layout.root().join(&rel).exists() {
-        return rel;
+    let mut out = Vec::new();
+    for a in applied.iter_mut() {
+        let rel = format!("{}/{}.yaml", crate::ops::APPLIED_PATH, a.proposal.id);
+        let on_disk = layout.root().join(&rel);
+        let other = if committed(&rel)? {
+            true
+        } else if on_disk.exists() {
+            let stopped = crate::state::read_text_file(&on_disk)
+                .ok()
+                .and_then(|t| {
+                    crate::yamlfile::parse::<crate::apply::AppliedFile>(&t, &on_disk).ok()
+                })
+                .filter(|s| s.proposal == a.proposal);
+            if let Some(stopped) = &stopped {
+                adopt_stopped_outcomes(a, stopped);
+                tracing::warn!(
+                    "{rel} was written by a run that stopped before its commit: what it applied is kept in \
+                     this run's record"
+                );
+            }
+            // An uncommitted file of another proposal is kept too.
+            stopped.is_none()
+        } else {
+            false
+        };
+        if !other {
+            out.push(rel);
+            continue;
+        }
+        let stem = rel.trim_end_matches(".yaml");
+        let mut n = 2;
+        while committed(&format!("{stem}.{n}.yaml"))?
+            || layout.root().join(format!("{stem}.{n}.yaml")).exists()
+        {
+            n += 1;
+        }
+        let kept = format!("{stem}.{n}.yaml");
+        tracing::warn!(
+            "{rel} already records another proposal of that id (an id given twice): this one's record is \
+             {kept}, and neither is written over"
+        );
+        out.push(kept);
     }
-    let mut n = 2;
-    while layout.root().join(format!("{stem}.{n}.yaml")).exists() {
-        n += 1;
+    Ok(out)
+}
+
+/// Takes a stopped run's outcome for each op this run found already so: the stopped run wrote it (or
+/// filed the issue), which is what the record must say.
+fn adopt_stopped_outcomes(
+    record: &mut crate::apply::AppliedFile,
+    stopped: &crate::apply::AppliedFile,
+) {
+    use crate::apply::Outcome;
+    let id = record.proposal.id.clone();
+    for (n, (mine, theirs)) in record
+        .applied
+        .results
+        .iter_mut()
+        .zip(&stopped.applied.results)
+        .enumerate()
+    {
+        match (&*mine, theirs) {
+            (Outcome::AlreadySo, Outcome::Applied | Outcome::Created { .. }) => {
+                mine.clone_from(theirs);
+            }
+            // Both filed it (the stopped run's issue was not found again): both issues exist.
+            (Outcome::Created { issue: now }, Outcome::Created { issue: then }) if now != then => {
+                tracing::warn!(
+                    "op {} of {id} filed {then} in a run that stopped before its commit and {now} in this \
+                     one: close one of them as a duplicate",
+                    n + 1
+                );
+            }
+            _ => {}
+        }
     }
-    let kept = format!("{stem}.{n}.yaml");
-    tracing::warn!(
-        "{rel} already records another proposal of that id (an id given twice): this one's record is {kept}, \
-         and neither is written over"
-    );
-    kept
 }
 
 /// Fails when the committed forecast names an engine of a later version than this binary's: a colleague's
@@ -1288,7 +1406,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
     if opts.commit {
         refuse_a_newer_engines_forecast(&layout)?;
     }
-    let computed = compute(opts)?;
+    let mut computed = compute(opts)?;
     let files = forecast_files(&computed)?;
     let site = if opts.render {
         site::check_output(&layout.root().join(&computed.config.site.output)).map_err(Box::new)?;
@@ -1301,6 +1419,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
     } else {
         None
     };
+    let records = place_records(&layout, repo.as_ref(), &mut computed.applied)?;
     let message = commit_message(&computed, repo.as_ref());
 
     let crate::state::SnapshotFiles {
@@ -1324,8 +1443,8 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
     // The apply stage's files: `ops/applied/ID.yaml` written, `ops/pending/ID.yaml` gone, in one commit.
     let mut stale = stale;
     let mut edits: Vec<git::Edit> = Vec::new();
-    for (rel, text) in crate::apply::applied_texts(&computed.applied).map_err(StateError::from)? {
-        let rel = keep_other_record(&layout, rel);
+    let texts = crate::apply::applied_texts(&computed.applied).map_err(StateError::from)?;
+    for (rel, text) in records.into_iter().zip(texts) {
         to_write.insert(layout.root().join(&rel), text.clone().into_bytes());
         edits.push((rel, Some(text.into_bytes())));
     }

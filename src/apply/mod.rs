@@ -11,7 +11,7 @@
 
 pub mod propose;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use reqwest::Method;
@@ -286,17 +286,19 @@ fn foreign_label(op: &Op) -> Option<Outcome> {
 /// Each op is held to the rules `apply_changes` holds a proposal to (the estimate ladder, a milestone of
 /// the issue's own repository, no dependency cycle, nothing planned on a closed issue), checked against
 /// the fresh snapshot as the earlier ops (of this file and the ones before) left it: a file on the
-/// branch may have been written by hand. A directive's file whose directive `inactive` names (withdrawn or
-/// superseded in the branch's ledger) is carried out no further: its ops are skipped, saying why.
+/// branch may have been written by hand. A directive's file whose directive `branch.inactive` names
+/// (withdrawn or superseded in the branch's ledger) is carried out no further: its ops are skipped, saying
+/// why.
 pub fn apply_pending(
     client: &Client,
     approvals: &dyn Approvals,
     config: &Config,
     snapshot: &Snapshot,
     pending: &[PendingOnBranch],
-    inactive: &BTreeMap<String, crate::ledger::format::Status>,
+    branch: &OnBranch,
     now: DateTime<Utc>,
 ) -> Result<(Vec<AppliedFile>, bool), ApplyError> {
+    let inactive = &branch.inactive;
     // One checker over the fresh snapshot for every file: the dependencies and closes it tracks carry
     // from one file to the next, as the writes do.
     let mut checker = Checker::at_apply(
@@ -305,6 +307,7 @@ pub fn apply_pending(
         crate::tools::repositories(config, snapshot),
     );
     let mut writer = Writer::new(client, snapshot);
+    writer.filed.clone_from(&branch.filed);
     let mut out = Vec::new();
     for p in pending {
         let Ok(file) = &p.file else { continue };
@@ -431,7 +434,25 @@ struct Writer<'a> {
     /// The issues the current file's `create_issue` ops filed (or found filed), in order; none for one
     /// that was not.
     created: Vec<Option<IssueKey>>,
+    /// Every issue a `create_issue` is known to have filed: the branch's records' and this run's.
+    filed: BTreeSet<IssueKey>,
 }
+
+/// What the branch says beyond its pending files.
+#[derive(Debug, Clone, Default)]
+pub struct OnBranch {
+    /// The directives no longer in force (withdrawn or superseded in the branch's ledger), by id.
+    pub inactive: BTreeMap<String, crate::ledger::format::Status>,
+    /// The issues the branch's records (`ops/applied/`) say a `create_issue` filed: none of them is taken
+    /// for another file's issue of the same title.
+    pub filed: BTreeSet<IssueKey>,
+}
+
+/// How far ahead of the server's clock the clock of whoever committed an op file may be, and an issue the
+/// server dates before the commit still be that file's: the commit's time is the pusher's clock (a
+/// laptop's, set to local time as UTC in the worst case), the issue's the server's. Five minutes ahead
+/// had an issue filed twice after a kill (audit 47).
+const CLOCK_SKEW: chrono::TimeDelta = chrono::TimeDelta::days(1);
 
 /// The result of one op: an outcome, or a failure of the whole stage.
 type OpResult = Result<Outcome, ApplyError>;
@@ -444,6 +465,7 @@ impl<'a> Writer<'a> {
             me: None,
             wrote: false,
             created: Vec::new(),
+            filed: BTreeSet::new(),
         }
     }
 
@@ -882,8 +904,10 @@ impl<'a> Writer<'a> {
             });
         }
         // Done already (by a run killed before it recorded so)? Then it is on the server: the same title,
-        // by the token's user, created after the file reached the branch. No marker is written to Gitea.
+        // by the token's user, created after the file reached the branch (give or take the pusher's
+        // clock), and no other file's. No marker is written to Gitea.
         let me = self.me()?;
+        let after = committed_at - CLOCK_SKEW;
         let existing = self
             .snapshot
             .issues
@@ -892,7 +916,8 @@ impl<'a> Writer<'a> {
                 k.repo == repo
                     && i.title == title.trim()
                     && i.author == me
-                    && i.created_at >= committed_at
+                    && i.created_at >= after
+                    && !self.filed.contains(k)
             })
             .map(|(k, _)| k.clone());
         // The snapshot is as old as this run's sync: a run beside this one (a forge that does not queue
@@ -901,7 +926,7 @@ impl<'a> Writer<'a> {
         let filed_beside = match existing {
             Some(_) => None,
             None => {
-                let since = committed_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+                let since = after.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
                 let fresh: Vec<crate::gitea::wire::GIssue> = self.client.get_paged(
                     &format!("repos/{repo}/issues"),
                     &[
@@ -915,7 +940,8 @@ impl<'a> Writer<'a> {
                     .find(|i| {
                         i.title == title.trim()
                             && crate::gitea::wire::login(i.user.as_ref()) == me
-                            && i.created_at.is_some_and(|c| c >= committed_at)
+                            && i.created_at.is_some_and(|c| c >= after)
+                            && !self.filed.contains(&repo.issue(i.number))
                     })
                     .map(|i| repo.issue(i.number))
             }
@@ -924,12 +950,14 @@ impl<'a> Writer<'a> {
             // The run that filed it adds its dependencies; this one's snapshot does not hold it yet.
             tracing::info!("{key} was filed by another run since this one synced; not filed again");
             self.created.push(Some(key.clone()));
+            self.filed.insert(key.clone());
             return Ok(Outcome::Created {
                 issue: key.to_string(),
             });
         }
         if let Some(key) = existing {
             self.created.push(Some(key.clone()));
+            self.filed.insert(key.clone());
             // Its dependencies may be what the killed run did not get to.
             for d in deps {
                 let op = Op::AddDep {
@@ -974,6 +1002,7 @@ impl<'a> Writer<'a> {
         }
         let key = repo.issue(g.number);
         self.created.push(Some(key.clone()));
+        self.filed.insert(key.clone());
         let now = g.created_at.unwrap_or(committed_at);
         self.snapshot.issues.insert(
             key.clone(),
@@ -1056,15 +1085,13 @@ pub fn pending_on_branch(
     Ok(out)
 }
 
-/// The applied files keyed by id, as `ops/applied/ID.yaml` text.
-pub fn applied_texts(
-    applied: &[AppliedFile],
-) -> Result<BTreeMap<String, String>, crate::yamlfile::YamlError> {
+/// The applied files as `ops/applied/ID.yaml` text, in their order.
+pub fn applied_texts(applied: &[AppliedFile]) -> Result<Vec<String>, crate::yamlfile::YamlError> {
     applied
         .iter()
         .map(|a| {
             let rel = format!("{}/{}.yaml", crate::ops::APPLIED_PATH, a.proposal.id);
-            crate::yamlfile::to_string(a, std::path::Path::new(&rel)).map(|t| (rel, t))
+            crate::yamlfile::to_string(a, std::path::Path::new(&rel))
         })
         .collect()
 }

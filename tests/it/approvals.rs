@@ -2562,6 +2562,69 @@ fn a_due_date_keeps_its_day_on_a_server_west_or_east_of_utc() {
 }
 
 #[test]
+fn a_run_killed_between_its_apply_and_its_commit_leaves_one_true_record() {
+    // A job killed after the apply stage wrote `ops/applied/C-0001.yaml` and before its commit: HEAD
+    // still has the pending file, the disk has the record, Gitea has the changes. The next run found
+    // everything "already so", kept the true record as "another proposal's" and left it untracked.
+    let s = setup(&DemoSpec::scaled(40));
+    let key = s.quiet_issue_without("p/0");
+    let ops = format!(
+        "- op: set_priority\n  issue: {key}\n  priority: p/0\n\
+         - op: create_issue\n  title: Captured after a kill\n  repo: {}\n",
+        key.repo
+    );
+    // The pusher's clock is five minutes ahead of the server's: the issue the killed run filed is dated
+    // before the commit that brought its file.
+    s.emu
+        .with_dataset(|d| d.set_clock(chrono::Utc::now() - chrono::Duration::minutes(5)));
+    push_straight(&s, "C-0001", &op_file("C-0001", &ops, false));
+    ok(&s.commitea(&s.work, &["run"]));
+    // The state a kill between the record and the commit leaves.
+    git(&s.work, &["reset", "-q", "--mixed", "HEAD~1"]);
+    assert!(s.work.join("ops/applied/C-0001.yaml").exists());
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    ok(&out);
+    let record = s.on_branch("main", "ops/applied/C-0001.yaml").unwrap();
+    assert_eq!(record.matches("result: applied").count(), 1, "{record}");
+    assert_eq!(record.matches("result: created").count(), 1, "{record}");
+    assert!(!record.contains("already_so"), "{record}");
+    assert!(
+        s.on_branch("main", "ops/applied/C-0001.2.yaml").is_none(),
+        "{out:?}"
+    );
+    assert_eq!(git(&s.work, &["status", "--porcelain"]), "", "{out:?}");
+    // One issue filed, not two.
+    let filed = s.emu.with_dataset(|d| {
+        d.issues(&key.repo)
+            .iter()
+            .filter(|i| i.title == "Captured after a kill")
+            .count()
+    });
+    assert_eq!(filed, 1);
+    // Another file asking for an issue of the same title the same day gets its own: the first is on
+    // record as C-0001's.
+    let again = format!(
+        "- op: create_issue\n  title: Captured after a kill\n  repo: {}\n",
+        key.repo
+    );
+    push_straight(&s, "C-0002", &op_file("C-0002", &again, false));
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let numbers = s.emu.with_dataset(|d| {
+        d.issues(&key.repo)
+            .iter()
+            .filter(|i| i.title == "Captured after a kill")
+            .map(|i| i.number)
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(numbers.len(), 2, "{numbers:?}");
+    let second = s.on_branch("main", "ops/applied/C-0002.yaml").unwrap();
+    assert!(
+        second.contains(&format!("{}#{}", key.repo, numbers.iter().max().unwrap())),
+        "{second}"
+    );
+}
+
+#[test]
 fn an_applied_record_of_an_id_given_twice_is_kept_not_written_over() {
     // An older CommiTea could give one id to two proposals; the second one's apply wrote over the record
     // of what the first had done.
