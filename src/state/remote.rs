@@ -60,6 +60,23 @@ pub enum Pushed {
     },
 }
 
+/// Whether a push failed because the branch moved under it: `--porcelain` marks a rejected ref with `!`,
+/// and a rejection for not being a fast-forward is a race. So is a ref the server could not update because
+/// another push moved it between its check and its write (`failed to update ref`, `cannot lock ref …: is
+/// at X but expected Y`): two jobs at once, which an audit saw called a protected branch.
+fn lost_a_race(stdout: &str, stderr: &str) -> bool {
+    let rejected = |l: &&str| l.starts_with('!');
+    stdout.lines().filter(rejected).any(|l| {
+        l.contains("non-fast-forward")
+            || l.contains("fetch first")
+            || (l.contains("[remote rejected]")
+                && (l.contains("failed to update ref") || l.contains("failed to lock")))
+    }) || (stdout.lines().any(|l| rejected(&l))
+        && stderr
+            .lines()
+            .any(|l| l.contains("cannot lock ref") && l.contains("but expected")))
+}
+
 /// Why the server refused a push, from `git push --porcelain`'s output: the `remote:` lines its hook printed
 /// (Gitea prints `Gitea: …`), else git's own reason; `None` when no ref was refused.
 fn refusal(stdout: &str, stderr: &str) -> Option<String> {
@@ -197,14 +214,10 @@ impl Remote {
         if out.status.success() {
             return Ok(Pushed::Done);
         }
-        // `--porcelain` marks a rejected ref with `!`; a rejection for not being a fast-forward is a race.
-        let rejected = stdout.lines().any(|l| {
-            l.starts_with('!') && (l.contains("non-fast-forward") || l.contains("fetch first"))
-        });
-        if rejected {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if lost_a_race(&stdout, &stderr) {
             return Ok(Pushed::Rejected);
         }
-        let stderr = String::from_utf8_lossy(&out.stderr);
         if let Some(reason) = refusal(&stdout, &stderr) {
             return Ok(Pushed::Refused {
                 reason: self.scrub(&reason),
@@ -289,6 +302,39 @@ impl Remote {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ref_moved_under_the_push_is_a_race_and_a_hook_refusal_is_not() {
+        let line =
+            |why: &str| format!("To origin\n!\trefs/heads/main:refs/heads/main\t{why}\nDone\n");
+        for (stdout, stderr) in [
+            (line("[rejected] (non-fast-forward)"), String::new()),
+            (line("[rejected] (fetch first)"), String::new()),
+            (
+                line("[remote rejected] (failed to update ref)"),
+                "remote: error: cannot lock ref 'refs/heads/main': is at 117e but expected 1023\n"
+                    .to_owned(),
+            ),
+            (
+                line("[remote rejected] (cannot lock ref 'refs/heads/main')"),
+                "error: cannot lock ref 'refs/heads/main': is at 117e but expected 1023\n"
+                    .to_owned(),
+            ),
+        ] {
+            assert!(lost_a_race(&stdout, &stderr), "{stdout}{stderr}");
+        }
+        let hook = line("[remote rejected] (pre-receive hook declined)");
+        let said = "remote: Gitea: Not allowed to push to protected branch main\n";
+        assert!(!lost_a_race(&hook, said));
+        assert_eq!(
+            refusal(&hook, said).as_deref(),
+            Some("Gitea: Not allowed to push to protected branch main")
+        );
+        assert!(!lost_a_race(
+            "To origin\n=\trefs/heads/main\t[up to date]\n",
+            ""
+        ));
+    }
 
     #[test]
     fn the_token_is_in_the_environment_only() {
