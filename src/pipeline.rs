@@ -1533,11 +1533,7 @@ pub fn lock(
     layout: &Layout,
 ) -> Result<crate::state::lock::StateLock, PipelineError> {
     let config = Config::load(layout.root(), opts.env.iter().cloned(), &opts.overrides)?;
-    Ok(crate::state::lock::lock_state(
-        layout.root(),
-        &config,
-        opts.clock,
-    )?)
+    Ok(crate::state::lock::lock_state(layout.root(), &config)?)
 }
 
 /// `commitea sync`: read the repositories from Gitea, write the snapshot and commit it (no forecast).

@@ -65,7 +65,7 @@ pub fn run(a: Args) -> CommandResult {
         );
     }
     if a.write {
-        let _lock = crate::state::lock::lock_state(repo.layout.root(), c, chrono::Utc::now())?;
+        let _lock = crate::state::lock::lock_state(repo.layout.root(), c)?;
         let rel = std::path::Path::new(crate::state::BACKTEST_FILE);
         let bytes = crate::state::to_json(&report, rel)?;
         crate::state::write_if_changed(&repo.layout.backtest_file(), &bytes)?;

@@ -16,7 +16,7 @@ pub struct Args {
 pub fn run(a: Args) -> CommandResult {
     let layout = Layout::new(&a.state.state);
     let config = Config::load(layout.root(), env_vars(), &Overrides::default())?;
-    let _lock = crate::state::lock::lock_state(layout.root(), &config, chrono::Utc::now())?;
+    let _lock = crate::state::lock::lock_state(layout.root(), &config)?;
     let proposed = propose_all(&layout, &config)?;
     for p in &proposed {
         match p {

@@ -267,11 +267,7 @@ fn record(
     let config = options.config(&layout)?;
     // One writer at a time: the ledger is appended to as it is on disk.
     let _lock = if write {
-        Some(crate::state::lock::lock_state(
-            layout.root(),
-            &config,
-            clock,
-        )?)
+        Some(crate::state::lock::lock_state(layout.root(), &config)?)
     } else {
         None
     };

@@ -520,8 +520,7 @@ pub fn write(files: &BTreeMap<String, Vec<u8>>, out: &Path) -> Result<(), SiteEr
             path.file_name()
                 .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
         ));
-        std::fs::write(&tmp, bytes).map_err(io(&tmp))?;
-        std::fs::rename(&tmp, &path).map_err(io(&path))?;
+        crate::state::replace_through(&tmp, &path, bytes).map_err(io(&path))?;
     }
     Ok(())
 }

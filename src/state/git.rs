@@ -226,12 +226,24 @@ fn commit_tree(
         .commit_as(sref, sref, "HEAD", message, tree, parent)
         .map_err(err("writing the commit"))?
         .detach();
-    let mut index = repo
+    // The commit is made and the branch moved: an index that cannot be written now (another git command
+    // holds `.git/index.lock`) is no reason to call the run failed, nor to put the files back under the
+    // new commit (an audit saw both). The next commit, or nothing-to-commit run, writes it.
+    let written = repo
         .index_from_tree(&tree)
-        .map_err(err("building the index"))?;
-    index
-        .write(Default::default())
-        .map_err(err("writing the index"))?;
+        .map_err(err("building the index"))
+        .and_then(|mut index| {
+            index
+                .write(Default::default())
+                .map_err(err("writing the index"))
+        });
+    if let Err(e) = written {
+        tracing::warn!(
+            "committed {id}, but the index was not updated ({e}): `git status` shows the committed files as \
+             changed until the next run; if no git command is running in the state repo, remove \
+             .git/index.lock"
+        );
+    }
     Ok(id)
 }
 

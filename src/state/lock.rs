@@ -221,11 +221,14 @@ pub(crate) fn current_command() -> String {
 /// Takes the writer lock of the state repo at `root` for this process, waiting as `config` allows; when
 /// it takes over from a writer that was killed, it also clears what that writer may have left half done
 /// (temporary files, git's own lock files).
+///
+/// The lock file says since when on the wall clock, not the run's `--now`: an operator deciding whether a
+/// holder is stuck reads it (an audit saw "since 2026-11-28" on a lock taken that minute).
 pub(crate) fn lock_state(
     root: &Path,
     config: &crate::config::Config,
-    now: DateTime<Utc>,
 ) -> Result<StateLock, LockError> {
+    let now = Utc::now();
     // A writer never creates its state repo: a mistyped `-s` must not leave a lock file in a new folder.
     if !root.is_dir() {
         return Err(LockError::NoFolder(super::StateError::NoFolder(
@@ -250,6 +253,7 @@ pub(crate) fn lock_state(
         for name in ["index.lock", "HEAD.lock"] {
             remove_git_lock(&root.join(".git").join(name));
         }
+        remove_temporaries(&root.join(".git"));
         let heads = root.join(".git").join("refs").join("heads");
         for entry in walkdir::WalkDir::new(&heads)
             .into_iter()
@@ -272,6 +276,49 @@ fn remove_git_lock(path: &Path) {
     }
 }
 
+/// Removes what a killed writer left in `.git`: the cache of parsed issues it was writing
+/// (`commitea-parsed-issues.PID.tmp`, as large as the snapshot) and the loose objects gix was writing
+/// (`objects/.tmp*`, which `git gc` does not prune), those older than a minute (a git command run beside
+/// CommiTea may be writing its own).
+fn remove_temporaries(git_dir: &Path) {
+    let old = |path: &Path| {
+        std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > Duration::from_secs(60))
+    };
+    let mut removed = 0;
+    let mut remove = |path: &Path| {
+        if std::fs::remove_file(path).is_ok() {
+            removed += 1;
+        }
+    };
+    for (dir, ours) in [
+        (git_dir.to_path_buf(), true),
+        (git_dir.join("objects"), false),
+    ] {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = entry.path();
+            let leftover = if ours {
+                name.starts_with("commitea-parsed-issues.") && name.ends_with(".tmp")
+            } else {
+                name.starts_with(".tmp") && old(&path)
+            };
+            if leftover && path.is_file() {
+                remove(&path);
+            }
+        }
+    }
+    if removed > 0 {
+        tracing::info!("removed {removed} temporary files an interrupted run left in .git");
+    }
+}
+
 /// This machine's name, for the lock file (`HOSTNAME`, else `/etc/hostname`, else `unknown`).
 fn host_name() -> String {
     std::env::var("HOSTNAME")
@@ -285,6 +332,46 @@ fn host_name() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_killed_writers_temporaries_in_git_go_and_a_fresh_one_of_another_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = dir.path().join(".git");
+        std::fs::create_dir_all(git.join("objects")).unwrap();
+        let cache = git.join("commitea-parsed-issues.4242.tmp");
+        let stale = git.join("objects/.tmpAbC123");
+        let fresh = git.join("objects/.tmpXyZ789");
+        for f in [&cache, &stale, &fresh] {
+            std::fs::write(f, "half").unwrap();
+        }
+        let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&stale)
+            .and_then(|f| f.set_modified(hour_ago))
+            .unwrap();
+        let kept = git.join("commitea-parsed-issues.json");
+        std::fs::write(&kept, "{}").unwrap();
+        remove_temporaries(&git);
+        assert!(!cache.exists() && !stale.exists());
+        assert!(fresh.exists() && kept.exists());
+    }
+
+    #[test]
+    fn the_lock_says_since_when_on_the_wall_clock() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(crate::config::FILE_NAME), "").unwrap();
+        let _lock = lock_state(dir.path(), &crate::config::Config::default()).unwrap();
+        let text = [
+            dir.path().join(".git").join(LOCK_FILE),
+            dir.path().join(format!(".{LOCK_FILE}")),
+        ]
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok())
+        .unwrap();
+        let today = Utc::now().format("%Y-%m-%dT").to_string();
+        assert!(text.contains(&today), "{text}");
+    }
 
     #[test]
     fn a_second_writer_waits_then_names_the_holder() {

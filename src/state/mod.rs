@@ -245,9 +245,19 @@ pub(crate) fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, StateE
         "{}{TMP_SUFFIX}",
         path.extension().and_then(|e| e.to_str()).unwrap_or("")
     ));
-    std::fs::write(&tmp, bytes).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)?;
+    replace_through(&tmp, path, bytes).map_err(io)?;
     Ok(true)
+}
+
+/// Writes `bytes` to `tmp`, then renames it to `path`: a reader (or a crash) never meets half a file. A
+/// write that fails (a full disk) takes its half-written `tmp` away with it, rather than leave it holding
+/// the last free space until the next run.
+pub(crate) fn replace_through(tmp: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let done = std::fs::write(tmp, bytes).and_then(|()| std::fs::rename(tmp, path));
+    if done.is_err() {
+        let _ = std::fs::remove_file(tmp);
+    }
+    done
 }
 
 /// Serialises `value` as pretty JSON with a final newline (the form of every JSON file CommiTea writes).
@@ -258,4 +268,26 @@ pub(crate) fn to_json<T: serde::Serialize>(value: &T, path: &Path) -> Result<Vec
     })?;
     bytes.push(b'\n');
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_write_that_fails_takes_its_temporary_file_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        // A folder with a file in it where the file should go: the rename fails.
+        let path = dir.path().join("forecast.json");
+        std::fs::create_dir_all(path.join("in-the-way")).unwrap();
+        let tmp = dir.path().join("forecast.json.tmp-commitea");
+        assert!(replace_through(&tmp, &path, b"{}").is_err());
+        assert!(!tmp.exists());
+        // And one that works leaves only the file.
+        let other = dir.path().join("runway.json");
+        let tmp = dir.path().join("runway.json.tmp-commitea");
+        replace_through(&tmp, &other, b"{}").unwrap();
+        assert!(!tmp.exists());
+        assert_eq!(std::fs::read(&other).unwrap(), b"{}");
+    }
 }

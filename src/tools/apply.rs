@@ -129,7 +129,7 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
     let config =
         Config::load(layout.root(), ctx.env.iter().cloned(), &ctx.overrides).map_err(state)?;
     // One writer at a time: the op file's number is taken from what is on disk.
-    let _lock = crate::state::lock::lock_state(layout.root(), &config, ctx.now()).map_err(state)?;
+    let _lock = crate::state::lock::lock_state(layout.root(), &config).map_err(state)?;
     let snapshot = Snapshot::load(&layout).map_err(state)?;
     let repos = super::repositories(&config, &snapshot);
     let mut checker = Checker::new(&config, &snapshot, repos);

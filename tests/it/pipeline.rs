@@ -739,3 +739,53 @@ fn a_run_refuses_to_commit_over_a_newer_commiteas_forecast() {
     // A preview reads it all the same.
     crate::toolcli::commitea_ok(dir.path(), &["plan", "--now", "2026-12-01"]);
 }
+
+#[test]
+fn an_index_another_git_command_holds_does_not_undo_a_commit_made() {
+    // A `.git/index.lock` left by another git command: the run moved the branch, then failed on the
+    // index, exited 1 and put the old files back under the new commit.
+    let dir = state_from_fixture("small");
+    let lock = dir.path().join(".git/index.lock");
+    std::fs::write(&lock, "").unwrap();
+    let head = git(dir.path(), &["rev-parse", "HEAD"]);
+    let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args([
+            "run",
+            "--offline",
+            "--trials",
+            "200",
+            "--now",
+            "2026-12-01",
+            "-s",
+        ])
+        .arg(dir.path())
+        .env_remove("COMMITEA_STATE")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_ne!(git(dir.path(), &["rev-parse", "HEAD"]), head);
+    assert!(err.contains("the index was not updated"), "{err}");
+    assert!(err.contains(".git/index.lock"), "{err}");
+    // The files on disk are the commit's.
+    for file in ["forecast/forecast.json", "forecast/views/runway.json"] {
+        assert_eq!(
+            git(dir.path(), &["show", &format!("HEAD:{file}")]),
+            std::fs::read_to_string(dir.path().join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    // With the lock gone, the next run with nothing to commit brings the index up to date.
+    std::fs::remove_file(&lock).unwrap();
+    crate::toolcli::commitea_ok(
+        dir.path(),
+        &["run", "--offline", "--trials", "200", "--now", "2026-12-01"],
+    );
+    assert_eq!(
+        git(
+            dir.path(),
+            &["status", "--porcelain", "--untracked-files=no"]
+        ),
+        ""
+    );
+}
