@@ -98,6 +98,10 @@ pub struct PlannedIssue {
     pub milestone: Option<u64>,
     /// What it waits for.
     pub depends_on: Vec<IssueKey>,
+    /// Of `depends_on`, those outside the configured repositories, with the state Gitea gave them.
+    pub outside_blockers: Vec<crate::domain::OutsideBlocker>,
+    /// Blockers the token may not read (Gitea shows them as `HIDDEN`).
+    pub hidden_blockers: u64,
     /// Hours of tracked time.
     pub tracked_hours: f64,
     /// Whether work has begun (tracked time or a pull request).
@@ -660,6 +664,8 @@ fn planned_issue(
         priority_set: issue.priority_label().is_some(),
         milestone: issue.milestone,
         depends_on: issue.depends_on.clone(),
+        outside_blockers: issue.outside_blockers.clone(),
+        hidden_blockers: issue.hidden_blockers,
         tracked_hours,
         started: tracked_hours > 0.0 || issue.has_open_pull(),
         merged_pull: issue.pull_requests.iter().any(|p| p.merged),
@@ -718,6 +724,8 @@ mod tests {
             comments: vec![],
             timeline: vec![],
             tracked_times: vec![],
+            outside_blockers: Vec::new(),
+            hidden_blockers: 0,
             pull_requests: vec![],
         };
         let key: IssueKey = "acme/api#1".parse().unwrap();

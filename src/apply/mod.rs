@@ -1023,6 +1023,8 @@ impl<'a> Writer<'a> {
                 comments: Vec::new(),
                 timeline: Vec::new(),
                 tracked_times: Vec::new(),
+                outside_blockers: Vec::new(),
+                hidden_blockers: 0,
                 pull_requests: Vec::new(),
             },
         );

@@ -211,6 +211,8 @@ fn rewind_issue(key: &IssueKey, issue: &Issue, cut: DateTime<Utc>) -> Issue {
         comments,
         timeline: before.into_iter().cloned().collect(),
         tracked_times,
+        outside_blockers: issue.outside_blockers.clone(),
+        hidden_blockers: issue.hidden_blockers,
         pull_requests,
     }
 }
@@ -401,6 +403,8 @@ mod tests {
             comments: vec![],
             timeline: vec![],
             tracked_times: vec![],
+            outside_blockers: Vec::new(),
+            hidden_blockers: 0,
             pull_requests: vec![],
         }
     }

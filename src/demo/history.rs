@@ -2275,6 +2275,8 @@ impl Gen<'_> {
                 comments,
                 timeline,
                 tracked_times,
+                outside_blockers: Vec::new(),
+                hidden_blockers: 0,
                 pull_requests,
             };
             issues.insert(key(i), issue);

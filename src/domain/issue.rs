@@ -60,6 +60,14 @@ pub struct Issue {
     /// Issues this one depends on (is blocked by), sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub depends_on: Vec<IssueKey>,
+    /// Of `depends_on`, those in repositories the config does not name, with the state Gitea gave them
+    /// (the snapshot holds no file for them), sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside_blockers: Vec<OutsideBlocker>,
+    /// Blockers the token may not read at all: Gitea lists each as a placeholder (`HIDDEN`, number 0), so
+    /// only their number is known.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hidden_blockers: u64,
     /// The description, Markdown as written.
     #[serde(default)]
     pub body: String,
@@ -75,6 +83,16 @@ pub struct Issue {
     /// Pull requests that reference this issue, by number.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pull_requests: Vec<LinkedPull>,
+}
+
+/// A blocker in a repository the config does not name, as Gitea's dependency list gave it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutsideBlocker {
+    /// Its key.
+    pub issue: IssueKey,
+    /// Open or closed when the issue that waits on it was last read.
+    pub state: OpenState,
 }
 
 /// A comment on an issue.

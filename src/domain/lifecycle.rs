@@ -451,6 +451,8 @@ mod tests {
             comments: vec![],
             timeline: vec![],
             tracked_times: vec![],
+            outside_blockers: Vec::new(),
+            hidden_blockers: 0,
             pull_requests: vec![],
         }
     }

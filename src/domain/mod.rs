@@ -10,7 +10,8 @@ pub mod lifecycle;
 
 pub use estimate::{Estimate, EstimateUnit, ParseEstimateError, Priority};
 pub use issue::{
-    Comment, EventKind, Issue, Label, LinkedPull, Milestone, OpenState, TimelineEvent, TrackedTime,
+    Comment, EventKind, Issue, Label, LinkedPull, Milestone, OpenState, OutsideBlocker,
+    TimelineEvent, TrackedTime,
 };
 pub use key::{IssueKey, IssueRef, ParseKeyError, RepoName};
 pub use lifecycle::{Lifecycle, LifecycleSpan};

@@ -250,17 +250,43 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
         };
         let mut deps = Vec::new();
         for d in &i.depends_on {
+            let outside = i.outside_blockers.iter().find(|b| &b.issue == d);
             match index.get(d) {
                 Some(&j) => deps.push(j),
                 None if closed.contains(d) => {}
+                // Closed in a repository the config does not name: nothing to wait for.
+                None if outside.is_some_and(|b| b.state == OpenState::Closed) => {}
                 None => {
-                    flags[n].push(Flag::UnknownDependency);
-                    warnings.push(format!(
-                        "{}: depends on {d}, which is not in the snapshot; that wait is ignored",
-                        i.key
-                    ));
+                    if !flags[n].contains(&Flag::UnknownDependency) {
+                        flags[n].push(Flag::UnknownDependency);
+                    }
+                    warnings.push(if outside.is_some() {
+                        format!(
+                            "{}: waits on {d}, open in {}, a repository commitea.yaml does not name: its \
+                             dates assume that wait is over; add {} to repositories to plan it",
+                            i.key, d.repo, d.repo
+                        )
+                    } else {
+                        format!(
+                            "{}: depends on {d}, which is not in the snapshot; that wait is ignored",
+                            i.key
+                        )
+                    });
                 }
             }
+        }
+        // Gitea lists a blocker the token may not read as a placeholder: it holds the issue up all the
+        // same, for a time nobody here can know.
+        if i.hidden_blockers > 0 {
+            flags[n].push(Flag::HiddenDependency);
+            warnings.push(format!(
+                "{}: waits on {} the token may not read (Gitea shows {} as HIDDEN): its dates assume \
+                 that wait is over; give the token read access to the repository {} in",
+                i.key,
+                crate::prose::count(i.hidden_blockers as usize, "issue", "issues"),
+                if i.hidden_blockers == 1 { "it" } else { "them" },
+                if i.hidden_blockers == 1 { "it is" } else { "they are" },
+            ));
         }
         let assignee = i.assignee.as_deref().and_then(|a| {
             let p = people.get(a).copied();

@@ -172,8 +172,10 @@ pub struct IssueForecast {
 pub enum Flag {
     /// It has no estimate: one was imputed.
     ImputedEstimate,
-    /// It depends on an issue that is not in the snapshot.
+    /// It depends on an issue not in the snapshot, or open in another repository: not waited for.
     UnknownDependency,
+    /// It depends on an issue the token may not read: not waited for.
+    HiddenDependency,
     /// Its assignee is not on the team: planned for the team instead.
     AssigneeNotInTeam,
     /// It is part of a dependency cycle (cut to schedule it).
@@ -189,7 +191,12 @@ impl Flag {
             Self::ImputedEstimate => {
                 "It has no estimate: its effort is imputed from what similar closed issues took"
             }
-            Self::UnknownDependency => "It waits for an issue that is not in the snapshot",
+            Self::UnknownDependency => {
+                "It waits for an issue that is not in the snapshot: its dates assume that wait is over"
+            }
+            Self::HiddenDependency => {
+                "It waits for an issue the token may not read: its dates assume that wait is over"
+            }
             Self::AssigneeNotInTeam => {
                 "Its assignee is not on the team in commitea.yaml: it is planned for the team instead"
             }

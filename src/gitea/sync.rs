@@ -220,6 +220,8 @@ struct Run {
     /// Per owner, the labels its organisation defines (none for a user, or when the token may not read
     /// them), asked once.
     org_labels: HashMap<String, Vec<Label>>,
+    /// The configured repositories: a blocker elsewhere keeps its state in the issue that waits on it.
+    pub(super) configured: BTreeSet<RepoName>,
     /// Configured repositories the server now names otherwise (renamed or transferred: Gitea redirects the
     /// old name), by the server's name.
     renamed: BTreeMap<RepoName, RepoName>,
@@ -526,6 +528,10 @@ fn rename_back(run: &Run, acc: &mut Acc) {
     };
     for (key, issue) in &mut acc.issues {
         issue.depends_on.iter_mut().for_each(back);
+        // A blocker under a configured repository's new name is that repository's, not outside it.
+        issue
+            .outside_blockers
+            .retain(|b| !run.renamed.contains_key(&b.issue.repo));
         for e in &mut issue.timeline {
             e.pull.iter_mut().for_each(back);
             e.dependency.iter_mut().for_each(back);
@@ -694,16 +700,30 @@ fn sync_issue(
     timeline.sort_by_key(|e| (e.created_at, e.id));
 
     let mut depends_on = Vec::new();
+    let mut outside_blockers = Vec::new();
+    let mut hidden_blockers = 0;
     let deps_disabled = lock(run).deps_disabled.contains(repo);
     if has_dependency_events && !deps_disabled {
         match client.get_paged::<GIssue>(&format!("{base}/dependencies"), &[]) {
-            // A blocker the token may not read comes back as a placeholder numbered 0.
+            // A blocker the token may not read comes back as a placeholder numbered 0: counted, never
+            // dropped without a word (it still holds this issue up). One in a repository the config
+            // does not name keeps the state Gitea gave it, since no file of the snapshot will.
             Ok(deps) => {
-                depends_on = deps
-                    .iter()
-                    .filter(|d| d.number != 0)
-                    .map(|d| key_of(d, repo))
-                    .collect();
+                let configured = lock(run).configured.clone();
+                for d in &deps {
+                    if d.number == 0 {
+                        hidden_blockers += 1;
+                        continue;
+                    }
+                    let key = key_of(d, repo);
+                    if !configured.is_empty() && !configured.contains(&key.repo) {
+                        outside_blockers.push(crate::domain::OutsideBlocker {
+                            issue: key.clone(),
+                            state: state(&d.state, repo, &what)?,
+                        });
+                    }
+                    depends_on.push(key);
+                }
             }
             // A bare 404 is also what some Gitea versions answer for an issue deleted a moment ago
             // (the newest sends only "not found", whichever it is): the issue itself says which.
@@ -728,6 +748,8 @@ fn sync_issue(
     }
     depends_on.sort();
     depends_on.dedup();
+    outside_blockers.sort_by(|a, b| a.issue.cmp(&b.issue));
+    outside_blockers.dedup();
 
     let times_off = lock(run).times_off.contains(repo);
     // Where `/times` would list only the token user's own entries, the timeline's are nearer the truth.
@@ -794,6 +816,8 @@ fn sync_issue(
         comments,
         timeline,
         tracked_times,
+        outside_blockers,
+        hidden_blockers,
         pull_requests,
     }))
 }

@@ -870,6 +870,8 @@ fn build_issue(
         comments: Vec::new(),
         timeline: events,
         tracked_times,
+        outside_blockers: Vec::new(),
+        hidden_blockers: 0,
         pull_requests: Vec::new(),
     };
     Ok(Built {

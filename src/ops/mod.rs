@@ -1116,6 +1116,8 @@ pub(crate) fn simulate(snapshot: &Snapshot, ops: &[Checked], at: DateTime<Utc>) 
                     comments: Vec::new(),
                     timeline: Vec::new(),
                     tracked_times: Vec::new(),
+                    outside_blockers: Vec::new(),
+                    hidden_blockers: 0,
                     pull_requests: Vec::new(),
                 };
                 created.push(Some(key.clone()));

@@ -172,20 +172,146 @@ fn demo_round_trips_byte_for_byte() {
 }
 
 #[test]
-fn dangling_references_are_left_out_and_the_demo_comes_back() {
+fn dangling_references_are_left_out_and_a_hidden_blocker_is_counted() {
     // Gitea answers a `null` timeline element for a reference to a deleted pull request and a placeholder
-    // (number 0, no repository) for a blocker the token cannot see; the sync keeps neither.
-    let want = load("state");
+    // (number 0, no repository) for a blocker the token cannot see. The first is left out; the second
+    // still holds its issue up, so it is counted (it had been dropped without a word).
+    let mut want = load("state");
     let emu = start(&want);
     crate::emulator::add_dangling_references(&emu);
     let c = client(&emu, TOKEN, fast());
     let mut got = full_sync(&c, &repos(&want), want.meta.synced_at).unwrap();
     got.meta.server.clone_from(&want.meta.server);
     same_cursors(&mut got, &want, &emu);
+    let blocked: Vec<&IssueKey> = got
+        .issues
+        .iter()
+        .filter(|(_, i)| i.hidden_blockers > 0)
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(blocked.len(), 1, "{blocked:?}");
+    assert_eq!(got.issues[blocked[0]].hidden_blockers, 1);
+    want.issues.get_mut(blocked[0]).unwrap().hidden_blockers = 1;
     for (k, i) in &want.issues {
         assert_eq!(got.issues.get(k), Some(i), "{k}");
     }
     assert_eq!(got, want);
+}
+
+#[test]
+fn a_blocker_outside_the_configured_repositories_keeps_its_state_and_the_forecast_says_what_it_assumes()
+ {
+    use commitea::domain::{EventKind, OpenState, TimelineEvent};
+    let want = load("state");
+    let emu = start(&want);
+    let repos = repos(&want);
+    let infra = RepoName::new("acme", "infra");
+    let waiting = emu.with_dataset(|ds| {
+        let repo = ds.repositories()[0].clone();
+        let base = ds
+            .issues(&repo)
+            .iter()
+            .find(|i| i.state == OpenState::Open && i.depends_on.is_empty())
+            .map(|i| (*i).clone())
+            .unwrap();
+        // Two issues of a repository the config does not name: one still open, one closed.
+        ds.add_repository(&infra);
+        for (number, state) in [(5, OpenState::Open), (6, OpenState::Closed)] {
+            let mut i = base.clone();
+            i.number = number;
+            i.title = format!("infra {number}");
+            i.depends_on.clear();
+            i.timeline.clear();
+            i.state = state;
+            i.closed_at = (state == OpenState::Closed).then_some(i.updated_at);
+            ds.insert_issue(&infra, i);
+        }
+        let mut w = base.clone();
+        w.depends_on = vec![infra.issue(5), infra.issue(6)];
+        w.timeline.push(TimelineEvent::new(
+            9_000_002,
+            EventKind::AddDependency,
+            w.updated_at,
+            &w.author,
+        ));
+        ds.insert_issue(&repo, w);
+        repo.issue(base.number)
+    });
+    crate::emulator::add_dangling_references(&emu);
+    let c = client(&emu, TOKEN, fast());
+    let got = full_sync(&c, &repos, want.meta.synced_at).unwrap();
+    assert!(!got.issues.keys().any(|k| k.repo == infra));
+    let outside: Vec<(String, OpenState)> = got.issues[&waiting]
+        .outside_blockers
+        .iter()
+        .map(|b| (b.issue.to_string(), b.state))
+        .collect();
+    assert_eq!(
+        outside,
+        [
+            ("acme/infra#5".to_owned(), OpenState::Open),
+            ("acme/infra#6".to_owned(), OpenState::Closed)
+        ]
+    );
+    // The forecast: the open one is said, with what the dates assume and what to do; the closed one is
+    // not; the hidden blocker is said and flagged.
+    let config = commitea::config::Config::load(&root("state"), [], &Default::default()).unwrap();
+    let plan = commitea::plan::Plan::from_snapshot(&got, &config, want.meta.synced_at);
+    let report = commitea::forecast::run(
+        &plan,
+        &commitea::forecast::Settings {
+            trials: 50,
+            seed: 1,
+            horizon_days: 200,
+        },
+    );
+    let about = |k: &IssueKey| -> Vec<&String> {
+        report
+            .warnings
+            .iter()
+            .filter(|w| w.starts_with(&format!("{k}:")))
+            .collect()
+    };
+    let said: Vec<&String> = about(&waiting)
+        .into_iter()
+        .filter(|w| w.contains("acme/infra"))
+        .collect();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].contains("waits on acme/infra#5, open in acme/infra")
+            && said[0].contains("add acme/infra to repositories"),
+        "{said:?}"
+    );
+    let flags = |k: &IssueKey| {
+        report
+            .issues
+            .iter()
+            .find(|f| &f.issue == k)
+            .map(|f| f.flags.clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        flags(&waiting)
+            .iter()
+            .filter(|f| **f == commitea::forecast::Flag::UnknownDependency)
+            .count(),
+        1
+    );
+    let hidden = got
+        .issues
+        .iter()
+        .find(|(_, i)| i.hidden_blockers > 0)
+        .map(|(k, _)| k.clone())
+        .unwrap();
+    if got.issues[&hidden].state == OpenState::Open {
+        assert!(flags(&hidden).contains(&commitea::forecast::Flag::HiddenDependency));
+        let said = about(&hidden);
+        assert!(
+            said.iter()
+                .any(|w| w.contains("waits on 1 issue the token may not read")),
+            "{said:?}"
+        );
+    }
 }
 
 /// Records a deletion of one of `key`'s tracked times in its timeline, as Gitea does: the sync must then

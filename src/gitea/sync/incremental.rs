@@ -128,7 +128,10 @@ pub fn sync(
     }
     let full_set: BTreeSet<RepoName> = full.iter().cloned().collect();
 
-    let mut run = Run::default();
+    let mut run = Run {
+        configured: repos.iter().cloned().collect(),
+        ..Run::default()
+    };
     let mut acc = Acc::default();
     let mut changes: BTreeMap<RepoName, Changes> = BTreeMap::new();
     let mut changed_pulls: BTreeSet<IssueKey> = BTreeSet::new();

@@ -135,6 +135,8 @@ pub(crate) fn blank_issue(number: u64, title: &str, author: &str, at: DateTime<U
         comments: Vec::new(),
         timeline: Vec::new(),
         tracked_times: Vec::new(),
+        outside_blockers: Vec::new(),
+        hidden_blockers: 0,
         pull_requests: Vec::new(),
     }
 }
