@@ -299,18 +299,41 @@ pub fn apply_pending(
     now: DateTime<Utc>,
 ) -> Result<(Vec<AppliedFile>, bool), ApplyError> {
     let inactive = &branch.inactive;
+    let configured = crate::tools::repositories(config, snapshot);
     // One checker over the fresh snapshot for every file: the dependencies and closes it tracks carry
     // from one file to the next, as the writes do.
-    let mut checker = Checker::at_apply(
-        config,
-        snapshot,
-        crate::tools::repositories(config, snapshot),
-    );
+    let mut checker = Checker::at_apply(config, snapshot, configured.clone());
     let mut writer = Writer::new(client, snapshot);
     writer.filed.clone_from(&branch.filed);
     let mut out = Vec::new();
     for p in pending {
         let Ok(file) = &p.file else { continue };
+        // A file about a repository the config no longer names waits whole: its ops are not wrong (the
+        // issues are on the server), only out of this run's reach, and carried out half or used up as "not
+        // on the server" it would be lost when the repository comes back.
+        let mut unread: Vec<RepoName> = file
+            .ops
+            .iter()
+            .flat_map(Op::repositories_named)
+            .filter(|r| !configured.contains(r))
+            .collect();
+        unread.sort();
+        unread.dedup();
+        if !unread.is_empty() {
+            let names: Vec<String> = unread.iter().map(ToString::to_string).collect();
+            tracing::warn!(
+                "{} names {}, which commitea.yaml does not name: it stays pending, none of its ops carried \
+                 out, until {} configured again (or the file is removed)",
+                p.path,
+                names.join(", "),
+                if names.len() == 1 {
+                    "it is"
+                } else {
+                    "they are"
+                }
+            );
+            continue;
+        }
         let approval = approval_of(approvals, p)?;
         let mut results = Vec::new();
         // `dependsOnNew` names the file's own new issues by position.

@@ -250,7 +250,18 @@ fn issue_index(plan: &Plan, key: &IssueKey) -> Result<usize, String> {
     plan.issues
         .iter()
         .position(|i| &i.key == key)
-        .ok_or_else(|| missing(&Target::Issue(key.clone())))
+        .ok_or_else(|| {
+            // A repository taken out of the config is not the issue's deletion.
+            if plan.issues.iter().any(|i| i.key.repo == key.repo) {
+                missing(&Target::Issue(key.clone()))
+            } else {
+                format!(
+                    "target issue {key}: no issue of {} is synced (is it in commitea.yaml's \
+                     repositories?); the directive counts again once it is",
+                    key.repo
+                )
+            }
+        })
 }
 
 fn milestone_index(plan: &Plan, id: u64) -> Result<usize, String> {

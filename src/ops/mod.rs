@@ -263,6 +263,27 @@ impl Op {
         }
     }
 
+    /// The repositories the op names by name: its issues' and dependencies' `owner/repo#N`, the repository
+    /// a new issue is filed in. A bare number names none.
+    pub fn repositories_named(&self) -> Vec<RepoName> {
+        let of = |r: &IssueRef| match r {
+            IssueRef::Key(k) => k.parse::<IssueKey>().ok().map(|k| k.repo),
+            IssueRef::Number(_) => None,
+        };
+        let mut out: Vec<RepoName> = self.issue().and_then(of).into_iter().collect();
+        match self {
+            Self::AddDep { depends_on, .. } | Self::RemoveDep { depends_on, .. } => {
+                out.extend(of(depends_on));
+            }
+            Self::CreateIssue { deps, repo, .. } => {
+                out.extend(deps.iter().filter_map(of));
+                out.extend(repo.as_deref().and_then(|r| r.parse::<RepoName>().ok()));
+            }
+            _ => {}
+        }
+        out
+    }
+
     /// The milestones the op is about: those it names, and the one its issue is in (in `snapshot`), so a
     /// consequence can say what happens to them even when another milestone moved more.
     pub fn milestones_about(&self, snapshot: &crate::state::Snapshot) -> Vec<u64> {

@@ -8,7 +8,7 @@
 //! changed in the inputs since (directives recorded, issues closed and new, settings). A stale blocker is an open issue that other open issues wait on and that has had no activity
 //! (any change Gitea records: comment, label, push…) for `standup.stale_days` calendar days.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use chrono::Days;
 use schemars::JsonSchema;
@@ -84,6 +84,16 @@ pub struct Drift {
     pub since_then: Option<SinceThen>,
 }
 
+/// A repository no longer synced, and the open issues that left the plan with it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RepositoryOut {
+    /// `owner/repo`.
+    pub repository: String,
+    /// Its issues open in the forecast compared with.
+    pub open_issues: usize,
+}
+
 /// What changed in a forecast's inputs since the one compared with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -101,6 +111,10 @@ pub struct SinceThen {
     /// moved to another repository).
     #[serde(default, skip_serializing_if = "super::is_zero")]
     pub gone: usize,
+    /// Repositories that had open issues in that forecast and are not synced now (taken out of
+    /// `commitea.yaml`), with how many open issues left the plan with each: not "gone from Gitea".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repositories_out: Vec<RepositoryOut>,
     /// Whether `commitea.yaml` changed since (the team, the calendar, the forecast's settings).
     #[serde(default)]
     pub settings_changed: bool,
@@ -330,6 +344,17 @@ fn behind(
 pub fn since_then(prev: &Previous, report: &ForecastReport, snapshot: &Snapshot) -> SinceThen {
     let then: std::collections::HashSet<&IssueKey> =
         prev.report.issues.iter().map(|f| &f.issue).collect();
+    let synced: std::collections::HashSet<&crate::domain::RepoName> =
+        snapshot.meta.repositories.iter().map(|r| &r.name).collect();
+    let mut out: BTreeMap<String, usize> = BTreeMap::new();
+    for f in prev
+        .report
+        .issues
+        .iter()
+        .filter(|f| !synced.contains(&f.issue.repo))
+    {
+        *out.entry(f.issue.repo.to_string()).or_default() += 1;
+    }
     SinceThen {
         directives: prev.recorded.clone(),
         ended: prev.ended.clone(),
@@ -348,8 +373,15 @@ pub fn since_then(prev: &Previous, report: &ForecastReport, snapshot: &Snapshot)
             .report
             .issues
             .iter()
-            .filter(|f| !snapshot.issues.contains_key(&f.issue))
+            .filter(|f| synced.contains(&f.issue.repo) && !snapshot.issues.contains_key(&f.issue))
             .count(),
+        repositories_out: out
+            .into_iter()
+            .map(|(repository, open_issues)| RepositoryOut {
+                repository,
+                open_issues,
+            })
+            .collect(),
         settings_changed: prev.settings_changed,
         engine_changed: prev.engine_changed,
     }
@@ -363,6 +395,7 @@ impl SinceThen {
             && self.closed == 0
             && self.new == 0
             && self.gone == 0
+            && self.repositories_out.is_empty()
             && !self.settings_changed
             && !self.engine_changed
     }
@@ -397,8 +430,19 @@ impl SinceThen {
         } else {
             String::new()
         };
+        let out: String = self
+            .repositories_out
+            .iter()
+            .map(|r| {
+                format!(
+                    "; {} no longer synced ({} left the plan with it)",
+                    r.repository,
+                    count(r.open_issues, "open issue", "open issues")
+                )
+            })
+            .collect();
         format!(
-            "{directives}{ended}; {} closed; {} new{gone}{}",
+            "{directives}{ended}; {} closed; {} new{gone}{out}{}",
             count(self.closed, "issue", "issues"),
             self.new,
             if self.settings_changed {

@@ -2625,6 +2625,47 @@ fn a_run_killed_between_its_apply_and_its_commit_leaves_one_true_record() {
 }
 
 #[test]
+fn an_approved_file_about_a_repository_taken_out_of_the_config_waits_for_it() {
+    // Taking a repository out of `repositories:` had its approved ops used up as "not on the server",
+    // which they were not; putting it back then found them gone for good.
+    let s = setup(&DemoSpec::scaled(40));
+    let key = s.quiet_issue_without("p/0");
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let config = std::fs::read_to_string(s.work.join("commitea.yaml")).unwrap();
+    let line = format!("  - {}\n", key.repo);
+    assert!(config.contains(&line), "{config}");
+    std::fs::write(s.work.join("commitea.yaml"), config.replacen(&line, "", 1)).unwrap();
+    git(&s.work, &["commit", "-qam", "leave a repository out"]);
+    push_priority(&s, &key);
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "ops/pending/C-0001.yaml names {}, which commitea.yaml does not name: it stays pending",
+            key.repo
+        )),
+        "{err}"
+    );
+    assert!(s.on_branch("main", "ops/pending/C-0001.yaml").is_some());
+    assert!(s.on_branch("main", "ops/applied/C-0001.yaml").is_none());
+    assert!(!s.issue(&key).labels.contains(&"p/0".to_owned()));
+    // What changed is said as what it is: the repository left the plan, its issues are not "gone".
+    let message = git(&s.work, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.contains(&format!("{} no longer synced (", key.repo))
+            && !message.contains("gone from Gitea"),
+        "{message}"
+    );
+    // Back in the config, the file is carried out.
+    std::fs::write(s.work.join("commitea.yaml"), &config).unwrap();
+    git(&s.work, &["commit", "-qam", "the repository is back"]);
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    assert!(s.issue(&key).labels.contains(&"p/0".to_owned()));
+    assert!(s.on_branch("main", "ops/applied/C-0001.yaml").is_some());
+}
+
+#[test]
 fn an_applied_record_of_an_id_given_twice_is_kept_not_written_over() {
     // An older CommiTea could give one id to two proposals; the second one's apply wrote over the record
     // of what the first had done.
