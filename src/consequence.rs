@@ -58,6 +58,8 @@ pub struct MilestoneChange {
     pub milestone: u64,
     /// Title (after the change, if it is still there).
     pub title: String,
+    /// Its repository, `owner/repo`.
+    pub repo: String,
     /// The forecast before; absent when the milestone is only in the forecast after.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub before: Option<MilestoneSide>,
@@ -70,6 +72,15 @@ pub struct MilestoneChange {
     /// deleted).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub closed: bool,
+}
+
+/// How each changed milestone is named in words: its title, with its repository where two share it.
+pub fn names_of(milestones: &[MilestoneChange]) -> BTreeMap<u64, String> {
+    crate::plan::milestone_names(
+        milestones
+            .iter()
+            .map(|m| (m.milestone, m.title.as_str(), m.repo.clone())),
+    )
 }
 
 /// A milestone's forecast on one side of the change.
@@ -238,6 +249,7 @@ fn milestone_changes(
             MilestoneChange {
                 milestone: id,
                 title: ma.or(mb).map(|m| m.title.clone()).unwrap_or_default(),
+                repo: ma.or(mb).map(|m| m.repo.clone()).unwrap_or_default(),
                 before: mb.map(milestone_side),
                 after: ma.map(milestone_side),
                 moved_working_days: moved,
@@ -571,8 +583,10 @@ fn summary(
             v
         });
     const NAMED: usize = 3;
+    let names = names_of(milestones);
     let mut parts = Vec::new();
     for m in named.iter().take(NAMED) {
+        let title = names.get(&m.milestone).unwrap_or(&m.title);
         parts.push(match (&m.before, &m.after) {
             (Some(b), Some(a)) => {
                 let p80 = if m.moved_working_days == 0 {
@@ -594,11 +608,11 @@ fn summary(
                     (None, Some(y)) => format!(", P(on time) {}", percent(y)),
                     _ => String::new(),
                 };
-                format!("{} {p80}{prob}", m.title)
+                format!("{title} {p80}{prob}")
             }
-            (None, Some(a)) => format!("{} new (p80 {})", m.title, short(&a.p80, year)),
-            _ if m.closed => format!("{} closed", m.title),
-            _ => format!("{} gone", m.title),
+            (None, Some(a)) => format!("{title} new (p80 {})", short(&a.p80, year)),
+            _ if m.closed => format!("{title} closed"),
+            _ => format!("{title} gone"),
         });
     }
     if named.len() > NAMED {
@@ -817,6 +831,7 @@ mod tests {
             MilestoneChange {
                 milestone: id,
                 title: title.into(),
+                repo: "acme/api".into(),
                 before: Some(before),
                 after: Some(after),
                 moved_working_days: moved,

@@ -3,7 +3,7 @@
 //! The replay stage ([`crate::ledger`]) builds a [`Plan`]; the forecast stage reads nothing else. Each
 //! value that a directive overrides keeps its provenance so the issue view can say where it came from.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
@@ -453,12 +453,21 @@ impl Plan {
     }
 
     /// The milestones by id and title, for an error that names a wrong one: `the milestones are 3
-    /// (Mobile 3.0), 4 (Public API v2)`, or `there are no milestones`.
+    /// (Mobile 3.0), 4 (Public API v2)`, or `there are no milestones`; a title two share comes with each
+    /// one's repository, `10 (Release 1.0, acme/api)`.
     pub fn milestones_listed(&self) -> String {
+        let names = self.milestone_names();
         let all: Vec<String> = self
             .milestones
             .iter()
-            .map(|m| format!("{} ({})", m.id, m.title))
+            .map(|m| {
+                let name = names.get(&m.id).unwrap_or(&m.title);
+                if *name == m.title {
+                    format!("{} ({name})", m.id)
+                } else {
+                    format!("{} ({}, {})", m.id, m.title, m.repo)
+                }
+            })
             .collect();
         if all.is_empty() {
             "there are no milestones".to_owned()
@@ -472,9 +481,22 @@ impl Plan {
         self.team.iter().map(|m| m.name.as_str())
     }
 
-    /// The milestone a title a PM typed means, case and surrounding spaces aside.
-    pub fn milestone_titled(&self, title: &str) -> Option<&PlannedMilestone> {
-        self.milestones.iter().find(|m| is_titled(&m.title, title))
+    /// The milestones a title a PM typed may mean (see [`is_titled`]): one, none, or several in as many
+    /// repositories.
+    pub fn milestones_titled(&self, title: &str) -> Vec<&PlannedMilestone> {
+        self.milestones
+            .iter()
+            .filter(|m| is_titled(&m.title, title))
+            .collect()
+    }
+
+    /// How each milestone is named in words ([`milestone_names`]).
+    pub fn milestone_names(&self) -> BTreeMap<u64, String> {
+        milestone_names(
+            self.milestones
+                .iter()
+                .map(|m| (m.id, m.title.as_str(), m.repo.to_string())),
+        )
     }
 
     /// The member whose name `name`, not in the team, is more likely a typo of than someone new: within
@@ -692,10 +714,40 @@ fn planned_issue(
     }
 }
 
-/// Whether a milestone titled `title` is the one a person typed as `typed`: case and surrounding spaces
-/// aside (the pages name milestones by title, and people retype them).
+/// Whether a milestone titled `title` is the one a person typed as `typed`: case, Unicode composition
+/// ("é" typed as one character or as "e" and an accent, as macOS writes it) and surrounding spaces aside
+/// (the pages name milestones by title, and people retype them).
 pub(crate) fn is_titled(title: &str, typed: &str) -> bool {
-    title.trim().eq_ignore_ascii_case(typed.trim())
+    folded(title) == folded(typed)
+}
+
+/// Text as it is compared when a person typed it: trimmed, composed (NFC) and lower case.
+pub(crate) fn folded(text: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    text.trim().nfc().collect::<String>().to_lowercase()
+}
+
+/// How each milestone is named in words: its title, and its repository after it where another milestone
+/// has the same title (milestones are per repository in Gitea, so one release across repositories is
+/// several milestones of one title). Takes `(id, title, repository)`.
+pub fn milestone_names<'a>(
+    milestones: impl IntoIterator<Item = (u64, &'a str, String)>,
+) -> BTreeMap<u64, String> {
+    let all: Vec<(u64, &str, String)> = milestones.into_iter().collect();
+    let mut titles: HashMap<String, usize> = HashMap::new();
+    for (_, title, _) in &all {
+        *titles.entry(folded(title)).or_default() += 1;
+    }
+    all.into_iter()
+        .map(|(id, title, repo)| {
+            let name = if titles.get(&folded(title)).copied().unwrap_or(0) > 1 {
+                format!("{title} ({repo})")
+            } else {
+                title.to_owned()
+            };
+            (id, name)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -69,10 +69,18 @@ pub fn run(a: Args) -> CommandResult {
 fn print_runway(r: &crate::views::Runway, horizon_words: &str) {
     // The title column is as wide as the longest title, up to a limit past which a title is cut with "…".
     const MAX_TITLE: usize = 40;
+    let names = crate::plan::milestone_names(
+        r.milestones
+            .iter()
+            .map(|m| (m.milestone, m.title.as_str(), m.repo.clone())),
+    );
+    let name = |m: &crate::views::runway::RunwayMilestone| {
+        names.get(&m.milestone).cloned().unwrap_or_default()
+    };
     let width = r
         .milestones
         .iter()
-        .map(|m| m.title.chars().count())
+        .map(|m| name(m).chars().count())
         .max()
         .unwrap_or(0)
         .clamp("milestone".len(), MAX_TITLE);
@@ -117,7 +125,7 @@ fn print_runway(r: &crate::views::Runway, horizon_words: &str) {
     for (m, b) in r.milestones.iter().zip(&bands) {
         println!(
             "{:<width$} {:>10} {:>band_width$} {:>9} {:>6}",
-            cut(&m.title),
+            cut(&name(m)),
             m.due.as_deref().unwrap_or("-"),
             b,
             m.probability_on_time

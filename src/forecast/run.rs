@@ -196,10 +196,13 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
 
     // Milestones timed by the closing pace far past the schedule: said once, together, after the loop.
     let mut paced: Vec<String> = Vec::new();
+    // In words, a title two repositories share comes with its repository.
+    let names = plan.milestone_names();
     let milestones = open_ms
         .iter()
         .enumerate()
         .map(|(g, m)| {
+            let name = names.get(&m.id).map_or(m.title.as_str(), String::as_str);
             let in_ms = plan.issues.iter().filter(|i| i.milestone == Some(m.id));
             let (mut open_n, mut closed_n) = (0, 0);
             for i in in_ms {
@@ -228,7 +231,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 warnings.push(format!(
                     "{}: closed on Gitea on {day} with {} still open; they are forecast as open work, not \
                      in its cone: move them to an open milestone (set_milestone) or close them",
-                    m.title,
+                    name,
                     crate::prose::count(open_n, "issue", "issues")
                 ));
             }
@@ -294,7 +297,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 warnings.push(format!(
                     "{}: the milestone is open but has no open issues{}{scoped_out}; close it, or add the work it \
                      still needs",
-                    m.title,
+                    name,
                     m.due
                         .filter(|d| *d < as_of)
                         .map(|d| format!(" and its due date {d} has passed"))
@@ -318,7 +321,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                     if gap > PACE_GAP_WORKING_DAYS {
                         paced.push(format!(
                             "{} (p50 {}, {} the schedule's finish, {finish})",
-                            m.title,
+                            name,
                             match p50 {
                                 When::Date(d) => d.to_string(),
                                 When::BeyondHorizon => "beyond the horizon".to_owned(),
@@ -339,7 +342,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                         "{}: the hard deadline {} is not met at p80, and no part of its work meets it: only \
                          emptying the milestone would ({} open, about {:.0} h); move the date, or decide what \
                          must ship and take the rest out",
-                        m.title,
+                        name,
                         m.due.map(|d| d.to_string()).unwrap_or_default(),
                         open_n,
                         c.hours
@@ -347,7 +350,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 } else if c.meets_deadline {
                     format!(
                         "{}: the hard deadline {} is not met at p80; taking out {} (about {:.0} h) would meet it",
-                        m.title,
+                        name,
                         m.due.map(|d| d.to_string()).unwrap_or_default(),
                         crate::prose::count(c.issues.len(), "issue", "issues"),
                         c.hours
@@ -355,7 +358,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 } else {
                     format!(
                         "{}: the hard deadline {} cannot be met at p80 even with every issue that can be cut taken out",
-                        m.title,
+                        name,
                         m.due.map(|d| d.to_string()).unwrap_or_default()
                     )
                 });

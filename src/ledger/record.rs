@@ -689,19 +689,34 @@ fn resolve_target(
         return Ok(Target::Milestone(id));
     }
     if let Some(title) = &t.milestone_title {
-        return plan
-            .milestone_titled(title)
-            .map(|m| Target::Milestone(m.id))
-            .ok_or_else(|| {
-                invalid(
-                    "target",
-                    format!(
-                        "no milestone is titled \"{}\"; {}",
-                        crate::limits::excerpt(title.trim()),
-                        plan.milestones_listed()
-                    ),
-                )
-            });
+        return match plan.milestones_titled(title)[..] {
+            [m] => Ok(Target::Milestone(m.id)),
+            [] => Err(invalid(
+                "target",
+                format!(
+                    "no milestone is titled \"{}\"; {}",
+                    crate::limits::excerpt(title.trim()),
+                    plan.milestones_listed()
+                ),
+            )),
+            // Milestones are per repository: one release across repositories is several of one title,
+            // and taking the first would change one of them without a word.
+            ref several => Err(invalid(
+                "target",
+                format!(
+                    "\"{}\" is the title of {} milestones, one per repository: {}; name the one meant by \
+                     its id (`milestone {}`), one directive per milestone",
+                    crate::limits::excerpt(title.trim()),
+                    several.len(),
+                    several
+                        .iter()
+                        .map(|m| format!("{} ({})", m.id, m.repo))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    several[0].id
+                ),
+            )),
+        };
     }
     let name = t.member.as_deref().unwrap_or_default().trim();
     if !valid_username(name) {
@@ -729,7 +744,7 @@ fn resolve_target(
 fn target_form(bare: &str, plan: &Plan) -> String {
     if let Some(m) = plan.member_named(bare) {
         format!("for the team member, say `member {}`", m.name)
-    } else if let Some(m) = plan.milestone_titled(bare) {
+    } else if let [m] = plan.milestones_titled(bare)[..] {
         format!("for the milestone, say `milestone {}`", m.id)
     } else {
         "a target is `issue owner/repo#N`, `milestone ID` (or its title) or `member USERNAME`"

@@ -173,12 +173,17 @@ struct Names<'a> {
 }
 
 impl Names<'_> {
-    /// The id of the milestone titled `title`, case and surrounding spaces aside.
+    /// The id of the milestone titled `title`, case and surrounding spaces aside; none when no milestone
+    /// or several (one per repository) are, so that `record_directive` says which there are.
     fn milestone(&self, title: &str) -> Option<u64> {
-        self.milestones
+        let mut titled = self
+            .milestones
             .iter()
-            .find(|(_, t)| crate::plan::is_titled(t, title))
-            .map(|(id, _)| *id)
+            .filter(|(_, t)| crate::plan::is_titled(t, title));
+        match (titled.next(), titled.next()) {
+            (Some((id, _)), None) => Some(*id),
+            _ => None,
+        }
     }
 }
 

@@ -656,6 +656,7 @@ pub fn standup(
                 let changes = milestone_changes(old, new, false);
                 (!changes.is_empty()).then(|| changes.join(", "))
             };
+            let names = crate::consequence::names_of(&c.milestones);
             let milestones: Vec<Moved> = c
                 .milestones
                 .iter()
@@ -687,7 +688,7 @@ pub fn standup(
                         d.sort_by_key(|said| prev.touched.iter().position(|(_, s)| s == said));
                         d
                     },
-                    subject: m.title.clone(),
+                    subject: names.get(&m.milestone).unwrap_or(&m.title).clone(),
                     before: m.before.as_ref().map(|s| super::Band {
                         p50: s.p50.clone(),
                         p80: s.p80.clone(),

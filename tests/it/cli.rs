@@ -1155,3 +1155,71 @@ fn a_site_rendered_for_another_day_says_it_is_a_preview() {
     ok(&["render", "-s", "d", "--trials", "300"]);
     assert!(!page("index.html").contains("A preview as of"));
 }
+
+#[test]
+fn a_title_several_repositories_share_is_refused_as_a_target_and_named_with_its_repository() {
+    // Milestones are per repository in Gitea: one release across repositories is several milestones of
+    // one title. A directive by title changed the first of them without a word, and every text named
+    // two milestones alike.
+    let dir = crate::toolcli::demo_state();
+    let path = dir.path().join("snapshot/milestones.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    // "Café" decomposed, as macOS writes it, in one title; the other two share a title.
+    let text = text
+        .replace("title: Public API v2", "title: Release 1.0")
+        .replace("title: Mobile 3.0 holiday release", "title: Release 1.0")
+        .replace(
+            "title: Accessibility compliance (EAA)",
+            "title: \"Cafe\u{301} accessibility\"",
+        );
+    std::fs::write(&path, text).unwrap();
+    let s = dir.path().to_string_lossy().into_owned();
+    let directive = |target: &str| {
+        commitea(
+            &[
+                "directive",
+                "--kind",
+                "set-deadline",
+                "--quote",
+                "Ship it by March.",
+                "--target",
+                target,
+                "--params",
+                r#"{"due":"2027-03-01"}"#,
+                "-s",
+                &s,
+            ],
+            dir.path(),
+        )
+    };
+    let out = directive("milestone Release 1.0");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "\"Release 1.0\" is the title of 2 milestones, one per repository: 3 (acme/mobile), \
+             4 (acme/api); name the one meant by its id (`milestone 3`)"
+        ),
+        "{err}"
+    );
+    assert!(
+        !std::fs::read_to_string(dir.path().join("pm-state.md"))
+            .unwrap()
+            .contains("Ship it by March."),
+        "nothing recorded"
+    );
+    // A title typed composed and in another case names the decomposed one.
+    let out = directive("milestone CAFÉ ACCESSIBILITY");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The table names each shared title with its repository.
+    let out = commitea(&["plan", "--trials", "200", "-s", &s], dir.path());
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("Release 1.0 (acme/api)") && table.contains("Release 1.0 (acme/mobile)"),
+        "{table}"
+    );
+}
