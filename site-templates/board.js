@@ -1,14 +1,71 @@
 // Board filters by milestone, person, priority and label, read from the search index
-// (search-index.js). Without script the board shows every card and this does nothing.
+// (search-index.js). Without script the board shows every card and this does nothing. A long column shows
+// its first cards only (200); filtered, it also lists from the index the matching issues it did not show,
+// so that a filter answers for the whole column, not for a sample of it.
 (function () {
   "use strict";
   var ix = window.commiteaIndex;
   var form = document.getElementById("filters");
   if (!ix || !form) return;
   var byKey = {};
+  var column = {};
+  ix.columns.forEach(function (c, i) { column[c[0]] = i; });
+  function keyOf(e) { return ix.repos[e[0]] + "#" + e[1]; }
   ix.issues.forEach(function (e) {
-    byKey[ix.repos[e[0]] + "#" + e[1]] = e;
+    byKey[keyOf(e)] = e;
   });
+  var day0 = new Date(ix.asOf + "T00:00:00Z");
+  function day(n) {
+    var d = new Date(day0.getTime() + n * 86400000);
+    return d.toISOString().slice(0, 10);
+  }
+  var root = form.getAttribute("data-root") || "";
+  // Cards added from the index at most per column: a filter as wide as the column lists its first ones.
+  var EXTRA = 300;
+  // The Done column lists what closed in the last four weeks (as the page does).
+  var DONE_DAYS = 28;
+  function extraCard(e) {
+    var li = document.createElement("li");
+    li.className = "issue extra";
+    li.setAttribute("data-key", keyOf(e));
+    var a = document.createElement("a");
+    a.className = "key";
+    a.href = root + "issues/" + ix.repos[e[0]] + "/" + e[1] + ".html";
+    a.textContent = keyOf(e);
+    li.appendChild(a);
+    var t = document.createElement("span");
+    t.className = "title";
+    var b = document.createElement("bdi");
+    b.textContent = e[2];
+    t.appendChild(b);
+    li.appendChild(document.createTextNode(" "));
+    li.appendChild(t);
+    if (e[5] >= 0) {
+      var who = document.createElement("span");
+      who.className = "who";
+      who.textContent = ix.people[e[5]] + (e[11] ? " (planned)" : "");
+      li.appendChild(who);
+    }
+    var when = document.createElement("div");
+    when.className = "when";
+    var label = document.createElement("span");
+    label.className = "label";
+    var band = document.createElement("span");
+    band.className = "band";
+    if (e[10] !== null) {
+      label.textContent = "closed";
+      band.textContent = day(e[10]);
+    } else {
+      label.textContent = "p50 – p80";
+      band.textContent = e[8] === null ? (form.getAttribute("data-not-within") || "not within the horizon")
+        : e[8] === e[9] ? day(e[9]) : day(e[8]) + " – " + (e[9] === null ? "later" : day(e[9]));
+    }
+    when.appendChild(label);
+    when.appendChild(document.createTextNode(" "));
+    when.appendChild(band);
+    li.appendChild(when);
+    return li;
+  }
   function fill(select, names) {
     names.forEach(function (name, i) {
       var o = document.createElement("option");
@@ -37,16 +94,42 @@
       label: form.elements.label.value
     };
     var any = f.milestone || f.person || f.priority || f.label;
+    document.querySelectorAll("li.issue.extra").forEach(function (li) { li.parentNode.removeChild(li); });
     document.querySelectorAll(".column").forEach(function (col) {
       var shown = 0;
       var cards = col.querySelectorAll("li.issue");
+      var onBoard = {};
       cards.forEach(function (li) {
-        var ok = matches(byKey[li.getAttribute("data-key")], f);
+        var k = li.getAttribute("data-key");
+        onBoard[k] = true;
+        var ok = matches(byKey[k], f);
         li.hidden = !ok;
         if (ok) shown += 1;
       });
       var out = col.querySelector(".filtered");
-      if (out) out.textContent = any ? "filtered: " + shown + " of " + cards.length + " cards" : "";
+      var cut = col.querySelector(".shown") !== null;
+      var more = [];
+      if (any && cut && column[col.id] !== undefined) {
+        var done = col.id === "done";
+        more = ix.issues.filter(function (e) {
+          return e[3] === column[col.id] && !onBoard[keyOf(e)] && matches(e, f)
+            && (!done || (e[10] !== null && e[10] >= -DONE_DAYS));
+        });
+        // Open work soonest first (p80, then p50, beyond the horizon last); done work latest first.
+        var at = function (n) { return n === null ? Infinity : n; };
+        more.sort(function (a, b) {
+          return done ? b[10] - a[10] : (at(a[9]) - at(b[9])) || (at(a[8]) - at(b[8]));
+        });
+        var list = col.querySelector("ol.cards-list");
+        if (list) more.slice(0, EXTRA).forEach(function (e) { list.appendChild(extraCard(e)); });
+      }
+      if (out) {
+        var total = shown + more.length;
+        out.textContent = !any ? ""
+          : !cut ? "filtered: " + shown + " of " + cards.length + " cards"
+          : "filtered: " + total + (total === 1 ? " issue" : " issues") + " in this column match"
+            + (more.length > EXTRA ? " (the first " + (shown + EXTRA) + " listed; the search page lists every one)" : "");
+      }
     });
   }
   form.addEventListener("change", apply);

@@ -15,12 +15,18 @@
     return d.toISOString().slice(0, 10);
   }
   function name(list, i) { return i >= 0 && list[i] !== undefined ? list[i] : ""; }
+  // Text as the search compares it (the agents' search does the same): composed, so "é" typed as one
+  // character or as "e" and an accent (macOS) is one letter; no zero-width characters; lower case.
+  function lowered(s) { return s.normalize("NFC").replace(/[\u200b\u200c\u200d\u2060\ufeff]/g, "").toLowerCase(); }
+  // Scripts written without spaces (Chinese, Japanese, Hangul): a word starts anywhere, one character
+  // can be a word.
+  var unspaced = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]|[\u{20000}-\u{2fa1f}]/u;
   var rows = ix.issues.map(function (e) {
     var key = ix.repos[e[0]] + "#" + e[1];
     var milestone = e[4] >= 0 && ix.milestones[e[4]] ? ix.milestones[e[4]][1] : "";
     var column = ix.columns[e[3]] ? ix.columns[e[3]][1] : "";
     var labels = e[7].map(function (l) { return name(ix.labels, l); }).join(" ");
-    var hay = [e[2], milestone, name(ix.people, e[5]), labels, column].join(" ").toLowerCase();
+    var hay = lowered([e[2], milestone, name(ix.people, e[5]), labels, column].join(" "));
     return { e: e, key: key, repo: ix.repos[e[0]].toLowerCase(), hay: hay, open: e[10] === null };
   });
   // Open issues first, each group in the index's order (by repository and number).
@@ -31,7 +37,7 @@
   // (`paginat` finds "pagination", `api` not "rapid"), every one of them.
   function terms(q) {
     var refs = [], words = [];
-    var toks = q.toLowerCase().split(/\s+/).map(function (raw) {
+    var toks = lowered(q).split(/\s+/).map(function (raw) {
       return raw.replace(/^[,.;:()"']+|[,.;:()"']+$/g, "");
     }).filter(function (tok) { return tok; });
     var numberish = /^(?:([\w.-]+\/[\w.-]+)?#)?(\d+)$/;
@@ -45,7 +51,10 @@
         if (bare) words.push(tok);
         return;
       }
-      tok.split(/[^\p{L}\p{N}\/_-]+/u).forEach(function (w) { if (w.length > 1) words.push(w); });
+      tok.split(/[^\p{L}\p{N}\p{M}\/_-]+/u).forEach(function (w) {
+        var chars = Array.from(w);
+        if (chars.length > 1 || (chars.length === 1 && unspaced.test(w))) words.push(w);
+      });
     });
     return { refs: refs, words: words };
   }
@@ -58,7 +67,8 @@
     }
     var tests = t.words.map(function (w) {
       var esc = w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-      return new RegExp("(^|[^\\p{L}\\p{N}])" + esc, "u");
+      if (unspaced.test(Array.from(w)[0])) return new RegExp(esc, "u");
+      return new RegExp("(^|[^\\p{L}\\p{N}]|" + unspaced.source + ")" + esc, "u");
     });
     var hits = [];
     rows.forEach(function (r) {

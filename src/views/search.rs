@@ -74,8 +74,9 @@ pub fn terms(query: &str) -> Terms {
     let tokens: Vec<String> = query
         .split_whitespace()
         .map(|raw| {
-            raw.trim_matches(|c: char| matches!(c, ',' | '.' | ';' | ':' | '(' | ')' | '"' | '\''))
-                .to_lowercase()
+            lowered(raw.trim_matches(|c: char| {
+                matches!(c, ',' | '.' | ';' | ':' | '(' | ')' | '"' | '\'')
+            }))
         })
         .collect();
     let only_numbers = tokens.iter().all(|tok| {
@@ -109,7 +110,9 @@ pub fn terms(query: &str) -> Terms {
             .split(|c: char| !c.is_alphanumeric() && c != '/' && c != '-' && c != '_')
             .filter(|w| !w.is_empty())
         {
-            if w.chars().count() > 1 {
+            // One character is too little to look for, but for a script written without spaces, where
+            // one character is a word.
+            if w.chars().count() > 1 || w.chars().all(unspaced) {
                 t.words.push(w.to_owned());
             } else {
                 t.ignored.push(w.to_owned());
@@ -132,15 +135,50 @@ impl Terms {
     }
 }
 
+/// Text as the search compares it: composed (NFC: "é" typed as one character or as "e" and an accent
+/// is one letter), lower case, without zero-width characters (`zero\u{200b}width` is one word).
+pub(crate) fn lowered(text: &str) -> String {
+    composed(text).to_lowercase()
+}
+
+/// `text` composed (NFC) and without zero-width characters, its case kept.
+fn composed(text: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    text.nfc()
+        .filter(|c| {
+            !matches!(
+                c,
+                '\u{200b}' | '\u{200c}' | '\u{200d}' | '\u{2060}' | '\u{feff}'
+            )
+        })
+        .collect()
+}
+
+/// Whether `c` is of a script written without spaces between words (Chinese, Japanese, Korean's
+/// Hangul syllables): there a word starts anywhere, and one character can be a word.
+fn unspaced(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF // Hiragana, Katakana
+        | 0x3400..=0x4DBF // CJK extension A
+        | 0x4E00..=0x9FFF // CJK unified ideographs
+        | 0xAC00..=0xD7AF // Hangul syllables
+        | 0xF900..=0xFAFF // CJK compatibility ideographs
+        | 0x20000..=0x2FA1F // CJK extensions B and after
+    )
+}
+
 /// Where `word` (lower case) first occurs in `lower` at the start of one of its words — and, for a
-/// number, as a whole number — as a byte offset.
+/// number, as a whole number — as a byte offset. In a script written without spaces a word starts
+/// anywhere: "登录失败" is found in "新用户登录失败的问题".
 fn find_word(lower: &str, word: &str) -> Option<usize> {
     let numeric = word.chars().all(|c| c.is_ascii_digit());
+    let anywhere = word.chars().next().is_some_and(unspaced);
     lower.match_indices(word).map(|(at, _)| at).find(|&at| {
-        let starts = lower[..at]
-            .chars()
-            .next_back()
-            .is_none_or(|c| !c.is_alphanumeric());
+        let starts = anywhere
+            || lower[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_alphanumeric() || unspaced(c));
         let ends = lower[at + word.len()..]
             .chars()
             .next()
@@ -150,6 +188,7 @@ fn find_word(lower: &str, word: &str) -> Option<usize> {
 }
 
 fn snippet(text: &str, word: &str) -> Option<String> {
+    let text = composed(text);
     let lower = text.to_lowercase();
     let at = find_word(&lower, word)?;
     // Byte offsets of `lower` and `text` agree only for ASCII; work in characters.
@@ -205,11 +244,11 @@ pub fn search(
             score += 100;
             note(100, "number", &mut best);
         }
-        let title = raw.title.to_lowercase();
+        let title = lowered(&raw.title);
         if ws.len() > 1 && find_word(&title, &phrase).is_some() {
             score += 5;
         }
-        let body = raw.body.to_lowercase();
+        let body = lowered(&raw.body);
         for w in &ws {
             if find_word(&title, w).is_some() {
                 score += 5;
@@ -218,7 +257,7 @@ pub fn search(
             if raw
                 .labels
                 .iter()
-                .any(|l| find_word(&l.to_lowercase(), w).is_some())
+                .any(|l| find_word(&lowered(l), w).is_some())
             {
                 score += 3;
                 note(3, "label", &mut best);
@@ -233,7 +272,7 @@ pub fn search(
             if let Some(c) = raw
                 .comments
                 .iter()
-                .find(|c| find_word(&c.body.to_lowercase(), w).is_some())
+                .find(|c| find_word(&lowered(&c.body), w).is_some())
             {
                 score += 1;
                 note(1, "comment", &mut best);
@@ -270,7 +309,27 @@ pub fn search(
 
 #[cfg(test)]
 mod tests {
-    use super::{find_word, terms};
+    use super::{find_word, lowered, terms};
+
+    #[test]
+    fn text_without_spaces_and_decomposed_letters_are_found_as_people_type_them() {
+        // A Chinese title has no spaces: a word in the middle of it is found.
+        let title = lowered("新用户登录失败的问题");
+        assert_eq!(terms("登录失败").words, ["登录失败"]);
+        assert!(find_word(&title, "登录失败").is_some());
+        // One character is a word there; a Latin letter is not.
+        assert_eq!(terms("猫 a").words, ["猫"]);
+        // After such text a Latin word starts.
+        assert!(find_word(&lowered("新用户login失败"), "login").is_some());
+        // "Café" decomposed (macOS) and "CAFÉ" composed are one word.
+        let nfd = lowered("Cafe\u{301} API");
+        assert_eq!(terms("CAFÉ").words, ["café"]);
+        assert!(find_word(&nfd, "café").is_some());
+        // A zero-width space does not split a word.
+        assert!(find_word(&lowered("zero\u{200b}width"), "zerowidth").is_some());
+        // Inside a Latin word is still no match.
+        assert_eq!(find_word(&lowered("rapid"), "api"), None);
+    }
 
     #[test]
     fn a_word_matches_where_a_word_of_the_text_starts_and_a_number_only_whole() {

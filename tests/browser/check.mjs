@@ -5,7 +5,9 @@
 // Usage: node check.mjs SITE_DIR CHROMIUM PAGES_JSON [SCREENSHOT_DIR]
 //   PAGES_JSON: [{"path": "runway.html", "charts": 1, "shot": "runway"}, ...]; a page may add "query"
 //   ("?q=…", appended to its URL) and "expect": [{"selector": "#count", "contains": "3 matching"}, ...]
-//   (text the first element matching each selector must hold, or "lacks" text it must not), and
+//   (text the first element matching each selector must hold, or "lacks" text it must not, or "count":
+//   how many elements match), "select": [{"name": "person", "label": "vera"}, ...] (options chosen in
+//   the page's selects, by name, before the expectations are checked), and
 //   "scrolledOnPhone": [selector, ...] (chart boxes that must open scrolled to their content at 390 px).
 import { chromium } from "playwright-core";
 import { readFileSync } from "node:fs";
@@ -33,7 +35,15 @@ for (const width of [1440, 390]) {
     for (const e of errors) problems.push(`${where}: console error: ${e}`);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     if (overflow > 0) problems.push(`${where}: ${overflow} px of horizontal page scroll`);
+    for (const s of p.select || []) {
+      await page.selectOption(`select[name="${s.name}"]`, { label: s.label });
+    }
     for (const x of p.expect || []) {
+      if (x.count !== undefined) {
+        const n = await page.evaluate((sel) => document.querySelectorAll(sel).length, x.selector);
+        if (n !== x.count) problems.push(`${where}: ${n} elements match ${x.selector}, not ${x.count}`);
+        continue;
+      }
       const text = await page.evaluate((sel) => document.querySelector(sel)?.textContent ?? null, x.selector);
       if (text === null) problems.push(`${where}: nothing matches ${x.selector}`);
       else if (x.contains && !text.includes(x.contains)) problems.push(`${where}: ${x.selector} says "${text}", not "${x.contains}"`);

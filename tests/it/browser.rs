@@ -162,6 +162,66 @@ fn the_demo_site_reads_in_a_browser_at_desktop_and_phone_widths() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+
+    a_cut_board_column_filters_over_all_its_issues(root);
+}
+
+/// A board whose column is cut to its first 200 cards, filtered by a person: the column lists every issue of
+/// theirs in it, the ones the page did not show added from the search index (the filter had answered for
+/// the 200 shown only: 0 of a person's 226 steeping issues at 20,000 issues).
+fn a_cut_board_column_filters_over_all_its_issues(root: &Path) {
+    let dir = tempfile::tempdir().unwrap();
+    let state = commitea::demo::generate(&commitea::demo::DemoSpec::scaled(1500));
+    commitea::demo::write(&state, dir.path()).unwrap();
+    let mut options = crate::pipeline::options(dir.path());
+    options.overrides.trials = Some(300);
+    pipeline::run(&options).unwrap();
+    let board: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("forecast/views/board.json")).unwrap(),
+    )
+    .unwrap();
+    let column = board["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["state"] != "done" && c["count"].as_u64().unwrap() > 200)
+        .expect("a column past 200 cards");
+    let state_name = column["state"].as_str().unwrap();
+    let cards = column["issues"].as_array().unwrap();
+    // The person with the most cards in it past the 200th.
+    let mut late: std::collections::BTreeMap<&str, usize> = Default::default();
+    for c in &cards[200..] {
+        if let Some(a) = c["assignee"].as_str() {
+            *late.entry(a).or_default() += 1;
+        }
+    }
+    let (person, _) = late.iter().max_by_key(|(_, n)| **n).unwrap();
+    let theirs = cards
+        .iter()
+        .filter(|c| c["assignee"].as_str() == Some(person))
+        .count();
+    let page = serde_json::json!([{
+        "path": "board.html",
+        "select": [{"name": "person", "label": person}],
+        "expect": [
+            {"selector": format!("#{state_name} .filtered"),
+             "contains": format!("filtered: {theirs} issues in this column match")},
+            {"selector": format!("#{state_name} li.issue:not([hidden])"), "count": theirs},
+        ],
+    }]);
+    let out = Command::new("node")
+        .arg(root.join("tests/browser/check.mjs"))
+        .arg(dir.path().join("public"))
+        .arg(which_chromium())
+        .arg(page.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the filtered board failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Chromium's executable: the first of the Debian names on the PATH.
