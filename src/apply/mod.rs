@@ -386,7 +386,30 @@ pub fn apply_pending(
                 op.describe(),
                 outcome_text(&outcome)
             );
+            // 423: the repository is archived (read-only) on Gitea. The op is not wrong, the repository
+            // is shut: the file waits whole rather than be used up as failed (what it did already is
+            // "already so" when it is carried out).
+            if matches!(
+                outcome,
+                Outcome::Failed {
+                    status: Some(423),
+                    ..
+                }
+            ) {
+                tracing::warn!(
+                    "{}: Gitea refuses writes to the repository of {} (423: archived): the file stays \
+                     pending; unarchive the repository, or take it out of repositories in commitea.yaml \
+                     and remove the file",
+                    p.path,
+                    op.describe()
+                );
+                results.clear();
+                break;
+            }
             results.push(outcome);
+        }
+        if results.len() < file.ops.len() {
+            continue;
         }
         out.push(AppliedFile {
             proposal: file.clone(),

@@ -393,6 +393,12 @@ fn full_repo(
 ) -> Result<(), SyncError> {
     let info: GRepo = client.get_json(&format!("repos/{repo}"), &[])?;
     run.note_name(repo, &info.full_name);
+    if info.archived == Some(true) {
+        tracing::warn!(
+            "{repo} is archived on Gitea (read-only): its open issues still count in the plan and nothing \
+             can be written there; take it out of repositories in commitea.yaml, or unarchive it"
+        );
+    }
     let serves_pulls = info.serves_pulls();
     run.note_every_time(repo, info.lists_every_time());
     let tracker = info.internal_tracker.unwrap_or_default();

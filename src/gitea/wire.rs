@@ -370,6 +370,8 @@ pub(crate) struct GRepo {
     pub mirror: Option<bool>,
     /// A repository without commits: no pull request list either.
     pub empty: Option<bool>,
+    /// Archived: read-only, every write refused with 423.
+    pub archived: Option<bool>,
     /// What the token's user may do there.
     pub permissions: Option<GPermissions>,
 }

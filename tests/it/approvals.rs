@@ -2666,6 +2666,34 @@ fn an_approved_file_about_a_repository_taken_out_of_the_config_waits_for_it() {
 }
 
 #[test]
+fn an_approved_file_gitea_refuses_as_archived_waits_and_the_sync_says_the_repository_is_archived() {
+    // Gitea answers 423 to a new issue or dependency in an archived repository: the approved file was
+    // used up as "failed", lost when the repository is unarchived.
+    let s = setup(&DemoSpec::scaled(40));
+    let key = s.quiet_issue_without("p/0");
+    s.emu.with_dataset(|d| d.archive(&key.repo));
+    let ops = format!(
+        "- op: create_issue\n  title: Filed into an archive\n  repo: {}\n",
+        key.repo
+    );
+    push_straight(&s, "C-0001", &op_file("C-0001", &ops, false));
+    let out = s.commitea(&s.work, &["run", "--push", "--full"]);
+    ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("{} is archived on Gitea (read-only)", key.repo)),
+        "{err}"
+    );
+    assert!(
+        err.contains("ops/pending/C-0001.yaml: Gitea refuses writes to the repository of")
+            && err.contains("(423: archived): the file stays pending"),
+        "{err}"
+    );
+    assert!(s.on_branch("main", "ops/pending/C-0001.yaml").is_some());
+    assert!(s.on_branch("main", "ops/applied/C-0001.yaml").is_none());
+}
+
+#[test]
 fn an_applied_record_of_an_id_given_twice_is_kept_not_written_over() {
     // An older CommiTea could give one id to two proposals; the second one's apply wrote over the record
     // of what the first had done.

@@ -93,6 +93,8 @@ pub struct Dataset {
     counts: std::sync::OnceLock<BTreeMap<u64, (u64, u64)>>,
     /// Old names of renamed repositories, with their new ones (Gitea's `repo_redirect`).
     redirects: BTreeMap<RepoName, RepoName>,
+    /// Archived repositories: read-only, some writes answered 423.
+    archived: BTreeSet<RepoName>,
 }
 
 impl Default for Dataset {
@@ -105,6 +107,7 @@ impl Default for Dataset {
             started: std::time::Instant::now(),
             counts: std::sync::OnceLock::new(),
             redirects: BTreeMap::new(),
+            archived: BTreeSet::new(),
         }
     }
 }
@@ -303,6 +306,18 @@ impl Dataset {
     /// Where a renamed repository's old name leads now.
     pub(crate) fn redirect(&self, repo: &RepoName) -> Option<&RepoName> {
         self.redirects.get(repo)
+    }
+
+    /// Archives `repo`, as its settings' "Archive this repository" does: served as `archived`, and the
+    /// writes Gitea guards with `mustNotBeArchived` (creating an issue or a comment, changing a
+    /// dependency) are answered 423.
+    pub fn archive(&mut self, repo: &RepoName) {
+        self.archived.insert(repo.clone());
+    }
+
+    /// Whether `repo` is archived.
+    pub fn is_archived(&self, repo: &RepoName) -> bool {
+        self.archived.contains(repo)
     }
 
     /// Registers `repo` as an empty repository (with an id) if it is not served yet.
@@ -986,10 +1001,14 @@ impl<'a> Render<'a> {
             "release_counter": 0,
             "default_branch": "main",
             "default_target_branch": "main",
-            "archived": false,
+            "archived": self.ds.is_archived(repo),
             "created_at": "2026-01-01T00:00:00Z",
             "updated_at": self.time(self.ds.clock),
-            "archived_at": "1970-01-01T00:00:00Z",
+            "archived_at": if self.ds.is_archived(repo) {
+                self.time(self.ds.clock)
+            } else {
+                "1970-01-01T00:00:00Z".to_owned()
+            },
             "permissions": {"admin": !self.read_only, "push": !self.read_only, "pull": true},
             "has_code": true,
             "has_issues": true,

@@ -9,6 +9,17 @@ use super::{Anonymous, Shared, lock, pulls};
 use commitea::domain::{EventKind, Issue, IssueKey, Label, OpenState, RepoName, TimelineEvent};
 
 /// Gitea's error body.
+/// Gitea's answer to a write `mustNotBeArchived` guards on an archived repository (routers/api/v1/api.go):
+/// 423, naming the repository as its `LogString` does.
+fn archived(shared: &Shared, ds: &Dataset, repo: &RepoName) -> Response {
+    let id = ds.repo_id(repo).unwrap_or(0);
+    error(
+        shared,
+        423,
+        &format!("<Repository {id}:{}/{}> is archived", repo.owner, repo.name),
+    )
+}
+
 pub(crate) fn error(shared: &Shared, status: u16, message: &str) -> Response {
     Response::json(
         status,
@@ -305,6 +316,7 @@ fn repo_route(
             Ok(listed(shared, req, p, labels.len(), items))
         }
         ("POST", ["labels"]) => create_label(req, shared, ds, repo),
+        ("POST", ["issues"]) if ds.is_archived(repo) => Err(archived(shared, ds, repo)),
         ("POST", ["issues"]) => create_issue(req, shared, ds, repo),
         ("GET", ["commits", sha, "pull"]) => {
             // The dataset's merged pull requests carry `merge_commit_sha` = their number in 40 hex digits.
@@ -588,6 +600,9 @@ fn issue_route(
         ("GET", ["blocks"]) => {
             let blocks = ds.blocked_by(key);
             Ok(dependency_page(req, shared, ds, &blocks))
+        }
+        ("POST" | "DELETE", ["dependencies"]) if is_issue && ds.is_archived(&key.repo) => {
+            Err(archived(shared, ds, &key.repo))
         }
         ("POST" | "DELETE", ["dependencies"]) if is_issue => {
             change_dependency(req, shared, ds, key, &actor)
