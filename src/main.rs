@@ -47,7 +47,7 @@ fn main() -> ExitCode {
                 commitea::cli::CommandError::Failed(inner) => commitea::cli::chain(inner.as_ref()),
                 input => input.to_string(),
             };
-            eprintln!("error: {message}");
+            eprintln!("error: {}", commitea::cli::for_terminal(&message));
             ExitCode::from(e.exit_code())
         }
     }

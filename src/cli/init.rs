@@ -51,13 +51,13 @@ pub fn run(a: Args) -> CommandResult {
     );
     let snapshot = crate::gitea::sync::full_sync(&client, &a.repos, now)
         .map_err(|e| CommandError::Failed(e.into()))?;
+    let team = team_of(&snapshot, now);
+    let config = config_text(&a, &team, now);
+    // The config must read: checked before anything is written, so that a refusal leaves no folder.
+    crate::config::Config::parse(&config, &a.dir.join(crate::config::FILE_NAME))?;
     // Only now, the server read: a failed sync leaves no folder behind.
     std::fs::create_dir_all(&a.dir)?;
-    let team = team_of(&snapshot, now);
-    std::fs::write(
-        a.dir.join(crate::config::FILE_NAME),
-        config_text(&a, &team, now),
-    )?;
+    std::fs::write(a.dir.join(crate::config::FILE_NAME), config)?;
     // The config must read back: it is the file the user edits next.
     crate::config::Config::load(&a.dir, env_vars(), &Default::default())?;
     std::fs::write(
@@ -194,6 +194,19 @@ fn team_of(snapshot: &crate::state::Snapshot, now: chrono::DateTime<Utc>) -> Vec
             }
         }
     }
+    // A login the config cannot hold (an LDAP- or OAuth-synced server may have made one Gitea itself
+    // would refuse today) is said and left out, rather than written into a config that then fails.
+    count.retain(|name, _| {
+        let ok = crate::ledger::format::valid_username(name);
+        if !ok {
+            tracing::warn!(
+                "\"{}\" is assigned or closed issues but is not a username commitea.yaml can hold (ASCII \
+                 letters, digits, '-', '_' and '.'): left out of the team",
+                crate::limits::excerpt(name)
+            );
+        }
+        ok
+    });
     let mut team: Vec<(String, usize)> = count.into_iter().collect();
     team.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     team

@@ -352,6 +352,12 @@ pub fn log_filter(var: Option<&str>) -> String {
     }
 }
 
+/// An error message as a terminal shows it: without control characters (newlines and tabs kept) nor
+/// bidirectional formatting characters, which a hostile title quoted in it could use to reorder the line.
+pub fn for_terminal(message: &str) -> String {
+    crate::site::text::clean(message).into_owned()
+}
+
 /// An error and its causes on one line, each said once: a cause whose text the message already holds
 /// (an error that prints its source, `{path}: {source}`) is not repeated.
 pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {

@@ -96,7 +96,8 @@ pub fn run(a: Args) -> CommandResult {
     let ctx = context(&a.state, a.by, a.clock, &a.forecast);
     match crate::tools::call_str(&ctx, &name, &input) {
         Ok(answer) => {
-            println!("{}", serde_json::to_string(&answer)?);
+            let text = serde_json::to_string(&answer)?;
+            println!("{}", crate::site::text::escape_bidi_json(&text));
             Ok(())
         }
         Err(e) if e.is_input() => Err(CommandError::Input(e.to_string())),

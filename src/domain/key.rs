@@ -9,7 +9,10 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParseKeyError {
     /// The text is not `owner/repo`.
-    #[error("repository \"{0}\" is not of the form owner/repo")]
+    #[error(
+        "repository \"{0}\" is not of the form owner/repo, each part ASCII letters, digits, '-', '_' and '.' \
+         as Gitea allows"
+    )]
     Repo(String),
     /// The text is not `owner/repo#N`.
     #[error("issue key \"{0}\" is not of the form owner/repo#N")]

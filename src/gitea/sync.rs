@@ -332,7 +332,7 @@ fn read_labels(client: &Client, run: &mut Run, repo: &RepoName) -> Result<Vec<La
             // A user owns the repository: no organisation, no labels of its own.
             Err(ClientError::NotFound { .. }) => Vec::new(),
             Err(ClientError::Forbidden { .. }) => {
-                tracing::info!(
+                tracing::warn!(
                     "the token may not read the labels of the organisation {owner} (scope read:organization); \
                      an organisation's p/* or est/* labels on its issues are read, but a write makes a \
                      repository label of the same name"

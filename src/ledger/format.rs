@@ -411,9 +411,16 @@ pub struct NewDirective {
 }
 
 /// A quote's line endings as the ledger keeps them: `\r\n` and a lone `\r` are `\n` (Markdown reads all
-/// three as a line ending, so they are the same words).
+/// three as a line ending, so they are the same words), and no line ends in spaces or tabs (an editor
+/// that trims them changes no words).
 pub fn normalise_quote(quote: &str) -> String {
-    quote.replace("\r\n", "\n").replace('\r', "\n")
+    quote
+        .replace("\r\n", "\n")
+        .replace('\r', "\n")
+        .split('\n')
+        .map(|l| l.trim_end_matches([' ', '\t']))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 impl NewDirective {

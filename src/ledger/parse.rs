@@ -434,15 +434,18 @@ fn directive(
     })
 }
 
-/// The blockquote's lines without their `>` markers (and one space after), joined by `\n`.
+/// The blockquote's lines without their `>` markers (and one space or tab after, as CommonMark reads
+/// it) nor trailing spaces, joined by `\n`: an editor that trims lines, or puts a tab after `>`, does not
+/// change what the PM said.
 fn quote_text(text: &str, r: Range<usize>) -> String {
     let out: Vec<&str> = lines(text, r)
         .map(|l| {
             let t = l.trim_start_matches(' ');
             match t.strip_prefix('>') {
-                Some(rest) => rest.strip_prefix(' ').unwrap_or(rest),
+                Some(rest) => rest.strip_prefix([' ', '\t']).unwrap_or(rest),
                 None => t,
             }
+            .trim_end_matches([' ', '\t'])
         })
         .collect();
     out.join("\n")

@@ -32,6 +32,24 @@ pub(crate) fn clean(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// JSON text with every bidirectional formatting character written as its `\uXXXX` escape: the same
+/// JSON, but a terminal that shows it (`commitea tool`, an MCP log) is not reordered by a hostile title.
+/// They can only stand inside strings, where the escape means the same character.
+pub(crate) fn escape_bidi_json(json: &str) -> std::borrow::Cow<'_, str> {
+    if !json.chars().any(is_bidi_control) {
+        return std::borrow::Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if is_bidi_control(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// A moment as people read it: `2026-11-25T10:00:00Z` → `2026-11-25 10:00 UTC`; anything that is not
 /// RFC 3339 as given.
 pub(crate) fn moment(s: &str) -> String {

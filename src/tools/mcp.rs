@@ -291,8 +291,16 @@ async fn forward(
         match from_server.read_until(b'\n', &mut line).await {
             Ok(0) | Err(_) => break,
             Ok(_) => {
+                // A hostile title's bidirectional controls, escaped: the same JSON, but a terminal or
+                // log showing the line is not reordered by them.
+                let escaped = match std::str::from_utf8(&line) {
+                    Ok(text) => crate::site::text::escape_bidi_json(text)
+                        .into_owned()
+                        .into_bytes(),
+                    Err(_) => line.clone(),
+                };
                 let mut out = stdout.lock().await;
-                if out.write_all(&line).await.is_err() || out.flush().await.is_err() {
+                if out.write_all(&escaped).await.is_err() || out.flush().await.is_err() {
                     break;
                 }
             }

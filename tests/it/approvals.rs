@@ -1840,15 +1840,26 @@ fn init_against_the_server_makes_a_site_in_one_command() {
         &["clone", "-q", bare.to_str().unwrap(), "new-state"],
     );
     let dir = tmp.path().join("new-state");
+    // A login Gitea would refuse today but an LDAP-synced server holds: said and left out, not written
+    // into a config that then fails (which had left the folder behind).
+    let odd = s.quiet_issue_without("p/0");
+    s.emu.with_dataset(|d| {
+        assert!(d.update_issue(&odd, |i| i.assignees.push("jürgen".into())));
+    });
     let t = Instant::now();
     let out = init(&dir, Some(TOKEN));
     let took = t.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr);
     let index = ok(&out);
+    assert!(
+        stderr.contains("\"jürgen\" is assigned or closed issues but is not a username"),
+        "{stderr}"
+    );
     eprintln!("init: a site in {took:?}");
     assert!(Path::new(index.trim()).exists(), "{index}");
     let config = std::fs::read_to_string(dir.join("commitea.yaml")).unwrap();
     assert!(config.contains("# to confirm"), "{config}");
+    assert!(!config.contains("jürgen"), "{config}");
     assert!(config.contains("state_repository: acme/state"), "{config}");
     // The demo's team is found from who is assigned and who closed issues.
     for person in ["amara", "chen"] {

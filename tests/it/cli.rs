@@ -1223,3 +1223,53 @@ fn a_title_several_repositories_share_is_refused_as_a_target_and_named_with_its_
         "{table}"
     );
 }
+
+#[test]
+fn a_hostile_titles_bidirectional_controls_never_reach_a_terminal_raw() {
+    // A right-to-left override in a milestone title reordered the terminal line of an error that listed
+    // the milestones, and of every tool answer that carried the title.
+    let dir = crate::toolcli::demo_state();
+    let path = dir.path().join("snapshot/milestones.yaml");
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        "title: Public API v2",
+        "title: \"Public \u{202e}2v IPA\u{202c} API v2\"",
+    );
+    std::fs::write(&path, text).unwrap();
+    let s = dir.path().to_string_lossy().into_owned();
+    let out = commitea(
+        &[
+            "directive",
+            "--kind",
+            "set-deadline",
+            "--quote",
+            "By March.",
+            "--target",
+            "milestone No Such Thing",
+            "--params",
+            r#"{"due":"2027-03-01"}"#,
+            "-s",
+            &s,
+        ],
+        dir.path(),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("2v IPA") && !err.contains('\u{202e}'), "{err}");
+    let out = commitea(
+        &["tool", "-s", &s, "query_project", r#"{"view":"runway"}"#],
+        dir.path(),
+    );
+    let answer = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        answer.contains("\\u202e2v IPA") && !answer.contains('\u{202e}'),
+        "{answer}"
+    );
+    // Still the same JSON: the title reads back with its character.
+    let v: serde_json::Value = serde_json::from_str(answer.trim()).unwrap();
+    assert!(v.to_string().contains('\u{202e}'));
+}

@@ -624,3 +624,29 @@ fn an_unclosed_fence_or_comment_in_the_notes_is_said_for_every_directive_it_swal
         parsed.problems
     );
 }
+
+#[test]
+fn an_editors_whitespace_in_a_quote_changes_no_words() {
+    let text = fixture();
+    let plain = directives(&text);
+    // Trailing spaces on the quote's lines and a tab after `>`, as editors and IDEs leave them.
+    let edited: String = text
+        .split_inclusive('\n')
+        .map(|l| match l.strip_prefix("> ") {
+            Some(rest) => format!(">\t{}", rest.replace('\n', "  \n")),
+            None => l.to_owned(),
+        })
+        .collect();
+    assert_ne!(edited, text);
+    let quotes = |ds: &[DirectiveEntry]| ds.iter().map(|d| d.quote.clone()).collect::<Vec<_>>();
+    assert_eq!(quotes(&directives(&edited)), quotes(&plain));
+    // A new quote with trailing spaces is appended and reads back as the same words.
+    let mut n = new_note();
+    n.quote = "Freeze the API.   \nNo exceptions.\t".into();
+    let appended = append(&text, &n, DirectiveId(1)).unwrap();
+    let back = directives(&appended.text);
+    assert_eq!(
+        back.last().unwrap().quote,
+        "Freeze the API.\nNo exceptions."
+    );
+}
