@@ -177,20 +177,36 @@ fn check_folder(dir: &std::path::Path) -> Result<bool, CommandError> {
     }
 }
 
+/// Someone found doing the work: how many open or recently closed issues, and in which repositories.
+struct Found {
+    name: String,
+    issues: usize,
+    repos: std::collections::BTreeSet<crate::domain::RepoName>,
+}
+
 /// The people who do the work: whoever has open issues assigned or closed an issue lately, most active
-/// first (then by name).
-fn team_of(snapshot: &crate::state::Snapshot, now: chrono::DateTime<Utc>) -> Vec<(String, usize)> {
+/// first (then by name), with the repositories those issues are in.
+fn team_of(snapshot: &crate::state::Snapshot, now: chrono::DateTime<Utc>) -> Vec<Found> {
     let since = now - Duration::days(RECENT_DAYS);
-    let mut count: BTreeMap<String, usize> = BTreeMap::new();
-    for i in snapshot.issues.values() {
+    let mut count: BTreeMap<String, Found> = BTreeMap::new();
+    let mut note = |name: &str, repo: &crate::domain::RepoName| {
+        let f = count.entry(name.to_owned()).or_insert_with(|| Found {
+            name: name.to_owned(),
+            issues: 0,
+            repos: Default::default(),
+        });
+        f.issues += 1;
+        f.repos.insert(repo.clone());
+    };
+    for (key, i) in &snapshot.issues {
         if i.state == OpenState::Open {
             for a in &i.assignees {
-                *count.entry(a.clone()).or_default() += 1;
+                note(a, &key.repo);
             }
         }
         for e in &i.timeline {
             if e.kind == EventKind::Close && e.created_at >= since && !e.user.is_empty() {
-                *count.entry(e.user.clone()).or_default() += 1;
+                note(&e.user, &key.repo);
             }
         }
     }
@@ -207,12 +223,12 @@ fn team_of(snapshot: &crate::state::Snapshot, now: chrono::DateTime<Utc>) -> Vec
         }
         ok
     });
-    let mut team: Vec<(String, usize)> = count.into_iter().collect();
-    team.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut team: Vec<Found> = count.into_values().collect();
+    team.sort_by(|a, b| b.issues.cmp(&a.issues).then(a.name.cmp(&b.name)));
     team
 }
 
-fn config_text(a: &Args, team: &[(String, usize)], now: chrono::DateTime<Utc>) -> String {
+fn config_text(a: &Args, team: &[Found], now: chrono::DateTime<Utc>) -> String {
     let mut t = format!(
         "# CommiTea's settings for this state repo (docs/state-format.md). Written by `commitea init` on {}.\n\
          server: {}\n\
@@ -237,16 +253,28 @@ fn config_text(a: &Args, team: &[(String, usize)], now: chrono::DateTime<Utc>) -
              # setting are listed in docs/state-format.md, \"commitea.yaml\".\n\
              team:\n"
         ));
-        for (name, n) in team {
+        for f in team {
             t.push_str(&format!(
-                "  - name: {name}\n    hours_per_week: {}  # to confirm ({})\n",
+                "  - name: {}\n    hours_per_week: {}  # to confirm ({})\n",
+                f.name,
                 a.hours_per_week,
                 crate::prose::count(
-                    *n,
+                    f.issues,
                     "open or recently closed issue",
                     "open or recently closed issues"
                 )
             ));
+            // Someone whose issues are all in some of the repositories is planned there only: without
+            // it, the plan gave a mobile developer web work she cannot be assigned.
+            let configured: std::collections::BTreeSet<&crate::domain::RepoName> =
+                a.repos.iter().collect();
+            if f.repos.len() < configured.len() && f.repos.iter().all(|r| configured.contains(r)) {
+                let repos: Vec<String> = f.repos.iter().map(ToString::to_string).collect();
+                t.push_str(&format!(
+                    "    repositories: [{}]  # where their issues are; add any other they work in\n",
+                    repos.join(", ")
+                ));
+            }
         }
     }
     if let Some(s) = &a.state_repo {

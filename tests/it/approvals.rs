@@ -1860,6 +1860,19 @@ fn init_against_the_server_makes_a_site_in_one_command() {
     let config = std::fs::read_to_string(dir.join("commitea.yaml")).unwrap();
     assert!(config.contains("# to confirm"), "{config}");
     assert!(!config.contains("jürgen"), "{config}");
+    // Who works in some of the repositories only is planned there only; who works in all, anywhere.
+    for (person, repos) in [("dana", "[acme/web]"), ("farah", "[acme/mobile]")] {
+        let entry = config
+            .split("- name: ")
+            .find(|e| e.starts_with(person))
+            .unwrap();
+        assert!(entry.contains(&format!("repositories: {repos}")), "{entry}");
+    }
+    let amara = config
+        .split("- name: ")
+        .find(|e| e.starts_with("amara"))
+        .unwrap();
+    assert!(!amara.contains("repositories:"), "{amara}");
     assert!(config.contains("state_repository: acme/state"), "{config}");
     // The demo's team is found from who is assigned and who closed issues.
     for person in ["amara", "chen"] {
