@@ -404,6 +404,20 @@ impl Plan {
         warnings.extend(unseen_members(snapshot, config, as_of));
         // A day zero before the sync forecasts the issues as they stood later as if it were then (an audit
         // ran `--now 2026-06-01` on a November snapshot, milestones created in July and all): said.
+        // A repository the last sync could not read is carried as it was: said on every reader's page.
+        for r in &snapshot.meta.repositories {
+            if let Some(since) = r.unreached_since {
+                warnings.push(Problem {
+                    at: At::Snapshot,
+                    kind: ProblemKind::Data(format!(
+                        "{} could not be read since {} (the server does not show it to the token): its \
+                         issues are as last read, and approved changes to it wait",
+                        r.name,
+                        zone.date_of(since)
+                    )),
+                });
+            }
+        }
         let synced = zone.date_of(snapshot.meta.synced_at);
         if as_of < synced && !snapshot.issues.is_empty() {
             warnings.push(Problem {

@@ -300,6 +300,13 @@ pub fn apply_pending(
 ) -> Result<(Vec<AppliedFile>, bool), ApplyError> {
     let inactive = &branch.inactive;
     let configured = crate::tools::repositories(config, snapshot);
+    let unreachable: BTreeSet<&RepoName> = snapshot
+        .meta
+        .repositories
+        .iter()
+        .filter(|r| r.unreached_since.is_some())
+        .map(|r| &r.name)
+        .collect();
     // One checker over the fresh snapshot for every file: the dependencies and closes it tracks carry
     // from one file to the next, as the writes do.
     let mut checker = Checker::at_apply(config, snapshot, configured.clone());
@@ -311,26 +318,36 @@ pub fn apply_pending(
         // A file about a repository the config no longer names waits whole: its ops are not wrong (the
         // issues are on the server), only out of this run's reach, and carried out half or used up as "not
         // on the server" it would be lost when the repository comes back.
-        let mut unread: Vec<RepoName> = file
-            .ops
-            .iter()
-            .flat_map(Op::repositories_named)
-            .filter(|r| !configured.contains(r))
-            .collect();
-        unread.sort();
-        unread.dedup();
-        if !unread.is_empty() {
-            let names: Vec<String> = unread.iter().map(ToString::to_string).collect();
+        // So does one about a repository the sync could not read this time.
+        let named: Vec<RepoName> = file.ops.iter().flat_map(Op::repositories_named).collect();
+        let words = |repos: Vec<&RepoName>| {
+            let mut names: Vec<String> = repos.iter().map(ToString::to_string).collect();
+            names.sort();
+            names.dedup();
+            names
+        };
+        let unconfigured = words(named.iter().filter(|r| !configured.contains(r)).collect());
+        if !unconfigured.is_empty() {
             tracing::warn!(
                 "{} names {}, which commitea.yaml does not name: it stays pending, none of its ops carried \
                  out, until {} configured again (or the file is removed)",
                 p.path,
-                names.join(", "),
-                if names.len() == 1 {
+                unconfigured.join(", "),
+                if unconfigured.len() == 1 {
                     "it is"
                 } else {
                     "they are"
                 }
+            );
+            continue;
+        }
+        let unreached = words(named.iter().filter(|r| unreachable.contains(r)).collect());
+        if !unreached.is_empty() {
+            tracing::warn!(
+                "{} names {}, which the server does not show to the token now: it stays pending, none of \
+                 its ops carried out, until the repository can be read again",
+                p.path,
+                unreached.join(", ")
             );
             continue;
         }

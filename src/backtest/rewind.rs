@@ -95,6 +95,7 @@ pub fn as_of(snapshot: &Snapshot, cut: DateTime<Utc>) -> Snapshot {
                     name: r.name.clone(),
                     cursor: Some(cut),
                     last_full_sync: Some(cut),
+                    unreached_since: None,
                 })
                 .collect(),
         },

@@ -37,6 +37,7 @@ impl Meta {
                     name: r.clone(),
                     cursor: Some(now),
                     last_full_sync: Some(now),
+                    unreached_since: None,
                 })
                 .collect(),
         }
@@ -55,6 +56,10 @@ pub struct RepoMeta {
     /// When the last full resync ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_full_sync: Option<DateTime<Utc>>,
+    /// Since when the server has refused to show the repository (404 or 403: made private, renamed
+    /// away, the token's access gone): its issues are the last ones read, carried over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreached_since: Option<DateTime<Utc>>,
 }
 
 /// The files a snapshot consists of, ready to write.

@@ -2718,6 +2718,59 @@ fn an_approved_file_gitea_refuses_as_archived_waits_and_the_sync_says_the_reposi
 }
 
 #[test]
+fn a_repository_the_server_stops_showing_is_carried_said_and_its_approved_files_wait() {
+    // One repository answering 404 (made private, the token's access gone) stopped every run of every
+    // repository until someone edited the config.
+    let s = setup(&DemoSpec::scaled(40));
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let key = s.quiet_issue_without("p/0");
+    let held = |dir: &Path| {
+        std::fs::read_dir(dir.join("snapshot/issues").join(key.repo.to_string()))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    let before = held(&s.work);
+    assert!(before > 0);
+    s.emu.with_dataset(|d| d.hide_repository(&key.repo));
+    push_priority(&s, &key);
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("{} cannot be read", key.repo)),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "ops/pending/C-0001.yaml names {}, which the server does not show to the token now",
+            key.repo
+        )),
+        "{err}"
+    );
+    assert_eq!(held(&s.work), before, "its issues are carried");
+    let meta = std::fs::read_to_string(s.work.join("snapshot/meta.yaml")).unwrap();
+    assert!(meta.contains("unreached_since"), "{meta}");
+    let forecast = std::fs::read_to_string(s.work.join("forecast/forecast.json")).unwrap();
+    assert!(
+        forecast.contains(&format!("{} could not be read since", key.repo)),
+        "said on every reader's page"
+    );
+    assert!(s.on_branch("main", "ops/pending/C-0001.yaml").is_some());
+    // Shown again: read, the marker gone, the approved file carried out.
+    s.emu.with_dataset(|d| d.show_repository(&key.repo));
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let meta = std::fs::read_to_string(s.work.join("snapshot/meta.yaml")).unwrap();
+    assert!(!meta.contains("unreached_since"), "{meta}");
+    assert!(s.issue(&key).labels.contains(&"p/0".to_owned()));
+    // Every repository out of reach is an error, not a plan carried on in silence.
+    for r in s.emu.with_dataset(|d| d.repositories()) {
+        s.emu.with_dataset(|d| d.hide_repository(&r));
+    }
+    let out = s.commitea(&s.work, &["run"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+}
+
+#[test]
 fn an_applied_record_of_an_id_given_twice_is_kept_not_written_over() {
     // An older CommiTea could give one id to two proposals; the second one's apply wrote over the record
     // of what the first had done.

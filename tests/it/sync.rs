@@ -1153,6 +1153,7 @@ mod incremental {
                 name: dropped.clone(),
                 cursor: None,
                 last_full_sync: None,
+                unreached_since: None,
             },
         );
         let (out, n) = resync(&emu, &repos, &previous, &SyncOptions::default());

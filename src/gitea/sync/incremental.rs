@@ -137,18 +137,16 @@ pub fn sync(
     let mut changed_pulls: BTreeSet<IssueKey> = BTreeSet::new();
     // Issues named by a closing keyword in a changed open pull request.
     let mut keyword_targets: BTreeSet<IssueKey> = BTreeSet::new();
+    // Repositories the server no longer shows (made private, the token's access gone), each with since
+    // when: their last snapshot is carried over, said loudly, rather than one repository taking every
+    // other's plan offline.
+    let mut unreached: BTreeMap<RepoName, DateTime<Utc>> = BTreeMap::new();
     for repo in repos {
-        match cursors.get(repo) {
-            None => {
-                if !acc.labels.contains_key(repo) {
-                    full_repo(client, &mut run, repo, &mut acc)?;
-                }
-            }
-            Some(cursor) => {
-                if changes.contains_key(repo) {
-                    continue;
-                }
-                let c = incremental_repo(client, &mut run, repo, *cursor, &mut acc)?;
+        let read = match cursors.get(repo) {
+            None if acc.labels.contains_key(repo) => Ok(()),
+            None => full_repo(client, &mut run, repo, &mut acc),
+            Some(_) if changes.contains_key(repo) => continue,
+            Some(cursor) => incremental_repo(client, &mut run, repo, *cursor, &mut acc).map(|c| {
                 for (pull, open_body) in c.1 {
                     if let Some(body) = open_body {
                         keyword_targets.extend(note_keyword_links(&mut acc, &pull, &body));
@@ -156,23 +154,57 @@ pub fn sync(
                     changed_pulls.insert(pull);
                 }
                 changes.insert(repo.clone(), c.0);
+            }),
+        };
+        let Err(e) = read else { continue };
+        let held = prev.filter(|p| p.labels.contains_key(repo) || p.milestones.contains_key(repo));
+        // Every repository out of reach is no plan to carry on with: said as the error it is.
+        let last = unreached.len() + 1 == repos.len();
+        match held.filter(|_| !last) {
+            Some(p) if out_of_reach(client, repo, &e) => {
+                let since = prev_meta
+                    .get(repo)
+                    .and_then(|m| m.unreached_since)
+                    .unwrap_or(now);
+                tracing::warn!(
+                    "{repo} cannot be read ({e}); its issues as last read (they are not read since {}) \
+                     stay in the plan, and approved changes to it wait: give the token access again, or \
+                     take it out of repositories in commitea.yaml",
+                    since.format("%Y-%m-%d %H:%M UTC")
+                );
+                acc.issues.retain(|k, _| &k.repo != repo);
+                acc.labels.insert(
+                    repo.clone(),
+                    p.labels.get(repo).cloned().unwrap_or_default(),
+                );
+                acc.milestones.insert(
+                    repo.clone(),
+                    p.milestones.get(repo).cloned().unwrap_or_default(),
+                );
+                unreached.insert(repo.clone(), since);
             }
+            _ => return Err(e),
         }
     }
+    // Their previous issues are carried as an incremental sync carries unchanged ones, and never re-read.
+    let carried = |r: &RepoName| cursors.contains_key(r) || unreached.contains_key(r);
 
     // Carry the issues of incrementally synced repositories over, then decide which to re-read.
     let empty = BTreeMap::new();
     let prev_issues = prev.map_or(&empty, |p| &p.issues);
-    for repo in &full {
+    for repo in full.iter().filter(|r| !unreached.contains_key(*r)) {
         vanished(repo, prev_issues, &acc.issues, options.max_vanished_share)?;
     }
     let mut refresh: BTreeSet<IssueKey> = BTreeSet::new();
     let stale = prev.map(|p| Stale::between(p, &acc)).unwrap_or_default();
     for (key, issue) in prev_issues {
-        if !cursors.contains_key(&key.repo) {
+        if !carried(&key.repo) {
             continue;
         }
         acc.issues.insert(key.clone(), issue.clone());
+        if unreached.contains_key(&key.repo) {
+            continue;
+        }
         let linked_by_changed = issue.pull_requests.iter().any(|p| {
             let k = pull_key(p, &key.repo);
             changed_pulls.contains(&k) || full_set.contains(&k.repo)
@@ -269,6 +301,10 @@ pub fn sync(
     if let Some(p) = prev
         && full.is_empty()
         && p.meta.server.as_deref() == Some(server)
+        && p.meta
+            .repositories
+            .iter()
+            .all(|m| m.unreached_since.is_some() == unreached.contains_key(&m.name))
         && p.meta.repositories.iter().map(|r| &r.name).eq(repos.iter())
         && p.labels == acc.labels
         && p.milestones == acc.milestones
@@ -290,13 +326,23 @@ pub fn sync(
     let repositories = repos
         .iter()
         .filter(|r| seen.insert(*r))
-        .map(|r| RepoMeta {
-            name: r.clone(),
-            cursor: Some(cursor),
-            last_full_sync: if full_set.contains(r) {
-                Some(now)
-            } else {
-                prev_meta.get(r).and_then(|m| m.last_full_sync)
+        .map(|r| match unreached.get(r) {
+            // Not read: where the next read starts is where it would have.
+            Some(since) => RepoMeta {
+                name: r.clone(),
+                cursor: prev_meta.get(r).and_then(|m| m.cursor),
+                last_full_sync: prev_meta.get(r).and_then(|m| m.last_full_sync),
+                unreached_since: Some(*since),
+            },
+            None => RepoMeta {
+                name: r.clone(),
+                cursor: Some(cursor),
+                last_full_sync: if full_set.contains(r) {
+                    Some(now)
+                } else {
+                    prev_meta.get(r).and_then(|m| m.last_full_sync)
+                },
+                unreached_since: None,
             },
         })
         .collect();
@@ -317,6 +363,26 @@ pub fn sync(
         refreshed,
         changed,
     })
+}
+
+/// Whether `e`, met reading `repo`, is the server no longer showing the repository at all (404 or 403 for
+/// the repository itself), rather than a part of it failing: asked once more, for the repository.
+fn out_of_reach(client: &Client, repo: &RepoName, e: &SyncError) -> bool {
+    // Not 401: a token refused is refused for every repository, and carrying them all would be a plan
+    // that silently stopped reading Gitea.
+    let refused = |e: &ClientError| {
+        matches!(
+            e,
+            ClientError::NotFound { .. } | ClientError::Forbidden { .. }
+        )
+    };
+    match e {
+        SyncError::Client(c) if refused(c) => client
+            .get_json::<serde_json::Value>(&format!("repos/{repo}"), &[])
+            .err()
+            .is_some_and(|again| refused(&again)),
+        _ => false,
+    }
 }
 
 /// What changed in a repository's labels and milestones without its issues being marked changed: Gitea's

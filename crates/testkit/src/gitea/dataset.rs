@@ -95,6 +95,8 @@ pub struct Dataset {
     redirects: BTreeMap<RepoName, RepoName>,
     /// Archived repositories: read-only, some writes answered 423.
     archived: BTreeSet<RepoName>,
+    /// Repositories the token may no longer see: every path of them answers 404.
+    hidden: BTreeSet<RepoName>,
 }
 
 impl Default for Dataset {
@@ -108,6 +110,7 @@ impl Default for Dataset {
             counts: std::sync::OnceLock::new(),
             redirects: BTreeMap::new(),
             archived: BTreeSet::new(),
+            hidden: BTreeSet::new(),
         }
     }
 }
@@ -313,6 +316,23 @@ impl Dataset {
     /// dependency) are answered 423.
     pub fn archive(&mut self, repo: &RepoName) {
         self.archived.insert(repo.clone());
+    }
+
+    /// Hides `repo` from the token, as making it private or taking the token's access away does: every
+    /// path under it answers 404, as Gitea's `repoAssignment` does for a repository the user may not see;
+    /// [`Dataset::show_repository`] undoes it.
+    pub fn hide_repository(&mut self, repo: &RepoName) {
+        self.hidden.insert(repo.clone());
+    }
+
+    /// Shows a hidden repository again.
+    pub fn show_repository(&mut self, repo: &RepoName) {
+        self.hidden.remove(repo);
+    }
+
+    /// Whether `repo` is hidden from the token.
+    pub fn is_hidden(&self, repo: &RepoName) -> bool {
+        self.hidden.contains(repo)
     }
 
     /// Whether `repo` is archived.

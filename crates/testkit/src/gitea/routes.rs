@@ -251,6 +251,9 @@ pub(crate) fn handle(req: &Request, shared: &Shared) -> Response {
         (_, ["repos", owner, name, tail @ ..]) => {
             let repo = RepoName::new(*owner, *name);
             let mut ds = lock(&shared.dataset);
+            if ds.is_hidden(&repo) {
+                return not_found(shared);
+            }
             if ds.repo_id(&repo).is_none() {
                 // `repoAssignment`: a renamed repository's old name redirects to the same path (and query)
                 // under the new one (`RedirectToRepo`, 307).
@@ -1034,6 +1037,7 @@ fn dependency_page(req: &Request, shared: &Shared, ds: &Dataset, keys: &[IssueKe
         .iter()
         .map(|k| match r.issue_or_pull(k) {
             Value::Null if ds.repo_id(&k.repo).is_none() => r.hidden_issue(),
+            _ if ds.is_hidden(&k.repo) => r.hidden_issue(),
             v => v,
         })
         .filter(|v| !v.is_null())
