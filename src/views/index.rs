@@ -71,8 +71,17 @@ pub fn search_index(inputs: Inputs<'_>) -> SearchIndex {
             _ => (None, false),
         }
     };
-    let numbered = |set: BTreeSet<String>| -> BTreeMap<String, usize> {
-        set.into_iter().enumerate().map(|(n, s)| (s, n)).collect()
+    // In the order people read a list: case and composition aside ("amara" before "Jo.e-Z_1"), then
+    // exactly, so that the order stays one.
+    let numbered = |set: BTreeSet<String>| -> (BTreeMap<String, usize>, Vec<String>) {
+        let mut list: Vec<String> = set.into_iter().collect();
+        list.sort_by_cached_key(|s| (crate::plan::folded(s), s.clone()));
+        let at = list
+            .iter()
+            .enumerate()
+            .map(|(n, s)| (s.clone(), n))
+            .collect();
+        (at, list)
     };
     let repos = numbered(plan.issues.iter().map(|i| i.key.repo.to_string()).collect());
     let people = numbered(plan.issues.iter().filter_map(|i| person(i).0).collect());
@@ -96,7 +105,7 @@ pub fn search_index(inputs: Inputs<'_>) -> SearchIndex {
             let f = fc.get(&i.key);
             let (who, planned) = person(i);
             IndexEntry(
-                repos.get(&i.key.repo.to_string()).copied().unwrap_or(0),
+                repos.0.get(&i.key.repo.to_string()).copied().unwrap_or(0),
                 i.key.number,
                 i.title.clone(),
                 Lifecycle::ALL
@@ -104,7 +113,7 @@ pub fn search_index(inputs: Inputs<'_>) -> SearchIndex {
                     .position(|c| *c == i.lifecycle)
                     .unwrap_or(0),
                 i.milestone.map_or(-1, |m| position(&milestones, &m)),
-                who.map_or(-1, |w| position(&people, &w)),
+                who.map_or(-1, |w| position(&people.0, &w)),
                 if i.priority_set {
                     i64::from(i.priority.level())
                 } else {
@@ -112,7 +121,7 @@ pub fn search_index(inputs: Inputs<'_>) -> SearchIndex {
                 },
                 i.labels
                     .iter()
-                    .filter_map(|l| labels.get(l).copied())
+                    .filter_map(|l| labels.0.get(l).copied())
                     .collect(),
                 f.and_then(|f| days(f.p50.date())),
                 f.and_then(|f| days(f.p80.date())),
@@ -121,10 +130,9 @@ pub fn search_index(inputs: Inputs<'_>) -> SearchIndex {
             )
         })
         .collect();
-    let names = |m: BTreeMap<String, usize>| m.into_keys().collect::<Vec<_>>();
     SearchIndex {
         as_of: day0.to_string(),
-        repos: names(repos),
+        repos: repos.1,
         columns: Lifecycle::ALL
             .iter()
             .map(|c| (c.as_str().to_owned(), c.title().to_owned()))
@@ -134,8 +142,8 @@ pub fn search_index(inputs: Inputs<'_>) -> SearchIndex {
             .iter()
             .map(|m| (m.id, m.title.clone()))
             .collect(),
-        people: names(people),
-        labels: names(labels),
+        people: people.1,
+        labels: labels.1,
         issues,
     }
 }

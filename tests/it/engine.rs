@@ -1090,3 +1090,47 @@ fn the_abandonment_model_does_not_move_with_the_day_of_the_run() {
         }
     }
 }
+
+#[test]
+fn the_search_indexs_lists_read_as_people_read_a_list() {
+    // Code-point order put "Jo.e-Z_1" and every capitalised label before "amara" and "bug".
+    let mut plan = demo_plan();
+    let open = plan
+        .issues
+        .iter()
+        .position(|i| i.state == commitea::domain::OpenState::Open)
+        .unwrap();
+    plan.issues[open].assignee = Some("Zed".into());
+    plan.issues[open].labels.push("Zebra".into());
+    let report = forecast::run(
+        &plan,
+        &Settings {
+            trials: 50,
+            seed: 1,
+            horizon_days: 200,
+        },
+    );
+    let ix = commitea::views::index::search_index(commitea::views::Inputs {
+        plan: &plan,
+        report: &report,
+    });
+    let folded = |v: &[String]| {
+        let mut s = v.to_vec();
+        s.sort_by_key(|x| x.to_lowercase());
+        s
+    };
+    assert_eq!(ix.people, folded(&ix.people));
+    assert_eq!(ix.people.last().map(String::as_str), Some("Zed"));
+    assert_eq!(ix.labels, folded(&ix.labels));
+    assert_eq!(ix.labels.last().map(String::as_str), Some("Zebra"));
+    // Every entry still points at its own name.
+    let entry = ix
+        .issues
+        .iter()
+        .find(|e| {
+            e.1 == plan.issues[open].key.number
+                && ix.repos[e.0] == plan.issues[open].key.repo.to_string()
+        })
+        .unwrap();
+    assert_eq!(ix.people[usize::try_from(entry.5).unwrap()], "Zed");
+}
