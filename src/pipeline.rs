@@ -712,7 +712,7 @@ fn apply_stage(
     let branch = crate::apply::OnBranch {
         inactive,
         filed: if files_an_issue {
-            filed_on_branch(&repo, head)?
+            filed_on_branch(&repo, head, layout)?
         } else {
             Default::default()
         },
@@ -822,28 +822,51 @@ fn start_of_day(config: &Config, t: DateTime<Utc>) -> DateTime<Utc> {
         .and_utc()
 }
 
-/// The issues the branch's records (`ops/applied/*.yaml` in `head`) say a `create_issue` filed. A record
-/// that does not read is passed over: the apply stage reads the branch, it does not judge old records.
+/// The issues the records say a `create_issue` filed, with the proposal that filed each
+/// ([`crate::apply::owner`]): the branch's (`ops/applied/*.yaml` in `head`), and those a run stopped
+/// before its commit left on disk (the next run takes them over, [`place_records`]). A record that does
+/// not read is passed over: the apply stage reads records, it does not judge them.
 fn filed_on_branch(
     repo: &gix::Repository,
     head: gix::ObjectId,
-) -> Result<std::collections::BTreeSet<crate::domain::IssueKey>, PipelineError> {
-    let mut out = std::collections::BTreeSet::new();
-    for name in git::list_dir(repo, head, crate::ops::APPLIED_PATH)? {
+    layout: &Layout,
+) -> Result<std::collections::BTreeMap<crate::domain::IssueKey, String>, PipelineError> {
+    let mut texts: Vec<(String, String)> = Vec::new();
+    let committed = git::list_dir(repo, head, crate::ops::APPLIED_PATH)?;
+    for name in &committed {
         let rel = format!("{}/{name}", crate::ops::APPLIED_PATH);
-        let Some(bytes) = git::read_at(repo, head, &rel)? else {
+        if let Some(bytes) = git::read_at(repo, head, &rel)? {
+            texts.push((rel, String::from_utf8_lossy(&bytes).into_owned()));
+        }
+    }
+    let dir = layout.root().join(crate::ops::APPLIED_PATH);
+    let on_disk = std::fs::read_dir(&dir)
+        .map(|d| d.filter_map(Result::ok).collect::<Vec<_>>())
+        .unwrap_or_default();
+    for entry in on_disk {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".yaml")
+            && !committed.contains(&name)
+            && let Ok(text) = crate::state::read_text_file(&entry.path())
+        {
+            texts.push((format!("{}/{name}", crate::ops::APPLIED_PATH), text));
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    for (rel, text) in texts {
+        let Ok(record) =
+            crate::yamlfile::parse::<crate::apply::AppliedFile>(&text, Path::new(&rel))
+        else {
             continue;
         };
-        let Ok(record) = crate::yamlfile::parse::<crate::apply::AppliedFile>(
-            &String::from_utf8_lossy(&bytes),
-            Path::new(&rel),
-        ) else {
-            continue;
-        };
-        out.extend(record.applied.results.iter().filter_map(|o| match o {
-            crate::apply::Outcome::Created { issue } => issue.parse().ok(),
-            _ => None,
-        }));
+        let owner = crate::apply::owner(&record.proposal);
+        for o in &record.applied.results {
+            if let crate::apply::Outcome::Created { issue } = o
+                && let Ok(key) = issue.parse()
+            {
+                out.entry(key).or_insert_with(|| owner.clone());
+            }
+        }
     }
     Ok(out)
 }

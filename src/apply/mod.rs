@@ -300,6 +300,11 @@ pub fn apply_pending(
 ) -> Result<(Vec<AppliedFile>, bool), ApplyError> {
     let inactive = &branch.inactive;
     let configured = crate::tools::repositories(config, snapshot);
+    let milestone_repo: BTreeMap<u64, RepoName> = snapshot
+        .milestones
+        .iter()
+        .flat_map(|(repo, ms)| ms.iter().map(move |m| (m.id, repo.clone())))
+        .collect();
     let unreachable: BTreeSet<&RepoName> = snapshot
         .meta
         .repositories
@@ -313,48 +318,92 @@ pub fn apply_pending(
     let mut writer = Writer::new(client, snapshot);
     writer.filed.clone_from(&branch.filed);
     let mut out = Vec::new();
+    // What the files held back this run change (an issue, a milestone), and which file and how it is said.
+    let mut held: BTreeMap<String, (String, String)> = BTreeMap::new();
     for p in pending {
         let Ok(file) = &p.file else { continue };
         // A file about a repository the config no longer names waits whole: its ops are not wrong (the
         // issues are on the server), only out of this run's reach, and carried out half or used up as "not
-        // on the server" it would be lost when the repository comes back.
-        // So does one about a repository the sync could not read this time.
-        let named: Vec<RepoName> = file.ops.iter().flat_map(Op::repositories_named).collect();
+        // on the server" it would be lost when the repository comes back. So does one about a repository
+        // the sync could not read this time. A milestone's op names its repository through the milestone
+        // (a held repository's milestones are carried in the snapshot with it). Gitea ignores the case
+        // of a repository's name; so does this.
+        let named: Vec<RepoName> = file
+            .ops
+            .iter()
+            .flat_map(|op| {
+                let mut repos = op.repositories_named();
+                if let Op::SetMilestoneDue { milestone, .. }
+                | Op::SetDeadlineHard { milestone, .. } = op
+                {
+                    repos.extend(milestone_repo.get(milestone).cloned());
+                }
+                repos
+            })
+            .collect();
+        let same = |a: &RepoName, b: &RepoName| a.to_string().eq_ignore_ascii_case(&b.to_string());
         let words = |repos: Vec<&RepoName>| {
             let mut names: Vec<String> = repos.iter().map(ToString::to_string).collect();
             names.sort();
             names.dedup();
             names
         };
-        let unconfigured = words(named.iter().filter(|r| !configured.contains(r)).collect());
-        if !unconfigured.is_empty() {
-            tracing::warn!(
-                "{} names {}, which commitea.yaml does not name: it stays pending, none of its ops carried \
+        let targets = targets_of(file);
+        let unconfigured = words(
+            named
+                .iter()
+                .filter(|r| !configured.iter().any(|c| same(c, r)))
+                .collect(),
+        );
+        let unreached = words(
+            named
+                .iter()
+                .filter(|r| unreachable.iter().any(|c| same(c, r)))
+                .collect(),
+        );
+        // A later file about what a held one changes waits behind it: carried out first, it would be
+        // undone by the held one when that comes through (the later decision lost to the earlier).
+        let behind = targets
+            .iter()
+            .find_map(|(t, _)| held.get(t).map(|(id, what)| (id.clone(), what.clone())));
+        let hold = if !unconfigured.is_empty() {
+            Some(format!(
+                "names {}, which commitea.yaml does not name: it stays pending, none of its ops carried \
                  out, until {} configured again (or the file is removed)",
-                p.path,
                 unconfigured.join(", "),
                 if unconfigured.len() == 1 {
                     "it is"
                 } else {
                     "they are"
                 }
-            );
-            continue;
-        }
-        let unreached = words(named.iter().filter(|r| unreachable.contains(r)).collect());
-        if !unreached.is_empty() {
-            tracing::warn!(
-                "{} names {}, which the server does not show to the token now: it stays pending, none of \
+            ))
+        } else if !unreached.is_empty() {
+            Some(format!(
+                "names {}, which the server does not show to the token now: it stays pending, none of \
                  its ops carried out, until the repository can be read again",
-                p.path,
                 unreached.join(", ")
-            );
+            ))
+        } else {
+            behind.map(|(id, what)| {
+                format!(
+                    "changes {what}, as {id} does, which waits: it waits behind {id}, none of its ops \
+                     carried out, so that the later decision is not undone by the earlier one"
+                )
+            })
+        };
+        if let Some(why) = hold {
+            tracing::warn!("{} {why}", p.path);
+            for (t, what) in &targets {
+                held.entry(t.clone())
+                    .or_insert((file.id.clone(), what.clone()));
+            }
             continue;
         }
         let approval = approval_of(approvals, p)?;
         let mut results = Vec::new();
         // `dependsOnNew` names the file's own new issues by position.
         writer.created.clear();
+        writer.owner = owner(file);
         checker.next_file();
         let not_in_force = file
             .directive
@@ -421,6 +470,9 @@ pub fn apply_pending(
                     op.describe()
                 );
                 results.clear();
+                for (t, what) in targets_of(file) {
+                    held.entry(t).or_insert((file.id.clone(), what));
+                }
                 break;
             }
             results.push(outcome);
@@ -440,6 +492,35 @@ pub fn apply_pending(
         });
     }
     Ok((out, writer.wrote))
+}
+
+/// Who filed an issue, as the records say it: the proposal's id and when it was made (an older CommiTea
+/// could give one id to two proposals).
+pub fn owner(file: &OpFile) -> String {
+    format!("{} {}", file.id, file.created_at)
+}
+
+/// What a file's ops change, each with how it is said: the issues they change (`issue:KEY`) and the
+/// milestones they set (`milestone:ID`); a new issue changes nothing that exists.
+fn targets_of(file: &OpFile) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for op in &file.ops {
+        if let Some(IssueRef::Key(k)) = op.issue() {
+            out.push((format!("issue:{}", k.to_ascii_lowercase()), k.clone()));
+        }
+        match op {
+            Op::SetMilestoneDue { milestone, .. } | Op::SetDeadlineHard { milestone, .. } => {
+                out.push((
+                    format!("milestone:{milestone}"),
+                    format!("milestone {milestone}"),
+                ));
+            }
+            _ => {}
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// The due date a milestone answer shows, in the server's zone.
@@ -497,8 +578,11 @@ struct Writer<'a> {
     /// The issues the current file's `create_issue` ops filed (or found filed), in order; none for one
     /// that was not.
     created: Vec<Option<IssueKey>>,
-    /// Every issue a `create_issue` is known to have filed: the branch's records' and this run's.
-    filed: BTreeSet<IssueKey>,
+    /// Every issue a `create_issue` is known to have filed, with the proposal that filed it ([`owner`]):
+    /// the records' and this run's.
+    filed: BTreeMap<IssueKey, String>,
+    /// The proposal being carried out, as [`owner`] names it.
+    owner: String,
 }
 
 /// What the branch says beyond its pending files.
@@ -506,9 +590,10 @@ struct Writer<'a> {
 pub struct OnBranch {
     /// The directives no longer in force (withdrawn or superseded in the branch's ledger), by id.
     pub inactive: BTreeMap<String, crate::ledger::format::Status>,
-    /// The issues the branch's records (`ops/applied/`) say a `create_issue` filed: none of them is taken
-    /// for another file's issue of the same title.
-    pub filed: BTreeSet<IssueKey>,
+    /// The issues the records (`ops/applied/`, committed, or left by a run stopped before its commit) say a
+    /// `create_issue` filed, with the proposal that filed each ([`owner`]): none of them is taken for
+    /// another proposal's issue of the same title.
+    pub filed: BTreeMap<IssueKey, String>,
 }
 
 /// How far ahead of the server's clock the clock of whoever committed an op file may be, and an issue the
@@ -528,7 +613,8 @@ impl<'a> Writer<'a> {
             me: None,
             wrote: false,
             created: Vec::new(),
-            filed: BTreeSet::new(),
+            filed: BTreeMap::new(),
+            owner: String::new(),
         }
     }
 
@@ -980,7 +1066,7 @@ impl<'a> Writer<'a> {
                     && i.title == title.trim()
                     && i.author == me
                     && i.created_at >= after
-                    && !self.filed.contains(k)
+                    && self.filed.get(k).is_none_or(|o| *o == self.owner)
             })
             .map(|(k, _)| k.clone());
         // The snapshot is as old as this run's sync: a run beside this one (a forge that does not queue
@@ -1004,7 +1090,10 @@ impl<'a> Writer<'a> {
                         i.title == title.trim()
                             && crate::gitea::wire::login(i.user.as_ref()) == me
                             && i.created_at.is_some_and(|c| c >= after)
-                            && !self.filed.contains(&repo.issue(i.number))
+                            && self
+                                .filed
+                                .get(&repo.issue(i.number))
+                                .is_none_or(|o| *o == self.owner)
                     })
                     .map(|i| repo.issue(i.number))
             }
@@ -1013,14 +1102,14 @@ impl<'a> Writer<'a> {
             // The run that filed it adds its dependencies; this one's snapshot does not hold it yet.
             tracing::info!("{key} was filed by another run since this one synced; not filed again");
             self.created.push(Some(key.clone()));
-            self.filed.insert(key.clone());
+            self.filed.insert(key.clone(), self.owner.clone());
             return Ok(Outcome::Created {
                 issue: key.to_string(),
             });
         }
         if let Some(key) = existing {
             self.created.push(Some(key.clone()));
-            self.filed.insert(key.clone());
+            self.filed.insert(key.clone(), self.owner.clone());
             // Its dependencies may be what the killed run did not get to.
             for d in deps {
                 let op = Op::AddDep {
@@ -1065,7 +1154,7 @@ impl<'a> Writer<'a> {
         }
         let key = repo.issue(g.number);
         self.created.push(Some(key.clone()));
-        self.filed.insert(key.clone());
+        self.filed.insert(key.clone(), self.owner.clone());
         let now = g.created_at.unwrap_or(committed_at);
         self.snapshot.issues.insert(
             key.clone(),

@@ -143,7 +143,6 @@ fn blocks(text: &str) -> Vec<Block> {
                     };
                     let opaque = match &tag {
                         Tag::CodeBlock(CodeBlockKind::Fenced(_)) => Some("a fenced code block"),
-                        Tag::CodeBlock(CodeBlockKind::Indented) => Some("an indented code block"),
                         Tag::HtmlBlock => Some("an HTML block or comment"),
                         _ => None,
                     };
@@ -293,6 +292,10 @@ fn swallowed(text: &str, blocks: &[Block]) -> Vec<LedgerProblem> {
         let Some(what) = block.opaque else {
             continue;
         };
+        // A closed block holds what it holds on purpose (an example, a directive commented out).
+        if !unclosed(text, block) {
+            continue;
+        }
         out.push(LedgerProblem::Swallowed {
             line: n + 1,
             heading: crate::limits::excerpt(rest.trim()).to_string(),
@@ -301,6 +304,36 @@ fn swallowed(text: &str, blocks: &[Block]) -> Vec<LedgerProblem> {
         });
     }
     out
+}
+
+/// Whether `block` (code or HTML) runs to the end of the text for want of its closer: a ``` fence with no
+/// closing fence, a `<!--` with no `-->`. Only such a block swallows what follows it by mistake.
+fn unclosed(text: &str, block: &Block) -> bool {
+    if !text[block.range.end..].trim().is_empty() {
+        return false;
+    }
+    let body: Vec<&str> = lines(text, block.range.clone())
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let (Some(first), Some(last)) = (body.first(), body.last()) else {
+        return false;
+    };
+    let first = first.trim_start();
+    let fence: String = first
+        .chars()
+        .take_while(|c| *c == '`' || *c == '~')
+        .collect();
+    if fence.len() >= 3 {
+        let closer = last.trim();
+        let closed = body.len() > 1
+            && closer.len() >= fence.len()
+            && closer.chars().all(|c| fence.starts_with(c));
+        return !closed;
+    }
+    if first.starts_with("<!--") {
+        return !last.trim_end().ends_with("-->");
+    }
+    true
 }
 
 /// The lines of a range without their line endings.

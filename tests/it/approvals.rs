@@ -2649,6 +2649,131 @@ fn a_run_killed_between_its_apply_and_its_commit_leaves_one_true_record() {
 }
 
 #[test]
+fn after_a_kill_a_second_proposal_of_the_same_title_gets_its_own_issue() {
+    // C-0002 filed an issue and the run was killed before its commit; then C-0001, of the same title,
+    // was approved. The next run gave C-0002's issue to C-0001 and filed C-0002 a second one: crossed
+    // records, and advice to close one of two issues two proposals asked for.
+    let s = setup(&DemoSpec::scaled(40));
+    let repo = s.quiet_issue_without("p/0").repo;
+    s.emu
+        .with_dataset(|d| d.set_clock(chrono::Utc::now() - chrono::Duration::minutes(5)));
+    let file = |id: &str, estimate: &str| {
+        op_file(
+            id,
+            &format!(
+                "- op: create_issue\n  title: Add a resume button\n  labels: [{estimate}]\n  repo: {repo}\n"
+            ),
+            false,
+        )
+    };
+    push_straight(&s, "C-0002", &file("C-0002", "est/1d"));
+    ok(&s.commitea(&s.work, &["run"]));
+    git(&s.work, &["reset", "-q", "--mixed", "HEAD~1"]);
+    let stopped = std::fs::read_to_string(s.work.join("ops/applied/C-0002.yaml")).unwrap();
+    // Approved beside the stopped record, which stays uncommitted on disk.
+    std::fs::write(
+        s.work.join("ops/pending/C-0001.yaml"),
+        file("C-0001", "est/2d"),
+    )
+    .unwrap();
+    git(&s.work, &["add", "ops/pending/C-0001.yaml"]);
+    git(&s.work, &["commit", "-qm", "approve C-0001"]);
+    git(&s.work, &["push", "-q", "origin", "HEAD:main"]);
+    assert!(git(&s.work, &["status", "--porcelain"]).contains("?? ops/applied/"));
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    ok(&out);
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("duplicate"),
+        "{out:?}"
+    );
+    let issues: Vec<(u64, Vec<String>)> = s.emu.with_dataset(|d| {
+        d.issues(&repo)
+            .iter()
+            .filter(|i| i.title == "Add a resume button")
+            .map(|i| (i.number, i.labels.clone()))
+            .collect()
+    });
+    assert_eq!(issues.len(), 2, "{issues:?}");
+    let first = s.on_branch("main", "ops/applied/C-0001.yaml").unwrap();
+    let second = s.on_branch("main", "ops/applied/C-0002.yaml").unwrap();
+    // C-0002 keeps the issue its stopped run filed; C-0001's is another, with its own estimate.
+    let filed_by = |record: &str| {
+        issues
+            .iter()
+            .find(|(n, _)| record.contains(&format!("{repo}#{n}\n")))
+            .cloned()
+            .unwrap_or_else(|| panic!("{record}"))
+    };
+    assert!(stopped.contains(&format!("{repo}#{}\n", filed_by(&second).0)));
+    assert_ne!(filed_by(&first).0, filed_by(&second).0);
+    assert!(
+        filed_by(&first).1.contains(&"est/2d".to_owned()),
+        "{issues:?}"
+    );
+    assert!(
+        filed_by(&second).1.contains(&"est/1d".to_owned()),
+        "{issues:?}"
+    );
+}
+
+#[test]
+fn a_later_file_about_what_a_held_file_changes_waits_behind_it() {
+    // C-0001 (held: it also names a repository taken out of the config) set an estimate that C-0002
+    // then changed; C-0002 was carried out, and when the repository came back C-0001 undid it.
+    let s = setup(&DemoSpec::scaled(40));
+    let keys = s.quiet_issues(8);
+    let a = keys[0].clone();
+    let b = keys
+        .iter()
+        .find(|k| k.repo != a.repo)
+        .cloned()
+        .expect("two repositories");
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let config = std::fs::read_to_string(s.work.join("commitea.yaml")).unwrap();
+    let line = format!("  - {}\n", b.repo);
+    std::fs::write(s.work.join("commitea.yaml"), config.replacen(&line, "", 1)).unwrap();
+    git(&s.work, &["commit", "-qam", "leave a repository out"]);
+    push_straight(
+        &s,
+        "C-0001",
+        &op_file(
+            "C-0001",
+            &format!(
+                "- op: set_estimate\n  issue: {a}\n  estimate: est/2d\n\
+                 - op: set_estimate\n  issue: {b}\n  estimate: est/2d\n"
+            ),
+            false,
+        ),
+    );
+    push_straight(
+        &s,
+        "C-0002",
+        &op_file(
+            "C-0002",
+            &format!("- op: set_estimate\n  issue: {a}\n  estimate: est/1w\n"),
+            false,
+        ),
+    );
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "ops/pending/C-0002.yaml changes {a}, as C-0001 does, which waits: it waits behind C-0001"
+        )),
+        "{err}"
+    );
+    assert!(s.on_branch("main", "ops/pending/C-0002.yaml").is_some());
+    // Back in the config: both, in their order; the later decision stands.
+    std::fs::write(s.work.join("commitea.yaml"), &config).unwrap();
+    git(&s.work, &["commit", "-qam", "the repository is back"]);
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let labels = s.issue(&a).labels;
+    assert!(labels.contains(&"est/1w".to_owned()), "{labels:?}");
+    assert!(s.issue(&b).labels.contains(&"est/2d".to_owned()));
+}
+
+#[test]
 fn an_approved_file_about_a_repository_taken_out_of_the_config_waits_for_it() {
     // Taking a repository out of `repositories:` had its approved ops used up as "not on the server",
     // which they were not; putting it back then found them gone for good.
@@ -2733,6 +2858,17 @@ fn a_repository_the_server_stops_showing_is_carried_said_and_its_approved_files_
     assert!(before > 0);
     s.emu.with_dataset(|d| d.hide_repository(&key.repo));
     push_priority(&s, &key);
+    // A milestone's op names its repository through the milestone.
+    let milestone = s.snapshot.milestones[&key.repo][0].id;
+    push_straight(
+        &s,
+        "C-0002",
+        &op_file(
+            "C-0002",
+            &format!("- op: set_milestone_due\n  milestone: {milestone}\n  due: 2027-03-01\n"),
+            false,
+        ),
+    );
     let out = s.commitea(&s.work, &["run", "--push"]);
     ok(&out);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -2756,6 +2892,10 @@ fn a_repository_the_server_stops_showing_is_carried_said_and_its_approved_files_
         "said on every reader's page"
     );
     assert!(s.on_branch("main", "ops/pending/C-0001.yaml").is_some());
+    assert!(
+        s.on_branch("main", "ops/pending/C-0002.yaml").is_some(),
+        "{err}"
+    );
     // Shown again: read, the marker gone, the approved file carried out.
     s.emu.with_dataset(|d| d.show_repository(&key.repo));
     ok(&s.commitea(&s.work, &["run", "--push"]));

@@ -596,14 +596,23 @@ fn an_unclosed_fence_or_comment_in_the_notes_is_said_for_every_directive_it_swal
             other => panic!("{opening:?}: {other:?}"),
         }
     }
-    // A closed block holds no heading and says nothing; nor does a well-formed ledger.
-    let closed = format!("{}```\nlog\n```\n\n{}", &text[..at], &text[at..]);
-    assert!(
-        parse(&closed).problems.is_empty(),
-        "{:?}",
-        parse(&closed).problems
-    );
-    assert_eq!(directives(&closed).len(), total);
+    // A closed block says nothing, even with a directive in it on purpose: an example in a fence, a
+    // directive commented out (a closed `<!-- -->`), at the end of the file or before the others.
+    let example = "## D-0099 · note · 2026-11-30T10:00:00Z\n\n> An example.\n";
+    for block in [
+        "```\nlog\n```\n".to_owned(),
+        format!("```markdown\n{example}```\n"),
+        format!("<!--\n{example}-->\n"),
+    ] {
+        for closed in [
+            format!("{}{block}\n{}", &text[..at], &text[at..]),
+            format!("{text}\n{block}"),
+        ] {
+            let problems = parse(&closed).problems;
+            assert!(problems.is_empty(), "{block}: {problems:?}");
+            assert_eq!(directives(&closed).len(), total);
+        }
+    }
     // Old Mac line endings make the file one line: said once, and no message quotes the whole file.
     let cr = text.replace('\n', "\r");
     let parsed = parse(&cr);
