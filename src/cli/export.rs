@@ -32,7 +32,15 @@ pub struct Args {
 pub fn run(a: Args) -> CommandResult {
     let repo =
         crate::pipeline::RepoState::load(&a.state.state, env_vars(), &a.forecast.overrides())?;
-    let plan = repo.replay(repo.as_of(a.forecast.now)).into_plan();
+    let mut plan = repo.replay(repo.as_of(a.forecast.now)).into_plan();
+    // The people the committed forecast planned unassigned work for, as a run keeps them: without them
+    // the export dealt that work out afresh (25 of the demo's 160 open issues to someone else).
+    plan.planned_for =
+        crate::pipeline::Committed::read(&repo.layout).people(&repo.config, plan.team_names());
+    // What the plan could not take (a dependency cycle's issues are left out of the export) is said.
+    for w in &plan.warnings {
+        tracing::warn!("{w}");
+    }
     let text = match a.format {
         Format::Tjp => crate::forecast::export_tjp(
             &plan,

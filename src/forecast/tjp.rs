@@ -4,7 +4,10 @@ use super::*;
 
 /// The deterministic (median) plan as a TaskJuggler 3 project: every open issue with its remaining median
 /// effort, the person the plan gives it to, its dependencies, and a priority that follows our order.
-/// Issues in a dependency cycle are left out, as in the forecast. `report` names the CSV report it asks for.
+/// Issues in a dependency cycle are left out, as in the forecast, and said (as every warning the forecast
+/// would give). The project runs to the horizon, or past it to a month after the plan's last finish, so
+/// that `tj3` can place work the median plan ends beyond the horizon; an issue whose person has no
+/// working hour at all is said, as `tj3` cannot place it. `report` names the CSV report it asks for.
 pub fn export_tjp(
     plan: &Plan,
     horizon_days: u32,
@@ -13,6 +16,9 @@ pub fn export_tjp(
 ) -> Result<String, crate::engine::ScheduleError> {
     use crate::engine::tjp::{TjpPerson, TjpTask, export};
     let built = build(plan, horizon_days)?;
+    for w in &built.warnings {
+        tracing::warn!("{w}");
+    }
     let sched = built.prep.schedule(&built.medians);
     let rank: HashMap<u32, usize> = built
         .prep
@@ -48,12 +54,30 @@ pub fn export_tjp(
             spec: &m.calendar,
         })
         .collect();
-    Ok(export(
-        title,
-        plan.as_of,
-        horizon_days,
-        &people,
-        &tasks,
-        report,
-    ))
+    let mut last_day = 0.0f64;
+    let mut unplaced: Vec<String> = Vec::new();
+    for &i in &kept {
+        let end = end_day(sched.end[i]);
+        if end.is_finite() {
+            last_day = last_day.max(end);
+        } else {
+            unplaced.push(built.open[i].key.to_string());
+        }
+    }
+    if !unplaced.is_empty() {
+        tracing::warn!(
+            "{} cannot be scheduled at all (the person the plan gives {} has no working hour from day \
+             0 on): tj3 will say {} not fit into the project",
+            crate::prose::and_list(&unplaced),
+            if unplaced.len() == 1 { "it" } else { "them" },
+            if unplaced.len() == 1 {
+                "it does"
+            } else {
+                "they do"
+            }
+        );
+    }
+    // A month past the last finish, for tj3's own placing of the same work.
+    let days = horizon_days.max((last_day as u32).saturating_add(31));
+    Ok(export(title, plan.as_of, days, &people, &tasks, report))
 }

@@ -1273,3 +1273,84 @@ fn a_hostile_titles_bidirectional_controls_never_reach_a_terminal_raw() {
     let v: serde_json::Value = serde_json::from_str(answer.trim()).unwrap();
     assert!(v.to_string().contains('\u{202e}'));
 }
+
+#[test]
+fn the_export_is_the_committed_forecasts_plan_and_has_room_for_it() {
+    // The export dealt unassigned work out afresh, ignoring whom the committed forecast kept it for: 25 of
+    // the demo's 160 open issues went to someone else than the site and the standup said.
+    let tmp = tempfile::tempdir().unwrap();
+    let demo = tmp.path().join("demo");
+    let out = commitea(&["demo", demo.to_str().unwrap()], tmp.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = demo.to_string_lossy().into_owned();
+    let out = commitea(&["export", "tjp", "-s", &s], tmp.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tjp = String::from_utf8(out.stdout).unwrap();
+    let mut resources = std::collections::HashMap::new();
+    for l in tjp.lines() {
+        if let Some(rest) = l.strip_prefix("resource ") {
+            let (id, name) = rest.split_once(' ').unwrap();
+            resources.insert(id.to_owned(), name.split('"').nth(1).unwrap().to_owned());
+        }
+    }
+    let forecast: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(demo.join("forecast/forecast.json")).unwrap(),
+    )
+    .unwrap();
+    let planned: std::collections::HashMap<String, String> = forecast["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| {
+            let who = f["assignee"].as_str().or(f["planned_assignee"].as_str())?;
+            Some((f["issue"].as_str()?.to_owned(), who.to_owned()))
+        })
+        .collect();
+    let mut compared = 0;
+    for task in tjp.split("\ntask ").skip(1) {
+        let key = task.split('"').nth(1).unwrap();
+        let Some(r) = task
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("allocate "))
+        else {
+            continue;
+        };
+        assert_eq!(
+            resources.get(r).map(String::as_str),
+            planned.get(key).map(String::as_str),
+            "{key}"
+        );
+        compared += 1;
+    }
+    assert!(compared > 100, "{compared}");
+    // A horizon shorter than the work: the project runs past it to the plan's last finish, so that tj3
+    // can place the same work.
+    let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["export", "tjp", "-s", &s])
+        .env("COMMITEA_FORECAST_HORIZON_DAYS", "30")
+        .output()
+        .unwrap();
+    let tjp = String::from_utf8(out.stdout).unwrap();
+    let head = tjp.lines().next().unwrap();
+    let end = head.split(" - ").nth(1).unwrap().split(' ').next().unwrap();
+    let start = head
+        .split('"')
+        .nth(2)
+        .unwrap()
+        .trim()
+        .split(' ')
+        .next()
+        .unwrap();
+    let days = (chrono::NaiveDate::parse_from_str(end, "%Y-%m-%d").unwrap()
+        - chrono::NaiveDate::parse_from_str(start, "%Y-%m-%d").unwrap())
+    .num_days();
+    assert!(days > 60, "{head}");
+}
