@@ -56,13 +56,21 @@ pub fn run(a: Args) -> CommandResult {
     let c = &repo.config;
     let opts = crate::backtest::BacktestOptions::from_config(c);
     let report = crate::backtest::backtest(&repo.snapshot, c, repo.ledger.as_deref(), &opts);
+    let no_cut = format!(
+        "no cut: a cut needs {} days of history before it and its whole horizon ({} days) passed before \
+         the snapshot; for a young project set backtest.horizon_days lower (docs/forecasting.md)",
+        opts.min_history_days, opts.horizon_days
+    );
+    // An empty report written over a good one left the Calibration page a table of dashes, the reason only
+    // on a terminal long closed.
+    if report.cuts == 0 && a.write {
+        return Err(CommandError::Input(format!(
+            "{no_cut}; {} is left as it was",
+            crate::state::BACKTEST_FILE
+        )));
+    }
     if report.cuts == 0 {
-        tracing::warn!(
-            "no cut: a cut needs {} days of history before it and its whole horizon ({} days) passed before \
-             the snapshot; for a young project set backtest.horizon_days lower (docs/forecasting.md)",
-            opts.min_history_days,
-            opts.horizon_days
-        );
+        tracing::warn!("{no_cut}");
     }
     if a.write {
         let _lock = crate::state::lock::lock_state(repo.layout.root(), c)?;

@@ -365,8 +365,11 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
         }
         let why = match (m.calendar.ends, m.calendar.starts) {
             (Some(ends), _) if ends < as_of => format!("their last day, team[].ends, was {ends}"),
-            (_, Some(starts)) if starts > as_of => format!("they start on {starts}, past it"),
-            _ => "their calendar gives them no working hours in it".to_owned(),
+            (_, Some(starts)) if starts >= as_of + Days::new(u64::from(days)) => {
+                format!("they start on {starts}, past it")
+            }
+            _ => "their calendar (working days, time off, holidays) gives them no working hours in it"
+                .to_owned(),
         };
         warnings.push(format!(
             "{} has {theirs} open issue{} assigned but no working hour in the forecast's horizon ({why}): \

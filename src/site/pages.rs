@@ -128,7 +128,7 @@ fn reliability_rows(c: &crate::views::calibration::CalibrationView) -> Vec<Relia
                 bin: format!("{:.0}–{:.0}%", r.lo * 100.0, r.hi * 100.0),
                 n: r.n,
                 promised: format!("{:.0}%", r.promised * 100.0),
-                observed: interval_pct(&Some(r.observed)),
+                observed: share_of(&Some(r.observed), r.n),
             })
         })
         .collect()
@@ -139,6 +139,18 @@ fn interval_pct(m: &Option<[f64; 3]>) -> String {
         || "—".to_owned(),
         |[v, lo, hi]| format!("{:.0}% ({:.0}–{:.0}%)", v * 100.0, lo * 100.0, hi * 100.0),
     )
+}
+
+/// Fewer forecasts than this and a share is said as a count: a bootstrap over one forecast said
+/// "100% (100–100%)", which reads as certain.
+const FEW: usize = 10;
+
+/// A share of `n` forecasts: its interval, or under [`FEW`] the count it is (`2 of 3`).
+pub(super) fn share_of(m: &Option<[f64; 3]>, n: usize) -> String {
+    match m {
+        Some([v, ..]) if n < FEW => format!("{} of {n}", (v * n as f64).round() as usize),
+        _ => interval_pct(m),
+    }
 }
 
 fn interval_days(m: &Option<[f64; 3]>) -> String {
@@ -162,7 +174,12 @@ fn hit_rates(c: &crate::views::calibration::CalibrationView) -> Vec<HitRateRow> 
             coverage: m.coverage.iter().map(interval_pct).collect(),
             pinball80: interval_days(&m.pinball80),
             pinball80_censored: interval_days(&m.pinball80_censored),
-            dated_coverage: m.dated_coverage.iter().map(interval_pct).collect(),
+            dated_coverage: m
+                .dated_coverage
+                .iter()
+                .zip(m.n_dated.iter().copied().chain(std::iter::repeat(0)))
+                .map(|(c, n)| share_of(c, n))
+                .collect(),
             n_dated80: m.n_dated.get(2).copied().unwrap_or(0),
         })
         .collect();

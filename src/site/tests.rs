@@ -1346,3 +1346,13 @@ fn a_milestone_with_nothing_open_reads_nothing_open_not_todays_date() {
         "{runway}"
     );
 }
+
+#[test]
+fn a_share_of_few_forecasts_is_a_count_not_a_certain_looking_interval() {
+    use super::pages::share_of;
+    // One forecast that held: "1 of 1", not "100% (100–100%)".
+    assert_eq!(share_of(&Some([1.0, 1.0, 1.0]), 1), "1 of 1");
+    assert_eq!(share_of(&Some([0.667, 0.0, 1.0]), 3), "2 of 3");
+    assert_eq!(share_of(&Some([0.5, 0.4, 0.6]), 10), "50% (40–60%)");
+    assert_eq!(share_of(&None, 0), "—");
+}

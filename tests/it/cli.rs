@@ -1354,3 +1354,31 @@ fn the_export_is_the_committed_forecasts_plan_and_has_room_for_it() {
     .num_days();
     assert!(days > 60, "{head}");
 }
+
+#[test]
+fn a_backtest_with_no_cut_writes_nothing_over_the_last_one() {
+    // `backtest --write` with no cut replaced forecast/backtest.json with an empty report, and the
+    // Calibration page then showed a table of dashes with no reason.
+    let tmp = tempfile::tempdir().unwrap();
+    let demo = tmp.path().join("demo");
+    let out = commitea(&["demo", demo.to_str().unwrap()], tmp.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let file = demo.join("forecast/backtest.json");
+    let before = std::fs::read(&file).unwrap();
+    let s = demo.to_string_lossy().into_owned();
+    let out = commitea(
+        &["backtest", "-s", &s, "--horizon-days", "365", "--write"],
+        tmp.path(),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no cut:") && err.contains("forecast/backtest.json is left as it was"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    // Without --write it says so and answers the empty report.
+    let out = commitea(&["backtest", "-s", &s, "--horizon-days", "365"], tmp.path());
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no cut:"));
+}
