@@ -118,7 +118,8 @@
         // Open work soonest first (p80, then p50, beyond the horizon last); done work latest first.
         var at = function (n) { return n === null ? Infinity : n; };
         more.sort(function (a, b) {
-          return done ? b[10] - a[10] : (at(a[9]) - at(b[9])) || (at(a[8]) - at(b[8]));
+          var cmp = function (x, y) { return x === y ? 0 : (x < y ? -1 : 1); };
+          return done ? b[10] - a[10] : cmp(at(a[9]), at(b[9])) || cmp(at(a[8]), at(b[8]));
         });
         var list = col.querySelector("ol.cards-list");
         if (list) more.slice(0, EXTRA).forEach(function (e) { list.appendChild(extraCard(e)); });

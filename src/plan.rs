@@ -496,12 +496,20 @@ impl Plan {
     }
 
     /// The milestones a title a PM typed may mean (see [`is_titled`]): one, none, or several in as many
-    /// repositories.
+    /// repositories. Where open ones have it, only those: a closed milestone of the same title (last
+    /// year's "Release 1.0") is not what a PM means today.
     pub fn milestones_titled(&self, title: &str) -> Vec<&PlannedMilestone> {
-        self.milestones
+        let titled: Vec<&PlannedMilestone> = self
+            .milestones
             .iter()
             .filter(|m| is_titled(&m.title, title))
-            .collect()
+            .collect();
+        let open: Vec<&PlannedMilestone> = titled
+            .iter()
+            .copied()
+            .filter(|m| m.state == OpenState::Open)
+            .collect();
+        if open.is_empty() { titled } else { open }
     }
 
     /// How each milestone is named in words ([`milestone_names`]).

@@ -177,6 +177,9 @@ fn check_folder(dir: &std::path::Path) -> Result<bool, CommandError> {
     }
 }
 
+/// The open or recently closed issues someone needs before `init` narrows them to their repositories.
+const MIN_ISSUES_FOR_REPOSITORIES: usize = 5;
+
 /// Someone found doing the work: how many open or recently closed issues, and in which repositories.
 struct Found {
     name: String,
@@ -268,7 +271,11 @@ fn config_text(a: &Args, team: &[Found], now: chrono::DateTime<Utc>) -> String {
             // it, the plan gave a mobile developer web work she cannot be assigned.
             let configured: std::collections::BTreeSet<&crate::domain::RepoName> =
                 a.repos.iter().collect();
-            if f.repos.len() < configured.len() && f.repos.iter().all(|r| configured.contains(r)) {
+            // A handful of issues first: one issue is too little to say where someone works.
+            if f.issues >= MIN_ISSUES_FOR_REPOSITORIES
+                && f.repos.len() < configured.len()
+                && f.repos.iter().all(|r| configured.contains(r))
+            {
                 let repos: Vec<String> = f.repos.iter().map(ToString::to_string).collect();
                 t.push_str(&format!(
                     "    repositories: [{}]  # where their issues are; add any other they work in\n",

@@ -69,8 +69,7 @@ fn lost_a_race(stdout: &str, stderr: &str) -> bool {
     stdout.lines().filter(rejected).any(|l| {
         l.contains("non-fast-forward")
             || l.contains("fetch first")
-            || (l.contains("[remote rejected]")
-                && (l.contains("failed to update ref") || l.contains("failed to lock")))
+            || (l.contains("[remote rejected]") && l.contains("failed to update ref"))
     }) || (stdout.lines().any(|l| rejected(&l))
         && stderr
             .lines()
@@ -323,6 +322,11 @@ mod tests {
         ] {
             assert!(lost_a_race(&stdout, &stderr), "{stdout}{stderr}");
         }
+        // A lock left on the server is no race: the branch did not move, and running again will not help.
+        assert!(!lost_a_race(
+            &line("[remote rejected] (failed to lock)"),
+            "remote: error: cannot lock ref 'refs/heads/main': Unable to create 'main.lock': File exists\n"
+        ));
         let hook = line("[remote rejected] (pre-receive hook declined)");
         let said = "remote: Gitea: Not allowed to push to protected branch main\n";
         assert!(!lost_a_race(&hook, said));

@@ -249,16 +249,15 @@ pub fn search(
             score += 5;
         }
         let body = lowered(&raw.body);
+        // Folded once per issue, not once per word of the query.
+        let labels: Vec<String> = raw.labels.iter().map(|l| lowered(l)).collect();
+        let comments: Vec<String> = raw.comments.iter().map(|c| lowered(&c.body)).collect();
         for w in &ws {
             if find_word(&title, w).is_some() {
                 score += 5;
                 note(5, "title", &mut best);
             }
-            if raw
-                .labels
-                .iter()
-                .any(|l| find_word(&lowered(l), w).is_some())
-            {
+            if labels.iter().any(|l| find_word(l, w).is_some()) {
                 score += 3;
                 note(3, "label", &mut best);
             }
@@ -269,10 +268,10 @@ pub fn search(
                     snip = snippet(&raw.body, w);
                 }
             }
-            if let Some(c) = raw
-                .comments
+            if let Some(c) = comments
                 .iter()
-                .find(|c| find_word(&lowered(&c.body), w).is_some())
+                .position(|c| find_word(c, w).is_some())
+                .map(|at| &raw.comments[at])
             {
                 score += 1;
                 note(1, "comment", &mut best);

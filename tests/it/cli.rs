@@ -1165,9 +1165,11 @@ fn a_title_several_repositories_share_is_refused_as_a_target_and_named_with_its_
     let path = dir.path().join("snapshot/milestones.yaml");
     let text = std::fs::read_to_string(&path).unwrap();
     // "Café" decomposed, as macOS writes it, in one title; the other two share a title.
+    // Last quarter's closed milestone of the same title is not what a PM means today.
     let text = text
         .replace("title: Public API v2", "title: Release 1.0")
         .replace("title: Mobile 3.0 holiday release", "title: Release 1.0")
+        .replace("title: Q3 hardening", "title: Release 1.0")
         .replace(
             "title: Accessibility compliance (EAA)",
             "title: \"Cafe\u{301} accessibility\"",
@@ -1362,7 +1364,11 @@ fn a_backtest_with_no_cut_writes_nothing_over_the_last_one() {
     let tmp = tempfile::tempdir().unwrap();
     let demo = tmp.path().join("demo");
     let out = commitea(&["demo", demo.to_str().unwrap()], tmp.path());
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let file = demo.join("forecast/backtest.json");
     let before = std::fs::read(&file).unwrap();
     let s = demo.to_string_lossy().into_owned();

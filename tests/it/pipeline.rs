@@ -429,7 +429,11 @@ fn a_missing_or_partial_team_is_said_once_with_the_people_to_add() {
         "  - name: bo\n    starts: 2026-12-07\n    time_off:\n      - { from: 2026-12-07, to: 2031-12-31 }\n",
         1,
     );
-    std::fs::write(&config_path, format!("{head}team:\n{away}calendar:\n{tail}")).unwrap();
+    std::fs::write(
+        &config_path,
+        format!("{head}team:\n{away}calendar:\n{tail}"),
+    )
+    .unwrap();
     let summary = pipeline::run(&options(dir.path())).unwrap();
     let away: Vec<&String> = summary
         .warnings
@@ -438,8 +442,9 @@ fn a_missing_or_partial_team_is_said_once_with_the_people_to_add() {
         .collect();
     assert_eq!(away.len(), 1, "{:?}", summary.warnings);
     assert!(
-        away[0].contains("(their calendar (working days, time off, holidays) gives them no working hours in it)")
-            && !away[0].contains("past it"),
+        away[0].contains(
+            "(their calendar (working days, time off, holidays) gives them no working hours in it)"
+        ) && !away[0].contains("past it"),
         "{away:?}"
     );
 }

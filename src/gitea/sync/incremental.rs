@@ -167,7 +167,7 @@ pub fn sync(
                     .and_then(|m| m.unreached_since)
                     .unwrap_or(now);
                 tracing::warn!(
-                    "{repo} cannot be read ({e}); its issues as last read (they are not read since {}) \
+                    "{repo} cannot be read ({e}; so since {}); its issues as last read, before then, \
                      stay in the plan, and approved changes to it wait: give the token access again, or \
                      take it out of repositories in commitea.yaml",
                     since.format("%Y-%m-%d %H:%M UTC")
