@@ -1276,10 +1276,8 @@ fn a_hostile_titles_bidirectional_controls_never_reach_a_terminal_raw() {
     assert!(v.to_string().contains('\u{202e}'));
 }
 
-#[test]
-fn the_export_is_the_committed_forecasts_plan_and_has_room_for_it() {
-    // The export dealt unassigned work out afresh, ignoring whom the committed forecast kept it for: 25 of
-    // the demo's 160 open issues went to someone else than the site and the standup said.
+/// `commitea demo` in a new temporary folder: the folder and the demo's state repo in it.
+fn made_demo() -> (tempfile::TempDir, std::path::PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let demo = tmp.path().join("demo");
     let out = commitea(&["demo", demo.to_str().unwrap()], tmp.path());
@@ -1288,6 +1286,14 @@ fn the_export_is_the_committed_forecasts_plan_and_has_room_for_it() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    (tmp, demo)
+}
+
+#[test]
+fn the_export_is_the_committed_forecasts_plan_and_has_room_for_it() {
+    // The export dealt unassigned work out afresh, ignoring whom the committed forecast kept it for: 25 of
+    // the demo's 160 open issues went to someone else than the site and the standup said.
+    let (tmp, demo) = made_demo();
     let s = demo.to_string_lossy().into_owned();
     let out = commitea(&["export", "tjp", "-s", &s], tmp.path());
     assert!(
@@ -1361,14 +1367,7 @@ fn the_export_is_the_committed_forecasts_plan_and_has_room_for_it() {
 fn a_backtest_with_no_cut_writes_nothing_over_the_last_one() {
     // `backtest --write` with no cut replaced forecast/backtest.json with an empty report, and the
     // Calibration page then showed a table of dashes with no reason.
-    let tmp = tempfile::tempdir().unwrap();
-    let demo = tmp.path().join("demo");
-    let out = commitea(&["demo", demo.to_str().unwrap()], tmp.path());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (tmp, demo) = made_demo();
     let file = demo.join("forecast/backtest.json");
     let before = std::fs::read(&file).unwrap();
     let s = demo.to_string_lossy().into_owned();

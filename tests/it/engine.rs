@@ -690,20 +690,26 @@ fn the_runway_gives_no_slack_counted_to_the_horizon() {
     }
 }
 
-#[test]
-fn calibration_learns_from_a_closed_issue_with_only_an_assignment_and_a_close() {
-    use chrono::Duration;
-    let mut plan = demo_plan();
-    let k = plan
-        .issues
+/// The first closed issue with an estimate of its own (not imputed), a close time and an assignee: one
+/// calibration can learn from once its history says when work began.
+fn a_closed_estimated_issue(plan: &commitea::plan::Plan) -> usize {
+    plan.issues
         .iter()
         .position(|i| {
             i.state == commitea::domain::OpenState::Closed
                 && i.estimate_hours.is_some()
                 && i.closed_at.is_some()
+                && i.assignee.is_some()
                 && i.estimate_source != commitea::plan::EstimateSource::Imputed
         })
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn calibration_learns_from_a_closed_issue_with_only_an_assignment_and_a_close() {
+    use chrono::Duration;
+    let mut plan = demo_plan();
+    let k = a_closed_estimated_issue(&plan);
     // No tracked time, no pull request, no board stretch: what a plain Gitea repository holds.
     let closed = plan.issues[k].closed_at.unwrap();
     {
@@ -732,16 +738,7 @@ fn calibration_learns_from_a_closed_issue_with_only_an_assignment_and_a_close() 
 fn the_history_is_read_in_the_teams_days_not_utcs() {
     use chrono::TimeZone;
     let mut plan = demo_plan();
-    let k = plan
-        .issues
-        .iter()
-        .position(|i| {
-            i.state == commitea::domain::OpenState::Closed
-                && i.estimate_source != commitea::plan::EstimateSource::Imputed
-                && i.estimate_hours.is_some()
-                && i.assignee.is_some()
-        })
-        .unwrap();
+    let k = a_closed_estimated_issue(&plan);
     // A Monday's work in a team at UTC+11, 09:00 to 17:00: in UTC it began on Sunday at 22:00 and
     // ended at 06:00 on Monday.
     let (start, end) = (
