@@ -19,7 +19,7 @@ fn main() -> ExitCode {
     ));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(commitea::cli::log_writer)
         .with_target(false)
         .without_time()
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))

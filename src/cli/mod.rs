@@ -341,6 +341,43 @@ fn warn_all(warnings: &[String]) {
     }
 }
 
+/// A writer that drops bidirectional formatting characters (U+202A–U+202E, U+2066–U+2069, U+200E,
+/// U+200F, U+061C) from what passes through it: the logs quote titles anyone on Gitea wrote, and a right-to-
+/// left override in one would reorder the terminal line it is printed on. They are removed as bytes (UTF-8
+/// never splits a character's bytes over two characters), so no write is decoded.
+pub struct WithoutBidi<W>(pub W);
+
+impl<W: std::io::Write> std::io::Write for WithoutBidi<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut out = Vec::with_capacity(buf.len());
+        let mut i = 0;
+        while i < buf.len() {
+            let bidi = match buf[i..] {
+                [0xE2, 0x80, 0xAA..=0xAE | 0x8E | 0x8F, ..] | [0xE2, 0x81, 0xA6..=0xA9, ..] => 3,
+                [0xD8, 0x9C, ..] => 2,
+                _ => 0,
+            };
+            if bidi > 0 {
+                i += bidi;
+            } else {
+                out.push(buf[i]);
+                i += 1;
+            }
+        }
+        self.0.write_all(&out)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// Standard error without bidirectional formatting characters ([`WithoutBidi`]): the log's writer.
+pub fn log_writer() -> WithoutBidi<std::io::Stderr> {
+    WithoutBidi(std::io::stderr())
+}
+
 /// The log filter for `COMMITEA_LOG`: a level (`debug`) applies to CommiTea's own messages while the
 /// libraries stay at `warn` (their debug output is theirs: an HTTP pool's 27,000 lines per sync); a full
 /// directive (`reqwest=debug`, anything with `=` or `,`) is taken as it is.
@@ -372,4 +409,20 @@ pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
         cause = c.source();
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    #[test]
+    fn the_log_writer_drops_bidirectional_controls_and_nothing_else() {
+        let mut w = super::WithoutBidi(Vec::new());
+        let line = "WARN Public \u{202e}2v IPA\u{202c} API: no open issues; café 登录 \u{2067}x\u{2069} \u{61c}!\n";
+        w.write_all(line.as_bytes()).unwrap();
+        assert_eq!(
+            String::from_utf8(w.0).unwrap(),
+            "WARN Public 2v IPA API: no open issues; café 登录 x !\n"
+        );
+    }
 }
