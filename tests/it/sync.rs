@@ -253,6 +253,19 @@ fn a_blocker_outside_the_configured_repositories_keeps_its_state_and_the_forecas
             ("acme/infra#6".to_owned(), OpenState::Closed)
         ]
     );
+    // Made private: to a token that may write the blocked issue Gitea still names each blocker and its
+    // state (its "confidential" form), so nothing changes.
+    emu.with_dataset(|d| d.hide_repository(&infra));
+    let private = full_sync(&c, &repos, want.meta.synced_at).unwrap();
+    assert_eq!(
+        private.issues[&waiting].outside_blockers,
+        got.issues[&waiting].outside_blockers
+    );
+    assert_eq!(
+        private.issues[&waiting].hidden_blockers,
+        got.issues[&waiting].hidden_blockers
+    );
+    emu.with_dataset(|d| d.show_repository(&infra));
     // The forecast: the open one is said, with what the dates assume and what to do; the closed one is
     // not; the hidden blocker is said and flagged.
     let config = commitea::config::Config::load(&root("state"), [], &Default::default()).unwrap();

@@ -965,6 +965,25 @@ impl<'a> Render<'a> {
         }))
     }
 
+    /// Gitea's "confidential" blocker: what a caller who may write the blocked issue (but not read the
+    /// blocker's repository) is sent (`GetIssueDependencies`: a `DependencyInfo` with only the repository's
+    /// id, owner and name, and the issue's index, title and closed state): as [`Render::hidden_issue`], with
+    /// the number, title, state, URLs, repository and an empty label list (the repository being known,
+    /// `ToLabelList` runs over no labels).
+    pub fn confidential_issue(&self, key: &IssueKey, i: &Issue) -> Value {
+        let base = self.base;
+        let (repo, n) = (&key.repo, key.number);
+        let mut v = self.hidden_issue();
+        v["url"] = json!(format!("{base}/api/v1/repos/{repo}/issues/{n}"));
+        v["html_url"] = json!(format!("{base}/{repo}/issues/{n}"));
+        v["number"] = json!(n);
+        v["title"] = json!(i.title);
+        v["state"] = json!(state_str(i.state));
+        v["labels"] = json!([]);
+        v["repository"] = self.repo_meta(repo);
+        v
+    }
+
     /// The issue or pull request `key` in the issue shape, or null.
     pub fn issue_or_pull(&self, key: &IssueKey) -> Value {
         if let Some(i) = self.ds.issue(key) {

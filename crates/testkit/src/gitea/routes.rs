@@ -1030,14 +1030,19 @@ fn change_dependency(
 fn dependency_page(req: &Request, shared: &Shared, ds: &Dataset, keys: &[IssueKey]) -> Response {
     let r = Render::new(ds, shared);
     let p = Paging::of(req, shared);
-    // A blocker in a repository the caller may not read comes back as Gitea's placeholder
-    // (routers/api/v1/repo/issue_dependency.go `GetIssueDependencies`).
+    // A blocker in a repository the caller may not read comes back as Gitea's placeholder, or, to a caller
+    // who may write the blocked issue, as its "confidential" form (repository, number, title, state)
+    // (routers/api/v1/repo/issue_dependency.go `GetIssueDependencies`). A blocker of a repository the
+    // dataset does not hold has nothing to be confidential about: the placeholder.
     let items: Vec<Value> = p
         .slice(keys)
         .iter()
         .map(|k| match r.issue_or_pull(k) {
             Value::Null if ds.repo_id(&k.repo).is_none() => r.hidden_issue(),
-            _ if ds.is_hidden(&k.repo) => r.hidden_issue(),
+            _ if ds.is_hidden(&k.repo) => match ds.issue(k) {
+                Some(i) if !shared.options.read_only => r.confidential_issue(k, i),
+                _ => r.hidden_issue(),
+            },
             v => v,
         })
         .filter(|v| !v.is_null())
