@@ -333,11 +333,10 @@ pub fn apply_pending(
             .iter()
             .flat_map(|op| {
                 let mut repos = op.repositories_named();
-                if let Op::SetMilestoneDue { milestone, .. }
-                | Op::SetDeadlineHard { milestone, .. } = op
-                {
-                    repos.extend(milestone_repo.get(milestone).cloned());
-                }
+                repos.extend(
+                    op.milestone_changed()
+                        .and_then(|m| milestone_repo.get(&m).cloned()),
+                );
                 repos
             })
             .collect();
@@ -470,8 +469,9 @@ pub fn apply_pending(
                     op.describe()
                 );
                 results.clear();
-                for (t, what) in targets_of(file) {
-                    held.entry(t).or_insert((file.id.clone(), what));
+                for (t, what) in &targets {
+                    held.entry(t.clone())
+                        .or_insert((file.id.clone(), what.clone()));
                 }
                 break;
             }
@@ -508,14 +508,8 @@ fn targets_of(file: &OpFile) -> Vec<(String, String)> {
         if let Some(IssueRef::Key(k)) = op.issue() {
             out.push((format!("issue:{}", k.to_ascii_lowercase()), k.clone()));
         }
-        match op {
-            Op::SetMilestoneDue { milestone, .. } | Op::SetDeadlineHard { milestone, .. } => {
-                out.push((
-                    format!("milestone:{milestone}"),
-                    format!("milestone {milestone}"),
-                ));
-            }
-            _ => {}
+        if let Some(m) = op.milestone_changed() {
+            out.push((format!("milestone:{m}"), format!("milestone {m}")));
         }
     }
     out.sort();

@@ -263,6 +263,17 @@ impl Op {
         }
     }
 
+    /// The milestone the op changes itself (its due date, its hard deadline), if any: not one an issue is
+    /// moved into.
+    pub fn milestone_changed(&self) -> Option<u64> {
+        match self {
+            Self::SetMilestoneDue { milestone, .. } | Self::SetDeadlineHard { milestone, .. } => {
+                Some(*milestone)
+            }
+            _ => None,
+        }
+    }
+
     /// The repositories the op names by name: its issues' and dependencies' `owner/repo#N`, the repository
     /// a new issue is filed in. A bare number names none.
     pub fn repositories_named(&self) -> Vec<RepoName> {
