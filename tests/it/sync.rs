@@ -266,6 +266,30 @@ fn a_blocker_outside_the_configured_repositories_keeps_its_state_and_the_forecas
         got.issues[&waiting].hidden_blockers
     );
     emu.with_dataset(|d| d.show_repository(&infra));
+    // Closed since: an incremental sync reads nothing of the blocked issue (Gitea does not mark it
+    // changed), yet the blocker it waits on is closed in the snapshot.
+    emu.with_dataset(|d| {
+        assert!(d.update_issue(&infra.issue(5), |i| {
+            i.state = OpenState::Closed;
+            i.closed_at = Some(i.updated_at);
+        }));
+    });
+    let later = commitea::gitea::sync::sync(
+        &c,
+        &repos,
+        Some(&got),
+        want.meta.synced_at + chrono::Duration::hours(1),
+        &commitea::gitea::sync::SyncOptions::default(),
+    )
+    .unwrap();
+    assert!(later.full.is_empty(), "an incremental sync");
+    assert!(later.changed);
+    let states: Vec<OpenState> = later.snapshot.issues[&waiting]
+        .outside_blockers
+        .iter()
+        .map(|b| b.state)
+        .collect();
+    assert_eq!(states, [OpenState::Closed, OpenState::Closed]);
     // The forecast: the open one is said, with what the dates assume and what to do; the closed one is
     // not; the hidden blocker is said and flagged.
     let config = commitea::config::Config::load(&root("state"), [], &Default::default()).unwrap();

@@ -257,6 +257,7 @@ pub fn sync(
         }
     }
     let mut refreshed = 0;
+    let mut fresh: BTreeSet<IssueKey> = BTreeSet::new();
     for (repo, items) in todo {
         let numbers: Vec<u64> = items.iter().map(|gi| gi.number).collect();
         let read = read_issues(client, &mut run, &repo, items)?;
@@ -273,10 +274,12 @@ pub fn sync(
                 &incremental,
                 &changed_pulls,
             );
+            fresh.insert(key.clone());
             acc.issues.insert(key, issue);
             refreshed += 1;
         }
     }
+    outside_states(client, &cursors, &fresh, &mut acc)?;
     // The issues of repositories read in full keep the links of unchanged pull requests of the others.
     let full_keys: Vec<IssueKey> = acc
         .issues
@@ -363,6 +366,53 @@ pub fn sync(
         refreshed,
         changed,
     })
+}
+
+/// Asks again for the state of every blocker outside the configured repositories that a carried issue
+/// waits on: closing it changes no issue Gitea lists as changed, so without this the blocked issue would
+/// wait on it until the next full read. A blocker the server no longer shows keeps its last state (the
+/// next full read of the blocked issue says what became of it).
+fn outside_states(
+    client: &Client,
+    cursors: &BTreeMap<RepoName, DateTime<Utc>>,
+    fresh: &BTreeSet<IssueKey>,
+    acc: &mut Acc,
+) -> Result<(), SyncError> {
+    let carried = |k: &IssueKey| cursors.contains_key(&k.repo) && !fresh.contains(k);
+    let blockers: BTreeSet<IssueKey> = acc
+        .issues
+        .iter()
+        .filter(|(k, _)| carried(k))
+        .flat_map(|(_, i)| i.outside_blockers.iter().map(|b| b.issue.clone()))
+        .collect();
+    for blocker in blockers {
+        let path = format!("repos/{}/issues/{}", blocker.repo, blocker.number);
+        let now = match client.get_json::<GIssue>(&path, &[]) {
+            Ok(gi) => state(
+                &gi.state,
+                &blocker.repo,
+                &format!("issue #{}", blocker.number),
+            )?,
+            Err(ClientError::NotFound { .. } | ClientError::Forbidden { .. }) => {
+                tracing::debug!("{blocker} is not shown to this token; its last state is kept");
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        for (key, issue) in &mut acc.issues {
+            if !carried(key) {
+                continue;
+            }
+            for b in issue
+                .outside_blockers
+                .iter_mut()
+                .filter(|b| b.issue == blocker)
+            {
+                b.state = now;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether `e`, met reading `repo`, is the server no longer showing the repository at all (404 or 403 for
