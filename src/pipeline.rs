@@ -680,7 +680,7 @@ fn apply_stage(
     let by_pr;
     let approvals: &dyn crate::apply::Approvals = match state_repo {
         Some(repo) => {
-            by_pr = crate::apply::StateRepoApprovals { client, repo };
+            by_pr = crate::apply::StateRepoApprovals::new(client, repo);
             &by_pr
         }
         None => {

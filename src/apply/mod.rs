@@ -154,32 +154,92 @@ pub fn approval_of(
 }
 
 /// Approvals looked up on the state repo: `GET /repos/{o}/{r}/commits/{sha}/pull` (Gitea finds the pull
-/// request whose recorded merge commit is `sha`; 404 when there is none).
+/// request whose recorded merge commit is `sha`; 404 when there is none). A Gitea older than 1.22 has no
+/// such endpoint: there the closed pull requests are listed once and their merge commits read.
 pub struct StateRepoApprovals<'a> {
     /// The client.
-    pub client: &'a Client,
+    client: &'a Client,
     /// The state repo on the server.
-    pub repo: RepoName,
+    repo: RepoName,
+    /// On a server without the endpoint: the merged pull requests' numbers by merge commit, listed once.
+    merged: std::cell::RefCell<Option<BTreeMap<String, u64>>>,
+}
+
+/// A pull request as the approval lookups read it.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct MergedPull {
+    number: u64,
+    merged: bool,
+    merge_commit_sha: Option<String>,
+    merged_by: Option<crate::gitea::wire::GUser>,
+}
+
+impl MergedPull {
+    fn approval(self) -> Approval {
+        Approval {
+            number: self.number,
+            merged_by: self.merged_by.map(|u| u.login).filter(|l| !l.is_empty()),
+        }
+    }
+}
+
+impl<'a> StateRepoApprovals<'a> {
+    /// Approvals of the state repo `repo`, asked through `client`.
+    pub fn new(client: &'a Client, repo: RepoName) -> Self {
+        Self {
+            client,
+            repo,
+            merged: std::cell::RefCell::new(None),
+        }
+    }
+
+    /// The merged pull request whose merge commit is `commit`, found in the list of closed pull requests
+    /// (read once), then asked for whole (a listed one's `merged_by` may not be loaded).
+    fn merged_pull_listed(&self, commit: &str) -> Result<Option<Approval>, ClientError> {
+        if self.merged.borrow().is_none() {
+            tracing::debug!(
+                "{}: the server has no commits/{{sha}}/pull (Gitea before 1.22); its closed pull requests are listed instead",
+                self.repo
+            );
+            let closed: Vec<MergedPull> = self.client.get_paged(
+                &format!("repos/{}/pulls", self.repo),
+                &[("state", "closed".into())],
+            )?;
+            let by_commit = closed
+                .into_iter()
+                .filter(|p| p.merged)
+                .filter_map(|p| Some((p.merge_commit_sha?, p.number)))
+                .collect();
+            *self.merged.borrow_mut() = Some(by_commit);
+        }
+        let number = self
+            .merged
+            .borrow()
+            .as_ref()
+            .and_then(|m| m.get(commit).copied());
+        let Some(number) = number else {
+            return Ok(None);
+        };
+        let p: MergedPull = self
+            .client
+            .get_json(&format!("repos/{}/pulls/{number}", self.repo), &[])?;
+        Ok(p.merged.then(|| p.approval()))
+    }
 }
 
 impl Approvals for StateRepoApprovals<'_> {
     fn merged_pull(&self, commit: &str) -> Result<Option<Approval>, ClientError> {
-        #[derive(Deserialize, Default)]
-        #[serde(default)]
-        struct Pull {
-            number: u64,
-            merged: bool,
-            merged_by: Option<crate::gitea::wire::GUser>,
+        if self.merged.borrow().is_some() {
+            return self.merged_pull_listed(commit);
         }
         match self
             .client
-            .get_json::<Pull>(&format!("repos/{}/commits/{commit}/pull", self.repo), &[])
+            .get_json::<MergedPull>(&format!("repos/{}/commits/{commit}/pull", self.repo), &[])
         {
-            Ok(p) if p.merged => Ok(Some(Approval {
-                number: p.number,
-                merged_by: p.merged_by.map(|u| u.login).filter(|l| !l.is_empty()),
-            })),
+            Ok(p) if p.merged => Ok(Some(p.approval())),
             Ok(_) => Ok(None),
+            Err(ClientError::NoRoute { .. }) => self.merged_pull_listed(commit),
             // Gitea answers 404 both for "no pull request merged this commit" and for a state repo that
             // does not exist or that the token cannot see; the second must not read as "not approved"
             // (a merged proposal would be dropped), so the repository itself is asked.
@@ -209,19 +269,29 @@ impl Approvals for StateRepoApprovals<'_> {
             filename: String,
             status: String,
         }
-        let commits: Vec<Commit> = self.client.get_paged(
+        let mut commits: Vec<Commit> = self.client.get_paged(
             &format!("repos/{}/pulls/{number}/commits", self.repo),
             &[("verification", "false".into()), ("files", "true".into())],
         )?;
+        // Gitea 1.20 lists no files here whatever is asked: each commit is asked for its own.
+        for c in commits.iter_mut().filter(|c| c.files.is_none()) {
+            let one: Commit = self.client.get_json(
+                &format!("repos/{}/git/commits/{}", self.repo, c.sha),
+                &[("verification", "false".into()), ("stat", "false".into())],
+            )?;
+            c.files = one.files;
+        }
         Ok(commits
             .into_iter()
             .map(|c| PullCommit {
                 sha: c.sha,
+                // Before 1.21 a file has no status: a file the commit touched counts as one it added
+                // (an op file is only ever added).
                 added: c
                     .files
                     .unwrap_or_default()
                     .into_iter()
-                    .filter(|f| f.status == "added")
+                    .filter(|f| f.status == "added" || f.status.is_empty())
                     .map(|f| f.filename)
                     .collect(),
             })
@@ -453,16 +523,20 @@ pub fn apply_pending(
             );
             // 423: the repository is archived (read-only) on Gitea. The op is not wrong, the repository
             // is shut: the file waits whole rather than be used up as failed (what it did already is
-            // "already so" when it is carried out).
-            if matches!(
-                outcome,
+            // "already so" when it is carried out). A Gitea before 1.22 refuses such a write with 404
+            // (`mustNotBeArchived`): the repository is asked whether that is why.
+            let shut = match &outcome {
                 Outcome::Failed {
-                    status: Some(423),
-                    ..
-                }
-            ) {
+                    status: Some(423), ..
+                } => true,
+                Outcome::Failed {
+                    status: Some(404), ..
+                } => op.repositories_named().iter().any(|r| writer.archived(r)),
+                _ => false,
+            };
+            if shut {
                 tracing::warn!(
-                    "{}: Gitea refuses writes to the repository of {} (423: archived): the file stays \
+                    "{}: Gitea refuses writes to the repository of {} (archived): the file stays \
                      pending; unarchive the repository, or take it out of repositories in commitea.yaml \
                      and remove the file",
                     p.path,
@@ -632,12 +706,14 @@ impl<'a> Writer<'a> {
                 status: Some(status),
                 message,
             })),
-            Err(
-                e @ (ClientError::NotFound { .. }
-                | ClientError::Forbidden { .. }
-                | ClientError::DependenciesDisabled { .. }),
-            ) => Ok(Err(Outcome::Failed {
-                status: None,
+            Err(e @ (ClientError::NotFound { .. } | ClientError::DependenciesDisabled { .. })) => {
+                Ok(Err(Outcome::Failed {
+                    status: Some(404),
+                    message: e.to_string(),
+                }))
+            }
+            Err(e @ ClientError::Forbidden { .. }) => Ok(Err(Outcome::Failed {
+                status: Some(403),
                 message: e.to_string(),
             })),
             Err(e) if crate::gitea::client::last_failure_is_500(&e) => Ok(Err(Outcome::Failed {
@@ -781,6 +857,14 @@ impl<'a> Writer<'a> {
         if let Some(i) = self.snapshot.issues.get_mut(key) {
             f(i);
         }
+    }
+
+    /// Whether Gitea says `repo` is archived (asked when a write to it was refused; an answer that is no
+    /// repository is "no").
+    fn archived(&self, repo: &RepoName) -> bool {
+        self.client
+            .get_json::<crate::gitea::wire::GRepo>(&format!("repos/{repo}"), &[])
+            .is_ok_and(|r| r.archived == Some(true))
     }
 
     /// The token's user, asked once.

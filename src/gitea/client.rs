@@ -155,6 +155,17 @@ pub enum ClientError {
         /// Whether the request carried a token.
         token_sent: bool,
     },
+    /// 404 from the server's router rather than from Gitea's API: no endpoint of this path on this server
+    /// (a Gitea older than the endpoint).
+    #[error(
+        "{request}: {server} has no such endpoint (its router answered \"404 page not found\", not Gitea's API): its Gitea is older than this request needs"
+    )]
+    NoRoute {
+        /// The server.
+        server: String,
+        /// The request.
+        request: String,
+    },
     /// 404 on a dependencies endpoint: the repository has issue dependencies switched off.
     #[error(
         "{request}: issue dependencies are disabled on {repo} (repository settings → Issues → enable dependencies)"
@@ -290,6 +301,7 @@ impl ClientError {
             | Self::NotApi { .. }
             | Self::Forbidden { .. }
             | Self::NotFound { .. }
+            | Self::NoRoute { .. }
             | Self::DependenciesDisabled { .. }
             | Self::TimeTrackingDisabled { .. }) => e,
         }
@@ -1144,6 +1156,13 @@ impl Client {
                         .contains("timetracker is disabled") =>
             {
                 Attempt::Fail(ClientError::TimeTrackingDisabled { repo, request })
+            }
+            // Go's `http.NotFound`, what chi answers a path no route matches (Gitea's own 404s are JSON).
+            StatusCode::NOT_FOUND if body.trim_ascii() == b"404 page not found" => {
+                Attempt::Fail(ClientError::NoRoute {
+                    server: self.server.clone(),
+                    request,
+                })
             }
             StatusCode::NOT_FOUND => Attempt::Fail(ClientError::NotFound {
                 server: self.server.clone(),

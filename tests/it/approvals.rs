@@ -2366,38 +2366,80 @@ fn a_proposal_edited_on_its_branch_is_approved_by_its_merge_in_every_gitea_merge
         MergeStyle::FastForwardOnly,
     ];
     for (key, style) in issues.iter().zip(styles) {
-        let (id, number) = propose_close(&s, key);
-        // The PM edits the proposal on its branch: the file comes from the branch's first commit, not its tip.
-        let path = format!("ops/pending/{id}.yaml");
-        edit_on_branch(
-            &s,
-            &format!("commitea/{id}"),
-            &path,
-            "summary: ",
-            "summary: (edited) ",
+        close_by_an_edited_proposal_merged(&s, key, style);
+    }
+}
+
+/// Proposes closing `key`, edits the proposal on its branch, moves main on, merges it in `style` as pat,
+/// runs, and checks that the merge approved it.
+fn close_by_an_edited_proposal_merged(s: &Setup, key: &IssueKey, style: MergeStyle) {
+    let version = s.emu.options().version.clone();
+    let (id, number) = propose_close(s, key);
+    // The PM edits the proposal on its branch: the file comes from the branch's first commit, not its tip.
+    let path = format!("ops/pending/{id}.yaml");
+    edit_on_branch(
+        s,
+        &format!("commitea/{id}"),
+        &path,
+        "summary: ",
+        "summary: (edited) ",
+    );
+    // With main moved on, a rebase replays the branch's commits as new ones.
+    if style != MergeStyle::FastForwardOnly {
+        move_main(s, &format!("{id}.md"));
+    }
+    s.emu
+        .merge_pull_as(&state_repo(), number, "pat", style)
+        .unwrap();
+    check_out_main(s);
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let applied = s
+        .on_branch("main", &format!("ops/applied/{id}.yaml"))
+        .unwrap_or_else(|| panic!("{version} {style:?}: no ops/applied/{id}.yaml"));
+    assert!(
+        applied.contains(&format!("pull_request: {number}")),
+        "{version} {style:?}: {applied}"
+    );
+    assert!(
+        applied.contains("merged_by: pat"),
+        "{version} {style:?}: {applied}"
+    );
+    assert_eq!(
+        s.issue(key).state,
+        OpenState::Closed,
+        "{version} {style:?}: {applied}"
+    );
+}
+
+#[test]
+fn a_gitea_older_than_the_merged_commit_endpoint_still_approves_by_merge() {
+    // `commits/{sha}/pull` came in Gitea 1.22; 1.20 also lists a pull request's commits without files,
+    // and a file without a status. Each older server: a merge, a rebase and a squash still approve.
+    for version in ["1.21.11", "1.20.6"] {
+        let s = setup_with(
+            &DemoSpec::scaled(40),
+            EmulatorOptions {
+                version: version.into(),
+                ..EmulatorOptions::default()
+            },
         );
-        // With main moved on, a rebase replays the branch's commits as new ones.
-        if style != MergeStyle::FastForwardOnly {
-            move_main(&s, &format!("{id}.md"));
+        let issues = s.quiet_issues(3);
+        let styles = [MergeStyle::Merge, MergeStyle::Rebase, MergeStyle::Squash];
+        for (key, style) in issues.iter().zip(styles) {
+            close_by_an_edited_proposal_merged(&s, key, style);
         }
-        s.emu
-            .merge_pull_as(&state_repo(), number, "pat", style)
-            .unwrap();
-        check_out_main(&s);
-        ok(&s.commitea(&s.work, &["run", "--push"]));
-        let applied = s
-            .on_branch("main", &format!("ops/applied/{id}.yaml"))
-            .unwrap_or_else(|| panic!("{style:?}: no ops/applied/{id}.yaml"));
-        assert!(
-            applied.contains(&format!("pull_request: {number}")),
-            "{style:?}: {applied}"
-        );
-        assert!(applied.contains("merged_by: pat"), "{style:?}: {applied}");
-        assert_eq!(
-            s.issue(key).state,
-            OpenState::Closed,
-            "{style:?}: {applied}"
-        );
+        // Asked where it is not: the router's plain 404, which the run took for the old server it is.
+        let asked = s
+            .emu
+            .counts()
+            .iter()
+            .filter(|(k, _)| k.contains("/commits/") && k.ends_with("/pull"))
+            .map(|(_, n)| *n)
+            .sum::<u64>();
+        assert!(asked > 0, "{version}: {:?}", s.emu.counts());
+        // On 1.20 the rebased proposal's commits were each asked for their files.
+        let files_asked = s.emu.counts().keys().any(|k| k.contains("/git/commits/"));
+        assert_eq!(files_asked, version == "1.20.6", "{:?}", s.emu.counts());
     }
 }
 
@@ -2816,30 +2858,38 @@ fn an_approved_file_about_a_repository_taken_out_of_the_config_waits_for_it() {
 
 #[test]
 fn an_approved_file_gitea_refuses_as_archived_waits_and_the_sync_says_the_repository_is_archived() {
-    // Gitea answers 423 to a new issue or dependency in an archived repository: the approved file was
-    // used up as "failed", lost when the repository is unarchived.
-    let s = setup(&DemoSpec::scaled(40));
-    let key = s.quiet_issue_without("p/0");
-    s.emu.with_dataset(|d| d.archive(&key.repo));
-    let ops = format!(
-        "- op: create_issue\n  title: Filed into an archive\n  repo: {}\n",
-        key.repo
-    );
-    push_straight(&s, "C-0001", &op_file("C-0001", &ops, false));
-    let out = s.commitea(&s.work, &["run", "--push", "--full"]);
-    ok(&out);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains(&format!("{} is archived on Gitea (read-only)", key.repo)),
-        "{err}"
-    );
-    assert!(
-        err.contains("ops/pending/C-0001.yaml: Gitea refuses writes to the repository of")
-            && err.contains("(423: archived): the file stays pending"),
-        "{err}"
-    );
-    assert!(s.on_branch("main", "ops/pending/C-0001.yaml").is_some());
-    assert!(s.on_branch("main", "ops/applied/C-0001.yaml").is_none());
+    // Gitea answers 423 to a new issue or dependency in an archived repository (before 1.22, 404): the
+    // approved file was used up as "failed", lost when the repository is unarchived.
+    for version in ["1.27.1", "1.21.11"] {
+        let s = setup_with(
+            &DemoSpec::scaled(40),
+            EmulatorOptions {
+                version: version.into(),
+                ..EmulatorOptions::default()
+            },
+        );
+        let key = s.quiet_issue_without("p/0");
+        s.emu.with_dataset(|d| d.archive(&key.repo));
+        let ops = format!(
+            "- op: create_issue\n  title: Filed into an archive\n  repo: {}\n",
+            key.repo
+        );
+        push_straight(&s, "C-0001", &op_file("C-0001", &ops, false));
+        let out = s.commitea(&s.work, &["run", "--push", "--full"]);
+        ok(&out);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("{} is archived on Gitea (read-only)", key.repo)),
+            "{version}: {err}"
+        );
+        assert!(
+            err.contains("ops/pending/C-0001.yaml: Gitea refuses writes to the repository of")
+                && err.contains("(archived): the file stays pending"),
+            "{version}: {err}"
+        );
+        assert!(s.on_branch("main", "ops/pending/C-0001.yaml").is_some());
+        assert!(s.on_branch("main", "ops/applied/C-0001.yaml").is_none());
+    }
 }
 
 #[test]

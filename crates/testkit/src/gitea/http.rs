@@ -70,6 +70,16 @@ impl Response {
         }
     }
 
+    /// Go's `http.NotFound`, what Gitea's router (chi) answers a path no route matches: plain text, not
+    /// Gitea's JSON error.
+    pub fn unrouted() -> Self {
+        Self {
+            status: 404,
+            headers: vec![("Content-Type".into(), "text/plain; charset=utf-8".into())],
+            body: b"404 page not found\n".to_vec(),
+        }
+    }
+
     /// An empty response (204).
     pub fn empty(status: u16) -> Self {
         Self {

@@ -81,7 +81,8 @@ pub struct EmulatorOptions {
     /// The token's user may only read the repositories: their `permissions` say so, and `/times` lists
     /// only that user's own entries (issue_tracked_time.go `cantSetUser`). Writes are not refused.
     pub read_only: bool,
-    /// The version `GET /version` reports.
+    /// The version `GET /version` reports. A Gitea older than 1.27 (`1.20.6`, `1.21.11`) answers as it
+    /// did where CommiTea depends on it ([`EmulatorOptions::gitea_before`]).
     pub version: String,
     /// Add a field Gitea 1.27 does not send to every object, as a newer Gitea does.
     pub future_fields: bool,
@@ -110,6 +111,19 @@ pub enum Anonymous {
     Public,
     /// `REQUIRE_SIGNIN_VIEW`: every API request answers 403 "Only signed in user is allowed to call APIs.".
     SignInRequired,
+}
+
+impl EmulatorOptions {
+    /// Whether the server is a Gitea older than 1.`minor` (a Forgejo, whose versions do not start with
+    /// `1.`, is not).
+    pub fn gitea_before(&self, minor: u32) -> bool {
+        let mut parts = self.version.split(['.', '+', '-']);
+        parts.next() == Some("1")
+            && parts
+                .next()
+                .and_then(|m| m.parse::<u32>().ok())
+                .is_some_and(|m| m < minor)
+    }
 }
 
 impl Default for EmulatorOptions {

@@ -614,6 +614,16 @@ pub(crate) fn route(
             };
             merge_route(req, shared, ds, repo, n)
         }
+        // `GetSingleCommit`: one commit of the state repository, as `convert.ToCommit` writes it.
+        ("GET", ["git", "commits", sha]) => {
+            let log = git_ok(bare, &["log", "-1", LOG_FORMAT, sha], &[]).ok()?;
+            let row = log.trim_start_matches('\n').trim_end_matches('\x1e');
+            let r = Render::new(ds, shared);
+            Ok(Response::json(
+                200,
+                &commit_value(req, shared, &r, repo, bare, row),
+            ))
+        }
         ("GET", ["commits", sha, "pull"]) => {
             let pulls = lock(&shared.state_pulls);
             let found = pulls.get(repo).and_then(|m| {
@@ -655,22 +665,45 @@ fn commits(
         branch_sha(bare, &p.base).unwrap_or_default()
     };
     let range = format!("{from}..{}", p.head_sha);
-    let log = git_ok(
-        bare,
-        &[
-            "log",
-            "--format=%H%x00%P%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%T%x00%B%x1e",
-            &range,
-        ],
-        &[],
-    )
-    .map_err(|e| error(shared, 500, &e))?;
+    let log =
+        git_ok(bare, &["log", LOG_FORMAT, &range], &[]).map_err(|e| error(shared, 500, &e))?;
     let rows: Vec<&str> = log
         .split('\x1e')
         .map(|r| r.trim_start_matches('\n'))
         .filter(|r| !r.is_empty())
         .collect();
     let r = Render::new(ds, shared);
+    let paging = Paging::of(req, shared);
+    let items = paging
+        .slice(&rows)
+        .iter()
+        .map(|row| {
+            let mut c = commit_value(req, shared, &r, repo, bare, row);
+            // Gitea 1.20 lists a pull request's commits with `ToCommitOptions{Stat: true}`: no files,
+            // whatever `files` says (1.21 reads the parameter).
+            if shared.options.gitea_before(21) {
+                c["files"] = Value::Null;
+            }
+            c
+        })
+        .collect();
+    Ok(listed(shared, req, paging, rows.len(), items))
+}
+
+/// The `git log` format [`commit_value`] reads: one commit per record.
+const LOG_FORMAT: &str =
+    "--format=%H%x00%P%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%T%x00%B%x1e";
+
+/// One commit (a record of [`LOG_FORMAT`]) as `convert.ToCommit` writes it; `verification` and `files` as
+/// the request asks (on unless given as false). Before Gitea 1.21 a file is its name only, no status.
+fn commit_value(
+    req: &Request,
+    shared: &Shared,
+    r: &Render<'_>,
+    repo: &RepoName,
+    bare: &Path,
+    row: &str,
+) -> Value {
     let base = &shared.base;
     let api = format!("{base}/api/v1/repos/{repo}/git");
     let when = |t: &str| {
@@ -687,76 +720,72 @@ fn commits(
         req.param(name)
             .is_none_or(|v| v.is_empty() || v == "true" || v == "1")
     };
-    let paging = Paging::of(req, shared);
-    let items = paging
-        .slice(&rows)
-        .iter()
-        .map(|row| {
-            let f: Vec<&str> = row.splitn(10, '\0').collect();
-            let field = |i: usize| f.get(i).copied().unwrap_or_default();
-            let sha = field(0);
-            let diff = |how: &str| {
-                git_ok(
-                    bare,
-                    &["diff-tree", "--no-commit-id", "--root", "-r", how, sha],
-                    &[],
-                )
-                .unwrap_or_default()
+    let f: Vec<&str> = row.splitn(10, '\0').collect();
+    let field = |i: usize| f.get(i).copied().unwrap_or_default();
+    let sha = field(0);
+    let diff = |how: &str| {
+        git_ok(
+            bare,
+            &["diff-tree", "--no-commit-id", "--root", "-r", how, sha],
+            &[],
+        )
+        .unwrap_or_default()
+    };
+    let files: Vec<Value> = diff("--name-status")
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(status, name)| {
+            let status = match status {
+                "A" => "added",
+                "D" => "removed",
+                _ => "modified",
             };
-            let files: Vec<Value> = diff("--name-status")
-                .lines()
-                .filter_map(|l| l.split_once('\t'))
-                .map(|(status, name)| {
-                    let status = match status {
-                        "A" => "added",
-                        "D" => "removed",
-                        _ => "modified",
-                    };
-                    json!({ "filename": name, "status": status })
-                })
-                .collect();
-            let (mut additions, mut deletions) = (0u64, 0u64);
-            for l in diff("--numstat").lines() {
-                let mut n = l.split('\t').map(|n| n.parse::<u64>().unwrap_or(0));
-                additions += n.next().unwrap_or(0);
-                deletions += n.next().unwrap_or(0);
-            }
-            let verification = if wants("verification") {
-                json!({
-                    "verified": false,
-                    "reason": "gpg.error.not_signed_commit",
-                    "signature": "",
-                    "signer": null,
-                    "payload": "",
-                })
+            if shared.options.gitea_before(21) {
+                json!({ "filename": name })
             } else {
-                Value::Null
-            };
-            json!({
-                "url": format!("{api}/commits/{sha}"),
-                "sha": sha,
-                "created": when(field(7)),
-                "html_url": format!("{base}/{repo}/commit/{sha}"),
-                "commit": {
-                    "url": format!("{api}/commits/{sha}"),
-                    "author": { "name": field(2), "email": field(3), "date": when(field(4)) },
-                    "committer": { "name": field(5), "email": field(6), "date": when(field(7)) },
-                    "message": field(9).trim_end_matches('\n'),
-                    "tree": { "url": format!("{api}/trees/{}", field(8)), "sha": field(8), "created": when(field(7)) },
-                    "verification": verification,
-                },
-                "author": user_of(field(3)),
-                "committer": user_of(field(6)),
-                "parents": field(1)
-                    .split_whitespace()
-                    .map(|p| json!({ "url": format!("{api}/commits/{p}"), "sha": p, "created": when(field(7)) }))
-                    .collect::<Vec<_>>(),
-                "files": if wants("files") { json!(files) } else { Value::Null },
-                "stats": { "total": additions + deletions, "additions": additions, "deletions": deletions },
-            })
+                json!({ "filename": name, "status": status })
+            }
         })
         .collect();
-    Ok(listed(shared, req, paging, rows.len(), items))
+    let (mut additions, mut deletions) = (0u64, 0u64);
+    for l in diff("--numstat").lines() {
+        let mut n = l.split('\t').map(|n| n.parse::<u64>().unwrap_or(0));
+        additions += n.next().unwrap_or(0);
+        deletions += n.next().unwrap_or(0);
+    }
+    let verification = if wants("verification") {
+        json!({
+            "verified": false,
+            "reason": "gpg.error.not_signed_commit",
+            "signature": "",
+            "signer": null,
+            "payload": "",
+        })
+    } else {
+        Value::Null
+    };
+    json!({
+        "url": format!("{api}/commits/{sha}"),
+        "sha": sha,
+        "created": when(field(7)),
+        "html_url": format!("{base}/{repo}/commit/{sha}"),
+        "commit": {
+            "url": format!("{api}/commits/{sha}"),
+            "author": { "name": field(2), "email": field(3), "date": when(field(4)) },
+            "committer": { "name": field(5), "email": field(6), "date": when(field(7)) },
+            "message": field(9).trim_end_matches('\n'),
+            "tree": { "url": format!("{api}/trees/{}", field(8)), "sha": field(8), "created": when(field(7)) },
+            "verification": verification,
+        },
+        "author": user_of(field(3)),
+        "committer": user_of(field(6)),
+        "parents": field(1)
+            .split_whitespace()
+            .map(|p| json!({ "url": format!("{api}/commits/{p}"), "sha": p, "created": when(field(7)) }))
+            .collect::<Vec<_>>(),
+        "files": if wants("files") { json!(files) } else { Value::Null },
+        "stats": { "total": additions + deletions, "additions": additions, "deletions": deletions },
+    })
 }
 
 /// `GET /pulls`: state pull requests and any of the dataset's, newest first.

@@ -12,6 +12,10 @@ use commitea::domain::{EventKind, Issue, IssueKey, Label, OpenState, RepoName, T
 /// Gitea's answer to a write `mustNotBeArchived` guards on an archived repository (routers/api/v1/api.go):
 /// 423, naming the repository as its `LogString` does.
 fn archived(shared: &Shared, ds: &Dataset, repo: &RepoName) -> Response {
+    // 423 came with Gitea 1.22 (#27149); before, `mustNotBeArchived` answered `ctx.NotFound()`.
+    if shared.options.gitea_before(22) {
+        return not_found(shared);
+    }
     let id = ds.repo_id(repo).unwrap_or(0);
     error(
         shared,
@@ -247,6 +251,10 @@ pub(crate) fn handle(req: &Request, shared: &Shared) -> Response {
                     listed(shared, req, p, labels.len(), items)
                 }
             }
+        }
+        // `GetCommitPullRequest` came in Gitea 1.22 (#29243): before, no route matches the path.
+        ("GET", ["repos", _, _, "commits", _, "pull"]) if shared.options.gitea_before(22) => {
+            Response::unrouted()
         }
         (_, ["repos", owner, name, tail @ ..]) => {
             let repo = RepoName::new(*owner, *name);
