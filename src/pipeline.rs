@@ -1290,8 +1290,8 @@ fn previous_forecast_in(
             Option<crate::ledger::format::Target>,
         ),
     >;
-    let directives = |id| -> Entries {
-        let Ok(Some(text)) = crate::state::git::read_at(repo, id, crate::state::LEDGER_FILE) else {
+    let entries = |text: Option<Vec<u8>>| -> Entries {
+        let Some(text) = text else {
             return BTreeMap::new();
         };
         crate::ledger::parse::parse(&String::from_utf8_lossy(&text))
@@ -1300,6 +1300,17 @@ fn previous_forecast_in(
             .map(|d| (d.id, (d.status, d.target.clone())))
             .collect()
     };
+    let directives = |id| {
+        entries(
+            crate::state::git::read_at(repo, id, crate::state::LEDGER_FILE)
+                .ok()
+                .flatten(),
+        )
+    };
+    // Today's forecast is the checkout's (a directive recorded and not yet committed is in it): so are
+    // today's ledger and settings. Without a checkout, the branch's.
+    let workdir = repo.workdir().map(Path::to_path_buf);
+    let on_disk = |name: &str| workdir.as_ref().map(|w| std::fs::read(w.join(name)).ok());
     let head = history.first().map(|(id, _)| *id)?;
     let mut history = history.into_iter().take(DRIFT_LOOKBACK).map(|(id, _)| id);
     while let Some(id) = history.next() {
@@ -1319,19 +1330,25 @@ fn previous_forecast_in(
                     }
                 }
                 let then = directives(made_in);
-                let now = directives(head);
+                let now =
+                    on_disk(crate::state::LEDGER_FILE).map_or_else(|| directives(head), entries);
                 // Compared as settings, so an edited comment is no change; a file that does not
                 // parse counts as itself.
-                let settings = |id| {
-                    crate::state::git::read_at(repo, id, crate::config::FILE_NAME)
-                        .ok()
-                        .flatten()
-                        .map(|bytes| {
-                            let text = String::from_utf8_lossy(&bytes).into_owned();
-                            Config::parse(&text, Path::new(crate::config::FILE_NAME))
-                                .map_err(|_| text)
-                        })
+                let settings_of = |bytes: Option<Vec<u8>>| {
+                    bytes.map(|bytes| {
+                        let text = String::from_utf8_lossy(&bytes).into_owned();
+                        Config::parse(&text, Path::new(crate::config::FILE_NAME)).map_err(|_| text)
+                    })
                 };
+                let settings = |id| {
+                    settings_of(
+                        crate::state::git::read_at(repo, id, crate::config::FILE_NAME)
+                            .ok()
+                            .flatten(),
+                    )
+                };
+                let settings_now =
+                    on_disk(crate::config::FILE_NAME).map_or_else(|| settings(head), settings_of);
                 // The directives recorded since and those in force then and no longer, each with what
                 // it is about (so that a move can name the directive behind it) and how it is said.
                 let active = crate::ledger::format::Status::Active;
@@ -1354,7 +1371,9 @@ fn previous_forecast_in(
                     .collect();
                 return Some(crate::views::standup::Previous {
                     commit: made_in.to_hex_with_len(12).to_string(),
-                    settings_changed: settings(head) != settings(made_in),
+                    // A commit without the file says nothing of the settings it was made with.
+                    settings_changed: settings(made_in)
+                        .is_some_and(|then| settings_now != Some(then)),
                     engine_changed: report.engine.as_deref() != Some(forecast::ENGINE),
                     recorded: recorded.into_iter().map(|(_, said)| said).collect(),
                     ended: ended.into_iter().map(|(_, said)| said).collect(),

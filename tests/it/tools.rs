@@ -1224,6 +1224,18 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
     // The directives are committed on their own, as a merged proposal is: that commit carries the
     // forecast along, and the drift still names the commit that wrote it.
     let forecast_commit = crate::pipeline::git(dir, &["rev-parse", "--short=12", "HEAD"]);
+    // Not committed yet: the forecast the tools answer is the checkout's, and so are the directives
+    // said to be behind its moves (they were read from the branch, and the moves blamed on the issues).
+    let unsaved = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
+    let ids = unsaved["drift"]["sinceThen"]["directives"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        ids.contains(&recorded["directiveId"]),
+        "{}",
+        unsaved["drift"]
+    );
     commit("Record the PM's directives", &[]);
     let after = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
     assert_valid_output("query_project", &after);
