@@ -129,6 +129,10 @@ pub struct BacktestReport {
     pub first_cut: Option<DateTime<Utc>>,
     /// The last cut.
     pub last_cut: Option<DateTime<Utc>>,
+    /// When the snapshot it read was synced: the history it scored runs up to then. Absent in a report
+    /// written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_through: Option<DateTime<Utc>>,
     /// Whether a directive ledger was given and left out (it cannot be rewound; see the module docs).
     pub ledger_ignored: bool,
     /// Cuts at which CommiTea assumed every open issue gets done, as both baselines do: the abandonment
@@ -483,6 +487,7 @@ pub fn backtest(
         cuts: cuts.len(),
         first_cut: cuts.first().copied(),
         last_cut: cuts.last().copied(),
+        history_through: Some(snapshot.meta.synced_at),
         ledger_ignored: ledger.is_some_and(|l| !l.trim().is_empty()),
         cuts_assuming_all_done,
         methods,
@@ -523,7 +528,7 @@ pub fn table(report: &BacktestReport) -> String {
         )
     };
     let mut out = format!(
-        "{} cuts, {} to {}\n",
+        "{} cuts, {} to {}{}\n",
         report.cuts,
         report
             .first_cut
@@ -531,6 +536,10 @@ pub fn table(report: &BacktestReport) -> String {
         report
             .last_cut
             .map_or_else(|| "—".to_owned(), |c| c.date_naive().to_string()),
+        report.history_through.map_or_else(String::new, |t| format!(
+            " (history through {})",
+            t.date_naive()
+        )),
     );
     for (name, s) in &report.methods {
         out.push_str(&format!(

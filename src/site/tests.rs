@@ -284,6 +284,8 @@ fn data() -> SiteData {
                 from: Some("2025-01-01".to_owned()),
                 to: Some("2025-02-26".to_owned()),
                 horizon_days: 60,
+                history_through: Some("2025-04-27".to_owned()),
+                unscored_days: None,
                 methods: vec![crate::views::calibration::MethodScore {
                     method: format!("commitea {NASTY}"),
                     n: 40,
@@ -669,6 +671,22 @@ fn the_calibration_page_says_where_the_backtest_assumed_every_issue_done() {
     assert!(
         !none.contains("abandonment model (<code>"),
         "only where it was off"
+    );
+}
+
+#[test]
+fn the_calibration_page_says_when_the_backtest_left_days_unscored() {
+    let html = text(&rendered(), "calibration.html");
+    assert!(html.contains("(history read up to 2025-04-27)"), "{html}");
+    assert!(!html.contains("are not scored"), "{html}");
+    let mut d = data();
+    if let Some(b) = d.calibration.backtest.as_mut() {
+        b.unscored_days = Some(45);
+    }
+    let due = text(&render(&d, None).unwrap(), "calibration.html");
+    assert!(
+        due.contains("up to 2025-04-27: the 45 days since are not scored. Run <code>commitea backtest --write</code> again"),
+        "{due}"
     );
 }
 

@@ -62,6 +62,13 @@ pub struct BacktestView {
     /// Days after each cut forecast and scored.
     #[serde(default)]
     pub horizon_days: u32,
+    /// The day of the snapshot the backtest read: the history it scored runs up to then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_through: Option<String>,
+    /// Days of history since then that it did not score, when they are enough for another cut
+    /// (`backtest.every_days` or more): the backtest is due to be run again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unscored_days: Option<i64>,
     /// Per method and target kind (`commitea`, `throughput`, `ebs`, and `… milestone planned-shipped`,
     /// `… milestone closed`).
     pub methods: Vec<MethodScore>,
@@ -141,13 +148,21 @@ fn triple(m: Option<crate::backtest::Metric>) -> Option<[f64; 3]> {
     m.map(|m| [r(m.value), r(m.lo), r(m.hi)])
 }
 
-/// The compact view of a backtest report.
-pub(crate) fn backtest_view(report: &crate::backtest::BacktestReport) -> BacktestView {
+/// The compact view of a backtest report, read on `as_of` (the forecast's day 0).
+pub(crate) fn backtest_view(
+    report: &crate::backtest::BacktestReport,
+    as_of: chrono::NaiveDate,
+) -> BacktestView {
+    let through = report.history_through.map(|t| t.date_naive());
     BacktestView {
         cuts: report.cuts,
         from: report.first_cut.map(|c| c.date_naive().to_string()),
         to: report.last_cut.map(|c| c.date_naive().to_string()),
         horizon_days: report.options.horizon_days,
+        history_through: through.map(|d| d.to_string()),
+        unscored_days: through
+            .map(|d| (as_of - d).num_days())
+            .filter(|days| *days >= i64::from(report.options.every_days.max(1))),
         methods: report
             .methods
             .iter()
@@ -247,6 +262,43 @@ pub fn calibration(
             open: a.open,
             expected_done: a.expected_done,
         }),
-        backtest: backtest.map(backtest_view),
+        backtest: backtest.map(|b| backtest_view(b, inputs.report.as_of)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{NaiveDate, TimeZone, Utc};
+
+    use super::backtest_view;
+    use crate::backtest::{BacktestOptions, BacktestReport};
+
+    fn report(through: Option<chrono::DateTime<Utc>>) -> BacktestReport {
+        BacktestReport {
+            options: BacktestOptions::default(),
+            cuts: 0,
+            first_cut: None,
+            last_cut: None,
+            history_through: through,
+            ledger_ignored: false,
+            cuts_assuming_all_done: 0,
+            methods: Default::default(),
+            by_pace: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_backtest_a_cut_or_more_behind_the_forecast_is_due_again() {
+        let synced = Utc.with_ymd_and_hms(2026, 10, 1, 7, 0, 0).unwrap();
+        let day = |m, d| NaiveDate::from_ymd_opt(2026, m, d).unwrap();
+        let every = BacktestOptions::default().every_days;
+        assert_eq!(every, 28);
+        let fresh = backtest_view(&report(Some(synced)), day(10, 28));
+        assert_eq!(fresh.history_through.as_deref(), Some("2026-10-01"));
+        assert_eq!(fresh.unscored_days, None, "27 days: no cut yet");
+        let due = backtest_view(&report(Some(synced)), day(10, 29));
+        assert_eq!(due.unscored_days, Some(28));
+        let old = backtest_view(&report(None), day(10, 29));
+        assert_eq!((old.history_through, old.unscored_days), (None, None));
     }
 }
