@@ -29,7 +29,7 @@ pub struct TjpPerson<'a> {
 /// One task in the export.
 #[derive(Debug, Clone)]
 pub struct TjpTask {
-    /// A display name (the issue key).
+    /// A display name (the issue key and its title).
     pub name: String,
     /// Effort in hours.
     pub effort: f64,
@@ -41,8 +41,19 @@ pub struct TjpTask {
     pub rank: usize,
 }
 
+/// A TaskJuggler string's text. TaskJuggler reads `\"` as a quote and every other backslash as itself, and
+/// expands `${…}` as a macro anywhere, strings too (a title with `${x}` failed the whole project): so a
+/// quote is escaped, `${` is written `$ {`, a control character becomes a space, and a trailing backslash,
+/// which would escape the closing quote, is dropped.
 fn quote(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"")
+    let clean: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    clean
+        .trim_end_matches('\\')
+        .replace('"', "\\\"")
+        .replace("${", "$ {")
 }
 
 /// Quarter hours in a working day of `hours`, at most until midnight.

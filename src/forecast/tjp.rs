@@ -34,7 +34,7 @@ pub fn export_tjp(
     let tasks: Vec<TjpTask> = kept
         .iter()
         .map(|&i| TjpTask {
-            name: built.open[i].key.to_string(),
+            name: format!("{} {}", built.open[i].key, built.open[i].title),
             effort: built.medians[i],
             person: sched.person[i].map(|p| p as usize),
             deps: built

@@ -452,7 +452,27 @@ fn plan_and_render_work_on_a_state_repo() {
 #[test]
 fn export_tjp_writes_a_project_taskjuggler_schedules() {
     let tmp = tempfile::tempdir().unwrap();
-    let demo = commitea::demo::generate(&commitea::demo::DemoSpec::bundled());
+    let mut demo = commitea::demo::generate(&commitea::demo::DemoSpec::bundled());
+    // Titles as people write them: TaskJuggler expands `${…}` even in a string, and reads `\"` as a
+    // quote, so a trailing backslash would have swallowed the closing quote.
+    let hostile = [
+        "Costs ${PRICE} and $[x] \"quoted\"",
+        "Path C:\\temp\\",
+        "Tab\tand ünïcode 日本",
+    ];
+    let open: Vec<commitea::domain::IssueKey> = demo
+        .snapshot
+        .issues
+        .iter()
+        .filter(|(_, i)| i.state == commitea::domain::OpenState::Open)
+        .map(|(k, _)| k.clone())
+        .take(hostile.len())
+        .collect();
+    for (key, title) in open.iter().zip(hostile) {
+        if let Some(i) = demo.snapshot.issues.get_mut(key) {
+            i.title = title.to_owned();
+        }
+    }
     commitea::demo::write(&demo, &tmp.path().join("state")).unwrap();
     let out = commitea(&["export", "tjp", "-s", "state"], tmp.path());
     assert!(
@@ -468,6 +488,16 @@ fn export_tjp_writes_a_project_taskjuggler_schedules() {
     );
     assert!(tjp.contains("resource r0 \"amara\""));
     assert!(tjp.contains("task t0 \"acme/api#"));
+    // Each task is named by its issue and its title.
+    for key in &open {
+        assert!(tjp.contains(&format!("\"{key} ")), "{key}");
+    }
+    assert!(
+        tjp.contains("Costs $ {PRICE} and $[x] \\\"quoted\\\""),
+        "{tjp}"
+    );
+    assert!(tjp.contains("Path C:\\temp\" {"), "{tjp}");
+    assert!(tjp.contains("Tab and ünïcode 日本\" {"), "{tjp}");
     if !crate::support::external("tj3") {
         return;
     }
@@ -486,6 +516,7 @@ fn export_tjp_writes_a_project_taskjuggler_schedules() {
     );
     let csv = std::fs::read_to_string(tmp.path().join("commitea.csv")).unwrap();
     assert!(csv.lines().count() > 100, "{csv}");
+    assert!(csv.contains("Costs $ {PRICE}"), "{csv}");
 }
 
 #[test]
@@ -1324,7 +1355,9 @@ fn the_export_is_the_committed_forecasts_plan_and_has_room_for_it() {
         .collect();
     let mut compared = 0;
     for task in tjp.split("\ntask ").skip(1) {
-        let key = task.split('"').nth(1).unwrap();
+        // The name is the issue, then its title.
+        let name = task.split('"').nth(1).unwrap();
+        let key = name.split_once(' ').map_or(name, |(k, _)| k);
         let Some(r) = task
             .lines()
             .find_map(|l| l.trim().strip_prefix("allocate "))
