@@ -28,8 +28,30 @@ const NON_CONFIG_ENV: &[&str] = &[
     "COMMITEA_STATE",
     "COMMITEA_REALWORLD_DIR",
     "COMMITEA_BINARY_URL",
-    "COMMITEA_BLESS_DOCS",
+    // The workflow's install step: where to build CommiTea from.
+    "COMMITEA_SOURCE",
+    "COMMITEA_VERSION",
 ];
+
+/// Prefixes of environment variables that are not config keys (the tests' `COMMITEA_BLESS_DOCS`, …).
+const NON_CONFIG_ENV_PREFIXES: &[&str] = &["COMMITEA_BLESS_"];
+
+/// Whether `var` is one of CommiTea's own variables that are not config keys.
+fn not_config(var: &str) -> bool {
+    NON_CONFIG_ENV.contains(&var) || NON_CONFIG_ENV_PREFIXES.iter().any(|p| var.starts_with(p))
+}
+
+/// Says once per process that `var` names no config key, however often the config is resolved (a
+/// command resolves it more than once).
+fn warn_unknown_var(var: &str) {
+    static SAID: std::sync::Mutex<BTreeSet<String>> = std::sync::Mutex::new(BTreeSet::new());
+    let mut said = SAID
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if said.insert(var.to_owned()) {
+        tracing::warn!("ignoring {var}: no config key of that name");
+    }
+}
 
 /// Why the configuration could not be resolved.
 #[derive(Debug, thiserror::Error)]
@@ -968,11 +990,11 @@ impl Config {
         let mut leaves = Vec::new();
         collect_leaves(&tree, &mut Vec::new(), &mut leaves);
         for (var, raw) in &vars {
-            if NON_CONFIG_ENV.contains(&var.as_str()) {
+            if not_config(var) {
                 continue;
             }
             let Some(path) = leaves.iter().find(|p| env_name(p) == *var) else {
-                tracing::warn!("ignoring {var}: no config key of that name");
+                warn_unknown_var(var);
                 continue;
             };
             let value: yaml_serde::Value =
@@ -1079,6 +1101,21 @@ mod tests {
 
     fn parse(text: &str) -> Result<Config, ConfigError> {
         Config::parse(text, Path::new("commitea.yaml"))
+    }
+
+    #[test]
+    fn the_workflows_and_the_tests_own_variables_are_not_taken_for_config_keys() {
+        for var in [
+            "COMMITEA_SOURCE",
+            "COMMITEA_VERSION",
+            "COMMITEA_BLESS_SCREENSHOTS",
+            "COMMITEA_BLESS_DEMO",
+            "COMMITEA_GITEA_TOKEN",
+        ] {
+            assert!(not_config(var), "{var}");
+        }
+        assert!(!not_config("COMMITEA_FORECAST_TRIALS"));
+        assert!(!not_config("COMMITEA_BLESS"));
     }
 
     #[test]
