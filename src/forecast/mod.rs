@@ -25,6 +25,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::domain::{IssueKey, Lifecycle, OpenState};
 use crate::engine::calendar::working_hours_between;
 use crate::engine::calendar::{end_day, start_day};
+use crate::engine::schedule::Schedule;
 use crate::engine::{
     Adaptive, Calendar, Calibration, Distribution, Exposure, Fate, FateFeatures, FateModel,
     MonteCarlo, Prepared, Project, Sample, Task, calibrate, fate,

@@ -243,7 +243,7 @@ pub struct MilestoneForecast {
     pub probability_on_time: Option<f64>,
     /// Working days between the headline p80 and the due day (negative: p80 is late).
     pub slack_days: Option<i64>,
-    /// For a hard deadline that the headline p80 misses: the smallest set of lowest-priority issues to take
+    /// For a hard deadline that the headline p80 misses: few issues, lowest priority first, to take
     /// out of the milestone so that the schedule's p80 meets it (the work kept is committed: assumed done,
     /// whatever the abandonment model expects to leave).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -268,13 +268,14 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             let late = matches!((m.due, p80), (Some(d), When::Date(p)) if p > d)
                 || matches!((m.due, p80), (Some(_), When::BeyondHorizon));
             let cut_line = if !mode.skip_cut_lines && m.hard && m.state == OpenState::Open && late && !groups[g].is_empty() {
-                m.due.and_then(|d| {
+                // A due date already past is met by no cut: the date has to move, which the headline says.
+                m.due.filter(|d| *d >= as_of).and_then(|d| {
                     let due_day = (d - as_of).num_days().max(0) as u32;
                     // The cut line asks the schedule: the work kept in a hard-deadline milestone is
                     // committed, so what the abandonment model expects to leave is not taken out of it,
                     // and none is given where the schedule meets the deadline with nothing cut (the
                     // headline is late for how long work waits here, which cutting scope does not change).
-                    cut_line(&project, &plan_sched.person, &prep, &dists, &groups[g], due_day, &mc).filter(|(cut, ..)| !cut.is_empty()).map(|(cut, p80, prob, ok)| CutLine {
+                    cut_line(&project, &plan_sched, &prep, &dists, &groups[g], due_day, &mc).filter(|(cut, ..)| !cut.is_empty()).map(|(cut, p80, prob, ok)| CutLine {
                         hours: round2(cut.iter().map(|&n| medians[n]).sum()),
                         issues: cut.iter().map(|&n| open[n].key.clone()).collect(),
                         p80: when(p80),
@@ -362,6 +363,17 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                         m.due.map(|d| d.to_string()).unwrap_or_default()
                     )
                 });
+            } else if let Some(due) = m.due.filter(|d| {
+                m.hard && m.state == OpenState::Open && late && !groups[g].is_empty() && *d < as_of
+            }) {
+                // Passed: no cut line, since no scope taken out meets a day gone by.
+                warnings.push(format!(
+                    "{}: the hard deadline {due} has passed with {} still open (about {:.0} h); no cut meets \
+                     a day gone by: move the date",
+                    name,
+                    crate::prose::count(open_n, "issue", "issues"),
+                    remaining
+                ));
             }
             let planned = (staying && closed.is_none()).then(|| Range {
                 p10: when(planned.p10),
