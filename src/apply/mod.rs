@@ -116,6 +116,9 @@ pub struct PullCommit {
 
 /// What the apply stage is allowed to ask about approvals.
 pub trait Approvals {
+    /// Says that the pull requests the next lookups look for were merged after `t`: a lookup that reads
+    /// a listing may stop before it.
+    fn merged_after(&self, _t: DateTime<Utc>) {}
     /// The merged pull request whose merge is `commit`, if there is one.
     fn merged_pull(&self, commit: &str) -> Result<Option<Approval>, ClientError>;
     /// The commits of pull request `number`.
@@ -138,6 +141,8 @@ pub fn approval_of(
     approvals: &dyn Approvals,
     p: &PendingOnBranch,
 ) -> Result<Option<Approval>, ClientError> {
+    // Merged after its commit reached the branch; the commit's time is the pusher's clock.
+    approvals.merged_after(p.committed_at - CLOCK_SKEW);
     if let Some(a) = approvals.merged_pull(&p.commit)? {
         return Ok(Some(a));
     }
@@ -155,14 +160,30 @@ pub fn approval_of(
 
 /// Approvals looked up on the state repo: `GET /repos/{o}/{r}/commits/{sha}/pull` (Gitea finds the pull
 /// request whose recorded merge commit is `sha`; 404 when there is none). A Gitea older than 1.22 has no
-/// such endpoint: there the closed pull requests are listed once and their merge commits read.
+/// such endpoint: there the closed pull requests are read, most recently updated first, until the one
+/// merged as `sha` or one updated before the file could have been merged ([`Approvals::merged_after`]).
 pub struct StateRepoApprovals<'a> {
     /// The client.
     client: &'a Client,
     /// The state repo on the server.
     repo: RepoName,
-    /// On a server without the endpoint: the merged pull requests' numbers by merge commit, listed once.
-    merged: std::cell::RefCell<Option<BTreeMap<String, u64>>>,
+    /// On a server without the endpoint: what its closed pull requests said so far.
+    listed: std::cell::RefCell<Option<Listed>>,
+    /// The pull request looked for was merged after this (the file's commit, give or take a clock).
+    after: std::cell::Cell<Option<DateTime<Utc>>>,
+}
+
+/// The closed pull requests of the state repo read so far, most recently updated first.
+#[derive(Default)]
+struct Listed {
+    /// Merged ones' numbers by merge commit.
+    by_commit: BTreeMap<String, u64>,
+    /// Pages read.
+    pages: usize,
+    /// The last page has been read.
+    done: bool,
+    /// The oldest `updated_at` read: every pull request not read yet was updated before it.
+    oldest: Option<DateTime<Utc>>,
 }
 
 /// A pull request as the approval lookups read it.
@@ -173,6 +194,7 @@ struct MergedPull {
     merged: bool,
     merge_commit_sha: Option<String>,
     merged_by: Option<crate::gitea::wire::GUser>,
+    updated_at: Option<DateTime<Utc>>,
 }
 
 impl MergedPull {
@@ -190,36 +212,52 @@ impl<'a> StateRepoApprovals<'a> {
         Self {
             client,
             repo,
-            merged: std::cell::RefCell::new(None),
+            listed: std::cell::RefCell::new(None),
+            after: std::cell::Cell::new(None),
         }
     }
 
-    /// The merged pull request whose merge commit is `commit`, found in the list of closed pull requests
-    /// (read once), then asked for whole (a listed one's `merged_by` may not be loaded).
+    /// The merged pull request whose merge commit is `commit`, found among the closed pull requests (read a
+    /// page at a time, most recently updated first, and kept for the next file), then asked for whole (a
+    /// listed one's `merged_by` is not loaded). Reading stops at the last page, or at a page whose oldest
+    /// pull request was updated before [`Self::after`]: one merged since is on an earlier page.
     fn merged_pull_listed(&self, commit: &str) -> Result<Option<Approval>, ClientError> {
-        if self.merged.borrow().is_none() {
+        let mut listed = self.listed.borrow_mut();
+        let listed = listed.get_or_insert_with(|| {
             tracing::debug!(
-                "{}: the server has no commits/{{sha}}/pull (Gitea before 1.22); its closed pull requests are listed instead",
+                "{}: the server has no commits/{{sha}}/pull (Gitea before 1.22); its closed pull requests are read instead",
                 self.repo
             );
-            let closed: Vec<MergedPull> = self.client.get_paged(
+            Listed::default()
+        });
+        let number = loop {
+            if let Some(n) = listed.by_commit.get(commit) {
+                break *n;
+            }
+            let read_far_enough = listed
+                .oldest
+                .zip(self.after.get())
+                .is_some_and(|(oldest, after)| oldest < after);
+            if listed.done || read_far_enough {
+                return Ok(None);
+            }
+            let (page, last) = self.client.get_page::<MergedPull>(
                 &format!("repos/{}/pulls", self.repo),
-                &[("state", "closed".into())],
+                &[("state", "closed".into()), ("sort", "recentupdate".into())],
+                listed.pages + 1,
             )?;
-            let by_commit = closed
-                .into_iter()
-                .filter(|p| p.merged)
-                .filter_map(|p| Some((p.merge_commit_sha?, p.number)))
-                .collect();
-            *self.merged.borrow_mut() = Some(by_commit);
-        }
-        let number = self
-            .merged
-            .borrow()
-            .as_ref()
-            .and_then(|m| m.get(commit).copied());
-        let Some(number) = number else {
-            return Ok(None);
+            listed.pages += 1;
+            listed.done = last;
+            for p in page {
+                if let Some(u) = p.updated_at {
+                    listed.oldest = Some(listed.oldest.map_or(u, |o| o.min(u)));
+                }
+                if p.merged
+                    && let Some(sha) = p.merge_commit_sha
+                {
+                    listed.by_commit.insert(sha, p.number);
+                }
+            }
         };
         let p: MergedPull = self
             .client
@@ -229,8 +267,12 @@ impl<'a> StateRepoApprovals<'a> {
 }
 
 impl Approvals for StateRepoApprovals<'_> {
+    fn merged_after(&self, t: DateTime<Utc>) {
+        self.after.set(Some(t));
+    }
+
     fn merged_pull(&self, commit: &str) -> Result<Option<Approval>, ClientError> {
-        if self.merged.borrow().is_some() {
+        if self.listed.borrow().is_some() {
             return self.merged_pull_listed(commit);
         }
         match self
@@ -531,7 +573,7 @@ pub fn apply_pending(
                 } => true,
                 Outcome::Failed {
                     status: Some(404), ..
-                } => op.repositories_named().iter().any(|r| writer.archived(r)),
+                } => archive_guarded(op).is_some_and(|r| writer.archived(&r)),
                 _ => false,
             };
             if shut {
@@ -670,6 +712,20 @@ pub struct OnBranch {
 /// had an issue filed twice after a kill (audit 47).
 const CLOCK_SKEW: chrono::TimeDelta = chrono::TimeDelta::days(1);
 
+/// The repository a write of `op` goes to, where Gitea refuses that write to an archived repository
+/// (`mustNotBeArchived`: a new issue, a dependency added or removed); `None` for the writes it lets through
+/// (labels, milestones, an issue's edits).
+fn archive_guarded(op: &Op) -> Option<RepoName> {
+    match op {
+        Op::CreateIssue { repo, .. } => repo.as_deref().and_then(|r| r.parse().ok()),
+        Op::AddDep { issue, .. } | Op::RemoveDep { issue, .. } => match issue {
+            IssueRef::Key(k) => k.parse::<IssueKey>().ok().map(|k| k.repo),
+            IssueRef::Number(_) => None,
+        },
+        _ => None,
+    }
+}
+
 /// The result of one op: an outcome, or a failure of the whole stage.
 type OpResult = Result<Outcome, ApplyError>;
 
@@ -706,7 +762,18 @@ impl<'a> Writer<'a> {
                 status: Some(status),
                 message,
             })),
-            Err(e @ (ClientError::NotFound { .. } | ClientError::DependenciesDisabled { .. })) => {
+            // Said for a write: the repository-minded text of a read's 404 blamed the repository for
+            // an issue or a milestone that is gone.
+            Err(ClientError::NotFound {
+                server, request, ..
+            }) => Ok(Err(Outcome::Failed {
+                status: Some(404),
+                message: format!(
+                    "{request} on {server}: not found (an issue, milestone or repository it names is gone, \
+                     or not visible to the token)"
+                ),
+            })),
+            Err(e @ (ClientError::DependenciesDisabled { .. } | ClientError::NoRoute { .. })) => {
                 Ok(Err(Outcome::Failed {
                     status: Some(404),
                     message: e.to_string(),

@@ -42,9 +42,10 @@ pub struct TjpTask {
 }
 
 /// A TaskJuggler string's text. TaskJuggler reads `\"` as a quote and every other backslash as itself, and
-/// expands `${…}` as a macro anywhere, strings too (a title with `${x}` failed the whole project): so a
-/// quote is escaped, `${` is written `$ {`, a control character becomes a space, and a trailing backslash,
-/// which would escape the closing quote, is dropped.
+/// expands `${…}` as a macro and `$(…)` as an environment variable anywhere, strings too (a title with
+/// `${x}` or `$(X)` failed the whole project, and a known variable put the tj3 user's environment in
+/// the reports): so a quote is escaped, `${` and `$(` are written `$ {` and `$ (`, a control character
+/// becomes a space, and a trailing backslash, which would escape the closing quote, is dropped.
 fn quote(s: &str) -> String {
     let clean: String = s
         .chars()
@@ -54,6 +55,7 @@ fn quote(s: &str) -> String {
         .trim_end_matches('\\')
         .replace('"', "\\\"")
         .replace("${", "$ {")
+        .replace("$(", "$ (")
 }
 
 /// Quarter hours in a working day of `hours`, at most until midnight.

@@ -158,7 +158,7 @@ pub enum ClientError {
     /// 404 from the server's router rather than from Gitea's API: no endpoint of this path on this server
     /// (a Gitea older than the endpoint).
     #[error(
-        "{request}: {server} has no such endpoint (its router answered \"404 page not found\", not Gitea's API): its Gitea is older than this request needs"
+        "{request}: {server} has no such endpoint (its router answered \"404 page not found\", not Gitea's API): its Gitea is older than this request needs, or a proxy in front of it answers for that path"
     )]
     NoRoute {
         /// The server.
@@ -759,6 +759,22 @@ impl Client {
         query: &[(&str, String)],
     ) -> Result<Vec<T>, ClientError> {
         self.pages(path, query, false)
+    }
+
+    /// Page `page` (from 1) of a listing, and whether it is the last: for a reader that stops as soon as
+    /// it has what it looks for.
+    pub(crate) fn get_page<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+        page: usize,
+    ) -> Result<(Vec<T>, bool), ClientError> {
+        let limit = self.page_size();
+        let mut q: Vec<(&str, String)> = query.to_vec();
+        q.push(("limit", limit.to_string()));
+        q.push(("page", page.to_string()));
+        let (page, _) = self.get_counted::<Page<T>>(path, &q)?;
+        Ok((page.items, page.sent < limit))
     }
 
     /// Every item of a listing whose pages can come back short before the end (the timeline): pages until

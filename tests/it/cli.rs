@@ -456,7 +456,7 @@ fn export_tjp_writes_a_project_taskjuggler_schedules() {
     // Titles as people write them: TaskJuggler expands `${…}` even in a string, and reads `\"` as a
     // quote, so a trailing backslash would have swallowed the closing quote.
     let hostile = [
-        "Costs ${PRICE} and $[x] \"quoted\"",
+        "Costs ${PRICE} and $[x] \"quoted\" in $(NO_SUCH_VAR) under $(HOME)",
         "Path C:\\temp\\",
         "Tab\tand ünïcode 日本",
     ];
@@ -493,7 +493,7 @@ fn export_tjp_writes_a_project_taskjuggler_schedules() {
         assert!(tjp.contains(&format!("\"{key} ")), "{key}");
     }
     assert!(
-        tjp.contains("Costs $ {PRICE} and $[x] \\\"quoted\\\""),
+        tjp.contains("Costs $ {PRICE} and $[x] \\\"quoted\\\" in $ (NO_SUCH_VAR) under $ (HOME)"),
         "{tjp}"
     );
     assert!(tjp.contains("Path C:\\temp\" {"), "{tjp}");
@@ -517,6 +517,10 @@ fn export_tjp_writes_a_project_taskjuggler_schedules() {
     let csv = std::fs::read_to_string(tmp.path().join("commitea.csv")).unwrap();
     assert!(csv.lines().count() > 100, "{csv}");
     assert!(csv.contains("Costs $ {PRICE}"), "{csv}");
+    assert!(
+        csv.contains("under $ (HOME)"),
+        "the environment stays out: {csv}"
+    );
 }
 
 #[test]

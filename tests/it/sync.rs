@@ -290,6 +290,25 @@ fn a_blocker_outside_the_configured_repositories_keeps_its_state_and_the_forecas
         .map(|b| b.state)
         .collect();
     assert_eq!(states, [OpenState::Closed, OpenState::Closed]);
+    // A server failing for it keeps its last state: a repository outside the plan does not stop the sync.
+    emu.inject(
+        Fault::new(FaultKind::Status(500))
+            .times(1000)
+            .on("/repos/acme/infra/issues/5"),
+    );
+    let failing = commitea::gitea::sync::sync(
+        &c,
+        &repos,
+        Some(&later.snapshot),
+        want.meta.synced_at + chrono::Duration::hours(2),
+        &commitea::gitea::sync::SyncOptions::default(),
+    )
+    .expect("the sync goes on");
+    assert_eq!(
+        failing.snapshot.issues[&waiting].outside_blockers,
+        later.snapshot.issues[&waiting].outside_blockers
+    );
+    emu.clear_faults();
     // The forecast: the open one is said, with what the dates assume and what to do; the closed one is
     // not; the hidden blocker is said and flagged.
     let config = commitea::config::Config::load(&root("state"), [], &Default::default()).unwrap();

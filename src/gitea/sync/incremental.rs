@@ -279,7 +279,7 @@ pub fn sync(
             refreshed += 1;
         }
     }
-    outside_states(client, &cursors, &fresh, &mut acc)?;
+    outside_states(client, &cursors, &fresh, &mut acc);
     // The issues of repositories read in full keep the links of unchanged pull requests of the others.
     let full_keys: Vec<IssueKey> = acc
         .issues
@@ -371,13 +371,14 @@ pub fn sync(
 /// Asks again for the state of every blocker outside the configured repositories that a carried issue
 /// waits on: closing it changes no issue Gitea lists as changed, so without this the blocked issue would
 /// wait on it until the next full read. A blocker the server no longer shows keeps its last state (the
-/// next full read of the blocked issue says what became of it).
+/// next full read of the blocked issue says what became of it), and so does one the server fails to
+/// answer for: a repository outside the plan does not stop its sync.
 fn outside_states(
     client: &Client,
     cursors: &BTreeMap<RepoName, DateTime<Utc>>,
     fresh: &BTreeSet<IssueKey>,
     acc: &mut Acc,
-) -> Result<(), SyncError> {
+) {
     let carried = |k: &IssueKey| cursors.contains_key(&k.repo) && !fresh.contains(k);
     let blockers: BTreeSet<IssueKey> = acc
         .issues
@@ -387,17 +388,32 @@ fn outside_states(
         .collect();
     for blocker in blockers {
         let path = format!("repos/{}/issues/{}", blocker.repo, blocker.number);
-        let now = match client.get_json::<GIssue>(&path, &[]) {
-            Ok(gi) => state(
-                &gi.state,
-                &blocker.repo,
-                &format!("issue #{}", blocker.number),
-            )?,
-            Err(ClientError::NotFound { .. } | ClientError::Forbidden { .. }) => {
+        let read = client
+            .get_json::<GIssue>(&path, &[])
+            .map_err(SyncError::from)
+            .and_then(|gi| {
+                state(
+                    &gi.state,
+                    &blocker.repo,
+                    &format!("issue #{}", blocker.number),
+                )
+            });
+        // Outside the plan's repositories: a failure there is said, not the whole sync's.
+        let now = match read {
+            Ok(s) => s,
+            Err(SyncError::Client(
+                ClientError::NotFound { .. } | ClientError::Forbidden { .. },
+            )) => {
                 tracing::debug!("{blocker} is not shown to this token; its last state is kept");
                 continue;
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => {
+                tracing::warn!(
+                    "{blocker}, outside the configured repositories, could not be read; its state as last \
+                     read is kept: {e}"
+                );
+                continue;
+            }
         };
         for (key, issue) in &mut acc.issues {
             if !carried(key) {
@@ -412,7 +428,6 @@ fn outside_states(
             }
         }
     }
-    Ok(())
 }
 
 /// Whether `e`, met reading `repo`, is the server no longer showing the repository at all (404 or 403 for

@@ -799,27 +799,38 @@ fn list(
 ) -> Response {
     let want = req.param("state").unwrap_or("open");
     let pulls = lock(&shared.state_pulls);
-    // (created, number, from the state pulls)
-    let mut rows: Vec<(DateTime<Utc>, u64, bool)> = pulls
+    // (created, updated, number, from the state pulls)
+    let mut rows: Vec<(DateTime<Utc>, DateTime<Utc>, u64, bool)> = pulls
         .get(repo)
         .into_iter()
         .flat_map(|m| m.values())
         .filter(|p| state_matches(want, p.state))
-        .map(|p| (p.created_at, p.number, true))
+        .map(|p| (p.created_at, p.updated_at, p.number, true))
         .chain(
             ds.pulls(repo)
                 .into_iter()
                 .filter(|p| state_matches(want, p.state))
-                .map(|p| (p.created_at, p.number, false)),
+                .map(|p| (p.created_at, p.updated_at, p.number, false)),
         )
         .collect();
-    rows.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+    // `ListPullRequests`' `sort` (models/issues/issue_search.go `applySorts`): newest created first by
+    // default; `oldest`, `recentupdate`, `leastupdate`, each then by creation and number.
+    match req.param("sort") {
+        Some("oldest") => rows.sort_by(|a, b| a.0.cmp(&b.0).then(a.2.cmp(&b.2))),
+        Some("recentupdate") => {
+            rows.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)).then(b.2.cmp(&a.2)));
+        }
+        Some("leastupdate") => {
+            rows.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)).then(a.2.cmp(&b.2)));
+        }
+        _ => rows.sort_by(|a, b| b.0.cmp(&a.0).then(b.2.cmp(&a.2))),
+    }
     let r = Render::new(ds, shared);
     let paging = Paging::of(req, shared);
     let items = paging
         .slice(&rows)
         .iter()
-        .map(|&(_, n, state)| {
+        .map(|&(_, _, n, state)| {
             if state {
                 pulls
                     .get(repo)
