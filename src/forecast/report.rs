@@ -230,6 +230,10 @@ pub struct MilestoneForecast {
     pub closed_issues: usize,
     /// Remaining effort (medians) in working hours.
     pub remaining_hours: f64,
+    /// Its open issues with no estimate: their effort is imputed from what similar closed issues took,
+    /// so its dates are only as good as that guess.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unestimated_issues: usize,
     /// The headline cone: when the milestone's work is done. While the abandonment model says which open
     /// issues are probably never done, that is the work that stays in it (the issues that leave taken out,
     /// trial by trial: a milestone closes when what stays is done); otherwise, when its last open issue
@@ -329,7 +333,8 @@ pub struct CutLine {
     pub hours: f64,
     /// The schedule's p80 for the milestone without them (the work kept assumed done).
     pub p80: When,
-    /// P(on time) without them.
+    /// The schedule's P(on time) without them, as `p80` (the work kept assumed done): not the headline's,
+    /// which takes out what the abandonment model expects to leave.
     pub probability_on_time: f64,
     /// False when even cutting every issue that can be cut does not meet the deadline.
     pub meets_deadline: bool,
@@ -417,6 +422,11 @@ pub(crate) fn upgraded_cones<C>(cone: C, planned: Option<C>, staying: Option<C>)
         (Some(stays), None) => (stays, Some(cone)),
         (_, planned) => (cone, planned),
     }
+}
+
+/// Serde's test for a count left out of a file when it is nothing.
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

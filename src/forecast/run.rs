@@ -212,6 +212,18 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                     closed_n += 1
                 }
             }
+            let unestimated = groups[g]
+                .iter()
+                .filter(|&&n| open[n].estimate_hours.is_none())
+                .count();
+            if unestimated > 0 && unestimated == open_n && m.state == OpenState::Open {
+                warnings.push(format!(
+                    "{}: none of its {} has an estimate: its dates rest on imputed hours (what similar closed \
+                     issues took); estimate them (est/* labels) to trust its dates",
+                    name,
+                    crate::prose::count(open_n, "open issue", "open issues")
+                ));
+            }
             // `+ 0.0`: an empty sum of floats is -0.0, which a reader would see as "−0.0 hours".
             let remaining: f64 = groups[g].iter().map(|&n| medians[n]).sum::<f64>() + 0.0;
             let empty = groups[g].is_empty();
@@ -407,6 +419,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 open_issues: open_n,
                 closed_issues: closed_n,
                 remaining_hours: round2(remaining),
+                unestimated_issues: unestimated,
                 p10,
                 p50,
                 p80,

@@ -67,6 +67,7 @@ fn milestone(
         open_issues: 3,
         closed_issues: 2,
         remaining_hours: 17.5,
+        unestimated_issues: 0,
         status: serde_json::from_value(serde_json::Value::String(status.to_owned()))
             .expect("a status"),
         cut_line: None,
@@ -672,6 +673,15 @@ fn the_calibration_page_says_where_the_backtest_assumed_every_issue_done() {
         !none.contains("abandonment model (<code>"),
         "only where it was off"
     );
+}
+
+#[test]
+fn the_runway_says_how_many_of_a_milestones_open_issues_have_no_estimate() {
+    assert!(!text(&rendered(), "runway.html").contains("unestimated"));
+    let mut d = data();
+    d.runway.milestones[0].unestimated_issues = 2;
+    let html = text(&render(&d, None).unwrap(), "runway.html");
+    assert!(html.contains(">2 unestimated</span>"), "{html}");
 }
 
 #[test]

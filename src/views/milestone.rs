@@ -59,6 +59,9 @@ pub struct MilestoneStats {
     pub closed: usize,
     /// Remaining effort in working hours (medians).
     pub remaining_hours: f64,
+    /// Open issues with no estimate (their hours imputed).
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub unestimated: usize,
     /// Share of simulated futures that meet the due day.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probability_on_time: Option<f64>,
@@ -116,6 +119,7 @@ pub fn milestone(inputs: Inputs<'_>, id: u64, selection: &Selection) -> Option<M
             open: m.open_issues,
             closed: m.closed_issues,
             remaining_hours: m.remaining_hours,
+            unestimated: m.unestimated_issues,
             probability_on_time: m.probability_on_time,
             slack: m.slack_days,
         },

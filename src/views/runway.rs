@@ -98,6 +98,9 @@ pub struct RunwayMilestone {
     pub closed_issues: usize,
     /// Remaining effort in working hours (medians).
     pub remaining_hours: f64,
+    /// Open issues with no estimate (their hours imputed).
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub unestimated_issues: usize,
     /// `on_track`, `at_risk` (P(on time) under 80%), `late` (under 50%), `no_due_date`, or `nothing_open`
     /// (no open issue in it).
     pub status: MilestoneStatus,
@@ -128,9 +131,10 @@ pub struct RunwayCutLine {
     pub issues: Vec<String>,
     /// Their remaining hours.
     pub hours: f64,
-    /// The milestone's p80 without them.
+    /// The milestone's p80 without them, on the schedule with the work kept committed (assumed done).
     pub p80: String,
-    /// P(on time) without them.
+    /// P(on time) without them, the same way: not the headline's, which takes out what the abandonment
+    /// model expects to leave.
     pub probability_on_time: f64,
     /// False when even cutting every issue that can be cut does not meet the deadline.
     pub meets_deadline: bool,
@@ -191,6 +195,7 @@ pub fn runway(inputs: Inputs<'_>) -> Runway {
                 .filter(|_| matches!(m.p80, crate::forecast::When::Date(_)) && m.open_issues > 0),
             probability_on_time: m.probability_on_time,
             open_issues: m.open_issues,
+            unestimated_issues: m.unestimated_issues,
             closed_issues: m.closed_issues,
             remaining_hours: m.remaining_hours,
             status: MilestoneStatus::of(m.probability_on_time, m.open_issues),

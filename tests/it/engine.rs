@@ -1131,3 +1131,49 @@ fn the_search_indexs_lists_read_as_people_read_a_list() {
         .unwrap();
     assert_eq!(ix.people[usize::try_from(entry.5).unwrap()], "Zed");
 }
+
+#[test]
+fn a_milestone_whose_open_work_has_no_estimate_says_its_dates_rest_on_imputed_hours() {
+    // A milestone of unestimated work showed 100% on time with nothing to say that its hours were a
+    // guess (audit 55).
+    use commitea::domain::OpenState;
+    let mut plan = demo_plan();
+    let id = plan
+        .milestones
+        .iter()
+        .map(|m| m.id)
+        .find(|id| {
+            plan.issues
+                .iter()
+                .any(|i| i.milestone == Some(*id) && i.state == OpenState::Open)
+        })
+        .unwrap();
+    let settings = Settings {
+        trials: 500,
+        seed: 1,
+        horizon_days: 730,
+    };
+    let before = forecast::run(&plan, &settings);
+    let of =
+        |r: &forecast::ForecastReport| r.milestones.iter().find(|m| m.id == id).cloned().unwrap();
+    let said = |r: &forecast::ForecastReport| {
+        r.warnings
+            .iter()
+            .any(|w| w.contains("has an estimate: its dates rest on imputed hours"))
+    };
+    assert!(of(&before).unestimated_issues < of(&before).open_issues);
+    for i in plan
+        .issues
+        .iter_mut()
+        .filter(|i| i.milestone == Some(id) && i.state == OpenState::Open)
+    {
+        i.estimate_hours = None;
+        i.estimate_source = commitea::plan::EstimateSource::Imputed;
+    }
+    let after = forecast::run(&plan, &settings);
+    let m = of(&after);
+    assert!(m.open_issues > 0);
+    assert_eq!(m.unestimated_issues, m.open_issues);
+    assert!(said(&after), "{:#?}", after.warnings);
+    assert!(!said(&before));
+}
