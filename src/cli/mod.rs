@@ -66,7 +66,8 @@ pub enum Command {
     Tool(tool::Args),
     /// Serve the four agent tools to an MCP client over stdin/stdout until stdin closes. Logs go to stderr.
     Mcp(mcp::Args),
-    /// Render the site from the views in forecast/views/.
+    /// Redraw the whole site offline, as a run does: the state forecast again (at forecast.trials unless
+    /// --trials), not the files a `plan` wrote.
     Render(render::Args),
     /// Propose the op files and directives in the checkout: push each to a branch and open its pull request
     /// on the state repo (additive ops may go straight to the branch where the config allows).
