@@ -198,24 +198,23 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
     let mut paced: Vec<String> = Vec::new();
     // In words, a title two repositories share comes with its repository.
     let names = plan.milestone_names();
+    // The put-back simulations of every hard deadline's cut line share one budget.
+    let put_back_budget = std::cell::Cell::new(super::cut_line::MAX_PUT_BACK);
     let milestones = open_ms
         .iter()
         .enumerate()
         .map(|(g, m)| {
             let name = names.get(&m.id).map_or(m.title.as_str(), String::as_str);
             let in_ms = plan.issues.iter().filter(|i| i.milestone == Some(m.id));
-            let (mut open_n, mut closed_n) = (0, 0);
+            let (mut open_n, mut closed_n, mut unestimated) = (0, 0, 0);
             for i in in_ms {
                 if i.state == OpenState::Open {
-                    open_n += 1
+                    open_n += 1;
+                    unestimated += usize::from(i.estimate_hours.is_none());
                 } else {
                     closed_n += 1
                 }
             }
-            let unestimated = groups[g]
-                .iter()
-                .filter(|&&n| open[n].estimate_hours.is_none())
-                .count();
             if unestimated > 0 && unestimated == open_n && m.state == OpenState::Open {
                 warnings.push(format!(
                     "{}: none of its {} has an estimate: its dates rest on imputed hours (what similar closed \
@@ -287,7 +286,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                     // committed, so what the abandonment model expects to leave is not taken out of it,
                     // and none is given where the schedule meets the deadline with nothing cut (the
                     // headline is late for how long work waits here, which cutting scope does not change).
-                    cut_line(&project, &plan_sched, &prep, &dists, &groups[g], due_day, &mc).filter(|(cut, ..)| !cut.is_empty()).map(|(cut, p80, prob, ok)| CutLine {
+                    cut_line(&project, &plan_sched, &prep, &dists, &groups[g], due_day, &mc, &put_back_budget).filter(|(cut, ..)| !cut.is_empty()).map(|(cut, p80, prob, ok)| CutLine {
                         hours: round2(cut.iter().map(|&n| medians[n]).sum()),
                         issues: cut.iter().map(|&n| open[n].key.clone()).collect(),
                         p80: when(p80),
@@ -362,11 +361,16 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                     )
                 } else if c.meets_deadline {
                     format!(
-                        "{}: the hard deadline {} is not met at p80; taking out {} (about {:.0} h) would meet it",
+                        "{}: the hard deadline {} is not met at p80; taking out {} (about {:.0} h) would meet it{}",
                         name,
                         m.due.map(|d| d.to_string()).unwrap_or_default(),
                         crate::prose::count(c.issues.len(), "issue", "issues"),
-                        c.hours
+                        c.hours,
+                        if c.issues.len() > super::cut_line::MAX_PUT_BACK {
+                            " (so many that the date is what has to move; the list is not trimmed to the fewest)"
+                        } else {
+                            ""
+                        }
                     )
                 } else {
                     format!(
