@@ -407,12 +407,14 @@ fn outside_states(
                 tracing::debug!("{blocker} is not shown to this token; its last state is kept");
                 continue;
             }
+            // The next ones would most likely fail the same way, each after its retries: their states
+            // are kept too.
             Err(e) => {
                 tracing::warn!(
-                    "{blocker}, outside the configured repositories, could not be read; its state as last \
-                     read is kept: {e}"
+                    "{blocker}, outside the configured repositories, could not be read; it and the other \
+                     blockers outside them keep their states as last read: {e}"
                 );
-                continue;
+                break;
             }
         };
         for (key, issue) in &mut acc.issues {
