@@ -94,6 +94,8 @@
       label: form.elements.label.value
     };
     var any = f.milestone || f.person || f.priority || f.label;
+    // One summary for a screen reader, not a live region per column each saying its own count.
+    var said = [];
     document.querySelectorAll("li.issue.extra").forEach(function (li) { li.parentNode.removeChild(li); });
     document.querySelectorAll(".column").forEach(function (col) {
       var shown = 0;
@@ -124,6 +126,8 @@
         var list = col.querySelector("ol.cards-list");
         if (list) more.slice(0, EXTRA).forEach(function (e) { list.appendChild(extraCard(e)); });
       }
+      var title = col.querySelector("h2");
+      said.push((title ? title.textContent : col.id) + " " + (shown + more.length));
       if (out) {
         var total = shown + more.length;
         out.textContent = !any ? ""
@@ -132,6 +136,10 @@
             + (more.length > EXTRA ? " (the first " + (shown + EXTRA) + " listed; the search page lists every one)" : "");
       }
     });
+    var summary = document.getElementById("filter-summary");
+    if (summary) {
+      summary.textContent = any ? "Matching issues: " + said.join(", ") : "Filters cleared: every card is shown";
+    }
   }
   form.addEventListener("change", apply);
   form.addEventListener("reset", function () { window.setTimeout(apply, 0); });

@@ -100,7 +100,15 @@
       list.appendChild(li);
     });
   }
-  form.addEventListener("input", run);
+  // The query goes into the address, so Back from a result finds it again (the field itself is not
+  // restored: autocomplete is off).
+  form.addEventListener("input", function () {
+    run();
+    var q = form.elements.q.value;
+    try {
+      window.history.replaceState(null, "", q ? "?q=" + encodeURIComponent(q) : window.location.pathname);
+    } catch (e) { /* a browser that refuses it for file:// keeps the page as it is */ }
+  });
   var asked = new URLSearchParams(window.location.search).get("q");
   if (asked) { form.elements.q.value = asked; run(); }
   form.addEventListener("submit", function (ev) { ev.preventDefault(); run(); });

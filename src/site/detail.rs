@@ -284,6 +284,8 @@ pub struct MilestonePage {
     pub chart: String,
     /// The burn-up chart (SVG), continued by the forecast cone; empty when there is no history.
     pub burnup: String,
+    /// The burn-up's points as text, for a reader who cannot see the chart: `[day, in scope, done]`.
+    pub burnup_rows: Vec<[String; 3]>,
     /// The probability of done by date (SVG), empty for a closed milestone or one without work.
     pub fan: String,
     /// How its forecast moved across the committed forecasts, oldest first (only the changes).
@@ -335,6 +337,8 @@ pub struct PersonPage {
     pub queue: Vec<QueueLink>,
     /// The load chart (SVG).
     pub chart: String,
+    /// The chart's weeks as text, for a reader who cannot see it: `[week, hours planned, hours available]`.
+    pub load_rows: Vec<[String; 3]>,
     /// Planned hours, formatted.
     pub planned: String,
 }
@@ -618,6 +622,13 @@ pub fn build(
                     end,
                     &format!("Forecast of {}", m.title),
                 ),
+                burnup_rows: if burn.len() > 1 {
+                    burn.iter()
+                        .map(|b| [b.day.to_string(), b.scope.to_string(), b.done.to_string()])
+                        .collect()
+                } else {
+                    Vec::new()
+                },
                 burnup: if burn.len() > 1 {
                     let cone = (m.state == crate::domain::OpenState::Open && m.open_issues > 0)
                         .then(|| charts::BurnCone {
@@ -702,6 +713,16 @@ pub fn build(
                     })
                     .collect(),
                 chart: charts::load(&weeks, &format!("Load of {} per week", p.person)),
+                load_rows: weeks
+                    .iter()
+                    .map(|w| {
+                        [
+                            w.week.to_string(),
+                            format!("{:.0}", w.planned),
+                            format!("{:.0}", w.capacity),
+                        ]
+                    })
+                    .collect(),
                 planned: super::pages::hours(p.planned_hours),
                 view: p,
             })

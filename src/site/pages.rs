@@ -501,7 +501,7 @@ fn runway_chart(runway: &Runway, linked: bool, horizon_days: u32) -> String {
                 m.band.p80,
                 m.due
                     .as_deref()
-                    .map(|d| format!(", due {d}"))
+                    .map(|d| format!(", due {d}: {}", m.status.label()))
                     .unwrap_or_default()
             ),
         })

@@ -207,6 +207,12 @@ fn a_cut_board_column_filters_over_all_its_issues(root: &Path) {
             {"selector": format!("#{state_name} .filtered"),
              "contains": format!("filtered: {theirs} issues in this column match")},
             {"selector": format!("#{state_name} li.issue:not([hidden])"), "count": theirs},
+            // One summary for a screen reader names each column's count; no column speaks on its own.
+            {"selector": "#filter-summary",
+             "contains": format!("{} {theirs}", column["title"].as_str().unwrap())},
+            {"selector": "#filter-summary", "contains": "Matching issues: "},
+            {"selector": "[aria-live]", "count": 1},
+            {"selector": "a.skip[href='#main']", "count": 1},
         ],
     }]);
     let out = Command::new("node")
