@@ -770,11 +770,23 @@ impl Client {
         page: usize,
     ) -> Result<(Vec<T>, bool), ClientError> {
         let limit = self.page_size();
+        let (page, _) = self.one_page::<T>(path, query, limit, page)?;
+        Ok((page.items, page.sent < limit))
+    }
+
+    /// Page `page` of `limit` items of a listing, with its `X-Total-Count`. Gitea writes an empty page as
+    /// `null` where its handler builds the list as a nil slice.
+    fn one_page<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+        limit: usize,
+        page: usize,
+    ) -> Result<(Page<T>, Option<u64>), ClientError> {
         let mut q: Vec<(&str, String)> = query.to_vec();
         q.push(("limit", limit.to_string()));
         q.push(("page", page.to_string()));
-        let (page, _) = self.get_counted::<Page<T>>(path, &q)?;
-        Ok((page.items, page.sent < limit))
+        self.get_counted::<Page<T>>(path, &q)
     }
 
     /// Every item of a listing whose pages can come back short before the end (the timeline): pages until
@@ -809,11 +821,7 @@ impl Client {
         let mut out = Vec::new();
         let mut totals = BTreeSet::new();
         for page in 1.. {
-            let mut q: Vec<(&str, String)> = query.to_vec();
-            q.push(("limit", limit.to_string()));
-            q.push(("page", page.to_string()));
-            // Gitea writes an empty page as `null` where its handler builds the list as a nil slice.
-            let (page, total) = self.get_counted::<Page<T>>(path, &q)?;
+            let (page, total) = self.one_page::<T>(path, query, limit, page)?;
             totals.insert(total);
             let n = page.sent;
             out.extend(page.items);
