@@ -9,17 +9,26 @@ pub(super) const CUT_LINE_TRIALS: u32 = 2_000;
 
 /// How many simulations a forecast spends putting cut issues back, over all its hard deadlines: each is a
 /// 2,000-trial run of the work up to the milestone (about 6 ms at 5,000 issues, 0.25 s at 20,000), and a
-/// project of many late hard deadlines would otherwise pay it for each. A cut longer than this is left as
-/// found: a PM weighs a short cut line issue by issue, while a long one says "move the date".
+/// project of many late hard deadlines would otherwise pay it for each. Each hard deadline gets an equal
+/// share ([`put_back_share`]), so one milestone's cut line never depends on another's.
 pub(super) const MAX_PUT_BACK: usize = 40;
+
+/// The put-back simulations each hard deadline gets at least, however many there are.
+const MIN_PUT_BACK: usize = 8;
+
+/// Each of `hard` hard deadlines' share of [`MAX_PUT_BACK`].
+pub(super) fn put_back_share(hard: usize) -> usize {
+    (MAX_PUT_BACK / hard.max(1)).max(MIN_PUT_BACK)
+}
 
 /// The share of futures in which a cut meets its deadline. A p80 on the due day is not enough: the day
 /// reported for p80 is the one nearest to 80%, which may be met in a little less (a cut trimmed to that
 /// edge missed by a day when forecast with more trials, audit 56).
 const MEETS: f64 = 0.8;
 
-/// Finds the cut line of group `g` (a hard-deadline milestone due on `due_day`); `budget` is what is left of
-/// the forecast's [`MAX_PUT_BACK`] simulations for putting issues back.
+/// Finds the cut line of group `g` (a hard-deadline milestone due on `due_day`), putting back at most
+/// `put_back` issues (one simulation each); the last value says whether every issue of the cut was tried
+/// (the list is then trimmed), else the least valuable were left as the bisection found them.
 ///
 /// Candidates are the milestone's open issues not yet started (work in progress or in review is nearly
 /// done and already paid for: a PM finishes it rather than cut it), lowest effective priority first and,
@@ -42,8 +51,8 @@ pub(super) fn cut_line(
     group: &[usize],
     due_day: u32,
     mc: &MonteCarlo,
-    budget: &std::cell::Cell<usize>,
-) -> Option<(Vec<usize>, Option<u32>, f64, bool)> {
+    put_back: usize,
+) -> Option<CutFound> {
     let pos: HashMap<u32, usize> = prep
         .order
         .iter()
@@ -71,7 +80,13 @@ pub(super) fn cut_line(
     let meets = |r: &(Option<u32>, f64)| r.1 >= MEETS;
     let all = eval(&prefix(cands.len()))?;
     if !meets(&all) {
-        return Some((cands, all.0, all.1, false));
+        return Some(CutFound {
+            issues: cands,
+            p80: all.0,
+            on_time: all.1,
+            meets: false,
+            trimmed: true,
+        });
     }
     let (mut lo, mut hi) = (0usize, cands.len());
     let mut best = all;
@@ -86,17 +101,18 @@ pub(super) fn cut_line(
         }
     }
     let mut cut = prefix(hi);
-    let put_back: &[usize] = if hi <= budget.get() {
-        &cands[..hi]
-    } else {
-        &[]
-    };
-    for &i in put_back.iter().rev() {
+    let mut tries = 0;
+    let mut trimmed = true;
+    for &i in cands[..hi].iter().rev() {
         // Kept, it would wait on work the cut takes out of the milestone: not put back.
         if waits_on(prep, i, &cut) {
             continue;
         }
-        budget.set(budget.get().saturating_sub(1));
+        if tries == put_back {
+            trimmed = false;
+            break;
+        }
+        tries += 1;
         cut.remove(&i);
         match eval(&cut) {
             Some(r) if meets(&r) => best = r,
@@ -110,7 +126,28 @@ pub(super) fn cut_line(
         .copied()
         .filter(|i| cut.contains(i))
         .collect();
-    Some((issues, best.0, best.1, true))
+    Some(CutFound {
+        issues,
+        p80: best.0,
+        on_time: best.1,
+        meets: true,
+        trimmed,
+    })
+}
+
+/// What [`cut_line`] found.
+#[derive(Debug)]
+pub(super) struct CutFound {
+    /// The issues to take out, in candidate order.
+    pub issues: Vec<usize>,
+    /// The milestone's p80 without them.
+    pub p80: Option<u32>,
+    /// Its share of futures done by the due day without them.
+    pub on_time: f64,
+    /// Whether that meets the deadline (else every candidate is listed, and it still does not).
+    pub meets: bool,
+    /// Whether every issue of the cut was tried for putting back.
+    pub trimmed: bool,
 }
 
 /// The milestone `group`'s p80 and its share of futures done by `due_day` with the issues of `cut` taken out
@@ -181,7 +218,7 @@ mod tests {
     /// really gives (the same simulation, run on its own).
     fn cut_of(
         tasks: Vec<Task>,
-        budget: usize,
+        put_back: usize,
     ) -> (Vec<usize>, Option<u32>, f64, (Option<u32>, f64)) {
         let project = Project {
             tasks,
@@ -197,13 +234,12 @@ mod tests {
             horizon_days: 365,
         };
         let group: Vec<usize> = (0..project.tasks.len()).collect();
-        let budget = std::cell::Cell::new(budget);
-        let (cut, p80, on_time, meets) =
-            cut_line(&project, &plan, &prep, &dists, &group, 5, &mc, &budget).unwrap();
-        assert!(meets);
-        let taken: HashSet<usize> = cut.iter().copied().collect();
+        let found = cut_line(&project, &plan, &prep, &dists, &group, 5, &mc, put_back).unwrap();
+        assert!(found.meets);
+        assert_eq!(found.trimmed, put_back >= found.issues.len());
+        let taken: HashSet<usize> = found.issues.iter().copied().collect();
         let really = evaluate(&project, &plan, &dists, &group, &taken, 5, &mc).unwrap();
-        (cut, p80, on_time, really)
+        (found.issues, found.p80, found.on_time, really)
     }
 
     #[test]

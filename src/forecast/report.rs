@@ -247,8 +247,8 @@ pub struct MilestoneForecast {
     pub probability_on_time: Option<f64>,
     /// Working days between the headline p80 and the due day (negative: p80 is late).
     pub slack_days: Option<i64>,
-    /// For a hard deadline that the headline p80 misses: few issues, lowest priority first, to take
-    /// out of the milestone so that the schedule's p80 meets it (the work kept is committed: assumed done,
+    /// For a hard deadline that the headline misses (p80 late, or met in under 80% of the futures): few
+    /// issues, lowest priority first, to take out of the milestone so that the schedule meets it in 80% (the work kept is committed: assumed done,
     /// whatever the abandonment model expects to leave).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cut_line: Option<CutLine>,
@@ -336,8 +336,13 @@ pub struct CutLine {
     /// The schedule's P(on time) without them, as `p80` (the work kept assumed done): not the headline's,
     /// which takes out what the abandonment model expects to leave.
     pub probability_on_time: f64,
-    /// False when even cutting every issue that can be cut does not meet the deadline.
+    /// False when even cutting every issue that can be cut does not meet the deadline (done by it in
+    /// 80% of the futures).
     pub meets_deadline: bool,
+    /// True when the cut was too long to try putting each of its issues back: its least valuable ones are
+    /// listed as the search found them, and may not all be needed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub untrimmed: bool,
     /// True when it takes every open issue: only emptying the milestone meets the deadline, which is no
     /// cut a PM can make (move the date, or decide what must ship).
     #[serde(default)]

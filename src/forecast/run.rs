@@ -198,8 +198,14 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
     let mut paced: Vec<String> = Vec::new();
     // In words, a title two repositories share comes with its repository.
     let names = plan.milestone_names();
-    // The put-back simulations of every hard deadline's cut line share one budget.
-    let put_back_budget = std::cell::Cell::new(super::cut_line::MAX_PUT_BACK);
+    // The put-back simulations of the hard deadlines' cut lines, an equal share each: one milestone's cut
+    // line never depends on another's.
+    let put_back = super::cut_line::put_back_share(
+        open_ms
+            .iter()
+            .filter(|m| m.hard && m.state == OpenState::Open && m.due.is_some())
+            .count(),
+    );
     let milestones = open_ms
         .iter()
         .enumerate()
@@ -278,7 +284,10 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             });
             let late = matches!((m.due, p80), (Some(d), When::Date(p)) if p > d)
                 || matches!((m.due, p80), (Some(_), When::BeyondHorizon));
-            let cut_line = if !mode.skip_cut_lines && m.hard && m.state == OpenState::Open && late && !groups[g].is_empty() {
+            // Offered where the headline misses the deadline at p80, or meets it in fewer than 80% of the
+            // futures (a p80 on the due day may be met a little less often): what a cut must reach.
+            let short = late || prob.is_some_and(|p| p < 0.8);
+            let cut_line = if !mode.skip_cut_lines && m.hard && m.state == OpenState::Open && short && !groups[g].is_empty() {
                 // A due date already past is met by no cut: the date has to move, which the headline says.
                 m.due.filter(|d| *d >= as_of).and_then(|d| {
                     let due_day = (d - as_of).num_days().max(0) as u32;
@@ -286,13 +295,14 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                     // committed, so what the abandonment model expects to leave is not taken out of it,
                     // and none is given where the schedule meets the deadline with nothing cut (the
                     // headline is late for how long work waits here, which cutting scope does not change).
-                    cut_line(&project, &plan_sched, &prep, &dists, &groups[g], due_day, &mc, &put_back_budget).filter(|(cut, ..)| !cut.is_empty()).map(|(cut, p80, prob, ok)| CutLine {
-                        hours: round2(cut.iter().map(|&n| medians[n]).sum()),
-                        issues: cut.iter().map(|&n| open[n].key.clone()).collect(),
-                        p80: when(p80),
-                        probability_on_time: round3(prob),
-                        meets_deadline: ok,
-                        empties_milestone: ok && cut.len() >= groups[g].len(),
+                    cut_line(&project, &plan_sched, &prep, &dists, &groups[g], due_day, &mc, put_back).filter(|f| !f.issues.is_empty()).map(|f| CutLine {
+                        hours: round2(f.issues.iter().map(|&n| medians[n]).sum()),
+                        issues: f.issues.iter().map(|&n| open[n].key.clone()).collect(),
+                        p80: when(f.p80),
+                        probability_on_time: round3(f.on_time),
+                        meets_deadline: f.meets,
+                        untrimmed: !f.trimmed,
+                        empties_milestone: f.meets && f.issues.len() >= groups[g].len(),
                     })
                 })
             } else {
@@ -366,7 +376,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                         m.due.map(|d| d.to_string()).unwrap_or_default(),
                         crate::prose::count(c.issues.len(), "issue", "issues"),
                         c.hours,
-                        if c.issues.len() > super::cut_line::MAX_PUT_BACK {
+                        if c.untrimmed {
                             " (so many that the date is what has to move; the list is not trimmed to the fewest)"
                         } else {
                             ""
@@ -374,9 +384,11 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                     )
                 } else {
                     format!(
-                        "{}: the hard deadline {} cannot be met at p80 even with every issue that can be cut taken out",
+                        "{}: the hard deadline {} cannot be met even with every issue that can be cut taken out \
+                         (done by it in {:.0}% of the futures; a cut must reach 80%)",
                         name,
-                        m.due.map(|d| d.to_string()).unwrap_or_default()
+                        m.due.map(|d| d.to_string()).unwrap_or_default(),
+                        c.probability_on_time * 100.0
                     )
                 });
             } else if let Some(due) = m.due.filter(|d| {

@@ -253,6 +253,8 @@ pub struct MilestoneRow<'a> {
     pub leaving_label: Option<String>,
     /// The cut line's hours, rounded as people read them.
     pub cut_hours: Option<String>,
+    /// The cut line's P(on time), as a percentage.
+    pub cut_on_time: Option<String>,
     /// p50 – p80 in words: two dates, or "not within the horizon" for what lies beyond it, said once.
     pub band_label: String,
     /// When the headline's p80 is beyond the horizon: the chance that the work that stays is done within
@@ -394,6 +396,7 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
                 .expected_leaving
                 .map(|n| format!("about {}", n.round() as i64)),
             cut_hours: m.cut_line.as_ref().map(|c| hours(c.hours.round())),
+            cut_on_time: m.cut_line.as_ref().map(|c| percent(c.probability_on_time)),
             band_label: if m.status == crate::views::runway::MilestoneStatus::NothingOpen {
                 m.status.label().to_owned()
             } else {

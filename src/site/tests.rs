@@ -175,6 +175,7 @@ fn data() -> SiteData {
         p80: "2025-03-13".to_owned(),
         probability_on_time: 0.83,
         meets_deadline: true,
+        untrimmed: false,
         empties_milestone: false,
     });
     // The abandonment model says: the band above is the work that stays, and the planned scope is given.
@@ -1091,6 +1092,45 @@ fn a_missed_hard_deadline_shows_its_cut_line_on_the_runway() {
     );
     assert!(runway.contains("<code>acme/app#41</code>, <code>acme/app#40</code>"));
     assert_eq!(runway.matches("class=\"cut-line\"").count(), 1);
+    assert!(
+        text.contains("inside the hard deadline (83% on time):"),
+        "{text}"
+    );
+    // A cut too long to check issue by issue says so; one that falls short says by how much.
+    let mut d = data();
+    let mut long = d
+        .runway
+        .milestones
+        .iter()
+        .find_map(|m| m.cut_line.clone())
+        .unwrap();
+    long.untrimmed = true;
+    d.runway
+        .milestones
+        .iter_mut()
+        .filter(|m| m.cut_line.is_some())
+        .for_each(|m| m.cut_line = Some(long.clone()));
+    let page = String::from_utf8(render(&d, None).unwrap()["runway.html"].clone()).unwrap();
+    assert!(
+        page.contains("so long a cut says the date is what has to move"),
+        "{page}"
+    );
+    let mut short = long;
+    short.untrimmed = false;
+    short.meets_deadline = false;
+    short.probability_on_time = 0.62;
+    d.runway
+        .milestones
+        .iter_mut()
+        .filter(|m| m.cut_line.is_some())
+        .for_each(|m| m.cut_line = Some(short.clone()));
+    let page = String::from_utf8(render(&d, None).unwrap()["runway.html"].clone()).unwrap();
+    assert!(
+        page.contains(
+            "done by the deadline in 62% of the futures, short of the 80% a cut must reach"
+        ),
+        "{page}"
+    );
 }
 
 #[test]

@@ -45,6 +45,9 @@ pub struct MilestoneView {
     /// Whether the cut line takes every open issue: only emptying the milestone meets the deadline.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cut_line_empties_milestone: bool,
+    /// Whether even the whole cut line falls short of the deadline (every issue that can be cut).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut_line_falls_short: bool,
     /// Its open issues in planned order (cut to the limit).
     pub issues: Vec<MilestoneIssue>,
 }
@@ -140,6 +143,7 @@ pub fn milestone(inputs: Inputs<'_>, id: u64, selection: &Selection) -> Option<M
             .map(|c| c.issues.iter().map(ToString::to_string).collect())
             .unwrap_or_default(),
         cut_line_empties_milestone: m.cut_line.as_ref().is_some_and(|c| c.empties_milestone),
+        cut_line_falls_short: m.cut_line.as_ref().is_some_and(|c| !c.meets_deadline),
         issues: open
             .into_iter()
             .take(selection.limit)

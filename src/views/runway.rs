@@ -138,6 +138,10 @@ pub struct RunwayCutLine {
     pub probability_on_time: f64,
     /// False when even cutting every issue that can be cut does not meet the deadline.
     pub meets_deadline: bool,
+    /// True when the cut was too long to check each issue of it: its least valuable ones are listed as
+    /// found, and may not all be needed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub untrimmed: bool,
     /// True when it takes every open issue: only emptying the milestone meets the deadline.
     pub empties_milestone: bool,
 }
@@ -212,6 +216,7 @@ pub fn runway(inputs: Inputs<'_>) -> Runway {
                 p80: c.p80.to_string(),
                 probability_on_time: c.probability_on_time,
                 meets_deadline: c.meets_deadline,
+                untrimmed: c.untrimmed,
                 empties_milestone: c.empties_milestone,
             }),
         })

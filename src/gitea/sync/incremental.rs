@@ -407,14 +407,23 @@ fn outside_states(
                 tracing::debug!("{blocker} is not shown to this token; its last state is kept");
                 continue;
             }
-            // The next ones would most likely fail the same way, each after its retries: their states
-            // are kept too.
-            Err(e) => {
+            // The server out of reach (retries spent): the next ones would fail the same way, each after
+            // its own retries, so their states are kept too.
+            Err(
+                e @ SyncError::Client(ClientError::GaveUp { .. } | ClientError::ServerDown { .. }),
+            ) => {
                 tracing::warn!(
                     "{blocker}, outside the configured repositories, could not be read; it and the other \
                      blockers outside them keep their states as last read: {e}"
                 );
                 break;
+            }
+            Err(e) => {
+                tracing::warn!(
+                    "{blocker}, outside the configured repositories, could not be read; its state as last \
+                     read is kept: {e}"
+                );
+                continue;
             }
         };
         for (key, issue) in &mut acc.issues {
