@@ -26,9 +26,9 @@ pub(super) fn put_back_share(hard: usize) -> usize {
 /// edge missed by a day when forecast with more trials, audit 56).
 const MEETS: f64 = 0.8;
 
-/// Finds the cut line of group `g` (a hard-deadline milestone due on `due_day`), putting back at most
-/// `put_back` issues (one simulation each); the last value says whether every issue of the cut was tried
-/// (the list is then trimmed), else the least valuable were left as the bisection found them.
+/// Finds the cut line of group `g` (a hard-deadline milestone due on `due_day`), trying to put back each
+/// issue of a cut of at most `put_back` issues (one simulation each); a longer cut is listed as the
+/// bisection found it (`trimmed` false).
 ///
 /// Candidates are the milestone's open issues not yet started (work in progress or in review is nearly
 /// done and already paid for: a PM finishes it rather than cut it), lowest effective priority first and,
@@ -101,18 +101,15 @@ pub(super) fn cut_line(
         }
     }
     let mut cut = prefix(hi);
-    let mut tries = 0;
-    let mut trimmed = true;
-    for &i in cands[..hi].iter().rev() {
+    // A cut longer than the share is left whole: trimming a few of its hundreds of issues tells a PM
+    // nothing the first sentence does not ("move the date"), and cost 0.35 s at 5,000 issues.
+    let trimmed = hi <= put_back;
+    let tried: &[usize] = if trimmed { &cands[..hi] } else { &[] };
+    for &i in tried.iter().rev() {
         // Kept, it would wait on work the cut takes out of the milestone: not put back.
         if waits_on(prep, i, &cut) {
             continue;
         }
-        if tries == put_back {
-            trimmed = false;
-            break;
-        }
-        tries += 1;
         cut.remove(&i);
         match eval(&cut) {
             Some(r) if meets(&r) => best = r,
