@@ -155,6 +155,8 @@ pub struct Computed {
     pub open_pull_requests: Vec<crate::apply::propose::OpenProposal>,
     /// Whether the forecast is the committed one, reused because its inputs are unchanged.
     pub reused: bool,
+    /// The ledger the forecast replayed: the branch's for a run, the checkout's for a preview or a tool.
+    pub ledger: Option<String>,
 }
 
 /// What a state repo holds for a forecast, read once: the resolved config, the snapshot and the ledger.
@@ -435,6 +437,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         snapshot,
         synced,
         reused,
+        ledger,
     })
 }
 
@@ -1265,18 +1268,22 @@ const DRIFT_LOOKBACK: usize = 200;
 /// The newest committed forecast that differs from `today`'s, if the state repo at `dir` has one: what
 /// the standup measures drift against. It is named by the commit that wrote it — the oldest of the
 /// commits just before that carry the same file — not by a later commit that only carried it along
-/// (a ledger commit, say), so `git show` of the named commit shows that forecast being made.
+/// (a ledger commit, say), so `git show` of the named commit shows that forecast being made. What was
+/// recorded since is read against `ledger`, the ledger today's forecast replayed ([`Computed::ledger`]):
+/// the branch's for a run, the checkout's for a preview or a tool.
 pub(crate) fn previous_forecast(
     dir: &Path,
     today: &forecast::ForecastReport,
+    ledger: Option<&str>,
 ) -> Option<crate::views::standup::Previous> {
-    previous_forecast_in(&gix::open(dir).ok()?, today)
+    previous_forecast_in(&gix::open(dir).ok()?, today, ledger)
 }
 
 /// [`previous_forecast`] in an open repository.
 fn previous_forecast_in(
     repo: &gix::Repository,
     today: &forecast::ForecastReport,
+    ledger: Option<&str>,
 ) -> Option<crate::views::standup::Previous> {
     let today =
         crate::state::to_json(today, std::path::Path::new(crate::state::FORECAST_FILE)).ok()?;
@@ -1290,27 +1297,23 @@ fn previous_forecast_in(
             Option<crate::ledger::format::Target>,
         ),
     >;
-    let entries = |text: Option<Vec<u8>>| -> Entries {
-        let Some(text) = text else {
-            return BTreeMap::new();
-        };
-        crate::ledger::parse::parse(&String::from_utf8_lossy(&text))
+    let entries = |text: &str| -> Entries {
+        crate::ledger::parse::parse(text)
             .ledger
             .directives()
             .map(|d| (d.id, (d.status, d.target.clone())))
             .collect()
     };
-    let directives = |id| {
-        entries(
-            crate::state::git::read_at(repo, id, crate::state::LEDGER_FILE)
-                .ok()
-                .flatten(),
-        )
+    let directives = |id| match crate::state::git::read_at(repo, id, crate::state::LEDGER_FILE) {
+        Ok(Some(bytes)) => entries(&String::from_utf8_lossy(&bytes)),
+        _ => BTreeMap::new(),
     };
-    // Today's forecast is the checkout's (a directive recorded and not yet committed is in it): so are
-    // today's ledger and settings. Without a checkout, the branch's.
+    // Today's settings are the checkout's `commitea.yaml`, which every forecast reads (a run too);
+    // without a checkout, the branch's.
     let workdir = repo.workdir().map(Path::to_path_buf);
-    let on_disk = |name: &str| workdir.as_ref().map(|w| std::fs::read(w.join(name)).ok());
+    let config_on_disk = workdir
+        .as_ref()
+        .map(|w| std::fs::read(w.join(crate::config::FILE_NAME)).ok());
     let head = history.first().map(|(id, _)| *id)?;
     let mut history = history.into_iter().take(DRIFT_LOOKBACK).map(|(id, _)| id);
     while let Some(id) = history.next() {
@@ -1330,8 +1333,7 @@ fn previous_forecast_in(
                     }
                 }
                 let then = directives(made_in);
-                let now =
-                    on_disk(crate::state::LEDGER_FILE).map_or_else(|| directives(head), entries);
+                let now = entries(ledger.unwrap_or(""));
                 // Compared as settings, so an edited comment is no change; a file that does not
                 // parse counts as itself.
                 let settings_of = |bytes: Option<Vec<u8>>| {
@@ -1347,8 +1349,9 @@ fn previous_forecast_in(
                             .flatten(),
                     )
                 };
-                let settings_now =
-                    on_disk(crate::config::FILE_NAME).map_or_else(|| settings(head), settings_of);
+                let settings_now = config_on_disk
+                    .clone()
+                    .map_or_else(|| settings(head), settings_of);
                 // The directives recorded since and those in force then and no longer, each with what
                 // it is about (so that a move can name the directive behind it) and how it is said.
                 let active = crate::ledger::format::Status::Active;
@@ -1420,7 +1423,10 @@ pub fn site_files(
                 &c.plan.zone,
             )?,
             c.config.server.as_deref(),
-            whole_standup(c, previous_forecast(layout.root(), &c.report).as_ref()),
+            whole_standup(
+                c,
+                previous_forecast(layout.root(), &c.report, c.ledger.as_deref()).as_ref(),
+            ),
         )),
     };
     let templates = layout.templates_dir();
@@ -1740,7 +1746,7 @@ pub(crate) fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> St
     // today's (named by the commit that wrote it).
     let previous = repo
         .filter(|_| !lines.is_empty() || !applied.is_empty())
-        .and_then(|repo| previous_forecast_in(repo, r));
+        .and_then(|repo| previous_forecast_in(repo, r, c.ledger.as_deref()));
     let drift = previous
         .as_ref()
         .map(|prev| whole_standup(c, Some(prev)).drift);

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::Command;
 
-fn commitea(args: &[&str], cwd: &Path) -> std::process::Output {
+pub(crate) fn commitea(args: &[&str], cwd: &Path) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_commitea"))
         .args(args)
         .current_dir(cwd)

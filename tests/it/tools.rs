@@ -1236,6 +1236,17 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
         "{}",
         unsaved["drift"]
     );
+    // A render forecasts the ledger on the branch, without them: its standup names none of them.
+    let out = crate::cli::commitea(&["render", "-s", dir.to_str().unwrap()], dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let standup = std::fs::read_to_string(dir.join("public/standup.html")).unwrap();
+    let id = recorded["directiveId"].as_str().unwrap();
+    assert!(standup.contains("What moved since"), "{standup}");
+    assert!(!standup.contains(id), "{standup}");
     commit("Record the PM's directives", &[]);
     let after = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
     assert_valid_output("query_project", &after);
