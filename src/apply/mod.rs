@@ -718,10 +718,7 @@ const CLOCK_SKEW: chrono::TimeDelta = chrono::TimeDelta::days(1);
 fn archive_guarded(op: &Op) -> Option<RepoName> {
     match op {
         Op::CreateIssue { repo, .. } => repo.as_deref().and_then(|r| r.parse().ok()),
-        Op::AddDep { issue, .. } | Op::RemoveDep { issue, .. } => match issue {
-            IssueRef::Key(k) => k.parse::<IssueKey>().ok().map(|k| k.repo),
-            IssueRef::Number(_) => None,
-        },
+        Op::AddDep { issue, .. } | Op::RemoveDep { issue, .. } => issue.key().map(|k| k.repo),
         _ => None,
     }
 }
@@ -792,11 +789,7 @@ impl<'a> Writer<'a> {
     }
 
     fn issue(&self, r: &IssueRef) -> Result<(IssueKey, crate::domain::Issue), Outcome> {
-        let key = match r {
-            IssueRef::Key(k) => k.parse::<IssueKey>().ok(),
-            IssueRef::Number(_) => None,
-        }
-        .ok_or_else(|| Outcome::Skipped {
+        let key = r.key().ok_or_else(|| Outcome::Skipped {
             reason: format!("\"{r}\" is not a full issue key (owner/repo#N)"),
         })?;
         match self.snapshot.issues.get(&key) {

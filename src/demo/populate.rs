@@ -386,10 +386,7 @@ fn carry_out(
             before_last_week = Some(state.snapshot.clone());
         }
         let when = at + Duration::hours(2);
-        let key = op.issue().and_then(|r| match r {
-            IssueRef::Key(k) => k.parse::<IssueKey>().ok(),
-            IssueRef::Number(_) => None,
-        });
+        let key = op.issue().and_then(IssueRef::key);
         let Some(issue) = key.and_then(|k| state.snapshot.issues.get_mut(&k)) else {
             continue;
         };

@@ -163,6 +163,15 @@ pub enum IssueRef {
 }
 
 impl IssueRef {
+    /// The issue it names in full (`owner/repo#N`); `None` for a bare number or a bad key, which only the
+    /// configured repositories can resolve ([`Self::resolve`]).
+    pub fn key(&self) -> Option<IssueKey> {
+        match self {
+            Self::Key(k) => k.parse().ok(),
+            Self::Number(_) => None,
+        }
+    }
+
     /// Resolves the reference against the configured repositories: a bare number needs exactly one.
     pub(crate) fn resolve(&self, repos: &[RepoName]) -> Result<IssueKey, String> {
         let text = match self {

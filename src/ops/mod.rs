@@ -277,10 +277,7 @@ impl Op {
     /// The repositories the op names by name: its issues' and dependencies' `owner/repo#N`, the repository
     /// a new issue is filed in. A bare number names none.
     pub fn repositories_named(&self) -> Vec<RepoName> {
-        let of = |r: &IssueRef| match r {
-            IssueRef::Key(k) => k.parse::<IssueKey>().ok().map(|k| k.repo),
-            IssueRef::Number(_) => None,
-        };
+        let of = |r: &IssueRef| r.key().map(|k| k.repo);
         let mut out: Vec<RepoName> = self.issue().and_then(of).into_iter().collect();
         match self {
             Self::AddDep { depends_on, .. } | Self::RemoveDep { depends_on, .. } => {
