@@ -75,7 +75,9 @@ pub(super) fn cut_line(
         trials: CUT_LINE_TRIALS.min(mc.trials),
         ..*mc
     };
-    let eval = |cut: &HashSet<usize>| evaluate(project, plan, dists, group, cut, due_day, &small);
+    // Everybody keeps the work the plan gave them, given once for every evaluation.
+    let planned = with_planned_people(project, plan);
+    let eval = |cut: &HashSet<usize>| evaluate(&planned, dists, group, cut, due_day, &small);
     let prefix = |k: usize| cands[..k].iter().copied().collect::<HashSet<usize>>();
     let meets = |r: &(Option<u32>, f64)| r.1 >= MEETS;
     let all = eval(&prefix(cands.len()))?;
@@ -147,23 +149,28 @@ pub(super) struct CutFound {
     pub trimmed: bool,
 }
 
-/// The milestone `group`'s p80 and its share of futures done by `due_day` with the issues of `cut` taken out
-/// of it, everyone keeping the work the plan (`plan`) gave them.
-fn evaluate(
-    project: &Project,
-    plan: &Schedule,
-    dists: &[Distribution],
-    group: &[usize],
-    cut: &HashSet<usize>,
-    due_day: u32,
-    mc: &MonteCarlo,
-) -> Option<(Option<u32>, f64)> {
+/// `project` with every unassigned task given to the person the plan (`plan`) gave it.
+fn with_planned_people(project: &Project, plan: &Schedule) -> Project {
     let mut p = project.clone();
     for (t, who) in p.tasks.iter_mut().zip(&plan.person) {
         if t.assignee.is_none() {
             t.assignee = who.map(|w| w as usize);
         }
     }
+    p
+}
+
+/// The milestone `group`'s p80 and its share of futures done by `due_day` with the issues of `cut` taken out
+/// of it, in `planned` (the project with the plan's people, [`with_planned_people`]).
+fn evaluate(
+    planned: &Project,
+    dists: &[Distribution],
+    group: &[usize],
+    cut: &HashSet<usize>,
+    due_day: u32,
+    mc: &MonteCarlo,
+) -> Option<(Option<u32>, f64)> {
+    let mut p = planned.clone();
     for &i in cut {
         p.tasks[i].hard = false;
         p.tasks[i].due = None;
@@ -235,7 +242,15 @@ mod tests {
         assert!(found.meets);
         assert_eq!(found.trimmed, put_back >= found.issues.len());
         let taken: HashSet<usize> = found.issues.iter().copied().collect();
-        let really = evaluate(&project, &plan, &dists, &group, &taken, 5, &mc).unwrap();
+        let really = evaluate(
+            &with_planned_people(&project, &plan),
+            &dists,
+            &group,
+            &taken,
+            5,
+            &mc,
+        )
+        .unwrap();
         (found.issues, found.p80, found.on_time, really)
     }
 

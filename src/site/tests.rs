@@ -1104,13 +1104,16 @@ fn a_missed_hard_deadline_shows_its_cut_line_on_the_runway() {
         .iter()
         .find_map(|m| m.cut_line.clone())
         .unwrap();
+    let with_cut = |d: &mut SiteData, cut: &crate::views::RunwayCutLine| {
+        d.runway
+            .milestones
+            .iter_mut()
+            .filter(|m| m.cut_line.is_some())
+            .for_each(|m| m.cut_line = Some(cut.clone()));
+        String::from_utf8(render(d, None).unwrap()["runway.html"].clone()).unwrap()
+    };
     long.untrimmed = true;
-    d.runway
-        .milestones
-        .iter_mut()
-        .filter(|m| m.cut_line.is_some())
-        .for_each(|m| m.cut_line = Some(long.clone()));
-    let page = String::from_utf8(render(&d, None).unwrap()["runway.html"].clone()).unwrap();
+    let page = with_cut(&mut d, &long);
     assert!(
         page.contains("so long a cut says the date is what has to move"),
         "{page}"
@@ -1119,12 +1122,7 @@ fn a_missed_hard_deadline_shows_its_cut_line_on_the_runway() {
     short.untrimmed = false;
     short.meets_deadline = false;
     short.probability_on_time = 0.62;
-    d.runway
-        .milestones
-        .iter_mut()
-        .filter(|m| m.cut_line.is_some())
-        .for_each(|m| m.cut_line = Some(short.clone()));
-    let page = String::from_utf8(render(&d, None).unwrap()["runway.html"].clone()).unwrap();
+    let page = with_cut(&mut d, &short);
     assert!(
         page.contains(
             "done by the deadline in 62% of the futures, short of the 80% a cut must reach"

@@ -64,6 +64,17 @@ fn setup(spec: &DemoSpec) -> Setup {
     setup_with(spec, EmulatorOptions::default())
 }
 
+/// [`setup`] against a Gitea of `version`: an older one answers as it did.
+fn setup_on(spec: &DemoSpec, version: &str) -> Setup {
+    setup_with(
+        spec,
+        EmulatorOptions {
+            version: version.into(),
+            ..EmulatorOptions::default()
+        },
+    )
+}
+
 /// [`setup`] with the emulator's `options` (its state repository added).
 fn setup_with(spec: &DemoSpec, mut options: EmulatorOptions) -> Setup {
     let tmp = tempfile::tempdir().unwrap();
@@ -2416,13 +2427,7 @@ fn a_gitea_older_than_the_merged_commit_endpoint_still_approves_by_merge() {
     // `commits/{sha}/pull` came in Gitea 1.22; 1.20 also lists a pull request's commits without files,
     // and a file without a status. Each older server: a merge, a rebase and a squash still approve.
     for version in ["1.21.11", "1.20.6"] {
-        let s = setup_with(
-            &DemoSpec::scaled(40),
-            EmulatorOptions {
-                version: version.into(),
-                ..EmulatorOptions::default()
-            },
-        );
+        let s = setup_on(&DemoSpec::scaled(40), version);
         let issues = s.quiet_issues(3);
         let styles = [MergeStyle::Merge, MergeStyle::Rebase, MergeStyle::Squash];
         for (key, style) in issues.iter().zip(styles) {
@@ -2861,13 +2866,7 @@ fn an_approved_file_gitea_refuses_as_archived_waits_and_the_sync_says_the_reposi
     // Gitea answers 423 to a new issue or dependency in an archived repository (before 1.22, 404): the
     // approved file was used up as "failed", lost when the repository is unarchived.
     for version in ["1.27.1", "1.21.11"] {
-        let s = setup_with(
-            &DemoSpec::scaled(40),
-            EmulatorOptions {
-                version: version.into(),
-                ..EmulatorOptions::default()
-            },
-        );
+        let s = setup_on(&DemoSpec::scaled(40), version);
         let key = s.quiet_issue_without("p/0");
         s.emu.with_dataset(|d| d.archive(&key.repo));
         let ops = format!(

@@ -386,6 +386,7 @@ fn outside_states(
         .filter(|(k, _)| carried(k))
         .flat_map(|(_, i)| i.outside_blockers.iter().map(|b| b.issue.clone()))
         .collect();
+    let mut states: BTreeMap<IssueKey, OpenState> = BTreeMap::new();
     for blocker in blockers {
         let path = format!("repos/{}/issues/{}", blocker.repo, blocker.number);
         let read = client
@@ -426,16 +427,15 @@ fn outside_states(
                 continue;
             }
         };
-        for (key, issue) in &mut acc.issues {
-            if !carried(key) {
-                continue;
-            }
-            for b in issue
-                .outside_blockers
-                .iter_mut()
-                .filter(|b| b.issue == blocker)
-            {
-                b.state = now;
+        states.insert(blocker, now);
+    }
+    for (key, issue) in &mut acc.issues {
+        if !carried(key) {
+            continue;
+        }
+        for b in &mut issue.outside_blockers {
+            if let Some(now) = states.get(&b.issue) {
+                b.state = *now;
             }
         }
     }
