@@ -41,6 +41,18 @@ pub struct TjpTask {
     pub rank: usize,
 }
 
+/// One milestone in the export: a TaskJuggler milestone that waits for its tasks, so TaskJuggler's reports
+/// give its date.
+#[derive(Debug, Clone)]
+pub struct TjpMilestone {
+    /// A display name (the repository and the milestone's title).
+    pub name: String,
+    /// Indices of its tasks.
+    pub tasks: Vec<usize>,
+    /// A note TaskJuggler keeps with it (its due date), if any.
+    pub note: Option<String>,
+}
+
 /// A TaskJuggler string's text. TaskJuggler reads `\"` as a quote and every other backslash as itself, and
 /// expands `${…}` as a macro and `$(…)` as an environment variable anywhere, strings too (a title with
 /// `${x}` or `$(X)` failed the whole project, and a known variable put the tj3 user's environment in
@@ -63,13 +75,15 @@ fn quarters(hours: f64) -> u32 {
     ((hours * 4.0).round().max(0.0) as u32).min((24 - DAY_START_HOUR) * 4)
 }
 
-/// The `.tjp` text. `report` names the CSV report file (without extension) with each task's start and end.
+/// The `.tjp` text. `report` names the CSV report file (without extension) with each task's and each
+/// milestone's start and end; a milestone with no task is left out (TaskJuggler would put it on day 0).
 pub fn export(
     title: &str,
     day0: NaiveDate,
     days: u32,
     people: &[TjpPerson<'_>],
     tasks: &[TjpTask],
+    milestones: &[TjpMilestone],
     report: &str,
 ) -> String {
     let mut out = String::new();
@@ -162,6 +176,27 @@ pub fn export(
         let _ = writeln!(out, "  priority {priority}");
         let _ = writeln!(out, "}}");
     }
+    for (k, m) in milestones.iter().enumerate() {
+        let mut deps: Vec<usize> = m
+            .tasks
+            .iter()
+            .copied()
+            .filter(|&t| t < tasks.len())
+            .collect();
+        deps.sort_unstable();
+        deps.dedup();
+        if deps.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "task m{k} \"{}\" {{", quote(&m.name));
+        let _ = writeln!(out, "  milestone");
+        let deps: Vec<String> = deps.iter().map(|d| format!("t{d}")).collect();
+        let _ = writeln!(out, "  depends {}", deps.join(", "));
+        if let Some(note) = &m.note {
+            let _ = writeln!(out, "  note \"{}\"", quote(note));
+        }
+        let _ = writeln!(out, "}}");
+    }
     let _ = writeln!(out, "\ntaskreport {report} \"{report}\" {{");
     let _ = writeln!(out, "  formats csv");
     let _ = writeln!(out, "  columns id, name, start, end");
@@ -214,7 +249,19 @@ mod tests {
                 rank: 1,
             },
         ];
-        let tjp = export("Demo", d(11, 30), 60, &people, &tasks, "plan");
+        let milestones = [
+            TjpMilestone {
+                name: "acme/api: v1".into(),
+                tasks: vec![1, 0, 1],
+                note: Some("due 2026-12-31, a hard deadline".into()),
+            },
+            TjpMilestone {
+                name: "acme/api: nothing open".into(),
+                tasks: vec![],
+                note: None,
+            },
+        ];
+        let tjp = export("Demo", d(11, 30), 60, &people, &tasks, &milestones, "plan");
         assert!(
             tjp.contains("project commitea \"Demo\" 2026-11-30 - 2027-01-29 {"),
             "{tjp}"
@@ -226,6 +273,15 @@ mod tests {
         assert!(tjp.contains("leaves annual 2026-12-07 - 2026-12-09"));
         assert!(tjp.contains("effort 6h") && tjp.contains("depends t0"));
         assert!(tjp.contains("priority 1000") && tjp.contains("priority 501"));
+        // A milestone waits for each of its tasks once; one with nothing to wait for is left out.
+        assert!(
+            tjp.contains(
+                "task m0 \"acme/api: v1\" {\n  milestone\n  depends t0, t1\n  note \"due 2026-12-31, a \
+                 hard deadline\"\n}"
+            ),
+            "{tjp}"
+        );
+        assert!(!tjp.contains("task m1"), "{tjp}");
     }
 
     #[test]

@@ -3,7 +3,8 @@
 use super::*;
 
 /// The deterministic (median) plan as a TaskJuggler 3 project: every open issue with its remaining median
-/// effort, the person the plan gives it to, its dependencies, and a priority that follows our order.
+/// effort, the person the plan gives it to, its dependencies, and a priority that follows our order; and
+/// every milestone with open issues as a TaskJuggler milestone waiting for them, its due date in its note.
 /// Issues in a dependency cycle are left out, as in the forecast, and said (as every warning the forecast
 /// would give). The project runs to the horizon, or past it to a month after the plan's last finish, so
 /// that `tj3` can place work the median plan ends beyond the horizon; an issue whose person has no
@@ -14,7 +15,7 @@ pub fn export_tjp(
     title: &str,
     report: &str,
 ) -> Result<String, crate::engine::ScheduleError> {
-    use crate::engine::tjp::{TjpPerson, TjpTask, export};
+    use crate::engine::tjp::{TjpMilestone, TjpPerson, TjpTask, export};
     let built = build(plan, horizon_days)?;
     for w in &built.warnings {
         tracing::warn!("{w}");
@@ -44,6 +45,26 @@ pub fn export_tjp(
                 .filter_map(|&d| new_index.get(&(d as usize)).copied())
                 .collect(),
             rank: rank.get(&(i as u32)).copied().unwrap_or(usize::MAX / 2),
+        })
+        .collect();
+    // Each milestone waits for its open issues, so TaskJuggler's reports date it; its due date goes with it.
+    let milestones: Vec<TjpMilestone> = built
+        .milestones
+        .iter()
+        .zip(&built.groups)
+        .map(|(m, group)| TjpMilestone {
+            name: format!("{}: {}", m.repo, m.title),
+            tasks: group
+                .iter()
+                .filter_map(|i| new_index.get(i).copied())
+                .collect(),
+            note: m.due.map(|due| {
+                if m.hard {
+                    format!("due {due}, a hard deadline")
+                } else {
+                    format!("due {due}")
+                }
+            }),
         })
         .collect();
     let people: Vec<TjpPerson<'_>> = plan
@@ -79,5 +100,13 @@ pub fn export_tjp(
     }
     // A month past the last finish, for tj3's own placing of the same work.
     let days = horizon_days.max((last_day as u32).saturating_add(31));
-    Ok(export(title, plan.as_of, days, &people, &tasks, report))
+    Ok(export(
+        title,
+        plan.as_of,
+        days,
+        &people,
+        &tasks,
+        &milestones,
+        report,
+    ))
 }

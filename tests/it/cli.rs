@@ -498,6 +498,21 @@ fn export_tjp_writes_a_project_taskjuggler_schedules() {
     );
     assert!(tjp.contains("Path C:\\temp\" {"), "{tjp}");
     assert!(tjp.contains("Tab and ünïcode 日本\" {"), "{tjp}");
+    // Every milestone with open work waits for its issues; its due date goes in its note.
+    let milestones: Vec<(String, Vec<String>)> = tjp
+        .split("\ntask ")
+        .filter(|block| block.starts_with('m') && block.contains("\n  milestone\n"))
+        .map(|block| {
+            let id = block.split_whitespace().next().unwrap().to_owned();
+            let deps = block
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("depends "))
+                .unwrap_or_else(|| panic!("{block}"));
+            (id, deps.split(", ").map(str::to_owned).collect())
+        })
+        .collect();
+    assert!(milestones.len() >= 3, "{tjp}");
+    assert!(tjp.contains("a hard deadline\""), "{tjp}");
     if !crate::support::external("tj3") {
         return;
     }
@@ -521,6 +536,19 @@ fn export_tjp_writes_a_project_taskjuggler_schedules() {
         csv.contains("under $ (HOME)"),
         "the environment stays out: {csv}"
     );
+    // TaskJuggler dates each milestone when the last of its issues ends.
+    let ends: std::collections::HashMap<&str, &str> = csv
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(';').map(|x| x.trim_matches('"')).collect();
+            Some((*f.first()?, *f.last()?))
+        })
+        .collect();
+    for (id, deps) in &milestones {
+        let last = deps.iter().map(|d| ends[d.as_str()]).max().unwrap();
+        assert_eq!(ends[id.as_str()], last, "{id} waits for {deps:?}: {csv}");
+    }
 }
 
 #[test]

@@ -110,7 +110,7 @@ fn run_tj3(
             rank: rank[&(i as u32)],
         })
         .collect();
-    let text = tjp::export("agreement", day0(), days, &people, &tasks, "plan");
+    let text = tjp::export("agreement", day0(), days, &people, &tasks, &[], "plan");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("plan.tjp");
     std::fs::write(&file, &text).unwrap();
