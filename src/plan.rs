@@ -805,6 +805,7 @@ mod tests {
         let key: IssueKey = "acme/api#1".parse().unwrap();
         Snapshot {
             meta: Meta {
+                format: crate::state::Format::CURRENT,
                 synced_at: t,
                 server: None,
                 repositories: vec![],

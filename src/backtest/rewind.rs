@@ -85,6 +85,7 @@ pub fn as_of(snapshot: &Snapshot, cut: DateTime<Utc>) -> Snapshot {
         .collect();
     Snapshot {
         meta: Meta {
+            format: snapshot.meta.format,
             synced_at: cut,
             server: snapshot.meta.server.clone(),
             repositories: snapshot

@@ -12,7 +12,7 @@ mod snapshot;
 
 use std::path::{Path, PathBuf};
 
-pub use snapshot::{Meta, RepoMeta, Snapshot, SnapshotFiles};
+pub use snapshot::{Format, Meta, RepoMeta, Snapshot, SnapshotFiles};
 
 /// Why the state repo could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +43,20 @@ pub enum StateError {
         path: PathBuf,
         /// What is wrong and what to do.
         message: String,
+    },
+    /// The state repo was written by a newer CommiTea, in a format this one does not read.
+    #[error(
+        "{path}: the state repo is in format {found}, written by a newer CommiTea; this one ({version}) reads \
+         format {current} and older and leaves the state as it is: upgrade commitea (in the Gitea workflow, \
+         the repository variable COMMITEA_VERSION)",
+        version = env!("CARGO_PKG_VERSION"),
+        current = crate::state::Format::CURRENT.0
+    )]
+    NewerFormat {
+        /// `snapshot/meta.yaml`.
+        path: PathBuf,
+        /// The format it records.
+        found: u32,
     },
     /// The snapshot is missing.
     #[error(

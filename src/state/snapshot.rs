@@ -11,10 +11,41 @@ use super::{Layout, StateError, write_if_changed};
 use crate::domain::{Issue, IssueKey, Label, Milestone, RepoName};
 use crate::yamlfile;
 
+/// The version of the state repo's format, recorded in `snapshot/meta.yaml` as `format`.
+///
+/// A CommiTea refuses a state repo of a newer format than its own, so that a binary older than the one
+/// that wrote the state (a CI job pinned to a release, a teammate's local build) never misreads it or
+/// rewrites it in the older form. Format 1, every state repo before the field, is written without it, so
+/// those files stay as they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Format(pub u32);
+
+impl Format {
+    /// The format of every state repo from before the field.
+    pub const FIRST: Self = Self(1);
+    /// The format this CommiTea reads and writes.
+    pub const CURRENT: Self = Self(1);
+
+    fn is_first(&self) -> bool {
+        *self == Self::FIRST
+    }
+}
+
+impl Default for Format {
+    /// A `meta.yaml` without `format` is of the first format.
+    fn default() -> Self {
+        Self::FIRST
+    }
+}
+
 /// `snapshot/meta.yaml`: when and where the snapshot was taken, and the per-repository sync cursors.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Meta {
+    /// The state repo's format.
+    #[serde(default, skip_serializing_if = "Format::is_first")]
+    pub format: Format,
     /// When the snapshot was taken; also the default "now" of an offline forecast.
     pub synced_at: DateTime<Utc>,
     /// The server it came from.
@@ -29,6 +60,7 @@ impl Meta {
     /// The meta of a snapshot that read every repository in full at `now`.
     pub fn full(now: DateTime<Utc>, server: Option<String>, repos: &[RepoName]) -> Self {
         Self {
+            format: Format::CURRENT,
             synced_at: now,
             server,
             repositories: repos
@@ -114,7 +146,7 @@ impl Snapshot {
             }
             return Err(StateError::NoSnapshot(layout.root().to_path_buf()));
         }
-        let meta: Meta = read_yaml(layout, &meta_path)?;
+        let meta: Meta = read_meta(layout, &meta_path)?;
         let labels = read_yaml_or_default(layout, &dir.join("labels.yaml"))?;
         let milestones = read_yaml_or_default(layout, &dir.join("milestones.yaml"))?;
         let mut issues = BTreeMap::new();
@@ -292,6 +324,28 @@ fn read_yaml<T: serde::de::DeserializeOwned>(
     path: &Path,
 ) -> Result<T, StateError> {
     Ok(yamlfile::parse(&read_text(path)?, layout.rel(path))?)
+}
+
+/// Reads `meta.yaml`, refusing a newer format before its fields are read: a newer format may have fields
+/// this CommiTea does not know, and "unknown field" would not say what to do.
+fn read_meta(layout: &Layout, path: &Path) -> Result<Meta, StateError> {
+    #[derive(Deserialize)]
+    struct Probe {
+        #[serde(default)]
+        format: Option<Format>,
+    }
+    let text = read_text(path)?;
+    if let Ok(Probe {
+        format: Some(found),
+    }) = yamlfile::parse::<Probe>(&text, layout.rel(path))
+        && found > Format::CURRENT
+    {
+        return Err(StateError::NewerFormat {
+            path: layout.rel(path).to_path_buf(),
+            found: found.0,
+        });
+    }
+    Ok(yamlfile::parse(&text, layout.rel(path))?)
 }
 
 fn read_yaml_or_default<T: serde::de::DeserializeOwned + Default>(

@@ -136,6 +136,55 @@ fn a_site_output_over_the_state_is_refused_before_anything_is_touched() {
     }
 }
 
+/// A state repo written by a newer CommiTea (a teammate's newer build, while CI is pinned to a release) is
+/// refused by every command, with what to do, before anything is read into the older form or written.
+#[test]
+fn a_state_repo_of_a_newer_format_is_refused_and_left_as_it_is() {
+    let state = state_from_fixture("small");
+    let meta = state.path().join("snapshot/meta.yaml");
+    let text = std::fs::read_to_string(&meta).unwrap();
+    assert!(
+        !text.contains("format:"),
+        "format 1 is written without the field: {text}"
+    );
+    // A newer format may bring fields this one does not know: the format is what is reported.
+    std::fs::write(&meta, format!("format: 2\nnewer_field: yes\n{text}")).unwrap();
+    let head = git(state.path(), &["rev-parse", "HEAD"]);
+    let before = tree(state.path());
+    // The online run reads the state before it asks the server (nothing listens there).
+    let server = [("COMMITEA_SERVER", "http://127.0.0.1:9")];
+    type Env<'a> = &'a [(&'a str, &'a str)];
+    let commands: [(&[&str], Env<'_>); 6] = [
+        (&["run", "--offline"], &[]),
+        (&["run"], &server),
+        (&["plan"], &[]),
+        (&["render"], &[]),
+        (&["tool", "query_project", r#"{"view":"runway"}"#], &[]),
+        (&["directive", "--kind", "note", "--quote", "Ship it."], &[]),
+    ];
+    for (args, env) in commands {
+        let out = commitea(state.path(), args, env);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("snapshot/meta.yaml: the state repo is in format 2")
+                && stderr.contains("reads format 1 and older")
+                && stderr.contains("upgrade commitea"),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(tree(state.path()), before, "{args:?}: the state changed");
+        assert_eq!(git(state.path(), &["rev-parse", "HEAD"]), head, "{args:?}");
+    }
+    // The format this CommiTea writes, written out, reads as before.
+    std::fs::write(&meta, format!("format: 1\n{text}")).unwrap();
+    let out = commitea(state.path(), &["plan"], &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// A name from Gitea cannot forge log lines or reach the terminal of whoever reads `git log`.
 #[test]
 fn a_name_cannot_forge_log_lines_or_escape_into_the_commit_message() {

@@ -351,6 +351,7 @@ pub fn sync(
         .collect();
     let snapshot = Snapshot {
         meta: Meta {
+            format: crate::state::Format::CURRENT,
             synced_at: now,
             server: Some(server.to_owned()),
             repositories,
