@@ -120,6 +120,11 @@ pub struct IssueChange {
     /// directive behind a move.
     #[serde(skip)]
     pub upstream: Vec<String>,
+    /// The people whose change is behind the move: the person whose capacity changed within its span
+    /// (`capacity of PERSON`), or the two it was planned for then and now; empty otherwise. The standup
+    /// names a directive about a person only for these moves (and those that follow from them).
+    #[serde(skip)]
+    pub people: Vec<String>,
 }
 
 /// An issue's forecast on one side of the change.
@@ -266,6 +271,55 @@ fn issue_side(i: &IssueForecast) -> IssueSide {
     }
 }
 
+/// What the reasons of every move look at besides the issue itself.
+struct Scene<'a> {
+    /// Every issue that moved (new and gone ones by 0), by key.
+    moved: &'a BTreeMap<&'a IssueKey, i64>,
+    /// The forecasts after and before.
+    reports: [&'a ForecastReport; 2],
+    /// The team's time zone.
+    zone: &'a crate::config::Zone,
+    /// Per person whose calendar differs between the two sides (or who is on one side only): the first
+    /// day it does.
+    capacity_from: BTreeMap<&'a str, NaiveDate>,
+    /// Working days day 0 moved on from the forecast before to the one after.
+    passed: i64,
+    /// Hours in a working day, to weigh a change of remaining effort in days.
+    workday_hours: f64,
+}
+
+/// Per person whose capacity differs between `before` and `after` (or who is on one team only): the first
+/// day it does, from `day0` through the later horizon.
+fn capacity_changes<'a>(
+    before: &'a Plan,
+    after: &'a Plan,
+    day0: NaiveDate,
+    last: NaiveDate,
+) -> BTreeMap<&'a str, NaiveDate> {
+    let days = u32::try_from((last - day0).num_days().max(0) + 2).unwrap_or(u32::MAX);
+    let team = |p: &'a Plan| -> BTreeMap<&'a str, &'a crate::engine::PersonCalendarSpec> {
+        p.team
+            .iter()
+            .map(|m| (m.name.as_str(), &m.calendar))
+            .collect()
+    };
+    let (b, a) = (team(before), team(after));
+    let names: BTreeSet<&str> = b.keys().chain(a.keys()).copied().collect();
+    names
+        .into_iter()
+        .filter_map(|name| match (b.get(name), a.get(name)) {
+            (Some(x), Some(y)) if x == y => None,
+            (Some(x), Some(y)) => {
+                let (cx, cy) = (Calendar::new(x, day0, days), Calendar::new(y, day0, days));
+                (0..days)
+                    .find(|&d| (cx.capacity(d) - cy.capacity(d)).abs() > 1e-9)
+                    .map(|d| (name, day0 + Days::new(u64::from(d))))
+            }
+            _ => Some((name, day0)),
+        })
+        .collect()
+}
+
 /// Why an issue whose only change is its remaining effort moved, when the calibration changed between
 /// the two sides and nothing of the issue did: what work like it really takes was measured again.
 const WHY_CALIBRATION: &str = "calibration";
@@ -362,21 +416,37 @@ fn issue_changes(
             }
         }
     }
+    let scene = Scene {
+        moved: &moved,
+        reports: [after, before],
+        zone: &after_plan.zone,
+        capacity_from: capacity_changes(
+            before_plan,
+            after_plan,
+            days.day0,
+            before.horizon.max(after.horizon),
+        ),
+        passed: days.between(before.as_of, after.as_of),
+        workday_hours: after_plan.workday_hours,
+    };
     let mut out: Vec<IssueChange> = moved
         .iter()
         .map(|(&k, &m)| {
             let (xb, xa) = (b.get(k).copied(), a.get(k).copied());
-            let (why, upstream) = match (xb, xa) {
-                (None, _) => ("new".to_owned(), Vec::new()),
-                (_, None) => ("gone".to_owned(), Vec::new()),
+            let Reason {
+                why,
+                upstream,
+                people,
+            } = match (xb, xa) {
+                (None, _) => Reason::plain("new".to_owned()),
+                (_, None) => Reason::plain("gone".to_owned()),
                 (Some(x), Some(y)) => why_moved(
                     k,
+                    m,
                     [x, y],
                     [pb.get(k).copied(), pa.get(k).copied()],
-                    &moved,
                     waiting.get(k),
-                    [after, before],
-                    &after_plan.zone,
+                    &scene,
                 ),
             };
             IssueChange {
@@ -387,6 +457,7 @@ fn issue_changes(
                 moved_working_days: m,
                 why,
                 upstream,
+                people,
             }
         })
         .collect();
@@ -395,19 +466,42 @@ fn issue_changes(
     out
 }
 
+/// Why an issue moved: the words, the moved issues they point at, the people whose change it is.
+struct Reason {
+    why: String,
+    upstream: Vec<String>,
+    people: Vec<String>,
+}
+
+impl Reason {
+    fn plain(why: String) -> Self {
+        Self {
+            why,
+            upstream: Vec::new(),
+            people: Vec::new(),
+        }
+    }
+}
+
+/// Why `key` moved by `moved` working days. The causes are tried from the issue's own to the farthest:
+/// its own inputs; its chance of being done crossing 80%; its person's capacity within its span; the plan
+/// giving it to someone else; what it blocks or waits on; the work ahead of it in its queue; its remaining
+/// effort re-measured (only where that effort moved the way the issue did, and by enough to explain it:
+/// a capacity cut once read as "calibration" for an issue whose effort fell); day 0 moving on with nothing
+/// done on it; and, last, the queue or the team's capacity.
 fn why_moved(
     key: &IssueKey,
+    moved: i64,
     [b, a]: [&IssueForecast; 2],
     [pb, pa]: [Option<&PlannedIssue>; 2],
-    moved: &BTreeMap<&IssueKey, i64>,
     waiting: Option<&BTreeSet<&IssueKey>>,
-    reports: [&ForecastReport; 2],
-    zone: &crate::config::Zone,
-) -> (String, Vec<String>) {
+    scene: &Scene<'_>,
+) -> Reason {
+    let reports = scene.reports;
     let recalibrated = reports[0].calibration != reports[1].calibration;
-    let own = own_change(b, a, pb, pa, recalibrated, reports[1].as_of, zone);
+    let own = own_change(b, a, pb, pa, recalibrated, reports[1].as_of, scene.zone);
     if own == Some(WHY_OWN) {
-        return (WHY_OWN.to_owned(), Vec::new());
+        return Reason::plain(WHY_OWN.to_owned());
     }
     // Its p80 went between a date and "not within the horizon" as its chance of being done at all
     // crossed 80% (below it, fewer than 80% of the futures finish): a move of hundreds of working days
@@ -418,19 +512,49 @@ fn why_moved(
             (When::Date(_), When::BeyondHorizon) | (When::BeyondHorizon, When::Date(_))
         );
         if flipped && (pb >= P80) != (pa >= P80) {
-            return (
-                format!(
-                    "chance of being done {} → {} (a p80 needs 80%)",
-                    percent_tenths(pb),
-                    percent_tenths(pa)
-                ),
-                Vec::new(),
-            );
+            return Reason::plain(format!(
+                "chance of being done {} → {} (a p80 needs 80%)",
+                percent_tenths(pb),
+                percent_tenths(pa)
+            ));
         }
     }
-    // Only its remaining effort moved (an imputed estimate, a new calibration).
-    if let Some(why) = own {
-        return (why.to_owned(), Vec::new());
+    // Its person's hours changed on a day before it ends (on either side): a change after it ends moves
+    // nothing of it.
+    let ends = |w: When| match w {
+        When::Date(d) => d,
+        When::BeyondHorizon => reports[0].horizon.max(reports[1].horizon) + Days::new(1),
+    };
+    let last_end = ends(b.planned_end).max(ends(a.planned_end));
+    let people = [a.planned_assignee.as_ref(), b.planned_assignee.as_ref()];
+    if let Some(person) = people.iter().flatten().find(|p| {
+        scene
+            .capacity_from
+            .get(p.as_str())
+            .is_some_and(|from| *from <= last_end)
+    }) {
+        return Reason {
+            why: format!("capacity of {person}"),
+            upstream: Vec::new(),
+            people: vec![(*person).clone()],
+        };
+    }
+    // The plan gives it to someone else (the one it was planned for left, or may no longer take it).
+    if let (Some(then), Some(now)) = (b.planned_assignee.as_ref(), a.planned_assignee.as_ref())
+        && then != now
+    {
+        return Reason {
+            why: format!("planned for {now}, not {then}"),
+            upstream: Vec::new(),
+            people: vec![then.clone(), now.clone()],
+        };
+    }
+    // Only its remaining effort moved (an imputed estimate, a new calibration): the reason where the
+    // effort moved the way the issue did and by at least half its move in working days.
+    let effort_days = (a.remaining_hours - b.remaining_hours) / scene.workday_hours.max(1e-9);
+    let effort = own.filter(|_| effort_days.signum() == (moved as f64).signum());
+    if let Some(why) = effort.filter(|_| effort_days.abs() >= moved.unsigned_abs() as f64 / 2.0) {
+        return Reason::plain(why.to_owned());
     }
     // Its priority is inherited from what waits on it, and that changed: name the waiting issue whose
     // priority it now carries (ties: the smallest key), else the one that moved most.
@@ -450,11 +574,17 @@ fn why_moved(
             .or_else(|| {
                 waiting
                     .iter()
-                    .filter(|k| moved.contains_key(*k))
-                    .min_by_key(|k| std::cmp::Reverse(moved.get(*k).map(|m| m.unsigned_abs())))
+                    .filter(|k| scene.moved.contains_key(*k))
+                    .min_by_key(|k| {
+                        std::cmp::Reverse(scene.moved.get(*k).map(|m| m.unsigned_abs()))
+                    })
             });
         if let Some(w) = carried {
-            return (format!("blocks {w}"), vec![w.to_string()]);
+            return Reason {
+                why: format!("blocks {w}"),
+                upstream: vec![w.to_string()],
+                people: Vec::new(),
+            };
         }
     }
     // The dependency that moved most (ties: the smallest key, as the BTreeSet orders them).
@@ -465,50 +595,68 @@ fn why_moved(
         .collect();
     let mut best: Option<(&IssueKey, u64)> = None;
     for d in deps {
-        if let Some(m) = moved.get(d)
+        if let Some(m) = scene.moved.get(d)
             && best.is_none_or(|(_, bm)| m.unsigned_abs() > bm)
         {
             best = Some((d, m.unsigned_abs()));
         }
     }
     if let Some((d, _)) = best {
-        return (format!("waits on {d}"), vec![d.to_string()]);
+        return Reason {
+            why: format!("waits on {d}"),
+            upstream: vec![d.to_string()],
+            people: Vec::new(),
+        };
     }
     // Earlier work in the planned assignee's queue moved (after the change, else before it).
-    for (report, person) in reports
-        .iter()
-        .zip([a.planned_assignee.as_ref(), b.planned_assignee.as_ref()])
-    {
+    for (report, person) in reports.iter().zip(people) {
         let Some(person) = person else { continue };
         let earlier_moved: Vec<String> = report
             .people
             .iter()
             .filter(|p| &p.name == person)
             .flat_map(|p| p.queue.iter().take_while(|k| *k != key))
-            .filter(|k| moved.contains_key(k))
+            .filter(|k| scene.moved.contains_key(k))
             .map(ToString::to_string)
             .collect();
         if !earlier_moved.is_empty() {
-            return (format!("queue of {person}"), earlier_moved);
+            return Reason {
+                why: format!("queue of {person}"),
+                upstream: earlier_moved,
+                people: Vec::new(),
+            };
         }
     }
-    // Nothing ahead of it moved. Its plan the same but its chance of being done at all changed (the
-    // abandonment model learnt from new closes): that is the reason, not the queue it did not move in.
+    // Nothing ahead of it moved: a smaller change of its own effort the same way is the reason.
+    if let Some(why) = effort {
+        return Reason::plain(why.to_owned());
+    }
+    // Its plan the same but its chance of being done at all changed (the abandonment model learnt from
+    // new closes): that is the reason, not the queue it did not move in.
     let same_plan = b.planned_start == a.planned_start && b.planned_end == a.planned_end;
     if same_plan
         && let (Some(pb), Some(pa)) = (b.probability_done, a.probability_done)
         && percent(pb) != percent(pa)
     {
-        return (
-            format!("chance of being done {} → {}", percent(pb), percent(pa)),
-            Vec::new(),
-        );
+        return Reason::plain(format!(
+            "chance of being done {} → {}",
+            percent(pb),
+            percent(pa)
+        ));
+    }
+    // Day 0 moved on and it moved later by no more than the days passed, with nothing else changed: the
+    // work in front of it was not done in those days (as far as Gitea shows).
+    if scene.passed > 0 && moved > 0 && moved <= scene.passed {
+        return Reason::plain(format!(
+            "{} passed with no progress recorded",
+            crate::prose::count(scene.passed, "working day", "working days")
+        ));
     }
     let why = match a.planned_assignee.as_ref().or(b.planned_assignee.as_ref()) {
         Some(p) if !same_plan => format!("queue of {p}"),
         _ => WHY_CAPACITY.to_owned(),
     };
-    (why, Vec::new())
+    Reason::plain(why)
 }
 
 /// The share of futures a p80 date needs.

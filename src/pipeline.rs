@@ -1273,20 +1273,19 @@ const DRIFT_LOOKBACK: usize = 200;
 /// the branch's for a run, the checkout's for a preview or a tool.
 pub(crate) fn previous_forecast(
     dir: &Path,
-    today: &forecast::ForecastReport,
-    ledger: Option<&str>,
+    c: &Computed,
 ) -> Option<crate::views::standup::Previous> {
-    previous_forecast_in(&gix::open(dir).ok()?, today, ledger)
+    previous_forecast_in(&gix::open(dir).ok()?, c)
 }
 
 /// [`previous_forecast`] in an open repository.
 fn previous_forecast_in(
     repo: &gix::Repository,
-    today: &forecast::ForecastReport,
-    ledger: Option<&str>,
+    c: &Computed,
 ) -> Option<crate::views::standup::Previous> {
+    let ledger = c.ledger.as_deref();
     let today =
-        crate::state::to_json(today, std::path::Path::new(crate::state::FORECAST_FILE)).ok()?;
+        crate::state::to_json(&c.report, std::path::Path::new(crate::state::FORECAST_FILE)).ok()?;
     let history = crate::state::git::first_parent_history(repo).ok()?;
     let read = |id| crate::state::git::read_at(repo, id, crate::state::FORECAST_FILE);
     // The directives in the ledger at a commit, their status and target (none where it has no ledger).
@@ -1367,16 +1366,55 @@ fn previous_forecast_in(
                     })
                     .map(|(d, (status, target))| (target, format!("{d} {status}")))
                     .collect();
-                let touched = recorded
+                let since_ids = now
+                    .iter()
+                    .filter(|(d, (status, _))| {
+                        !then.contains_key(d)
+                            || (*status != active
+                                && then.get(d).is_some_and(|(was, _)| *was == active))
+                    })
+                    .map(|(d, _)| d.to_string())
+                    .collect();
+                let touched: Vec<(crate::ledger::format::Target, String)> = recorded
                     .iter()
                     .chain(&ended)
                     .filter_map(|(target, said)| Some(((*target).clone()?, said.clone())))
                     .collect();
+                let settings_then = settings(made_in);
+                // A commit without the file says nothing of the settings it was made with.
+                let settings_changed = settings_then
+                    .as_ref()
+                    .is_some_and(|then| settings_now.as_ref() != Some(then));
+                // The team as the forecast then planned it (its settings and directives on today's
+                // snapshot), where it may differ from today's: a move is put down to a person's capacity
+                // only where their hours really changed before the issue ends.
+                let member_touched = touched
+                    .iter()
+                    .any(|(t, _)| matches!(t, crate::ledger::format::Target::Member(_)));
+                let team = match &settings_then {
+                    Some(Ok(config)) if settings_changed || member_touched => {
+                        let ledger_then =
+                            crate::state::git::read_at(repo, made_in, crate::state::LEDGER_FILE)
+                                .ok()
+                                .flatten()
+                                .map(|b| String::from_utf8_lossy(&b).into_owned());
+                        let team = crate::ledger::replay(
+                            &c.snapshot,
+                            config,
+                            ledger_then.as_deref(),
+                            c.plan.now,
+                        )
+                        .plan
+                        .team;
+                        (team != c.plan.team).then_some(team)
+                    }
+                    _ => None,
+                };
                 return Some(crate::views::standup::Previous {
                     commit: made_in.to_hex_with_len(12).to_string(),
-                    // A commit without the file says nothing of the settings it was made with.
-                    settings_changed: settings(made_in)
-                        .is_some_and(|then| settings_now != Some(then)),
+                    settings_changed,
+                    team,
+                    since_ids,
                     engine_changed: report.engine.as_deref() != Some(forecast::ENGINE),
                     recorded: recorded.into_iter().map(|(_, said)| said).collect(),
                     ended: ended.into_iter().map(|(_, said)| said).collect(),
@@ -1423,10 +1461,7 @@ pub fn site_files(
                 &c.plan.zone,
             )?,
             c.config.server.as_deref(),
-            whole_standup(
-                c,
-                previous_forecast(layout.root(), &c.report, c.ledger.as_deref()).as_ref(),
-            ),
+            whole_standup(c, previous_forecast(layout.root(), c).as_ref()),
         )),
     };
     let templates = layout.templates_dir();
@@ -1746,7 +1781,7 @@ pub(crate) fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> St
     // today's (named by the commit that wrote it).
     let previous = repo
         .filter(|_| !lines.is_empty() || !applied.is_empty())
-        .and_then(|repo| previous_forecast_in(repo, r, c.ledger.as_deref()));
+        .and_then(|repo| previous_forecast_in(repo, c));
     let drift = previous
         .as_ref()
         .map(|prev| whole_standup(c, Some(prev)).drift);

@@ -435,5 +435,5 @@ fn render(
 
 /// The newest committed forecast that differs from today's, if the state repo has one.
 fn previous_forecast(ctx: &Context, c: &Computed) -> Option<views::standup::Previous> {
-    crate::pipeline::previous_forecast(&ctx.state_dir, &c.report, c.ledger.as_deref())
+    crate::pipeline::previous_forecast(&ctx.state_dir, c)
 }

@@ -36,6 +36,11 @@ pub struct Previous {
     /// Whether `commitea.yaml` on the branch differs from that commit's (the team, the calendar, the
     /// forecast's settings).
     pub settings_changed: bool,
+    /// The ids of the directives recorded or ended since (`D-0008`).
+    pub since_ids: std::collections::BTreeSet<String>,
+    /// The team as that forecast planned it, where it differs from today's (another `commitea.yaml`, a
+    /// directive about a person since): whose capacity changed, and from which day.
+    pub team: Option<Vec<crate::plan::PlannedMember>>,
     /// Whether another CommiTea made that forecast (an upgrade since, or a colleague's other version):
     /// the moves are then the engine's, not the project's.
     pub engine_changed: bool,
@@ -115,12 +120,53 @@ pub struct SinceThen {
     /// `commitea.yaml`), with how many open issues left the plan with each: not "gone from Gitea".
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repositories_out: Vec<RepositoryOut>,
+    /// Open issues then and now whose estimate, priority, assignee or milestone changed on Gitea (no
+    /// directive since is about them), by what changed; absent when none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edited: Option<Edited>,
     /// Whether `commitea.yaml` changed since (the team, the calendar, the forecast's settings).
     #[serde(default)]
     pub settings_changed: bool,
     /// Whether another CommiTea made that forecast (an upgrade since): the moves are its, not the project's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub engine_changed: bool,
+}
+
+/// How many open issues had each of their planning fields changed on Gitea (one issue may count twice).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Edited {
+    /// Their estimate.
+    pub reestimated: usize,
+    /// Their priority.
+    pub reprioritised: usize,
+    /// Their assignee.
+    pub reassigned: usize,
+    /// Their milestone.
+    pub milestone: usize,
+}
+
+impl Edited {
+    /// In words: `on Gitea, 1 issue re-estimated and 2 reassigned`.
+    fn words(&self) -> String {
+        let mut parts = Vec::new();
+        for (n, what) in [
+            (self.reestimated, "re-estimated"),
+            (self.reprioritised, "reprioritised"),
+            (self.reassigned, "reassigned"),
+            (self.milestone, "moved to another milestone"),
+        ] {
+            if n > 0 {
+                let noun = if parts.is_empty() {
+                    crate::prose::count(n, "issue ", "issues ")
+                } else {
+                    format!("{n} ")
+                };
+                parts.push(format!("{noun}{what}"));
+            }
+        }
+        format!("on Gitea, {}", crate::prose::and_list(&parts))
+    }
 }
 
 /// One thing that moved.
@@ -137,9 +183,10 @@ pub struct Moved {
     pub moved: i64,
     /// Why it moved. For an issue, the consequence diff's words: `own change` (its estimate, priority,
     /// milestone, assignee or remaining work changed), `imputed estimate`, `calibration`, `blocks KEY`,
-    /// `waits on KEY`, `queue of PERSON`, `chance of being done 80.3% → 79.6% (a p80 needs 80%)` (its
+    /// `waits on KEY`, `queue of PERSON`, `capacity of PERSON` (their hours changed before it ends),
+    /// `planned for PERSON, not PERSON`, `chance of being done 80.3% → 79.6% (a p80 needs 80%)` (its
     /// p80 entered or left the horizon as that chance crossed 80%), `chance of being done 90% → 85%`,
-    /// `team capacity`, `new` or `gone`. For a milestone, the issues that joined or left it (`KEY, KEY
+    /// `1 working day passed with no progress recorded`, `team capacity`, `new` or `gone`. For a milestone, the issues that joined or left it (`KEY, KEY
     /// joined it; KEY left it`; `KEY left it (gone from Gitea)` for one deleted or moved to another
     /// repository) and `nothing open in it any more` when that is so, then how many of its issues moved
     /// each way and the biggest move the milestone's way, with its reason (`5 of its issues moved later,
@@ -341,7 +388,12 @@ fn behind(
 }
 
 /// What changed in the inputs between `prev` and today's forecast `report` of `snapshot`.
-pub fn since_then(prev: &Previous, report: &ForecastReport, snapshot: &Snapshot) -> SinceThen {
+pub fn since_then(
+    prev: &Previous,
+    report: &ForecastReport,
+    plan: &crate::plan::Plan,
+    snapshot: &Snapshot,
+) -> SinceThen {
     let then: std::collections::HashSet<&IssueKey> =
         prev.report.issues.iter().map(|f| &f.issue).collect();
     let synced: std::collections::HashSet<&crate::domain::RepoName> =
@@ -355,7 +407,42 @@ pub fn since_then(prev: &Previous, report: &ForecastReport, snapshot: &Snapshot)
     {
         *out.entry(f.issue.repo.to_string()).or_default() += 1;
     }
+    // Issues a directive recorded or ended since is about, or touched (a scope directive about a
+    // milestone moves its issues), changed for it, not on Gitea.
+    let mut directed: std::collections::HashSet<&IssueKey> = prev
+        .touched
+        .iter()
+        .filter_map(|(t, _)| match t {
+            crate::ledger::format::Target::Issue(k) => Some(k),
+            _ => None,
+        })
+        .collect();
+    directed.extend(
+        plan.issues
+            .iter()
+            .filter(|i| {
+                i.provenance_log
+                    .iter()
+                    .any(|r| prev.since_ids.contains(&r.directive))
+            })
+            .map(|i| &i.key),
+    );
+    let was: HashMap<&IssueKey, &crate::forecast::IssueForecast> =
+        prev.report.issues.iter().map(|f| (&f.issue, f)).collect();
+    let mut edited = Edited::default();
+    for (old, f) in report
+        .issues
+        .iter()
+        .filter(|f| !directed.contains(&f.issue))
+        .filter_map(|f| Some((*was.get(&f.issue)?, f)))
+    {
+        edited.reestimated += usize::from(old.estimate != f.estimate);
+        edited.reprioritised += usize::from(old.priority != f.priority);
+        edited.reassigned += usize::from(old.assignee != f.assignee);
+        edited.milestone += usize::from(old.milestone != f.milestone);
+    }
     SinceThen {
+        edited: (edited != Edited::default()).then_some(edited),
         directives: prev.recorded.clone(),
         ended: prev.ended.clone(),
         closed: prev
@@ -396,6 +483,7 @@ impl SinceThen {
             && self.new == 0
             && self.gone == 0
             && self.repositories_out.is_empty()
+            && self.edited.is_none()
             && !self.settings_changed
             && !self.engine_changed
     }
@@ -441,8 +529,13 @@ impl SinceThen {
                 )
             })
             .collect();
+        let edited = self
+            .edited
+            .as_ref()
+            .map(|e| format!("; {}", e.words()))
+            .unwrap_or_default();
         format!(
-            "{directives}{ended}; {} closed; {} new{gone}{out}{}",
+            "{directives}{ended}; {} closed; {} new{gone}{out}{edited}{}",
             count(self.closed, "issue", "issues"),
             self.new,
             if self.settings_changed {
@@ -479,7 +572,17 @@ pub fn standup(
             since_then: None,
         },
         Some(prev) => {
-            let c = crate::consequence::diff(&prev.report, report, plan, plan);
+            // The plan then, as far as the standup can tell: today's issues with the team of then.
+            let then_plan = prev.team.as_ref().map(|team| crate::plan::Plan {
+                team: team.clone(),
+                ..plan.clone()
+            });
+            let c = crate::consequence::diff(
+                &prev.report,
+                report,
+                then_plan.as_ref().unwrap_or(plan),
+                plan,
+            );
             let before: HashMap<&IssueKey, (When, When)> = prev
                 .report
                 .issues
@@ -510,22 +613,13 @@ pub fn standup(
                     .matches(i, planned)
                 })
             };
-            // Whom each issue is planned for, then and now: a directive about that person is behind
-            // its move (read only when a directive since is about anything).
             use crate::ledger::format::Target;
-            let mut planned_for: HashMap<String, Vec<&str>> = HashMap::new();
-            if !prev.touched.is_empty() {
-                for f in prev.report.issues.iter().chain(&report.issues) {
-                    if let Some(p) = f.planned_assignee.as_deref() {
-                        planned_for.entry(f.issue.to_string()).or_default().push(p);
-                    }
-                }
-            }
             let behind = behind(prev, &c.issues, |i, t| match t {
                 Target::Issue(k) => k.to_string() == i.issue,
-                Target::Member(m) => planned_for
-                    .get(i.issue.as_str())
-                    .is_some_and(|people| people.contains(&m.as_str())),
+                // A directive about a person is behind the moves their change made (their capacity, the
+                // plan giving their work to another), and those that follow from them: not every move of
+                // their work (a capacity directive for June named as the cause of a re-estimate's slip).
+                Target::Member(m) => i.people.iter().any(|p| p == m),
                 Target::Milestone(_) => false,
             });
             let issues: Vec<Moved> = c
@@ -568,7 +662,8 @@ pub fn standup(
                 .iter()
                 .map(|f| (&f.issue, f.milestone))
                 .collect();
-            let scope_change = |id: u64| -> Option<String> {
+            // The issues that joined it, left it, or left Gitea while in it.
+            let scope_keys = |id: u64| -> [Vec<String>; 3] {
                 let joined: Vec<String> = report
                     .issues
                     .iter()
@@ -591,6 +686,10 @@ pub fn standup(
                     .filter(|f| f.milestone == Some(id) && !snapshot.issues.contains_key(&f.issue))
                     .map(|f| f.issue.to_string())
                     .collect();
+                [joined, left, gone]
+            };
+            let scope_change = |id: u64| -> Option<String> {
+                let [joined, left, gone] = scope_keys(id);
                 let said = |keys: &[String], verb: &str| {
                     const SHOWN: usize = 3;
                     let mut named = keys[..keys.len().min(SHOWN)].join(", ");
@@ -678,7 +777,15 @@ pub fn standup(
                 .map(|(m, changed, moved_in)| Moved {
                     changed,
                     directives: {
-                        let mut d = about(prev, |t| *t == Target::Milestone(m.milestone));
+                        // Directives about it, about the issues that joined or left it (a scope
+                        // directive is about its issue), and those behind its biggest mover.
+                        let scope: Vec<String> =
+                            scope_keys(m.milestone).into_iter().flatten().collect();
+                        let mut d = about(prev, |t| match t {
+                            Target::Milestone(id) => *id == m.milestone,
+                            Target::Issue(k) => scope.contains(&k.to_string()),
+                            Target::Member(_) => false,
+                        });
                         let top = moved_in.as_ref().and_then(|(_, top)| behind.get(*top));
                         for said in top.into_iter().flatten() {
                             if !d.contains(said) {
@@ -712,7 +819,7 @@ pub fn standup(
                     },
                 })
                 .collect();
-            let since_then = since_then(prev, report, snapshot);
+            let since_then = since_then(prev, report, plan, snapshot);
             // Another engine made that forecast: no move is the project's doing, so none is blamed on a
             // queue, a wait or a directive (an audit's first run after an upgrade blamed 97 moves on them).
             let (mut milestones, mut issues, mut summary) = (milestones, issues, c.summary.clone());
@@ -822,5 +929,29 @@ pub fn standup(
         drift,
         people,
         stale_blockers: stale,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Edited;
+
+    #[test]
+    fn edits_on_gitea_are_said_by_what_changed() {
+        let e = Edited {
+            reestimated: 1,
+            reprioritised: 0,
+            reassigned: 2,
+            milestone: 1,
+        };
+        assert_eq!(
+            e.words(),
+            "on Gitea, 1 issue re-estimated, 2 reassigned and 1 moved to another milestone"
+        );
+        let e = Edited {
+            reprioritised: 3,
+            ..Edited::default()
+        };
+        assert_eq!(e.words(), "on Gitea, 3 issues reprioritised");
     }
 }

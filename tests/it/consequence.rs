@@ -268,3 +268,110 @@ fn a_move_of_chance_an_empty_milestone_and_a_closed_one_are_said_for_what_they_a
         c.summary
     );
 }
+
+/// The reasons a month of daily runs found untrue (an audit): a capacity cut said as "calibration", a
+/// person's time off that changed nothing named as the cause of a re-estimate's slip, a day passing with
+/// nothing done said as the queue.
+#[test]
+fn a_move_is_put_down_to_what_really_made_it() {
+    let before = small_plan();
+    let rb = forecast::run(&before, &SETTINGS);
+    let planned_for = |r: &ForecastReport, key: &str| {
+        r.issues
+            .iter()
+            .find(|i| i.issue.to_string() == key)
+            .and_then(|i| i.planned_assignee.clone())
+    };
+    let queue = |r: &ForecastReport, name: &str| {
+        r.people
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| p.queue.clone())
+            .unwrap_or_default()
+    };
+    let person = rb
+        .people
+        .iter()
+        .max_by_key(|p| p.queue.len())
+        .unwrap()
+        .name
+        .clone();
+    // Half their hours: what was theirs moves for that, whatever its remaining effort did.
+    let mut halved = before.clone();
+    {
+        let m = halved.team.iter_mut().find(|m| m.name == person).unwrap();
+        m.calendar.hours_per_day /= 2.0;
+        m.hours_per_week /= 2.0;
+    }
+    let ra = forecast::run(&halved, &SETTINGS);
+    let c = diff(&rb, &ra, &before, &halved);
+    let theirs: Vec<_> = c
+        .issues
+        .iter()
+        .filter(|i| {
+            [planned_for(&rb, &i.issue), planned_for(&ra, &i.issue)].contains(&Some(person.clone()))
+        })
+        .collect();
+    assert!(theirs.len() >= 2, "{c:#?}");
+    for i in theirs {
+        assert_eq!(i.why, format!("capacity of {person}"), "{i:#?}");
+        assert_eq!(i.people, vec![person.clone()], "{i:#?}");
+    }
+    // Time off after all their work ends, and four times the estimate of the first issue in their queue:
+    // the time off moves nothing, the estimate everything behind it.
+    let head = queue(&rb, &person)[0].clone();
+    let mut after = before.clone();
+    {
+        let m = after.team.iter_mut().find(|m| m.name == person).unwrap();
+        let far = rb.as_of + chrono::Days::new(600);
+        m.calendar.time_off.push((far, far + chrono::Days::new(4)));
+        let i = after.issues.iter_mut().find(|i| i.key == head).unwrap();
+        i.estimate_hours = Some(i.estimate_hours.unwrap_or(8.0) * 4.0);
+    }
+    let ra = forecast::run(&after, &SETTINGS);
+    let c = diff(&rb, &ra, &before, &after);
+    let moved_head = c.issues.iter().find(|i| i.issue == head.to_string());
+    assert_eq!(
+        moved_head.map(|i| i.why.as_str()),
+        Some("own change"),
+        "{c:#?}"
+    );
+    let behind: Vec<_> = c
+        .issues
+        .iter()
+        .filter(|i| {
+            queue(&rb, &person)[1..]
+                .iter()
+                .any(|k| k.to_string() == i.issue)
+        })
+        .collect();
+    assert!(!behind.is_empty(), "{c:#?}");
+    for i in c.issues.iter() {
+        assert!(!i.why.starts_with("capacity of"), "{i:#?}");
+        assert!(i.people.is_empty(), "{i:#?}");
+    }
+    for i in behind {
+        assert!(
+            i.why == format!("queue of {person}") || i.why.starts_with("waits on"),
+            "{i:#?}"
+        );
+    }
+    // Day 0 a working day on, nothing done: the first issue in a queue that moved a day says so.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small");
+    let snapshot = Snapshot::load(&Layout::new(&dir)).unwrap();
+    let config = Config::load(&dir, vec![], &Default::default()).unwrap();
+    let now = snapshot.meta.synced_at + chrono::Days::new(1);
+    let later = Plan::from_snapshot(&snapshot, &config, now);
+    let rl = forecast::run(&later, &SETTINGS);
+    let c = diff(&rb, &rl, &before, &later);
+    let passed: Vec<_> = c
+        .issues
+        .iter()
+        .filter(|i| i.why == "1 working day passed with no progress recorded")
+        .collect();
+    assert!(!passed.is_empty(), "{c:#?}");
+    assert!(passed.iter().all(|i| i.moved_working_days == 1), "{c:#?}");
+    // The same day on both sides: nothing passed.
+    let c = diff(&rb, &ra, &before, &after);
+    assert!(c.issues.iter().all(|i| !i.why.contains("passed")), "{c:#?}");
+}
