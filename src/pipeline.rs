@@ -1354,10 +1354,18 @@ fn previous_forecast_in(
                 // The directives recorded since and those in force then and no longer, each with what
                 // it is about (so that a move can name the directive behind it) and how it is said.
                 let active = crate::ledger::format::Status::Active;
+                // One recorded and already withdrawn or superseded says so (`D-0012 withdrawn`).
                 let recorded: Vec<_> = now
                     .iter()
                     .filter(|(d, _)| !then.contains_key(d))
-                    .map(|(d, (_, target))| (target, d.to_string()))
+                    .map(|(d, (status, target))| {
+                        let said = if *status == active {
+                            d.to_string()
+                        } else {
+                            format!("{d} {status}")
+                        };
+                        (target, said)
+                    })
                     .collect();
                 let ended: Vec<_> = now
                     .iter()

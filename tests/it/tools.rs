@@ -1444,6 +1444,34 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
         .find(|m| m["subject"] == key.as_str())
         .unwrap_or_else(|| panic!("{key}: {}", v["drift"]));
     assert_eq!(its["why"], "own change", "{its}");
+    // A directive recorded and withdrawn since the forecast compared with is said as both.
+    let noted = tools::call(
+        &ctx(dir),
+        "record_directive",
+        &json!({ "kind": "note", "quote": "Maybe freeze on Fridays." }),
+    )
+    .unwrap();
+    let id = noted["directiveId"].as_str().unwrap();
+    let ledger = std::fs::read_to_string(dir.join("pm-state.md")).unwrap();
+    let at = ledger.find(&format!("## {id}")).unwrap();
+    let status = at + ledger[at..].find("- status: active").unwrap();
+    std::fs::write(
+        dir.join("pm-state.md"),
+        format!(
+            "{}- status: withdrawn{}",
+            &ledger[..status],
+            &ledger[status + "- status: active".len()..]
+        ),
+    )
+    .unwrap();
+    commit("Note, withdrawn", &["pm-state.md"]);
+    let v = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
+    assert_eq!(
+        v["drift"]["sinceThen"]["directives"],
+        json!([format!("{id} withdrawn")]),
+        "{}",
+        v["drift"]
+    );
     // A due date moved by a PM: the p80 holds, the chance of meeting it does not, and the standup says so.
     commitea::pipeline::run(&run_options(dir)).unwrap();
     let before = tools::call(&ctx(dir), "query_project", &json!({ "view": "runway" })).unwrap();
