@@ -172,6 +172,25 @@ pub struct PlannedMember {
     pub provenance_log: Vec<ProvenanceRecord>,
 }
 
+impl PlannedIssue {
+    /// The estimate as a reader is shown it: its label text (`2d`), or Gitea's own time estimate in
+    /// hours (`2h`, `1.5h`), which has no label; `None` when none is given.
+    pub fn estimate_text(&self) -> Option<String> {
+        match (
+            &self.estimate_label,
+            self.estimate_source,
+            self.estimate_hours,
+        ) {
+            (Some(label), _, _) => Some(label.clone()),
+            (None, EstimateSource::Native, Some(h)) => {
+                let h = (h * 100.0).round() / 100.0;
+                Some(format!("{h}h"))
+            }
+            _ => None,
+        }
+    }
+}
+
 impl PlannedMember {
     /// Their first working day when it is after `day`: someone who has not started yet.
     pub fn starts_after(&self, day: NaiveDate) -> Option<NaiveDate> {

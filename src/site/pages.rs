@@ -36,6 +36,9 @@ pub struct PageContext<'a> {
     pub calibration: &'a crate::views::calibration::CalibrationView,
     /// The backtest's rows with display labels, CommiTea's first.
     pub hit_rates: Vec<HitRateRow>,
+    /// Whether a row scores the cone of the work that stays in a milestone (the note explains it only
+    /// then).
+    pub has_staying: bool,
     /// The backtest's check of the probabilities of being done, by tenths.
     pub reliability: Vec<ReliabilityRow>,
     /// CommiTea's hit-rates where the team kept its pace after the cut, and where it slowed.
@@ -153,10 +156,18 @@ pub(super) fn share_of(m: &Option<[f64; 3]>, n: usize) -> String {
     }
 }
 
+/// A loss in days with its interval; in tenths where the interval is under two days wide, which whole
+/// days would print as no width at all (`4 d (4–4)` for 3.5–4.2).
 fn interval_days(m: &Option<[f64; 3]>) -> String {
     m.map_or_else(
         || "—".to_owned(),
-        |[v, lo, hi]| format!("{v:.0} d ({lo:.0}–{hi:.0})"),
+        |[v, lo, hi]| {
+            if hi - lo < 2.0 {
+                format!("{v:.1} d ({lo:.1}–{hi:.1})")
+            } else {
+                format!("{v:.0} d ({lo:.0}–{hi:.0})")
+            }
+        },
     )
 }
 
@@ -439,6 +450,11 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
         capacity,
         calibration: &data.calibration,
         hit_rates: hit_rates(&data.calibration),
+        has_staying: data.calibration.backtest.as_ref().is_some_and(|b| {
+            b.methods
+                .iter()
+                .any(|m| m.method == crate::backtest::run::STAYING_CLOSED)
+        }),
         reliability: reliability_rows(&data.calibration),
         pace: pace_rows(&data.calibration),
         linked: data.detail.is_some(),
@@ -666,6 +682,13 @@ pub(crate) fn hours(h: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_narrow_interval_of_days_keeps_its_width() {
+        assert_eq!(interval_days(&Some([3.86, 3.51, 4.2])), "3.9 d (3.5–4.2)");
+        assert_eq!(interval_days(&Some([12.0, 10.0, 14.0])), "12 d (10–14)");
+        assert_eq!(interval_days(&None), "—");
+    }
 
     #[test]
     fn a_runway_whose_every_p80_is_beyond_the_horizon_still_draws_the_future() {

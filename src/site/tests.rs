@@ -721,6 +721,11 @@ fn the_calibration_page_publishes_the_hit_rates() {
         html.contains("<td class=\"num\">12 d (10–14)</td>"),
         "{html}"
     );
+    // No row scores the work that stays in a milestone: the note does not explain one.
+    assert!(
+        !html.contains("&quot;staying&quot;") && !html.contains("\"staying\""),
+        "{html}"
+    );
     assert!(
         html.contains("<tr class=\"ours\">"),
         "CommiTea's row is marked"

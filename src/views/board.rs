@@ -49,7 +49,7 @@ pub struct BoardCard {
     /// `p/0`..`p/3`, when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<String>,
-    /// Estimate label, when set.
+    /// The estimate: its label text (`2d`), or Gitea's own time estimate in hours (`1.5h`); when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimate: Option<String>,
     /// Milestone title.
@@ -112,7 +112,7 @@ pub fn board(inputs: Inputs<'_>, limit: Option<usize>) -> Board {
                     assignee,
                     planned,
                     priority: i.priority_set.then(|| i.priority.to_string()),
-                    estimate: i.estimate_label.clone(),
+                    estimate: i.estimate_text(),
                     milestone: i
                         .milestone
                         .and_then(|m| inputs.plan.milestone(m))

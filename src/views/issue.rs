@@ -90,10 +90,10 @@ pub struct Derived {
     pub lifecycle: String,
     /// When it entered each column: `{state, since}`.
     pub timeline: Vec<Span>,
-    /// Estimate label in force and where it came from (`label`, `directive`, `imputed`).
+    /// The estimate in force: its label text (`2d`), or Gitea's own time estimate in hours (`1.5h`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimate: Option<String>,
-    /// `label`, `directive` or `imputed`.
+    /// `label`, `native` (Gitea's time estimate), `directive` or `imputed`.
     pub estimate_source: String,
     /// The milestone Gitea has it in, when a directive took it out of it: the plan counts it in none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -256,7 +256,7 @@ fn build(
                     since: inputs.plan.zone.date_of(s.since).to_string(),
                 })
                 .collect(),
-            estimate: planned.estimate_label.clone(),
+            estimate: planned.estimate_text(),
             estimate_source: planned.estimate_source.as_str().to_owned(),
             scoped_out_of: raw
                 .milestone

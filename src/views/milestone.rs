@@ -85,6 +85,9 @@ pub struct MilestoneIssue {
     /// Assignee, or who the plan gives it to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assignee: Option<String>,
+    /// Whether `assignee` is who the plan gives it to, nobody being assigned on Gitea.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub planned: bool,
     /// `{p50, p80}`.
     pub band: Band,
 }
@@ -152,6 +155,7 @@ pub fn milestone(inputs: Inputs<'_>, id: u64, selection: &Selection) -> Option<M
                 title: f.title.clone(),
                 state: f.lifecycle.as_str().to_owned(),
                 assignee: f.assignee.clone().or_else(|| f.planned_assignee.clone()),
+                planned: f.assignee.is_none() && f.planned_assignee.is_some(),
                 band: f.into(),
             })
             .collect(),

@@ -161,11 +161,15 @@ pub fn people(inputs: Inputs<'_>) -> Vec<PersonView> {
         .iter()
         .map(|p| {
             let member = inputs.plan.member(&p.name);
-            let queue: Vec<&IssueForecast> = p
+            let mut queue: Vec<&IssueForecast> = p
                 .queue
                 .iter()
                 .filter_map(|k| forecasts.get(k).copied())
                 .collect();
+            // In the order they work on it: the plan takes work up by priority, and an issue that waits
+            // on other work starts later than its place there (an audit found a p/2 planned for
+            // February listed before one planned for December). Ties keep the plan's order.
+            queue.sort_by_key(|f| (f.planned_start, f.planned_end));
             PersonView {
                 person: p.name.clone(),
                 hours_per_week: p.hours_per_week,

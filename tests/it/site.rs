@@ -406,7 +406,7 @@ fn issue_pages_say_columns_and_notes_in_words_not_identifiers() {
     let files = site(dir.path());
     let issues: Vec<(&String, &String)> = files
         .iter()
-        .filter(|(name, _)| name.starts_with("issues/"))
+        .filter(|(name, _)| name.starts_with("issues/") || name.starts_with("milestones/"))
         .collect();
     assert!(!issues.is_empty());
     for (name, page) in &issues {
@@ -426,6 +426,39 @@ fn issue_pages_say_columns_and_notes_in_words_not_identifiers() {
             .iter()
             .any(|(_, p)| p.contains("It has no estimate: its effort is imputed")),
         "no page explains an imputed estimate"
+    );
+}
+
+/// Two things an audit of the demo site found: Gitea's own time estimate was shown nowhere (the effort it
+/// gave had no visible source), and a milestone's table dropped the board's "(planned)".
+#[test]
+fn gitea_time_estimates_and_planned_people_show_as_on_the_board() {
+    let dir = state_from_fixture("small");
+    let file = dir.path().join("snapshot/issues/acme/api/4.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replace("- est/1d\n", "") + "time_estimate: 5400\n",
+    )
+    .unwrap();
+    pipeline::run(&options(dir.path())).unwrap();
+    let files = site(dir.path());
+    let page = &files["issues/acme/api/4.html"];
+    assert!(
+        page.contains(">1.5h</span> <span class=\"muted\">(Gitea's time estimate)</span>"),
+        "{page}"
+    );
+    assert!(
+        files["board.html"].contains(">1.5h<"),
+        "{}",
+        files["board.html"]
+    );
+    assert!(files["board.html"].contains(" (planned)"));
+    assert!(
+        files
+            .iter()
+            .any(|(name, page)| name.starts_with("milestones/") && page.contains(" (planned)</td>")),
+        "no milestone page says who is planned"
     );
 }
 
@@ -460,4 +493,45 @@ fn a_capacity_directive_shows_on_the_persons_page() {
         runway.contains("<span class=\"sub\">15 from 2026-12-07 to 2027-01-08 (D-0001)</span>"),
         "{runway}"
     );
+}
+
+/// A person's queue reads in the order they work on it: the plan takes work up by priority, and an issue
+/// that waits on other work starts later than its place there (an audit of the demo found a p/2 planned
+/// for February listed before one planned for December).
+#[test]
+fn a_persons_queue_is_listed_in_the_order_they_work_on_it() {
+    let plan = crate::plans::demo_plan();
+    let report = commitea::forecast::run(
+        &plan,
+        &commitea::forecast::Settings {
+            trials: 300,
+            seed: 1,
+            horizon_days: 730,
+        },
+    );
+    let people = commitea::views::person::people(commitea::views::Inputs {
+        plan: &plan,
+        report: &report,
+    });
+    // The plan's own order differs somewhere, or this would prove nothing.
+    let start = |key: &str| {
+        report
+            .issues
+            .iter()
+            .find(|f| f.issue.to_string() == key)
+            .map(|f| f.planned_start)
+            .unwrap()
+    };
+    assert!(
+        report.people.iter().any(|p| p
+            .queue
+            .windows(2)
+            .any(|w| start(&w[0].to_string()) > start(&w[1].to_string()))),
+        "the plan's order is already by start"
+    );
+    for p in &people {
+        let starts: Vec<_> = p.queue.iter().map(|q| start(&q.issue)).collect();
+        assert!(starts.is_sorted(), "{}: {starts:?}", p.person);
+        assert_eq!(p.queue.len(), p.queued, "{}", p.person);
+    }
 }
