@@ -1138,6 +1138,40 @@ pub(crate) fn forecast_files(c: &Computed) -> Result<BTreeMap<String, Vec<u8>>, 
 /// in `ops/applied/`, and the ledger on the branch and in the checkout: the changes page's data. `just_applied`
 /// are the files this run's apply stage carried out, which its commit moves from pending to applied after
 /// the page is drawn: the page shows them applied.
+/// The applied op files in the checkout's `ops/applied/`, by file name; one that cannot be read is said
+/// (`who` reads them) and left out, not fatal.
+fn read_applied(
+    layout: &Layout,
+    who: &str,
+) -> Result<Vec<crate::apply::AppliedFile>, PipelineError> {
+    let dir = layout.root().join(crate::ops::APPLIED_PATH);
+    let mut applied = Vec::new();
+    if !dir.is_dir() {
+        return Ok(applied);
+    }
+    let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|source| StateError::Io {
+            path: dir.clone(),
+            source,
+        })?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    paths.sort();
+    for path in paths {
+        let text = crate::state::read_text_file(&path).map_err(|source| StateError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        match crate::yamlfile::parse::<crate::apply::AppliedFile>(&text, &path) {
+            Ok(a) => applied.push(a),
+            Err(e) => tracing::warn!("{who}: {e}"),
+        }
+    }
+    Ok(applied)
+}
+
 pub(crate) fn load_changes(
     layout: &Layout,
     just_applied: &[crate::apply::AppliedFile],
@@ -1184,32 +1218,10 @@ pub(crate) fn load_changes(
             (f, b)
         })
         .collect();
-    let dir = layout.root().join(crate::ops::APPLIED_PATH);
-    let mut applied = Vec::new();
-    if dir.is_dir() {
-        let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
-            .map_err(|source| StateError::Io {
-                path: dir.clone(),
-                source,
-            })?
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
-            .collect();
-        paths.sort();
-        for path in paths {
-            let text = crate::state::read_text_file(&path).map_err(|source| StateError::Io {
-                path: path.clone(),
-                source,
-            })?;
-            match crate::yamlfile::parse::<crate::apply::AppliedFile>(&text, &path) {
-                Ok(a) if done.contains(a.proposal.id.as_str()) => {}
-                Ok(a) => applied.push(a),
-                // A file the page cannot read is reported, not fatal: the page shows the rest.
-                Err(e) => tracing::warn!("changes page: {e}"),
-            }
-        }
-    }
+    let mut applied: Vec<crate::apply::AppliedFile> = read_applied(layout, "changes page")?
+        .into_iter()
+        .filter(|a| !done.contains(a.proposal.id.as_str()))
+        .collect();
     applied.extend(just_applied.iter().cloned());
     let branch = branch_ledger(layout)?;
     let checkout = crate::ledger::read(&layout.ledger())?;
@@ -1418,8 +1430,39 @@ fn previous_forecast_in(
                     }
                     _ => None,
                 };
+                // The op files applied since: in the checkout (or applied by this run) and not at
+                // that commit. What they changed on Gitea is theirs, not an edit made there.
+                let applied_then: std::collections::HashSet<String> =
+                    crate::state::git::list_dir(repo, made_in, crate::ops::APPLIED_PATH)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter_map(|n| n.strip_suffix(".yaml").map(str::to_owned))
+                        .collect();
+                let mut applied: Vec<(
+                    String,
+                    std::collections::BTreeSet<crate::domain::IssueKey>,
+                )> = workdir
+                    .as_deref()
+                    .and_then(|w| read_applied(&Layout::new(w), "standup").ok())
+                    .unwrap_or_default()
+                    .iter()
+                    .chain(&c.applied)
+                    .filter(|a| !applied_then.contains(&a.proposal.id))
+                    .map(|a| {
+                        let keys = a
+                            .proposal
+                            .ops
+                            .iter()
+                            .filter_map(|op| op.issue()?.key())
+                            .collect();
+                        (a.proposal.id.clone(), keys)
+                    })
+                    .collect();
+                applied.sort_by(|a, b| a.0.cmp(&b.0));
+                applied.dedup_by(|a, b| a.0 == b.0);
                 return Some(crate::views::standup::Previous {
                     commit: made_in.to_hex_with_len(12).to_string(),
+                    applied,
                     settings_changed,
                     team,
                     since_ids,

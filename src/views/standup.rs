@@ -36,6 +36,8 @@ pub struct Previous {
     /// Whether `commitea.yaml` on the branch differs from that commit's (the team, the calendar, the
     /// forecast's settings).
     pub settings_changed: bool,
+    /// The op files applied since (`C-0003`), in id order, with the issues their ops name.
+    pub applied: Vec<(String, std::collections::BTreeSet<IssueKey>)>,
     /// The ids of the directives recorded or ended since (`D-0008`).
     pub since_ids: std::collections::BTreeSet<String>,
     /// The team as that forecast planned it, where it differs from today's (another `commitea.yaml`, a
@@ -120,8 +122,12 @@ pub struct SinceThen {
     /// `commitea.yaml`), with how many open issues left the plan with each: not "gone from Gitea".
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repositories_out: Vec<RepositoryOut>,
+    /// Op files applied to Gitea since (`C-0003`), in id order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub applied: Vec<String>,
     /// Open issues then and now whose estimate, priority, assignee or milestone changed on Gitea (no
-    /// directive since is about them), by what changed; absent when none did.
+    /// directive since is about them and no op file applied since names them), by what changed; absent
+    /// when none did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edited: Option<Edited>,
     /// Whether `commitea.yaml` changed since (the team, the calendar, the forecast's settings).
@@ -417,6 +423,7 @@ pub fn since_then(
             _ => None,
         })
         .collect();
+    directed.extend(prev.applied.iter().flat_map(|(_, keys)| keys));
     directed.extend(
         plan.issues
             .iter()
@@ -443,6 +450,7 @@ pub fn since_then(
     }
     SinceThen {
         edited: (edited != Edited::default()).then_some(edited),
+        applied: prev.applied.iter().map(|(id, _)| id.clone()).collect(),
         directives: prev.recorded.clone(),
         ended: prev.ended.clone(),
         closed: prev
@@ -484,6 +492,7 @@ impl SinceThen {
             && self.gone == 0
             && self.repositories_out.is_empty()
             && self.edited.is_none()
+            && self.applied.is_empty()
             && !self.settings_changed
             && !self.engine_changed
     }
@@ -529,11 +538,17 @@ impl SinceThen {
                 )
             })
             .collect();
-        let edited = self
+        let mut edited = self
             .edited
             .as_ref()
             .map(|e| format!("; {}", e.words()))
             .unwrap_or_default();
+        if !self.applied.is_empty() {
+            edited.push_str(&format!(
+                "; {} applied",
+                crate::prose::and_list(&self.applied)
+            ));
+        }
         format!(
             "{directives}{ended}; {} closed; {} new{gone}{out}{edited}{}",
             count(self.closed, "issue", "issues"),

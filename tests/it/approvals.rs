@@ -656,6 +656,31 @@ fn a_destructive_op_pushed_straight_to_main_with_approved_true_is_refused() {
     );
 }
 
+/// What an applied op file changed on Gitea is the file's: the standup says it was applied, and does not
+/// count its issue as edited on Gitea.
+#[test]
+fn the_standup_says_an_op_file_was_applied_not_that_gitea_was_edited() {
+    let s = setup(&DemoSpec::scaled(40));
+    ok(&s.commitea(&s.work, &["run"]));
+    let [a] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
+    push_straight(
+        &s,
+        "C-0001",
+        &op_file(
+            "C-0001",
+            &format!("- op: set_priority\n  issue: {a}\n  priority: p/0\n"),
+            false,
+        ),
+    );
+    ok(&s.commitea(&s.work, &["run"]));
+    assert!(s.issue(&a).labels.contains(&"p/0".to_owned()));
+    let out = s.commitea(&s.work, &["tool", "query_project", r#"{"view":"standup"}"#]);
+    let v: Value = serde_json::from_str(&ok(&out)).unwrap();
+    let since = &v["drift"]["sinceThen"];
+    assert_eq!(since["applied"], serde_json::json!(["C-0001"]), "{since}");
+    assert!(since.get("edited").is_none(), "{since}");
+}
+
 #[test]
 fn an_op_file_whose_id_is_not_its_name_is_refused_and_never_applied() {
     let s = setup(&DemoSpec::scaled(40));
