@@ -275,27 +275,95 @@ fn issue_side(i: &IssueForecast) -> IssueSide {
 struct Scene<'a> {
     /// Every issue that moved (new and gone ones by 0), by key.
     moved: &'a BTreeMap<&'a IssueKey, i64>,
+    /// The issues only the forecast after has (new) and only the one before has (gone).
+    new: BTreeSet<&'a IssueKey>,
+    gone: BTreeSet<&'a IssueKey>,
     /// The forecasts after and before.
     reports: [&'a ForecastReport; 2],
     /// The team's time zone.
     zone: &'a crate::config::Zone,
-    /// Per person whose calendar differs between the two sides (or who is on one side only): the first
-    /// day it does.
-    capacity_from: BTreeMap<&'a str, NaiveDate>,
+    /// Per person whose hours differ between the two sides (or who is on one side only): each day they
+    /// do, with the hours after less the hours before.
+    capacity: BTreeMap<&'a str, Vec<(NaiveDate, f64)>>,
     /// Working days day 0 moved on from the forecast before to the one after.
     passed: i64,
     /// Hours in a working day, to weigh a change of remaining effort in days.
     workday_hours: f64,
 }
 
-/// Per person whose capacity differs between `before` and `after` (or who is on one team only): the first
-/// day it does, from `day0` through the later horizon.
+impl Scene<'_> {
+    /// The hours `person` gained (positive) or lost up to `until`, where their hours changed by then.
+    fn capacity_change(&self, person: &str, until: NaiveDate) -> Option<f64> {
+        let days = self.capacity.get(person)?;
+        let mut before = days.iter().take_while(|(d, _)| *d <= until).peekable();
+        before.peek()?;
+        Some(before.map(|(_, h)| h).sum())
+    }
+
+    /// How the move of `upstream` pushes what comes after it: by its working days for an issue on both
+    /// sides, later for a new one, earlier for one gone; `None` when it did not move.
+    fn push_of(&self, upstream: &IssueKey) -> Option<Push> {
+        if self.new.contains(upstream) {
+            Some(Push::Later)
+        } else if self.gone.contains(upstream) {
+            Some(Push::Earlier)
+        } else {
+            self.moved
+                .get(upstream)
+                .copied()
+                .filter(|m| *m != 0)
+                .map(Push::Moved)
+        }
+    }
+}
+
+/// How something before an issue (what it waits on, the work ahead of it in its queue) pushes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Push {
+    /// It moved by so many working days.
+    Moved(i64),
+    /// It is new there (a new issue, or work that came ahead in the queue): later, by its whole effort.
+    Later,
+    /// It left (closed, gone, or no longer ahead in the queue): earlier, by its whole effort.
+    Earlier,
+}
+
+impl Push {
+    /// Whether it pushes the way of a move of `moved` working days.
+    fn same_way(self, moved: i64) -> bool {
+        match self {
+            Self::Moved(m) => m.signum() == moved.signum(),
+            Self::Later => moved > 0,
+            Self::Earlier => moved < 0,
+        }
+    }
+
+    /// Whether it pushes that way by at least half as far (a whole issue coming or going does).
+    fn strong(self, moved: i64) -> bool {
+        self.same_way(moved)
+            && match self {
+                Self::Moved(m) => 2 * m.unsigned_abs() >= moved.unsigned_abs(),
+                Self::Later | Self::Earlier => true,
+            }
+    }
+
+    /// How far, for choosing the biggest push: a whole issue counts as the farthest.
+    fn size(self) -> u64 {
+        match self {
+            Self::Moved(m) => m.unsigned_abs(),
+            Self::Later | Self::Earlier => u64::MAX,
+        }
+    }
+}
+
+/// Per person whose hours differ between `before` and `after` (or who is on one team only): each day
+/// they do, from `day0` through the later horizon, with the hours after less the hours before.
 fn capacity_changes<'a>(
     before: &'a Plan,
     after: &'a Plan,
     day0: NaiveDate,
     last: NaiveDate,
-) -> BTreeMap<&'a str, NaiveDate> {
+) -> BTreeMap<&'a str, Vec<(NaiveDate, f64)>> {
     let days = u32::try_from((last - day0).num_days().max(0) + 2).unwrap_or(u32::MAX);
     let team = |p: &'a Plan| -> BTreeMap<&'a str, &'a crate::engine::PersonCalendarSpec> {
         p.team
@@ -305,17 +373,22 @@ fn capacity_changes<'a>(
     };
     let (b, a) = (team(before), team(after));
     let names: BTreeSet<&str> = b.keys().chain(a.keys()).copied().collect();
+    let hours = |spec: Option<&&crate::engine::PersonCalendarSpec>| {
+        spec.map(|s| Calendar::new(s, day0, days))
+    };
     names
         .into_iter()
-        .filter_map(|name| match (b.get(name), a.get(name)) {
-            (Some(x), Some(y)) if x == y => None,
-            (Some(x), Some(y)) => {
-                let (cx, cy) = (Calendar::new(x, day0, days), Calendar::new(y, day0, days));
-                (0..days)
-                    .find(|&d| (cx.capacity(d) - cy.capacity(d)).abs() > 1e-9)
-                    .map(|d| (name, day0 + Days::new(u64::from(d))))
-            }
-            _ => Some((name, day0)),
+        .filter(|name| b.get(name) != a.get(name))
+        .map(|name| {
+            let (cb, ca) = (hours(b.get(name)), hours(a.get(name)));
+            let at = |c: &Option<Calendar>, d: u32| c.as_ref().map_or(0.0, |c| c.capacity(d));
+            let changed = (0..days)
+                .filter_map(|d| {
+                    let diff = at(&ca, d) - at(&cb, d);
+                    (diff.abs() > 1e-9).then(|| (day0 + Days::new(u64::from(d)), diff))
+                })
+                .collect();
+            (name, changed)
         })
         .collect()
 }
@@ -326,6 +399,15 @@ const WHY_CALIBRATION: &str = "calibration";
 
 /// Why an issue moved when its own inputs changed (estimate, priority, milestone, assignee, dependencies).
 const WHY_OWN: &str = "own change";
+
+/// What of an issue's own changed between the two sides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OwnChange {
+    /// Its inputs (estimate, priority, milestone, assignee, dependencies): the reason for its move.
+    Inputs,
+    /// Only its remaining effort, said so: a reason only where it moved the issue's way, and by enough.
+    Effort(&'static str),
+}
 
 /// Whether the issue's own inputs differ between the two sides: `own change`; or, when only the remaining
 /// effort moved, `imputed estimate` when it rests on an imputed estimate (which follows the other issues'
@@ -340,7 +422,7 @@ fn own_change(
     recalibrated: bool,
     b_as_of: NaiveDate,
     zone: &crate::config::Zone,
-) -> Option<&'static str> {
+) -> Option<OwnChange> {
     let report_differs = b.estimate != a.estimate
         || b.estimate_source != a.estimate_source
         || b.priority != a.priority
@@ -359,18 +441,20 @@ fn own_change(
         _ => true,
     };
     if report_differs || plan_differs {
-        Some(WHY_OWN)
+        Some(OwnChange::Inputs)
     } else if b.remaining_hours.to_bits() != a.remaining_hours.to_bits() {
-        Some(if a.estimate_source == EstimateSource::Imputed {
-            "imputed estimate"
-        } else if recalibrated
-            && b.lifecycle == a.lifecycle
-            && pa.is_none_or(|p| zone.date_of(p.updated_at) < b_as_of)
-        {
-            WHY_CALIBRATION
-        } else {
-            WHY_OWN
-        })
+        Some(OwnChange::Effort(
+            if a.estimate_source == EstimateSource::Imputed {
+                "imputed estimate"
+            } else if recalibrated
+                && b.lifecycle == a.lifecycle
+                && pa.is_none_or(|p| zone.date_of(p.updated_at) < b_as_of)
+            {
+                WHY_CALIBRATION
+            } else {
+                WHY_OWN
+            },
+        ))
     } else {
         None
     }
@@ -420,7 +504,9 @@ fn issue_changes(
         moved: &moved,
         reports: [after, before],
         zone: &after_plan.zone,
-        capacity_from: capacity_changes(
+        new: a.keys().filter(|k| !b.contains_key(*k)).copied().collect(),
+        gone: b.keys().filter(|k| !a.contains_key(*k)).copied().collect(),
+        capacity: capacity_changes(
             before_plan,
             after_plan,
             days.day0,
@@ -483,26 +569,31 @@ impl Reason {
     }
 }
 
-/// Why `key` moved by `moved` working days. The causes are tried from the issue's own to the farthest:
-/// its own inputs; its chance of being done crossing 80%; its person's capacity within its span; the plan
-/// giving it to someone else; what it blocks or waits on; the work ahead of it in its queue; its remaining
-/// effort re-measured (only where that effort moved the way the issue did, and by enough to explain it:
-/// a capacity cut once read as "calibration" for an issue whose effort fell); day 0 moving on with nothing
-/// done on it; and, last, the queue or the team's capacity.
-fn why_moved(
+/// Why `key` moved by `moved` working days. The causes are tried from the issue's own to the farthest,
+/// each only where it pushes the way the issue moved: its own inputs; its chance of being done crossing
+/// 80%; the plan giving it to someone else; the priority it inherits from what waits on it; what it waits
+/// on, and the work ahead of it in its queue, where those moved by at least half as much; its person's
+/// hours, changed before it ends, the way that moves it; its remaining effort re-measured by at least
+/// half its move; then the smaller pushes of what it waits on and of its queue, a smaller re-measured
+/// effort (a quarter of a day at least), its chance of being done, day 0 moving on with nothing done on
+/// it, and last the queue or the team's capacity. (An audit of a month of runs found a capacity cut said
+/// as "calibration" for issues whose effort fell, and a dependency that moved a day named for a move of
+/// twenty that a re-estimate ahead in the queue made.)
+fn why_moved<'a>(
     key: &IssueKey,
     moved: i64,
     [b, a]: [&IssueForecast; 2],
     [pb, pa]: [Option<&PlannedIssue>; 2],
     waiting: Option<&BTreeSet<&IssueKey>>,
-    scene: &Scene<'_>,
+    scene: &Scene<'a>,
 ) -> Reason {
     let reports = scene.reports;
     let recalibrated = reports[0].calibration != reports[1].calibration;
-    let own = own_change(b, a, pb, pa, recalibrated, reports[1].as_of, scene.zone);
-    if own == Some(WHY_OWN) {
-        return Reason::plain(WHY_OWN.to_owned());
-    }
+    let own = match own_change(b, a, pb, pa, recalibrated, reports[1].as_of, scene.zone) {
+        Some(OwnChange::Inputs) => return Reason::plain(WHY_OWN.to_owned()),
+        Some(OwnChange::Effort(why)) => Some(why),
+        None => None,
+    };
     // Its p80 went between a date and "not within the horizon" as its chance of being done at all
     // crossed 80% (below it, fewer than 80% of the futures finish): a move of hundreds of working days
     // that no queue or capacity made, whatever else moved a day.
@@ -519,42 +610,25 @@ fn why_moved(
             ));
         }
     }
-    // Its person's hours changed on a day before it ends (on either side): a change after it ends moves
-    // nothing of it.
     let ends = |w: When| match w {
         When::Date(d) => d,
         When::BeyondHorizon => reports[0].horizon.max(reports[1].horizon) + Days::new(1),
     };
     let last_end = ends(b.planned_end).max(ends(a.planned_end));
-    let people = [a.planned_assignee.as_ref(), b.planned_assignee.as_ref()];
-    if let Some(person) = people.iter().flatten().find(|p| {
-        scene
-            .capacity_from
-            .get(p.as_str())
-            .is_some_and(|from| *from <= last_end)
-    }) {
-        return Reason {
-            why: format!("capacity of {person}"),
-            upstream: Vec::new(),
-            people: vec![(*person).clone()],
-        };
-    }
-    // The plan gives it to someone else (the one it was planned for left, or may no longer take it).
+    // The plan gives it to someone else (the one it was planned for left, or may no longer take it, or
+    // someone joined): the people whose hours changed before it ends are the ones behind it.
     if let (Some(then), Some(now)) = (b.planned_assignee.as_ref(), a.planned_assignee.as_ref())
         && then != now
     {
         return Reason {
             why: format!("planned for {now}, not {then}"),
             upstream: Vec::new(),
-            people: vec![then.clone(), now.clone()],
+            people: [then, now]
+                .into_iter()
+                .filter(|p| scene.capacity_change(p, last_end).is_some())
+                .cloned()
+                .collect(),
         };
-    }
-    // Only its remaining effort moved (an imputed estimate, a new calibration): the reason where the
-    // effort moved the way the issue did and by at least half its move in working days.
-    let effort_days = (a.remaining_hours - b.remaining_hours) / scene.workday_hours.max(1e-9);
-    let effort = own.filter(|_| effort_days.signum() == (moved as f64).signum());
-    if let Some(why) = effort.filter(|_| effort_days.abs() >= moved.unsigned_abs() as f64 / 2.0) {
-        return Reason::plain(why.to_owned());
     }
     // Its priority is inherited from what waits on it, and that changed: name the waiting issue whose
     // priority it now carries (ties: the smallest key), else the one that moved most.
@@ -587,48 +661,119 @@ fn why_moved(
             };
         }
     }
-    // The dependency that moved most (ties: the smallest key, as the BTreeSet orders them).
+    // What pushes it the way it moved: each dependency and each piece of work ahead of it in its queue
+    // that moved the same way, or came ahead of it, or left; "strong" pushes go at least half as far.
     let deps: BTreeSet<&IssueKey> = pb
         .iter()
         .chain(pa.iter())
         .flat_map(|i| i.depends_on.iter())
         .collect();
-    let mut best: Option<(&IssueKey, u64)> = None;
-    for d in deps {
-        if let Some(m) = scene.moved.get(d)
-            && best.is_none_or(|(_, bm)| m.unsigned_abs() > bm)
-        {
-            best = Some((d, m.unsigned_abs()));
-        }
-    }
-    if let Some((d, _)) = best {
-        return Reason {
+    let dep_pushes: Vec<(&IssueKey, Push)> = deps
+        .into_iter()
+        .filter_map(|d| Some((d, scene.push_of(d)?)))
+        .filter(|(_, p)| p.same_way(moved))
+        .collect();
+    let people = [a.planned_assignee.as_ref(), b.planned_assignee.as_ref()];
+    // The work ahead of it in its person's queue, on each side (the same person on both: a change of
+    // person was said above). Work ahead on one side only came ahead of it, or left.
+    let queue_pushes: Option<(&String, Vec<(&IssueKey, Push)>)> =
+        people.iter().flatten().next().map(|person| {
+            let ahead = |report: &'a ForecastReport| -> BTreeSet<&'a IssueKey> {
+                report
+                    .people
+                    .iter()
+                    .filter(|p| &p.name == *person)
+                    .flat_map(|p| p.queue.iter().take_while(|k| *k != key))
+                    .collect()
+            };
+            let (now, then) = (ahead(reports[0]), ahead(reports[1]));
+            let pushes = now
+                .union(&then)
+                .filter_map(|k| {
+                    let push = match (now.contains(k), then.contains(k)) {
+                        (true, true) => scene.push_of(k)?,
+                        (true, false) => Push::Later,
+                        _ => Push::Earlier,
+                    };
+                    Some((*k, push))
+                })
+                .filter(|(_, p)| p.same_way(moved))
+                .collect();
+            (*person, pushes)
+        });
+    let waits_on = |strong_only: bool| -> Option<Reason> {
+        // The dependency that pushed most (ties: the smallest key, as the BTreeSet orders them).
+        let (d, _) = dep_pushes
+            .iter()
+            .filter(|(_, p)| !strong_only || p.strong(moved))
+            .fold(None::<(&IssueKey, u64)>, |best, (d, p)| match best {
+                Some((_, size)) if size >= p.size() => best,
+                _ => Some((d, p.size())),
+            })?;
+        Some(Reason {
             why: format!("waits on {d}"),
             upstream: vec![d.to_string()],
             people: Vec::new(),
+        })
+    };
+    let queue_of = |strong_only: bool| -> Option<Reason> {
+        let (person, ahead) = queue_pushes.as_ref()?;
+        let upstream: Vec<String> = ahead
+            .iter()
+            .filter(|(_, p)| !strong_only || p.strong(moved))
+            .map(|(k, _)| k.to_string())
+            .collect();
+        (!upstream.is_empty()).then(|| Reason {
+            why: format!("queue of {person}"),
+            upstream,
+            people: Vec::new(),
+        })
+    };
+    // Its person's hours changed before it ends, the way that moves it (fewer hours: later).
+    let fewer_hours_push = |gained: f64| {
+        if gained < 0.0 {
+            Push::Later
+        } else {
+            Push::Earlier
+        }
+    };
+    let capacity = people
+        .iter()
+        .flatten()
+        .find(|p| {
+            scene.capacity_change(p, last_end).is_some_and(|gained| {
+                gained.abs() < 1e-9 || fewer_hours_push(gained).same_way(moved)
+            })
+        })
+        .map(|p| (*p).clone());
+    if let Some(mut r) = waits_on(true).or_else(|| queue_of(true)) {
+        // Both pushed it (a re-estimate ahead of it and its person's hours cut): both are said.
+        if let Some(person) = capacity {
+            r.why.push_str(&format!("; capacity of {person}"));
+            r.people.push(person);
+        }
+        return r;
+    }
+    if let Some(person) = capacity {
+        return Reason {
+            why: format!("capacity of {person}"),
+            upstream: Vec::new(),
+            people: vec![person],
         };
     }
-    // Earlier work in the planned assignee's queue moved (after the change, else before it).
-    for (report, person) in reports.iter().zip(people) {
-        let Some(person) = person else { continue };
-        let earlier_moved: Vec<String> = report
-            .people
-            .iter()
-            .filter(|p| &p.name == person)
-            .flat_map(|p| p.queue.iter().take_while(|k| *k != key))
-            .filter(|k| scene.moved.contains_key(k))
-            .map(ToString::to_string)
-            .collect();
-        if !earlier_moved.is_empty() {
-            return Reason {
-                why: format!("queue of {person}"),
-                upstream: earlier_moved,
-                people: Vec::new(),
-            };
-        }
+    // Only its remaining effort moved (an imputed estimate, a new calibration): the reason where the
+    // effort moved the way the issue did and by at least half its move in working days.
+    let effort_days = (a.remaining_hours - b.remaining_hours) / scene.workday_hours.max(1e-9);
+    let effort = own.filter(|_| effort_days.signum() == (moved as f64).signum());
+    if let Some(why) = effort.filter(|_| effort_days.abs() >= moved.unsigned_abs() as f64 / 2.0) {
+        return Reason::plain(why.to_owned());
     }
-    // Nothing ahead of it moved: a smaller change of its own effort the same way is the reason.
-    if let Some(why) = effort {
+    if let Some(r) = waits_on(false).or_else(|| queue_of(false)) {
+        return r;
+    }
+    // Nothing ahead of it moved its way: a smaller change of its own effort the same way, of a quarter
+    // of a working day at least (a re-fitted calibration moves every effort by minutes).
+    if let Some(why) = effort.filter(|_| effort_days.abs() >= 0.25) {
         return Reason::plain(why.to_owned());
     }
     // Its plan the same but its chance of being done at all changed (the abandonment model learnt from
