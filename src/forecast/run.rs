@@ -230,8 +230,18 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 ));
             }
             // `+ 0.0`: an empty sum of floats is -0.0, which a reader would see as "−0.0 hours".
-            let remaining: f64 = groups[g].iter().map(|&n| medians[n]).sum::<f64>() + 0.0;
             let empty = groups[g].is_empty();
+            // Open issues it has that the forecast left out (in a dependency cycle): no date can be
+            // given for it until the cycle is broken, and "nothing open, done today" would be false.
+            let cyclic: Vec<usize> = (0..open.len())
+                .filter(|&n| prep.excluded[n] && open[n].milestone == Some(m.id))
+                .collect();
+            let remaining: f64 = groups[g]
+                .iter()
+                .chain(&cyclic)
+                .map(|&n| medians[n])
+                .sum::<f64>()
+                + 0.0;
             // The headline is the work that stays while the abandonment model says which issues leave
             // (#14: the planned scope is "never" as soon as anything in it may never be done), else the
             // planned scope; P(on time), slack and whether a hard deadline is missed all read the headline.
@@ -255,6 +265,10 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             let (p10, p50, p80, prob) = if let Some(day) = closed {
                 let done = When::Date(day);
                 (done, done, done, None)
+            } else if empty && !cyclic.is_empty() {
+                // Its only open work is in a dependency cycle: not within the horizon, on time in no future.
+                let never = When::BeyondHorizon;
+                (never, never, never, m.due.map(|_| 0.0))
             } else if empty {
                 // Nothing open: there is nothing to be on time with, and no slack to measure.
                 let done = When::Date(as_of);
@@ -308,7 +322,24 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             } else {
                 None
             };
-            if empty && m.state == OpenState::Open {
+            if !cyclic.is_empty() && m.state == OpenState::Open {
+                let keys: Vec<String> = cyclic.iter().map(|&n| open[n].key.to_string()).collect();
+                warnings.push(format!(
+                    "{}: {} {} in a dependency cycle, so the forecast leaves {} out and {}; break the cycle \
+                     (remove_dependency) to date {}",
+                    name,
+                    crate::prose::and_list(&keys),
+                    if keys.len() == 1 { "is" } else { "are" },
+                    if keys.len() == 1 { "it" } else { "them" },
+                    if empty {
+                        "gives the milestone no date"
+                    } else {
+                        "its dates leave that work out"
+                    },
+                    if keys.len() == 1 { "it" } else { "them" },
+                ));
+            }
+            if empty && cyclic.is_empty() && m.state == OpenState::Open {
                 // A directive that took its work out is the likely reason, and what to undo.
                 let scoped_out = m
                     .provenance

@@ -658,6 +658,63 @@ fn an_open_milestone_with_nothing_open_is_reported_as_such() {
     }
 }
 
+/// A milestone whose only open work is in a dependency cycle was forecast done today (an audit): the
+/// forecast leaves a cycle's issues out, and an empty group read as "nothing open".
+#[test]
+fn a_milestone_whose_open_work_is_all_in_a_cycle_gets_no_date() {
+    let mut plan = demo_plan();
+    let mut cyclic = plan.milestones[0].clone();
+    cyclic.id = 9_997;
+    cyclic.title = "Knotted".into();
+    cyclic.state = commitea::domain::OpenState::Open;
+    cyclic.due = Some(plan.as_of + chrono::Days::new(60));
+    plan.milestones.push(cyclic);
+    let open: Vec<usize> = plan
+        .issues
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.state == commitea::domain::OpenState::Open && i.depends_on.is_empty())
+        .map(|(n, _)| n)
+        .take(2)
+        .collect();
+    let keys: Vec<_> = open.iter().map(|&n| plan.issues[n].key.clone()).collect();
+    for (k, &n) in open.iter().enumerate() {
+        plan.issues[n].milestone = Some(9_997);
+        plan.issues[n].depends_on = vec![keys[1 - k].clone()];
+    }
+    let report = forecast::run(
+        &plan,
+        &Settings {
+            trials: 200,
+            seed: 1,
+            horizon_days: 365,
+        },
+    );
+    let m = report.milestones.iter().find(|m| m.id == 9_997).unwrap();
+    assert_eq!(m.open_issues, 2);
+    assert_eq!(m.p80, forecast::When::BeyondHorizon, "{m:?}");
+    assert_eq!(m.p10, forecast::When::BeyondHorizon, "{m:?}");
+    assert_eq!(m.probability_on_time, Some(0.0));
+    assert!(m.remaining_hours > 0.0, "{m:?}");
+    assert!(
+        report.warnings.iter().any(|w| w.starts_with("Knotted: ")
+            && w.contains("in a dependency cycle")
+            && w.contains("gives the milestone no date")),
+        "{:?}",
+        report.warnings
+    );
+    assert!(
+        !report
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("Knotted: the milestone is open but has no open issues")),
+        "{:?}",
+        report.warnings
+    );
+    let status = commitea::views::runway::MilestoneStatus::of(m.probability_on_time, m.open_issues);
+    assert_eq!(status.label(), "late");
+}
+
 #[test]
 fn the_runway_gives_no_slack_counted_to_the_horizon() {
     // A horizon shorter than the work: p80s beyond it, whose slack the report counts to the horizon.
