@@ -16,6 +16,8 @@ pub struct Args {
 
 /// Serves until stdin closes.
 pub fn run(a: Args) -> CommandResult {
+    // Refused before a model is asked anything (or a client served): the tools would refuse each call.
+    crate::state::check_format(&crate::state::Layout::new(&a.state.state))?;
     let ctx = crate::tools::Context {
         model: true,
         ..super::tool::context(&a.state, a.by, None, &a.forecast)

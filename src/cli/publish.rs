@@ -19,6 +19,7 @@ pub struct Args {
 /// and pushes it; prints the commit, or nothing when the site did not change.
 pub fn run(a: Args) -> CommandResult {
     let layout = Layout::new(&a.state.state);
+    crate::state::check_format(&layout)?;
     let config = Config::load(layout.root(), env_vars(), &Overrides::default())?;
     let out = layout.root().join(&config.site.output);
     if !out.join("index.html").exists() {

@@ -12,7 +12,7 @@ mod snapshot;
 
 use std::path::{Path, PathBuf};
 
-pub use snapshot::{Format, Meta, RepoMeta, Snapshot, SnapshotFiles};
+pub use snapshot::{Format, Meta, RepoMeta, Snapshot, SnapshotFiles, check_format};
 
 /// Why the state repo could not be read or written.
 #[derive(Debug, thiserror::Error)]

@@ -329,23 +329,48 @@ fn read_yaml<T: serde::de::DeserializeOwned>(
 /// Reads `meta.yaml`, refusing a newer format before its fields are read: a newer format may have fields
 /// this CommiTea does not know, and "unknown field" would not say what to do.
 fn read_meta(layout: &Layout, path: &Path) -> Result<Meta, StateError> {
+    let text = read_text(path)?;
+    refuse_newer(layout, path, &text)?;
+    Ok(yamlfile::parse(&text, layout.rel(path))?)
+}
+
+/// The error for the `meta.yaml` at `path` with `text`, when it records a newer format than this
+/// CommiTea's (or format 0, which never was one).
+fn refuse_newer(layout: &Layout, path: &Path, text: &str) -> Result<(), StateError> {
     #[derive(Deserialize)]
     struct Probe {
         #[serde(default)]
         format: Option<Format>,
     }
-    let text = read_text(path)?;
-    if let Ok(Probe {
-        format: Some(found),
-    }) = yamlfile::parse::<Probe>(&text, layout.rel(path))
-        && found > Format::CURRENT
-    {
-        return Err(StateError::NewerFormat {
+    match yamlfile::parse::<Probe>(text, layout.rel(path)) {
+        Ok(Probe {
+            format: Some(found),
+        }) if found > Format::CURRENT => Err(StateError::NewerFormat {
             path: layout.rel(path).to_path_buf(),
             found: found.0,
-        });
+        }),
+        Ok(Probe {
+            format: Some(Format(0)),
+        }) => Err(StateError::Invalid {
+            path: layout.rel(path).to_path_buf(),
+            message:
+                "format: 0 is no state repo format (the first is 1, written without the field): \
+                      remove the line"
+                    .to_owned(),
+        }),
+        _ => Ok(()),
     }
-    Ok(yamlfile::parse(&text, layout.rel(path))?)
+}
+
+/// Refuses a state repo at `layout` whose `snapshot/meta.yaml` records a newer format, for a command that
+/// does not read the snapshot itself (`publish`, `ask`, `mcp`) but must not work on such a state; a
+/// missing or unreadable file is left to the commands that read it.
+pub fn check_format(layout: &Layout) -> Result<(), StateError> {
+    let path = layout.snapshot_dir().join("meta.yaml");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => refuse_newer(layout, &path, &text),
+        Err(_) => Ok(()),
+    }
 }
 
 fn read_yaml_or_default<T: serde::de::DeserializeOwned + Default>(

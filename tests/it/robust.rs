@@ -154,13 +154,18 @@ fn a_state_repo_of_a_newer_format_is_refused_and_left_as_it_is() {
     // The online run reads the state before it asks the server (nothing listens there).
     let server = [("COMMITEA_SERVER", "http://127.0.0.1:9")];
     type Env<'a> = &'a [(&'a str, &'a str)];
-    let commands: [(&[&str], Env<'_>); 6] = [
+    // Those that do not read the snapshot themselves refuse too: `publish` (it pushed the site and
+    // fetched into .git), `ask` (it asked the model first and exited 0) and `mcp` (it served a client).
+    let commands: [(&[&str], Env<'_>); 9] = [
         (&["run", "--offline"], &[]),
         (&["run"], &server),
         (&["plan"], &[]),
         (&["render"], &[]),
         (&["tool", "query_project", r#"{"view":"runway"}"#], &[]),
         (&["directive", "--kind", "note", "--quote", "Ship it."], &[]),
+        (&["publish"], &[]),
+        (&["ask", "Is v2 on time?"], &[]),
+        (&["mcp"], &[]),
     ];
     for (args, env) in commands {
         let out = commitea(state.path(), args, env);
@@ -175,6 +180,14 @@ fn a_state_repo_of_a_newer_format_is_refused_and_left_as_it_is() {
         assert_eq!(tree(state.path()), before, "{args:?}: the state changed");
         assert_eq!(git(state.path(), &["rev-parse", "HEAD"]), head, "{args:?}");
     }
+    // Format 0 never was one.
+    std::fs::write(&meta, format!("format: 0\n{text}")).unwrap();
+    let out = commitea(state.path(), &["plan"], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("format: 0 is no state repo format"),
+        "{stderr}"
+    );
     // The format this CommiTea writes, written out, reads as before.
     std::fs::write(&meta, format!("format: 1\n{text}")).unwrap();
     let out = commitea(state.path(), &["plan"], &[]);
