@@ -47,11 +47,13 @@ pub fn export_tjp(
             rank: rank.get(&(i as u32)).copied().unwrap_or(usize::MAX / 2),
         })
         .collect();
-    // Each milestone waits for its open issues, so TaskJuggler's reports date it; its due date goes with it.
+    // Each open milestone waits for its open issues, so TaskJuggler's reports date it; its due date goes
+    // with it. A closed one is left out: the forecast times its open issues as work, not as its cone.
     let milestones: Vec<TjpMilestone> = built
         .milestones
         .iter()
         .zip(&built.groups)
+        .filter(|(m, _)| m.state == crate::domain::OpenState::Open)
         .map(|(m, group)| TjpMilestone {
             name: format!("{}: {}", m.repo, m.title),
             tasks: group

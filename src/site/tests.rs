@@ -26,6 +26,7 @@ fn card(issue: &str, title: &str) -> BoardCard {
         planned: false,
         priority: None,
         estimate: None,
+        native_estimate: false,
         milestone: None,
         forecast: None,
         closed: None,
@@ -108,6 +109,7 @@ fn data() -> SiteData {
                         assignee: Some("alice".to_owned()),
                         priority: Some("p/0".to_owned()),
                         estimate: Some("est/2d".to_owned()),
+                        native_estimate: false,
                         milestone: Some("v1.0".to_owned()),
                         forecast: Some(band("2025-03-05", "2025-03-07")),
                         ..card("acme/app#9", NASTY)

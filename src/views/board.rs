@@ -52,6 +52,9 @@ pub struct BoardCard {
     /// The estimate: its label text (`2d`), or Gitea's own time estimate in hours (`1.5h`); when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimate: Option<String>,
+    /// Whether `estimate` is Gitea's own time estimate, not an `est/*` label.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub native_estimate: bool,
     /// Milestone title.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub milestone: Option<String>,
@@ -113,6 +116,7 @@ pub fn board(inputs: Inputs<'_>, limit: Option<usize>) -> Board {
                     planned,
                     priority: i.priority_set.then(|| i.priority.to_string()),
                     estimate: i.estimate_text(),
+                    native_estimate: i.estimate_source == crate::plan::EstimateSource::Native,
                     milestone: i
                         .milestone
                         .and_then(|m| inputs.plan.milestone(m))

@@ -473,6 +473,14 @@ fn export_tjp_writes_a_project_taskjuggler_schedules() {
             i.title = title.to_owned();
         }
     }
+    // A milestone closed on Gitea with work still open: its issues are forecast as work, not as its cone,
+    // and TaskJuggler is not asked to date it.
+    for m in demo.snapshot.milestones.values_mut().flatten() {
+        if m.title == "Mobile 3.0 holiday release" {
+            m.state = commitea::domain::OpenState::Closed;
+            m.closed_at = Some(demo.snapshot.meta.synced_at);
+        }
+    }
     commitea::demo::write(&demo, &tmp.path().join("state")).unwrap();
     let out = commitea(&["export", "tjp", "-s", "state"], tmp.path());
     assert!(
@@ -511,7 +519,8 @@ fn export_tjp_writes_a_project_taskjuggler_schedules() {
             (id, deps.split(", ").map(str::to_owned).collect())
         })
         .collect();
-    assert!(milestones.len() >= 3, "{tjp}");
+    assert!(milestones.len() >= 2, "{tjp}");
+    assert!(!tjp.contains("Mobile 3.0 holiday release"), "{tjp}");
     assert!(tjp.contains("a hard deadline\""), "{tjp}");
     if !crate::support::external("tj3") {
         return;

@@ -449,7 +449,10 @@ fn gitea_time_estimates_and_planned_people_show_as_on_the_board() {
         "{page}"
     );
     assert!(
-        files["board.html"].contains(">1.5h<"),
+        files["board.html"].contains(
+            "title=\"Gitea's time estimate\">1.5h<span class=\"visually-hidden\"> (Gitea's time \
+             estimate)</span>"
+        ),
         "{}",
         files["board.html"]
     );
