@@ -397,6 +397,13 @@ fn capacity_changes<'a>(
 /// the two sides and nothing of the issue did: what work like it really takes was measured again.
 const WHY_CALIBRATION: &str = "calibration";
 
+/// Why an open issue left the forecast: closed on Gitea.
+const WHY_CLOSED: &str = "closed";
+
+/// Why an open issue left the forecast without being closed: deleted, moved to another repository, or its
+/// repository no longer synced.
+const WHY_GONE: &str = "gone";
+
 /// Why an issue moved when its own inputs changed (estimate, priority, milestone, assignee, dependencies).
 const WHY_OWN: &str = "own change";
 
@@ -525,7 +532,18 @@ fn issue_changes(
                 people,
             } = match (xb, xa) {
                 (None, _) => Reason::plain("new".to_owned()),
-                (_, None) => Reason::plain("gone".to_owned()),
+                // Closed, or no longer on Gitea (deleted, moved to another repository, out of the plan).
+                (_, None) => Reason::plain(
+                    if pa
+                        .get(k)
+                        .is_some_and(|i| i.state == crate::domain::OpenState::Closed)
+                    {
+                        WHY_CLOSED
+                    } else {
+                        WHY_GONE
+                    }
+                    .to_owned(),
+                ),
                 (Some(x), Some(y)) => why_moved(
                     k,
                     m,
@@ -916,14 +934,17 @@ fn summary(
         ));
     }
     let count = |why: &str| issues.iter().filter(|i| i.why == why).count();
-    let (new, gone) = (count("new"), count("gone"));
-    let moved = issues.len() - new - gone;
+    let (new, closed, gone) = (count("new"), count(WHY_CLOSED), count(WHY_GONE));
+    let moved = issues.len() - new - closed - gone;
     let mut counts = Vec::new();
     if moved > 0 {
         counts.push(crate::prose::count(moved, "issue moved", "issues moved"));
     }
     if new > 0 {
         counts.push(crate::prose::count(new, "issue new", "issues new"));
+    }
+    if closed > 0 {
+        counts.push(crate::prose::count(closed, "issue closed", "issues closed"));
     }
     if gone > 0 {
         counts.push(crate::prose::count(gone, "issue gone", "issues gone"));

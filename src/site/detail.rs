@@ -803,7 +803,8 @@ fn band_words(b: Option<&crate::views::Band>) -> String {
 fn moved_words(m: &crate::views::standup::Moved) -> String {
     match (&m.before, &m.after) {
         (None, Some(_)) => "new".to_owned(),
-        (Some(_), None) => "gone".to_owned(),
+        // `closed`, or `gone` from Gitea: the reason says which.
+        (Some(_), None) => m.why.clone().unwrap_or_else(|| "gone".to_owned()),
         _ => super::pages::signed(m.moved),
     }
 }

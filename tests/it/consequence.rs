@@ -120,7 +120,7 @@ fn an_unchanged_plan_has_no_consequence() {
 }
 
 #[test]
-fn an_issue_that_closes_is_gone_and_one_that_opens_is_new() {
+fn an_issue_that_closes_is_closed_one_deleted_is_gone_and_one_that_opens_is_new() {
     let before = small_plan();
     let mut after = before.clone();
     let issue = after
@@ -134,9 +134,17 @@ fn an_issue_that_closes_is_gone_and_one_that_opens_is_new() {
         forecast::run(&after, &SETTINGS),
     );
     let c = diff(&rb, &ra, &before, &after);
+    let closed = c.issues.iter().find(|i| i.issue == "acme/api#5").unwrap();
+    assert_eq!(closed.why, "closed");
+    assert!(closed.before.is_some() && closed.after.is_none());
+    assert!(c.summary.contains("1 issue closed"), "{}", c.summary);
+    // Deleted on Gitea (not in the plan at all): gone.
+    let mut deleted = before.clone();
+    deleted.issues.retain(|i| i.key.to_string() != "acme/api#5");
+    let rd = forecast::run(&deleted, &SETTINGS);
+    let c = diff(&rb, &rd, &before, &deleted);
     let gone = c.issues.iter().find(|i| i.issue == "acme/api#5").unwrap();
     assert_eq!(gone.why, "gone");
-    assert!(gone.before.is_some() && gone.after.is_none());
     assert!(c.summary.contains("1 issue gone"), "{}", c.summary);
     let back = diff(&ra, &rb, &after, &before);
     let new = back
