@@ -430,7 +430,8 @@ fn own_change(
     b_as_of: NaiveDate,
     zone: &crate::config::Zone,
 ) -> Option<OwnChange> {
-    let report_differs = b.estimate != a.estimate
+    let report_differs = b.depends_on != a.depends_on
+        || b.estimate != a.estimate
         || b.estimate_source != a.estimate_source
         || b.priority != a.priority
         || b.milestone != a.milestone
@@ -685,6 +686,7 @@ fn why_moved<'a>(
         .iter()
         .chain(pa.iter())
         .flat_map(|i| i.depends_on.iter())
+        .chain(b.depends_on.iter().chain(&a.depends_on))
         .collect();
     let dep_pushes: Vec<(&IssueKey, Push)> = deps
         .into_iter()

@@ -137,6 +137,10 @@ pub struct IssueForecast {
     pub effective_priority: u8,
     /// Milestone id.
     pub milestone: Option<u64>,
+    /// What it waits on, as the plan has it (what a sync read, with the ledger's changes): a change of
+    /// them is a change of its own between two forecasts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<IssueKey>,
     /// Estimate label (`2d`), if any.
     pub estimate: Option<String>,
     /// Where the estimate came from.

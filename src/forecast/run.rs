@@ -145,6 +145,12 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 priority: i.priority.level(),
                 effective_priority: prep.effective_priority[n],
                 milestone: i.milestone,
+                depends_on: {
+                    let mut deps = i.depends_on.clone();
+                    deps.sort();
+                    deps.dedup();
+                    deps
+                },
                 estimate: i.estimate_label.clone(),
                 estimate_source: i.estimate_source,
                 remaining_hours: round2(medians[n]),

@@ -397,3 +397,32 @@ fn a_move_is_put_down_to_what_really_made_it() {
     let c = diff(&rb, &ra, &before, &after);
     assert!(c.issues.iter().all(|i| !i.why.contains("passed")), "{c:#?}");
 }
+
+/// A dependency added on Gitea is the issue's own change, also where the standup compares two forecasts
+/// with today's issues on both sides (an audit saw "waits on KEY" for a move the new dependency made, the
+/// dependency having moved the other way).
+#[test]
+fn a_new_dependency_is_an_own_change_even_against_todays_plan() {
+    let before = small_plan();
+    let mut after = before.clone();
+    let (waiting, on) = ("acme/web#4", "acme/api#5");
+    let issue = after
+        .issues
+        .iter_mut()
+        .find(|i| i.key.to_string() == waiting)
+        .unwrap();
+    assert!(issue.depends_on.is_empty());
+    issue.depends_on = vec![on.parse().unwrap()];
+    let (rb, ra) = (
+        forecast::run(&before, &SETTINGS),
+        forecast::run(&after, &SETTINGS),
+    );
+    // As the standup diffs: today's plan on both sides.
+    let c = diff(&rb, &ra, &after, &after);
+    let it = c
+        .issues
+        .iter()
+        .find(|i| i.issue == waiting)
+        .unwrap_or_else(|| panic!("{c:#?}"));
+    assert_eq!(it.why, "own change", "{it:#?}");
+}
