@@ -608,6 +608,13 @@ fn with_the_abandonment_model_on_a_milestone_headlines_the_work_that_stays_and_i
     assert_eq!(cut.meets_deadline, Some(a) <= hard.due);
 }
 
+/// Few trials, a year's horizon: for checks of what a forecast says, not of its precision.
+const QUICK: Settings = Settings {
+    trials: 200,
+    seed: 1,
+    horizon_days: 365,
+};
+
 #[test]
 fn an_open_milestone_with_nothing_open_is_reported_as_such() {
     let mut plan = demo_plan();
@@ -624,14 +631,7 @@ fn an_open_milestone_with_nothing_open_is_reported_as_such() {
     scoped.provenance = vec![("scope".into(), "D-0013".into())];
     plan.milestones.push(empty);
     plan.milestones.push(scoped);
-    let report = forecast::run(
-        &plan,
-        &Settings {
-            trials: 200,
-            seed: 1,
-            horizon_days: 365,
-        },
-    );
+    let report = forecast::run(&plan, &QUICK);
     let m = report.milestones.iter().find(|m| m.id == 9_999).unwrap();
     assert_eq!(m.open_issues, 0);
     assert_eq!(m.probability_on_time, None, "no P(on time) for nothing");
@@ -682,14 +682,7 @@ fn a_milestone_whose_open_work_is_all_in_a_cycle_gets_no_date() {
         plan.issues[n].milestone = Some(9_997);
         plan.issues[n].depends_on = vec![keys[1 - k].clone()];
     }
-    let report = forecast::run(
-        &plan,
-        &Settings {
-            trials: 200,
-            seed: 1,
-            horizon_days: 365,
-        },
-    );
+    let report = forecast::run(&plan, &QUICK);
     let m = report.milestones.iter().find(|m| m.id == 9_997).unwrap();
     assert_eq!(m.open_issues, 2);
     assert_eq!(m.p80, forecast::When::BeyondHorizon, "{m:?}");
@@ -1063,14 +1056,7 @@ fn a_hard_deadline_only_emptying_the_milestone_meets_says_so_rather_than_to_cut_
     m.due = Some(today + chrono::Days::new(1));
     m.hard = true;
     let title = m.title.clone();
-    let report = forecast::run(
-        &plan,
-        &Settings {
-            trials: 200,
-            seed: 1,
-            horizon_days: 365,
-        },
-    );
+    let report = forecast::run(&plan, &QUICK);
     let warning = report
         .warnings
         .iter()

@@ -1352,21 +1352,25 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
     // Each person's plan and the stale blockers are there.
     assert!(!after["people"].as_array().unwrap().is_empty());
     assert!(after["staleBlockers"].is_array());
+    // Marks the directive `id` withdrawn in the ledger, as a PM's edit does.
+    let withdraw = |id: &str| {
+        let ledger = std::fs::read_to_string(dir.join("pm-state.md")).unwrap();
+        let at = ledger.find(&format!("## {id}")).unwrap();
+        let status = at + ledger[at..].find("- status: active").unwrap();
+        std::fs::write(
+            dir.join("pm-state.md"),
+            format!(
+                "{}- status: withdrawn{}",
+                &ledger[..status],
+                &ledger[status + "- status: active".len()..]
+            ),
+        )
+        .unwrap();
+    };
     // A directive in force in a committed forecast and withdrawn since is said too.
     commitea::pipeline::run(&run_options(dir)).unwrap();
     let id = recorded["directiveId"].as_str().unwrap();
-    let ledger = std::fs::read_to_string(dir.join("pm-state.md")).unwrap();
-    let at = ledger.find(&format!("## {id}")).unwrap();
-    let status = at + ledger[at..].find("- status: active").unwrap();
-    std::fs::write(
-        dir.join("pm-state.md"),
-        format!(
-            "{}- status: withdrawn{}",
-            &ledger[..status],
-            &ledger[status + "- status: active".len()..]
-        ),
-    )
-    .unwrap();
+    withdraw(id);
     commit("Withdraw one", &["pm-state.md"]);
     let v = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
     assert_eq!(
@@ -1456,18 +1460,7 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
     )
     .unwrap();
     let id = noted["directiveId"].as_str().unwrap();
-    let ledger = std::fs::read_to_string(dir.join("pm-state.md")).unwrap();
-    let at = ledger.find(&format!("## {id}")).unwrap();
-    let status = at + ledger[at..].find("- status: active").unwrap();
-    std::fs::write(
-        dir.join("pm-state.md"),
-        format!(
-            "{}- status: withdrawn{}",
-            &ledger[..status],
-            &ledger[status + "- status: active".len()..]
-        ),
-    )
-    .unwrap();
+    withdraw(id);
     commit("Note, withdrawn", &["pm-state.md"]);
     let v = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
     assert_eq!(
