@@ -130,6 +130,10 @@ pub struct SinceThen {
     /// when none did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edited: Option<Edited>,
+    /// Working days from that forecast's day 0 to today's, on the team calendar (negative when today's
+    /// is earlier); absent when the same. Work not recorded done in them moves what waits behind it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_days_passed: Option<i64>,
     /// Whether `commitea.yaml` changed since (the team, the calendar, the forecast's settings).
     #[serde(default)]
     pub settings_changed: bool,
@@ -452,6 +456,14 @@ pub fn since_then(
     SinceThen {
         edited: (edited != Edited::default()).then_some(edited),
         applied: prev.applied.iter().map(|(id, _)| id.clone()).collect(),
+        working_days_passed: {
+            let (then, now) = (prev.report.as_of, report.as_of);
+            let day0 = then.min(now);
+            let span = u32::try_from((then.max(now) - day0).num_days() + 1).unwrap_or(u32::MAX);
+            let n = Calendar::new(&plan.team_calendar, day0, span)
+                .working_days_between(day0, then, now);
+            (n != 0).then_some(n)
+        },
         directives: prev.recorded.clone(),
         ended: prev.ended.clone(),
         closed: prev
@@ -494,6 +506,7 @@ impl SinceThen {
             && self.repositories_out.is_empty()
             && self.edited.is_none()
             && self.applied.is_empty()
+            && self.working_days_passed.is_none()
             && !self.settings_changed
             && !self.engine_changed
     }
@@ -549,6 +562,17 @@ impl SinceThen {
                 "; {} applied",
                 crate::prose::and_list(&self.applied)
             ));
+        }
+        match self.working_days_passed {
+            Some(n) if n > 0 => edited.push_str(&format!(
+                "; {} passed",
+                count(n, "working day", "working days")
+            )),
+            Some(n) => edited.push_str(&format!(
+                "; day 0 moved back {}",
+                count(-n, "working day", "working days")
+            )),
+            None => {}
         }
         format!(
             "{directives}{ended}; {} closed; {} new{gone}{out}{edited}{}",
@@ -950,7 +974,35 @@ pub fn standup(
 
 #[cfg(test)]
 mod tests {
-    use super::Edited;
+    use super::{Edited, SinceThen};
+
+    #[test]
+    fn what_changed_says_the_days_that_passed_the_files_applied_and_the_edits() {
+        let mut since = SinceThen {
+            directives: vec![],
+            ended: vec![],
+            closed: 0,
+            new: 0,
+            gone: 0,
+            repositories_out: vec![],
+            applied: vec!["C-0003".into()],
+            edited: Some(Edited {
+                reassigned: 1,
+                ..Edited::default()
+            }),
+            working_days_passed: Some(1),
+            settings_changed: false,
+            engine_changed: false,
+        };
+        assert_eq!(
+            since.words(),
+            "no directive recorded; 0 issues closed; 0 new; on Gitea, 1 issue reassigned; C-0003 applied; \
+             1 working day passed"
+        );
+        assert!(!since.is_empty());
+        since.working_days_passed = Some(-2);
+        assert!(since.words().ends_with("; day 0 moved back 2 working days"));
+    }
 
     #[test]
     fn edits_on_gitea_are_said_by_what_changed() {

@@ -1469,6 +1469,36 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
         "{}",
         v["drift"]
     );
+    // A working day later with nothing done: said in what changed, and by the first work in a queue
+    // that moved for it (an audit's PM saw a hundred queue moves under "nothing recorded").
+    commitea::pipeline::run(&run_options(dir)).unwrap();
+    let as_of = |v: &serde_json::Value| {
+        chrono::NaiveDate::parse_from_str(v["asOf"].as_str().unwrap(), "%Y-%m-%d").unwrap()
+    };
+    let today = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
+    let mut next = as_of(&today) + chrono::Days::new(1);
+    while matches!(
+        chrono::Datelike::weekday(&next),
+        chrono::Weekday::Sat | chrono::Weekday::Sun
+    ) {
+        next = next + chrono::Days::new(1);
+    }
+    let later = Context {
+        as_of: Some(next.and_hms_opt(17, 0, 0).unwrap().and_utc()),
+        ..ctx(dir)
+    };
+    let v = tools::call(
+        &later,
+        "query_project",
+        &json!({ "view": "standup", "filters": { "limit": 100 } }),
+    )
+    .unwrap();
+    assert_eq!(as_of(&v), next, "{}", v["drift"]);
+    assert_eq!(
+        v["drift"]["sinceThen"]["workingDaysPassed"], 1,
+        "{}",
+        v["drift"]
+    );
     // A due date moved by a PM: the p80 holds, the chance of meeting it does not, and the standup says so.
     commitea::pipeline::run(&run_options(dir)).unwrap();
     let before = tools::call(&ctx(dir), "query_project", &json!({ "view": "runway" })).unwrap();
