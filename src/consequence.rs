@@ -115,9 +115,9 @@ pub struct IssueChange {
     /// changed calibration), `blocks KEY` (it inherits a changed priority from KEY, which waits on it),
     /// `waits on KEY`, `queue of PERSON`, `team capacity`, `new` or `gone`.
     pub why: String,
-    /// The moved issues `why` points at: the one it blocks or waits on, or the moved work ahead of it in
-    /// its person's queue; empty for a change of its own and the rest. The standup follows these to the
-    /// directive behind a move.
+    /// The moved issues `why` points at where they pushed it by at least half its move: the one it blocks
+    /// or waits on, or the work ahead of it in its person's queue; empty for a change of its own, a
+    /// weaker push and the rest. The standup follows these to the directive behind a move.
     #[serde(skip)]
     pub upstream: Vec<String>,
     /// The people whose change is behind the move: the person whose capacity changed within its span
@@ -289,9 +289,17 @@ struct Scene<'a> {
     passed: i64,
     /// Hours in a working day, to weigh a change of remaining effort in days.
     workday_hours: f64,
+    /// Each open issue's remaining work in whole working days (rounded; the larger side's): a few hours
+    /// coming ahead in a queue push nothing a day.
+    work: BTreeMap<&'a IssueKey, u64>,
 }
 
 impl Scene<'_> {
+    /// The remaining work of `issue` in working days, rounded up.
+    fn work_of(&self, issue: &IssueKey) -> u64 {
+        self.work.get(issue).copied().unwrap_or(0)
+    }
+
     /// The hours `person` gained (positive) or lost up to `until`, where their hours changed by then.
     fn capacity_change(&self, person: &str, until: NaiveDate) -> Option<f64> {
         let days = self.capacity.get(person)?;
@@ -301,12 +309,12 @@ impl Scene<'_> {
     }
 
     /// How the move of `upstream` pushes what comes after it: by its working days for an issue on both
-    /// sides, later for a new one, earlier for one gone; `None` when it did not move.
+    /// sides, later for a new one, earlier for one gone (by its work); `None` when it did not move.
     fn push_of(&self, upstream: &IssueKey) -> Option<Push> {
         if self.new.contains(upstream) {
-            Some(Push::Later)
+            Some(Push::Later(self.work_of(upstream)))
         } else if self.gone.contains(upstream) {
-            Some(Push::Earlier)
+            Some(Push::Earlier(self.work_of(upstream)))
         } else {
             self.moved
                 .get(upstream)
@@ -322,10 +330,11 @@ impl Scene<'_> {
 enum Push {
     /// It moved by so many working days.
     Moved(i64),
-    /// It is new there (a new issue, or work that came ahead in the queue): later, by its whole effort.
-    Later,
-    /// It left (closed, gone, or no longer ahead in the queue): earlier, by its whole effort.
-    Earlier,
+    /// It is new there (a new issue, or work that came ahead in the queue): later, by its remaining work
+    /// (working days, rounded up).
+    Later(u64),
+    /// It left (closed, gone, or no longer ahead in the queue): earlier, by its remaining work.
+    Earlier(u64),
 }
 
 impl Push {
@@ -333,25 +342,21 @@ impl Push {
     fn same_way(self, moved: i64) -> bool {
         match self {
             Self::Moved(m) => m.signum() == moved.signum(),
-            Self::Later => moved > 0,
-            Self::Earlier => moved < 0,
+            Self::Later(_) => moved > 0,
+            Self::Earlier(_) => moved < 0,
         }
     }
 
-    /// Whether it pushes that way by at least half as far (a whole issue coming or going does).
+    /// Whether it pushes that way by at least half as far.
     fn strong(self, moved: i64) -> bool {
-        self.same_way(moved)
-            && match self {
-                Self::Moved(m) => 2 * m.unsigned_abs() >= moved.unsigned_abs(),
-                Self::Later | Self::Earlier => true,
-            }
+        self.same_way(moved) && 2 * self.size() >= moved.unsigned_abs()
     }
 
-    /// How far, for choosing the biggest push: a whole issue counts as the farthest.
+    /// How far it pushes, in working days.
     fn size(self) -> u64 {
         match self {
             Self::Moved(m) => m.unsigned_abs(),
-            Self::Later | Self::Earlier => u64::MAX,
+            Self::Later(days) | Self::Earlier(days) => days,
         }
     }
 }
@@ -522,6 +527,15 @@ fn issue_changes(
         ),
         passed: days.between(before.as_of, after.as_of),
         workday_hours: after_plan.workday_hours,
+        work: b
+            .iter()
+            .chain(a.iter())
+            .fold(BTreeMap::new(), |mut work, (k, f)| {
+                let days = (f.remaining_hours / after_plan.workday_hours.max(1e-9)).round() as u64;
+                let w = work.entry(*k).or_insert(0);
+                *w = (*w).max(days);
+                work
+            }),
     };
     let mut out: Vec<IssueChange> = moved
         .iter()
@@ -633,7 +647,13 @@ fn why_moved<'a>(
         When::Date(d) => d,
         When::BeyondHorizon => reports[0].horizon.max(reports[1].horizon) + Days::new(1),
     };
-    let last_end = ends(b.planned_end).max(ends(a.planned_end));
+    // Its span runs to the later of its median plan's end and its p80, on either side: hours lost after
+    // the plan's end but before the p80 move the p80 too (an audit saw a course from February said as
+    // the queue for an issue whose p80 moved from February to April).
+    let last_end = ends(b.planned_end)
+        .max(ends(a.planned_end))
+        .max(ends(b.p80))
+        .max(ends(a.p80));
     // The plan gives it to someone else (the one it was planned for left, or may no longer take it, or
     // someone joined): the people whose hours changed before it ends are the ones behind it.
     if let (Some(then), Some(now)) = (b.planned_assignee.as_ref(), a.planned_assignee.as_ref())
@@ -712,8 +732,8 @@ fn why_moved<'a>(
                 .filter_map(|k| {
                     let push = match (now.contains(k), then.contains(k)) {
                         (true, true) => scene.push_of(k)?,
-                        (true, false) => Push::Later,
-                        _ => Push::Earlier,
+                        (true, false) => Push::Later(scene.work_of(k)),
+                        _ => Push::Earlier(scene.work_of(k)),
                     };
                     Some((*k, push))
                 })
@@ -732,29 +752,56 @@ fn why_moved<'a>(
             })?;
         Some(Reason {
             why: format!("waits on {d}"),
-            upstream: vec![d.to_string()],
+            upstream: if strong_only {
+                vec![d.to_string()]
+            } else {
+                Vec::new()
+            },
             people: Vec::new(),
         })
     };
+    // A weak push is a reason but no route for a directive: the standup names a directive only where
+    // its move pushed by at least half as far (a day's drift behind a reprioritised issue named it on
+    // moves that were the same without it).
+    // In a queue, work that came ahead or left adds up (each is so much more or less to do first), while
+    // moves ahead carry on one another (the farthest counts).
     let queue_of = |strong_only: bool| -> Option<Reason> {
         let (person, ahead) = queue_pushes.as_ref()?;
+        let arrivals: u64 = ahead
+            .iter()
+            .filter(|(_, p)| !matches!(p, Push::Moved(_)))
+            .map(|(_, p)| p.size())
+            .sum();
+        let farthest = ahead
+            .iter()
+            .filter(|(_, p)| matches!(p, Push::Moved(_)))
+            .map(|(_, p)| p.size())
+            .max()
+            .unwrap_or(0);
+        let together = 2 * (arrivals + farthest) >= moved.unsigned_abs();
         let upstream: Vec<String> = ahead
             .iter()
-            .filter(|(_, p)| !strong_only || p.strong(moved))
+            .filter(|(_, p)| {
+                !strong_only
+                    || match p {
+                        Push::Moved(_) => p.strong(moved),
+                        Push::Later(_) | Push::Earlier(_) => together && p.size() > 0,
+                    }
+            })
             .map(|(k, _)| k.to_string())
             .collect();
         (!upstream.is_empty()).then(|| Reason {
             why: format!("queue of {person}"),
-            upstream,
+            upstream: if strong_only { upstream } else { Vec::new() },
             people: Vec::new(),
         })
     };
     // Its person's hours changed before it ends, the way that moves it (fewer hours: later).
     let fewer_hours_push = |gained: f64| {
         if gained < 0.0 {
-            Push::Later
+            Push::Later(0)
         } else {
-            Push::Earlier
+            Push::Earlier(0)
         }
     };
     let capacity = people
@@ -809,9 +856,10 @@ fn why_moved<'a>(
             percent(pa)
         ));
     }
-    // Day 0 moved on and it moved later by no more than the days passed, with nothing else changed: the
-    // work in front of it was not done in those days (as far as Gitea shows).
-    if scene.passed > 0 && moved > 0 && moved <= scene.passed {
+    // Day 0 moved on and it moved later with nothing else changed: the work in front of it was not done
+    // in those days (as far as Gitea shows).
+    // (By more than the days passed where they pushed it past a weekend, a holiday or someone's leave.)
+    if scene.passed > 0 && moved > 0 {
         return Reason::plain(format!(
             "{} passed with no progress recorded",
             crate::prose::count(scene.passed, "working day", "working days")

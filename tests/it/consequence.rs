@@ -392,7 +392,9 @@ fn a_move_is_put_down_to_what_really_made_it() {
         .filter(|i| i.why == "1 working day passed with no progress recorded")
         .collect();
     assert!(!passed.is_empty(), "{c:#?}");
-    assert!(passed.iter().all(|i| i.moved_working_days == 1), "{c:#?}");
+    // (By a day, or more where that day pushed it past a weekend or someone's leave.)
+    assert!(passed.iter().all(|i| i.moved_working_days >= 1), "{c:#?}");
+    assert!(passed.iter().any(|i| i.moved_working_days == 1), "{c:#?}");
     // The same day on both sides: nothing passed.
     let c = diff(&rb, &ra, &before, &after);
     assert!(c.issues.iter().all(|i| !i.why.contains("passed")), "{c:#?}");
