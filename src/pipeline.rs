@@ -1386,7 +1386,7 @@ fn previous_forecast_in(
                     })
                     .map(|(d, (status, target))| (target, format!("{d} {status}")))
                     .collect();
-                let since_ids = now
+                let since_ids: std::collections::BTreeSet<String> = now
                     .iter()
                     .filter(|(d, (status, _))| {
                         !then.contains_key(d)
@@ -1411,13 +1411,15 @@ fn previous_forecast_in(
                 let member_touched = touched
                     .iter()
                     .any(|(t, _)| matches!(t, crate::ledger::format::Target::Member(_)));
+                let ledger_then = || {
+                    crate::state::git::read_at(repo, made_in, crate::state::LEDGER_FILE)
+                        .ok()
+                        .flatten()
+                        .map(|b| String::from_utf8_lossy(&b).into_owned())
+                };
                 let team = match &settings_then {
                     Some(Ok(config)) if settings_changed || member_touched => {
-                        let ledger_then =
-                            crate::state::git::read_at(repo, made_in, crate::state::LEDGER_FILE)
-                                .ok()
-                                .flatten()
-                                .map(|b| String::from_utf8_lossy(&b).into_owned());
+                        let ledger_then = ledger_then();
                         let team = crate::ledger::replay(
                             &c.snapshot,
                             config,
@@ -1460,8 +1462,35 @@ fn previous_forecast_in(
                     .collect();
                 applied.sort_by(|a, b| a.0.cmp(&b.0));
                 applied.dedup_by(|a, b| a.0 == b.0);
+                // Today's forecast without the directives recorded or ended since (the ledger of
+                // then, on today's snapshot and settings, the same people and numbers): a directive is
+                // behind a move only where it changed that figure (an audit found one named on moves
+                // that were the same without it).
+                let without_directives = (!since_ids.is_empty()).then(|| {
+                    let mut plan = crate::ledger::replay(
+                        &c.snapshot,
+                        &c.config,
+                        ledger_then().as_deref(),
+                        c.plan.now,
+                    )
+                    .plan;
+                    plan.planned_for.clone_from(&c.plan.planned_for);
+                    let report = crate::forecast::run_unkeyed(
+                        &plan,
+                        &forecast::Settings {
+                            trials: c.report.trials,
+                            ..forecast::Settings::from_config(&c.config)
+                        },
+                        forecast::Mode {
+                            adaptive_trials: false,
+                            skip_cut_lines: true,
+                        },
+                    );
+                    crate::views::standup::WithoutDirectives::of(&report)
+                });
                 return Some(crate::views::standup::Previous {
                     commit: made_in.to_hex_with_len(12).to_string(),
+                    without_directives,
                     applied,
                     settings_changed,
                     team,

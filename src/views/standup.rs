@@ -36,6 +36,9 @@ pub struct Previous {
     /// Whether `commitea.yaml` on the branch differs from that commit's (the team, the calendar, the
     /// forecast's settings).
     pub settings_changed: bool,
+    /// Today's forecast without the directives recorded or ended since, where there are any: a directive
+    /// is named on a move only where it changed the figure.
+    pub without_directives: Option<WithoutDirectives>,
     /// The op files applied since (`C-0003`), in id order, with the issues their ops name.
     pub applied: Vec<(String, std::collections::BTreeSet<IssueKey>)>,
     /// The ids of the directives recorded or ended since (`D-0008`).
@@ -48,6 +51,33 @@ pub struct Previous {
     pub engine_changed: bool,
     /// The forecast.
     pub report: ForecastReport,
+}
+
+/// The figures of today's forecast made without the directives recorded or ended since.
+#[derive(Debug, Clone, Default)]
+pub struct WithoutDirectives {
+    /// Each open issue's p80.
+    pub issues: HashMap<IssueKey, When>,
+    /// Each milestone's p80, P(on time) and due date.
+    pub milestones: HashMap<u64, (When, Option<f64>, Option<chrono::NaiveDate>)>,
+}
+
+impl WithoutDirectives {
+    /// The figures of `report`.
+    pub fn of(report: &ForecastReport) -> Self {
+        Self {
+            issues: report
+                .issues
+                .iter()
+                .map(|f| (f.issue.clone(), f.p80))
+                .collect(),
+            milestones: report
+                .milestones
+                .iter()
+                .map(|m| (m.id, (m.p80, m.probability_on_time, m.due)))
+                .collect(),
+        }
+    }
 }
 
 /// Why everything moved when another CommiTea made the forecast compared with.
@@ -654,7 +684,7 @@ pub fn standup(
                 })
             };
             use crate::ledger::format::Target;
-            let behind = behind(prev, &c.issues, |i, t| match t {
+            let mut behind = behind(prev, &c.issues, |i, t| match t {
                 Target::Issue(k) => k.to_string() == i.issue,
                 // A directive about a person is behind the moves their change made (their capacity, the
                 // plan giving their work to another), and those that follow from them: not every move of
@@ -662,6 +692,26 @@ pub fn standup(
                 Target::Member(m) => i.people.iter().any(|p| p == m),
                 Target::Milestone(_) => false,
             });
+            // Only where they changed the figure: an issue whose p80 is the same without them moved for
+            // something else. A directive about the issue itself stays: its op file may have carried it
+            // to Gitea already, and the forecast without the ledger's entry still has it.
+            if let Some(without) = &prev.without_directives {
+                for (key, said) in behind.iter_mut() {
+                    let Some(k) = keys.get(key) else { continue };
+                    let same = matches!(
+                        (after.get(k), without.issues.get(*k)),
+                        (Some((_, now)), Some(then)) if now == then
+                    );
+                    if same {
+                        said.retain(|s| {
+                            prev.touched
+                                .iter()
+                                .any(|(t, x)| x == s && *t == Target::Issue((*k).clone()))
+                        });
+                    }
+                }
+                behind.retain(|_, said| !said.is_empty());
+            }
             let issues: Vec<Moved> = c
                 .issues
                 .iter()
@@ -833,6 +883,19 @@ pub fn standup(
                             }
                         }
                         d.sort_by_key(|said| prev.touched.iter().position(|(_, s)| s == said));
+                        // Not where the milestone's figures are the same without them.
+                        let today = report
+                            .milestones
+                            .iter()
+                            .find(|x| x.id == m.milestone)
+                            .map(|x| (x.p80, x.probability_on_time, x.due));
+                        let without = prev
+                            .without_directives
+                            .as_ref()
+                            .and_then(|w| w.milestones.get(&m.milestone).copied());
+                        if today.is_some() && today == without {
+                            d.clear();
+                        }
                         d
                     },
                     subject: names.get(&m.milestone).unwrap_or(&m.title).clone(),

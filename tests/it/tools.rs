@@ -1855,3 +1855,99 @@ fn standup_says_a_milestone_emptied_or_losing_issues_to_a_deletion() {
         v["drift"]
     );
 }
+
+/// A directive is named on a move only where it changed the figure: a day later, moves that are the same
+/// without it (the day's drift in the queue it reprioritised) name it not (an audit found it on 31 of 41).
+#[test]
+fn a_directive_is_named_only_on_moves_it_made() {
+    let commit = |dir: &Path, message: &str| {
+        crate::pipeline::git(dir, &["add", "-A"]);
+        crate::pipeline::git(
+            dir,
+            &[
+                "-c",
+                "user.name=pat",
+                "-c",
+                "user.email=pat@example.com",
+                "commit",
+                "-qm",
+                message,
+            ],
+        );
+    };
+    let tmp = demo_dir();
+    let with = tmp.path().join("with");
+    let without = tmp.path().join("without");
+    std::fs::create_dir(&with).unwrap();
+    for entry in std::fs::read_dir(tmp.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path != with {
+            std::fs::rename(&path, with.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    crate::pipeline::git(&with, &["init", "-q"]);
+    commit(&with, "Import");
+    commitea::pipeline::run(&run_options(&with)).unwrap();
+    crate::pipeline::git(
+        tmp.path(),
+        &[
+            "clone",
+            "-q",
+            with.to_str().unwrap(),
+            without.to_str().unwrap(),
+        ],
+    );
+    let recorded = tools::call(
+        &ctx(&with),
+        "record_directive",
+        &json!({
+            "kind": "reprioritize",
+            "quote": "The sign-in work first.",
+            "target": { "issue": "acme/web#92" },
+            "params": { "priority": 0 }
+        }),
+    )
+    .unwrap();
+    let id = recorded["directiveId"].as_str().unwrap().to_owned();
+    commit(&with, "Record the PM's directive");
+    // A working day later, on both.
+    let standup = |dir: &Path| {
+        let v = tools::call(&ctx(dir), "query_project", &json!({ "view": "runway" })).unwrap();
+        let today =
+            chrono::NaiveDate::parse_from_str(v["asOf"].as_str().unwrap(), "%Y-%m-%d").unwrap();
+        let mut next = today + chrono::Days::new(1);
+        while matches!(
+            chrono::Datelike::weekday(&next),
+            chrono::Weekday::Sat | chrono::Weekday::Sun
+        ) {
+            next = next + chrono::Days::new(1);
+        }
+        let later = Context {
+            as_of: Some(next.and_hms_opt(17, 0, 0).unwrap().and_utc()),
+            ..ctx(dir)
+        };
+        let v = tools::call(
+            &later,
+            "query_project",
+            &json!({ "view": "standup", "filters": { "limit": 100 } }),
+        )
+        .unwrap();
+        v["drift"]["issues"].as_array().unwrap().clone()
+    };
+    let (named, control) = (standup(&with), standup(&without));
+    let in_control = |subject: &Value| control.iter().find(|m| m["subject"] == *subject);
+    let naming: Vec<&Value> = named
+        .iter()
+        .filter(|m| {
+            m["directives"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|x| x == id.as_str()))
+        })
+        .collect();
+    assert!(!naming.is_empty(), "{named:?}");
+    for m in naming {
+        if let Some(c) = in_control(&m["subject"]) {
+            assert_ne!(m["after"], c["after"], "{m} is the same without {id}: {c}");
+        }
+    }
+}
