@@ -25,6 +25,31 @@ fn demo_dir() -> tempfile::TempDir {
     tmp
 }
 
+/// The standup of the state at `dir` as of the working day after its forecast's day 0 (Monday after a
+/// Friday), with that day.
+fn standup_a_working_day_later(dir: &Path) -> (chrono::NaiveDate, Value) {
+    let v = tools::call(&ctx(dir), "query_project", &json!({ "view": "runway" })).unwrap();
+    let today = chrono::NaiveDate::parse_from_str(v["asOf"].as_str().unwrap(), "%Y-%m-%d").unwrap();
+    let mut next = today + chrono::Days::new(1);
+    while matches!(
+        chrono::Datelike::weekday(&next),
+        chrono::Weekday::Sat | chrono::Weekday::Sun
+    ) {
+        next = next + chrono::Days::new(1);
+    }
+    let later = Context {
+        as_of: Some(next.and_hms_opt(17, 0, 0).unwrap().and_utc()),
+        ..ctx(dir)
+    };
+    let v = tools::call(
+        &later,
+        "query_project",
+        &json!({ "view": "standup", "filters": { "limit": 100 } }),
+    )
+    .unwrap();
+    (next, v)
+}
+
 fn ctx(dir: &Path) -> Context {
     Context {
         state_dir: dir.to_path_buf(),
@@ -1472,28 +1497,8 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
     // A working day later with nothing done: said in what changed, and by the first work in a queue
     // that moved for it (an audit's PM saw a hundred queue moves under "nothing recorded").
     commitea::pipeline::run(&run_options(dir)).unwrap();
-    let as_of = |v: &serde_json::Value| {
-        chrono::NaiveDate::parse_from_str(v["asOf"].as_str().unwrap(), "%Y-%m-%d").unwrap()
-    };
-    let today = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
-    let mut next = as_of(&today) + chrono::Days::new(1);
-    while matches!(
-        chrono::Datelike::weekday(&next),
-        chrono::Weekday::Sat | chrono::Weekday::Sun
-    ) {
-        next = next + chrono::Days::new(1);
-    }
-    let later = Context {
-        as_of: Some(next.and_hms_opt(17, 0, 0).unwrap().and_utc()),
-        ..ctx(dir)
-    };
-    let v = tools::call(
-        &later,
-        "query_project",
-        &json!({ "view": "standup", "filters": { "limit": 100 } }),
-    )
-    .unwrap();
-    assert_eq!(as_of(&v), next, "{}", v["drift"]);
+    let (next, v) = standup_a_working_day_later(dir);
+    assert_eq!(v["asOf"], next.to_string(), "{}", v["drift"]);
     assert_eq!(
         v["drift"]["sinceThen"]["workingDaysPassed"], 1,
         "{}",
@@ -1860,21 +1865,6 @@ fn standup_says_a_milestone_emptied_or_losing_issues_to_a_deletion() {
 /// without it (the day's drift in the queue it reprioritised) name it not (an audit found it on 31 of 41).
 #[test]
 fn a_directive_is_named_only_on_moves_it_made() {
-    let commit = |dir: &Path, message: &str| {
-        crate::pipeline::git(dir, &["add", "-A"]);
-        crate::pipeline::git(
-            dir,
-            &[
-                "-c",
-                "user.name=pat",
-                "-c",
-                "user.email=pat@example.com",
-                "commit",
-                "-qm",
-                message,
-            ],
-        );
-    };
     let tmp = demo_dir();
     let with = tmp.path().join("with");
     let without = tmp.path().join("without");
@@ -1885,8 +1875,7 @@ fn a_directive_is_named_only_on_moves_it_made() {
             std::fs::rename(&path, with.join(path.file_name().unwrap())).unwrap();
         }
     }
-    crate::pipeline::git(&with, &["init", "-q"]);
-    commit(&with, "Import");
+    crate::pipeline::commit_all_as_pm(&with, true, "Import");
     commitea::pipeline::run(&run_options(&with)).unwrap();
     crate::pipeline::git(
         tmp.path(),
@@ -1909,29 +1898,10 @@ fn a_directive_is_named_only_on_moves_it_made() {
     )
     .unwrap();
     let id = recorded["directiveId"].as_str().unwrap().to_owned();
-    commit(&with, "Record the PM's directive");
+    crate::pipeline::commit_all_as_pm(&with, false, "Record the PM's directive");
     // A working day later, on both.
     let standup = |dir: &Path| {
-        let v = tools::call(&ctx(dir), "query_project", &json!({ "view": "runway" })).unwrap();
-        let today =
-            chrono::NaiveDate::parse_from_str(v["asOf"].as_str().unwrap(), "%Y-%m-%d").unwrap();
-        let mut next = today + chrono::Days::new(1);
-        while matches!(
-            chrono::Datelike::weekday(&next),
-            chrono::Weekday::Sat | chrono::Weekday::Sun
-        ) {
-            next = next + chrono::Days::new(1);
-        }
-        let later = Context {
-            as_of: Some(next.and_hms_opt(17, 0, 0).unwrap().and_utc()),
-            ..ctx(dir)
-        };
-        let v = tools::call(
-            &later,
-            "query_project",
-            &json!({ "view": "standup", "filters": { "limit": 100 } }),
-        )
-        .unwrap();
+        let (_, v) = standup_a_working_day_later(dir);
         v["drift"]["issues"].as_array().unwrap().clone()
     };
     let (named, control) = (standup(&with), standup(&without));
