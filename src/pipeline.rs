@@ -1516,6 +1516,21 @@ pub fn site_files(
     layout: &Layout,
     preview: Option<String>,
 ) -> Result<BTreeMap<String, Vec<u8>>, PipelineError> {
+    site_files_with(
+        c,
+        layout,
+        preview,
+        previous_forecast(layout.root(), c).as_ref(),
+    )
+}
+
+/// [`site_files`] with the forecast the standup measures drift against already found.
+fn site_files_with(
+    c: &Computed,
+    layout: &Layout,
+    preview: Option<String>,
+    previous: Option<&crate::views::standup::Previous>,
+) -> Result<BTreeMap<String, Vec<u8>>, PipelineError> {
     let t = Instant::now();
     let data = SiteData {
         preview,
@@ -1541,7 +1556,7 @@ pub fn site_files(
                 &c.plan.zone,
             )?,
             c.config.server.as_deref(),
-            whole_standup(c, previous_forecast(layout.root(), c).as_ref()),
+            whole_standup(c, previous),
         )),
     };
     let templates = layout.templates_dir();
@@ -1571,9 +1586,19 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
     }
     let mut computed = compute(opts)?;
     let files = forecast_files(&computed)?;
+    // The forecast the standup measures drift against, found once for the site and the commit message
+    // (with directives recorded since, it costs a forecast).
+    let previous = (opts.render || opts.commit)
+        .then(|| previous_forecast(layout.root(), &computed))
+        .flatten();
     let site = if opts.render {
         site::check_output(&layout.root().join(&computed.config.site.output)).map_err(Box::new)?;
-        Some(site_files(&computed, &layout, None)?)
+        Some(site_files_with(
+            &computed,
+            &layout,
+            None,
+            previous.as_ref(),
+        )?)
     } else {
         None
     };
@@ -1583,7 +1608,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
         None
     };
     let records = place_records(&layout, repo.as_ref(), &mut computed.applied)?;
-    let message = commit_message(&computed, repo.as_ref());
+    let message = commit_message(&computed, repo.as_ref(), previous.as_ref());
 
     let crate::state::SnapshotFiles {
         files: mut to_write,
@@ -1779,8 +1804,13 @@ fn whole_standup(
     )
 }
 
-/// The commit message: a title line, then what moved since the last committed forecast.
-pub(crate) fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> String {
+/// The commit message: a title line, then what moved since the last committed forecast, each move with
+/// its reason as the standup measures it against `drift_base` ([`previous_forecast`]).
+pub(crate) fn commit_message(
+    c: &Computed,
+    repo: Option<&gix::Repository>,
+    drift_base: Option<&crate::views::standup::Previous>,
+) -> String {
     let r = &c.report;
     let mut msg = format!(
         "commitea: forecast as of {} ({} open issues)\n",
@@ -1859,12 +1889,8 @@ pub(crate) fn commit_message(c: &Computed, repo: Option<&gix::Repository>) -> St
         .collect();
     // The context of the moves, as the standup gives it: the newest committed forecast that differs from
     // today's (named by the commit that wrote it).
-    let previous = repo
-        .filter(|_| !lines.is_empty() || !applied.is_empty())
-        .and_then(|repo| previous_forecast_in(repo, c));
-    let drift = previous
-        .as_ref()
-        .map(|prev| whole_standup(c, Some(prev)).drift);
+    let previous = drift_base.filter(|_| !lines.is_empty() || !applied.is_empty());
+    let drift = previous.map(|prev| whole_standup(c, Some(prev)).drift);
     if !lines.is_empty() {
         msg.push('\n');
         for (title, line, with_why) in &lines {
