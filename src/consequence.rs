@@ -106,14 +106,16 @@ pub struct IssueChange {
     /// The forecast before; absent for a `new` issue.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub before: Option<IssueSide>,
-    /// The forecast after; absent for a `gone` issue.
+    /// The forecast after; absent for a `closed` or `gone` issue.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub after: Option<IssueSide>,
-    /// Working days the p80 moved (later is positive); 0 for `new` and `gone`.
+    /// Working days the p80 moved (later is positive); 0 for `new`, `closed` and `gone`.
     pub moved_working_days: i64,
     /// `own change`, `imputed estimate`, `calibration` (only its remaining effort moved, re-measured by a
     /// changed calibration), `blocks KEY` (it inherits a changed priority from KEY, which waits on it),
-    /// `waits on KEY`, `queue of PERSON`, `team capacity`, `new` or `gone`.
+    /// `waits on KEY`, `queue of PERSON`, `capacity of PERSON` (alone, or after one of the two before),
+    /// `planned for PERSON, not PERSON`, `N working days passed with no progress recorded`, `team
+    /// capacity`, `new`, `closed` or `gone` (see `docs/tools.md`, the standup's `why`).
     pub why: String,
     /// The moved issues `why` points at where they pushed it by at least half its move: the one it blocks
     /// or waits on, or the work ahead of it in its person's queue; empty for a change of its own, a
@@ -121,7 +123,8 @@ pub struct IssueChange {
     #[serde(skip)]
     pub upstream: Vec<String>,
     /// The people whose change is behind the move: the person whose capacity changed within its span
-    /// (`capacity of PERSON`), or the two it was planned for then and now; empty otherwise. The standup
+    /// (`capacity of PERSON`), or of the two it was planned for then and now, those whose hours changed;
+    /// empty otherwise. The standup
     /// names a directive about a person only for these moves (and those that follow from them).
     #[serde(skip)]
     pub people: Vec<String>,
@@ -289,13 +292,13 @@ struct Scene<'a> {
     passed: i64,
     /// Hours in a working day, to weigh a change of remaining effort in days.
     workday_hours: f64,
-    /// Each open issue's remaining work in whole working days (rounded; the larger side's): a few hours
-    /// coming ahead in a queue push nothing a day.
+    /// Each open issue's remaining work in whole working days (rounded to the nearest; the larger side's):
+    /// a few hours coming ahead in a queue push nothing a day.
     work: BTreeMap<&'a IssueKey, u64>,
 }
 
 impl Scene<'_> {
-    /// The remaining work of `issue` in working days, rounded up.
+    /// The remaining work of `issue` in whole working days (0 for an issue on neither side).
     fn work_of(&self, issue: &IssueKey) -> u64 {
         self.work.get(issue).copied().unwrap_or(0)
     }
@@ -331,7 +334,7 @@ enum Push {
     /// It moved by so many working days.
     Moved(i64),
     /// It is new there (a new issue, or work that came ahead in the queue): later, by its remaining work
-    /// (working days, rounded up).
+    /// in whole working days.
     Later(u64),
     /// It left (closed, gone, or no longer ahead in the queue): earlier, by its remaining work.
     Earlier(u64),
@@ -401,6 +404,9 @@ fn capacity_changes<'a>(
 /// Why an issue whose only change is its remaining effort moved, when the calibration changed between
 /// the two sides and nothing of the issue did: what work like it really takes was measured again.
 const WHY_CALIBRATION: &str = "calibration";
+
+/// Why an issue is in the forecast after and not before: opened (or reopened) since.
+const WHY_NEW: &str = "new";
 
 /// Why an open issue left the forecast: closed on Gitea.
 const WHY_CLOSED: &str = "closed";
@@ -546,7 +552,7 @@ fn issue_changes(
                 upstream,
                 people,
             } = match (xb, xa) {
-                (None, _) => Reason::plain("new".to_owned()),
+                (None, _) => Reason::plain(WHY_NEW.to_owned()),
                 // Closed, or no longer on Gitea (deleted, moved to another repository, out of the plan).
                 (_, None) => Reason::plain(
                     if pa
@@ -760,11 +766,10 @@ fn why_moved<'a>(
             people: Vec::new(),
         })
     };
-    // A weak push is a reason but no route for a directive: the standup names a directive only where
-    // its move pushed by at least half as far (a day's drift behind a reprioritised issue named it on
-    // moves that were the same without it).
     // In a queue, work that came ahead or left adds up (each is so much more or less to do first), while
-    // moves ahead carry on one another (the farthest counts).
+    // moves ahead carry on one another (the farthest counts). A weak push is a reason but no route for a
+    // directive (upstream stays empty): a day's drift behind a reprioritised issue named it on moves that
+    // were the same without it.
     let queue_of = |strong_only: bool| -> Option<Reason> {
         let (person, ahead) = queue_pushes.as_ref()?;
         let arrivals: u64 = ahead
@@ -796,21 +801,15 @@ fn why_moved<'a>(
             people: Vec::new(),
         })
     };
-    // Its person's hours changed before it ends, the way that moves it (fewer hours: later).
-    let fewer_hours_push = |gained: f64| {
-        if gained < 0.0 {
-            Push::Later(0)
-        } else {
-            Push::Earlier(0)
-        }
-    };
+    // Its person's hours changed before it ends, the way that moves it (fewer hours: later; hours only
+    // moved between days: either way).
     let capacity = people
         .iter()
         .flatten()
         .find(|p| {
-            scene.capacity_change(p, last_end).is_some_and(|gained| {
-                gained.abs() < 1e-9 || fewer_hours_push(gained).same_way(moved)
-            })
+            scene
+                .capacity_change(p, last_end)
+                .is_some_and(|gained| gained.abs() < 1e-9 || (gained < 0.0) == (moved > 0))
         })
         .map(|p| (*p).clone());
     if let Some(mut r) = waits_on(true).or_else(|| queue_of(true)) {
@@ -984,7 +983,7 @@ fn summary(
         ));
     }
     let count = |why: &str| issues.iter().filter(|i| i.why == why).count();
-    let (new, closed, gone) = (count("new"), count(WHY_CLOSED), count(WHY_GONE));
+    let (new, closed, gone) = (count(WHY_NEW), count(WHY_CLOSED), count(WHY_GONE));
     let moved = issues.len() - new - closed - gone;
     let mut counts = Vec::new();
     if moved > 0 {

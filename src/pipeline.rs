@@ -1134,10 +1134,6 @@ pub(crate) fn forecast_files(c: &Computed) -> Result<BTreeMap<String, Vec<u8>>, 
     Ok(out)
 }
 
-/// Every op file in the checkout's `ops/pending/` (each with whether the branch holds it too), every file
-/// in `ops/applied/`, and the ledger on the branch and in the checkout: the changes page's data. `just_applied`
-/// are the files this run's apply stage carried out, which its commit moves from pending to applied after
-/// the page is drawn: the page shows them applied.
 /// The applied op files in the checkout's `ops/applied/`, by file name; one that cannot be read is said
 /// (`who` reads them) and left out, not fatal.
 fn read_applied(
@@ -1172,6 +1168,10 @@ fn read_applied(
     Ok(applied)
 }
 
+/// Every op file in the checkout's `ops/pending/` (each with whether the branch holds it too), every file
+/// in `ops/applied/`, and the ledger on the branch and in the checkout: the changes page's data. `just_applied`
+/// are the files this run's apply stage carried out, which its commit moves from pending to applied after
+/// the page is drawn: the page shows them applied.
 pub(crate) fn load_changes(
     layout: &Layout,
     just_applied: &[crate::apply::AppliedFile],
@@ -1367,9 +1367,21 @@ fn previous_forecast_in(
                 // it is about (so that a move can name the directive behind it) and how it is said.
                 let active = crate::ledger::format::Status::Active;
                 // One recorded and already withdrawn or superseded says so (`D-0012 withdrawn`).
-                let recorded: Vec<_> = now
+                let recorded_since: Vec<_> =
+                    now.iter().filter(|(d, _)| !then.contains_key(d)).collect();
+                let ended_since: Vec<_> = now
                     .iter()
-                    .filter(|(d, _)| !then.contains_key(d))
+                    .filter(|(d, (status, _))| {
+                        *status != active && then.get(d).is_some_and(|(was, _)| *was == active)
+                    })
+                    .collect();
+                let since_ids: std::collections::BTreeSet<String> = recorded_since
+                    .iter()
+                    .chain(&ended_since)
+                    .map(|(d, _)| d.to_string())
+                    .collect();
+                let recorded: Vec<_> = recorded_since
+                    .into_iter()
                     .map(|(d, (status, target))| {
                         let said = if *status == active {
                             d.to_string()
@@ -1379,21 +1391,9 @@ fn previous_forecast_in(
                         (target, said)
                     })
                     .collect();
-                let ended: Vec<_> = now
-                    .iter()
-                    .filter(|(d, (status, _))| {
-                        *status != active && then.get(d).is_some_and(|(was, _)| *was == active)
-                    })
+                let ended: Vec<_> = ended_since
+                    .into_iter()
                     .map(|(d, (status, target))| (target, format!("{d} {status}")))
-                    .collect();
-                let since_ids: std::collections::BTreeSet<String> = now
-                    .iter()
-                    .filter(|(d, (status, _))| {
-                        !then.contains_key(d)
-                            || (*status != active
-                                && then.get(d).is_some_and(|(was, _)| *was == active))
-                    })
-                    .map(|(d, _)| d.to_string())
                     .collect();
                 let touched: Vec<(crate::ledger::format::Target, String)> = recorded
                     .iter()

@@ -212,6 +212,8 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             .filter(|m| m.hard && m.state == OpenState::Open && m.due.is_some())
             .count(),
     );
+    // The open issues the forecast leaves out (in a dependency cycle), for the milestones they are in.
+    let left_out: Vec<usize> = (0..open.len()).filter(|&n| prep.excluded[n]).collect();
     let milestones = open_ms
         .iter()
         .enumerate()
@@ -239,8 +241,10 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             let empty = groups[g].is_empty();
             // Open issues it has that the forecast left out (in a dependency cycle): no date can be
             // given for it until the cycle is broken, and "nothing open, done today" would be false.
-            let cyclic: Vec<usize> = (0..open.len())
-                .filter(|&n| prep.excluded[n] && open[n].milestone == Some(m.id))
+            let cyclic: Vec<usize> = left_out
+                .iter()
+                .copied()
+                .filter(|&n| open[n].milestone == Some(m.id))
                 .collect();
             let remaining: f64 = groups[g]
                 .iter()

@@ -296,8 +296,8 @@ pub struct MilestonePage {
     pub cut_line: Vec<Link>,
     /// Its open issues as links.
     pub issues: Vec<Link>,
-    /// Each open issue's column as the board names it (`In review`), beside `issues`.
-    pub state_titles: Vec<&'static str>,
+    /// Each lifecycle column's title by its id (`in_review` → "In review"), as the issue pages have it.
+    pub column_titles: BTreeMap<String, String>,
     /// P(on time), formatted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_time: Option<String>,
@@ -663,16 +663,7 @@ pub fn build(
                 drift,
                 cut_line: view.cut_line.iter().map(|k| issue_link(k)).collect(),
                 issues: view.issues.iter().map(|i| issue_link(&i.issue)).collect(),
-                state_titles: view
-                    .issues
-                    .iter()
-                    .map(|i| {
-                        crate::domain::Lifecycle::ALL
-                            .into_iter()
-                            .find(|l| l.as_str() == i.state)
-                            .map_or("", crate::domain::Lifecycle::title)
-                    })
-                    .collect(),
+                column_titles: column_titles.clone(),
                 on_time: m.probability_on_time.map(super::pages::percent),
                 // A slack counted to the horizon would be falsely exact: only within it.
                 slack: m.slack_days.filter(|_| !beyond).map(super::pages::signed),
