@@ -2,7 +2,7 @@
 //! environment variables and command-line flags, in that order.
 //!
 //! Every struct denies unknown keys, and values are checked while they are read, so a mistake is reported
-//! with the file, line and field (`commitea.yaml line 7 column 5: calendar.workday_hours: must be more than 0
+//! with the file, line and field (`commitea.yaml line 7 column 5: calendar.workday_hours: must be at least 0.1
 //! and at most 24, not 0`). Environment overrides use the key path in capitals joined by `_`:
 //! `forecast.trials` is `COMMITEA_FORECAST_TRIALS`, `calendar.workday_hours` is
 //! `COMMITEA_CALENDAR_WORKDAY_HOURS`.
@@ -683,12 +683,17 @@ macro_rules! checked_number {
     };
 }
 
+/// The fewest hours a week (or a day) anyone is planned at, short of none: below it a task of a few
+/// hours would end millennia out, past where the scheduler's arithmetic holds (audit 66), and no team
+/// means it.
+pub const MIN_HOURS: f64 = 0.1;
+
 checked_number!(
-    /// Hours: more than 0, at most 24 a day (or 168 a week).
-    Hours(f64), |v| v > 0.0 && v <= 168.0, "more than 0 and at most 168");
+    /// Hours a week: at least 0.1, at most 168.
+    Hours(f64), |v| (MIN_HOURS..=168.0).contains(&v), "at least 0.1 and at most 168");
 checked_number!(
-    /// Hours in a working day: more than 0, at most 24.
-    DayHours(f64), |v| v > 0.0 && v <= 24.0, "more than 0 and at most 24");
+    /// Hours in a working day: at least 0.1, at most 24.
+    DayHours(f64), |v| (MIN_HOURS..=24.0).contains(&v), "at least 0.1 and at most 24");
 /// The most Monte Carlo trials a forecast may run (the config's `forecast.trials`, `--trials`).
 pub const MAX_TRIALS: u32 = 1_000_000;
 
@@ -959,8 +964,31 @@ impl Config {
         Ok(())
     }
 
-    /// Checks what no single key can check on its own: that the site's folder cannot destroy state.
+    /// Checks what no single key can check on its own: that the site's folder cannot destroy state, and
+    /// that the server's URL carries no password (every command checks, not only a sync: an offline run
+    /// writes the URL into the site's links).
     pub fn check(&self) -> Result<(), ConfigError> {
+        if let Some(server) = &self.server
+            && let Ok(url) = reqwest::Url::parse(server.trim())
+            && (!url.username().is_empty() || url.password().is_some())
+        {
+            return Err(ConfigError::Value {
+                key: "server",
+                message: "the URL carries a user name or password, which would be written to the snapshot, \
+                          the site and the logs: give the server's URL without it, and the token in \
+                          COMMITEA_GITEA_TOKEN"
+                    .to_owned(),
+            });
+        }
+        if self.estimates.ladder.is_empty() {
+            return Err(ConfigError::Value {
+                key: "estimates.ladder",
+                message:
+                    "lists no estimate, so every est/* label would be off it: list the rungs, e.g. \
+                          [1h, 2h, 4h, 1d, 2d, 3d, 1w, 2w], or leave the key out for those"
+                        .to_owned(),
+            });
+        }
         site_output(&self.site.output).map_err(|message| ConfigError::Value {
             key: "site.output",
             message: format!(
@@ -1193,13 +1221,40 @@ mod tests {
     }
 
     #[test]
+    fn a_server_url_with_a_password_is_refused_by_every_command_without_echoing_it() {
+        let cfg = parse("server: https://bot:s3cret@gitea.example.com\n").unwrap();
+        let err = cfg.check().unwrap_err().to_string();
+        assert!(
+            err.contains("server: the URL carries a user name or password")
+                && !err.contains("s3cret"),
+            "{err}"
+        );
+        assert!(
+            parse("server: https://gitea.example.com/\n")
+                .unwrap()
+                .check()
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn an_empty_ladder_is_refused() {
+        let err = parse("estimates:\n  ladder: []\n")
+            .unwrap()
+            .check()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("estimates.ladder: lists no estimate"), "{err}");
+    }
+
+    #[test]
     fn bad_values_name_line_and_field() {
         let err = parse("calendar:\n  workday_hours: 0\n")
             .unwrap_err()
             .to_string();
         assert!(err.contains("line 2"), "{err}");
         assert!(err.contains("calendar.workday_hours"), "{err}");
-        assert!(err.contains("must be more than 0"), "{err}");
+        assert!(err.contains("must be at least 0.1"), "{err}");
         let err = parse("calendar:\n  workday_hours: 100\n")
             .unwrap_err()
             .to_string();

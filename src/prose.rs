@@ -58,6 +58,30 @@ pub fn percent(p: f64) -> String {
     }
 }
 
+/// A serde error in words a caller can act on: Rust's type names said plainly, and the place in a text
+/// the caller never typed (`at line 1 column 17`) left out.
+pub(crate) fn serde_message(message: &str) -> String {
+    let cut = message
+        .rfind(" at line ")
+        .filter(|&i| message[i..].contains(" column "))
+        .map_or(message, |i| &message[..i]);
+    let mut s = cut.replace('`', "\"").replace("floating point", "number");
+    for (rust, words) in [
+        ("u8", "a whole number from 0 to 255"),
+        ("u16", "a whole number from 0 to 65535"),
+        ("u32", "a whole number from 0"),
+        ("u64", "a whole number from 0"),
+        ("usize", "a whole number from 0"),
+        ("i32", "a whole number"),
+        ("i64", "a whole number"),
+        ("f32", "a number"),
+        ("f64", "a number"),
+    ] {
+        s = s.replace(&format!("expected {rust}"), &format!("expected {words}"));
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

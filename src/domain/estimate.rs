@@ -28,9 +28,24 @@ pub struct Estimate {
 /// Why an estimate or priority could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParseEstimateError {
-    /// Not `<n><h|d|w>` with n ≥ 1.
+    /// Not `<n><h|d|w>`.
     #[error("estimate \"{0}\" is not of the form <n><unit> with unit h, d or w (e.g. 4h, 2d, 1w)")]
     Estimate(String),
+    /// `0h`: an estimate is at least one of its unit.
+    #[error("estimate \"{0}\" is zero: an estimate is at least 1 of its unit (1h, 1d, 1w)")]
+    Zero(String),
+    /// More than [`Estimate::MAX_AMOUNT`] of its unit.
+    #[error(
+        "estimate \"{0}\" is more than {max} of its unit, more than CommiTea plans: split the work, or estimate it in a larger unit",
+        max = Estimate::MAX_AMOUNT
+    )]
+    TooLarge(String),
+    /// Gitea's native time estimate, in hours, over what CommiTea plans.
+    #[error(
+        "Gitea's time estimate of {0} hours is more than CommiTea plans ({max:.0} hours): split the work, or correct the estimate",
+        max = Estimate::MAX_NATIVE_HOURS
+    )]
+    NativeTooLarge(u64),
     /// Not `p/0`..`p/3`.
     #[error("priority \"{0}\" is not one of p/0, p/1, p/2, p/3")]
     Priority(String),
@@ -39,6 +54,14 @@ pub enum ParseEstimateError {
 impl Estimate {
     /// The label prefix CommiTea owns for estimates.
     pub(crate) const LABEL_PREFIX: &'static str = "est/";
+
+    /// The most of one unit an estimate may be (`9999w`, about two centuries of one person's work): far
+    /// past any plan, and short of where the scheduler's arithmetic stops holding (audit 66).
+    pub const MAX_AMOUNT: u32 = 9999;
+
+    /// The most hours Gitea's native time estimate may give an issue: [`Self::MAX_AMOUNT`] weeks of 40
+    /// hours.
+    pub const MAX_NATIVE_HOURS: f64 = Self::MAX_AMOUNT as f64 * 40.0;
 
     /// The effort in working hours, with a day of `workday_hours` and a week of five days.
     pub fn hours(&self, workday_hours: f64) -> f64 {
@@ -73,11 +96,15 @@ impl FromStr for Estimate {
             "w" => EstimateUnit::Week,
             _ => return Err(err()),
         };
-        let amount: u32 = num.parse().map_err(|_| err())?;
-        if amount == 0 {
+        if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
             return Err(err());
         }
-        Ok(Self { amount, unit })
+        match num.parse::<u32>() {
+            Ok(0) => Err(ParseEstimateError::Zero(s.to_owned())),
+            Ok(amount) if amount <= Self::MAX_AMOUNT => Ok(Self { amount, unit }),
+            // More than MAX_AMOUNT, or more than a u32 holds: the digits are right, the size is not.
+            _ => Err(ParseEstimateError::TooLarge(s.to_owned())),
+        }
     }
 }
 
@@ -162,9 +189,50 @@ mod tests {
             "est/3d"
         );
         assert!(Estimate::from_label("bug").is_none());
-        for bad in ["0d", "2x", "d", "", "-1h", "1.5d"] {
+        for bad in ["0d", "2x", "d", "", "-1h", "1.5d", "+2d"] {
             assert!(bad.parse::<Estimate>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_zero_or_enormous_estimate_is_named_for_what_it_is() {
+        assert_eq!("9999w".parse::<Estimate>().map(|e| e.amount), Ok(9999));
+        for (text, want) in [
+            ("0h", ParseEstimateError::Zero("0h".into())),
+            ("10000w", ParseEstimateError::TooLarge("10000w".into())),
+            (
+                "99999999999999999999w",
+                ParseEstimateError::TooLarge("99999999999999999999w".into()),
+            ),
+        ] {
+            assert_eq!(text.parse::<Estimate>(), Err(want), "{text}");
+        }
+        let issue = |seconds: u64| crate::domain::Issue {
+            number: 1,
+            title: "t".into(),
+            state: crate::domain::OpenState::Open,
+            author: "ann".into(),
+            created_at: chrono::DateTime::UNIX_EPOCH,
+            updated_at: chrono::DateTime::UNIX_EPOCH,
+            closed_at: None,
+            assignees: vec![],
+            labels: vec![],
+            milestone: None,
+            time_estimate: seconds,
+            depends_on: vec![],
+            body: String::new(),
+            comments: vec![],
+            timeline: vec![],
+            tracked_times: vec![],
+            outside_blockers: Vec::new(),
+            hidden_blockers: 0,
+            pull_requests: vec![],
+        };
+        assert_eq!(issue(7200).estimate_hours(6.0), Some(Ok(2.0)));
+        assert!(matches!(
+            issue(3_600_000_000_000_000).estimate_hours(6.0),
+            Some(Err(ParseEstimateError::NativeTooLarge(1_000_000_000_000)))
+        ));
     }
 
     #[test]

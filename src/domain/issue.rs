@@ -363,8 +363,18 @@ impl Issue {
             .iter()
             .find_map(|l| Estimate::from_label(l))
             .map(|r| r.map(|e| e.hours(workday_hours)));
-        from_label
-            .or_else(|| (self.time_estimate > 0).then(|| Ok(self.time_estimate as f64 / 3600.0)))
+        from_label.or_else(|| {
+            (self.time_estimate > 0).then(|| {
+                let hours = self.time_estimate as f64 / 3600.0;
+                if hours > Estimate::MAX_NATIVE_HOURS {
+                    Err(ParseEstimateError::NativeTooLarge(
+                        self.time_estimate / 3600,
+                    ))
+                } else {
+                    Ok(hours)
+                }
+            })
+        })
     }
 
     /// Whether any estimate is present (label or native).

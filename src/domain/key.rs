@@ -159,7 +159,7 @@ pub enum IssueRef {
     /// `12`.
     Number(#[schemars(range(min = 1))] u64),
     /// `owner/repo#12` or `#12`.
-    Key(#[schemars(regex(pattern = r"^([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)?#?[0-9]+$"))] String),
+    Key(#[schemars(regex(pattern = r"^([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+#|#)?[0-9]+$"))] String),
 }
 
 impl IssueRef {

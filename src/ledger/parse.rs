@@ -193,18 +193,31 @@ fn blocks(text: &str) -> Vec<Block> {
     out
 }
 
-fn line_of(text: &str, pos: usize) -> usize {
-    let bytes = text.as_bytes();
-    bytes[..pos.min(bytes.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
+/// Where each line of a text starts, to turn a byte position into a line number without counting the
+/// text again for each entry (a ledger of thousands of entries took minutes: audit 66).
+struct LineIndex(Vec<usize>);
+
+impl LineIndex {
+    fn new(text: &str) -> Self {
+        Self(
+            text.bytes()
+                .enumerate()
+                .filter(|&(_, b)| b == b'\n')
+                .map(|(i, _)| i)
+                .collect(),
+        )
+    }
+
+    /// The line (1 is the first) of the byte at `pos`.
+    fn line(&self, pos: usize) -> usize {
+        self.0.partition_point(|&newline| newline < pos) + 1
+    }
 }
 
 /// Parses a ledger. Every byte of `text` ends up in exactly one entry, in order.
 pub fn parse(text: &str) -> ParsedLedger {
     let blocks = blocks(text);
+    let line_index = LineIndex::new(text);
     let mut entries: Vec<Entry> = Vec::new();
     let mut problems = Vec::new();
     let mut seen: HashMap<DirectiveId, usize> = HashMap::new();
@@ -234,7 +247,7 @@ pub fn parse(text: &str) -> ParsedLedger {
         let span = b.range.start..last.range.end.max(b.range.end);
         let consumed = 1 + usize::from(quote.is_some()) + usize::from(list.is_some());
         push_prose(&mut entries, &text[cursor..span.start]);
-        match directive(text, b, quote, list, &seen) {
+        match directive(text, &line_index, b, quote, list, &seen) {
             Ok(mut d) => {
                 d.raw = text[span.clone()].to_owned();
                 seen.insert(d.id, d.line);
@@ -249,14 +262,14 @@ pub fn parse(text: &str) -> ParsedLedger {
         i += consumed;
     }
     push_prose(&mut entries, &text[cursor..]);
-    problems.extend(swallowed(text, &blocks));
+    problems.extend(swallowed(text, &line_index, &blocks));
     if let Some(at) = text
         .as_bytes()
         .windows(2)
         .position(|w| w[0] == b'\r' && w[1] != b'\n')
     {
         problems.push(LedgerProblem::LoneCarriageReturn {
-            line: line_of(text, at),
+            line: line_index.line(at),
         });
     }
     problems.sort_by_key(LedgerProblem::line);
@@ -269,7 +282,7 @@ pub fn parse(text: &str) -> ParsedLedger {
 /// A directive heading written inside a code or HTML block is not a heading: an unclosed ``` fence or
 /// `<!--` in the notes turns every directive after it into the block's text. Each such line is said, with
 /// the line the block starts on, so that a typo never drops directives without a word.
-fn swallowed(text: &str, blocks: &[Block]) -> Vec<LedgerProblem> {
+fn swallowed(text: &str, line_index: &LineIndex, blocks: &[Block]) -> Vec<LedgerProblem> {
     let mut out = Vec::new();
     let mut next = 0;
     for (n, whole) in text.split_inclusive('\n').enumerate() {
@@ -283,9 +296,12 @@ fn swallowed(text: &str, blocks: &[Block]) -> Vec<LedgerProblem> {
         if indent > 3 || !rest.starts_with([' ', '\t']) || !is_directive_heading(rest) {
             continue;
         }
-        let Some(block) = blocks
+        // The blocks are the top level's, in order: the one holding the line starts last before it (a
+        // scan of them all for each heading took minutes on a ledger of thousands: audit 66).
+        let before = blocks.partition_point(|b| b.range.start <= start);
+        let Some(block) = blocks[before.saturating_sub(2)..before]
             .iter()
-            .find(|b| b.range.start <= start && start < b.range.end && b.range.start != start)
+            .find(|b| start < b.range.end && b.range.start != start)
         else {
             continue;
         };
@@ -300,7 +316,7 @@ fn swallowed(text: &str, blocks: &[Block]) -> Vec<LedgerProblem> {
             line: n + 1,
             heading: crate::limits::excerpt(rest.trim()).to_string(),
             inside: what,
-            opened: line_of(text, block.range.start),
+            opened: line_index.line(block.range.start),
         });
     }
     out
@@ -346,12 +362,13 @@ fn lines(text: &str, r: Range<usize>) -> impl Iterator<Item = &str> {
 
 fn directive(
     text: &str,
+    line_index: &LineIndex,
     heading: &Block,
     quote: Option<&Block>,
     list: Option<&Block>,
     seen: &HashMap<DirectiveId, usize>,
 ) -> Result<DirectiveEntry, LedgerProblem> {
-    let line = line_of(text, heading.range.start);
+    let line = line_index.line(heading.range.start);
     let h = heading.heading.trim();
     let bad_heading = || LedgerProblem::Heading {
         line,
@@ -385,7 +402,7 @@ fn directive(
     let mut by = None;
     let mut keys_seen: Vec<String> = Vec::new();
     for item in list.map(|l| l.items.as_slice()).unwrap_or_default() {
-        let iline = line_of(text, item.start);
+        let iline = line_index.line(item.start);
         let item_text = item_text(text, item.clone());
         let Some((key, value)) = item_text.split_once(':') else {
             return Err(LedgerProblem::BadItem {
@@ -534,7 +551,15 @@ fn parse_target(value: &str, line: usize) -> Result<Target, LedgerProblem> {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ReprioritizeJson {
-    priority: u8,
+    priority: PriorityJson,
+}
+
+/// A priority in params: `1`, as the ledger writes it, or its label `p/1`, as the ops and pages say it.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum PriorityJson {
+    Number(u64),
+    Label(String),
 }
 
 #[derive(Deserialize)]
@@ -566,6 +591,8 @@ struct CapacityJson {
     from: NaiveDate,
     #[serde(default, deserialize_with = "some_date")]
     to: Option<NaiveDate>,
+    /// `hoursPerWeek` too: the agent tools' fields are camelCase.
+    #[serde(alias = "hoursPerWeek")]
     hours_per_week: f64,
 }
 
@@ -594,13 +621,28 @@ fn day<E: serde::de::Error>(text: &str) -> Result<NaiveDate, E> {
 /// Parses a kind's params from inline JSON; the error says what is wrong.
 pub(crate) fn parse_params(kind: DirectiveKind, raw: &str) -> Result<Params, String> {
     fn de<T: for<'a> Deserialize<'a>>(raw: &str) -> Result<T, String> {
-        serde_json::from_str(raw).map_err(|e| e.to_string())
+        serde_json::from_str(raw).map_err(|e| crate::prose::serde_message(&e.to_string()))
     }
     Ok(match kind {
         DirectiveKind::Reprioritize => {
-            let p: ReprioritizeJson = de(raw)?;
-            let priority = Priority::new(p.priority)
-                .ok_or_else(|| format!("priority {} is not 0, 1, 2 or 3", p.priority))?;
+            let p: ReprioritizeJson = de(raw).map_err(|e| {
+                if e.contains("did not match any variant") {
+                    "priority must be 0, 1, 2 or 3 (or p/0 to p/3)".to_owned()
+                } else {
+                    e
+                }
+            })?;
+            let priority = match &p.priority {
+                PriorityJson::Number(n) => u8::try_from(*n).ok().and_then(Priority::new),
+                PriorityJson::Label(l) => Priority::from_label(l.trim()).and_then(Result::ok),
+            }
+            .ok_or_else(|| match p.priority {
+                PriorityJson::Number(n) => format!("priority {n} is not 0, 1, 2 or 3"),
+                PriorityJson::Label(l) => format!(
+                    "priority \"{}\" is not 0, 1, 2 or 3 (or p/0 to p/3)",
+                    crate::limits::excerpt(&l)
+                ),
+            })?;
             Params::Reprioritize { priority }
         }
         DirectiveKind::Reestimate => {
@@ -623,10 +665,11 @@ pub(crate) fn parse_params(kind: DirectiveKind, raw: &str) -> Result<Params, Str
         }
         DirectiveKind::Capacity => {
             let p: CapacityJson = de(raw)?;
-            if !(0.0..=168.0).contains(&p.hours_per_week) {
+            let h = p.hours_per_week;
+            if !(h == 0.0 || (crate::config::MIN_HOURS..=168.0).contains(&h)) {
                 return Err(format!(
-                    "hours_per_week {} is not a number of hours from 0 to 168 (a week's)",
-                    p.hours_per_week
+                    "hours_per_week {h} is not 0 (away) or a number of hours from {} to 168 (a week's)",
+                    crate::config::MIN_HOURS
                 ));
             }
             if let Some(to) = p.to
@@ -814,6 +857,52 @@ mod tests {
 
     const BRANCH: &str =
         "# PM directives\n\nIntro.\n\n## D-0001 · note · 2026-11-30T10:00:00Z\n\n> Freeze.\n";
+
+    #[test]
+    fn params_errors_say_what_is_wrong_in_words_and_take_the_tools_spelling() {
+        let cap = |h: &str| {
+            parse_params(
+                DirectiveKind::Capacity,
+                &format!(r#"{{"from": "2026-12-01", "hours_per_week": {h}}}"#),
+            )
+        };
+        assert!(cap("0").is_ok() && cap("0.1").is_ok() && cap("168").is_ok());
+        for bad in ["0.0000001", "169", "-1"] {
+            let e = cap(bad).unwrap_err();
+            assert!(
+                e.contains("is not 0 (away) or a number of hours from 0.1 to 168"),
+                "{e}"
+            );
+        }
+        let camel = parse_params(
+            DirectiveKind::Capacity,
+            r#"{"from": "2026-12-01", "hoursPerWeek": 10}"#,
+        );
+        assert!(
+            matches!(camel, Ok(Params::Capacity { hours_per_week, .. }) if hours_per_week == 10.0),
+            "{camel:?}"
+        );
+        let p = |raw: &str| parse_params(DirectiveKind::Reprioritize, raw);
+        assert!(
+            matches!(p(r#"{"priority": "p/0"}"#), Ok(Params::Reprioritize { priority }) if priority.level() == 0)
+        );
+        assert!(
+            matches!(p(r#"{"priority": 3}"#), Ok(Params::Reprioritize { priority }) if priority.level() == 3)
+        );
+        let e = p(r#"{"priority": true}"#).unwrap_err();
+        assert_eq!(e, "priority must be 0, 1, 2 or 3 (or p/0 to p/3)");
+        let e = p(r#"{"priority": "p/9"}"#).unwrap_err();
+        assert!(e.contains(r#"priority "p/9" is not 0, 1, 2 or 3"#), "{e}");
+        // serde's words, without Rust's type names or a place in a text the caller never typed.
+        let e = parse_params(
+            DirectiveKind::SetDeadline,
+            r#"{"due": "2027-01-01", "hard": 1}"#,
+        )
+        .unwrap_err();
+        assert!(!e.contains("line 1") && !e.contains('`'), "{e}");
+        let e = parse_params(DirectiveKind::Reestimate, r#"{"estimate": 2}"#).unwrap_err();
+        assert!(!e.contains("line 1"), "{e}");
+    }
 
     #[test]
     fn strays_are_the_notes_and_malformed_entries_the_other_text_lacks() {

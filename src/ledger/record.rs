@@ -61,6 +61,7 @@ pub struct RecordTarget {
     pub issue: Option<String>,
     /// Gitea's milestone id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub milestone: Option<u64>,
     /// A Gitea username.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -277,7 +278,7 @@ fn record(
         .as_of
         .unwrap_or_else(|| committed.day_zero(snapshot.meta.synced_at));
     let ledger_path = layout.ledger();
-    let ledger = super::read(&ledger_path)?;
+    let ledger = super::read_exact(&ledger_path)?;
     let text = ledger.as_deref().unwrap_or("");
 
     let before_replay = super::replay(&snapshot, &config, ledger.as_deref(), now);
@@ -667,7 +668,19 @@ fn resolve_target(
         ));
     }
     if let Some(issue) = &t.issue {
-        let key = issue_key(issue.trim(), config, snapshot, plan)?;
+        let key = issue_key(issue.trim(), config, snapshot, plan).map_err(|e| match e {
+            // Words where a key was expected: most likely another kind of target, mistyped.
+            RecordError::Invalid { field, message } if issue.trim().contains(char::is_whitespace) => {
+                RecordError::Invalid {
+                    field,
+                    message: format!(
+                        "{message} (a target is `issue owner/repo#N`, `milestone ID` or `milestone TITLE`, or \
+                         `member USERNAME`)"
+                    ),
+                }
+            }
+            other => other,
+        })?;
         if !plan.issues.iter().any(|i| i.key == key) {
             return Err(invalid(
                 "target",

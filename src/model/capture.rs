@@ -385,6 +385,13 @@ Rules: at most 12 issues, the first steps only; a title is one line; a body is M
 
 /// Runs `capture_work`.
 pub(crate) fn capture_work(ctx: &Context, input: CaptureInput) -> Result<CaptureOutput, ToolError> {
+    // Spaces only pass the schema's length: refused here, before any model is asked (or found missing).
+    if input.braindump.trim().is_empty() {
+        return Err(ToolError::invalid(
+            "/braindump",
+            "is blank: say what the work is, in the person's words",
+        ));
+    }
     let world = World::load(ctx)?;
     let ladder: Vec<String> = world
         .config

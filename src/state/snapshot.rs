@@ -399,8 +399,11 @@ fn issue_key(layout: &Layout, path: &Path) -> Result<IssueKey, StateError> {
             "{e}: issue files live at snapshot/issues/OWNER/REPO/N.yaml"
         ))
     })?;
+    // Written as the sync writes it: `057.yaml` or `+57.yaml` would be a second file for issue 57, and
+    // which of the two was read last would depend on the directory's order.
     let number: u64 = file
         .strip_suffix(".yaml")
+        .filter(|n| n.bytes().all(|b| b.is_ascii_digit()) && !(n.len() > 1 && n.starts_with('0')))
         .and_then(|n| n.parse().ok())
         .ok_or_else(|| invalid("the file name must be the issue number, e.g. 12.yaml".into()))?;
     Ok(repo.issue(number))
@@ -466,6 +469,30 @@ mod tests {
         std::fs::create_dir(tmp.path().join(".git")).unwrap();
         let layout = Layout::new(tmp.path());
         (tmp, layout)
+    }
+
+    #[test]
+    fn a_second_file_for_an_issue_is_refused_not_read_in_directory_order() {
+        let (_tmp, layout) = state();
+        let dir = layout.root().join("snapshot/issues");
+        let file = walkdir::WalkDir::new(&dir)
+            .into_iter()
+            .filter_map(Result::ok)
+            .find(|e| e.file_name().to_string_lossy().ends_with(".yaml"))
+            .unwrap()
+            .into_path();
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        for copy in [format!("0{name}"), format!("+{name}")] {
+            let to = file.with_file_name(&copy);
+            std::fs::copy(&file, &to).unwrap();
+            let err = Snapshot::load(&layout).unwrap_err().to_string();
+            assert!(
+                err.contains(&copy) && err.contains("the file name must be the issue number"),
+                "{err}"
+            );
+            std::fs::remove_file(&to).unwrap();
+        }
+        assert!(Snapshot::load(&layout).is_ok());
     }
 
     fn age(path: &Path) {

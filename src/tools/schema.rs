@@ -102,7 +102,7 @@ pub enum ProposedDep {
     /// `owner/repo#N`, `#N`, or `new:K`.
     Ref(
         #[schemars(regex(
-            pattern = r"^(new:[1-9][0-9]*|([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)?#?[0-9]+)$"
+            pattern = r"^(new:[1-9][0-9]*|([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+#|#)?[0-9]+)$"
         ))]
         String,
     ),
@@ -180,8 +180,8 @@ pub(crate) struct RecordAnswer {
 
 const QUERY_DESCRIPTION: &str = "Read the project. view selects the payload: focus (now/next/later with rationales), issue (needs filters.issueId), milestone (needs filters.milestoneId: due, hard, stats, cone p10/p50/p80, issues), board (five lifecycle columns), runway (milestone bands p50/p80 and slack, capacity), calibration, directives (pending consequence, recent ledger entries), standup (drift, per-person plan, stale blockers), search (needs filters.query). Filters: issueId (a number, or owner/repo#N when several repositories are configured), milestoneId, state, assignee, label, query, limit (default 20, max 100). Forecasts are ranges, never single dates; every number comes from the engine.";
 const CAPTURE_DESCRIPTION: &str = "Turn a braindump into a proposed issue set on the big model: answers needsMoreInfo (follow-up questions: ask the person, call again with answers) or a proposal {issues: [{title, body, estimate, priority?, deps?, milestone?, repo?}], consequence} whose consequence the engine computed. Never files anything: file the reviewed proposal with apply_changes create_issue ops (source: capture_work; a deps entry new:K is dependsOnNew: [K]).";
-const APPLY_DESCRIPTION: &str = "Propose changes to Gitea as one op file under ops/pending/ for review: create_issue, set_estimate, set_priority, set_milestone, set_deadline_hard, add_dep, and the destructive remove_dep, close_issue, remove_label (these need approved: true). Returns {applied, consequence, rejected?}: each rejected op with its reason.";
-const RECORD_DESCRIPTION: &str = "Record a PM directive (reprioritize, reestimate, set-deadline, scope, capacity, note) in the ledger pm-state.md with the PM's verbatim quote; returns the consequence diff (before/after per milestone and moved issue, cut to the biggest moves) and a one-line summary. Or give only {say: the PM's words}: the big model drafts the directive, CommiTea checks it and answers the draft with its consequence, recording nothing; call again with the draft to record it. Does not change Gitea.";
+const APPLY_DESCRIPTION: &str = "Propose changes to Gitea as one op file under ops/pending/ for review: create_issue, set_estimate, set_priority, set_milestone, set_deadline_hard, add_dep, and the destructive remove_dep, close_issue, remove_label (these need approved: true). An op that changes nothing (Gitea has it already, an earlier op of the call changes the same thing, a pending op file proposes it) is rejected. Returns {applied, consequence, rejected?}: each rejected op with its reason. The op file is a proposal: Gitea, runs and the site see it only once its pull request is merged (proposed says where it went; without it, `commitea propose` opens the pull request).";
+const RECORD_DESCRIPTION: &str = "Record a PM directive (reprioritize, reestimate, set-deadline, scope, capacity, note) in the ledger pm-state.md with the PM's verbatim quote; returns the consequence diff (before/after per milestone and moved issue, cut to the biggest moves) and a one-line summary. Or give only {say: the PM's words}: the big model drafts the directive, CommiTea checks it and answers the draft with its consequence, recording nothing; call again with the draft to record it. Does not change Gitea. The ledger entry is a proposal in the checkout: runs and the site count it only once it is merged (proposed says where it went; without it, `commitea propose` opens the pull request), while query_project reads the checkout and shows it at once.";
 
 /// The JSON Schema (draft 2020-12) of `T`, as the tools and the models' drafts are checked against.
 pub(crate) fn schema_of<T: JsonSchema>() -> Value {
@@ -418,17 +418,89 @@ fn describe(e: &jsonschema::ValidationError<'_>, schema: Option<&Value>) -> (Str
             "{} is not an issue: write owner/repo#N, #N or N (or new:K for the K-th new issue)",
             shown(instance)
         ),
-        K::Pattern { pattern } if pattern.ends_with("#?[0-9]+$") => format!(
+        K::Pattern { pattern } if pattern.ends_with("#|#)?[0-9]+$") => format!(
             "{} is not an issue: write owner/repo#N, #N or N",
             shown(instance)
         ),
         K::Pattern { pattern } => format!("{} does not match {pattern}", shown(instance)),
         K::OneOfNotValid { context } | K::AnyOf { context } => {
+            if let Some(missing) = required_alternatives(e, schema, instance) {
+                return missing;
+            }
             return one_of(&path, instance, context);
         }
+        K::OneOfMultipleValid { .. } => match alternatives(e, schema) {
+            // Two ways to give the same thing (record_directive's kind and quote, or say): one only.
+            Some(alts) => format!(
+                "give {}, not both",
+                alts.iter()
+                    .map(|a| crate::prose::and_list(a))
+                    .collect::<Vec<_>>()
+                    .join(", or ")
+            ),
+            None => "fits more than one of the allowed shapes: give one".to_owned(),
+        },
         _ => crate::limits::excerpt(&e.to_string()),
     };
     (path, message)
+}
+
+/// The fields each alternative of a `oneOf` of `required` lists asks for (`[[kind, quote], [say]]`), when
+/// that is what the failed keyword is.
+fn alternatives(
+    e: &jsonschema::ValidationError<'_>,
+    schema: Option<&Value>,
+) -> Option<Vec<Vec<String>>> {
+    let alts = schema?.pointer(&e.schema_path().to_string())?.as_array()?;
+    alts.iter()
+        .map(|a| {
+            let req = a.get("required")?.as_array()?;
+            (a.as_object()?.len() == 1).then(|| {
+                req.iter()
+                    .filter_map(|r| r.as_str().map(str::to_owned))
+                    .collect()
+            })
+        })
+        .collect()
+}
+
+/// For an object that fits none of a `oneOf` of `required` lists: the field missing from the alternative
+/// it has the most of, named by its pointer (`/quote`: missing the field quote (or give say instead)).
+fn required_alternatives(
+    e: &jsonschema::ValidationError<'_>,
+    schema: Option<&Value>,
+    instance: &Value,
+) -> Option<(String, String)> {
+    let obj = instance.as_object()?;
+    let alts = alternatives(e, schema)?;
+    let (best, _) = alts.iter().enumerate().max_by_key(|(i, a)| {
+        (
+            a.iter().filter(|f| obj.contains_key(*f)).count(),
+            usize::MAX - i,
+        )
+    })?;
+    let missing = alts[best].iter().find(|f| !obj.contains_key(*f))?;
+    let others: Vec<String> = alts
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != best)
+        .map(|(_, a)| crate::prose::and_list(a))
+        .collect();
+    let base = match e.instance_path().to_string() {
+        p if p.is_empty() => String::new(),
+        p => p,
+    };
+    Some((
+        format!("{base}/{missing}"),
+        if others.is_empty() {
+            format!("missing the field {missing}")
+        } else {
+            format!(
+                "missing the field {missing} (or give {} instead)",
+                others.join(", or ")
+            )
+        },
+    ))
 }
 
 /// Why a value fits none of a `oneOf`/`anyOf`'s alternatives. For an op (an object with `op`), the
@@ -547,7 +619,7 @@ pub fn read<T: DeserializeOwned>(input: &Value) -> Result<T, ToolError> {
             format!("/{}", path.replace('.', "/"))
         };
         // serde quotes the value it refuses: keep that to an excerpt.
-        let message = e.into_inner().to_string();
+        let message = crate::prose::serde_message(&e.into_inner().to_string());
         let message = if message.chars().count() > 200 {
             format!("{}…", message.chars().take(200).collect::<String>())
         } else {

@@ -399,7 +399,7 @@ fn each_malformed_entry_is_one_problem_on_its_line_and_kept_as_prose() {
         (
             "## D-0020 · scope · 2026-11-20T10:00:00Z\n\n> Out.\n\n- target: milestone 2\n- params: {\"in\": false, \"why\": 1}\n".into(),
             5,
-            "unknown field `why`",
+            "unknown field \"why\"",
         ),
         (
             "## D-0020 · capacity · 2026-11-20T10:00:00Z\n\n> Off.\n\n- target: member ann\n- params: {\"from\": \"2026-12-10\", \"to\": \"2026-12-01\", \"hours_per_week\": 0}\n".into(),
@@ -409,7 +409,7 @@ fn each_malformed_entry_is_one_problem_on_its_line_and_kept_as_prose() {
         (
             "## D-0020 · capacity · 2026-11-20T10:00:00Z\n\n> All of it.\n\n- target: member ann\n- params: {\"from\": \"2026-12-10\", \"hours_per_week\": 1e308}\n".into(),
             5,
-            "is not a number of hours from 0 to 168",
+            "is not 0 (away) or a number of hours from 0.1 to 168",
         ),
         (
             "## D-0020 · note · 2026-11-20T10:00:00Z\n\n> Hm.\n\n- params: {\"priority\": 1}\n".into(),

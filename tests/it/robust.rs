@@ -136,6 +136,56 @@ fn a_site_output_over_the_state_is_refused_before_anything_is_touched() {
     }
 }
 
+/// A ledger an editor saved with bytes that are not UTF-8 still applies every directive, the bad bytes
+/// read as `�` with a warning naming their line; recording refuses to write it back (that would replace
+/// those bytes for good) and says which line to fix.
+#[test]
+fn a_ledger_with_bytes_that_are_not_utf8_still_applies_and_is_never_written_back() {
+    let state = state_from_fixture("small");
+    let ledger = state.path().join("pm-state.md");
+    let mut text = std::fs::read(&ledger).unwrap();
+    text.extend_from_slice(
+        b"\n## D-0001 \xc2\xb7 note \xc2\xb7 2026-11-30T10:00:00Z\n\n> caf\xe9 \xff\n\n          ## D-0002 \xc2\xb7 reprioritize \xc2\xb7 2026-11-30T11:00:00Z\n\n> Now.\n\n          - target: issue acme/api#3\n- params: {\"priority\": 0}\n- status: active\n",
+    );
+    std::fs::write(&ledger, &text).unwrap();
+    let line = 1 + text[..text.iter().position(|&b| b == 0xe9).unwrap()]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count();
+    let out = commitea(state.path(), &["plan", "--json"], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("pm-state.md line {line} is not UTF-8 text")),
+        "{stderr}"
+    );
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p0 = plan["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["issue"] == "acme/api#3")
+        .map(|i| i["effective_priority"].clone());
+    assert_eq!(p0, Some(Value::from(0)), "D-0002 applies: {plan}");
+
+    let out = commitea(
+        state.path(),
+        &["directive", "--kind", "note", "--quote", "Hi."],
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("line {line} is not UTF-8 text")),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&ledger).unwrap(),
+        text,
+        "the ledger is as it was"
+    );
+}
+
 /// A state repo written by a newer CommiTea (a teammate's newer build, while CI is pinned to a release) is
 /// refused by every command, with what to do, before anything is read into the older form or written.
 #[test]
