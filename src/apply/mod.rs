@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use crate::config::Config;
 use crate::domain::{IssueKey, IssueRef, Label, OpenState, RepoName};
 use crate::gitea::client::{Client, ClientError};
-use crate::ops::{Checker, Op, OpFile};
+use crate::ops::{Checker, Op, OpFile, label_scope};
 use crate::state::Snapshot;
 
 /// What became of one op.
@@ -673,11 +673,6 @@ fn label_colour(name: &str) -> &'static str {
     }
 }
 
-/// The scope of a namespaced label: `est` of `est/2d`, `p` of `p/1`.
-fn scope(label: &str) -> Option<&str> {
-    label.split_once('/').map(|(s, _)| s)
-}
-
 /// Carries ops out, one at a time, keeping its own view of what Gitea now holds.
 struct Writer<'a> {
     client: &'a Client,
@@ -813,7 +808,7 @@ impl<'a> Writer<'a> {
         let body = json!({
             "name": name,
             "color": label_colour(name),
-            "exclusive": scope(name).is_some(),
+            "exclusive": label_scope(name).is_some(),
             "description": "Set by CommiTea",
         });
         let created =
@@ -844,16 +839,13 @@ impl<'a> Writer<'a> {
         issue: &crate::domain::Issue,
         name: &str,
     ) -> OpResult {
-        let scope_of = scope(name);
+        let scope_of = label_scope(name);
         let others: Vec<String> = issue
             .labels
             .iter()
-            .filter(|l| *l != name && scope(l) == scope_of)
+            .filter(|l| *l != name && label_scope(l) == scope_of)
             .cloned()
             .collect();
-        if issue.labels.iter().any(|l| l == name) && others.is_empty() {
-            return Ok(Outcome::AlreadySo);
-        }
         if !issue.labels.iter().any(|l| l == name) {
             let path = format!("repos/{}/issues/{}/labels", key.repo, key.number);
             // Gitea drops a label id it does not know and answers 200 all the same: a label deleted
@@ -897,7 +889,7 @@ impl<'a> Writer<'a> {
             }
         }
         self.update(key, |i| {
-            i.labels.retain(|l| scope(l) != scope_of);
+            i.labels.retain(|l| label_scope(l) != scope_of);
             i.labels.push(name.to_owned());
             i.labels.sort();
         });
@@ -939,6 +931,10 @@ impl<'a> Writer<'a> {
 
     /// Carries out one op the checker passed, or records that Gitea already has it.
     fn apply(&mut self, op: &Op, committed_at: DateTime<Utc>) -> OpResult {
+        // Gitea answers 500 to a dependency added twice or removed when absent: never ask what it has.
+        if op.already_so(&self.snapshot) {
+            return Ok(Outcome::AlreadySo);
+        }
         match op {
             Op::SetEstimate { issue, estimate } => {
                 let (key, i) = match self.issue(issue) {
@@ -955,13 +951,10 @@ impl<'a> Writer<'a> {
                 self.set_scoped_label(&key, &i, priority)
             }
             Op::RemoveLabel { issue, label } => {
-                let (key, i) = match self.issue(issue) {
+                let (key, _) = match self.issue(issue) {
                     Ok(x) => x,
                     Err(o) => return Ok(o),
                 };
-                if !i.labels.contains(label) {
-                    return Ok(Outcome::AlreadySo);
-                }
                 let Some(id) = self.label_id(&key.repo, label) else {
                     return Ok(Outcome::Skipped {
                         reason: format!("{} has no label \"{label}\"", key.repo),
@@ -975,13 +968,10 @@ impl<'a> Writer<'a> {
                 Ok(Outcome::Applied)
             }
             Op::SetMilestone { issue, milestone } => {
-                let (key, i) = match self.issue(issue) {
+                let (key, _) = match self.issue(issue) {
                     Ok(x) => x,
                     Err(o) => return Ok(o),
                 };
-                if i.milestone == *milestone {
-                    return Ok(Outcome::AlreadySo);
-                }
                 let path = format!("repos/{}/issues/{}", key.repo, key.number);
                 // Gitea reads `milestone: 0` as "none".
                 let body = json!({ "milestone": milestone.unwrap_or(0) });
@@ -992,11 +982,7 @@ impl<'a> Writer<'a> {
                 Ok(Outcome::Applied)
             }
             Op::SetMilestoneDue { milestone, due } => {
-                let Some((repo, m)) = self
-                    .snapshot
-                    .milestone(*milestone)
-                    .map(|(r, m)| (r.clone(), m.clone()))
-                else {
+                let Some(repo) = self.snapshot.milestone(*milestone).map(|(r, _)| r.clone()) else {
                     return Ok(Outcome::Skipped {
                         reason: format!("milestone {milestone} is not on the server any more"),
                     });
@@ -1006,9 +992,6 @@ impl<'a> Writer<'a> {
                         reason: format!("\"{}\" is not a date", crate::limits::excerpt(due)),
                     });
                 };
-                if m.due_on.map(|d| d.date_naive()) == Some(date) {
-                    return Ok(Outcome::AlreadySo);
-                }
                 let path = format!("repos/{repo}/milestones/{milestone}");
                 // Gitea keeps the moment sent and shows its day in the server's zone, which nothing tells
                 // before it answers: noon UTC is that day from UTC−12 to UTC+11; the answer, in the server's
@@ -1046,9 +1029,6 @@ impl<'a> Writer<'a> {
                         reason: format!("milestone {milestone} is not on the server any more"),
                     });
                 };
-                if m.is_hard() == *hard {
-                    return Ok(Outcome::AlreadySo);
-                }
                 let description = crate::ops::set_hard_marker(&m.description, *hard);
                 // Only the description: Gitea keeps a due date an edit leaves out (`EditMilestone` sets it
                 // only when given), and sending the snapshot's back would undo one changed since the sync.
@@ -1077,11 +1057,6 @@ impl<'a> Writer<'a> {
                         IssueRef::Number(_) => return Ok(Outcome::AlreadySo),
                     },
                 };
-                let has = i.depends_on.contains(&dep);
-                if has == add {
-                    // Gitea answers 500 to a dependency added twice or removed when absent: never ask.
-                    return Ok(Outcome::AlreadySo);
-                }
                 let path = format!("repos/{}/issues/{}/dependencies", key.repo, key.number);
                 let body =
                     json!({ "index": dep.number, "owner": dep.repo.owner, "repo": dep.repo.name });
@@ -1100,13 +1075,10 @@ impl<'a> Writer<'a> {
                 Ok(Outcome::Applied)
             }
             Op::CloseIssue { issue } => {
-                let (key, i) = match self.issue(issue) {
+                let (key, _) = match self.issue(issue) {
                     Ok(x) => x,
                     Err(o) => return Ok(o),
                 };
-                if i.state == OpenState::Closed {
-                    return Ok(Outcome::AlreadySo);
-                }
                 let path = format!("repos/{}/issues/{}", key.repo, key.number);
                 if let Err(o) =
                     self.send(Method::PATCH, &path, &json!({ "state": "closed" }), true)?

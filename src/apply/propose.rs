@@ -233,7 +233,7 @@ pub fn local_proposals(
             },
         );
     }
-    let disk_ledger = crate::ledger::read(&layout.ledger())?.unwrap_or_default();
+    let disk_ledger = crate::ledger::read_exact(&layout.ledger())?.unwrap_or_default();
     let base_ledger = on_base(crate::state::LEDGER_FILE)?
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
@@ -433,7 +433,7 @@ fn warn_strays(
     layout: &Layout,
     base_ledger: &str,
 ) -> Result<Vec<crate::ledger::parse::Stray>, ProposeError> {
-    let disk = crate::ledger::read(&layout.ledger())?.unwrap_or_default();
+    let disk = crate::ledger::read_exact(&layout.ledger())?.unwrap_or_default();
     let strays = crate::ledger::parse::strays(&disk, base_ledger);
     let file = crate::state::LEDGER_FILE;
     for s in &strays {
@@ -621,7 +621,33 @@ fn check_state_repo(cx: &Context<'_>) -> Result<(), ProposeError> {
              nothing was pushed",
             cx.state_repo
         ))),
-        Err(e) => Err(e.into()),
+        // Proposing writes: the token needs more than a sync's read access, and a run's advice (`run
+        // --offline`) does not apply here.
+        Err(ClientError::Unauthorized {
+            server, token_sent, ..
+        }) => Err(ProposeError::Setup(format!(
+            "{server} answered 401 Unauthorized ({}): set {} to an access token of this server that can \
+             write to {} (the write:repository scope); nothing was pushed",
+            if token_sent {
+                "it refused the token: expired, revoked, or another server's?"
+            } else {
+                "no token is set"
+            },
+            crate::gitea::client::token_vars_said(),
+            cx.state_repo
+        ))),
+        Err(ClientError::Forbidden { server, .. }) => Err(ProposeError::Setup(format!(
+            "{server} answered 403 Forbidden: the token's user may not write to {}; give it write access \
+             there (and a token with the write:repository scope); nothing was pushed",
+            cx.state_repo
+        ))),
+        Err(ClientError::GaveUp { last: why, .. } | ClientError::ServerDown { first: why, .. }) => {
+            Err(ProposeError::Setup(format!(
+                "the server did not answer ({why}): check that it is up and reachable, then run `commitea \
+                 propose` again; nothing was pushed"
+            )))
+        }
+        Err(e) => Err(ProposeError::Setup(format!("{e}; nothing was pushed"))),
     }
 }
 
@@ -1004,7 +1030,11 @@ pub fn body(p: &Proposal, c: &Consequence) -> String {
         b.push('\n');
     }
     if !c.issues.is_empty() {
-        b.push_str(&format!("**Issues that move** ({}):\n\n", c.issues.len()));
+        // The title counts them apart (moved, new, closed); the list holds them all.
+        b.push_str(&format!(
+            "**Issues that move, join or leave the plan** ({}):\n\n",
+            c.issues.len()
+        ));
         for i in c.issues.iter().take(BODY_ISSUES) {
             let line = match (&i.before, &i.after) {
                 (Some(b), Some(a)) => format!(
@@ -1015,7 +1045,8 @@ pub fn body(p: &Proposal, c: &Consequence) -> String {
                     md_text(&i.why)
                 ),
                 (None, Some(a)) => format!("new, p80 {}", a.p80),
-                (Some(b), None) => format!("gone (its p80 was {})", b.p80),
+                // Closed, or gone from the plan: the reason says which.
+                (Some(b), None) => format!("{} (its p80 was {})", md_text(&i.why), b.p80),
                 (None, None) => md_text(&i.why),
             };
             b.push_str(&format!("- {} {}: {line}\n", i.issue, md_text(&i.title)));

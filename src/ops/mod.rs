@@ -97,6 +97,7 @@ pub enum Op {
     /// Set a milestone's due date (the due-date half of a `set-deadline` directive).
     SetMilestoneDue {
         /// Gitea's milestone id.
+        #[schemars(range(min = 1))]
         milestone: u64,
         /// `YYYY-MM-DD`.
         #[schemars(regex(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"))]
@@ -105,6 +106,7 @@ pub enum Op {
     /// Mark a milestone's deadline hard, or not (`deadline/hard` in its description).
     SetDeadlineHard {
         /// Gitea's milestone id.
+        #[schemars(range(min = 1))]
         milestone: u64,
         /// Hard or not.
         hard: bool,
@@ -311,6 +313,83 @@ impl Op {
             ids.push(m);
         }
         ids
+    }
+
+    /// Whether `snapshot` already holds what the op (its issues named in full) would write: Gitea has it,
+    /// so carrying it out changes nothing. A new issue is never already so here (the apply stage finds
+    /// one it filed before by other means); an issue or milestone `snapshot` lacks is not either.
+    pub fn already_so(&self, snapshot: &crate::state::Snapshot) -> bool {
+        let issue = |r: &IssueRef| r.key().and_then(|k| snapshot.issues.get(&k));
+        match self {
+            Self::SetEstimate {
+                issue: r,
+                estimate: label,
+            }
+            | Self::SetPriority {
+                issue: r,
+                priority: label,
+            } => issue(r).is_some_and(|i| {
+                // Exactly this label of its scope: another one beside it is still to take away.
+                let scope = label_scope(label);
+                i.labels.iter().any(|l| l == label)
+                    && i.labels
+                        .iter()
+                        .all(|l| l == label || label_scope(l) != scope)
+            }),
+            Self::SetMilestone {
+                issue: r,
+                milestone,
+            } => issue(r).is_some_and(|i| i.milestone == *milestone),
+            Self::SetMilestoneDue { milestone, due } => {
+                let day = chrono::NaiveDate::parse_from_str(due, "%Y-%m-%d").ok();
+                snapshot
+                    .milestone(*milestone)
+                    .is_some_and(|(_, m)| day.is_some() && m.due_on.map(|d| d.date_naive()) == day)
+            }
+            Self::SetDeadlineHard { milestone, hard } => snapshot
+                .milestone(*milestone)
+                .is_some_and(|(_, m)| m.is_hard() == *hard),
+            Self::AddDep {
+                issue: r,
+                depends_on,
+            } => issue(r)
+                .zip(depends_on.key())
+                .is_some_and(|(i, d)| i.depends_on.contains(&d)),
+            Self::RemoveDep {
+                issue: r,
+                depends_on,
+            } => issue(r)
+                .zip(depends_on.key())
+                .is_some_and(|(i, d)| !i.depends_on.contains(&d)),
+            Self::CloseIssue { issue: r } => issue(r).is_some_and(Issue::is_closed),
+            Self::RemoveLabel { issue: r, label } => {
+                issue(r).is_some_and(|i| !i.labels.contains(label))
+            }
+            Self::CreateIssue { .. } => false,
+        }
+    }
+
+    /// What on Gitea the op sets (an issue's estimate, a milestone's due date, one dependency, …), for
+    /// telling two ops that change the same thing; `None` for a new issue.
+    fn field(&self) -> Option<(&'static str, String)> {
+        let key = |r: &IssueRef| r.to_string();
+        Some(match self {
+            Self::SetEstimate { issue, .. } => ("estimate", key(issue)),
+            Self::SetPriority { issue, .. } => ("priority", key(issue)),
+            Self::SetMilestone { issue, .. } => ("milestone", key(issue)),
+            Self::SetMilestoneDue { milestone, .. } => {
+                ("due date", format!("milestone {milestone}"))
+            }
+            Self::SetDeadlineHard { milestone, .. } => {
+                ("hard deadline", format!("milestone {milestone}"))
+            }
+            Self::AddDep { issue, depends_on } | Self::RemoveDep { issue, depends_on } => {
+                ("dependency", format!("{issue} on {depends_on}"))
+            }
+            Self::CloseIssue { issue } => ("state", key(issue)),
+            Self::RemoveLabel { issue, label } => ("label", format!("{label} of {issue}")),
+            Self::CreateIssue { .. } => return None,
+        })
     }
 
     /// Whether the op takes something away (and so needs `approved: true`).
@@ -632,6 +711,11 @@ pub(crate) struct Checker<'a> {
     /// Checking for the apply stage: an op with nothing left to do passes (the writer records it as
     /// already so) instead of being refused, and a missing issue is one the server no longer has.
     at_apply: bool,
+    /// What the ops [`check_change`](Checker::check_change) accepted so far set, with the op's place in
+    /// the call (1 is the first).
+    fields: BTreeMap<(&'static str, String), usize>,
+    /// How many ops `check_change` has seen.
+    seen: usize,
 }
 
 /// An op after checking: issues resolved to full keys.
@@ -661,6 +745,8 @@ impl<'a> Checker<'a> {
             closed: BTreeSet::new(),
             created: Vec::new(),
             at_apply: false,
+            fields: BTreeMap::new(),
+            seen: 0,
         }
     }
 
@@ -808,6 +894,69 @@ impl<'a> Checker<'a> {
             self.created.push(position);
         }
         result
+    }
+
+    /// Checks an op a caller asks for (`apply_changes`, a filed capture): as [`check`](Self::check), and
+    /// refuses one that would change nothing — Gitea already has it, an earlier op of the call changes
+    /// the same thing, or an op file waiting for review (`pending`) already proposes it, as a retried
+    /// call would. A directive's ops go through `check` alone: a PM may record a decision Gitea already
+    /// carries out.
+    pub fn check_change(
+        &mut self,
+        op: &Op,
+        approved: bool,
+        pending: &[OpFile],
+    ) -> Result<Checked, String> {
+        self.seen += 1;
+        if let Op::CreateIssue { title, repo, .. } = op {
+            let repo = match (repo, self.repos.as_slice()) {
+                (Some(r), _) => r.trim().parse::<RepoName>().ok(),
+                (None, [one]) => Some(one.clone()),
+                (None, _) => None,
+            };
+            let same = |o: &Op| {
+                matches!(o, Op::CreateIssue { title: t, repo: r, .. }
+                    if t.trim() == title.trim()
+                        && r.as_deref().and_then(|r| r.parse::<RepoName>().ok()) == repo)
+            };
+            if let Some(f) = pending.iter().find(|f| f.ops.iter().any(same)) {
+                self.refused_before(op);
+                return Err(format!(
+                    "{} ({PENDING_PATH}/{}.yaml) already proposes a new issue titled \"{}\" there: merge or \
+                     close its pull request first, or give this one another title",
+                    f.id,
+                    f.id,
+                    crate::limits::excerpt(title.trim())
+                ));
+            }
+        }
+        let checked = self.check(op, approved)?;
+        let field = checked.op.field();
+        if let Some(n) = field.as_ref().and_then(|f| self.fields.get(f)) {
+            let (what, of) = field.as_ref().map_or(("", ""), |(w, o)| (*w, o.as_str()));
+            return Err(format!(
+                "op {n} of this call already changes the {what} of {of}: one change to it per call"
+            ));
+        }
+        if checked.op.already_so(self.snapshot) {
+            return Err(format!(
+                "nothing to change: Gitea already has it ({})",
+                checked.op.describe()
+            ));
+        }
+        if let Some(f) = pending.iter().find(|f| f.ops.contains(&checked.op)) {
+            return Err(format!(
+                "{} ({PENDING_PATH}/{}.yaml) already proposes this ({}): merge or close its pull request \
+                 first",
+                f.id,
+                f.id,
+                checked.op.describe()
+            ));
+        }
+        if let Some(f) = field {
+            self.fields.insert(f, self.seen);
+        }
+        Ok(checked)
     }
 
     /// The `create_issue` ops of this call that `positions` name (1 is the first), as their positions
@@ -1064,6 +1213,11 @@ impl<'a> Checker<'a> {
     }
 }
 
+/// A scoped label's scope (`est` of `est/1d`): Gitea keeps one label of an exclusive scope on an issue.
+pub(crate) fn label_scope(label: &str) -> Option<&str> {
+    label.split_once('/').map(|(s, _)| s)
+}
+
 /// Whether a label is in one of CommiTea's namespaces (see [`crate::domain::in_own_namespace`]).
 pub(crate) fn own_namespace(label: &str) -> bool {
     crate::domain::in_own_namespace(label)
@@ -1083,7 +1237,10 @@ fn full_key(r: &IssueRef) -> Option<IssueKey> {
 }
 
 /// The snapshot as it would be with the checked ops carried out (new issues get the next free number of
-/// their repository), for the consequence.
+/// their repository), for the consequence. Each change leaves the timeline event Gitea writes for it (a
+/// label added or removed, a milestone changed, a dependency on both issues, a close) at `at`, as the
+/// sync reads them back after the apply: an issue's lifecycle column is rebuilt from its events, so a
+/// label taken away without its event would still hold it in the history the forecast reads.
 pub(crate) fn simulate(snapshot: &Snapshot, ops: &[Checked], at: DateTime<Utc>) -> Snapshot {
     let mut s = snapshot.clone();
     let mut next: HashMap<RepoName, u64> = HashMap::new();
@@ -1091,11 +1248,6 @@ pub(crate) fn simulate(snapshot: &Snapshot, ops: &[Checked], at: DateTime<Utc>) 
         let n = next.entry(k.repo.clone()).or_insert(0);
         *n = (*n).max(k.number);
     }
-    let set_label = |labels: &mut Vec<String>, prefix: &str, new: &str| {
-        labels.retain(|l| !l.starts_with(prefix));
-        labels.push(new.to_owned());
-        labels.sort();
-    };
     // The keys of the new issues, in the order of the ops, for `dependsOnNew`.
     let mut created: Vec<Option<IssueKey>> = Vec::new();
     for c in ops {
@@ -1119,9 +1271,15 @@ pub(crate) fn simulate(snapshot: &Snapshot, ops: &[Checked], at: DateTime<Utc>) 
                     repo: repo.clone(),
                     number: *n,
                 };
-                let mut labels = labels.clone();
-                labels.sort();
-                let issue = Issue {
+                let depends_on: Vec<IssueKey> = deps
+                    .iter()
+                    .filter_map(full_key)
+                    .chain(depends_on_new.iter().filter_map(|k| {
+                        let i = usize::try_from(*k).ok()?.checked_sub(1)?;
+                        created.get(i).cloned().flatten()
+                    }))
+                    .collect();
+                let mut issue = Issue {
                     number: *n,
                     title: title.clone(),
                     state: OpenState::Open,
@@ -1130,17 +1288,10 @@ pub(crate) fn simulate(snapshot: &Snapshot, ops: &[Checked], at: DateTime<Utc>) 
                     updated_at: at,
                     closed_at: None,
                     assignees: Vec::new(),
-                    labels,
-                    milestone: *milestone,
+                    labels: Vec::new(),
+                    milestone: None,
                     time_estimate: 0,
-                    depends_on: deps
-                        .iter()
-                        .filter_map(full_key)
-                        .chain(depends_on_new.iter().filter_map(|k| {
-                            let i = usize::try_from(*k).ok()?.checked_sub(1)?;
-                            created.get(i).cloned().flatten()
-                        }))
-                        .collect(),
+                    depends_on: Vec::new(),
                     body: body.clone(),
                     comments: Vec::new(),
                     timeline: Vec::new(),
@@ -1149,22 +1300,41 @@ pub(crate) fn simulate(snapshot: &Snapshot, ops: &[Checked], at: DateTime<Utc>) 
                     hidden_blockers: 0,
                     pull_requests: Vec::new(),
                 };
+                let mut new_labels = labels.clone();
+                new_labels.sort();
+                set_labels(&mut issue, new_labels, at);
+                set_milestone(&mut issue, *milestone, at);
                 created.push(Some(key.clone()));
-                s.issues.insert(key, issue);
-            }
-            Op::SetEstimate { issue, estimate } => {
-                if let Some(i) = full_key(issue).and_then(|k| s.issues.get_mut(&k)) {
-                    set_label(&mut i.labels, Estimate::LABEL_PREFIX, estimate);
+                s.issues.insert(key.clone(), issue);
+                for d in depends_on {
+                    set_dependency(&mut s, &key, &d, true, at);
                 }
             }
-            Op::SetPriority { issue, priority } => {
-                if let Some(i) = full_key(issue).and_then(|k| s.issues.get_mut(&k)) {
-                    set_label(&mut i.labels, Priority::LABEL_PREFIX, priority);
+            Op::SetEstimate {
+                issue,
+                estimate: label,
+            }
+            | Op::SetPriority {
+                issue,
+                priority: label,
+            } => {
+                if let Some(i) = issue_of(&mut s, issue) {
+                    // The label, and no other of its scope (Gitea's exclusive scoped labels).
+                    let scope = label_scope(label);
+                    let mut new: Vec<String> = i
+                        .labels
+                        .iter()
+                        .filter(|l| label_scope(l) != scope)
+                        .cloned()
+                        .collect();
+                    new.push(label.clone());
+                    new.sort();
+                    set_labels(i, new, at);
                 }
             }
             Op::SetMilestone { issue, milestone } => {
-                if let Some(i) = full_key(issue).and_then(|k| s.issues.get_mut(&k)) {
-                    i.milestone = *milestone;
+                if let Some(i) = issue_of(&mut s, issue) {
+                    set_milestone(i, *milestone, at);
                 }
             }
             Op::SetMilestoneDue { milestone, due } => {
@@ -1185,45 +1355,113 @@ pub(crate) fn simulate(snapshot: &Snapshot, ops: &[Checked], at: DateTime<Utc>) 
                     }
                 }
             }
-            Op::AddDep { issue, depends_on } => {
-                if let (Some(i), Some(d)) = (
-                    full_key(issue).and_then(|k| s.issues.get_mut(&k)),
-                    full_key(depends_on),
-                ) && !i.depends_on.contains(&d)
-                {
-                    i.depends_on.push(d);
-                    i.depends_on.sort();
-                }
-            }
-            Op::RemoveDep { issue, depends_on } => {
-                if let (Some(i), Some(d)) = (
-                    full_key(issue).and_then(|k| s.issues.get_mut(&k)),
-                    full_key(depends_on),
-                ) {
-                    i.depends_on.retain(|x| *x != d);
+            Op::AddDep { issue, depends_on } | Op::RemoveDep { issue, depends_on } => {
+                if let (Some(a), Some(b)) = (full_key(issue), full_key(depends_on)) {
+                    set_dependency(&mut s, &a, &b, matches!(c.op, Op::AddDep { .. }), at);
                 }
             }
             Op::CloseIssue { issue } => {
-                if let Some(i) = full_key(issue).and_then(|k| s.issues.get_mut(&k)) {
+                if let Some(i) = issue_of(&mut s, issue)
+                    && !i.is_closed()
+                {
                     i.state = OpenState::Closed;
                     i.closed_at = Some(at);
-                    let id = i.timeline.iter().map(|e| e.id).max().unwrap_or(0) + 1;
-                    i.timeline.push(TimelineEvent::new(
-                        id,
-                        crate::domain::EventKind::Close,
+                    record(
+                        i,
+                        TimelineEvent::new(0, crate::domain::EventKind::Close, at, ""),
                         at,
-                        "commitea",
-                    ));
+                    );
                 }
             }
             Op::RemoveLabel { issue, label } => {
-                if let Some(i) = full_key(issue).and_then(|k| s.issues.get_mut(&k)) {
-                    i.labels.retain(|l| l != label);
+                if let Some(i) = issue_of(&mut s, issue) {
+                    let new = i.labels.iter().filter(|l| *l != label).cloned().collect();
+                    set_labels(i, new, at);
                 }
             }
         }
     }
     s
+}
+
+/// The issue `r` names in full, in `s`.
+fn issue_of<'s>(s: &'s mut Snapshot, r: &IssueRef) -> Option<&'s mut Issue> {
+    full_key(r).and_then(|k| s.issues.get_mut(&k))
+}
+
+/// Adds `event` to `issue`'s timeline as CommiTea's, with the next id, and marks the issue updated.
+fn record(issue: &mut Issue, mut event: TimelineEvent, at: DateTime<Utc>) {
+    event.id = issue.timeline.iter().map(|e| e.id).max().unwrap_or(0) + 1;
+    "commitea".clone_into(&mut event.user);
+    issue.timeline.push(event);
+    issue.updated_at = at;
+}
+
+/// Gives `issue` the labels `new` (sorted), with a `label` event for each one taken away, then each one
+/// added.
+fn set_labels(issue: &mut Issue, new: Vec<String>, at: DateTime<Utc>) {
+    let label_event = |label: &str, removed: bool| {
+        let mut e = TimelineEvent::new(0, crate::domain::EventKind::Label, at, "");
+        e.label = Some(label.to_owned());
+        e.removed = removed;
+        e
+    };
+    let gone: Vec<String> = issue
+        .labels
+        .iter()
+        .filter(|l| !new.contains(l))
+        .cloned()
+        .collect();
+    let added: Vec<String> = new
+        .iter()
+        .filter(|l| !issue.labels.contains(l))
+        .cloned()
+        .collect();
+    for l in &gone {
+        record(issue, label_event(l, true), at);
+    }
+    for l in &added {
+        record(issue, label_event(l, false), at);
+    }
+    issue.labels = new;
+}
+
+/// Puts `issue` in `milestone` (none: out of its milestone), with the `milestone` event, if that changes it.
+fn set_milestone(issue: &mut Issue, milestone: Option<u64>, at: DateTime<Utc>) {
+    if issue.milestone == milestone {
+        return;
+    }
+    let mut e = TimelineEvent::new(0, crate::domain::EventKind::Milestone, at, "");
+    e.milestone = milestone;
+    e.old_milestone = issue.milestone;
+    issue.milestone = milestone;
+    record(issue, e, at);
+}
+
+/// Makes `a` depend on `b` (or not), with the event Gitea writes on each of the two issues.
+fn set_dependency(s: &mut Snapshot, a: &IssueKey, b: &IssueKey, add: bool, at: DateTime<Utc>) {
+    let Some(i) = s.issues.get_mut(a) else { return };
+    if i.depends_on.contains(b) == add {
+        return;
+    }
+    if add {
+        i.depends_on.push(b.clone());
+        i.depends_on.sort();
+    } else {
+        i.depends_on.retain(|x| x != b);
+    }
+    let kind = if add {
+        crate::domain::EventKind::AddDependency
+    } else {
+        crate::domain::EventKind::RemoveDependency
+    };
+    for (on, other) in [(a, b), (b, a)] {
+        if let Some(i) = s.issues.get_mut(on) {
+            let mut e = TimelineEvent::new(0, kind.clone(), at, "");
+            e.dependency = Some(other.clone());
+            record(i, e, at);
+        }
+    }
 }
 
 /// A milestone description with the `deadline/hard` marker added (on its own last line) or removed.

@@ -133,10 +133,11 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
     let snapshot = Snapshot::load(&layout).map_err(state)?;
     let repos = super::repositories(&config, &snapshot);
     let mut checker = Checker::new(&config, &snapshot, repos);
+    let pending = ops::pending(&layout).map_err(state)?;
     let mut accepted = Vec::new();
     let mut rejected = Vec::new();
     for op in &input.ops {
-        match checker.check(op, input.approved) {
+        match checker.check_change(op, input.approved, &pending) {
             Ok(c) => accepted.push(c),
             Err(reason) => rejected.push(Rejected {
                 op: serde_json::to_value(op).unwrap_or(serde_json::Value::Null),

@@ -188,6 +188,13 @@ impl Setup {
         v["directiveId"].as_str().unwrap().to_owned()
     }
 
+    /// An estimate `key` does not have yet (`set_estimate` of the one it has changes nothing, and is
+    /// refused).
+    fn new_estimate(&self, key: &IssueKey) -> &'static str {
+        let has = |e: &str| self.snapshot.issues[key].labels.iter().any(|l| l == e);
+        if has("est/2d") { "est/3d" } else { "est/2d" }
+    }
+
     fn issue(&self, key: &IssueKey) -> commitea::domain::Issue {
         self.emu.with_dataset(|d| d.issue(key).unwrap().clone())
     }
@@ -985,8 +992,10 @@ fn a_new_proposal_never_takes_the_id_of_one_already_proposed() {
     // Op files too: an additive one goes straight to main, and the old clone's next one, numbered the
     // same, is proposed under the next free id instead of replacing it there.
     let apply = |dir: &Path, key: &IssueKey| -> String {
-        let input =
-            format!(r#"{{"ops":[{{"op":"set_estimate","issue":"{key}","estimate":"est/2d"}}]}}"#);
+        let input = format!(
+            r#"{{"ops":[{{"op":"set_estimate","issue":"{key}","estimate":"{}"}}]}}"#,
+            s.new_estimate(key)
+        );
         let v: Value =
             serde_json::from_str(&ok(&s.commitea(dir, &["tool", "apply_changes", &input])))
                 .unwrap();
@@ -2264,8 +2273,10 @@ fn propose_on_write_proposes_each_write_and_says_why_when_it_cannot() {
     git(&s.work, &["push", "-q", "origin", "HEAD:main"]);
     let keys = s.quiet_issues(2);
     let apply = |key: &IssueKey| -> Value {
-        let input =
-            format!(r#"{{"ops":[{{"op":"set_estimate","issue":"{key}","estimate":"est/2d"}}]}}"#);
+        let input = format!(
+            r#"{{"ops":[{{"op":"set_estimate","issue":"{key}","estimate":"{}"}}]}}"#,
+            s.new_estimate(key)
+        );
         serde_json::from_str(&ok(
             &s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"])
         ))
@@ -3010,5 +3021,124 @@ fn an_applied_record_of_an_id_given_twice_is_kept_not_written_over() {
         String::from_utf8_lossy(&out.stderr)
             .contains("already records another proposal of that id"),
         "{out:?}"
+    );
+}
+
+/// What an op file says merging it does is what the run after the merge forecasts: its consequence is
+/// computed on the snapshot as the sync will read it back, events and all. (Audit 67: the consequence
+/// moved a label without the timeline event Gitea writes, so the history the abandonment model reads
+/// kept the issue in its old column, and an approved "a day earlier" came out "four days later".)
+#[test]
+fn the_consequence_an_op_file_shows_is_what_the_run_after_its_merge_forecasts() {
+    let s = setup(&DemoSpec::bundled());
+    // The model of work never done on, as `commitea init` leaves it (the demo turns it off).
+    let config = std::fs::read_to_string(s.work.join("commitea.yaml")).unwrap();
+    let on: String = config
+        .lines()
+        .filter(|l| !l.contains("abandonment_min_history_days"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(on, config);
+    std::fs::write(s.work.join("commitea.yaml"), on).unwrap();
+    git(&s.work, &["add", "commitea.yaml"]);
+    commit_as_pm(&s.work, "the abandonment model on");
+    git(&s.work, &["push", "-q", "origin", "HEAD:main"]);
+    let now = (s.emu.with_dataset(|d| d.clock()) + chrono::Duration::days(1)).to_rfc3339();
+    ok(&s.commitea(&s.work, &["run", "--now", &now]));
+
+    // Issues of an open milestone whose priority label came by a timeline event: the model reads an
+    // issue's priority and column then from its history, which the consequence must extend as Gitea does.
+    let forecast = |dir: &Path| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap())
+            .unwrap()
+    };
+    let open_milestones: Vec<u64> = forecast(&s.work)["milestones"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["state"] == "open")
+        .filter_map(|m| m["id"].as_u64())
+        .collect();
+    let candidates: Vec<IssueKey> = s
+        .snapshot
+        .issues
+        .iter()
+        .filter(|(_, i)| {
+            i.state == OpenState::Open
+                && i.milestone.is_some_and(|m| open_milestones.contains(&m))
+                && i.labels.iter().any(|l| l.starts_with("p/") && l != "p/0")
+                && i.timeline
+                    .iter()
+                    .any(|e| e.label.as_deref().is_some_and(|l| l.starts_with("p/")) && !e.removed)
+        })
+        .map(|(k, _)| k.clone())
+        .take(5)
+        .collect();
+    assert_eq!(
+        candidates.len(),
+        5,
+        "issues given their priority by an event"
+    );
+    let ops: Vec<Value> = candidates
+        .iter()
+        .map(|k| serde_json::json!({ "op": "set_priority", "issue": k.to_string(), "priority": "p/0" }))
+        .collect();
+    let input = serde_json::json!({ "ops": ops }).to_string();
+    let out = s.commitea(&s.work, &["tool", "--now", &now, "apply_changes", &input]);
+    let answer: Value = serde_json::from_str(&ok(&out)).unwrap();
+    assert_eq!(answer["applied"], 5, "{answer}");
+    let text = std::fs::read_to_string(s.work.join("ops/pending/C-0001.yaml")).unwrap();
+    let file = commitea::ops::OpFile::parse(&text, Path::new("ops/pending/C-0001.yaml")).unwrap();
+    push_straight(&s, "C-0001", &text);
+    ok(&s.commitea(&s.work, &["run", "--now", &now]));
+    for k in &candidates {
+        assert!(
+            s.issue(k).labels.contains(&"p/0".to_owned()),
+            "{k} is p/0 on Gitea"
+        );
+    }
+
+    // Every milestone the consequence names, as it said, and every issue it moved.
+    let after = forecast(&s.work);
+    let mut compared = 0;
+    for pair in &file.consequence {
+        let said = pair.after.as_ref().expect("each subject stays in the plan");
+        let got = if let Some(rest) = pair.subject.strip_prefix("milestone ") {
+            let id: u64 = rest.split(' ').next().unwrap().parse().unwrap();
+            after["milestones"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["id"] == id)
+                .map(|m| (m["p80"].clone(), m["probability_on_time"].clone()))
+        } else {
+            let key = pair
+                .subject
+                .strip_prefix("issue ")
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap();
+            after["issues"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|i| i["key"] == key)
+                .map(|i| (i["p80"].clone(), Value::Null))
+        };
+        let (p80, on_time) = got.unwrap_or_else(|| panic!("{} is in the forecast", pair.subject));
+        assert_eq!(
+            said["p80"], p80,
+            "{}: said {said}, the run forecast {p80}",
+            pair.subject
+        );
+        if let Some(p) = said.get("probabilityOnTime") {
+            assert_eq!(*p, on_time, "{}: said {said}", pair.subject);
+        }
+        compared += 1;
+    }
+    assert!(
+        compared >= 3,
+        "the consequence names the milestones and the moved issues: {compared}\n{text}"
     );
 }

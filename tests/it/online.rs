@@ -373,7 +373,7 @@ fn a_missing_token_a_refused_one_a_wrong_scheme_and_a_login_page_are_each_said_o
     let filed = Command::new(env!("CARGO_BIN_EXE_commitea"))
         .args(["tool", "apply_changes", "-s"])
         .arg(state.path())
-        .arg(r#"{"ops":[{"op":"set_priority","issue":"acme/api#3","priority":"p/1"}]}"#)
+        .arg(r#"{"ops":[{"op":"set_priority","issue":"acme/api#3","priority":"p/0"}]}"#)
         .output()
         .unwrap();
     assert!(filed.status.success(), "{filed:?}");
