@@ -1889,7 +1889,9 @@ pub(crate) fn commit_message(
         .collect();
     // The context of the moves, as the standup gives it: the newest committed forecast that differs from
     // today's (named by the commit that wrote it).
-    let previous = drift_base.filter(|_| !lines.is_empty() || !applied.is_empty());
+    // Asked even when no milestone moved: a commit is made because something changed (an issue closed, a
+    // directive recorded), and its message says what (audit 64: "4 warnings" was all a close got).
+    let previous = drift_base;
     let drift = previous.map(|prev| whole_standup(c, Some(prev)).drift);
     if !lines.is_empty() {
         msg.push('\n');

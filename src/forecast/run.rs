@@ -433,6 +433,23 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                     )
                 });
             } else if let Some(due) = m.due.filter(|d| {
+                m.hard && m.state == OpenState::Open && short && !groups[g].is_empty() && *d >= as_of
+            }) {
+                // The schedule alone meets the date, so no cut is offered (taking scope out would not
+                // help): the headline misses it for how long work here really takes. Still a hard
+                // deadline at risk, which the PM is owed in the same words.
+                warnings.push(format!(
+                    "{}: the hard deadline {due} is not met at p80 ({}, on time in {} of the futures), \
+                     though the schedule meets it: the work is late for how long it really takes here, not \
+                     for its scope, so no cut is offered; move the date, or start its work sooner",
+                    name,
+                    match p80 {
+                        When::Date(d) => format!("p80 {d}"),
+                        When::BeyondHorizon => "p80 beyond the horizon".to_owned(),
+                    },
+                    crate::prose::percent(prob.unwrap_or(0.0))
+                ));
+            } else if let Some(due) = m.due.filter(|d| {
                 m.hard && m.state == OpenState::Open && late && !groups[g].is_empty() && *d < as_of
             }) {
                 // Passed: no cut line, since no scope taken out meets a day gone by.

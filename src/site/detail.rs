@@ -238,6 +238,13 @@ pub struct IssuePage {
     /// P(done at all within the abandonment window), formatted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub done_at_all: Option<String>,
+    /// When the median plan works on it: `2026-12-07 – 2026-12-08`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned: Option<String>,
+    /// Whether it is more likely never done than done: its range then falls far past the plan's days,
+    /// which the page says (a standup naming it as next work beside "not within 2 years" read as a
+    /// contradiction: audit 64).
+    pub rarely_done: bool,
     /// Remaining hours (median), formatted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remaining: Option<String>,
@@ -506,6 +513,12 @@ pub fn build(
                 people,
                 by_due: view.derived.probability_by_due.map(super::pages::percent),
                 done_at_all: view.derived.probability_done.map(super::pages::percent),
+                planned: view
+                    .derived
+                    .planned
+                    .as_ref()
+                    .map(|s| format!("{} – {}", s.from, s.to)),
+                rarely_done: view.derived.probability_done.is_some_and(|p| p < 0.5),
                 remaining: f.map(|f| super::pages::hours(f.remaining_hours)),
                 flag_notes: view
                     .derived

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Band, Inputs};
 use crate::domain::IssueKey;
+use crate::forecast::When;
 use crate::state::Snapshot;
 
 /// Characters of the body kept.
@@ -117,6 +118,10 @@ pub struct Derived {
     /// Who the plan gives it to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planned_assignee: Option<String>,
+    /// When the median plan works on it (open issues it schedules within the horizon): the schedule's
+    /// days, which the range above also weighs by how often such work is done at all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned: Option<Days>,
     /// The issues it waits for.
     pub depends_on: Vec<String>,
     /// The open issues that wait for it.
@@ -137,6 +142,15 @@ pub struct Cone {
     pub p50: String,
     /// 80th percentile.
     pub p80: String,
+}
+
+/// Days from one to another, both inclusive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Days {
+    /// The first day.
+    pub from: String,
+    /// The last day.
+    pub to: String,
 }
 
 /// A stretch of the lifecycle.
@@ -279,6 +293,13 @@ fn build(
             probability_by_due: forecast.and_then(|f| f.probability_by_due),
             probability_done: forecast.and_then(|f| f.probability_done),
             planned_assignee: forecast.and_then(|f| f.planned_assignee.clone()),
+            planned: forecast.and_then(|f| match (f.planned_start, f.planned_end) {
+                (When::Date(from), When::Date(to)) => Some(Days {
+                    from: from.to_string(),
+                    to: to.to_string(),
+                }),
+                _ => None,
+            }),
             depends_on: planned.depends_on.iter().map(ToString::to_string).collect(),
             blocks,
             provenance: planned

@@ -267,6 +267,16 @@ pub(crate) fn milestone_changes(
             |d: Option<chrono::NaiveDate>| d.map_or_else(|| "none".to_owned(), |d| d.to_string());
         changes.push(format!("due {} → {}", day(old.due), day(new.due)));
     }
+    if old.hard != new.hard {
+        changes.push(
+            if new.hard {
+                "now a hard deadline"
+            } else {
+                "no longer a hard deadline"
+            }
+            .to_owned(),
+        );
+    }
     let percent = |p: Option<f64>| p.map(crate::prose::percent);
     if let (Some(was), Some(is)) = (
         percent(old.probability_on_time),

@@ -998,6 +998,8 @@ fn closing_an_issue_with_an_open_dependency_is_refused_as_gitea_refuses_it() {
         json!({ "ops": [close(&blocker), close(&key)], "approved": true }),
     );
     assert_eq!(v["applied"], 2, "{v}");
+    // (That proposal dropped: a second one closing the same issue would be refused as proposed already.)
+    std::fs::remove_file(dir.join(v["opsFile"].as_str().unwrap())).unwrap();
     let unlink =
         json!({ "op": "remove_dep", "issue": key.to_string(), "dependsOn": blocker.to_string() });
     let v = apply(
@@ -1026,6 +1028,87 @@ fn a_batch_cannot_build_a_cycle_one_edge_at_a_time() {
 }
 
 #[test]
+fn an_op_that_changes_nothing_is_refused_not_filed() {
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    let issue = |k: &str| {
+        let snapshot = commitea::state::Snapshot::load(&commitea::state::Layout::new(dir)).unwrap();
+        snapshot.issues[&k.parse::<commitea::domain::IssueKey>().unwrap()].clone()
+    };
+    let api102 = issue("acme/api#102");
+    let has = |p: &str| api102.labels.iter().find(|l| l.starts_with(p)).cloned();
+    let (Some(estimate), Some(priority)) = (has("est/"), has("p/")) else {
+        panic!(
+            "acme/api#102 has an estimate and a priority: {:?}",
+            api102.labels
+        );
+    };
+    let dep = api102
+        .depends_on
+        .first()
+        .expect("acme/api#102 waits for something")
+        .to_string();
+    let v = apply(
+        dir,
+        json!({ "ops": [
+            { "op": "set_estimate", "issue": "acme/api#102", "estimate": estimate },
+            { "op": "set_priority", "issue": "acme/api#102", "priority": priority },
+            { "op": "set_milestone", "issue": "acme/api#102", "milestone": api102.milestone },
+            { "op": "add_dep", "issue": "acme/api#102", "dependsOn": dep },
+            { "op": "set_priority", "issue": "acme/api#102", "priority": "p/0" },
+            { "op": "set_priority", "issue": "acme/api#102", "priority": "p/3" },
+            { "op": "create_issue", "title": "Dark mode", "repo": "acme/web" },
+        ] }),
+    );
+    assert_eq!(v["applied"], 2, "{v}");
+    let r = reasons(&v);
+    assert_eq!(r.len(), 5, "{r:?}");
+    for (i, what) in [
+        "set the estimate of acme/api#102",
+        "set the priority of acme/api#102",
+        "move acme/api#102 to milestone",
+        "make acme/api#102 wait for",
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert!(
+            r[i].starts_with("nothing to change: Gitea already has it") && r[i].contains(what),
+            "{r:?}"
+        );
+    }
+    assert!(
+        r[4].contains("op 5 of this call already changes the priority of acme/api#102"),
+        "{r:?}"
+    );
+    let file = std::fs::read_to_string(dir.join("ops/pending/C-0001.yaml")).unwrap();
+    assert!(file.contains("p/0") && !file.contains("p/3"), "{file}");
+
+    // The same call again, as a retry after a timeout would: C-0001 already proposes it all.
+    let again = apply(
+        dir,
+        json!({ "ops": [
+            { "op": "set_priority", "issue": "acme/api#102", "priority": "p/0" },
+            { "op": "create_issue", "title": " Dark mode ", "repo": "acme/web" },
+        ] }),
+    );
+    assert_eq!(again["applied"], 0, "{again}");
+    let r = reasons(&again);
+    assert!(
+        r.iter()
+            .all(|x| x.starts_with("C-0001 (ops/pending/C-0001.yaml) already proposes")),
+        "{r:?}"
+    );
+    assert!(!dir.join("ops/pending/C-0002.yaml").exists());
+    // The same title in another repository is another issue.
+    let other = apply(
+        dir,
+        json!({ "ops": [{ "op": "create_issue", "title": "Dark mode", "repo": "acme/api" }] }),
+    );
+    assert_eq!(other["applied"], 1, "{other}");
+}
+
+#[test]
 fn an_accepted_call_writes_one_op_file_with_its_consequence_and_it_round_trips() {
     let tmp = demo_dir();
     let dir = tmp.path();
@@ -1034,7 +1117,7 @@ fn an_accepted_call_writes_one_op_file_with_its_consequence_and_it_round_trips()
         json!({ "ops": [
             { "op": "create_issue", "title": "Dark mode", "body": "Users ask for it.", "labels": ["est/3d", "p/1"], "milestone": 4, "repo": "acme/api", "deps": ["acme/api#102"] },
             { "op": "set_estimate", "issue": "acme/api#102", "estimate": "2w" },
-            { "op": "set_milestone", "issue": "acme/web#3", "milestone": null },
+            { "op": "set_milestone", "issue": "acme/web#3", "milestone": 2 },
             { "op": "set_deadline_hard", "milestone": 4, "hard": true },
             { "op": "add_dep", "issue": "acme/web#3", "dependsOn": "acme/web#4" },
         ] }),
@@ -1734,6 +1817,45 @@ fn work_most_futures_leave_undone_says_so_in_the_focus_and_on_the_persons_page()
         why.contains("done at all in only ") && why.contains("% of the simulated futures"),
         "{why}"
     );
+    // Its page gives the plan's days beside the range, and says why the range falls far past them.
+    let (repo, number) = key.rsplit_once('#').unwrap();
+    let page = std::fs::read_to_string(
+        dir.path()
+            .join(format!("public/issues/{repo}/{number}.html")),
+    )
+    .unwrap();
+    let planned = format!("{} – {}", f.planned_start, f.planned_end);
+    assert!(
+        page.contains(&format!(
+            "<dt>In the median plan</dt><dd class=\"band\">{planned}</dd>"
+        )),
+        "{key}: {planned}"
+    );
+    assert!(
+        page.contains(&format!(
+            "The schedule has it worked on {planned}, but in this project"
+        )) && page.contains("more often left undone than done"),
+        "{key}"
+    );
+    // An issue likely done gets the plan's days and no such note.
+    let likely = computed
+        .report
+        .issues
+        .iter()
+        .find(|g| g.probability_done.is_some_and(|p| p > 0.9))
+        .expect("an issue likely done");
+    let (repo, number) = (likely.issue.repo.to_string(), likely.issue.number);
+    let page = std::fs::read_to_string(
+        dir.path()
+            .join(format!("public/issues/{repo}/{number}.html")),
+    )
+    .unwrap();
+    assert!(
+        page.contains("<dt>In the median plan</dt>"),
+        "{}",
+        likely.issue
+    );
+    assert!(!page.contains("more often left undone"), "{}", likely.issue);
 }
 
 #[test]

@@ -167,9 +167,9 @@ pub fn sync(
                     .and_then(|m| m.unreached_since)
                     .unwrap_or(now);
                 tracing::warn!(
-                    "{repo} cannot be read ({e}; so since {}); its issues as last read, before then, \
-                     stay in the plan, and approved changes to it wait: give the token access again, or \
-                     take it out of repositories in commitea.yaml",
+                    "{repo} cannot be read, since {} ({e}); its issues as last read stay in the plan, \
+                     and approved changes to it wait: give the token access again, or take it out of \
+                     repositories in commitea.yaml",
                     since.format("%Y-%m-%d %H:%M UTC")
                 );
                 acc.issues.retain(|k, _| &k.repo != repo);
@@ -454,6 +454,9 @@ fn out_of_reach(client: &Client, repo: &RepoName, e: &SyncError) -> bool {
         )
     };
     match e {
+        // With no token at all, a private repository is hidden from everyone: the token is what is missing,
+        // for every repository, not this one's access.
+        SyncError::Client(_) if !client.has_token() => false,
         SyncError::Client(c) if refused(c) => client
             .get_json::<serde_json::Value>(&format!("repos/{repo}"), &[])
             .err()
