@@ -49,7 +49,20 @@ fn warn_unknown_var(var: &str) {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     if said.insert(var.to_owned()) {
-        tracing::warn!("ignoring {var}: no config key of that name");
+        // An optional section the file leaves out has no keys to override (audit 69: a big model set
+        // up from the environment alone was ignored with no word of why).
+        let section = ["MODELS_SMALL", "MODELS_BIG"]
+            .into_iter()
+            .find(|s| var.starts_with(&format!("COMMITEA_{s}_")))
+            .map(|s| {
+                format!(
+                    "; {} is not in commitea.yaml, and the environment overrides only what the file sets: \
+                     add the section (its url and model) there",
+                    s.to_lowercase().replace('_', ".")
+                )
+            })
+            .unwrap_or_default();
+        tracing::warn!("ignoring {var}: no config key of that name{section}");
     }
 }
 

@@ -10,6 +10,9 @@ use std::fmt;
 /// What replaces a secret in printed text.
 pub(crate) const MASK: &str = "***";
 
+/// The fewest characters of a secret, in a row, that are masked where they appear on their own.
+const PART: usize = 8;
+
 /// A secret: used to authenticate, never printed (`Debug` shows [`MASK`]).
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) struct Secret(String);
@@ -26,9 +29,41 @@ impl Secret {
         &self.0
     }
 
-    /// `text` with every occurrence of this secret replaced by [`MASK`].
+    /// `text` with every occurrence of this secret replaced by [`MASK`], and every run of at least
+    /// [`PART`] of its characters too: an API's \"Incorrect API key provided: sk-proj-SECRETab...Z789\"
+    /// quotes a part, which is a part too many (audit 69).
     pub(crate) fn scrub(&self, text: &str) -> String {
-        text.replace(self.0.as_str(), MASK)
+        let whole = text.replace(self.0.as_str(), MASK);
+        let secret = self.0.as_bytes();
+        if secret.len() < PART || !self.0.is_ascii() {
+            return whole;
+        }
+        let bytes = whole.as_bytes();
+        let mut out = String::with_capacity(whole.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            // The longest run from here that the secret holds somewhere.
+            let run = (0..secret.len())
+                .map(|j| {
+                    bytes[i..]
+                        .iter()
+                        .zip(&secret[j..])
+                        .take_while(|(a, b)| a == b)
+                        .count()
+                })
+                .max()
+                .unwrap_or(0);
+            if run >= PART {
+                out.push_str(MASK);
+                i += run;
+            } else {
+                // The secret is ASCII, so a run ends on a character boundary; copy one character.
+                let c = whole[i..].chars().next().unwrap_or(' ');
+                out.push(c);
+                i += c.len_utf8();
+            }
+        }
+        out
     }
 }
 
@@ -64,5 +99,17 @@ mod tests {
         assert_eq!(scrub("s3cret-tok", None), "s3cret-tok");
         assert_eq!(format!("{s:?}"), "***");
         assert!(Secret::new("  ").is_none());
+    }
+
+    #[test]
+    fn a_part_of_the_secret_quoted_on_its_own_is_masked_too() {
+        let s = Secret::new("sk-proj-SECRETabc123XYZ789").expect("a secret");
+        assert_eq!(
+            s.scrub("Incorrect API key provided: sk-proj-SECRETab...Z789 (é)"),
+            "Incorrect API key provided: ***...Z789 (é)"
+        );
+        assert_eq!(s.scrub("key ends c123XYZ789."), "key ends ***.");
+        // Seven characters in a row are too few to tell from ordinary text.
+        assert_eq!(s.scrub("sk-proj is a prefix"), "sk-proj is a prefix");
     }
 }

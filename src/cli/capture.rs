@@ -204,8 +204,15 @@ pub fn run(a: Args) -> CommandResult {
         .iter()
         .map(serde_json::to_value)
         .collect::<Result<_, _>>()?;
+    // The issues are the big model's draft, from issue text anyone can write: marked as a model's, so
+    // they go through a pull request however additive (as a directive drafted with --say does), whoever
+    // saved the editor (audit 69: an editor that saves unread filed them straight to the branch).
+    let drafted = tools::Context {
+        model: true,
+        ..ctx.clone()
+    };
     let answer = tools::call(
-        &ctx,
+        &drafted,
         tools::APPLY_CHANGES,
         &json!({"ops": ops, "source": "capture_work"}),
     )

@@ -14,6 +14,8 @@ pub fn render(payload: &Value) -> String {
         standup(payload)
     } else if payload.get("capacity").is_some() && payload.get("milestones").is_some() {
         runway(payload)
+    } else if payload.get("cone").is_some() && payload.get("stats").is_some() {
+        milestone(payload)
     } else {
         let mut out = String::new();
         lines(payload, 0, &mut out);
@@ -184,6 +186,53 @@ fn standup(v: &Value) -> String {
     out.join("\n")
 }
 
+/// One milestone: its range, due date and chance, its counts, then its issues (audit 69: "when will it
+/// ship?" reads this view, and its fallback was the payload's lines).
+fn milestone(v: &Value) -> String {
+    let mut out = Vec::new();
+    let cone = &v["cone"];
+    let due = v.get("due").and_then(Value::as_str).map_or_else(
+        || "no due date".to_owned(),
+        |d| format!("due {d}{}", if v["hard"] == true { " (hard)" } else { "" }),
+    );
+    out.push(format!(
+        "{} ({}), {due}: p10 {}, p50 {}, p80 {}.",
+        str_at(v, "title"),
+        str_at(v, "repo"),
+        str_at(cone, "p10"),
+        str_at(cone, "p50"),
+        str_at(cone, "p80")
+    ));
+    let stats = &v["stats"];
+    if let Some(p) = stats.get("probabilityOnTime").and_then(Value::as_f64) {
+        out.push(format!("P(on time) {}%.", (p * 100.0).round()));
+    }
+    if let Some(s) = stats.get("slack").and_then(Value::as_i64) {
+        out.push(format!("Slack: {s} working days from p80 to the due date."));
+    }
+    out.push(format!(
+        "Open issues: {}; closed: {}; remaining: {} hours.",
+        stats["open"], stats["closed"], stats["remainingHours"]
+    ));
+    for i in v["issues"].as_array().into_iter().flatten() {
+        let who = match (
+            i.get("assignee").and_then(Value::as_str),
+            i["planned"] == true,
+        ) {
+            (Some(a), true) => format!(", planned for {a}"),
+            (Some(a), false) => format!(", {a}"),
+            (None, _) => String::new(),
+        };
+        out.push(format!(
+            "- {} {}: {}{who}",
+            str_at(i, "issue"),
+            str_at(i, "title"),
+            band(&i["band"])
+        ));
+    }
+    out.join("\n")
+}
+
 /// The runway: each milestone's band and chance, each person's load.
 fn runway(v: &Value) -> String {
     let mut out = Vec::new();
@@ -336,6 +385,25 @@ mod tests {
         let mut g = super::super::check::Grounds::new();
         g.add_json(&payload);
         assert!(super::super::check::ungrounded(&text, &g, &["amara".into()]).is_empty());
+        let milestone = json!({"cone": {"p10": "2027-04-06", "p50": "2027-04-27", "p80": "2027-05-18"},
+            "due": "2027-04-30", "hard": false, "milestone": 4, "repo": "acme/api", "state": "open",
+            "title": "Public API v2", "stats": {"closed": 6, "open": 46, "probabilityOnTime": 0.561,
+            "remainingHours": 547.46, "slack": -12, "unestimated": 6},
+            "issues": [{"assignee": "amara", "band": {"p50": "2026-11-27", "p80": "2026-11-30"},
+                "issue": "acme/api#57", "planned": true, "state": "steeping", "title": "Session cleanup"}]});
+        let text = render(&milestone);
+        assert_eq!(
+            text,
+            "Public API v2 (acme/api), due 2027-04-30: p10 2027-04-06, p50 2027-04-27, p80 2027-05-18.\n\
+             P(on time) 56%.\n\
+             Slack: -12 working days from p80 to the due date.\n\
+             Open issues: 46; closed: 6; remaining: 547.46 hours.\n\
+             - acme/api#57 Session cleanup: p50 2026-11-27, p80 2026-11-30, planned for amara"
+        );
+        let mut g = super::super::check::Grounds::new();
+        g.add_json(&milestone);
+        let claims = super::super::check::ungrounded(&text, &g, &["amara".into()]);
+        assert!(claims.is_empty(), "{claims:?}\n{text}");
         let other = render(&json!({"n": 3, "list": ["a", {"b": true}]}));
         assert_eq!(other, "list:\n  - a\n  -\n    b: true\nn: 3");
     }

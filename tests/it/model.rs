@@ -600,6 +600,8 @@ fn commitea_capture_runs_the_review_tray_with_a_script_and_an_editor_script() {
         std::fs::read_to_string(tmp.path().join(filed["opsFile"].as_str().unwrap())).unwrap();
     assert!(file.contains("source: capture_work"), "{file}");
     assert!(file.contains("by: ann"), "{file}");
+    // The model's draft: through a pull request whoever saved the editor.
+    assert!(file.contains("\nmodel: true\n"), "{file}");
     assert!(
         file.contains("est/3d") && !file.contains("est/2d"),
         "{file}"
