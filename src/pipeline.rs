@@ -1405,6 +1405,17 @@ fn previous_forecast_in(
                 let settings_changed = settings_then
                     .as_ref()
                     .is_some_and(|then| settings_now.as_ref() != Some(then));
+                let forecast_settings: Vec<&'static str> = match (&settings_then, &settings_now) {
+                    (Some(Ok(a)), Some(Ok(b))) => [
+                        ("forecast", a.forecast != b.forecast),
+                        ("calendar", a.calendar != b.calendar),
+                        ("estimates", a.estimates != b.estimates),
+                    ]
+                    .into_iter()
+                    .filter_map(|(name, changed)| changed.then_some(name))
+                    .collect(),
+                    _ => Vec::new(),
+                };
                 // The team as the forecast then planned it (its settings and directives on today's
                 // snapshot), where it may differ from today's: a move is put down to a person's capacity
                 // only where their hours really changed before the issue ends.
@@ -1493,6 +1504,7 @@ fn previous_forecast_in(
                     without_directives,
                     applied,
                     settings_changed,
+                    forecast_settings,
                     team,
                     since_ids,
                     engine_changed: report.engine.as_deref() != Some(forecast::ENGINE),

@@ -412,11 +412,22 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                     )
                 } else if c.meets_deadline {
                     format!(
-                        "{}: the hard deadline {} is not met at p80; taking out {} (about {:.0} h) would meet it{}",
+                        "{}: the hard deadline {} is not met at p80; taking out {} (about {:.0} h) would meet it{}{}",
                         name,
                         m.due.map(|d| d.to_string()).unwrap_or_default(),
                         crate::prose::count(c.issues.len(), "issue", "issues"),
                         c.hours,
+                        // The cut asks the schedule, the headline the work that stays: say which.
+                        if staying {
+                            format!(
+                                " with the work kept committed and done ({} of the futures; the headline's {} \
+                                 counts the issues expected to leave as gone)",
+                                crate::prose::percent(c.probability_on_time),
+                                crate::prose::percent(prob.unwrap_or(0.0))
+                            )
+                        } else {
+                            String::new()
+                        },
                         if c.untrimmed {
                             " (so many that the date is what has to move; the list is not trimmed to the fewest)"
                         } else {

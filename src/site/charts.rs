@@ -654,6 +654,9 @@ pub(crate) struct BurnCone {
     pub p50: Option<NaiveDate>,
     /// 80%.
     pub p80: Option<NaiveDate>,
+    /// Whether the cone is of the work that stays (the issues expected to leave taken out), not of all
+    /// the remaining issues.
+    pub staying: bool,
 }
 
 /// A burn-up continued by the forecast cone to the right of today (see [`BurnCone`]).
@@ -739,8 +742,18 @@ pub(crate) fn burnup_with_cone(
         let at = |d: Option<NaiveDate>| scale.x(d.unwrap_or(c.horizon));
         let _ = write!(
             s,
-            "<g><title>Forecast: the remaining {} done between p10 {} and p80 {}, half by p50 {}</title><path class=\"cone-area\" d=\"M{x0} {y0} L{} {y1} L{} {y1} Z\"/><path class=\"scope\" d=\"M{x0} {y1} L{} {y1}\"/><path class=\"cone-p50\" d=\"M{x0} {y0} L{} {y1}\"/></g>",
-            crate::prose::count(c.scope.saturating_sub(c.done), "issue", "issues"),
+            "<g><title>Forecast: {} done between p10 {} and p80 {}, half by p50 {}</title><path class=\"cone-area\" d=\"M{x0} {y0} L{} {y1} L{} {y1} Z\"/><path class=\"scope\" d=\"M{x0} {y1} L{} {y1}\"/><path class=\"cone-p50\" d=\"M{x0} {y0} L{} {y1}\"/></g>",
+            {
+                let remaining =
+                    crate::prose::count(c.scope.saturating_sub(c.done), "issue", "issues");
+                if c.staying {
+                    // The headline leaves out the issues expected never to be done (audit 68: "the
+                    // remaining 25 issues done by p80" when about 15 were expected to leave).
+                    format!("the work that stays of the remaining {remaining}")
+                } else {
+                    format!("the remaining {remaining}")
+                }
+            },
             c.p10
                 .map_or_else(|| "beyond the horizon".to_owned(), |d| d.to_string()),
             c.p80
@@ -840,7 +853,7 @@ pub(crate) fn roadmap(
                 .iter()
                 .map(|b| {
                     let a = scale.x(b.start);
-                    let z = scale.x(b.p80.unwrap_or(scale.end)) + 2.0;
+                    let z = scale.x(b.p80.map_or(scale.end, |d| d.max(b.start))) + 2.0;
                     let row = match ends.iter().position(|e| *e <= a) {
                         Some(r) => r,
                         None => {
@@ -924,8 +937,10 @@ pub(crate) fn roadmap(
         for (row, b) in rows {
             let by = y + 6.0 + ROW * *row as f64;
             let a = scale.x(b.start);
-            let m = b.p50.map_or(scale.x1, |d| scale.x(d));
-            let z = b.p80.map_or(scale.x1, |d| scale.x(d));
+            // A forecast earlier than the planned start (futures where work ahead of it is dropped) is
+            // drawn at the start; the words below give the forecast's own days.
+            let m = b.p50.map_or(scale.x1, |d| scale.x(d.max(b.start)));
+            let z = b.p80.map_or(scale.x1, |d| scale.x(d.max(b.start)));
             let words = format!(
                 "{} {}: starts {} in the median plan, p50 {}, p80 {}",
                 b.key,
@@ -1385,9 +1400,26 @@ mod tests {
             p10: Some(d("2026-03-01")),
             p50: Some(d("2026-03-15")),
             p80: None,
+            staying: false,
         };
         let svg = burnup_with_cone(&pts, Some(cone), "b");
         assert!(svg.contains("class=\"cone-area\""), "{svg}");
+        assert!(
+            svg.contains("Forecast: the remaining 7 issues done"),
+            "{svg}"
+        );
+        let staying = burnup_with_cone(
+            &pts,
+            Some(BurnCone {
+                staying: true,
+                ..cone
+            }),
+            "b",
+        );
+        assert!(
+            staying.contains("Forecast: the work that stays of the remaining 7 issues done"),
+            "{staying}"
+        );
         assert!(svg.contains("p80 beyond the horizon"), "{svg}");
         // Beyond the horizon the axis runs to the horizon.
         assert!(
@@ -1438,6 +1470,33 @@ mod tests {
         );
         assert!(!svg.contains('\u{202E}'));
         assert!(svg.contains("class=\"today\""));
+        // A forecast earlier than the planned start is drawn from the start, and said as it is.
+        let early = Lane {
+            bars: vec![GanttBar {
+                p80: Some(d("2026-01-08")),
+                ..bar("a#3", "2026-01-20", "2026-01-07")
+            }],
+            ..lanes[0].clone()
+        };
+        let svg = roadmap(&[early], &[], d("2026-01-05"), d("2026-03-01"), "r");
+        assert!(
+            svg.contains("starts 2026-01-20 in the median plan, p50 2026-01-07, p80 2026-01-08"),
+            "{svg}"
+        );
+        let x = |after: &str| -> f64 {
+            svg.split(after)
+                .nth(1)
+                .unwrap()
+                .split(['"', ' '])
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        assert!(
+            x("class=\"whisker\" d=\"M") >= x("class=\"gbar\" x=\""),
+            "{svg}"
+        );
     }
 
     #[test]

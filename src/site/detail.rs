@@ -245,6 +245,9 @@ pub struct IssuePage {
     /// which the page says (a standup naming it as next work beside "not within 2 years" read as a
     /// contradiction: audit 64).
     pub rarely_done: bool,
+    /// Whether its p50 falls before the plan's first day: in many futures the work planned ahead of it
+    /// is never done, and it starts sooner (audit 68: an unexplained range earlier than the plan).
+    pub sooner_than_plan: bool,
     /// Remaining hours (median), formatted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remaining: Option<String>,
@@ -519,6 +522,9 @@ pub fn build(
                     .as_ref()
                     .map(|s| format!("{} – {}", s.from, s.to)),
                 rarely_done: view.derived.probability_done.is_some_and(|p| p < 0.5),
+                sooner_than_plan: f.is_some_and(|f| {
+                    matches!((f.p50, f.planned_start), (crate::forecast::When::Date(p50), crate::forecast::When::Date(start)) if p50 < start)
+                }),
                 remaining: f.map(|f| super::pages::hours(f.remaining_hours)),
                 flag_notes: view
                     .derived
@@ -654,12 +660,14 @@ pub fn build(
                             p10: m.p10.date(),
                             p50: m.p50.date(),
                             p80: m.p80.date(),
+                            staying: m.planned.is_some(),
                         });
-                    charts::burnup_with_cone(
-                        &burn,
-                        cone,
-                        &format!("Burn-up of {}, continued by the forecast", m.title),
-                    )
+                    let title = if cone.is_some() {
+                        format!("Burn-up of {}, continued by the forecast", m.title)
+                    } else {
+                        format!("Burn-up of {}", m.title)
+                    };
+                    charts::burnup_with_cone(&burn, cone, &title)
                 } else {
                     String::new()
                 },
@@ -958,8 +966,11 @@ fn roadmap_page(
                             title: q.title.clone(),
                             href: l.href,
                             start,
-                            p50: date(&q.p50).map(|d| d.max(start)),
-                            p80: date(&q.p80).map(|d| d.max(start)),
+                            // The forecast's own days: a bar is drawn from its start, but the words
+                            // say the p50 every other page says (audit 68: one shifted to the start
+                            // read as a second p50).
+                            p50: date(&q.p50),
+                            p80: date(&q.p80),
                         }
                     })
                 })
@@ -981,7 +992,7 @@ fn roadmap_page(
     let end = lanes
         .iter()
         .flat_map(|l| &l.bars)
-        .map(|b| b.p80.unwrap_or(window))
+        .map(|b| b.p80.map_or(window, |d| d.max(b.start)))
         .max()
         .unwrap_or(window)
         .min(window);
@@ -1077,7 +1088,15 @@ fn fan_chart(
         report.horizon,
         m.due,
         beyond,
-        &format!("Probability that {} is done, by date", m.title),
+        &if m.planned.is_some() {
+            // The headline leaves out the issues expected never to be done: say so where it is read.
+            format!(
+                "Probability that the work that stays in {} is done, by date",
+                m.title
+            )
+        } else {
+            format!("Probability that {} is done, by date", m.title)
+        },
     )
 }
 

@@ -36,6 +36,9 @@ pub struct Previous {
     /// Whether `commitea.yaml` on the branch differs from that commit's (the team, the calendar, the
     /// forecast's settings).
     pub settings_changed: bool,
+    /// The sections of `commitea.yaml` that shape the forecast itself and changed since (`forecast`,
+    /// `calendar`, `estimates`): every move is then theirs as much as the project's.
+    pub forecast_settings: Vec<&'static str>,
     /// Today's forecast without the directives recorded or ended since, where there are any: a directive
     /// is named on a move only where it changed the figure.
     pub without_directives: Option<WithoutDirectives>,
@@ -942,6 +945,26 @@ pub fn standup(
                     m.directives.clear();
                 }
                 summary = format!("{ENGINE_CHANGED}. {summary}");
+            } else if !prev.forecast_settings.is_empty() {
+                // The forecast's own settings changed (the abandonment model switched on, a workday's
+                // hours): a queue or a day passed is no reason for a move they made (audit 68: 150 moves
+                // put down to queues after the model was switched on).
+                let why = format!(
+                    "the forecast's settings changed since that forecast (commitea.yaml: {}): the move is \
+                     theirs more than the project's",
+                    crate::prose::and_list(
+                        &prev
+                            .forecast_settings
+                            .iter()
+                            .map(|s| (*s).to_owned())
+                            .collect::<Vec<_>>()
+                    )
+                );
+                for m in milestones.iter_mut().chain(issues.iter_mut()) {
+                    m.why = Some(why.clone());
+                    m.directives.clear();
+                }
+                summary = format!("The{}. {summary}", &why["the".len()..]);
             }
             Drift {
                 since: Some(prev.commit.clone()),

@@ -1856,6 +1856,116 @@ fn work_most_futures_leave_undone_says_so_in_the_focus_and_on_the_persons_page()
         likely.issue
     );
     assert!(!page.contains("more often left undone"), "{}", likely.issue);
+    // One whose p50 is before the plan's first day (work ahead of it is often never done) says why.
+    use commitea::forecast::When;
+    let sooner = computed
+        .report
+        .issues
+        .iter()
+        .find(|g| matches!((g.p50, g.planned_start), (When::Date(a), When::Date(b)) if a < b))
+        .expect("an issue forecast sooner than its plan");
+    let page = std::fs::read_to_string(dir.path().join(format!(
+        "public/issues/{}/{}.html",
+        sooner.issue.repo, sooner.issue.number
+    )))
+    .unwrap();
+    assert!(
+        page.contains("Its p50 is earlier than the days the plan gives it"),
+        "{}",
+        sooner.issue
+    );
+}
+
+#[test]
+fn a_hard_deadline_at_risk_is_warned_of_whether_or_not_a_cut_would_meet_it() {
+    // With the abandonment model on, the headline is the work that stays, timed by the closing pace:
+    // a hard date the schedule meets can still be missed at p80 (audit 64: no word of it), and a cut
+    // line's chance is the schedule's, not the headline's (audit 68: read as one).
+    let dir = demo_dir();
+    let config = dir.path().join("commitea.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace(
+            "abandonment_min_history_days: 365",
+            "abandonment_min_history_days: 90",
+        ),
+    )
+    .unwrap();
+    let milestones = dir.path().join("snapshot/milestones.yaml");
+    let text = std::fs::read_to_string(&milestones).unwrap();
+    let edited = text.replace(
+        "  description: 'The next major version: cursor pagination, consistent errors, webhooks v2.'\n  state: open\n  due_on: 2027-04-30T23:59:59Z",
+        "  description: |-\n    The next major version.\n\n    deadline/hard\n  state: open\n  due_on: 2027-06-30T23:59:59Z",
+    );
+    assert_ne!(edited, text);
+    std::fs::write(&milestones, edited).unwrap();
+    let computed = tools::query::compute(&ctx(dir.path())).unwrap();
+    let warnings = &computed.report.warnings;
+    let api = computed
+        .report
+        .milestones
+        .iter()
+        .find(|m| m.id == 4)
+        .unwrap();
+    assert!(api.hard && api.cut_line.is_none(), "{api:?}");
+    let said = warnings
+        .iter()
+        .find(|w| w.starts_with("Public API v2: the hard deadline 2027-06-30 is not met at p80 ("))
+        .unwrap_or_else(|| panic!("{warnings:?}"));
+    assert!(
+        said.contains("though the schedule meets it") && said.contains("no cut is offered"),
+        "{said}"
+    );
+    let eaa = warnings
+        .iter()
+        .find(|w| w.starts_with("Accessibility compliance (EAA): the hard deadline"))
+        .unwrap_or_else(|| panic!("{warnings:?}"));
+    assert!(
+        eaa.contains("would meet it with the work kept committed and done (")
+            && eaa.contains("counts the issues expected to leave as gone"),
+        "{eaa}"
+    );
+}
+
+#[test]
+fn a_change_of_the_forecasts_settings_is_the_reason_for_the_moves_it_made() {
+    // The abandonment model switched on in commitea.yaml moves most issues; no queue or day passed is
+    // the reason (audit 68: 150 moves put down to queues).
+    let tmp = committed_demo();
+    let dir = tmp.path();
+    let config = dir.join("commitea.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace(
+            "abandonment_min_history_days: 365",
+            "abandonment_min_history_days: 90",
+        ),
+    )
+    .unwrap();
+    crate::pipeline::commit_all_as_pm(dir, false, "The abandonment model on");
+    let v = tools::call(
+        &ctx(dir),
+        "query_project",
+        &json!({ "view": "standup", "filters": { "limit": 100 } }),
+    )
+    .unwrap();
+    let drift = &v["drift"];
+    let said = "the forecast's settings changed since that forecast (commitea.yaml: forecast): the move is theirs";
+    let issues = drift["issues"].as_array().unwrap();
+    assert!(drift["issuesMoved"].as_u64() > Some(100), "{drift}");
+    assert!(!issues.is_empty(), "{drift}");
+    for i in issues.iter().chain(drift["milestones"].as_array().unwrap()) {
+        assert!(i["why"].as_str().unwrap().starts_with(said), "{i}");
+    }
+    assert!(
+        drift["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("The forecast's settings changed since that forecast"),
+        "{drift}"
+    );
 }
 
 #[test]
