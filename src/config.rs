@@ -977,6 +977,44 @@ impl Config {
         Ok(())
     }
 
+    /// The keys that shape every forecast (not one person's hours, which the moves say as capacity, nor
+    /// what only warns or sizes a what-if) whose values differ in `other`: `forecast.horizon_days`.
+    pub fn forecast_keys_changed(&self, other: &Self) -> Vec<&'static str> {
+        let (a, b) = (&self.forecast, &other.forecast);
+        [
+            ("forecast.trials", a.trials != b.trials),
+            ("forecast.seed", a.seed != b.seed),
+            ("forecast.horizon_days", a.horizon_days != b.horizon_days),
+            (
+                "forecast.abandonment_days",
+                a.abandonment_days != b.abandonment_days,
+            ),
+            (
+                "forecast.abandonment_min_history_days",
+                a.abandonment_min_history_days != b.abandonment_min_history_days,
+            ),
+            (
+                "forecast.keep_planned_people",
+                a.keep_planned_people != b.keep_planned_people,
+            ),
+            (
+                "forecast.adaptive_trials",
+                a.adaptive_trials != b.adaptive_trials,
+            ),
+            (
+                "calendar.workday_hours",
+                self.calendar.workday_hours != other.calendar.workday_hours,
+            ),
+            (
+                "calendar.timezone",
+                self.calendar.timezone != other.calendar.timezone,
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(key, changed)| changed.then_some(key))
+        .collect()
+    }
+
     /// Checks what no single key can check on its own: that the site's folder cannot destroy state, and
     /// that the server's URL carries no password (every command checks, not only a sync: an offline run
     /// writes the URL into the site's links).
@@ -987,9 +1025,9 @@ impl Config {
         {
             return Err(ConfigError::Value {
                 key: "server",
-                message: "the URL carries a user name or password, which would be written to the snapshot, \
-                          the site and the logs: give the server's URL without it, and the token in \
-                          COMMITEA_GITEA_TOKEN"
+                message: "the URL (from commitea.yaml, or COMMITEA_SERVER) carries a user name or password, \
+                          which would be written to the snapshot, the site and the logs: give the server's \
+                          URL without it, and the token in COMMITEA_GITEA_TOKEN"
                     .to_owned(),
             });
         }
@@ -1238,7 +1276,7 @@ mod tests {
         let cfg = parse("server: https://bot:s3cret@gitea.example.com\n").unwrap();
         let err = cfg.check().unwrap_err().to_string();
         assert!(
-            err.contains("server: the URL carries a user name or password")
+            err.contains("server: the URL (from commitea.yaml, or COMMITEA_SERVER) carries a user name or password")
                 && !err.contains("s3cret"),
             "{err}"
         );
@@ -1247,6 +1285,26 @@ mod tests {
                 .unwrap()
                 .check()
                 .is_ok()
+        );
+    }
+
+    #[test]
+    fn only_the_keys_that_shape_every_forecast_count_as_its_settings_changing() {
+        let base = parse("forecast:\n  abandonment_min_history_days: 365\n").unwrap();
+        // A rung added, a what-if's trials, the site's title, a person's hours: not the forecast's own.
+        let other = parse(
+            "forecast:\n  abandonment_min_history_days: 365\n  what_if_issue_trials: 5000\n\
+             estimates:\n  ladder: [1h, 1d, 1w, 3w]\nsite:\n  title: Other\n",
+        )
+        .unwrap();
+        assert_eq!(base.forecast_keys_changed(&other), Vec::<&str>::new());
+        let on = parse("calendar:\n  workday_hours: 8\n").unwrap();
+        assert_eq!(
+            base.forecast_keys_changed(&on),
+            [
+                "forecast.abandonment_min_history_days",
+                "calendar.workday_hours"
+            ]
         );
     }
 

@@ -1406,14 +1406,7 @@ fn previous_forecast_in(
                     .as_ref()
                     .is_some_and(|then| settings_now.as_ref() != Some(then));
                 let forecast_settings: Vec<&'static str> = match (&settings_then, &settings_now) {
-                    (Some(Ok(a)), Some(Ok(b))) => [
-                        ("forecast", a.forecast != b.forecast),
-                        ("calendar", a.calendar != b.calendar),
-                        ("estimates", a.estimates != b.estimates),
-                    ]
-                    .into_iter()
-                    .filter_map(|(name, changed)| changed.then_some(name))
-                    .collect(),
+                    (Some(Ok(a)), Some(Ok(b))) => a.forecast_keys_changed(b),
                     _ => Vec::new(),
                 };
                 // The team as the forecast then planned it (its settings and directives on today's

@@ -801,25 +801,9 @@ mod tests {
     fn snapshot(labels: &[&str]) -> Snapshot {
         let t = Utc.with_ymd_and_hms(2026, 11, 30, 8, 0, 0).unwrap();
         let issue = Issue {
-            number: 1,
             title: "x".into(),
-            state: OpenState::Open,
-            author: "ann".into(),
-            created_at: t,
-            updated_at: t,
-            closed_at: None,
-            assignees: vec![],
             labels: labels.iter().map(|s| s.to_string()).collect(),
-            milestone: None,
-            time_estimate: 0,
-            depends_on: vec![],
-            body: String::new(),
-            comments: vec![],
-            timeline: vec![],
-            tracked_times: vec![],
-            outside_blockers: Vec::new(),
-            hidden_blockers: 0,
-            pull_requests: vec![],
+            ..Issue::bare(1, t)
         };
         let key: IssueKey = "acme/api#1".parse().unwrap();
         Snapshot {

@@ -333,25 +333,8 @@ mod tests {
 
     fn issue(n: u64, created: DateTime<Utc>, labels: &[&str]) -> Issue {
         Issue {
-            number: n,
-            title: format!("issue {n}"),
-            state: OpenState::Open,
-            author: "ann".into(),
-            created_at: created,
-            updated_at: created,
-            closed_at: None,
-            assignees: vec![],
             labels: labels.iter().map(|s| s.to_string()).collect(),
-            milestone: None,
-            time_estimate: 0,
-            depends_on: vec![],
-            body: String::new(),
-            comments: vec![],
-            timeline: vec![],
-            tracked_times: vec![],
-            outside_blockers: Vec::new(),
-            hidden_blockers: 0,
-            pull_requests: vec![],
+            ..Issue::bare(n, created)
         }
     }
 

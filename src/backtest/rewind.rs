@@ -389,25 +389,8 @@ mod tests {
 
     fn issue(n: u64, created: DateTime<Utc>) -> Issue {
         Issue {
-            number: n,
-            title: format!("issue {n}"),
-            state: OpenState::Open,
-            author: "ann".into(),
-            created_at: created,
-            updated_at: created,
-            closed_at: None,
-            assignees: vec![],
-            labels: vec![],
-            milestone: None,
-            time_estimate: 0,
-            depends_on: vec![],
             body: "text".into(),
-            comments: vec![],
-            timeline: vec![],
-            tracked_times: vec![],
-            outside_blockers: Vec::new(),
-            hidden_blockers: 0,
-            pull_requests: vec![],
+            ..Issue::bare(n, created)
         }
     }
 

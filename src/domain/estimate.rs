@@ -36,8 +36,9 @@ pub enum ParseEstimateError {
     Zero(String),
     /// More than [`Estimate::MAX_AMOUNT`] of its unit.
     #[error(
-        "estimate \"{0}\" is more than {max} of its unit, more than CommiTea plans: split the work, or estimate it in a larger unit",
-        max = Estimate::MAX_AMOUNT
+        "estimate \"{0}\" is more than {max} of its unit, more than CommiTea plans: split the work{larger}",
+        max = Estimate::MAX_AMOUNT,
+        larger = if .0.trim_end().ends_with('w') { "" } else { ", or estimate it in a larger unit" }
     )]
     TooLarge(String),
     /// Gitea's native time estimate, in hours, over what CommiTea plans.
@@ -208,25 +209,8 @@ mod tests {
             assert_eq!(text.parse::<Estimate>(), Err(want), "{text}");
         }
         let issue = |seconds: u64| crate::domain::Issue {
-            number: 1,
-            title: "t".into(),
-            state: crate::domain::OpenState::Open,
-            author: "ann".into(),
-            created_at: chrono::DateTime::UNIX_EPOCH,
-            updated_at: chrono::DateTime::UNIX_EPOCH,
-            closed_at: None,
-            assignees: vec![],
-            labels: vec![],
-            milestone: None,
             time_estimate: seconds,
-            depends_on: vec![],
-            body: String::new(),
-            comments: vec![],
-            timeline: vec![],
-            tracked_times: vec![],
-            outside_blockers: Vec::new(),
-            hidden_blockers: 0,
-            pull_requests: vec![],
+            ..crate::domain::Issue::bare(1, chrono::DateTime::UNIX_EPOCH)
         };
         assert_eq!(issue(7200).estimate_hours(6.0), Some(Ok(2.0)));
         assert!(matches!(

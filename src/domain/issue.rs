@@ -355,6 +355,34 @@ pub struct Label {
     pub description: String,
 }
 
+#[cfg(test)]
+impl Issue {
+    /// An open issue with nothing on it but its number and when it was opened, for a test to fill in.
+    pub(crate) fn bare(number: u64, created_at: DateTime<Utc>) -> Self {
+        Self {
+            number,
+            title: format!("issue {number}"),
+            state: OpenState::Open,
+            author: "ann".into(),
+            created_at,
+            updated_at: created_at,
+            closed_at: None,
+            assignees: vec![],
+            labels: vec![],
+            milestone: None,
+            time_estimate: 0,
+            depends_on: vec![],
+            body: String::new(),
+            comments: vec![],
+            timeline: vec![],
+            tracked_times: vec![],
+            outside_blockers: Vec::new(),
+            hidden_blockers: 0,
+            pull_requests: vec![],
+        }
+    }
+}
+
 impl Issue {
     /// The estimate: the `est/*` label, else Gitea's `time_estimate`; an unparsable label is an error.
     pub fn estimate_hours(&self, workday_hours: f64) -> Option<Result<f64, ParseEstimateError>> {

@@ -435,25 +435,14 @@ mod tests {
 
     fn issue() -> Issue {
         Issue {
-            number: 7,
             title: "t".into(),
             state: OpenState::Closed,
-            author: "ann".into(),
-            created_at: t(2, 9),
             updated_at: t(9, 9),
             closed_at: Some(t(9, 9)),
             assignees: vec!["bob".into()],
             labels: vec!["bug".into(), "est/1d".into(), "p/1".into()],
             milestone: Some(5),
-            time_estimate: 0,
-            depends_on: vec![],
-            body: String::new(),
-            comments: vec![],
-            timeline: vec![],
-            tracked_times: vec![],
-            outside_blockers: Vec::new(),
-            hidden_blockers: 0,
-            pull_requests: vec![],
+            ..Issue::bare(7, t(2, 9))
         }
     }
 

@@ -36,8 +36,8 @@ pub struct Previous {
     /// Whether `commitea.yaml` on the branch differs from that commit's (the team, the calendar, the
     /// forecast's settings).
     pub settings_changed: bool,
-    /// The sections of `commitea.yaml` that shape the forecast itself and changed since (`forecast`,
-    /// `calendar`, `estimates`): every move is then theirs as much as the project's.
+    /// The keys of `commitea.yaml` that shape every forecast and changed since
+    /// (`forecast.abandonment_min_history_days`): every move is then theirs as much as the project's.
     pub forecast_settings: Vec<&'static str>,
     /// Today's forecast without the directives recorded or ended since, where there are any: a directive
     /// is named on a move only where it changed the figure.
@@ -960,9 +960,10 @@ pub fn standup(
                             .collect::<Vec<_>>()
                     )
                 );
+                // The directives named stay: they are named only where today's forecast without them
+                // differs, on today's settings.
                 for m in milestones.iter_mut().chain(issues.iter_mut()) {
                     m.why = Some(why.clone());
-                    m.directives.clear();
                 }
                 summary = format!("The{}. {summary}", &why["the".len()..]);
             }

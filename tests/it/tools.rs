@@ -102,6 +102,22 @@ fn run_options(dir: &Path) -> commitea::pipeline::RunOptions {
 }
 
 /// The demo as a git repository, imported by the PM, with its forecast committed by a run.
+/// The demo's `commitea.yaml` with the abandonment model on, as `commitea init` leaves it (the demo keeps
+/// it off for its generated history).
+fn abandonment_model_on(dir: &Path) {
+    let path = dir.join("commitea.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("abandonment_min_history_days: 365"), "{text}");
+    std::fs::write(
+        &path,
+        text.replace(
+            "abandonment_min_history_days: 365",
+            "abandonment_min_history_days: 90",
+        ),
+    )
+    .unwrap();
+}
+
 fn committed_demo() -> tempfile::TempDir {
     let tmp = demo_dir();
     crate::pipeline::git(tmp.path(), &["init", "-q"]);
@@ -1666,19 +1682,7 @@ fn a_forecast_committed_in_the_earlier_format_reports_no_milestone_move_by_itsel
     // The demo with the abandonment model on: its milestones' headlines are the work that stays.
     let tmp = demo_dir();
     let dir = tmp.path();
-    let config = std::fs::read_to_string(dir.join("commitea.yaml")).unwrap();
-    assert!(
-        config.contains("abandonment_min_history_days: 365"),
-        "{config}"
-    );
-    std::fs::write(
-        dir.join("commitea.yaml"),
-        config.replace(
-            "abandonment_min_history_days: 365",
-            "abandonment_min_history_days: 90",
-        ),
-    )
-    .unwrap();
+    abandonment_model_on(dir);
     let commit = |message: &str| crate::pipeline::commit_all_as_pm(dir, false, message);
     crate::pipeline::git(dir, &["init", "-q"]);
     commit("Import");
@@ -1768,17 +1772,7 @@ fn work_most_futures_leave_undone_says_so_in_the_focus_and_on_the_persons_page()
     // such an issue is next in a queue, the focus and the person's page give the chance it is done at
     // all, not only "beyond the horizon".
     let dir = demo_dir();
-    let config = dir.path().join("commitea.yaml");
-    let text = std::fs::read_to_string(&config).unwrap();
-    assert!(text.contains("abandonment_min_history_days: 365"));
-    std::fs::write(
-        &config,
-        text.replace(
-            "abandonment_min_history_days: 365",
-            "abandonment_min_history_days: 90",
-        ),
-    )
-    .unwrap();
+    abandonment_model_on(dir.path());
     crate::toolcli::commitea_ok(dir.path(), &["render", "--trials", "300"]);
     let row = std::fs::read_dir(dir.path().join("public/people"))
         .unwrap()
@@ -1882,16 +1876,7 @@ fn a_hard_deadline_at_risk_is_warned_of_whether_or_not_a_cut_would_meet_it() {
     // a hard date the schedule meets can still be missed at p80 (audit 64: no word of it), and a cut
     // line's chance is the schedule's, not the headline's (audit 68: read as one).
     let dir = demo_dir();
-    let config = dir.path().join("commitea.yaml");
-    let text = std::fs::read_to_string(&config).unwrap();
-    std::fs::write(
-        &config,
-        text.replace(
-            "abandonment_min_history_days: 365",
-            "abandonment_min_history_days: 90",
-        ),
-    )
-    .unwrap();
+    abandonment_model_on(dir.path());
     let milestones = dir.path().join("snapshot/milestones.yaml");
     let text = std::fs::read_to_string(&milestones).unwrap();
     let edited = text.replace(
@@ -1934,16 +1919,7 @@ fn a_change_of_the_forecasts_settings_is_the_reason_for_the_moves_it_made() {
     // the reason (audit 68: 150 moves put down to queues).
     let tmp = committed_demo();
     let dir = tmp.path();
-    let config = dir.join("commitea.yaml");
-    let text = std::fs::read_to_string(&config).unwrap();
-    std::fs::write(
-        &config,
-        text.replace(
-            "abandonment_min_history_days: 365",
-            "abandonment_min_history_days: 90",
-        ),
-    )
-    .unwrap();
+    abandonment_model_on(dir);
     crate::pipeline::commit_all_as_pm(dir, false, "The abandonment model on");
     let v = tools::call(
         &ctx(dir),
@@ -1952,7 +1928,8 @@ fn a_change_of_the_forecasts_settings_is_the_reason_for_the_moves_it_made() {
     )
     .unwrap();
     let drift = &v["drift"];
-    let said = "the forecast's settings changed since that forecast (commitea.yaml: forecast): the move is theirs";
+    let said = "the forecast's settings changed since that forecast (commitea.yaml: \
+                forecast.abandonment_min_history_days): the move is theirs";
     let issues = drift["issues"].as_array().unwrap();
     assert!(drift["issuesMoved"].as_u64() > Some(100), "{drift}");
     assert!(!issues.is_empty(), "{drift}");
