@@ -813,10 +813,19 @@ fn band_words(b: Option<&crate::views::Band>) -> String {
 }
 
 fn moved_words(m: &crate::views::standup::Moved) -> String {
+    let beyond = crate::forecast::When::BeyondHorizon.to_string();
     match (&m.before, &m.after) {
         (None, Some(_)) => "new".to_owned(),
         // `closed`, or `gone` from Gitea: the reason says which.
         (Some(_), None) => m.why.clone().unwrap_or_else(|| "gone".to_owned()),
+        // A p80 past the horizon has no day to count to: the count would run to the horizon, which the
+        // runway refuses to do for slack (audit 68: "+518").
+        (Some(b), Some(a)) if a.p80 == beyond && b.p80 != beyond => {
+            "now beyond the horizon".to_owned()
+        }
+        (Some(b), Some(a)) if b.p80 == beyond && a.p80 != beyond => {
+            "now within the horizon".to_owned()
+        }
         _ => super::pages::signed(m.moved),
     }
 }
@@ -1122,5 +1131,35 @@ mod tests {
             "on 2026-10-30, its due date"
         );
         assert_eq!(closed_words(closed, None), "on 2026-10-30");
+    }
+
+    #[test]
+    fn a_move_past_the_horizon_is_said_not_counted_to_it() {
+        let band = |p80: &str| crate::views::Band {
+            p50: "2026-12-01".into(),
+            p80: p80.into(),
+        };
+        let moved = |before: &str, after: &str, days: i64| crate::views::standup::Moved {
+            subject: "acme/web#29".into(),
+            before: Some(band(before)),
+            after: Some(band(after)),
+            moved: days,
+            why: Some("queue of dana".into()),
+            changed: None,
+            directives: vec![],
+        };
+        let beyond = crate::forecast::When::BeyondHorizon.to_string();
+        assert_eq!(
+            super::moved_words(&moved("2026-12-02", &beyond, 518)),
+            "now beyond the horizon"
+        );
+        assert_eq!(
+            super::moved_words(&moved(&beyond, "2026-12-02", -518)),
+            "now within the horizon"
+        );
+        assert_eq!(
+            super::moved_words(&moved("2026-12-02", "2026-12-04", 2)),
+            "+2"
+        );
     }
 }
