@@ -157,6 +157,10 @@ pub struct PlannedRow {
     pub from: String,
     /// Last day in the median plan.
     pub to: String,
+    /// The chance it is done at all, formatted, where that is under even (the person page's words): work
+    /// planned next that is probably never done says so (audit 68).
+    #[serde(rename = "doneAtAll", skip_serializing_if = "Option::is_none")]
+    pub done_at_all: Option<String>,
 }
 
 /// A blocker nobody touched.
@@ -905,6 +909,17 @@ fn standup_page(
             rows,
         })
         .collect();
+    // Work more likely never done than done, by key: the next working days say so beside it.
+    let rarely_done: HashMap<String, f64> = report
+        .issues
+        .iter()
+        .filter_map(|f| {
+            Some((
+                f.issue.to_string(),
+                f.probability_done.filter(|p| *p < 0.5)?,
+            ))
+        })
+        .collect();
     let people = view
         .people
         .iter()
@@ -918,6 +933,9 @@ fn standup_page(
                     link: issue_link(&w.issue),
                     from: w.from.clone(),
                     to: w.to.clone(),
+                    done_at_all: rarely_done
+                        .get(w.issue.as_str())
+                        .map(|p| super::pages::percent(*p)),
                 })
                 .collect(),
         })

@@ -1786,6 +1786,13 @@ fn work_most_futures_leave_undone_says_so_in_the_focus_and_on_the_persons_page()
             Some(row)
         })
         .expect("a person page gives the chance beside an issue");
+    // So do the standup's next working days, where that work is planned next.
+    let standup = std::fs::read_to_string(dir.path().join("public/standup.html")).unwrap();
+    let next = standup.split("id=\"next-title\"").nth(1).unwrap();
+    assert!(
+        next.contains("% of the futures)</span></li>") && next.contains("(done at all in "),
+        "{next}"
+    );
     // The issue's focus rationale names the chance too.
     let key = row
         .split("\">")
