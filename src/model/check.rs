@@ -74,6 +74,10 @@ enum Fact {
         year: i32,
         readings: Vec<(u32, u32)>,
     },
+    /// A quarter (`Q3`, `Q3 2027`): a date of the answers must fall in it, as a month's must.
+    Quarter { year: Option<i32>, quarter: u32 },
+    /// Written as a date and no date at all (`2027-13-45`): nothing holds it.
+    NoDate,
     /// A priority written as a word and a number (`priority 1`): the label `p/1`.
     Priority(u64),
     /// A percentage.
@@ -91,6 +95,8 @@ pub struct Grounds {
     month_days: BTreeSet<(u32, u32)>,
     /// Months written alone (year, month), year 0 for none.
     months: BTreeSet<(i32, u32)>,
+    /// Quarters written (year, quarter), year 0 for none: the person's own `Q3`.
+    quarters: BTreeSet<(i32, u32)>,
     percents: Vec<f64>,
     numbers: Vec<f64>,
     /// The percentiles the answers give (`p80` as a key: 80), which "80% of the futures" explains.
@@ -147,7 +153,10 @@ impl Grounds {
                         }
                     }
                 }
-                Fact::Priority(_) => {}
+                Fact::Quarter { year, quarter } => {
+                    self.quarters.insert((year.unwrap_or(0), quarter));
+                }
+                Fact::Priority(_) | Fact::NoDate => {}
                 Fact::Percent(p) => self.percents.push(p),
                 Fact::Number { value, .. } => self.numbers.push(value),
             }
@@ -222,6 +231,16 @@ impl Grounds {
                     day: Some(*day),
                 })
             }),
+            Fact::Quarter { year, quarter } => {
+                let y = year.unwrap_or(0);
+                self.quarters
+                    .iter()
+                    .any(|(gy, gq)| gq == quarter && (y == 0 || *gy == 0 || *gy == y))
+                    || self.dates.iter().any(|x| {
+                        (x.month() - 1) / 3 + 1 == *quarter && year.is_none_or(|y| x.year() == y)
+                    })
+            }
+            Fact::NoDate => false,
             Fact::Priority(n) => contains_word(&self.text, &format!("p/{n}")),
             Fact::Percent(p) => {
                 let tolerance = if p.fract() == 0.0 { 0.5 } else { 0.05 };
@@ -264,7 +283,10 @@ pub fn ungrounded(prose: &str, grounds: &Grounds, people: &[String]) -> Vec<Clai
         if !grounds.holds(&fact) {
             let kind = match fact {
                 Fact::Issue { .. } => ClaimKind::Issue,
-                Fact::Date { .. } | Fact::SlashDate { .. } => ClaimKind::Date,
+                Fact::Date { .. }
+                | Fact::SlashDate { .. }
+                | Fact::Quarter { .. }
+                | Fact::NoDate => ClaimKind::Date,
                 Fact::Priority(_) => ClaimKind::Number,
                 Fact::Percent(_) => ClaimKind::Percent,
                 Fact::Number { .. } => ClaimKind::Number,
@@ -426,21 +448,52 @@ fn scan(text: &str) -> Vec<(Fact, String)> {
             && c[i + 8..i + 10].iter().all(char::is_ascii_digit)
             && (i + 10 == n || !c[i + 10].is_ascii_digit())
             && !used[i];
-        if ok && let Ok(d) = NaiveDate::parse_from_str(&s(i, i + 10), "%Y-%m-%d") {
-            found.push((
-                i,
-                Fact::Date {
-                    year: Some(d.year()),
-                    month: d.month(),
-                    day: Some(d.day()),
-                },
-                s(i, i + 10),
-            ));
+        if ok {
+            // A date's shape with no such day (`2027-13-45`) is a date claim no answer holds, not three
+            // numbers that may each be somewhere (audit 69).
+            let fact =
+                NaiveDate::parse_from_str(&s(i, i + 10), "%Y-%m-%d").map_or(Fact::NoDate, |d| {
+                    Fact::Date {
+                        year: Some(d.year()),
+                        month: d.month(),
+                        day: Some(d.day()),
+                    }
+                });
+            found.push((i, fact, s(i, i + 10)));
             used[i..i + 10].iter_mut().for_each(|u| *u = true);
             i += 10;
             continue;
         }
         i += 1;
+    }
+
+    // Quarters: `Q3`, `Q3 2027` (audit 69: "It ships in Q3 2027" passed as an identifier and a year that
+    // some date held).
+    for i in 0..n {
+        let quarter = c
+            .get(i + 1)
+            .and_then(|d| d.to_digit(10))
+            .filter(|q| (1..=4).contains(q));
+        let Some(quarter) = quarter.filter(|_| {
+            c[i] == 'Q'
+                && (i == 0 || !c[i - 1].is_alphanumeric())
+                && (i + 2 == n || !c[i + 2].is_alphanumeric())
+                && !used[i]
+        }) else {
+            continue;
+        };
+        let mut end = i + 2;
+        let mut year = None;
+        if end + 5 <= n
+            && c[end] == ' '
+            && c[end + 1..end + 5].iter().all(char::is_ascii_digit)
+            && (end + 5 == n || !c[end + 5].is_alphanumeric())
+        {
+            year = s(end + 1, end + 5).parse::<i32>().ok();
+            end += 5;
+        }
+        found.push((i, Fact::Quarter { year, quarter }, s(i, end)));
+        used[i..end].iter_mut().for_each(|u| *u = true);
     }
 
     // Slash dates: `27/04/2027`, `4/27/2027`, `2027/04/27`.
@@ -877,5 +930,31 @@ mod tests {
             )
         );
         assert_eq!(texts(&ungrounded("it takes 2d", &g, &[])), ["2"]);
+    }
+
+    #[test]
+    fn quarters_and_impossible_dates_are_date_claims() {
+        let g = grounds(json!({"p80": "2027-05-18", "due": "2027-04-30"}));
+        // Q2 2027 holds both dates; Q3 2027 holds neither, whatever "2027" matches.
+        assert!(ungrounded("It ships in Q2 2027.", &g, &[]).is_empty());
+        assert_eq!(
+            texts(&ungrounded("It ships in Q3 2027.", &g, &[])),
+            ["Q3 2027"]
+        );
+        assert_eq!(texts(&ungrounded("Q4, then.", &g, &[])), ["Q4"]);
+        assert_eq!(
+            texts(&ungrounded("It ships 2027-13-45.", &g, &[])),
+            ["2027-13-45"]
+        );
+        // The person's own quarter is theirs to have said back.
+        let mut asked = grounds(json!({"p80": "2027-05-18"}));
+        asked.add_text("Will it make Q3?");
+        assert!(ungrounded("It makes Q3.", &asked, &[]).is_empty());
+        // Not a quarter: part of a word or an identifier.
+        assert!(
+            ungrounded("FAQ3 and Q34", &g, &[])
+                .iter()
+                .all(|c| c.text != "Q3")
+        );
     }
 }
