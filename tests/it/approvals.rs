@@ -3142,3 +3142,35 @@ fn the_consequence_an_op_file_shows_is_what_the_run_after_its_merge_forecasts() 
         "the consequence names the milestones and the moved issues: {compared}\n{text}"
     );
 }
+
+/// A run with no token at all: every private repository answers 404, and that is the missing token, not
+/// one repository out of reach whose issues are carried (audit 64: the first was carried with a warning,
+/// then the second failed the run).
+#[test]
+fn a_run_with_no_token_says_the_token_is_missing_and_carries_nothing() {
+    let s = setup(&DemoSpec::scaled(40));
+    ok(&s.commitea(&s.work, &["run"]));
+    let head = git(&s.work, &["rev-parse", "HEAD"]);
+    let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["run", "-s"])
+        .arg(&s.work)
+        .env_remove("COMMITEA_STATE")
+        .env("COMMITEA_SERVER", s.emu.url())
+        .env_remove("COMMITEA_GITEA_TOKEN")
+        .env_remove("GITEA_TOKEN")
+        .env_remove("FORGEJO_TOKEN")
+        .env_remove("COMMITEA_TOKEN")
+        .env_remove("GITHUB_TOKEN")
+        .env(TRIALS.0, TRIALS.1)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("no Gitea token is set"), "{stderr}");
+    assert!(!stderr.contains("stay in the plan"), "{stderr}");
+    assert_eq!(
+        git(&s.work, &["rev-parse", "HEAD"]),
+        head,
+        "nothing committed"
+    );
+}
