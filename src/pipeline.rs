@@ -1525,16 +1525,16 @@ pub fn site_files(
         c,
         layout,
         preview,
-        previous_forecast(layout.root(), c).as_ref(),
+        whole_standup(c, previous_forecast(layout.root(), c).as_ref()),
     )
 }
 
-/// [`site_files`] with the forecast the standup measures drift against already found.
+/// [`site_files`] with the standup already made (a run makes it once for the site and its commit message).
 fn site_files_with(
     c: &Computed,
     layout: &Layout,
     preview: Option<String>,
-    previous: Option<&crate::views::standup::Previous>,
+    standup: crate::views::standup::Standup,
 ) -> Result<BTreeMap<String, Vec<u8>>, PipelineError> {
     let t = Instant::now();
     let data = SiteData {
@@ -1561,7 +1561,7 @@ fn site_files_with(
                 &c.plan.zone,
             )?,
             c.config.server.as_deref(),
-            whole_standup(c, previous),
+            standup,
         )),
     };
     let templates = layout.templates_dir();
@@ -1596,16 +1596,20 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
     let previous = (opts.render || opts.commit)
         .then(|| previous_forecast(layout.root(), &computed))
         .flatten();
-    let site = if opts.render {
-        site::check_output(&layout.root().join(&computed.config.site.output)).map_err(Box::new)?;
-        Some(site_files_with(
-            &computed,
-            &layout,
-            None,
-            previous.as_ref(),
-        )?)
-    } else {
-        None
+    // The standup against it, made once too: the site shows it whole, the commit message its drift.
+    let standup =
+        (opts.render || previous.is_some()).then(|| whole_standup(&computed, previous.as_ref()));
+    let drift = standup
+        .as_ref()
+        .filter(|_| previous.is_some())
+        .map(|s| s.drift.clone());
+    let site = match standup.filter(|_| opts.render) {
+        Some(standup) => {
+            site::check_output(&layout.root().join(&computed.config.site.output))
+                .map_err(Box::new)?;
+            Some(site_files_with(&computed, &layout, None, standup)?)
+        }
+        None => None,
     };
     let repo = if opts.commit {
         Some(git::open_or_init(layout.root())?)
@@ -1613,7 +1617,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
         None
     };
     let records = place_records(&layout, repo.as_ref(), &mut computed.applied)?;
-    let message = commit_message(&computed, repo.as_ref(), previous.as_ref());
+    let message = commit_message(&computed, repo.as_ref(), drift.as_ref());
 
     let crate::state::SnapshotFiles {
         files: mut to_write,
@@ -1810,11 +1814,11 @@ fn whole_standup(
 }
 
 /// The commit message: a title line, then what moved since the last committed forecast, each move with
-/// its reason as the standup measures it against `drift_base` ([`previous_forecast`]).
+/// its reason as the standup's `drift` against that forecast ([`previous_forecast`]) gives it.
 pub(crate) fn commit_message(
     c: &Computed,
     repo: Option<&gix::Repository>,
-    drift_base: Option<&crate::views::standup::Previous>,
+    drift: Option<&crate::views::standup::Drift>,
 ) -> String {
     let r = &c.report;
     let mut msg = format!(
@@ -1894,10 +1898,8 @@ pub(crate) fn commit_message(
         .collect();
     // The context of the moves, as the standup gives it: the newest committed forecast that differs from
     // today's (named by the commit that wrote it).
-    // Asked even when no milestone moved: a commit is made because something changed (an issue closed, a
+    // Said even when no milestone moved: a commit is made because something changed (an issue closed, a
     // directive recorded), and its message says what (audit 64: "4 warnings" was all a close got).
-    let previous = drift_base;
-    let drift = previous.map(|prev| whole_standup(c, Some(prev)).drift);
     if !lines.is_empty() {
         msg.push('\n');
         for (title, line, with_why) in &lines {
@@ -1917,14 +1919,12 @@ pub(crate) fn commit_message(
     if !applied.is_empty() {
         msg.push_str(&format!("\nApplied on Gitea: {}.\n", applied.join(", ")));
     }
-    if let (Some(prev), Some(since)) = (
-        &previous,
-        drift.as_ref().and_then(|d| d.since_then.as_ref()),
-    ) && !since.is_empty()
+    if let Some(d) = drift
+        && let (Some(commit), Some(since)) = (&d.since, &d.since_then)
+        && !since.is_empty()
     {
         msg.push_str(&format!(
-            "\nSince the forecast of {}: {}.\n",
-            prev.commit,
+            "\nSince the forecast of {commit}: {}.\n",
             crate::prose::one_line(&since.words())
         ));
     }

@@ -30,39 +30,53 @@ impl Secret {
     }
 
     /// `text` with every occurrence of this secret replaced by [`MASK`], and every run of at least
-    /// [`PART`] of its characters too: an API's \"Incorrect API key provided: sk-proj-SECRETab...Z789\"
+    /// [`PART`] of its characters too: an API's "Incorrect API key provided: sk-proj-SECRETab...Z789"
     /// quotes a part, which is a part too many (audit 69).
     pub(crate) fn scrub(&self, text: &str) -> String {
         let whole = text.replace(self.0.as_str(), MASK);
-        let secret = self.0.as_bytes();
-        if secret.len() < PART || !self.0.is_ascii() {
+        if self.0.len() < PART || !self.0.is_ascii() {
             return whole;
         }
-        let bytes = whole.as_bytes();
-        let mut out = String::with_capacity(whole.len());
-        let mut i = 0;
-        while i < bytes.len() {
-            // The longest run from here that the secret holds somewhere.
-            let run = (0..secret.len())
-                .map(|j| {
-                    bytes[i..]
-                        .iter()
-                        .zip(&secret[j..])
-                        .take_while(|(a, b)| a == b)
-                        .count()
-                })
-                .max()
-                .unwrap_or(0);
-            if run >= PART {
-                out.push_str(MASK);
-                i += run;
-            } else {
-                // The secret is ASCII, so a run ends on a character boundary; copy one character.
-                let c = whole[i..].chars().next().unwrap_or(' ');
-                out.push(c);
-                i += c.len_utf8();
+        // Every place a PART-long piece of the secret occurs is covered; pieces that overlap or touch
+        // make one run, masked once. Each piece is found by the standard library's substring search, so
+        // a long body (an error page) costs a few scans of it, not a comparison per byte and offset.
+        let mut covered: Vec<(usize, usize)> = self
+            .0
+            .as_bytes()
+            .windows(PART)
+            .filter_map(|w| std::str::from_utf8(w).ok())
+            .flat_map(|piece| {
+                // Overlapping occurrences too (`match_indices` skips them): an ASCII piece starts on a
+                // character boundary, and so does the byte after that start.
+                let mut at = Vec::new();
+                let mut from = 0;
+                while let Some(k) = whole[from..].find(piece) {
+                    at.push((from + k, from + k + PART));
+                    from += k + 1;
+                }
+                at
+            })
+            .collect();
+        if covered.is_empty() {
+            return whole;
+        }
+        covered.sort_unstable();
+        let mut runs: Vec<(usize, usize)> = Vec::new();
+        for (a, b) in covered {
+            match runs.last_mut() {
+                Some((_, end)) if a <= *end => *end = (*end).max(b),
+                _ => runs.push((a, b)),
             }
         }
+        // The secret is ASCII, so every run starts and ends on a character boundary.
+        let mut out = String::with_capacity(whole.len());
+        let mut copied = 0;
+        for (a, b) in runs {
+            out.push_str(&whole[copied..a]);
+            out.push_str(MASK);
+            copied = b;
+        }
+        out.push_str(&whole[copied..]);
         out
     }
 }
@@ -103,6 +117,9 @@ mod tests {
 
     #[test]
     fn a_part_of_the_secret_quoted_on_its_own_is_masked_too() {
+        // Overlapping pieces of a repetitive secret leave nothing of eight or more.
+        let rep = Secret::new("aaaaaaaaab12").expect("a secret");
+        assert_eq!(rep.scrub("x aaaaaaaaa y"), "x *** y");
         let s = Secret::new("sk-proj-SECRETabc123XYZ789").expect("a secret");
         assert_eq!(
             s.scrub("Incorrect API key provided: sk-proj-SECRETab...Z789 (é)"),

@@ -24,8 +24,10 @@ pub fn run(a: Args) -> CommandResult {
     super::warn_all(&computed.report.warnings);
     // `plan` previews the checkout's ledger, `run` forecasts the branch's: say when they differ.
     if layout.root().join(".git").exists() {
+        // The checkout's ledger is the one the preview replayed: read once (a second read warned twice
+        // about the same non-UTF-8 line).
         let new = crate::pipeline::entries_not_on_branch(
-            crate::ledger::read(&layout.ledger())?.as_deref(),
+            computed.ledger.as_deref(),
             crate::pipeline::branch_ledger(&layout)?.as_deref(),
         );
         if !new.is_empty() {

@@ -921,19 +921,19 @@ impl<'a> Checker<'a> {
             };
             if let Some(f) = pending.iter().find(|f| f.ops.iter().any(same)) {
                 self.refused_before(op);
+                let id = &f.id;
                 return Err(format!(
-                    "{} ({PENDING_PATH}/{}.yaml) already proposes a new issue titled \"{}\" there: merge or \
-                     close its pull request first, or give this one another title",
-                    f.id,
-                    f.id,
+                    "{id} ({PENDING_PATH}/{id}.yaml) already proposes a new issue titled \"{}\" there: merge \
+                     or close its pull request first, or give this one another title",
                     crate::limits::excerpt(title.trim())
                 ));
             }
         }
         let checked = self.check(op, approved)?;
         let field = checked.op.field();
-        if let Some(n) = field.as_ref().and_then(|f| self.fields.get(f)) {
-            let (what, of) = field.as_ref().map_or(("", ""), |(w, o)| (*w, o.as_str()));
+        if let Some(f @ (what, of)) = &field
+            && let Some(n) = self.fields.get(f)
+        {
             return Err(format!(
                 "op {n} of this call already changes the {what} of {of}: one change to it per call"
             ));
@@ -945,11 +945,10 @@ impl<'a> Checker<'a> {
             ));
         }
         if let Some(f) = pending.iter().find(|f| f.ops.contains(&checked.op)) {
+            let id = &f.id;
             return Err(format!(
-                "{} ({PENDING_PATH}/{}.yaml) already proposes this ({}): merge or close its pull request \
+                "{id} ({PENDING_PATH}/{id}.yaml) already proposes this ({}): merge or close its pull request \
                  first",
-                f.id,
-                f.id,
                 checked.op.describe()
             ));
         }

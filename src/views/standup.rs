@@ -949,23 +949,27 @@ pub fn standup(
                 // The forecast's own settings changed (the abandonment model switched on, a workday's
                 // hours): a queue or a day passed is no reason for a move they made (audit 68: 150 moves
                 // put down to queues after the model was switched on).
-                let why = format!(
-                    "the forecast's settings changed since that forecast (commitea.yaml: {}): the move is \
-                     theirs more than the project's",
-                    crate::prose::and_list(
-                        &prev
-                            .forecast_settings
-                            .iter()
-                            .map(|s| (*s).to_owned())
-                            .collect::<Vec<_>>()
-                    )
+                let keys = crate::prose::and_list(
+                    &prev
+                        .forecast_settings
+                        .iter()
+                        .map(|s| (*s).to_owned())
+                        .collect::<Vec<_>>(),
                 );
+                // One sentence, said as a reason and, capitalised, at the head of the summary.
+                let said = |the: &str| {
+                    format!(
+                        "{the} forecast's settings changed since that forecast (commitea.yaml: {keys}): the \
+                         move is theirs more than the project's"
+                    )
+                };
+                let why = said("the");
                 // The directives named stay: they are named only where today's forecast without them
                 // differs, on today's settings.
                 for m in milestones.iter_mut().chain(issues.iter_mut()) {
                     m.why = Some(why.clone());
                 }
-                summary = format!("The{}. {summary}", &why["the".len()..]);
+                summary = format!("{}. {summary}", said("The"));
             }
             Drift {
                 since: Some(prev.commit.clone()),
