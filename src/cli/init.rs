@@ -61,11 +61,11 @@ pub fn run(a: Args) -> CommandResult {
     // The config must read back: it is the file the user edits next.
     crate::config::Config::load(&a.dir, env_vars(), &Default::default())?;
     std::fs::write(
-        a.dir.join("pm-state.md"),
+        crate::state::Layout::new(&a.dir).ledger(),
         "# Decisions\n\nThe PM's directive ledger: `commitea directive` (or the `record_directive` tool) appends \
          to it; each entry keeps the PM's words verbatim. See docs/ledger.md.\n",
     )?;
-    std::fs::write(a.dir.join(".gitignore"), "public/\n.commitea.lock\n")?;
+    std::fs::write(a.dir.join(".gitignore"), crate::state::GITIGNORE)?;
     let workflow = a.dir.join(".gitea/workflows/commitea.yml");
     if let Some(parent) = workflow.parent() {
         std::fs::create_dir_all(parent)?;

@@ -150,9 +150,6 @@ documented in docs/ledger.md.
 No directives yet.
 ";
 
-/// The `.gitignore` of a demo state repo: the rendered site is rebuilt on every run.
-const GITIGNORE: &str = "# The rendered site is rebuilt on every run.\npublic/\n";
-
 /// Writes commitea.yaml (config_text), pm-state.md (ledger), .gitignore (containing `public/`), the
 /// snapshot (via Snapshot::save), the applied op files and the pending ones into `dir`.
 ///
@@ -167,7 +164,7 @@ pub fn write_committed(state: &DemoState, dir: &Path) -> Result<(), StateError> 
     let layout = Layout::new(dir);
     write_if_changed(&Config::path_in(dir), state.config_text.as_bytes())?;
     write_if_changed(&layout.ledger(), state.ledger.as_bytes())?;
-    write_if_changed(&dir.join(".gitignore"), GITIGNORE.as_bytes())?;
+    write_if_changed(&dir.join(".gitignore"), crate::state::GITIGNORE.as_bytes())?;
     state.snapshot.save(&layout)?;
     for (rel, text) in &state.applied {
         write_if_changed(&dir.join(rel), text.as_bytes())?;

@@ -1159,9 +1159,6 @@ This is the project manager's directive ledger (see docs/ledger.md). This state 
 by `commitea import jira`; Jira has no directives. Those recorded here follow, oldest first.
 ";
 
-/// The `.gitignore` of an imported state repo: the rendered site is rebuilt on every run.
-const GITIGNORE: &str = "# The rendered site is rebuilt on every run.\npublic/\n";
-
 /// Writes `p` into `dir` as a state repo (commitea.yaml, pm-state.md, .gitignore, snapshot/) and commits it
 /// with git, by CommiTea at the snapshot's `synced_at`, so the same import always gives the same commit.
 ///
@@ -1171,7 +1168,7 @@ pub fn write_state(dir: &Path, p: &ImportedProject) -> Result<(), ImportError> {
     let layout = Layout::new(dir);
     write_if_changed(&Config::path_in(dir), p.config_yaml.as_bytes())?;
     write_if_changed(&layout.ledger(), LEDGER.as_bytes())?;
-    write_if_changed(&dir.join(".gitignore"), GITIGNORE.as_bytes())?;
+    write_if_changed(&dir.join(".gitignore"), crate::state::GITIGNORE.as_bytes())?;
     p.snapshot.save(&layout)?;
     let repo = crate::state::git::open_or_init(dir)?;
     let commit = Config::default().commit;

@@ -136,6 +136,16 @@ impl Layout {
 /// run is never committed and is removed by the next run ([`remove_leftovers`]).
 pub const TMP_SUFFIX: &str = ".tmp-commitea";
 
+/// The `.gitignore` every new state repo gets (init, demo, import): what a run rebuilds or leaves only while
+/// it runs, so `git status` shows none of it — the rendered site, the lock of a repo without `.git/`, and
+/// a file or folder a killed run left half-written (an audit saw `.public.tmp-commitea/` in `git status`).
+pub const GITIGNORE: &str = "\
+# Rebuilt by every run: the rendered site, the run's lock, and what a killed run left half-written.
+public/
+.commitea.lock
+*.tmp-commitea
+";
+
 /// Whether `path` is a symbolic link (not followed).
 pub(crate) fn is_link(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())

@@ -106,16 +106,62 @@ fn writing_twice_changes_nothing() {
     let first = files(tmp.path());
     demo::write(state, tmp.path()).unwrap();
     assert_eq!(files(tmp.path()), first);
-    assert_eq!(
-        first
-            .get(Path::new(".gitignore"))
-            .map(|b| String::from_utf8_lossy(b).contains("public/")),
-        Some(true)
-    );
     let ledger = String::from_utf8(first.get(Path::new("pm-state.md")).unwrap().clone()).unwrap();
     assert!(
         ledger.contains("append-only") && ledger.contains("docs/ledger.md"),
         "{ledger}"
+    );
+}
+
+/// What a run rebuilds, and what a killed one leaves half-written until the next run removes it, never
+/// shows in `git status`: the site, the lock, a file being written and the site folder being staged.
+#[test]
+fn git_status_shows_nothing_a_run_rebuilds_or_a_killed_one_left() {
+    let tmp = tempfile::tempdir().unwrap();
+    demo::write_committed(bundled(), tmp.path()).unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(tmp.path())
+            .output()
+            .expect("git is needed for this test");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&[
+        "-c",
+        "user.name=T",
+        "-c",
+        "user.email=t@example.com",
+        "commit",
+        "-qm",
+        "demo",
+    ]);
+    let leftovers = [
+        "public/index.html".to_owned(),
+        ".commitea.lock".to_owned(),
+        format!("forecast/forecast.json{}", commitea::state::TMP_SUFFIX),
+        format!(".public{}/issues/half.html", commitea::state::TMP_SUFFIX),
+        format!(
+            "snapshot/issues/acme/api/1.yaml{}",
+            commitea::state::TMP_SUFFIX
+        ),
+    ];
+    for rel in &leftovers {
+        let path = tmp.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "half").unwrap();
+    }
+    let status = git(&["status", "--porcelain", "--untracked-files=all"]);
+    assert_eq!(
+        status, "",
+        "git status shows what the run owns: {leftovers:?}"
     );
 }
 
