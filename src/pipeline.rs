@@ -281,20 +281,28 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     };
     // A run forecasts the ledger on the branch; an entry only in the checkout is a proposal, not yet
     // approved (a preview, `commitea plan`, reads the checkout's).
+    // The pending op files, read once for every use below; one that does not read is said here unless a
+    // site is drawn, whose changes page lists it (and says it then).
+    let (pending, unread) = crate::ops::read_pending(&layout)?;
+    if !opts.render {
+        for (_, e) in &unread {
+            crate::ops::warn_left_out(e);
+        }
+    }
     let ledger = if opts.commit {
         let branch = branch_ledger(&layout)?;
         let checkout = crate::ledger::read(&layout.ledger())?;
         if checkout != branch {
             warn_uncommitted_ledger(checkout.as_deref(), branch.as_deref());
         }
-        warn_checkout_only_ops(&layout)?;
+        warn_checkout_only_ops(&layout, &pending)?;
         branch
     } else {
         crate::ledger::read(&layout.ledger())?
     };
     let replayed = crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now);
-    warn_pending_of_inactive(&layout, ledger.as_deref())?;
-    let not_on_gitea = not_carried_to_gitea(&layout, replayed.not_on_gitea.clone())?;
+    warn_pending_of_inactive(&pending, ledger.as_deref());
+    let not_on_gitea = not_carried_to_gitea(&pending, replayed.not_on_gitea.clone());
     let mut plan = replayed.into_plan();
     plan.warnings.extend(not_on_gitea.iter().map(|n| {
         const SHOWN: usize = 3;
@@ -372,12 +380,12 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         })
         .collect();
     let mut directives = crate::views::directives::of_ledger(
-        &layout,
         ledger.as_deref(),
+        &pending,
         Some(&snapshot),
         &just_applied,
         &skipped,
-    )?;
+    );
     directives.problems = plan
         .warnings
         .iter()
@@ -521,7 +529,10 @@ fn warn_uncommitted_ledger(checkout: Option<&str>, branch: Option<&str>) {
 }
 
 /// Says which op files are only in the checkout: the apply stage carries out what is on the branch.
-fn warn_checkout_only_ops(layout: &Layout) -> Result<(), PipelineError> {
+fn warn_checkout_only_ops(
+    layout: &Layout,
+    pending: &[crate::ops::OpFile],
+) -> Result<(), PipelineError> {
     if !layout.root().join(".git").exists() {
         return Ok(());
     }
@@ -530,9 +541,8 @@ fn warn_checkout_only_ops(layout: &Layout) -> Result<(), PipelineError> {
         Some(head) => git::list_dir(&repo, head, crate::ops::PENDING_PATH)?,
         None => Vec::new(),
     };
-    let only_here: Vec<String> = crate::ops::read_pending(layout)?
-        .0
-        .into_iter()
+    let only_here: Vec<String> = pending
+        .iter()
         .map(|f| format!("{}.yaml", f.id))
         .filter(|name| !on_branch.contains(name))
         .collect();
@@ -556,13 +566,9 @@ fn warn_checkout_only_ops(layout: &Layout) -> Result<(), PipelineError> {
 /// follows the directive while Gitea shows something else (its pull request was merged without the op
 /// file, the change failed on Gitea, or someone changed it on Gitea since).
 fn not_carried_to_gitea(
-    layout: &Layout,
+    pending: &[crate::ops::OpFile],
     not_on_gitea: Vec<crate::ledger::replay::NotOnGitea>,
-) -> Result<Vec<crate::ledger::replay::NotOnGitea>, PipelineError> {
-    if not_on_gitea.is_empty() {
-        return Ok(not_on_gitea);
-    }
-    let pending = crate::ops::read_pending(layout)?.0;
+) -> Vec<crate::ledger::replay::NotOnGitea> {
     // Its own op file, or one that makes every change it needs (`commitea directive --carry-out`).
     let carried = |n: &crate::ledger::replay::NotOnGitea| {
         pending
@@ -573,18 +579,17 @@ fn not_carried_to_gitea(
                     .iter()
                     .all(|op| pending.iter().any(|f| f.ops.contains(op))))
     };
-    Ok(not_on_gitea.into_iter().filter(|n| !carried(n)).collect())
+    not_on_gitea.into_iter().filter(|n| !carried(n)).collect()
 }
 
 /// Warns of each pending op file whose directive is no longer in force (withdrawn or superseded): it is
 /// clutter now (the apply stage skips it), and its pull request a change no one should merge.
-fn warn_pending_of_inactive(layout: &Layout, ledger: Option<&str>) -> Result<(), PipelineError> {
+fn warn_pending_of_inactive(pending: &[crate::ops::OpFile], ledger: Option<&str>) {
     let Some(text) = ledger else {
-        return Ok(());
+        return;
     };
-    let pending = crate::ops::read_pending(layout)?.0;
     if pending.iter().all(|f| f.directive.is_none()) {
-        return Ok(());
+        return;
     }
     let parsed = crate::ledger::parse::parse(text);
     for f in pending.iter().filter(|f| f.directive.is_some()) {
@@ -606,7 +611,6 @@ fn warn_pending_of_inactive(layout: &Layout, ledger: Option<&str>) -> Result<(),
             );
         }
     }
-    Ok(())
 }
 
 /// The state repo on the server: `approvals.state_repository`, else the job's `GITHUB_REPOSITORY`.

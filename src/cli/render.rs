@@ -19,6 +19,7 @@ pub fn run(a: Args) -> CommandResult {
     let mut opts = run_options(&a.state, &a.forecast);
     // `commit` makes the forecast read the ledger on the branch, as a run does; nothing is committed here.
     opts.commit = true;
+    opts.render = true;
     let layout = Layout::new(&a.state.state);
     let _lock = crate::pipeline::lock(&opts, &layout)?;
     let computed = crate::pipeline::compute(&opts)?;

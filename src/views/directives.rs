@@ -171,21 +171,17 @@ pub fn directives(
     }
 }
 
-/// The directives' op files under `ops/pending/`, newest first (by directive id), leaving out those
-/// whose ids are in `done` (applied by the run drawing the view: its commit moves them after the view).
-pub(crate) fn pending_newest_first(
-    layout: &Layout,
-    done: &[&str],
-) -> Result<Vec<OpFile>, StateError> {
-    // Quietly: the run's changes page reads the same files and reports those that do not read.
-    let mut files: Vec<(DirectiveId, OpFile)> = crate::ops::read_pending(layout)?
-        .0
-        .into_iter()
+/// The directives' op files among `pending` (those under `ops/pending/` that read), newest first (by
+/// directive id), leaving out those whose ids are in `done` (applied by the run drawing the view: its commit
+/// moves them after the view).
+fn pending_newest_first(pending: &[OpFile], done: &[&str]) -> Vec<OpFile> {
+    let mut files: Vec<(DirectiveId, &OpFile)> = pending
+        .iter()
         .filter(|f| f.source == Source::Directive && !done.contains(&f.id.as_str()))
         .filter_map(|f| f.id.parse::<DirectiveId>().ok().map(|id| (id, f)))
         .collect();
     files.sort_by_key(|f| std::cmp::Reverse(f.0));
-    Ok(files.into_iter().map(|(_, f)| f).collect())
+    files.into_iter().map(|(_, f)| f.clone()).collect()
 }
 
 /// The title of the issue or milestone a directive targets, when the snapshot has it.
@@ -201,23 +197,31 @@ fn title(snapshot: &Snapshot, target: &Target) -> Option<String> {
 /// targets.
 pub fn load(layout: &Layout, snapshot: Option<&Snapshot>) -> Result<Directives, StateError> {
     let ledger = crate::ledger::read(&layout.ledger())?;
-    of_ledger(layout, ledger.as_deref(), snapshot, &[], &BTreeMap::new())
+    // Quietly: whoever reports on the state says which op files do not read.
+    let pending = crate::ops::read_pending(layout)?.0;
+    Ok(of_ledger(
+        ledger.as_deref(),
+        &pending,
+        snapshot,
+        &[],
+        &BTreeMap::new(),
+    ))
 }
 
 /// The view of `ledger` (the text a forecast replayed, which a run takes from the branch) and the state
-/// repo's pending op files, but for those applied by the run drawing it (`done`); `skipped` as
-/// [`directives`] takes it.
+/// repo's pending op files (`pending`, those that read), but for those applied by the run drawing it
+/// (`done`); `skipped` as [`directives`] takes it.
 pub fn of_ledger(
-    layout: &Layout,
     ledger: Option<&str>,
+    pending: &[OpFile],
     snapshot: Option<&Snapshot>,
     done: &[&str],
     skipped: &BTreeMap<usize, String>,
-) -> Result<Directives, StateError> {
-    Ok(directives(
+) -> Directives {
+    directives(
         ledger,
-        pending_newest_first(layout, done)?,
+        pending_newest_first(pending, done),
         snapshot,
         skipped,
-    ))
+    )
 }
