@@ -426,6 +426,14 @@ pub fn backtest_targets(
     (cuts, per_cut.into_iter().flat_map(|(t, _)| t).collect())
 }
 
+/// The longest horizon, in days, that gives the snapshot a cut ([`cut_dates`] with `opts`); `None` when no
+/// horizon does (the history is shorter than `min_history_days` and the end margin).
+pub fn longest_horizon_days(snapshot: &Snapshot, opts: &BacktestOptions) -> Option<i64> {
+    cut_dates(snapshot, opts.every_days, opts.min_history_days)
+        .first()
+        .map(|first| (snapshot.meta.synced_at - *first).num_days())
+}
+
 /// One cut's targets, and whether CommiTea assumed every open issue done there.
 type CutTargets = (Vec<Target>, bool);
 

@@ -56,21 +56,29 @@ pub fn run(a: Args) -> CommandResult {
     let c = &repo.config;
     let opts = crate::backtest::BacktestOptions::from_config(c);
     let report = crate::backtest::backtest(&repo.snapshot, c, repo.ledger.as_deref(), &opts);
-    let no_cut = format!(
-        "no cut: a cut needs {} days of history before it and its whole horizon ({} days) passed before \
-         the snapshot; for a young project set backtest.horizon_days lower (docs/forecasting.md)",
-        opts.min_history_days, opts.horizon_days
-    );
     // An empty report written over a good one left the Calibration page a table of dashes, the reason only
-    // on a terminal long closed.
-    if report.cuts == 0 && a.write {
-        return Err(CommandError::Input(format!(
-            "{no_cut}; {} is left as it was",
-            crate::state::BACKTEST_FILE
-        )));
-    }
+    // on a terminal long closed; printed, it was a table of dashes too.
     if report.cuts == 0 {
-        tracing::warn!("{no_cut}");
+        let need = i64::from(opts.min_history_days);
+        let what_to_do = match crate::backtest::run::longest_horizon_days(&repo.snapshot, &opts) {
+            Some(days) => {
+                format!("set backtest.horizon_days to at most {days} (docs/forecasting.md)")
+            }
+            None => format!(
+                "no horizon gives one yet: the history must be longer than {need} days first \
+                 (docs/forecasting.md)"
+            ),
+        };
+        return Err(CommandError::Input(format!(
+            "no cut: a cut needs {need} days of history before it and its whole horizon ({} days) after it, \
+             before the snapshot; {what_to_do}{}",
+            opts.horizon_days,
+            if a.write {
+                format!("; {} is left as it was", crate::state::BACKTEST_FILE)
+            } else {
+                String::new()
+            }
+        )));
     }
     if a.write {
         let _lock = crate::state::lock::lock_state(repo.layout.root(), c)?;

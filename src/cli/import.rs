@@ -63,6 +63,20 @@ fn import_jira(
     let ds = crate::import::load_dataset(data, dataset)?;
     ds.check_not_after(chrono::Utc::now())?;
     let projects: Vec<(String, PathBuf)> = if project == "all" {
+        // Nothing to import is an error: an export of headers only printed nothing and exited 0.
+        if ds.projects().iter().all(|(_, n)| *n < min_issues) {
+            return Err(crate::import::ImportError::NoProject {
+                dataset: dataset.to_owned(),
+                min_issues,
+                known: ds
+                    .projects()
+                    .iter()
+                    .map(|(p, n)| format!("{p} {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }
+            .into());
+        }
         ds.projects()
             .into_iter()
             .filter(|(p, n)| {

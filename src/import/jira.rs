@@ -207,7 +207,10 @@ impl Table {
             .map_err(|e| ImportError::Row {
                 file: file.to_owned(),
                 line: e.line,
-                message: e.message,
+                message: format!(
+                    "{}; the import reads the flattened CSV that docs/import.md describes",
+                    e.message
+                ),
             })?
             .into_iter();
         let (_, header) = records.next().ok_or_else(|| ImportError::Row {
@@ -225,7 +228,10 @@ impl Table {
                 return Err(ImportError::Row {
                     file: file.to_owned(),
                     line: 1,
-                    message: format!("column \"{c}\" is missing from the header"),
+                    message: format!(
+                        "column \"{c}\" is missing from the header; the import reads the flattened CSV \
+                         that docs/import.md describes, not Jira's own CSV or XML export"
+                    ),
                 });
             }
         }

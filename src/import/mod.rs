@@ -17,7 +17,10 @@ pub use jira::{
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
     /// A file could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error(
+        "cannot read {path}: {source}; a Jira export is three files in one folder, DATASET_issues.csv, \
+         DATASET_history.csv and DATASET_milestones.csv (docs/import.md)"
+    )]
     Read {
         /// The file.
         path: PathBuf,
@@ -36,13 +39,30 @@ pub enum ImportError {
         message: String,
     },
     /// The asked-for project is not in the dataset.
-    #[error("project \"{project}\" is not in dataset \"{dataset}\"; it has: {known}")]
+    #[error(
+        "project \"{project}\" is not in dataset \"{dataset}\"; {}",
+        if known.is_empty() { "it has no issues at all".to_owned() } else { format!("it has: {known}") }
+    )]
     UnknownProject {
         /// The project key asked for.
         project: String,
         /// The dataset.
         dataset: String,
         /// The project keys it has, comma-separated.
+        known: String,
+    },
+    /// `--project all` found no project with enough issues.
+    #[error(
+        "dataset \"{dataset}\" has no project with {min_issues} issues or more ({}); name one with \
+         --project, or lower --min-issues",
+        if known.is_empty() { "it has no issues at all".to_owned() } else { format!("it has: {known}") }
+    )]
+    NoProject {
+        /// The dataset.
+        dataset: String,
+        /// The fewest issues a project is imported with.
+        min_issues: usize,
+        /// The project keys it has with their issue counts, comma-separated.
         known: String,
     },
     /// A project key that cannot name a repository (`jira/KEY`) or a folder.

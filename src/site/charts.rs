@@ -1023,7 +1023,7 @@ pub(crate) struct Reliability {
 /// named in a legend inside the chart.
 pub(crate) fn reliability(methods: &[Reliability], title: &str) -> String {
     let (w, h) = (640.0, 420.0);
-    let (left, right, top, bottom) = (56.0, 200.0, 16.0, 48.0);
+    let (left, right, top, bottom) = (76.0, 200.0, 16.0, 48.0);
     let x = |p: f64| ((left + p.clamp(0.0, 1.0) * (w - left - right)) * 10.0).round() / 10.0;
     let y = |p: f64| ((top + (1.0 - p.clamp(0.0, 1.0)) * (h - top - bottom)) * 10.0).round() / 10.0;
     let mut s = String::new();
@@ -1035,7 +1035,7 @@ pub(crate) fn reliability(methods: &[Reliability], title: &str) -> String {
     for p in [0.0, 0.1, 0.5, 0.8, 1.0] {
         let _ = write!(
             s,
-            "<line class=\"grid\" x1=\"{left}\" y1=\"{yy}\" x2=\"{}\" y2=\"{yy}\"/><text class=\"tick\" x=\"0\" y=\"{}\">{}</text><line class=\"grid\" x1=\"{xx}\" y1=\"{top}\" x2=\"{xx}\" y2=\"{}\"/><text class=\"tick\" x=\"{xx}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            "<line class=\"grid\" x1=\"{left}\" y1=\"{yy}\" x2=\"{}\" y2=\"{yy}\"/><text class=\"tick\" x=\"22\" y=\"{}\">{}</text><line class=\"grid\" x1=\"{xx}\" y1=\"{top}\" x2=\"{xx}\" y2=\"{}\"/><text class=\"tick\" x=\"{xx}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
             w - right,
             y(p) + 5.0,
             pct_label(p),
@@ -1048,13 +1048,14 @@ pub(crate) fn reliability(methods: &[Reliability], title: &str) -> String {
     }
     let _ = write!(
         s,
-        "<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">promised (p10, p50, p80)</text><line class=\"diagonal\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
+        "<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">promised (p10, p50, p80)</text><text class=\"tick\" x=\"14\" y=\"{yc}\" text-anchor=\"middle\" transform=\"rotate(-90 14 {yc})\">observed (share done by then)</text><line class=\"diagonal\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
         x(0.5),
         h - 6.0,
         x(0.0),
         y(0.0),
         x(1.0),
-        y(1.0)
+        y(1.0),
+        yc = y(0.5)
     );
     let shape = |i: usize, cx: f64, cy: f64| -> String {
         match i % 4 {

@@ -43,6 +43,12 @@ pub struct PageContext<'a> {
     pub reliability: Vec<ReliabilityRow>,
     /// CommiTea's hit-rates where the team kept its pace after the cut, and where it slowed.
     pub pace: Vec<PaceRow>,
+    /// What those rows say, read from their figures (empty without them).
+    pub pace_note: String,
+    /// Whether the probability check has milestone rows (their note is shown only then).
+    pub reliability_milestones: bool,
+    /// The calibration's spread in words: how much longer than its median one issue in six takes.
+    pub spread_words: String,
     /// Whether the per-issue, milestone and person pages exist, so links to them may be drawn.
     pub linked: bool,
     /// The prefix that leads from this page to the site root (empty on the summary pages).
@@ -62,12 +68,9 @@ fn reliability_chart(c: &crate::views::calibration::CalibrationView) -> String {
         .iter()
         .filter_map(|name| b.methods.iter().find(|m| m.method == *name))
         .map(|m| super::charts::Reliability {
-            name: match m.method.as_str() {
-                "commitea" => "CommiTea".to_owned(),
-                "throughput" => "throughput MC".to_owned(),
-                "ebs" => "EBS".to_owned(),
-                other => other.to_owned(),
-            },
+            // The tables' names: a legend saying "throughput MC" beside rows saying "throughput" read as
+            // two methods.
+            name: m.method.clone(),
             coverage: [0, 1, 2].map(|i| m.coverage.get(i).copied().flatten()),
         })
         .filter(|m| m.coverage.iter().any(Option::is_some))
@@ -137,7 +140,8 @@ fn reliability_rows(c: &crate::views::calibration::CalibrationView) -> Vec<Relia
         .collect()
 }
 
-fn interval_pct(m: &Option<[f64; 3]>) -> String {
+/// `[value, lo, hi]` as `27% (17–27%)`, each rounded once to a whole percent; `—` for none.
+pub(crate) fn interval_pct(m: &Option<[f64; 3]>) -> String {
     m.map_or_else(
         || "—".to_owned(),
         |[v, lo, hi]| format!("{:.0}% ({:.0}–{:.0}%)", v * 100.0, lo * 100.0, hi * 100.0),
@@ -241,6 +245,58 @@ fn pace_rows(c: &crate::views::calibration::CalibrationView) -> Vec<PaceRow> {
                 .collect(),
         })
         .collect()
+}
+
+/// What the pace rows say, from their dated p80s: whether the misses follow the team's slowing down or
+/// are the forecast's own. A fixed sentence put the misses down to a slowdown where every cut kept its
+/// pace, or where the slowed cuts' dates held better (an audit's finding).
+fn pace_note(c: &crate::views::calibration::CalibrationView) -> String {
+    let Some(b) = &c.backtest else {
+        return String::new();
+    };
+    // The dated p80's share and count after cuts of one pace, when there are enough to compare.
+    let dated80 = |pace: crate::backtest::Pace| {
+        b.by_pace.iter().find(|p| p.pace == pace).and_then(|p| {
+            let n = p.score.n_dated.get(2).copied().unwrap_or(0);
+            let m = p.score.dated_coverage.get(2).copied().flatten()?;
+            (n >= FEW).then_some((m[0], n))
+        })
+    };
+    let pct = |v: f64| format!("{:.0}%", v * 100.0);
+    let (held, fell) = (
+        dated80(crate::backtest::Pace::Held),
+        dated80(crate::backtest::Pace::Fell),
+    );
+    let has = |pace| b.by_pace.iter().any(|p| p.pace == pace);
+    match (held, fell) {
+        _ if !has(crate::backtest::Pace::Fell) => {
+            "The team kept its pace after every cut: where these \
+            dates missed, the misses are the forecast's own, not a slowdown's."
+                .to_owned()
+        }
+        _ if !has(crate::backtest::Pace::Held) => "The team slowed after every cut: each forecast \
+            learnt a pace that did not last, and its dates are as late as the slowdown made them."
+            .to_owned(),
+        (Some((h, hn)), Some((f, fnn))) if f + 0.05 < h => format!(
+            "Fewer dated p80s held where the team slowed ({} of {fnn}, against {} of {hn}): a forecast \
+             learns its pace from the past, and there the pace it learnt did not last.",
+            pct(f),
+            pct(h)
+        ),
+        (Some((h, hn)), Some((f, fnn))) if h + 0.05 < f => format!(
+            "Dated p80s held more often where the team slowed ({} of {fnn}, against {} of {hn}): the \
+             misses are not the slowdown's; they are where the team kept its pace, and the forecast's own.",
+            pct(f),
+            pct(h)
+        ),
+        (Some((h, hn)), Some((f, fnn))) => format!(
+            "Dated p80s held about as often either way ({} of {hn} after the cuts that kept the pace, {} \
+             of {fnn} after those that slowed): the misses are the forecast's own, not a slowdown's.",
+            pct(h),
+            pct(f)
+        ),
+        _ => "Too few dated p80s on one side to compare the two (fewer than ten).".to_owned(),
+    }
 }
 
 /// One milestone with labels and its cone, as the overview and runway pages show it.
@@ -438,6 +494,8 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
             page: super::detail::person_path(&c.person),
         })
         .collect();
+    let reliability = reliability_rows(&data.calibration);
+    let reliability_milestones = reliability.iter().any(|r| r.method.contains("milestone"));
     PageContext {
         title: &data.title,
         overview: &data.overview,
@@ -455,8 +513,15 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
                 .iter()
                 .any(|m| m.method == crate::backtest::run::STAYING_CLOSED)
         }),
-        reliability: reliability_rows(&data.calibration),
+        reliability,
         pace: pace_rows(&data.calibration),
+        pace_note: pace_note(&data.calibration),
+        reliability_milestones,
+        // A log-normal is above its median × e^σ one time in six (one σ above the mean of the log).
+        spread_words: format!(
+            "about one issue in six takes more than {:.1}× that",
+            data.calibration.sigma.exp()
+        ),
         linked: data.detail.is_some(),
         root: "",
         runway_chart: runway_chart(&data.runway, data.detail.is_some(), data.horizon_days),

@@ -278,6 +278,7 @@ fn data() -> SiteData {
         calibration: crate::views::calibration::CalibrationView {
             n: 0,
             cold_start: true,
+            samples_needed: 6,
             global_multiplier: 1.0,
             sigma: 0.6,
             by_label_bias: Vec::new(),
@@ -658,7 +659,7 @@ fn the_calibration_page_says_where_the_backtest_assumed_every_issue_done() {
         "{html}"
     );
     assert!(
-        html.contains("17 of the issues scored were never closed"),
+        html.contains("17 of the targets scored are of issues that were never closed"),
         "{html}"
     );
     let mut d = data();
@@ -754,13 +755,18 @@ fn the_calibration_page_publishes_the_hit_rates() {
     ] {
         let row = html
             .split("<tr>")
-            .find(|r| r.contains(&format!("<td>{after}</td>")))
+            .find(|r| r.contains(&format!("<th scope=\"row\">{after}</th>")))
             .unwrap_or_else(|| panic!("no row for {after}: {html}"));
         assert!(
             row.contains(&format!("<td class=\"num\">{dated80}</td>")),
             "{row}"
         );
     }
+    // What the rows say is read from them: here the slowed cuts' dates held less often.
+    assert!(
+        html.contains("Fewer dated p80s held where the team slowed (41% of"),
+        "{html}"
+    );
 }
 
 #[test]

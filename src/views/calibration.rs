@@ -13,6 +13,8 @@ pub struct CalibrationView {
     pub n: usize,
     /// True when there are too few samples and the prior stands in.
     pub cold_start: bool,
+    /// The samples the fit needs before it replaces the prior.
+    pub samples_needed: usize,
     /// Actual ÷ estimate for the whole team (median).
     pub global_multiplier: f64,
     /// Spread of the log ratio (σ of the log-normal).
@@ -143,9 +145,10 @@ pub struct ReliabilityView {
     pub observed: [f64; 3],
 }
 
+/// A metric as `[value, lo, hi]`, unrounded: the page rounds once, as `commitea backtest` prints it (a
+/// view rounded to thousandths and then to whole percents said 28% where the backtest said 27%).
 fn triple(m: Option<crate::backtest::Metric>) -> Option<[f64; 3]> {
-    let r = |x: f64| (x * 1000.0).round() / 1000.0;
-    m.map(|m| [r(m.value), r(m.lo), r(m.hi)])
+    m.map(|m| [m.value, m.lo, m.hi])
 }
 
 /// The compact view of a backtest report, read on `as_of` (the forecast's day 0).
@@ -202,7 +205,7 @@ fn method_score(name: &str, s: &crate::backtest::Scores) -> MethodScore {
                 lo: b.lo,
                 hi: b.hi,
                 n: b.n,
-                promised: (b.promised * 1000.0).round() / 1000.0,
+                promised: b.promised,
                 observed: triple(Some(b.observed)).unwrap_or([0.0; 3]),
             })
             .collect(),
@@ -231,6 +234,7 @@ pub fn calibration(
     CalibrationView {
         n: c.n,
         cold_start: c.cold_start,
+        samples_needed: crate::engine::calibrate::COLD_START_BELOW,
         global_multiplier: c.global_multiplier,
         sigma: c.sigma,
         by_label_bias: c
@@ -300,5 +304,39 @@ mod tests {
         assert_eq!(due.unscored_days, Some(28));
         let old = backtest_view(&report(None), day(10, 29));
         assert_eq!((old.history_through, old.unscored_days), (None, None));
+    }
+
+    /// The page rounds a figure once, as `commitea backtest` prints it: 27.49% is 27%, not 28% (it was
+    /// rounded to 0.275 first).
+    #[test]
+    fn the_page_rounds_a_backtest_figure_once() {
+        use crate::backtest::{Metric, Scores};
+        let metric = Metric {
+            value: 0.2249,
+            lo: 0.1749,
+            hi: 0.2749,
+        };
+        let scores = Scores {
+            n: 100,
+            n_cuts: 1,
+            n_resolved: 100,
+            n_open: 0,
+            n_undecided: [0; 3],
+            coverage: [Some(metric), None, None],
+            pinball50: None,
+            pinball80: None,
+            pinball50_censored: None,
+            pinball80_censored: None,
+            dated_coverage: [None; 3],
+            n_dated: [0; 3],
+            reliability: Vec::new(),
+        };
+        let mut r = report(None);
+        r.methods.insert("commitea".to_owned(), scores);
+        let view = backtest_view(&r, NaiveDate::from_ymd_opt(2026, 10, 1).unwrap());
+        assert_eq!(
+            crate::site::pages::interval_pct(&view.methods[0].coverage[0]),
+            "22% (17–27%)"
+        );
     }
 }

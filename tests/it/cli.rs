@@ -1473,8 +1473,27 @@ fn a_backtest_with_no_cut_writes_nothing_over_the_last_one() {
         "{err}"
     );
     assert_eq!(std::fs::read(&file).unwrap(), before);
-    // Without --write it says so and answers the empty report.
+    // Without --write it is refused too (it printed a table of dashes), and the horizon it advises gives
+    // a cut (it advised a lower horizon where only a longer history would do).
     let out = commitea(&["backtest", "-s", &s, "--horizon-days", "365"], tmp.path());
-    assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no cut:"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let advised: String = err
+        .split("set backtest.horizon_days to at most ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no advice: {err}"))
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let out = commitea(
+        &["backtest", "-s", &s, "--horizon-days", &advised, "--json"],
+        tmp.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report["cuts"].as_u64().unwrap() >= 1, "{report}");
 }

@@ -269,6 +269,75 @@ fn cli_imports_all_big_enough_projects_and_reports_bad_input() {
         e,
         "bad_history.csv line 10: column \"at\": not a timestamp \"soon\""
     );
+
+    // Nothing to import is said, with what there is: an export of headers only printed nothing and
+    // exited 0, and `--project` on it listed nothing after "it has:".
+    let empty = tempfile::tempdir().unwrap();
+    for f in ["issues", "history", "milestones"] {
+        let text = std::fs::read_to_string(data.join(format!("mini_{f}.csv"))).unwrap();
+        let header = text.lines().next().unwrap();
+        std::fs::write(
+            empty.path().join(format!("hdr_{f}.csv")),
+            format!("{header}\n"),
+        )
+        .unwrap();
+    }
+    let run = |data: &Path, dataset: &str, project: &str, min: &str| {
+        let out = tmp.path().join(format!("out-{dataset}-{project}-{min}"));
+        let o = import_cli(&[
+            "--data",
+            data.to_str().unwrap(),
+            "--dataset",
+            dataset,
+            "--project",
+            project,
+            "--min-issues",
+            min,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(!o.status.success(), "{dataset} {project}");
+        assert!(!out.exists(), "nothing written");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let err = run(empty.path(), "hdr", "all", "1");
+    assert!(
+        err.contains(
+            "dataset \"hdr\" has no project with 1 issues or more (it has no issues at all)"
+        ),
+        "{err}"
+    );
+    let err = run(empty.path(), "hdr", "FOO", "1");
+    assert!(
+        err.contains("\"FOO\" is not in dataset \"hdr\"; it has no issues at all"),
+        "{err}"
+    );
+    let err = run(&data, "mini", "all", "50");
+    assert!(
+        err.contains("(it has: MINI 5, OTHER 1); name one with --project, or lower --min-issues"),
+        "{err}"
+    );
+    // Another format, or a missing file, is said with what the import reads.
+    let err = run(tmp.path(), "nothere", "all", "1");
+    assert!(
+        err.contains("nothere_issues.csv") && err.contains("a Jira export is three files"),
+        "{err}"
+    );
+    let jira_own = tempfile::tempdir().unwrap();
+    for f in ["issues", "history", "milestones"] {
+        std::fs::write(
+            jira_own.path().join(format!("own_{f}.csv")),
+            "Summary,Issue key,Issue id,Status\nCrash,ABC-1,10001,Open\n",
+        )
+        .unwrap();
+    }
+    let err = run(jira_own.path(), "own", "all", "1");
+    assert!(
+        err.contains(
+            "line 1: column \"key\" is missing from the header; the import reads the flattened CSV"
+        ),
+        "{err}"
+    );
 }
 
 /// What an export must hold for the state repo to be a Gitea one: nothing after now, each issue once,
