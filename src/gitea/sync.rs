@@ -45,7 +45,7 @@ pub enum SyncError {
     },
     /// A full read found most of the issues the previous snapshot holds gone; nothing is committed.
     #[error(
-        "{repo}: a full read of its issues found {found} of the {held} the last snapshot holds; more than sync.max_vanished_share ({max_share}) of them gone at once is not how issues leave Gitea, but how its issue list answers while its issue indexer is being rebuilt or when the token lost access to the issues. Nothing was committed, and the next run tries again; if the issues are really gone, run once with COMMITEA_SYNC_MAX_VANISHED_SHARE=1"
+        "{repo}: a full read of its issues found {found} of the {held} the last snapshot holds; more than sync.max_vanished_share ({max_share}) of them gone at once is not how issues leave Gitea, but how a server answers when the token lost access to the issues or a proxy answers for it. Nothing was committed, and the next run tries again; if the issues are really gone, run once with COMMITEA_SYNC_MAX_VANISHED_SHARE=1"
     )]
     Vanished {
         /// The repository.
@@ -56,6 +56,15 @@ pub enum SyncError {
         found: usize,
         /// The setting it went past.
         max_share: f64,
+    },
+    /// The repository's Issues unit is switched off: Gitea answers its issue list with a 404.
+    #[error(
+        "{repo} has its issues switched off on the server (its settings → Issues): switch them on, or take \
+         it out of repositories in commitea.yaml"
+    )]
+    IssuesOff {
+        /// The repository.
+        repo: RepoName,
     },
     /// A `state` other than `open` or `closed`.
     #[error("{what} of {repo}: unknown state {state:?} (expected open or closed)")]
@@ -217,6 +226,8 @@ struct Run {
     times_off: BTreeSet<RepoName>,
     /// Per repository, whether `/times` lists everyone's entries to this token (asked once, when needed).
     every_time: HashMap<RepoName, bool>,
+    /// Repositories whose `/times` was found to list only the token user's own entries (said once).
+    own_times_only: BTreeSet<RepoName>,
     /// Per owner, the labels its organisation defines (none for a user, or when the token may not read
     /// them), asked once.
     org_labels: HashMap<String, Vec<Label>>,
@@ -384,6 +395,33 @@ fn note_keyword_links(acc: &mut Acc, pull_key: &IssueKey, body: &str) -> Vec<Iss
     refs
 }
 
+/// The entries the timeline shows (`shown`) that `/times` (`listed`) withheld: Gitea lists only the
+/// token user's own to a user who may not write the Issues unit, which `permissions.push` (the Code
+/// unit's) does not tell. Withheld when `/times` names one user at most while the timeline shows others'
+/// entries of more seconds than its deletions (`deleted`, `None` when one did not say how many) could have
+/// removed; empty otherwise, and then `/times` is taken as it is.
+fn others_withheld(
+    listed: &[TrackedTime],
+    shown: &[TrackedTime],
+    deleted: Option<u64>,
+) -> Vec<TrackedTime> {
+    let users: BTreeSet<&str> = listed.iter().map(|t| t.user.as_str()).collect();
+    if users.len() > 1 {
+        return Vec::new();
+    }
+    let others: Vec<TrackedTime> = shown
+        .iter()
+        .filter(|t| !users.contains(t.user.as_str()) && !listed.iter().any(|l| l.id == t.id))
+        .cloned()
+        .collect();
+    let seconds: u64 = others.iter().map(|t| t.time).sum();
+    if deleted.is_some_and(|d| seconds > d) {
+        others
+    } else {
+        Vec::new()
+    }
+}
+
 /// Reads everything of one repository into `acc` (keyword links are applied later, by [`finish_links`]).
 fn full_repo(
     client: &Client,
@@ -393,6 +431,10 @@ fn full_repo(
 ) -> Result<(), SyncError> {
     let info: GRepo = client.get_json(&format!("repos/{repo}"), &[])?;
     run.note_name(repo, &info.full_name);
+    // Gitea answers the issue list of such a repository with a 404, which read as the repository gone.
+    if info.has_issues == Some(false) {
+        return Err(SyncError::IssuesOff { repo: repo.clone() });
+    }
     if info.archived == Some(true) {
         tracing::warn!(
             "{repo} is archived on Gitea (read-only): its open issues still count in the plan and nothing \
@@ -661,6 +703,8 @@ fn sync_issue(
     // The tracked times the timeline shows, and whether they can be trusted to be complete.
     let mut shown: Vec<TrackedTime> = Vec::new();
     let mut complete = true;
+    // The seconds the timeline says were deleted (`|N` since Gitea 1.21), `None` once one does not say.
+    let mut deleted_seconds: Option<u64> = Some(0);
     for t in raw {
         if !seen_events.insert(t.id) {
             continue;
@@ -685,7 +729,16 @@ fn sync_issue(
                     created: need(tt.created, repo, &what, "tracked time created")?,
                     time: u64::try_from(tt.time).unwrap_or(0),
                 }),
-                _ if added || t.kind == "delete_time_manual" => complete = false,
+                _ if added => complete = false,
+                _ if t.kind == "delete_time_manual" => {
+                    complete = false;
+                    deleted_seconds =
+                        deleted_seconds
+                            .zip(t.body.strip_prefix('|'))
+                            .and_then(|(sum, n)| {
+                                n.trim().parse::<u64>().ok().map(|n| sum.saturating_add(n))
+                            });
+                }
                 _ => {}
             }
             continue;
@@ -761,7 +814,7 @@ fn sync_issue(
     // Where `/times` would list only the token user's own entries, the timeline's are nearer the truth.
     let ask_times = !complete && !times_off && lock(run).lists_every_time(client, repo)?;
     let mut tracked_times = if complete || !ask_times {
-        shown
+        std::mem::take(&mut shown)
     } else {
         Vec::new()
     };
@@ -775,6 +828,18 @@ fn sync_issue(
                         created: need(t.created, repo, &what, "tracked time created")?,
                         time: u64::try_from(t.time).unwrap_or(0),
                     });
+                }
+                let others = others_withheld(&tracked_times, &shown, deleted_seconds);
+                if !others.is_empty() {
+                    if lock(run).own_times_only.insert(repo.clone()) {
+                        tracing::warn!(
+                            "{repo}: /times lists only the token user's own tracked time (Gitea lists \
+                             everyone's only to a user who may write the issues, whatever the code allows): \
+                             others' time is taken from the timeline, where a deleted entry still shows; \
+                             give the token's user write access to the issues for the exact figures"
+                        );
+                    }
+                    tracked_times.extend(others);
                 }
             }
             Err(

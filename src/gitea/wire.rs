@@ -364,6 +364,8 @@ pub(crate) struct GRepo {
     pub full_name: String,
     /// The issue tracker's settings.
     pub internal_tracker: Option<GTracker>,
+    /// Whether the Issues unit is on: off, the issue list answers 404 to `type=issues`.
+    pub has_issues: Option<bool>,
     /// Whether the pull requests unit is on.
     pub has_pull_requests: Option<bool>,
     /// A mirror: Gitea serves no pull request list for one (`CanEnablePulls`).
@@ -387,9 +389,11 @@ pub(crate) struct GPermissions {
 }
 
 impl GRepo {
-    /// Whether `/times` lists everyone's entries to this token: Gitea lists only the token user's own
-    /// unless that user may write the issues (or administers; `cantSetUser` in issue_tracked_time.go).
-    /// Write access is read from `permissions.push`.
+    /// Whether `/times` may list everyone's entries to this token: Gitea lists only the token user's own
+    /// unless that user may write the Issues unit (or is a site admin; `cantSetUser` in
+    /// issue_tracked_time.go). The API says no more than `permissions.push`, which is the Code unit's
+    /// (`innerToRepo`): a token without it lists only its own, and one with it may still (the sync checks
+    /// the answer against the timeline, [`crate::gitea::sync`]).
     pub fn lists_every_time(&self) -> bool {
         self.permissions
             .as_ref()

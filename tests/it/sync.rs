@@ -1475,3 +1475,128 @@ fn an_issue_deleted_while_the_list_is_read_does_not_hide_the_next_one() {
         emu.counts()
     );
 }
+
+/// A server that caps pages below the size asked for, its `/settings/api` unread (a proxy answers 404 for
+/// it): every page is short, and the sync follows `X-Total-Count` to the end. It stopped after the first
+/// page, and `commitea init` wrote 90 of the demo's 320 issues (an audit's finding).
+#[test]
+fn short_pages_are_followed_while_x_total_count_says_more() {
+    let demo = load("state");
+    let options = EmulatorOptions {
+        max_response_items: 30,
+        ..EmulatorOptions::default()
+    };
+    let emu = Emulator::start(Dataset::from_snapshot(&demo), options).unwrap();
+    emu.inject(
+        Fault::new(FaultKind::Status(404))
+            .on("/settings/api")
+            .times(10),
+    );
+    let c = client(&emu, &EmulatorOptions::default().token, fast());
+    let got = full_sync(&c, &repos(&demo), demo.meta.synced_at).unwrap();
+    let missing: Vec<&IssueKey> = demo
+        .issues
+        .keys()
+        .filter(|k| !got.issues.contains_key(*k))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{} not synced: {missing:?}",
+        missing.len()
+    );
+    assert_eq!(got.issues.len(), demo.issues.len());
+}
+
+/// A repository whose Issues unit is switched off: Gitea answers its issue list (`type=issues`) with a
+/// 404, which read as the repository gone and stopped every repository's sync. A first sync says what is
+/// off and what to do; a later one keeps its issues as last read, and the other repositories are read.
+#[test]
+fn a_repository_with_its_issues_switched_off_is_said_and_stops_no_other() {
+    let demo = load("state");
+    let off: RepoName = "acme/mobile".parse().unwrap();
+    let options = EmulatorOptions {
+        issues_disabled: [off.clone()].into(),
+        ..EmulatorOptions::default()
+    };
+    let emu = Emulator::start(Dataset::from_snapshot(&demo), options).unwrap();
+    let c = client(&emu, &EmulatorOptions::default().token, fast());
+    let err = full_sync(&c, &repos(&demo), demo.meta.synced_at)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("acme/mobile has its issues switched off on the server")
+            && err.contains("take it out of repositories"),
+        "{err}"
+    );
+    let options = commitea::gitea::sync::SyncOptions {
+        force_full: true,
+        ..commitea::gitea::sync::SyncOptions::default()
+    };
+    let mut previous = demo.clone();
+    previous.meta.server = Some(emu.url());
+    let got = commitea::gitea::sync::sync(
+        &c,
+        &repos(&demo),
+        Some(&previous),
+        demo.meta.synced_at,
+        &options,
+    )
+    .unwrap()
+    .snapshot;
+    assert_eq!(got.issues.len(), demo.issues.len());
+    for (key, issue) in &demo.issues {
+        assert_eq!(got.issues.get(key), Some(issue), "{key:?}");
+    }
+    assert!(
+        got.meta
+            .repositories
+            .iter()
+            .any(|r| r.name == off && r.unreached_since.is_some()),
+        "{:?}",
+        got.meta.repositories
+    );
+}
+
+/// `/times` lists only the token user's own entries to one who may write the code but not the issues
+/// (Gitea checks the Issues unit, `permissions.push` is the Code unit's): where the timeline shows a
+/// deleted time, the sync read `/times` and lost everyone else's tracked time. The others' entries are
+/// taken from the timeline then.
+#[test]
+fn times_withheld_from_a_code_writer_are_taken_from_the_timeline() {
+    let mut demo = load("state");
+    // An issue with tracked time from two people, one of whose entries is deleted.
+    let key: IssueKey = RepoName::new("acme", "web").issue(107);
+    let issue = demo.issues.get_mut(&key).unwrap();
+    let first = issue.tracked_times[0].clone();
+    assert!(issue.tracked_times.iter().all(|t| t.user == first.user));
+    issue.tracked_times.push(commitea::domain::TrackedTime {
+        id: 900_001,
+        user: "ola".into(),
+        created: first.created,
+        time: 3_600,
+    });
+    let issue = &demo.issues[&key];
+    let key = &key;
+    let gone = first;
+    let remaining: u64 = issue.tracked_times[1..].iter().map(|t| t.time).sum();
+    let sync_with = |issues_read_only: bool| {
+        let options = EmulatorOptions {
+            issues_read_only,
+            ..EmulatorOptions::default()
+        };
+        let emu = Emulator::start(Dataset::from_snapshot(&demo), options).unwrap();
+        emu.with_dataset(|ds| assert!(ds.delete_tracked_time(key, gone.id, &gone.user)));
+        let c = client(&emu, &EmulatorOptions::default().token, fast());
+        let got = full_sync(&c, &repos(&demo), demo.meta.synced_at).unwrap();
+        got.issues[key].tracked_seconds()
+    };
+    // Everyone's entries listed: exactly what remains.
+    assert_eq!(sync_with(false), remaining);
+    // Only the token user's listed (none here): the timeline's entries of the others, the deleted one
+    // among them (the timeline still shows it), not nothing.
+    let withheld = sync_with(true);
+    assert!(
+        withheld >= remaining && withheld > 0,
+        "{withheld} of {remaining}"
+    );
+}

@@ -166,12 +166,19 @@ pub fn sync(
                     .get(repo)
                     .and_then(|m| m.unreached_since)
                     .unwrap_or(now);
-                tracing::warn!(
-                    "{repo} cannot be read, since {} ({e}); its issues as last read stay in the plan, \
-                     and approved changes to it wait: give the token access again, or take it out of \
-                     repositories in commitea.yaml",
-                    since.format("%Y-%m-%d %H:%M UTC")
-                );
+                let since_words = since.format("%Y-%m-%d %H:%M UTC");
+                if matches!(e, SyncError::IssuesOff { .. }) {
+                    tracing::warn!(
+                        "{e} (since {since_words}); its issues as last read stay in the plan, and approved \
+                         changes to it wait"
+                    );
+                } else {
+                    tracing::warn!(
+                        "{repo} cannot be read, since {since_words} ({e}); its issues as last read stay in \
+                         the plan, and approved changes to it wait: give the token access again, or take \
+                         it out of repositories in commitea.yaml"
+                    );
+                }
                 acc.issues.retain(|k, _| &k.repo != repo);
                 acc.labels.insert(
                     repo.clone(),
@@ -454,6 +461,8 @@ fn out_of_reach(client: &Client, repo: &RepoName, e: &SyncError) -> bool {
         )
     };
     match e {
+        // Its issues as last read are all there is to plan with until they are switched on again.
+        SyncError::IssuesOff { .. } => true,
         // With no token at all, a private repository is hidden from everyone: the token is what is missing,
         // for every repository, not this one's access.
         SyncError::Client(_) if !client.has_token() => false,

@@ -97,6 +97,21 @@ pub struct Dataset {
     archived: BTreeSet<RepoName>,
     /// Repositories the token may no longer see: every path of them answers 404.
     hidden: BTreeSet<RepoName>,
+    /// Tracked times deleted, per issue: gone from `/times`, while the timeline keeps the entry that
+    /// added each and shows its deletion.
+    deleted_times: BTreeMap<IssueKey, Vec<DeletedTime>>,
+}
+
+/// A tracked time someone deleted (`DeleteTime`): its add entry stays on the timeline, with its
+/// `tracked_time`, and a `delete_time_manual` entry by `by` at `at` says `|<seconds>` (Gitea 1.21+).
+#[derive(Debug, Clone)]
+pub struct DeletedTime {
+    /// The time as it was.
+    pub time: commitea::domain::TrackedTime,
+    /// Who deleted it.
+    pub by: String,
+    /// When.
+    pub at: DateTime<Utc>,
 }
 
 impl Default for Dataset {
@@ -111,6 +126,7 @@ impl Default for Dataset {
             redirects: BTreeMap::new(),
             archived: BTreeSet::new(),
             hidden: BTreeSet::new(),
+            deleted_times: BTreeMap::new(),
         }
     }
 }
@@ -630,6 +646,39 @@ impl Dataset {
             .is_some()
     }
 
+    /// Deletes tracked time `id` of `key` as `by` does on the web, now: `/times` lists it no more, the
+    /// timeline keeps its add entry and shows the deletion, and the issue is updated (a new comment).
+    /// False when there is no such time.
+    pub fn delete_tracked_time(&mut self, key: &IssueKey, id: u64, by: &str) -> bool {
+        let at = self.clock;
+        let Some(issue) = self
+            .repos
+            .get_mut(&key.repo)
+            .and_then(|r| r.issues.get_mut(&key.number))
+        else {
+            return false;
+        };
+        let Some(k) = issue.tracked_times.iter().position(|t| t.id == id) else {
+            return false;
+        };
+        let time = issue.tracked_times.remove(k);
+        issue.updated_at = at;
+        self.deleted_times
+            .entry(key.clone())
+            .or_default()
+            .push(DeletedTime {
+                time,
+                by: by.to_owned(),
+                at,
+            });
+        true
+    }
+
+    /// The tracked times of `key` deleted so far.
+    pub fn deleted_times(&self, key: &IssueKey) -> &[DeletedTime] {
+        self.deleted_times.get(key).map_or(&[], Vec::as_slice)
+    }
+
     /// Adds (or replaces) an issue of `repo`, creating the repository if it is new.
     pub fn insert_issue(&mut self, repo: &RepoName, issue: Issue) {
         self.repo_entry(repo).issues.insert(issue.number, issue);
@@ -739,6 +788,8 @@ pub(crate) struct Render<'a> {
     pub public: bool,
     /// Repositories with the pull requests unit switched off.
     pub pulls_disabled: &'a std::collections::BTreeSet<RepoName>,
+    /// Repositories with the Issues unit switched off.
+    pub issues_disabled: &'a std::collections::BTreeSet<RepoName>,
     /// The token's user may only read.
     pub read_only: bool,
     /// The server's zone, which every time is written in.
@@ -758,6 +809,7 @@ impl<'a> Render<'a> {
             future: shared.options.future_fields,
             public: shared.options.anonymous == super::Anonymous::Public,
             pulls_disabled: &shared.options.pulls_disabled,
+            issues_disabled: &shared.options.issues_disabled,
             read_only: shared.options.read_only,
             zone: shared.options.zone,
         }
@@ -1050,7 +1102,7 @@ impl<'a> Render<'a> {
             },
             "permissions": {"admin": !self.read_only, "push": !self.read_only, "pull": true},
             "has_code": true,
-            "has_issues": true,
+            "has_issues": !self.issues_disabled.contains(repo),
             "internal_tracker": {
                 "enable_time_tracker": time_tracking,
                 "allow_only_contributors_to_track_time": true,
@@ -1411,6 +1463,21 @@ impl<'a> Render<'a> {
                 set(&mut v, "updated_at", json!(self.time(t.created)));
                 set(&mut v, "tracked_time", self.tracked_time(repo, i, t));
             }
+            TimelineEntry::TimeDeleted(d) => {
+                let id = DELETED_TIME_EVENT_IDS + d.time.id;
+                set(&mut v, "id", json!(id));
+                set(&mut v, "type", json!("delete_time_manual"));
+                set(
+                    &mut v,
+                    "html_url",
+                    json!(format!("{base}/{repo}/issues/{n}#issuecomment-{id}")),
+                );
+                set(&mut v, "user", self.user(&d.by));
+                // `DeleteTime` (models/issues/tracked_time.go): "|" and the seconds, since 1.21.
+                set(&mut v, "body", json!(format!("|{}", d.time.time)));
+                set(&mut v, "created_at", json!(self.time(d.at)));
+                set(&mut v, "updated_at", json!(self.time(d.at)));
+            }
             TimelineEntry::Hidden(_) => {}
         }
         self.newer(v)
@@ -1420,6 +1487,8 @@ impl<'a> Render<'a> {
 /// Where the ids of the emulator's time-tracking timeline entries start (Gitea writes one comment per
 /// tracked time; the snapshot keeps the time itself, not the comment).
 const TIME_EVENT_IDS: u64 = 1_000_000_000;
+/// Where the ids of the `delete_time_manual` entries start.
+const DELETED_TIME_EVENT_IDS: u64 = 2_000_000_000;
 
 /// One entry of an issue's timeline as Gitea stores it, before it filters out what the caller may not see.
 #[derive(Debug, Clone, Copy)]
@@ -1430,6 +1499,8 @@ pub(crate) enum TimelineEntry<'a> {
     Event(&'a commitea::domain::TimelineEvent),
     /// The `add_time_manual` entry Gitea writes for a tracked time.
     Time(&'a commitea::domain::TrackedTime),
+    /// The `delete_time_manual` entry Gitea writes when a tracked time is deleted.
+    TimeDeleted(&'a DeletedTime),
     /// An entry Gitea drops after paging (a comment the caller cannot see); carries its time.
     Hidden(DateTime<Utc>),
 }
@@ -1440,6 +1511,7 @@ impl TimelineEntry<'_> {
             TimelineEntry::Comment(c) => c.updated_at,
             TimelineEntry::Event(e) => e.created_at,
             TimelineEntry::Time(t) => t.created,
+            TimelineEntry::TimeDeleted(d) => d.at,
             TimelineEntry::Hidden(t) => *t,
         }
     }
@@ -1449,8 +1521,12 @@ impl TimelineEntry<'_> {
 pub(crate) const HIDDEN_EVERY: usize = 3;
 
 /// Issue `i`'s stored timeline: comments and events by (time, id), with a hidden entry after every
-/// [`HIDDEN_EVERY`] visible ones.
-pub(crate) fn timeline_entries(i: &Issue) -> Vec<TimelineEntry<'_>> {
+/// [`HIDDEN_EVERY`] visible ones; `deleted` are its deleted tracked times (their add entries and their
+/// deletions).
+pub(crate) fn timeline_entries<'a>(
+    i: &'a Issue,
+    deleted: &'a [DeletedTime],
+) -> Vec<TimelineEntry<'a>> {
     let mut visible: Vec<(DateTime<Utc>, u64, TimelineEntry<'_>)> = i
         .comments
         .iter()
@@ -1465,6 +1541,20 @@ pub(crate) fn timeline_entries(i: &Issue) -> Vec<TimelineEntry<'_>> {
                 .iter()
                 .map(|t| (t.created, TIME_EVENT_IDS + t.id, TimelineEntry::Time(t))),
         )
+        .chain(deleted.iter().flat_map(|d| {
+            [
+                (
+                    d.time.created,
+                    TIME_EVENT_IDS + d.time.id,
+                    TimelineEntry::Time(&d.time),
+                ),
+                (
+                    d.at,
+                    DELETED_TIME_EVENT_IDS + d.time.id,
+                    TimelineEntry::TimeDeleted(d),
+                ),
+            ]
+        }))
         .collect();
     visible.sort_by_key(|(t, id, _)| (*t, *id));
     let mut out = Vec::with_capacity(visible.len() + visible.len() / HIDDEN_EVERY);

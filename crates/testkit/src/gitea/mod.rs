@@ -14,9 +14,15 @@
 //!   (Gitea compares Unix seconds with `>=` and `<=`).
 //! - Labels are sorted by name, milestones by due date (none last) then id, comments and timelines by time
 //!   then id.
-//! - The timeline (`/issues/{n}/timeline`) sends no `Link` and no `X-Total-Count`, and Gitea filters entries
-//!   after paging, so pages come back short before the end: the stored timeline holds a hidden entry after
-//!   every third visible one. A client must page until it gets an empty page.
+//! - The timeline (`/issues/{n}/timeline`) sends no `Link`, its `X-Total-Count` is the page's length, and
+//!   Gitea filters entries after paging, so pages come back short before the end: the stored timeline
+//!   holds a hidden entry after every third visible one. A client must page until it gets an empty page
+//!   (`null`). A deleted tracked time ([`Dataset::delete_tracked_time`]) keeps its add entry and shows a
+//!   `delete_time_manual` one (`|<seconds>`).
+//! - Permissions are per unit, as Gitea's: `permissions.push` is the Code unit's, while `/times` lists
+//!   everyone's entries only to an Issues writer ([`EmulatorOptions::issues_read_only`]); a repository with
+//!   its Issues unit off ([`EmulatorOptions::issues_disabled`]) answers its issue list with `type=issues`
+//!   404 and without a type lists pull requests only.
 //! - `/dependencies` and `/blocks` page by hand like Gitea (no headers) and answer 404 when the repository
 //!   has issue dependencies disabled.
 //! - Errors are Gitea's `{"message": …, "url": …}`; unknown paths are 404 JSON.
@@ -81,6 +87,15 @@ pub struct EmulatorOptions {
     /// The token's user may only read the repositories: their `permissions` say so, and `/times` lists
     /// only that user's own entries (issue_tracked_time.go `cantSetUser`). Writes are not refused.
     pub read_only: bool,
+    /// The token's user may write the code but only read the issues (a team with per-unit permissions):
+    /// `permissions.push` is true, as `innerToRepo` takes it from the Code unit, yet `/times` lists only
+    /// that user's own entries, as `ListTrackedTimes` asks for write access to the Issues unit
+    /// (`IsUserRepoWriter([TypeIssues])`).
+    pub issues_read_only: bool,
+    /// Repositories with the Issues unit switched off (`has_issues: false`): the issue list with
+    /// `type=issues` answers 404 and without a type lists pull requests only (`ListIssues`), and an
+    /// issue's own endpoints answer 404.
+    pub issues_disabled: BTreeSet<RepoName>,
     /// The version `GET /version` reports. A Gitea older than 1.27 (`1.20.6`, `1.21.11`) answers as it
     /// did where CommiTea depends on it ([`EmulatorOptions::gitea_before`]).
     pub version: String,
@@ -137,6 +152,8 @@ impl Default for EmulatorOptions {
             time_tracking_disabled: BTreeSet::new(),
             pulls_disabled: BTreeSet::new(),
             read_only: false,
+            issues_read_only: false,
+            issues_disabled: BTreeSet::new(),
             version: "1.27.1".into(),
             future_fields: true,
             latency: Duration::ZERO,
@@ -174,9 +191,8 @@ pub enum FaultKind {
     /// Answer 200 with an HTML sign-in page, as a single-sign-on proxy in front of Gitea does (not Gitea:
     /// a client must say it met a web page, not that Gitea's JSON changed).
     LoginPage,
-    /// Answer 200 with an empty list (`X-Total-Count: 0`), as Gitea's issue list does while its issue
-    /// indexer is empty or being rebuilt: `ListIssues` finds issues through `issue_indexer.SearchIssues`
-    /// (`routers/api/v1/repo/issue.go`), so an index out of step with the database lists too few.
+    /// Answer 200 with an empty list (`X-Total-Count: 0`), as a token that lost access to the issues, or
+    /// a proxy answering for the server, may be answered.
     EmptyList,
     /// Answer normally, then create a new issue in the repository (newest, so it lands on page 1 and shifts
     /// every later page by one: a naive client sees one issue twice and misses the new one).
