@@ -98,6 +98,7 @@ fn options(a: &Args) -> RecordOptions {
         overrides: a.forecast.overrides(),
         as_of: a.forecast.now,
         model: false,
+        cancel: crate::state::Cancel::default(),
     }
 }
 

@@ -16,7 +16,10 @@ pub struct Args {
 
 /// Serves until stdin closes.
 pub fn run(a: Args) -> CommandResult {
-    // Refused before a model is asked anything (or a client served): the tools would refuse each call.
+    // Refused before a model is asked anything (or a client served): the tools would refuse each call
+    // (a server on a mistyped folder answered the handshake and listed its tools).
+    crate::state::lock::is_state(&a.state.state)
+        .map_err(|e| super::CommandError::Input(e.to_string()))?;
     crate::state::check_format(&crate::state::Layout::new(&a.state.state))?;
     let ctx = crate::tools::Context {
         model: true,

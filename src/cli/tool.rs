@@ -48,6 +48,7 @@ pub(crate) fn context(
         as_of: forecast.now,
         proposer: proposer(&state.state),
         memo: crate::tools::Memo::default(),
+        cancel: crate::state::Cancel::default(),
     }
 }
 

@@ -183,6 +183,9 @@ pub enum RecordError {
     /// Another writer holds the state repo.
     #[error(transparent)]
     Lock(#[from] crate::state::lock::LockError),
+    /// The caller cancelled the call before anything was written ([`RecordOptions::cancel`]).
+    #[error("cancelled before anything was written: nothing was recorded")]
+    Cancelled,
 }
 
 impl RecordError {
@@ -213,6 +216,8 @@ pub struct RecordOptions {
     /// Whether a model wrote the directive (an agent's call, a draft from the PM's words): its op file
     /// says so, and so does its pull request.
     pub model: bool,
+    /// Checked before the first write: a call its caller cancelled writes nothing.
+    pub cancel: crate::state::Cancel,
 }
 
 impl RecordOptions {
@@ -224,6 +229,7 @@ impl RecordOptions {
             overrides: Overrides::default(),
             as_of: None,
             model: false,
+            cancel: crate::state::Cancel::default(),
         }
     }
 
@@ -394,6 +400,10 @@ fn record(
             ledger_problems,
         });
     }
+    // The consequence took its time: a caller who gave up meanwhile gets nothing written.
+    if options.cancel.is_cancelled() {
+        return Err(RecordError::Cancelled);
+    }
     let ops_path: Option<PathBuf> = if ops.is_empty() {
         None
     } else {
@@ -540,19 +550,27 @@ fn new_directive(
             .map_err(|e| invalid("rationale", e))?;
     }
     // Words are kept as written, lines and all, but an escape sequence in them would rewrite the
-    // terminal of whoever reads the ledger, the draft shown for confirmation, or `git log`.
+    // terminal of whoever reads the ledger, the draft shown for confirmation, or `git log`; a
+    // bidirectional override would make the ledger's pull request diff read otherwise than it says.
     for (field, text) in [
         ("quote", Some(&input.quote)),
         ("rationale", input.rationale.as_ref()),
     ] {
         if let Some(c) = text.and_then(|t| {
-            t.chars()
-                .find(|&c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+            t.chars().find(|&c| {
+                (c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+                    || crate::site::text::is_bidi_override(c)
+            })
         }) {
             return Err(invalid(
                 field,
                 format!(
-                    "holds the control character U+{:04X}; write the words as plain text",
+                    "holds the {} U+{:04X}; write the words as plain text",
+                    if c.is_control() {
+                        "control character"
+                    } else {
+                        "bidirectional formatting character"
+                    },
                     u32::from(c)
                 ),
             ));

@@ -78,6 +78,7 @@ pub fn negotiate(ctx: &Context, say: &str) -> Result<Negotiated, ToolError> {
         overrides: ctx.overrides.clone(),
         as_of: ctx.as_of,
         model: true,
+        cancel: ctx.cancel.clone(),
     };
     let user = format!("The project manager says:\n{say}");
     let names = Names {

@@ -218,6 +218,21 @@ pub(crate) fn current_command() -> String {
     }
 }
 
+/// Whether `root` is a state repo: a folder with `commitea.yaml` (a mistyped `-s` is said as such).
+pub(crate) fn is_state(root: &Path) -> Result<(), LockError> {
+    if !root.is_dir() {
+        return Err(LockError::NoFolder(super::StateError::NoFolder(
+            root.to_path_buf(),
+        )));
+    }
+    if !root.join(crate::config::FILE_NAME).is_file() {
+        return Err(LockError::NotAState {
+            state: root.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
 /// Takes the writer lock of the state repo at `root` for this process, waiting as `config` allows; when
 /// it takes over from a writer that was killed, it also clears what that writer may have left half done
 /// (temporary files, git's own lock files).
@@ -230,16 +245,7 @@ pub(crate) fn lock_state(
 ) -> Result<StateLock, LockError> {
     let now = Utc::now();
     // A writer never creates its state repo: a mistyped `-s` must not leave a lock file in a new folder.
-    if !root.is_dir() {
-        return Err(LockError::NoFolder(super::StateError::NoFolder(
-            root.to_path_buf(),
-        )));
-    }
-    if !root.join(crate::config::FILE_NAME).is_file() {
-        return Err(LockError::NotAState {
-            state: root.to_path_buf(),
-        });
-    }
+    is_state(root)?;
     let wait = Duration::from_secs(u64::from(config.lock.wait_seconds.0));
     let lock = StateLock::acquire(root, &current_command(), wait, now)?;
     let layout = super::Layout::new(root);

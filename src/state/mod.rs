@@ -132,6 +132,24 @@ impl Layout {
     }
 }
 
+/// A writer's word that its caller no longer wants the write (an MCP client cancelled the call): checked
+/// before the first file is written, so a cancelled call leaves the state as it was. Cheap to clone; the
+/// clones share the flag.
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Cancel {
+    /// Says the write is no longer wanted.
+    pub fn cancel(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether it was said.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
 /// The suffix of a temporary file a write goes through before its rename; one left behind by a killed
 /// run is never committed and is removed by the next run ([`remove_leftovers`]).
 pub const TMP_SUFFIX: &str = ".tmp-commitea";

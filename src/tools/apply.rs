@@ -157,6 +157,10 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
     }
 
     let detail = consequence_of(&config, &snapshot, &layout, &accepted, ctx.as_of)?;
+    // The consequence took its time: a caller who gave up meanwhile gets nothing written.
+    if ctx.cancel.is_cancelled() {
+        return Err(ToolError::Cancelled);
+    }
 
     let id = ops::next_id(&layout).map_err(state)?;
     let path = ops::pending_path(&layout, &id);

@@ -21,7 +21,8 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
-    CustomResult, ErrorCode, Implementation, JsonObject, ListToolsResult, PaginatedRequestParams,
+    CustomResult, ErrorCode, Implementation, JsonObject, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, ServerInitializeError};
@@ -46,8 +47,16 @@ impl Server {
     }
 
     /// Runs one tool call on the blocking pool and turns its outcome into a tool result.
-    async fn run(&self, name: String, arguments: Value) -> CallToolResult {
-        let ctx = Arc::clone(&self.ctx);
+    async fn run(
+        &self,
+        name: String,
+        arguments: Value,
+        cancel: crate::state::Cancel,
+    ) -> CallToolResult {
+        let ctx = Arc::new(super::Context {
+            cancel,
+            ..(*self.ctx).clone()
+        });
         let tool = name.clone();
         let outcome =
             tokio::task::spawn_blocking(move || super::call(&ctx, &tool, &arguments)).await;
@@ -97,14 +106,44 @@ fn object(v: Value) -> JsonObject {
     }
 }
 
-/// An output schema as MCP wants it: `type: "object"` at the root. Every answer is an object, so adding it
-/// to a root that only says `anyOf` (`query_project`'s nine payloads) narrows nothing.
+/// An output schema as MCP wants it: `type: "object"` at the root, and every result the tool gives fits
+/// it — its answer, or a failure's `{error: {kind, message, path?}}` ([`failure`]). A client that checks
+/// the structured content of an error result against the schema threw a protocol error where the model
+/// should have read what to fix (an audit met the TypeScript SDK's). The answer's `$defs` stay at the
+/// root, where its references point.
 fn output_object(v: Value) -> JsonObject {
-    let mut schema = object(v);
+    let mut answer = object(v);
+    let mut schema = JsonObject::new();
+    for key in ["$schema", "$defs"] {
+        if let Some(value) = answer.remove(key) {
+            schema.insert(key.to_owned(), value);
+        }
+    }
+    schema.insert("type".to_owned(), Value::String("object".to_owned()));
+    schema.insert(
+        "anyOf".to_owned(),
+        Value::Array(vec![Value::Object(answer), failure_schema()]),
+    );
     schema
-        .entry("type")
-        .or_insert_with(|| Value::String("object".to_owned()));
-    schema
+}
+
+/// The structured content of a failed call: `{error: {kind, message, path?}}` ([`ToolError::to_json`]).
+fn failure_schema() -> Value {
+    serde_json::json!({
+        "type": "object",
+        "required": ["error"],
+        "properties": {
+            "error": {
+                "type": "object",
+                "required": ["kind", "message"],
+                "properties": {
+                    "kind": {"type": "string"},
+                    "message": {"type": "string"},
+                    "path": {"type": "string"}
+                }
+            }
+        }
+    })
 }
 
 /// What a client may assume about a tool: none touches Gitea; the readers change nothing; the two that
@@ -148,10 +187,23 @@ impl ServerHandler for Server {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        Ok(self.run(request.name.into_owned(), arguments).await.into())
+        // A cancelled call keeps running on its thread (a forecast cannot be stopped halfway), but writes
+        // nothing: the host told its user nothing happened, and an op file written after that surprised
+        // them (an audit's finding).
+        let cancel = crate::state::Cancel::default();
+        let watch = {
+            let (cancel, ct) = (cancel.clone(), context.ct.clone());
+            tokio::spawn(async move {
+                ct.cancelled().await;
+                cancel.cancel();
+            })
+        };
+        let result = self.run(request.name.into_owned(), arguments, cancel).await;
+        watch.abort();
+        Ok(result.into())
     }
 
     async fn on_custom_request(
@@ -171,15 +223,45 @@ impl ServerHandler for Server {
                 None,
             ));
         }
-        Err(ErrorData::new(
-            ErrorCode::METHOD_NOT_FOUND,
-            format!(
-                "method not found: {} (this server offers the tools: tools/list, tools/call)",
-                request.method
-            ),
-            None,
-        ))
+        Err(not_offered(&request.method))
     }
+
+    // What hosts ask of every server: answered with the same words as any other method it lacks (rmcp's
+    // own answer was the method's name alone).
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Err(not_offered("resources/list"))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Err(not_offered("resources/templates/list"))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Err(not_offered("prompts/list"))
+    }
+}
+
+/// JSON-RPC's method not found for `method`, saying what the server does offer.
+fn not_offered(method: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!(
+            "method not found: {method} (this server offers the tools: tools/list, tools/call)"
+        ),
+        None,
+    )
 }
 
 /// The longest line a client may send: a tool's input is a few kilobytes.

@@ -59,6 +59,9 @@ pub struct Context {
     /// The last forecast the tools computed, kept while what it was computed from is unchanged (an
     /// `ask` or an MCP session reads many views of one state).
     pub memo: Memo,
+    /// Set when the caller cancelled the call (MCP's `notifications/cancelled`): a write tool checks it
+    /// before writing anything.
+    pub cancel: crate::state::Cancel,
 }
 
 /// The tools' last computed forecast, keyed by a fingerprint of what it was computed from; shared by
@@ -99,6 +102,7 @@ impl Context {
             as_of: None,
             proposer: None,
             memo: Memo::default(),
+            cancel: crate::state::Cancel::default(),
         }
     }
 
@@ -138,6 +142,9 @@ pub enum ToolError {
     /// The state repo could not be read or written (the cause is kept).
     #[error("{0}")]
     State(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The caller cancelled the call before anything was written.
+    #[error("cancelled before anything was written")]
+    Cancelled,
 }
 
 impl From<crate::model::ModelError> for ToolError {
@@ -167,6 +174,7 @@ impl ToolError {
             Self::NoModel(_) => "no_model",
             Self::Model(_) => "model",
             Self::State(_) => "state",
+            Self::Cancelled => "cancelled",
         };
         let mut e = serde_json::Map::new();
         e.insert("kind".into(), kind.into());
@@ -244,6 +252,7 @@ pub fn call(ctx: &Context, name: &str, input: &Value) -> Result<Value, ToolError
         return Err(ToolError::UnknownTool(crate::limits::excerpt(name)));
     }
     too_big(serde_json::to_vec(input).map_or(0, |v| v.len()))?;
+    let input = &schema::whole_numbers(input.clone());
     schema::validate(name, input)?;
     let answer = match name {
         QUERY_PROJECT => to_value(&query::query_project(ctx, schema::read(input)?)?)?,
@@ -413,6 +422,7 @@ fn record_directive(
         overrides: ctx.overrides.clone(),
         as_of: ctx.as_of,
         model: ctx.model,
+        cancel: ctx.cancel.clone(),
     };
     crate::ledger::record::record_directive(&ctx.state_dir, &input, &options)
         .map(|o| schema::RecordAnswer {
@@ -428,6 +438,7 @@ fn record_directive(
             crate::ledger::record::RecordError::Invalid { field, message } => {
                 ToolError::invalid(format!("/{field}"), message)
             }
+            crate::ledger::record::RecordError::Cancelled => ToolError::Cancelled,
             other => ToolError::State(Box::new(other)),
         })
 }

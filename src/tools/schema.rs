@@ -122,7 +122,8 @@ impl std::fmt::Display for ProposedDep {
 /// consequence, and calling again with the draft records it).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(extend("oneOf" = [{"required": ["kind", "quote"]}, {"required": ["say"]}]))]
+// No `oneOf` of kind-and-quote or say at the root: hosts on Anthropic's API refuse a tool whose input
+// schema has a combinator there (an audit's finding). The tool says which is missing, or that both came.
 pub(crate) struct RecordToolInput {
     /// `reprioritize`, `reestimate`, `set-deadline`, `scope`, `capacity` or `note`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -264,6 +265,24 @@ fn fields_at(schema: &Value, schema_path: &str) -> Option<Vec<String>> {
         .cloned()
         .collect();
     (!fields.is_empty()).then_some(fields)
+}
+
+/// `v` with every number that is a whole number written with a fraction (`5.0`) as the integer it is:
+/// JSON Schema counts it an integer, and hosts whose model API keeps numbers as doubles send every integer
+/// so, which the tools refused field by field (an audit's finding).
+pub(crate) fn whole_numbers(v: Value) -> Value {
+    match v {
+        Value::Number(n) if n.is_f64() => n
+            .as_f64()
+            .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+            // Exact below 2^53: the cast keeps the value.
+            .map_or(Value::Number(n), |f| Value::from(f as i64)),
+        Value::Array(a) => Value::Array(a.into_iter().map(whole_numbers).collect()),
+        Value::Object(o) => {
+            Value::Object(o.into_iter().map(|(k, v)| (k, whole_numbers(v))).collect())
+        }
+        other => other,
+    }
 }
 
 /// Checks an input against the tool's schema; the error names the field by JSON pointer, gives the limit
@@ -424,83 +443,14 @@ fn describe(e: &jsonschema::ValidationError<'_>, schema: Option<&Value>) -> (Str
         ),
         K::Pattern { pattern } => format!("{} does not match {pattern}", shown(instance)),
         K::OneOfNotValid { context } | K::AnyOf { context } => {
-            if let Some(missing) = required_alternatives(e, schema, instance) {
-                return missing;
-            }
             return one_of(&path, instance, context);
         }
-        K::OneOfMultipleValid { .. } => match alternatives(e, schema) {
-            // Two ways to give the same thing (record_directive's kind and quote, or say): one only.
-            Some(alts) => format!(
-                "give {}, not both",
-                alts.iter()
-                    .map(|a| crate::prose::and_list(a))
-                    .collect::<Vec<_>>()
-                    .join(", or ")
-            ),
-            None => "fits more than one of the allowed shapes: give one".to_owned(),
-        },
+        K::OneOfMultipleValid { .. } => {
+            "fits more than one of the allowed shapes: give one".to_owned()
+        }
         _ => crate::limits::excerpt(&e.to_string()),
     };
     (path, message)
-}
-
-/// The fields each alternative of a `oneOf` of `required` lists asks for (`[[kind, quote], [say]]`), when
-/// that is what the failed keyword is.
-fn alternatives(
-    e: &jsonschema::ValidationError<'_>,
-    schema: Option<&Value>,
-) -> Option<Vec<Vec<String>>> {
-    let alts = schema?.pointer(&e.schema_path().to_string())?.as_array()?;
-    alts.iter()
-        .map(|a| {
-            let req = a.get("required")?.as_array()?;
-            (a.as_object()?.len() == 1).then(|| {
-                req.iter()
-                    .filter_map(|r| r.as_str().map(str::to_owned))
-                    .collect()
-            })
-        })
-        .collect()
-}
-
-/// For an object that fits none of a `oneOf` of `required` lists: the field missing from the alternative
-/// it has the most of, named by its pointer (`/quote`: missing the field quote (or give say instead)).
-fn required_alternatives(
-    e: &jsonschema::ValidationError<'_>,
-    schema: Option<&Value>,
-    instance: &Value,
-) -> Option<(String, String)> {
-    let obj = instance.as_object()?;
-    let alts = alternatives(e, schema)?;
-    let (best, _) = alts.iter().enumerate().max_by_key(|(i, a)| {
-        (
-            a.iter().filter(|f| obj.contains_key(*f)).count(),
-            usize::MAX - i,
-        )
-    })?;
-    let missing = alts[best].iter().find(|f| !obj.contains_key(*f))?;
-    let others: Vec<String> = alts
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != best)
-        .map(|(_, a)| crate::prose::and_list(a))
-        .collect();
-    let base = match e.instance_path().to_string() {
-        p if p.is_empty() => String::new(),
-        p => p,
-    };
-    Some((
-        format!("{base}/{missing}"),
-        if others.is_empty() {
-            format!("missing the field {missing}")
-        } else {
-            format!(
-                "missing the field {missing} (or give {} instead)",
-                others.join(", or ")
-            )
-        },
-    ))
 }
 
 /// Why a value fits none of a `oneOf`/`anyOf`'s alternatives. For an op (an object with `op`), the
@@ -612,11 +562,22 @@ fn one_of(
 /// Reads a checked input into its type; an error names the field.
 pub fn read<T: DeserializeOwned>(input: &Value) -> Result<T, ToolError> {
     serde_path_to_error::deserialize(input).map_err(|e| {
-        let path = e.path().to_string();
-        let pointer = if path == "." {
+        // A JSON pointer (`/ops/0/milestone`), as the schema check names fields; serde's own form
+        // (`ops[0].milestone`) is not one.
+        let pointer: String = e
+            .path()
+            .iter()
+            .filter_map(|seg| match seg {
+                serde_path_to_error::Segment::Seq { index } => Some(format!("/{index}")),
+                serde_path_to_error::Segment::Map { key } => Some(format!("/{key}")),
+                serde_path_to_error::Segment::Enum { .. }
+                | serde_path_to_error::Segment::Unknown => None,
+            })
+            .collect();
+        let pointer = if pointer.is_empty() {
             "/".to_owned()
         } else {
-            format!("/{}", path.replace('.', "/"))
+            pointer
         };
         // serde quotes the value it refuses: keep that to an excerpt.
         let message = crate::prose::serde_message(&e.into_inner().to_string());
@@ -627,4 +588,44 @@ pub fn read<T: DeserializeOwned>(input: &Value) -> Result<T, ToolError> {
         };
         ToolError::invalid(pointer, message)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{read, whole_numbers};
+    use crate::tools::ToolError;
+
+    /// A field serde refuses is named by JSON pointer (`/ops[0]` was none). Inside an op serde cannot say
+    /// which field (the op's tag is read first, the rest buffered): the op is named; the schema check names
+    /// the field before serde meets any that does not fit.
+    #[test]
+    fn a_field_serde_refuses_is_named_by_its_pointer() {
+        let err = read::<crate::tools::apply::ApplyInput>(&json!({
+            "ops": [{"op": "set_milestone", "issue": "acme/api#3", "milestone": "four"}]
+        }))
+        .unwrap_err();
+        match err {
+            ToolError::Invalid { path, .. } => assert_eq!(path, "/ops/0"),
+            other => panic!("{other}"),
+        }
+    }
+
+    /// A whole number written with a fraction is the integer; a fraction stays one.
+    #[test]
+    fn whole_numbers_sent_as_doubles_are_integers() {
+        let v = whole_numbers(
+            json!({"limit": 5.0, "ops": [{"milestone": 4.0, "hours": 37.5}], "n": -2.0}),
+        );
+        assert_eq!(
+            v,
+            json!({"limit": 5, "ops": [{"milestone": 4, "hours": 37.5}], "n": -2})
+        );
+        let input: crate::tools::apply::ApplyInput = read(&whole_numbers(json!({
+            "ops": [{"op": "set_milestone", "issue": "acme/api#3", "milestone": 4.0}]
+        })))
+        .unwrap();
+        assert_eq!(input.ops.len(), 1);
+    }
 }

@@ -138,6 +138,8 @@ fn raw_json_rpc_unknown_methods_are_method_not_found_and_stdout_is_protocol_only
             "clientInfo": {"name": "raw-test", "version": "0"}}}),
         serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         serde_json::json!({"jsonrpc": "2.0", "id": 9, "method": "no/such", "params": {}}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 14, "method": "resources/list", "params": {}}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 15, "method": "prompts/list"}),
         serde_json::json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {
             "name": "query_project", "arguments": {"view": "runway", "filters": {"limit": 500}}}}),
         serde_json::json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {
@@ -175,6 +177,17 @@ fn raw_json_rpc_unknown_methods_are_method_not_found_and_stdout_is_protocol_only
             .contains("no/such")
     );
 
+    // What hosts probe every server for says the same (it said the method's name alone).
+    for (id, method) in [(14, "resources/list"), (15, "prompts/list")] {
+        assert_eq!(reply(id)["error"]["code"], -32601, "{}", reply(id));
+        assert_eq!(
+            reply(id)["error"]["message"],
+            format!(
+                "method not found: {method} (this server offers the tools: tools/list, tools/call)"
+            )
+        );
+    }
+
     // A known method with params it cannot take: invalid params, with the shape to send.
     let wrong = reply(13);
     assert_eq!(wrong["error"]["code"], -32602, "{wrong}");
@@ -204,6 +217,35 @@ fn raw_json_rpc_unknown_methods_are_method_not_found_and_stdout_is_protocol_only
 
     let tools = reply(12)["result"]["tools"].as_array().unwrap();
     assert_eq!(tools.len(), 4);
+    // Every result fits the output schema the tool advertises, a failure's too (a client that checks
+    // them threw a protocol error on a failure's `{error}`); no input schema has a combinator at its
+    // root, which Anthropic's API refuses (record_directive's had a `oneOf`).
+    let schema_of = |name: &str, which: &str| {
+        tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no tool {name}"))[which]
+            .clone()
+    };
+    let output = jsonschema::validator_for(&schema_of("query_project", "outputSchema")).unwrap();
+    for result in [bad, good] {
+        let content = &result["structuredContent"];
+        assert!(
+            output.is_valid(content),
+            "{:?}",
+            output
+                .iter_errors(content)
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+        );
+    }
+    for t in tools {
+        let input = &t["inputSchema"];
+        for key in ["oneOf", "anyOf", "allOf", "not", "if"] {
+            assert!(input.get(key).is_none(), "{}: {key} at the root", t["name"]);
+        }
+        assert_eq!(t["outputSchema"]["type"], "object", "{}", t["name"]);
+    }
     // The tools that may ask the big model say they reach beyond the state repo.
     for t in tools {
         let open = matches!(
@@ -211,6 +253,25 @@ fn raw_json_rpc_unknown_methods_are_method_not_found_and_stdout_is_protocol_only
             "capture_work" | "record_directive"
         );
         assert_eq!(t["annotations"]["openWorldHint"], open, "{t}");
+    }
+}
+
+/// A mistyped `-s` is refused before any client is served (a server on it answered the handshake and listed
+/// its tools, and every call then failed).
+#[test]
+fn a_folder_that_is_no_state_repo_is_refused_before_the_handshake() {
+    let empty = tempfile::tempdir().unwrap();
+    for dir in [empty.path().to_path_buf(), empty.path().join("nothere")] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_commitea"))
+            .args(["mcp", "-s"])
+            .arg(&dir)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{dir:?}");
+        assert!(out.stdout.is_empty(), "nothing on the protocol's stdout");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("-s/--state"), "{err}");
     }
 }
 
@@ -266,4 +327,78 @@ fn a_line_that_is_no_json_rpc_message_is_answered_and_the_session_goes_on() {
         stderr.contains("a line from the client was refused (-32700)"),
         "{stderr}"
     );
+}
+
+/// A call the client cancels (`notifications/cancelled`) writes nothing: the host told its user nothing
+/// happened, and an op file written seconds later surprised them. The forecast behind it runs on (it
+/// cannot be stopped halfway), and the server says on stderr that the call was cancelled before writing.
+#[test]
+fn a_cancelled_write_writes_nothing() {
+    use std::io::BufRead;
+    let tmp = demo_state();
+    let pending = || -> Vec<String> {
+        std::fs::read_dir(tmp.path().join("ops/pending"))
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let before = pending();
+    // Enough trials that the consequence takes seconds, so the cancellation lands while it runs.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["mcp", "-s"])
+        .arg(tmp.path())
+        .env_remove("COMMITEA_STATE")
+        .env(TRIALS.0, "300000")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut stdin = child.stdin.take().unwrap();
+    for message in [
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "0"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "apply_changes", "arguments": {"ops": [
+                {"op": "set_estimate", "issue": "acme/api#143", "estimate": "2w"}]}}}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    writeln!(
+        stdin,
+        "{}",
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 2, "reason": "the user gave up"}})
+    )
+    .unwrap();
+    let start = Instant::now();
+    let mut log = Vec::new();
+    let said = loop {
+        match rx.recv_timeout(Duration::from_secs(1)) {
+            Ok(line) if line.contains("cancelled before anything was written") => break true,
+            Ok(line) => log.push(line),
+            Err(_) if start.elapsed() > Duration::from_secs(180) => break false,
+            Err(_) => {}
+        }
+    };
+    drop(stdin);
+    let _ = child.wait();
+    assert!(said, "the call was not said cancelled: {log:?}");
+    assert_eq!(pending(), before, "a cancelled call wrote an op file");
 }

@@ -329,6 +329,9 @@ fn focus_limit_caps_the_items() {
     assert!(f["now"].is_object());
     assert_eq!(f["next"].as_array().unwrap().len(), 1);
     assert_eq!(f["later"].as_array().unwrap().len(), 0);
+    // A host whose model API keeps numbers as doubles sends 2.0: the same answer, not "expected a whole
+    // number".
+    assert_eq!(query("focus", json!({ "limit": 2.0 })), f);
 }
 
 #[test]
@@ -622,6 +625,12 @@ fn every_input_bound_names_the_field_and_the_limit_and_quotes_little() {
             json!({ "kind": "note", "quote": "Ship it.\nNow.", "rationale": "r\u{7}" }),
             "/rationale",
             "holds the control character U+0007",
+        ),
+        (
+            "record_directive",
+            json!({ "kind": "note", "quote": "Ship \u{202e}it.", "rationale": "r" }),
+            "/quote",
+            "holds the bidirectional formatting character U+202E",
         ),
         (
             "record_directive",
