@@ -303,9 +303,25 @@ pub fn render(
     text::clean_value(&mut value);
     let words = text::horizon_words(data.horizon_days);
     text::say_horizon(&mut value, &words);
+    // The words every page may say a range or a chance in: the horizon, and the abandonment model's
+    // window, which "done at all" left unsaid (audit 68).
+    let said = serde_json::json!({
+        "horizonWords": words,
+        "notWithin": format!("not within {words}"),
+        "doneWithin": data
+            .calibration
+            .abandonment
+            .as_ref()
+            .map(|a| format!("done within {}", text::horizon_words(a.window_days)))
+            .unwrap_or_else(|| "done".to_owned()),
+    });
+    let with_words = |value: &mut serde_json::Value| {
+        if let (Some(o), Some(words)) = (value.as_object_mut(), said.as_object()) {
+            o.extend(words.clone());
+        }
+    };
+    with_words(&mut value);
     if let Some(o) = value.as_object_mut() {
-        o.insert("horizonWords".to_owned(), words.clone().into());
-        o.insert("notWithin".to_owned(), format!("not within {words}").into());
         o.insert("preview".to_owned(), data.preview.clone().into());
     }
     let base = Context::from_serialize(&value).map_err(base_error)?;
@@ -332,9 +348,8 @@ pub fn render(
                 "root": root,
                 "linked": true,
                 "preview": data.preview,
-                "horizonWords": words,
-                "notWithin": format!("not within {words}"),
             });
+            with_words(&mut value);
             if let Some(o) = value.as_object_mut() {
                 o.insert(
                     "it".to_owned(),

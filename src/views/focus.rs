@@ -72,6 +72,7 @@ pub fn rationale(
     blocks: &[IssueKey],
     milestones: &BTreeMap<u64, &MilestoneForecast>,
     open: &HashMap<&IssueKey, &PlannedIssue>,
+    window_days: u32,
 ) -> String {
     let mut parts: Vec<String> = Vec::new();
     match issue.lifecycle {
@@ -143,7 +144,8 @@ pub fn rationale(
         // Where most futures leave it undone, that is the news, not the horizon.
         (When::BeyondHorizon, _) => match f.probability_done {
             Some(p) if p < 0.5 => format!(
-                "done at all in only {} of the simulated futures (work like it is often dropped)",
+                "done within {} in only {} of the simulated futures (work like it is often dropped)",
+                crate::site::text::horizon_words(window_days),
                 crate::prose::percent(p)
             ),
             _ => "done beyond the horizon".to_owned(),
@@ -186,6 +188,11 @@ pub fn focus(inputs: Inputs<'_>, selection: &Selection) -> Focus {
             .then(a.key.cmp(&b.key))
     });
     let empty = Vec::new();
+    // A chance of being done is within the abandonment model's window (present wherever it gives one).
+    let window_days = inputs.report.abandonment.as_ref().map_or_else(
+        || u32::try_from((inputs.report.horizon - inputs.report.as_of).num_days()).unwrap_or(0),
+        |a| a.window_days,
+    );
     let item = |(i, f): &(&PlannedIssue, &IssueForecast)| FocusItem {
         issue: i.key.to_string(),
         title: i.title.clone(),
@@ -195,6 +202,7 @@ pub fn focus(inputs: Inputs<'_>, selection: &Selection) -> Focus {
             blocked.get(&i.key).unwrap_or(&empty),
             &milestones,
             &open,
+            window_days,
         ),
     };
     let limit = selection.limit.max(1);
@@ -203,7 +211,14 @@ pub fn focus(inputs: Inputs<'_>, selection: &Selection) -> Focus {
     let next: Vec<FocusItem> = items.by_ref().take(NEXT).collect();
     let later: Vec<FocusItem> = items.take(LATER).collect();
     Focus {
-        assignee: selection.assignee.clone(),
+        // The person as the team spells them (the filter matches any case: "ANN" is ann's focus).
+        assignee: selection.assignee.as_ref().map(|a| {
+            inputs
+                .plan
+                .team_names()
+                .find(|n| n.eq_ignore_ascii_case(a))
+                .map_or_else(|| a.clone(), str::to_owned)
+        }),
         now,
         next,
         later,

@@ -274,6 +274,8 @@ fn a_closed_milestone_is_done_the_day_it_closed_not_today() {
 fn focus_rationales_come_from_engine_facts() {
     let f = query("focus", json!({ "assignee": "bjorn" }));
     assert_eq!(f["assignee"], "bjorn");
+    // Typed in another case, the same focus, named as the team spells the person.
+    assert_eq!(query("focus", json!({ "assignee": "BJORN" })), f);
     let now = &f["now"];
     assert!(now.is_object(), "bjorn has work: {f}");
     let all: Vec<&Value> = std::iter::once(now)
@@ -1790,7 +1792,7 @@ fn work_most_futures_leave_undone_says_so_in_the_focus_and_on_the_persons_page()
             let page = std::fs::read_to_string(&p).unwrap();
             let row = page
                 .split("<tr>")
-                .find(|r| r.contains("<span class=\"muted\">(done at all in "))?
+                .find(|r| r.contains("<span class=\"muted\">(done within 1 year in "))?
                 .to_owned();
             Some(row)
         })
@@ -1799,7 +1801,7 @@ fn work_most_futures_leave_undone_says_so_in_the_focus_and_on_the_persons_page()
     let standup = std::fs::read_to_string(dir.path().join("public/standup.html")).unwrap();
     let next = standup.split("id=\"next-title\"").nth(1).unwrap();
     assert!(
-        next.contains("% of the futures)</span></li>") && next.contains("(done at all in "),
+        next.contains("% of the futures)</span></li>") && next.contains("(done within 1 year in "),
         "{next}"
     );
     // The issue's focus rationale names the chance too.
@@ -1821,10 +1823,17 @@ fn work_most_futures_leave_undone_says_so_in_the_focus_and_on_the_persons_page()
         .iter()
         .find(|f| f.issue == issue.key)
         .unwrap();
-    let why =
-        commitea::views::focus::rationale(issue, f, &[], &Default::default(), &Default::default());
+    let window = computed.report.abandonment.as_ref().unwrap().window_days;
+    let why = commitea::views::focus::rationale(
+        issue,
+        f,
+        &[],
+        &Default::default(),
+        &Default::default(),
+        window,
+    );
     assert!(
-        why.contains("done at all in only ") && why.contains("% of the simulated futures"),
+        why.contains("done within 1 year in only ") && why.contains("% of the simulated futures"),
         "{why}"
     );
     // Its page gives the plan's days beside the range, and says why the range falls far past them.
@@ -1834,6 +1843,8 @@ fn work_most_futures_leave_undone_says_so_in_the_focus_and_on_the_persons_page()
             .join(format!("public/issues/{repo}/{number}.html")),
     )
     .unwrap();
+    // The chance is said with its window ("done at all" left it unsaid).
+    assert!(page.contains("<dt>P(done within 1 year)</dt>"), "{page}");
     let planned = format!("{} – {}", f.planned_start, f.planned_end);
     assert!(
         page.contains(&format!(
