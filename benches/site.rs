@@ -38,6 +38,7 @@ fn measure(name: &str, spec: &DemoSpec, state: &DemoState) -> bool {
         commit: false,
         render: true,
         applied_before: Vec::new(),
+        skip_ci: false,
     };
     let t = Instant::now();
     let computed = match compute(&opts) {

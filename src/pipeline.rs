@@ -100,6 +100,10 @@ pub struct RunOptions {
     pub render: bool,
     /// What an earlier attempt of this run applied (a run redone after a push race must not lose it).
     pub applied_before: Vec<crate::apply::AppliedFile>,
+    /// Whether the commit is pushed from the Actions job, which publishes the site itself: its message
+    /// then ends with `[skip ci]`, so the push does not start the workflow again (Gitea starts one for a
+    /// push with a personal token; an audit saw every change run twice).
+    pub skip_ci: bool,
 }
 
 /// What a run did.
@@ -1621,7 +1625,11 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
         None
     };
     let records = place_records(&layout, repo.as_ref(), &mut computed.applied)?;
-    let message = commit_message(&computed, repo.as_ref(), drift.as_ref());
+    let mut message = commit_message(&computed, repo.as_ref(), drift.as_ref());
+    if opts.skip_ci {
+        // `SKIP_WORKFLOW_STRINGS` (Gitea's and Forgejo's default list) holds it.
+        message.push_str("\n[skip ci]\n");
+    }
 
     let crate::state::SnapshotFiles {
         files: mut to_write,

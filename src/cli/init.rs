@@ -73,6 +73,11 @@ pub fn run(a: Args) -> CommandResult {
     std::fs::write(&workflow, WORKFLOW)?;
     snapshot.save(&crate::state::Layout::new(&a.dir))?;
     let repo = crate::state::git::open_or_init(&a.dir)?;
+    // A fresh clone of the empty state repo is on the machine's first branch (`master`, often): the first
+    // commit goes on the branch the workflow and the runs use.
+    let branch = crate::config::Config::default().approvals.branch;
+    crate::state::git::start_on(&repo, &branch)?;
+    let repo = crate::state::git::open_or_init(&a.dir)?;
     let sig = crate::state::git::Signature {
         name: "CommiTea".into(),
         email: "commitea@localhost".into(),
@@ -125,14 +130,18 @@ pub fn run(a: Args) -> CommandResult {
         (Some(url), false) => format!("git remote add origin {url}; git push -u origin main"),
         (None, false) => "git remote add origin URL; git push -u origin main".to_owned(),
     };
+    // The secret and the variable come before the push: the push starts the workflow, which fails
+    // without them (an audit followed these steps in order and met "invalid url").
     eprintln!(
         "\nThe state repo is ready in {} ({:.1} s). Before its workflow can run:\n\
-         1. Push it to {}/{state_repo} ({push}).\n\
-         2. In that repository's settings → Actions → Secrets, add COMMITEA_TOKEN: a token of {} that can read\n\
-         \u{20}  and write the issues of {} and push to {state_repo}.\n\
+         1. Create {}/{state_repo} on the server (empty), with Actions enabled in its settings.\n\
+         2. In its settings → Actions → Secrets, add COMMITEA_TOKEN: a token of {} with the scopes\n\
+         \u{20}  write:issue, write:repository, read:user and read:organization, whose user can write the issues\n\
+         \u{20}  of {} and push to {state_repo}.\n\
          3. In settings → Actions → Variables, add COMMITEA_BINARY_URL (a prebuilt commitea to download), or\n\
-         \u{20}  COMMITEA_SOURCE and COMMITEA_VERSION (a git URL and tag to build it from once).\n\
-         4. Confirm the team's hours in commitea.yaml (marked `to confirm`).",
+         \u{20}  COMMITEA_SOURCE and COMMITEA_VERSION (a git URL and tag to build it from once, Rust 1.89+).\n\
+         4. Confirm the team's hours in commitea.yaml (marked `to confirm`), commit, and push ({push}):\n\
+         \u{20}  the push starts the first run.",
         a.dir.display(),
         started.elapsed().as_secs_f64(),
         client.server(),

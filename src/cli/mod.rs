@@ -255,6 +255,7 @@ fn run_options(state: &StateArg, forecast: &ForecastArgs) -> RunOptions {
         commit: false,
         render: false,
         applied_before: Vec::new(),
+        skip_ci: false,
     }
 }
 
@@ -302,14 +303,32 @@ impl Online {
         let token = crate::gitea::client::token_from_env();
         let client = crate::gitea::client::Client::new(&server, token.clone(), Default::default())
             .map_err(|e| CommandError::Failed(e.into()))?;
-        let remote =
-            crate::state::remote::Remote::new(layout.root(), &config.approvals.remote, token);
+        let remote = crate::state::remote::Remote::new(
+            layout.root(),
+            &config.approvals.remote,
+            token,
+            &token_servers(Some(&server)),
+        );
         Ok(Self {
             client,
             state_repo,
             remote,
         })
     }
+}
+
+/// The servers a push may send the token to: the Gitea server, and the Actions job's (`GITHUB_SERVER_URL`,
+/// which its checkout's remote names).
+pub(crate) fn token_servers(server: Option<&str>) -> Vec<String> {
+    server
+        .map(str::to_owned)
+        .into_iter()
+        .chain(
+            std::env::var("GITHUB_SERVER_URL")
+                .ok()
+                .filter(|s| !s.trim().is_empty()),
+        )
+        .collect()
 }
 
 /// Logs what a run did (stderr), with its warnings.

@@ -33,6 +33,7 @@ pub fn run(a: Args) -> CommandResult {
         layout.root(),
         &config.approvals.remote,
         crate::gitea::client::token_from_env(),
+        &super::token_servers(config.server.as_deref()),
     );
     let sig = crate::state::git::Signature {
         name: config.commit.name.clone(),

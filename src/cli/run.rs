@@ -35,6 +35,8 @@ pub fn run(a: Args) -> CommandResult {
     opts.full_sync = a.full;
     opts.commit = !a.no_commit;
     opts.render = true;
+    // In Actions the job publishes the site itself: its own push need not start the workflow again.
+    opts.skip_ci = a.push && std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
     if !a.push {
         let summary = crate::pipeline::run(&opts)?;
         report(&summary);
@@ -51,6 +53,7 @@ pub fn run(a: Args) -> CommandResult {
         layout.root(),
         &config.approvals.remote,
         opts.token.clone(),
+        &super::token_servers(config.server.as_deref()),
     );
     for attempt in 1..=PUSH_ATTEMPTS {
         let summary = crate::pipeline::run(&opts)?;

@@ -198,7 +198,7 @@ pub enum ClientError {
     },
     /// A retryable failure that did not go away.
     #[error(
-        "{request} for {repo} failed {attempts} times over {elapsed_secs} s, last: {last}; check that the server is up and reachable, then run again (meanwhile `commitea run --offline` forecasts from the last snapshot)"
+        "{request} for {repo} failed {attempts} times over {elapsed_secs} s, last: {last}; check that the server is up and reachable, then run again (meanwhile a state repo that has a snapshot forecasts from it: `commitea run --offline`)"
     )]
     GaveUp {
         /// The repository.
@@ -227,7 +227,7 @@ pub enum ClientError {
     },
     /// An earlier request of this run exhausted its retries: the server is down, so this one was not sent.
     #[error(
-        "{request} was not sent: the server stopped answering ({first}); check that it is up and reachable, then run again (meanwhile `commitea run --offline` forecasts from the last snapshot)"
+        "{request} was not sent: the server stopped answering ({first}); check that it is up and reachable, then run again (meanwhile a state repo that has a snapshot forecasts from it: `commitea run --offline`)"
     )]
     ServerDown {
         /// The request not sent.
@@ -311,7 +311,8 @@ impl ClientError {
 /// What to do when no token, or the wrong one, was sent: said once for every error that needs it.
 fn set_token_hint(repo: &str) -> String {
     format!(
-        "set {} to an access token of this server that can read {repo}",
+        "set {} to an access token of this server that can read {repo} (in the shipped workflow: the \
+         repository secret COMMITEA_TOKEN)",
         token_vars_said()
     )
 }
@@ -451,6 +452,13 @@ enum Attempt {
         wait: Option<Duration>,
     },
     Fail(ClientError),
+}
+
+/// A server's root URL as given (`https://gitea.example.com/`, `…/api/v1`): without surrounding space, a
+/// trailing slash or `/api/v1`.
+pub fn server_root(server: &str) -> &str {
+    let trimmed = server.trim().trim_end_matches('/');
+    trimmed.strip_suffix("/api/v1").unwrap_or(trimmed)
 }
 
 /// A blocking Gitea API client. Cheap to share between threads.
@@ -598,8 +606,7 @@ impl Client {
         // reqwest is built without a default crypto provider: install ring once (an error means another
         // provider is already installed, which is fine).
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let trimmed = server.trim().trim_end_matches('/');
-        let trimmed = trimmed.strip_suffix("/api/v1").unwrap_or(trimmed);
+        let trimmed = server_root(server);
         let invalid = |reason: String| ClientError::InvalidUrl {
             url: server.to_owned(),
             reason,

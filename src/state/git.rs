@@ -58,9 +58,24 @@ pub fn open_or_init(dir: &Path) -> Result<gix::Repository, GitError> {
     }
     let repo = gix::init(dir).map_err(err(format!("initialising {}", dir.display())))?;
     // Name the first branch `main` whatever the machine's git defaults say.
-    std::fs::write(repo.git_dir().join("HEAD"), "ref: refs/heads/main\n")
-        .map_err(err("setting HEAD to refs/heads/main"))?;
+    start_on(&repo, "main")?;
     gix::open(dir).map_err(err(format!("reopening {}", dir.display())))
+}
+
+/// Names the branch the first commit will make `branch`, when there is no commit yet (a new repository, or
+/// the clone of an empty one, whose branch is whatever the machine's git calls a first branch: `master`
+/// there split the state repo from the `main` the workflow and the runs use). Returns whether it did; a
+/// repository with commits is left as it is.
+pub fn start_on(repo: &gix::Repository, branch: &str) -> Result<bool, GitError> {
+    if head(repo).is_some() {
+        return Ok(false);
+    }
+    std::fs::write(
+        repo.git_dir().join("HEAD"),
+        format!("ref: refs/heads/{branch}\n"),
+    )
+    .map_err(err(format!("setting HEAD to refs/heads/{branch}")))?;
+    Ok(true)
 }
 
 /// The commit `HEAD` points to, if any.

@@ -106,6 +106,8 @@ pub struct Remote {
     dir: PathBuf,
     name: String,
     token: Option<Secret>,
+    /// The servers the token is sent to (their roots): only those, whatever the remote's URL.
+    servers: Vec<String>,
 }
 
 impl std::fmt::Debug for Remote {
@@ -114,17 +116,27 @@ impl std::fmt::Debug for Remote {
             .field("dir", &self.dir)
             .field("name", &self.name)
             .field("token", &self.token)
+            .field("servers", &self.servers)
             .finish()
     }
 }
 
 impl Remote {
-    /// The remote `name` of the repository at `dir`, reached with `token` when it is HTTP.
-    pub fn new(dir: &Path, name: &str, token: Option<String>) -> Self {
+    /// The remote `name` of the repository at `dir`, reached with `token` where its URL is on one of
+    /// `servers` (the Gitea server, and the Actions job's): a remote elsewhere (a mirror, another forge)
+    /// never gets the token (an audit's header-logging remote received it).
+    pub fn new(dir: &Path, name: &str, token: Option<String>, servers: &[String]) -> Self {
+        let mut roots: Vec<String> = servers
+            .iter()
+            .map(|s| crate::gitea::client::server_root(s).to_owned())
+            .filter(|s| !s.is_empty())
+            .collect();
+        roots.dedup();
         Self {
             dir: dir.to_path_buf(),
             name: name.to_owned(),
             token: token.as_deref().and_then(Secret::new),
+            servers: roots,
         }
     }
 
@@ -139,12 +151,19 @@ impl Remote {
         c.arg("-C").arg(&self.dir).args(args);
         c.env("GIT_TERMINAL_PROMPT", "0");
         if let Some(t) = &self.token {
-            c.env("GIT_CONFIG_COUNT", "1")
-                .env("GIT_CONFIG_KEY_0", "http.extraHeader")
+            // `http.<url>.extraHeader`: git sends it only to URLs under that one (scheme, host, port and
+            // path prefix).
+            c.env("GIT_CONFIG_COUNT", self.servers.len().to_string());
+            for (k, server) in self.servers.iter().enumerate() {
+                c.env(
+                    format!("GIT_CONFIG_KEY_{k}"),
+                    format!("http.{server}/.extraHeader"),
+                )
                 .env(
-                    "GIT_CONFIG_VALUE_0",
+                    format!("GIT_CONFIG_VALUE_{k}"),
                     format!("Authorization: token {}", t.expose()),
                 );
+            }
         }
         c
     }
@@ -167,15 +186,48 @@ impl Remote {
             .output()
             .is_ok_and(|o| o.status.success());
         if known {
+            let mut said = self.scrub(stderr);
+            // A remote on another server never got the token: say so beside git's own words.
+            if let Some(url) = self.url().filter(|u| {
+                self.token.is_some()
+                    && (u.starts_with("http://") || u.starts_with("https://"))
+                    && !self.servers.iter().any(|s| u.starts_with(&format!("{s}/")))
+            }) {
+                said.push_str(&format!(
+                    " ({} is {url}, not on the Gitea server {}: the token is sent only there; give {} \
+                     credentials of its own, or point it at the server)",
+                    self.name,
+                    self.servers.join(" or "),
+                    self.name
+                ));
+            }
             RemoteError::Failed {
                 what: what.to_owned(),
-                stderr: self.scrub(stderr),
+                stderr: said,
             }
         } else {
             RemoteError::NoRemote {
                 name: self.name.clone(),
             }
         }
+    }
+
+    /// The remote's URL without any user or password in it, when git knows the remote.
+    fn url(&self) -> Option<String> {
+        let out = self
+            .command(&["remote", "get-url", &self.name])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())?;
+        let url = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        Some(match reqwest::Url::parse(&url) {
+            Ok(mut parsed) => {
+                let _ = parsed.set_username("");
+                let _ = parsed.set_password(None);
+                parsed.to_string()
+            }
+            Err(_) => url,
+        })
     }
 
     /// `text` with the token replaced by `***`.
@@ -342,7 +394,12 @@ mod tests {
 
     #[test]
     fn the_token_is_in_the_environment_only() {
-        let r = Remote::new(Path::new("/tmp"), "origin", Some("s3cret-tok".into()));
+        let r = Remote::new(
+            Path::new("/tmp"),
+            "origin",
+            Some("s3cret-tok".into()),
+            &["https://gitea.example.com/api/v1/".to_owned()],
+        );
         let c = r.command(&["push", "origin", "main"]);
         let args: Vec<String> = c
             .get_args()
@@ -362,6 +419,14 @@ mod tests {
             env.contains(&(
                 "GIT_CONFIG_VALUE_0".into(),
                 "Authorization: token s3cret-tok".into()
+            )),
+            "{env:?}"
+        );
+        // Only for the server's URLs, not every remote's.
+        assert!(
+            env.contains(&(
+                "GIT_CONFIG_KEY_0".into(),
+                "http.https://gitea.example.com/.extraHeader".into()
             )),
             "{env:?}"
         );

@@ -179,6 +179,7 @@ fn compute_now(ctx: &Context) -> Result<Computed, ToolError> {
         commit: false,
         render: false,
         applied_before: Vec::new(),
+        skip_ci: false,
     };
     pipeline::compute(&opts).map_err(|e| ToolError::State(Box::new(e)))
 }

@@ -1874,11 +1874,20 @@ fn init_against_the_server_makes_a_site_in_one_command() {
     assert_eq!(out.status.code(), Some(1));
     assert!(!failed.exists());
 
-    // The state repo made on the server first and cloned, empty: its clone holds only `.git`.
+    // The state repo made on the server first and cloned, empty: its clone holds only `.git`, on the
+    // server's first branch (`master` here; init commits on `main` all the same, which the workflow and
+    // the runs use: on `master` the state repo split in two).
     let bare = tmp.path().join("new-state.git");
     git(
         tmp.path(),
-        &["init", "-q", "--bare", "-b", "main", bare.to_str().unwrap()],
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "master",
+            bare.to_str().unwrap(),
+        ],
     );
     git(
         tmp.path(),
@@ -3173,4 +3182,38 @@ fn a_run_with_no_token_says_the_token_is_missing_and_carries_nothing() {
         head,
         "nothing committed"
     );
+}
+
+/// The Actions job's own push says `[skip ci]`: Gitea starts the workflow for a push made with a personal
+/// token, and every change ran twice (an audit's finding); the job publishes the site itself. A push from
+/// anywhere else starts the workflow as before, which then publishes it.
+#[test]
+fn a_push_from_the_actions_job_does_not_start_the_workflow_again() {
+    let s = setup(&DemoSpec::scaled(40));
+    let keys = s.quiet_issues(2);
+    let run_push = |key: &IssueKey, in_actions: bool| {
+        s.emu.with_dataset(|d| {
+            d.update_issue(key, |i| i.title.push_str(" (renamed)"));
+        });
+        let mut c = Command::new(env!("CARGO_BIN_EXE_commitea"));
+        c.args(["run", "--push", "-s"])
+            .arg(&s.work)
+            .env_remove("COMMITEA_STATE")
+            .env_remove("GITHUB_ACTIONS")
+            .env("COMMITEA_SERVER", s.emu.url())
+            .env("COMMITEA_GITEA_TOKEN", TOKEN)
+            .env(TRIALS.0, TRIALS.1);
+        if in_actions {
+            c.env("GITHUB_ACTIONS", "true");
+        }
+        ok(&c.output().unwrap());
+        git(&s.bare, &["log", "-1", "--format=%B", "main"])
+    };
+    let from_actions = run_push(&keys[0], true);
+    assert!(
+        from_actions.trim_end().ends_with("[skip ci]"),
+        "{from_actions}"
+    );
+    let from_a_laptop = run_push(&keys[1], false);
+    assert!(!from_a_laptop.contains("[skip ci]"), "{from_a_laptop}");
 }

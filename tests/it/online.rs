@@ -248,6 +248,7 @@ fn readers_reuse_the_forecast_of_an_online_run_on_its_day_and_the_next() {
             commit: true,
             render: false,
             applied_before: Vec::new(),
+            skip_ci: false,
         })
         .unwrap()
     };

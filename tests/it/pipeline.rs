@@ -56,6 +56,7 @@ pub fn options(dir: &Path) -> RunOptions {
         commit: true,
         render: true,
         applied_before: Vec::new(),
+        skip_ci: false,
     }
 }
 

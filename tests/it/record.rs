@@ -62,6 +62,7 @@ fn offline(dir: &Path) -> commitea::pipeline::RunOptions {
         commit: false,
         render: false,
         applied_before: Vec::new(),
+        skip_ci: false,
     }
 }
 

@@ -653,3 +653,77 @@ fn temporary(path: &str) -> bool {
     path.split('/')
         .any(|part| part.ends_with(commitea::state::TMP_SUFFIX))
 }
+
+/// The token goes only to the Gitea server: a remote elsewhere (a mirror, another forge, a mistyped
+/// host) never gets it, and the failure says why. An audit's header-logging remote received it.
+#[test]
+fn the_token_is_sent_to_the_gitea_server_only() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+    // A git HTTP server that records whether each request carried an Authorization header, and refuses.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<bool>::new()));
+    {
+        let seen = std::sync::Arc::clone(&seen);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { break };
+                let mut auth = false;
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
+                        break;
+                    }
+                    auth |= line.to_ascii_lowercase().starts_with("authorization:");
+                }
+                seen.lock().unwrap().push(auth);
+                let _ = stream.write_all(
+                    b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                );
+            }
+        });
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        assert!(
+            Command::new("git")
+                .args(args)
+                .current_dir(dir.path())
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    git(&["init", "-q"]);
+    let elsewhere = format!("http://127.0.0.1:{port}/acme/plan.git");
+    git(&["remote", "add", "origin", &elsewhere]);
+    let fetch = |servers: &[String]| {
+        seen.lock().unwrap().clear();
+        let remote = commitea::state::remote::Remote::new(
+            dir.path(),
+            "origin",
+            Some("tok-3f9a1c".into()),
+            servers,
+        );
+        let err = remote.fetch("main").unwrap_err().to_string();
+        (err, seen.lock().unwrap().clone())
+    };
+    // The Gitea server is elsewhere: the remote gets no token, and the error says so.
+    let (err, seen_auth) = fetch(&["https://gitea.example.com/".to_owned()]);
+    assert!(!seen_auth.is_empty(), "the remote was asked");
+    assert!(
+        seen_auth.iter().all(|a| !a),
+        "the token reached another host"
+    );
+    assert!(
+        err.contains(&format!(
+            "origin is {elsewhere}, not on the Gitea server https://gitea.example.com"
+        )) && !err.contains("tok-3f9a1c"),
+        "{err}"
+    );
+    // The remote is on the server: the token goes with the request.
+    let (_, seen_auth) = fetch(&[format!("http://127.0.0.1:{port}")]);
+    assert!(seen_auth.iter().any(|a| *a), "the server got no token");
+}

@@ -98,6 +98,7 @@ fn run_options(dir: &Path) -> commitea::pipeline::RunOptions {
         commit: true,
         render: false,
         applied_before: Vec::new(),
+        skip_ci: false,
     }
 }
 

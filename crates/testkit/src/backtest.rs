@@ -178,6 +178,7 @@ pub fn gitea_backtest(
             commit: true,
             render: false,
             applied_before: Vec::new(),
+            skip_ci: false,
         })
         .map_err(|source| GiteaBacktestError::Run { cut: *cut, source })?;
         let read_back = |what: String| GiteaBacktestError::ReadBack { cut: *cut, what };
