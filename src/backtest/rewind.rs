@@ -327,6 +327,19 @@ pub fn pace_after(snapshot: &Snapshot, cut: DateTime<Utc>, span_days: u32) -> Pa
     }
 }
 
+/// The first cut [`cut_dates`] may make: the first midnight (UTC) at least `min_history_days` after the
+/// oldest issue was created; `None` without issues. It is made once [`END_MARGIN_DAYS`] have passed after it.
+pub fn first_cut(snapshot: &Snapshot, min_history_days: u32) -> Option<DateTime<Utc>> {
+    let first = snapshot.issues.values().map(|i| i.created_at).min()?;
+    let earliest = first + Duration::days(i64::from(min_history_days));
+    let midnight = earliest.date_naive().and_time(NaiveTime::MIN).and_utc();
+    Some(if midnight < earliest {
+        midnight + Duration::days(1)
+    } else {
+        midnight
+    })
+}
+
 /// The cuts a backtest forecasts from, oldest first.
 ///
 /// The rule: the first cut is the first midnight (UTC) at least `min_history_days` after the oldest
@@ -340,15 +353,8 @@ pub fn cut_dates(
     every_days: u32,
     min_history_days: u32,
 ) -> Vec<DateTime<Utc>> {
-    let Some(first) = snapshot.issues.values().map(|i| i.created_at).min() else {
+    let Some(start) = first_cut(snapshot, min_history_days) else {
         return Vec::new();
-    };
-    let earliest = first + Duration::days(i64::from(min_history_days));
-    let midnight = earliest.date_naive().and_time(NaiveTime::MIN).and_utc();
-    let start = if midnight < earliest {
-        midnight + Duration::days(1)
-    } else {
-        midnight
     };
     let last = snapshot.meta.synced_at - Duration::days(i64::from(END_MARGIN_DAYS));
     let step = Duration::days(i64::from(every_days.max(1)));

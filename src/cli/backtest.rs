@@ -61,13 +61,23 @@ pub fn run(a: Args) -> CommandResult {
     if report.cuts == 0 {
         let need = i64::from(opts.min_history_days);
         let what_to_do = match crate::backtest::run::longest_horizon_days(&repo.snapshot, &opts) {
-            Some(days) => {
-                format!("set backtest.horizon_days to at most {days} (docs/forecasting.md)")
-            }
-            None => format!(
-                "no horizon gives one yet: the history must be longer than {need} days first \
-                 (docs/forecasting.md)"
+            Some(days) => format!(
+                "give --horizon-days (or backtest.horizon_days) at most {days} (docs/forecasting.md)"
             ),
+            None => match crate::backtest::rewind::first_cut(&repo.snapshot, opts.min_history_days)
+            {
+                Some(cut) => format!(
+                    "no horizon gives one yet: the first cut is {} and needs {} days of what happened \
+                     after it, so run it again from {} (docs/forecasting.md)",
+                    cut.date_naive(),
+                    crate::backtest::rewind::END_MARGIN_DAYS,
+                    (cut + chrono::Duration::days(i64::from(
+                        crate::backtest::rewind::END_MARGIN_DAYS
+                    )))
+                    .date_naive()
+                ),
+                None => "the snapshot has no issues".to_owned(),
+            },
         };
         return Err(CommandError::Input(format!(
             "no cut: a cut needs {need} days of history before it and its whole horizon ({} days) after it, \

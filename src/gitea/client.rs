@@ -471,7 +471,8 @@ pub struct Client {
     http: reqwest::blocking::Client,
     options: ClientOptions,
     requests: AtomicU64,
-    page_size: OnceLock<usize>,
+    /// The page size asked for, and whether the server said it (`/settings/api`) or it is the fallback.
+    page_size: OnceLock<(usize, bool)>,
     rng: Mutex<u64>,
     throttle: Throttle,
     /// Set by the first request that exhausts its retries; every later request fails at once.
@@ -487,7 +488,7 @@ impl fmt::Debug for Client {
             .field("token", &self.token)
             .field("options", &self.options)
             .field("requests", &self.request_count())
-            .field("page_size", &self.page_size.get())
+            .field("page_size", &self.page_size.get().map(|p| p.0))
             .field("peak_parallel", &self.peak_parallel())
             .finish_non_exhaustive()
     }
@@ -730,10 +731,21 @@ impl Client {
 
     /// Gitea's `max_response_items`, read once from `/settings/api` (50 when that fails).
     pub(crate) fn page_size(&self) -> usize {
+        self.page_size_read().0
+    }
+
+    /// Whether the server said its page size: a short page is then its last unless `X-Total-Count` says
+    /// more; with the fallback, a server capping pages lower sends short pages all along.
+    fn page_size_known(&self) -> bool {
+        self.page_size_read().1
+    }
+
+    fn page_size_read(&self) -> (usize, bool) {
+        let fallback = (DEFAULT_MAX_RESPONSE_ITEMS, false);
         *self.page_size.get_or_init(|| {
             match self.get_json::<wire::GSettings>("settings/api", &[]) {
-                Ok(s) if s.max_response_items > 0 => s.max_response_items,
-                Ok(_) => DEFAULT_MAX_RESPONSE_ITEMS,
+                Ok(s) if s.max_response_items > 0 => (s.max_response_items, true),
+                Ok(_) => fallback,
                 // The next request meets the same token, server or URL, and says it: once is enough.
                 Err(
                     e @ (ClientError::Unauthorized { .. }
@@ -747,7 +759,7 @@ impl Client {
                     tracing::debug!(
                         "cannot read the page size, using {DEFAULT_MAX_RESPONSE_ITEMS}: {e}"
                     );
-                    DEFAULT_MAX_RESPONSE_ITEMS
+                    fallback
                 }
                 // Its own words: a 404's are a repository's ("repository the repositories does not
                 // exist", an audit read).
@@ -755,18 +767,33 @@ impl Client {
                     tracing::warn!(
                         "cannot read the page size: {server}/api/v1/settings/api answers 404 (a proxy in \
                          front of Gitea, or a server that is not Gitea); asking for \
-                         {DEFAULT_MAX_RESPONSE_ITEMS} a page and following X-Total-Count"
+                         {DEFAULT_MAX_RESPONSE_ITEMS} a page, and reading each list to an empty page"
                     );
-                    DEFAULT_MAX_RESPONSE_ITEMS
+                    fallback
                 }
                 Err(e) => {
                     tracing::warn!(
                         "cannot read the page size, using {DEFAULT_MAX_RESPONSE_ITEMS}: {e}"
                     );
-                    DEFAULT_MAX_RESPONSE_ITEMS
+                    fallback
                 }
             }
         })
+    }
+
+    /// Whether a page of `sent` items, of `limit` asked for, ends its list, `seen` items read in all and
+    /// `total` its `X-Total-Count`: an empty page does; a short one does once `total` items came, or,
+    /// without a total, where the server said its page size. Gitea drops a row deleted between its count
+    /// and its read (`GetIssuesByIDs`), and a server capping pages below the size asked for sends short
+    /// pages all along: an audit's sync kept 90 of 320 issues so, and again behind a proxy that stripped
+    /// the header.
+    fn ends_list(&self, sent: usize, limit: usize, seen: u64, total: Option<u64>) -> bool {
+        sent == 0
+            || (sent < limit
+                && match total {
+                    Some(t) => seen >= t,
+                    None => self.page_size_known(),
+                })
     }
 
     /// Every item of a paged listing: asks for the largest pages and stops at an empty page, or a short one
@@ -788,8 +815,10 @@ impl Client {
         page: usize,
     ) -> Result<(Vec<T>, bool), ClientError> {
         let limit = self.page_size();
-        let (page, _) = self.one_page::<T>(path, query, limit, page)?;
-        Ok((page.items, page.sent < limit))
+        let (items, total) = self.one_page::<T>(path, query, limit, page)?;
+        // The pages before were as full as this one, or fuller: an estimate that can only ask once more.
+        let seen = (items.sent * page) as u64;
+        Ok((items.items, self.ends_list(items.sent, limit, seen, total)))
     }
 
     /// Page `page` of `limit` items of a listing, with its `X-Total-Count`. Gitea writes an empty page as
@@ -845,12 +874,7 @@ impl Client {
             let n = page.sent;
             sent += n as u64;
             out.extend(page.items);
-            // A short page ends the list unless `X-Total-Count` says more: Gitea drops a row deleted
-            // between its count and its read (`GetIssuesByIDs`), and a server that caps pages below the
-            // size asked for (its `/settings/api` unread) sends short pages all along (an audit's sync
-            // kept 90 of 320 issues so).
-            let more = total.is_some_and(|t| sent < t);
-            if n == 0 || (!until_empty && n < limit && !more) {
+            if n == 0 || (!until_empty && self.ends_list(n, limit, sent, total)) {
                 break;
             }
         }

@@ -398,17 +398,22 @@ fn note_keyword_links(acc: &mut Acc, pull_key: &IssueKey, body: &str) -> Vec<Iss
 /// The entries the timeline shows (`shown`) that `/times` (`listed`) withheld: Gitea lists only the
 /// token user's own to a user who may not write the Issues unit, which `permissions.push` (the Code
 /// unit's) does not tell. Withheld when `/times` names one user at most while the timeline shows others'
-/// entries of more seconds than its deletions (`deleted`, `None` when one did not say how many) could have
-/// removed; empty otherwise, and then `/times` is taken as it is.
+/// entries of more seconds than the deletions (`deletions`: who deleted, and how many seconds, `None` where
+/// the entry does not say) could have removed — leaving out the listed user's own, since one who may not
+/// write the issues deletes only their own time; empty otherwise, and then `/times` is taken as it is.
 fn others_withheld(
     listed: &[TrackedTime],
     shown: &[TrackedTime],
-    deleted: Option<u64>,
+    deletions: &[(String, Option<u64>)],
 ) -> Vec<TrackedTime> {
     let users: BTreeSet<&str> = listed.iter().map(|t| t.user.as_str()).collect();
     if users.len() > 1 {
         return Vec::new();
     }
+    let deleted: Option<u64> = deletions
+        .iter()
+        .filter(|(by, _)| !users.contains(by.as_str()))
+        .try_fold(0u64, |sum, (_, n)| n.map(|n| sum.saturating_add(n)));
     let others: Vec<TrackedTime> = shown
         .iter()
         .filter(|t| !users.contains(t.user.as_str()) && !listed.iter().any(|l| l.id == t.id))
@@ -703,8 +708,8 @@ fn sync_issue(
     // The tracked times the timeline shows, and whether they can be trusted to be complete.
     let mut shown: Vec<TrackedTime> = Vec::new();
     let mut complete = true;
-    // The seconds the timeline says were deleted (`|N` since Gitea 1.21), `None` once one does not say.
-    let mut deleted_seconds: Option<u64> = Some(0);
+    // The deletions the timeline shows: who deleted, and the seconds (`|N` since Gitea 1.21) where it says.
+    let mut deletions: Vec<(String, Option<u64>)> = Vec::new();
     for t in raw {
         if !seen_events.insert(t.id) {
             continue;
@@ -732,12 +737,12 @@ fn sync_issue(
                 _ if added => complete = false,
                 _ if t.kind == "delete_time_manual" => {
                     complete = false;
-                    deleted_seconds =
-                        deleted_seconds
-                            .zip(t.body.strip_prefix('|'))
-                            .and_then(|(sum, n)| {
-                                n.trim().parse::<u64>().ok().map(|n| sum.saturating_add(n))
-                            });
+                    deletions.push((
+                        login(t.user.as_ref()),
+                        t.body
+                            .strip_prefix('|')
+                            .and_then(|n| n.trim().parse::<u64>().ok()),
+                    ));
                 }
                 _ => {}
             }
@@ -829,7 +834,7 @@ fn sync_issue(
                         time: u64::try_from(t.time).unwrap_or(0),
                     });
                 }
-                let others = others_withheld(&tracked_times, &shown, deleted_seconds);
+                let others = others_withheld(&tracked_times, &shown, &deletions);
                 if !others.is_empty() {
                     if lock(run).own_times_only.insert(repo.clone()) {
                         tracing::warn!(
@@ -891,4 +896,35 @@ fn sync_issue(
         hidden_blockers,
         pull_requests,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{TrackedTime, others_withheld};
+
+    fn time(id: u64, user: &str, hours: u64) -> TrackedTime {
+        TrackedTime {
+            id,
+            user: user.to_owned(),
+            created: chrono::DateTime::UNIX_EPOCH,
+            time: hours * 3600,
+        }
+    }
+
+    /// `/times` listed the token user's own only: the others' entries come from the timeline, unless the
+    /// deletions by others could account for them; the listed user's own deletions are of their own time.
+    #[test]
+    fn others_withheld_weighs_only_the_deletions_others_made() {
+        let listed = [time(1, "bot", 1)];
+        let shown = [time(1, "bot", 1), time(2, "ola", 1), time(3, "bot", 3)];
+        let own = [("bot".to_owned(), Some(3 * 3600))];
+        assert_eq!(others_withheld(&listed, &shown, &own), [time(2, "ola", 1)]);
+        let theirs = [("ola".to_owned(), Some(3600))];
+        assert!(others_withheld(&listed, &shown, &theirs).is_empty());
+        let unsaid = [("ola".to_owned(), None)];
+        assert!(others_withheld(&listed, &shown, &unsaid).is_empty());
+        // Two users listed: /times lists everyone's, taken as it is.
+        let both = [time(1, "bot", 1), time(2, "ola", 1)];
+        assert!(others_withheld(&both, &shown, &[]).is_empty());
+    }
 }

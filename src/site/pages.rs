@@ -43,6 +43,10 @@ pub struct PageContext<'a> {
     pub reliability: Vec<ReliabilityRow>,
     /// CommiTea's hit-rates where the team kept its pace after the cut, and where it slowed.
     pub pace: Vec<PaceRow>,
+    /// How far the dates held when the forecast was replayed on this project's history, where that is
+    /// far from what they claim (empty otherwise): said where the dates are read, not only on the
+    /// Calibration page (an audit read "80% by p80" beside p80s that held 29% of the time).
+    pub trust: String,
     /// What those rows say, read from their figures (empty without them).
     pub pace_note: String,
     /// Whether the probability check has milestone rows (their note is shown only then).
@@ -245,6 +249,39 @@ fn pace_rows(c: &crate::views::calibration::CalibrationView) -> Vec<PaceRow> {
                 .collect(),
         })
         .collect()
+}
+
+/// How far CommiTea's dated p80s held in the backtest, in words, where they held under 70% or over 90% of
+/// at least [`FEW`] forecasts; empty otherwise (or without a backtest).
+fn trust(c: &crate::views::calibration::CalibrationView) -> String {
+    let Some(b) = &c.backtest else {
+        return String::new();
+    };
+    let Some(m) = b
+        .methods
+        .iter()
+        .find(|m| m.method == crate::backtest::run::COMMITEA)
+    else {
+        return String::new();
+    };
+    let n = m.n_dated.get(2).copied().unwrap_or(0);
+    let Some([held, ..]) = m.dated_coverage.get(2).copied().flatten() else {
+        return String::new();
+    };
+    if n < FEW || (0.7..=0.9).contains(&held) {
+        return String::new();
+    }
+    let what = if held < 0.7 {
+        "read them as later than they say"
+    } else {
+        "the ranges are wider than they need be"
+    };
+    format!(
+        "Replayed on this project's history, the p80 dates held {} of the time ({n} dated forecasts, \
+         {} cuts; 80% is the aim): {what}. The Calibration page says why.",
+        crate::prose::percent(held),
+        b.cuts
+    )
 }
 
 /// What the pace rows say, from their dated p80s: whether the misses follow the team's slowing down or
@@ -516,6 +553,7 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
         reliability,
         pace: pace_rows(&data.calibration),
         pace_note: pace_note(&data.calibration),
+        trust: trust(&data.calibration),
         reliability_milestones,
         // A log-normal is above its median × e^σ one time in six (one σ above the mean of the log).
         spread_words: format!(

@@ -1435,3 +1435,29 @@ fn a_share_of_few_forecasts_is_a_count_not_a_certain_looking_interval() {
     assert_eq!(share_of(&Some([0.5, 0.4, 0.6]), 10), "50% (40–60%)");
     assert_eq!(share_of(&None, 0), "—");
 }
+
+/// Where the dates held far less (or more) often than they claim when replayed on the project's history,
+/// the Overview and the Runway say so where the dates are read, not only the Calibration page.
+#[test]
+fn the_overview_and_the_runway_say_how_far_the_dates_held() {
+    let mut d = data();
+    if let Some(b) = d.calibration.backtest.as_mut() {
+        b.methods[0].method = "commitea".to_owned();
+    }
+    let files = render(&d, None).unwrap();
+    for page in ["index.html", "runway.html"] {
+        let html = text(&files, page);
+        assert!(
+            html.contains("the p80 dates held 38% of the time (25 dated forecasts, 3 cuts; 80% is the aim): read them as later than they say"),
+            "{page}: {html}"
+        );
+    }
+    // Within 70–90%, nothing to say.
+    if let Some(b) = d.calibration.backtest.as_mut() {
+        for m in &mut b.methods {
+            m.dated_coverage[2] = Some([0.8, 0.7, 0.9]);
+        }
+    }
+    let html = text(&render(&d, None).unwrap(), "index.html");
+    assert!(!html.contains("the p80 dates held"), "{html}");
+}

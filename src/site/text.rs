@@ -18,14 +18,15 @@ use std::collections::HashSet;
 /// embeddings and overrides (U+202A–U+202E), the isolates (U+2066–U+2069) and the invisible marks
 /// (U+200E, U+200F, U+061C).
 pub(crate) fn is_bidi_control(c: char) -> bool {
-    is_bidi_override(c) || matches!(c, '\u{200E}' | '\u{200F}' | '\u{061C}')
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }
 
-/// Whether `c` opens or closes a run of reordered text: the embeddings and overrides (U+202A–U+202E) and
-/// the isolates (U+2066–U+2069), which make a line read otherwise than its characters run (the marks,
-/// which only set one character's direction, are not).
+/// Whether `c` forces the characters after it to run one way whatever they are: the overrides LRO and RLO
+/// (U+202D, U+202E), which make a line read otherwise than its characters say. The embeddings, isolates
+/// and marks only set a run's direction, as right-to-left text pasted from a chat holds (an audit's
+/// Hebrew quote with its isolates was refused).
 pub(crate) fn is_bidi_override(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    matches!(c, '\u{202D}' | '\u{202E}')
 }
 
 /// The text without control characters (newlines and tabs kept) and bidirectional formatting

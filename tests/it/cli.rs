@@ -1479,7 +1479,7 @@ fn a_backtest_with_no_cut_writes_nothing_over_the_last_one() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     let advised: String = err
-        .split("set backtest.horizon_days to at most ")
+        .split("give --horizon-days (or backtest.horizon_days) at most ")
         .nth(1)
         .unwrap_or_else(|| panic!("no advice: {err}"))
         .chars()
@@ -1496,4 +1496,24 @@ fn a_backtest_with_no_cut_writes_nothing_over_the_last_one() {
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(report["cuts"].as_u64().unwrap() >= 1, "{report}");
+    // A project younger than a cut's history: no horizon helps, and the day it can is said (it said
+    // "longer than 90 days" of a history already longer, not counting the days a cut needs after it).
+    let young = crate::pipeline::state_from_fixture("small");
+    let s = young.path().to_string_lossy().into_owned();
+    let out = commitea(&["backtest", "-s", &s, "--horizon-days", "7"], tmp.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let from: chrono::NaiveDate = err
+        .split("so run it again from ")
+        .nth(1)
+        .and_then(|r| r.get(..10))
+        .and_then(|d| d.parse().ok())
+        .unwrap_or_else(|| panic!("no day given: {err}"));
+    let cut: chrono::NaiveDate = err
+        .split("the first cut is ")
+        .nth(1)
+        .and_then(|r| r.get(..10))
+        .and_then(|d| d.parse().ok())
+        .unwrap();
+    assert_eq!((from - cut).num_days(), 14, "{err}");
 }

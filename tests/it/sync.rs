@@ -777,6 +777,39 @@ mod incremental {
         assert_eq!(differing(&first.snapshot, &second.snapshot), vec![key]);
     }
 
+    /// An incremental sync of a repository whose Issues unit was switched off since: its listing (no
+    /// `type`) holds pull requests only, and an issue read again answers 404, which dropped the issue as
+    /// deleted. It stays as last read, and the sync says why.
+    #[test]
+    fn issues_switched_off_keep_their_last_read_in_an_incremental_sync() {
+        let (_before, repos, first) = demo();
+        let off = repos.iter().find(|r| r.name == "mobile").unwrap().clone();
+        let options = EmulatorOptions {
+            issues_disabled: [off.clone()].into(),
+            ..EmulatorOptions::default()
+        };
+        let emu = Emulator::start(Dataset::from_snapshot(&load("state")), options).unwrap();
+        let mut previous = first.clone();
+        previous.meta.server = Some(emu.url());
+        // A renamed label: the issues that carry it are read again.
+        let label = emu.with_dataset(|d| {
+            d.labels(&off)
+                .iter()
+                .find(|l| l.name.starts_with("est/"))
+                .map(|l| l.id)
+                .unwrap()
+        });
+        emu.with_dataset(|d| d.rename_label(&off, label, "size/large"));
+        let (second, _) = resync(&emu, &repos, &previous, &SyncOptions::default());
+        assert!(second.full.is_empty(), "an incremental sync");
+        let dropped: Vec<&IssueKey> = first
+            .issues
+            .keys()
+            .filter(|k| k.repo == off && !second.snapshot.issues.contains_key(*k))
+            .collect();
+        assert!(dropped.is_empty(), "dropped as deleted: {dropped:?}");
+    }
+
     #[test]
     fn a_renamed_label_and_a_deleted_milestone_reach_the_issues_that_carried_them() {
         // Gitea renames a label and deletes a milestone without marking any issue changed, so no `since`
@@ -1482,29 +1515,35 @@ fn an_issue_deleted_while_the_list_is_read_does_not_hide_the_next_one() {
 #[test]
 fn short_pages_are_followed_while_x_total_count_says_more() {
     let demo = load("state");
-    let options = EmulatorOptions {
-        max_response_items: 30,
-        ..EmulatorOptions::default()
-    };
-    let emu = Emulator::start(Dataset::from_snapshot(&demo), options).unwrap();
-    emu.inject(
-        Fault::new(FaultKind::Status(404))
-            .on("/settings/api")
-            .times(10),
-    );
-    let c = client(&emu, &EmulatorOptions::default().token, fast());
-    let got = full_sync(&c, &repos(&demo), demo.meta.synced_at).unwrap();
-    let missing: Vec<&IssueKey> = demo
-        .issues
-        .keys()
-        .filter(|k| !got.issues.contains_key(*k))
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "{} not synced: {missing:?}",
-        missing.len()
-    );
-    assert_eq!(got.issues.len(), demo.issues.len());
+    // And behind a proxy that strips the list headers too: then a short page ends nothing while the
+    // page size is a guess, and each list is read to an empty page.
+    for strip_list_headers in [false, true] {
+        let options = EmulatorOptions {
+            max_response_items: 30,
+            strip_list_headers,
+            ..EmulatorOptions::default()
+        };
+        let emu = Emulator::start(Dataset::from_snapshot(&demo), options).unwrap();
+        emu.inject(
+            Fault::new(FaultKind::Status(404))
+                .on("/settings/api")
+                .times(10),
+        );
+        let c = client(&emu, &EmulatorOptions::default().token, fast());
+        let got = full_sync(&c, &repos(&demo), demo.meta.synced_at).unwrap();
+        let missing: Vec<&IssueKey> = demo
+            .issues
+            .keys()
+            .filter(|k| !got.issues.contains_key(*k))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "headers stripped: {strip_list_headers}; {} not synced, as {:?}",
+            missing.len(),
+            missing.first()
+        );
+        assert_eq!(got.issues.len(), demo.issues.len());
+    }
 }
 
 /// A repository whose Issues unit is switched off: Gitea answers its issue list (`type=issues`) with a

@@ -2158,3 +2158,20 @@ fn a_directive_is_named_only_on_moves_it_made() {
         }
     }
 }
+
+/// Right-to-left words as a chat pastes them, with their isolates, are the PM's words and are recorded as
+/// written; only an override (RLO), which makes a line read otherwise than it runs, is refused.
+#[test]
+fn a_right_to_left_quote_with_its_isolates_is_recorded() {
+    let dir = demo_dir();
+    let quote = "\u{5e9}\u{5dc}\u{5d5}\u{5dd} \u{2067}\u{5e2}\u{5d5}\u{5dc}\u{5dd}\u{2069}";
+    let out = tools::call(
+        &ctx(dir.path()),
+        "record_directive",
+        &json!({ "kind": "note", "quote": quote }),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out["directiveId"].is_string(), "{out}");
+    let ledger = std::fs::read_to_string(dir.path().join("pm-state.md")).unwrap();
+    assert!(ledger.contains(quote), "kept as written");
+}

@@ -157,6 +157,9 @@ pub fn sync(
             }),
         };
         let Err(e) = read else { continue };
+        // The incremental listing has no `type`, so a repository whose Issues unit was switched off lists
+        // its pull requests only, until a re-read meets Gitea's 404: said as what it is.
+        let e = issues_off(client, repo, e);
         let held = prev.filter(|p| p.labels.contains_key(repo) || p.milestones.contains_key(repo));
         // Every repository out of reach is no plan to carry on with: said as the error it is.
         let last = unreached.len() + 1 == repos.len();
@@ -240,6 +243,9 @@ pub fn sync(
     let incremental: BTreeSet<RepoName> = cursors.keys().cloned().collect();
     // The issue shape of each issue to re-read: from the listing, else asked for (it may be gone).
     let mut todo: BTreeMap<RepoName, Vec<GIssue>> = BTreeMap::new();
+    // Per repository, whether a 404 for one of its issues is its Issues unit switched off (asked once):
+    // then the issue is not gone, and is kept as last read.
+    let mut switched_off: BTreeMap<RepoName, bool> = BTreeMap::new();
     for key in refresh {
         let listed = changes
             .get_mut(&key.repo)
@@ -251,8 +257,15 @@ pub fn sync(
                 match client.get_json::<GIssue>(&path, &[]) {
                     Ok(gi) => gi,
                     Err(ClientError::NotFound { .. }) => {
-                        tracing::info!("{key} is gone from the server; dropped from the snapshot");
-                        acc.issues.remove(&key);
+                        let off = *switched_off
+                            .entry(key.repo.clone())
+                            .or_insert_with(|| issues_switched_off(client, &key.repo));
+                        if !off {
+                            tracing::info!(
+                                "{key} is gone from the server; dropped from the snapshot"
+                            );
+                            acc.issues.remove(&key);
+                        }
                         continue;
                     }
                     Err(e) => return Err(e.into()),
@@ -262,6 +275,12 @@ pub fn sync(
         if gi.pull_request.is_none() {
             todo.entry(key.repo.clone()).or_default().push(gi);
         }
+    }
+    for (repo, _) in switched_off.iter().filter(|(_, off)| **off) {
+        tracing::warn!(
+            "{}; its issues as last read stay in the plan until the next full read",
+            SyncError::IssuesOff { repo: repo.clone() }
+        );
     }
     let mut refreshed = 0;
     let mut fresh: BTreeSet<IssueKey> = BTreeSet::new();
@@ -447,6 +466,25 @@ fn outside_states(
             }
         }
     }
+}
+
+/// `e`, or [`SyncError::IssuesOff`] where it is a 404 from a repository the server shows with its Issues
+/// unit off (asked once more, for the repository).
+fn issues_off(client: &Client, repo: &RepoName, e: SyncError) -> SyncError {
+    if matches!(e, SyncError::Client(ClientError::NotFound { .. }))
+        && issues_switched_off(client, repo)
+    {
+        SyncError::IssuesOff { repo: repo.clone() }
+    } else {
+        e
+    }
+}
+
+/// Whether the server shows `repo` with its Issues unit off (asked of the repository).
+fn issues_switched_off(client: &Client, repo: &RepoName) -> bool {
+    client
+        .get_json::<crate::gitea::wire::GRepo>(&format!("repos/{repo}"), &[])
+        .is_ok_and(|r| r.has_issues == Some(false))
 }
 
 /// Whether `e`, met reading `repo`, is the server no longer showing the repository at all (404 or 403 for

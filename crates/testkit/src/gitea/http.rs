@@ -94,6 +94,12 @@ impl Response {
         self.headers.push((name.to_owned(), value.into()));
         self
     }
+
+    /// The response without the headers named `name` (any case).
+    pub fn without_header(mut self, name: &str) -> Self {
+        self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        self
+    }
 }
 
 fn hex(b: u8) -> Option<u8> {

@@ -92,6 +92,8 @@ pub struct EmulatorOptions {
     /// that user's own entries, as `ListTrackedTimes` asks for write access to the Issues unit
     /// (`IsUserRepoWriter([TypeIssues])`).
     pub issues_read_only: bool,
+    /// A proxy in front of the server drops the list headers (`X-Total-Count`, `Link`) from every answer.
+    pub strip_list_headers: bool,
     /// Repositories with the Issues unit switched off (`has_issues: false`): the issue list with
     /// `type=issues` answers 404 and without a type lists pull requests only (`ListIssues`), and an
     /// issue's own endpoints answer 404.
@@ -154,6 +156,7 @@ impl Default for EmulatorOptions {
             read_only: false,
             issues_read_only: false,
             issues_disabled: BTreeSet::new(),
+            strip_list_headers: false,
             version: "1.27.1".into(),
             future_fields: true,
             latency: Duration::ZERO,
@@ -690,6 +693,11 @@ fn serve(stream: &TcpStream, shared: &Shared) {
         std::thread::sleep(shared.options.latency);
     }
     let resp = routes::handle(&req, shared);
+    let resp = if shared.options.strip_list_headers {
+        resp.without_header("X-Total-Count").without_header("Link")
+    } else {
+        resp
+    };
     // Go's net/http stamps every answer with the server's clock.
     let resp = resp.with_header(
         "Date",

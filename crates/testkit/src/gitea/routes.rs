@@ -375,9 +375,13 @@ fn repo_route(
             let since = time_param(req, shared, "since")?;
             let before = time_param(req, shared, "before")?;
             let r = Render::new(ds, shared);
+            // `ListRepoIssueComments`: with the Issues unit off, pull requests' comments only (the
+            // emulator keeps none of those).
+            let issues_off = shared.options.issues_disabled.contains(repo);
             let mut all: Vec<(u64, &commitea::domain::Comment)> = ds
                 .issues(repo)
                 .into_iter()
+                .filter(|_| !issues_off)
                 .flat_map(|i| i.comments.iter().map(move |c| (i.number, c)))
                 .filter(|(_, c)| in_window(c.updated_at, since, before))
                 .collect();
