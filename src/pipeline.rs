@@ -155,8 +155,9 @@ pub struct Computed {
     pub synced: bool,
     /// The op files the apply stage carried out, with what happened.
     pub applied: Vec<crate::apply::AppliedFile>,
-    /// The proposals' open pull requests, when the run asked the server (it renders the site).
-    pub open_pull_requests: Vec<crate::apply::propose::OpenProposal>,
+    /// The proposals' open pull requests, when the run asked the server (it renders the site); `None`
+    /// when it did not, or the server did not answer.
+    pub open_pull_requests: Option<Vec<crate::apply::propose::OpenProposal>>,
     /// Whether the forecast is the committed one, reused because its inputs are unchanged.
     pub reused: bool,
     /// The ledger the forecast replayed: the branch's for a run, the checkout's for a preview or a tool.
@@ -215,7 +216,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         .clone()
         .or_else(|| opts.server_fallback.clone());
     let mut applied = Vec::new();
-    let mut open_pull_requests = Vec::new();
+    let mut open_pull_requests = None;
     let (snapshot, synced) = match server.filter(|_| !opts.offline) {
         Some(server) => {
             let (snapshot, client) = sync_stage(opts, &config, &layout, &server)?;
@@ -637,14 +638,11 @@ fn open_proposals(
     opts: &RunOptions,
     config: &Config,
     client: &crate::gitea::client::Client,
-) -> Vec<crate::apply::propose::OpenProposal> {
-    let Some(repo) = state_repository(opts, config) else {
-        return Vec::new();
-    };
-    crate::apply::propose::open_proposals(client, &repo).unwrap_or_else(|e| {
-        tracing::warn!("the Changes page lists no open pull requests: {e}");
-        Vec::new()
-    })
+) -> Option<Vec<crate::apply::propose::OpenProposal>> {
+    let repo = state_repository(opts, config)?;
+    crate::apply::propose::open_proposals(client, &repo)
+        .map_err(|e| tracing::warn!("the Changes page lists no open pull requests: {e}"))
+        .ok()
 }
 
 /// The apply stage: the op files on the branch carried out against the fresh snapshot.
@@ -1184,7 +1182,7 @@ pub(crate) fn load_changes(
     layout: &Layout,
     just_applied: &[crate::apply::AppliedFile],
     apply_ran: bool,
-    open_pull_requests: &[crate::apply::propose::OpenProposal],
+    open_pull_requests: Option<&[crate::apply::propose::OpenProposal]>,
     zone: &crate::config::Zone,
 ) -> Result<crate::views::changes::Changes, PipelineError> {
     let on_branch: std::collections::HashSet<String> = if layout.root().join(".git").exists() {
@@ -1240,7 +1238,8 @@ pub(crate) fn load_changes(
         checkout.as_deref(),
         zone,
     );
-    changes.open_pull_requests = open_pull_requests.to_vec();
+    changes.open_pull_requests = open_pull_requests.map(<[_]>::to_vec).unwrap_or_default();
+    changes.pulls_checked = open_pull_requests.is_some();
     changes.unreadable = unreadable;
     Ok(changes)
 }
@@ -1565,7 +1564,7 @@ fn site_files_with(
                 layout,
                 &c.applied,
                 c.synced,
-                &c.open_pull_requests,
+                c.open_pull_requests.as_deref(),
                 &c.plan.zone,
             )?,
             c.config.server.as_deref(),

@@ -52,6 +52,8 @@ pub struct ChangesPage {
     pub directives: Vec<LedgerRow>,
     /// The proposals' open pull requests, when the run asked the server.
     pub open_pull_requests: Vec<crate::apply::propose::OpenProposal>,
+    /// Whether the run asked the server for them.
+    pub pulls_checked: bool,
     /// Op files that do not read, left out whole.
     pub unreadable: Vec<crate::views::changes::Unreadable>,
 }
@@ -103,8 +105,9 @@ pub struct StandupPage {
     /// Stale blockers in all.
     pub stale_total: usize,
     /// What changed in the inputs since the forecast compared with, in words (`4 directives recorded
-    /// (D-0004, …); 2 issues closed; 1 new`), when there is one.
-    pub since_then: Option<String>,
+    /// (D-0004, …); 2 issues closed; 1 new`), the issues and directives it names linked; empty when there
+    /// is none.
+    pub since_then: Vec<Link>,
 }
 
 /// Stale blockers the standup page lists at most.
@@ -124,8 +127,9 @@ pub struct MovedRow {
     pub after: String,
     /// Working days moved, signed (`+3`), or `new` / `gone`.
     pub moved: String,
-    /// Why it moved (the standup view's words), when it says.
-    pub why: Option<String>,
+    /// Why it moved (the standup view's words), the issues and directives it names linked; empty when
+    /// it does not say.
+    pub why: Vec<Link>,
 }
 
 /// One person's moved issues.
@@ -387,6 +391,98 @@ pub(crate) fn milestone_path(id: u64) -> String {
 /// anything else gets no page.
 pub(crate) fn person_path(name: &str) -> Option<String> {
     crate::ledger::format::valid_username(name).then(|| format!("people/{name}.html"))
+}
+
+/// A reason, when there is one, as [`linked_words`].
+fn linked_reason(why: Option<String>, issue_link: &dyn Fn(&str) -> Link) -> Vec<Link> {
+    why.map(|w| linked_words(&w, issue_link))
+        .unwrap_or_default()
+}
+
+/// `text` in pieces, the issues (`owner/repo#N`) and directives or op files (`D-0006`, `C-0004`) it names
+/// linked to their pages and the rest plain: the standup's reasons named them as text, to be searched for
+/// by hand (an audit's finding).
+pub(crate) fn linked_words(text: &str, issue_link: &dyn Fn(&str) -> Link) -> Vec<Link> {
+    let c: Vec<char> = text.chars().collect();
+    let word = |ch: char| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '.' | '-');
+    let digits_from = |mut j: usize| {
+        while j < c.len() && c[j].is_ascii_digit() {
+            j += 1;
+        }
+        j
+    };
+    let mut out: Vec<Link> = Vec::new();
+    let mut plain = String::new();
+    let mut i = 0;
+    while i < c.len() {
+        let starts_word = i == 0 || !word(c[i - 1]);
+        // `owner/repo#N`: a word, a slash, a word, `#` and digits.
+        let key_end = starts_word.then(|| {
+            let mut j = i;
+            while j < c.len() && word(c[j]) {
+                j += 1;
+            }
+            (j > i && c.get(j) == Some(&'/')).then_some(())?;
+            let mut k = j + 1;
+            while k < c.len() && word(c[k]) {
+                k += 1;
+            }
+            (k > j + 1 && c.get(k) == Some(&'#')).then_some(())?;
+            let end = digits_from(k + 1);
+            (end > k + 1).then_some(end)
+        });
+        // `D-0006`, `C-0004`: the letter, a dash and digits, as a word of its own.
+        let id_end = (starts_word && matches!(c[i], 'D' | 'C') && c.get(i + 1) == Some(&'-'))
+            .then(|| digits_from(i + 2))
+            .filter(|e| *e > i + 2 && c.get(*e).is_none_or(|ch| !word(*ch)));
+        let found = match (key_end.flatten(), id_end) {
+            (Some(end), _) => {
+                let key: String = c[i..end].iter().collect();
+                Some((end, issue_link(&key)))
+            }
+            (None, Some(end)) => {
+                let id: String = c[i..end].iter().collect();
+                let page = if c[i] == 'D' { "directives" } else { "changes" };
+                Some((
+                    end,
+                    Link {
+                        href: Some(format!("{page}.html#{id}")),
+                        text: id,
+                        title: None,
+                    },
+                ))
+            }
+            (None, None) => None,
+        };
+        match found {
+            Some((end, link)) => {
+                if !plain.is_empty() {
+                    out.push(Link {
+                        text: std::mem::take(&mut plain),
+                        title: None,
+                        href: None,
+                    });
+                }
+                out.push(Link {
+                    title: None,
+                    ..link
+                });
+                i = end;
+            }
+            None => {
+                plain.push(c[i]);
+                i += 1;
+            }
+        }
+    }
+    if !plain.is_empty() {
+        out.push(Link {
+            text: plain,
+            title: None,
+            href: None,
+        });
+    }
+    out
 }
 
 /// A move's reason with the directives behind it: `queue of bjorn (D-0010 withdrawn)`.
@@ -771,6 +867,7 @@ pub fn build(
             pending: changes.pending.into_iter().map(row).collect(),
             applied: changes.applied.into_iter().map(row).collect(),
             open_pull_requests: changes.open_pull_requests,
+            pulls_checked: changes.pulls_checked,
             unreadable: changes.unreadable,
             directives: changes
                 .directives
@@ -858,12 +955,15 @@ fn standup_page(
             before: band_words(m.before.as_ref()),
             after: band_words(m.after.as_ref()),
             moved: moved_words(m),
-            why: with_directives(
-                match (&m.changed, &m.why) {
-                    (Some(c), Some(w)) => Some(format!("{c}; {w}")),
-                    (c, w) => c.clone().or_else(|| w.clone()),
-                },
-                &m.directives,
+            why: linked_reason(
+                with_directives(
+                    match (&m.changed, &m.why) {
+                        (Some(c), Some(w)) => Some(format!("{c}; {w}")),
+                        (c, w) => c.clone().or_else(|| w.clone()),
+                    },
+                    &m.directives,
+                ),
+                issue_link,
             ),
         })
         .collect();
@@ -888,9 +988,12 @@ fn standup_page(
                 after: band_words(m.after.as_ref()),
                 moved: moved_words(m),
                 // A new or gone issue says so in the Moved column already.
-                why: with_directives(
-                    m.before.as_ref().and(m.after.as_ref()).and(m.why.clone()),
-                    &m.directives,
+                why: linked_reason(
+                    with_directives(
+                        m.before.as_ref().and(m.after.as_ref()).and(m.why.clone()),
+                        &m.directives,
+                    ),
+                    issue_link,
                 ),
             });
     }
@@ -953,7 +1056,12 @@ fn standup_page(
         })
         .collect();
     StandupPage {
-        since_then: view.drift.since_then.as_ref().map(|s| s.words()),
+        since_then: view
+            .drift
+            .since_then
+            .as_ref()
+            .map(|s| linked_words(&s.words(), issue_link))
+            .unwrap_or_default(),
         moved_total: view.drift.issues_moved,
         moved_shown: shown,
         milestones,
@@ -1178,6 +1286,51 @@ mod tests {
         assert_eq!(
             super::moved_words(&moved("2026-12-02", "2026-12-04", 2)),
             "+2"
+        );
+    }
+}
+
+#[cfg(test)]
+mod linked_words_tests {
+    use super::{Link, linked_words};
+
+    /// The issues and directives a reason names are linked, the rest kept as it was.
+    #[test]
+    fn a_reason_names_its_issues_and_directives_as_links() {
+        let issue = |key: &str| Link {
+            text: key.to_owned(),
+            title: Some("a title".to_owned()),
+            href: Some(format!("issues/{}.html", key.replace('#', "/"))),
+        };
+        let parts = linked_words(
+            "capacity of gus (D-0006); acme/mobile#90 left it, C-0004 pending. XD-12 and a/b#c stay",
+            &issue,
+        );
+        let shown: Vec<(String, Option<String>)> = parts
+            .iter()
+            .map(|l| (l.text.clone(), l.href.clone()))
+            .collect();
+        let link = |t: &str, h: &str| (t.to_owned(), Some(h.to_owned()));
+        let text = |t: &str| (t.to_owned(), None);
+        assert_eq!(
+            shown,
+            vec![
+                text("capacity of gus ("),
+                link("D-0006", "directives.html#D-0006"),
+                text("); "),
+                link("acme/mobile#90", "issues/acme/mobile/90.html"),
+                text(" left it, "),
+                link("C-0004", "changes.html#C-0004"),
+                text(" pending. XD-12 and a/b#c stay"),
+            ]
+        );
+        assert!(
+            parts.iter().all(|l| l.title.is_none()),
+            "no second line in a sentence"
+        );
+        assert_eq!(
+            parts.iter().map(|l| l.text.as_str()).collect::<String>(),
+            "capacity of gus (D-0006); acme/mobile#90 left it, C-0004 pending. XD-12 and a/b#c stay"
         );
     }
 }

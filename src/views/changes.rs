@@ -27,6 +27,10 @@ pub struct Changes {
     /// drawn from), when the run that drew it asked the server.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub open_pull_requests: Vec<crate::apply::propose::OpenProposal>,
+    /// Whether the run that drew it asked the server for those pull requests (none open is then known,
+    /// not merely unasked: offline, or the server did not answer).
+    #[serde(default)]
+    pub pulls_checked: bool,
     /// Op files under `ops/pending/` that do not read, left out whole until fixed or deleted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unreadable: Vec<Unreadable>,
@@ -321,6 +325,7 @@ pub fn changes(
         applied,
         directives,
         open_pull_requests: Vec::new(),
+        pulls_checked: false,
         unreadable: Vec::new(),
     }
 }

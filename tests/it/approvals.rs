@@ -1074,6 +1074,10 @@ fn the_run_that_applies_a_directive_no_longer_shows_it_awaiting_approval() {
     // The other proposal awaits approval on its branch: the Changes page lists its pull request.
     let changes = std::fs::read_to_string(s.work.join("public/changes.html")).unwrap();
     assert!(
+        !changes.contains("was not checked"),
+        "the run asked the server"
+    );
+    assert!(
         changes.contains("Awaiting approval on Gitea")
             && changes.contains("pull request #2</a>: <bdi>")
             && changes.contains(&format!("{deadline}: ")),

@@ -170,12 +170,15 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
         "{standup}"
     );
     assert!(
-        standup.contains(r#"<td data-label="Why">own change (D-0004)</td>"#),
+        standup.contains(
+            r#"<td data-label="Why">own change (<a href="directives.html#D-0004"><bdi>D-0004</bdi></a>)</td>"#
+        ),
         "{standup}"
     );
     // A milestone that moved says how many of its issues moved and names the biggest mover's reason.
     assert!(
-        standup.contains(" of its issues moved later, ") && standup.contains("; the most: acme/"),
+        standup.contains(" of its issues moved later, ")
+            && standup.contains("; the most: <a href=\"issues/acme/"),
         "{standup}"
     );
     // An issue cut from a milestone (the demo's D-0005 takes acme/mobile#90 out of the holiday release)
@@ -186,10 +189,10 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
         .find(|row| row.contains("Mobile 3.0 holiday release"))
         .expect("the holiday release moved");
     let (scope, moves) = holiday
-        .split_once("acme/mobile#90 left it; ")
+        .split_once("<bdi>acme/mobile#90</bdi></a> left it; ")
         .unwrap_or_else(|| panic!("{holiday}"));
     assert!(
-        scope.ends_with("<td data-label=\"Why\">")
+        scope.ends_with("<td data-label=\"Why\"><a href=\"issues/acme/mobile/90.html\">")
             && moves.contains(" of its issues moved later")
             && !moves.contains("acme/mobile#90"),
         "{holiday}"
@@ -216,7 +219,12 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
         "{standup}"
     );
     for id in &latest {
-        assert!(standup.contains(id.as_str()), "{id}: {standup}");
+        assert!(
+            standup.contains(&format!(
+                "<a href=\"directives.html#{id}\"><bdi>{id}</bdi></a>"
+            )),
+            "{id} is linked: {standup}"
+        );
     }
     // The run's commit message gives the same context beneath the milestones that moved.
     let message = git_out(&demo_dir, &["log", "-1", "--format=%B"]);
@@ -867,6 +875,8 @@ fn an_op_file_that_does_not_read_is_said_once_with_what_to_do() {
     // The good one is on the changes page as a proposal; those left out are listed as such, with why.
     let page = std::fs::read_to_string(dir.path().join("public/changes.html")).unwrap();
     assert!(page.contains("id=\"C-0004\""), "{page}");
+    // Drawn offline: whether a pull request awaits it is said unknown, not left to read as "none".
+    assert!(page.contains("was not checked"), "{page}");
     for id in ["C-0001", "C-0002", "C-0003", "C-0005"] {
         assert!(!page.contains(&format!("id=\"{id}\"")), "{id}: {page}");
     }
