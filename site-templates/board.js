@@ -57,8 +57,10 @@
       band.textContent = day(e[10]);
     } else {
       label.textContent = "p50 – p80";
-      band.textContent = e[8] === null ? (form.getAttribute("data-not-within") || "not within the horizon")
-        : e[8] === e[9] ? day(e[9]) : day(e[8]) + " – " + (e[9] === null ? "later" : day(e[9]));
+      // As the page's own cards say a date beyond the horizon ("not within 2 years").
+      var notWithin = form.getAttribute("data-not-within") || "not within the horizon";
+      band.textContent = e[8] === null ? notWithin
+        : e[8] === e[9] ? day(e[9]) : day(e[8]) + " – " + (e[9] === null ? notWithin : day(e[9]));
     }
     when.appendChild(label);
     when.appendChild(document.createTextNode(" "));

@@ -340,6 +340,17 @@ pub struct MilestonePage {
     /// When a closed milestone closed, against its due date: `on 2026-10-30, 5 days before its due date`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub closed: Option<String>,
+    /// How it moved since the forecast the standup compares with, and why (the standup's row), when it
+    /// moved or changed: the page said nothing where its drift chart merges a day's forecasts (an audit
+    /// read "+2 working days" on the standup and nothing here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved: Option<MovedRow>,
+    /// The day 0 of the forecast compared with, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved_since: Option<String>,
+    /// How its p80 moved then, in words (`+2 working days`, `now beyond the horizon`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved_words: Option<String>,
 }
 
 /// One person's page.
@@ -415,7 +426,8 @@ pub(crate) fn linked_words(text: &str, issue_link: &dyn Fn(&str) -> Link) -> Vec
     let mut plain = String::new();
     let mut i = 0;
     while i < c.len() {
-        let starts_word = i == 0 || !word(c[i - 1]);
+        // Not inside a word, nor inside a path or an address (`https://host/acme/api#1`).
+        let starts_word = i == 0 || !(word(c[i - 1]) || c[i - 1] == '/');
         // `owner/repo#N`: a word, a slash, a word, `#` and digits.
         let key_end = starts_word.then(|| {
             let mut j = i;
@@ -429,12 +441,13 @@ pub(crate) fn linked_words(text: &str, issue_link: &dyn Fn(&str) -> Link) -> Vec
             }
             (k > j + 1 && c.get(k) == Some(&'#')).then_some(())?;
             let end = digits_from(k + 1);
-            (end > k + 1).then_some(end)
+            (end > k + 1 && c.get(end).is_none_or(|ch| !ch.is_alphanumeric())).then_some(end)
         });
-        // `D-0006`, `C-0004`: the letter, a dash and digits, as a word of its own.
+        // `D-0006`, `C-0004`: the letter, a dash and four digits or more (as ids are written), as a word
+        // of its own (a username `D-42` is none).
         let id_end = (starts_word && matches!(c[i], 'D' | 'C') && c.get(i + 1) == Some(&'-'))
             .then(|| digits_from(i + 2))
-            .filter(|e| *e > i + 2 && c.get(*e).is_none_or(|ch| !word(*ch)));
+            .filter(|e| *e >= i + 6 && c.get(*e).is_none_or(|ch| !word(*ch)));
         let found = match (key_end.flatten(), id_end) {
             (Some(end), _) => {
                 let key: String = c[i..end].iter().collect();
@@ -639,6 +652,9 @@ pub fn build(
         .collect();
 
     let histories = crate::views::history::histories(report, past, snapshot, &plan.zone);
+    // Made before the milestone pages, which give their own row of it.
+    let standup = standup_page(standup, inputs, &person_link, &issue_link);
+    let milestone_names = plan.milestone_names();
     let all = crate::views::Selection {
         limit: usize::MAX,
         ..crate::views::Selection::default()
@@ -731,8 +747,22 @@ pub fn build(
                 })
                 .collect();
             let closed = m.closed.map(|c| closed_words(c, m.due));
+            let path = milestone_path(m.id);
             Some(MilestonePage {
                 closed,
+                moved: standup
+                    .milestones
+                    .iter()
+                    .find(|r| r.link.href.as_deref() == Some(path.as_str()))
+                    .cloned(),
+                moved_since: standup.view.drift.since_as_of.clone(),
+                moved_words: standup
+                    .view
+                    .drift
+                    .milestones
+                    .iter()
+                    .find(|x| milestone_names.get(&m.id) == Some(&x.subject))
+                    .map(moved_in_words),
                 path: milestone_path(m.id),
                 gitea: gitea
                     .as_ref()
@@ -893,7 +923,6 @@ pub fn build(
         };
 
     let roadmap = roadmap_page(inputs, &person_views, &person_link, &issue_link);
-    let standup = standup_page(standup, inputs, &person_link, &issue_link);
     Detail {
         issues,
         milestones,
@@ -914,20 +943,37 @@ fn band_words(b: Option<&crate::views::Band>) -> String {
 }
 
 fn moved_words(m: &crate::views::standup::Moved) -> String {
+    moved_status(m).unwrap_or_else(|| super::pages::signed(m.moved))
+}
+
+/// [`moved_words`] in a sentence: a count says its unit (`+2 working days`).
+fn moved_in_words(m: &crate::views::standup::Moved) -> String {
+    moved_status(m).unwrap_or_else(|| {
+        let unit = if m.moved.abs() == 1 {
+            "working day"
+        } else {
+            "working days"
+        };
+        format!("{} {unit}", super::pages::signed(m.moved))
+    })
+}
+
+/// A move that is no count of days: new, gone (or closed), or across the horizon.
+fn moved_status(m: &crate::views::standup::Moved) -> Option<String> {
     let beyond = crate::forecast::When::BeyondHorizon.to_string();
     match (&m.before, &m.after) {
-        (None, Some(_)) => "new".to_owned(),
+        (None, Some(_)) => Some("new".to_owned()),
         // `closed`, or `gone` from Gitea: the reason says which.
-        (Some(_), None) => m.why.clone().unwrap_or_else(|| "gone".to_owned()),
+        (Some(_), None) => Some(m.why.clone().unwrap_or_else(|| "gone".to_owned())),
         // A p80 past the horizon has no day to count to: the count would run to the horizon, which the
         // runway refuses to do for slack (audit 68: "+518").
         (Some(b), Some(a)) if a.p80 == beyond && b.p80 != beyond => {
-            "now beyond the horizon".to_owned()
+            Some("now beyond the horizon".to_owned())
         }
         (Some(b), Some(a)) if b.p80 == beyond && a.p80 != beyond => {
-            "now within the horizon".to_owned()
+            Some("now within the horizon".to_owned())
         }
-        _ => super::pages::signed(m.moved),
+        _ => None,
     }
 }
 
@@ -937,6 +983,7 @@ fn standup_page(
     person_link: &dyn Fn(&str) -> Link,
     issue_link: &dyn Fn(&str) -> Link,
 ) -> StandupPage {
+    let names = inputs.plan.milestone_names();
     let report = inputs.report;
     let milestones = view
         .drift
@@ -946,10 +993,12 @@ fn standup_page(
             link: Link {
                 text: m.subject.clone(),
                 title: None,
+                // The standup names a milestone as the plan does (its title, with its repository where
+                // another has the same title): found by that name, not the title alone.
                 href: report
                     .milestones
                     .iter()
-                    .find(|x| x.title == m.subject)
+                    .find(|x| names.get(&x.id) == Some(&m.subject))
                     .map(|x| milestone_path(x.id)),
             },
             before: band_words(m.before.as_ref()),
@@ -1303,7 +1352,8 @@ mod linked_words_tests {
             href: Some(format!("issues/{}.html", key.replace('#', "/"))),
         };
         let parts = linked_words(
-            "capacity of gus (D-0006); acme/mobile#90 left it, C-0004 pending. XD-12 and a/b#c stay",
+            "capacity of gus (D-0006); acme/mobile#90 left it, C-0004 pending. XD-12 and a/b#c stay, \
+             as do D-42, https://x/acme/api#1 and acme/api#12abc",
             &issue,
         );
         let shown: Vec<(String, Option<String>)> = parts
@@ -1321,7 +1371,9 @@ mod linked_words_tests {
                 link("acme/mobile#90", "issues/acme/mobile/90.html"),
                 text(" left it, "),
                 link("C-0004", "changes.html#C-0004"),
-                text(" pending. XD-12 and a/b#c stay"),
+                text(
+                    " pending. XD-12 and a/b#c stay, as do D-42, https://x/acme/api#1 and acme/api#12abc"
+                ),
             ]
         );
         assert!(
@@ -1330,7 +1382,8 @@ mod linked_words_tests {
         );
         assert_eq!(
             parts.iter().map(|l| l.text.as_str()).collect::<String>(),
-            "capacity of gus (D-0006); acme/mobile#90 left it, C-0004 pending. XD-12 and a/b#c stay"
+            "capacity of gus (D-0006); acme/mobile#90 left it, C-0004 pending. XD-12 and a/b#c stay, \
+             as do D-42, https://x/acme/api#1 and acme/api#12abc"
         );
     }
 }

@@ -251,8 +251,8 @@ fn pace_rows(c: &crate::views::calibration::CalibrationView) -> Vec<PaceRow> {
         .collect()
 }
 
-/// How far CommiTea's dated p80s held in the backtest, in words, where they held under 70% or over 90% of
-/// at least [`FEW`] forecasts; empty otherwise (or without a backtest).
+/// How far CommiTea's dated p80s held in the backtest, in words, where the interval of how often they held
+/// is under 70% or over 90%, of at least [`FEW`] forecasts; empty otherwise (or without a backtest).
 fn trust(c: &crate::views::calibration::CalibrationView) -> String {
     let Some(b) = &c.backtest else {
         return String::new();
@@ -265,10 +265,11 @@ fn trust(c: &crate::views::calibration::CalibrationView) -> String {
         return String::new();
     };
     let n = m.n_dated.get(2).copied().unwrap_or(0);
-    let Some([held, ..]) = m.dated_coverage.get(2).copied().flatten() else {
+    let Some([held, lo, hi]) = m.dated_coverage.get(2).copied().flatten() else {
         return String::new();
     };
-    if n < FEW || (0.7..=0.9).contains(&held) {
+    // Said only where the whole interval is outside 70–90%: a figure that could be 80% says nothing.
+    if n < FEW || (hi >= 0.7 && lo <= 0.9) {
         return String::new();
     }
     let what = if held < 0.7 {
@@ -277,10 +278,11 @@ fn trust(c: &crate::views::calibration::CalibrationView) -> String {
         "the ranges are wider than they need be"
     };
     format!(
-        "Replayed on this project's history, the p80 dates held {} of the time ({n} dated forecasts, \
-         {} cuts; 80% is the aim): {what}. The Calibration page says why.",
+        "Replayed on this project's history, the p80 dates of forecasts {} ahead held {} of the time \
+         ({n} dated forecasts, {}; 80% is the aim): {what}. The Calibration page says why.",
+        super::text::horizon_words(b.horizon_days),
         crate::prose::percent(held),
-        b.cuts
+        crate::prose::count(b.cuts, "cut", "cuts")
     )
 }
 

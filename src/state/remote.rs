@@ -191,7 +191,11 @@ impl Remote {
             if let Some(url) = self.url().filter(|u| {
                 self.token.is_some()
                     && (u.starts_with("http://") || u.starts_with("https://"))
-                    && !self.servers.iter().any(|s| u.starts_with(&format!("{s}/")))
+                    // Host names are case-blind (git's own match too); a hint need be no finer.
+                    && !self.servers.iter().any(|s| {
+                        u.to_ascii_lowercase()
+                            .starts_with(&format!("{}/", s.to_ascii_lowercase()))
+                    })
             }) {
                 said.push_str(&format!(
                     " ({} is {url}, not on the Gitea server {}: the token is sent only there; give {} \

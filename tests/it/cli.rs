@@ -197,6 +197,32 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
             && !moves.contains("acme/mobile#90"),
         "{holiday}"
     );
+    // The board's filter script draws the cards it adds with the page's words for a date beyond the
+    // horizon; without them it said "not within the horizon" and "later".
+    let board = std::fs::read_to_string(demo_dir.join("public/board.html")).unwrap();
+    assert!(
+        board.contains("data-not-within=\"not within 2 years\""),
+        "{board}"
+    );
+    // The milestone's own page says the same, against the same forecast (it said nothing: its drift
+    // chart merges a day's forecasts).
+    let page = holiday
+        .split("href=\"")
+        .nth(1)
+        .and_then(|h| h.split('"').next())
+        .unwrap();
+    assert!(page.starts_with("milestones/"), "{page}");
+    let milestone = std::fs::read_to_string(demo_dir.join("public").join(page)).unwrap();
+    let since = milestone
+        .split("<h2 id=\"moved-title\">Since the last forecast</h2>")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no move said: {milestone}"));
+    assert!(
+        since.contains("<bdi>acme/mobile#90</bdi></a> left it; ")
+            && since.contains(" working day")
+            && since.contains("href=\"../standup.html\""),
+        "{since}"
+    );
     // And what changed since: the directives recorded after that forecast, named.
     let then: Vec<String> =
         commitea::ledger::parse::parse(&git_out(&demo_dir, &["show", "HEAD~2:pm-state.md"]))

@@ -2175,3 +2175,55 @@ fn a_right_to_left_quote_with_its_isolates_is_recorded() {
     let ledger = std::fs::read_to_string(dir.path().join("pm-state.md")).unwrap();
     assert!(ledger.contains(quote), "kept as written");
 }
+
+/// Two milestones of one title in two repositories (a release cut across them): the standup names each
+/// with its repository, and each row still links its milestone's page, which says how it moved. They
+/// were found by title alone, so neither row linked and neither page said anything.
+#[test]
+fn milestones_of_one_title_keep_their_standup_links_and_moves() {
+    let dir = committed_demo();
+    let path = dir.path().join("snapshot/milestones.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("title: Mobile 3.0 holiday release"), "{text}");
+    std::fs::write(
+        &path,
+        text.replace("title: Mobile 3.0 holiday release", "title: Public API v2"),
+    )
+    .unwrap();
+    crate::pipeline::commit_all_as_pm(dir.path(), false, "Same release title in both repositories");
+    // Fewer hours for everyone's work: every milestone moves.
+    let config = dir.path().join("commitea.yaml");
+    let halved: String = std::fs::read_to_string(&config)
+        .unwrap()
+        .lines()
+        .map(|l| match l.split_once("hours_per_week: ") {
+            Some((lead, n)) if n.trim().parse::<f64>().is_ok() => {
+                format!(
+                    "{lead}hours_per_week: {}\n",
+                    n.trim().parse::<f64>().unwrap() / 2.0
+                )
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    std::fs::write(&config, halved).unwrap();
+    crate::pipeline::commit_all_as_pm(dir.path(), false, "Half time");
+    let mut opts = run_options(dir.path());
+    opts.render = true;
+    commitea::pipeline::run(&opts).unwrap();
+    let standup = std::fs::read_to_string(dir.path().join("public/standup.html")).unwrap();
+    for (repo, id) in [("acme/api", 4), ("acme/mobile", 3)] {
+        assert!(
+            standup.contains(&format!(
+                "<a href=\"milestones/{id}.html\"><bdi>Public API v2 ({repo})</bdi></a>"
+            )),
+            "{repo}: {standup}"
+        );
+        let page = std::fs::read_to_string(dir.path().join(format!("public/milestones/{id}.html")))
+            .unwrap();
+        assert!(
+            page.contains("<h2 id=\"moved-title\">Since the last forecast</h2>"),
+            "{id}: {page}"
+        );
+    }
+}
