@@ -119,30 +119,7 @@ fn writing_twice_changes_nothing() {
 fn git_status_shows_nothing_a_run_rebuilds_or_a_killed_one_left() {
     let tmp = tempfile::tempdir().unwrap();
     demo::write_committed(bundled(), tmp.path()).unwrap();
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(tmp.path())
-            .output()
-            .expect("git is needed for this test");
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
-    git(&["init", "-q"]);
-    git(&["add", "-A"]);
-    git(&[
-        "-c",
-        "user.name=T",
-        "-c",
-        "user.email=t@example.com",
-        "commit",
-        "-qm",
-        "demo",
-    ]);
+    crate::pipeline::commit_all_as_pm(tmp.path(), true, "demo");
     let leftovers = [
         "public/index.html".to_owned(),
         ".commitea.lock".to_owned(),
@@ -158,7 +135,10 @@ fn git_status_shows_nothing_a_run_rebuilds_or_a_killed_one_left() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, "half").unwrap();
     }
-    let status = git(&["status", "--porcelain", "--untracked-files=all"]);
+    let status = crate::pipeline::git(
+        tmp.path(),
+        &["status", "--porcelain", "--untracked-files=all"],
+    );
     assert_eq!(
         status, "",
         "git status shows what the run owns: {leftovers:?}"
