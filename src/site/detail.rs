@@ -256,6 +256,10 @@ pub struct IssuePage {
     /// Whether its p50 falls before the plan's first day: in many futures the work planned ahead of it
     /// is never done, and it starts sooner (audit 68: an unexplained range earlier than the plan).
     pub sooner_than_plan: bool,
+    /// Whether its p50 falls more than a week after the plan's last day: the plan takes every estimate as
+    /// given, the range weighs what such work really took (an audit read three weeks between the two for
+    /// 3.5 hours of work, with one line of definition).
+    pub later_than_plan: bool,
     /// Remaining hours (median), formatted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remaining: Option<String>,
@@ -637,6 +641,9 @@ pub fn build(
                 rarely_done: view.derived.probability_done.is_some_and(|p| p < 0.5),
                 sooner_than_plan: f.is_some_and(|f| {
                     matches!((f.p50, f.planned_start), (crate::forecast::When::Date(p50), crate::forecast::When::Date(start)) if p50 < start)
+                }),
+                later_than_plan: f.is_some_and(|f| {
+                    matches!((f.p50, f.planned_end), (crate::forecast::When::Date(p50), crate::forecast::When::Date(end)) if (p50 - end).num_days() > 7)
                 }),
                 remaining: f.map(|f| super::pages::hours(f.remaining_hours)),
                 flag_notes: view

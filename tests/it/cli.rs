@@ -1553,3 +1553,38 @@ fn a_backtest_with_no_cut_writes_nothing_over_the_last_one() {
         .unwrap();
     assert_eq!((from - cut).num_days(), 14, "{err}");
 }
+
+/// An issue whose p50 falls more than a week after the days the median plan gives it says why; one whose
+/// p50 is within them does not (an audit read three weeks between the two with one line of definition).
+#[test]
+fn an_issue_page_says_why_its_p50_is_well_after_the_plan() {
+    use commitea::forecast::When;
+    let (_tmp, demo) = made_demo();
+    let report: commitea::forecast::ForecastReport =
+        serde_json::from_slice(&std::fs::read(demo.join("forecast/forecast.json")).unwrap())
+            .unwrap();
+    let page = |key: &commitea::domain::IssueKey| {
+        std::fs::read_to_string(demo.join(format!(
+            "public/issues/{}/{}/{}.html",
+            key.repo.owner, key.repo.name, key.number
+        )))
+        .unwrap()
+    };
+    const NOTE: &str = "Its p50 falls well after the days the plan gives it";
+    let gap = |f: &commitea::forecast::IssueForecast| match (f.p50, f.planned_end) {
+        (When::Date(p50), When::Date(end)) => Some((p50 - end).num_days()),
+        _ => None,
+    };
+    let late = report
+        .issues
+        .iter()
+        .find(|f| gap(f).is_some_and(|g| g > 7))
+        .expect("an issue whose p50 is weeks after its plan");
+    assert!(page(&late.issue).contains(NOTE), "{}", late.issue);
+    let close = report
+        .issues
+        .iter()
+        .find(|f| gap(f).is_some_and(|g| (0..=7).contains(&g)))
+        .expect("an issue whose p50 is near its plan");
+    assert!(!page(&close.issue).contains(NOTE), "{}", close.issue);
+}
