@@ -63,13 +63,13 @@ fn import_jira(
     let ds = crate::import::load_dataset(data, dataset)?;
     ds.check_not_after(chrono::Utc::now())?;
     let projects: Vec<(String, PathBuf)> = if project == "all" {
+        let all = ds.projects();
         // Nothing to import is an error: an export of headers only printed nothing and exited 0.
-        if ds.projects().iter().all(|(_, n)| *n < min_issues) {
+        if all.iter().all(|(_, n)| *n < min_issues) {
             return Err(crate::import::ImportError::NoProject {
                 dataset: dataset.to_owned(),
                 min_issues,
-                known: ds
-                    .projects()
+                known: all
                     .iter()
                     .map(|(p, n)| format!("{p} {n}"))
                     .collect::<Vec<_>>()
@@ -77,8 +77,7 @@ fn import_jira(
             }
             .into());
         }
-        ds.projects()
-            .into_iter()
+        all.into_iter()
             .filter(|(p, n)| {
                 if *n < min_issues {
                     tracing::info!("skipping {p}: {n} issues, fewer than {min_issues}");

@@ -13,6 +13,15 @@ pub use jira::{
     to_state, write_state,
 };
 
+/// What a dataset has, in words, from its project keys (comma-separated, perhaps none).
+fn has_words(known: &str) -> String {
+    if known.is_empty() {
+        "it has no issues at all".to_owned()
+    } else {
+        format!("it has: {known}")
+    }
+}
+
 /// Why an import failed: every message names the file, and the line when one is at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
@@ -41,7 +50,7 @@ pub enum ImportError {
     /// The asked-for project is not in the dataset.
     #[error(
         "project \"{project}\" is not in dataset \"{dataset}\"; {}",
-        if known.is_empty() { "it has no issues at all".to_owned() } else { format!("it has: {known}") }
+        has_words(known)
     )]
     UnknownProject {
         /// The project key asked for.
@@ -55,7 +64,7 @@ pub enum ImportError {
     #[error(
         "dataset \"{dataset}\" has no project with {min_issues} issues or more ({}); name one with \
          --project, or lower --min-issues",
-        if known.is_empty() { "it has no issues at all".to_owned() } else { format!("it has: {known}") }
+        has_words(known)
     )]
     NoProject {
         /// The dataset.

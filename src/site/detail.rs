@@ -127,6 +127,8 @@ pub struct MovedRow {
     pub after: String,
     /// Working days moved, signed (`+3`), or `new` / `gone`.
     pub moved: String,
+    /// The same in a sentence: a count with its unit (`+3 working days`).
+    pub moved_words: String,
     /// Why it moved (the standup view's words), the issues and directives it names linked; empty when
     /// it does not say.
     pub why: Vec<Link>,
@@ -352,9 +354,6 @@ pub struct MilestonePage {
     /// The day 0 of the forecast compared with, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moved_since: Option<String>,
-    /// How its p80 moved then, in words (`+2 working days`, `now beyond the horizon`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub moved_words: Option<String>,
 }
 
 /// One person's page.
@@ -661,7 +660,6 @@ pub fn build(
     let histories = crate::views::history::histories(report, past, snapshot, &plan.zone);
     // Made before the milestone pages, which give their own row of it.
     let standup = standup_page(standup, inputs, &person_link, &issue_link);
-    let milestone_names = plan.milestone_names();
     let all = crate::views::Selection {
         limit: usize::MAX,
         ..crate::views::Selection::default()
@@ -763,13 +761,6 @@ pub fn build(
                     .find(|r| r.link.href.as_deref() == Some(path.as_str()))
                     .cloned(),
                 moved_since: standup.view.drift.since_as_of.clone(),
-                moved_words: standup
-                    .view
-                    .drift
-                    .milestones
-                    .iter()
-                    .find(|x| milestone_names.get(&m.id) == Some(&x.subject))
-                    .map(moved_in_words),
                 path: milestone_path(m.id),
                 gitea: gitea
                     .as_ref()
@@ -1011,6 +1002,7 @@ fn standup_page(
             before: band_words(m.before.as_ref()),
             after: band_words(m.after.as_ref()),
             moved: moved_words(m),
+            moved_words: moved_in_words(m),
             why: linked_reason(
                 with_directives(
                     match (&m.changed, &m.why) {
@@ -1043,6 +1035,7 @@ fn standup_page(
                 before: band_words(m.before.as_ref()),
                 after: band_words(m.after.as_ref()),
                 moved: moved_words(m),
+                moved_words: moved_in_words(m),
                 // A new or gone issue says so in the Moved column already.
                 why: linked_reason(
                     with_directives(

@@ -251,6 +251,14 @@ fn pace_rows(c: &crate::views::calibration::CalibrationView) -> Vec<PaceRow> {
         .collect()
 }
 
+/// How often a method's dated p80s held (`[value, lo, hi]`) and over how many forecasts, where there are
+/// at least [`FEW`] of them to say it of.
+fn dated_p80(m: &crate::views::calibration::MethodScore) -> Option<([f64; 3], usize)> {
+    let n = m.n_dated.get(2).copied().unwrap_or(0);
+    let held = m.dated_coverage.get(2).copied().flatten()?;
+    (n >= FEW).then_some((held, n))
+}
+
 /// How far CommiTea's dated p80s held in the backtest, in words, where the interval of how often they held
 /// is under 70% or over 90%, of at least [`FEW`] forecasts; empty otherwise (or without a backtest).
 fn trust(c: &crate::views::calibration::CalibrationView) -> String {
@@ -264,12 +272,11 @@ fn trust(c: &crate::views::calibration::CalibrationView) -> String {
     else {
         return String::new();
     };
-    let n = m.n_dated.get(2).copied().unwrap_or(0);
-    let Some([held, lo, hi]) = m.dated_coverage.get(2).copied().flatten() else {
+    let Some(([held, lo, hi], n)) = dated_p80(m) else {
         return String::new();
     };
     // Said only where the whole interval is outside 70–90%: a figure that could be 80% says nothing.
-    if n < FEW || (hi >= 0.7 && lo <= 0.9) {
+    if hi >= 0.7 && lo <= 0.9 {
         return String::new();
     }
     let what = if held < 0.7 {
@@ -295,11 +302,11 @@ fn pace_note(c: &crate::views::calibration::CalibrationView) -> String {
     };
     // The dated p80's share and count after cuts of one pace, when there are enough to compare.
     let dated80 = |pace: crate::backtest::Pace| {
-        b.by_pace.iter().find(|p| p.pace == pace).and_then(|p| {
-            let n = p.score.n_dated.get(2).copied().unwrap_or(0);
-            let m = p.score.dated_coverage.get(2).copied().flatten()?;
-            (n >= FEW).then_some((m[0], n))
-        })
+        b.by_pace
+            .iter()
+            .find(|p| p.pace == pace)
+            .and_then(|p| dated_p80(&p.score))
+            .map(|([held, ..], n)| (held, n))
     };
     let pct = |v: f64| format!("{:.0}%", v * 100.0);
     let (held, fell) = (

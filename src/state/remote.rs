@@ -181,14 +181,11 @@ impl Remote {
     /// Why a command on the remote failed: the remote is missing (git's own words for that are a
     /// puzzle), or what git said, the token removed.
     fn failure(&self, what: &str, stderr: &str) -> RemoteError {
-        let known = self
-            .command(&["remote", "get-url", &self.name])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if known {
+        // Asked once: whether git knows the remote, and where it points.
+        if let Some(url) = self.url() {
             let mut said = self.scrub(stderr);
             // A remote on another server never got the token: say so beside git's own words.
-            if let Some(url) = self.url().filter(|u| {
+            if let Some(url) = Some(url).filter(|u| {
                 self.token.is_some()
                     && (u.starts_with("http://") || u.starts_with("https://"))
                     // Host names are case-blind (git's own match too); a hint need be no finer.

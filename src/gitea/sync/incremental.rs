@@ -157,14 +157,12 @@ pub fn sync(
             }),
         };
         let Err(e) = read else { continue };
-        // The incremental listing has no `type`, so a repository whose Issues unit was switched off lists
-        // its pull requests only, until a re-read meets Gitea's 404: said as what it is.
-        let e = issues_off(client, repo, e);
+        let (e, carry) = reach(client, repo, e);
         let held = prev.filter(|p| p.labels.contains_key(repo) || p.milestones.contains_key(repo));
         // Every repository out of reach is no plan to carry on with: said as the error it is.
         let last = unreached.len() + 1 == repos.len();
         match held.filter(|_| !last) {
-            Some(p) if out_of_reach(client, repo, &e) => {
+            Some(p) if carry => {
                 let since = prev_meta
                     .get(repo)
                     .and_then(|m| m.unreached_since)
@@ -468,18 +466,6 @@ fn outside_states(
     }
 }
 
-/// `e`, or [`SyncError::IssuesOff`] where it is a 404 from a repository the server shows with its Issues
-/// unit off (asked once more, for the repository).
-fn issues_off(client: &Client, repo: &RepoName, e: SyncError) -> SyncError {
-    if matches!(e, SyncError::Client(ClientError::NotFound { .. }))
-        && issues_switched_off(client, repo)
-    {
-        SyncError::IssuesOff { repo: repo.clone() }
-    } else {
-        e
-    }
-}
-
 /// Whether the server shows `repo` with its Issues unit off (asked of the repository).
 fn issues_switched_off(client: &Client, repo: &RepoName) -> bool {
     client
@@ -487,9 +473,12 @@ fn issues_switched_off(client: &Client, repo: &RepoName) -> bool {
         .is_ok_and(|r| r.has_issues == Some(false))
 }
 
-/// Whether `e`, met reading `repo`, is the server no longer showing the repository at all (404 or 403 for
-/// the repository itself), rather than a part of it failing: asked once more, for the repository.
-fn out_of_reach(client: &Client, repo: &RepoName, e: &SyncError) -> bool {
+/// What `e`, met reading `repo`, is, and whether the repository's last snapshot is carried over: the server
+/// no longer showing the repository at all (404 or 403 for the repository itself, asked once more), or
+/// showing it with its Issues unit off ([`SyncError::IssuesOff`]: a full read's `type=issues` listing, or
+/// an issue read again, answers 404; the incremental listing has no `type` and lists its pull requests
+/// only); anything else is a part of it failing, not carried.
+fn reach(client: &Client, repo: &RepoName, e: SyncError) -> (SyncError, bool) {
     // Not 401: a token refused is refused for every repository, and carrying them all would be a plan
     // that silently stopped reading Gitea.
     let refused = |e: &ClientError| {
@@ -498,17 +487,23 @@ fn out_of_reach(client: &Client, repo: &RepoName, e: &SyncError) -> bool {
             ClientError::NotFound { .. } | ClientError::Forbidden { .. }
         )
     };
-    match e {
+    let not_found = match &e {
         // Its issues as last read are all there is to plan with until they are switched on again.
-        SyncError::IssuesOff { .. } => true,
-        // With no token at all, a private repository is hidden from everyone: the token is what is missing,
-        // for every repository, not this one's access.
-        SyncError::Client(_) if !client.has_token() => false,
-        SyncError::Client(c) if refused(c) => client
-            .get_json::<serde_json::Value>(&format!("repos/{repo}"), &[])
-            .err()
-            .is_some_and(|again| refused(&again)),
-        _ => false,
+        SyncError::IssuesOff { .. } => return (e, true),
+        SyncError::Client(c) if refused(c) => matches!(c, ClientError::NotFound { .. }),
+        _ => return (e, false),
+    };
+    match client.get_json::<crate::gitea::wire::GRepo>(&format!("repos/{repo}"), &[]) {
+        Ok(r) if not_found && r.has_issues == Some(false) => {
+            (SyncError::IssuesOff { repo: repo.clone() }, true)
+        }
+        Ok(_) => (e, false),
+        // With no token at all, a private repository is hidden from everyone: the token is what is
+        // missing, for every repository, not this one's access.
+        Err(again) => {
+            let carry = client.has_token() && refused(&again);
+            (e, carry)
+        }
     }
 }
 
