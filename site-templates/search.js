@@ -1,4 +1,4 @@
-// Search over every issue's key, title, milestone, person, labels and column, read from the search index
+// Search over every issue's key, title, milestone, person, labels, column and repository, read from the search index
 // (search-index.js), so it works from file:// without a server. Open issues come first. `search.html?q=…`
 // opens with that search. Without script the page says so and links to the board.
 (function () {
@@ -27,20 +27,22 @@
     var column = ix.columns[e[3]] ? ix.columns[e[3]][1] : "";
     var labels = e[7].map(function (l) { return name(ix.labels, l); }).join(" ");
     var hay = lowered([e[2], milestone, name(ix.people, e[5]), labels, column].join(" "));
-    return { e: e, key: key, repo: ix.repos[e[0]].toLowerCase(), hay: hay, open: e[10] === null };
+    var repo = ix.repos[e[0]].toLowerCase();
+    return { e: e, key: key, repo: repo, name: repo.slice(repo.indexOf("/") + 1), hay: hay, open: e[10] === null };
   });
   // Open issues first, each group in the index's order (by repository and number).
   rows.sort(function (a, b) { return (a.open === b.open) ? 0 : (a.open ? -1 : 1); });
-  // A query read as the agents' search reads it: a reference (#12, owner/repo#12) names an issue, found
-  // first, and so does a bare number where the query is only numbers or it follows "issue" (in
-  // "Android 15" the 15 is a word); the other words (two characters or more) match where a word starts
-  // (`paginat` finds "pagination", `api` not "rapid"), every one of them.
+  // A query read as the agents' search reads it: a reference (#12, owner/repo#12, repo#12) names an
+  // issue, found first, and so does a bare number where the query is only numbers or it follows "issue"
+  // (in "Android 15" the 15 is a word); the other words (two characters or more) match where a word
+  // starts (`paginat` finds "pagination", `api` not "rapid") or name the issue's repository (`acme/web`,
+  // `web`), every one of them.
   function terms(q) {
     var refs = [], words = [];
     var toks = lowered(q).split(/\s+/).map(function (raw) {
       return raw.replace(/^[,.;:()"']+|[,.;:()"']+$/g, "");
     }).filter(function (tok) { return tok; });
-    var numberish = /^(?:([\w.-]+\/[\w.-]+)?#)?(\d+)$/;
+    var numberish = /^(?:([\w.-]+(?:\/[\w.-]+)?)?#)?(\d+)$/;
     var onlyNumbers = toks.every(function (tok) { return numberish.test(tok); });
     toks.forEach(function (tok, i) {
       var m = numberish.exec(tok);
@@ -58,6 +60,8 @@
     });
     return { refs: refs, words: words };
   }
+  // Whether a repository said in the query (lower case) is this row's: owner/name, or the name alone.
+  function names(said, r) { return said === r.repo || said === r.name; }
   function run() {
     var t = terms(form.elements.q.value);
     while (list.firstChild) list.removeChild(list.firstChild);
@@ -72,8 +76,8 @@
     });
     var hits = [];
     rows.forEach(function (r) {
-      var named = t.refs.some(function (x) { return x.n === r.e[1] && (!x.repo || x.repo === r.repo); });
-      var found = tests.length > 0 && tests.every(function (re) { return re.test(r.hay); });
+      var named = t.refs.some(function (x) { return x.n === r.e[1] && (!x.repo || names(x.repo, r)); });
+      var found = tests.length > 0 && tests.every(function (re, i) { return re.test(r.hay) || names(t.words[i], r); });
       if (named || found) hits.push({ r: r, named: named });
     });
     // The issues the query names first; the sort is stable, so open ones stay first within each group.

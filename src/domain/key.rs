@@ -44,6 +44,26 @@ impl RepoName {
             number,
         }
     }
+
+    /// Whether `said` names this repository, without case: `owner/name`, or the name alone as people
+    /// say it (`web#30`, where one owner's repositories are configured).
+    pub fn is_named(&self, said: &str) -> bool {
+        match said.split_once('/') {
+            Some((o, n)) => {
+                o.eq_ignore_ascii_case(&self.owner) && n.eq_ignore_ascii_case(&self.name)
+            }
+            None => said.eq_ignore_ascii_case(&self.name),
+        }
+    }
+
+    /// Whether `said` could name a repository: `owner/name` or a name alone, each part of the
+    /// characters Gitea allows.
+    pub fn could_be(said: &str) -> bool {
+        match said.split_once('/') {
+            Some((o, n)) => valid_part(o) && valid_part(n),
+            None => valid_part(said),
+        }
+    }
 }
 
 fn valid_part(s: &str) -> bool {

@@ -168,8 +168,10 @@ pub(crate) fn ranges(rows: &[RangeRow], today: NaiveDate, end: NaiveDate, title:
         "<svg class=\"chart ranges\" viewBox=\"0 0 {WIDTH} {height}\" role=\"{role}\" aria-labelledby=\"rc-t\"{focus} xmlns=\"http://www.w3.org/2000/svg\"><title id=\"rc-t\">{}</title>",
         esc(title)
     );
-    // Month grid and labels.
+    // Month grid and labels: hidden from a screen reader, which finds each row's dates in its words
+    // (a chart of links is a group, whose every text would be read).
     let months = scale.months(12);
+    s.push_str("<g class=\"months\" aria-hidden=\"true\">");
     for (i, m) in months.iter().enumerate() {
         let x = scale.x(*m);
         let _ = write!(
@@ -178,6 +180,7 @@ pub(crate) fn ranges(rows: &[RangeRow], today: NaiveDate, end: NaiveDate, title:
             month_label(&months, i)
         );
     }
+    s.push_str("</g>");
     for (i, r) in rows.iter().enumerate() {
         let y = AXIS_H + ROW_H * i as f64;
         let mid = y + ROW_H / 2.0;
@@ -887,6 +890,8 @@ pub(crate) fn roadmap(
     );
     let bottom = lanes_top + body;
     let months = scale.months(14);
+    // Hidden from a screen reader as on the runway: each bar's words give its dates.
+    s.push_str("<g class=\"months\" aria-hidden=\"true\">");
     for (i, m) in months.iter().enumerate() {
         let x = scale.x(*m);
         let _ = write!(
@@ -895,6 +900,7 @@ pub(crate) fn roadmap(
             month_label(&months, i)
         );
     }
+    s.push_str("</g>");
     let mut y = lanes_top;
     for ((lane, rows), lh) in lanes.iter().zip(&packed).zip(&heights) {
         let _ = write!(
@@ -1231,6 +1237,21 @@ mod tests {
         assert!(svg.contains("class=\"due hard\""));
         assert!(svg.contains(">Feb 2026<"), "{svg}");
         assert!(!svg.contains("style="));
+        // A chart of links is a group: its month labels are hidden from a screen reader, the rows' words
+        // are not.
+        assert!(svg.contains("role=\"group\""));
+        assert_eq!(months_hidden(&svg), Some(true), "{svg}");
+    }
+
+    /// Whether `svg`'s month labels (the ticks that come first) are inside its `aria-hidden` month
+    /// group (None: no labels).
+    fn months_hidden(svg: &str) -> Option<bool> {
+        let first = svg.find("class=\"tick\"")?;
+        let group = svg.find("<g class=\"months\" aria-hidden=\"true\">");
+        Some(
+            group
+                .is_some_and(|g| g < first && svg[g..].find("</g>").is_some_and(|e| first < g + e)),
+        )
     }
 
     #[test]
@@ -1465,6 +1486,7 @@ mod tests {
             .collect();
         assert_eq!(rows.len(), 2, "{svg}");
         assert!(svg.contains("class=\"off\"") && svg.contains("url(#rm-off)"));
+        assert_eq!(months_hidden(&svg), Some(true), "{svg}");
         assert!(
             svg.contains("due-line hard") && svg.contains("M &lt;1&gt;"),
             "{svg}"

@@ -1,9 +1,10 @@
 //! The `search` view: issues ranked by how well their title, body and comments match a query.
 //!
 //! Ranking is a plain, deterministic score: every query word found in the title counts 5, in a label 3,
-//! in the body 2 and in a comment 1 (each place counted once per word), and the whole query found as a
-//! phrase in the title adds 5. A reference anywhere in the query (`#12`, `owner/repo#12`, the repository
-//! without case) matches that issue first, and so does a bare number where the query is only numbers or
+//! in the body 2, in a comment 1 and naming the issue's repository (`acme/web`, or `web` alone) 1 (each
+//! place counted once per word), and the whole query found as a phrase in the title adds 5. A reference
+//! anywhere in the query (`#12`, `owner/repo#12`, `repo#12`, the repository without case) matches that
+//! issue first, and so does a bare number where the query is only numbers or
 //! it follows `issue` (in "Android 15" the 15 is a word); a reference is not also a word. Ties go to open issues, then by
 //! key. Words are compared without case and match where a word of the text starts (`paginat` finds
 //! "pagination"; `api` does not find "rapid"); a number matches only the whole number (`102` is not in
@@ -14,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::issue::cut;
 use super::{Inputs, Selection};
-use crate::domain::IssueKey;
+use crate::domain::{IssueKey, RepoName};
 use crate::state::Snapshot;
 
 /// Characters of context kept around a match.
@@ -45,7 +46,7 @@ pub struct SearchMatch {
     pub state: String,
     /// The score (see the module docs).
     pub score: u32,
-    /// Where the best match is: `number`, `title`, `label`, `body` or `comment`.
+    /// Where the best match is: `number`, `title`, `label`, `body`, `comment` or `repository`.
     #[serde(rename = "in")]
     pub found_in: String,
     /// The text around the first match in the body or a comment.
@@ -57,7 +58,7 @@ pub struct SearchMatch {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Terms {
     /// Issue numbers it names, each with its repository (lower case) when given: `12`, `#12`,
-    /// `owner/repo#12`.
+    /// `owner/repo#12`, `repo#12`.
     pub numbers: Vec<(Option<String>, u64)>,
     /// Words to look for, lower case (a bare number is one too).
     pub words: Vec<String>,
@@ -79,26 +80,16 @@ pub fn terms(query: &str) -> Terms {
             }))
         })
         .collect();
-    let only_numbers = tokens.iter().all(|tok| {
-        tok.is_empty()
-            || tok.parse::<u64>().is_ok()
-            || tok.parse::<IssueKey>().is_ok()
-            || tok
-                .strip_prefix('#')
-                .is_some_and(|n| n.parse::<u64>().is_ok())
-    });
+    let only_numbers = tokens
+        .iter()
+        .all(|tok| tok.is_empty() || tok.parse::<u64>().is_ok() || reference(tok).is_some());
     for (i, tok) in tokens.iter().enumerate() {
         let after_issue = i > 0
             && tokens
                 .get(i - 1)
                 .is_some_and(|w| matches!(w.as_str(), "issue" | "issues"));
-        if let Ok(k) = tok.parse::<IssueKey>() {
-            t.numbers
-                .push((Some(k.repo.to_string().to_lowercase()), k.number));
-            continue;
-        }
-        if let Some(n) = tok.strip_prefix('#').and_then(|n| n.parse::<u64>().ok()) {
-            t.numbers.push((None, n));
+        if let Some(r) = reference(tok) {
+            t.numbers.push(r);
             continue;
         }
         if let Ok(n) = tok.parse::<u64>()
@@ -126,6 +117,17 @@ pub fn terms(query: &str) -> Terms {
     t.numbers.sort();
     t.numbers.dedup();
     t
+}
+
+/// A reference in a query: `#12`, `owner/repo#12`, or `repo#12` with the repository's name alone.
+fn reference(tok: &str) -> Option<(Option<String>, u64)> {
+    let (repo, n) = tok.split_once('#')?;
+    let n = n.parse::<u64>().ok()?;
+    if repo.is_empty() {
+        Some((None, n))
+    } else {
+        RepoName::could_be(repo).then(|| (Some(repo.to_owned()), n))
+    }
 }
 
 impl Terms {
@@ -236,10 +238,7 @@ pub fn search(
             }
         };
         if numbers.iter().any(|(repo, n)| {
-            *n == p.key.number
-                && repo
-                    .as_ref()
-                    .is_none_or(|r| r.eq_ignore_ascii_case(&p.key.repo.to_string()))
+            *n == p.key.number && repo.as_ref().is_none_or(|r| p.key.repo.is_named(r))
         }) {
             score += 100;
             note(100, "number", &mut best);
@@ -253,6 +252,10 @@ pub fn search(
         let labels: Vec<String> = raw.labels.iter().map(|l| lowered(l)).collect();
         let comments: Vec<String> = raw.comments.iter().map(|c| lowered(&c.body)).collect();
         for w in &ws {
+            if p.key.repo.is_named(w) {
+                score += 1;
+                note(1, "repository", &mut best);
+            }
             if find_word(&title, w).is_some() {
                 score += 5;
                 note(5, "title", &mut best);
@@ -364,5 +367,9 @@ mod tests {
         assert!(android.numbers.is_empty(), "{android:?}");
         assert_eq!(android.words, ["15", "android"]);
         assert!(terms("a b").is_empty() && !terms("a #5").is_empty());
+        // A repository's name alone before `#` names it; what could be no repository is words.
+        assert_eq!(terms("web#30").numbers, [(Some("web".to_owned()), 30)]);
+        let odd = terms("c++#3");
+        assert!(odd.numbers.is_empty(), "{odd:?}");
     }
 }

@@ -8,7 +8,9 @@
 //   (text the first element matching each selector must hold, or "lacks" text it must not, or "count":
 //   how many elements match), "select": [{"name": "person", "label": "vera"}, ...] (options chosen in
 //   the page's selects, by name, before the expectations are checked), and
-//   "scrolledOnPhone": [selector, ...] (chart boxes that must open scrolled to their content at 390 px).
+//   "scrolledOnPhone": [selector, ...] (chart boxes that must open scrolled to their content at 390 px),
+//   "printed": [selector, ...] (what paper must show: the first element matching each is laid out and
+//   visible with print media, at 1440 px).
 import { chromium } from "playwright-core";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -53,6 +55,17 @@ for (const width of [1440, 390]) {
     for (const sel of width < 800 ? p.scrolledOnPhone || [] : []) {
       const left = await page.evaluate((s) => document.querySelector(s)?.scrollLeft ?? -1, sel);
       if (!(left > 0)) problems.push(`${where}: ${sel} is not scrolled to its content (scrollLeft ${left})`);
+    }
+    if (width === 1440 && p.printed) {
+      await page.emulateMedia({ media: "print" });
+      for (const sel of p.printed) {
+        const shown = await page.evaluate((s) => {
+          const el = document.querySelector(s);
+          return el === null ? null : el.checkVisibility() && el.getBoundingClientRect().height > 0;
+        }, sel);
+        if (shown !== true) problems.push(`${where}: ${sel} is ${shown === null ? "missing" : "not shown"} on paper`);
+      }
+      await page.emulateMedia({ media: "screen" });
     }
     const charts = await page.evaluate(() => document.querySelectorAll("svg.chart").length);
     if (charts < (p.charts || 0)) problems.push(`${where}: ${charts} charts, expected ${p.charts}`);

@@ -477,6 +477,33 @@ fn filter_query_ranks_title_matches_first() {
     assert_eq!(n["total"], 1, "{n}");
     let none = query("search", json!({ "query": "acme/web#999" }));
     assert_eq!(none["total"], 0, "{none}");
+    // The repository's name alone names it, as people say it ("web#3"); a repository as a word finds its
+    // issues, each found in "repository" where nothing else of it matches.
+    let n = query("search", json!({ "query": "WEB#3" }));
+    assert_eq!(
+        (&n["matches"][0]["issue"], n["total"].as_u64()),
+        (&json!("acme/web#3"), Some(1)),
+        "{n}"
+    );
+    let mobile = query("search", json!({ "query": "acme/mobile", "limit": 100 }));
+    let keys: Vec<&str> = mobile["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["issue"].as_str().unwrap())
+        .collect();
+    assert!(
+        !keys.is_empty() && keys.iter().all(|k| k.starts_with("acme/mobile#")),
+        "{keys:?}"
+    );
+    let files = std::fs::read_dir(shared().join("snapshot/issues/acme/mobile"))
+        .unwrap()
+        .count();
+    assert_eq!(mobile["total"].as_u64(), Some(files as u64), "{mobile}");
+    assert_eq!(
+        query("search", json!({ "query": "mobile" }))["total"],
+        mobile["total"]
+    );
     // A reference anywhere in the query, with other words, and the repository without case; a bare
     // number after `issue`.
     for q in ["issue 102 idempotency", "#102 keys", "a ACME/API#102"] {
