@@ -870,7 +870,7 @@ fn filed_on_branch(
         };
         let owner = crate::apply::owner(&record.proposal);
         for o in &record.applied.results {
-            if let crate::apply::Outcome::Created { issue } = o
+            if let crate::apply::Outcome::Created { issue, .. } = o
                 && let Ok(key) = issue.parse()
             {
                 out.entry(key).or_insert_with(|| owner.clone());
@@ -968,7 +968,9 @@ fn adopt_stopped_outcomes(
                 mine.clone_from(theirs);
             }
             // Both filed it (the stopped run's issue was not found again): both issues exist.
-            (Outcome::Created { issue: now }, Outcome::Created { issue: then }) if now != then => {
+            (Outcome::Created { issue: now, .. }, Outcome::Created { issue: then, .. })
+                if now != then =>
+            {
                 tracing::warn!(
                     "op {} of {id} filed {then} in a run that stopped before its commit and {now} in this \
                      one: close one of them as a duplicate",
@@ -1899,14 +1901,18 @@ pub(crate) fn commit_message(
         }
     }
     // What this run carried out on Gitea.
-    let applied: Vec<String> = c
-        .applied
-        .iter()
-        .map(|a| match a.applied.pull_request {
+    // A file Gitea did not take whole is said as such: "Applied" over a refusal hid it (audit 79).
+    let (mut applied, mut short) = (Vec::new(), Vec::new());
+    for a in &c.applied {
+        let name = match a.applied.pull_request {
             Some(n) => format!("{} (pull request #{n})", a.proposal.id),
             None => a.proposal.id.clone(),
-        })
-        .collect();
+        };
+        match crate::apply::shortfall(&a.applied.results) {
+            Some(how) => short.push(format!("{name}, {how}")),
+            None => applied.push(name),
+        }
+    }
     // The context of the moves, as the standup gives it: the newest committed forecast that differs from
     // today's (named by the commit that wrote it).
     // Said even when no milestone moved: a commit is made because something changed (an issue closed, a
@@ -1929,6 +1935,12 @@ pub(crate) fn commit_message(
     }
     if !applied.is_empty() {
         msg.push_str(&format!("\nApplied on Gitea: {}.\n", applied.join(", ")));
+    }
+    if !short.is_empty() {
+        msg.push_str(&format!(
+            "\nNot whole on Gitea (see ops/applied/ and the Changes page): {}.\n",
+            short.join("; ")
+        ));
     }
     if let Some(d) = drift
         && let (Some(commit), Some(since)) = (&d.since, &d.since_then)

@@ -36,6 +36,10 @@ pub enum Outcome {
     Created {
         /// Its key, `owner/repo#N`.
         issue: String,
+        /// What of the op Gitea refused once the issue was filed (a dependency), in words: the issue is
+        /// there all the same, and is this op's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unfinished: Option<String>,
     },
     /// Not carried out, and why.
     Skipped {
@@ -557,30 +561,32 @@ pub fn apply_pending(
                     }
                 },
             };
-            tracing::info!(
-                "{}: {} — {}",
-                file.id,
-                op.describe(),
-                outcome_text(&outcome)
-            );
             // 423: the repository is archived (read-only) on Gitea. The op is not wrong, the repository
             // is shut: the file waits whole rather than be used up as failed (what it did already is
             // "already so" when it is carried out). A Gitea before 1.22 refuses such a write with 404
             // (`mustNotBeArchived`): the repository is asked whether that is why.
+            // 403: the token's scopes or its user's rights refuse the write (Gitea's `tokenRequiresScopes`,
+            // `EditIssue`'s and `AddIssueLabels`' non-writer check, a user the owner blocked). That is
+            // the account's, not the op's: the approval is kept for when the token can write.
             let shut = match &outcome {
                 Outcome::Failed {
                     status: Some(423), ..
-                } => true,
+                } => Some(ARCHIVED.to_owned()),
                 Outcome::Failed {
                     status: Some(404), ..
-                } => archive_guarded(op).is_some_and(|r| writer.archived(&r)),
-                _ => false,
+                } if archive_guarded(op).is_some_and(|r| writer.archived(&r)) => {
+                    Some(ARCHIVED.to_owned())
+                }
+                Outcome::Failed {
+                    status: Some(403),
+                    message,
+                } => Some(message.clone()),
+                _ => None,
             };
-            if shut {
+            if let Some(why) = shut {
                 tracing::warn!(
-                    "{}: Gitea refuses writes to the repository of {} (archived): the file stays \
-                     pending; unarchive the repository, or take it out of repositories in commitea.yaml \
-                     and remove the file",
+                    "{}: Gitea refuses writes to the repository of {}: {why}; the file stays pending, \
+                     whole, and is carried out once Gitea takes it",
                     p.path,
                     op.describe()
                 );
@@ -590,6 +596,30 @@ pub fn apply_pending(
                         .or_insert((file.id.clone(), what.clone()));
                 }
                 break;
+            }
+            // What Gitea refused is said where the run is read: the record alone was found by no one.
+            let refused = matches!(
+                outcome,
+                Outcome::Failed { .. }
+                    | Outcome::Created {
+                        unfinished: Some(_),
+                        ..
+                    }
+            );
+            if refused {
+                tracing::warn!(
+                    "{}: {} — {}",
+                    file.id,
+                    op.describe(),
+                    outcome_text(&outcome)
+                );
+            } else {
+                tracing::info!(
+                    "{}: {} — {}",
+                    file.id,
+                    op.describe(),
+                    outcome_text(&outcome)
+                );
             }
             results.push(outcome);
         }
@@ -643,12 +673,54 @@ fn short(commit: &str) -> &str {
     commit.get(..10).unwrap_or(commit)
 }
 
+/// What an applied file is called when Gitea does not have every op of it: `nothing applied` or `partly
+/// applied` (a new issue whose dependency was refused is filed, not whole); `None` when it has them all
+/// (changed now, or already so). "Partly" needs an op that changed something: one already so beside one
+/// skipped changed nothing (an audit read "partly applied" there).
+pub fn shortfall(results: &[Outcome]) -> Option<&'static str> {
+    let changed = results
+        .iter()
+        .filter(|o| matches!(o, Outcome::Applied | Outcome::Created { .. }))
+        .count();
+    let unfinished = results.iter().any(|o| {
+        matches!(
+            o,
+            Outcome::Created {
+                unfinished: Some(_),
+                ..
+            }
+        )
+    });
+    let already = results
+        .iter()
+        .filter(|o| matches!(o, Outcome::AlreadySo))
+        .count();
+    if changed + already == results.len() && !unfinished {
+        None
+    } else if changed == 0 {
+        Some("nothing applied")
+    } else {
+        Some("partly applied")
+    }
+}
+
+/// Why a file waits when its repository is archived on Gitea.
+const ARCHIVED: &str = "it is archived (read-only); unarchive it, or take it out of repositories in \
+                        commitea.yaml and remove the file";
+
 /// An outcome in a few words, for the log and the run summary.
 pub fn outcome_text(o: &Outcome) -> String {
     match o {
         Outcome::Applied => "applied".into(),
         Outcome::AlreadySo => "already so".into(),
-        Outcome::Created { issue } => format!("filed as {issue}"),
+        Outcome::Created {
+            issue,
+            unfinished: None,
+        } => format!("filed as {issue}"),
+        Outcome::Created {
+            issue,
+            unfinished: Some(what),
+        } => format!("filed as {issue}, but {what}"),
         Outcome::Skipped { reason } => format!("skipped: {reason}"),
         Outcome::Failed {
             status: Some(s),
@@ -1215,23 +1287,17 @@ impl<'a> Writer<'a> {
             self.filed.insert(key.clone(), self.owner.clone());
             return Ok(Outcome::Created {
                 issue: key.to_string(),
+                unfinished: None,
             });
         }
         if let Some(key) = existing {
             self.created.push(Some(key.clone()));
             self.filed.insert(key.clone(), self.owner.clone());
             // Its dependencies may be what the killed run did not get to.
-            for d in deps {
-                let op = Op::AddDep {
-                    issue: IssueRef::Key(key.to_string()),
-                    depends_on: d.clone(),
-                };
-                if let Outcome::Failed { status, message } = self.apply(&op, committed_at)? {
-                    return Ok(Outcome::Failed { status, message });
-                }
-            }
+            let unfinished = self.dependencies_of_new(&key, deps, committed_at)?;
             return Ok(Outcome::Created {
                 issue: key.to_string(),
+                unfinished,
             });
         }
         let mut ids = Vec::new();
@@ -1265,6 +1331,22 @@ impl<'a> Writer<'a> {
         let key = repo.issue(g.number);
         self.created.push(Some(key.clone()));
         self.filed.insert(key.clone(), self.owner.clone());
+        // Gitea files an issue for a user who may not write the issues and drops its labels and
+        // milestone without a word (`CreateIssue`): read what it kept.
+        let kept: Vec<String> = labels
+            .iter()
+            .filter(|l| g.labels.iter().any(|x| x.name == **l))
+            .cloned()
+            .collect();
+        let kept_milestone = milestone.filter(|m| g.milestone.as_ref().is_some_and(|x| x.id == *m));
+        let mut dropped: Vec<String> = labels
+            .iter()
+            .filter(|l| !kept.contains(l))
+            .map(|l| format!("label {l}"))
+            .collect();
+        if let Some(m) = milestone.filter(|_| kept_milestone.is_none()) {
+            dropped.push(format!("milestone {m}"));
+        }
         let now = g.created_at.unwrap_or(committed_at);
         self.snapshot.issues.insert(
             key.clone(),
@@ -1277,8 +1359,8 @@ impl<'a> Writer<'a> {
                 updated_at: now,
                 closed_at: None,
                 assignees: Vec::new(),
-                labels: labels.to_vec(),
-                milestone,
+                labels: kept,
+                milestone: kept_milestone,
                 time_estimate: 0,
                 depends_on: Vec::new(),
                 body: body.to_owned(),
@@ -1290,21 +1372,48 @@ impl<'a> Writer<'a> {
                 pull_requests: Vec::new(),
             },
         );
+        let mut unfinished: Vec<String> = self
+            .dependencies_of_new(&key, deps, committed_at)?
+            .into_iter()
+            .collect();
+        if !dropped.is_empty() {
+            unfinished.insert(
+                0,
+                format!(
+                    "Gitea dropped its {} (it does so when the token's user may not write the issues of \
+                     {repo}: give it write access, then set them)",
+                    dropped.join(", ")
+                ),
+            );
+        }
+        Ok(Outcome::Created {
+            issue: key.to_string(),
+            unfinished: (!unfinished.is_empty()).then(|| unfinished.join("; ")),
+        })
+    }
+
+    /// Gives a filed issue its dependencies, each tried: what Gitea refused, in words (`None`: all
+    /// given). The issue stays filed either way, so the op is `created`, never `failed`: a record
+    /// saying "failed" left the issue no proposal's own, to be filed again.
+    fn dependencies_of_new(
+        &mut self,
+        key: &IssueKey,
+        deps: &[IssueRef],
+        committed_at: DateTime<Utc>,
+    ) -> Result<Option<String>, ApplyError> {
+        let mut refused = Vec::new();
         for d in deps {
             let op = Op::AddDep {
                 issue: IssueRef::Key(key.to_string()),
                 depends_on: d.clone(),
             };
-            if let Outcome::Failed { status, message } = self.apply(&op, committed_at)? {
-                return Ok(Outcome::Failed {
-                    status,
-                    message: format!("created {key}, but its dependency on {d} failed: {message}"),
-                });
+            if let o @ (Outcome::Failed { .. } | Outcome::Skipped { .. }) =
+                self.apply(&op, committed_at)?
+            {
+                refused.push(format!("its dependency on {d} {}", outcome_text(&o)));
             }
         }
-        Ok(Outcome::Created {
-            issue: key.to_string(),
-        })
+        Ok((!refused.is_empty()).then(|| refused.join("; ")))
     }
 }
 
@@ -1358,4 +1467,25 @@ pub fn applied_texts(applied: &[AppliedFile]) -> Result<Vec<String>, crate::yaml
             crate::yamlfile::to_string(a, std::path::Path::new(&rel))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_file_is_partly_applied_only_where_an_op_changed_something() {
+        use super::Outcome::{AlreadySo, Applied};
+        let skipped = || super::Outcome::Skipped {
+            reason: "no merged pull request".into(),
+        };
+        assert_eq!(super::shortfall(&[Applied, AlreadySo]), None);
+        assert_eq!(
+            super::shortfall(&[AlreadySo, skipped()]),
+            Some("nothing applied")
+        );
+        assert_eq!(
+            super::shortfall(&[Applied, skipped()]),
+            Some("partly applied")
+        );
+        assert_eq!(super::shortfall(&[skipped()]), Some("nothing applied"));
+    }
 }

@@ -117,13 +117,15 @@ pub enum ClientError {
         /// The request.
         request: String,
     },
-    /// 403: the token may not read the repository (or, with no token, the server wants one for everything).
+    /// 403: the token may not read the repository (or, with no token, the server wants one for
+    /// everything). A write's 403 is a [`ClientError::Status`] naming the scope a write needs.
     #[error(
-        "{request} on {server}: 403 Forbidden, {}",
-        if *token_sent {
-            format!("the token may not read {repo}; give its user read access to issues of {repo} (and a token with the read:issue and read:repository scopes)")
-        } else {
+        "{request} on {server}: 403 Forbidden{}, {}",
+        if said.is_empty() { String::new() } else { format!(" ({said})") },
+        if !*token_sent {
             format!("the server lets only signed-in users call its API and no Gitea token is set; {}", set_token_hint(repo))
+        } else {
+            format!("the token may not read {repo}; give its user read access to issues of {repo} (and a token with the read:issue and read:repository scopes)")
         }
     )]
     Forbidden {
@@ -135,6 +137,8 @@ pub enum ClientError {
         request: String,
         /// Whether the request carried a token.
         token_sent: bool,
+        /// What Gitea said, if anything (a token's missing scope, a blocked user).
+        said: String,
     },
     /// 404 on a repository's endpoint.
     #[error(
@@ -528,6 +532,10 @@ fn error_message(body: &[u8], secret: Option<&Secret>) -> String {
     let text = serde_json::from_slice::<serde_json::Value>(body)
         .ok()
         .and_then(|v| {
+            // Some handlers answer a bare JSON string (`"CrossRepositoryDependencies not enabled"`).
+            if let Some(said) = v.as_str() {
+                return Some(said.to_owned());
+            }
             let message = v.get("message").and_then(|m| m.as_str())?.to_owned();
             let errors: Vec<&str> = v
                 .get("errors")
@@ -1211,6 +1219,11 @@ impl Client {
                 repo,
                 request,
                 token_sent: self.token.is_some(),
+                said: if body.trim_ascii().is_empty() {
+                    String::new()
+                } else {
+                    error_message(&body, self.token.as_ref())
+                },
             }),
             // Gitea answers a bare 404 when the repository has dependencies switched off, and 404
             // "IsErrIssueNotExist" with "issue does not exist" in `errors` when the issue is gone

@@ -1192,6 +1192,19 @@ impl<'a> Checker<'a> {
                          before this one"
                     ));
                 }
+                // Gitea counts every blocker, synced or not (`IssueNoDependenciesLeft`).
+                if let Some(b) = i
+                    .outside_blockers
+                    .iter()
+                    .find(|b| b.state == crate::domain::OpenState::Open)
+                {
+                    return Err(format!(
+                        "{key} depends on {}, which is open (in a repository commitea.yaml does not \
+                         name), and Gitea refuses to close an issue with an open dependency: close {} \
+                         first, or remove the dependency on Gitea",
+                        b.issue, b.issue
+                    ));
+                }
                 self.closed.insert(key.clone());
                 Op::CloseIssue {
                     issue: key_ref(&key),

@@ -229,28 +229,6 @@ fn change(f: &OpFile, state: ChangeState) -> Change {
     }
 }
 
-/// What an applied file is called when Gitea does not have every op of it: `nothing applied` or `partly
-/// applied`; `None` when it has them all (changed now, or already so). "Partly" needs an op that changed
-/// something: one already so beside one skipped changed nothing (an audit read "partly applied" there).
-fn short_of_applied(results: &[crate::apply::Outcome]) -> Option<&'static str> {
-    use crate::apply::Outcome;
-    let changed = results
-        .iter()
-        .filter(|o| matches!(o, Outcome::Applied | Outcome::Created { .. }))
-        .count();
-    let already = results
-        .iter()
-        .filter(|o| matches!(o, Outcome::AlreadySo))
-        .count();
-    if changed + already == results.len() {
-        None
-    } else if changed == 0 {
-        Some("nothing applied")
-    } else {
-        Some("partly applied")
-    }
-}
-
 /// The view: `pending` op files with whether each is on the branch, `applied` files, and the ledger's
 /// text on the branch and in the checkout (a directive only in the checkout is pending).
 pub fn changes(
@@ -283,7 +261,7 @@ pub fn changes(
             for (line, outcome) in c.ops.iter_mut().zip(&a.applied.results) {
                 line.result = Some(crate::apply::outcome_text(outcome));
             }
-            if let Some(label) = short_of_applied(&a.applied.results) {
+            if let Some(label) = crate::apply::shortfall(&a.applied.results) {
                 c.state_label = label.to_owned();
             }
             c
@@ -352,23 +330,5 @@ mod tests {
             estimate: "est/2d".into(),
         };
         assert!(OpLink::of(&bare.describe(), &bare).is_none());
-    }
-
-    #[test]
-    fn a_file_is_partly_applied_only_where_an_op_changed_something() {
-        use crate::apply::Outcome::{AlreadySo, Applied};
-        let skipped = || crate::apply::Outcome::Skipped {
-            reason: "no merged pull request".into(),
-        };
-        assert_eq!(short_of_applied(&[Applied, AlreadySo]), None);
-        assert_eq!(
-            short_of_applied(&[AlreadySo, skipped()]),
-            Some("nothing applied")
-        );
-        assert_eq!(
-            short_of_applied(&[Applied, skipped()]),
-            Some("partly applied")
-        );
-        assert_eq!(short_of_applied(&[skipped()]), Some("nothing applied"));
     }
 }

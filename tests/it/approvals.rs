@@ -2932,12 +2932,116 @@ fn an_approved_file_gitea_refuses_as_archived_waits_and_the_sync_says_the_reposi
         );
         assert!(
             err.contains("ops/pending/C-0001.yaml: Gitea refuses writes to the repository of")
-                && err.contains("(archived): the file stays pending"),
+                && err.contains("it is archived (read-only)")
+                && err.contains("the file stays pending"),
             "{version}: {err}"
         );
         assert!(s.on_branch("main", "ops/pending/C-0001.yaml").is_some());
         assert!(s.on_branch("main", "ops/applied/C-0001.yaml").is_none());
     }
+}
+
+#[test]
+fn an_approved_file_a_read_scoped_token_cannot_write_waits_whole() {
+    // A token made with read scopes (or a user who only reads the issues) got 403 on every write, and
+    // every approved file was used up as "failed", each to be proposed and approved again.
+    let s = setup_with(
+        &DemoSpec::scaled(40),
+        EmulatorOptions {
+            read_scoped_token: true,
+            ..EmulatorOptions::default()
+        },
+    );
+    let key = s.quiet_issue_without("p/0");
+    push_priority(&s, &key);
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("ops/pending/C-0001.yaml: Gitea refuses writes to the repository of")
+            && err.contains("required=[write:issue]")
+            && err.contains("it needs write access to its issues")
+            && err.contains("the file stays pending"),
+        "{err}"
+    );
+    assert!(s.on_branch("main", "ops/pending/C-0001.yaml").is_some());
+    assert!(s.on_branch("main", "ops/applied/C-0001.yaml").is_none());
+    assert!(!s.issue(&key).labels.contains(&"p/0".to_owned()));
+}
+
+#[test]
+fn a_new_issue_whose_dependency_gitea_refuses_is_recorded_as_filed_and_said() {
+    // The issue was filed, yet its record said "failed" with no issue: no proposal owned it, and the
+    // commit said "Applied" (audit 79).
+    let key = setup(&DemoSpec::scaled(40)).quiet_issue_without("p/0");
+    let s = setup_with(
+        &DemoSpec::scaled(40),
+        EmulatorOptions {
+            dependencies_disabled: [key.repo.clone()].into(),
+            ..EmulatorOptions::default()
+        },
+    );
+    let ops = format!(
+        "- op: create_issue\n  title: Waits on another\n  repo: {}\n  deps: [{key}]\n",
+        key.repo
+    );
+    push_straight(&s, "C-0001", &op_file("C-0001", &ops, false));
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    ok(&out);
+    let applied = s.on_branch("main", "ops/applied/C-0001.yaml").unwrap();
+    assert!(
+        applied.contains("result: created")
+            && applied.contains(&format!("issue: {}#", key.repo))
+            && applied.contains(&format!("its dependency on {key} failed")),
+        "{applied}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("WARN") && err.contains(&format!("but its dependency on {key} failed")),
+        "{err}"
+    );
+    let message = git(&s.work, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.contains(
+            "Not whole on Gitea (see ops/applied/ and the Changes page): C-0001, partly applied."
+        ) && !message.contains("Applied on Gitea"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_new_issue_gitea_files_without_its_labels_and_milestone_says_so() {
+    // Gitea files an issue for a user who may not write the issues and drops its labels and milestone
+    // with a 201 (`CreateIssue`): the record said it was filed as asked.
+    let s = setup_with(
+        &DemoSpec::scaled(40),
+        EmulatorOptions {
+            issues_read_only: true,
+            ..EmulatorOptions::default()
+        },
+    );
+    let repo = s.quiet_issue_without("p/0").repo;
+    let milestone = s.snapshot.milestones[&repo]
+        .iter()
+        .find(|m| m.state == OpenState::Open)
+        .unwrap()
+        .id;
+    let ops = format!(
+        "- op: create_issue\n  title: Filed by a reader\n  repo: {repo}\n  labels: [est/1d]\n  milestone: {milestone}\n"
+    );
+    push_straight(&s, "C-0001", &op_file("C-0001", &ops, false));
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    ok(&out);
+    let applied = s.on_branch("main", "ops/applied/C-0001.yaml").unwrap();
+    assert!(
+        applied.contains("result: created")
+            && applied.contains(&format!(
+                "Gitea dropped its label est/1d, milestone {milestone}"
+            )),
+        "{applied}"
+    );
+    let message = git(&s.work, &["log", "-1", "--format=%B"]);
+    assert!(message.contains("C-0001, partly applied"), "{message}");
 }
 
 #[test]

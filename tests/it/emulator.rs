@@ -958,6 +958,15 @@ fn an_organisation_lists_its_labels_and_a_user_has_none() {
     let path = format!("/repos/acme/api/issues/5/labels/{}", label.id);
     assert_eq!(call(&emu, "DELETE", &path, None).status, 204);
     assert!(!names(&get_json(&emu, "/repos/acme/api/issues/5/labels")).contains(&"p/3"));
+    // A new issue keeps it too (`NewIssueWithIndex` takes the repository's and the organisation's).
+    let r = call(
+        &emu,
+        "POST",
+        "/repos/acme/api/issues",
+        Some(&json!({"title": "With an organisation's label", "labels": [label.id]})),
+    );
+    assert_eq!(r.status, 201);
+    assert!(names(&r.json()["labels"]).contains(&"p/3"), "{}", r.json());
 }
 
 #[test]

@@ -1065,6 +1065,48 @@ fn closing_an_issue_with_an_open_dependency_is_refused_as_gitea_refuses_it() {
 }
 
 #[test]
+fn closing_an_issue_whose_blocker_is_outside_the_synced_repositories_is_refused_too() {
+    // Gitea counts every open blocker (`IssueNoDependenciesLeft`); the check saw only the synced ones, and
+    // the approval was spent on a 412 at the run (audit 79).
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    let layout = commitea::state::Layout::new(dir);
+    let mut snapshot = commitea::state::Snapshot::load(&layout).unwrap();
+    let (key, issue) = snapshot
+        .issues
+        .iter_mut()
+        .find(|(_, i)| i.state == commitea::domain::OpenState::Open && i.depends_on.is_empty())
+        .unwrap();
+    let key = key.clone();
+    let outside: commitea::domain::IssueKey = "acme/ops#7".parse().unwrap();
+    issue.depends_on.push(outside.clone());
+    issue
+        .outside_blockers
+        .push(commitea::domain::OutsideBlocker {
+            issue: outside.clone(),
+            state: commitea::domain::OpenState::Open,
+        });
+    snapshot.save(&layout).unwrap();
+    let close =
+        json!({ "ops": [{ "op": "close_issue", "issue": key.to_string() }], "approved": true });
+    let v = apply(dir, close.clone());
+    assert_eq!(v["applied"], 0, "{v}");
+    let r = reasons(&v);
+    assert!(
+        r[0].contains(&format!(
+            "{key} depends on {outside}, which is open (in a repository"
+        )),
+        "{r:?}"
+    );
+    // Closed there, it may close.
+    let mut snapshot = commitea::state::Snapshot::load(&layout).unwrap();
+    snapshot.issues.get_mut(&key).unwrap().outside_blockers[0].state =
+        commitea::domain::OpenState::Closed;
+    snapshot.save(&layout).unwrap();
+    assert_eq!(apply(dir, close)["applied"], 1);
+}
+
+#[test]
 fn a_batch_cannot_build_a_cycle_one_edge_at_a_time() {
     let tmp = demo_dir();
     let v = apply(

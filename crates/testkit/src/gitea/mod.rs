@@ -85,13 +85,19 @@ pub struct EmulatorOptions {
     /// request list answers 404, as `mustAllowPulls` does).
     pub pulls_disabled: BTreeSet<RepoName>,
     /// The token's user may only read the repositories: their `permissions` say so, and `/times` lists
-    /// only that user's own entries (issue_tracked_time.go `cantSetUser`). Writes are not refused.
+    /// only that user's own entries (issue_tracked_time.go `cantSetUser`), and a new issue is filed
+    /// without its labels and milestone (`CreateIssue`). Other writes are not refused.
     pub read_only: bool,
     /// The token's user may write the code but only read the issues (a team with per-unit permissions):
     /// `permissions.push` is true, as `innerToRepo` takes it from the Code unit, yet `/times` lists only
     /// that user's own entries, as `ListTrackedTimes` asks for write access to the Issues unit
-    /// (`IsUserRepoWriter([TypeIssues])`).
+    /// (`IsUserRepoWriter([TypeIssues])`), and a new issue is filed without its labels and milestone
+    /// (`CreateIssue` asks `CanWrite(TypeIssues)`).
     pub issues_read_only: bool,
+    /// The token was made with read scopes only (`read:issue`, `read:repository`): every write to a
+    /// repository answers 403 before any handler runs, as `tokenRequiresScopes` does, naming the scope
+    /// it needed (`write:issue` for issues, labels and milestones, `write:repository` for the rest).
+    pub read_scoped_token: bool,
     /// A proxy in front of the server drops the list headers (`X-Total-Count`, `Link`) from every answer.
     pub strip_list_headers: bool,
     /// Repositories with the Issues unit switched off (`has_issues: false`): the issue list with
@@ -155,6 +161,7 @@ impl Default for EmulatorOptions {
             pulls_disabled: BTreeSet::new(),
             read_only: false,
             issues_read_only: false,
+            read_scoped_token: false,
             issues_disabled: BTreeSet::new(),
             strip_list_headers: false,
             version: "1.27.1".into(),

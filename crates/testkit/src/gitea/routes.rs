@@ -216,6 +216,26 @@ pub(crate) fn handle(req: &Request, shared: &Shared) -> Response {
     if !signed_in && let Some(resp) = anonymous_refusal(shared, method, &segs) {
         return resp;
     }
+    if signed_in
+        && shared.options.read_scoped_token
+        && method != "GET"
+        && let ["repos", _, _, tail @ ..] = segs.as_slice()
+    {
+        // routers/api/v1/api.go: the issue group (issues, labels, milestones) wants `write:issue`,
+        // the rest of a repository `write:repository`.
+        let category = match tail.first() {
+            Some(&("issues" | "labels" | "milestones")) => "issue",
+            _ => "repository",
+        };
+        return error(
+            shared,
+            403,
+            &format!(
+                "token does not have at least one of required scope(s), required=[write:{category}], \
+                 token scope=read:issue,read:repository"
+            ),
+        );
+    }
     match (method, segs.as_slice()) {
         ("GET", ["version"]) => Response::json(200, &json!({"version": shared.options.version})),
         ("GET", ["settings", "api"]) => Response::json(
@@ -940,17 +960,25 @@ fn create_issue(req: &Request, shared: &Shared, ds: &mut Dataset, repo: &RepoNam
     if title.is_empty() {
         return Err(error(shared, 422, "[Title]: Required"));
     }
+    // `CreateIssue`: a user who may not write the issues files one all the same, without its labels
+    // ("setting labels is not allowed if user is not a writer") or milestone (set only for a writer).
+    let writer = !shared.options.read_only && !shared.options.issues_read_only;
+    let (label_ids, milestone) = if writer {
+        (label_ids, milestone)
+    } else {
+        (Vec::new(), 0)
+    };
     let number = pulls::next_number(ds, &lock(&shared.state_pulls), repo);
     let actor = shared.options.user.clone();
     let at = ds.tick();
     let mut issue = blank_issue(number, title, &actor, at);
     text.clone_into(&mut issue.body);
-    // `NewIssueWithIndex`: labels of this repository only, unknown ids dropped, each added as `newIssueLabel`.
+    // `NewIssueWithIndex`: labels of this repository or its organisation (`label.RepoID != opts.Repo.ID &&
+    // label.OrgID != opts.Repo.OwnerID` is skipped), unknown ids dropped, each added as `newIssueLabel`.
     let mut wanted: Vec<Label> = ds
-        .labels(repo)
-        .iter()
+        .issue_labels(repo)
+        .into_iter()
         .filter(|l| label_ids.contains(&l.id))
-        .cloned()
         .collect();
     wanted.sort_by_key(|l| l.id);
     let labels = add_labels(ds, repo, &[], &wanted);
