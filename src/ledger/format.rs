@@ -361,7 +361,7 @@ impl FromStr for Status {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         [Status::Active, Status::Superseded, Status::Withdrawn]
             .into_iter()
-            .find(|st| st.as_str() == s)
+            .find(|st| st.as_str().eq_ignore_ascii_case(s))
             .ok_or(())
     }
 }
@@ -506,7 +506,9 @@ pub enum LedgerProblem {
         text: String,
     },
     /// Two directives share an id.
-    #[error("ledger line {line}: duplicate directive id {id} (already used on line {first})")]
+    #[error(
+        "ledger line {line}: duplicate directive id {id} (already used on line {first}), so this entry is left out: two entries got one id (two PMs appending at once, or a paste); if both are meant, give this one the next free id, {free} (and its op file's `directive:`, if it has one)"
+    )]
     DuplicateId {
         /// The later heading's line.
         line: usize,
@@ -514,6 +516,18 @@ pub enum LedgerProblem {
         id: DirectiveId,
         /// The line of the first directive with that id.
         first: usize,
+        /// The id the next directive would get.
+        free: DirectiveId,
+    },
+    /// A line git writes into a file it could not merge: the entries around it are read, the marker is not.
+    #[error(
+        "ledger line {line}: a git merge-conflict marker ({marker}): the ledger was merged with a conflict left in; keep the entries of both sides (a later one with an id already used needs the next free id) and delete the marker lines"
+    )]
+    ConflictMarker {
+        /// The marker's line.
+        line: usize,
+        /// The marker (`<<<<<<<`, `|||||||`, `=======` or `>>>>>>>`).
+        marker: String,
     },
     /// No blockquote follows the heading.
     #[error(
@@ -634,6 +648,7 @@ impl LedgerProblem {
             | Self::BadStatus { line, .. }
             | Self::Swallowed { line, .. }
             | Self::LoneCarriageReturn { line }
+            | Self::ConflictMarker { line, .. }
             | Self::BadBy { line, .. } => *line,
         }
     }

@@ -6,6 +6,7 @@
 //! and the key/value list after that. Everything else is prose. A directive that is malformed becomes a
 //! [`LedgerProblem`] and stays in the ledger as prose, so nothing is lost or reordered.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;
 
@@ -214,9 +215,69 @@ impl LineIndex {
     }
 }
 
+/// `text` as its Markdown is read: a byte-order mark (Notepad's) and the lines of a merge conflict git
+/// left in turned to spaces of the same length, so that byte offsets hold in both. Unmasked, a mark
+/// before the first heading made it no heading, and a marker line ran into the list of the entry before
+/// it (`by: amara <<<<<<< HEAD`) or made the line before it a heading (`=======`).
+/// The marker lines come with it, each with its line (1 is the first).
+fn masked(text: &str) -> (Cow<'_, str>, Vec<(usize, &'static str)>) {
+    let bom = text.starts_with('\u{feff}');
+    if !bom && !text.lines().any(|l| conflict_marker(l, false).is_some()) {
+        return (Cow::Borrowed(text), Vec::new());
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut markers = Vec::new();
+    for (n, whole) in text.split_inclusive('\n').enumerate() {
+        let line = whole.trim_end_matches(['\n', '\r']);
+        let in_conflict = markers.last().is_some_and(|(_, m)| *m != ">>>>>>>");
+        if let Some(m) = conflict_marker(line, in_conflict) {
+            markers.push((n + 1, m));
+            out.extend(std::iter::repeat_n(' ', line.len()));
+        } else {
+            out.push_str(line);
+        }
+        out.push_str(&whole[line.len()..]);
+    }
+    if bom {
+        out.replace_range(..'\u{feff}'.len_utf8(), "   ");
+    }
+    (Cow::Owned(out), markers)
+}
+
+/// The merge-conflict marker `line` is, if it is one: `<<<<<<< ours`, and, once a conflict is open,
+/// `|||||||`, `=======` and `>>>>>>> theirs` (a lone `=======` is Markdown's heading underline).
+fn conflict_marker(line: &str, in_conflict: bool) -> Option<&'static str> {
+    let marks: &[&'static str] = if in_conflict {
+        &["<<<<<<<", "|||||||", "=======", ">>>>>>>"]
+    } else {
+        &["<<<<<<<"]
+    };
+    marks.iter().copied().find(|m| {
+        line.strip_prefix(m)
+            .is_some_and(|rest| rest.is_empty() || (rest.starts_with(' ') && *m != "======="))
+    })
+}
+
+/// The highest directive id among `blocks`' headings (well-formed or not).
+fn highest_id(blocks: &[Block]) -> Option<DirectiveId> {
+    blocks
+        .iter()
+        .filter(|b| b.kind == BlockKind::DirectiveHeading)
+        .filter_map(|b| {
+            b.heading
+                .split(['·', '|'])
+                .next()
+                .and_then(|s| s.trim().parse::<DirectiveId>().ok())
+        })
+        .max()
+}
+
 /// Parses a ledger. Every byte of `text` ends up in exactly one entry, in order.
-pub fn parse(text: &str) -> ParsedLedger {
+pub fn parse(original: &str) -> ParsedLedger {
+    let (text, markers) = masked(original);
+    let text = &*text;
     let blocks = blocks(text);
+    let free = highest_id(&blocks).map_or(DirectiveId(1), DirectiveId::next);
     let line_index = LineIndex::new(text);
     let mut entries: Vec<Entry> = Vec::new();
     let mut problems = Vec::new();
@@ -246,23 +307,31 @@ pub fn parse(text: &str) -> ParsedLedger {
         let last = list.or(quote).unwrap_or(b);
         let span = b.range.start..last.range.end.max(b.range.end);
         let consumed = 1 + usize::from(quote.is_some()) + usize::from(list.is_some());
-        push_prose(&mut entries, &text[cursor..span.start]);
-        match directive(text, &line_index, b, quote, list, &seen) {
+        push_prose(&mut entries, &original[cursor..span.start]);
+        match directive(text, &line_index, b, quote, list, &seen, free) {
             Ok(mut d) => {
-                d.raw = text[span.clone()].to_owned();
+                d.raw = original[span.clone()].to_owned();
                 seen.insert(d.id, d.line);
                 entries.push(Entry::Directive(d));
             }
             Err(p) => {
                 problems.push(p);
-                push_prose(&mut entries, &text[span.clone()]);
+                push_prose(&mut entries, &original[span.clone()]);
             }
         }
         cursor = span.end;
         i += consumed;
     }
-    push_prose(&mut entries, &text[cursor..]);
+    push_prose(&mut entries, &original[cursor..]);
     problems.extend(swallowed(text, &line_index, &blocks));
+    problems.extend(
+        markers
+            .into_iter()
+            .map(|(line, m)| LedgerProblem::ConflictMarker {
+                line,
+                marker: m.to_owned(),
+            }),
+    );
     if let Some(at) = text
         .as_bytes()
         .windows(2)
@@ -367,6 +436,7 @@ fn directive(
     quote: Option<&Block>,
     list: Option<&Block>,
     seen: &HashMap<DirectiveId, usize>,
+    free: DirectiveId,
 ) -> Result<DirectiveEntry, LedgerProblem> {
     let line = line_index.line(heading.range.start);
     let h = heading.heading.trim();
@@ -390,7 +460,12 @@ fn directive(
         })?
         .with_timezone(&Utc);
     if let Some(&first) = seen.get(&id) {
-        return Err(LedgerProblem::DuplicateId { line, id, first });
+        return Err(LedgerProblem::DuplicateId {
+            line,
+            id,
+            first,
+            free,
+        });
     }
     let quote = quote.ok_or(LedgerProblem::MissingQuote { line, id })?;
     let quote = quote_text(text, quote.range.clone());
@@ -776,17 +851,7 @@ pub fn strays(text: &str, other: &str) -> Vec<Stray> {
 /// The id the next directive gets: one after the highest id in the text (well-formed or not), or `D-0001`.
 pub fn next_id(text: &str) -> DirectiveId {
     // Every directive heading counts, so a malformed entry keeps its id reserved.
-    blocks(text)
-        .into_iter()
-        .filter(|b| b.kind == BlockKind::DirectiveHeading)
-        .filter_map(|b| {
-            b.heading
-                .split(['·', '|'])
-                .next()
-                .and_then(|s| s.trim().parse::<DirectiveId>().ok())
-        })
-        .max()
-        .map_or(DirectiveId(1), DirectiveId::next)
+    highest_id(&blocks(&masked(text).0)).map_or(DirectiveId(1), DirectiveId::next)
 }
 
 /// Appends `new` to the ledger text after every existing byte, with the next free id: the next after the

@@ -659,3 +659,65 @@ fn an_editors_whitespace_in_a_quote_changes_no_words() {
         "Freeze the API.\nNo exceptions."
     );
 }
+
+#[test]
+fn a_byte_order_mark_before_the_first_directive_hides_nothing() {
+    // Notepad saves UTF-8 with a mark: "\u{feff}## D-0001 …" was no heading, and its directive vanished
+    // without a word (audit 80).
+    let text = "\u{feff}## D-0001 · reprioritize · 2026-11-01T00:00:00Z\n\n> First.\n\n- target: issue acme/web#150\n- params: {\"priority\": \"p/0\"}\n- status: Active\n";
+    let parsed = parse(text);
+    assert!(parsed.problems.is_empty(), "{:#?}", parsed.problems);
+    let ds: Vec<_> = parsed.ledger.directives().collect();
+    assert_eq!(ds.len(), 1);
+    assert_eq!(ds[0].status, Status::Active, "a status in any case");
+    assert_eq!(
+        render(&parsed.ledger),
+        text,
+        "every byte kept, the mark too"
+    );
+    assert_eq!(next_id(text), DirectiveId(2));
+}
+
+#[test]
+fn a_merge_conflict_left_in_the_ledger_is_said_and_eats_no_entry() {
+    // Two PMs appended D-0002 at once; the merge was committed with git's markers in. A marker glued to
+    // the entry before it spoiled that entry (`by: amara <<<<<<< HEAD`), and `=======` after a line made
+    // it a heading (audit 80).
+    let entry = |id: &str, by: &str| {
+        format!(
+            "## {id} · note · 2026-11-0{}T00:00:00Z\n\n> From {by}.\n\n- status: active\n- by: {by}",
+            &id[5..]
+        )
+    };
+    let text = format!(
+        "{}\n<<<<<<< HEAD\n{}\n=======\n{}\n>>>>>>> theirs\n",
+        entry("D-0001", "amara"),
+        entry("D-0002", "ann"),
+        entry("D-0002", "bob"),
+    );
+    let parsed = parse(&text);
+    let ds: Vec<_> = parsed.ledger.directives().collect();
+    assert_eq!(ds.len(), 2, "{:#?}", parsed.problems);
+    assert_eq!(ds[0].by.as_deref(), Some("amara"));
+    assert_eq!(ds[1].by.as_deref(), Some("ann"));
+    let said: Vec<String> = parsed.problems.iter().map(ToString::to_string).collect();
+    assert_eq!(said.len(), 4, "{said:#?}");
+    for (line, marker) in [(7, "<<<<<<<"), (14, "======="), (21, ">>>>>>>")] {
+        assert!(
+            said.iter().any(|s| s.starts_with(&format!(
+                "ledger line {line}: a git merge-conflict marker ({marker})"
+            ))),
+            "{line}: {said:#?}"
+        );
+    }
+    assert!(
+        said.iter().any(
+            |s| s.starts_with("ledger line 15: duplicate directive id D-0002")
+                && s.contains("give this one the next free id, D-0003")
+        ),
+        "{said:#?}"
+    );
+    assert_eq!(render(&parsed.ledger), text, "every byte kept");
+    // A lone `=======` is Markdown's heading underline, not a marker.
+    assert!(parse("Notes\n=======\n").problems.is_empty());
+}
