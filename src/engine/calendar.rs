@@ -47,6 +47,12 @@ impl PersonCalendarSpec {
         if !works {
             return 0.0;
         }
+        self.hours_per_working_day(date)
+    }
+
+    /// Hours this person works on each working day about `date`: [`Self::hours_per_day`], or the
+    /// capacity directive's that covers `date` (the last one listed), whatever the day's leave.
+    pub(crate) fn hours_per_working_day(&self, date: NaiveDate) -> f64 {
         self.overrides
             .iter()
             .rev()

@@ -12,7 +12,7 @@ pub mod montecarlo;
 pub mod schedule;
 pub mod tjp;
 
-pub use calendar::{Calendar, DayIndex, PersonCalendarSpec};
+pub use calendar::{Calendar, CapacityOverride, DayIndex, PersonCalendarSpec};
 pub use calibrate::{Bias, Calibration, Sample};
 pub use fate::{Exposure, FateFeatures, FateModel};
 pub use montecarlo::{Adaptive, Distribution, Fate, MonteCarlo, Percentiles, SimulationResult};

@@ -75,6 +75,44 @@ fn quarters(hours: f64) -> u32 {
     ((hours * 4.0).round().max(0.0) as u32).min((24 - DAY_START_HOUR) * 4)
 }
 
+/// The `workinghours` of a person (or a shift of theirs) working `q` quarter hours on each of their
+/// working days from the start of the day: none at all when `q` is 0.
+fn working_hours(out: &mut String, spec: &PersonCalendarSpec, q: u32) {
+    let _ = writeln!(out, "  workinghours mon, tue, wed, thu, fri, sat, sun off");
+    let mut wd = spec.working_days.clone();
+    wd.sort_by_key(Weekday::num_days_from_monday);
+    wd.dedup();
+    let days: Vec<&str> = wd.iter().map(|w| crate::domain::weekday_name(*w)).collect();
+    if q > 0 && !days.is_empty() {
+        let stop = DAY_START_HOUR * 60 + q * 15;
+        let _ = writeln!(
+            out,
+            "  workinghours {} {DAY_START_HOUR}:00 - {}:{:02}",
+            days.join(", "),
+            stop / 60,
+            stop % 60
+        );
+    }
+}
+
+/// A person's quarter hours on each working day, period by period from `from` to `to`: (first day, the
+/// day after the last, quarters), each period as long as its hours hold.
+fn hour_periods(
+    spec: &PersonCalendarSpec,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Vec<(NaiveDate, NaiveDate, u32)> {
+    let mut out: Vec<(NaiveDate, NaiveDate, u32)> = Vec::new();
+    for d in from.iter_days().take_while(|d| *d < to) {
+        let q = quarters(spec.hours_per_working_day(d));
+        match out.last_mut() {
+            Some(last) if last.2 == q => last.1 = d + Days::new(1),
+            _ => out.push((d, d + Days::new(1), q)),
+        }
+    }
+    out
+}
+
 /// The `.tjp` text. `report` names the CSV report file (without extension) with each task's and each
 /// milestone's start and end; a milestone with no task is left out (TaskJuggler would put it on day 0).
 pub fn export(
@@ -111,24 +149,42 @@ pub fn export(
         out.push('\n');
     }
 
+    // Capacity directives give a person other hours for a while: each such period is a shift of that
+    // person's working days at those hours (a shift, not a daily cap: a cap lets TaskJuggler work the
+    // hours anywhere in a longer day, later than the plan does), a period of none a leave.
+    let periods: Vec<Vec<(NaiveDate, NaiveDate, u32)>> = people
+        .iter()
+        .map(|p| hour_periods(p.spec, day0, end))
+        .collect();
+    let base: Vec<u32> = people
+        .iter()
+        .map(|p| quarters(p.spec.hours_per_day))
+        .collect();
+    for (n, p) in people.iter().enumerate() {
+        let mut shifts: Vec<u32> = periods[n]
+            .iter()
+            .map(|(_, _, q)| *q)
+            .filter(|q| *q > 0 && *q != base[n])
+            .collect();
+        shifts.sort_unstable();
+        shifts.dedup();
+        for q in shifts {
+            let _ = writeln!(
+                out,
+                "shift r{n}q{q} \"{} at {}h\" {{",
+                quote(p.name),
+                f64::from(q) / 4.0
+            );
+            working_hours(&mut out, p.spec, q);
+            let _ = writeln!(out, "}}");
+        }
+    }
     for (n, p) in people.iter().enumerate() {
         let _ = writeln!(out, "resource r{n} \"{}\" {{", quote(p.name));
-        let _ = writeln!(out, "  workinghours mon, tue, wed, thu, fri, sat, sun off");
-        let q = quarters(p.spec.hours_per_day);
-        if q > 0 {
-            let mut wd = p.spec.working_days.clone();
-            wd.sort_by_key(Weekday::num_days_from_monday);
-            wd.dedup();
-            let days: Vec<&str> = wd.iter().map(|w| crate::domain::weekday_name(*w)).collect();
-            if !days.is_empty() {
-                let stop = DAY_START_HOUR * 60 + q * 15;
-                let _ = writeln!(
-                    out,
-                    "  workinghours {} {DAY_START_HOUR}:00 - {}:{:02}",
-                    days.join(", "),
-                    stop / 60,
-                    stop % 60
-                );
+        working_hours(&mut out, p.spec, base[n]);
+        for (a, b, q) in &periods[n] {
+            if *q > 0 && *q != base[n] {
+                let _ = writeln!(out, "  shifts r{n}q{q} {a} - {b}");
             }
         }
         // TaskJuggler's leave intervals end before their second date.
@@ -144,6 +200,12 @@ pub fn export(
         if let Some(e) = p.spec.ends.filter(|e| *e < end) {
             leaves.push((e + Days::new(1), end));
         }
+        leaves.extend(
+            periods[n]
+                .iter()
+                .filter(|(_, _, q)| *q == 0 && base[n] > 0)
+                .map(|(a, b, _)| (*a, *b)),
+        );
         leaves.sort();
         for (a, b) in leaves {
             let (a, b) = (a.max(day0), b.min(end));

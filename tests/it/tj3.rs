@@ -14,7 +14,7 @@ use crate::support::external;
 
 use chrono::{Days, NaiveDate, Weekday};
 use commitea::engine::tjp::{self, TjpPerson, TjpTask};
-use commitea::engine::{Calendar, PersonCalendarSpec, Prepared, Project, Task};
+use commitea::engine::{Calendar, CapacityOverride, PersonCalendarSpec, Prepared, Project, Task};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 
@@ -52,6 +52,20 @@ fn random_people(rng: &mut Xoshiro256PlusPlus, n: usize) -> Vec<PersonCalendarSp
             }
             let starts =
                 (rng.random_range(0..5) == 0).then(|| day0() + Days::new(rng.random_range(1..15)));
+            // Capacity directives: a while at other hours (none, fewer, more), one open-ended.
+            let mut overrides = Vec::new();
+            for _ in 0..rng.random_range(0..3) {
+                let from = day0() + Days::new(rng.random_range(0..50));
+                let to =
+                    (rng.random_range(0..4) > 0).then(|| from + Days::new(rng.random_range(3..30)));
+                overrides.push(CapacityOverride {
+                    from,
+                    to,
+                    // Away for good would leave their work undone in both.
+                    hours_per_day: [0.0, 2.0, 3.5, 9.0]
+                        [rng.random_range(usize::from(to.is_none())..4)],
+                });
+            }
             PersonCalendarSpec {
                 hours_per_day: [4.0, 5.0, 6.0, 8.0][rng.random_range(0..4)],
                 working_days,
@@ -59,7 +73,7 @@ fn random_people(rng: &mut Xoshiro256PlusPlus, n: usize) -> Vec<PersonCalendarSp
                 time_off,
                 starts,
                 ends: None,
-                overrides: vec![],
+                overrides,
             }
         })
         .collect()
