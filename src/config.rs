@@ -624,7 +624,7 @@ impl Default for ModelsConfig {
 pub struct ModelEndpoint {
     /// Base URL, the part before `/chat/completions`: `http://127.0.0.1:11434/v1` for a local Ollama.
     pub url: String,
-    /// The model's name, as the server knows it (`gemma3:4b`).
+    /// The model's name, as the server knows it (`qwen3:4b`).
     pub model: String,
     /// The environment variable that holds the API key, if the server needs one (sent as a bearer token).
     pub api_key_env: Option<String>,
@@ -643,7 +643,8 @@ impl Default for ModelEndpoint {
             model: DEFAULT_SMALL_MODEL.to_owned(),
             api_key_env: None,
             timeout_seconds: TimeoutSeconds(180),
-            max_tokens: ReplyTokens(2048),
+            // A thinking model's reasoning counts against it (Ollama's `num_predict`).
+            max_tokens: ReplyTokens(4096),
             temperature: Temperature(0.0),
         }
     }
@@ -651,8 +652,10 @@ impl Default for ModelEndpoint {
 
 /// A local Ollama's OpenAI-compatible endpoint.
 pub(crate) const DEFAULT_MODEL_URL: &str = "http://127.0.0.1:11434/v1";
-/// The default small model: Gemma 3, 4B parameters, as Ollama names it.
-pub(crate) const DEFAULT_SMALL_MODEL: &str = "gemma3:4b";
+/// The default small model: Qwen3, 4B parameters, as Ollama names it. It calls tools, which every
+/// question needs (Ollama refuses a request with tools for a model without them, Gemma 3's 4B among
+/// them: "does not support tools").
+pub(crate) const DEFAULT_SMALL_MODEL: &str = "qwen3:4b";
 
 /// A day of the week, written `mon`..`sun` (or the full English name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -1460,7 +1463,7 @@ mod tests {
     fn models_default_to_a_local_ollama_and_no_big_model() {
         let c = parse("").unwrap();
         assert_eq!(c.models.small.url, "http://127.0.0.1:11434/v1");
-        assert_eq!(c.models.small.model, "gemma3:4b");
+        assert_eq!(c.models.small.model, "qwen3:4b");
         assert_eq!(c.models.small.api_key_env, None);
         assert!(c.models.big.is_none());
         let c = parse(
@@ -1469,7 +1472,7 @@ mod tests {
         .unwrap();
         let big = c.models.big.unwrap();
         assert_eq!((big.model.as_str(), big.timeout_seconds.0), ("big", 60));
-        assert_eq!(big.max_tokens.0, 2048, "unset keys take their defaults");
+        assert_eq!(big.max_tokens.0, 4096, "unset keys take their defaults");
         assert_eq!(c.models.max_turns.0, 4);
         let err = parse("models:\n  small: { timeout_seconds: 0 }\n")
             .unwrap_err()

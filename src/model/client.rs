@@ -43,6 +43,8 @@ impl Endpoint {
         env: &[(String, String)],
     ) -> Result<Self, ModelError> {
         let base = cfg.url.trim().trim_end_matches('/');
+        // The endpoint's own address pasted whole (`…/v1/chat/completions`) is its base too.
+        let base = base.strip_suffix("/chat/completions").unwrap_or(base);
         let bad = |reason: &str| ModelError::Setting {
             setting: format!("{setting}.url"),
             reason: reason.to_owned(),
@@ -252,8 +254,11 @@ pub struct Client {
     http: reqwest::blocking::Client,
 }
 
-/// How long to wait before the one retry of a server error.
+/// How long to wait before the one retry of a server error that names no wait.
 const RETRY_PAUSE: Duration = Duration::from_millis(500);
+
+/// The longest `Retry-After` waited for before the one retry; a longer one is said instead.
+const RETRY_AFTER_CAP: Duration = Duration::from_secs(30);
 
 impl Client {
     /// A client for `endpoint`.
@@ -265,6 +270,9 @@ impl Client {
             .timeout(endpoint.timeout)
             .connect_timeout(endpoint.timeout.min(Duration::from_secs(10)))
             .user_agent(concat!("commitea/", env!("CARGO_PKG_VERSION")))
+            // A redirect turns the POST into a GET (301, 302) and drops the key across hosts: said,
+            // with where it points, rather than followed into a 405.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| ModelError::Setting {
                 setting: endpoint.setting.to_owned(),
@@ -298,8 +306,18 @@ impl Client {
         let body = self.body(messages, tools);
         match self.send(&body) {
             Err(e) if e.retryable() => {
-                tracing::warn!("{e}; trying once more");
-                std::thread::sleep(RETRY_PAUSE);
+                let pause = match &e {
+                    ModelError::Status {
+                        retry_after: Some(s),
+                        ..
+                    } => Duration::from_secs(*s),
+                    _ => RETRY_PAUSE,
+                };
+                if pause > RETRY_AFTER_CAP.min(self.endpoint.timeout) {
+                    return Err(e);
+                }
+                tracing::warn!("{e}; trying once more in {} s", pause.as_secs_f64());
+                std::thread::sleep(pause);
                 self.send(&body)
             }
             other => other,
@@ -314,6 +332,29 @@ impl Client {
         }
         let response = request.send().map_err(|e| self.transport(&e))?;
         let status = response.status();
+        if status.is_redirection() {
+            let to = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|l| l.to_str().ok())
+                .map(|l| scrub(l, self.endpoint.key.as_ref()))
+                .unwrap_or_else(|| "another address".to_owned());
+            return Err(ModelError::Status {
+                setting,
+                status: status.as_u16(),
+                message: format!(
+                    "it sends the request on to {}; set {setting}.url to where it points (CommiTea does \
+                     not follow: a redirect turns the request into a GET and drops the key)",
+                    crate::limits::excerpt_long(&to)
+                ),
+                retry_after: None,
+            });
+        }
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
         let mut bytes = Vec::new();
         let limit = crate::limits::MODEL_REPLY_BYTES;
         response
@@ -336,19 +377,50 @@ impl Client {
             return Err(ModelError::TooLong { setting, limit });
         }
         if !status.is_success() {
+            let said = server_message(&bytes, self.endpoint.key.as_ref());
+            let hint = self.hint(status.as_u16(), &said);
             return Err(ModelError::Status {
                 setting,
                 status: status.as_u16(),
-                message: server_message(&bytes, self.endpoint.key.as_ref()),
+                message: format!("{said}{hint}"),
+                retry_after,
             });
         }
         let value: Value = serde_json::from_slice(&bytes).map_err(|e| ModelError::BadReply {
             setting,
             reason: scrub(
-                &format!("the answer is not JSON ({e})"),
+                &if String::from_utf8_lossy(&bytes)
+                    .trim_start()
+                    .starts_with("data:")
+                {
+                    "it streamed its answer (text/event-stream), which was not asked for".to_owned()
+                } else {
+                    format!("the answer is not JSON ({e})")
+                },
                 self.endpoint.key.as_ref(),
             ),
         })?;
+        // An error in a 200 (OpenRouter's, when the provider fails mid-answer): said as the status it
+        // names, so that a server error is retried like one.
+        if value.get("choices").is_none()
+            && let Some(error) = value.get("error")
+        {
+            let status = error
+                .get("code")
+                .and_then(Value::as_u64)
+                .and_then(|c| u16::try_from(c).ok())
+                .filter(|c| (400..600).contains(c))
+                .unwrap_or(502);
+            return Err(ModelError::Status {
+                setting,
+                status,
+                message: format!(
+                    "{} (in a 200 answer)",
+                    server_message(&bytes, self.endpoint.key.as_ref())
+                ),
+                retry_after,
+            });
+        }
         let reply = parse_reply(&value).map_err(|reason| ModelError::BadReply {
             setting,
             reason: scrub(&reason, self.endpoint.key.as_ref()),
@@ -360,6 +432,33 @@ impl Client {
             });
         }
         Ok(reply)
+    }
+
+    /// What to do about an error status, where its words tell: a wrong address, a model that cannot
+    /// call tools.
+    fn hint(&self, status: u16, said: &str) -> String {
+        let setting = self.endpoint.setting;
+        if status == 404 && said.contains("model") && said.contains("not found") {
+            format!(
+                "; check {setting}.model: the server has no model \"{}\" (with Ollama: ollama pull {})",
+                self.endpoint.model, self.endpoint.model
+            )
+        } else if status == 404 {
+            format!(
+                "; check {setting}.url ({}): an OpenAI-compatible server's address usually ends in /v1, \
+                 and CommiTea adds /chat/completions",
+                self.endpoint.chat_url.trim_end_matches("/chat/completions")
+            )
+        } else if said.contains("does not support tools") {
+            format!(
+                "; {} cannot call tools on this server, which CommiTea's questions need: set \
+                 {setting}.model to one that can (Ollama lists them under \"tools\": qwen3:4b, \
+                 llama3.1:8b)",
+                self.endpoint.model
+            )
+        } else {
+            String::new()
+        }
     }
 
     /// A transport error in words, without the URL's query or anything secret.
@@ -418,7 +517,7 @@ fn server_message(bytes: &[u8], key: Option<&Secret>) -> String {
             .or_else(|| v.get("error"))
             .or_else(|| v.get("message"))
             .or_else(|| v.get("detail"))
-            .and_then(Value::as_str)
+            .and_then(|m| m.as_str().or_else(|| m.pointer("/0/msg")?.as_str()))
             .map(str::to_owned)
     });
     crate::limits::excerpt_long(&scrub(said.as_deref().unwrap_or(&text), key))
@@ -436,6 +535,19 @@ fn content_text(v: Option<&Value>) -> Option<String> {
             Some(text)
         }
         _ => None,
+    }
+}
+
+/// Content without the reasoning a thinking model writes before its answer (`<think>…</think>`, which
+/// Qwen3 and DeepSeek-R1 put in `content` where the server does not split it out): it is not the
+/// answer, is not checked or shown, and is not sent back. An unclosed `<think>` is all reasoning.
+fn without_thinking(content: &str) -> &str {
+    let t = content.trim_start();
+    match t.strip_prefix("<think>") {
+        Some(rest) => rest
+            .split_once("</think>")
+            .map_or("", |(_, answer)| answer.trim_start()),
+        None => content,
     }
 }
 
@@ -537,7 +649,9 @@ pub(crate) fn parse_reply(v: &Value) -> Result<Reply, String> {
     Ok(Reply {
         message: Message {
             role: Role::Assistant,
-            content: content_text(message.get("content")).filter(|c| !c.trim().is_empty()),
+            content: content_text(message.get("content"))
+                .map(|c| without_thinking(&c).to_owned())
+                .filter(|c| !c.trim().is_empty()),
             tool_calls: calls,
             tool_call_id: None,
         },
@@ -549,6 +663,31 @@ pub(crate) fn parse_reply(v: &Value) -> Result<Reply, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_thinking_models_reasoning_is_not_its_answer() {
+        let r = reply(json!({"choices": [{"message": {"role": "assistant",
+            "content": "<think>\nShape: {\"kind\": \"capacity\"} and 17 issues.\n</think>\n\n{\"kind\": \"note\"}"},
+            "finish_reason": "stop"}]}));
+        assert_eq!(r.message.content.as_deref(), Some("{\"kind\": \"note\"}"));
+        // Unclosed: all of it reasoning, so no text; without a think block the content is as sent.
+        let r = reply(json!({"choices": [{"message": {"content": "<think>I wonder"}}]}));
+        assert_eq!(r.message.content, None);
+        assert_eq!(
+            without_thinking(" Fine <think>x</think>"),
+            " Fine <think>x</think>"
+        );
+    }
+
+    #[test]
+    fn the_endpoints_whole_address_pasted_is_read_as_its_base() {
+        let cfg = crate::config::ModelEndpoint {
+            url: "http://127.0.0.1:11434/v1/chat/completions/".into(),
+            ..crate::config::ModelEndpoint::default()
+        };
+        let e = Endpoint::new("models.small", &cfg, &[]).unwrap();
+        assert_eq!(e.chat_url, "http://127.0.0.1:11434/v1/chat/completions");
+    }
 
     fn reply(v: Value) -> Reply {
         parse_reply(&v).unwrap()

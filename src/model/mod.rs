@@ -103,6 +103,8 @@ pub enum ModelError {
         status: u16,
         /// An excerpt of what it said.
         message: String,
+        /// How long it asked to be left alone (`Retry-After`, in seconds), if it said.
+        retry_after: Option<u64>,
     },
     /// The answer did not end within the byte limit.
     #[error(
@@ -206,7 +208,7 @@ mod tests {
                 .unwrap()
                 .endpoint()
                 .model,
-            "gemma3:4b"
+            "qwen3:4b"
         );
         let e = client_for(&config, Task::Capture, &[])
             .unwrap_err()

@@ -276,6 +276,10 @@ fn faults_are_clear_errors_or_repairs_and_never_a_write_without_approval() {
             "5xx once is retried",
             vec![
                 Exchange::new(Match::any(), Reply::status(500, "hiccup")),
+                Exchange::new(
+                    Match::any(),
+                    Reply::tool_call("query_project", json!({"view": "focus"})),
+                ),
                 Exchange::new(Match::any(), Reply::text("Nothing to report.")),
             ],
             0,
@@ -362,6 +366,117 @@ fn faults_are_clear_errors_or_repairs_and_never_a_write_without_approval() {
             )],
             1,
             "x ***",
+        ),
+        (
+            // Ollama: a model without the "tools" capability (gemma3:4b) is refused whole.
+            "a model that cannot call tools",
+            vec![Exchange::new(
+                Match::any(),
+                Reply::status(
+                    400,
+                    "registry.ollama.ai/library/gemma3:4b does not support tools",
+                ),
+            )],
+            1,
+            "set models.small.model to one that can",
+        ),
+        (
+            "a wrong address",
+            vec![Exchange::new(
+                Match::any(),
+                Reply::status(404, "404 page not found"),
+            )],
+            1,
+            "usually ends in /v1",
+        ),
+        (
+            // A proxy moving http to https: followed, the POST became a GET and a 405.
+            "a redirect",
+            vec![Exchange::new(
+                Match::any(),
+                Reply::Json(301, json!({}))
+                    .with_header("Location", "https://models.example/v1/chat/completions"),
+            )],
+            1,
+            "sends the request on to https://models.example/v1/chat/completions; set models.small.url",
+        ),
+        (
+            // OpenRouter: a provider failing mid-answer is a 200 with an error, retried as its code says.
+            "an error in a 200, twice",
+            vec![
+                Exchange::new(
+                    Match::any(),
+                    Reply::json(
+                        json!({"error": {"message": "Provider returned error", "code": 502}}),
+                    ),
+                ),
+                Exchange::new(
+                    Match::any(),
+                    Reply::json(
+                        json!({"error": {"message": "Provider returned error", "code": 502}}),
+                    ),
+                ),
+            ],
+            1,
+            "answered 502: Provider returned error (in a 200 answer)",
+        ),
+        (
+            "a 429 whose wait is too long",
+            vec![Exchange::new(
+                Match::any(),
+                Reply::status(429, "Rate limit reached").with_header("Retry-After", "120"),
+            )],
+            1,
+            "answered 429: Rate limit reached",
+        ),
+        (
+            // Qwen3 or DeepSeek-R1 where the server leaves the reasoning in the content: its numbers
+            // are not the answer's, and the call written as text is no read.
+            "a tool call written as text, twice",
+            vec![
+                Exchange::new(
+                    Match::any(),
+                    Reply::text(
+                        "<think>\nThey ask about 17 issues due 2031-02-03.\n</think>\n<tool_call>\n{\"name\": \"query_project\", \"arguments\": {\"view\": \"focus\"}}\n</tool_call>",
+                    ),
+                ),
+                Exchange::new(
+                    Match::last("without reading the project"),
+                    Reply::text("<tool_call>{\"name\": \"query_project\"}</tool_call>"),
+                ),
+            ],
+            0,
+            "\"fallback\":\"the model's answer came without reading the project through its tools, twice\"",
+        ),
+        (
+            "a 429 with a short wait is waited for",
+            vec![
+                Exchange::new(
+                    Match::any(),
+                    Reply::status(429, "Rate limit reached").with_header("Retry-After", "1"),
+                ),
+                Exchange::new(
+                    Match::any(),
+                    Reply::tool_call("query_project", json!({"view": "focus"})),
+                ),
+                Exchange::new(Match::any(), Reply::text("Nothing to report.")),
+            ],
+            0,
+            "Nothing to report.",
+        ),
+        (
+            // Failing after the project was read leaves what was read, in words.
+            "a server that fails after the read",
+            vec![
+                Exchange::new(
+                    Match::any(),
+                    Reply::tool_call("query_project", json!({"view": "focus"})),
+                ),
+                Exchange::new(Match::any(), Reply::status(503, "overloaded")),
+                Exchange::new(Match::any(), Reply::status(503, "overloaded")),
+            ],
+            0,
+            "\"fallback\":\"the model server of models.small answered 503: overloaded\"",
         ),
         (
             "an answer that is not a chat completion",

@@ -87,6 +87,8 @@ pub enum Reply {
     Delay(Duration, Box<Reply>),
     /// A 200 whose body never ends: bytes until the client hangs up.
     Endless,
+    /// The reply with these headers added (`Retry-After`, `Location`).
+    Headers(Vec<(String, String)>, Box<Reply>),
 }
 
 impl Reply {
@@ -137,6 +139,17 @@ impl Reply {
     /// This reply after `d`.
     pub fn delay(d: Duration, then: Reply) -> Self {
         Self::Delay(d, Box::new(then))
+    }
+
+    /// This reply with the header `name: value`.
+    pub fn with_header(self, name: &str, value: &str) -> Self {
+        match self {
+            Self::Headers(mut h, r) => {
+                h.push((name.to_owned(), value.to_owned()));
+                Self::Headers(h, r)
+            }
+            r => Self::Headers(vec![(name.to_owned(), value.to_owned())], Box::new(r)),
+        }
     }
 }
 
@@ -309,11 +322,23 @@ fn serve(stream: &TcpStream, shared: &Shared) {
 }
 
 fn answer(stream: &TcpStream, reply: Reply, shared: &Shared) {
+    answer_with(stream, reply, shared, Vec::new());
+}
+
+fn answer_with(stream: &TcpStream, reply: Reply, shared: &Shared, headers: Vec<(String, String)>) {
     match reply {
-        Reply::Json(status, v) => http::write_response(stream, &Response::json(status, &v)),
+        Reply::Json(status, v) => {
+            let mut r = Response::json(status, &v);
+            r.headers.extend(headers);
+            http::write_response(stream, &r);
+        }
+        Reply::Headers(mut more, then) => {
+            more.extend(headers);
+            answer_with(stream, *then, shared, more);
+        }
         Reply::Delay(d, then) => {
             std::thread::sleep(d);
-            answer(stream, *then, shared);
+            answer_with(stream, *then, shared, headers);
         }
         Reply::Endless => {
             use std::io::Write;
