@@ -400,7 +400,12 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         .map(ToString::to_string)
         .collect();
     for n in &not_on_gitea {
-        if let Some(d) = directives.recent.iter_mut().find(|d| d.id == n.directive) {
+        if let Some(d) = directives
+            .recent
+            .iter_mut()
+            .chain(&mut directives.earlier_in_force)
+            .find(|d| d.id == n.directive)
+        {
             d.not_on_gitea.clone_from(&n.differs);
         }
     }

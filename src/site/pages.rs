@@ -24,7 +24,8 @@ pub struct PageContext<'a> {
     pub runway: &'a Runway,
     /// The directives view.
     pub directives: &'a crate::views::directives::Directives,
-    /// The recent directives with their targets as links and their moments as labels.
+    /// The recent directives, then the earlier ones still in force, with their targets as links and
+    /// their moments as labels.
     pub directive_rows: Vec<DirectiveRow<'a>>,
     /// The runway's milestones with display labels and cone positions.
     pub milestones: Vec<MilestoneRow<'a>>,
@@ -446,16 +447,21 @@ pub struct DirectiveRow<'a> {
     pub target_link: Option<super::detail::Link>,
     /// When it was given: `2026-11-25 10:00 UTC`.
     pub at_label: String,
+    /// Whether it is the first of the earlier directives in force (the page starts their list there).
+    pub first_earlier: bool,
 }
 
-/// The recent directives as the Directives page shows them: each target linked as the Changes page links
-/// it, or named in plain text when the site has no detail pages.
+/// The recent directives, then the earlier ones in force, as the Directives page shows them: each target
+/// linked as the Changes page links it, or named in plain text when the site has no detail pages.
 fn directive_rows(data: &SiteData) -> Vec<DirectiveRow<'_>> {
     let ledger = data.detail.as_ref().map(|d| &d.changes.directives);
+    let recent = data.directives.recent.len();
     data.directives
         .recent
         .iter()
-        .map(|d| {
+        .chain(&data.directives.earlier_in_force)
+        .enumerate()
+        .map(|(i, d)| {
             let linked = ledger
                 .and_then(|l| l.iter().find(|r| r.directive.id == d.id))
                 .and_then(|r| r.target_link.clone());
@@ -478,6 +484,7 @@ fn directive_rows(data: &SiteData) -> Vec<DirectiveRow<'_>> {
                 directive: d,
                 target_link: linked.or_else(plain),
                 at_label: super::text::moment(&d.at),
+                first_earlier: i == recent,
             }
         })
         .collect()

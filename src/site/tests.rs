@@ -272,6 +272,8 @@ fn data() -> SiteData {
                 not_on_gitea: vec![format!("acme/app#7 is p/0 by it and {NASTY} on Gitea")],
                 skipped: Some(format!("target issue {NASTY} does not exist")),
             }],
+            earlier_in_force: Vec::new(),
+            earlier_omitted: 0,
             also_pending: Vec::new(),
             problems: vec![format!("ledger line 9: unknown directive kind \"{NASTY}\"")],
         },

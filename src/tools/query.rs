@@ -404,6 +404,9 @@ fn render(
             let mut d = c.directives.clone();
             // Newest first: the limit keeps the newest.
             d.recent.truncate(limit);
+            let earlier = d.earlier_in_force.len();
+            d.earlier_in_force.truncate(limit);
+            d.earlier_omitted += earlier - d.earlier_in_force.len();
             if let Some(p) = d.pending.as_mut() {
                 let total = p.consequence.len();
                 p.consequence.truncate(limit);

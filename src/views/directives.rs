@@ -28,6 +28,14 @@ pub struct Directives {
     pub also_pending: Vec<AlsoPending>,
     /// The newest directives first, at most [`RECENT_LIMIT`].
     pub recent: Vec<RecentDirective>,
+    /// Older directives that still change the plan (active, and not a note), newest first: a directive
+    /// given long ago and in force is never out of sight.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier_in_force: Vec<RecentDirective>,
+    /// How many older entries neither list shows (notes, withdrawn and superseded ones): they are in
+    /// `pm-state.md`.
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub earlier_omitted: usize,
     /// What is wrong in the ledger, one line each.
     pub problems: Vec<String>,
 }
@@ -124,35 +132,39 @@ pub fn directives(
         })
         .collect();
     let parsed = parse::parse(ledger.unwrap_or(""));
-    let mut recent: Vec<_> = parsed.ledger.directives().collect();
-    recent.sort_by(|a, b| b.at.cmp(&a.at).then(b.id.cmp(&a.id)));
-    let recent = recent
-        .into_iter()
-        .take(RECENT_LIMIT)
-        .map(|d| {
-            let (target_kind, target_id) = d.target.as_ref().map(|t| t.parts()).unzip();
-            RecentDirective {
-                id: d.id.to_string(),
-                kind: d.kind.to_string(),
-                at: d.at.to_rfc3339_opts(SecondsFormat::AutoSi, true),
-                quote: d.quote.clone(),
-                target: d.target.as_ref().map(ToString::to_string),
-                target_kind: target_kind.map(str::to_owned),
-                target_id,
-                target_title: snapshot
-                    .zip(d.target.as_ref())
-                    .and_then(|(s, t)| title(s, t)),
-                effect: d.params.describe(),
-                rationale: d.rationale.clone(),
-                status: d.status.to_string(),
-                by: d.by.clone(),
-                // Known only to a run, which compares the plan with Gitea and the pending op files.
-                not_on_gitea: Vec::new(),
-                skipped: skipped.get(&d.line).cloned(),
-            }
-        })
-        .collect();
+    let mut all: Vec<_> = parsed.ledger.directives().collect();
+    all.sort_by(|a, b| b.at.cmp(&a.at).then(b.id.cmp(&a.id)));
+    let older = all.split_off(all.len().min(RECENT_LIMIT));
+    let (in_force, omitted): (Vec<_>, Vec<_>) = older.into_iter().partition(|d| {
+        d.status == crate::ledger::format::Status::Active
+            && d.kind != crate::ledger::format::DirectiveKind::Note
+    });
+    let entry = |d: &crate::ledger::format::DirectiveEntry| {
+        let (target_kind, target_id) = d.target.as_ref().map(|t| t.parts()).unzip();
+        RecentDirective {
+            id: d.id.to_string(),
+            kind: d.kind.to_string(),
+            at: d.at.to_rfc3339_opts(SecondsFormat::AutoSi, true),
+            quote: d.quote.clone(),
+            target: d.target.as_ref().map(ToString::to_string),
+            target_kind: target_kind.map(str::to_owned),
+            target_id,
+            target_title: snapshot
+                .zip(d.target.as_ref())
+                .and_then(|(s, t)| title(s, t)),
+            effect: d.params.describe(),
+            rationale: d.rationale.clone(),
+            status: d.status.to_string(),
+            by: d.by.clone(),
+            // Known only to a run, which compares the plan with Gitea and the pending op files.
+            not_on_gitea: Vec::new(),
+            skipped: skipped.get(&d.line).cloned(),
+        }
+    };
     Directives {
+        recent: all.into_iter().map(entry).collect(),
+        earlier_in_force: in_force.into_iter().map(entry).collect(),
+        earlier_omitted: omitted.len(),
         also_pending,
         pending: newest.map(|p| Pending {
             id: p.id,
@@ -162,7 +174,6 @@ pub fn directives(
             ops: p.ops,
             approved: false,
         }),
-        recent,
         problems: parsed
             .problems
             .iter()

@@ -2296,3 +2296,54 @@ fn milestones_of_one_title_keep_their_standup_links_and_moves() {
         );
     }
 }
+
+#[test]
+fn a_directive_in_force_stays_in_sight_however_many_come_after_it() {
+    // The view listed the 20 newest entries: after 25 notes, a priority the plan still follows was on
+    // no page (audit 80).
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    let mut ledger = std::fs::read_to_string(dir.join("pm-state.md")).unwrap();
+    ledger.push_str(
+        "\n## D-0001 · reprioritize · 2026-11-01T10:00:00Z\n\n> acme/api#102 first.\n\n\
+         - target: issue acme/api#102\n- params: {\"priority\": 0}\n- status: active\n",
+    );
+    for n in 2..=27 {
+        ledger.push_str(&format!(
+            "\n## D-{n:04} · note · 2026-11-26T10:{n:02}:00Z\n\n> Note {n}.\n\n- status: active\n"
+        ));
+    }
+    std::fs::write(dir.join("pm-state.md"), ledger).unwrap();
+    let mut options = run_options(dir);
+    options.render = true;
+    commitea::pipeline::run(&options).unwrap();
+    let v = tools::call(
+        &ctx(dir),
+        "query_project",
+        &json!({"view": "directives", "filters": {"limit": 100}}),
+    )
+    .unwrap();
+    let ids = |list: &Value| -> Vec<String> {
+        list.as_array()
+            .map(|l| {
+                l.iter()
+                    .map(|d| d["id"].as_str().unwrap().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let recent = ids(&v["recent"]);
+    assert_eq!((recent.len(), recent[19].as_str()), (20, "D-0008"), "{v}");
+    // The earlier one that changes the plan; the notes counted.
+    assert_eq!(ids(&v["earlierInForce"]), ["D-0001"], "{v}");
+    assert_eq!(v["earlierOmitted"], 6, "D-0002..D-0007, notes: {v}");
+    let page = std::fs::read_to_string(dir.join("public/directives.html")).unwrap();
+    let earlier_at = page
+        .find("Earlier directives still in force")
+        .expect("the section");
+    assert!(page[earlier_at..].contains("id=\"D-0001\""));
+    assert!(page[..earlier_at].contains("id=\"D-0027\""));
+    assert!(page.contains(
+        "6 earlier entries (notes, withdrawn or superseded ones) are in <code>pm-state.md</code>"
+    ));
+}
