@@ -494,14 +494,19 @@ pub(crate) fn entries_not_on_branch(checkout: Option<&str>, branch: Option<&str>
         .collect()
 }
 
-fn warn_uncommitted_ledger(checkout: Option<&str>, branch: Option<&str>) {
-    let (mine, theirs) = (entries(checkout), entries(branch));
-    let new = entries_not_on_branch(checkout, branch);
-    let edited: Vec<&str> = mine
-        .iter()
+/// The ids of the directives the `checkout`'s ledger has edited from the `branch`'s (a status line).
+fn entries_edited(checkout: Option<&str>, branch: Option<&str>) -> Vec<String> {
+    let theirs = entries(branch);
+    entries(checkout)
+        .into_iter()
         .filter(|(id, raw)| theirs.iter().any(|(t, r)| t == id && r != raw))
-        .map(|(id, _)| id.as_str())
-        .collect();
+        .map(|(id, _)| id)
+        .collect()
+}
+
+fn warn_uncommitted_ledger(checkout: Option<&str>, branch: Option<&str>) {
+    let new = entries_not_on_branch(checkout, branch);
+    let edited = entries_edited(checkout, branch);
     let file = crate::state::LEDGER_FILE;
     if !new.is_empty() {
         tracing::warn!(
@@ -538,24 +543,57 @@ fn warn_uncommitted_ledger(checkout: Option<&str>, branch: Option<&str>) {
     }
 }
 
-/// Says which op files are only in the checkout: the apply stage carries out what is on the branch.
-fn warn_checkout_only_ops(
+/// The op files under `ops/pending/` (`pending`, those that read) that the branch does not have, by
+/// file name.
+fn ops_not_on_branch(
     layout: &Layout,
     pending: &[crate::ops::OpFile],
-) -> Result<(), PipelineError> {
+) -> Result<Vec<String>, PipelineError> {
     if !layout.root().join(".git").exists() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let repo = git::open_or_init(layout.root())?;
     let on_branch: Vec<String> = match git::head(&repo) {
         Some(head) => git::list_dir(&repo, head, crate::ops::PENDING_PATH)?,
         None => Vec::new(),
     };
-    let only_here: Vec<String> = pending
+    Ok(pending
         .iter()
         .map(|f| format!("{}.yaml", f.id))
         .filter(|name| !on_branch.contains(name))
+        .collect())
+}
+
+/// What the checkout proposes that is not committed, in words (`pm-state.md: D-0008 (new)`,
+/// `ops/pending/C-0004.yaml`): a site drawn from the checkout shows it as pending.
+pub fn uncommitted_proposals(layout: &Layout) -> Result<Vec<String>, PipelineError> {
+    let branch = branch_ledger(layout)?;
+    let checkout = crate::ledger::read(&layout.ledger())?;
+    let file = crate::state::LEDGER_FILE;
+    let mut out: Vec<String> = entries_not_on_branch(checkout.as_deref(), branch.as_deref())
+        .into_iter()
+        .map(|id| format!("{file}: {id} (new)"))
+        .chain(
+            entries_edited(checkout.as_deref(), branch.as_deref())
+                .into_iter()
+                .map(|id| format!("{file}: {id} (edited)")),
+        )
         .collect();
+    let (pending, _) = crate::ops::read_pending(layout)?;
+    out.extend(
+        ops_not_on_branch(layout, &pending)?
+            .into_iter()
+            .map(|name| format!("{}/{name}", crate::ops::PENDING_PATH)),
+    );
+    Ok(out)
+}
+
+/// Says which op files are only in the checkout: the apply stage carries out what is on the branch.
+fn warn_checkout_only_ops(
+    layout: &Layout,
+    pending: &[crate::ops::OpFile],
+) -> Result<(), PipelineError> {
+    let only_here = ops_not_on_branch(layout, pending)?;
     if !only_here.is_empty() {
         tracing::warn!(
             "{} only in the checkout ({}): {}; `commitea propose` sends {} for approval",

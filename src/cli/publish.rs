@@ -13,6 +13,10 @@ pub struct Args {
     /// The branch the site goes on.
     #[arg(long, default_value = "pages")]
     branch: String,
+    /// Publish a site drawn from a checkout whose ledger or op files have changes not committed (they
+    /// show on its Changes and Directives pages as pending).
+    #[arg(long)]
+    allow_uncommitted: bool,
 }
 
 /// Commits `site.output` as the whole tree of the branch (one commit per change, on top of the last)
@@ -26,6 +30,17 @@ pub fn run(a: Args) -> CommandResult {
         return Err(CommandError::Input(format!(
             "{} has no site: run `commitea run` or `commitea render` first",
             out.display()
+        )));
+    }
+    // A site rendered from the checkout shows its proposals as pending: a draft not yet proposed would
+    // be published to everyone who reads the pages (audit 80).
+    let drafts = crate::pipeline::uncommitted_proposals(&layout)?;
+    if !drafts.is_empty() && !a.allow_uncommitted {
+        return Err(CommandError::Input(format!(
+            "the checkout has proposals that are not committed ({}), and a site rendered here shows them \
+             as pending: commit and propose them (`commitea propose`) or set them aside, render again, \
+             then publish; or publish them as they are with --allow-uncommitted",
+            drafts.join(", ")
         )));
     }
     let repo = crate::state::git::open_or_init(layout.root())?;

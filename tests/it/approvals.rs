@@ -3045,6 +3045,36 @@ fn a_new_issue_gitea_files_without_its_labels_and_milestone_says_so() {
 }
 
 #[test]
+fn publish_refuses_a_site_that_shows_proposals_not_yet_committed() {
+    // A site rendered from a checkout shows its new ledger entries and op files as pending: published,
+    // a draft nobody proposed went to everyone who reads the pages (audit 80).
+    let s = setup(&DemoSpec::scaled(40));
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let ledger = std::fs::read_to_string(s.work.join("pm-state.md")).unwrap();
+    std::fs::write(
+        s.work.join("pm-state.md"),
+        format!("{ledger}\n## D-0001 · note · 2026-11-27T10:00:00Z\n\n> A draft for nobody yet.\n\n- status: active\n"),
+    )
+    .unwrap();
+    ok(&s.commitea(&s.work, &["render"]));
+    let out = s.commitea(&s.work, &["publish"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("proposals that are not committed (pm-state.md: D-0001 (new))")
+            && err.contains("--allow-uncommitted"),
+        "{err}"
+    );
+    assert!(s.on_branch("pages", "index.html").is_none());
+    ok(&s.commitea(&s.work, &["publish", "--allow-uncommitted"]));
+    assert!(
+        s.on_branch("pages", "changes.html")
+            .unwrap()
+            .contains("A draft for nobody yet.")
+    );
+}
+
+#[test]
 fn a_repository_the_server_stops_showing_is_carried_said_and_its_approved_files_wait() {
     // One repository answering 404 (made private, the token's access gone) stopped every run of every
     // repository until someone edited the config.
