@@ -427,6 +427,66 @@ fn others_withheld(
     }
 }
 
+/// At most how many seconds a `delete_time_manual` entry's body says were deleted; `None` where it does not
+/// say. Gitea stores `|N` since 1.21 and its API writes it in words: `util.SecToHours` in Gitea (`14 hours 33
+/// minutes`: whole hours and minutes), `util.SecToTime` in Forgejo (`2 weeks 4 days`: the two largest
+/// units), both dropping what is below the smaller unit shown, so the unit below the largest is added
+/// short of one second (a minute at the least, unless seconds are written). Entries older than 1.21 wrote
+/// `- 1h 2min 3s` or `- 1d 2h 3m 4s` in full.
+fn deleted_seconds(body: &str) -> Option<u64> {
+    const UNITS: [(&str, u64); 7] = [
+        ("year", 365 * 86_400),
+        ("month", 365 * 86_400 / 12),
+        ("week", 7 * 86_400),
+        ("day", 86_400),
+        ("hour", 3_600),
+        ("minute", 60),
+        ("second", 1),
+    ];
+    const SHORT: [(&str, u64); 5] = [
+        ("d", 86_400),
+        ("h", 3_600),
+        ("min", 60),
+        ("m", 60),
+        ("s", 1),
+    ];
+    let text = body.trim();
+    let text = text.strip_prefix('-').unwrap_or(text).trim();
+    if let Some(n) = text.strip_prefix('|') {
+        return n.trim().parse().ok();
+    }
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let (mut total, mut largest, mut seconds_said, mut in_words) =
+        (0u64, None::<usize>, false, false);
+    let mut i = 0;
+    while i < words.len() {
+        let word = words[i];
+        let digits = word.chars().take_while(char::is_ascii_digit).count();
+        let n: u64 = word[..digits].parse().ok()?;
+        let (unit, next) = if digits < word.len() {
+            (&word[digits..], i + 1)
+        } else {
+            (*words.get(i + 1)?, i + 2)
+        };
+        if let Some(k) = UNITS
+            .iter()
+            .position(|(name, _)| unit == *name || unit.strip_suffix('s') == Some(name))
+        {
+            in_words = true;
+            largest = Some(largest.map_or(k, |l: usize| l.min(k)));
+            seconds_said |= k == UNITS.len() - 1;
+            total = total.saturating_add(n.saturating_mul(UNITS[k].1));
+        } else {
+            let (_, size) = SHORT.iter().find(|(name, _)| unit == *name)?;
+            total = total.saturating_add(n.saturating_mul(*size));
+        }
+        i = next;
+    }
+    let largest = largest.filter(|_| in_words && !seconds_said);
+    let below = largest.map_or(1, |k| UNITS.get(k + 1).map_or(1, |u| u.1).max(60));
+    (i > 0).then(|| total.saturating_add(below - 1))
+}
+
 /// Reads everything of one repository into `acc` (keyword links are applied later, by [`finish_links`]).
 fn full_repo(
     client: &Client,
@@ -708,7 +768,7 @@ fn sync_issue(
     // The tracked times the timeline shows, and whether they can be trusted to be complete.
     let mut shown: Vec<TrackedTime> = Vec::new();
     let mut complete = true;
-    // The deletions the timeline shows: who deleted, and the seconds (`|N` since Gitea 1.21) where it says.
+    // The deletions the timeline shows: who deleted, and at most how many seconds, where it says.
     let mut deletions: Vec<(String, Option<u64>)> = Vec::new();
     for t in raw {
         if !seen_events.insert(t.id) {
@@ -737,12 +797,7 @@ fn sync_issue(
                 _ if added => complete = false,
                 _ if t.kind == "delete_time_manual" => {
                     complete = false;
-                    deletions.push((
-                        login(t.user.as_ref()),
-                        t.body
-                            .strip_prefix('|')
-                            .and_then(|n| n.trim().parse::<u64>().ok()),
-                    ));
+                    deletions.push((login(t.user.as_ref()), deleted_seconds(&t.body)));
                 }
                 _ => {}
             }
@@ -900,7 +955,32 @@ fn sync_issue(
 
 #[cfg(test)]
 mod tests {
-    use super::{TrackedTime, others_withheld};
+    use super::{TrackedTime, deleted_seconds, others_withheld};
+
+    #[test]
+    fn a_deleted_times_words_are_read_as_at_most_so_many_seconds() {
+        // Gitea 1.21+ (`SecToHours`): whole hours and minutes, the seconds dropped.
+        assert_eq!(
+            deleted_seconds("14 hours 33 minutes"),
+            Some(14 * 3600 + 33 * 60 + 59)
+        );
+        assert_eq!(deleted_seconds("1 hour"), Some(3600 + 59));
+        assert_eq!(deleted_seconds("45 seconds"), Some(45));
+        // Forgejo (`SecToTime`): the two largest units.
+        assert_eq!(
+            deleted_seconds("2 weeks 4 days"),
+            Some(18 * 86_400 + 86_399)
+        );
+        assert_eq!(deleted_seconds("5 minutes 3 seconds"), Some(303));
+        // Stored before 1.21, and the raw form.
+        assert_eq!(deleted_seconds("- 1h 2min 3s"), Some(3723));
+        assert_eq!(deleted_seconds("- 1d 2h 3m 4s"), Some(93_784));
+        assert_eq!(deleted_seconds("|5400"), Some(5400));
+        // Words it cannot read say nothing.
+        for odd in ["", "a while", "3 fortnights", "1 hour and more"] {
+            assert_eq!(deleted_seconds(odd), None, "{odd}");
+        }
+    }
 
     fn time(id: u64, user: &str, hours: u64) -> TrackedTime {
         TrackedTime {

@@ -1449,16 +1449,8 @@ impl<'a> Render<'a> {
                     )),
                 );
                 set(&mut v, "user", self.user(&t.user));
-                // Gitea rewrites the stored seconds into words (`util.SecToHours`).
-                set(
-                    &mut v,
-                    "body",
-                    json!(format!(
-                        "{} hours {} minutes",
-                        t.time / 3600,
-                        t.time % 3600 / 60
-                    )),
-                );
+                // Gitea rewrites the stored seconds into words (`ToTimelineComment`).
+                set(&mut v, "body", json!(sec_to_hours(t.time)));
                 set(&mut v, "created_at", json!(self.time(t.created)));
                 set(&mut v, "updated_at", json!(self.time(t.created)));
                 set(&mut v, "tracked_time", self.tracked_time(repo, i, t));
@@ -1473,8 +1465,9 @@ impl<'a> Render<'a> {
                     json!(format!("{base}/{repo}/issues/{n}#issuecomment-{id}")),
                 );
                 set(&mut v, "user", self.user(&d.by));
-                // `DeleteTime` (models/issues/tracked_time.go): "|" and the seconds, since 1.21.
-                set(&mut v, "body", json!(format!("|{}", d.time.time)));
+                // `DeleteTime` stores "|" and the seconds (since 1.21), which `ToTimelineComment`
+                // writes in words for the API, as it does an added time's.
+                set(&mut v, "body", json!(sec_to_hours(d.time.time)));
                 set(&mut v, "created_at", json!(self.time(d.at)));
                 set(&mut v, "updated_at", json!(self.time(d.at)));
             }
@@ -1565,4 +1558,26 @@ pub(crate) fn timeline_entries<'a>(
         }
     }
     out
+}
+
+/// Seconds in words as Gitea's `util.SecToHours` writes them (modules/util/sec_to_time.go): whole hours
+/// and minutes, each left out when 0, seconds only under a minute (`14 hours 33 minutes`, `1 hour`).
+fn sec_to_hours(seconds: u64) -> String {
+    let unit = |n: u64, name: &str| match n {
+        0 => None,
+        1 => Some(format!("1 {name}")),
+        n => Some(format!("{n} {name}s")),
+    };
+    let words: Vec<String> = [
+        unit(seconds / 3600, "hour"),
+        unit(seconds / 60 % 60, "minute"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if words.is_empty() {
+        unit(seconds, "second").unwrap_or_default()
+    } else {
+        words.join(" ")
+    }
 }
