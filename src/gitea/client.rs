@@ -51,11 +51,26 @@ const LISTING_READS: usize = 3;
 
 /// The first non-empty token among [`TOKEN_ENV_VARS`].
 pub(crate) fn token_from_env() -> Option<String> {
-    TOKEN_ENV_VARS
-        .iter()
-        .filter_map(|v| std::env::var(v).ok())
-        .map(|t| t.trim().to_owned())
-        .find(|t| !t.is_empty())
+    let (var, token) = TOKEN_ENV_VARS.iter().find_map(|v| {
+        let t = std::env::var(v).ok()?.trim().to_owned();
+        (!t.is_empty()).then_some((*v, t))
+    })?;
+    // The workflow sets COMMITEA_GITEA_TOKEN from the secret, empty when the secret is unset, and the
+    // runner sets the job's own token under GITHUB_TOKEN and FORGEJO_TOKEN: that one reads only the
+    // state repository, so every other one answered "not visible to the token" without saying why.
+    if matches!(var, "GITHUB_TOKEN" | "FORGEJO_TOKEN")
+        && std::env::var(TOKEN_ENV_VARS[0]).is_ok_and(|t| t.trim().is_empty())
+    {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| {
+            tracing::warn!(
+                "{} is empty (is the repository secret COMMITEA_TOKEN set?): using {var}, the Actions \
+                 job's own token, which may read only the state repository",
+                TOKEN_ENV_VARS[0]
+            );
+        });
+    }
+    Some(token)
 }
 
 /// Why a request to Gitea failed.

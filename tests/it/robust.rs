@@ -727,3 +727,34 @@ fn the_token_is_sent_to_the_gitea_server_only() {
     let (_, seen_auth) = fetch(&[format!("http://127.0.0.1:{port}")]);
     assert!(seen_auth.iter().any(|a| *a), "the server got no token");
 }
+
+#[test]
+fn an_empty_token_secret_in_actions_is_said_before_the_jobs_own_token_is_used() {
+    // The workflow passes the COMMITEA_TOKEN secret as COMMITEA_GITEA_TOKEN, empty when unset; the
+    // runner's own token (FORGEJO_TOKEN, GITHUB_TOKEN) then went to every repository, which answered "not
+    // visible to the token" with no word of the secret (audit 81).
+    let state = state_from_fixture("small");
+    let server = ("COMMITEA_SERVER", "http://127.0.0.1:9");
+    let out = commitea(
+        state.path(),
+        &["sync"],
+        &[
+            server,
+            ("COMMITEA_GITEA_TOKEN", ""),
+            ("FORGEJO_TOKEN", "job-token-4f2a"),
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.matches("COMMITEA_GITEA_TOKEN is empty (is the repository secret COMMITEA_TOKEN set?): using FORGEJO_TOKEN").count() == 1,
+        "said once: {err}"
+    );
+    assert!(!err.contains("job-token-4f2a"), "{err}");
+    // A token given some other way is no such case.
+    let out = commitea(
+        state.path(),
+        &["sync"],
+        &[server, ("FORGEJO_TOKEN", "job-token-4f2a")],
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("is empty"));
+}
