@@ -210,14 +210,16 @@ fn team_of(snapshot: &crate::state::Snapshot, now: chrono::DateTime<Utc>) -> Vec
         f.issues += 1;
         f.repos.insert(repo.clone());
     };
+    // A deleted user (Ghost) or the Actions bot does no work to plan: never a member.
+    let person = |name: &str| !name.is_empty() && !crate::domain::is_placeholder_user(name);
     for (key, i) in &snapshot.issues {
         if i.state == OpenState::Open {
-            for a in &i.assignees {
+            for a in i.assignees.iter().filter(|a| person(a)) {
                 note(a, &key.repo);
             }
         }
         for e in &i.timeline {
-            if e.kind == EventKind::Close && e.created_at >= since && !e.user.is_empty() {
+            if e.kind == EventKind::Close && e.created_at >= since && person(&e.user) {
                 note(&e.user, &key.repo);
             }
         }

@@ -70,6 +70,15 @@ pub(crate) fn is_plan_label(label: &str) -> bool {
     label.starts_with(Estimate::LABEL_PREFIX) || label.starts_with(Priority::LABEL_PREFIX)
 }
 
+/// Whether `login` is no person but a placeholder Gitea (or Forgejo) shows in a person's place: `Ghost`, a
+/// deleted user (`user_model.NewGhostUser`, id -1), or the Actions bot (`gitea-actions`,
+/// `forgejo-actions`, id -2). Their names are reserved, so no one signs up as them.
+pub fn is_placeholder_user(login: &str) -> bool {
+    ["ghost", "gitea-actions", "forgejo-actions"]
+        .iter()
+        .any(|p| login.eq_ignore_ascii_case(p))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

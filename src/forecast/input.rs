@@ -329,8 +329,26 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
         .filter_map(|i| i.assignee.as_deref())
         .filter(|a| !people.contains_key(a))
         .collect();
-    // Said once, plainly, with the people to add — not once per person.
-    let names: Vec<&str> = assignees_unknown.into_iter().collect();
+    // Said once, plainly, with the people to add — not once per person; a deleted user (Ghost) is no one
+    // to add, and said as such.
+    let (ghosts, names): (Vec<&str>, Vec<&str>) = assignees_unknown
+        .into_iter()
+        .partition(|a| crate::domain::is_placeholder_user(a));
+    if !ghosts.is_empty() {
+        let count = open
+            .iter()
+            .filter(|i| i.assignee.as_deref().is_some_and(|a| ghosts.contains(&a)))
+            .count();
+        warnings.push(format!(
+            "{} assigned to {} (a user deleted from Gitea, or its Actions bot), so {} to the rest of the team: \
+             assign {} on Gitea to who will do {}",
+            crate::prose::count(count, "open issue is", "open issues are"),
+            ghosts.join(", "),
+            if count == 1 { "it goes" } else { "they go" },
+            if count == 1 { "it" } else { "them" },
+            if count == 1 { "it" } else { "them" },
+        ));
+    }
     if plan.team.is_empty() {
         warnings.push(format!(
             "the team in commitea.yaml is empty, so nobody can do the work and every open issue is beyond the \

@@ -1918,6 +1918,11 @@ fn init_against_the_server_makes_a_site_in_one_command() {
     s.emu.with_dataset(|d| {
         assert!(d.update_issue(&odd, |i| i.assignees.push("jürgen".into())));
     });
+    // A deleted user's issues show Gitea's placeholder, Ghost: no one to plan work for.
+    let orphan = s.quiet_issues(2)[1].clone();
+    s.emu.with_dataset(|d| {
+        assert!(d.update_issue(&orphan, |i| i.assignees = vec!["Ghost".into()]));
+    });
     let t = Instant::now();
     let out = init(&dir, Some(TOKEN));
     let took = t.elapsed();
@@ -1932,6 +1937,14 @@ fn init_against_the_server_makes_a_site_in_one_command() {
     let config = std::fs::read_to_string(dir.join("commitea.yaml")).unwrap();
     assert!(config.contains("# to confirm"), "{config}");
     assert!(!config.contains("jürgen"), "{config}");
+    assert!(!config.contains("Ghost"), "{config}");
+    let forecast = std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap();
+    assert!(
+        forecast.contains(
+            "1 open issue is assigned to Ghost (a user deleted from Gitea, or its Actions bot)"
+        ),
+        "{forecast}"
+    );
     // Who works in some of the repositories only is planned there only; who works in all, anywhere.
     for (person, repos) in [("dana", "[acme/web]"), ("farah", "[acme/mobile]")] {
         let entry = config
