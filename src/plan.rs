@@ -685,11 +685,11 @@ fn planned_issue(
     let (estimate_hours, estimate_label, estimate_source) =
         match issue.estimate_hours(workday_hours) {
             Some(Ok(h)) => {
+                // As it reads (`est/ 2d` is 2d), the largest where several do.
                 let label = issue
-                    .labels
-                    .iter()
-                    .find_map(|l| l.strip_prefix(crate::domain::Estimate::LABEL_PREFIX))
-                    .map(str::to_owned);
+                    .estimate_label(workday_hours)
+                    .and_then(Result::ok)
+                    .map(|e| e.to_string());
                 let source = if label.is_some() {
                     EstimateSource::Label
                 } else {
@@ -710,6 +710,74 @@ fn planned_issue(
         if let Some(Err(e)) = crate::domain::Priority::from_label(l) {
             warnings.push(Problem::data(key, format!("{e}; treated as p/2")));
         }
+        // `Est/2d` is another label on Gitea, which the namespace's writes would not replace.
+        for prefix in [
+            crate::domain::Estimate::LABEL_PREFIX,
+            crate::domain::Priority::LABEL_PREFIX,
+        ] {
+            if !l.starts_with(prefix)
+                && l.get(..prefix.len())
+                    .is_some_and(|p| p.eq_ignore_ascii_case(prefix))
+            {
+                warnings.push(Problem::data(
+                    key,
+                    format!(
+                        "the label \"{l}\" is not read: CommiTea's labels are written {prefix}… in lower \
+                         case; rename it on Gitea"
+                    ),
+                ));
+            }
+        }
+    }
+    // Two labels of one scope (set where the scope is not exclusive, or by hand): said, with the rule.
+    let estimates = issue.estimate_labels();
+    if estimates.len() > 1
+        && let Some(Ok(used)) = issue.estimate_label(workday_hours)
+    {
+        warnings.push(Problem::data(
+            key,
+            format!(
+                "{} estimate labels ({}): the largest, {}, is used; keep one",
+                estimates.len(),
+                estimates
+                    .iter()
+                    .map(|e| e.label())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                used.label()
+            ),
+        ));
+    }
+    let priorities = issue.priority_labels();
+    if priorities.len() > 1 {
+        warnings.push(Problem::data(
+            key,
+            format!(
+                "{} priority labels ({}): the highest, {}, is used; keep one",
+                priorities.len(),
+                priorities
+                    .iter()
+                    .map(|p| p.label())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                issue.priority().label()
+            ),
+        ));
+    }
+    // One queue per issue: the work goes to its first assignee; the others are said (audit 82).
+    if let [first, others @ ..] = issue.assignees.as_slice()
+        && !others.is_empty()
+        && issue.state == OpenState::Open
+    {
+        warnings.push(Problem::data(
+            key,
+            format!(
+                "assigned to {} people: its work is planned on the first, {first}, alone (the plan gives an \
+                 issue one person); split it into issues for {} to plan their part",
+                issue.assignees.len(),
+                others.join(", ")
+            ),
+        ));
     }
     let tracked_hours = issue.tracked_seconds() as f64 / 3600.0;
     PlannedIssue {
@@ -848,6 +916,77 @@ mod tests {
             plan.warnings[0]
                 .to_string()
                 .contains("forecast as if it had no estimate")
+        );
+    }
+
+    #[test]
+    fn labels_as_teams_really_set_them_are_read_one_way_and_said() {
+        // Audit 82: two estimates took whichever sorted first (est/10w over est/1h, est/1h over est/2w),
+        // `est/ 2d` was "not on the ladder", `est/banana` made the issue "decided", `p/00` was p/0, and
+        // `Est/2d` was nothing without a word.
+        let now = Utc.with_ymd_and_hms(2026, 11, 30, 8, 0, 0).unwrap();
+        let said = |plan: &Plan| {
+            plan.warnings
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+        };
+        let plan = Plan::from_snapshot(
+            &snapshot(&["est/1h", "est/2w", "p/1", "p/3"]),
+            &Config::default(),
+            now,
+        );
+        let i = &plan.issues[0];
+        assert_eq!(
+            (i.estimate_label.as_deref(), i.priority.label()),
+            (Some("2w"), "p/1".to_owned())
+        );
+        let w = said(&plan);
+        assert!(
+            w.iter()
+                .any(|w| w
+                    .contains("2 estimate labels (est/1h, est/2w): the largest, est/2w, is used")),
+            "{w:?}"
+        );
+        assert!(
+            w.iter()
+                .any(|w| w.contains("2 priority labels (p/1, p/3): the highest, p/1, is used")),
+            "{w:?}"
+        );
+        let plan = Plan::from_snapshot(&snapshot(&["est/ 2d"]), &Config::default(), now);
+        assert_eq!(plan.issues[0].estimate_label.as_deref(), Some("2d"));
+        assert!(plan.warnings.is_empty(), "{:?}", said(&plan));
+        let banana = snapshot(&["est/banana"]);
+        let key: IssueKey = "acme/api#1".parse().unwrap();
+        assert!(!banana.issues[&key].has_estimate());
+        let plan = Plan::from_snapshot(&banana, &Config::default(), now);
+        assert_eq!(plan.issues[0].lifecycle, crate::domain::Lifecycle::Diagnosis);
+        let plan = Plan::from_snapshot(&snapshot(&["p/00", "Est/2d"]), &Config::default(), now);
+        assert!(!plan.issues[0].priority_set);
+        let w = said(&plan);
+        assert!(w.iter().any(|w| w.contains("p/00")), "{w:?}");
+        assert!(
+            w.iter()
+                .any(|w| w.contains("the label \"Est/2d\" is not read")),
+            "{w:?}"
+        );
+    }
+
+    #[test]
+    fn an_issue_with_several_assignees_says_whose_queue_it_is_planned_on() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 30, 8, 0, 0).unwrap();
+        let mut s = snapshot(&["est/1d"]);
+        for i in s.issues.values_mut() {
+            i.assignees = vec!["amara".into(), "bjorn".into(), "chen".into()];
+        }
+        let plan = Plan::from_snapshot(&s, &Config::default(), now);
+        assert_eq!(plan.issues[0].assignee.as_deref(), Some("amara"));
+        assert!(
+            plan.warnings.iter().any(|w| w
+                .to_string()
+                .contains("assigned to 3 people: its work is planned on the first, amara, alone")),
+            "{:?}",
+            plan.warnings
         );
     }
 

@@ -142,9 +142,11 @@ impl Priority {
 
     /// Parses a `p/…` label; `None` for any other label.
     pub(crate) fn from_label(label: &str) -> Option<Result<Self, ParseEstimateError>> {
+        // One digit: `p/00` and `p/+1` are no level `u8` should read (audit 82).
         label.strip_prefix(Self::LABEL_PREFIX).map(|rest| {
-            rest.parse::<u8>()
-                .ok()
+            Some(rest)
+                .filter(|r| r.len() == 1)
+                .and_then(|r| r.parse::<u8>().ok())
                 .and_then(Self::new)
                 .ok_or_else(|| ParseEstimateError::Priority(label.to_owned()))
         })

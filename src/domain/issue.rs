@@ -384,12 +384,32 @@ impl Issue {
 }
 
 impl Issue {
-    /// The estimate: the `est/*` label, else Gitea's `time_estimate`; an unparsable label is an error.
+    /// The `est/*` labels that read, in label order: more than one where the scope was not exclusive.
+    pub fn estimate_labels(&self) -> Vec<Estimate> {
+        self.labels
+            .iter()
+            .filter_map(|l| Estimate::from_label(l)?.ok())
+            .collect()
+    }
+
+    /// The estimate of the `est/*` labels: the largest that reads (in hours of a `workday_hours` day), else
+    /// the error of one that does not.
+    pub fn estimate_label(
+        &self,
+        workday_hours: f64,
+    ) -> Option<Result<Estimate, ParseEstimateError>> {
+        self.estimate_labels()
+            .into_iter()
+            .max_by(|a, b| a.hours(workday_hours).total_cmp(&b.hours(workday_hours)))
+            .map(Ok)
+            .or_else(|| self.labels.iter().find_map(|l| Estimate::from_label(l)))
+    }
+
+    /// The estimate: the `est/*` label (the largest, where several read), else Gitea's `time_estimate`;
+    /// an unparsable label is an error.
     pub fn estimate_hours(&self, workday_hours: f64) -> Option<Result<f64, ParseEstimateError>> {
         let from_label = self
-            .labels
-            .iter()
-            .find_map(|l| Estimate::from_label(l))
+            .estimate_label(workday_hours)
             .map(|r| r.map(|e| e.hours(workday_hours)));
         from_label.or_else(|| {
             (self.time_estimate > 0).then(|| {
@@ -405,20 +425,22 @@ impl Issue {
         })
     }
 
-    /// Whether any estimate is present (label or native).
+    /// Whether an estimate is present (a label that reads, or native): an `est/banana` decides nothing.
     pub fn has_estimate(&self) -> bool {
-        self.time_estimate > 0
-            || self
-                .labels
-                .iter()
-                .any(|l| l.starts_with(Estimate::LABEL_PREFIX))
+        self.time_estimate > 0 || !self.estimate_labels().is_empty()
     }
 
-    /// The explicit priority label, if any; an unparsable label counts as absent.
-    pub(crate) fn priority_label(&self) -> Option<Priority> {
+    /// The `p/*` labels that read, in label order.
+    pub(crate) fn priority_labels(&self) -> Vec<Priority> {
         self.labels
             .iter()
-            .find_map(|l| Priority::from_label(l).and_then(Result::ok))
+            .filter_map(|l| Priority::from_label(l)?.ok())
+            .collect()
+    }
+
+    /// The explicit priority: the highest of the `p/*` labels that read; none when none does.
+    pub(crate) fn priority_label(&self) -> Option<Priority> {
+        self.priority_labels().into_iter().min_by_key(|p| p.level())
     }
 
     /// The priority used for planning: the label, else `p/2`.

@@ -152,10 +152,11 @@ impl Rules {
         if f.open_pulls > 0 {
             return Lifecycle::InReview;
         }
+        // A label that reads, as the plan reads it: `est/banana` decides nothing.
         let has_est = f.native_estimate
             || f.labels
                 .iter()
-                .any(|l| l.starts_with(Estimate::LABEL_PREFIX));
+                .any(|l| matches!(Estimate::from_label(l), Some(Ok(_))));
         let has_prio = f
             .labels
             .iter()
