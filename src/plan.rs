@@ -960,7 +960,10 @@ mod tests {
         let key: IssueKey = "acme/api#1".parse().unwrap();
         assert!(!banana.issues[&key].has_estimate());
         let plan = Plan::from_snapshot(&banana, &Config::default(), now);
-        assert_eq!(plan.issues[0].lifecycle, crate::domain::Lifecycle::Diagnosis);
+        assert_eq!(
+            plan.issues[0].lifecycle,
+            crate::domain::Lifecycle::Diagnosis
+        );
         let plan = Plan::from_snapshot(&snapshot(&["p/00", "Est/2d"]), &Config::default(), now);
         assert!(!plan.issues[0].priority_set);
         let w = said(&plan);

@@ -280,6 +280,15 @@ pub struct MilestoneForecast {
     pub probability_done: Option<f64>,
 }
 
+impl MilestoneForecast {
+    /// The slack as a figure worth stating: none when p80 is beyond the horizon (it would be counted to
+    /// the horizon, falsely exact) or nothing is open (no work to be early or late with).
+    pub fn stated_slack(&self) -> Option<i64> {
+        self.slack_days
+            .filter(|_| matches!(self.p80, When::Date(_)) && self.open_issues > 0)
+    }
+}
+
 /// Three quantiles of a date.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Range {

@@ -735,7 +735,6 @@ pub fn build(
                         .collect()
                 })
                 .unwrap_or_default();
-            let beyond = m.p80.date().is_none();
             let drift: Vec<crate::views::history::DriftPoint> = histories
                 .iter()
                 .find(|h| h.milestone == m.id)
@@ -814,8 +813,7 @@ pub fn build(
                 issues: view.issues.iter().map(|i| issue_link(&i.issue)).collect(),
                 column_titles: column_titles.clone(),
                 on_time: m.probability_on_time.map(super::pages::percent),
-                // A slack counted to the horizon would be falsely exact: only within it.
-                slack: m.slack_days.filter(|_| !beyond).map(super::pages::signed),
+                slack: m.stated_slack().map(super::pages::signed),
                 p80_words: m
                     .p80
                     .date()

@@ -50,6 +50,9 @@ pub struct MilestoneView {
     pub cut_line_falls_short: bool,
     /// Its open issues in planned order (cut to the limit).
     pub issues: Vec<MilestoneIssue>,
+    /// Open issues the list leaves out (beyond `limit`).
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub issues_omitted: usize,
 }
 
 /// A milestone's numbers.
@@ -109,7 +112,9 @@ pub fn milestone(inputs: Inputs<'_>, id: u64, selection: &Selection) -> Option<M
         })
         .collect();
     open.sort_by(|a, b| a.p50.cmp(&b.p50).then(a.issue.cmp(&b.issue)));
+    let issues_omitted = open.len().saturating_sub(selection.limit);
     Some(MilestoneView {
+        issues_omitted,
         milestone: m.id,
         title: m.title.clone(),
         repo: m.repo.clone(),
@@ -127,7 +132,7 @@ pub fn milestone(inputs: Inputs<'_>, id: u64, selection: &Selection) -> Option<M
             remaining_hours: m.remaining_hours,
             unestimated: m.unestimated_issues,
             probability_on_time: m.probability_on_time,
-            slack: m.slack_days,
+            slack: m.stated_slack(),
         },
         cone: Cone {
             p10: m.p10.to_string(),

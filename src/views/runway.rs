@@ -192,11 +192,7 @@ pub fn runway(inputs: Inputs<'_>) -> Runway {
                 p80: m.p80.to_string(),
             },
             p10: m.p10.to_string(),
-            // Counted to the horizon, a slack would be falsely exact; and a milestone with nothing
-            // open has no work to be early or late with.
-            slack: m
-                .slack_days
-                .filter(|_| matches!(m.p80, crate::forecast::When::Date(_)) && m.open_issues > 0),
+            slack: m.stated_slack(),
             probability_on_time: m.probability_on_time,
             open_issues: m.open_issues,
             unestimated_issues: m.unestimated_issues,

@@ -218,6 +218,13 @@ fn forecasts_are_ranges_never_single_dates() {
     for q in ["p10", "p50", "p80"] {
         assert!(m["cone"][q].is_string());
     }
+    // A list cut to the limit says how many it leaves out (audit 82: 20 of 300 with no word).
+    let cut = query("milestone", json!({ "milestoneId": 4, "limit": 2 }));
+    let open = cut["stats"]["open"].as_u64().unwrap();
+    assert!(open > 2, "{cut}");
+    assert_eq!(cut["issues"].as_array().unwrap().len(), 2);
+    assert_eq!(cut["issuesOmitted"].as_u64(), Some(open - 2), "{cut}");
+    assert!(m.get("issuesOmitted").is_none() || m["issues"].as_array().unwrap().len() == 20);
     let r = query("runway", json!({}));
     for m in r["milestones"].as_array().unwrap() {
         assert!(m["band"]["p50"].is_string() && m["band"]["p80"].is_string());
