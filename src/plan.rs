@@ -651,7 +651,10 @@ fn unseen_members(snapshot: &Snapshot, config: &Config, today: NaiveDate) -> Vec
 
 /// Of `candidates`, the one `name` is more likely a typo of than another name: within one edit of a
 /// short name, two of a longer one, case aside; with its distance (0: the same but for case).
-fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<(usize, &'a str)> {
+pub(crate) fn nearest<'a>(
+    name: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<(usize, &'a str)> {
     let lower = name.to_lowercase();
     candidates
         .map(|c| (edits(&c.to_lowercase(), &lower), c))

@@ -2,7 +2,7 @@
 //!
 //! The default templates and the stylesheet live in `site-templates/` at the crate root and are embedded in
 //! the binary. A state repo may override any of them by putting a file of the same name in its own
-//! `site-templates/` folder; other files there are ignored. The pages open from `file://`: relative links,
+//! `site-templates/` folder; another file there is said and not read. The pages open from `file://`: relative links,
 //! no external resources, no JavaScript. Templates receive a [`pages::PageContext`]: the plain views plus
 //! labels and cone positions computed in Rust, so no template does date arithmetic.
 
@@ -263,6 +263,7 @@ pub fn render(
     overrides: Option<&Path>,
 ) -> Result<BTreeMap<String, Vec<u8>>, SiteError> {
     let overrides = overrides.filter(|dir| dir.is_dir());
+    warn_unused_overrides(overrides);
     let mut tera = Tera::new();
     tera.autoescape_on([".html"]);
     let mut origins: BTreeMap<&str, String> = BTreeMap::new();
@@ -420,6 +421,38 @@ pub fn render(
         files.insert(name.to_owned(), bytes);
     }
     Ok(files)
+}
+
+/// Says which files of the overrides folder override nothing (`directive.html` for `directives.html`):
+/// they are not read, and a typo would otherwise go unseen.
+fn warn_unused_overrides(dir: Option<&Path>) {
+    let Some(dir) = dir else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let known = || {
+        TEMPLATES
+            .iter()
+            .chain(&ASSETS)
+            .chain(&SCRIPTS)
+            .map(|(name, _)| *name)
+    };
+    let mut stray: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.') && !known().any(|k| k == n))
+        .collect();
+    stray.sort();
+    for name in stray {
+        let hint = crate::plan::nearest(&name, known())
+            .map(|(_, k)| format!(" (did you mean {k}?)"))
+            .unwrap_or_default();
+        tracing::warn!(
+            "{} overrides nothing and is not read{hint}: the files a state repo may override are {}",
+            dir.join(&name).display(),
+            known().collect::<Vec<_>>().join(", ")
+        );
+    }
 }
 
 /// The override file `name` in `dir` and its path, when there is one.

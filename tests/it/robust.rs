@@ -758,3 +758,21 @@ fn an_empty_token_secret_in_actions_is_said_before_the_jobs_own_token_is_used() 
     );
     assert!(!String::from_utf8_lossy(&out.stderr).contains("is empty"));
 }
+
+#[test]
+fn an_override_of_no_template_is_said_with_the_name_it_is_near() {
+    // `site-templates/directive.html` (for directives.html) was read by nothing, without a word (audit 80).
+    let state = state_from_fixture("small");
+    let dir = state.path().join("site-templates");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("directive.html"), "{% extends \"base.html\" %}").unwrap();
+    let out = commitea(state.path(), &["render"], &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(
+            "directive.html overrides nothing and is not read (did you mean directives.html?)"
+        ),
+        "{err}"
+    );
+}
