@@ -30,6 +30,9 @@ pub struct Args {
     write: bool,
 }
 
+/// The fewest trials per forecast whose quantiles a coverage figure can be read from.
+const MIN_SOUND_TRIALS: u32 = 100;
+
 /// Runs the backtest, prints the report (and a table on stderr), writes it with `--write`.
 pub fn run(a: Args) -> CommandResult {
     let mut overrides = Overrides {
@@ -54,6 +57,16 @@ pub fn run(a: Args) -> CommandResult {
         other => other?,
     };
     let c = &repo.config;
+    // Each forecast's p10/p50/p80 are read off its trials: a handful makes them the same few draws, and
+    // the coverage figures measure that coarseness, not the forecast (audit 73: 1 trial, "0% held").
+    if c.backtest.trials.0 < MIN_SOUND_TRIALS {
+        tracing::warn!(
+            "{} trials per forecast make its p10, p50 and p80 coarse, and the coverage figures measure \
+             that, not the forecast: give --trials {MIN_SOUND_TRIALS} or more (backtest.trials, default 500) \
+             for figures to act on",
+            c.backtest.trials.0
+        );
+    }
     let opts = crate::backtest::BacktestOptions::from_config(c);
     let report = crate::backtest::backtest(&repo.snapshot, c, repo.ledger.as_deref(), &opts);
     // An empty report written over a good one left the Calibration page a table of dashes, the reason only

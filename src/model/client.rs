@@ -62,16 +62,19 @@ impl Endpoint {
         let key = match cfg.api_key_env.as_deref().map(str::trim) {
             None | Some("") => None,
             Some(var) => {
-                let value = env
+                let raw = env
                     .iter()
                     .find(|(k, _)| k == var)
                     .map(|(_, v)| v.clone())
-                    .or_else(|| std::env::var(var).ok())
-                    .and_then(|v| Secret::new(&v))
-                    .ok_or_else(|| ModelError::MissingKey {
-                        var: crate::limits::excerpt(var),
-                        setting: format!("{setting}.api_key_env"),
-                    })?;
+                    .or_else(|| std::env::var(var).ok());
+                let value =
+                    raw.as_deref()
+                        .and_then(Secret::new)
+                        .ok_or_else(|| ModelError::MissingKey {
+                            var: crate::limits::excerpt(var),
+                            setting: format!("{setting}.api_key_env"),
+                            empty: raw.is_some(),
+                        })?;
                 Some(value)
             }
         };
@@ -677,6 +680,26 @@ mod tests {
             without_thinking(" Fine <think>x</think>"),
             " Fine <think>x</think>"
         );
+    }
+
+    #[test]
+    fn a_key_variable_set_to_nothing_is_said_as_such() {
+        // A CI secret that is not defined arrives as an empty variable: "not set" sent people looking for
+        // a typo in the name.
+        let cfg = crate::config::ModelEndpoint {
+            api_key_env: Some("BIG_KEY".into()),
+            ..crate::config::ModelEndpoint::default()
+        };
+        let said = |env: &[(String, String)]| {
+            Endpoint::new("models.big", &cfg, env)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(
+            said(&[("BIG_KEY".into(), String::new())])
+                .contains("BIG_KEY (models.big.api_key_env) is set but empty")
+        );
+        assert!(said(&[]).contains("is not set"));
     }
 
     #[test]

@@ -68,15 +68,18 @@ pub enum ModelError {
         /// What is wrong.
         reason: String,
     },
-    /// The key's environment variable is not set.
+    /// The key's environment variable is not set, or empty.
     #[error(
-        "the environment variable {var} ({setting}) is not set: export the model server's API key there (CommiTea never reads a key from a file)"
+        "the environment variable {var} ({setting}) is {}: export the model server's API key there (CommiTea never reads a key from a file)",
+        if *empty { "set but empty" } else { "not set" }
     )]
     MissingKey {
         /// The variable's name.
         var: String,
         /// The setting that names it.
         setting: String,
+        /// Whether it is set, to nothing (a CI secret that is not defined).
+        empty: bool,
     },
     /// The server did not answer in time.
     #[error("the model of {setting} did not answer within {seconds} s ({setting}.timeout_seconds)")]

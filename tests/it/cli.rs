@@ -1521,14 +1521,26 @@ fn a_backtest_with_no_cut_writes_nothing_over_the_last_one() {
         .chars()
         .take_while(char::is_ascii_digit)
         .collect();
+    // (At 20 trials, which is said: the quantiles of so few draws are coarse.)
     let out = commitea(
-        &["backtest", "-s", &s, "--horizon-days", &advised, "--json"],
+        &[
+            "backtest",
+            "-s",
+            &s,
+            "--horizon-days",
+            &advised,
+            "--json",
+            "--trials",
+            "20",
+        ],
         tmp.path(),
     );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        err.contains("20 trials per forecast make its p10, p50 and p80 coarse")
+            && err.contains("--trials 100 or more"),
+        "{err}"
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(report["cuts"].as_u64().unwrap() >= 1, "{report}");
