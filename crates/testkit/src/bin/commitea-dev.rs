@@ -38,6 +38,17 @@ enum Command {
         /// ones are read (writes want a token), `sign-in-required` refuses everything (403).
         #[arg(long, value_enum, default_value_t = AnonymousArg::Private)]
         anonymous: AnonymousArg,
+        /// The version `/version` reports; an older Gitea (`1.21.11`) answers as it did where CommiTea
+        /// depends on it.
+        #[arg(long = "gitea-version", default_value = "1.27.1")]
+        version: String,
+        /// The token's user may only read the issues (a code writer, per-unit permissions): `/times`
+        /// lists their own entries only, a new issue is filed without labels and milestone.
+        #[arg(long)]
+        issues_read_only: bool,
+        /// The token was made with read scopes only: every write answers 403 naming the scope it needs.
+        #[arg(long)]
+        read_scoped_token: bool,
     },
     /// Write a generated state repo (no git, no forecast) into DIR: the bundled demo, or N issues.
     Generate {
@@ -65,6 +76,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             latency_ms,
             state_repos,
             anonymous,
+            version,
+            issues_read_only,
+            read_scoped_token,
         } => {
             let snapshot = commitea::state::Snapshot::load(&commitea::state::Layout::new(&state))?;
             let mut options = EmulatorOptions {
@@ -75,6 +89,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     AnonymousArg::Public => Anonymous::Public,
                     AnonymousArg::SignInRequired => Anonymous::SignInRequired,
                 },
+                version,
+                issues_read_only,
+                read_scoped_token,
                 ..EmulatorOptions::default()
             };
             for s in &state_repos {
