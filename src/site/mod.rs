@@ -157,7 +157,7 @@ use crate::state::TMP_SUFFIX;
 const BASE: &str = "base.html";
 
 /// The embedded templates, parents first.
-const TEMPLATES: [(&str, &str); 13] = [
+const TEMPLATES: [(&str, &str); 15] = [
     (BASE, include_str!("../../site-templates/base.html")),
     (
         "index.html",
@@ -167,9 +167,18 @@ const TEMPLATES: [(&str, &str); 13] = [
         "board.html",
         include_str!("../../site-templates/board.html"),
     ),
+    // A part the runway and the people pages include, before them.
+    (
+        "capacity.html",
+        include_str!("../../site-templates/capacity.html"),
+    ),
     (
         "runway.html",
         include_str!("../../site-templates/runway.html"),
+    ),
+    (
+        "people.html",
+        include_str!("../../site-templates/people.html"),
     ),
     (
         "directives.html",
@@ -210,10 +219,11 @@ const TEMPLATES: [(&str, &str); 13] = [
 ];
 
 /// The pages rendered to files: template name and the `page` value the layout's navigation sees.
-const PAGES: [(&str, &str); 5] = [
+const PAGES: [(&str, &str); 6] = [
     ("index.html", "index"),
     ("board.html", "board"),
     ("runway.html", "runway"),
+    ("people.html", "people"),
     ("directives.html", "directives"),
     ("calibration.html", "calibration"),
 ];

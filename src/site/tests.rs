@@ -362,6 +362,7 @@ fn every_page_and_the_stylesheet_are_produced() {
             "calibration.html",
             "directives.html",
             "index.html",
+            "people.html",
             "runway.html",
             "style.css"
         ]
@@ -372,7 +373,9 @@ fn every_page_and_the_stylesheet_are_produced() {
             "base.html",
             "index.html",
             "board.html",
+            "capacity.html",
             "runway.html",
+            "people.html",
             "directives.html",
             "calibration.html",
             "issue.html",
@@ -1013,6 +1016,7 @@ fn write_removes_stale_files_and_keeps_unchanged_ones() {
             "calibration.html",
             "directives.html",
             "index.html",
+            "people.html",
             "runway.html",
             "style.css",
             "sub/extra.txt"
@@ -1462,4 +1466,27 @@ fn the_overview_and_the_runway_say_how_far_the_dates_held() {
     }
     let html = text(&render(&d, None).unwrap(), "index.html");
     assert!(!html.contains("the p80 dates held"), "{html}");
+}
+
+#[test]
+fn the_people_page_lists_the_team_as_the_runway_does_and_is_in_the_navigation() {
+    // Audit 76: the person pages were reached only through the Runway's capacity table.
+    let files = rendered();
+    let table = |page: &str| {
+        let t = text(&files, page);
+        let at = t
+            .find("id=\"capacity-title\"")
+            .expect("the capacity section");
+        let start = at + t[at..].find("<table").expect("a table");
+        let end = start + t[start..].find("</table>").expect("its end");
+        t[start..end].to_owned()
+    };
+    let people = table("people.html");
+    assert!(!data().runway.capacity.is_empty() && people.contains("<tbody>"));
+    assert_eq!(people, table("runway.html"), "one table, one definition");
+    assert!(
+        text(&files, "people.html")
+            .contains("href=\"people.html\" aria-current=\"page\">People</a>")
+    );
+    assert!(text(&files, "index.html").contains("href=\"people.html\">People</a>"));
 }

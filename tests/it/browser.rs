@@ -48,6 +48,7 @@ fn the_demo_site_reads_in_a_browser_at_desktop_and_phone_widths() {
         serde_json::json!({"path": "index.html", "shot": "overview"}),
         serde_json::json!({"path": "board.html", "shot": "board"}),
         serde_json::json!({"path": "runway.html", "charts": 1, "shot": "runway"}),
+        serde_json::json!({"path": "people.html"}),
         serde_json::json!({"path": "directives.html"}),
         serde_json::json!({"path": "changes.html"}),
         serde_json::json!({"path": "search.html"}),
