@@ -47,29 +47,119 @@ enum Input {
 }
 
 impl Input {
+    /// The next answer; the end of the input (Ctrl-D, a script run out) stops the capture rather than
+    /// send the model an empty answer.
     fn line(&mut self) -> Result<String, CommandError> {
+        let stop = || {
+            CommandError::Input(
+                "no answer (the input ended): the capture stops; nothing filed".to_owned(),
+            )
+        };
         match self {
             Self::Terminal => {
                 let mut s = String::new();
-                std::io::stdin().lock().read_line(&mut s)?;
+                if std::io::stdin().lock().read_line(&mut s)? == 0 {
+                    return Err(stop());
+                }
                 Ok(s.trim().to_owned())
             }
-            Self::Script(lines) => Ok(lines.pop_front().unwrap_or_default().trim().to_owned()),
+            Self::Script(lines) => lines
+                .pop_front()
+                .map(|l| l.trim().to_owned())
+                .ok_or_else(stop),
         }
     }
+}
+
+/// The instruction line the braindump opens with, left out of what is sent (only it: a `# heading` or a
+/// `#123` of the PM's is their words).
+const BRAINDUMP_HEAD: &str =
+    "# Your braindump: what needs doing, in your words (this line is left out).";
+
+/// Whether an editor is named (`$VISUAL`, `$EDITOR`).
+fn editor_named() -> Option<String> {
+    ["VISUAL", "EDITOR"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|e| !e.trim().is_empty()))
+}
+
+/// The tray's `deps` as the person reads them: a proposed issue by its title (`new:Delivery log table`),
+/// so that deleting or moving an issue in the editor never points a dependency at another one.
+fn deps_by_title(issues: &mut [ProposedIssue]) {
+    let titles: Vec<String> = issues.iter().map(|i| i.title.clone()).collect();
+    for i in issues.iter_mut() {
+        for d in i.deps.iter_mut().flatten() {
+            if let crate::tools::schema::ProposedDep::Ref(r) = d
+                && let Some(t) = r
+                    .strip_prefix("new:")
+                    .and_then(|k| k.parse::<usize>().ok())
+                    .and_then(|k| titles.get(k.checked_sub(1)?))
+            {
+                *r = format!("new:{t}");
+            }
+        }
+    }
+}
+
+/// The tray's `deps` back to `new:K`, K the place in the list as edited: `new:TITLE` names the issue of
+/// that title (a number stays as written); a title no issue or two issues have is an error naming both.
+fn deps_by_place(issues: &mut [ProposedIssue]) -> Result<(), String> {
+    let titles: Vec<String> = issues.iter().map(|i| i.title.trim().to_owned()).collect();
+    for (n, i) in issues.iter_mut().enumerate() {
+        let title = i.title.clone();
+        for d in i.deps.iter_mut().flatten() {
+            let crate::tools::schema::ProposedDep::Ref(r) = d else {
+                continue;
+            };
+            let Some(t) = r.strip_prefix("new:").map(str::trim) else {
+                continue;
+            };
+            if t.parse::<usize>().is_ok() {
+                continue;
+            }
+            let places: Vec<usize> = (0..titles.len()).filter(|k| titles[*k] == t).collect();
+            match places.as_slice() {
+                [k] => *r = format!("new:{}", k + 1),
+                [] => {
+                    return Err(format!(
+                        "issue {} (\"{}\") depends on new:{t}, and no issue of the list has that title \
+                         (deleted or renamed?): remove the dependency, or name an issue of the list",
+                        n + 1,
+                        crate::limits::excerpt(&title)
+                    ));
+                }
+                _ => {
+                    return Err(format!(
+                        "issue {} (\"{}\") depends on new:{t}, and {} issues of the list have that title: \
+                         give them different titles",
+                        n + 1,
+                        crate::limits::excerpt(&title),
+                        places.len()
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Runs the capture; prints `apply_changes`' answer (one line of JSON) when something was filed.
 pub fn run(a: Args) -> CommandResult {
     let ctx = super::tool::context(&a.state, a.by, None, &a.forecast);
+    // The proposal is reviewed in an editor: with none named and no terminal for `vi`, a script or a CI
+    // job sat in an invisible vi until it was killed.
+    if editor_named().is_none() && !std::io::stdin().is_terminal() {
+        return Err(CommandError::Input(
+            "no editor: the proposal opens in $VISUAL or $EDITOR for review, and with no terminal vi \
+             cannot; set EDITOR"
+                .to_owned(),
+        ));
+    }
     let (braindump, mut input) = if std::io::stdin().is_terminal() {
-        let text = edit(
-            "# Your braindump: what needs doing, in your words. Lines starting with # are ignored.\n",
-            "braindump.md",
-        )?;
+        let text = edit(&format!("{BRAINDUMP_HEAD}\n"), "braindump.txt")?;
         let text: String = text
             .lines()
-            .filter(|l| !l.starts_with('#'))
+            .filter(|l| l.trim_end() != BRAINDUMP_HEAD)
             .collect::<Vec<_>>()
             .join("\n");
         (text, Input::Terminal)
@@ -109,7 +199,9 @@ pub fn run(a: Args) -> CommandResult {
             }
             (Some(questions), None) if round < ROUNDS => {
                 for q in questions {
-                    eprint!("{q}\n> ");
+                    // The model's words, on one line and without control characters (an escape sequence
+                    // would redraw the terminal).
+                    eprint!("{}\n> ", crate::prose::one_line(&q));
                     let _ = std::io::stderr().flush();
                     let answer = input.line()?;
                     eprintln!();
@@ -138,15 +230,12 @@ pub fn run(a: Args) -> CommandResult {
     );
     let world = crate::model::capture::World::load(&ctx).map_err(super::tool_error)?;
     let file = Path::new("proposal.yaml");
+    let mut issues = proposal.issues;
+    deps_by_title(&mut issues);
     let mut text = format!(
-        "# The proposal of capture_work: edit it, save and close to file it (empty the list to file nothing).\n# Each issue: title, body, estimate (a rung of the ladder), priority (p/0..p/3), deps (owner/repo#N or new:K,\n# the K-th issue of this list), milestone (an id), repo.\n# Consequence as proposed: {}\n{}",
+        "# The proposal of capture_work: edit it, save and close to file it (empty the list to file nothing).\n# Each issue: title, body, estimate (a rung of the ladder), priority (p/0..p/3), deps (owner/repo#N, or\n# new:TITLE for an issue of this list), milestone (an id), repo.\n# Consequence as proposed: {}\n{}",
         proposal.consequence,
-        crate::yamlfile::to_string(
-            &Tray {
-                issues: proposal.issues
-            },
-            file
-        )?
+        crate::yamlfile::to_string(&Tray { issues }, file)?
     );
     let mut edits = 0;
     let checked = loop {
@@ -159,7 +248,8 @@ pub fn run(a: Args) -> CommandResult {
         } else {
             crate::yamlfile::parse(&edited, file).map_err(|e| e.to_string())
         };
-        let result = tray.and_then(|t| {
+        let result = tray.and_then(|mut t| {
+            deps_by_place(&mut t.issues)?;
             if t.issues.is_empty() {
                 Ok(None)
             } else {
@@ -226,10 +316,7 @@ fn edit(text: &str, name: &str) -> Result<String, CommandError> {
     let path: PathBuf =
         std::env::temp_dir().join(format!("commitea-{}-{}", std::process::id(), name));
     std::fs::write(&path, text)?;
-    let editor = ["VISUAL", "EDITOR"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok().filter(|e| !e.trim().is_empty()))
-        .unwrap_or_else(|| "vi".to_owned());
+    let editor = editor_named().unwrap_or_else(|| "vi".to_owned());
     // Through the shell, as git does, so `EDITOR="code --wait"` works.
     let status = std::process::Command::new("sh")
         .arg("-c")
@@ -247,5 +334,63 @@ fn edit(text: &str, name: &str) -> Result<String, CommandError> {
         Err(e) => Err(CommandError::Failed(anyhow::anyhow!(
             "cannot run the editor ({editor}): {e}"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{deps_by_place, deps_by_title};
+    use crate::tools::schema::{ProposedDep, ProposedIssue};
+
+    fn issue(title: &str, deps: &[&str]) -> ProposedIssue {
+        ProposedIssue {
+            title: title.into(),
+            body: String::new(),
+            estimate: "est/1d".into(),
+            priority: None,
+            deps: (!deps.is_empty())
+                .then(|| deps.iter().map(|d| ProposedDep::Ref((*d).into())).collect()),
+            milestone: None,
+            repo: None,
+        }
+    }
+
+    fn deps(i: &ProposedIssue) -> Vec<String> {
+        i.deps.iter().flatten().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn a_dependency_follows_its_issue_when_the_list_is_edited() {
+        // Audit 83: deleting the first issue made "new:2" point at another issue, filed unasked.
+        let mut tray = vec![
+            issue("Webhook retry queue", &[]),
+            issue("Delivery log table", &[]),
+            issue("Backoff config", &[]),
+            issue("Retry dashboard", &["new:2", "acme/api#7"]),
+        ];
+        deps_by_title(&mut tray);
+        assert_eq!(deps(&tray[3]), ["new:Delivery log table", "acme/api#7"]);
+        // The PM deletes the first issue and moves the dashboard up.
+        let mut edited = vec![tray[3].clone(), tray[1].clone(), tray[2].clone()];
+        deps_by_place(&mut edited).unwrap();
+        assert_eq!(deps(&edited[0]), ["new:2", "acme/api#7"]);
+        // A number the PM writes stays theirs; a title no issue has, or two have, is said.
+        let mut numbered = vec![issue("A", &[]), issue("B", &["new:1"])];
+        deps_by_place(&mut numbered).unwrap();
+        assert_eq!(deps(&numbered[1]), ["new:1"]);
+        let mut gone = vec![tray[3].clone(), tray[2].clone()];
+        let e = deps_by_place(&mut gone).unwrap_err();
+        assert!(
+            e.contains(
+                "issue 1 (\"Retry dashboard\") depends on new:Delivery log table, and no issue"
+            ),
+            "{e}"
+        );
+        let mut twice = vec![tray[3].clone(), tray[1].clone(), tray[1].clone()];
+        assert!(
+            deps_by_place(&mut twice)
+                .unwrap_err()
+                .contains("2 issues of the list have that title")
+        );
     }
 }

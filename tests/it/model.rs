@@ -725,6 +725,42 @@ fn commitea_capture_runs_the_review_tray_with_a_script_and_an_editor_script() {
 }
 
 #[test]
+fn a_capture_stops_where_its_input_ends_and_wants_an_editor_it_can_open() {
+    // Audit 83: an ended input sent the model empty answers round after round; with no editor and no
+    // terminal, vi sat invisible until the job was killed.
+    let tmp = demo_state();
+    let server = ModelServer::start(capture_script()).unwrap();
+    configure(tmp.path(), &server, true, 30);
+    let out = commitea(
+        tmp.path(),
+        &["capture"],
+        &format!("{BRAINDUMP}\n.\n"),
+        &[("EDITOR", "true"), ("VISUAL", "")],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no answer (the input ended): the capture stops; nothing filed"),
+        "{err}"
+    );
+    assert_eq!(server.requests().len(), 1, "no empty answer sent");
+    assert!(pending(tmp.path()).is_empty());
+    let out = commitea(
+        tmp.path(),
+        &["capture"],
+        &format!("{BRAINDUMP}\n.\n"),
+        &[("EDITOR", ""), ("VISUAL", "")],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no editor: the proposal opens in $VISUAL or $EDITOR"),
+        "{err}"
+    );
+    assert_eq!(server.requests().len(), 1, "the model is not asked");
+}
+
+#[test]
 fn a_negotiated_directive_is_recorded_with_the_verbatim_quote() {
     let tmp = demo_state();
     let say = "Bjorn is out the first two weeks of January, so plan around him.";
