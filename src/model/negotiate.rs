@@ -6,6 +6,7 @@
 //! and the draft must pass `record_directive`'s own checks against the state (kind, a target the kind takes that exists, params of the kind's shape). An invalid
 //! draft goes back once with the error; a second is a clear failure. The consequence is the engine's,
 //! computed exactly as recording would (same seed, nothing written): what the PM sees before they confirm.
+//! A rationale that states a number, date or issue the PM did not say is left out.
 //! Nothing is recorded here — `commitea directive --say` records on confirmation, a tool caller by calling
 //! `record_directive` again with the draft.
 
@@ -157,6 +158,26 @@ fn check_draft(
         other => other.message("quote"),
     })?;
     draft.target = draft.target.filter(|t| *t != RecordTarget::default());
+    // The rationale is the model's line of why, shown beside the engine's consequence and recorded: a
+    // number, date or issue in it that the PM did not say ("frees about 2 weeks … (P 85%)") would read as
+    // a fact CommiTea computed, so such a rationale is left out (audit 83).
+    if let Some(r) = draft.rationale.as_deref() {
+        let mut grounds = super::check::Grounds::new();
+        grounds.add_text(say);
+        let team: Vec<String> = names.team.iter().map(|m| (*m).to_owned()).collect();
+        let claims = super::check::ungrounded(r, &grounds, &team);
+        if !claims.is_empty() {
+            tracing::info!(
+                "the draft's rationale states what the PM did not say ({}): left out",
+                claims
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            draft.rationale = None;
+        }
+    }
     draft.by.clone_from(&ctx.by);
     match crate::ledger::record::preview_directive(&ctx.state_dir, &draft, options) {
         Ok(preview) => Ok(Ok((draft, preview))),

@@ -849,6 +849,10 @@ fn a_negotiated_directive_is_recorded_with_the_verbatim_quote() {
     assert!(answer.get("directiveId").is_none(), "{answer}");
     assert_eq!(answer["draft"]["kind"], "capacity");
     assert_eq!(
+        answer["draft"]["rationale"], "holiday",
+        "a reason in words stays"
+    );
+    assert_eq!(
         answer["draft"]["quote"],
         "Bjorn is out the first two weeks of January"
     );
@@ -858,6 +862,33 @@ fn a_negotiated_directive_is_recorded_with_the_verbatim_quote() {
     assert_eq!(declined["recorded"], false);
     let after = std::fs::read_to_string(tmp.path().join("pm-state.md")).unwrap();
     assert_eq!(before, after);
+}
+
+#[test]
+fn a_drafts_rationale_with_figures_the_pm_never_said_is_left_out() {
+    // Audit 83: "This frees about 2 weeks for Mobile 3.0, which then ships on time (P 85%)" was shown
+    // beside the engine's consequence, which said otherwise, and recorded in the ledger.
+    let tmp = demo_state();
+    let say = "Bjorn is out the first two weeks of January, so plan around him.";
+    let draft = json!({"kind": "capacity", "quote": "Bjorn is out the first two weeks of January",
+        "target": {"member": "bjorn"},
+        "params": {"from": "2027-01-04", "to": "2027-01-15", "hours_per_week": 0},
+        "rationale": "This frees about 12 days for Mobile 3.0, which then ships on 2027-02-01 (P 85%)."});
+    let server = ModelServer::start(vec![Exchange::new(
+        Match::last(say),
+        Reply::text(&draft.to_string()),
+    )])
+    .unwrap();
+    configure(tmp.path(), &server, true, 30);
+    let answer: Value = serde_json::from_str(&ok(&commitea(
+        tmp.path(),
+        &["tool", "record_directive", &json!({"say": say}).to_string()],
+        "",
+        &[],
+    )))
+    .unwrap();
+    assert_eq!(answer["draft"]["kind"], "capacity", "{answer}");
+    assert!(answer["draft"].get("rationale").is_none(), "{answer}");
 }
 
 #[test]
