@@ -155,7 +155,7 @@ pub fn run(a: Args) -> CommandResult {
                 .to_owned(),
         ));
     }
-    let (braindump, mut input) = if std::io::stdin().is_terminal() {
+    let (braindump, input) = if std::io::stdin().is_terminal() {
         let text = edit(&format!("{BRAINDUMP_HEAD}\n"), "braindump.txt")?;
         let text: String = text
             .lines()
@@ -182,6 +182,22 @@ pub fn run(a: Args) -> CommandResult {
             "the braindump is empty: say what needs doing".to_owned(),
         ));
     }
+    let typed = matches!(input, Input::Terminal);
+    let result = capture(&ctx, &braindump, input);
+    // Typed in an editor, the braindump is the person's work: a failure after it (the model down, an
+    // edit that never passed) keeps it, where they are told.
+    if result.is_err() && typed {
+        let kept =
+            std::env::temp_dir().join(format!("commitea-braindump-{}.txt", std::process::id()));
+        if std::fs::write(&kept, &braindump).is_ok() {
+            eprintln!("Your braindump is kept in {}.", kept.display());
+        }
+    }
+    result
+}
+
+/// The capture from the braindump on: the questions, the tray, the filing.
+fn capture(ctx: &tools::Context, braindump: &str, mut input: Input) -> CommandResult {
     let mut answers: Vec<Answer> = Vec::new();
     let mut proposal = None;
     for round in 0..=ROUNDS {
@@ -190,7 +206,7 @@ pub fn run(a: Args) -> CommandResult {
             call["answers"] = serde_json::to_value(&answers)?;
         }
         let out: CaptureOutput = serde_json::from_value(
-            tools::call(&ctx, tools::CAPTURE_WORK, &call).map_err(super::tool_error)?,
+            tools::call(ctx, tools::CAPTURE_WORK, &call).map_err(super::tool_error)?,
         )?;
         match (out.needs_more_info, out.proposal) {
             (_, Some(p)) => {
@@ -228,7 +244,7 @@ pub fn run(a: Args) -> CommandResult {
         crate::prose::count(proposal.issues.len(), "issue", "issues"),
         proposal.consequence
     );
-    let world = crate::model::capture::World::load(&ctx).map_err(super::tool_error)?;
+    let world = crate::model::capture::World::load(ctx).map_err(super::tool_error)?;
     let file = Path::new("proposal.yaml");
     let mut issues = proposal.issues;
     deps_by_title(&mut issues);
@@ -284,12 +300,7 @@ pub fn run(a: Args) -> CommandResult {
             }
         }
     };
-    let consequence =
-        crate::model::capture::consequence(&world, &checked, &ctx).map_err(super::tool_error)?;
-    eprintln!(
-        "Filing {}; {consequence}",
-        crate::prose::count(checked.ops.len(), "issue", "issues")
-    );
+    let wanted = checked.ops.len();
     let ops: Vec<Value> = crate::model::capture::ops(&checked)
         .iter()
         .map(serde_json::to_value)
@@ -308,7 +319,38 @@ pub fn run(a: Args) -> CommandResult {
     )
     .map_err(super::tool_error)?;
     println!("{}", serde_json::to_string(&answer)?);
-    Ok(())
+    // What was filed, as apply_changes filed it: an issue proposed already is refused there, and its
+    // consequence is of what it kept (audit 83: "Filing 4 issues" was said of a file of two).
+    let filed = answer["applied"].as_u64().unwrap_or(0);
+    let consequence = answer["consequence"].as_str().unwrap_or_default();
+    match answer["opsFile"].as_str() {
+        Some(file) => eprintln!(
+            "Filed {filed} of {} in {file}; {consequence}",
+            crate::prose::count(wanted, "issue", "issues")
+        ),
+        None => eprintln!("Nothing filed."),
+    }
+    let refused: Vec<String> = answer["rejected"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            format!(
+                "\"{}\": {}",
+                crate::limits::excerpt(r["op"]["title"].as_str().unwrap_or_default()),
+                r["reason"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    if refused.is_empty() {
+        Ok(())
+    } else {
+        Err(CommandError::Input(format!(
+            "{} of the proposal not filed: {}",
+            crate::prose::count(refused.len(), "issue", "issues"),
+            refused.join("; ")
+        )))
+    }
 }
 
 /// Opens `text` in `$VISUAL` or `$EDITOR` (default `vi`) and returns what was saved.

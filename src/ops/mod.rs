@@ -1009,6 +1009,17 @@ impl<'a> Checker<'a> {
                 if title.trim().is_empty() || title.contains(['\n', '\r']) {
                     return Err("the title must be one non-empty line".to_owned());
                 }
+                // A terminal's escape sequence or a bidirectional override would be filed to Gitea and
+                // redraw whoever reads it (audit 83: a model's title carried ESC[31m).
+                if let Some(c) = title
+                    .chars()
+                    .find(|c| c.is_control() || crate::site::text::is_bidi_override(*c))
+                {
+                    return Err(format!(
+                        "the title holds the control character U+{:04X}: write it as plain text",
+                        u32::from(c)
+                    ));
+                }
                 let repo: RepoName = match (repo, self.repos.as_slice()) {
                     (Some(r), _) => {
                         let r: RepoName = r

@@ -722,6 +722,31 @@ fn commitea_capture_runs_the_review_tray_with_a_script_and_an_editor_script() {
         "{file}"
     );
     assert_eq!(file.matches("op: create_issue").count(), 3, "{file}");
+    assert!(
+        stderr.contains(&format!(
+            "Filed 3 of 3 issues in {}",
+            filed["opsFile"].as_str().unwrap()
+        )),
+        "{stderr}"
+    );
+    // The same proposal again: apply_changes refuses what is proposed already, and the capture says
+    // so and fails, rather than announce what it did not file (audit 83).
+    let again = ModelServer::start(capture_script()).unwrap();
+    let config = tmp.path().join("commitea.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, text.replace(&server.url(), &again.url())).unwrap();
+    let out = commitea(
+        tmp.path(),
+        &["capture", "--by", "ann"],
+        &stdin,
+        &[("EDITOR", editor.to_str().unwrap()), ("VISUAL", "")],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("Nothing filed.") && err.contains("3 issues of the proposal not filed"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -2354,3 +2354,25 @@ fn a_directive_in_force_stays_in_sight_however_many_come_after_it() {
         "6 earlier entries (notes, withdrawn or superseded ones) are in <code>pm-state.md</code>"
     ));
 }
+
+#[test]
+fn a_new_issues_title_with_a_control_character_is_refused() {
+    // Audit 83: a model's title carrying ESC[31m was filed to Gitea as it was.
+    let tmp = demo_dir();
+    for (title, code) in [
+        ("Retry \u{1b}[31mqueue\u{1b}[0m", "U+001B"),
+        ("Tab\there", "U+0009"),
+        ("evil \u{202e}txt.exe", "U+202E"),
+    ] {
+        let v = apply(
+            tmp.path(),
+            json!({ "ops": [{ "op": "create_issue", "title": title, "repo": "acme/api" }] }),
+        );
+        assert_eq!(v["applied"], 0, "{v}");
+        let r = reasons(&v);
+        assert!(
+            r[0].contains(&format!("the title holds the control character {code}")),
+            "{r:?}"
+        );
+    }
+}
