@@ -35,7 +35,8 @@ Kinds, their target and params:
 - scope: target {\"milestone\": ID} or {\"issue\": ...}; params {\"in\": true|false}
 - capacity: target {\"member\": \"username\"}; params {\"from\": \"YYYY-MM-DD\", \"to\": \"YYYY-MM-DD\", \"hours_per_week\": 0} (to optional)
 - note: any target or none; no params
-Rules: quote is the manager's words copied exactly, the whole sentence that decides; never reword it. Use only usernames, issues and milestone ids that exist (call query_project to look issues up). rationale is one short line. Write no consequence: CommiTea computes it.";
+Rules: quote is the manager's words copied exactly, the whole sentence that decides; never reword it. Use only usernames, issues and milestone ids that exist (call query_project to look issues up). rationale is one short line. Write no consequence: CommiTea computes it.
+When the words do not say which issue, milestone or person, or what to set, do not guess: answer {\"needsMoreInfo\": [\"your question\"]} (at most three questions) instead.";
 
 /// Drafts a directive from `say` on the big model and checks it; see the module documentation.
 pub fn negotiate(ctx: &Context, say: &str) -> Result<Negotiated, ToolError> {
@@ -111,6 +112,31 @@ fn check_draft(
     names: &Names<'_>,
     v: &Value,
 ) -> Result<Checked, String> {
+    // The words do not say enough: the model's questions go back to the PM, not a guess to confirm
+    // (audit 83: "Push the API stuff back a bit" got a guessed issue and priority, or, asked back in
+    // prose, a "not one JSON object" failure).
+    if let Some(questions) = v.get("needsMoreInfo") {
+        let asked: Vec<String> = questions
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(|q| crate::limits::excerpt_long(&crate::prose::one_line(q)))
+            .filter(|q| !q.trim().is_empty())
+            .take(3)
+            .collect();
+        if asked.is_empty() {
+            return Err("/needsMoreInfo: a list of one to three questions".to_owned());
+        }
+        return Ok(Err(ToolError::invalid(
+            "/say",
+            format!(
+                "the words do not say enough to draft a directive; the model asks: {} Say it again with \
+                 the answer",
+                asked.join(" ")
+            ),
+        )));
+    }
     let mut v = v.clone();
     let milestone_title = loosen_target(&mut v, names);
     if let Some(o) = v.as_object_mut() {

@@ -917,6 +917,36 @@ fn a_drafts_rationale_with_figures_the_pm_never_said_is_left_out() {
 }
 
 #[test]
+fn words_too_vague_for_a_directive_get_the_models_question_not_a_guess() {
+    // Audit 83: a model that asked back failed as "not one JSON object"; one told it may ask does so.
+    let tmp = demo_state();
+    let say = "Push the API stuff back a bit.";
+    let server = ModelServer::start(vec![Exchange::new(
+        Match::last(say).and_body("needsMoreInfo"),
+        Reply::text(
+            r#"{"needsMoreInfo": ["Which API work: acme/api#64 or acme/api#102?\u001b[2K"]}"#,
+        ),
+    )])
+    .unwrap();
+    configure(tmp.path(), &server, true, 30);
+    let before = std::fs::read_to_string(tmp.path().join("pm-state.md")).unwrap();
+    let out = commitea(tmp.path(), &["directive", "--say", say], "y\n", &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("the model asks: Which API work: acme/api#64 or acme/api#102?")
+            && err.contains("Say it again with the answer")
+            && !err.contains('\u{1b}'),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("pm-state.md")).unwrap(),
+        before
+    );
+    assert!(pending(tmp.path()).is_empty());
+}
+
+#[test]
 fn a_negotiated_quote_is_the_sentence_that_decides_not_a_word_of_it() {
     let tmp = demo_state();
     let say = "Bjorn is out the first two weeks of January, so plan around him.";
