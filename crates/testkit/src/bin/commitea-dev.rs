@@ -105,7 +105,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     .map_err(|e| anyhow::anyhow!("--state-repo {s}: {path}: {e}"))?;
                 options.state_repos.insert(name, path);
             }
-            let emulator = Emulator::start(Dataset::from_snapshot(&snapshot), options)?;
+            // By hand the server's clock is the machine's, as a real server's is: started at the
+            // snapshot's time, an issue filed now was dated days before the commit that asked for it,
+            // and the apply stage's "filed by a run killed before it recorded so" missed it (audit 79).
+            let mut dataset = Dataset::from_snapshot(&snapshot);
+            dataset.set_clock(dataset.clock().max(chrono::Utc::now()));
+            let emulator = Emulator::start(dataset, options)?;
             println!("{}", emulator.url());
             tracing::info!(
                 "serving {} issues at {} until stopped",
