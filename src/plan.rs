@@ -751,6 +751,25 @@ fn planned_issue(
             ),
         ));
     }
+    // The label wins over Gitea's own time estimate (docs); one far from the other is said, since someone
+    // set each (audit 82: est/1h beside 100 hours, silently 1 hour).
+    if let (Some(Ok(label)), true) = (issue.estimate_label(workday_hours), issue.time_estimate > 0)
+    {
+        let (l, native) = (
+            label.hours(workday_hours),
+            issue.time_estimate as f64 / 3600.0,
+        );
+        if native > 2.0 * l || l > 2.0 * native {
+            warnings.push(Problem::data(
+                key,
+                format!(
+                    "{} and a Gitea time estimate of {} h: the label is used; keep one",
+                    label.label(),
+                    (native * 10.0).round() / 10.0
+                ),
+            ));
+        }
+    }
     let priorities = issue.priority_labels();
     if priorities.len() > 1 {
         warnings.push(Problem::data(
@@ -975,6 +994,33 @@ mod tests {
             w.iter()
                 .any(|w| w.contains("the label \"Est/2d\" is not read")),
             "{w:?}"
+        );
+    }
+
+    #[test]
+    fn a_label_far_from_giteas_own_estimate_is_said() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 30, 8, 0, 0).unwrap();
+        let mut s = snapshot(&["est/1h"]);
+        for i in s.issues.values_mut() {
+            i.time_estimate = 100 * 3600;
+        }
+        let plan = Plan::from_snapshot(&s, &Config::default(), now);
+        assert_eq!(plan.issues[0].estimate_hours, Some(1.0));
+        assert!(
+            plan.warnings.iter().any(|w| w
+                .to_string()
+                .contains("est/1h and a Gitea time estimate of 100 h: the label is used")),
+            "{:?}",
+            plan.warnings
+        );
+        // Near each other, nothing is said.
+        for i in s.issues.values_mut() {
+            i.time_estimate = 5400;
+        }
+        assert!(
+            Plan::from_snapshot(&s, &Config::default(), now)
+                .warnings
+                .is_empty()
         );
     }
 
