@@ -83,9 +83,13 @@ impl WithoutDirectives {
     }
 }
 
-/// Why everything moved when another CommiTea made the forecast compared with.
+/// Why a move no directive explains happened when another CommiTea made the forecast compared with.
 const ENGINE_CHANGED: &str = "CommiTea itself changed since that forecast (another version made it): \
                               the move is the new engine's, not the project's";
+
+/// The engine's change, said beside a reason that stands.
+const ENGINE_ALSO: &str =
+    "CommiTea itself changed since that forecast too (another version made it)";
 
 /// The standup.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -936,15 +940,28 @@ pub fn standup(
                 })
                 .collect();
             let since_then = since_then(prev, report, plan, snapshot);
-            // Another engine made that forecast: no move is the project's doing, so none is blamed on a
-            // queue, a wait or a directive (an audit's first run after an upgrade blamed 97 moves on them).
+            // Another engine made that forecast: a move no directive recorded since explains is not put
+            // down to a queue or a wait (an audit's first run after an upgrade blamed 97 moves on them);
+            // one a directive explains keeps it, the engine's change said beside it (audit 86: a capacity
+            // directive's two-month slip was "the new engine's, not the project's").
             let (mut milestones, mut issues, mut summary) = (milestones, issues, c.summary.clone());
             if prev.engine_changed {
                 for m in milestones.iter_mut().chain(issues.iter_mut()) {
-                    m.why = Some(ENGINE_CHANGED.to_owned());
-                    m.directives.clear();
+                    m.why = Some(match (m.directives.is_empty(), m.why.take()) {
+                        (false, Some(w)) => format!("{w}; {ENGINE_ALSO}"),
+                        _ => ENGINE_CHANGED.to_owned(),
+                    });
                 }
-                summary = format!("{ENGINE_CHANGED}. {summary}");
+                summary = if milestones.is_empty() && issues.is_empty() {
+                    "CommiTea itself changed since that forecast (another version made it); no forecast \
+                     change"
+                        .to_owned()
+                } else {
+                    format!(
+                        "CommiTea itself changed since that forecast (another version made it): a move \
+                         no directive since explains is the new engine's, not the project's. {summary}"
+                    )
+                };
             } else if !prev.forecast_settings.is_empty() {
                 // The forecast's own settings changed (the abandonment model switched on, a workday's
                 // hours): a queue or a day passed is no reason for a move they made (audit 68: 150 moves

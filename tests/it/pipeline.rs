@@ -680,6 +680,31 @@ fn the_first_run_after_an_upgrade_says_the_moves_are_the_engines_not_the_project
         dir.path(),
         &["commit", "-qam", "the forecast of an older CommiTea"],
     );
+    // A directive recorded since moves issues too: those keep their reason (audit 86: a capacity
+    // directive's slip was put down to the engine).
+    let away = v["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["issue"] != moved.as_str() && i["assignee"].is_string())
+        .unwrap();
+    let last = away["issue"].as_str().unwrap().to_owned();
+    let person = away["assignee"].as_str().unwrap().to_owned();
+    commitea(&[
+        "directive",
+        "--kind",
+        "capacity",
+        "--target",
+        &format!("member {person}"),
+        "--params",
+        r#"{"from": "2026-11-30", "to": "2026-12-11", "hours_per_week": 0}"#,
+        "--quote",
+        "They are away for two weeks.",
+        "--by",
+        "pat",
+        "--yes",
+    ]);
+    crate::pipeline::commit_all_as_pm(dir.path(), false, "the directive, approved");
 
     commitea(&["run", "--offline", "--now", "2026-11-30"]);
     let standup: serde_json::Value = serde_json::from_str(&commitea(&[
@@ -710,9 +735,31 @@ fn the_first_run_after_an_upgrade_says_the_moves_are_the_engines_not_the_project
             .contains("the new engine's, not the project's"),
         "{issue}"
     );
+    let directed = drift["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["subject"] == last.as_str())
+        .unwrap_or_else(|| panic!("{last} did not move: {drift}"));
+    assert!(
+        directed["directives"]
+            .as_array()
+            .is_some_and(|d| !d.is_empty())
+            && directed["why"]
+                .as_str()
+                .unwrap()
+                .contains("CommiTea itself changed since that forecast too"),
+        "{directed}"
+    );
     // The next run, by the same CommiTea, compares with this one's forecast: nothing is the engine's.
+    // The commit says the directive's reason with the engine's change beside it.
     let message = git(dir.path(), &["log", "-1", "--format=%B"]);
-    assert!(!message.contains("queue of"), "{message}");
+    assert!(
+        message.contains(&format!(
+            "capacity of {person}; CommiTea itself changed since that forecast too"
+        )),
+        "{message}"
+    );
     git(
         dir.path(),
         &["commit", "-q", "--allow-empty", "-m", "nothing"],
