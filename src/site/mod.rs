@@ -274,6 +274,7 @@ pub fn render(
 ) -> Result<BTreeMap<String, Vec<u8>>, SiteError> {
     let overrides = overrides.filter(|dir| dir.is_dir());
     warn_unused_overrides(overrides);
+    warn_unlinked_pages(overrides);
     let mut tera = Tera::new();
     tera.autoescape_on([".html"]);
     let mut origins: BTreeMap<&str, String> = BTreeMap::new();
@@ -461,6 +462,34 @@ fn warn_unused_overrides(dir: Option<&Path>) {
             "{} overrides nothing and is not read{hint}: the files a state repo may override are {}",
             dir.join(&name).display(),
             known().collect::<Vec<_>>().join(", ")
+        );
+    }
+}
+
+/// Says which of the site's pages a `base.html` override does not link, where the default does: an
+/// override written before a page existed (the People page) leaves it out of the navigation without a
+/// word (audit 86).
+fn warn_unlinked_pages(dir: Option<&Path>) {
+    let Some(path) = dir.map(|d| d.join(BASE)).filter(|p| p.is_file()) else {
+        return;
+    };
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return;
+    };
+    let default = TEMPLATES
+        .iter()
+        .find(|(name, _)| *name == BASE)
+        .map_or("", |(_, t)| *t);
+    let missing: Vec<&str> = PAGES
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|name| default.contains(name) && !text.contains(name))
+        .collect();
+    if !missing.is_empty() {
+        tracing::warn!(
+            "{} links no {} (the default layout does): compare it with the default, or no page leads there",
+            path.display(),
+            missing.join(", ")
         );
     }
 }

@@ -775,4 +775,21 @@ fn an_override_of_no_template_is_said_with_the_name_it_is_near() {
         ),
         "{err}"
     );
+    // A layout written before the People page existed leaves it unlinked: said (audit 86).
+    let base = include_str!("../../site-templates/base.html");
+    let old: Vec<&str> = base
+        .lines()
+        .filter(|l| !l.contains("people.html"))
+        .collect();
+    std::fs::write(dir.join("base.html"), old.join("\n")).unwrap();
+    let out = commitea(state.path(), &["render"], &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("base.html links no people.html (the default layout does)"),
+        "{err}"
+    );
+    std::fs::write(dir.join("base.html"), base).unwrap();
+    let out = commitea(state.path(), &["render"], &[]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("links no"));
 }
