@@ -685,14 +685,13 @@ fn planned_issue(
     workday_hours: f64,
     warnings: &mut Vec<Problem>,
 ) -> PlannedIssue {
+    // The label as it reads (`est/ 2d` is 2d), the largest where several do: read once for the plan and
+    // the warnings below.
+    let chosen = issue.estimate_label(workday_hours).and_then(Result::ok);
     let (estimate_hours, estimate_label, estimate_source) =
         match issue.estimate_hours(workday_hours) {
             Some(Ok(h)) => {
-                // As it reads (`est/ 2d` is 2d), the largest where several do.
-                let label = issue
-                    .estimate_label(workday_hours)
-                    .and_then(Result::ok)
-                    .map(|e| e.to_string());
+                let label = chosen.as_ref().map(ToString::to_string);
                 let source = if label.is_some() {
                     EstimateSource::Label
                 } else {
@@ -733,28 +732,33 @@ fn planned_issue(
         }
     }
     // Two labels of one scope (set where the scope is not exclusive, or by hand): said, with the rule.
-    let estimates = issue.estimate_labels();
-    if estimates.len() > 1
-        && let Some(Ok(used)) = issue.estimate_label(workday_hours)
-    {
-        warnings.push(Problem::data(
-            key,
-            format!(
-                "{} estimate labels ({}): the largest, {}, is used; keep one",
-                estimates.len(),
-                estimates
-                    .iter()
-                    .map(|e| e.label())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                used.label()
-            ),
-        ));
-    }
+    let mut several = |what: &str, labels: Vec<String>, rule: &str, used: Option<String>| {
+        if let (true, Some(used)) = (labels.len() > 1, used) {
+            warnings.push(Problem::data(
+                key,
+                format!(
+                    "{} {what} labels ({}): the {rule}, {used}, is used; keep one",
+                    labels.len(),
+                    labels.join(", ")
+                ),
+            ));
+        }
+    };
+    several(
+        "estimate",
+        issue.estimate_labels().iter().map(|e| e.label()).collect(),
+        "largest",
+        chosen.as_ref().map(|e| e.label()),
+    );
+    several(
+        "priority",
+        issue.priority_labels().iter().map(|p| p.label()).collect(),
+        "highest",
+        Some(issue.priority().label()),
+    );
     // The label wins over Gitea's own time estimate (docs); one far from the other is said, since someone
     // set each (audit 82: est/1h beside 100 hours, silently 1 hour).
-    if let (Some(Ok(label)), true) = (issue.estimate_label(workday_hours), issue.time_estimate > 0)
-    {
+    if let (Some(label), true) = (&chosen, issue.time_estimate > 0) {
         let (l, native) = (
             label.hours(workday_hours),
             issue.time_estimate as f64 / 3600.0,
@@ -769,22 +773,6 @@ fn planned_issue(
                 ),
             ));
         }
-    }
-    let priorities = issue.priority_labels();
-    if priorities.len() > 1 {
-        warnings.push(Problem::data(
-            key,
-            format!(
-                "{} priority labels ({}): the highest, {}, is used; keep one",
-                priorities.len(),
-                priorities
-                    .iter()
-                    .map(|p| p.label())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                issue.priority().label()
-            ),
-        ));
     }
     // One queue per issue: the work goes to its first assignee; the others are said (audit 82).
     if let [first, others @ ..] = issue.assignees.as_slice()
