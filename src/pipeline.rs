@@ -1496,28 +1496,17 @@ fn previous_forecast_in(
                         .into_iter()
                         .filter_map(|n| n.strip_suffix(".yaml").map(str::to_owned))
                         .collect();
-                let mut applied: Vec<(
-                    String,
-                    std::collections::BTreeSet<crate::domain::IssueKey>,
-                )> = workdir
+                let mut applied: Vec<crate::views::standup::AppliedSince> = workdir
                     .as_deref()
                     .and_then(|w| read_applied(&Layout::new(w), "standup").ok())
                     .unwrap_or_default()
                     .iter()
                     .chain(&c.applied)
                     .filter(|a| !applied_then.contains(&a.proposal.id))
-                    .map(|a| {
-                        let keys = a
-                            .proposal
-                            .ops
-                            .iter()
-                            .filter_map(|op| op.issue()?.key())
-                            .collect();
-                        (a.proposal.id.clone(), keys)
-                    })
+                    .map(crate::views::standup::AppliedSince::of)
                     .collect();
-                applied.sort_by(|a, b| a.0.cmp(&b.0));
-                applied.dedup_by(|a, b| a.0 == b.0);
+                applied.sort_by(|a, b| a.id.cmp(&b.id));
+                applied.dedup_by(|a, b| a.id == b.id);
                 // Today's forecast without the directives recorded or ended since (the ledger of
                 // then, on today's snapshot and settings, the same people and numbers): a directive is
                 // behind a move only where it changed that figure (an audit found one named on moves

@@ -42,8 +42,8 @@ pub struct Previous {
     /// Today's forecast without the directives recorded or ended since, where there are any: a directive
     /// is named on a move only where it changed the figure.
     pub without_directives: Option<WithoutDirectives>,
-    /// The op files applied since (`C-0003`), in id order, with the issues their ops name.
-    pub applied: Vec<(String, std::collections::BTreeSet<IssueKey>)>,
+    /// The op files applied since, in id order.
+    pub applied: Vec<AppliedSince>,
     /// The ids of the directives recorded or ended since (`D-0008`).
     pub since_ids: std::collections::BTreeSet<String>,
     /// The team as that forecast planned it, where it differs from today's (another `commitea.yaml`, a
@@ -54,6 +54,37 @@ pub struct Previous {
     pub engine_changed: bool,
     /// The forecast.
     pub report: ForecastReport,
+}
+
+/// An op file the apply stage recorded since a forecast: a move of an issue it changed on Gitea is its.
+#[derive(Debug, Clone)]
+pub struct AppliedSince {
+    /// Its id, `C-0003`.
+    pub id: String,
+    /// The issues its ops changed (or found so) on Gitea: not those Gitea refused.
+    pub changed: std::collections::BTreeSet<IssueKey>,
+    /// What of it Gitea did not take (`partly applied`), from [`crate::apply::shortfall`].
+    pub shortfall: Option<&'static str>,
+}
+
+impl AppliedSince {
+    /// The record of one applied file.
+    pub fn of(a: &crate::apply::AppliedFile) -> Self {
+        use crate::apply::Outcome;
+        let changed = a
+            .proposal
+            .ops
+            .iter()
+            .zip(&a.applied.results)
+            .filter(|(_, o)| matches!(o, Outcome::Applied | Outcome::AlreadySo))
+            .filter_map(|(op, _)| op.issue()?.key())
+            .collect();
+        Self {
+            id: a.proposal.id.clone(),
+            changed,
+            shortfall: crate::apply::shortfall(&a.applied.results),
+        }
+    }
 }
 
 /// The figures of today's forecast made without the directives recorded or ended since.
@@ -159,9 +190,13 @@ pub struct SinceThen {
     /// `commitea.yaml`), with how many open issues left the plan with each: not "gone from Gitea".
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repositories_out: Vec<RepositoryOut>,
-    /// Op files applied to Gitea since (`C-0003`), in id order.
+    /// Op files applied to Gitea whole since (`C-0003`), in id order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub applied: Vec<String>,
+    /// Op files the apply stage recorded since that Gitea did not take whole, with what came of them
+    /// (`C-0004 (partly applied)`), in id order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_whole: Vec<String>,
     /// Open issues then and now whose estimate, priority, assignee or milestone changed on Gitea (no
     /// directive since is about them and no op file applied since names them), by what changed; absent
     /// when none did.
@@ -475,7 +510,7 @@ pub fn since_then(
             _ => None,
         })
         .collect();
-    directed.extend(prev.applied.iter().flat_map(|(_, keys)| keys));
+    directed.extend(prev.applied.iter().flat_map(|a| &a.changed));
     directed.extend(
         plan.issues
             .iter()
@@ -502,7 +537,17 @@ pub fn since_then(
     }
     SinceThen {
         edited: (edited != Edited::default()).then_some(edited),
-        applied: prev.applied.iter().map(|(id, _)| id.clone()).collect(),
+        applied: prev
+            .applied
+            .iter()
+            .filter(|a| a.shortfall.is_none())
+            .map(|a| a.id.clone())
+            .collect(),
+        not_whole: prev
+            .applied
+            .iter()
+            .filter_map(|a| Some(format!("{} ({})", a.id, a.shortfall?)))
+            .collect(),
         working_days_passed: {
             let (then, now) = (prev.report.as_of, report.as_of);
             let day0 = then.min(now);
@@ -553,6 +598,7 @@ impl SinceThen {
             && self.repositories_out.is_empty()
             && self.edited.is_none()
             && self.applied.is_empty()
+            && self.not_whole.is_empty()
             && self.working_days_passed.is_none()
             && !self.settings_changed
             && !self.engine_changed
@@ -608,6 +654,12 @@ impl SinceThen {
             edited.push_str(&format!(
                 "; {} applied",
                 crate::prose::and_list(&self.applied)
+            ));
+        }
+        if !self.not_whole.is_empty() {
+            edited.push_str(&format!(
+                "; not whole on Gitea: {}",
+                crate::prose::and_list(&self.not_whole)
             ));
         }
         match self.working_days_passed {
@@ -1104,6 +1156,7 @@ mod tests {
             gone: 0,
             repositories_out: vec![],
             applied: vec!["C-0003".into()],
+            not_whole: vec![],
             edited: Some(Edited {
                 reassigned: 1,
                 ..Edited::default()
@@ -1120,6 +1173,17 @@ mod tests {
         assert!(!since.is_empty());
         since.working_days_passed = Some(-2);
         assert!(since.words().ends_with("; day 0 moved back 2 working days"));
+        // A file Gitea refused is not said applied (it was, for any file the apply stage recorded).
+        since.applied.clear();
+        since.not_whole = vec!["C-0004 (nothing applied)".into()];
+        since.working_days_passed = None;
+        assert!(
+            since
+                .words()
+                .ends_with("1 issue reassigned; not whole on Gitea: C-0004 (nothing applied)"),
+            "{}",
+            since.words()
+        );
     }
 
     #[test]

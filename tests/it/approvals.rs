@@ -703,6 +703,52 @@ fn the_standup_says_an_op_file_was_applied_not_that_gitea_was_edited() {
 }
 
 #[test]
+fn the_standup_does_not_say_a_file_gitea_did_not_take_was_applied() {
+    // Every file the apply stage recorded was "applied" in the standup, a refused one too.
+    let s = setup(&DemoSpec::scaled(40));
+    ok(&s.commitea(&s.work, &["run"]));
+    let [a, b] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    // A close pushed straight to the branch is refused whole (no pull request approved it); of the
+    // other file Gitea takes one op of two.
+    push_straight(
+        &s,
+        "C-0001",
+        &op_file(
+            "C-0001",
+            &format!("- op: close_issue\n  issue: {a}\n"),
+            true,
+        ),
+    );
+    push_straight(
+        &s,
+        "C-0002",
+        &op_file(
+            "C-0002",
+            &format!(
+                "- op: set_priority\n  issue: {b}\n  priority: p/0\n- op: close_issue\n  issue: {a}\n"
+            ),
+            true,
+        ),
+    );
+    ok(&s.commitea(&s.work, &["run"]));
+    let out = s.commitea(&s.work, &["tool", "query_project", r#"{"view":"standup"}"#]);
+    let v: Value = serde_json::from_str(&ok(&out)).unwrap();
+    let since = &v["drift"]["sinceThen"];
+    assert!(since.get("applied").is_none(), "{since}");
+    assert_eq!(
+        since["notWhole"],
+        serde_json::json!(["C-0001 (nothing applied)", "C-0002 (partly applied)"]),
+        "{since}"
+    );
+    let page = std::fs::read_to_string(s.work.join("public/standup.html")).unwrap();
+    assert!(
+        page.contains(r#"not whole on Gitea: <a href="changes.html#C-0001"><bdi>C-0001</bdi></a> (nothing applied)"#)
+            && !page.contains(" applied;"),
+        "{page}"
+    );
+}
+
+#[test]
 fn an_op_file_whose_id_is_not_its_name_is_refused_and_never_applied() {
     let s = setup(&DemoSpec::scaled(40));
     let [a] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
