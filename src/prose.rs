@@ -13,6 +13,16 @@ pub(crate) fn one_line(text: &str) -> String {
         .collect()
 }
 
+/// Text cut to at most `max` characters, an ellipsis ending what was cut.
+pub(crate) fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        let kept: String = text.chars().take(max.saturating_sub(1)).collect();
+        format!("{}…", kept.trim_end())
+    }
+}
+
 /// A count and its noun: `1 issue`, `15 issues`, `0 issues`.
 pub(crate) fn count<N: std::fmt::Display + PartialEq + From<u8>>(
     n: N,

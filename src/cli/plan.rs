@@ -88,14 +88,7 @@ fn print_runway(r: &crate::views::Runway, horizon_words: &str) {
         .clamp("milestone".len(), MAX_TITLE);
     // A title is anyone's on Gitea: a newline or an escape sequence in it would break the table, or
     // the terminal, so each is one line of plain text.
-    let cut = |t: &str| {
-        let t = crate::prose::one_line(t);
-        if t.chars().count() > width {
-            format!("{}…", t.chars().take(width - 1).collect::<String>())
-        } else {
-            t
-        }
-    };
+    let cut = |t: &str| crate::prose::clip(&crate::prose::one_line(t), width);
     // The site's words: "not within 2 years", said once for a range, one date when both ends agree.
     let not_within = format!("not within {horizon_words}");
     let band = |p50: &str, p80: &str| {

@@ -435,11 +435,14 @@ pub(crate) fn dispatch(ctx: &Context, call: &ToolCall, policy: &Policy<'_>) -> D
                 "the arguments must be one JSON object that fits the tool's schema".to_owned(),
             );
         }
-        Arguments::Malformed(_) => {
+        Arguments::Malformed(text) => {
+            // Quoted: the history sends the call back with `{}` (see `Arguments::wire`).
             return fail(
                 "bad_json",
-                "the arguments are not valid JSON; send one JSON object that fits the tool's schema"
-                    .to_owned(),
+                format!(
+                    "the arguments {} are not valid JSON; send one JSON object that fits the tool's schema",
+                    serde_json::Value::from(crate::prose::clip(text, 200))
+                ),
             );
         }
     };

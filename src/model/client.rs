@@ -119,16 +119,18 @@ impl Role {
 pub enum Arguments {
     /// A JSON value (an object, if the model followed the schema).
     Json(Value),
-    /// Text that is not JSON: kept to send back, never parsed.
+    /// Text that is not JSON: kept for the tool's answer to quote, never parsed.
     Malformed(String),
 }
 
 impl Arguments {
-    /// The arguments as the wire carries them: a JSON string.
+    /// The arguments as the wire carries them: a JSON string. Malformed ones go back as `{}`: Ollama,
+    /// llama.cpp and vLLM parse the arguments of the history they are sent and refuse the whole request
+    /// over one that is not JSON (audit 78); the tool's answer quotes what the model wrote.
     fn wire(&self) -> String {
         match self {
             Self::Json(v) => v.to_string(),
-            Self::Malformed(s) => s.clone(),
+            Self::Malformed(_) => "{}".to_owned(),
         }
     }
 }
@@ -856,5 +858,9 @@ mod tests {
         let t = Message::tool("c1", "{}").wire();
         assert_eq!(t["role"], "tool");
         assert_eq!(t["tool_call_id"], "c1");
+        // Arguments that are not JSON go back as an empty object, which every server parses.
+        let mut m = m;
+        m.tool_calls[0].arguments = Arguments::Malformed("{\"view\": ".into());
+        assert_eq!(m.wire()["tool_calls"][0]["function"]["arguments"], "{}");
     }
 }

@@ -186,7 +186,7 @@ pub(crate) fn ranges(rows: &[RangeRow], today: NaiveDate, end: NaiveDate, title:
         let mid = y + ROW_H / 2.0;
         let _ = write!(s, "<g class=\"row status-{}\">", esc(&r.status));
         let _ = write!(s, "<title>{}</title>", esc(&r.words));
-        let label = truncate(&r.label, 30);
+        let label = crate::prose::clip(&r.label, 30);
         match &r.href {
             Some(h) => {
                 let _ = write!(
@@ -273,16 +273,6 @@ pub(crate) fn ranges(rows: &[RangeRow], today: NaiveDate, end: NaiveDate, title:
     );
     s.push_str("</svg>");
     s
-}
-
-/// Text cut to `max` characters with an ellipsis.
-fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_owned()
-    } else {
-        let kept: String = s.chars().take(max - 1).collect();
-        format!("{}…", kept.trim_end())
-    }
 }
 
 /// One bar of a weekly chart.
@@ -907,7 +897,7 @@ pub(crate) fn roadmap(
             s,
             "<g class=\"lane\"><line class=\"grid\" x1=\"0\" y1=\"{y}\" x2=\"{W}\" y2=\"{y}\"/>"
         );
-        let name = esc(&truncate(&lane.person, 16));
+        let name = esc(&crate::prose::clip(&lane.person, 16));
         match &lane.href {
             Some(h) => {
                 let _ = write!(
@@ -1002,7 +992,7 @@ pub(crate) fn roadmap(
             if d.hard { " (hard)" } else { "" },
             ly + 4.0,
             x + 4.0,
-            esc(&truncate(&d.title, 28))
+            esc(&crate::prose::clip(&d.title, 28))
         );
     }
     let tx = scale.x(today);
@@ -1112,7 +1102,7 @@ pub(crate) fn reliability(methods: &[Reliability], title: &str) -> String {
             shape(i, lx, ly - 5.0),
             lx + 14.0,
             ly,
-            esc(&truncate(&m.name, 20))
+            esc(&crate::prose::clip(&m.name, 20))
         );
     }
     s.push_str("</svg>");

@@ -187,14 +187,7 @@ impl ToolError {
 
     /// The message, cut to [`crate::limits::ERROR_CHARS`]: an error is short, and never echoes an input.
     pub fn short_message(&self) -> String {
-        let m = self.to_string();
-        if m.chars().count() > crate::limits::ERROR_CHARS {
-            let mut cut: String = m.chars().take(crate::limits::ERROR_CHARS).collect();
-            cut.push('…');
-            cut
-        } else {
-            m
-        }
+        crate::prose::clip(&self.to_string(), crate::limits::ERROR_CHARS)
     }
 
     /// An input error at `path`.

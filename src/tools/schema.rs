@@ -581,12 +581,7 @@ pub fn read<T: DeserializeOwned>(input: &Value) -> Result<T, ToolError> {
         };
         // serde quotes the value it refuses: keep that to an excerpt.
         let message = crate::prose::serde_message(&e.into_inner().to_string());
-        let message = if message.chars().count() > 200 {
-            format!("{}…", message.chars().take(200).collect::<String>())
-        } else {
-            message
-        };
-        ToolError::invalid(pointer, message)
+        ToolError::invalid(pointer, crate::prose::clip(&message, 200))
     })
 }
 

@@ -511,6 +511,40 @@ fn faults_are_clear_errors_or_repairs_and_never_a_write_without_approval() {
     }
 }
 
+#[test]
+fn arguments_that_are_not_json_go_back_as_an_empty_object_and_are_quoted_to_the_model() {
+    // They were sent back verbatim in the history, which Ollama, llama.cpp and vLLM parse: the next
+    // request was refused whole (audit 78).
+    let tmp = demo_state();
+    let server = ModelServer::start(vec![
+        Exchange::new(
+            Match::any(),
+            Reply::tool_call_raw("query_project", "{\"view\": "),
+        ),
+        Exchange::new(Match::last("not valid JSON"), Reply::text("Sorry.")),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, false, 30);
+    ok(&commitea(
+        tmp.path(),
+        &["ask", "How are we doing?"],
+        "",
+        &[],
+    ));
+    let messages = &server.requests()[1].body["messages"];
+    let call = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|m| m["tool_calls"].get(0))
+        .unwrap();
+    assert_eq!(call["function"]["arguments"], "{}", "{messages}");
+    let answer = messages.as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap();
+    assert!(answer.contains(r#"\"{\\\"view\\\": \""#), "{answer}");
+}
+
 /// The three issues the big model proposes (with a consequence it should not have written).
 fn three_issues(estimate_of_second: &str) -> Value {
     json!({"proposal": {"consequence": "everything ships tomorrow", "issues": [
