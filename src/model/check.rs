@@ -84,6 +84,9 @@ enum Fact {
     Percent(f64),
     /// A number, with its decimals as written.
     Number { value: f64, decimals: u32 },
+    /// A multiple (`3x`, `1.5×`): a ratio the model worked out unless the grounds write it too, as no
+    /// payload gives a ratio (a `3` in a payload is not "three times").
+    Times(f64),
 }
 
 /// What a model was given: every fact of the tool answers, and their text for names.
@@ -99,6 +102,8 @@ pub struct Grounds {
     quarters: BTreeSet<(i32, u32)>,
     percents: Vec<f64>,
     numbers: Vec<f64>,
+    /// Multiples written in a text (`3x`).
+    times: Vec<f64>,
     /// The percentiles the answers give (`p80` as a key: 80), which "80% of the futures" explains.
     percentiles: BTreeSet<u32>,
     /// Every text, lower-cased, for names.
@@ -159,6 +164,7 @@ impl Grounds {
                 Fact::Priority(_) | Fact::NoDate => {}
                 Fact::Percent(p) => self.percents.push(p),
                 Fact::Number { value, .. } => self.numbers.push(value),
+                Fact::Times(x) => self.times.push(x),
             }
         }
         self.text.push('\n');
@@ -262,6 +268,7 @@ impl Grounds {
                     .chain(self.percents.iter())
                     .any(|x| (round(*x) - value.abs()).abs() < 1e-9)
             }
+            Fact::Times(x) => self.times.iter().any(|t| (t - x).abs() < 1e-9),
         }
     }
 
@@ -289,7 +296,7 @@ pub fn ungrounded(prose: &str, grounds: &Grounds, people: &[String]) -> Vec<Clai
                 | Fact::NoDate => ClaimKind::Date,
                 Fact::Priority(_) => ClaimKind::Number,
                 Fact::Percent(_) => ClaimKind::Percent,
-                Fact::Number { .. } => ClaimKind::Number,
+                Fact::Number { .. } | Fact::Times(_) => ClaimKind::Number,
             };
             push(Claim { kind, text });
         }
@@ -703,12 +710,28 @@ fn scan(text: &str) -> Vec<(Fact, String)> {
         let rest_word: String = c[k..].iter().take_while(|x| x.is_alphabetic()).collect();
         let percent = (k < n && c[k] == '%') || rest_word.eq_ignore_ascii_case("percent");
         let letters: String = c[e..].iter().take_while(|x| x.is_alphabetic()).collect();
+        // A multiple: `3x`, `1.5×`, `3 ×`.
+        let times_end = if letters.eq_ignore_ascii_case("x")
+            && c.get(e + 1).is_none_or(|x| !x.is_alphanumeric())
+        {
+            Some(e + 1)
+        } else if c.get(k) == Some(&'×') {
+            Some(k + 1)
+        } else {
+            None
+        };
         let suffix_ok = letters.is_empty()
             || matches!(
                 letters.to_lowercase().as_str(),
                 "h" | "d" | "w" | "st" | "nd" | "rd" | "th"
             );
         let time = (e < n && c[e] == ':') || (i > 0 && c[i - 1] == ':');
+        if let (Some(end), false, Ok(v)) = (times_end, ident || time, raw.parse::<f64>()) {
+            found.push((start, Fact::Times(v), s(start, end)));
+            used[start..end].iter_mut().for_each(|u| *u = true);
+            i = end;
+            continue;
+        }
         if ident || marker || time || !suffix_ok {
             i = e.max(i + 1);
             continue;
@@ -863,6 +886,20 @@ mod tests {
         // A sum is computing.
         assert_eq!(texts(&ungrounded("49 issues in all", &g, &[])), ["49"]);
         assert_eq!(texts(&ungrounded("1,200 hours", &g, &[])), ["1,200"]);
+        // So is a ratio: the payload's 3 is not "three times" (audit 69), and "3x" was not checked.
+        assert_eq!(
+            texts(&ungrounded(
+                "the queue is 3x longer, 1.5× the team's",
+                &g,
+                &[]
+            )),
+            ["3x", "1.5×"]
+        );
+        let mut asked = g.clone();
+        asked.add_text("Is the review queue 3x longer than last month?");
+        assert!(ungrounded("It is not 3x longer.", &asked, &[]).is_empty());
+        // Not a multiple: a size, an identifier.
+        assert!(ungrounded("a 46xl shirt, x3, 0x2e", &g, &[]).is_empty());
     }
 
     #[test]
