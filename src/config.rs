@@ -1023,15 +1023,14 @@ impl Config {
     /// writes the URL into the site's links).
     pub fn check(&self) -> Result<(), ConfigError> {
         if let Some(server) = &self.server
-            && let Ok(url) = reqwest::Url::parse(server.trim())
-            && (!url.username().is_empty() || url.password().is_some())
+            && let Err(why) = crate::gitea::client::api_url(server)
         {
             return Err(ConfigError::Value {
                 key: "server",
-                message: "the URL (from commitea.yaml, or COMMITEA_SERVER) carries a user name or password, \
-                          which would be written to the snapshot, the site and the logs: give the server's \
-                          URL without it, and the token in COMMITEA_GITEA_TOKEN"
-                    .to_owned(),
+                message: format!(
+                    "the URL (from commitea.yaml, or COMMITEA_SERVER) is not a Gitea server's: {why}; \
+                     give its root, e.g. https://gitea.example.com"
+                ),
             });
         }
         if self.estimates.ladder.is_empty() {
@@ -1276,13 +1275,25 @@ mod tests {
 
     #[test]
     fn a_server_url_with_a_password_is_refused_by_every_command_without_echoing_it() {
-        let cfg = parse("server: https://bot:s3cret@gitea.example.com\n").unwrap();
-        let err = cfg.check().unwrap_err().to_string();
-        assert!(
-            err.contains("server: the URL (from commitea.yaml, or COMMITEA_SERVER) carries a user name or password")
-                && !err.contains("s3cret"),
-            "{err}"
-        );
+        // A URL that does not parse was let through (audit 87): its password reached the site's links.
+        for server in [
+            "https://bot:s3cret@gitea.example.com",
+            "http://user:s3cret@127.0.0.1:999999",
+            "ftp://user:s3cret@host",
+            "https://gitea.example.com/?access_token=s3cret",
+        ] {
+            let cfg = parse(&format!("server: \"{server}\"\n")).unwrap();
+            let err = cfg.check().unwrap_err().to_string();
+            assert!(
+                err.contains("server: the URL (from commitea.yaml, or COMMITEA_SERVER) is not a Gitea server's")
+                    && !err.contains("s3cret"),
+                "{err}"
+            );
+        }
+        for server in ["not a url", "ftp://gitea.example.com"] {
+            let cfg = parse(&format!("server: \"{server}\"\n")).unwrap();
+            assert!(cfg.check().is_err(), "{server}");
+        }
         assert!(
             parse("server: https://gitea.example.com/\n")
                 .unwrap()

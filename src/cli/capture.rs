@@ -239,18 +239,20 @@ fn capture(ctx: &tools::Context, braindump: &str, mut input: Input) -> CommandRe
             "capture_work proposed nothing; nothing filed"
         )));
     };
+    // The consequence names milestones by their titles, which anyone on Gitea writes: one line of
+    // plain text, on the terminal and in the tray's comment (audit 87: an escape sequence in a title
+    // reached the terminal, and made the tray a file its own YAML reader refused).
+    let consequence = crate::prose::one_line(&proposal.consequence);
     eprintln!(
-        "Proposed {}; {}",
+        "Proposed {}; {consequence}",
         crate::prose::count(proposal.issues.len(), "issue", "issues"),
-        proposal.consequence
     );
     let world = crate::model::capture::World::load(ctx).map_err(super::tool_error)?;
     let file = Path::new("proposal.yaml");
     let mut issues = proposal.issues;
     deps_by_title(&mut issues);
     let mut text = format!(
-        "# The proposal of capture_work: edit it, save and close to file it (empty the list to file nothing).\n# Each issue: title, body, estimate (a rung of the ladder), priority (p/0..p/3), deps (owner/repo#N, or\n# new:TITLE for an issue of this list), milestone (an id), repo.\n# Consequence as proposed: {}\n{}",
-        proposal.consequence,
+        "# The proposal of capture_work: edit it, save and close to file it (empty the list to file nothing).\n# Each issue: title, body, estimate (a rung of the ladder), priority (p/0..p/3), deps (owner/repo#N, or\n# new:TITLE for an issue of this list), milestone (an id), repo.\n# Consequence as proposed: {consequence}\n{}",
         crate::yamlfile::to_string(&Tray { issues }, file)?
     );
     let mut edits = 0;
@@ -322,7 +324,7 @@ fn capture(ctx: &tools::Context, braindump: &str, mut input: Input) -> CommandRe
     // What was filed, as apply_changes filed it: an issue proposed already is refused there, and its
     // consequence is of what it kept (audit 83: "Filing 4 issues" was said of a file of two).
     let filed = answer["applied"].as_u64().unwrap_or(0);
-    let consequence = answer["consequence"].as_str().unwrap_or_default();
+    let consequence = crate::prose::one_line(answer["consequence"].as_str().unwrap_or_default());
     match answer["opsFile"].as_str() {
         Some(file) => eprintln!(
             "Filed {filed} of {} in {file}; {consequence}",

@@ -56,14 +56,11 @@ pub struct TjpMilestone {
 /// A TaskJuggler string's text. TaskJuggler reads `\"` as a quote and every other backslash as itself, and
 /// expands `${…}` as a macro and `$(…)` as an environment variable anywhere, strings too (a title with
 /// `${x}` or `$(X)` failed the whole project, and a known variable put the tj3 user's environment in
-/// the reports): so a quote is escaped, `${` and `$(` are written `$ {` and `$ (`, a control character
-/// becomes a space, and a trailing backslash, which would escape the closing quote, is dropped.
+/// the reports): so a quote is escaped, `${` and `$(` are written `$ {` and `$ (`, the text is one line
+/// (a control character a space, a bidirectional override gone, as in logs), and a trailing backslash,
+/// which would escape the closing quote, is dropped.
 fn quote(s: &str) -> String {
-    let clean: String = s
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    clean
+    crate::prose::one_line(s)
         .trim_end_matches('\\')
         .replace('"', "\\\"")
         .replace("${", "$ {")
@@ -278,6 +275,16 @@ pub fn format_time(day0: NaiveDate, t: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_string_is_one_line_of_text_tj3_reads_as_written() {
+        // An escape sequence, a right-to-left override (audit 87: kept, it reordered the task's name in a
+        // terminal), a quote, a macro and a trailing backslash.
+        assert_eq!(
+            quote("a\u{1b}[2J\u{202e}b \"c\" ${x} $(HOME)\\"),
+            "a[2Jb \\\"c\\\" $ {x} $ (HOME)"
+        );
+    }
 
     #[test]
     fn export_names_resources_leaves_and_dependencies() {

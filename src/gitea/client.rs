@@ -480,6 +480,60 @@ pub fn server_root(server: &str) -> &str {
     trimmed.strip_suffix("/api/v1").unwrap_or(trimmed)
 }
 
+/// The API root (`{server}/api/v1/`) of the Gitea at `server`, or why that URL cannot be one: not
+/// http(s), not a URL, or carrying a user name, password, query or fragment. The server's URL is written
+/// to `snapshot/meta.yaml`, the site's links and the logs, so a secret in it would be published (and
+/// reqwest would send a password in place of the token). Checked as text before it is parsed, so a URL
+/// that does not parse is not let through (audit 87). The reason never quotes the URL.
+pub fn api_url(server: &str) -> Result<Url, String> {
+    let trimmed = server_root(server);
+    let authority = trimmed
+        .split_once("://")
+        .map_or(trimmed, |(_, rest)| rest)
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or_default();
+    if authority.contains('@') {
+        return Err(
+            "it carries a user name or password, which would be written to the snapshot, the site and \
+             the logs: give the server's URL without it, and the token in COMMITEA_GITEA_TOKEN"
+                .into(),
+        );
+    }
+    if trimmed.contains(['?', '#']) {
+        return Err(
+            "it has a query (?…) or a fragment (#…), which would be written to the snapshot, the site \
+             and the logs: give the server's root alone, and the token in COMMITEA_GITEA_TOKEN"
+                .into(),
+        );
+    }
+    let api = Url::parse(&format!("{trimmed}/api/v1/")).map_err(|e| e.to_string())?;
+    if !matches!(api.scheme(), "http" | "https") {
+        return Err("the scheme must be http or https".into());
+    }
+    Ok(api)
+}
+
+/// `server` as it may be shown: what stands before an `@` of its authority, and any query or fragment,
+/// as `***`.
+pub fn shown_url(server: &str) -> String {
+    let s = server.trim();
+    let (scheme, rest) = s.split_once("://").map_or(("", s), |(a, b)| (a, b));
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority.to_owned(), |(_, h)| format!("***@{h}"));
+    let path = path.find(['?', '#']).map_or(path.to_owned(), |i| {
+        format!("{}{}***", &path[..i], &path[i..=i])
+    });
+    if scheme.is_empty() {
+        format!("{host}{path}")
+    } else {
+        format!("{scheme}://{host}{path}")
+    }
+}
+
 /// A blocking Gitea API client. Cheap to share between threads.
 pub struct Client {
     /// The server's root URL (no `/api/v1`), without a trailing slash.
@@ -631,29 +685,10 @@ impl Client {
         // provider is already installed, which is fine).
         let _ = rustls::crypto::ring::default_provider().install_default();
         let trimmed = server_root(server);
-        let invalid = |reason: String| ClientError::InvalidUrl {
-            url: server.to_owned(),
+        let api = api_url(server).map_err(|reason| ClientError::InvalidUrl {
+            url: shown_url(server),
             reason,
-        };
-        let api = Url::parse(&format!("{trimmed}/api/v1/")).map_err(|e| invalid(e.to_string()))?;
-        if !matches!(api.scheme(), "http" | "https") {
-            return Err(invalid("the scheme must be http or https".into()));
-        }
-        // The server's URL is written to snapshot/meta.yaml, the site's links and the logs: a password in
-        // it would be published (and reqwest would send it in place of the token). Not echoed either.
-        if !api.username().is_empty() || api.password().is_some() {
-            let mut shown = api.clone();
-            let _ = shown.set_username("***");
-            let _ = shown.set_password(None);
-            return Err(ClientError::InvalidUrl {
-                url: shown.as_str().trim_end_matches("api/v1/").to_owned(),
-                reason:
-                    "it carries a user name or password, which would be written to the snapshot, \
-                         the site and the logs: give the server's URL without it, and the token in \
-                         GITEA_TOKEN"
-                        .into(),
-            });
-        }
+        })?;
         let http = reqwest::blocking::Client::builder()
             .timeout(options.request_timeout)
             .connect_timeout(options.request_timeout.min(Duration::from_secs(10)))
@@ -1283,6 +1318,31 @@ impl Client {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_server_url_is_shown_without_what_could_be_a_secret() {
+        for (given, shown) in [
+            (
+                "http://user:tok@127.0.0.1:999999",
+                "http://***@127.0.0.1:999999",
+            ),
+            ("https://tok@[::1", "https://***@[::1"),
+            (
+                "https://g.example/?access_token=tok",
+                "https://g.example/?***",
+            ),
+            ("https://g.example/sub#tok", "https://g.example/sub#***"),
+            ("https://g.example/gitea", "https://g.example/gitea"),
+        ] {
+            assert_eq!(super::shown_url(given), shown);
+        }
+        assert!(super::api_url("https://g.example/gitea/").is_ok());
+        assert!(
+            super::api_url("http://user:tok@127.0.0.1:999999")
+                .unwrap_err()
+                .contains("user name or password")
+        );
+    }
+
     use super::*;
 
     #[test]
@@ -1299,7 +1359,7 @@ mod tests {
                 "{said}"
             );
             assert!(
-                said.contains("https://***@git.example.com/") && said.contains("GITEA_TOKEN"),
+                said.contains("https://***@git.example.com") && said.contains("GITEA_TOKEN"),
                 "{said}"
             );
         }

@@ -53,6 +53,14 @@ impl Endpoint {
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(bad("the scheme must be http or https"));
         }
+        // A user name or password in the URL is sent as Basic authorization in place of the key, and
+        // shown by every error that names the URL (audit 87).
+        if !parsed.username().is_empty() || parsed.password().is_some() {
+            return Err(bad(&format!(
+                "it carries a user name or password: give the URL without it, and the key in the variable \
+                 {setting}.api_key_env names"
+            )));
+        }
         if cfg.model.trim().is_empty() {
             return Err(ModelError::Setting {
                 setting: format!("{setting}.model"),
@@ -391,6 +399,11 @@ impl Client {
                 retry_after,
             });
         }
+        // What the model says goes to the terminal, the log, the ledger and the site: a server that echoes
+        // the key (in an answer, a tool call's arguments) does not carry it there (audit 87).
+        if let Some(key) = &self.endpoint.key {
+            bytes = key.scrub(&String::from_utf8_lossy(&bytes)).into_bytes();
+        }
         let value: Value = serde_json::from_slice(&bytes).map_err(|e| ModelError::BadReply {
             setting,
             reason: scrub(
@@ -654,8 +667,11 @@ pub(crate) fn parse_reply(v: &Value) -> Result<Reply, String> {
     Ok(Reply {
         message: Message {
             role: Role::Assistant,
+            // Without control characters (newlines kept) or bidirectional overrides: the model copies
+            // what Gitea's users wrote, and its words are printed to a terminal (audit 87: a milestone
+            // title's escape sequence wrote to the clipboard of whoever ran `ask`).
             content: content_text(message.get("content"))
-                .map(|c| without_thinking(&c).to_owned())
+                .map(|c| crate::site::text::clean(without_thinking(&c)).into_owned())
                 .filter(|c| !c.trim().is_empty()),
             tool_calls: calls,
             tool_call_id: None,
@@ -807,6 +823,10 @@ mod tests {
         assert_eq!(r.message.content.as_deref(), Some("ab"));
         let r = reply(json!({"choices": [{"message": {"content": "  "}}]}));
         assert_eq!(r.message.content, None);
+        let r = reply(
+            json!({"choices": [{"message": {"content": "a\u{1b}]52;c;SEFDSw==\u{7}\u{1b}[2J\u{202e}b\nc"}}]}),
+        );
+        assert_eq!(r.message.content.as_deref(), Some("a]52;c;SEFDSw==[2Jb\nc"));
         assert!(parse_reply(&json!({"id": "x"})).is_err());
         assert!(parse_reply(&json!({"choices": []})).is_err());
         // Ollama's native shape.
@@ -835,6 +855,17 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("models.small.url"), "{e}");
+        let with_password = ModelEndpoint {
+            url: "http://u:sk-secret-123@127.0.0.1:1/v1".into(),
+            ..ModelEndpoint::default()
+        };
+        let e = Endpoint::new("models.small", &with_password, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("user name or password") && !e.contains("sk-secret-123"),
+            "{e}"
+        );
     }
 
     #[test]

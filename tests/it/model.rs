@@ -512,6 +512,35 @@ fn faults_are_clear_errors_or_repairs_and_never_a_write_without_approval() {
 }
 
 #[test]
+fn a_models_words_reach_the_terminal_without_the_key_or_escape_sequences() {
+    // A server that echoes the key, and a model that copies an escape sequence from a title: both were
+    // printed as sent, and the key logged at debug level (audit 87).
+    let tmp = demo_state();
+    let server = ModelServer::start(vec![
+        Exchange::new(
+            Match::any(),
+            Reply::tool_call("query_project", json!({"view": "focus"})),
+        ),
+        Exchange::new(
+            Match::any(),
+            Reply::text("Nothing sk-test-secret to \u{1b}[2J\u{1b}[31mreport."),
+        ),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, false, 30);
+    let out = commitea(tmp.path(), &["ask", "How are we doing?"], "", &[]);
+    let stdout = ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stdout.contains("Nothing *** to [2J[31mreport."), "{stdout}");
+    for text in [&stdout, &*stderr] {
+        assert!(
+            !text.contains("sk-test-secret") && !text.contains('\u{1b}'),
+            "{text}"
+        );
+    }
+}
+
+#[test]
 fn arguments_that_are_not_json_go_back_as_an_empty_object_and_are_quoted_to_the_model() {
     // They were sent back verbatim in the history, which Ollama, llama.cpp and vLLM parse: the next
     // request was refused whole (audit 78).
@@ -579,6 +608,38 @@ fn capture_script() -> Vec<Exchange> {
             Reply::text(&three_issues("est/2d").to_string()),
         ),
     ]
+}
+
+#[test]
+fn a_capture_says_a_milestone_title_with_escape_sequences_as_plain_text() {
+    // The consequence names milestones by their titles, anyone's on Gitea: an escape sequence reached
+    // the terminal, and the tray's comment held it, which its own YAML reader refused (audit 87).
+    let tmp = demo_state();
+    let milestones = tmp.path().join("snapshot/milestones.yaml");
+    let text = std::fs::read_to_string(&milestones).unwrap().replace(
+        "title: Accessibility compliance (EAA)",
+        "title: \"Accessibility\\e]52;c;SEFDSw==\\a\\e[2J\\u202e (EAA)\"",
+    );
+    std::fs::write(&milestones, text).unwrap();
+    let server = ModelServer::start(vec![Exchange::new(
+        Match::last("Braindump:"),
+        Reply::text(&three_issues("est/2d").to_string()),
+    )])
+    .unwrap();
+    configure(tmp.path(), &server, true, 30);
+    let out = commitea(
+        tmp.path(),
+        &["capture", "--by", "ann"],
+        &format!("{BRAINDUMP}\n.\n"),
+        &[("EDITOR", "true"), ("VISUAL", "")],
+    );
+    let filed: Value = serde_json::from_str(&ok(&out)).unwrap();
+    assert_eq!(filed["applied"], 3, "{filed}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Accessibility]52;c;SEFDSw==[2J (EAA) p80") && !stderr.contains('\u{1b}'),
+        "{stderr}"
+    );
 }
 
 #[test]
