@@ -1033,6 +1033,12 @@ impl Config {
                 ),
             });
         }
+        if let Some(why) = crate::state::git::branch_name_problem(&self.approvals.branch) {
+            return Err(ConfigError::Value {
+                key: "approvals.branch",
+                message: why,
+            });
+        }
         if self.estimates.ladder.is_empty() {
             return Err(ConfigError::Value {
                 key: "estimates.ladder",

@@ -67,6 +67,13 @@ pub fn run(a: Args) -> CommandResult {
     if let Some(say) = a.say.clone() {
         return negotiate(a, &say);
     }
+    // clap's `requires` does not hold a flag here (audit 89: `--yes --kind note` recorded silently).
+    if a.yes {
+        return Err(CommandError::Input(
+            "--yes confirms a draft of --say; a directive given by its fields is recorded as given"
+                .to_owned(),
+        ));
+    }
     if let Some(id) = a.carry_out.clone() {
         return carry_out(&a, &id);
     }

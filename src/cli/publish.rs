@@ -43,6 +43,18 @@ pub fn run(a: Args) -> CommandResult {
             drafts.join(", ")
         )));
     }
+    // The site replaces the whole tree of its branch: on the state's own branch it put the site where
+    // commitea.yaml, the snapshot and the ledger were (audit 89).
+    if let Some(why) = crate::state::git::branch_name_problem(&a.branch) {
+        return Err(CommandError::Input(format!("--branch: {why}")));
+    }
+    if a.branch == config.approvals.branch {
+        return Err(CommandError::Input(format!(
+            "--branch {}: that is the state's branch (approvals.branch), and the site would replace its \
+             files; give the site a branch of its own, e.g. pages",
+            a.branch
+        )));
+    }
     let repo = crate::state::git::open_or_init(layout.root())?;
     let remote = crate::state::remote::Remote::new(
         layout.root(),
@@ -61,6 +73,17 @@ pub fn run(a: Args) -> CommandResult {
         let parent = remote
             .tracking(&a.branch)
             .and_then(|c| crate::state::git::resolve(&repo, &c));
+        // A branch that holds a state repo (a proposal's, another team's) is no site's.
+        if let Some(p) = parent
+            && crate::state::git::read_at(&repo, p, crate::config::FILE_NAME)?.is_some()
+        {
+            return Err(CommandError::Input(format!(
+                "--branch {}: that branch holds a state repository ({} is on it), and the site would \
+                 replace its files; give the site a branch of its own, e.g. pages",
+                a.branch,
+                crate::config::FILE_NAME
+            )));
+        }
         let Some(commit) = crate::state::git::commit_dir(
             &repo,
             &out,

@@ -78,6 +78,24 @@ pub fn start_on(repo: &gix::Repository, branch: &str) -> Result<bool, GitError> 
     Ok(true)
 }
 
+/// Why `name` cannot be a branch's name (`main`, `pages`), if it cannot: git's rules (no `..`, no space,
+/// not `HEAD`, …), and not a full ref name or an option.
+pub fn branch_name_problem(name: &str) -> Option<String> {
+    if name.starts_with('-') {
+        return Some(format!("\"{name}\" would be read as an option"));
+    }
+    if name.starts_with("refs/") {
+        return Some(format!(
+            "\"{name}\" is a full ref name: give the branch's own name ({})",
+            name.strip_prefix("refs/heads/").unwrap_or("pages")
+        ));
+    }
+    let full = format!("refs/heads/{name}");
+    gix::validate::reference::branch_name(full.as_str().into())
+        .err()
+        .map(|e| format!("\"{name}\" is not a branch name git accepts ({e})"))
+}
+
 /// The commit `HEAD` points to, if any.
 pub fn head(repo: &gix::Repository) -> Option<ObjectId> {
     repo.head_id().ok().map(|id| id.detach())

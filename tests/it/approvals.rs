@@ -3154,6 +3154,38 @@ fn publish_refuses_a_site_that_shows_proposals_not_yet_committed() {
 }
 
 #[test]
+fn publish_never_puts_the_site_on_a_branch_that_holds_the_state() {
+    // `--branch main` replaced the state's files on the server with the site's (audit 89).
+    let s = setup(&DemoSpec::scaled(40));
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    git(
+        &s.work,
+        &["push", "-q", "origin", "HEAD:refs/heads/other-team"],
+    );
+    for (branch, says) in [
+        ("main", "that is the state's branch (approvals.branch)"),
+        (
+            "other-team",
+            "that branch holds a state repository (commitea.yaml is on it)",
+        ),
+        ("HEAD", "is not a branch name git accepts"),
+        ("refs/heads/main", "is a full ref name"),
+        ("-x", "would be read as an option"),
+        ("a..b", "is not a branch name git accepts"),
+    ] {
+        let out = s.commitea(&s.work, &["publish", &format!("--branch={branch}")]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{branch}: {err}");
+        assert!(err.contains(says), "{branch}: {err}");
+    }
+    for branch in ["main", "other-team"] {
+        assert!(s.on_branch(branch, "commitea.yaml").is_some(), "{branch}");
+    }
+    ok(&s.commitea(&s.work, &["publish", "--branch", "site/v1"]));
+    assert!(s.on_branch("site/v1", "index.html").is_some());
+}
+
+#[test]
 fn a_repository_the_server_stops_showing_is_carried_said_and_its_approved_files_wait() {
     // One repository answering 404 (made private, the token's access gone) stopped every run of every
     // repository until someone edited the config.

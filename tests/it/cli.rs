@@ -1142,6 +1142,27 @@ fn the_same_directive_twice_is_recorded_once() {
     // Another priority is another directive.
     let out = again("2");
     assert!(out.status.success(), "{out:?}");
+    // `--yes` confirms a draft of `--say`: with the fields, it was taken silently (audit 89).
+    let ledger = std::fs::read_to_string(dir.path().join("pm-state.md")).unwrap();
+    let out = commitea(
+        &[
+            "directive",
+            "--yes",
+            "--kind",
+            "note",
+            "--quote",
+            "x",
+            "-s",
+            &s,
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--yes confirms a draft of --say"));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("pm-state.md")).unwrap(),
+        ledger
+    );
 }
 
 #[test]
