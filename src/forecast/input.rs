@@ -302,12 +302,20 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
             .filter(|(_, m)| m.repositories.is_empty() || m.repositories.contains(&i.key.repo))
             .map(|(p, _)| p)
             .collect();
-        // Unassigned work stays with whom the last forecast planned it for, while they may take it.
+        // Unassigned work stays with whom the last forecast planned it for, while they may take it and
+        // their days do not end in the horizon: kept with someone who leaves, it could never be done
+        // (audit 89: 17 issues stayed with a member whose five weeks had been all that was left).
         let assignee = assignee.or_else(|| {
             plan.planned_for
                 .get(&i.key)
                 .and_then(|name| people.get(name.as_str()).copied())
                 .filter(|p| eligible.contains(p))
+                .filter(|&p| {
+                    plan.team[p]
+                        .calendar
+                        .ends
+                        .is_none_or(|e| e >= as_of + Days::new(u64::from(days)))
+                })
         });
         let ms = i.milestone.and_then(|id| plan.milestone(id));
         tasks.push(Task {

@@ -1621,3 +1621,40 @@ fn an_issue_page_says_why_its_p50_is_well_after_the_plan() {
         .expect("an issue whose p50 is near its plan");
     assert!(!page(&close.issue).contains(NOTE), "{}", close.issue);
 }
+
+#[test]
+fn someone_whose_days_end_keeps_no_unassigned_work_they_cannot_finish_and_it_is_said() {
+    // Gus taken out of commitea.yaml comes back for D-0006's five weeks (a capacity directive adds
+    // someone not in the team): the work the last forecast planned for him stayed his, beyond the
+    // horizon, and two milestones with it, without a word (audit 89).
+    let tmp = tempfile::tempdir().unwrap();
+    let out = commitea(&["demo", "d", "--trials", "200"], tmp.path());
+    assert!(out.status.success(), "{out:?}");
+    let dir = tmp.path().join("d");
+    let config = std::fs::read_to_string(dir.join("commitea.yaml")).unwrap();
+    let without_gus = config.replace(
+        "  - name: gus   # new hire\n    hours_per_week: 30\n    starts: 2026-12-07\n    repositories: [acme/api, acme/web]\n",
+        "",
+    );
+    assert_ne!(without_gus, config);
+    std::fs::write(dir.join("commitea.yaml"), without_gus).unwrap();
+    let out = commitea(&["plan", "--json", "--trials", "200"], &dir);
+    assert!(out.status.success(), "{out:?}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings.contains(
+            "gus works until 2027-01-08 (D-0006's capacity period; gus is not in the team in commitea.yaml)"
+        ),
+        "{warnings}"
+    );
+    // What he cannot finish is only what Gitea assigns him.
+    let left: Vec<&serde_json::Value> = report["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["planned_assignee"] == "gus" && i["p80"] == "beyond horizon")
+        .collect();
+    assert!(!left.is_empty());
+    assert!(left.iter().all(|i| i["assignee"] == "gus"), "{left:?}");
+}
