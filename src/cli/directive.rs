@@ -41,8 +41,9 @@ pub struct Args {
     /// confirmed (a `y` line on stdin, or `--yes`).
     #[arg(long, conflicts_with_all = ["kind", "quote", "target", "params"])]
     say: Option<String>,
-    /// With `--say`: record the draft without asking.
-    #[arg(long, requires = "say")]
+    /// With `--say`: record the draft without asking (a directive given by its fields is never asked
+    /// about, so scripts may pass it always).
+    #[arg(long)]
     yes: bool,
     /// `issue owner/repo#N` (or just `owner/repo#N`, `#N`), `milestone ID`, `milestone TITLE` or `member
     /// USERNAME`.
@@ -66,13 +67,6 @@ pub struct Args {
 pub fn run(a: Args) -> CommandResult {
     if let Some(say) = a.say.clone() {
         return negotiate(a, &say);
-    }
-    // clap's `requires` does not hold a flag here (audit 89: `--yes --kind note` recorded silently).
-    if a.yes {
-        return Err(CommandError::Input(
-            "--yes confirms a draft of --say; a directive given by its fields is recorded as given"
-                .to_owned(),
-        ));
     }
     if let Some(id) = a.carry_out.clone() {
         return carry_out(&a, &id);
