@@ -41,29 +41,37 @@ fn not_config(var: &str) -> bool {
     NON_CONFIG_ENV.contains(&var) || NON_CONFIG_ENV_PREFIXES.iter().any(|p| var.starts_with(p))
 }
 
-/// Says once per process that `var` names no config key, however often the config is resolved (a
-/// command resolves it more than once).
-fn warn_unknown_var(var: &str) {
+/// Says `message` about `var` once per process, however often the config is resolved (a command
+/// resolves it more than once).
+fn warn_once(var: &str, message: &str) {
     static SAID: std::sync::Mutex<BTreeSet<String>> = std::sync::Mutex::new(BTreeSet::new());
     let mut said = SAID
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     if said.insert(var.to_owned()) {
-        // An optional section the file leaves out has no keys to override (audit 69: a big model set
-        // up from the environment alone was ignored with no word of why).
-        let section = ["MODELS_SMALL", "MODELS_BIG"]
-            .into_iter()
-            .find(|s| var.starts_with(&format!("COMMITEA_{s}_")))
-            .map(|s| {
-                format!(
-                    "; {} is not in commitea.yaml, and the environment overrides only what the file sets: \
-                     add the section (its url and model) there",
-                    s.to_lowercase().replace('_', ".")
-                )
-            })
-            .unwrap_or_default();
-        tracing::warn!("ignoring {var}: no config key of that name{section}");
+        tracing::warn!("{message}");
     }
+}
+
+/// Says that `var` names no config key.
+fn warn_unknown_var(var: &str) {
+    // An optional section the file leaves out has no keys to override (audit 69: a big model set up from
+    // the environment alone was ignored with no word of why).
+    let section = ["MODELS_SMALL", "MODELS_BIG"]
+        .into_iter()
+        .find(|s| var.starts_with(&format!("COMMITEA_{s}_")))
+        .map(|s| {
+            format!(
+                "; {} is not in commitea.yaml, and the environment overrides only what the file sets: \
+                 add the section (its url and model) there",
+                s.to_lowercase().replace('_', ".")
+            )
+        })
+        .unwrap_or_default();
+    warn_once(
+        var,
+        &format!("ignoring {var}: no config key of that name{section}"),
+    );
 }
 
 /// Why the configuration could not be resolved.
@@ -126,6 +134,7 @@ pub struct Config {
     /// The Gitea (or Forgejo) server's base URL, e.g. `https://git.example.com`.
     pub server: Option<String>,
     /// The repositories to snapshot, `owner/repo`.
+    #[serde(deserialize_with = "unique_repositories")]
     pub repositories: Vec<RepoName>,
     /// The people who do the work.
     #[serde(deserialize_with = "unique_team")]
@@ -696,6 +705,21 @@ macro_rules! checked_number {
                 }
             }
         }
+
+        /// Read from a flag, checked as the file's value is.
+        impl std::str::FromStr for $name {
+            type Err = String;
+
+            fn from_str(s: &str) -> Result<Self, String> {
+                let v: $t = s.trim().parse().map_err(|_| format!("\"{s}\" is not a number"))?;
+                let ok: fn($t) -> bool = $ok;
+                if ok(v) {
+                    Ok(Self(v))
+                } else {
+                    Err(format!(concat!("must be ", $what, ", not {}"), v))
+                }
+            }
+        }
     };
 }
 
@@ -878,20 +902,45 @@ fn non_empty<E: serde::de::Error>(days: Vec<Day>) -> Result<Vec<Day>, E> {
     Ok(days)
 }
 
+/// The repositories, each once: one named twice was synced twice (Gitea's names ignore case, so
+/// `acme/API` is `acme/api`).
+fn unique_repositories<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<RepoName>, D::Error> {
+    let repos = Vec::<RepoName>::deserialize(d)?;
+    let mut seen = BTreeSet::new();
+    for (i, r) in repos.iter().enumerate() {
+        if !seen.insert(r.to_string().to_lowercase()) {
+            return Err(serde::de::Error::custom(format!(
+                "repositories[{i}]: {r} is listed twice; keep one entry"
+            )));
+        }
+    }
+    Ok(repos)
+}
+
 fn unique_team<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Member>, D::Error> {
     let team = Vec::<Member>::deserialize(d)?;
-    let mut seen = BTreeSet::new();
+    let mut seen = std::collections::BTreeMap::new();
     for (i, m) in team.iter().enumerate() {
         if m.name.is_empty() {
             return Err(serde::de::Error::custom(
                 "every team member needs a name (their Gitea username)",
             ));
         }
-        if !seen.insert(m.name.as_str()) {
-            return Err(serde::de::Error::custom(format!(
-                "team member \"{}\" is listed twice",
-                m.name
-            )));
+        // Gitea's usernames are one user whatever their case: `amara` and `Amara` were two members,
+        // each with the hours of one (audit 89).
+        if let Some(first) = seen.insert(m.name.to_lowercase(), m.name.as_str()) {
+            return Err(serde::de::Error::custom(if first == m.name {
+                format!(
+                    "team[{i}]: team member \"{}\" is listed twice; keep one entry",
+                    m.name
+                )
+            } else {
+                format!(
+                    "team[{i}]: team member \"{}\" is \"{first}\" again (Gitea's usernames ignore case); \
+                     keep one entry",
+                    m.name
+                )
+            }));
         }
         if let (Some(starts), Some(ends)) = (m.starts, m.ends)
             && ends < starts
@@ -944,7 +993,7 @@ impl Config {
             Err(source) => return Err(ConfigError::Read { path, source }),
         };
         let mut cfg = Self::parse(&text, Path::new(FILE_NAME))?;
-        cfg.apply_env(env)?;
+        let from_env = cfg.apply_env(env)?;
         if let Some(s) = overrides.seed {
             cfg.forecast.seed = Some(s);
         }
@@ -960,7 +1009,25 @@ impl Config {
         for (key, value) in &overrides.keys {
             cfg.set(key, value)?;
         }
-        cfg.check()?;
+        // A value refused is blamed on where it came from (audit 89: a variable's was on commitea.yaml).
+        cfg.check().map_err(|e| match e {
+            ConfigError::Value { key, message } => {
+                if overrides.keys.iter().any(|(k, _)| *k == key) {
+                    ConfigError::Flag {
+                        flag: format!("the flag for {key}"),
+                        message,
+                    }
+                } else if let Some((var, _)) = from_env.iter().find(|(_, k)| k == key) {
+                    ConfigError::Env {
+                        var: var.clone(),
+                        message: format!("{key}: {message}"),
+                    }
+                } else {
+                    ConfigError::Value { key, message }
+                }
+            }
+            e => e,
+        })?;
         Ok(cfg)
     }
 
@@ -1061,48 +1128,75 @@ impl Config {
     pub(crate) fn apply_env(
         &mut self,
         env: impl IntoIterator<Item = (String, String)>,
-    ) -> Result<(), ConfigError> {
+    ) -> Result<Vec<(String, String)>, ConfigError> {
         let mut vars: Vec<(String, String)> = env
             .into_iter()
             .filter(|(k, _)| k.starts_with("COMMITEA_"))
             .collect();
         if vars.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         vars.sort();
         let mut tree = yaml_serde::to_value(&*self).map_err(|e| ConfigError::Env {
             var: "COMMITEA_*".into(),
             message: e.to_string(),
         })?;
-        let mut leaves = Vec::new();
-        collect_leaves(&tree, &mut Vec::new(), &mut leaves);
+        let (mut leaves, mut lists) = (Vec::new(), Vec::new());
+        collect_leaves(&tree, &mut Vec::new(), &mut leaves, &mut lists);
+        let mut set = Vec::new();
         for (var, raw) in &vars {
             if not_config(var) {
                 continue;
             }
             let Some(path) = leaves.iter().find(|p| env_name(p) == *var) else {
-                warn_unknown_var(var);
+                match lists.iter().find(|p| env_name(p) == *var) {
+                    Some(p) => warn_once(
+                        var,
+                        &format!(
+                            "ignoring {var}: {} is a list, which only commitea.yaml sets",
+                            p.join(".")
+                        ),
+                    ),
+                    None => warn_unknown_var(var),
+                }
                 continue;
             };
-            let value: yaml_serde::Value =
-                yaml_serde::from_str(raw).map_err(|e| ConfigError::Env {
-                    var: var.clone(),
-                    message: e.to_string(),
-                })?;
-            set_path(&mut tree, path, value);
-            let probe: Result<Config, _> = yaml_serde::from_value(tree.clone());
-            if let Err(e) = probe {
-                return Err(ConfigError::Env {
-                    var: var.clone(),
-                    message: e.to_string(),
-                });
+            // An unset CI variable (`${{ vars.X }}`) arrives empty: read as YAML, that is null, which
+            // erased the file's value without a word (audit 89).
+            if raw.trim().is_empty() {
+                warn_once(
+                    var,
+                    &format!("ignoring {var}: it is empty; unset it, or give it a value"),
+                );
+                continue;
             }
+            // The text as it is, where the key takes text: read as YAML, `Plan #2` lost its `#2` and
+            // `Roadmap: Q1` was a map. Otherwise YAML (a number, a boolean, a section).
+            let before = tree.clone();
+            set_path(&mut tree, path, yaml_serde::Value::String(raw.clone()));
+            if yaml_serde::from_value::<Config>(tree.clone()).is_err() {
+                tree = before;
+                let value: yaml_serde::Value =
+                    yaml_serde::from_str(raw).map_err(|e| ConfigError::Env {
+                        var: var.clone(),
+                        message: e.to_string(),
+                    })?;
+                set_path(&mut tree, path, value);
+                let probe: Result<Config, _> = yaml_serde::from_value(tree.clone());
+                if let Err(e) = probe {
+                    return Err(ConfigError::Env {
+                        var: var.clone(),
+                        message: e.to_string(),
+                    });
+                }
+            }
+            set.push((var.clone(), path.join(".")));
         }
         *self = yaml_serde::from_value(tree).map_err(|e| ConfigError::Env {
             var: "COMMITEA_*".into(),
             message: e.to_string(),
         })?;
-        Ok(())
+        Ok(set)
     }
 
     /// The working hours in a day, the length of `1d`.
@@ -1155,18 +1249,24 @@ fn env_name(path: &[String]) -> String {
 }
 
 /// Every key path whose value is a scalar or null (lists and tables are not overridable from the environment).
-fn collect_leaves(v: &yaml_serde::Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+fn collect_leaves(
+    v: &yaml_serde::Value,
+    path: &mut Vec<String>,
+    out: &mut Vec<Vec<String>>,
+    lists: &mut Vec<Vec<String>>,
+) {
     match v {
         yaml_serde::Value::Mapping(m) => {
             for (k, child) in m {
                 if let Some(k) = k.as_str() {
                     path.push(k.to_owned());
-                    collect_leaves(child, path, out);
+                    collect_leaves(child, path, out, lists);
                     path.pop();
                 }
             }
         }
-        yaml_serde::Value::Sequence(_) | yaml_serde::Value::Tagged(_) => {}
+        yaml_serde::Value::Sequence(_) => lists.push(path.clone()),
+        yaml_serde::Value::Tagged(_) => {}
         _ => out.push(path.clone()),
     }
 }
@@ -1416,6 +1516,20 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("listed twice"), "{err}");
+        let err = parse("repositories: [acme/api, acme/web, acme/API]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("repositories[2]: acme/API is listed twice"),
+            "{err}"
+        );
+        let err = parse("team:\n  - name: amara\n  - name: Amara\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("team[1]: team member \"Amara\" is \"amara\" again"),
+            "{err}"
+        );
 
         // A day named twice would have shared the week's hours among six days; a two-digit year is the year
         // 26, not 2026: both refused, at their line.
@@ -1590,7 +1704,10 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(err.contains("site.output"), "{err}");
+        assert!(
+            err.starts_with("environment variable COMMITEA_SITE_OUTPUT: site.output: "),
+            "{err}"
+        );
         for ok in ["public", "site/public", "./public", "docs/site"] {
             std::fs::write(
                 dir.path().join(FILE_NAME),
@@ -1623,5 +1740,32 @@ mod tests {
         )])
         .unwrap();
         assert_eq!(c.server.as_deref(), Some("https://git.example"));
+    }
+
+    #[test]
+    fn the_environment_gives_text_as_written_and_an_empty_variable_changes_nothing() {
+        // Read as YAML, `Plan #2 (Q1)` lost its `#2`, `Roadmap: Q1` was a map and `2027` a number; an
+        // empty variable (an unset CI variable) erased the file's seed (audit 89).
+        let mut c = parse("forecast:\n  seed: 42\n").unwrap();
+        c.apply_env(vec![
+            ("COMMITEA_SITE_TITLE".to_owned(), "Plan #2 (Q1)".to_owned()),
+            ("COMMITEA_FORECAST_SEED".to_owned(), " ".to_owned()),
+            ("COMMITEA_FORECAST_TRIALS".to_owned(), "300".to_owned()),
+            (
+                "COMMITEA_FORECAST_ADAPTIVE_TRIALS".to_owned(),
+                "true".to_owned(),
+            ),
+        ])
+        .unwrap();
+        assert_eq!(c.site.title, "Plan #2 (Q1)");
+        assert_eq!(c.forecast.seed, Some(42));
+        assert_eq!(c.forecast.trials.0, 300);
+        assert!(c.forecast.adaptive_trials);
+        for title in ["Roadmap: Q1", "2027", "[draft] plan"] {
+            let mut c = Config::default();
+            c.apply_env(vec![("COMMITEA_SITE_TITLE".to_owned(), title.to_owned())])
+                .unwrap();
+            assert_eq!(c.site.title, title);
+        }
     }
 }

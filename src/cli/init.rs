@@ -31,8 +31,8 @@ pub struct Args {
     #[arg(long)]
     state_repo: Option<RepoName>,
     /// Hours per week to assume for each person found (to confirm in commitea.yaml).
-    #[arg(long, default_value_t = 30.0)]
-    hours_per_week: f64,
+    #[arg(long, default_value = "30")]
+    hours_per_week: crate::config::Hours,
 }
 
 /// Writes the config (with the team found on the server), the ledger, `.gitignore` and the workflow, syncs,
@@ -271,7 +271,7 @@ fn config_text(a: &Args, team: &[Found], now: chrono::DateTime<Utc>) -> String {
             t.push_str(&format!(
                 "  - name: {}\n    hours_per_week: {}  # to confirm ({})\n",
                 f.name,
-                a.hours_per_week,
+                a.hours_per_week.0,
                 crate::prose::count(
                     f.issues,
                     "open or recently closed issue",

@@ -25,5 +25,7 @@ pub fn run(a: Args) -> CommandResult {
         model: true,
         ..super::tool::context(&a.state, a.by, None, &a.forecast)
     };
+    // So are settings that do not read: every call would answer the same error (audit 89).
+    crate::config::Config::load(&ctx.state_dir, ctx.env.clone(), &ctx.overrides)?;
     crate::tools::mcp::serve(ctx).map_err(super::CommandError::Failed)
 }

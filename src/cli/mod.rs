@@ -103,10 +103,29 @@ macro_rules! failed_from {
     )*};
 }
 
+/// A setting that does not read is the caller's to fix (exit 2), wherever it came from (audit 89: the
+/// same refused value exited 2 from a flag and 1 from the file or the environment); a file that cannot
+/// be read is a failure.
+impl From<crate::config::ConfigError> for CommandError {
+    fn from(e: crate::config::ConfigError) -> Self {
+        match e {
+            crate::config::ConfigError::Read { .. } => Self::Failed(anyhow::Error::from(e)),
+            e => Self::Input(e.to_string()),
+        }
+    }
+}
+
+impl From<crate::pipeline::PipelineError> for CommandError {
+    fn from(e: crate::pipeline::PipelineError) -> Self {
+        match e {
+            crate::pipeline::PipelineError::Config(c) => c.into(),
+            e => Self::Failed(anyhow::Error::from(e)),
+        }
+    }
+}
+
 failed_from!(
-    crate::pipeline::PipelineError,
     crate::state::StateError,
-    crate::config::ConfigError,
     crate::state::git::GitError,
     crate::state::lock::LockError,
     crate::site::SiteError,

@@ -276,6 +276,26 @@ fn a_folder_that_is_no_state_repo_is_refused_before_the_handshake() {
 }
 
 #[test]
+fn settings_that_do_not_read_are_refused_before_the_handshake() {
+    // The server answered the handshake, and every call then the same error (audit 89).
+    let tmp = demo_state();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["mcp", "-s"])
+        .arg(tmp.path())
+        .env("COMMITEA_FORECAST_TRIALS", "abc")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "nothing on the protocol's stdout");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("environment variable COMMITEA_FORECAST_TRIALS"),
+        "{err}"
+    );
+}
+
+#[test]
 fn the_server_exits_cleanly_when_stdin_closes_before_the_handshake() {
     let tmp = demo_state();
     let (lines, _) = raw_session(tmp.path(), &[]);
