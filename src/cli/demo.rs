@@ -18,9 +18,10 @@ use crate::pipeline::RunOptions;
 pub struct Args {
     /// Where to put the demo state repo.
     dir: Option<PathBuf>,
-    /// Generate a project of this many issues instead of the bundled demo (for benchmarks).
-    #[arg(long)]
-    issues: Option<usize>,
+    /// Generate a project of this many issues instead of the bundled demo (for benchmarks), 1 to
+    /// 200000 (a hundred million took gigabytes before it was stopped).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=200_000))]
+    issues: Option<u32>,
     #[command(flatten)]
     forecast: ForecastArgs,
 }
@@ -32,7 +33,7 @@ pub fn run(a: Args) -> CommandResult {
     let mut opts = run_options(&StateArg { state: dir.clone() }, &a.forecast);
     opts.commit = true;
     opts.render = true;
-    set_up(&dir, a.issues, &opts)?;
+    set_up(&dir, a.issues.map(|n| n as usize), &opts)?;
     let summary = crate::pipeline::run(&opts)?;
     report(&summary);
     if let Some(index) = summary.site_index {
@@ -56,6 +57,44 @@ fn set_up(dir: &Path, issues: Option<usize>, opts: &RunOptions) -> anyhow::Resul
             dir.display()
         );
     }
+    // Built beside the folder and moved in, commitea.yaml last: a demo killed half-way left a folder
+    // that the next `commitea demo` took for a finished one, or could not open (audit 88).
+    let abs = std::path::absolute(dir)?;
+    let name = abs.file_name().map_or_else(
+        || "commitea-demo".into(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let partial = abs.with_file_name(format!(".{name}.commitea-partial"));
+    if partial.exists() {
+        tracing::info!(
+            "removing {}, a demo an earlier run did not finish",
+            partial.display()
+        );
+        std::fs::remove_dir_all(&partial)?;
+    }
+    std::fs::create_dir_all(&partial)?;
+    let built = RunOptions {
+        state_dir: partial.clone(),
+        ..opts.clone()
+    };
+    build(&partial, issues, &built)?;
+    std::fs::create_dir_all(dir)?;
+    let config = crate::config::Config::path_in(&partial);
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&partial)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    entries.sort_by_key(|p| *p == config);
+    for from in entries {
+        if let Some(n) = from.file_name() {
+            std::fs::rename(&from, dir.join(n))?;
+        }
+    }
+    std::fs::remove_dir(&partial)?;
+    Ok(())
+}
+
+/// Writes, commits and runs the demo in `dir`.
+fn build(dir: &Path, issues: Option<usize>, opts: &RunOptions) -> anyhow::Result<()> {
     let spec = issues.map_or_else(
         crate::demo::DemoSpec::bundled,
         crate::demo::DemoSpec::scaled,
