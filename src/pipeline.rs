@@ -35,13 +35,13 @@ pub enum PipelineError {
     Site(#[from] Box<site::SiteError>),
     /// The run committed its forecast, then could not write the site.
     #[error(
-        "the forecast is committed ({commit}), but the site was not written; fix what is said below, then run \
-         `commitea render` to draw it"
+        "the forecast is committed ({commit}), but the site was not written whole (its pages may be part this \
+         run's, part the last's); fix what is said below, then run `commitea render` to draw it"
     )]
     SiteNotWritten {
         /// The commit made (or "no new commit").
         commit: String,
-        /// Why the site was not written.
+        /// Why the site was not written whole.
         #[source]
         source: Box<site::SiteError>,
     },

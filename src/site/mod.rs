@@ -109,7 +109,10 @@ pub enum SiteError {
         path: PathBuf,
     },
     /// The output folder could not be listed, or a file in it not written or removed.
-    #[error("cannot write site file {path}: {source}")]
+    #[error(
+        "cannot write site file {path}: {source}{}",
+        crate::state::io_hint(source)
+    )]
     Write {
         /// The file or folder.
         path: PathBuf,

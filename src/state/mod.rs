@@ -14,11 +14,29 @@ use std::path::{Path, PathBuf};
 
 pub use snapshot::{Format, Meta, RepoMeta, Snapshot, SnapshotFiles, check_format};
 
+/// What to do about an I/O error, where its kind tells (audit 88: "No space left on device" said
+/// nothing of what to do).
+pub(crate) fn io_hint(e: &std::io::Error) -> &'static str {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::StorageFull | K::QuotaExceeded => "; free some space, then run again",
+        K::PermissionDenied | K::ReadOnlyFilesystem => {
+            "; let this user write it (or the folder it is in), then run again"
+        }
+        K::NotADirectory => {
+            "; a file stands where a folder should be: move it away, then run again"
+        }
+        K::IsADirectory => "; a folder stands where a file should be: move it away, then run again",
+        K::InvalidData => "; it is not UTF-8 text: save it as UTF-8",
+        _ => "",
+    }
+}
+
 /// Why the state repo could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
     /// A file could not be read or written.
-    #[error("{path}: {source}")]
+    #[error("{path}: {source}{}", io_hint(source))]
     Io {
         /// The file.
         path: PathBuf,
@@ -315,6 +333,25 @@ pub(crate) fn to_json<T: serde::Serialize>(value: &T, path: &Path) -> Result<Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_io_error_says_what_to_do_where_its_kind_tells() {
+        let said = |kind| {
+            StateError::Io {
+                path: "forecast/forecast.json".into(),
+                source: std::io::Error::from(kind),
+            }
+            .to_string()
+        };
+        assert!(
+            said(std::io::ErrorKind::StorageFull).ends_with("; free some space, then run again")
+        );
+        assert!(
+            said(std::io::ErrorKind::NotADirectory)
+                .contains("a file stands where a folder should be")
+        );
+        assert!(said(std::io::ErrorKind::Interrupted).starts_with("forecast/forecast.json: "));
+    }
 
     #[test]
     fn a_write_that_fails_takes_its_temporary_file_with_it() {
