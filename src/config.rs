@@ -41,18 +41,6 @@ fn not_config(var: &str) -> bool {
     NON_CONFIG_ENV.contains(&var) || NON_CONFIG_ENV_PREFIXES.iter().any(|p| var.starts_with(p))
 }
 
-/// Says `message` about `var` once per process, however often the config is resolved (a command
-/// resolves it more than once).
-fn warn_once(var: &str, message: &str) {
-    static SAID: std::sync::Mutex<BTreeSet<String>> = std::sync::Mutex::new(BTreeSet::new());
-    let mut said = SAID
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if said.insert(var.to_owned()) {
-        tracing::warn!("{message}");
-    }
-}
-
 /// Says that `var` names no config key.
 fn warn_unknown_var(var: &str) {
     // An optional section the file leaves out has no keys to override (audit 69: a big model set up from
@@ -68,7 +56,7 @@ fn warn_unknown_var(var: &str) {
             )
         })
         .unwrap_or_default();
-    warn_once(
+    crate::prose::warn_once(
         var,
         &format!("ignoring {var}: no config key of that name{section}"),
     );
@@ -1150,7 +1138,7 @@ impl Config {
             }
             let Some(path) = leaves.iter().find(|p| env_name(p) == *var) else {
                 match lists.iter().find(|p| env_name(p) == *var) {
-                    Some(p) => warn_once(
+                    Some(p) => crate::prose::warn_once(
                         var,
                         &format!(
                             "ignoring {var}: {} is a list, which only commitea.yaml sets",
@@ -1164,7 +1152,7 @@ impl Config {
             // An unset CI variable (`${{ vars.X }}`) arrives empty: read as YAML, that is null, which
             // erased the file's value without a word (audit 89).
             if raw.trim().is_empty() {
-                warn_once(
+                crate::prose::warn_once(
                     var,
                     &format!("ignoring {var}: it is empty; unset it, or give it a value"),
                 );

@@ -803,16 +803,22 @@ pub(crate) fn committed_forecast(layout: &Layout) -> Option<forecast::ForecastRe
     let bytes = match git::read_at(&repo, head, crate::state::FORECAST_FILE) {
         Ok(b) => b?,
         Err(e) => {
-            tracing::warn!("the committed forecast is not readable; planning from scratch: {e}");
+            crate::prose::warn_once(
+                &format!("forecast at {head}"),
+                &format!("the committed forecast is not readable; planning from scratch: {e}"),
+            );
             return None;
         }
     };
     match serde_json::from_slice(&bytes) {
         Ok(r) => Some(r),
         Err(e) => {
-            tracing::warn!(
-                "{} at {head} is not readable; planning from scratch: {e}",
-                crate::state::FORECAST_FILE
+            crate::prose::warn_once(
+                &format!("forecast at {head}"),
+                &format!(
+                    "{} at {head} is not readable; planning from scratch: {e}",
+                    crate::state::FORECAST_FILE
+                ),
             );
             None
         }
@@ -1549,7 +1555,10 @@ fn previous_forecast_in(
                 });
             }
             Err(e) => {
-                tracing::warn!("forecast/forecast.json at {id} is not readable, skipped: {e}");
+                crate::prose::warn_once(
+                    &format!("forecast at {id}"),
+                    &format!("forecast/forecast.json at {id} is not readable, skipped: {e}"),
+                );
             }
         }
     }

@@ -13,6 +13,19 @@ pub(crate) fn one_line(text: &str) -> String {
         .collect()
 }
 
+/// Logs `message` as a warning once per process for `key`, however often the code that finds it runs (a
+/// command resolves its config, and reads the committed forecast, more than once).
+pub(crate) fn warn_once(key: &str, message: &str) {
+    static SAID: std::sync::Mutex<std::collections::BTreeSet<String>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut said = SAID
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if said.insert(key.to_owned()) {
+        tracing::warn!("{message}");
+    }
+}
+
 /// Text cut to at most `max` characters, an ellipsis ending what was cut.
 pub(crate) fn clip(text: &str, max: usize) -> String {
     if text.chars().count() <= max {

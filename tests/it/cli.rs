@@ -1654,3 +1654,18 @@ fn a_demo_killed_half_way_is_built_again_whole() {
     let log = git_out(&tmp.path().join("d"), &["log", "--oneline"]);
     assert_eq!(log.lines().count(), 4, "{log}");
 }
+
+#[test]
+fn a_committed_forecast_that_does_not_read_is_said_once() {
+    // Said three times by one run, by each reader of the committed forecast (audit 88).
+    let tmp = tempfile::tempdir().unwrap();
+    let out = commitea(&["demo", "d", "--trials", "200"], tmp.path());
+    assert!(out.status.success(), "{out:?}");
+    let dir = tmp.path().join("d");
+    std::fs::write(dir.join("forecast/forecast.json"), "{ truncated").unwrap();
+    git_out(&dir, &["commit", "-qam", "corrupt"]);
+    let out = commitea(&["run", "--offline", "--trials", "200"], &dir);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("not readable").count(), 1, "{err}");
+}
