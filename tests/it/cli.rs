@@ -1663,7 +1663,19 @@ fn a_committed_forecast_that_does_not_read_is_said_once() {
     assert!(out.status.success(), "{out:?}");
     let dir = tmp.path().join("d");
     std::fs::write(dir.join("forecast/forecast.json"), "{ truncated").unwrap();
-    git_out(&dir, &["commit", "-qam", "corrupt"]);
+    git_out(
+        &dir,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "commit",
+            "-qam",
+            "corrupt",
+        ],
+    );
+    assert_eq!(git_count(&dir), "5");
     let out = commitea(&["run", "--offline", "--trials", "200"], &dir);
     assert!(out.status.success(), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
