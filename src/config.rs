@@ -962,7 +962,10 @@ impl Config {
 
     /// Parses config text; `file` names it in errors.
     pub fn parse(text: &str, file: &Path) -> Result<Self, ConfigError> {
-        if text.trim().is_empty() {
+        // An empty document (`~`, `null`) is no settings, as an empty file is.
+        if text.trim().is_empty()
+            || yaml_serde::from_str::<yaml_serde::Value>(text).is_ok_and(|v| v.is_null())
+        {
             return Ok(Self::default());
         }
         Ok(yamlfile::parse(text, file)?)

@@ -88,7 +88,16 @@ pub(crate) fn serde_message(message: &str) -> String {
         .rfind(" at line ")
         .filter(|&i| message[i..].contains(" column "))
         .map_or(message, |i| &message[..i]);
-    let mut s = cut.replace('`', "\"").replace("floating point", "number");
+    type_words(&cut.replace('`', "\""))
+}
+
+/// A serde message's Rust types in words: `expected u32` is `expected a whole number from 0`, an
+/// integer read `as u128` is one too large.
+pub(crate) fn type_words(message: &str) -> String {
+    let mut s = message
+        .replace("floating point", "number")
+        .replace(" as u128", " (too large)")
+        .replace(" as i128", " (too large)");
     for (rust, words) in [
         ("u8", "a whole number from 0 to 255"),
         ("u16", "a whole number from 0 to 65535"),

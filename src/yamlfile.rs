@@ -15,7 +15,7 @@ pub struct YamlError {
     pub line: Option<usize>,
     /// 1-based column, when the parser knows it.
     pub column: Option<usize>,
-    /// The field path and the problem, e.g. `team[1].hours_per_week: invalid type: string "x", expected f64`.
+    /// The field path and the problem, e.g. `team[1].hours_per_week: invalid type: string "x", expected a number`.
     pub message: String,
 }
 
@@ -72,8 +72,12 @@ pub fn parse<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T, YamlErro
                 crate::prose::and_list(&listed)
             );
             loc = lines.get(1).map(|l| (*l, 1));
-        } else if yaml_serde::from_str::<yaml_serde::Value>(text).is_err() {
-            // Text that is no YAML at all (rather than YAML of the wrong shape) fails as any value too.
+        } else if !message.contains(" as u128")
+            && !message.contains(" as i128")
+            && yaml_serde::from_str::<yaml_serde::Value>(text).is_err()
+        {
+            // Text that is no YAML at all (rather than YAML of the wrong shape) fails as any value too
+            // (a number too large for any value also does: that is no broken syntax, audit 89).
             message.push_str(
                 " — the YAML syntax is broken: check the indentation and the quotes on that line and the one before",
             );
@@ -86,6 +90,8 @@ pub fn parse<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T, YamlErro
         {
             message = rest.to_owned();
         }
+        // In words, not Rust's types: "expected u32" is "a whole number from 0".
+        let mut message = crate::prose::type_words(&message);
         if path != "." && !path.is_empty() {
             message = format!("{path}: {message}");
         }
@@ -211,7 +217,7 @@ mod tests {
         let e = parse::<Config>(&bad, Path::new("commitea.yaml")).unwrap_err();
         assert_eq!(
             e.message,
-            "team[1].hours_per_week: invalid type: string \"lots\", expected f64"
+            "team[1].hours_per_week: invalid type: string \"lots\", expected a number"
         );
         assert_eq!((e.line, e.column), (Some(5), Some(21)));
         assert_eq!(e.file, Path::new("commitea.yaml"));
@@ -225,6 +231,25 @@ mod tests {
             e.message
         );
         assert_eq!(e.line, Some(3));
+    }
+
+    #[test]
+    fn a_number_of_the_wrong_kind_is_said_in_words_and_not_as_broken_syntax() {
+        // "as u128, expected u64 — the YAML syntax is broken" for a seed too large (audit 89).
+        for (yaml, said) in [
+            (
+                "forecast:\n  seed: 18446744073709551616\n",
+                "forecast.seed: invalid type: integer `18446744073709551616` (too large), expected a whole number from 0",
+            ),
+            (
+                "forecast:\n  trials: -5\n",
+                "forecast.trials: invalid type: integer `-5`, expected a whole number from 0",
+            ),
+        ] {
+            let e = parse::<crate::config::Config>(yaml, Path::new("commitea.yaml")).unwrap_err();
+            assert_eq!(e.message, said);
+        }
+        assert!(crate::config::Config::parse("~\n", Path::new("commitea.yaml")).is_ok());
     }
 
     #[test]
