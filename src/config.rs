@@ -1106,6 +1106,33 @@ impl Config {
                         .to_owned(),
             });
         }
+        if self.sync.parallel.0 > self.sync.max_parallel.0 {
+            return Err(ConfigError::Value {
+                key: "sync.parallel",
+                message: format!(
+                    "{} is more than sync.max_parallel ({}), the most a sync ever sends at once: lower it, \
+                     or raise sync.max_parallel",
+                    self.sync.parallel.0, self.sync.max_parallel.0
+                ),
+            });
+        }
+        // Smallest first, each once: the rung nearest a native estimate, and "off the ladder", read it
+        // so (audit 89: `[1d, 1h, 1d]` was taken).
+        let wd = self.workday_hours();
+        for pair in self.estimates.ladder.windows(2) {
+            if let [a, b] = pair
+                && b.hours(wd) <= a.hours(wd)
+            {
+                return Err(ConfigError::Value {
+                    key: "estimates.ladder",
+                    message: format!(
+                        "{} comes after {}: list the rungs smallest first, each once",
+                        b.label(),
+                        a.label()
+                    ),
+                });
+            }
+        }
         site_output(&self.site.output).map_err(|message| ConfigError::Value {
             key: "site.output",
             message: format!(
@@ -1427,6 +1454,26 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("estimates.ladder: lists no estimate"), "{err}");
+        for ladder in ["[1d, 1h]", "[1h, 1d, 1d]", "[1h, 8h, 1d]"] {
+            let err = parse(&format!("estimates:\n  ladder: {ladder}\n"))
+                .unwrap()
+                .check()
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("list the rungs smallest first, each once"),
+                "{err}"
+            );
+        }
+        let err = parse("sync:\n  parallel: 20\n  max_parallel: 4\n")
+            .unwrap()
+            .check()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("sync.parallel: 20 is more than sync.max_parallel (4)"),
+            "{err}"
+        );
     }
 
     #[test]

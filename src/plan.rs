@@ -421,6 +421,26 @@ impl Plan {
         let zone = &config.calendar.timezone;
         let as_of = zone.day_of(now);
         warnings.extend(unseen_members(snapshot, config, as_of));
+        // A member's repository the config does not sync gives them no work there: a typo, or one taken
+        // out of `repositories` and not out of theirs (audit 89: said nowhere).
+        for m in &config.team {
+            let unsynced: Vec<String> = m
+                .repositories
+                .iter()
+                .filter(|r| !config.repositories.contains(r))
+                .map(ToString::to_string)
+                .collect();
+            if !unsynced.is_empty() {
+                warnings.push(Problem {
+                    at: At::Member(m.name.clone()),
+                    kind: ProblemKind::Data(format!(
+                        "their repositories name {}, which the top-level `repositories` does not sync: \
+                         they take no work there; fix the name, or take it out of theirs",
+                        crate::prose::and_list(&unsynced)
+                    )),
+                });
+            }
+        }
         // A day zero before the sync forecasts the issues as they stood later as if it were then (an audit
         // ran `--now 2026-06-01` on a November snapshot, milestones created in July and all): said.
         // A repository the last sync could not read is carried as it was: said on every reader's page.
@@ -1077,6 +1097,32 @@ mod tests {
         );
         assert!(
             warnings[2].contains("member zed") && warnings[2].contains("if they joined recently")
+        );
+    }
+
+    #[test]
+    fn a_members_repository_not_synced_is_said() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 30, 8, 0, 0).unwrap();
+        let repo = |r: &str| r.parse::<crate::domain::RepoName>().unwrap();
+        let config = Config {
+            repositories: vec![repo("acme/api")],
+            team: vec![crate::config::Member {
+                name: "ann".into(),
+                repositories: vec![repo("acme/api"), repo("acme/nope")],
+                ..Default::default()
+            }],
+            ..Config::default()
+        };
+        let warnings: Vec<String> = Plan::from_snapshot(&snapshot(&[]), &config, now)
+            .warnings
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert!(
+            warnings.iter().any(|w| w.starts_with(
+                "commitea.yaml team member ann: their repositories name acme/nope, which the top-level"
+            )),
+            "{warnings:#?}"
         );
     }
 }
