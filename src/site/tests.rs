@@ -273,6 +273,7 @@ fn data() -> SiteData {
                 skipped: Some(format!("target issue {NASTY} does not exist")),
             }],
             earlier_in_force: Vec::new(),
+            problems_omitted: 0,
             earlier_omitted: 0,
             also_pending: Vec::new(),
             problems: vec![format!("ledger line 9: unknown directive kind \"{NASTY}\"")],

@@ -402,17 +402,16 @@ fn render(
         )),
         View::Directives => {
             let mut d = c.directives.clone();
-            // Newest first: the limit keeps the newest.
-            d.recent.truncate(limit);
-            let earlier = d.earlier_in_force.len();
-            d.earlier_in_force.truncate(limit);
-            d.earlier_omitted += earlier - d.earlier_in_force.len();
+            // Newest first: the limit keeps the newest, and what it cuts in force stays in sight.
+            d.cut(limit);
             if let Some(p) = d.pending.as_mut() {
                 let total = p.consequence.len();
                 p.consequence.truncate(limit);
                 p.consequence_omitted = total - p.consequence.len();
             }
+            let problems = d.problems.len();
             d.problems.truncate(limit);
+            d.problems_omitted += problems - d.problems.len();
             QueryOutput::Directives(d)
         }
         View::Standup => {

@@ -38,6 +38,38 @@ pub struct Directives {
     pub earlier_omitted: usize,
     /// What is wrong in the ledger, one line each.
     pub problems: Vec<String>,
+    /// How many problems `problems` leaves out, when it is cut.
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub problems_omitted: usize,
+}
+
+impl Directives {
+    /// The view with at most `limit` directives in each list. A directive `recent` cuts that is still in
+    /// force moves to `earlierInForce` (audit 91: cut, a hard deadline in force was in no list and no
+    /// count); whatever a list leaves out is counted.
+    pub fn cut(&mut self, limit: usize) {
+        self.keep_recent(limit);
+        let earlier = self.earlier_in_force.len();
+        self.earlier_in_force.truncate(limit);
+        self.earlier_omitted += earlier - self.earlier_in_force.len();
+    }
+}
+
+impl Directives {
+    /// `recent` cut to `limit`: what it cuts in force moves to `earlierInForce`, the rest is counted.
+    fn keep_recent(&mut self, limit: usize) {
+        let older = self.recent.split_off(self.recent.len().min(limit));
+        let (in_force, omitted): (Vec<_>, Vec<_>) = older.into_iter().partition(in_force);
+        self.earlier_omitted += omitted.len();
+        // Newer than every earlier one: first, newest first.
+        self.earlier_in_force.splice(0..0, in_force);
+    }
+}
+
+/// Whether a listed directive still changes the plan: active, and not a note.
+fn in_force(d: &RecentDirective) -> bool {
+    d.status == crate::ledger::format::Status::Active.to_string()
+        && d.kind != crate::ledger::format::DirectiveKind::Note.to_string()
 }
 
 /// A directive's proposed Gitea changes, awaiting approval.
@@ -134,11 +166,6 @@ pub fn directives(
     let parsed = parse::parse(ledger.unwrap_or(""));
     let mut all: Vec<_> = parsed.ledger.directives().collect();
     all.sort_by(|a, b| b.at.cmp(&a.at).then(b.id.cmp(&a.id)));
-    let older = all.split_off(all.len().min(RECENT_LIMIT));
-    let (in_force, omitted): (Vec<_>, Vec<_>) = older.into_iter().partition(|d| {
-        d.status == crate::ledger::format::Status::Active
-            && d.kind != crate::ledger::format::DirectiveKind::Note
-    });
     let entry = |d: &crate::ledger::format::DirectiveEntry| {
         let (target_kind, target_id) = d.target.as_ref().map(|t| t.parts()).unzip();
         RecentDirective {
@@ -161,10 +188,11 @@ pub fn directives(
             skipped: skipped.get(&d.line).cloned(),
         }
     };
-    Directives {
-        recent: all.into_iter().map(entry).collect(),
-        earlier_in_force: in_force.into_iter().map(entry).collect(),
-        earlier_omitted: omitted.len(),
+    let mut view = Directives {
+        recent: all.iter().map(|d| entry(d)).collect(),
+        earlier_in_force: Vec::new(),
+        earlier_omitted: 0,
+        problems_omitted: 0,
         also_pending,
         pending: newest.map(|p| Pending {
             id: p.id,
@@ -179,7 +207,10 @@ pub fn directives(
             .iter()
             .map(|p| crate::plan::Problem::from(p).to_string())
             .collect(),
-    }
+    };
+    // The page lists the newest and every older one in force; `earlierInForce` is not cut here.
+    view.keep_recent(RECENT_LIMIT);
+    view
 }
 
 /// The directives' op files among `pending` (those under `ops/pending/` that read), newest first (by

@@ -1364,6 +1364,8 @@ fn record_directive_through_the_tool_and_the_directives_view() {
     let recent = d["recent"].as_array().unwrap();
     assert_eq!(recent.len(), 1, "the limit keeps the newest: {d}");
     assert_eq!(recent[0]["id"], id2.as_str());
+    // The reprioritisation it cuts is in force: still in sight (audit 91: in no list and no count).
+    assert_eq!(d["earlierInForce"][0]["id"], id.as_str(), "{d}");
     let all = tools::call(&ctx(dir), "query_project", &json!({ "view": "directives" })).unwrap();
     assert_eq!(all["recent"].as_array().unwrap().len(), 2);
     // A field error is an input error naming the field.
