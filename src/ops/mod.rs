@@ -714,6 +714,8 @@ pub(crate) struct Checker<'a> {
     /// What the ops [`check_change`](Checker::check_change) accepted so far set, with the op's place in
     /// the call (1 is the first).
     fields: BTreeMap<(&'static str, String), usize>,
+    /// The new issues an earlier op of the call files, by repository and title: the op's place.
+    titles: BTreeMap<(Option<RepoName>, String), usize>,
     /// How many ops `check_change` has seen.
     seen: usize,
 }
@@ -746,6 +748,7 @@ impl<'a> Checker<'a> {
             created: Vec::new(),
             at_apply: false,
             fields: BTreeMap::new(),
+            titles: BTreeMap::new(),
             seen: 0,
         }
     }
@@ -928,6 +931,19 @@ impl<'a> Checker<'a> {
                     crate::limits::excerpt(title.trim())
                 ));
             }
+            // Twice in one call is two issues of one name on Gitea (audit 91).
+            let key = (repo, title.trim().to_owned());
+            if let Some(&n) = self.titles.get(&key) {
+                self.refused_before(op);
+                return Err(format!(
+                    "op {n} of this call already files a new issue titled \"{}\" there: one issue per \
+                     title, or give this one another",
+                    crate::limits::excerpt(title.trim())
+                ));
+            }
+            let checked = self.check(op, approved)?;
+            self.titles.insert(key, self.seen);
+            return Ok(checked);
         }
         let checked = self.check(op, approved)?;
         let field = checked.op.field();
@@ -1011,13 +1027,30 @@ impl<'a> Checker<'a> {
                 }
                 // A terminal's escape sequence or a bidirectional override would be filed to Gitea and
                 // redraw whoever reads it (audit 83: a model's title carried ESC[31m).
+                let said = |c: char| {
+                    if c.is_control() {
+                        format!("the control character U+{:04X}", u32::from(c))
+                    } else {
+                        format!("the bidirectional override U+{:04X}", u32::from(c))
+                    }
+                };
                 if let Some(c) = title
                     .chars()
                     .find(|c| c.is_control() || crate::site::text::is_bidi_override(*c))
                 {
                     return Err(format!(
-                        "the title holds the control character U+{:04X}: write it as plain text",
-                        u32::from(c)
+                        "the title holds {}: write it as plain text",
+                        said(c)
+                    ));
+                }
+                // The body too, but for line breaks and tabs: Markdown (audit 91: ESC and NUL were filed).
+                if let Some(c) = body.chars().find(|c| {
+                    (c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+                        || crate::site::text::is_bidi_override(*c)
+                }) {
+                    return Err(format!(
+                        "the body holds {}: write it as plain text (line breaks and tabs are fine)",
+                        said(c)
                     ));
                 }
                 let repo: RepoName = match (repo, self.repos.as_slice()) {

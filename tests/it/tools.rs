@@ -1162,11 +1162,17 @@ fn an_op_that_changes_nothing_is_refused_not_filed() {
             { "op": "set_priority", "issue": "acme/api#102", "priority": "p/0" },
             { "op": "set_priority", "issue": "acme/api#102", "priority": "p/3" },
             { "op": "create_issue", "title": "Dark mode", "repo": "acme/web" },
+            // Twice in one call: two issues of one name (audit 91).
+            { "op": "create_issue", "title": "  Dark mode  ", "repo": "acme/web" },
         ] }),
     );
     assert_eq!(v["applied"], 2, "{v}");
     let r = reasons(&v);
-    assert_eq!(r.len(), 5, "{r:?}");
+    assert_eq!(r.len(), 6, "{r:?}");
+    assert!(
+        r[5].contains("op 7 of this call already files a new issue titled \"Dark mode\" there"),
+        "{r:?}"
+    );
     for (i, what) in [
         "set the estimate of acme/api#102",
         "set the priority of acme/api#102",
@@ -2361,10 +2367,13 @@ fn a_directive_in_force_stays_in_sight_however_many_come_after_it() {
 fn a_new_issues_title_with_a_control_character_is_refused() {
     // Audit 83: a model's title carrying ESC[31m was filed to Gitea as it was.
     let tmp = demo_dir();
-    for (title, code) in [
-        ("Retry \u{1b}[31mqueue\u{1b}[0m", "U+001B"),
-        ("Tab\there", "U+0009"),
-        ("evil \u{202e}txt.exe", "U+202E"),
+    for (title, said) in [
+        (
+            "Retry \u{1b}[31mqueue\u{1b}[0m",
+            "the control character U+001B",
+        ),
+        ("Tab\there", "the control character U+0009"),
+        ("evil \u{202e}txt.exe", "the bidirectional override U+202E"),
     ] {
         let v = apply(
             tmp.path(),
@@ -2372,9 +2381,23 @@ fn a_new_issues_title_with_a_control_character_is_refused() {
         );
         assert_eq!(v["applied"], 0, "{v}");
         let r = reasons(&v);
-        assert!(
-            r[0].contains(&format!("the title holds the control character {code}")),
-            "{r:?}"
-        );
+        assert!(r[0].contains(&format!("the title holds {said}")), "{r:?}");
     }
+    // The body too, but for line breaks and tabs (audit 91: ESC and NUL were filed).
+    let v = apply(
+        tmp.path(),
+        json!({ "ops": [{ "op": "create_issue", "title": "Clear", "repo": "acme/api",
+                          "body": "x\u{0}y\u{1b}[2J" }] }),
+    );
+    assert_eq!(v["applied"], 0, "{v}");
+    assert!(
+        reasons(&v)[0].contains("the body holds the control character U+0000"),
+        "{v}"
+    );
+    let v = apply(
+        tmp.path(),
+        json!({ "ops": [{ "op": "create_issue", "title": "Clear", "repo": "acme/api",
+                          "body": "- one\r\n- two\n\tindented" }] }),
+    );
+    assert_eq!(v["applied"], 1, "{v}");
 }
