@@ -81,7 +81,9 @@ pub fn export_tjp(
     let mut unplaced: Vec<String> = Vec::new();
     for &i in &kept {
         let end = end_day(sched.end[i]);
-        if end.is_finite() {
+        // Work that ends past the horizon (its person leaves first: their calendar is extrapolated
+        // beyond their last day) ran the project to 2038, a year tj3 refuses (audit 90).
+        if end.is_finite() && end < f64::from(horizon_days) {
             last_day = last_day.max(end);
         } else {
             unplaced.push(built.open[i].key.to_string());
@@ -89,8 +91,9 @@ pub fn export_tjp(
     }
     if !unplaced.is_empty() {
         tracing::warn!(
-            "{} cannot be scheduled at all (the person the plan gives {} has no working hour from day \
-             0 on): tj3 will say {} not fit into the project",
+            "{} cannot be done within the horizon (the person the plan gives {} has no working hour \
+             left for it in it: they start after it, or leave first): tj3 will say {} not fit into the \
+             project",
             crate::prose::and_list(&unplaced),
             if unplaced.len() == 1 { "it" } else { "them" },
             if unplaced.len() == 1 {

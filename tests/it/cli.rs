@@ -1681,3 +1681,29 @@ fn a_committed_forecast_that_does_not_read_is_said_once() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.matches("not readable").count(), 1, "{err}");
 }
+
+#[test]
+fn the_export_of_work_someone_leaves_undone_stays_in_years_tj3_reads() {
+    // Amara leaves in two weeks with work on her queue: the project ran to 2038, which tj3 refuses
+    // ("Year 2038 out of range"), audit 90.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = commitea(&["demo", "d", "--trials", "200"], tmp.path());
+    assert!(out.status.success(), "{out:?}");
+    let dir = tmp.path().join("d");
+    let config = std::fs::read_to_string(dir.join("commitea.yaml")).unwrap();
+    let leaving = config.replacen(
+        "  - name: amara   # tech lead, works across all repositories\n",
+        "  - name: amara   # tech lead, works across all repositories\n    ends: 2026-12-11\n",
+        1,
+    );
+    assert_ne!(leaving, config);
+    std::fs::write(dir.join("commitea.yaml"), leaving).unwrap();
+    let out = commitea(&["export", "tjp", "--now", "2026-11-30T12:00:00Z"], &dir);
+    assert!(out.status.success(), "{out:?}");
+    let tjp = String::from_utf8(out.stdout).unwrap();
+    let header = tjp.lines().next().unwrap();
+    let end_year: i32 = header.rsplit(" - ").next().unwrap()[..4].parse().unwrap();
+    assert!(end_year <= 2029, "{header}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot be done within the horizon"), "{err}");
+}
