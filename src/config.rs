@@ -1106,6 +1106,30 @@ impl Config {
                         .to_owned(),
             });
         }
+        // A day has 24 hours: more a week than that over their days was planned in full while their
+        // calendar gave them at most 24 a day (audit 90).
+        for m in &self.team {
+            let days = m
+                .working_days
+                .as_ref()
+                .unwrap_or(&self.calendar.working_days)
+                .len();
+            if let Some(h) = m.hours_per_week
+                && days > 0
+                && h.0 / days as f64 > 24.0
+            {
+                return Err(ConfigError::Value {
+                    key: "team[].hours_per_week",
+                    message: format!(
+                        "{}: {} hours a week over {} is more than 24 hours a day: lower the hours, or give \
+                         them more working days",
+                        m.name,
+                        h.0,
+                        crate::prose::count(days, "working day", "working days")
+                    ),
+                });
+            }
+        }
         if self.sync.parallel.0 > self.sync.max_parallel.0 {
             return Err(ConfigError::Value {
                 key: "sync.parallel",
