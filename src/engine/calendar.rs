@@ -127,25 +127,24 @@ impl Calendar {
     }
 
     /// Working days in `(a, b]` — days with capacity — negative when `b` is before `a`; `day0` is the date
-    /// of day 0. Before day 0 a week counts five working days; past the horizon the calendar's last week
-    /// repeats (a due date years out once counted no day past the horizon). The one definition of "working
+    /// of day 0. Before day 0 and past the horizon the calendar's last week repeats (a due date years out
+    /// once counted no day past the horizon; an overdue one counted five of every seven days). The one definition of "working
     /// days between two dates" that slack, moves and the consequence diff use.
     pub(crate) fn working_days_between(&self, day0: NaiveDate, a: NaiveDate, b: NaiveDate) -> i64 {
         let idx = |d: NaiveDate| (d - day0).num_days();
         let horizon = self.cap.len() as i64;
-        // Past the horizon the calendar's last week repeats (its holidays aside, a week is a week).
+        // Past the horizon, and before day 0, the calendar's last week repeats (its holidays aside, a
+        // week is a week): a milestone overdue since a Friday is not late by a weekend's days (audit 90:
+        // five of every seven days before day 0 counted, whichever they were).
         let works = |d: i64| {
-            let d = if d >= horizon && horizon >= 7 {
-                horizon - 7 + (d - horizon) % 7
+            let d = if (d >= horizon || d < 0) && horizon >= 7 {
+                horizon - 7 + (d - horizon).rem_euclid(7)
             } else {
                 d
             };
             u32::try_from(d).is_ok_and(|d| self.capacity(d) > 0.0)
         };
-        let count = |from: i64, to: i64| -> i64 {
-            (from.max(0)..to.max(0)).filter(|d| works(*d)).count() as i64
-                + (from.min(0)..to.min(0)).count() as i64 * 5 / 7
-        };
+        let count = |from: i64, to: i64| -> i64 { (from..to).filter(|d| works(*d)).count() as i64 };
         let (x, y) = (idx(a), idx(b));
         if y >= x {
             count(x + 1, y + 1)
@@ -401,6 +400,16 @@ mod tests {
         assert_eq!(
             cal.working_days_between(day0, date(2027, 1, 4), date(2026, 12, 31)),
             -2
+        );
+        // Before day 0 too (Monday 2026-12-07): an overdue Friday is one working day before it, not
+        // three days' five-sevenths (audit 90).
+        assert_eq!(
+            cal.working_days_between(day0, date(2026, 12, 7), date(2026, 12, 4)),
+            -1
+        );
+        assert_eq!(
+            cal.working_days_between(day0, date(2026, 12, 7), date(2026, 11, 23)),
+            -10
         );
         // Never before day 0; past the calendar's last day, none.
         assert_eq!(

@@ -77,34 +77,48 @@ pub fn export_tjp(
             spec: &m.calendar,
         })
         .collect();
+    // Work that ends after its person's last day (their calendar extrapolated past it), and the work
+    // that waits on it, ran the project to 2038, a year tj3 refuses (audit 90): said, and not waited for.
     let mut last_day = 0.0f64;
     let mut unplaced: Vec<String> = Vec::new();
-    for &i in &kept {
+    let mut stuck = vec![false; built.open.len()];
+    for &i in &built.prep.order {
+        let i = i as usize;
+        if built.prep.excluded[i] {
+            continue;
+        }
         let end = end_day(sched.end[i]);
-        // Work that ends past the horizon (its person leaves first: their calendar is extrapolated
-        // beyond their last day) ran the project to 2038, a year tj3 refuses (audit 90).
-        if end.is_finite() && end < f64::from(horizon_days) {
+        let last_day_of_person = sched.person[i]
+            .and_then(|p| plan.team.get(p as usize)?.calendar.ends)
+            .map(|e| (e - plan.as_of).num_days() as f64);
+        let waits_on_stuck = built.prep.deps(i).iter().any(|&d| stuck[d as usize]);
+        if end.is_finite() && last_day_of_person.is_none_or(|l| end <= l) && !waits_on_stuck {
             last_day = last_day.max(end);
         } else {
-            unplaced.push(built.open[i].key.to_string());
+            stuck[i] = true;
+            if !waits_on_stuck {
+                unplaced.push(built.open[i].key.to_string());
+            }
         }
     }
+    unplaced.sort();
     if !unplaced.is_empty() {
+        let one = unplaced.len() == 1;
         tracing::warn!(
-            "{} cannot be done within the horizon (the person the plan gives {} has no working hour \
-             left for it in it: they start after it, or leave first): tj3 will say {} not fit into the \
-             project",
+            "{} cannot be done (the person the plan gives {} has no working hour left for it: they start \
+             after the horizon, or leave first): tj3 will say {} and the work waiting on {} do not fit \
+             into the project",
             crate::prose::and_list(&unplaced),
-            if unplaced.len() == 1 { "it" } else { "them" },
-            if unplaced.len() == 1 {
-                "it does"
-            } else {
-                "they do"
-            }
+            if one { "it" } else { "them" },
+            if one { "it" } else { "they" },
+            if one { "it" } else { "them" },
         );
     }
-    // A month past the last finish, for tj3's own placing of the same work.
-    let days = horizon_days.max((last_day as u32).saturating_add(31));
+    // And within the years tj3 reads (up to 2035).
+    let tj3_last = chrono::NaiveDate::from_ymd_opt(2035, 12, 31).unwrap_or(plan.as_of);
+    let days = horizon_days
+        .max((last_day as u32).saturating_add(31))
+        .min(u32::try_from((tj3_last - plan.as_of).num_days()).unwrap_or(0));
     Ok(export(
         title,
         plan.as_of,
