@@ -56,6 +56,18 @@ impl RepoName {
         }
     }
 
+    /// This repository as `repos` spell it, where one of them is it but for case (Gitea's names ignore
+    /// case: an agent's `ACME/API#12` is `acme/api#12`); itself otherwise.
+    pub fn as_configured(self, repos: &[RepoName]) -> Self {
+        repos
+            .iter()
+            .find(|r| {
+                r.owner.eq_ignore_ascii_case(&self.owner) && r.name.eq_ignore_ascii_case(&self.name)
+            })
+            .cloned()
+            .unwrap_or(self)
+    }
+
     /// Whether `said` could name a repository: `owner/name` or a name alone, each part of the
     /// characters Gitea allows.
     pub fn could_be(said: &str) -> bool {
@@ -198,9 +210,23 @@ impl IssueRef {
             Self::Number(n) => n.to_string(),
             Self::Key(s) => s.trim().to_owned(),
         };
+        // Digits too many for any issue: said as such, not as a key of the wrong form (audit 91).
+        let number = text.rsplit('#').next().unwrap_or(&text);
+        if !number.is_empty()
+            && number.bytes().all(|b| b.is_ascii_digit())
+            && number.parse::<u64>().is_err()
+        {
+            return Err(format!(
+                "\"{text}\": {number} is too large for an issue number"
+            ));
+        }
         if text.contains('/') {
             return text
                 .parse::<IssueKey>()
+                .map(|k| IssueKey {
+                    repo: k.repo.as_configured(repos),
+                    number: k.number,
+                })
                 .map_err(|e| format!("\"{text}\" is not an issue key: {e}"));
         }
         let n: u64 = text

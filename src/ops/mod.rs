@@ -912,15 +912,21 @@ impl<'a> Checker<'a> {
     ) -> Result<Checked, String> {
         self.seen += 1;
         if let Op::CreateIssue { title, repo, .. } = op {
-            let repo = match (repo, self.repos.as_slice()) {
-                (Some(r), _) => r.trim().parse::<RepoName>().ok(),
+            let repos = &self.repos;
+            let named = |r: &str| {
+                r.trim()
+                    .parse::<RepoName>()
+                    .ok()
+                    .map(|r| r.as_configured(repos))
+            };
+            let repo = match (repo, repos.as_slice()) {
+                (Some(r), _) => named(r),
                 (None, [one]) => Some(one.clone()),
                 (None, _) => None,
             };
             let same = |o: &Op| {
                 matches!(o, Op::CreateIssue { title: t, repo: r, .. }
-                    if t.trim() == title.trim()
-                        && r.as_deref().and_then(|r| r.parse::<RepoName>().ok()) == repo)
+                    if t.trim() == title.trim() && r.as_deref().and_then(named) == repo)
             };
             if let Some(f) = pending.iter().find(|f| f.ops.iter().any(same)) {
                 self.refused_before(op);
@@ -1056,8 +1062,9 @@ impl<'a> Checker<'a> {
                 let repo: RepoName = match (repo, self.repos.as_slice()) {
                     (Some(r), _) => {
                         let r: RepoName = r
-                            .parse()
-                            .map_err(|e| format!("repo \"{r}\" is not owner/repo: {e}"))?;
+                            .parse::<RepoName>()
+                            .map_err(|e| format!("repo \"{r}\" is not owner/repo: {e}"))?
+                            .as_configured(&self.repos);
                         if !self.repos.contains(&r) {
                             return Err(format!(
                                 "repo {r} is not one of the configured repositories"

@@ -2401,3 +2401,31 @@ fn a_new_issues_title_with_a_control_character_is_refused() {
     );
     assert_eq!(v["applied"], 1, "{v}");
 }
+
+#[test]
+fn an_issue_and_a_repository_are_found_whatever_their_case_as_on_gitea() {
+    // Gitea's names ignore case; `ACME/API#102` was "no issue in the snapshot" (audit 91).
+    let v = query("issue", json!({ "issueId": "ACME/Api#102" }));
+    assert_eq!(v["issue"], "acme/api#102", "{v}");
+    let e = query_err(
+        json!({ "view": "issue", "filters": { "issueId": "acme/api#99999999999999999999999" } }),
+    );
+    assert!(
+        e.to_string().contains("is too large for an issue number"),
+        "{e}"
+    );
+    let tmp = demo_dir();
+    let v = apply(
+        tmp.path(),
+        json!({ "ops": [
+            { "op": "create_issue", "title": "Case", "repo": "ACME/WEB" },
+            { "op": "set_priority", "issue": "Acme/Api#102", "priority": "p/1" },
+        ] }),
+    );
+    assert_eq!(v["applied"], 2, "{v}");
+    let file = std::fs::read_to_string(tmp.path().join(v["opsFile"].as_str().unwrap())).unwrap();
+    assert!(
+        file.contains("repo: acme/web") && file.contains("issue: acme/api#102"),
+        "{file}"
+    );
+}
