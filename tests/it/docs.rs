@@ -205,3 +205,24 @@ fn state_format_md_lists_every_config_key() {
         .collect();
     assert!(missing.is_empty(), "docs/state-format.md lacks {missing:?}");
 }
+
+/// An example docs/tools.md calls complete is a real answer: it fits the published schema (audit 91:
+/// the calibration example lacked a field the schema requires, and its figures were an older engine's).
+#[test]
+fn the_complete_examples_of_tools_md_fit_the_schema() {
+    let text = std::fs::read_to_string(tools_md()).unwrap();
+    let mut checked = 0;
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("```json\n") {
+        let body = &rest[at + 8..];
+        let end = body.find("```\n").unwrap();
+        let after = &body[end + 4..];
+        if after.trim_start().starts_with("(Complete") {
+            let v: serde_json::Value = serde_json::from_str(&body[..end]).unwrap();
+            crate::tools::assert_valid_output("query_project", &v);
+            checked += 1;
+        }
+        rest = &body[end + 4..];
+    }
+    assert!(checked >= 1);
+}

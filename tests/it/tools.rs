@@ -145,7 +145,7 @@ fn output_validator(name: &str) -> jsonschema::Validator {
     jsonschema::validator_for(&spec.output_schema).unwrap()
 }
 
-fn assert_valid_output(name: &str, v: &Value) {
+pub(crate) fn assert_valid_output(name: &str, v: &Value) {
     let validator = output_validator(name);
     let errors: Vec<String> = validator
         .iter_errors(v)
