@@ -322,9 +322,21 @@ fn record(
             return Err(invalid(if closed { "target" } else { "params" }, message));
         }
     }
-    // A directive proposed earlier left the checkout's ledger for its branch: its id stays taken.
+    // A directive proposed earlier left the checkout's ledger for its branch: its id stays taken. So
+    // does one an op file in the checkout holds with no entry here (audit 91: a stray D-0008.yaml was
+    // overwritten by the next directive's).
+    let in_checkout: Vec<String> =
+        std::fs::read_dir(layout.ops_dir().join(crate::ops::PENDING_DIR))
+            .into_iter()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.ok()?.file_name().to_string_lossy().into_owned();
+                name.strip_suffix(".yaml").map(str::to_owned)
+            })
+            .collect();
     let floor = crate::ops::ids_taken_in_git(layout.root())
         .iter()
+        .chain(&in_checkout)
         .filter_map(|id| crate::ops::id_number(id, "D-"))
         .max()
         .map_or(DirectiveId(1), |n| DirectiveId(n).next());

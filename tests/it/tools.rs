@@ -2429,3 +2429,27 @@ fn an_issue_and_a_repository_are_found_whatever_their_case_as_on_gitea() {
         "{file}"
     );
 }
+
+#[test]
+fn a_directive_never_takes_the_id_of_an_op_file_in_the_checkout() {
+    // A stray ops/pending/D-0008.yaml with no ledger entry was overwritten by the next directive's op
+    // file (audit 91).
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    let stray = dir.join("ops/pending/D-0008.yaml");
+    std::fs::create_dir_all(stray.parent().unwrap()).unwrap();
+    std::fs::write(&stray, "id: D-0008\n").unwrap();
+    let v = tools::call(
+        &ctx(dir),
+        "record_directive",
+        &json!({
+            "kind": "reprioritize",
+            "quote": "Idempotency keys first.",
+            "target": { "issue": "acme/api#102" },
+            "params": { "priority": 0 }
+        }),
+    )
+    .unwrap();
+    assert_eq!(v["directiveId"], "D-0009", "{v}");
+    assert_eq!(std::fs::read_to_string(&stray).unwrap(), "id: D-0008\n");
+}
