@@ -170,10 +170,19 @@ impl Serialize for Estimate {
     }
 }
 
+impl Estimate {
+    /// An estimate as a person or an agent gives one: `2d`, or its label `est/2d`, which `apply_changes`
+    /// takes (audit 91: a reestimate directive refused the label an agent had just used).
+    pub fn from_said(s: &str) -> Result<Self, ParseEstimateError> {
+        let t = s.trim();
+        t.strip_prefix(Self::LABEL_PREFIX).unwrap_or(t).parse()
+    }
+}
+
 impl<'de> Deserialize<'de> for Estimate {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
+        Self::from_said(&s).map_err(serde::de::Error::custom)
     }
 }
 

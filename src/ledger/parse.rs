@@ -722,7 +722,7 @@ pub(crate) fn parse_params(kind: DirectiveKind, raw: &str) -> Result<Params, Str
         }
         DirectiveKind::Reestimate => {
             let p: ReestimateJson = de(raw)?;
-            let estimate = p.estimate.parse::<Estimate>().map_err(|e| e.to_string())?;
+            let estimate = Estimate::from_said(&p.estimate).map_err(|e| e.to_string())?;
             Params::Reestimate { estimate }
         }
         DirectiveKind::SetDeadline => {
@@ -965,6 +965,10 @@ mod tests {
         )
         .unwrap_err();
         assert!(!e.contains("line 1") && !e.contains('`'), "{e}");
+        assert_eq!(
+            parse_params(DirectiveKind::Reestimate, r#"{"estimate": "est/2d"}"#),
+            parse_params(DirectiveKind::Reestimate, r#"{"estimate": "2d"}"#)
+        );
         let e = parse_params(DirectiveKind::Reestimate, r#"{"estimate": 2}"#).unwrap_err();
         assert!(!e.contains("line 1"), "{e}");
     }
