@@ -1115,7 +1115,7 @@ fn sync_stage(
     }
     let previous = match Snapshot::load_for_run(layout) {
         Ok(s) => Some(s),
-        Err(StateError::NoSnapshot(_)) => None,
+        Err(StateError::NoSnapshot { .. }) => None,
         Err(e) => return Err(e.into()),
     };
     let snapshot = sync_with(&client, opts, config, previous.as_ref(), opts.full_sync)?;

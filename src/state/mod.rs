@@ -76,11 +76,23 @@ pub enum StateError {
         /// The format it records.
         found: u32,
     },
-    /// The snapshot is missing.
-    #[error(
-        "{0} has no snapshot/meta.yaml: run `commitea sync` first, or `commitea demo` to try the bundled demo"
-    )]
-    NoSnapshot(PathBuf),
+    /// The snapshot is missing: in a state repo not synced yet, or in a folder that is none.
+    #[error("{}", if *.configured {
+        format!("{} has no snapshot/meta.yaml: run `commitea sync` first", .path.display())
+    } else {
+        format!(
+            "{} is no CommiTea state repo (no commitea.yaml, no snapshot): make one with `commitea init`, \
+             or try the bundled demo with `commitea demo DIR`; or give the state repo's folder with \
+             -s/--state (or COMMITEA_STATE)",
+            .path.display()
+        )
+    })]
+    NoSnapshot {
+        /// The folder.
+        path: PathBuf,
+        /// Whether it has a `commitea.yaml` (a state repo `init` made and no sync has filled yet).
+        configured: bool,
+    },
     /// The folder given as the state repo is not there.
     #[error(
         "there is no folder {0}: give the state repo's folder with -s/--state (or COMMITEA_STATE), or make one with \

@@ -144,7 +144,10 @@ impl Snapshot {
             if !layout.root().is_dir() {
                 return Err(StateError::NoFolder(layout.root().to_path_buf()));
             }
-            return Err(StateError::NoSnapshot(layout.root().to_path_buf()));
+            return Err(StateError::NoSnapshot {
+                path: layout.root().to_path_buf(),
+                configured: crate::config::Config::path_in(layout.root()).exists(),
+            });
         }
         let meta: Meta = read_meta(layout, &meta_path)?;
         let labels = read_yaml_or_default(layout, &dir.join("labels.yaml"))?;

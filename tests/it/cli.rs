@@ -1710,3 +1710,22 @@ fn the_export_of_work_someone_leaves_undone_stays_in_years_tj3_reads() {
         "{err}"
     );
 }
+
+#[test]
+fn a_folder_without_a_snapshot_gets_advice_that_fits_it() {
+    // An empty folder was told to run `commitea sync` first, which needs a commitea.yaml (audit 89).
+    let tmp = tempfile::tempdir().unwrap();
+    let out = commitea(&["export", "tjp", "-s", "."], tmp.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is no CommiTea state repo (no commitea.yaml, no snapshot): make one with `commitea init`"),
+        "{err}"
+    );
+    std::fs::write(tmp.path().join("commitea.yaml"), "").unwrap();
+    let out = commitea(&["export", "tjp", "-s", "."], tmp.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("has no snapshot/meta.yaml: run `commitea sync` first"),
+        "{err}"
+    );
+}
