@@ -843,11 +843,21 @@ fn a_date_if_given<'de, D: Deserializer<'de>>(d: D) -> Result<Option<NaiveDate>,
         .transpose()
 }
 
+/// One date of a list, read on its own: a bad one is said at its line and index, not at the key after
+/// the list (audit 90).
+struct ListedDate(NaiveDate);
+
+impl<'de> Deserialize<'de> for ListedDate {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        a_date(d).map(Self)
+    }
+}
+
 fn dates<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<NaiveDate>, D::Error> {
-    Vec::<String>::deserialize(d)?
-        .iter()
-        .map(|text| day(text))
-        .collect()
+    Ok(Vec::<ListedDate>::deserialize(d)?
+        .into_iter()
+        .map(|l| l.0)
+        .collect())
 }
 
 impl DateRange {
@@ -1628,6 +1638,18 @@ mod tests {
                 "{yaml}: {err}"
             );
         }
+        // A holiday deep in a list is said by its place in it (it was said at the key after the list;
+        // the parser's line is the item before's).
+        let err = parse(
+            "calendar:\n  holidays:\n    - 2027-01-01\n    - 2026-12-32\n  workday_hours: 8\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("calendar.holidays[1]: \"2026-12-32\" is not a date"),
+            "{err}"
+        );
+        {}
         let c = parse("team:\n  - name: ann\n    starts: 2026-12-07\n    ends: '2027-03-31'\n")
             .unwrap();
         assert_eq!(c.team[0].ends, chrono::NaiveDate::from_ymd_opt(2027, 3, 31));
