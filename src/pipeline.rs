@@ -348,6 +348,8 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         forecast::Mode::from_config(&config),
         committed.report(),
     );
+    // What it replayed, for the standup's comparison with the ledger of then (see `ledger_entries`).
+    report.ledger = Some(forecast::ledger_entries(ledger.as_deref()));
     // A forecast that says exactly what the committed one says keeps its key: the committed forecast is
     // still the forecast of the inputs that key names, and a run whose moment alone moved (a sync that
     // changed nothing) must not write a new forecast for a new key alone.
@@ -1357,6 +1359,11 @@ fn previous_forecast_in(
     let today =
         crate::state::to_json(&c.report, std::path::Path::new(crate::state::FORECAST_FILE)).ok()?;
     let history = crate::state::git::first_parent_history(repo).ok()?;
+    let walked: Vec<gix::ObjectId> = history
+        .iter()
+        .take(DRIFT_LOOKBACK)
+        .map(|(id, _)| *id)
+        .collect();
     let read = |id| crate::state::git::read_at(repo, id, crate::state::FORECAST_FILE);
     // The directives in the ledger at a commit, their status and target (none where it has no ledger).
     type Entries = BTreeMap<
@@ -1401,7 +1408,29 @@ fn previous_forecast_in(
                         _ => break,
                     }
                 }
-                let then = directives(made_in);
+                // The ledger that forecast replayed: its commit's, unless a rebase put that commit on
+                // top of entries merged after it was made; then the newest commit before with the
+                // entries it recorded.
+                let ledger_at = |id| {
+                    crate::state::git::read_at(repo, id, crate::state::LEDGER_FILE)
+                        .ok()
+                        .flatten()
+                        .map(|b| String::from_utf8_lossy(&b).into_owned())
+                };
+                let ledger_commit = report
+                    .ledger
+                    .as_deref()
+                    .and_then(|want| {
+                        walked
+                            .iter()
+                            .skip_while(|id| **id != made_in)
+                            .find(|id| {
+                                crate::forecast::ledger_entries(ledger_at(**id).as_deref()) == want
+                            })
+                            .copied()
+                    })
+                    .unwrap_or(made_in);
+                let then = directives(ledger_commit);
                 let now = entries(ledger.unwrap_or(""));
                 // Compared as settings, so an edited comment is no change; a file that does not
                 // parse counts as itself.
@@ -1473,12 +1502,7 @@ fn previous_forecast_in(
                 let member_touched = touched
                     .iter()
                     .any(|(t, _)| matches!(t, crate::ledger::format::Target::Member(_)));
-                let ledger_then = || {
-                    crate::state::git::read_at(repo, made_in, crate::state::LEDGER_FILE)
-                        .ok()
-                        .flatten()
-                        .map(|b| String::from_utf8_lossy(&b).into_owned())
-                };
+                let ledger_then = || ledger_at(ledger_commit);
                 let team = match &settings_then {
                     Some(Ok(config)) if settings_changed || member_touched => {
                         let ledger_then = ledger_then();

@@ -110,3 +110,19 @@ pub(super) fn matches(committed: &ForecastReport, digest: &PlanDigest, plan: &Pl
         .as_deref()
         .is_some_and(|k| !k.is_empty() && k == digest.with_people(&plan.planned_for))
 }
+
+/// A digest of the ledger's entries as a forecast replayed them (each id and status): recorded in the
+/// forecast, so the standup compares with the ledger that forecast was made from, not the one its
+/// commit carries. A forecast a local run committed and a rebase then put on top of a merged directive
+/// carries that directive in its commit, though it was made without it (audit 92: "no directive
+/// recorded" after every merge the docs' `git pull --rebase` brought in).
+pub(crate) fn ledger_entries(ledger: Option<&str>) -> String {
+    let mut d = Digest::new();
+    for e in crate::ledger::parse::parse(ledger.unwrap_or(""))
+        .ledger
+        .directives()
+    {
+        let _ = writeln!(d, "{} {}", e.id, e.status);
+    }
+    d.finish()
+}

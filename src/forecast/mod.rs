@@ -36,6 +36,7 @@ use abandonment::history_at;
 pub use abandonment::{FateTuning, choose_frailty, fate_exposures, fate_features};
 use cut_line::cut_line;
 pub use input::{Built, build, calibration_samples};
+pub(crate) use key::ledger_entries;
 pub use report::*;
 pub use run::{run, run_or_reuse, run_unkeyed, run_with};
 pub use tjp::export_tjp;

@@ -406,6 +406,10 @@ pub struct ForecastReport {
     /// have this key reuses this forecast instead of computing it again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<String>,
+    /// A digest of the ledger entries it replayed (`forecast::key::ledger_entries`); none in a forecast
+    /// written before 2026-12-06.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<String>,
     /// The engine that made it ([`super::ENGINE`]); none in a forecast written before 2026-12-05.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine: Option<String>,

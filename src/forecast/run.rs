@@ -94,6 +94,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 warnings,
                 abandonment: None,
                 inputs: None,
+                ledger: None,
                 engine: None,
             };
         }
@@ -620,6 +621,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 .collect(),
         }),
         inputs: None,
+        ledger: None,
         engine: None,
     }
 }

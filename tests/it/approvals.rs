@@ -749,6 +749,51 @@ fn the_standup_does_not_say_a_file_gitea_did_not_take_was_applied() {
 }
 
 #[test]
+fn a_directive_merged_under_a_rebased_local_forecast_is_said_recorded() {
+    // A local run's commit, rebased onto a merged directive as docs/approvals.md says (`git pull
+    // --rebase`), carried that directive in its ledger: the next run said "no directive recorded"
+    // (audit 92).
+    let s = setup(&DemoSpec::scaled(40));
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let [a, b] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    // Gitea changes, and a local run commits its forecast without pushing it.
+    push_priority(&s, &a);
+    ok(&s.commitea(&s.work, &["run"]));
+    // Meanwhile a directive is merged on the server.
+    let other = s.work.with_file_name("other");
+    git(
+        s.work.parent().unwrap(),
+        &[
+            "clone",
+            "-q",
+            s.bare.to_str().unwrap(),
+            other.to_str().unwrap(),
+        ],
+    );
+    let ledger = std::fs::read_to_string(other.join("pm-state.md")).unwrap();
+    std::fs::write(
+        other.join("pm-state.md"),
+        format!(
+            "{ledger}\n## D-0001 · reprioritize · 2026-11-27T10:00:00Z\n\n> {b} first.\n\n- target: issue {b}\n- params: {{\"priority\": 0}}\n- status: active\n"
+        ),
+    )
+    .unwrap();
+    git(&other, &["add", "pm-state.md"]);
+    commit_as_pm(&other, "D-0001: merged");
+    git(&other, &["push", "-q", "origin", "HEAD:main"]);
+    git(
+        &s.work,
+        &["pull", "-q", "--rebase", "--autostash", "origin", "main"],
+    );
+    ok(&s.commitea(&s.work, &["run"]));
+    let message = git(&s.work, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.contains("1 directive recorded (D-0001)"),
+        "{message}"
+    );
+}
+
+#[test]
 fn an_op_file_whose_id_is_not_its_name_is_refused_and_never_applied() {
     let s = setup(&DemoSpec::scaled(40));
     let [a] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
