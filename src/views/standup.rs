@@ -882,29 +882,14 @@ pub fn standup(
                 (!parts.is_empty()).then(|| parts.join("; "))
             };
             // The words, and the biggest mover's key (its directives are the milestone's too).
-            let issues_moved_in = |id: u64, direction: i64| -> Option<(String, &str)> {
+            let issues_moved_in = |id: u64, direction: i64| {
                 let moved: Vec<&crate::consequence::IssueChange> = c
                     .issues
                     .iter()
                     .filter(|i| i.moved_working_days != 0)
                     .filter(|i| milestone_of.get(&i.issue) == Some(&Some(id)))
                     .collect();
-                let later = moved.iter().filter(|i| i.moved_working_days > 0).count();
-                let earlier = moved.len() - later;
-                // `c.issues` is biggest move first, so the first one the milestone's way is the biggest.
-                let top = moved
-                    .iter()
-                    .find(|i| i.moved_working_days.signum() == direction.signum())
-                    .or_else(|| moved.first())?;
-                Some((
-                    format!(
-                        "{later} of its issues moved later, {earlier} earlier; the most: {}, {}: {}",
-                        top.issue,
-                        crate::prose::working_days_moved(top.moved_working_days),
-                        top.why
-                    ),
-                    top.issue.as_str(),
-                ))
+                movers_words(&moved, direction)
             };
             // A milestone whose due date or chance of meeting it changed is news even where its p80
             // held (a PM moved the due date).
@@ -945,7 +930,7 @@ pub fn standup(
                             Target::Issue(k) => scope.contains(&k.to_string()),
                             Target::Member(_) => false,
                         });
-                        let top = moved_in.as_ref().and_then(|(_, top)| behind.get(*top));
+                        let top = moved_in.as_ref().and_then(|(_, top)| behind.get((*top)?));
                         for said in top.into_iter().flatten() {
                             if !d.contains(said) {
                                 d.push(said.clone());
@@ -1142,9 +1127,71 @@ pub fn standup(
     }
 }
 
+/// How many of a milestone's issues moved each way and the biggest move its way (`moved`, biggest move
+/// first), with that issue's key; the milestone moved `direction` working days.
+fn movers_words<'a>(
+    moved: &[&'a crate::consequence::IssueChange],
+    direction: i64,
+) -> Option<(String, Option<&'a str>)> {
+    if moved.is_empty() {
+        return None;
+    }
+    let later = moved.iter().filter(|i| i.moved_working_days > 0).count();
+    let earlier = moved.len() - later;
+    // Biggest move first, so the first one the milestone's way is the biggest. None its way: no issue is
+    // named as its reason (audit 92: a milestone three days earlier was put down to an issue five days
+    // later).
+    let Some(top) = moved
+        .iter()
+        .find(|i| direction == 0 || i.moved_working_days.signum() == direction.signum())
+    else {
+        return Some((
+            format!(
+                "{later} of its issues moved later, {earlier} earlier, none its way: the spread of its \
+                 futures moved, not one issue's date"
+            ),
+            None,
+        ));
+    };
+    Some((
+        format!(
+            "{later} of its issues moved later, {earlier} earlier; the most: {}, {}: {}",
+            top.issue,
+            crate::prose::working_days_moved(top.moved_working_days),
+            top.why
+        ),
+        Some(top.issue.as_str()),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Edited, SinceThen};
+
+    #[test]
+    fn a_milestone_is_not_put_down_to_an_issue_that_moved_the_other_way() {
+        let change = |issue: &str, moved: i64| crate::consequence::IssueChange {
+            issue: issue.into(),
+            title: String::new(),
+            before: None,
+            after: None,
+            moved_working_days: moved,
+            why: "waits on acme/api#1".into(),
+            upstream: Vec::new(),
+            people: Vec::new(),
+        };
+        let (later, earlier) = (change("acme/api#6", 5), change("acme/api#7", -2));
+        let (words, top) = super::movers_words(&[&later, &earlier], -3).unwrap();
+        assert_eq!(top, Some("acme/api#7"));
+        assert!(
+            words.ends_with("the most: acme/api#7, -2 working days: waits on acme/api#1"),
+            "{words}"
+        );
+        let (words, top) = super::movers_words(&[&later], -3).unwrap();
+        assert_eq!(top, None);
+        assert!(words.contains("none its way"), "{words}");
+        assert!(super::movers_words(&[], 4).is_none());
+    }
 
     #[test]
     fn what_changed_says_the_days_that_passed_the_files_applied_and_the_edits() {
