@@ -26,6 +26,9 @@ pub struct Directives {
     /// The older directives' op files awaiting approval too, newest first: each one's id and summary.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also_pending: Vec<AlsoPending>,
+    /// How many older op files awaiting approval `alsoPending` leaves out, when it is cut.
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub also_pending_omitted: usize,
     /// The newest directives first, at most [`RECENT_LIMIT`].
     pub recent: Vec<RecentDirective>,
     /// Older directives that still change the plan (active, and not a note), newest first: a directive
@@ -48,6 +51,11 @@ impl Directives {
     /// force moves to `earlierInForce` (audit 91: cut, a hard deadline in force was in no list and no
     /// count); whatever a list leaves out is counted.
     pub fn cut(&mut self, limit: usize) {
+        // The older op files awaiting approval too (audit 93: 1,173 of them filled 117 KB of an 8 KB
+        // answer, and pushed what is in force out).
+        let pending = self.also_pending.len();
+        self.also_pending.truncate(limit);
+        self.also_pending_omitted += pending - self.also_pending.len();
         self.keep_recent(limit);
         let earlier = self.earlier_in_force.len();
         self.earlier_in_force.truncate(limit);
@@ -193,6 +201,7 @@ pub fn directives(
         earlier_in_force: Vec::new(),
         earlier_omitted: 0,
         problems_omitted: 0,
+        also_pending_omitted: 0,
         also_pending,
         pending: newest.map(|p| Pending {
             id: p.id,
@@ -266,4 +275,60 @@ pub fn of_ledger(
         snapshot,
         skipped,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_view_keeps_what_is_in_force_in_sight_and_counts_the_rest() {
+        let entry = |n: usize, kind: &str| RecentDirective {
+            id: format!("D-{n:04}"),
+            kind: kind.to_owned(),
+            at: String::new(),
+            quote: String::new(),
+            target: None,
+            target_kind: None,
+            target_id: None,
+            target_title: None,
+            effect: None,
+            rationale: None,
+            status: "active".to_owned(),
+            not_on_gitea: Vec::new(),
+            by: None,
+            skipped: None,
+        };
+        // Newest first: notes and deadlines, every other one.
+        let recent: Vec<RecentDirective> = (1..=30)
+            .rev()
+            .map(|n| entry(n, if n % 2 == 0 { "note" } else { "set-deadline" }))
+            .collect();
+        let mut d = Directives {
+            pending: None,
+            also_pending: (1..=40)
+                .map(|n| AlsoPending {
+                    id: format!("D-{n:04}"),
+                    summary: String::new(),
+                })
+                .collect(),
+            also_pending_omitted: 0,
+            recent,
+            earlier_in_force: Vec::new(),
+            earlier_omitted: 0,
+            problems: Vec::new(),
+            problems_omitted: 0,
+        };
+        d.cut(5);
+        assert_eq!(d.also_pending.len(), 5);
+        assert_eq!(d.also_pending_omitted, 35);
+        assert_eq!(d.recent.len(), 5);
+        // The first in force that `recent` cut leads the earlier ones.
+        assert_eq!(d.earlier_in_force.len(), 5);
+        assert_eq!(d.earlier_in_force[0].id, "D-0025");
+        assert_eq!(
+            d.recent.len() + d.earlier_in_force.len() + d.earlier_omitted,
+            30
+        );
+    }
 }
