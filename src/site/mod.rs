@@ -354,26 +354,30 @@ pub fn render(
         files.insert(name.to_owned(), html.into_bytes());
     }
     if let Some(d) = &data.detail {
+        // What every page shares, cleaned and said once: cleaning it per page (the overview with its
+        // warnings, on each of thousands of issue pages) was half of a long ledger's run (audit 93).
+        let mut shared = serde_json::json!({
+            "title": data.title,
+            "overview": data.overview,
+            "linked": true,
+            "preview": data.preview,
+        });
+        text::clean_value(&mut shared);
+        text::say_horizon(&mut shared, &words);
+        with_words(&mut shared);
         let render_one = |template: &str, page: &str, root: &str, item: &dyn erased::Item| {
             // A small context per page: the layout's needs and the one item, never the whole board.
-            let mut value = serde_json::json!({
-                "title": data.title,
-                "overview": data.overview,
-                "page": page,
-                "root": root,
-                "linked": true,
-                "preview": data.preview,
-            });
-            with_words(&mut value);
+            let mut value = shared.clone();
+            let mut it = item
+                .value()
+                .map_err(|e| base_error(tera::Error::message(e)))?;
+            text::clean_value(&mut it);
+            text::say_horizon(&mut it, &words);
             if let Some(o) = value.as_object_mut() {
-                o.insert(
-                    "it".to_owned(),
-                    item.value()
-                        .map_err(|e| base_error(tera::Error::message(e)))?,
-                );
+                o.insert("page".to_owned(), page.into());
+                o.insert("root".to_owned(), root.into());
+                o.insert("it".to_owned(), it);
             }
-            text::clean_value(&mut value);
-            text::say_horizon(&mut value, &words);
             let ctx = Context::from_serialize(&value).map_err(base_error)?;
             tera.render(template, &ctx)
                 .map_err(|source| SiteError::Render {
