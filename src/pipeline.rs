@@ -309,7 +309,32 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     warn_pending_of_inactive(&pending, ledger.as_deref());
     let not_on_gitea = not_carried_to_gitea(&pending, replayed.not_on_gitea.clone());
     let mut plan = replayed.into_plan();
-    plan.warnings.extend(not_on_gitea.iter().map(|n| {
+    // Many at once (a ledger written by hand) are one warning: 601 lines a run said the same (audit 93);
+    // the Directives page gives each its own.
+    const ONE_BY_ONE: usize = 3;
+    if not_on_gitea.len() > ONE_BY_ONE {
+        let named: Vec<String> = not_on_gitea
+            .iter()
+            .take(ONE_BY_ONE)
+            .map(|n| n.directive.to_string())
+            .collect();
+        plan.warnings.push(crate::plan::Problem {
+            at: crate::plan::At::Ledger {
+                line: not_on_gitea[0].line,
+            },
+            kind: crate::plan::ProblemKind::NotOnGitea(format!(
+                "{} directives are in force but Gitea does not carry them ({} and {} more), and no op \
+                 file is pending to carry them there (written into the ledger by hand, their op files \
+                 deleted, or changed on Gitea since). The forecast follows them; the Directives page says \
+                 what Gitea lacks of each: `commitea directive --carry-out D-ID` proposes it, or withdraw \
+                 the directive if Gitea is right",
+                not_on_gitea.len(),
+                named.join(", "),
+                not_on_gitea.len() - ONE_BY_ONE
+            )),
+        });
+    }
+    plan.warnings.extend(not_on_gitea.iter().filter(|_| not_on_gitea.len() <= ONE_BY_ONE).map(|n| {
         const SHOWN: usize = 3;
         let mut what = n.differs[..n.differs.len().min(SHOWN)].join("; ");
         if n.differs.len() > SHOWN {
@@ -642,13 +667,22 @@ fn warn_pending_of_inactive(pending: &[crate::ops::OpFile], ledger: Option<&str>
         return;
     }
     let parsed = crate::ledger::parse::parse(text);
-    for f in pending.iter().filter(|f| f.directive.is_some()) {
-        if let Some(d) = parsed
-            .ledger
-            .directives()
-            .find(|d| d.id.to_string() == f.id)
-            && d.status != crate::ledger::format::Status::Active
-        {
+    // By id, once: found entry by entry for each file, this was files × directives (audit 93).
+    let by_id: std::collections::HashMap<String, &crate::ledger::format::DirectiveEntry> = parsed
+        .ledger
+        .directives()
+        .map(|d| (d.id.to_string(), d))
+        .collect();
+    let stale: Vec<(&crate::ops::OpFile, &crate::ledger::format::DirectiveEntry)> = pending
+        .iter()
+        .filter(|f| f.directive.is_some())
+        .filter_map(|f| Some((f, *by_id.get(&f.id)?)))
+        .filter(|(_, d)| d.status != crate::ledger::format::Status::Active)
+        .collect();
+    // A few are said one by one; many at once, in one line (audit 93: 134 lines a run).
+    const ONE_BY_ONE: usize = 3;
+    if stale.len() <= ONE_BY_ONE {
+        for (f, d) in stale {
             tracing::warn!(
                 "ledger line {}: {} is {}, but its op file {}/{}.yaml is still pending: the apply stage \
                  carries none of it out now (it skips a directive no longer in force); delete it (and close its \
@@ -660,6 +694,20 @@ fn warn_pending_of_inactive(pending: &[crate::ops::OpFile], ledger: Option<&str>
                 f.id
             );
         }
+    } else {
+        let named: Vec<String> = stale
+            .iter()
+            .take(ONE_BY_ONE)
+            .map(|(f, d)| format!("{} {}", f.id, d.status))
+            .collect();
+        tracing::warn!(
+            "{} op files in {} are of directives no longer in force ({} and {} more): the apply stage \
+             carries none of them out; delete them (and close their pull requests, if open)",
+            stale.len(),
+            crate::ops::PENDING_PATH,
+            named.join(", "),
+            stale.len() - ONE_BY_ONE
+        );
     }
 }
 

@@ -1729,3 +1729,28 @@ fn a_folder_without_a_snapshot_gets_advice_that_fits_it() {
         "{err}"
     );
 }
+
+#[test]
+fn many_directives_gitea_does_not_carry_are_one_warning() {
+    // A ledger written by hand: 601 warnings a run said the same thing (audit 93).
+    let tmp = tempfile::tempdir().unwrap();
+    let out = commitea(&["demo", "d", "--trials", "200"], tmp.path());
+    assert!(out.status.success(), "{out:?}");
+    let dir = tmp.path().join("d");
+    let mut ledger = std::fs::read_to_string(dir.join("pm-state.md")).unwrap();
+    for (n, issue) in [112, 114, 116, 117, 121].iter().enumerate() {
+        ledger.push_str(&format!(
+            "\n## D-{:04} · reprioritize · 2026-11-26T10:00:00Z\n\n> acme/api#{issue} first.\n\n- target: issue acme/api#{issue}\n- params: {{\"priority\": 0}}\n- status: active\n",
+            20 + n
+        ));
+    }
+    std::fs::write(dir.join("pm-state.md"), ledger).unwrap();
+    let out = commitea(&["plan", "--trials", "200"], &dir);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("does not carry").count(), 1, "{err}");
+    assert!(
+        err.contains("5 directives are in force but Gitea does not carry them (D-0020, D-0021, D-0022 and 2 more)"),
+        "{err}"
+    );
+}
