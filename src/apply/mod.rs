@@ -537,7 +537,9 @@ pub fn apply_pending(
                 (op.is_destructive() && approval.is_none()).then(|| Outcome::Skipped {
                     reason: format!(
                         "{} is destructive and the commit that brought it ({}) is no merged pull request: \
-                         an approval is a merge, not `approved: true` in a file; propose it with `commitea propose`",
+                         an approval is a merge, not `approved: true` in a file. This file is used up: to \
+                         carry it out, file the op again (`commitea tool apply_changes`, approved once its \
+                         consequence is seen) and send the new file with `commitea propose`",
                         op.name(),
                         short(&p.commit)
                     ),

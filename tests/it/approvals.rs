@@ -663,6 +663,11 @@ fn a_destructive_op_pushed_straight_to_main_with_approved_true_is_refused() {
     let applied = std::fs::read_to_string(s.work.join("ops/applied/C-0001.yaml")).unwrap();
     assert!(applied.contains("result: skipped"), "{applied}");
     assert!(applied.contains("is no merged pull request"), "{applied}");
+    // The file is used up: the way forward is a new one (audit 92: told to propose this one).
+    assert!(
+        applied.contains("This file is used up: to carry it out, file the op again"),
+        "{applied}"
+    );
     assert!(!applied.contains("pull_request:"), "{applied}");
     // The Changes page does not call the file applied when one of its ops was not.
     let page = std::fs::read_to_string(s.work.join("public/changes.html")).unwrap();
