@@ -340,7 +340,8 @@ pub struct MilestonePage {
     /// `all planned work`), when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fan_end: Option<String>,
-    /// How many open issues are expected to leave it, such as `about 3`, beside the planned-scope cone.
+    /// How many open issues are expected to leave it, such as `about 3 open issues expected to leave`,
+    /// beside the planned-scope cone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leaving: Option<String>,
     /// When a closed milestone closed, against its due date: `on 2026-10-30, 5 days before its due date`.
@@ -827,7 +828,7 @@ pub fn build(
                 leaving: m
                     .expected_leaving
                     .filter(|_| m.planned.is_some())
-                    .map(|n| format!("about {}", n.round() as i64)),
+                    .map(super::pages::leaving_words),
                 view,
             })
         })

@@ -512,9 +512,7 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
                 .as_ref()
                 .filter(|_| m.status != crate::views::runway::MilestoneStatus::NothingOpen)
                 .and_then(|a| a.cone(m)),
-            leaving_label: m
-                .expected_leaving
-                .map(|n| format!("about {}", n.round() as i64)),
+            leaving_label: m.expected_leaving.map(leaving_words),
             cut_hours: m.cut_line.as_ref().map(|c| hours(c.hours.round())),
             cut_on_time: m.cut_line.as_ref().map(|c| percent(c.probability_on_time)),
             band_label: if m.status == crate::views::runway::MilestoneStatus::NothingOpen {
@@ -803,6 +801,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn issues_expected_to_leave_are_counted_in_words() {
+        assert_eq!(
+            super::leaving_words(1.2),
+            "about 1 open issue expected to leave"
+        );
+        assert_eq!(
+            super::leaving_words(2.6),
+            "about 3 open issues expected to leave"
+        );
+    }
+
+    #[test]
     fn a_narrow_interval_of_days_keeps_its_width() {
         assert_eq!(interval_days(&Some([3.86, 3.51, 4.2])), "3.9 d (3.5–4.2)");
         assert_eq!(interval_days(&Some([12.0, 10.0, 14.0])), "12 d (10–14)");
@@ -862,4 +872,17 @@ mod tests {
             "at risk"
         );
     }
+}
+
+/// Open issues expected to leave a milestone, in words: `about 1 open issue expected to leave` (it said
+/// "about 1 open issues", audit 92).
+pub(crate) fn leaving_words(n: f64) -> String {
+    format!(
+        "about {}",
+        crate::prose::count(
+            n.round() as i64,
+            "open issue expected to leave",
+            "open issues expected to leave"
+        )
+    )
 }
