@@ -606,6 +606,14 @@ fn a_milestone_wholly_beyond_the_horizon_has_no_cone() {
     assert!(!runway.contains("beyond horizon · <strong>beyond horizon</strong>"));
     assert!(page.milestones[1].slack_label.is_none());
     assert!(runway.contains("class=\"today\""));
+    // The overview's slack column says no slack rather than the status again (audit 92: "at risk"
+    // twice in one row).
+    let files = render(&d, None).unwrap();
+    let index = text(&files, "index.html");
+    assert!(
+        index.contains("title=\"no slack to state: p80 is beyond the horizon\">—</span>"),
+        "{index}"
+    );
 }
 
 #[test]
