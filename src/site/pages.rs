@@ -796,6 +796,19 @@ pub(crate) fn hours(h: f64) -> String {
     }
 }
 
+/// Open issues expected to leave a milestone, in words: `about 1 open issue expected to leave` (it said
+/// "about 1 open issues", audit 92).
+pub(crate) fn leaving_words(n: f64) -> String {
+    format!(
+        "about {}",
+        crate::prose::count(
+            n.round() as i64,
+            "open issue expected to leave",
+            "open issues expected to leave"
+        )
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -872,17 +885,4 @@ mod tests {
             "at risk"
         );
     }
-}
-
-/// Open issues expected to leave a milestone, in words: `about 1 open issue expected to leave` (it said
-/// "about 1 open issues", audit 92).
-pub(crate) fn leaving_words(n: f64) -> String {
-    format!(
-        "about {}",
-        crate::prose::count(
-            n.round() as i64,
-            "open issue expected to leave",
-            "open issues expected to leave"
-        )
-    )
 }
