@@ -338,12 +338,16 @@ pub struct PersonDay {
     pub person: String,
     /// The issues the median plan has them on, in order: `{issue, title, from, to}`.
     pub plan: Vec<PlannedWork>,
-    /// True when nothing is planned for them in the window.
+    /// True when nothing is planned for them in the window though they work in it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub idle: bool,
     /// Their first working day, when they have not started yet (a new hire): why they may be idle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub starts: Option<String>,
+    /// Their next working day, when they have none in the window (time off, hours set to 0): away, not
+    /// idle (audit 92: someone on approved leave was "nothing planned").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub away_until: Option<String>,
 }
 
 /// An issue in a person's plan.
@@ -1076,15 +1080,25 @@ pub fn standup(
                     to: f.planned_end.to_string(),
                 })
                 .collect();
+            let member = inputs.plan.member(&p.name);
+            let starts = member.and_then(|m| m.starts_after(report.as_of));
+            // Away: no working hour of their own in the window, and not yet to start.
+            let window = u32::try_from((last - report.as_of).num_days() + 1).unwrap_or(0);
+            let away_until = member
+                .filter(|_| starts.is_none() && plan.is_empty())
+                .map(|m| Calendar::new(&m.calendar, report.as_of, window + 366))
+                .filter(|own| (0..window).all(|d| own.capacity(d) <= 0.0))
+                .and_then(|own| {
+                    (window..window + 366)
+                        .find(|d| own.capacity(*d) > 0.0)
+                        .map(|d| (report.as_of + Days::new(u64::from(d))).to_string())
+                });
             PersonDay {
                 person: p.name.clone(),
-                idle: plan.is_empty(),
+                idle: plan.is_empty() && away_until.is_none(),
                 plan,
-                starts: inputs
-                    .plan
-                    .member(&p.name)
-                    .and_then(|m| m.starts_after(report.as_of))
-                    .map(|s| s.to_string()),
+                starts: starts.map(|s| s.to_string()),
+                away_until,
             }
         })
         .collect();

@@ -2453,3 +2453,30 @@ fn a_directive_never_takes_the_id_of_an_op_file_in_the_checkout() {
     assert_eq!(v["directiveId"], "D-0009", "{v}");
     assert_eq!(std::fs::read_to_string(&stray).unwrap(), "id: D-0008\n");
 }
+
+#[test]
+fn someone_away_in_the_standups_window_is_away_not_idle() {
+    // Someone on approved leave was "nothing planned in the next working days" (audit 92).
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    tools::call(
+        &ctx(dir),
+        "record_directive",
+        &json!({
+            "kind": "capacity",
+            "quote": "Bjorn is off for three weeks.",
+            "target": { "member": "bjorn" },
+            "params": { "from": "2026-11-23", "to": "2026-12-11", "hours_per_week": 0 }
+        }),
+    )
+    .unwrap();
+    let v = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
+    let bjorn = v["people"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["person"] == "bjorn")
+        .unwrap();
+    assert_eq!(bjorn["awayUntil"], "2026-12-14", "{bjorn}");
+    assert!(bjorn.get("idle").is_none(), "{bjorn}");
+}
