@@ -182,6 +182,10 @@ pub struct SinceThen {
     pub closed: usize,
     /// Open issues that forecast did not have (opened or reopened since).
     pub new: usize,
+    /// Of those, the ones reopened: made before that forecast's day and reopened on Gitea (audit 92: a
+    /// reopened issue was only "new").
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub reopened: usize,
     /// Issues open in that forecast that Gitea no longer has in the synced repositories (deleted, or
     /// moved to another repository).
     #[serde(default, skip_serializing_if = "super::is_zero")]
@@ -573,6 +577,18 @@ pub fn since_then(
             .iter()
             .filter(|f| !then.contains(&f.issue))
             .count(),
+        reopened: report
+            .issues
+            .iter()
+            .filter(|f| !then.contains(&f.issue))
+            .filter_map(|f| snapshot.issues.get(&f.issue))
+            .filter(|i| {
+                i.created_at.date_naive() < prev.report.as_of
+                    && i.timeline
+                        .iter()
+                        .any(|e| e.kind == crate::domain::EventKind::Reopen)
+            })
+            .count(),
         gone: prev
             .report
             .issues
@@ -678,9 +694,14 @@ impl SinceThen {
             None => {}
         }
         format!(
-            "{directives}{ended}; {} closed; {} new{gone}{out}{edited}{}",
+            "{directives}{ended}; {} closed; {} new{}{gone}{out}{edited}{}",
             count(self.closed, "issue", "issues"),
             self.new,
+            if self.reopened > 0 {
+                format!(" ({} reopened)", self.reopened)
+            } else {
+                String::new()
+            },
             if self.settings_changed {
                 "; commitea.yaml changed"
             } else {
@@ -1214,6 +1235,7 @@ mod tests {
             ended: vec![],
             closed: 0,
             new: 0,
+            reopened: 0,
             gone: 0,
             repositories_out: vec![],
             applied: vec!["C-0003".into()],
@@ -1234,6 +1256,15 @@ mod tests {
         assert!(!since.is_empty());
         since.working_days_passed = Some(-2);
         assert!(since.words().ends_with("; day 0 moved back 2 working days"));
+        since.new = 2;
+        since.reopened = 1;
+        assert!(
+            since.words().contains("; 2 new (1 reopened);"),
+            "{}",
+            since.words()
+        );
+        since.new = 0;
+        since.reopened = 0;
         // A file Gitea refused is not said applied (it was, for any file the apply stage recorded).
         since.applied.clear();
         since.not_whole = vec!["C-0004 (nothing applied)".into()];

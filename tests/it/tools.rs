@@ -2480,3 +2480,31 @@ fn someone_away_in_the_standups_window_is_away_not_idle() {
     assert_eq!(bjorn["awayUntil"], "2026-12-14", "{bjorn}");
     assert!(bjorn.get("idle").is_none(), "{bjorn}");
 }
+
+#[test]
+fn the_standup_says_which_new_issues_were_reopened() {
+    // A reopened issue was only "new" (audit 92).
+    let tmp = committed_demo();
+    let dir = tmp.path();
+    let path = dir.join("snapshot/issues/acme/api/1.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("\nstate: closed\n"), "{text}");
+    let reopened: String = text
+        .replacen("\nstate: closed\n", "\nstate: open\n", 1)
+        .lines()
+        .filter(|l| !l.starts_with("closed_at:"))
+        .map(|l| format!("{l}\n"))
+        .collect::<String>()
+        .replacen(
+            "\ntimeline:\n",
+            "\ntimeline:\n- id: 999999\n  type: reopen\n  created_at: 2026-11-27T09:00:00Z\n  user: amara\n",
+            1,
+        );
+    std::fs::write(&path, reopened).unwrap();
+    crate::pipeline::commit_all_as_pm(dir, false, "Reopened on Gitea");
+    let v = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
+    let since = &v["drift"]["sinceThen"];
+    assert_eq!(since["new"], 1, "{since}");
+    assert_eq!(since["reopened"], 1, "{since}");
+    assert!(v["drift"]["summary"].is_string());
+}
