@@ -114,7 +114,8 @@ pub struct IssueChange {
     /// `own change`, `imputed estimate`, `calibration` (only its remaining effort moved, re-measured by a
     /// changed calibration), `blocks KEY` (it inherits a changed priority from KEY, which waits on it),
     /// `waits on KEY`, `queue of PERSON`, `capacity of PERSON` (alone, or after one of the two before),
-    /// `planned for PERSON, not PERSON`, `N working days passed with no progress recorded`, `team
+    /// `planned for PERSON, not PERSON`, `N working days passed with no progress recorded` (on the
+    /// calendar of its person; `N working days passed, none of them PERSON's working days`), `team
     /// capacity`, `new`, `closed` or `gone` (see `docs/tools.md`, the standup's `why`).
     pub why: String,
     /// The moved issues `why` points at where they pushed it by at least half its move: the one it blocks
@@ -290,6 +291,8 @@ struct Scene<'a> {
     capacity: BTreeMap<&'a str, Vec<(NaiveDate, f64)>>,
     /// Working days day 0 moved on from the forecast before to the one after.
     passed: i64,
+    /// Of those, each person's own working days (their time off, their days of the week).
+    passed_for: BTreeMap<&'a str, i64>,
     /// Hours in a working day, to weigh a change of remaining effort in days.
     workday_hours: f64,
     /// Each open issue's remaining work in whole working days (rounded to the nearest; the larger side's):
@@ -532,6 +535,21 @@ fn issue_changes(
             before.horizon.max(after.horizon),
         ),
         passed: days.between(before.as_of, after.as_of),
+        passed_for: {
+            let (from, to) = (before.as_of, after.as_of);
+            let span = u32::try_from((from.max(to) - days.day0).num_days() + 2).unwrap_or(0);
+            after_plan
+                .team
+                .iter()
+                .map(|m| {
+                    let own = Calendar::new(&m.calendar, days.day0, span);
+                    (
+                        m.name.as_str(),
+                        own.working_days_between(days.day0, from, to),
+                    )
+                })
+                .collect()
+        },
         workday_hours: after_plan.workday_hours,
         work: b
             .iter()
@@ -859,10 +877,24 @@ fn why_moved<'a>(
     // in those days (as far as Gitea shows).
     // (By more than the days passed where they pushed it past a weekend, a holiday or someone's leave.)
     if scene.passed > 0 && moved > 0 {
-        return Reason::plain(format!(
-            "{} passed with no progress recorded",
-            crate::prose::count(scene.passed, "working day", "working days")
-        ));
+        // Counted on the calendar of the person it is planned for: someone on leave had none of the
+        // team's days (audit 90: "2 working days passed with no progress" of someone away).
+        let person = a.planned_assignee.as_deref().or(a.assignee.as_deref());
+        let theirs = person.and_then(|p| Some((p, *scene.passed_for.get(p)?)));
+        return Reason::plain(match theirs {
+            Some((p, 0)) => format!(
+                "{} passed, none of them {p}'s working days",
+                crate::prose::count(scene.passed, "working day", "working days")
+            ),
+            Some((_, n)) => format!(
+                "{} passed with no progress recorded",
+                crate::prose::count(n, "working day", "working days")
+            ),
+            None => format!(
+                "{} passed with no progress recorded",
+                crate::prose::count(scene.passed, "working day", "working days")
+            ),
+        });
     }
     let why = match a.planned_assignee.as_ref().or(b.planned_assignee.as_ref()) {
         Some(p) if !same_plan => format!("queue of {p}"),

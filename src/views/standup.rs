@@ -272,12 +272,14 @@ pub struct Moved {
     /// `waits on KEY`, `queue of PERSON`, `capacity of PERSON` (their hours changed before it ends),
     /// `planned for PERSON, not PERSON`, `chance of being done 80.3% → 79.6% (a p80 needs 80%)` (its
     /// p80 entered or left the horizon as that chance crossed 80%), `chance of being done 90% → 85%`,
-    /// `1 working day passed with no progress recorded`, `team capacity`, `new`, `closed` or `gone`
-    /// (deleted, moved to another repository). For a milestone, the issues that joined or left it (`KEY, KEY
+    /// `1 working day passed with no progress recorded` (the days of the person it is planned for; `2
+    /// working days passed, none of them PERSON's working days` where they had none), `team capacity`,
+    /// `new`, `closed` or `gone` (deleted, moved to another repository). For a milestone, the issues that joined or left it (`KEY, KEY
     /// joined it; KEY left it`; `KEY left it (gone from Gitea)` for one deleted or moved to another
     /// repository) and `nothing open in it any more` when that is so, then how many of its issues moved
     /// each way and the biggest move the milestone's way, with its reason (`5 of its issues moved later,
-    /// 1 earlier; the most: KEY, +13 working days: waits on KEY`); `closed on Gitea` for one closed
+    /// 1 earlier; the most: KEY, +13 working days: waits on KEY`; none the milestone's way: `… none its
+    /// way: the spread of its futures moved, not one issue's date`); `closed on Gitea` for one closed
     /// since; absent when none of that happened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,

@@ -395,6 +395,33 @@ fn a_move_is_put_down_to_what_really_made_it() {
     // (By a day, or more where that day pushed it past a weekend or someone's leave.)
     assert!(passed.iter().all(|i| i.moved_working_days >= 1), "{c:#?}");
     assert!(passed.iter().any(|i| i.moved_working_days == 1), "{c:#?}");
+    // Someone away on the day that passed, on both sides: it was none of theirs (audit 90: "1 working
+    // day passed with no progress recorded" of someone on leave).
+    let c_away = |who: &str| {
+        let away = |plan: &Plan| {
+            let mut p = plan.clone();
+            let m = p.team.iter_mut().find(|m| m.name == who).unwrap();
+            m.calendar.time_off.push((later.as_of, later.as_of));
+            p
+        };
+        let (b, l) = (away(&before), away(&later));
+        diff(
+            &forecast::run(&b, &SETTINGS),
+            &forecast::run(&l, &SETTINGS),
+            &b,
+            &l,
+        )
+    };
+    let said = rb.people.iter().any(|p| {
+        c_away(&p.name).issues.iter().any(|i| {
+            i.why
+                == format!(
+                    "1 working day passed, none of them {}'s working days",
+                    p.name
+                )
+        })
+    });
+    assert!(said, "nobody's leave on the day that passed was said");
     // The same day on both sides: nothing passed.
     let c = diff(&rb, &ra, &before, &after);
     assert!(c.issues.iter().all(|i| !i.why.contains("passed")), "{c:#?}");
