@@ -38,6 +38,9 @@ pub struct Consequence {
     /// The year dates in the summary are written without.
     #[serde(skip)]
     year: i32,
+    /// The median plan's moves where no p80 moved, in words, for a summary that would say nothing moved.
+    #[serde(skip)]
+    plan_moved: Option<String>,
 }
 
 impl Consequence {
@@ -45,9 +48,58 @@ impl Consequence {
     /// change is about), when the milestone that moved most is another: "Public API v2 p80 unchanged".
     #[must_use]
     pub fn about(mut self, about: &[u64]) -> Self {
-        self.summary = summary(&self.milestones, &self.issues, self.year, about);
+        self.summary = with_plan(
+            summary(&self.milestones, &self.issues, self.year, about),
+            self.plan_moved.as_deref(),
+        );
         self
     }
+}
+
+/// `summary`, where it says nothing moved but the median plan did, saying that instead (audit 92: a
+/// directive putting someone on leave was "no forecast change" while their work moved ten days).
+fn with_plan(summary: String, plan_moved: Option<&str>) -> String {
+    match plan_moved {
+        Some(words) if summary == NO_CHANGE => format!("no p80 moved; {words}"),
+        _ => summary,
+    }
+}
+
+/// What a summary says when nothing it shows moved.
+const NO_CHANGE: &str = "no forecast change";
+
+/// The open issues whose planned end in the median plan moved by a working day or more while their p80
+/// did not (those are in `issues`), in words with the biggest move; `None` when none did.
+fn plan_moves(
+    before: &ForecastReport,
+    after: &ForecastReport,
+    days: &WorkingDays,
+    issues: &[IssueChange],
+) -> Option<String> {
+    let b: BTreeMap<&IssueKey, &IssueForecast> =
+        before.issues.iter().map(|f| (&f.issue, f)).collect();
+    let mut moves: Vec<(i64, &IssueKey, NaiveDate, NaiveDate)> = after
+        .issues
+        .iter()
+        .filter(|f| !issues.iter().any(|i| i.issue == f.issue.to_string()))
+        .filter_map(|f| {
+            let (When::Date(from), When::Date(to)) = (b.get(&f.issue)?.planned_end, f.planned_end)
+            else {
+                return None;
+            };
+            let n = days.between(from, to);
+            (n != 0).then_some((n, &f.issue, from, to))
+        })
+        .collect();
+    moves.sort_by(|x, y| y.0.abs().cmp(&x.0.abs()).then(x.1.cmp(y.1)));
+    let (_, key, from, to) = moves.first()?;
+    let year = after.as_of.year();
+    Some(format!(
+        "the median plan moved {} (the most: {key}, planned to end {} → {})",
+        crate::prose::count(moves.len(), "issue", "issues"),
+        short(&from.to_string(), year),
+        short(&to.to_string(), year)
+    ))
 }
 
 /// One milestone before and after.
@@ -198,12 +250,17 @@ pub fn diff(
     let milestones = milestone_changes(before, after, &days);
     let issues = issue_changes(before, after, before_plan, after_plan, &days);
     let year = after.as_of.year();
-    let summary = summary(&milestones, &issues, year, &[]);
+    let plan_moved = plan_moves(before, after, &days, &issues);
+    let summary = with_plan(
+        summary(&milestones, &issues, year, &[]),
+        plan_moved.as_deref(),
+    );
     Consequence {
         milestones,
         issues,
         summary,
         year,
+        plan_moved,
     }
 }
 
@@ -1034,7 +1091,7 @@ fn summary(
         parts.push(counts.join(", "));
     }
     if parts.is_empty() {
-        "no forecast change".to_owned()
+        NO_CHANGE.to_owned()
     } else {
         parts.join("; ")
     }

@@ -109,6 +109,33 @@ fn a_bigger_estimate_moves_the_issue_what_waits_on_it_and_its_milestone() {
 }
 
 #[test]
+fn a_plan_that_moved_where_no_p80_did_is_said() {
+    // Someone put on leave: their work moved ten days in the median plan and no p80 or P(on time) did,
+    // and the consequence said "no forecast change" (audit 92).
+    let plan = small_plan();
+    let before = forecast::run(&plan, &SETTINGS);
+    let mut after = before.clone();
+    let f = after
+        .issues
+        .iter_mut()
+        .find(|f| matches!(f.planned_end, forecast::When::Date(_)))
+        .unwrap();
+    let forecast::When::Date(end) = f.planned_end else {
+        unreachable!()
+    };
+    f.planned_end = forecast::When::Date(end + chrono::Days::new(14));
+    let key = f.issue.to_string();
+    let c = diff(&before, &after, &plan, &plan);
+    assert!(
+        c.summary.starts_with(&format!(
+            "no p80 moved; the median plan moved 1 issue (the most: {key}, planned to end "
+        )),
+        "{}",
+        c.summary
+    );
+}
+
+#[test]
 fn an_unchanged_plan_has_no_consequence() {
     let plan = small_plan();
     let report = forecast::run(&plan, &SETTINGS);
