@@ -78,10 +78,12 @@ fn plan_moves(
 ) -> Option<String> {
     let b: BTreeMap<&IssueKey, &IssueForecast> =
         before.issues.iter().map(|f| (&f.issue, f)).collect();
+    // Looked up once each: a scan of the moved issues per open issue was quadratic in a big change.
+    let shown: BTreeSet<&str> = issues.iter().map(|i| i.issue.as_str()).collect();
     let mut moves: Vec<(i64, &IssueKey, NaiveDate, NaiveDate)> = after
         .issues
         .iter()
-        .filter(|f| !issues.iter().any(|i| i.issue == f.issue.to_string()))
+        .filter(|f| !shown.contains(f.issue.to_string().as_str()))
         .filter_map(|f| {
             let (When::Date(from), When::Date(to)) = (b.get(&f.issue)?.planned_end, f.planned_end)
             else {

@@ -441,7 +441,7 @@ pub(crate) fn dispatch(ctx: &Context, call: &ToolCall, policy: &Policy<'_>) -> D
                 "bad_json",
                 format!(
                     "the arguments {} are not valid JSON; send one JSON object that fits the tool's schema",
-                    serde_json::Value::from(crate::prose::clip(text, 200))
+                    serde_json::Value::from(crate::limits::excerpt_long(text))
                 ),
             );
         }
