@@ -310,8 +310,13 @@ pub struct Milestone {
     pub description: String,
     /// Open or closed.
     pub state: OpenState,
-    /// The due date, if set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The due date, if set: the end of its day in UTC (a time written with another offset is the end of the
+    /// day it names, as Gitea shows a due date in its own zone).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "due_day"
+    )]
     pub due_on: Option<DateTime<Utc>>,
     /// When it was created.
     pub created_at: DateTime<Utc>,
@@ -338,6 +343,13 @@ impl Milestone {
     pub fn due_date(&self) -> Option<NaiveDate> {
         self.due_on.map(|d| d.date_naive())
     }
+}
+
+/// Reads a due date as the day it names: `2026-12-18T00:00:00+09:00` is due on the 18th (turned into UTC
+/// first it would be the 17th), kept as the end of that day in UTC.
+fn due_day<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<DateTime<Utc>>, D::Error> {
+    Option::<DateTime<chrono::FixedOffset>>::deserialize(d)
+        .map(|t| t.map(|t| super::end_of_day(t.date_naive())))
 }
 
 /// A label of one repository.
@@ -469,6 +481,30 @@ impl Issue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_due_date_written_with_an_offset_is_the_day_it_names() {
+        let read = |due: &str| {
+            let m: Milestone = yaml_serde::from_str(&format!(
+                "id: 1\ntitle: v1\nstate: open\ndue_on: {due}\ncreated_at: 2026-10-01T09:00:00Z\n"
+            ))
+            .unwrap();
+            m.due_on.map(|d| d.to_rfc3339())
+        };
+        // In UTC the first would be the 17th and the second the 19th.
+        assert_eq!(
+            read("2026-12-18T00:30:00+09:00").as_deref(),
+            Some("2026-12-18T23:59:59+00:00")
+        );
+        assert_eq!(
+            read("2026-12-18T23:59:59-08:00").as_deref(),
+            Some("2026-12-18T23:59:59+00:00")
+        );
+        assert_eq!(
+            read("2026-12-18T23:59:59Z").as_deref(),
+            Some("2026-12-18T23:59:59+00:00")
+        );
+    }
 
     #[test]
     fn hard_marker_is_a_word_not_a_substring() {

@@ -1112,7 +1112,9 @@ pub fn to_state(ds: &JiraDataset, project: &str) -> Result<ImportedProject, Impo
                 } else {
                     OpenState::Open
                 },
-                due_on: release,
+                // A due date is the end of its day, as a sync keeps it: at 00:00Z a server west of UTC
+                // shows (and serves) the day before.
+                due_on: m.release_date.map(crate::domain::end_of_day),
                 created_at,
                 closed_at: if m.released { release } else { None },
             }
@@ -1438,7 +1440,15 @@ P,12,1.1,False,False,,1,1
         );
         let ms = &p.snapshot.milestones[&repo];
         assert_eq!(ms[0].state, OpenState::Closed);
-        assert_eq!(ms[0].closed_at, ms[0].due_on);
+        assert_eq!(
+            ms[0].closed_at.map(|t| t.to_rfc3339()).as_deref(),
+            Some("2014-02-01T00:00:00+00:00")
+        );
+        assert_eq!(
+            ms[0].due_on.map(|t| t.to_rfc3339()).as_deref(),
+            Some("2014-02-01T23:59:59+00:00"),
+            "a due date is the end of its day, as a sync keeps it"
+        );
         assert_eq!(ms[1].state, OpenState::Open);
         assert!(p.config_yaml.contains("  - name: u2\n  - name: u3\n"));
         let cfg = Config::parse(&p.config_yaml, Path::new("commitea.yaml")).unwrap();
