@@ -152,6 +152,17 @@ impl Priority {
         })
     }
 
+    /// A priority as a person or an agent gives one: its label `p/1` or its level `1`, as a capture proposal
+    /// takes it (audit 91: `set_priority` refused the `1` a capture had just accepted).
+    pub fn from_said(s: &str) -> Option<Self> {
+        let t = s.trim();
+        if t.starts_with(Self::LABEL_PREFIX) {
+            Self::from_label(t).and_then(Result::ok)
+        } else {
+            Self::from_label(&format!("{}{t}", Self::LABEL_PREFIX)).and_then(Result::ok)
+        }
+    }
+
     /// The label text, `p/1`.
     pub fn label(self) -> String {
         format!("{}{}", Self::LABEL_PREFIX, self.0)

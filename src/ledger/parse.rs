@@ -709,7 +709,7 @@ pub(crate) fn parse_params(kind: DirectiveKind, raw: &str) -> Result<Params, Str
             })?;
             let priority = match &p.priority {
                 PriorityJson::Number(n) => u8::try_from(*n).ok().and_then(Priority::new),
-                PriorityJson::Label(l) => Priority::from_label(l.trim()).and_then(Result::ok),
+                PriorityJson::Label(l) => Priority::from_said(l),
             }
             .ok_or_else(|| match p.priority {
                 PriorityJson::Number(n) => format!("priority {n} is not 0, 1, 2 or 3"),

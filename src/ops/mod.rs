@@ -82,8 +82,8 @@ pub enum Op {
     SetPriority {
         /// The issue.
         issue: IssueRef,
-        /// `p/0` (drop everything) to `p/3` (someday).
-        #[schemars(regex(pattern = r"^p/[0-9]+$"))]
+        /// `p/0` (drop everything) to `p/3` (someday); the level alone (`1`) is taken too.
+        #[schemars(regex(pattern = r"^(p/)?[0-9]+$"))]
         priority: String,
     },
     /// Move the issue to a milestone, or out of any (`null`).
@@ -842,9 +842,9 @@ impl<'a> Checker<'a> {
     }
 
     fn priority(text: &str) -> Result<String, String> {
-        match Priority::from_label(text) {
-            Some(Ok(p)) => Ok(p.label()),
-            _ => Err(format!(
+        match Priority::from_said(text) {
+            Some(p) => Ok(p.label()),
+            None => Err(format!(
                 "priority \"{text}\" is out of range: p/0 (drop everything) to p/3 (someday)"
             )),
         }

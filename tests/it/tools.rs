@@ -907,6 +907,27 @@ fn the_consequence_says_what_happens_to_the_milestone_the_change_is_about() {
 }
 
 #[test]
+fn a_priority_is_taken_as_its_level_as_a_capture_proposal_takes_it() {
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    let v = apply(
+        dir,
+        json!({ "ops": [{ "op": "set_priority", "issue": "acme/api#102", "priority": "7" }] }),
+    );
+    assert!(reasons(&v)[0].contains("out of range"), "{v}");
+    let v = apply(
+        dir,
+        json!({ "ops": [{ "op": "set_priority", "issue": "acme/api#102", "priority": "0" }] }),
+    );
+    assert_eq!(v["applied"], 1, "{v}");
+    let file = std::fs::read_to_string(dir.join(v["opsFile"].as_str().unwrap())).unwrap();
+    assert!(
+        file.contains("priority: p/0"),
+        "written as the label: {file}"
+    );
+}
+
+#[test]
 fn every_rejection_reason() {
     let tmp = demo_dir();
     let dir = tmp.path();
