@@ -46,15 +46,23 @@ pub enum Op {
         #[schemars(length(max = crate::limits::BODY_CHARS))]
         body: String,
         /// Labels, only `est/*` (on the ladder), `p/*` (0 to 3).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        #[schemars(length(max = crate::limits::LIST_ITEMS))]
+        #[serde(
+            default,
+            skip_serializing_if = "Vec::is_empty",
+            deserialize_with = "null_is_empty"
+        )]
+        #[schemars(length(max = crate::limits::LIST_ITEMS), extend("type" = ["array", "null"]))]
         labels: Vec<String>,
         /// Gitea's milestone id.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         milestone: Option<u64>,
         /// Issues it depends on.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        #[schemars(length(max = crate::limits::LIST_ITEMS))]
+        #[serde(
+            default,
+            skip_serializing_if = "Vec::is_empty",
+            deserialize_with = "null_is_empty"
+        )]
+        #[schemars(length(max = crate::limits::LIST_ITEMS), extend("type" = ["array", "null"]))]
         deps: Vec<IssueRef>,
         /// `owner/repo` to file it in; needed when several repositories are configured.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -65,9 +73,14 @@ pub enum Op {
         #[serde(
             default,
             rename = "dependsOnNew",
-            skip_serializing_if = "Vec::is_empty"
+            skip_serializing_if = "Vec::is_empty",
+            deserialize_with = "null_is_empty"
         )]
-        #[schemars(length(max = crate::limits::LIST_ITEMS), inner(range(min = 1)))]
+        #[schemars(
+            length(max = crate::limits::LIST_ITEMS),
+            inner(range(min = 1)),
+            extend("type" = ["array", "null"])
+        )]
         depends_on_new: Vec<u32>,
     },
     /// Set the `est/*` label.
@@ -143,6 +156,16 @@ pub enum Op {
 }
 
 /// A milestone id or null, which must be given.
+/// An optional list given as `null` is an empty one, as an optional scalar's `null` is none: a small model
+/// writes `"deps": null` for "no dependencies" (audit 91: refused as an input error).
+fn null_is_empty<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<Vec<T>>::deserialize(d).map(Option::unwrap_or_default)
+}
+
 fn nullable_id(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "description": "Gitea's milestone id, or null to take the issue out of its milestone (required).",

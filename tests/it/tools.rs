@@ -928,6 +928,25 @@ fn a_priority_is_taken_as_its_level_as_a_capture_proposal_takes_it() {
 }
 
 #[test]
+fn a_null_optional_list_is_an_empty_one_as_a_null_scalar_is_none() {
+    let tmp = demo_dir();
+    let v = apply(
+        tmp.path(),
+        json!({ "ops": [{
+            "op": "create_issue", "title": "Rate-limit the export", "repo": "acme/api",
+            "labels": null, "deps": null, "dependsOnNew": null, "milestone": null
+        }] }),
+    );
+    assert_eq!(v["applied"], 1, "{v}");
+    let file = std::fs::read_to_string(tmp.path().join(v["opsFile"].as_str().unwrap())).unwrap();
+    let ops = file.split("summary:").next().unwrap();
+    assert!(
+        ops.contains("title: Rate-limit the export") && !ops.contains("null"),
+        "nothing of the nulls is written: {ops}"
+    );
+}
+
+#[test]
 fn every_rejection_reason() {
     let tmp = demo_dir();
     let dir = tmp.path();
