@@ -18,9 +18,9 @@
   // Text as the search compares it (the agents' search does the same): composed, so "é" typed as one
   // character or as "e" and an accent (macOS) is one letter; no zero-width characters; lower case.
   function lowered(s) { return s.normalize("NFC").replace(/[\u200b\u200c\u200d\u2060\ufeff]/g, "").toLowerCase(); }
-  // Scripts written without spaces (Chinese, Japanese, Hangul): a word starts anywhere, one character
-  // can be a word.
-  var unspaced = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]|[\u{20000}-\u{2fa1f}]/u;
+  // Scripts written without spaces (Chinese, Japanese, Hangul, Thai, Lao, Khmer, Myanmar): a word starts
+  // anywhere, one character can be a word.
+  var unspaced = /[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]|[\u{20000}-\u{2fa1f}]/u;
   var rows = ix.issues.map(function (e) {
     var key = ix.repos[e[0]] + "#" + e[1];
     var milestone = e[4] >= 0 && ix.milestones[e[4]] ? ix.milestones[e[4]][1] : "";
@@ -72,7 +72,7 @@
     var tests = t.words.map(function (w) {
       var esc = w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
       if (unspaced.test(Array.from(w)[0])) return new RegExp(esc, "u");
-      return new RegExp("(^|[^\\p{L}\\p{N}]|" + unspaced.source + ")" + esc, "u");
+      return new RegExp("(^|[^\\p{L}\\p{N}\\p{M}]|" + unspaced.source + ")" + esc, "u");
     });
     var hits = [];
     rows.forEach(function (r) {

@@ -98,7 +98,7 @@ pub fn terms(query: &str) -> Terms {
             t.numbers.push((None, n));
         }
         for w in tok
-            .split(|c: char| !c.is_alphanumeric() && c != '/' && c != '-' && c != '_')
+            .split(|c: char| !in_word(c) && c != '/' && c != '-' && c != '_')
             .filter(|w| !w.is_empty())
         {
             // One character is too little to look for, but for a script written without spaces, where
@@ -156,11 +156,21 @@ fn composed(text: &str) -> String {
         .collect()
 }
 
+/// Whether `c` belongs in a word: a letter, a digit, or a mark on one (a Thai tone mark, the Devanagari
+/// virama), as the site's search reads words (`\p{L}\p{N}\p{M}`).
+fn in_word(c: char) -> bool {
+    c.is_alphanumeric() || unicode_normalization::char::is_combining_mark(c)
+}
+
 /// Whether `c` is of a script written without spaces between words (Chinese, Japanese, Korean's
-/// Hangul syllables): there a word starts anywhere, and one character can be a word.
+/// Hangul syllables, Thai, Lao, Khmer, Myanmar): there a word starts anywhere, and one character can be a
+/// word (audit 95: a Thai word inside a title was found by neither search).
 fn unspaced(c: char) -> bool {
     matches!(c as u32,
-        0x3040..=0x30FF // Hiragana, Katakana
+        0x0E00..=0x0EFF // Thai, Lao
+        | 0x1000..=0x109F // Myanmar
+        | 0x1780..=0x17FF // Khmer
+        | 0x3040..=0x30FF // Hiragana, Katakana
         | 0x3400..=0x4DBF // CJK extension A
         | 0x4E00..=0x9FFF // CJK unified ideographs
         | 0xAC00..=0xD7AF // Hangul syllables
@@ -180,11 +190,11 @@ fn find_word(lower: &str, word: &str) -> Option<usize> {
             || lower[..at]
                 .chars()
                 .next_back()
-                .is_none_or(|c| !c.is_alphanumeric() || unspaced(c));
+                .is_none_or(|c| !in_word(c) || unspaced(c));
         let ends = lower[at + word.len()..]
             .chars()
             .next()
-            .is_none_or(|c| !c.is_alphanumeric());
+            .is_none_or(|c| !in_word(c));
         starts && (!numeric || ends)
     })
 }
@@ -329,6 +339,15 @@ mod tests {
         assert!(find_word(&nfd, "café").is_some());
         // A zero-width space does not split a word.
         assert!(find_word(&lowered("zero\u{200b}width"), "zerowidth").is_some());
+        // Thai is written without spaces too, and a tone mark is part of its word (audit 95).
+        let thai = lowered("แก้ไขการเข้าสู่ระบบล้มเหลว");
+        assert_eq!(terms("ล้มเหลว").words, ["ล้มเหลว"]);
+        assert!(terms("ล้มเหลว").ignored.is_empty());
+        assert!(find_word(&thai, "เข้าสู่ระบบ").is_some());
+        assert!(find_word(&thai, "ล้มเหลว").is_some());
+        // A Devanagari word keeps its virama and vowel signs: one word, found whole.
+        assert_eq!(terms("प्रदर्शन").words, ["प्रदर्शन"]);
+        assert!(find_word(&lowered("प्रदर्शन सुधार"), "प्रदर्शन").is_some());
         // Inside a Latin word is still no match.
         assert_eq!(find_word(&lowered("rapid"), "api"), None);
     }

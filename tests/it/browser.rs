@@ -41,6 +41,29 @@ fn the_demo_site_reads_in_a_browser_at_desktop_and_phone_widths() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // A title in Thai, written without spaces between words: a word inside it is found (audit 95).
+    let thai = demo.join("snapshot/issues/acme/api/3.yaml");
+    let text = std::fs::read_to_string(&thai).unwrap();
+    let text = text.replacen(
+        "title: Wrong totals in the customer import job for customers without a VAT id",
+        "title: แก้ไขการเข้าสู่ระบบล้มเหลว",
+        1,
+    );
+    assert!(
+        text.contains("ล้มเหลว"),
+        "the demo's acme/api#3 changed title"
+    );
+    std::fs::write(&thai, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["render", "--trials", "500", "-s"])
+        .arg(&demo)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let public = demo.join("public");
 
     // Every summary page, every milestone and person page, and issues with and without dependencies.
@@ -74,6 +97,11 @@ fn the_demo_site_reads_in_a_browser_at_desktop_and_phone_widths() {
         // A bare number among words is a word: "Android 15" finds the issues that say it, not #15 first.
         serde_json::json!({"path": "search.html", "query": "?q=Android%2015",
             "expect": [{"selector": "#results li a", "contains": "acme/mobile#", "lacks": "#15"}]}),
+        // A Thai word inside a title, one with a tone mark (a mark, not a letter, in Unicode).
+        serde_json::json!({"path": "search.html", "query": "?q=%E0%B9%80%E0%B8%82%E0%B9%89%E0%B8%B2%E0%B8%AA%E0%B8%B9%E0%B9%88%E0%B8%A3%E0%B8%B0%E0%B8%9A%E0%B8%9A",
+            "expect": [{"selector": "#results li a", "contains": "acme/api#3"}]}),
+        serde_json::json!({"path": "search.html", "query": "?q=%E0%B8%A5%E0%B9%89%E0%B8%A1%E0%B9%80%E0%B8%AB%E0%B8%A5%E0%B8%A7",
+            "expect": [{"selector": "#results li a", "contains": "acme/api#3"}]}),
         serde_json::json!({"path": "calibration.html", "charts": 1}),
         serde_json::json!({"path": "standup.html"}),
         serde_json::json!({"path": "roadmap.html", "charts": 1, "shot": "roadmap"}),
