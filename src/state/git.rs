@@ -698,19 +698,24 @@ pub fn resolve(repo: &gix::Repository, name: &str) -> Option<ObjectId> {
         .map(|c| c.id)
 }
 
-/// The commit that brought `path` to the first-parent line ending at `tip`: walking back from `tip`, the
-/// last commit that still has it; with the commits walked past on the way (newest first, `tip` first).
-/// `None` when `tip` does not have it.
+/// The commit that brought `path` as `tip` has it to the first-parent line ending at `tip`: walking back
+/// from `tip`, the last commit that still has it with the same content; with the commits walked past on
+/// the way (newest first, `tip` first). `None` when `tip` does not have it. A file changed after it came
+/// was brought by the change: the approval of an op file is of what it says (audit 94: a merged file
+/// edited by a straight push was carried out under the pull request that approved the first text).
 pub fn introduced(
     repo: &gix::Repository,
     tip: ObjectId,
     path: &str,
 ) -> Result<Option<(ObjectId, Vec<ObjectId>)>, GitError> {
+    let Some(content) = read_at(repo, tip, path)? else {
+        return Ok(None);
+    };
     let mut walked = Vec::new();
     let mut found = None;
     let mut next = Some(tip);
     while let Some(id) = next {
-        if read_at(repo, id, path)?.is_none() {
+        if read_at(repo, id, path)?.as_ref() != Some(&content) {
             break;
         }
         if let Some(before) = found.replace(id) {

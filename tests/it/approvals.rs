@@ -2543,6 +2543,39 @@ fn propose_close(s: &Setup, key: &IssueKey) -> (String, u64) {
     (words[0].to_owned(), words[2].parse().unwrap())
 }
 
+/// A merged proposal edited afterwards by a push straight to the branch: the merge approved the text it
+/// merged, not the edit (audit 94: the edit closed another issue under the pull request's approval).
+#[test]
+fn a_merged_proposal_edited_by_a_straight_push_is_not_approved_by_the_merge() {
+    let s = setup(&DemoSpec::scaled(40));
+    let [approved, other] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    let (id, number) = propose_close(&s, &approved);
+    s.emu.merge_pull(&state_repo(), number, "pat").unwrap();
+    check_out_main(&s);
+    let path = format!("ops/pending/{id}.yaml");
+    let merged = std::fs::read_to_string(s.work.join(&path)).unwrap();
+    let edited = merged.replace(
+        &format!("issue: {approved}\n"),
+        &format!("issue: {other}\n"),
+    );
+    assert_ne!(edited, merged);
+    push_straight(&s, &id, &edited);
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    assert_eq!(s.issue(&other).state, OpenState::Open);
+    assert_eq!(s.issue(&approved).state, OpenState::Open);
+    let applied = s
+        .on_branch("main", &format!("ops/applied/{id}.yaml"))
+        .expect("the file is used up");
+    assert!(
+        applied.contains("result: skipped") && applied.contains("is no merged pull request"),
+        "{applied}"
+    );
+    assert!(
+        !applied.contains(&format!("pull_request: {number}")),
+        "{applied}"
+    );
+}
+
 #[test]
 fn a_proposal_edited_on_its_branch_is_approved_by_its_merge_in_every_gitea_merge_style() {
     let s = setup(&DemoSpec::scaled(60));
