@@ -1457,6 +1457,10 @@ pub fn pending_on_branch(
         });
     }
     let _ = layout;
+    // In the order they reached the branch, so that of two files changing one thing the one merged last
+    // stands (audit 94: name order let an earlier merge win); files of one commit in name order. The
+    // first to arrive has the most commits after it.
+    out.sort_by_key(|p| std::cmp::Reverse(p.later.len()));
     Ok(out)
 }
 

@@ -2514,6 +2514,19 @@ fn edit_on_branch(s: &Setup, branch: &str, path: &str, from: &str, to: &str) {
     git(&dir, &["push", "-q", "origin", &format!("HEAD:{branch}")]);
 }
 
+/// A commit on `branch` adding `name` (one line), after whatever the branch has.
+fn add_on_branch(s: &Setup, branch: &str, name: &str) {
+    let dir = pm_clone(s);
+    git(
+        &dir,
+        &["checkout", "-q", "-B", "add", &format!("origin/{branch}")],
+    );
+    std::fs::write(dir.join(name), "a note\n").unwrap();
+    git(&dir, &["add", name]);
+    commit_as_pm(&dir, "a note");
+    git(&dir, &["push", "-q", "origin", &format!("HEAD:{branch}")]);
+}
+
 /// Someone else's commit on main (`name` with one line).
 fn move_main(s: &Setup, name: &str) {
     let dir = pm_clone(s);
@@ -2541,6 +2554,45 @@ fn propose_close(s: &Setup, key: &IssueKey) -> (String, u64) {
         "{out}"
     );
     (words[0].to_owned(), words[2].parse().unwrap())
+}
+
+/// Two merged proposals giving one issue two priorities: the one merged last is what Gitea ends with,
+/// whatever their ids (audit 94: applied in file-name order, the earlier merge won).
+#[test]
+fn proposals_are_applied_in_the_order_they_were_merged() {
+    let s = setup(&DemoSpec::scaled(40));
+    let key = s.quiet_issue_without("p/0");
+    let other = ["p/3", "p/1"]
+        .into_iter()
+        .find(|p| !s.issue(&key).labels.iter().any(|l| l == p))
+        .unwrap();
+    for p in ["p/0", other] {
+        let input =
+            format!(r#"{{"ops":[{{"op":"set_priority","issue":"{key}","priority":"{p}"}}]}}"#);
+        ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["propose", "-s"])
+        .arg(&s.work)
+        .env_remove("COMMITEA_STATE")
+        .env("COMMITEA_SERVER", s.emu.url())
+        .env("COMMITEA_GITEA_TOKEN", TOKEN)
+        .env("COMMITEA_APPROVALS_ADDITIVE_DIRECT", "false")
+        .output()
+        .unwrap();
+    let proposed = ok(&out);
+    assert!(
+        proposed.contains("C-0001 pull-request 1") && proposed.contains("C-0002 pull-request 2"),
+        "{proposed}"
+    );
+    // C-0002 merged first, C-0001 (p/0) last: p/0 is the decision that stands.
+    s.emu.merge_pull(&state_repo(), 2, "pat").unwrap();
+    s.emu.merge_pull(&state_repo(), 1, "pat").unwrap();
+    check_out_main(&s);
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let labels = s.issue(&key).labels;
+    assert!(labels.contains(&"p/0".to_owned()), "{labels:?}");
+    assert!(!labels.contains(&other.to_owned()), "{labels:?}");
 }
 
 /// A merged proposal edited afterwards by a push straight to the branch: the merge approved the text it
@@ -2597,7 +2649,7 @@ fn a_proposal_edited_on_its_branch_is_approved_by_its_merge_in_every_gitea_merge
 fn close_by_an_edited_proposal_merged(s: &Setup, key: &IssueKey, style: MergeStyle) {
     let version = s.emu.options().version.clone();
     let (id, number) = propose_close(s, key);
-    // The PM edits the proposal on its branch: the file comes from the branch's first commit, not its tip.
+    // The PM edits the proposal on its branch: the file comes from the branch's second commit.
     let path = format!("ops/pending/{id}.yaml");
     edit_on_branch(
         s,
@@ -2606,6 +2658,8 @@ fn close_by_an_edited_proposal_merged(s: &Setup, key: &IssueKey, style: MergeSty
         "summary: ",
         "summary: (edited) ",
     );
+    // And adds a note after: the file's text comes from a commit before the branch's tip.
+    add_on_branch(s, &format!("commitea/{id}"), &format!("note-{id}.md"));
     // With main moved on, a rebase replays the branch's commits as new ones.
     if style != MergeStyle::FastForwardOnly {
         move_main(s, &format!("{id}.md"));
