@@ -173,6 +173,7 @@ fn data() -> SiteData {
     );
     hard_late.cut_line = Some(crate::views::RunwayCutLine {
         issues: vec!["acme/app#41".to_owned(), "acme/app#40".to_owned()],
+        issues_omitted: 0,
         hours: 18.0,
         p80: "2025-03-13".to_owned(),
         probability_on_time: 0.83,
@@ -248,6 +249,8 @@ fn data() -> SiteData {
                 capacity_changes: Vec::new(),
             },
         ],
+        milestones_omitted: 0,
+        capacity_omitted: 0,
     };
     SiteData {
         title: format!("Acme {NASTY}"),
@@ -287,6 +290,8 @@ fn data() -> SiteData {
             sigma: 0.6,
             by_label_bias: Vec::new(),
             by_person_bias: Vec::new(),
+            by_label_bias_omitted: 0,
+            by_person_bias_omitted: 0,
             abandonment: None,
             backtest: Some(crate::views::calibration::BacktestView {
                 cuts: 3,

@@ -309,28 +309,55 @@ pub fn query_project(ctx: &Context, input: QueryInput) -> Result<QueryOutput, To
     let previous = (input.view == View::Standup)
         .then(|| previous_forecast(ctx, &c))
         .flatten();
-    // Within the view's byte budget: a list cut to fit halves the limit until it does (each view's counts
-    // stay whole, so the caller sees there is more).
+    // Within the view's byte budget: the largest limit up to the one asked for whose answer fits, found
+    // by bisection, so a larger limit never answers less (audit 96: halving 100 gave 3 milestones where
+    // 20 gave 5); each view's counts stay whole, so the caller sees there is more.
     let budget = crate::limits::answer_budget(super::QUERY_PROJECT, Some(view_name(input.view)));
-    let mut limit = limit;
-    loop {
-        let out = render(&c, &input, limit, previous.as_ref())?;
-        let bytes = serde_json::to_vec(&out).map_or(0, |v| v.len());
-        if bytes <= budget || limit == 1 {
-            if bytes > budget {
-                tracing::warn!(
-                    "{:?} is {bytes} bytes at limit 1, over its budget of {budget}",
-                    input.view
-                );
-            }
-            return Ok(out);
-        }
-        tracing::debug!(
-            "{:?} is {bytes} bytes at limit {limit}, over its budget of {budget}: halving the limit",
-            input.view
-        );
-        limit = (limit / 2).max(1);
+    let size = |out: &QueryOutput| serde_json::to_vec(out).map_or(0, |v| v.len());
+    let out = render(&c, &input, limit, previous.as_ref())?;
+    if size(&out) <= budget || limit == 1 {
+        return Ok(over_budget(out, size, budget, input.view));
     }
+    // Every limit under `fits` is known to fit; `limit` does not.
+    let (mut fits, mut over, mut best) = (1, limit, None);
+    while fits < over {
+        let mid = fits + (over - fits) / 2;
+        let o = render(&c, &input, mid, previous.as_ref())?;
+        if size(&o) <= budget {
+            fits = mid + 1;
+            best = Some(o);
+        } else {
+            over = mid;
+        }
+    }
+    tracing::debug!(
+        "{:?} is over its budget of {budget} at limit {limit}: answered at limit {}",
+        input.view,
+        fits.saturating_sub(1).max(1)
+    );
+    match best {
+        Some(o) => Ok(o),
+        None => Ok(over_budget(
+            render(&c, &input, 1, previous.as_ref())?,
+            size,
+            budget,
+            input.view,
+        )),
+    }
+}
+
+/// `out`, said in the log when even limit 1 is over the budget.
+fn over_budget(
+    out: QueryOutput,
+    size: impl Fn(&QueryOutput) -> usize,
+    budget: usize,
+    view: View,
+) -> QueryOutput {
+    let bytes = size(&out);
+    if bytes > budget {
+        tracing::warn!("{view:?} is {bytes} bytes at limit 1, over its budget of {budget}");
+    }
+    out
 }
 
 /// The view's name, as in the input.

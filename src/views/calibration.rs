@@ -23,6 +23,12 @@ pub struct CalibrationView {
     pub by_label_bias: Vec<BiasView>,
     /// Per person: `{person, n, bias}`, the same way.
     pub by_person_bias: Vec<BiasView>,
+    /// Labels the filters kept that `limit` left out of `byLabelBias`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub by_label_bias_omitted: usize,
+    /// People the filters kept that `limit` left out of `byPersonBias`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub by_person_bias_omitted: usize,
     /// The abandonment model: how often open work is closed at all; absent while it has too little
     /// history (every open issue is then assumed done).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -223,6 +229,10 @@ pub struct BiasView {
     pub bias: f64,
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// The calibration view; `assignee` and `label` narrow the bias lists, `limit` cuts them.
 pub fn calibration(
     inputs: Inputs<'_>,
@@ -231,6 +241,16 @@ pub fn calibration(
 ) -> CalibrationView {
     let c = &inputs.report.calibration;
     let keep = |name: &str, want: Option<&str>| want.is_none_or(|w| name.eq_ignore_ascii_case(w));
+    let labels = c
+        .by_label_bias
+        .iter()
+        .filter(|b| keep(&b.label, selection.label.as_deref()))
+        .count();
+    let people = c
+        .by_person_bias
+        .iter()
+        .filter(|b| keep(&b.person, selection.assignee.as_deref()))
+        .count();
     CalibrationView {
         n: c.n,
         cold_start: c.cold_start,
@@ -259,6 +279,8 @@ pub fn calibration(
                 bias: b.bias,
             })
             .collect(),
+        by_label_bias_omitted: labels.saturating_sub(selection.limit),
+        by_person_bias_omitted: people.saturating_sub(selection.limit),
         abandonment: inputs.report.abandonment.as_ref().map(|a| AbandonmentView {
             events: a.events,
             cold_start: a.cold_start,

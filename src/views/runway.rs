@@ -63,6 +63,16 @@ pub struct Runway {
     pub milestones: Vec<RunwayMilestone>,
     /// Each person's load.
     pub capacity: Vec<Capacity>,
+    /// Open milestones the filters kept that `limit` left out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub milestones_omitted: usize,
+    /// People the filters kept that `limit` left out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub capacity_omitted: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// One milestone on the runway.
@@ -129,6 +139,9 @@ pub struct RunwayMilestone {
 pub struct RunwayCutLine {
     /// The issues to take out, lowest priority first.
     pub issues: Vec<String>,
+    /// Issues of the cut that `limit` left out of `issues` (the last ones: the most valuable).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub issues_omitted: usize,
     /// Their remaining hours.
     pub hours: f64,
     /// The milestone's p80 without them, on the schedule with the work kept committed (assumed done).
@@ -208,6 +221,7 @@ pub fn runway(inputs: Inputs<'_>) -> Runway {
             staying_done: m.staying_done,
             cut_line: m.cut_line.as_ref().map(|c| RunwayCutLine {
                 issues: c.issues.iter().map(ToString::to_string).collect(),
+                issues_omitted: 0,
                 hours: c.hours,
                 p80: c.p80.to_string(),
                 probability_on_time: c.probability_on_time,
@@ -236,6 +250,8 @@ pub fn runway(inputs: Inputs<'_>) -> Runway {
         as_of: inputs.report.as_of.to_string(),
         milestones,
         capacity,
+        milestones_omitted: 0,
+        capacity_omitted: 0,
     }
 }
 
@@ -249,7 +265,14 @@ pub(crate) fn runway_selected(inputs: Inputs<'_>, selection: &super::Selection) 
     if let Some(a) = &selection.assignee {
         r.capacity.retain(|c| c.person.eq_ignore_ascii_case(a));
     }
+    r.milestones_omitted = r.milestones.len().saturating_sub(selection.limit);
+    r.capacity_omitted = r.capacity.len().saturating_sub(selection.limit);
     r.milestones.truncate(selection.limit);
     r.capacity.truncate(selection.limit);
+    // A long cut line (hundreds of issues at 5,000) is what fills an answer: cut by the limit too.
+    for c in r.milestones.iter_mut().filter_map(|m| m.cut_line.as_mut()) {
+        c.issues_omitted = c.issues.len().saturating_sub(selection.limit);
+        c.issues.truncate(selection.limit);
+    }
     r
 }

@@ -946,6 +946,74 @@ fn a_null_optional_list_is_an_empty_one_as_a_null_scalar_is_none() {
     );
 }
 
+/// A runway too big for its budget at the limit asked: the largest limit that fits answers, so a larger
+/// limit never gives less, and what it leaves out is counted (audit 96: limit 100 gave 3 milestones and 3
+/// people where 20 gave 5, and nothing said any were missing).
+#[test]
+fn a_runway_cut_to_its_budget_never_answers_less_for_a_larger_limit_and_counts_what_it_left() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = demo::generate(&DemoSpec::scaled(4000));
+    demo::write(&state, tmp.path()).unwrap();
+    let runway = |limit: usize| {
+        tools::call(
+            &ctx(tmp.path()),
+            "query_project",
+            &json!({ "view": "runway", "filters": { "limit": limit } }),
+        )
+        .unwrap()
+    };
+    let len = |v: &Value| v.as_array().map_or(0, Vec::len);
+    let n = |v: &Value| v.as_u64().unwrap_or(0) as usize;
+    // Each list with what was left of it: milestones, people, and each milestone's cut line.
+    let counts = |v: &Value| {
+        let mut c = vec![
+            (len(&v["milestones"]), n(&v["milestonesOmitted"])),
+            (len(&v["capacity"]), n(&v["capacityOmitted"])),
+        ];
+        for m in v["milestones"].as_array().unwrap() {
+            c.push((
+                len(&m["cutLine"]["issues"]),
+                n(&m["cutLine"]["issuesOmitted"]),
+            ));
+        }
+        c
+    };
+    let whole = counts(&runway(100));
+    let total: Vec<usize> = whole.iter().map(|(s, o)| s + o).collect();
+    assert!(
+        whole.iter().any(|(_, o)| *o > 0),
+        "the test wants a runway over its budget at 100: {whole:?}"
+    );
+    let mut before: Vec<usize> = vec![0; total.len()];
+    for limit in [1, 2, 5, 20, 50, 100] {
+        let v = runway(limit);
+        assert!(
+            serde_json::to_vec(&v).unwrap().len()
+                <= tools::answer_budget("query_project", Some("runway")),
+            "limit {limit}"
+        );
+        let c = counts(&v);
+        // The milestones shown are a prefix of the whole list; each list shown plus left is whole.
+        for (k, ((shown, left), was)) in c.iter().zip(&before).enumerate() {
+            assert!(
+                shown >= was,
+                "limit {limit}: list {k} gave {shown}, a smaller limit {was}"
+            );
+            if k < 2 {
+                assert_eq!(shown + left, total[k], "limit {limit}: list {k}");
+            }
+        }
+        for (k, (shown, left)) in c.iter().enumerate().skip(2) {
+            assert_eq!(
+                shown + left,
+                total[k],
+                "limit {limit}: cut line of milestone {k}"
+            );
+        }
+        before = c.iter().map(|(s, _)| *s).collect();
+    }
+}
+
 #[test]
 fn every_rejection_reason() {
     let tmp = demo_dir();
