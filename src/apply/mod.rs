@@ -599,15 +599,18 @@ pub fn apply_pending(
                 }
                 break;
             }
-            // What Gitea refused is said where the run is read: the record alone was found by no one.
-            let refused = matches!(
-                outcome,
+            // What Gitea refused, or the run did not carry out, is said where the run is read: the record
+            // alone was found by no one (audit 94: a destructive op without a merge was an info line). A
+            // directive no longer in force is said once for all its files by the run.
+            let refused = match &outcome {
                 Outcome::Failed { .. }
-                    | Outcome::Created {
-                        unfinished: Some(_),
-                        ..
-                    }
-            );
+                | Outcome::Created {
+                    unfinished: Some(_),
+                    ..
+                } => true,
+                Outcome::Skipped { .. } => not_in_force.is_none(),
+                _ => false,
+            };
             if refused {
                 tracing::warn!(
                     "{}: {} — {}",
@@ -1049,8 +1052,23 @@ impl<'a> Writer<'a> {
                 let path = format!("repos/{}/issues/{}", key.repo, key.number);
                 // Gitea reads `milestone: 0` as "none".
                 let body = json!({ "milestone": milestone.unwrap_or(0) });
-                if let Err(o) = self.send(Method::PATCH, &path, &body, true)? {
-                    return Ok(o);
+                let answer = match self.send(Method::PATCH, &path, &body, true)? {
+                    Ok(answer) => answer,
+                    Err(o) => return Ok(o),
+                };
+                // `EditIssue` lets the author of an issue who may not write the issues edit its title, body
+                // and state, and leaves its milestone "only if allowed" with a 201: the answer tells.
+                let answer: Value = serde_json::from_slice(&answer).unwrap_or_default();
+                let kept = answer["milestone"]["id"].as_u64();
+                if answer.is_object() && kept != *milestone {
+                    return Ok(Outcome::Failed {
+                        status: Some(403),
+                        message: format!(
+                            "Gitea answered but kept {key}'s milestone ({}): the token's user may not write                              the issues of {} (an issue's author who may not can change its title, body and                              state only)",
+                            kept.map_or_else(|| "none".to_owned(), |m| m.to_string()),
+                            key.repo
+                        ),
+                    });
                 }
                 self.update(&key, |i| i.milestone = *milestone);
                 Ok(Outcome::Applied)

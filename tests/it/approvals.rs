@@ -657,7 +657,15 @@ fn a_destructive_op_pushed_straight_to_main_with_approved_true_is_refused() {
     );
     let out = s.commitea(&s.work, &["run"]);
     ok(&out);
-    // The close is refused and said so; the additive op on the same file is applied.
+    // The close is refused and said so, as a warning of the run (audit 94: an info line); the additive op
+    // on the same file is applied.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains("WARN") && l.contains("is no merged pull request")),
+        "{stderr}"
+    );
     assert_eq!(s.issue(&victim).state, OpenState::Open);
     assert!(s.issue(&other).labels.contains(&"p/0".to_owned()));
     let applied = std::fs::read_to_string(s.work.join("ops/applied/C-0001.yaml")).unwrap();
@@ -3258,6 +3266,78 @@ fn a_new_issue_gitea_files_without_its_labels_and_milestone_says_so() {
     );
     let message = git(&s.work, &["log", "-1", "--format=%B"]);
     assert!(message.contains("C-0001, partly applied"), "{message}");
+}
+
+/// A token whose user may only read the issues: Gitea refuses a label on someone else's issue (403), and
+/// on the user's own issue answers 201 while keeping its milestone. Neither is reported applied; both
+/// files wait, whole, for a token that can write (audit 94: the emulator took both writes).
+#[test]
+fn writes_of_a_user_who_may_only_read_the_issues_wait_and_are_not_reported_applied() {
+    let s = setup_with(
+        &DemoSpec::scaled(40),
+        EmulatorOptions {
+            issues_read_only: true,
+            ..EmulatorOptions::default()
+        },
+    );
+    let [theirs, own] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    s.emu.with_dataset(|d| {
+        d.issue_mut(&own).unwrap().author = "commitea-bot".into();
+    });
+    // Out of its milestone, or into one.
+    let milestone = match s.issue(&own).milestone {
+        Some(_) => None,
+        None => s.snapshot.milestones[&own.repo]
+            .iter()
+            .find(|m| m.state == OpenState::Open)
+            .map(|m| m.id),
+    };
+    let said = milestone.map_or_else(|| "null".to_owned(), |m| m.to_string());
+    let priority = if s.issue(&theirs).labels.iter().any(|l| l == "p/0") {
+        "p/1"
+    } else {
+        "p/0"
+    };
+    push_straight(
+        &s,
+        "C-0001",
+        &op_file(
+            "C-0001",
+            &format!("- op: set_priority\n  issue: {theirs}\n  priority: {priority}\n"),
+            false,
+        ),
+    );
+    push_straight(
+        &s,
+        "C-0002",
+        &op_file(
+            "C-0002",
+            &format!("- op: set_milestone\n  issue: {own}\n  milestone: {said}\n"),
+            false,
+        ),
+    );
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!s.issue(&theirs).labels.iter().any(|l| l == priority));
+    assert_ne!(s.issue(&own).milestone, milestone);
+    assert!(
+        stderr.contains("write permission is required")
+            && stderr.contains(&format!("kept {own}'s milestone")),
+        "{stderr}"
+    );
+    for id in ["C-0001", "C-0002"] {
+        assert!(
+            s.on_branch("main", &format!("ops/pending/{id}.yaml"))
+                .is_some(),
+            "{id} waits"
+        );
+        assert!(
+            s.on_branch("main", &format!("ops/applied/{id}.yaml"))
+                .is_none(),
+            "{id} is not used up"
+        );
+    }
 }
 
 #[test]

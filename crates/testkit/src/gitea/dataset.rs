@@ -772,7 +772,7 @@ impl Dataset {
         out
     }
 
-    pub(crate) fn issue_mut(&mut self, key: &IssueKey) -> Option<&mut Issue> {
+    pub fn issue_mut(&mut self, key: &IssueKey) -> Option<&mut Issue> {
         self.counts = std::sync::OnceLock::new();
         self.repos.get_mut(&key.repo)?.issues.get_mut(&key.number)
     }

@@ -85,14 +85,19 @@ pub struct EmulatorOptions {
     /// request list answers 404, as `mustAllowPulls` does).
     pub pulls_disabled: BTreeSet<RepoName>,
     /// The token's user may only read the repositories: their `permissions` say so, and `/times` lists
-    /// only that user's own entries (issue_tracked_time.go `cantSetUser`), and a new issue is filed
-    /// without its labels and milestone (`CreateIssue`). Other writes are not refused.
+    /// only that user's own entries (issue_tracked_time.go `cantSetUser`), a new issue is filed
+    /// without its labels and milestone (`CreateIssue`), and the issue writes are refused as for
+    /// [`Self::issues_read_only`]; a milestone's edit too (`reqRepoWriter`: 403).
     pub read_only: bool,
     /// The token's user may write the code but only read the issues (a team with per-unit permissions):
     /// `permissions.push` is true, as `innerToRepo` takes it from the Code unit, yet `/times` lists only
     /// that user's own entries, as `ListTrackedTimes` asks for write access to the Issues unit
     /// (`IsUserRepoWriter([TypeIssues])`), and a new issue is filed without its labels and milestone
-    /// (`CreateIssue` asks `CanWrite(TypeIssues)`).
+    /// (`CreateIssue` asks `CanWrite(TypeIssues)`). Labels are refused (`prepareForReplaceOrAdd`: 403
+    /// "write permission is required"; `DeleteIssueLabel`: a bare 403), a dependency's target is "not
+    /// found" (404), and `PATCH /issues/{n}` is a bare 403 on someone else's issue, while on the user's own
+    /// it changes the title, body and state and leaves the milestone, answering 201 (`EditIssue`). A
+    /// milestone's edit passes (`reqRepoWriter` takes a pull-request writer: the code's writer is one here).
     pub issues_read_only: bool,
     /// The token was made with read scopes only (`read:issue`, `read:repository`): every write to a
     /// repository answers 403 before any handler runs, as `tokenRequiresScopes` does, naming the scope

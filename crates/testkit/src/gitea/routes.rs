@@ -31,6 +31,12 @@ pub(crate) fn error(shared: &Shared, status: u16, message: &str) -> Response {
     )
 }
 
+/// Whether the token's user may write the issues (`CanWriteIssuesOrPulls`): not when it may only read the
+/// repositories or only their issues.
+fn issues_writer(shared: &Shared) -> bool {
+    !shared.options.read_only && !shared.options.issues_read_only
+}
+
 /// Gitea's text of a failed issue lookup (`ErrIssueNotExist`).
 fn missing(ds: &Dataset, key: &IssueKey) -> String {
     format!(
@@ -389,6 +395,13 @@ fn repo_route(
             let items = p.slice(&ms).iter().map(|m| r.milestone(m)).collect();
             Ok(listed(shared, req, p, ms.len(), items))
         }
+        // `reqRepoWriter(unit.TypeIssues, unit.TypePullRequests)`: a user who may write neither is refused
+        // before the handler; one who writes the code (and so, here, its pull requests) passes.
+        ("PATCH", ["milestones", _]) if shared.options.read_only => Err(error(
+            shared,
+            403,
+            "user should have a permission to write to a repo",
+        )),
         ("PATCH", ["milestones", id]) => edit_milestone(req, shared, ds, repo, id),
         ("GET", ["issues"]) => list_issues(req, shared, ds, repo),
         ("GET", ["issues", "comments"]) => {
@@ -651,12 +664,23 @@ fn issue_route(
         ("POST" | "DELETE", ["dependencies"]) if is_issue && ds.is_archived(&key.repo) => {
             Err(archived(shared, ds, &key.repo))
         }
+        // `createIssueDependency`/`removeIssueDependency`: a target the user may not write is "not found".
+        ("POST" | "DELETE", ["dependencies"]) if is_issue && !issues_writer(shared) => {
+            Err(not_found(shared))
+        }
         ("POST" | "DELETE", ["dependencies"]) if is_issue => {
             change_dependency(req, shared, ds, key, &actor)
         }
         ("GET", ["labels"]) => {
             let r = Render::new(ds, shared);
             Ok(Response::json(200, &issue_labels(&r, key)))
+        }
+        // `prepareForReplaceOrAdd` and `DeleteIssueLabel`/`ClearIssueLabels`: a writer's only.
+        ("POST" | "PUT", ["labels"]) if is_issue && !issues_writer(shared) => {
+            Err(error(shared, 403, "write permission is required"))
+        }
+        ("DELETE", ["labels", ..]) if is_issue && !issues_writer(shared) => {
+            Ok(Response::empty(403))
         }
         ("POST" | "PUT", ["labels"]) if is_issue => {
             let body = body_json(req, shared)?;
@@ -962,7 +986,7 @@ fn create_issue(req: &Request, shared: &Shared, ds: &mut Dataset, repo: &RepoNam
     }
     // `CreateIssue`: a user who may not write the issues files one all the same, without its labels
     // ("setting labels is not allowed if user is not a writer") or milestone (set only for a writer).
-    let writer = !shared.options.read_only && !shared.options.issues_read_only;
+    let writer = issues_writer(shared);
     let (label_ids, milestone) = if writer {
         (label_ids, milestone)
     } else {
@@ -1131,6 +1155,13 @@ fn edit_issue(
         Value::String(s) => Some(s.clone()),
         _ => return Err(binding("state", "string")),
     };
+    // `EditIssue`: someone who may not write the issues edits only their own, and then only its title,
+    // body and state (the milestone is set "only if allowed", silently).
+    let writer = issues_writer(shared);
+    if !writer && ds.issue(key).is_some_and(|i| i.author != actor) {
+        return Ok(Response::empty(403));
+    }
+    let milestone = milestone.filter(|_| writer);
     let at = ds.tick();
     let mut changed = false;
     let event = |i: &Issue, kind: EventKind| TimelineEvent::new(next_event_id(i), kind, at, actor);
