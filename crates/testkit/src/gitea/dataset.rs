@@ -772,6 +772,7 @@ impl Dataset {
         out
     }
 
+    /// An issue to change in place, as a test sets up what Gitea holds (its author, say).
     pub fn issue_mut(&mut self, key: &IssueKey) -> Option<&mut Issue> {
         self.counts = std::sync::OnceLock::new();
         self.repos.get_mut(&key.repo)?.issues.get_mut(&key.number)
