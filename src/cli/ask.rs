@@ -48,7 +48,7 @@ pub fn run(a: Args) -> CommandResult {
         tracing::warn!("the answer is CommiTea's own text, not the model's: {why}");
     }
     if a.json {
-        println!("{}", serde_json::to_string(&answer)?);
+        super::print_json(&answer, false)?;
         return Ok(());
     }
     println!("{}", answer.answer);

@@ -110,7 +110,7 @@ pub fn run(a: Args) -> CommandResult {
         crate::state::write_if_changed(&repo.layout.backtest_file(), &bytes)?;
         tracing::info!("wrote {}", rel.display());
     }
-    println!("{}", serde_json::to_string_pretty(&report)?);
+    super::print_json(&report, true)?;
     if !a.json {
         eprint!("{}", crate::backtest::run::table(&report));
     }

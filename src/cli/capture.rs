@@ -320,7 +320,7 @@ fn capture(ctx: &tools::Context, braindump: &str, mut input: Input) -> CommandRe
         &json!({"ops": ops, "source": "capture_work"}),
     )
     .map_err(super::tool_error)?;
-    println!("{}", serde_json::to_string(&answer)?);
+    super::print_json(&answer, false)?;
     // What was filed, as apply_changes filed it: an issue proposed already is refused there, and its
     // consequence is of what it kept (audit 83: "Filing 4 issues" was said of a file of two).
     let filed = answer["applied"].as_u64().unwrap_or(0);

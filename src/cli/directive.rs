@@ -117,7 +117,7 @@ fn carry_out(a: &Args, id: &str) -> CommandResult {
         &serde_json::json!({ "ops": ops }),
     )
     .map_err(super::tool_error)?;
-    println!("{}", serde_json::to_string_pretty(&answer)?);
+    super::print_json(&answer, true)?;
     Ok(())
 }
 
@@ -130,7 +130,7 @@ fn record(
     match crate::ledger::record::record_directive(state, input, options) {
         Ok(out) => {
             super::warn_all(&out.ledger_problems);
-            println!("{}", serde_json::to_string_pretty(&out)?);
+            super::print_json(&out, true)?;
             Ok(out.directive_id)
         }
         Err(e) if e.is_input() => Err(CommandError::Input(e.to_string())),
@@ -197,11 +197,11 @@ fn negotiate(a: Args, say: &str) -> CommandResult {
     };
     if !confirmed {
         eprintln!("Not recorded.");
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "recorded": false, "draft": draft, "summary": n.preview.summary}))?
-        );
+        super::print_json(
+            &serde_json::json!({
+                "recorded": false, "draft": draft, "summary": n.preview.summary}),
+            true,
+        )?;
         return Ok(());
     }
     let drafted = RecordOptions {

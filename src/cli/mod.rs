@@ -428,6 +428,20 @@ pub fn log_filter(var: Option<&str>) -> String {
     }
 }
 
+/// Prints `value` as JSON on stdout, on one line or `pretty`, with every bidirectional formatting
+/// character escaped ([`crate::site::text::escape_bidi_json`]): the same data, but a title with a
+/// right-to-left override does not reorder the terminal that shows it (audit 95: `directive` and `plan
+/// --json` printed them raw where `tool` escaped them).
+pub(crate) fn print_json(value: &impl serde::Serialize, pretty: bool) -> serde_json::Result<()> {
+    let text = if pretty {
+        serde_json::to_string_pretty(value)?
+    } else {
+        serde_json::to_string(value)?
+    };
+    println!("{}", crate::site::text::escape_bidi_json(&text));
+    Ok(())
+}
+
 /// An error message as a terminal shows it: without control characters (newlines and tabs kept) nor
 /// bidirectional formatting characters, which a hostile title quoted in it could use to reorder the line.
 pub fn for_terminal(message: &str) -> String {

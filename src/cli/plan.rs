@@ -56,8 +56,7 @@ pub fn run(a: Args) -> CommandResult {
         );
     }
     if a.json {
-        let text = serde_json::to_string_pretty(&computed.report)?;
-        println!("{text}");
+        super::print_json(&computed.report, true)?;
     } else {
         let days = (computed.report.horizon - computed.report.as_of).num_days();
         print_runway(

@@ -82,7 +82,7 @@ fn proposer(dir: &std::path::Path) -> Option<crate::tools::Proposer> {
 pub fn run(a: Args) -> CommandResult {
     if a.list {
         let list = serde_json::json!({ "tools": crate::tools::mcp::tools() });
-        println!("{}", serde_json::to_string(&list)?);
+        super::print_json(&list, false)?;
         return Ok(());
     }
     let name = a.name.clone().unwrap_or_default();
@@ -97,8 +97,7 @@ pub fn run(a: Args) -> CommandResult {
     let ctx = context(&a.state, a.by, a.clock, &a.forecast);
     match crate::tools::call_str(&ctx, &name, &input) {
         Ok(answer) => {
-            let text = serde_json::to_string(&answer)?;
-            println!("{}", crate::site::text::escape_bidi_json(&text));
+            super::print_json(&answer, false)?;
             Ok(())
         }
         Err(e) if e.is_input() => Err(CommandError::Input(e.to_string())),

@@ -1399,6 +1399,37 @@ fn a_hostile_titles_bidirectional_controls_never_reach_a_terminal_raw() {
     // Still the same JSON: the title reads back with its character.
     let v: serde_json::Value = serde_json::from_str(answer.trim()).unwrap();
     assert!(v.to_string().contains('\u{202e}'));
+    // So do `plan --json` and the consequence a recorded directive prints (audit 95: raw).
+    for args in [
+        vec!["plan", "--json", "--trials", "200", "-s", &s],
+        vec![
+            "directive",
+            "--kind",
+            "set-deadline",
+            "--quote",
+            "By March.",
+            "--target",
+            "milestone 4",
+            "--params",
+            r#"{"due":"2027-03-01"}"#,
+            "--trials",
+            "200",
+            "-s",
+            &s,
+        ],
+    ] {
+        let out = commitea(&args, dir.path());
+        let answer = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            answer.contains("\\u202e2v IPA") && !answer.contains('\u{202e}'),
+            "{args:?}: {answer}"
+        );
+    }
 }
 
 /// `commitea demo` in a new temporary folder: the folder and the demo's state repo in it.
