@@ -384,6 +384,11 @@ impl Plan {
             ends: None,
             overrides: Vec::new(),
         };
+        // The team's day: `calendar.timezone` (UTC unless set).
+        let zone = &config.calendar.timezone;
+        let as_of = zone.day_of(now);
+        let (spelled, unseen) = unseen_members(snapshot, config, as_of);
+        warnings.extend(unseen);
         let team = config
             .team
             .iter()
@@ -399,7 +404,7 @@ impl Plan {
                     per_week / days.len() as f64
                 };
                 PlannedMember {
-                    name: m.name.clone(),
+                    name: spelled.get(&m.name).unwrap_or(&m.name).clone(),
                     hours_per_week: per_week,
                     calendar: PersonCalendarSpec {
                         hours_per_day,
@@ -417,10 +422,6 @@ impl Plan {
                 }
             })
             .collect();
-        // The team's day: `calendar.timezone` (UTC unless set).
-        let zone = &config.calendar.timezone;
-        let as_of = zone.day_of(now);
-        warnings.extend(unseen_members(snapshot, config, as_of));
         // A member's repository the config does not sync gives them no work there: a typo, or one taken
         // out of `repositories` and not out of theirs (audit 89: said nowhere).
         for m in &config.team {
@@ -603,13 +604,20 @@ impl Plan {
     }
 }
 
-/// A problem for each team member who has started and whom no synced record names (no issue they opened,
-/// are assigned, commented on, acted on or tracked time on): most likely a username Gitea does not have,
-/// since work can only be assigned to a Gitea user. The login the name is nearest to, or the same but for
-/// case, is suggested.
-fn unseen_members(snapshot: &Snapshot, config: &Config, today: NaiveDate) -> Vec<Problem> {
+/// The team members whom the synced records name otherwise but for case, with the login they name
+/// them by (Gitea reads a username without case and spells it as the account does: `Amara` in
+/// commitea.yaml is the `amara` the issues are assigned to; audit 95: her work went to the others); and
+/// a problem for each member who has started and whom no synced record names as written (no issue they
+/// opened, are assigned, commented on, acted on or tracked time on): most likely a username Gitea does
+/// not have, since work can only be assigned to a Gitea user. The login the name is nearest to is
+/// suggested.
+fn unseen_members(
+    snapshot: &Snapshot,
+    config: &Config,
+    today: NaiveDate,
+) -> (BTreeMap<String, String>, Vec<Problem>) {
     if snapshot.issues.is_empty() {
-        return Vec::new();
+        return (BTreeMap::new(), Vec::new());
     }
     /// Everyone an issue's records name.
     fn names(issue: &Issue) -> impl Iterator<Item = &str> {
@@ -619,54 +627,67 @@ fn unseen_members(snapshot: &Snapshot, config: &Config, today: NaiveDate) -> Vec
             .chain(issue.timeline.iter().map(|e| e.user.as_str()))
             .chain(issue.tracked_times.iter().map(|t| t.user.as_str()))
     }
-    // Every plan reads this: the scan stops as soon as every member who has started is named.
-    let mut unseen: BTreeSet<&str> = config
-        .team
-        .iter()
-        .filter(|m| m.starts.is_none_or(|s| s <= today))
-        .map(|m| m.name.as_str())
-        .collect();
+    // Every plan reads this: the scan stops as soon as every member is named.
+    let mut unseen: BTreeSet<&str> = config.team.iter().map(|m| m.name.as_str()).collect();
     for issue in snapshot.issues.values() {
         if unseen.is_empty() {
-            return Vec::new();
+            return (BTreeMap::new(), Vec::new());
         }
         for name in names(issue) {
             unseen.remove(name);
         }
     }
-    // Someone is unseen: every login, for the nearest.
-    let seen: BTreeSet<&str> = snapshot.issues.values().flat_map(names).collect();
-    config
+    // Someone is unseen: every login, with how often it is named (a hand-edited snapshot may spell one
+    // twice; Gitea's answers do not), for the same but for case, or the nearest.
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for name in snapshot.issues.values().flat_map(names) {
+        *seen.entry(name).or_default() += 1;
+    }
+    let members: BTreeSet<&str> = config.team.iter().map(|m| m.name.as_str()).collect();
+    let mut spelled = BTreeMap::new();
+    let mut problems = Vec::new();
+    for m in config
         .team
         .iter()
         .filter(|m| unseen.contains(m.name.as_str()))
-        .map(|m| {
-            let hint = nearest(&m.name, seen.iter().copied())
-                .map(|(d, login)| {
-                    if d == 0 {
-                        format!(
-                            "; Gitea spells the username {login}: write it so, since issues are matched to \
-                             people by the name exactly"
-                        )
-                    } else {
-                        format!("; did you mean {login}?")
-                    }
-                })
-                .unwrap_or_else(|| {
-                    "; if they joined recently, this goes away with their first assignment, comment or \
-                     event"
-                        .to_owned()
-                });
-            Problem {
+    {
+        let same_but_case = seen
+            .iter()
+            .filter(|(login, _)| login.to_lowercase() == m.name.to_lowercase())
+            .filter(|(login, _)| !members.contains(**login))
+            .max_by_key(|(login, n)| (**n, std::cmp::Reverse(**login)))
+            .map(|(login, _)| *login);
+        if let Some(login) = same_but_case {
+            spelled.insert(m.name.clone(), login.to_owned());
+            problems.push(Problem {
                 at: At::Member(m.name.clone()),
                 kind: ProblemKind::Data(format!(
-                    "no synced issue, comment or event names {} (the forecast plans work for them all the \
-                     same, and Gitea can assign work only to its users): check the username{hint}",
-                    m.name
+                    "Gitea spells the username {login}: planned as {login}, the issues' name for them \
+                     (write it so, and the pages, the ledger and this warning agree)"
                 )),
-            }
-        })
-        .collect()
+            });
+            continue;
+        }
+        if m.starts.is_some_and(|s| s > today) {
+            continue;
+        }
+        let hint = nearest(&m.name, seen.keys().copied())
+            .map(|(_, login)| format!("; did you mean {login}?"))
+            .unwrap_or_else(|| {
+                "; if they joined recently, this goes away with their first assignment, comment or \
+                 event"
+                    .to_owned()
+            });
+        problems.push(Problem {
+            at: At::Member(m.name.clone()),
+            kind: ProblemKind::Data(format!(
+                "no synced issue, comment or event names {} (the forecast plans work for them all the \
+                 same, and Gitea can assign work only to its users): check the username{hint}",
+                m.name
+            )),
+        });
+    }
+    (spelled, problems)
 }
 
 /// Of `candidates`, the one `name` is more likely a typo of than another name: within one edit of a
@@ -1071,7 +1092,6 @@ mod tests {
         let config = Config {
             team: vec![
                 member("ann", None),
-                member("bjorn", None),
                 member("chen", None),
                 member("Bjorn", None),
                 member("chenn", None),
@@ -1080,17 +1100,21 @@ mod tests {
             ],
             ..Config::default()
         };
-        let warnings: Vec<String> = Plan::from_snapshot(&snap, &config, now)
-            .warnings
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        let plan = Plan::from_snapshot(&snap, &config, now);
+        let warnings: Vec<String> = plan.warnings.iter().map(ToString::to_string).collect();
         assert_eq!(warnings.len(), 3, "{warnings:#?}");
+        // The same but for case is the login the issues name: planned as it (audit 95: work lost).
         assert!(
-            warnings[0].starts_with("commitea.yaml team member Bjorn: no synced issue")
-                && warnings[0].contains("Gitea spells the username bjorn"),
+            warnings[0]
+                .starts_with("commitea.yaml team member Bjorn: Gitea spells the username bjorn")
+                && warnings[0].contains("planned as bjorn"),
             "{}",
             warnings[0]
+        );
+        let team: Vec<&str> = plan.team.iter().map(|m| m.name.as_str()).collect();
+        assert!(
+            team.contains(&"bjorn") && !team.contains(&"Bjorn"),
+            "{team:?}"
         );
         assert!(
             warnings[1].contains("member chenn") && warnings[1].ends_with("did you mean chen?")

@@ -1352,6 +1352,40 @@ fn a_title_several_repositories_share_is_refused_as_a_target_and_named_with_its_
 }
 
 #[test]
+fn a_member_written_in_another_case_is_the_login_the_issues_name() {
+    // Gitea reads usernames without case: `Amara` in commitea.yaml is the `amara` her issues are
+    // assigned to (audit 95: her work went to the others, and her page was empty).
+    let (_tmp, dir) = quick_demo();
+    edit(
+        &dir.join("commitea.yaml"),
+        "  - name: amara ",
+        "  - name: Amara ",
+    );
+    let s = dir.to_string_lossy().into_owned();
+    let out = commitea(&["run", "--offline", "--trials", "200", "-s", &s], &dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("not in the team"), "{err}");
+    assert!(
+        err.contains("Gitea spells the username amara: planned as amara"),
+        "{err}"
+    );
+    let out = commitea(
+        &[
+            "tool",
+            "-s",
+            &s,
+            "query_project",
+            r#"{"view":"runway","filters":{"assignee":"amara"}}"#,
+        ],
+        &dir,
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["capacity"][0]["person"], "amara", "{v}");
+    assert!(v["capacity"][0]["queued"].as_u64().unwrap() > 0, "{v}");
+}
+
+#[test]
 fn a_hostile_titles_bidirectional_controls_never_reach_a_terminal_raw() {
     // A right-to-left override in a milestone title reordered the terminal line of an error that listed
     // the milestones, and of every tool answer that carried the title.
