@@ -881,31 +881,43 @@ pub(crate) fn is_titled(title: &str, typed: &str) -> bool {
     folded(title) == folded(typed)
 }
 
-/// Text as it is compared when a person typed it: trimmed, composed (NFC) and lower case.
+/// Text as it is compared when a person typed it: trimmed, and as the search compares it (composed,
+/// without zero-width characters, lower case: `Re\u{200b}lease` is `Release`, as it looks).
 pub(crate) fn folded(text: &str) -> String {
-    use unicode_normalization::UnicodeNormalization;
-    text.trim().nfc().collect::<String>().to_lowercase()
+    crate::views::search::lowered(text.trim())
 }
 
 /// How each milestone is named in words: its title, and its repository after it where another milestone
 /// has the same title (milestones are per repository in Gitea, so one release across repositories is
-/// several milestones of one title). Takes `(id, title, repository)`.
+/// several milestones of one title), and its id too where one of the same repository has it (titles
+/// that differ only in case, accents' encoding or a zero-width character; audit 95: `Café (acme/api)`
+/// twice). Takes `(id, title, repository)`.
 pub fn milestone_names<'a>(
     milestones: impl IntoIterator<Item = (u64, &'a str, String)>,
 ) -> BTreeMap<u64, String> {
     let all: Vec<(u64, &str, String)> = milestones.into_iter().collect();
     let mut titles: HashMap<String, usize> = HashMap::new();
-    for (_, title, _) in &all {
+    let mut in_repo: HashMap<(String, &str), usize> = HashMap::new();
+    for (_, title, repo) in &all {
         *titles.entry(folded(title)).or_default() += 1;
+        *in_repo.entry((folded(title), repo.as_str())).or_default() += 1;
     }
-    all.into_iter()
+    all.iter()
         .map(|(id, title, repo)| {
-            let name = if titles.get(&folded(title)).copied().unwrap_or(0) > 1 {
+            let folded = folded(title);
+            let name = if in_repo
+                .get(&(folded.clone(), repo.as_str()))
+                .copied()
+                .unwrap_or(0)
+                > 1
+            {
+                format!("{title} ({repo}, milestone {id})")
+            } else if titles.get(&folded).copied().unwrap_or(0) > 1 {
                 format!("{title} ({repo})")
             } else {
-                title.to_owned()
+                (*title).to_owned()
             };
-            (id, name)
+            (*id, name)
         })
         .collect()
 }
@@ -1069,6 +1081,25 @@ mod tests {
             "{:?}",
             plan.warnings
         );
+    }
+
+    #[test]
+    fn milestones_of_one_title_are_named_apart_by_repository_and_within_one_by_id() {
+        let names = milestone_names([
+            (1, "Release", "acme/api".to_owned()),
+            (2, "Release", "acme/web".to_owned()),
+            (3, "Café", "acme/api".to_owned()),
+            (4, "Cafe\u{301}", "acme/api".to_owned()),
+            (5, "Re\u{200b}lease", "acme/api".to_owned()),
+            (6, "Launch", "acme/api".to_owned()),
+        ]);
+        assert_eq!(names[&6], "Launch");
+        assert_eq!(names[&2], "Release (acme/web)");
+        // "Re\u{200b}lease" looks the same as "Release" in acme/api: the id tells them apart.
+        assert_eq!(names[&1], "Release (acme/api, milestone 1)");
+        assert_eq!(names[&5], "Re\u{200b}lease (acme/api, milestone 5)");
+        assert_eq!(names[&3], "Café (acme/api, milestone 3)");
+        assert_eq!(names[&4], "Cafe\u{301} (acme/api, milestone 4)");
     }
 
     #[test]

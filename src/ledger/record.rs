@@ -747,8 +747,8 @@ fn resolve_target(
             ref several => Err(invalid(
                 "target",
                 format!(
-                    "\"{}\" is the title of {} milestones, one per repository: {}; name the one meant by \
-                     its id (`milestone {}`), one directive per milestone",
+                    "\"{}\" is the title of {} milestones: {}; name the one meant by its id (`milestone \
+                     {}`), one directive per milestone",
                     crate::limits::excerpt(title.trim()),
                     several.len(),
                     several

@@ -1324,8 +1324,8 @@ fn a_title_several_repositories_share_is_refused_as_a_target_and_named_with_its_
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains(
-            "\"Release 1.0\" is the title of 2 milestones, one per repository: 3 (acme/mobile), \
-             4 (acme/api); name the one meant by its id (`milestone 3`)"
+            "\"Release 1.0\" is the title of 2 milestones: 3 (acme/mobile), 4 (acme/api); name the \
+             one meant by its id (`milestone 3`)"
         ),
         "{err}"
     );
