@@ -69,13 +69,23 @@ pub(crate) fn and_list(items: &[String]) -> String {
     }
 }
 
-/// A probability as a whole percentage that never rounds to certainty it does not have.
+/// A probability as a whole percentage that never rounds to certainty it does not have, nor up to a
+/// milestone status's line it is below (0.497 beside "late" was "50%"; audit 96).
 pub fn percent(p: f64) -> String {
+    use crate::views::runway::MilestoneStatus;
     let n = (p * 100.0).round();
+    let under = [
+        MilestoneStatus::AT_RISK_FROM,
+        MilestoneStatus::ON_TRACK_FROM,
+    ]
+    .into_iter()
+    .find(|line| p < *line && n >= (line * 100.0).round());
     if n >= 100.0 && p < 1.0 {
         ">99%".to_owned()
     } else if n <= 0.0 && p > 0.0 {
         "<1%".to_owned()
+    } else if let Some(line) = under {
+        format!("<{:.0}%", line * 100.0)
     } else {
         format!("{n:.0}%")
     }
@@ -116,6 +126,18 @@ pub(crate) fn type_words(message: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_percentage_never_rounds_up_to_a_status_line_it_is_below() {
+        assert_eq!(super::percent(0.497), "<50%");
+        assert_eq!(super::percent(0.5), "50%");
+        assert_eq!(super::percent(0.796), "<80%");
+        assert_eq!(super::percent(0.8), "80%");
+        assert_eq!(super::percent(0.494), "49%");
+        assert_eq!(super::percent(0.9996), ">99%");
+        assert_eq!(super::percent(0.004), "<1%");
+    }
+
     use super::*;
 
     #[test]

@@ -22,13 +22,18 @@ pub enum MilestoneStatus {
 }
 
 impl MilestoneStatus {
+    /// The P(on time) from which a milestone is on track.
+    pub const ON_TRACK_FROM: f64 = 0.8;
+    /// The P(on time) from which a milestone is at risk rather than late.
+    pub const AT_RISK_FROM: f64 = 0.5;
+
     /// The status of a milestone with this P(on time) (none: no due date) and this many open issues.
     pub fn of(probability_on_time: Option<f64>, open_issues: usize) -> Self {
         match probability_on_time {
             _ if open_issues == 0 => Self::NothingOpen,
             None => Self::NoDueDate,
-            Some(p) if p >= 0.8 => Self::OnTrack,
-            Some(p) if p >= 0.5 => Self::AtRisk,
+            Some(p) if p >= Self::ON_TRACK_FROM => Self::OnTrack,
+            Some(p) if p >= Self::AT_RISK_FROM => Self::AtRisk,
             Some(_) => Self::Late,
         }
     }

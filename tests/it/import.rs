@@ -143,7 +143,7 @@ fn mini_fixture_maps_fields_and_history() {
     assert_eq!(ms[1].state, OpenState::Open);
     assert_eq!(
         ms[1].due_on.map(|t| t.to_rfc3339()).as_deref(),
-        Some("2014-02-28T00:00:00+00:00")
+        Some("2014-02-28T23:59:59+00:00")
     );
     assert!(
         p.config_yaml
