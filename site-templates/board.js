@@ -76,7 +76,14 @@
       select.appendChild(o);
     });
   }
-  fill(form.elements.milestone, ix.milestones.map(function (m) { return m[1]; }));
+  // Open milestones only: a closed one has no card on the board (audit 96: each matched 0).
+  ix.milestones.forEach(function (m, i) {
+    if (m[2] === false) return;
+    var o = document.createElement("option");
+    o.value = String(i);
+    o.textContent = m[1];
+    form.elements.milestone.appendChild(o);
+  });
   fill(form.elements.person, ix.people);
   fill(form.elements.label, ix.labels);
   function matches(e, f) {

@@ -218,6 +218,15 @@ pub struct Link {
     pub href: Option<String>,
 }
 
+/// A closed issue in a list: its link and the day it was closed.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClosedLink {
+    /// The issue.
+    pub link: Link,
+    /// The day it was closed, in the team's zone.
+    pub closed: String,
+}
+
 /// One issue's page.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -240,6 +249,10 @@ pub struct IssuePage {
     /// Its milestone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub milestone: Option<Link>,
+    /// Where the breadcrumb leads: the board's column, or, for an issue closed before the weeks the board
+    /// shows, its milestone's closed issues, else the search for it (audit 96: `board.html#done` did not
+    /// list it).
+    pub crumb: Link,
     /// Its assignees, and who the plan gives it to.
     pub people: Vec<Link>,
     /// P(done by the milestone's due day), formatted.
@@ -320,6 +333,9 @@ pub struct MilestonePage {
     pub cut_line: Vec<Link>,
     /// Its open issues as links.
     pub issues: Vec<Link>,
+    /// Its closed issues, most recently closed first, each with its day: their pages' only links that
+    /// need no script (audit 96: 2,318 of 5,043 pages had none).
+    pub closed_issues: Vec<ClosedLink>,
     /// Each lifecycle column's title by its id (`in_review` → "In review"), as the issue pages have it.
     pub column_titles: BTreeMap<String, String>,
     /// P(on time), formatted.
@@ -550,6 +566,19 @@ pub fn build(
         .map(|i| (i.key.to_string(), i.title.as_str()))
         .collect();
     let people_with_page: HashSet<&str> = report.people.iter().map(|p| p.name.as_str()).collect();
+    // Each milestone's closed issues, most recently closed first.
+    let mut closed_in: HashMap<u64, Vec<(NaiveDate, &IssueKey)>> = HashMap::new();
+    for i in &plan.issues {
+        if let (Some(m), Some(c)) = (i.milestone, i.closed_at) {
+            closed_in
+                .entry(m)
+                .or_default()
+                .push((plan.zone.date_of(c), &i.key));
+        }
+    }
+    for list in closed_in.values_mut() {
+        list.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+    }
     let issue_link = |key: &str| -> Link {
         let parsed: Option<IssueKey> = key.parse().ok();
         Link {
@@ -625,6 +654,33 @@ pub fn build(
                     .map(|k| issue_link(k))
                     .collect(),
                 blocks: view.derived.blocks.iter().map(|k| issue_link(k)).collect(),
+                crumb: {
+                    let on_board = i.closed_at.is_none_or(|c| {
+                        (report.as_of - plan.zone.date_of(c)).num_days()
+                            <= super::pages::DONE_DAYS
+                    });
+                    match &view.intent.milestone {
+                        _ if on_board => Link {
+                            text: "Board".to_owned(),
+                            title: None,
+                            href: Some(format!("board.html#{}", view.derived.lifecycle)),
+                        },
+                        Some(m) => Link {
+                            text: m.title.clone(),
+                            title: None,
+                            href: Some(format!("{}#closed", milestone_path(m.id))),
+                        },
+                        None => Link {
+                            text: "Search".to_owned(),
+                            title: None,
+                            // A key's `/` and `#` escaped: `#` would start the address's fragment.
+                            href: Some(format!(
+                                "search.html?q={}",
+                                i.key.to_string().replace('/', "%2F").replace('#', "%23")
+                            )),
+                        },
+                    }
+                },
                 milestone: view
                     .intent
                     .milestone
@@ -812,6 +868,14 @@ pub fn build(
                 drift,
                 cut_line: view.cut_line.iter().map(|k| issue_link(k)).collect(),
                 issues: view.issues.iter().map(|i| issue_link(&i.issue)).collect(),
+                closed_issues: closed_in.get(&m.id).map_or_else(Vec::new, |list| {
+                    list.iter()
+                        .map(|(day, key)| ClosedLink {
+                            link: issue_link(&key.to_string()),
+                            closed: day.to_string(),
+                        })
+                        .collect()
+                }),
                 column_titles: column_titles.clone(),
                 on_time: m.probability_on_time.map(super::pages::percent),
                 slack: m.stated_slack().map(super::pages::signed),

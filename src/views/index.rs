@@ -22,8 +22,8 @@ pub struct SearchIndex {
     pub repos: Vec<String>,
     /// Lifecycle columns: `[state, title]`.
     pub columns: Vec<(String, String)>,
-    /// Milestones: `[id, title]`.
-    pub milestones: Vec<(u64, String)>,
+    /// Milestones: `[id, title, open]`.
+    pub milestones: Vec<(u64, String, bool)>,
     /// People (assignees and planned assignees).
     pub people: Vec<String>,
     /// Labels.
@@ -140,7 +140,13 @@ pub fn search_index(inputs: Inputs<'_>) -> SearchIndex {
         milestones: plan
             .milestones
             .iter()
-            .map(|m| (m.id, m.title.clone()))
+            .map(|m| {
+                (
+                    m.id,
+                    m.title.clone(),
+                    m.state == crate::domain::OpenState::Open,
+                )
+            })
             .collect(),
         people: people.1,
         labels: labels.1,
