@@ -525,6 +525,19 @@ pub fn load_dataset(dir: &Path, dataset: &str) -> Result<JiraDataset, ImportErro
 }
 
 impl JiraDataset {
+    /// The export's "as of": the latest moment anywhere in it, whatever the project. A project that
+    /// stalled years before the export was taken is forecast from when it was taken, as a sync of it then
+    /// would have been (audit 97: HYPAT, silent since 2011, was forecast as of 2011 — its six open issues
+    /// "done in 2012" — though the data was crawled in 2014).
+    pub fn as_of(&self) -> Option<DateTime<Utc>> {
+        let issues = self
+            .issues
+            .iter()
+            .flat_map(|i| [Some(i.created), Some(i.updated), i.resolved])
+            .flatten();
+        issues.chain(self.history.iter().map(|h| h.at)).max()
+    }
+
     /// Checks that nothing in the export happened after `now`: an export holds only what happened, and
     /// one row dated 9999 would make it the project's "as of" (the latest moment in the data), so its
     /// forecast would start in year 9999 and its backtest cut it every 28 days from the first issue on.
@@ -620,10 +633,15 @@ struct Mapping<'a> {
 }
 
 impl Mapping<'_> {
-    fn closed(s: &JiraState) -> bool {
+    /// Whether the state has a resolution (not empty, not `Unresolved`).
+    fn resolved(s: &JiraState) -> bool {
         let res = s.resolution.trim();
-        (!res.is_empty() && !res.eq_ignore_ascii_case("unresolved"))
-            || CLOSED_STATUSES.contains(&s.status.trim().to_ascii_lowercase().as_str())
+        !res.is_empty() && !res.eq_ignore_ascii_case("unresolved")
+    }
+
+    /// Whether the state's status is a closed one (Resolved, Closed, Done).
+    fn closed_status(s: &JiraState) -> bool {
+        CLOSED_STATUSES.contains(&s.status.trim().to_ascii_lowercase().as_str())
     }
 
     /// The Gitea milestone of a set of fixVersions: the issue's final first fixVersion while it is in the
@@ -760,6 +778,10 @@ fn build_issue(
     let mut events: Vec<TimelineEvent> = Vec::new();
     let mut next_id = ji.number.saturating_mul(10_000);
     let mut closed = false;
+    // A resolution left behind by a move out of a closed status (Closed → Reopened, the resolution not
+    // cleared: some workflows do not) says nothing until the resolution changes again (audit 97: 23 of
+    // 144 reopens were lost, and a close put years before the issue's last).
+    let mut stale_resolution = false;
     for (k, (at, author, _)) in groups.iter().enumerate() {
         let (before, after) = (&states[k], &states[k + 1]);
         let user = if author.is_empty() { "jira" } else { author };
@@ -808,10 +830,15 @@ fn build_issue(
             events.push(e);
         }
         // Open/closed: an issue is open at creation whatever its first status says.
+        if before.resolution != after.resolution {
+            stale_resolution = false;
+        } else if Mapping::closed_status(before) && !Mapping::closed_status(after) {
+            stale_resolution = true;
+        }
         let c = if k + 1 == groups.len() {
             ji.closed
         } else {
-            Mapping::closed(after)
+            Mapping::closed_status(after) || (!stale_resolution && Mapping::resolved(after))
         };
         if c != closed {
             events.push(ev(if c { "close" } else { "reopen" }));
@@ -905,7 +932,8 @@ fn label_color(name: &str) -> (&'static str, String) {
 /// Maps project `project` of `ds` to a state repo: `jira/<PROJECT>`, its issues with their history as
 /// timeline events, its fixVersions as milestones, and `commitea.yaml` with everyone ever assigned.
 ///
-/// Deterministic: the snapshot's `synced_at` is the latest moment in the project's data.
+/// Deterministic: the snapshot's `synced_at` is the latest moment in the export ([`JiraDataset::as_of`]);
+/// a project whose own last activity is more than 90 days before it is said so.
 pub fn to_state(ds: &JiraDataset, project: &str) -> Result<ImportedProject, ImportError> {
     let issues: Vec<&JiraIssue> = ds.issues.iter().filter(|i| i.project == project).collect();
     let unknown = || ImportError::UnknownProject {
@@ -1121,6 +1149,19 @@ pub fn to_state(ds: &JiraDataset, project: &str) -> Result<ImportedProject, Impo
         })
         .collect();
 
+    // The project's own last activity is `synced_at` so far; the snapshot is as of the export.
+    let last_activity = synced_at;
+    let synced_at = ds.as_of().unwrap_or(synced_at).max(last_activity);
+    let quiet = (synced_at - last_activity).num_days();
+    if quiet > 90 {
+        tracing::warn!(
+            "{}: {project}'s last activity is {}, {quiet} days before the export's last ({}): it is forecast \
+             as of the export, where its open issues have waited that long",
+            ds.name,
+            last_activity.date_naive(),
+            synced_at.date_naive()
+        );
+    }
     let snapshot = Snapshot {
         meta: Meta::full(synced_at, None, std::slice::from_ref(&repo)),
         labels: BTreeMap::from([(repo.clone(), labels)]),
@@ -1454,6 +1495,72 @@ P,12,1.1,False,False,,1,1
         let cfg = Config::parse(&p.config_yaml, Path::new("commitea.yaml")).unwrap();
         assert_eq!(cfg.repositories, vec![repo]);
         assert_eq!(cfg.team.len(), 2);
+    }
+
+    #[test]
+    fn a_project_is_forecast_as_of_the_export_not_its_own_last_activity() {
+        // Project Q is active until 2016; P went quiet in 2014: P is as of 2016 too (audit 97).
+        let mut ds = dataset();
+        let mut q = ds.issues[1].clone();
+        q.key = "Q-1".into();
+        q.project = "Q".into();
+        q.number = 1;
+        q.updated = "2016-03-01T12:00:00Z".parse().unwrap();
+        ds.issues.push(q);
+        let p = to_state(&ds, "P").unwrap();
+        assert_eq!(
+            p.snapshot.meta.synced_at.to_rfc3339(),
+            "2016-03-01T12:00:00+00:00"
+        );
+    }
+
+    #[test]
+    fn a_move_out_of_a_closed_status_reopens_though_the_resolution_stays() {
+        // Closed with Fixed, reopened without clearing the resolution (some workflows do not), worked on,
+        // closed again: two closes and a reopen, none while it was being worked on (audit 97: the reopen
+        // was lost, and the one close was years before the last).
+        let mut ds = dataset();
+        let row = |at: &str, field: &str, from: &str, to: &str| JiraHistory {
+            line: 99,
+            key: "P-1".into(),
+            at: at.parse().unwrap(),
+            author: "u1".into(),
+            field: field.into(),
+            from: from.into(),
+            to: to.into(),
+        };
+        ds.history.extend([
+            row("2014-01-06T10:00:00Z", "status", "Closed", "Reopened"),
+            row("2014-01-07T10:00:00Z", "status", "Reopened", "In Progress"),
+            row("2014-01-08T10:00:00Z", "status", "In Progress", "Closed"),
+        ]);
+        let p = to_state(&ds, "P").unwrap();
+        let i1 = &p.snapshot.issues[&RepoName::new("jira", "P").issue(1)];
+        let states: Vec<(String, String)> = i1
+            .timeline
+            .iter()
+            .filter(|e| {
+                matches!(
+                    e.kind,
+                    crate::domain::EventKind::Close | crate::domain::EventKind::Reopen
+                )
+            })
+            .map(|e| {
+                (
+                    format!("{:?}", e.kind),
+                    e.created_at.date_naive().to_string(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            states,
+            [
+                ("Close".to_owned(), "2014-01-05".to_owned()),
+                ("Reopen".to_owned(), "2014-01-06".to_owned()),
+                ("Close".to_owned(), "2014-01-08".to_owned()),
+            ]
+        );
+        timeline_consistent(i1).unwrap();
     }
 
     #[test]
