@@ -955,11 +955,24 @@ fn why_moved<'a>(
             ),
         });
     }
-    let why = match a.planned_assignee.as_ref().or(b.planned_assignee.as_ref()) {
+    Reason::plain(unexplained(
+        a.planned_assignee
+            .as_deref()
+            .or(b.planned_assignee.as_deref()),
+        same_plan,
+    ))
+}
+
+/// Why an issue moved that nothing named explains: planned for someone, the queue it is in moved it, in
+/// its plan or, where that held, in the futures around it (the queue ahead finishing sooner or later
+/// there: audit 98 saw "team capacity" said where no one's hours changed); planned for no one, its place
+/// in the team's shared capacity.
+fn unexplained(planned: Option<&str>, same_plan: bool) -> String {
+    match planned {
         Some(p) if !same_plan => format!("queue of {p}"),
-        _ => WHY_CAPACITY.to_owned(),
-    };
-    Reason::plain(why)
+        Some(p) => format!("range of {p}'s queue"),
+        None => WHY_CAPACITY.to_owned(),
+    }
 }
 
 /// The share of futures a p80 date needs.
@@ -1400,6 +1413,16 @@ mod tests {
         assert_eq!(twin_trials(5_000_000, 2_500, 10_000), 2_000);
         assert_eq!(twin_trials(5_000_000, 50_000, 10_000), MIN_TWIN_TRIALS);
         assert_eq!(twin_trials(1, 10, 500), 500);
+    }
+
+    #[test]
+    fn a_move_nothing_named_explains_is_its_queues_where_it_is_planned_for_someone() {
+        assert_eq!(super::unexplained(Some("farah"), false), "queue of farah");
+        assert_eq!(
+            super::unexplained(Some("farah"), true),
+            "range of farah's queue"
+        );
+        assert_eq!(super::unexplained(None, true), super::WHY_CAPACITY);
     }
 
     #[test]

@@ -273,7 +273,8 @@ pub struct Moved {
     /// `planned for PERSON, not PERSON`, `chance of being done 80.3% → 79.6% (a p80 needs 80%)` (its
     /// p80 entered or left the horizon as that chance crossed 80%), `chance of being done 90% → 85%`,
     /// `1 working day passed with no progress recorded` (the days of the person it is planned for; `2
-    /// working days passed, none of them PERSON's working days` where they had none), `team capacity`,
+    /// working days passed, none of them PERSON's working days` where they had none), `range of PERSON's
+    /// queue` (its plan held, the futures of its queue moved it), `team capacity`,
     /// `new`, `closed` or `gone` (deleted, moved to another repository). For a milestone, the issues that joined or left it (`KEY, KEY
     /// joined it; KEY left it`; `KEY left it (gone from Gitea)` for one deleted or moved to another
     /// repository) and `nothing open in it any more` when that is so, then how many of its issues moved
