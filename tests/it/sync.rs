@@ -768,7 +768,17 @@ mod incremental {
             d.issue(&key).unwrap().updated_at
         });
         assert!(edited_at < tick(&emu) + ahead);
-        let (second, requests) = resync(&emu, &repos, &first.snapshot, &SyncOptions::default());
+        // The client's clock is still ahead at the next sync.
+        let before = emu.request_count();
+        let second = sync(
+            &c,
+            &repos,
+            Some(&first.snapshot),
+            tick(&emu) + ahead,
+            &SyncOptions::default(),
+        )
+        .unwrap();
+        let requests = emu.request_count() - before;
         assert!(second.full.is_empty(), "an incremental sync");
         assert_eq!(
             second.snapshot.issues[&key].title, "Renamed at the server's time",
@@ -1096,6 +1106,16 @@ mod incremental {
         assert!(out.changed);
         assert_eq!(out.full, repos);
         assert_eq!(differing(&previous, &out.snapshot), vec![key.clone()]);
+
+        // A last full sync stamped after now (a run given a later `--now`) is due: its age is unknown
+        // (audit 99: it put the weekly full read off by weeks).
+        let now = tick(&emu);
+        for r in &mut previous.meta.repositories {
+            r.last_full_sync = Some(now + Duration::days(40));
+        }
+        let (out, _) = resync(&emu, &repos, &previous, &SyncOptions::default());
+        assert_eq!(out.full, repos);
+        assert!(!out.snapshot.issues.contains_key(&key));
 
         // A last full sync 8 days old is due again (the default is every 7 days).
         let now = tick(&emu);
