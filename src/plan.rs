@@ -625,6 +625,9 @@ fn unseen_members(
             .chain(issue.assignees.iter().map(String::as_str))
             .chain(issue.comments.iter().map(|c| c.user.as_str()))
             .chain(issue.timeline.iter().map(|e| e.user.as_str()))
+            // Someone assigned and unassigned since is named by the event (audit 97: "no synced issue
+            // names user0038 … did you mean user0008?" of someone an event assigned).
+            .chain(issue.timeline.iter().filter_map(|e| e.assignee.as_deref()))
             .chain(issue.tracked_times.iter().map(|t| t.user.as_str()))
     }
     // Every plan reads this: the scan stops as soon as every member is named.
@@ -1113,6 +1116,16 @@ mod tests {
         let mut snap = snapshot(&[]);
         let issue = snap.issues.values_mut().next().unwrap();
         issue.assignees = vec!["bjorn".into()];
+        // Uma was assigned, then unassigned: the event names her.
+        let mut assigned = crate::domain::TimelineEvent::new(
+            7,
+            crate::domain::EventKind::from("assignees"),
+            now,
+            "bjorn",
+        );
+        assigned.assignee = Some("uma".into());
+        assigned.removed = true;
+        issue.timeline.push(assigned);
         issue.comments.push(crate::domain::Comment {
             id: 1,
             user: "chen".into(),
@@ -1123,6 +1136,7 @@ mod tests {
         let config = Config {
             team: vec![
                 member("ann", None),
+                member("uma", None),
                 member("chen", None),
                 member("Bjorn", None),
                 member("chenn", None),
