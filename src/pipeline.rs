@@ -217,6 +217,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         .or_else(|| opts.server_fallback.clone());
     let mut applied = Vec::new();
     let mut open_pull_requests = None;
+    let no_server = server.is_none();
     let (snapshot, synced) = match server.filter(|_| !opts.offline) {
         Some(server) => {
             let (snapshot, client) = sync_stage(opts, &config, &layout, &server)?;
@@ -234,6 +235,15 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
             (snapshot, true)
         }
         None => {
+            // A run that was to sync and has no server to sync from forecasts the snapshot as it is:
+            // said, not silent (audit 97: an imported state's `run` exited 0 as if it had synced).
+            if !opts.offline && no_server {
+                tracing::warn!(
+                    "no server to sync from (`server:` in {} or COMMITEA_SERVER): nothing was synced or \
+                     applied; the snapshot is forecast as it is (`--offline` says that is meant)",
+                    crate::config::FILE_NAME
+                );
+            }
             let t = Instant::now();
             // A read (`plan`, the tools) keeps the cache of parsed issue files current for the next read;
             // a run that commits does so only where a cache exists (a CI checkout is read once).

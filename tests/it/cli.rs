@@ -1352,6 +1352,28 @@ fn a_title_several_repositories_share_is_refused_as_a_target_and_named_with_its_
 }
 
 #[test]
+fn a_run_with_no_server_to_sync_from_says_it_synced_nothing() {
+    // An imported state has no server: `run` forecast it as if it had synced (audit 97).
+    let (_tmp, dir) = quick_demo();
+    edit(
+        &dir.join("commitea.yaml"),
+        "server: https://gitea.example.com\n",
+        "",
+    );
+    let s = dir.to_string_lossy().into_owned();
+    let out = commitea(&["run", "--trials", "200", "-s", &s], &dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("no server to sync from") && err.contains("nothing was synced"),
+        "{err}"
+    );
+    let out = commitea(&["run", "--offline", "--trials", "200", "-s", &s], &dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("no server to sync from"), "{err}");
+}
+
+#[test]
 fn a_member_written_in_another_case_is_the_login_the_issues_name() {
     // Gitea reads usernames without case: `Amara` in commitea.yaml is the `amara` her issues are
     // assigned to (audit 95: her work went to the others, and her page was empty).
