@@ -26,14 +26,58 @@ pub(crate) fn warn_once(key: &str, message: &str) {
     }
 }
 
-/// Text cut to at most `max` characters, an ellipsis ending what was cut.
+/// Text cut to at most `max` characters, an ellipsis ending what was cut, and never inside what a reader
+/// sees as one character (a grapheme cluster: a family emoji, a letter and its accents, a flag), which is
+/// kept whole or left out whole (audit 95: a cut left half a flag, a bare "e" of an "é", a dangling
+/// joiner).
 pub(crate) fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
+    use unicode_segmentation::UnicodeSegmentation;
+    if text.chars().nth(max).is_none() {
+        return text.to_owned();
+    }
+    let room = max.saturating_sub(1);
+    let mut kept = String::new();
+    let mut chars = 0;
+    for g in text.graphemes(true) {
+        let n = g.chars().count();
+        if chars + n > room {
+            break;
+        }
+        chars += n;
+        kept.push_str(g);
+    }
+    format!("{}…", kept.trim_end())
+}
+
+/// Text cut to at most `columns` terminal columns (a CJK character takes two, a combining mark none),
+/// whole grapheme clusters, an ellipsis ending what was cut; and padded with spaces to `columns` when
+/// `pad` (a table's column: `{:<width$}` pads by characters, and a Japanese title came out four columns
+/// too wide; audit 95).
+pub(crate) fn fit_columns(text: &str, columns: usize, pad: bool) -> String {
+    use unicode_segmentation::UnicodeSegmentation;
+    use unicode_width::UnicodeWidthStr;
+    let mut out = if text.width() <= columns {
         text.to_owned()
     } else {
-        let kept: String = text.chars().take(max.saturating_sub(1)).collect();
+        let mut kept = String::new();
+        for g in text.graphemes(true) {
+            if kept.width() + g.width() + 1 > columns {
+                break;
+            }
+            kept.push_str(g);
+        }
         format!("{}…", kept.trim_end())
+    };
+    if pad {
+        let w = out.width();
+        out.extend(std::iter::repeat_n(' ', columns.saturating_sub(w)));
     }
+    out
+}
+
+/// How many terminal columns `text` takes.
+pub(crate) fn columns(text: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(text)
 }
 
 /// A count and its noun: `1 issue`, `15 issues`, `0 issues`.
@@ -126,6 +170,24 @@ pub(crate) fn type_words(message: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_cut_never_splits_what_a_reader_sees_as_one_character() {
+        let family = "👩\u{200d}👩\u{200d}👧";
+        assert_eq!(
+            super::clip(&format!("ab{family}cd"), 8),
+            format!("ab{family}…")
+        );
+        assert_eq!(super::clip(&format!("ab{family}cd"), 6), "ab…");
+        assert_eq!(super::clip("abe\u{301}\u{302}fg", 6), "abe\u{301}\u{302}…");
+        assert_eq!(super::clip("abe\u{301}\u{302}fg", 4), "ab…");
+        assert_eq!(super::clip("🇯🇵🇯🇵🇯🇵", 4), "🇯🇵…");
+        assert_eq!(super::clip("short", 5), "short");
+        // Columns: a CJK character takes two, padded to the width asked.
+        assert_eq!(super::fit_columns("新用户登录", 7, false), "新用户…");
+        assert_eq!(super::columns(&super::fit_columns("新用户", 8, true)), 8);
+        assert_eq!(super::fit_columns("Cafe\u{301}", 6, true), "Cafe\u{301}  ");
+    }
 
     #[test]
     fn a_percentage_never_rounds_up_to_a_status_line_it_is_below() {

@@ -78,16 +78,17 @@ fn print_runway(r: &crate::views::Runway, horizon_words: &str) {
     let name = |m: &crate::views::runway::RunwayMilestone| {
         names.get(&m.milestone).cloned().unwrap_or_default()
     };
+    // Widths in terminal columns: a Japanese title's characters take two each (audit 95).
     let width = r
         .milestones
         .iter()
-        .map(|m| name(m).chars().count())
+        .map(|m| crate::prose::columns(&crate::prose::one_line(&name(m))))
         .max()
         .unwrap_or(0)
         .clamp("milestone".len(), MAX_TITLE);
     // A title is anyone's on Gitea: a newline or an escape sequence in it would break the table, or
-    // the terminal, so each is one line of plain text.
-    let cut = |t: &str| crate::prose::clip(&crate::prose::one_line(t), width);
+    // the terminal, so each is one line of plain text, cut and padded to the column.
+    let cut = |t: &str| crate::prose::fit_columns(&crate::prose::one_line(t), width, true);
     // The site's words: "not within 2 years", said once for a range, one date when both ends agree.
     let not_within = format!("not within {horizon_words}");
     let band = |p50: &str, p80: &str| {
@@ -118,7 +119,7 @@ fn print_runway(r: &crate::views::Runway, horizon_words: &str) {
     );
     for (m, b) in r.milestones.iter().zip(&bands) {
         println!(
-            "{:<width$} {:>10} {:>band_width$} {:>9} {:>6}",
+            "{} {:>10} {:>band_width$} {:>9} {:>6}",
             cut(&name(m)),
             m.due.as_deref().unwrap_or("-"),
             b,

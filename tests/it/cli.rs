@@ -1352,6 +1352,37 @@ fn a_title_several_repositories_share_is_refused_as_a_target_and_named_with_its_
 }
 
 #[test]
+fn the_plan_table_lines_up_in_terminal_columns_whatever_the_script() {
+    // A Japanese title's characters take two columns each: padded by characters, its row came out
+    // wider than the others (audit 95).
+    let (_tmp, dir) = quick_demo();
+    edit(
+        &dir.join("snapshot/milestones.yaml"),
+        "title: Public API v2",
+        "title: 公開API第二版",
+    );
+    let s = dir.to_string_lossy().into_owned();
+    let out = commitea(&["plan", "--trials", "200", "-s", &s], &dir);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(table.contains("公開API第二版"), "{table}");
+    let widths: Vec<usize> = table
+        .lines()
+        .skip(1)
+        .filter(|l| !l.starts_with("  ("))
+        .map(unicode_width::UnicodeWidthStr::width)
+        .collect();
+    assert!(
+        widths.windows(2).all(|w| w[0] == w[1]),
+        "{widths:?}\n{table}"
+    );
+}
+
+#[test]
 fn a_run_with_no_server_to_sync_from_says_it_synced_nothing() {
     // An imported state has no server: `run` forecast it as if it had synced (audit 97).
     let (_tmp, dir) = quick_demo();
