@@ -1134,6 +1134,69 @@ mod incremental {
         );
     }
 
+    /// An assignment made through the API, as a person or a bot makes one on Gitea, is synced by an
+    /// incremental read as by a full one; an unknown login fails the edit (audit 99: the emulator took
+    /// `assignees` and ignored it, so no assignment could be synced in a test).
+    #[test]
+    fn an_assignment_through_the_api_is_synced_incrementally_as_in_full() {
+        let (emu, repos, first) = demo();
+        let (key, issue) = first
+            .issues
+            .iter()
+            .find(|(_, i)| i.state == OpenState::Open && !i.assignees.is_empty())
+            .map(|(k, i)| (k.clone(), i.clone()))
+            .unwrap();
+        let someone = first
+            .issues
+            .values()
+            .map(|i| i.author.clone())
+            .find(|a| !issue.assignees.contains(a))
+            .unwrap();
+        let c: Client = client(&emu, TOKEN, fast());
+        let path = format!("repos/{}/issues/{}", key.repo, key.number);
+        let written = c
+            .send(
+                reqwest::Method::PATCH,
+                &path,
+                Some(&serde_json::json!({ "assignees": [someone] })),
+                true,
+            )
+            .unwrap();
+        assert_eq!(written.status, 201);
+        let refused = c.send(
+            reqwest::Method::PATCH,
+            &path,
+            Some(&serde_json::json!({ "assignees": ["nobody-by-this-name"] })),
+            true,
+        );
+        assert!(refused.is_err(), "{refused:?}");
+        let (out, _) = resync(&emu, &repos, &first, &SyncOptions::default());
+        assert!(out.full.is_empty(), "an incremental sync");
+        let synced = &out.snapshot.issues[&key];
+        assert_eq!(synced.assignees, vec![someone.clone()]);
+        assert!(
+            synced
+                .timeline
+                .iter()
+                .any(|e| e.assignee.as_deref() == Some(&someone) && !e.removed)
+                && synced
+                    .timeline
+                    .iter()
+                    .any(|e| e.assignee.as_deref() == Some(&issue.assignees[0]) && e.removed),
+            "{:?}",
+            synced.timeline
+        );
+        let forced = SyncOptions {
+            force_full: true,
+            ..SyncOptions::default()
+        };
+        let (full, _) = resync(&emu, &repos, &first, &forced);
+        assert_eq!(
+            differing(&out.snapshot, &full.snapshot),
+            Vec::<IssueKey>::new()
+        );
+    }
+
     #[test]
     fn incremental_equals_full_after_a_series_of_changes() {
         let (emu, repos, first) = demo();

@@ -679,6 +679,23 @@ impl Dataset {
         self.deleted_times.get(key).map_or(&[], Vec::as_slice)
     }
 
+    /// Whether `login` is a user here: someone an issue, comment, event or tracked time names (the
+    /// emulator keeps no user table; Gitea's `GetUserByName` finds them).
+    pub fn knows_user(&self, login: &str) -> bool {
+        self.repos
+            .values()
+            .flat_map(|r| r.issues.values())
+            .any(|i| {
+                i.author == login
+                    || i.assignees.iter().any(|a| a == login)
+                    || i.comments.iter().any(|c| c.user == login)
+                    || i.timeline
+                        .iter()
+                        .any(|e| e.user == login || e.assignee.as_deref() == Some(login))
+                    || i.tracked_times.iter().any(|t| t.user == login)
+            })
+    }
+
     /// Adds (or replaces) an issue of `repo`, creating the repository if it is new.
     pub fn insert_issue(&mut self, repo: &RepoName, issue: Issue) {
         self.repo_entry(repo).issues.insert(issue.number, issue);

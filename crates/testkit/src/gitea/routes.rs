@@ -31,6 +31,41 @@ pub(crate) fn error(shared: &Shared, status: u16, message: &str) -> Response {
     )
 }
 
+/// The assignees an `EditIssueOption` or `CreateIssueOption` asks for: `assignees` with `assignee` added
+/// when not already in it (`UpdateAssignees`), each once; `None` when neither is given.
+fn asked_assignees(shared: &Shared, body: &Value) -> Result<Option<Vec<String>>, Response> {
+    let mut out: Vec<String> = match &body["assignees"] {
+        Value::Null => Vec::new(),
+        Value::Array(items) => {
+            let mut v = Vec::new();
+            for x in items {
+                match x.as_str() {
+                    Some(s) => v.push(s.to_owned()),
+                    None => return Err(bad_field(shared, x, "assignees", "string")),
+                }
+            }
+            v
+        }
+        v => return Err(bad_field(shared, v, "assignees", "[]string")),
+    };
+    let one = match &body["assignee"] {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()).filter(|s| !s.is_empty()),
+        v => return Err(bad_field(shared, v, "assignee", "string")),
+    };
+    if body["assignees"].is_null() && body["assignee"].is_null() {
+        return Ok(None);
+    }
+    if let Some(one) = one
+        && !out.contains(&one)
+    {
+        out.push(one);
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    out.retain(|a| seen.insert(a.clone()));
+    Ok(Some(out))
+}
+
 /// Whether the token's user may write the issues (`CanWriteIssuesOrPulls`): not when it may only read the
 /// repositories or only their issues.
 fn issues_writer(shared: &Shared) -> bool {
@@ -981,12 +1016,24 @@ fn create_issue(req: &Request, shared: &Shared, ds: &mut Dataset, repo: &RepoNam
             None => return Err(bad_field(shared, v, "milestone", "int64")),
         },
     };
+    let assignees = asked_assignees(shared, &body)?.unwrap_or_default();
     if title.is_empty() {
         return Err(error(shared, 422, "[Title]: Required"));
     }
     // `CreateIssue`: a user who may not write the issues files one all the same, without its labels
-    // ("setting labels is not allowed if user is not a writer") or milestone (set only for a writer).
+    // ("setting labels is not allowed if user is not a writer"), milestone or assignees (set only for a
+    // writer, each checked: `Assignee does not exist`, 422).
     let writer = issues_writer(shared);
+    let assignees = if writer { assignees } else { Vec::new() };
+    if let Some(unknown) = assignees.iter().find(|a| !ds.knows_user(a)) {
+        return Err(error(
+            shared,
+            422,
+            &format!(
+                "Assignee does not exist: [name: user does not exist [uid: 0, name: {unknown}]]"
+            ),
+        ));
+    }
     let (label_ids, milestone) = if writer {
         (label_ids, milestone)
     } else {
@@ -1019,6 +1066,12 @@ fn create_issue(req: &Request, shared: &Shared, ds: &mut Dataset, repo: &RepoNam
         ev.milestone = Some(m);
         issue.timeline.push(ev);
     }
+    for a in &assignees {
+        let mut ev = TimelineEvent::new(next_event_id(&issue), EventKind::Assignees, at, &actor);
+        ev.assignee = Some(a.clone());
+        issue.timeline.push(ev);
+    }
+    issue.assignees = assignees;
     ds.insert_issue(repo, issue);
     let r = Render::new(ds, shared);
     Ok(Response::json(201, &r.issue_or_pull(&repo.issue(number))))
@@ -1126,8 +1179,8 @@ fn dependency_page(req: &Request, shared: &Shared, ds: &Dataset, keys: &[IssueKe
     Response::json(200, &Value::Array(items))
 }
 
-/// `PATCH /issues/{n}` (`EditIssueOption`), in Gitea's order: title (when not empty), body, milestone, state; a
-/// change made before a failing step stays made. 201 with the issue.
+/// `PATCH /issues/{n}` (`EditIssueOption`), in Gitea's order: title (when not empty), body, assignees,
+/// milestone, state; a change made before a failing step stays made. 201 with the issue.
 fn edit_issue(
     req: &Request,
     shared: &Shared,
@@ -1162,6 +1215,14 @@ fn edit_issue(
         return Ok(Response::empty(403));
     }
     let milestone = milestone.filter(|_| writer);
+    // `UpdateAssignees`, a writer's only: the set replaced, an unknown login failing the rest (500).
+    let assignees = asked_assignees(shared, &body)?.filter(|_| writer);
+    if assignees
+        .as_ref()
+        .is_some_and(|list| list.iter().any(|a| !ds.knows_user(a)))
+    {
+        return Err(error(shared, 500, ""));
+    }
     let at = ds.tick();
     let mut changed = false;
     let event = |i: &Issue, kind: EventKind| TimelineEvent::new(next_event_id(i), kind, at, actor);
@@ -1182,6 +1243,23 @@ fn edit_issue(
     if let Some(b) = body["body"].as_str().filter(|b| *b != i.body) {
         i.body = b.to_owned();
         changed = true;
+    }
+    if let Some(list) = assignees {
+        // Each change is a comment, which marks the issue updated (`updateCommentInfos`).
+        for old in i.assignees.clone().iter().filter(|o| !list.contains(o)) {
+            let mut e = event(i, EventKind::Assignees);
+            e.assignee = Some(old.clone());
+            e.removed = true;
+            i.timeline.push(e);
+            changed = true;
+        }
+        for new in list.iter().filter(|n| !i.assignees.contains(n)) {
+            let mut e = event(i, EventKind::Assignees);
+            e.assignee = Some(new.clone());
+            i.timeline.push(e);
+            changed = true;
+        }
+        i.assignees = list;
     }
     if changed {
         i.updated_at = at;
