@@ -1115,6 +1115,15 @@ pub fn to_state(ds: &JiraDataset, project: &str) -> Result<ImportedProject, Impo
         })
         .collect();
 
+    // When each milestone's last issue closed: the close of a version released with no date (Gitea
+    // always has a closed milestone's `closed_at`; audit 97: five came without one).
+    let mut last_close: HashMap<u64, DateTime<Utc>> = HashMap::new();
+    for i in out_issues.values() {
+        if let (Some(m), Some(c)) = (i.milestone, i.closed_at) {
+            let e = last_close.entry(m).or_insert(c);
+            *e = (*e).max(c);
+        }
+    }
     let milestones: Vec<Milestone> = project_ms
         .iter()
         .map(|m| {
@@ -1144,7 +1153,11 @@ pub fn to_state(ds: &JiraDataset, project: &str) -> Result<ImportedProject, Impo
                 // shows (and serves) the day before.
                 due_on: m.release_date.map(crate::domain::end_of_day),
                 created_at,
-                closed_at: if m.released { release } else { None },
+                closed_at: if m.released {
+                    release.or_else(|| Some(last_close.get(&m.id).copied().unwrap_or(created_at)))
+                } else {
+                    None
+                },
             }
         })
         .collect();
@@ -1511,6 +1524,25 @@ P,12,1.1,False,False,,1,1
         assert_eq!(
             p.snapshot.meta.synced_at.to_rfc3339(),
             "2016-03-01T12:00:00+00:00"
+        );
+    }
+
+    #[test]
+    fn a_version_released_with_no_date_is_closed_when_its_last_issue_closed() {
+        // Gitea always has a closed milestone's `closed_at` (audit 97: five came without one).
+        let mut ds = dataset();
+        for m in &mut ds.milestones {
+            if m.id == 12 {
+                m.released = true;
+            }
+        }
+        let p = to_state(&ds, "P").unwrap();
+        let ms = &p.snapshot.milestones[&RepoName::new("jira", "P")];
+        let v11 = ms.iter().find(|m| m.id == 12).unwrap();
+        assert_eq!(v11.state, OpenState::Closed);
+        assert_eq!(
+            v11.closed_at.map(|t| t.to_rfc3339()).as_deref(),
+            Some("2014-01-05T10:00:00+00:00")
         );
     }
 
