@@ -433,19 +433,35 @@ pub fn load_dataset(dir: &Path, dataset: &str) -> Result<JiraDataset, ImportErro
             "open" => false,
             _ => return Err(r.err("state", "not open or closed")),
         };
+        let (key, project, number) = (r.required("key")?, r.required("project")?, r.u64("number")?);
+        // The key names the row's project and number; one that does not would file the issue under one
+        // and join its history by the other (audit 97).
+        if key != format!("{project}-{number}") {
+            return Err(r.err(
+                "key",
+                &format!("not {project}-{number} (the row's project and number):"),
+            ));
+        }
+        let (created, resolved) = (r.time("created")?, r.opt_time("resolved")?);
+        if resolved.is_some_and(|t| t < created) {
+            return Err(r.err(
+                "resolved",
+                &format!("before the issue was created ({}):", created.to_rfc3339()),
+            ));
+        }
         issues.push(JiraIssue {
             line: r.line,
-            key: r.required("key")?,
-            project: r.required("project")?,
-            number: r.u64("number")?,
+            key,
+            project,
+            number,
             kind: r.get("type").to_owned(),
             priority: r.get("priority").to_owned(),
             status: r.get("status").to_owned(),
             closed,
             resolution: r.get("resolution").to_owned(),
-            created: r.time("created")?,
+            created,
             updated: r.time("updated")?,
-            resolved: r.opt_time("resolved")?,
+            resolved,
             first_in_progress: r.opt_time("first_in_progress")?,
             assignee: Some(r.user("assignee")?).filter(|a| !a.is_empty()),
             reporter: r.user("reporter")?,
@@ -1593,6 +1609,34 @@ P,12,1.1,False,False,,1,1
             ]
         );
         timeline_consistent(i1).unwrap();
+    }
+
+    #[test]
+    fn a_key_not_its_rows_project_and_number_or_a_resolution_before_creation_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |issues: &str| {
+            std::fs::write(dir.path().join("t_issues.csv"), issues).unwrap();
+            std::fs::write(dir.path().join("t_history.csv"), HISTORY).unwrap();
+            std::fs::write(dir.path().join("t_milestones.csv"), MILESTONES).unwrap();
+            load_dataset(dir.path(), "t")
+                .map(|_| ())
+                .unwrap_err()
+                .to_string()
+        };
+        let err = write(&ISSUES.replacen("\nP-2,P,2,", "\nP-2,P,7,", 1));
+        assert!(
+            err.contains("t_issues.csv") && err.contains("line 3") && err.contains("not P-7"),
+            "{err}"
+        );
+        let err = write(&ISSUES.replacen(
+            "2014-01-01T10:00:00Z,2014-01-05T10:00:00Z,2014-01-05T10:00:00Z",
+            "2014-01-01T10:00:00Z,2014-01-05T10:00:00Z,2013-01-05T10:00:00Z",
+            1,
+        ));
+        assert!(
+            err.contains("line 2") && err.contains("before the issue was created"),
+            "{err}"
+        );
     }
 
     #[test]

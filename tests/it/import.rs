@@ -395,12 +395,24 @@ fn a_hostile_export_is_refused_at_its_row_with_nothing_written() {
             Box::new(move |f: &str, t: String| {
                 if f == "issues" {
                     let first = issue_line(&t, "MINI-1");
+                    t.clone() + &first + "\n"
+                } else {
+                    t
+                }
+            }),
+            "the issue's key MINI-1 is on line 2 already; an export lists each issue once",
+        ),
+        (
+            "mismatch",
+            Box::new(move |f: &str, t: String| {
+                if f == "issues" {
+                    let first = issue_line(&t, "MINI-1");
                     t.clone() + &first.replacen("MINI-1,", "MINI-9,", 1) + "\n"
                 } else {
                     t
                 }
             }),
-            "the issue's number 1 of project MINI is on line 2 already; an export lists each issue once",
+            "mismatch_issues.csv line 9: column \"key\": not MINI-1 (the row's project and number): \"MINI-9\"",
         ),
         (
             "user",
