@@ -423,7 +423,7 @@ fn a_hostile_export_is_refused_at_its_row_with_nothing_written() {
                     t
                 }
             }),
-            "user_issues.csv line 2: column \"assignee\": not a username (letters, digits, `-`, `_` and `.`, not first): \"../../root\"",
+            "user_issues.csv line 2: column \"assignee\": not a username (ASCII letters (a–z, A–Z), digits, `-`, `_` and `.`, not first): \"../../root\"",
         ),
         (
             "key",
