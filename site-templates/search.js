@@ -66,7 +66,7 @@
     var t = terms(form.elements.q.value);
     while (list.firstChild) list.removeChild(list.firstChild);
     if (t.refs.length === 0 && t.words.length === 0) {
-      count.textContent = form.elements.q.value.trim() ? "type a word of two letters or more, or an issue number" : "";
+      count.textContent = form.elements.q.value.trim() ? "type a word of two letters or digits or more (symbols and emoji are not searched), or an issue number" : "";
       return;
     }
     var tests = t.words.map(function (w) {

@@ -203,7 +203,8 @@ pub(crate) fn valid_username(s: &str) -> bool {
 }
 
 /// What [`valid_username`] takes, in words, for the messages that refuse a name.
-pub(crate) const USERNAME_RULE: &str = "ASCII letters (a–z, A–Z), digits, `-`, `_` and `.`, not first";
+pub(crate) const USERNAME_RULE: &str =
+    "ASCII letters (a–z, A–Z), digits, `-`, `_` and `.`, not first";
 
 /// The message for `s`, which is not a username: quoted short and on one line.
 pub(crate) fn not_a_username(s: &str) -> String {

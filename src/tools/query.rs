@@ -222,7 +222,8 @@ pub fn query_project(ctx: &Context, input: QueryInput) -> Result<QueryOutput, To
             return Err(ToolError::invalid(
                 "/filters/query",
                 format!(
-                    "{:?} has no word of two characters or more to look for (words of one character are left out)",
+                    "{:?} has no word to look for: a word is two letters or digits or more (one is left out; \
+                     symbols and emoji are not searched), or an issue number",
                     f.query.as_deref().unwrap_or_default()
                 ),
             ));

@@ -534,12 +534,20 @@ fn filter_query_ranks_title_matches_first() {
     assert_eq!(s["ignored"], json!(["a"]), "{s}");
     let inside = query("search", json!({ "query": "agination" }));
     assert_eq!(inside["total"], 0, "{inside}");
-    match query_err(json!({ "view": "search", "filters": { "query": "a b" } })) {
-        ToolError::Invalid { path, message } => {
-            assert_eq!(path, "/filters/query");
-            assert!(message.contains("no word of two characters"), "{message}");
+    // Nothing to look for: one-letter words, or symbols and emoji only (audit 95: "no word of two
+    // characters" of a seven-character query).
+    for q in ["a b", "👩\u{200d}👩\u{200d}👧 ✨"] {
+        match query_err(json!({ "view": "search", "filters": { "query": q } })) {
+            ToolError::Invalid { path, message } => {
+                assert_eq!(path, "/filters/query");
+                assert!(
+                    message.contains("no word to look for")
+                        && message.contains("symbols and emoji are not searched"),
+                    "{message}"
+                );
+            }
+            e => panic!("{e}"),
         }
-        e => panic!("{e}"),
     }
 }
 
