@@ -29,9 +29,16 @@ pub struct MilestoneView {
     pub hard: bool,
     /// The numbers.
     pub stats: MilestoneStats,
+    /// Where an open milestone stands: `on_track`, `at_risk`, `late`, `no_due_date` or `nothing_open` (as
+    /// the runway says it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<super::runway::MilestoneStatus>,
     /// When its work is done, `{p10, p50, p80}` (for a closed milestone, the day it closed): the work that will stay in it while the abandonment model
     /// says which open issues leave (then `plannedCone` is given too), else all the work planned in it.
-    pub cone: Cone,
+    /// Absent for an open milestone with nothing open: there is no date to forecast (audit 101: "done
+    /// today" was read off it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cone: Option<Cone>,
     /// When all the work planned in it today is done (never, in a future where any of it is never done),
     /// beside the headline cone of the work that stays; absent while the model has too little history.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -74,6 +81,10 @@ pub struct MilestoneStats {
     /// Working days between p80 and the due day (negative: late).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slack: Option<i64>,
+    /// The chance that all the work planned in it is done within the horizon, while the abandonment
+    /// model says which open issues leave (the site says it beside a planned cone beyond the horizon).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probability_done: Option<f64>,
 }
 
 /// One open issue of the milestone.
@@ -133,12 +144,15 @@ pub fn milestone(inputs: Inputs<'_>, id: u64, selection: &Selection) -> Option<M
             unestimated: m.unestimated_issues,
             probability_on_time: m.probability_on_time,
             slack: m.stated_slack(),
+            probability_done: m.probability_done,
         },
-        cone: Cone {
+        status: (m.state == OpenState::Open)
+            .then(|| super::runway::MilestoneStatus::of(m.probability_on_time, m.open_issues)),
+        cone: (m.state == OpenState::Closed || m.open_issues > 0).then(|| Cone {
             p10: m.p10.to_string(),
             p50: m.p50.to_string(),
             p80: m.p80.to_string(),
-        },
+        }),
         planned_cone: m.planned.map(|r| Cone {
             p10: r.p10.to_string(),
             p50: r.p50.to_string(),

@@ -232,6 +232,34 @@ fn forecasts_are_ranges_never_single_dates() {
 }
 
 #[test]
+fn an_open_milestone_with_nothing_open_has_no_date_and_says_so() {
+    // Its cone was "done today" (audit 101: an assistant would answer "done by 27 Nov").
+    let tmp = demo_dir();
+    let path = tmp.path().join("snapshot/milestones.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let text = text.replacen(
+        "acme/api:\n",
+        "acme/api:\n- id: 99\n  title: Nothing yet\n  state: open\n  due_on: 2027-03-01T23:59:59Z\n  created_at: 2026-10-01T09:00:00Z\n",
+        1,
+    );
+    std::fs::write(&path, text).unwrap();
+    let m = tools::call(
+        &ctx(tmp.path()),
+        "query_project",
+        &json!({ "view": "milestone", "filters": { "milestoneId": 99 } }),
+    )
+    .unwrap();
+    assert!(m.get("cone").is_none(), "{m}");
+    assert_eq!(m["status"], "nothing_open", "{m}");
+    assert_eq!(m["stats"]["open"], 0, "{m}");
+    let open = query("milestone", json!({ "milestoneId": 4 }));
+    assert!(
+        open["status"].is_string() && open["cone"]["p80"].is_string(),
+        "{open}"
+    );
+}
+
+#[test]
 fn a_closed_milestone_is_done_the_day_it_closed_not_today() {
     // The demo's Q3 hardening closed on 2026-10-01 (due 2026-09-30); the forecast is weeks later.
     let m = query("milestone", json!({ "milestoneId": 1 }));
