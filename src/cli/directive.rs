@@ -45,7 +45,7 @@ pub struct Args {
     /// about, so scripts may pass it always).
     #[arg(long)]
     yes: bool,
-    /// `issue owner/repo#N` (or just `owner/repo#N`, `#N`), `milestone ID`, `milestone TITLE` or `member
+    /// `issue owner/repo#N` (or just `owner/repo#N`; `#N` with one repository configured), `milestone ID`, `milestone TITLE` or `member
     /// USERNAME`.
     #[arg(long)]
     target: Option<String>,
