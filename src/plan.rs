@@ -468,6 +468,20 @@ impl Plan {
                 )),
             });
         }
+        // A day zero long after the sync forecasts from data that says nothing of the days between: said
+        // (audit 101: a 2014 export forecast as of 2020 planned work for 2020 without a word).
+        const STALE_DAYS: i64 = 30;
+        let stale = (as_of - synced).num_days();
+        if stale > STALE_DAYS && !snapshot.issues.is_empty() {
+            warnings.push(Problem {
+                at: At::Snapshot,
+                kind: ProblemKind::Data(format!(
+                    "synced on {synced}, {stale} days before the forecast's day zero {as_of}: nothing that \
+                     happened since is known (a sync brings it; the forecast takes the issues as they \
+                     stood then)"
+                )),
+            });
+        }
         Self {
             as_of,
             now,
@@ -1084,6 +1098,23 @@ mod tests {
             "{:?}",
             plan.warnings
         );
+    }
+
+    #[test]
+    fn a_day_zero_long_after_the_sync_is_said() {
+        // The snapshot was synced 2026-11-30 08:00: a forecast months later knows nothing since.
+        let snap = snapshot(&[]);
+        let said = |now: DateTime<Utc>| {
+            Plan::from_snapshot(&snap, &Config::default(), now)
+                .warnings
+                .iter()
+                .any(|w| {
+                    w.to_string()
+                        .contains("nothing that happened since is known")
+                })
+        };
+        assert!(said(Utc.with_ymd_and_hms(2027, 3, 1, 8, 0, 0).unwrap()));
+        assert!(!said(Utc.with_ymd_and_hms(2026, 12, 5, 8, 0, 0).unwrap()));
     }
 
     #[test]

@@ -1191,12 +1191,20 @@ fn movers_words<'a>(
             None,
         ));
     };
+    // A p80 that went between a date and beyond the horizon is said so, not counted (its working days
+    // run to the horizon: audit 101 read "+451 working days").
+    let beyond = |s: Option<&crate::consequence::IssueSide>| {
+        s.is_some_and(|s| s.p80 == crate::forecast::When::BeyondHorizon.to_string())
+    };
+    let how = match (beyond(top.before.as_ref()), beyond(top.after.as_ref())) {
+        (false, true) => "left the horizon".to_owned(),
+        (true, false) => "came within the horizon".to_owned(),
+        _ => crate::prose::working_days_moved(top.moved_working_days),
+    };
     Some((
         format!(
-            "{later} of its issues moved later, {earlier} earlier; the most: {}, {}: {}",
-            top.issue,
-            crate::prose::working_days_moved(top.moved_working_days),
-            top.why
+            "{later} of its issues moved later, {earlier} earlier; the most: {}, {how}: {}",
+            top.issue, top.why
         ),
         Some(top.issue.as_str()),
     ))
@@ -1229,6 +1237,21 @@ mod tests {
         assert_eq!(top, None);
         assert!(words.contains("none its way"), "{words}");
         assert!(super::movers_words(&[], 4).is_none());
+        // An issue whose p80 left the horizon is said so, not counted to it (audit 101: "+451").
+        let mut gone = change("acme/api#8", 451);
+        gone.before = Some(crate::consequence::IssueSide {
+            p50: "2027-03-01".into(),
+            p80: "2027-04-01".into(),
+        });
+        gone.after = Some(crate::consequence::IssueSide {
+            p50: "beyond horizon".into(),
+            p80: "beyond horizon".into(),
+        });
+        let (words, _) = super::movers_words(&[&gone], 400).unwrap();
+        assert!(
+            words.ends_with("the most: acme/api#8, left the horizon: waits on acme/api#1"),
+            "{words}"
+        );
     }
 
     #[test]
