@@ -278,6 +278,10 @@ pub struct MilestoneForecast {
     /// abandonment model has enough history.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probability_done: Option<f64>,
+    /// Its open issues in a dependency cycle: its dates leave them out until the cycle is broken (audit
+    /// 101: the milestone's page showed an ordinary range and said nothing of them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<IssueKey>,
 }
 
 impl MilestoneForecast {

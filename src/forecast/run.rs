@@ -489,6 +489,11 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 .flatten()
                 .map(round3);
             MilestoneForecast {
+                left_out: if m.state == OpenState::Open {
+                    cyclic.iter().map(|&n| open[n].key.clone()).collect()
+                } else {
+                    Vec::new()
+                },
                 planned,
                 staying_done,
                 earlier_staying: None,

@@ -57,6 +57,10 @@ pub struct MilestoneView {
     pub cut_line_falls_short: bool,
     /// Its open issues in planned order (cut to the limit).
     pub issues: Vec<MilestoneIssue>,
+    /// Its open issues in a dependency cycle, which its dates leave out until the cycle is broken
+    /// (`remove_dep`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
     /// Open issues the list leaves out (beyond `limit`).
     #[serde(default, skip_serializing_if = "super::is_zero")]
     pub issues_omitted: usize,
@@ -159,6 +163,7 @@ pub fn milestone(inputs: Inputs<'_>, id: u64, selection: &Selection) -> Option<M
             p80: r.p80.to_string(),
         }),
         expected_leaving: m.expected_leaving,
+        left_out: m.left_out.iter().map(ToString::to_string).collect(),
         cut_line: m
             .cut_line
             .as_ref()

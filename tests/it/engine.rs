@@ -708,6 +708,45 @@ fn a_milestone_whose_open_work_is_all_in_a_cycle_gets_no_date() {
     assert_eq!(status.label(), "late");
 }
 
+/// Two issues of a milestone with other open work depend on each other: its dates leave them out, and the
+/// milestone says which (audit 101: its page showed an ordinary range and nothing of them).
+#[test]
+fn a_milestone_names_the_issues_in_a_cycle_its_dates_leave_out() {
+    let mut plan = demo_plan();
+    let open_in = |plan: &commitea::plan::Plan, m: u64| -> Vec<usize> {
+        plan.issues
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| {
+                i.state == commitea::domain::OpenState::Open
+                    && i.milestone == Some(m)
+                    && i.depends_on.is_empty()
+            })
+            .map(|(n, _)| n)
+            .collect()
+    };
+    let m = plan
+        .milestones
+        .iter()
+        .map(|m| m.id)
+        .find(|&m| open_in(&plan, m).len() >= 4)
+        .unwrap();
+    let two: Vec<usize> = open_in(&plan, m).into_iter().take(2).collect();
+    let keys: Vec<_> = two.iter().map(|&n| plan.issues[n].key.clone()).collect();
+    for (k, &n) in two.iter().enumerate() {
+        plan.issues[n].depends_on = vec![keys[1 - k].clone()];
+    }
+    let report = forecast::run(&plan, &QUICK);
+    let f = report.milestones.iter().find(|x| x.id == m).unwrap();
+    let mut left = f.left_out.clone();
+    left.sort();
+    let mut want = keys.clone();
+    want.sort();
+    assert_eq!(left, want, "{f:?}");
+    let others = report.milestones.iter().filter(|x| x.id != m);
+    assert!(others.into_iter().all(|x| x.left_out.is_empty()));
+}
+
 #[test]
 fn the_runway_gives_no_slack_counted_to_the_horizon() {
     // A horizon shorter than the work: p80s beyond it, whose slack the report counts to the horizon.
