@@ -42,6 +42,10 @@ pub struct PersonView {
     /// First working day of someone who has not started yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub starts: Option<String>,
+    /// Their last day (`ends:` in commitea.yaml, or the end of a new hire's capacity period), from day 0
+    /// on (audit 101: someone leaving was said only in the run's log).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ends: Option<String>,
     /// Their hours set by the PM's capacity directives for a period, from day 0 on, in ledger order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capacity_changes: Vec<CapacityChange>,
@@ -191,6 +195,10 @@ pub fn people(inputs: Inputs<'_>) -> Vec<PersonView> {
                 starts: member
                     .and_then(|m| m.starts_after(inputs.report.as_of))
                     .map(|s| s.to_string()),
+                ends: member
+                    .and_then(|m| m.calendar.ends)
+                    .filter(|e| *e >= inputs.report.as_of)
+                    .map(|e| e.to_string()),
                 capacity_changes: member
                     .map_or_else(Vec::new, |m| capacity_changes(m, inputs.report.as_of)),
                 queue: queue

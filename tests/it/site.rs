@@ -546,6 +546,26 @@ fn a_capacity_directive_shows_on_the_persons_page() {
     );
 }
 
+#[test]
+fn someone_leaving_is_said_on_their_page() {
+    // `ends:` in commitea.yaml was said only in the run's log (audit 101).
+    let dir = crate::toolcli::demo_state();
+    let path = dir.path().join("commitea.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let edited = text.replacen(
+        "  - name: amara ",
+        "  - ends: 2026-12-11\n    name: amara ",
+        1,
+    );
+    assert_ne!(edited, text);
+    std::fs::write(&path, edited).unwrap();
+    crate::toolcli::commitea_ok(dir.path(), &["render", "--trials", "200"]);
+    let amara = std::fs::read_to_string(dir.path().join("public/people/amara.html")).unwrap();
+    assert!(amara.contains("Works until 2026-12-11."), "{amara}");
+    let bjorn = std::fs::read_to_string(dir.path().join("public/people/bjorn.html")).unwrap();
+    assert!(!bjorn.contains("Works until"), "{bjorn}");
+}
+
 /// A person's queue reads in the order they work on it: the plan takes work up by priority, and an issue
 /// that waits on other work starts later than its place there (an audit of the demo found a p/2 planned
 /// for February listed before one planned for December).
