@@ -193,7 +193,8 @@ impl Flag {
     pub fn words(self) -> &'static str {
         match self {
             Self::ImputedEstimate => {
-                "It has no estimate: its effort is imputed from what similar closed issues took"
+                "It has no estimate: its effort is imputed from what similar closed issues took (or, until five \
+                 have closed, from the other issues' estimates)"
             }
             Self::UnknownDependency => {
                 "It waits for an issue that is not in the snapshot: its dates assume that wait is over"
@@ -234,7 +235,8 @@ pub struct MilestoneForecast {
     pub closed_issues: usize,
     /// Remaining effort (medians) in working hours.
     pub remaining_hours: f64,
-    /// Its open issues with no estimate: their effort is imputed from what similar closed issues took,
+    /// Its open issues with no estimate: their effort is imputed from what similar closed issues took (or,
+    /// until five have closed, from the other issues' estimates),
     /// so its dates are only as good as that guess.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unestimated_issues: usize,

@@ -233,7 +233,8 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             if unestimated > 0 && unestimated == open_n && m.state == OpenState::Open {
                 warnings.push(format!(
                     "{}: none of its {} has an estimate: its dates rest on imputed hours (what similar closed \
-                     issues took); estimate them (est/* labels) to trust its dates",
+                     issues took, or, until five have closed, the other issues' estimates); estimate them \
+                     (est/* labels) to trust its dates",
                     name,
                     crate::prose::count(open_n, "open issue", "open issues")
                 ));
