@@ -708,6 +708,29 @@ fn a_milestone_whose_open_work_is_all_in_a_cycle_gets_no_date() {
     assert_eq!(status.label(), "late");
 }
 
+/// All the open work assigned to one person while the others have none is said (audit 101: no word of
+/// it, and a narrow range at the end of one person's thirteen months).
+#[test]
+fn one_person_holding_all_the_work_is_said() {
+    let said = |plan: &commitea::plan::Plan| {
+        forecast::run(plan, &QUICK)
+            .warnings
+            .iter()
+            .any(|w| w.contains("the dates are one person's chain"))
+    };
+    let mut plan = demo_plan();
+    assert!(!said(&plan));
+    let first = plan.team[0].name.clone();
+    for i in plan
+        .issues
+        .iter_mut()
+        .filter(|i| i.state == commitea::domain::OpenState::Open)
+    {
+        i.assignee = Some(first.clone());
+    }
+    assert!(said(&plan));
+}
+
 /// Two issues of a milestone with other open work depend on each other: its dates leave them out, and the
 /// milestone says which (audit 101: its page showed an ordinary range and nothing of them).
 #[test]
