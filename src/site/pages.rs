@@ -357,6 +357,11 @@ pub struct MilestoneRow<'a> {
     pub on_time: Option<String>,
     /// Slack in working days with its sign, such as `+3`, `0` or `−2`, when there is a due date.
     pub slack_label: Option<String>,
+    /// `overdue since 2011-09-27`, for an open milestone with open work whose due date passed and whose
+    /// p80 gives no slack (beyond the horizon): said where the slack would be (audit 101: "—" beside a due
+    /// date three years gone).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overdue: Option<String>,
     /// The status in words: `on track`, `at risk`, `late` or `no due date`.
     pub status_label: String,
     /// Remaining hours, formatted.
@@ -505,6 +510,17 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
             on_time: m.probability_on_time.map(percent),
             // A slack counted to the horizon would be falsely exact: only when p80 is a date.
             slack_label: m.slack.filter(|_| date(&m.band.p80).is_some()).map(signed),
+            overdue: m
+                .due
+                .as_deref()
+                .filter(|d| {
+                    date(d)
+                        .zip(date(&data.runway.as_of))
+                        .is_some_and(|(d, t)| d < t)
+                        && date(&m.band.p80).is_none()
+                        && m.open_issues > 0
+                })
+                .map(|d| format!("overdue since {d}")),
             status_label: m.status.label().to_owned(),
             remaining: hours(m.remaining_hours),
             // A milestone with nothing open has no work to draw (its dates would be today's).

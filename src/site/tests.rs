@@ -649,6 +649,21 @@ fn user_text_is_escaped() {
 }
 
 #[test]
+fn an_overdue_milestone_with_no_slack_to_state_says_since_when() {
+    // Due before day 0, its p80 beyond the horizon: "—" said nothing of a due date long gone (audit 101).
+    let mut d = data();
+    d.runway.milestones[1].due = Some("2025-02-10".to_owned());
+    let files = render(&d, None).unwrap();
+    for page in ["runway.html", "index.html"] {
+        let html = text(&files, page);
+        assert!(html.contains("overdue since 2025-02-10"), "{page}: {html}");
+    }
+    // Not said of one due later.
+    let files = render(&data(), None).unwrap();
+    assert!(!text(&files, "runway.html").contains("overdue since"));
+}
+
+#[test]
 fn the_runway_headlines_the_work_that_stays_beside_the_planned_scope() {
     let files = rendered();
     let html = text(&files, "runway.html");
