@@ -239,3 +239,40 @@ fn the_gitea_path_backtest_syncs_runs_and_scores_every_cut() {
     let subjects = String::from_utf8_lossy(&log.stdout);
     assert!(subjects.lines().count() >= 5, "{subjects}");
 }
+
+/// A project that went quiet long before its data ends: the cuts after its last activity are said (audit
+/// 97: 161 of 243 cuts of a stalled project scored without a word).
+#[test]
+fn cuts_after_a_projects_last_activity_are_said() {
+    let Some(dir) = crate::import::realworld_dir() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("hypat");
+    let bin = env!("CARGO_BIN_EXE_commitea");
+    let import = std::process::Command::new(bin)
+        .args(["import", "jira", "--data"])
+        .arg(&dir)
+        .args(["--dataset", "duraspace", "--project", "HYPAT", "--out"])
+        .arg(&out_dir)
+        .env_remove("COMMITEA_STATE")
+        .output()
+        .unwrap();
+    assert!(
+        import.status.success(),
+        "{}",
+        String::from_utf8_lossy(&import.stderr)
+    );
+    let run = std::process::Command::new(bin)
+        .args(["backtest", "--trials", "60", "-s"])
+        .arg(&out_dir)
+        .env_remove("COMMITEA_STATE")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{err}");
+    assert!(
+        err.contains("cuts fall after the history's last activity (2011-10-11)"),
+        "{err}"
+    );
+}
