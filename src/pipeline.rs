@@ -1869,6 +1869,81 @@ pub fn lock(
     Ok(crate::state::lock::lock_state(layout.root(), &config)?)
 }
 
+/// What a sync changed in the snapshot's files, as the body of its commit message: the issues new, changed
+/// and gone (ten of each named), and whether the labels or milestones changed; empty when nothing did
+/// (audit 99: every sync's message was the same line, whatever it brought).
+fn synced_changes(
+    layout: &Layout,
+    files: &BTreeMap<std::path::PathBuf, Vec<u8>>,
+    stale: &[std::path::PathBuf],
+) -> String {
+    const NAMED: usize = 10;
+    let issues_dir = layout.snapshot_dir().join("issues");
+    let key = |path: &std::path::Path| -> Option<String> {
+        let rel = path.strip_prefix(&issues_dir).ok()?;
+        let parts: Vec<String> = rel
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        match parts.as_slice() {
+            [owner, repo, file] => {
+                Some(format!("{owner}/{repo}#{}", file.trim_end_matches(".yaml")))
+            }
+            _ => None,
+        }
+    };
+    let (mut new, mut changed, mut other) = (Vec::new(), Vec::new(), Vec::new());
+    for (path, bytes) in files {
+        let before = std::fs::read(path).ok();
+        if before.as_deref() == Some(bytes.as_slice()) {
+            continue;
+        }
+        match (key(path), before.is_some()) {
+            (Some(k), false) => new.push(k),
+            (Some(k), true) => changed.push(k),
+            (None, _) => {
+                let name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+                if let Some(n) = name.filter(|n| n != "meta") {
+                    other.push(n);
+                }
+            }
+        }
+    }
+    let gone: Vec<String> = stale.iter().filter_map(|p| key(p)).collect();
+    let list = |what: &str, keys: &[String]| -> Option<String> {
+        if keys.is_empty() {
+            return None;
+        }
+        let shown: Vec<&str> = keys.iter().take(NAMED).map(String::as_str).collect();
+        let more = keys.len().saturating_sub(NAMED);
+        Some(format!(
+            "{what} ({}): {}{}",
+            keys.len(),
+            shown.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ))
+    };
+    let lines: Vec<String> = [
+        list("issues changed", &changed),
+        list("issues new", &new),
+        list("issues gone from Gitea", &gone),
+        (!other.is_empty()).then(|| format!("{} changed", other.join(" and "))),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|l| format!("- {l}\n"))
+    .collect();
+    if lines.is_empty() {
+        String::new()
+    } else {
+        format!("\n{}", lines.concat())
+    }
+}
+
 /// `commitea sync`: read the repositories from Gitea, write the snapshot and commit it (no forecast).
 pub(crate) fn sync_only(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
     let layout = Layout::new(&opts.state_dir);
@@ -1892,9 +1967,10 @@ pub(crate) fn sync_only(opts: &RunOptions) -> Result<RunSummary, PipelineError> 
         None
     };
     let message = format!(
-        "commitea: sync of {} ({})\n",
+        "commitea: sync of {} ({})\n{}",
         crate::prose::count(config.repositories.len(), "repository", "repositories"),
-        crate::prose::count(snapshot.issues.len(), "issue", "issues")
+        crate::prose::count(snapshot.issues.len(), "issue", "issues"),
+        synced_changes(&layout, &files, &stale)
     );
     let sig = Signature {
         name: config.commit.name.clone(),

@@ -117,6 +117,20 @@ fn sync_commits_the_snapshot_and_a_failed_sync_touches_nothing() {
             .starts_with("commitea: sync of 2 repositories (8 issues)")
     );
     assert!(!everything_written(state.path(), &out).contains(TOKEN));
+    // A sync's message says what it brought (audit 99: the same line, whatever changed).
+    let key: commitea::domain::IssueKey = "acme/api#3".parse().unwrap();
+    emulator.with_dataset(|d| d.update_issue(&key, |i| i.title = "Renamed on Gitea".into()));
+    let out = commitea(&["sync"], state.path(), &emulator.url());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let body = git(state.path(), &["log", "-1", "--format=%B"]);
+    assert!(
+        body.contains("- issues changed (1): acme/api#3\n"),
+        "{body}"
+    );
 
     let before = tree(state.path());
     let head = git(state.path(), &["rev-parse", "HEAD"]);
