@@ -95,8 +95,12 @@ pub enum Op {
     SetPriority {
         /// The issue.
         issue: IssueRef,
-        /// `p/0` (drop everything) to `p/3` (someday); the level alone (`1`) is taken too.
-        #[schemars(regex(pattern = r"^(p/)?[0-9]+$"))]
+        /// `p/0` (drop everything) to `p/3` (someday); the level alone (`1` or `"1"`) is taken too.
+        #[serde(deserialize_with = "label_or_level")]
+        #[schemars(
+            regex(pattern = r"^(p/)?[0-9]+$"),
+            extend("type" = ["string", "integer"])
+        )]
         priority: String,
     },
     /// Move the issue to a milestone, or out of any (`null`).
@@ -156,6 +160,21 @@ pub enum Op {
 }
 
 /// A milestone id or null, which must be given.
+/// A priority given as its label (`"p/1"`), its level as text (`"1"`) or as a number (`1`), as a small model
+/// sends it (audit 102: the number failed the whole call), kept as text for [`Checker`] to read.
+fn label_or_level<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Said {
+        Text(String),
+        Level(u64),
+    }
+    Ok(match Said::deserialize(d)? {
+        Said::Text(t) => t,
+        Said::Level(n) => n.to_string(),
+    })
+}
+
 /// An optional list given as `null` is an empty one, as an optional scalar's `null` is none: a small model
 /// writes `"deps": null` for "no dependencies" (audit 91: refused as an input error).
 fn null_is_empty<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>

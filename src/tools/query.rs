@@ -222,9 +222,9 @@ pub fn query_project(ctx: &Context, input: QueryInput) -> Result<QueryOutput, To
             return Err(ToolError::invalid(
                 "/filters/query",
                 format!(
-                    "{:?} has no word to look for: a word is two letters or digits or more (one is left out; \
-                     symbols and emoji are not searched), or an issue number",
-                    f.query.as_deref().unwrap_or_default()
+                    "\"{}\" has no word to look for: a word is two letters or digits or more (one is left \
+                     out; symbols and emoji are not searched), or an issue number",
+                    crate::limits::excerpt(f.query.as_deref().unwrap_or_default())
                 ),
             ));
         }

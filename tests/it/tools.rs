@@ -961,6 +961,17 @@ fn a_priority_is_taken_as_its_level_as_a_capture_proposal_takes_it() {
         file.contains("priority: p/0"),
         "written as the label: {file}"
     );
+    // As a number too, as a small model sends it (audit 102: the whole call failed).
+    let v = apply(
+        dir,
+        json!({ "ops": [{ "op": "set_priority", "issue": "acme/api#102", "priority": 1 }] }),
+    );
+    assert_eq!(v["applied"], 1, "{v}");
+    let file = std::fs::read_to_string(dir.join(v["opsFile"].as_str().unwrap())).unwrap();
+    assert!(
+        file.contains("priority: p/1"),
+        "written as the label: {file}"
+    );
 }
 
 #[test]
