@@ -360,6 +360,9 @@ pub struct MilestonePage {
     /// beside the planned-scope cone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leaving: Option<String>,
+    /// Whether its due date passed with work still open (audit 102: said on the overview and the runway,
+    /// not on its own page).
+    pub overdue: bool,
     /// When a closed milestone closed, against its due date: `on 2026-10-30, 5 days before its due date`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub closed: Option<String>,
@@ -889,6 +892,9 @@ pub fn build(
                     .filter(|_| m.planned.is_some_and(|p| p.p80.date().is_none()))
                     .map(super::pages::percent),
                 fan_end: done_at_horizon(m).map(|(_, what)| what.to_owned()),
+                overdue: m.state == crate::domain::OpenState::Open
+                    && m.open_issues > 0
+                    && m.due.is_some_and(|d| d < report.as_of),
                 leaving: m
                     .expected_leaving
                     .filter(|_| m.planned.is_some())

@@ -547,6 +547,26 @@ fn a_capacity_directive_shows_on_the_persons_page() {
 }
 
 #[test]
+fn an_overdue_milestone_says_so_on_its_page() {
+    // Said on the overview and the runway, not on its own page (audit 102). The demo's Mobile 3.0 is due
+    // 2026-12-18; forecast from 2027-01-05 it is overdue, the EAA milestone (due 2027-01-29) not.
+    let dir = crate::toolcli::demo_state();
+    crate::toolcli::commitea_ok(
+        dir.path(),
+        &["render", "--trials", "200", "--now", "2027-01-05"],
+    );
+    let page = |id: u32| {
+        std::fs::read_to_string(dir.path().join(format!("public/milestones/{id}.html"))).unwrap()
+    };
+    assert!(
+        page(3).contains("due 2026-12-18 <span class=\"status status-late\">overdue</span>"),
+        "{}",
+        page(3)
+    );
+    assert!(!page(2).contains("status-late\">overdue"), "{}", page(2));
+}
+
+#[test]
 fn someone_leaving_is_said_on_their_page() {
     // `ends:` in commitea.yaml was said only in the run's log (audit 101).
     let dir = crate::toolcli::demo_state();
