@@ -182,6 +182,8 @@ pub struct StaleRow {
     /// Its assignee.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assignee: Option<Link>,
+    /// Whether it is in a dependency cycle.
+    pub in_cycle: bool,
 }
 
 /// The roadmap page: the median plan as a Gantt chart.
@@ -1171,6 +1173,7 @@ fn standup_page(
             idle_days: b.idle_days,
             blocks: b.blocks.iter().map(|k| issue_link(k)).collect(),
             assignee: b.assignee.as_deref().map(person_link),
+            in_cycle: b.in_cycle,
         })
         .collect();
     StandupPage {

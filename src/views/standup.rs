@@ -385,6 +385,10 @@ pub struct StaleBlocker {
     /// Assignee, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assignee: Option<String>,
+    /// Whether it is in a dependency cycle: touching it will not unblock anything until the cycle is
+    /// broken (audit 101: a blocker said to block the issue it waits on, with no word of the cycle).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_cycle: bool,
 }
 
 /// The standup settings, from `commitea.yaml`'s `standup:`.
@@ -1128,6 +1132,13 @@ pub fn standup(
         .collect();
 
     let blocked = super::focus::blocked_by_map(inputs);
+    let in_cycle: std::collections::HashSet<&crate::domain::IssueKey> = inputs
+        .report
+        .issues
+        .iter()
+        .filter(|f| f.flags.contains(&crate::forecast::Flag::DependencyCycle))
+        .map(|f| &f.issue)
+        .collect();
     let mut stale: Vec<StaleBlocker> = plan
         .issues
         .iter()
@@ -1145,6 +1156,7 @@ pub fn standup(
                 idle_days: idle,
                 blocks: waiting.iter().map(ToString::to_string).collect(),
                 assignee: i.assignee.clone(),
+                in_cycle: in_cycle.contains(&i.key),
             })
         })
         .filter(|b| {

@@ -232,6 +232,47 @@ fn forecasts_are_ranges_never_single_dates() {
 }
 
 #[test]
+fn a_stale_blocker_in_a_cycle_is_said_to_be_in_one() {
+    // acme/api#121 and #126 wait on each other: the standup named one as blocking the other with no word
+    // of the cycle (audit 101).
+    let tmp = demo_dir();
+    for (n, other) in [(121, 126), (126, 121)] {
+        let path = tmp
+            .path()
+            .join(format!("snapshot/issues/acme/api/{n}.yaml"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("depends_on"), "{text}");
+        let text = text.replacen(
+            "\nbody: ",
+            &format!("\ndepends_on:\n- acme/api#{other}\nbody: "),
+            1,
+        );
+        std::fs::write(&path, text).unwrap();
+    }
+    let later = Context {
+        as_of: Some(Utc.with_ymd_and_hms(2026, 12, 4, 17, 0, 0).unwrap()),
+        ..ctx(tmp.path())
+    };
+    let v = tools::call(
+        &later,
+        "query_project",
+        &json!({ "view": "standup", "filters": { "limit": 100 } }),
+    )
+    .unwrap();
+    let stale = v["staleBlockers"].as_array().unwrap();
+    let cyclic: Vec<&Value> = stale
+        .iter()
+        .filter(|b| b["issue"] == "acme/api#121" || b["issue"] == "acme/api#126")
+        .collect();
+    assert!(!cyclic.is_empty(), "{v}");
+    assert!(cyclic.iter().all(|b| b["inCycle"] == true), "{cyclic:?}");
+    assert!(
+        stale.iter().filter(|b| b["inCycle"] == true).count() == cyclic.len(),
+        "{stale:?}"
+    );
+}
+
+#[test]
 fn an_open_milestone_with_nothing_open_has_no_date_and_says_so() {
     // Its cone was "done today" (audit 101: an assistant would answer "done by 27 Nov").
     let tmp = demo_dir();
