@@ -114,18 +114,23 @@ fn print_runway(r: &crate::views::Runway, horizon_words: &str) {
         .max("p50 – p80".chars().count());
     println!("as of {}", r.as_of);
     println!(
-        "{:<width$} {:>10} {:>band_width$} {:>9} {:>6}",
+        "{:<width$} {:>10} {:>band_width$} {:>9} {:>7}",
         "milestone", "due", "p50 – p80", "P(due)", "slack"
     );
     for (m, b) in r.milestones.iter().zip(&bands) {
+        // No slack to state (p80 beyond the horizon) and the due date gone: said (audit 102).
+        let overdue = m.open_issues > 0 && m.due.as_deref().is_some_and(|d| d < r.as_of.as_str());
         println!(
-            "{} {:>10} {:>band_width$} {:>9} {:>6}",
+            "{} {:>10} {:>band_width$} {:>9} {:>7}",
             cut(&name(m)),
             m.due.as_deref().unwrap_or("-"),
             b,
             m.probability_on_time
                 .map_or_else(|| "-".to_owned(), crate::prose::percent),
-            m.slack.map_or_else(|| "-".to_owned(), |s| s.to_string()),
+            m.slack.map_or_else(
+                || if overdue { "overdue" } else { "-" }.to_owned(),
+                |s| s.to_string()
+            ),
         );
         // The line above is the work that stays when the abandonment model says which issues leave.
         if let Some(p) = &m.planned {

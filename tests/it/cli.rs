@@ -1383,6 +1383,29 @@ fn the_plan_table_lines_up_in_terminal_columns_whatever_the_script() {
 }
 
 #[test]
+fn the_plan_table_says_overdue_where_no_slack_can_be_stated() {
+    // Forecast from long after Mobile 3.0's due date (2026-12-18), its p80 beyond the horizon: "-" said
+    // nothing of the due date gone (audit 102).
+    let (_tmp, dir) = quick_demo();
+    let s = dir.to_string_lossy().into_owned();
+    let out = commitea(
+        &["plan", "--trials", "200", "--now", "2029-01-10", "-s", &s],
+        &dir,
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let row = table
+        .lines()
+        .find(|l| l.contains("2026-12-18"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(row.trim_end().ends_with(" overdue"), "{table}");
+}
+
+#[test]
 fn a_run_with_no_server_to_sync_from_says_it_synced_nothing() {
     // An imported state has no server: `run` forecast it as if it had synced (audit 97).
     let (_tmp, dir) = quick_demo();
