@@ -220,7 +220,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     let no_server = server.is_none();
     let (snapshot, synced) = match server.filter(|_| !opts.offline) {
         Some(server) => {
-            let (snapshot, client) = sync_stage(opts, &config, &layout, &server)?;
+            let (snapshot, client, _) = sync_stage(opts, &config, &layout, &server)?;
             let (files, wrote) = apply_stage(opts, &config, &layout, &client, &snapshot)?;
             applied = files;
             if opts.render && layout.root().join(".git").exists() {
@@ -1151,7 +1151,7 @@ fn sync_stage(
     config: &Config,
     layout: &Layout,
     server: &str,
-) -> Result<(Snapshot, crate::gitea::client::Client), PipelineError> {
+) -> Result<(Snapshot, crate::gitea::client::Client, Option<Snapshot>), PipelineError> {
     if config.repositories.is_empty() {
         return Err(PipelineError::Unavailable(format!(
             "{}: no repositories to sync: list them under `repositories:` (owner/repo), or run with --offline",
@@ -1179,7 +1179,7 @@ fn sync_stage(
         Err(e) => return Err(e.into()),
     };
     let snapshot = sync_with(&client, opts, config, previous.as_ref(), opts.full_sync)?;
-    Ok((snapshot, client))
+    Ok((snapshot, client, previous))
 }
 
 /// One sync against `previous` with `client`, logged.
@@ -1869,47 +1869,37 @@ pub fn lock(
     Ok(crate::state::lock::lock_state(layout.root(), &config)?)
 }
 
-/// What a sync changed in the snapshot's files, as the body of its commit message: the issues new, changed
-/// and gone (ten of each named), and whether the labels or milestones changed; empty when nothing did
-/// (audit 99: every sync's message was the same line, whatever it brought).
-fn synced_changes(
-    layout: &Layout,
-    files: &BTreeMap<std::path::PathBuf, Vec<u8>>,
-    stale: &[std::path::PathBuf],
-) -> String {
+/// What a sync changed in the snapshot, as the body of its commit message: the issues new, changed and
+/// gone (ten of each named), and whether the labels or milestones changed; empty when nothing did (audit
+/// 99: every sync's message was the same line, whatever it brought). Compared in memory, against the
+/// snapshot the sync started from.
+fn synced_changes(previous: Option<&Snapshot>, now: &Snapshot) -> String {
     const NAMED: usize = 10;
-    let issues_dir = layout.snapshot_dir().join("issues");
-    let key = |path: &std::path::Path| -> Option<String> {
-        let rel = path.strip_prefix(&issues_dir).ok()?;
-        let parts: Vec<String> = rel
-            .iter()
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect();
-        match parts.as_slice() {
-            [owner, repo, file] => {
-                Some(format!("{owner}/{repo}#{}", file.trim_end_matches(".yaml")))
-            }
-            _ => None,
-        }
-    };
-    let (mut new, mut changed, mut other) = (Vec::new(), Vec::new(), Vec::new());
-    for (path, bytes) in files {
-        let before = std::fs::read(path).ok();
-        if before.as_deref() == Some(bytes.as_slice()) {
-            continue;
-        }
-        match (key(path), before.is_some()) {
-            (Some(k), false) => new.push(k),
-            (Some(k), true) => changed.push(k),
-            (None, _) => {
-                let name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
-                if let Some(n) = name.filter(|n| n != "meta") {
-                    other.push(n);
-                }
-            }
+    let before = |k: &crate::domain::IssueKey| previous.and_then(|p| p.issues.get(k));
+    let (mut new, mut changed) = (Vec::new(), Vec::new());
+    for (k, issue) in &now.issues {
+        match before(k) {
+            None => new.push(k.to_string()),
+            Some(old) if old != issue => changed.push(k.to_string()),
+            Some(_) => {}
         }
     }
-    let gone: Vec<String> = stale.iter().filter_map(|p| key(p)).collect();
+    let gone: Vec<String> = previous
+        .map(|p| {
+            p.issues
+                .keys()
+                .filter(|k| !now.issues.contains_key(*k))
+                .map(ToString::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut other = Vec::new();
+    if previous.is_some_and(|p| p.labels != now.labels) {
+        other.push("labels");
+    }
+    if previous.is_some_and(|p| p.milestones != now.milestones) {
+        other.push("milestones");
+    }
     let list = |what: &str, keys: &[String]| -> Option<String> {
         if keys.is_empty() {
             return None;
@@ -1959,7 +1949,7 @@ pub(crate) fn sync_only(opts: &RunOptions) -> Result<RunSummary, PipelineError> 
                 crate::config::FILE_NAME
             ))
         })?;
-    let (snapshot, _) = sync_stage(opts, &config, &layout, &server)?;
+    let (snapshot, _, previous) = sync_stage(opts, &config, &layout, &server)?;
     let crate::state::SnapshotFiles { files, stale } = snapshot.files(&layout)?;
     let repo = if opts.commit {
         Some(git::open_or_init(layout.root())?)
@@ -1970,7 +1960,7 @@ pub(crate) fn sync_only(opts: &RunOptions) -> Result<RunSummary, PipelineError> 
         "commitea: sync of {} ({})\n{}",
         crate::prose::count(config.repositories.len(), "repository", "repositories"),
         crate::prose::count(snapshot.issues.len(), "issue", "issues"),
-        synced_changes(&layout, &files, &stale)
+        synced_changes(previous.as_ref(), &snapshot)
     );
     let sig = Signature {
         name: config.commit.name.clone(),

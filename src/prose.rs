@@ -31,22 +31,7 @@ pub(crate) fn warn_once(key: &str, message: &str) {
 /// kept whole or left out whole (audit 95: a cut left half a flag, a bare "e" of an "é", a dangling
 /// joiner).
 pub(crate) fn clip(text: &str, max: usize) -> String {
-    use unicode_segmentation::UnicodeSegmentation;
-    if text.chars().nth(max).is_none() {
-        return text.to_owned();
-    }
-    let room = max.saturating_sub(1);
-    let mut kept = String::new();
-    let mut chars = 0;
-    for g in text.graphemes(true) {
-        let n = g.chars().count();
-        if chars + n > room {
-            break;
-        }
-        chars += n;
-        kept.push_str(g);
-    }
-    format!("{}…", kept.trim_end())
+    cut_whole(text, max, |s| s.chars().count())
 }
 
 /// Text cut to at most `columns` terminal columns (a CJK character takes two, a combining mark none),
@@ -54,25 +39,32 @@ pub(crate) fn clip(text: &str, max: usize) -> String {
 /// `pad` (a table's column: `{:<width$}` pads by characters, and a Japanese title came out four columns
 /// too wide; audit 95).
 pub(crate) fn fit_columns(text: &str, columns: usize, pad: bool) -> String {
-    use unicode_segmentation::UnicodeSegmentation;
-    use unicode_width::UnicodeWidthStr;
-    let mut out = if text.width() <= columns {
-        text.to_owned()
-    } else {
-        let mut kept = String::new();
-        for g in text.graphemes(true) {
-            if kept.width() + g.width() + 1 > columns {
-                break;
-            }
-            kept.push_str(g);
-        }
-        format!("{}…", kept.trim_end())
-    };
+    let mut out = cut_whole(text, columns, self::columns);
     if pad {
-        let w = out.width();
+        let w = self::columns(&out);
         out.extend(std::iter::repeat_n(' ', columns.saturating_sub(w)));
     }
     out
+}
+
+/// `text` whole when its `size` is at most `max`, else its first grapheme clusters whose sizes sum to at
+/// most `max` less one, and an ellipsis (of size one, as a character and a column).
+fn cut_whole(text: &str, max: usize, size: impl Fn(&str) -> usize) -> String {
+    use unicode_segmentation::UnicodeSegmentation;
+    if size(text) <= max {
+        return text.to_owned();
+    }
+    let room = max.saturating_sub(1);
+    let (mut kept, mut used) = (String::new(), 0);
+    for g in text.graphemes(true) {
+        let n = size(g);
+        if used + n > room {
+            break;
+        }
+        used += n;
+        kept.push_str(g);
+    }
+    format!("{}…", kept.trim_end())
 }
 
 /// How many terminal columns `text` takes.

@@ -130,13 +130,15 @@ fn stalled_cuts(snapshot: &crate::state::Snapshot, report: &crate::backtest::Bac
     else {
         return;
     };
-    let Some(first) = report.first_cut else {
-        return;
-    };
-    let every = chrono::Duration::days(i64::from(report.options.every_days.max(1)));
-    let after = (0..report.cuts)
-        .filter(|&k| first + every * i32::try_from(k).unwrap_or(i32::MAX) > last)
-        .count();
+    // The report's cuts: the rule's (`rewind::cut_dates`) up to its last.
+    let after = crate::backtest::rewind::cut_dates(
+        snapshot,
+        report.options.every_days,
+        report.options.min_history_days,
+    )
+    .into_iter()
+    .filter(|c| report.last_cut.is_some_and(|l| *c <= l) && *c > last)
+    .count();
     if after > 0 {
         tracing::warn!(
             "{after} of the {} cuts fall after the history's last activity ({}): nothing happens there, so \

@@ -118,8 +118,6 @@ fn print_runway(r: &crate::views::Runway, horizon_words: &str) {
         "milestone", "due", "p50 – p80", "P(due)", "slack"
     );
     for (m, b) in r.milestones.iter().zip(&bands) {
-        // No slack to state (p80 beyond the horizon) and the due date gone: said (audit 102).
-        let overdue = m.open_issues > 0 && m.due.as_deref().is_some_and(|d| d < r.as_of.as_str());
         println!(
             "{} {:>10} {:>band_width$} {:>9} {:>7}",
             cut(&name(m)),
@@ -128,7 +126,8 @@ fn print_runway(r: &crate::views::Runway, horizon_words: &str) {
             m.probability_on_time
                 .map_or_else(|| "-".to_owned(), crate::prose::percent),
             m.slack.map_or_else(
-                || if overdue { "overdue" } else { "-" }.to_owned(),
+                // No slack to state (p80 beyond the horizon) and the due date gone: said (audit 102).
+                || if m.overdue { "overdue" } else { "-" }.to_owned(),
                 |s| s.to_string()
             ),
         );

@@ -293,6 +293,11 @@ impl MilestoneForecast {
         self.slack_days
             .filter(|_| matches!(self.p80, When::Date(_)) && self.open_issues > 0)
     }
+
+    /// Whether it is open with work open and its due date before `as_of` (day 0).
+    pub fn overdue(&self, as_of: NaiveDate) -> bool {
+        self.state == OpenState::Open && self.open_issues > 0 && self.due.is_some_and(|d| d < as_of)
+    }
 }
 
 /// Three quantiles of a date.

@@ -894,9 +894,7 @@ pub fn build(
                     .filter(|_| m.planned.is_some_and(|p| p.p80.date().is_none()))
                     .map(super::pages::percent),
                 fan_end: done_at_horizon(m).map(|(_, what)| what.to_owned()),
-                overdue: m.state == crate::domain::OpenState::Open
-                    && m.open_issues > 0
-                    && m.due.is_some_and(|d| d < report.as_of),
+                overdue: m.overdue(report.as_of),
                 leaving: m
                     .expected_leaving
                     .filter(|_| m.planned.is_some())

@@ -361,7 +361,7 @@ pub struct MilestoneRow<'a> {
     /// p80 gives no slack (beyond the horizon): said where the slack would be (audit 101: "—" beside a due
     /// date three years gone).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub overdue: Option<String>,
+    pub overdue_since: Option<String>,
     /// The status in words: `on track`, `at risk`, `late` or `no due date`.
     pub status_label: String,
     /// Remaining hours, formatted.
@@ -510,16 +510,10 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
             on_time: m.probability_on_time.map(percent),
             // A slack counted to the horizon would be falsely exact: only when p80 is a date.
             slack_label: m.slack.filter(|_| date(&m.band.p80).is_some()).map(signed),
-            overdue: m
+            overdue_since: m
                 .due
                 .as_deref()
-                .filter(|d| {
-                    date(d)
-                        .zip(date(&data.runway.as_of))
-                        .is_some_and(|(d, t)| d < t)
-                        && date(&m.band.p80).is_none()
-                        && m.open_issues > 0
-                })
+                .filter(|_| m.overdue && date(&m.band.p80).is_none())
                 .map(|d| format!("overdue since {d}")),
             status_label: m.status.label().to_owned(),
             remaining: hours(m.remaining_hours),

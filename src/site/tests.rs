@@ -76,6 +76,7 @@ fn milestone(
         staying_done: None,
         expected_leaving: None,
         probability_done: None,
+        overdue: false,
     }
 }
 
@@ -653,6 +654,7 @@ fn an_overdue_milestone_with_no_slack_to_state_says_since_when() {
     // Due before day 0, its p80 beyond the horizon: "—" said nothing of a due date long gone (audit 101).
     let mut d = data();
     d.runway.milestones[1].due = Some("2025-02-10".to_owned());
+    d.runway.milestones[1].overdue = true;
     let files = render(&d, None).unwrap();
     for page in ["runway.html", "index.html"] {
         let html = text(&files, page);

@@ -24,10 +24,10 @@ pub struct CalibrationView {
     /// Per person: `{person, n, bias}`, the same way.
     pub by_person_bias: Vec<BiasView>,
     /// Labels the filters kept that `limit` left out of `byLabelBias`.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub by_label_bias_omitted: usize,
     /// People the filters kept that `limit` left out of `byPersonBias`.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub by_person_bias_omitted: usize,
     /// The abandonment model: how often open work is closed at all; absent while it has too little
     /// history (every open issue is then assumed done).
@@ -227,10 +227,6 @@ pub struct BiasView {
     pub n: usize,
     /// Multiplier relative to the team.
     pub bias: f64,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 /// The calibration view; `assignee` and `label` narrow the bias lists, `limit` cuts them.

@@ -69,15 +69,11 @@ pub struct Runway {
     /// Each person's load.
     pub capacity: Vec<Capacity>,
     /// Open milestones the filters kept that `limit` left out.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub milestones_omitted: usize,
     /// People the filters kept that `limit` left out.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub capacity_omitted: usize,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 /// One milestone on the runway.
@@ -133,6 +129,9 @@ pub struct RunwayMilestone {
     /// abandonment model says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probability_done: Option<f64>,
+    /// Whether its due date passed with work open.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub overdue: bool,
     /// The probability that the work that stays is done within the horizon, beside `planned`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub staying_done: Option<f64>,
@@ -145,7 +144,7 @@ pub struct RunwayCutLine {
     /// The issues to take out, lowest priority first.
     pub issues: Vec<String>,
     /// Issues of the cut that `limit` left out of `issues` (the last ones: the most valuable).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub issues_omitted: usize,
     /// Their remaining hours.
     pub hours: f64,
@@ -223,6 +222,7 @@ pub fn runway(inputs: Inputs<'_>) -> Runway {
             }),
             expected_leaving: m.expected_leaving,
             probability_done: m.probability_done,
+            overdue: m.overdue(inputs.report.as_of),
             staying_done: m.staying_done,
             cut_line: m.cut_line.as_ref().map(|c| RunwayCutLine {
                 issues: c.issues.iter().map(ToString::to_string).collect(),
