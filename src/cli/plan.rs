@@ -99,11 +99,9 @@ fn print_runway(r: &crate::views::Runway, horizon_words: &str) {
         .milestones
         .iter()
         .map(|m| {
-            if m.status == crate::views::runway::MilestoneStatus::NothingOpen {
-                m.status.label().to_owned()
-            } else {
-                band(&m.band.p50, &m.band.p80)
-            }
+            m.band
+                .as_ref()
+                .map_or_else(|| m.status.label().to_owned(), |b| band(&b.p50, &b.p80))
         })
         .collect();
     let band_width = bands

@@ -14,7 +14,7 @@ pub fn render(payload: &Value) -> String {
         standup(payload)
     } else if payload.get("capacity").is_some() && payload.get("milestones").is_some() {
         runway(payload)
-    } else if payload.get("cone").is_some() && payload.get("stats").is_some() {
+    } else if payload.get("milestone").is_some() && payload.get("stats").is_some() {
         milestone(payload)
     } else {
         let mut out = String::new();
@@ -195,13 +195,21 @@ fn milestone(v: &Value) -> String {
         || "no due date".to_owned(),
         |d| format!("due {d}{}", if v["hard"] == true { " (hard)" } else { "" }),
     );
+    // An open milestone with nothing open has no cone (its dates would be today's): its status says so.
+    let range = if cone.is_object() {
+        format!(
+            "p10 {}, p50 {}, p80 {}",
+            str_at(cone, "p10"),
+            str_at(cone, "p50"),
+            str_at(cone, "p80")
+        )
+    } else {
+        str_at(v, "status").replace('_', " ")
+    };
     out.push(format!(
-        "{} ({}), {due}: p10 {}, p50 {}, p80 {}.",
+        "{} ({}), {due}: {range}.",
         str_at(v, "title"),
         str_at(v, "repo"),
-        str_at(cone, "p10"),
-        str_at(cone, "p50"),
-        str_at(cone, "p80")
     ));
     let stats = &v["stats"];
     if let Some(p) = stats.get("probabilityOnTime").and_then(Value::as_f64) {
@@ -248,10 +256,14 @@ fn runway(v: &Value) -> String {
             .map_or_else(String::new, |p| {
                 format!(", P(on time) {}%", (p * 100.0).round())
             });
+        // A milestone with nothing open has no band: its status is the whole line.
+        let band = m
+            .get("band")
+            .map(|b| format!("{}{chance}, ", band(b)))
+            .unwrap_or_default();
         out.push(format!(
-            "{} ({due}): {}{chance}, {}.",
+            "{} ({due}): {band}{}.",
             str_at(m, "title"),
-            band(&m["band"]),
             str_at(m, "status").replace('_', " ")
         ));
     }
@@ -404,6 +416,20 @@ mod tests {
         g.add_json(&milestone);
         let claims = super::super::check::ungrounded(&text, &g, &["amara".into()]);
         assert!(claims.is_empty(), "{claims:?}\n{text}");
+        // A milestone with nothing open has no band or cone: its status, not "gone" or empty dates.
+        let empty = json!({"asOf": "2026-11-27", "capacity": [], "milestones": [{"title": "Old",
+            "due": "2011-10-18", "status": "nothing_open", "openIssues": 0}]});
+        assert_eq!(
+            render(&empty),
+            "Runway as of 2026-11-27.\nOld (due 2011-10-18): nothing open."
+        );
+        let empty = json!({"milestone": 7, "repo": "acme/api", "state": "open", "title": "Old",
+            "status": "nothing_open", "stats": {"closed": 3, "open": 0, "remainingHours": 0.0},
+            "issues": []});
+        assert_eq!(
+            render(&empty),
+            "Old (acme/api), no due date: nothing open.\nOpen issues: 0; closed: 3; remaining: 0.0 hours."
+        );
         let other = render(&json!({"n": 3, "list": ["a", {"b": true}]}));
         assert_eq!(other, "list:\n  - a\n  -\n    b: true\nn: 3");
     }

@@ -111,6 +111,18 @@ pub(crate) struct RangeRow {
     pub status: String,
     /// What the row says in words (for its `<title>`, read by screen readers).
     pub words: String,
+    /// What the row says where its bar would be when it has no p10: see [`undated_words`].
+    pub undated: &'static str,
+}
+
+/// What a range row without a p10 says: its range is beyond the horizon, or (`dated` false) there is no
+/// work to date (a milestone with nothing open).
+pub(crate) fn undated_words(dated: bool) -> &'static str {
+    if dated {
+        "not within the horizon"
+    } else {
+        "nothing open"
+    }
 }
 
 /// Layout constants of the range chart, in SVG user units (pixels at scale 1).
@@ -245,9 +257,10 @@ pub(crate) fn ranges(rows: &[RangeRow], today: NaiveDate, end: NaiveDate, title:
             None => {
                 let _ = write!(
                     s,
-                    "<text class=\"beyond\" x=\"{}\" y=\"{}\">not within the horizon</text>",
+                    "<text class=\"beyond\" x=\"{}\" y=\"{}\">{}</text>",
                     scale.x0 + 6.0,
-                    mid + 5.0
+                    mid + 5.0,
+                    r.undated
                 );
             }
         }
@@ -1186,6 +1199,7 @@ mod tests {
             hard: false,
             status: "late".into(),
             words: "fcrepo-3.6".into(),
+            undated: undated_words(true),
         };
         let svg = ranges(&[row], d("2026-12-04"), d("2027-02-10"), "Runway");
         assert!(!svg.contains("2012") && !svg.contains("2011"), "{svg}");
@@ -1204,6 +1218,7 @@ mod tests {
                 hard: true,
                 status: "late".into(),
                 words: "x".into(),
+                undated: undated_words(true),
             },
             RangeRow {
                 label: "far".into(),
@@ -1215,6 +1230,7 @@ mod tests {
                 hard: false,
                 status: "no_due_date".into(),
                 words: "y".into(),
+                undated: undated_words(true),
             },
         ];
         let svg = ranges(&rows, d("2026-01-20"), d("2026-06-01"), "Runway");

@@ -744,19 +744,25 @@ pub fn build(
                 }
                 .to_owned(),
                 href: None,
-                p10: m.p10.date(),
-                p50: m.p50.date(),
-                p80: m.p80.date(),
+                // An open milestone with nothing open has no cone: its dates would be today's.
+                p10: view.cone.as_ref().and(m.p10.date()),
+                p50: view.cone.as_ref().and(m.p50.date()),
+                p80: view.cone.as_ref().and(m.p80.date()),
                 due: m.due,
                 hard: m.hard,
                 status: status.to_owned(),
-                words: format!(
-                    "p10 {}, p50 {}, p80 {}{}",
-                    m.p10,
-                    m.p50,
-                    m.p80,
-                    m.due.map(|d| format!(", due {d}")).unwrap_or_default()
-                ),
+                words: if view.cone.is_some() {
+                    format!(
+                        "p10 {}, p50 {}, p80 {}{}",
+                        m.p10,
+                        m.p50,
+                        m.p80,
+                        m.due.map(|d| format!(", due {d}")).unwrap_or_default()
+                    )
+                } else {
+                    charts::undated_words(false).to_owned()
+                },
+                undated: charts::undated_words(view.cone.is_some()),
             };
             let mut rows = vec![row];
             if let Some(s) = m.planned {
@@ -773,6 +779,7 @@ pub fn build(
                         "all planned work: p10 {}, p50 {}, p80 {}",
                         s.p10, s.p50, s.p80
                     ),
+                    undated: charts::undated_words(true),
                 });
             }
             let end = rows

@@ -505,43 +505,42 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
         .runway
         .milestones
         .iter()
-        .map(|m| MilestoneRow {
-            milestone: m,
-            on_time: m.probability_on_time.map(percent),
-            // A slack counted to the horizon would be falsely exact: only when p80 is a date.
-            slack_label: m.slack.filter(|_| date(&m.band.p80).is_some()).map(signed),
-            overdue_since: m
-                .due
-                .as_deref()
-                .filter(|_| m.overdue && date(&m.band.p80).is_none())
-                .map(|d| format!("overdue since {d}")),
-            status_label: m.status.label().to_owned(),
-            remaining: hours(m.remaining_hours),
-            // A milestone with nothing open has no work to draw (its dates would be today's).
-            cone: axis
-                .as_ref()
-                .filter(|_| m.status != crate::views::runway::MilestoneStatus::NothingOpen)
-                .and_then(|a| a.cone(m)),
-            leaving_label: m.expected_leaving.map(leaving_words),
-            cut_hours: m.cut_line.as_ref().map(|c| hours(c.hours.round())),
-            cut_on_time: m.cut_line.as_ref().map(|c| percent(c.probability_on_time)),
-            band_label: if m.status == crate::views::runway::MilestoneStatus::NothingOpen {
-                m.status.label().to_owned()
-            } else {
-                band_label(&m.band.p50, &m.band.p80)
-            },
-            headline_chance: m
-                .staying_done
-                .filter(|_| date(&m.band.p80).is_none())
-                .map(|p| chance(p, data.horizon_days)),
-            planned_label: m.planned.as_ref().map(|b| {
-                let within = m
-                    .probability_done
-                    .filter(|_| date(&b.p80).is_none())
-                    .map(|p| format!(" ({})", chance(p, data.horizon_days)))
-                    .unwrap_or_default();
-                format!("all planned work: {}{within}", band_label(&b.p50, &b.p80))
-            }),
+        .map(|m| {
+            let p80 = m.band.as_ref().and_then(|b| date(&b.p80));
+            MilestoneRow {
+                milestone: m,
+                on_time: m.probability_on_time.map(percent),
+                // A slack counted to the horizon would be falsely exact: only when p80 is a date.
+                slack_label: m.slack.filter(|_| p80.is_some()).map(signed),
+                overdue_since: m
+                    .due
+                    .as_deref()
+                    .filter(|_| m.overdue && p80.is_none())
+                    .map(|d| format!("overdue since {d}")),
+                status_label: m.status.label().to_owned(),
+                remaining: hours(m.remaining_hours),
+                // A milestone with nothing open has no band: no work to draw.
+                cone: axis.as_ref().and_then(|a| a.cone(m)),
+                leaving_label: m.expected_leaving.map(leaving_words),
+                cut_hours: m.cut_line.as_ref().map(|c| hours(c.hours.round())),
+                cut_on_time: m.cut_line.as_ref().map(|c| percent(c.probability_on_time)),
+                band_label: m.band.as_ref().map_or_else(
+                    || m.status.label().to_owned(),
+                    |b| band_label(&b.p50, &b.p80),
+                ),
+                headline_chance: m
+                    .staying_done
+                    .filter(|_| m.band.is_some() && p80.is_none())
+                    .map(|p| chance(p, data.horizon_days)),
+                planned_label: m.planned.as_ref().map(|b| {
+                    let within = m
+                        .probability_done
+                        .filter(|_| date(&b.p80).is_none())
+                        .map(|p| format!(" ({})", chance(p, data.horizon_days)))
+                        .unwrap_or_default();
+                    format!("all planned work: {}{within}", band_label(&b.p50, &b.p80))
+                }),
+            }
         })
         .collect();
     let capacity = data
@@ -633,20 +632,23 @@ fn runway_chart(runway: &Runway, linked: bool, horizon_days: u32) -> String {
         .map(|m| super::charts::RangeRow {
             label: m.title.clone(),
             href: linked.then(|| super::detail::milestone_path(m.milestone)),
-            p10: date(&m.p10),
-            p50: date(&m.band.p50),
-            p80: date(&m.band.p80),
+            p10: m.p10.as_deref().and_then(date),
+            p50: m.band.as_ref().and_then(|b| date(&b.p50)),
+            p80: m.band.as_ref().and_then(|b| date(&b.p80)),
             due: m.due.as_deref().and_then(date),
             hard: m.hard,
             status: super::detail::status_class(m.status).to_owned(),
+            undated: super::charts::undated_words(m.band.is_some()),
             words: format!(
-                "{}: p10 {}, p50 {}, p80 {}{}",
+                "{}: {}{}",
                 m.title,
-                m.p10,
-                m.band.p50,
-                m.band.p80,
+                match (&m.p10, &m.band) {
+                    (Some(p10), Some(b)) => format!("p10 {p10}, p50 {}, p80 {}", b.p50, b.p80),
+                    _ => m.status.label().to_owned(),
+                },
                 m.due
                     .as_deref()
+                    .filter(|_| m.band.is_some())
                     .map(|d| format!(", due {d}: {}", m.status.label()))
                     .unwrap_or_default()
             ),
@@ -691,9 +693,9 @@ impl DateAxis {
             .iter()
             .flat_map(|m| {
                 [
-                    Some(m.p10.as_str()),
-                    Some(m.band.p50.as_str()),
-                    Some(m.band.p80.as_str()),
+                    m.p10.as_deref(),
+                    m.band.as_ref().map(|b| b.p50.as_str()),
+                    m.band.as_ref().map(|b| b.p80.as_str()),
                     m.due.as_deref(),
                 ]
             })
@@ -718,11 +720,12 @@ impl DateAxis {
         ((share * 1000.0).round() / 10.0).clamp(0.0, 100.0)
     }
 
-    /// A milestone's cone; `None` when even its p10 is beyond the horizon.
+    /// A milestone's cone; `None` when even its p10 is beyond the horizon, or nothing is open in it.
     fn cone(self, m: &RunwayMilestone) -> Option<Cone> {
-        let p10 = self.pos(date(&m.p10)?);
-        let p50 = date(&m.band.p50).map_or(100.0, |d| self.pos(d)).max(p10);
-        let p80_date = date(&m.band.p80);
+        let band = m.band.as_ref()?;
+        let p10 = self.pos(date(m.p10.as_deref()?)?);
+        let p50 = date(&band.p50).map_or(100.0, |d| self.pos(d)).max(p10);
+        let p80_date = date(&band.p80);
         let p80 = p80_date.map_or(100.0, |d| self.pos(d)).max(p50);
         Some(Cone {
             p10,

@@ -61,8 +61,8 @@ fn milestone(
         repo: "acme/app".to_owned(),
         due: due.map(str::to_owned),
         hard,
-        band: band(p50, p80),
-        p10: p10.to_owned(),
+        band: Some(band(p50, p80)),
+        p10: Some(p10.to_owned()),
         slack,
         probability_on_time: probability,
         open_issues: 3,
@@ -593,8 +593,8 @@ fn cone_positions_share_one_axis() {
 #[test]
 fn a_milestone_wholly_beyond_the_horizon_has_no_cone() {
     let mut d = data();
-    d.runway.milestones[1].p10 = "beyond horizon".to_owned();
-    d.runway.milestones[1].band = band("beyond horizon", "beyond horizon");
+    d.runway.milestones[1].p10 = Some("beyond horizon".to_owned());
+    d.runway.milestones[1].band = Some(band("beyond horizon", "beyond horizon"));
     // A due date before day 0 stretches the axis back and puts day 0 inside it.
     d.runway.milestones[0].due = Some("2025-02-21".to_owned());
     let page = pages::page_context(&d);
@@ -1207,8 +1207,8 @@ fn the_horizon_is_said_in_years_months_weeks_or_days_and_never_as_a_bare_phrase(
     assert_eq!(super::text::horizon_words(100), "100 days");
     assert_eq!(super::text::horizon_words(1), "1 day");
     let mut d = data();
-    d.runway.milestones[1].p10 = "beyond horizon".to_owned();
-    d.runway.milestones[1].band = band("beyond horizon", "beyond horizon");
+    d.runway.milestones[1].p10 = Some("beyond horizon".to_owned());
+    d.runway.milestones[1].band = Some(band("beyond horizon", "beyond horizon"));
     d.runway.milestones[1].probability_done = Some(0.35);
     d.runway.milestones[1].planned = Some(band("beyond horizon", "beyond horizon"));
     d.runway.milestones[1].staying_done = Some(0.6);
@@ -1447,6 +1447,8 @@ fn a_milestone_with_nothing_open_reads_nothing_open_not_todays_date() {
         "nothing_open",
     );
     empty.open_issues = 0;
+    empty.band = None;
+    empty.p10 = None;
     d.runway.milestones.push(empty);
     let page = pages::page_context(&d);
     let row = page
@@ -1462,6 +1464,13 @@ fn a_milestone_with_nothing_open_reads_nothing_open_not_todays_date() {
         !runway[at..].contains("2025-03-03 · <strong>2025-03-03</strong>"),
         "{runway}"
     );
+    // The chart's row says so where its bar would be, and its words give no dates.
+    let chart = &runway[..runway.find("</svg>").unwrap()];
+    assert!(
+        chart.contains("<title>Old release: nothing open</title>"),
+        "{chart}"
+    );
+    assert!(chart.contains(">nothing open</text>"), "{chart}");
 }
 
 #[test]

@@ -93,9 +93,13 @@ pub struct RunwayMilestone {
     pub hard: bool,
     /// `{p50, p80}` of when its work is done: the work that will stay in it while the abandonment model
     /// says which open issues leave (then `planned` is given too), else all the work planned in it.
-    pub band: Band,
-    /// p10 of the same.
-    pub p10: String,
+    /// Absent when nothing is open in it (status `nothing_open`): there is no work to date, and today's
+    /// date would read as "done today".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub band: Option<Band>,
+    /// p10 of the same; absent with `band`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p10: Option<String>,
     /// Working days from p80 to the due date; negative when late. Absent when p80 is beyond the
     /// horizon (it would be counted to the horizon, not to the work) or nothing is open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -198,42 +202,46 @@ pub fn runway(inputs: Inputs<'_>) -> Runway {
     });
     let milestones = ms
         .into_iter()
-        .map(|m| RunwayMilestone {
-            milestone: m.id,
-            title: m.title.clone(),
-            repo: m.repo.clone(),
-            due: m.due.map(|d| d.to_string()),
-            hard: m.hard,
-            band: Band {
-                p50: m.p50.to_string(),
-                p80: m.p80.to_string(),
-            },
-            p10: m.p10.to_string(),
-            slack: m.stated_slack(),
-            probability_on_time: m.probability_on_time,
-            open_issues: m.open_issues,
-            unestimated_issues: m.unestimated_issues,
-            closed_issues: m.closed_issues,
-            remaining_hours: m.remaining_hours,
-            status: MilestoneStatus::of(m.probability_on_time, m.open_issues),
-            planned: m.planned.map(|r| Band {
-                p50: r.p50.to_string(),
-                p80: r.p80.to_string(),
-            }),
-            expected_leaving: m.expected_leaving,
-            probability_done: m.probability_done,
-            overdue: m.overdue(inputs.report.as_of),
-            staying_done: m.staying_done,
-            cut_line: m.cut_line.as_ref().map(|c| RunwayCutLine {
-                issues: c.issues.iter().map(ToString::to_string).collect(),
-                issues_omitted: 0,
-                hours: c.hours,
-                p80: c.p80.to_string(),
-                probability_on_time: c.probability_on_time,
-                meets_deadline: c.meets_deadline,
-                untrimmed: c.untrimmed,
-                empties_milestone: c.empties_milestone,
-            }),
+        .map(|m| {
+            let status = MilestoneStatus::of(m.probability_on_time, m.open_issues);
+            let dated = status != MilestoneStatus::NothingOpen;
+            RunwayMilestone {
+                milestone: m.id,
+                title: m.title.clone(),
+                repo: m.repo.clone(),
+                due: m.due.map(|d| d.to_string()),
+                hard: m.hard,
+                band: dated.then(|| Band {
+                    p50: m.p50.to_string(),
+                    p80: m.p80.to_string(),
+                }),
+                p10: dated.then(|| m.p10.to_string()),
+                slack: m.stated_slack(),
+                probability_on_time: m.probability_on_time,
+                open_issues: m.open_issues,
+                unestimated_issues: m.unestimated_issues,
+                closed_issues: m.closed_issues,
+                remaining_hours: m.remaining_hours,
+                status,
+                planned: m.planned.map(|r| Band {
+                    p50: r.p50.to_string(),
+                    p80: r.p80.to_string(),
+                }),
+                expected_leaving: m.expected_leaving,
+                probability_done: m.probability_done,
+                overdue: m.overdue(inputs.report.as_of),
+                staying_done: m.staying_done,
+                cut_line: m.cut_line.as_ref().map(|c| RunwayCutLine {
+                    issues: c.issues.iter().map(ToString::to_string).collect(),
+                    issues_omitted: 0,
+                    hours: c.hours,
+                    p80: c.p80.to_string(),
+                    probability_on_time: c.probability_on_time,
+                    meets_deadline: c.meets_deadline,
+                    untrimmed: c.untrimmed,
+                    empties_milestone: c.empties_milestone,
+                }),
+            }
         })
         .collect();
     let capacity = inputs

@@ -798,7 +798,13 @@ fn the_runway_gives_no_slack_counted_to_the_horizon() {
             .iter()
             .find(|r| r.milestone == m.id)
             .unwrap();
-        assert_eq!(row.slack, None, "{} p80 {}", row.title, row.band.p80);
+        assert_eq!(
+            row.slack,
+            None,
+            "{} p80 {}",
+            row.title,
+            row.band.as_ref().map_or("none", |b| b.p80.as_str())
+        );
     }
 }
 

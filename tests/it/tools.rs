@@ -293,6 +293,22 @@ fn an_open_milestone_with_nothing_open_has_no_date_and_says_so() {
     assert!(m.get("cone").is_none(), "{m}");
     assert_eq!(m["status"], "nothing_open", "{m}");
     assert_eq!(m["stats"]["open"], 0, "{m}");
+    // The runway says the same: no band of today's date beside "nothing open" (audit 102).
+    let r = tools::call(
+        &ctx(tmp.path()),
+        "query_project",
+        &json!({ "view": "runway", "filters": { "milestoneId": 99 } }),
+    )
+    .unwrap();
+    let row = &r["milestones"][0];
+    assert_eq!(row["status"], "nothing_open", "{r}");
+    assert!(row.get("band").is_none() && row.get("p10").is_none(), "{r}");
+    let dated = query("runway", json!({ "milestoneId": 4 }));
+    assert!(
+        dated["milestones"][0]["band"]["p80"].is_string()
+            && dated["milestones"][0]["p10"].is_string(),
+        "{dated}"
+    );
     let open = query("milestone", json!({ "milestoneId": 4 }));
     assert!(
         open["status"].is_string() && open["cone"]["p80"].is_string(),
