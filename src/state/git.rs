@@ -698,6 +698,36 @@ pub fn resolve(repo: &gix::Repository, name: &str) -> Option<ObjectId> {
         .map(|c| c.id)
 }
 
+/// The commits of a shallow checkout whose parents it lacks (`.git/shallow`); empty for a whole history.
+fn shallow_boundary(repo: &gix::Repository) -> Vec<ObjectId> {
+    repo.shallow_commits()
+        .ok()
+        .flatten()
+        .map(|c| c.iter().copied().collect())
+        .unwrap_or_default()
+}
+
+/// A commit's first parent: `None` at the root, and at the boundary of a shallow checkout, whose parent
+/// is not in it (audit 103: `fetch-depth: 1` made every run fail on "object not found").
+fn first_parent(commit: &gix::Commit<'_>, boundary: &[ObjectId]) -> Option<ObjectId> {
+    if boundary.contains(&commit.id) {
+        return None;
+    }
+    commit.parent_ids().next().map(|p| p.detach())
+}
+
+/// What a shallow checkout says when the history it lacks is needed: what for, and how to fetch it.
+pub fn shallow_error(what: impl Into<String>) -> GitError {
+    GitError {
+        what: what.into(),
+        source: "the checkout is shallow and the commit is beyond its history: CommiTea reads the state \
+                 repo's whole history (which merge approved an op file); check it out whole \
+                 (actions/checkout with fetch-depth: 0, as the workflow `commitea init` writes) or run \
+                 `git fetch --unshallow`"
+            .into(),
+    }
+}
+
 /// The commit that brought `path` as `tip` has it to the first-parent line ending at `tip`: walking back
 /// from `tip`, the last commit that still has it with the same content; with the commits walked past on
 /// the way (newest first, `tip` first). `None` when `tip` does not have it. A file changed after it came
@@ -711,6 +741,7 @@ pub fn introduced(
     let Some(content) = read_at(repo, tip, path)? else {
         return Ok(None);
     };
+    let boundary = shallow_boundary(repo);
     let mut walked = Vec::new();
     let mut found = None;
     let mut next = Some(tip);
@@ -724,7 +755,14 @@ pub fn introduced(
         let commit = repo
             .find_commit(id)
             .map_err(err(format!("reading commit {id}")))?;
-        next = commit.parent_ids().next().map(|p| p.detach());
+        next = first_parent(&commit, &boundary);
+        // The file may have come before the boundary: the commit that brought it, and so its approval,
+        // is not in the checkout.
+        if next.is_none() && boundary.contains(&id) {
+            return Err(shallow_error(format!(
+                "finding the commit that brought {path}"
+            )));
+        }
     }
     Ok(found.map(|f| (f, walked)))
 }
@@ -738,10 +776,12 @@ pub fn is_ancestor(repo: &gix::Repository, ancestor: ObjectId, descendant: Objec
         .is_ok_and(|b| b.is_some_and(|b| b.detach() == ancestor))
 }
 
-/// The first parent chain from `HEAD`, newest first, with each commit's time.
+/// The first parent chain from `HEAD`, newest first, with each commit's time; in a shallow checkout, to
+/// its boundary.
 pub(crate) fn first_parent_history(
     repo: &gix::Repository,
 ) -> Result<Vec<(ObjectId, i64)>, GitError> {
+    let boundary = shallow_boundary(repo);
     let mut out = Vec::new();
     let mut next = head(repo);
     while let Some(id) = next {
@@ -753,7 +793,7 @@ pub(crate) fn first_parent_history(
             .map(|t| t.seconds)
             .map_err(err(format!("reading the time of {id}")))?;
         out.push((id, time));
-        next = commit.parent_ids().next().map(|p| p.detach());
+        next = first_parent(&commit, &boundary);
     }
     Ok(out)
 }

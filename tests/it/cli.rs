@@ -1895,3 +1895,106 @@ fn many_directives_gitea_does_not_carry_are_one_warning() {
         "{err}"
     );
 }
+
+#[test]
+fn a_shallow_checkout_runs_and_renders_and_an_op_file_beyond_its_history_is_said() {
+    // actions/checkout's default depth is 1: every run and render of such a checkout failed on "an
+    // object could not be found" (audit 103).
+    let (tmp, dir) = quick_demo();
+    let commit = |message: &str| {
+        crate::pipeline::git(
+            &dir,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@example.com",
+                "commit",
+                "-qm",
+                message,
+            ],
+        )
+    };
+    let op = "ops/pending/C-0004.yaml";
+    crate::pipeline::git(&dir, &["add", op]);
+    commit("Merge C-0004");
+    std::fs::write(dir.join("NOTES.md"), "notes\n").unwrap();
+    crate::pipeline::git(&dir, &["add", "NOTES.md"]);
+    commit("Notes");
+    let shallow = tmp.path().join("shallow");
+    let url = format!("file://{}", dir.display());
+    crate::pipeline::git(
+        tmp.path(),
+        &[
+            "clone",
+            "-q",
+            "--depth",
+            "1",
+            &url,
+            shallow.to_str().unwrap(),
+        ],
+    );
+    for args in [
+        &["run", "--offline", "--trials", "200", "--now", "2026-11-30"][..],
+        &["render"],
+    ] {
+        let out = commitea(args, &shallow);
+        assert!(out.status.success(), "{args:?}: {out:?}");
+    }
+    // The commit that brought the op file, which says who approved it, is beyond the boundary: said, with
+    // what to do, where a whole history finds it.
+    let open = |d: &Path| {
+        let repo = gix::open(d).unwrap();
+        let head = repo.head_id().unwrap().detach();
+        commitea::state::git::introduced(&repo, head, op)
+    };
+    let err = open(&shallow).unwrap_err().to_string();
+    assert!(
+        err.contains("C-0004.yaml") && err.contains("fetch-depth: 0"),
+        "{err}"
+    );
+    let (brought, later) = open(&dir).unwrap().unwrap();
+    assert_eq!(later.len(), 1);
+    assert_eq!(
+        crate::pipeline::git(&dir, &["log", "-1", "--format=%s", &brought.to_string()]).trim(),
+        "Merge C-0004"
+    );
+}
+
+#[test]
+fn the_forecast_history_is_counted_in_forecasts_not_commits() {
+    // The milestone pages' "How the forecast moved" read the last 180 commits: merges, ledger and
+    // config commits between the runs cut it short, silently (audit 103: 64 days of runs, 114 commits).
+    let (_tmp, dir) = quick_demo();
+    let out = commitea(
+        &["run", "--offline", "--trials", "200", "--now", "2026-12-01"],
+        &dir,
+    );
+    assert!(out.status.success(), "{out:?}");
+    for i in 0..181 {
+        crate::pipeline::git(
+            &dir,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@example.com",
+                "commit",
+                "--allow-empty",
+                "-qm",
+                &format!("Note {i}"),
+            ],
+        );
+    }
+    let out = commitea(&["render"], &dir);
+    assert!(out.status.success(), "{out:?}");
+    let page = std::fs::read_to_string(dir.join("public/milestones/4.html")).unwrap();
+    for day in ["2026-11-27", "2026-12-01"] {
+        assert!(
+            page.contains(&format!(
+                "<td data-label=\"Forecast of\" class=\"date\">{day}</td>"
+            )),
+            "{day}: {page}"
+        );
+    }
+}
