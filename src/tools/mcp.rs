@@ -10,7 +10,8 @@
 //! reads it as a custom request, and the handler answers it with the method's name. A known method whose
 //! params do not decode (a `tools/call` with its arguments as an array) arrives the same way and gets
 //! `-32602` (invalid params) with the shape to send. A line that is no JSON-RPC message at all gets `-32700`
-//! (not JSON) or `-32600` (not a message, or longer than 4 MiB) with id `null`, before rmcp sees it.
+//! (not JSON) or `-32600` (not a message, or longer than 4 MiB) before rmcp sees it, with the id the line
+//! gives where one can be read, else `null`.
 //!
 //! stdout carries the protocol and nothing else: logs go to stderr through `tracing`. The server runs on a
 //! current-thread Tokio runtime of its own, so the caller stays synchronous, and returns when the client
@@ -38,12 +39,75 @@ const INSTRUCTIONS: &str = "CommiTea forecasts a team's Gitea issues and keeps i
 #[derive(Debug, Clone)]
 pub struct Server {
     ctx: Arc<Context>,
+    in_flight: InFlight,
+    cancels: ClientCancels,
+}
+
+/// The request ids the client cancelled (`notifications/cancelled`), as JSON text: rmcp cancels a call's
+/// token for those and also when the session ends; only the client's own cancellation stops a write.
+#[derive(Debug, Clone, Default)]
+struct ClientCancels(Arc<std::sync::Mutex<std::collections::HashSet<String>>>);
+
+impl ClientCancels {
+    /// Notes the request a `notifications/cancelled` line names, before rmcp reads the line.
+    fn note(&self, message: &Value) {
+        if message.get("method").and_then(Value::as_str) != Some("notifications/cancelled") {
+            return;
+        }
+        if let Some(id) = message.pointer("/params/requestId")
+            && let Ok(mut set) = self.0.lock()
+        {
+            set.insert(id.to_string());
+        }
+    }
+
+    /// Whether the client cancelled the request `id`.
+    fn cancelled(&self, id: &rmcp::model::RequestId) -> bool {
+        let Ok(id) = serde_json::to_value(id) else {
+            return false;
+        };
+        self.0.lock().is_ok_and(|set| set.contains(&id.to_string()))
+    }
+}
+
+/// How many tool calls are running on the blocking pool: a session the client ends waits for them, so a
+/// write is never cut halfway (audit 105: a `record_directive` running when the client closed its input
+/// was abandoned after 6 s, silently, its lock left behind).
+#[derive(Debug, Clone, Default)]
+struct InFlight(Arc<tokio::sync::watch::Sender<usize>>);
+
+/// One running call; dropped where its thread's work ends, whether or not its answer is still awaited.
+struct Running(Arc<tokio::sync::watch::Sender<usize>>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+impl InFlight {
+    fn start(&self) -> Running {
+        self.0.send_modify(|n| *n += 1);
+        Running(Arc::clone(&self.0))
+    }
+
+    fn count(&self) -> usize {
+        *self.0.borrow()
+    }
+
+    async fn finished(&self) {
+        let _ = self.0.subscribe().wait_for(|n| *n == 0).await;
+    }
 }
 
 impl Server {
     /// A server answering from `ctx`'s state repo.
     pub fn new(ctx: Context) -> Self {
-        Self { ctx: Arc::new(ctx) }
+        Self {
+            ctx: Arc::new(ctx),
+            in_flight: InFlight::default(),
+            cancels: ClientCancels::default(),
+        }
     }
 
     /// Runs one tool call on the blocking pool and turns its outcome into a tool result.
@@ -58,8 +122,12 @@ impl Server {
             ..(*self.ctx).clone()
         });
         let tool = name.clone();
-        let outcome =
-            tokio::task::spawn_blocking(move || super::call(&ctx, &tool, &arguments)).await;
+        let running = self.in_flight.start();
+        let outcome = tokio::task::spawn_blocking(move || {
+            let _running = running;
+            super::call(&ctx, &tool, &arguments)
+        })
+        .await;
         match outcome {
             Ok(Ok(answer)) => success(answer),
             Ok(Err(e)) => {
@@ -193,12 +261,17 @@ impl ServerHandler for Server {
         // A cancelled call keeps running on its thread (a forecast cannot be stopped halfway), but writes
         // nothing: the host told its user nothing happened, and an op file written after that surprised
         // them (an audit's finding).
+        // The session's end cancels the token too: a write then finishes (audit 105: a directive being
+        // recorded when the client closed its input was lost).
         let cancel = crate::state::Cancel::default();
         let watch = {
             let (cancel, ct) = (cancel.clone(), context.ct.clone());
+            let (cancels, id) = (self.cancels.clone(), context.id.clone());
             tokio::spawn(async move {
                 ct.cancelled().await;
-                cancel.cancel();
+                if cancels.cancelled(&id) {
+                    cancel.cancel();
+                }
             })
         };
         let result = self.run(request.name.into_owned(), arguments, cancel).await;
@@ -267,22 +340,127 @@ fn not_offered(method: &str) -> ErrorData {
 /// The longest line a client may send: a tool's input is a few kilobytes.
 const MAX_LINE: usize = 4 << 20;
 
+/// The top-level `"id"` of a JSON object read as its bytes go past, without holding them: the id a refused
+/// line is answered with, so the client that sent it stops waiting (audit 105: a line over [`MAX_LINE`],
+/// or with a lone surrogate escape that a JavaScript host sends for an emoji cut in half, was answered
+/// with id `null`, which no client matches to its request).
+#[derive(Debug, Default)]
+struct IdScanner {
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    /// A key is due (after `{` or `,` at the top level).
+    key_due: bool,
+    /// The top-level string being read, when it is a key (at most `"id"`'s length kept).
+    key: Option<Vec<u8>>,
+    /// The last top-level key was `id`.
+    at_id: bool,
+    /// The id's bytes, while they are read.
+    value: Option<Vec<u8>>,
+    /// The id found: a number or a string.
+    id: Option<Value>,
+}
+
+impl IdScanner {
+    /// Reads the next bytes of the line.
+    fn feed(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.byte(b);
+        }
+    }
+
+    fn byte(&mut self, b: u8) {
+        if let Some(v) = self.value.as_mut() {
+            // An id is a short number or string; anything longer is no id worth keeping.
+            if v.len() < 256 {
+                v.push(b);
+            }
+        }
+        if self.in_string {
+            if self.escaped {
+                self.escaped = false;
+            } else if b == b'\\' {
+                self.escaped = true;
+            } else if b == b'"' {
+                self.in_string = false;
+                if let Some(key) = self.key.take() {
+                    self.at_id = key == b"id";
+                }
+                return;
+            }
+            if let Some(key) = self.key.as_mut().filter(|k| k.len() < 3) {
+                key.push(b);
+            }
+            return;
+        }
+        match b {
+            b'"' => {
+                self.in_string = true;
+                if self.depth == 1 && self.key_due {
+                    self.key = Some(Vec::new());
+                    self.key_due = false;
+                }
+            }
+            b'{' | b'[' => {
+                self.depth += 1;
+                self.key_due = self.depth == 1 && b == b'{';
+            }
+            b'}' | b']' => {
+                if self.depth == 1 {
+                    self.finish();
+                }
+                self.depth = self.depth.saturating_sub(1);
+            }
+            b':' if self.depth == 1 && std::mem::take(&mut self.at_id) => {
+                self.value = Some(Vec::new());
+            }
+            b',' if self.depth == 1 => {
+                self.finish();
+                self.key_due = true;
+            }
+            _ => {}
+        }
+    }
+
+    /// Ends the id's value at the `,` or `}` after it.
+    fn finish(&mut self) {
+        let Some(mut bytes) = self.value.take() else {
+            return;
+        };
+        bytes.pop();
+        if let Ok(v @ (Value::Number(_) | Value::String(_))) =
+            serde_json::from_slice::<Value>(bytes.trim_ascii())
+        {
+            self.id = Some(v);
+        }
+    }
+
+    /// The id of the whole line, when it has one.
+    fn of(line: &[u8]) -> Option<Value> {
+        let mut s = Self::default();
+        s.feed(line);
+        s.id
+    }
+}
+
 /// Reads the client's lines from `input` and passes each JSON-RPC message on to the server at `server`; a line
-/// that is none gets JSON-RPC's answer on stdout at once, with id `null` (rmcp dropped such lines without a
-/// word, and the client waited): `-32700` for text that is not JSON, `-32600` for JSON that is no
-/// JSON-RPC 2.0 message (a batch array, which MCP no longer has, included) or a line over [`MAX_LINE`]
-/// bytes (read and dropped piecewise, never held). The server sees the end of its input when the client's
-/// ends.
+/// that is none gets JSON-RPC's answer on stdout at once (rmcp dropped such lines without a word, and the
+/// client waited), with the line's id where one can be read (see [`IdScanner`]), else `null`: `-32700` for
+/// text that is not JSON, `-32600` for JSON that is no JSON-RPC 2.0 message (a batch array, which MCP no
+/// longer has, included) or a line over [`MAX_LINE`] bytes (read and dropped piecewise, never held). The
+/// server sees the end of its input when the client's ends.
 async fn frame(
     input: impl tokio::io::AsyncRead + Unpin,
     mut server: impl tokio::io::AsyncWrite + Unpin,
     stdout: Arc<tokio::sync::Mutex<tokio::io::Stdout>>,
+    cancels: ClientCancels,
 ) {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let mut input = tokio::io::BufReader::new(input);
     loop {
         let mut line = Vec::new();
         let mut too_long = false;
+        let mut ids = IdScanner::default();
         let ended = loop {
             let Ok(buf) = input.fill_buf().await else {
                 break true;
@@ -299,6 +477,8 @@ async fn frame(
                 line.extend_from_slice(part);
             } else {
                 too_long = true;
+                ids.feed(&line);
+                ids.feed(part);
                 line.clear();
             }
             input.consume(n);
@@ -314,7 +494,12 @@ async fn frame(
                     format!("Invalid Request: a line longer than {MAX_LINE} bytes"),
                 ))
             } else {
-                refusal(text)
+                refusal(text, &cancels)
+            };
+            let id = match refusal {
+                Some(_) if too_long => ids.id.take(),
+                Some(_) => IdScanner::of(text),
+                None => None,
             };
             match refusal {
                 None => {
@@ -327,7 +512,7 @@ async fn frame(
                 Some((code, message)) => {
                     tracing::warn!("MCP: a line from the client was refused ({code}): {message}");
                     let answer = serde_json::json!({
-                        "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message },
+                        "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message },
                     });
                     let mut out = stdout.lock().await;
                     let _ = out.write_all(format!("{answer}\n").as_bytes()).await;
@@ -342,11 +527,14 @@ async fn frame(
     let _ = server.shutdown().await;
 }
 
-/// Why a line is no JSON-RPC 2.0 message, as its error code and message; `None` when it is one.
-fn refusal(text: &[u8]) -> Option<(i32, String)> {
-    let Ok(v) = serde_json::from_slice::<Value>(text) else {
-        return Some((-32700, "Parse error: the line is not JSON".into()));
+/// Why a line is no JSON-RPC 2.0 message, as its error code and message; `None` when it is one (a
+/// cancellation it is noted in `cancels`).
+fn refusal(text: &[u8], cancels: &ClientCancels) -> Option<(i32, String)> {
+    let v = match serde_json::from_slice::<Value>(text) {
+        Ok(v) => v,
+        Err(e) => return Some((-32700, format!("Parse error: the line is not JSON ({e})"))),
     };
+    cancels.note(&v);
     let ok = v.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
         && (v.get("method").is_some_and(Value::is_string)
             || (v.get("id").is_some() && (v.get("result").is_some() || v.get("error").is_some())));
@@ -408,8 +596,15 @@ pub fn serve(ctx: Context) -> anyhow::Result<()> {
         let (from_server, to_server) = tokio::io::split(ours);
         let stdout = Arc::new(tokio::sync::Mutex::new(tokio::io::stdout()));
         let forwarding = tokio::spawn(forward(from_server, Arc::clone(&stdout)));
-        tokio::spawn(frame(tokio::io::stdin(), to_server, stdout));
-        let running = match Server::new(ctx).serve(theirs).await {
+        let server = Server::new(ctx);
+        let in_flight = server.in_flight.clone();
+        tokio::spawn(frame(
+            tokio::io::stdin(),
+            to_server,
+            stdout,
+            server.cancels.clone(),
+        ));
+        let running = match server.serve(theirs).await {
             Ok(running) => running,
             Err(ServerInitializeError::ConnectionClosed(why)) => {
                 tracing::info!("the client left before the handshake ({why})");
@@ -418,6 +613,16 @@ pub fn serve(ctx: Context) -> anyhow::Result<()> {
             Err(e) => return Err(anyhow::Error::new(e).context("MCP handshake")),
         };
         let reason = running.waiting().await?;
+        let n = in_flight.count();
+        if n > 0 {
+            tracing::info!(
+                "the client closed its input with {} running: waiting for {} to finish, so that \
+                 nothing is left half-written",
+                crate::prose::count(n, "tool call", "tool calls"),
+                if n == 1 { "it" } else { "them" }
+            );
+        }
+        in_flight.finished().await;
         // The server's last answers may still be on their way to stdout.
         let _ = tokio::time::timeout(Duration::from_secs(5), forwarding).await;
         tracing::info!("MCP session ended: {reason:?}");
@@ -426,4 +631,37 @@ pub fn serve(ctx: Context) -> anyhow::Result<()> {
     // A read of stdin cannot be cancelled; do not wait for one that will never end.
     runtime.shutdown_timeout(Duration::from_secs(1));
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IdScanner;
+    use serde_json::{Value, json};
+
+    #[test]
+    fn a_lines_top_level_id_is_found_wherever_it_is_and_never_a_nested_one() {
+        let of = |s: &str| IdScanner::of(s.as_bytes());
+        assert_eq!(
+            of(r#"{"jsonrpc":"2.0","id":7,"method":"x"}"#),
+            Some(json!(7))
+        );
+        // JavaScript SDKs put it last, after the params.
+        assert_eq!(
+            of(r#"{"method":"x","params":{"id":1,"q":"\"id\": 5, }"},"id" : "a,}b" }"#),
+            Some(json!("a,}b"))
+        );
+        assert_eq!(of(r#"{"method":"x","params":{"id":1}}"#), None);
+        assert_eq!(of(r#"{"id":{"n":1},"method":"x"}"#), None);
+        assert_eq!(of(r#"{"idx":2,"method":"x"}"#), None);
+        assert_eq!(of("not json"), None);
+        assert_eq!(of(r#"[{"id":1}]"#), None);
+        // Fed piecewise, split anywhere, as a long line is read.
+        let line = br#"{"method":"tools/call","params":{"pad":"\\\"}"},"id":42}"#;
+        for cut in 0..line.len() {
+            let mut s = IdScanner::default();
+            s.feed(&line[..cut]);
+            s.feed(&line[cut..]);
+            assert_eq!(s.id, Some(Value::from(42)), "cut at {cut}");
+        }
+    }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::toolcli::{TRIALS, demo_state};
 
@@ -314,24 +314,43 @@ fn a_line_that_is_no_json_rpc_message_is_answered_and_the_session_goes_on() {
         "[1, 2]".to_owned(),
         r#"{"id": 3, "method": "tools/list"}"#.to_owned(),
         format!(
-            r#"{{"jsonrpc": "2.0", "id": 4, "method": "tools/list", "pad": "{}"}}"#,
+            r#"{{"jsonrpc": "2.0", "method": "tools/list", "pad": "{}", "id": 4}}"#,
             "a".repeat(5 << 20)
         ),
         String::new(),
         r#"{"jsonrpc": "2.0", "id": 5, "method": "tools/list"}"#.to_owned(),
+        // A JavaScript host's emoji cut in half: a lone surrogate escape, which serde_json refuses.
+        r#"{"jsonrpc": "2.0", "id": "six", "method": "tools/call", "params": {"name": "query_project", "arguments": {"view": "search", "filters": {"query": "\ud83d"}}}}"#.to_owned(),
     ];
     let (out, stderr) = raw_text_session(tmp.path(), &lines);
     let messages: Vec<Value> = out
         .iter()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect();
-    let refused: Vec<i64> = messages
+    let refused: Vec<(Value, i64)> = messages
         .iter()
-        .filter(|m| m["id"].is_null())
-        .map(|m| m["error"]["code"].as_i64().unwrap())
+        .filter(|m| m.get("error").is_some())
+        .map(|m| (m["id"].clone(), m["error"]["code"].as_i64().unwrap()))
         .collect();
-    // Not JSON; a batch; no "jsonrpc"; a line over 4 MiB: each answered, and nothing else is.
-    assert_eq!(refused, [-32700, -32600, -32600, -32600], "{out:?}");
+    // Not JSON; a batch; no "jsonrpc"; a line over 4 MiB; a lone surrogate: each answered, and nothing
+    // else is, with the line's id where it has one (audit 105: a client waits forever for an answer
+    // with id null, which it cannot match to its request).
+    assert_eq!(
+        refused,
+        [
+            (Value::Null, -32700),
+            (Value::Null, -32600),
+            (json!(3), -32600),
+            (json!(4), -32600),
+            (json!("six"), -32700),
+        ],
+        "{out:?}"
+    );
+    assert!(
+        out.iter()
+            .any(|l| l.contains("Parse error: the line is not JSON (unexpected end of hex escape")),
+        "{out:?}"
+    );
     assert!(
         messages.iter().any(|m| m["id"] == 5
             && m["result"]["tools"]
@@ -340,7 +359,9 @@ fn a_line_that_is_no_json_rpc_message_is_answered_and_the_session_goes_on() {
         "the session went on: {out:?}"
     );
     assert!(
-        messages.iter().all(|m| m["id"] != 3 && m["id"] != 4),
+        messages
+            .iter()
+            .all(|m| (m["id"] != 3 && m["id"] != 4) || m.get("result").is_none()),
         "{out:?}"
     );
     assert!(
@@ -421,4 +442,45 @@ fn a_cancelled_write_writes_nothing() {
     let _ = child.wait();
     assert!(said, "the call was not said cancelled: {log:?}");
     assert_eq!(pending(), before, "a cancelled call wrote an op file");
+}
+
+#[test]
+fn a_write_running_when_the_client_closes_its_input_is_finished_not_abandoned() {
+    // The server ended 6 s after stdin closed, abandoning a record_directive halfway: no entry, no op
+    // file, nothing said (audit 105). Here the write waits for the writer lock, held by the test past
+    // that point; the server must wait for it rather than go.
+    let tmp = demo_state();
+    let lock = if tmp.path().join(".git").is_dir() {
+        tmp.path().join(".git/commitea.lock")
+    } else {
+        tmp.path().join(".commitea.lock")
+    };
+    let lock = std::fs::File::create(lock).unwrap();
+    lock.lock().unwrap();
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(8));
+        drop(lock);
+    });
+    let (out, err) = raw_session(
+        tmp.path(),
+        &[
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "raw-test", "version": "0"}}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "record_directive", "arguments": {
+                    "kind": "note", "quote": "The pilot starts in March."}}}),
+        ],
+    );
+    release.join().unwrap();
+    assert!(
+        err.contains("waiting for it to finish, so that nothing is left half-written"),
+        "{err}"
+    );
+    let ledger = std::fs::read_to_string(tmp.path().join("pm-state.md")).unwrap();
+    assert!(
+        ledger.contains("The pilot starts in March."),
+        "{out:?}\n{err}"
+    );
 }
