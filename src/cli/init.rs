@@ -1,6 +1,6 @@
 //! `commitea init`: from nothing to a working state repo against a server, in one command.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -12,7 +12,7 @@ use crate::domain::{EventKind, OpenState, RepoName};
 /// The workflow `init` writes into the state repo (the same file this repository ships).
 const WORKFLOW: &str = include_str!("../../.gitea/workflows/commitea.yml");
 
-/// How far back a closer counts as on the team.
+/// How far back someone assigned an issue closed since counts as on the team.
 const RECENT_DAYS: i64 = 180;
 
 /// `commitea init`'s arguments.
@@ -132,9 +132,21 @@ pub fn run(a: Args) -> CommandResult {
     };
     // The secret and the variable come before the push: the push starts the workflow, which fails
     // without them (an audit followed these steps in order and met "invalid url").
+    // A repository the server showed is not to be created again (audit 104: said even from a clone of it).
+    let create = if clone_url.is_some() {
+        format!(
+            "In {}/{state_repo}'s settings, enable Actions (the repository is there already).",
+            client.server()
+        )
+    } else {
+        format!(
+            "Create {}/{state_repo} on the server (empty), with Actions enabled in its settings.",
+            client.server()
+        )
+    };
     eprintln!(
         "\nThe state repo is ready in {} ({:.1} s). Before its workflow can run:\n\
-         1. Create {}/{state_repo} on the server (empty), with Actions enabled in its settings.\n\
+         1. {create}\n\
          2. In its settings → Actions → Secrets, add COMMITEA_TOKEN: a token of {} with the scopes\n\
          \u{20}  write:issue, write:repository, read:user and read:organization, whose user can write the issues\n\
          \u{20}  of {} and push to {state_repo}.\n\
@@ -144,7 +156,6 @@ pub fn run(a: Args) -> CommandResult {
          \u{20}  the push starts the first run.",
         a.dir.display(),
         started.elapsed().as_secs_f64(),
-        client.server(),
         client.server(),
         a.repos
             .iter()
@@ -213,15 +224,32 @@ fn team_of(snapshot: &crate::state::Snapshot, now: chrono::DateTime<Utc>) -> Vec
     // A deleted user (Ghost) or the Actions bot does no work to plan: never a member.
     let person = |name: &str| !name.is_empty() && !crate::domain::is_placeholder_user(name);
     for (key, i) in &snapshot.issues {
-        if i.state == OpenState::Open {
-            for a in i.assignees.iter().filter(|a| person(a)) {
-                note(a, &key.repo);
-            }
+        let closed_lately = i.state == OpenState::Closed
+            && i.timeline
+                .iter()
+                .any(|e| e.kind == EventKind::Close && e.created_at >= since);
+        if i.state != OpenState::Open && !closed_lately {
+            continue;
         }
-        for e in &i.timeline {
-            if e.kind == EventKind::Close && e.created_at >= since && person(&e.user) {
-                note(&e.user, &key.repo);
-            }
+        // Who did the work: its assignees, else whoever tracked time on it. Not who closed it: a PM who
+        // triages and closes as won't-fix does none of the work (audit 104: such a PM was put in the team
+        // with 30 hours, and an assignee whose issue a colleague closed was left out).
+        let mut workers: BTreeSet<&str> = i
+            .assignees
+            .iter()
+            .map(String::as_str)
+            .filter(|a| person(a))
+            .collect();
+        if workers.is_empty() && closed_lately {
+            workers = i
+                .tracked_times
+                .iter()
+                .map(|t| t.user.as_str())
+                .filter(|u| person(u))
+                .collect();
+        }
+        for w in workers {
+            note(w, &key.repo);
         }
     }
     // A login the config cannot hold (an LDAP- or OAuth-synced server may have made one Gitea itself
@@ -230,7 +258,7 @@ fn team_of(snapshot: &crate::state::Snapshot, now: chrono::DateTime<Utc>) -> Vec
         let ok = crate::ledger::format::valid_username(name);
         if !ok {
             tracing::warn!(
-                "\"{}\" is assigned or closed issues but is not a username commitea.yaml can hold (ASCII \
+                "\"{}\" is assigned issues but is not a username commitea.yaml can hold (ASCII \
                  letters, digits, '-', '_' and '.'): left out of the team",
                 crate::limits::excerpt(name)
             );
@@ -248,20 +276,22 @@ fn config_text(a: &Args, team: &[Found], now: chrono::DateTime<Utc>) -> String {
          server: {}\n\
          repositories:\n",
         now.format("%Y-%m-%d"),
-        a.server.trim_end_matches('/')
+        // As a link is written: `…/api/v1` pasted is the API's address, not the server's (audit 104).
+        crate::gitea::client::server_root(&a.server)
     );
     for r in &a.repos {
         t.push_str(&format!("  - {r}\n"));
     }
     if team.is_empty() {
         t.push_str(
-            "# Nobody has open issues assigned or closed one in the last 180 days: add the people who do the\n\
-             # work (their Gitea usernames), or every open issue is forecast beyond the horizon.\n\
+            "# Nobody has open issues assigned or was assigned one closed in the last 180 days: add the people\n\
+             # who do the work (their Gitea usernames), or every open issue is forecast beyond the horizon.\n\
              team: []\n",
         );
     } else {
         t.push_str(&format!(
-            "# Found from who has open issues assigned and who closed issues in the last {RECENT_DAYS} days.\n\
+            "# Found from who has open issues assigned, or was assigned (or tracked time on) issues closed in the\n\
+             # last {RECENT_DAYS} days.\n\
              # The hours are a guess: confirm each person's hours per week, remove who is not on the team,\n\
              # and add time off; the calendar (working days, holidays, hours in a day) and every other\n\
              # setting are listed in docs/state-format.md, \"commitea.yaml\".\n\
@@ -299,4 +329,89 @@ fn config_text(a: &Args, team: &[Found], now: chrono::DateTime<Utc>) -> String {
         t.push_str(&format!("approvals:\n  state_repository: {s}\n"));
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{Issue, IssueKey, TimelineEvent, TrackedTime};
+
+    #[test]
+    fn the_team_is_who_does_the_work_not_who_closes_it() {
+        let now = chrono::TimeZone::with_ymd_and_hms(&Utc, 2026, 12, 6, 9, 0, 0).unwrap();
+        let repo: RepoName = "acme/api".parse().unwrap();
+        let closed = |n: u64, days_ago: i64, closer: &str, assignees: &[&str]| {
+            let mut i = Issue::bare(n, now - Duration::days(400));
+            i.state = OpenState::Closed;
+            i.assignees = assignees.iter().map(|a| (*a).to_owned()).collect();
+            i.timeline.push(TimelineEvent::new(
+                n,
+                "close".into(),
+                now - Duration::days(days_ago),
+                closer,
+            ));
+            i
+        };
+        let mut open = Issue::bare(1, now - Duration::days(10));
+        open.assignees = vec!["amara".into()];
+        let mut tracked = closed(5, 20, "pat", &[]);
+        tracked.tracked_times.push(TrackedTime {
+            id: 1,
+            user: "chen".into(),
+            created: now - Duration::days(21),
+            time: 3600,
+        });
+        let issues = [
+            open,
+            // The PM closes an unassigned issue as won't-fix: no one did work on it.
+            closed(2, 5, "pat", &[]),
+            // A colleague closes dana's issue: dana did the work.
+            closed(3, 11, "jonas", &["dana"]),
+            // Closed long ago: gus is not on the team any more.
+            closed(4, 400, "gus", &["gus"]),
+            tracked,
+        ];
+        let snapshot = crate::state::Snapshot {
+            meta: crate::state::Meta::full(now, None, std::slice::from_ref(&repo)),
+            labels: BTreeMap::new(),
+            milestones: BTreeMap::new(),
+            issues: issues
+                .into_iter()
+                .map(|i| {
+                    let key = IssueKey {
+                        repo: repo.clone(),
+                        number: i.number,
+                    };
+                    (key, i)
+                })
+                .collect(),
+        };
+        let names: Vec<String> = team_of(&snapshot, now)
+            .into_iter()
+            .map(|f| f.name)
+            .collect();
+        assert_eq!(names, ["amara", "chen", "dana"]);
+    }
+
+    #[test]
+    fn the_config_names_the_server_not_its_api() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: Args,
+        }
+        let now = chrono::TimeZone::with_ymd_and_hms(&Utc, 2026, 12, 6, 9, 0, 0).unwrap();
+        for server in [
+            "https://git.example.com/api/v1/",
+            "https://git.example.com/",
+        ] {
+            let cli = Cli::parse_from(["init", "--server", server, "--repo", "acme/api"]);
+            let text = config_text(&cli.args, &[], now);
+            assert!(
+                text.contains("\nserver: https://git.example.com\n"),
+                "{server}: {text}"
+            );
+        }
+    }
 }

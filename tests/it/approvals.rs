@@ -2033,7 +2033,7 @@ fn init_against_the_server_makes_a_site_in_one_command() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let index = ok(&out);
     assert!(
-        stderr.contains("\"jürgen\" is assigned or closed issues but is not a username"),
+        stderr.contains("\"jürgen\" is assigned issues but is not a username"),
         "{stderr}"
     );
     eprintln!("init: a site in {took:?}");
@@ -2063,7 +2063,7 @@ fn init_against_the_server_makes_a_site_in_one_command() {
         .unwrap();
     assert!(!amara.contains("repositories:"), "{amara}");
     assert!(config.contains("state_repository: acme/state"), "{config}");
-    // The demo's team is found from who is assigned and who closed issues.
+    // The demo's team is found from who is assigned open issues and issues closed lately.
     for person in ["amara", "chen"] {
         assert!(
             config.contains(&format!("- name: {person}")),
@@ -2081,6 +2081,12 @@ fn init_against_the_server_makes_a_site_in_one_command() {
     );
     assert!(stderr.contains("git push -u origin HEAD"), "{stderr}");
     assert!(!stderr.contains("is not readable"), "{stderr}");
+    // The server has the state repository: not to be created again (audit 104).
+    assert!(
+        stderr.contains("acme/state's settings, enable Actions (the repository is there already)")
+            && !stderr.contains("Create "),
+        "{stderr}"
+    );
     git(&dir, &["push", "-q", "-u", "origin", "HEAD"]);
     assert_eq!(
         git(&bare, &["rev-parse", "main"]),
@@ -2100,7 +2106,8 @@ fn init_against_the_server_makes_a_site_in_one_command() {
     ok(&out);
     assert!(
         stderr.contains("the state repository acme/nope is not readable")
-            && stderr.contains("create it there"),
+            && stderr.contains("create it there")
+            && stderr.contains("1. Create "),
         "{stderr}"
     );
     let out = init_to(&tmp.path().join("none"), Some(TOKEN), None);
