@@ -413,20 +413,23 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     // targets), which the plan carries as warnings naming their line.
     let just_applied: Vec<&str> = applied.iter().map(|a| a.proposal.id.as_str()).collect();
     // A well-formed directive replay could not apply is listed as such, not as one in force.
-    let skipped: BTreeMap<usize, String> = plan
-        .warnings
-        .iter()
-        .filter_map(|w| match &w.kind {
-            crate::plan::ProblemKind::NotApplied(why) => Some((w.ledger_line()?, why.clone())),
-            _ => None,
-        })
-        .collect();
+    let replayed = crate::views::directives::Replayed {
+        skipped: plan
+            .warnings
+            .iter()
+            .filter_map(|w| match &w.kind {
+                crate::plan::ProblemKind::NotApplied(why) => Some((w.ledger_line()?, why.clone())),
+                _ => None,
+            })
+            .collect(),
+        replaced: plan.replaced_directives(),
+    };
     let mut directives = crate::views::directives::of_ledger(
         ledger.as_deref(),
         &pending,
         Some(&snapshot),
         &just_applied,
-        &skipped,
+        &replayed,
     );
     directives.problems = plan
         .warnings

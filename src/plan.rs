@@ -323,6 +323,30 @@ impl std::fmt::Display for Problem {
 }
 
 impl Plan {
+    /// The directives every field of which a later directive took over, each with the last of those:
+    /// in force in the ledger, but changing nothing (the Directives page says "replaced by").
+    pub fn replaced_directives(&self) -> BTreeMap<String, String> {
+        let records = self
+            .issues
+            .iter()
+            .flat_map(|i| &i.provenance_log)
+            .chain(self.milestones.iter().flat_map(|m| &m.provenance_log))
+            .chain(self.team.iter().flat_map(|m| &m.provenance_log));
+        let mut by: BTreeMap<&str, Option<&str>> = BTreeMap::new();
+        for r in records {
+            let replaced = match &r.effect {
+                ProvenanceEffect::Replaced { by } => Some(by.as_str()),
+                _ => None,
+            };
+            let entry = by.entry(r.directive.as_str()).or_insert(replaced);
+            // One field still in force keeps the directive in force.
+            *entry = entry.and(replaced);
+        }
+        by.into_iter()
+            .filter_map(|(d, b)| Some((d.to_owned(), b?.to_owned())))
+            .collect()
+    }
+
     /// The plan straight from the snapshot and config, before any directive.
     pub fn from_snapshot(snapshot: &Snapshot, config: &Config, now: DateTime<Utc>) -> Self {
         let rules = Rules {

@@ -275,6 +275,7 @@ fn data() -> SiteData {
                 by: Some("pat".to_owned()),
                 not_on_gitea: vec![format!("acme/app#7 is p/0 by it and {NASTY} on Gitea")],
                 skipped: Some(format!("target issue {NASTY} does not exist")),
+                replaced_by: None,
             }],
             earlier_in_force: Vec::new(),
             problems_omitted: 0,
@@ -1530,4 +1531,23 @@ fn the_people_page_lists_the_team_as_the_runway_does_and_is_in_the_navigation() 
             .contains("href=\"people.html\" aria-current=\"page\">People</a>")
     );
     assert!(text(&files, "index.html").contains("href=\"people.html\">People</a>"));
+}
+
+#[test]
+fn a_directive_a_later_one_replaced_says_so_with_a_link_to_it() {
+    let mut d = data();
+    let mut later = d.directives.recent[0].clone();
+    later.id = "D-0002".to_owned();
+    later.skipped = None;
+    let mut replaced = d.directives.recent[0].clone();
+    replaced.skipped = None;
+    replaced.replaced_by = Some("D-0002".to_owned());
+    d.directives.recent = vec![later, replaced];
+    let page = text(&render(&d, None).unwrap(), "directives.html");
+    assert_eq!(
+        page.matches("replaced by <a href=\"#D-0002\">D-0002</a>")
+            .count(),
+        1,
+        "{page}"
+    );
 }

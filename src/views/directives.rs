@@ -74,10 +74,11 @@ impl Directives {
     }
 }
 
-/// Whether a listed directive still changes the plan: active, and not a note.
+/// Whether a listed directive still changes the plan: active, not a note, not replaced by a later one.
 fn in_force(d: &RecentDirective) -> bool {
     d.status == crate::ledger::format::Status::Active.to_string()
         && d.kind != crate::ledger::format::DirectiveKind::Note.to_string()
+        && d.replaced_by.is_none()
 }
 
 /// A directive's proposed Gitea changes, awaiting approval.
@@ -121,6 +122,10 @@ pub struct RecentDirective {
     pub kind: String,
     /// When it was given (RFC 3339, UTC).
     pub at: String,
+    /// The later directive that took over every field it set, when one did (the ledger keeps it active,
+    /// but it changes nothing; known to a run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaced_by: Option<String>,
     /// The PM's words.
     pub quote: String,
     /// `issue owner/repo#N`, `milestone ID` or `member USERNAME`.
@@ -154,14 +159,25 @@ pub struct RecentDirective {
     pub skipped: Option<String>,
 }
 
-/// The view from the ledger text (`None`: no ledger) and the pending op files, newest first; `snapshot`,
-/// when given, names each target issue or milestone by its title; `skipped` says, by ledger line, why
-/// replay left a directive out (known to a run; empty elsewhere).
+/// What a run's replay knows of the directives, for the view: why it left one out (`skipped`, by ledger
+/// line) and which later directive took over every field of one (`replaced`, by id). Empty elsewhere.
+#[derive(Debug, Clone, Default)]
+pub struct Replayed {
+    /// Why replay left a well-formed directive out, by its ledger line.
+    pub skipped: BTreeMap<usize, String>,
+    /// The directive that replaced one, by the replaced one's id.
+    pub replaced: BTreeMap<String, String>,
+}
+
+/// The view from the ledger text (`None`: no ledger) and the pending op files, newest first — in ledger
+/// order, the order they were merged and replay reads them, not the order they were recorded in (audit
+/// 104: of two directives on one issue merged the other way round, the one that lost was listed as the
+/// newest); `snapshot`, when given, names each target issue or milestone by its title.
 pub fn directives(
     ledger: Option<&str>,
     pending: Vec<OpFile>,
     snapshot: Option<&Snapshot>,
-    skipped: &BTreeMap<usize, String>,
+    replayed: &Replayed,
 ) -> Directives {
     let mut pending = pending.into_iter();
     let newest = pending.next();
@@ -173,7 +189,7 @@ pub fn directives(
         .collect();
     let parsed = parse::parse(ledger.unwrap_or(""));
     let mut all: Vec<_> = parsed.ledger.directives().collect();
-    all.sort_by(|a, b| b.at.cmp(&a.at).then(b.id.cmp(&a.id)));
+    all.sort_by_key(|d| std::cmp::Reverse(d.line));
     let entry = |d: &crate::ledger::format::DirectiveEntry| {
         let (target_kind, target_id) = d.target.as_ref().map(|t| t.parts()).unzip();
         RecentDirective {
@@ -193,7 +209,8 @@ pub fn directives(
             by: d.by.clone(),
             // Known only to a run, which compares the plan with Gitea and the pending op files.
             not_on_gitea: Vec::new(),
-            skipped: skipped.get(&d.line).cloned(),
+            skipped: replayed.skipped.get(&d.line).cloned(),
+            replaced_by: replayed.replaced.get(&d.id.to_string()).cloned(),
         }
     };
     let mut view = Directives {
@@ -255,25 +272,25 @@ pub fn load(layout: &Layout, snapshot: Option<&Snapshot>) -> Result<Directives, 
         &pending,
         snapshot,
         &[],
-        &BTreeMap::new(),
+        &Replayed::default(),
     ))
 }
 
 /// The view of `ledger` (the text a forecast replayed, which a run takes from the branch) and the state
 /// repo's pending op files (`pending`, those that read), but for those applied by the run drawing it
-/// (`done`); `skipped` as [`directives`] takes it.
+/// (`done`); `replayed` as [`directives`] takes it.
 pub fn of_ledger(
     ledger: Option<&str>,
     pending: &[OpFile],
     snapshot: Option<&Snapshot>,
     done: &[&str],
-    skipped: &BTreeMap<usize, String>,
+    replayed: &Replayed,
 ) -> Directives {
     directives(
         ledger,
         pending_newest_first(pending, done),
         snapshot,
-        skipped,
+        replayed,
     )
 }
 
@@ -298,6 +315,7 @@ mod tests {
             not_on_gitea: Vec::new(),
             by: None,
             skipped: None,
+            replaced_by: None,
         };
         // Newest first: notes and deadlines, every other one.
         let recent: Vec<RecentDirective> = (1..=30)

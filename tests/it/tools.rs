@@ -2720,3 +2720,44 @@ fn the_standup_says_which_new_issues_were_reopened() {
     assert_eq!(since["reopened"], 1, "{since}");
     assert!(v["drift"]["summary"].is_string());
 }
+
+#[test]
+fn directives_are_listed_in_ledger_order_and_one_whose_fields_a_later_took_is_said_replaced() {
+    // Two directives on one issue merged the other way round from how they were recorded: the ledger
+    // (merge order) has D-0009 (p/0, recorded first) after D-0008 (p/2), so p/0 stands. The page listed
+    // D-0008 as the newest and neither as replaced (audit 104).
+    let tmp = demo_dir();
+    let entry = |id: &str, at: &str, priority: u8| {
+        format!(
+            "\n## {id} · reprioritize · {at}\n\n> Priority {priority} for session cleanup.\n\n- target: issue \
+             acme/api#57\n- params: {{\"priority\": {priority}}}\n- status: active\n- by: amara\n"
+        )
+    };
+    let path = tmp.path().join("pm-state.md");
+    let mut ledger = std::fs::read_to_string(&path).unwrap();
+    ledger.push_str(&entry("D-0008", "2026-11-26T10:00:00Z", 2));
+    ledger.push_str(&entry("D-0009", "2026-11-25T10:00:00Z", 0));
+    std::fs::write(&path, ledger).unwrap();
+    let v = tools::call(
+        &ctx(tmp.path()),
+        "query_project",
+        &json!({ "view": "directives" }),
+    )
+    .unwrap();
+    let ids: Vec<&str> = v["recent"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids[..2], ["D-0009", "D-0008"], "{v}");
+    assert_eq!(v["recent"][1]["replacedBy"], "D-0009", "{v}");
+    assert!(v["recent"][0].get("replacedBy").is_none(), "{v}");
+    let issue = tools::call(
+        &ctx(tmp.path()),
+        "query_project",
+        &json!({ "view": "issue", "filters": { "issueId": "acme/api#57" } }),
+    )
+    .unwrap();
+    assert!(issue.to_string().contains("\"p/0\""), "{issue}");
+}
