@@ -1056,10 +1056,10 @@ fn summary(
                 let p80 = if m.moved_working_days == 0 {
                     format!("p80 unchanged ({})", short(&a.p80, year))
                 } else {
-                    // Working days, said in full: "d" read as calendar days.
+                    // Working days, said in full: "d" read as calendar days; across the horizon, said so.
                     format!(
                         "p80 {} ({} → {})",
-                        crate::prose::working_days_moved(m.moved_working_days),
+                        crate::prose::p80_moved(&b.p80, &a.p80, m.moved_working_days),
                         short(&b.p80, year),
                         short(&a.p80, year)
                     )
@@ -1371,6 +1371,19 @@ mod tests {
                 && five.contains("; Middle p80 -4 working days")
                 && five.ends_with("; 2 more milestones changed"),
             "{five}"
+        );
+        // A p80 that came from beyond the horizon is said so: its count runs to the horizon (audit 104
+        // read "p80 -300 working days (beyond horizon → Oct 13 2027)").
+        let back = change(
+            8,
+            "Far",
+            side("beyond horizon", "beyond horizon", 0.1),
+            side("2027-09-01", "2027-10-13", 0.1),
+            -300,
+        );
+        assert_eq!(
+            summary(&[back], &[], 2026, &[]),
+            "Far p80 came within the horizon (beyond horizon → Oct 13 2027), P(on time) 10%"
         );
     }
 

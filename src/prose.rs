@@ -96,6 +96,24 @@ pub(crate) fn working_days_moved(n: i64) -> String {
     )
 }
 
+/// A p80 that went between a date and beyond the horizon, in words (`left the horizon`, `came within
+/// the horizon`): such a move has no day to count to — counted, it runs to the horizon (audit 101 read
+/// "+451 working days", audit 104 "-300"). `None` for a move between two dates, or two beyonds.
+pub(crate) fn across_horizon(before_p80: &str, after_p80: &str) -> Option<&'static str> {
+    let beyond = crate::forecast::When::BeyondHorizon.to_string();
+    match (before_p80 == beyond, after_p80 == beyond) {
+        (false, true) => Some("left the horizon"),
+        (true, false) => Some("came within the horizon"),
+        _ => None,
+    }
+}
+
+/// A p80's move: [`across_horizon`] where it crossed it, else [`working_days_moved`].
+pub(crate) fn p80_moved(before_p80: &str, after_p80: &str, working_days: i64) -> String {
+    across_horizon(before_p80, after_p80)
+        .map_or_else(|| working_days_moved(working_days), ToOwned::to_owned)
+}
+
 /// Joins names as prose: `a`, `a and b`, `a, b and c`.
 pub(crate) fn and_list(items: &[String]) -> String {
     match items {

@@ -1010,19 +1010,21 @@ pub fn body(p: &Proposal, c: &Consequence) -> String {
     let mut b = String::new();
     b.push_str(&format!("**Consequence:** {}\n\n", md_text(&c.summary)));
     if !c.milestones.is_empty() {
-        b.push_str("| milestone | p80 before | p80 after | moved (working days) | P(on time) before → after |\n");
+        b.push_str("| milestone | p80 before | p80 after | moved | P(on time) before → after |\n");
         b.push_str("|---|---|---|---|---|\n");
         let pct =
             |p: Option<f64>| p.map_or_else(|| "—".to_owned(), |p| format!("{:.0}%", p * 100.0));
         for m in &c.milestones {
             let before = m.before.as_ref();
             let after = m.after.as_ref();
-            b.push_str(&format!(
-                "| {} | {} | {} | {:+} | {} → {} |\n",
-                md_text(&m.title),
+            let (b80, a80) = (
                 before.map_or("—", |s| s.p80.as_str()),
                 after.map_or("—", |s| s.p80.as_str()),
-                m.moved_working_days,
+            );
+            b.push_str(&format!(
+                "| {} | {b80} | {a80} | {} | {} → {} |\n",
+                md_text(&m.title),
+                crate::prose::p80_moved(b80, a80, m.moved_working_days),
                 pct(before.and_then(|s| s.probability_on_time)),
                 pct(after.and_then(|s| s.probability_on_time)),
             ));
@@ -1041,7 +1043,7 @@ pub fn body(p: &Proposal, c: &Consequence) -> String {
                     "p80 {} → {} ({}) — {}",
                     b.p80,
                     a.p80,
-                    crate::prose::working_days_moved(i.moved_working_days),
+                    crate::prose::p80_moved(&b.p80, &a.p80, i.moved_working_days),
                     md_text(&i.why)
                 ),
                 (None, Some(a)) => format!("new, p80 {}", a.p80),

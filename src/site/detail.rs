@@ -1034,20 +1034,14 @@ fn moved_in_words(m: &crate::views::standup::Moved) -> String {
 
 /// A move that is no count of days: new, gone (or closed), or across the horizon.
 fn moved_status(m: &crate::views::standup::Moved) -> Option<String> {
-    let beyond = crate::forecast::When::BeyondHorizon.to_string();
     match (&m.before, &m.after) {
         (None, Some(_)) => Some("new".to_owned()),
         // `closed`, or `gone` from Gitea: the reason says which.
         (Some(_), None) => Some(m.why.clone().unwrap_or_else(|| "gone".to_owned())),
         // A p80 past the horizon has no day to count to: the count would run to the horizon, which the
         // runway refuses to do for slack (audit 68: "+518").
-        (Some(b), Some(a)) if a.p80 == beyond && b.p80 != beyond => {
-            Some("now beyond the horizon".to_owned())
-        }
-        (Some(b), Some(a)) if b.p80 == beyond && a.p80 != beyond => {
-            Some("now within the horizon".to_owned())
-        }
-        _ => None,
+        (Some(b), Some(a)) => crate::prose::across_horizon(&b.p80, &a.p80).map(ToOwned::to_owned),
+        (None, None) => None,
     }
 }
 
@@ -1403,11 +1397,11 @@ mod tests {
         let beyond = crate::forecast::When::BeyondHorizon.to_string();
         assert_eq!(
             super::moved_words(&moved("2026-12-02", &beyond, 518)),
-            "now beyond the horizon"
+            "left the horizon"
         );
         assert_eq!(
             super::moved_words(&moved(&beyond, "2026-12-02", -518)),
-            "now within the horizon"
+            "came within the horizon"
         );
         assert_eq!(
             super::moved_words(&moved("2026-12-02", "2026-12-04", 2)),

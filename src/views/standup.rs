@@ -1203,14 +1203,9 @@ fn movers_words<'a>(
             None,
         ));
     };
-    // A p80 that went between a date and beyond the horizon is said so, not counted (its working days
-    // run to the horizon: audit 101 read "+451 working days").
-    let beyond = |s: Option<&crate::consequence::IssueSide>| {
-        s.is_some_and(|s| s.p80 == crate::forecast::When::BeyondHorizon.to_string())
-    };
-    let how = match (beyond(top.before.as_ref()), beyond(top.after.as_ref())) {
-        (false, true) => "left the horizon".to_owned(),
-        (true, false) => "came within the horizon".to_owned(),
+    // A p80 that went between a date and beyond the horizon is said so, not counted.
+    let how = match (&top.before, &top.after) {
+        (Some(b), Some(a)) => crate::prose::p80_moved(&b.p80, &a.p80, top.moved_working_days),
         _ => crate::prose::working_days_moved(top.moved_working_days),
     };
     Some((
