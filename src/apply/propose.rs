@@ -1119,6 +1119,15 @@ pub fn body(p: &Proposal, c: &Consequence) -> String {
             "**No change to Gitea:** it lives in the ledger only, and changes the plan.\n\n",
         );
     }
+    if p.ledger_entry.is_some() && !p.replaces {
+        // Two directives append to the ledger: the second conflicts once the first is merged (audit 104:
+        // the PM met "409 Merge Conflict" with nothing to say why or what to do).
+        b.push_str(
+            "Another directive merged first makes this one conflict on `pm-state.md` (both append to \
+             it) until the run that merge starts rebuilds it, a few minutes later: merge it after that \
+             run.\n\n",
+        );
+    }
     b.push_str("Merging this pull request is the approval.\n");
     b
 }

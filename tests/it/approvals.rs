@@ -1070,6 +1070,13 @@ fn a_new_proposal_never_takes_the_id_of_one_already_proposed() {
         propose(&s.work),
         [format!("{first} pull-request 1 commitea/{first}")]
     );
+    // Two directives append to the ledger: the pull request says what merging another first does to it
+    // (audit 104: a "409 Merge Conflict" with no word of why).
+    let body = &s.emu.state_pulls(&state_repo())[0].body;
+    assert!(
+        body.contains("conflict on `pm-state.md`") && body.contains("merge it after that run"),
+        "{body}"
+    );
     // The same checkout: the proposal left it, its id did not come free.
     let second = directive(&s.work, &b, "B first.");
     assert_ne!(second, first);
