@@ -271,6 +271,8 @@ fn data() -> SiteData {
                 target_title: Some(format!("Checkout {NASTY}")),
                 effect: Some("priority p/0".to_owned()),
                 rationale: Some(format!("because {NASTY}")),
+                quote_cut: 0,
+                rationale_cut: 0,
                 status: "active".to_owned(),
                 by: Some("pat".to_owned()),
                 not_on_gitea: vec![format!("acme/app#7 is p/0 by it and {NASTY} on Gitea")],

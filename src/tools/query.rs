@@ -347,13 +347,27 @@ pub fn query_project(ctx: &Context, input: QueryInput) -> Result<QueryOutput, To
     }
 }
 
-/// `out`, said in the log when even limit 1 is over the budget.
+/// `out`, said in the log when even limit 1 is over the budget; the directives' long quotes and
+/// rationales are cut first, as far as it takes.
 fn over_budget(
-    out: QueryOutput,
+    mut out: QueryOutput,
     size: impl Fn(&QueryOutput) -> usize,
     budget: usize,
     view: View,
 ) -> QueryOutput {
+    if let QueryOutput::Directives(d) = &out
+        && size(&out) > budget
+    {
+        let full = d.clone();
+        for chars in [400, 200, 100, 50] {
+            let mut cut = full.clone();
+            cut.cut_texts(chars);
+            out = QueryOutput::Directives(cut);
+            if size(&out) <= budget {
+                break;
+            }
+        }
+    }
     let bytes = size(&out);
     if bytes > budget {
         tracing::warn!("{view:?} is {bytes} bytes at limit 1, over its budget of {budget}");

@@ -47,6 +47,22 @@ pub struct Directives {
 }
 
 impl Directives {
+    /// Cuts every listed quote and rationale to `chars` characters, counting what it left out: how an
+    /// answer still over its budget at limit 1 fits (audit 105: one quote of 2,000 CJK characters put the
+    /// view over its 8 KB at every limit).
+    pub fn cut_texts(&mut self, chars: usize) {
+        for d in self.recent.iter_mut().chain(&mut self.earlier_in_force) {
+            let (quote, cut) = super::issue::cut(&d.quote, chars);
+            d.quote = quote;
+            d.quote_cut += cut;
+            if let Some(r) = d.rationale.as_mut() {
+                let (rationale, cut) = super::issue::cut(r, chars);
+                *r = rationale;
+                d.rationale_cut += cut;
+            }
+        }
+    }
+
     /// The view with at most `limit` directives in each list. A directive `recent` cuts that is still in
     /// force moves to `earlierInForce` (audit 91: cut, a hard deadline in force was in no list and no
     /// count); whatever a list leaves out is counted.
@@ -145,6 +161,12 @@ pub struct RecentDirective {
     /// Why, when the PM said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rationale: Option<String>,
+    /// Characters of `quote` an answer left out to keep within its budget (the ledger has them all).
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub quote_cut: usize,
+    /// Characters of `rationale` left out the same way.
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub rationale_cut: usize,
     /// `active`, `superseded` or `withdrawn`.
     pub status: String,
     /// For a directive in force whose change Gitea does not carry (and no op file is pending to carry it):
@@ -205,6 +227,8 @@ pub fn directives(
                 .and_then(|(s, t)| title(s, t)),
             effect: d.params.describe(),
             rationale: d.rationale.clone(),
+            quote_cut: 0,
+            rationale_cut: 0,
             status: d.status.to_string(),
             by: d.by.clone(),
             // Known only to a run, which compares the plan with Gitea and the pending op files.
@@ -311,6 +335,8 @@ mod tests {
             target_title: None,
             effect: None,
             rationale: None,
+            quote_cut: 0,
+            rationale_cut: 0,
             status: "active".to_owned(),
             not_on_gitea: Vec::new(),
             by: None,

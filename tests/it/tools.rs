@@ -2761,3 +2761,39 @@ fn directives_are_listed_in_ledger_order_and_one_whose_fields_a_later_took_is_sa
     .unwrap();
     assert!(issue.to_string().contains("\"p/0\""), "{issue}");
 }
+
+#[test]
+fn a_directive_with_long_words_keeps_the_directives_view_within_its_budget() {
+    // One quote of 1,995 CJK characters and a rationale of 500 made the view 8.6 KB at every limit, one
+    // of 2,000 emoji 11 KB (audit 105): past limit 1, the texts are cut, and the cut counted.
+    let tmp = demo_dir();
+    let quote = format!("締切は三月末。{}", "🍵".repeat(1_990));
+    let rationale = "理由".repeat(250);
+    tools::call(
+        &ctx(tmp.path()),
+        "record_directive",
+        &json!({ "kind": "note", "quote": quote, "rationale": rationale }),
+    )
+    .unwrap();
+    let budget = tools::answer_budget("query_project", Some("directives"));
+    for limit in [1, 20] {
+        let v = tools::call(
+            &ctx(tmp.path()),
+            "query_project",
+            &json!({ "view": "directives", "filters": { "limit": limit } }),
+        )
+        .unwrap();
+        let bytes = serde_json::to_vec(&v).unwrap().len();
+        assert!(bytes <= budget, "limit {limit}: {bytes} bytes");
+        let newest = &v["recent"][0];
+        let kept = newest["quote"].as_str().unwrap().chars().count();
+        let cut = newest["quoteCut"].as_u64().unwrap() as usize;
+        // What is kept is the quote's start, and with what was cut (and the ellipsis) it is all of it.
+        assert!(quote.starts_with(newest["quote"].as_str().unwrap().trim_end_matches('…')));
+        assert_eq!(kept - 1 + cut, quote.chars().count(), "{newest}");
+        assert!(newest["rationaleCut"].as_u64().unwrap() > 0, "{newest}");
+    }
+    // The ledger keeps every word.
+    let ledger = std::fs::read_to_string(tmp.path().join("pm-state.md")).unwrap();
+    assert!(ledger.contains(&quote));
+}
