@@ -1857,7 +1857,14 @@ fn write_and_commit(
     }
     match repo.map(|r| git::commit_paths(r, git::OWNED_PATHS, edits, message, sig)) {
         None => Ok(None),
-        Some(Ok(c)) => Ok(c.map(|id| id.to_string())),
+        Some(Ok(c)) => {
+            if c.is_some()
+                && let Some(r) = repo
+            {
+                git::tidy(r.workdir().unwrap_or_else(|| r.git_dir()));
+            }
+            Ok(c.map(|id| id.to_string()))
+        }
         Some(Err(e)) => {
             restore(&previous);
             Err(e.into())

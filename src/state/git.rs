@@ -767,6 +767,28 @@ pub fn introduced(
     Ok(found.map(|f| (f, walked)))
 }
 
+/// Packs the loose objects of the repository at `dir` when git's own threshold says so (`git gc --auto`,
+/// `gc.auto`, 6,700 loose objects by default), in the foreground: gix writes commits but never packs, so
+/// a checkout that stays on disk (a PM's, a runner's workspace) gathered every run's objects loose (audit
+/// 103: 1,927 after 63 runs, 17 MB where packed they were 2 MB). Best effort: without git, or failing, it
+/// is said in the debug log and the run goes on.
+pub fn tidy(dir: &Path) {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "gc.autoDetach=false", "gc", "--auto", "--quiet"])
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output();
+    match out {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => tracing::debug!(
+            "git gc --auto: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ),
+        Err(e) => tracing::debug!("git gc --auto not run: {e}"),
+    }
+}
+
 /// Whether `ancestor` is `descendant` or one of its ancestors.
 pub fn is_ancestor(repo: &gix::Repository, ancestor: ObjectId, descendant: ObjectId) -> bool {
     if ancestor == descendant {
