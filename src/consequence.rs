@@ -126,6 +126,11 @@ pub struct MilestoneChange {
     /// deleted).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub closed: bool,
+    /// Open, with nothing open in it any more: `after` is absent, as it has no date (a milestone with
+    /// nothing open is "forecast" for the forecast's own day; audit 106 read "p80 -75 working days (Mar 18
+    /// 2027 → Nov 27)"). Likewise `before` is absent for one that had nothing open before.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub emptied: bool,
 }
 
 /// How each changed milestone is named in words: its title, with its repository where two share it.
@@ -310,7 +315,12 @@ fn milestone_changes(
         })
         .map(|id| {
             let (mb, ma) = (b.get(&id).copied(), a.get(&id).copied());
-            let moved = match (mb, ma) {
+            // A side with nothing open has no date: its dates are the forecast's own day.
+            let (db, da) = (
+                mb.filter(|m| m.open_issues > 0),
+                ma.filter(|m| m.open_issues > 0),
+            );
+            let moved = match (db, da) {
                 (Some(x), Some(y)) => days.moved(x.p80, before.horizon, y.p80, after.horizon),
                 _ => 0,
             };
@@ -318,10 +328,11 @@ fn milestone_changes(
                 milestone: id,
                 title: ma.or(mb).map(|m| m.title.clone()).unwrap_or_default(),
                 repo: ma.or(mb).map(|m| m.repo.clone()).unwrap_or_default(),
-                before: mb.map(milestone_side),
-                after: ma.map(milestone_side),
+                before: db.map(milestone_side),
+                after: da.map(milestone_side),
                 moved_working_days: moved,
                 closed: ma.is_none() && closed_after.contains(&id),
+                emptied: ma.is_some_and(|m| m.open_issues == 0),
             }
         })
         .collect()
@@ -1076,6 +1087,7 @@ fn summary(
             }
             (None, Some(a)) => format!("{title} new (p80 {})", short(&a.p80, year)),
             _ if m.closed => format!("{title} closed"),
+            _ if m.emptied => format!("{title}: nothing open in it any more"),
             _ => format!("{title} gone"),
         });
     }
@@ -1303,6 +1315,7 @@ mod tests {
                 after: Some(after),
                 moved_working_days: moved,
                 closed: false,
+                emptied: false,
             }
         };
         // A p50 a day off and a P(on time) a fraction off: jitter, not worth a headline.

@@ -302,6 +302,29 @@ fn a_move_of_chance_an_empty_milestone_and_a_closed_one_are_said_for_what_they_a
         "{}",
         c.summary
     );
+    // Open, its work all closed since: nothing open in it any more, with no date after and no move
+    // counted to the forecast's own day (audit 106: "p80 -75 working days (Mar 18 2027 → Nov 27)").
+    let mut now_empty = before.clone();
+    now_empty.milestones[1].state = OpenState::Open;
+    now_empty.milestones[1].open_issues = 0;
+    now_empty.milestones[1].p80 = When::Date(now_empty.as_of);
+    let c3 = diff(&before, &now_empty, &plan, &plan);
+    let m = c3
+        .milestones
+        .iter()
+        .find(|m| m.milestone == closed)
+        .unwrap();
+    assert!(
+        m.emptied && m.after.is_none() && m.before.is_some(),
+        "{m:?}"
+    );
+    assert_eq!(m.moved_working_days, 0, "{m:?}");
+    assert!(
+        c3.summary
+            .contains(&format!("{}: nothing open in it any more", m.title)),
+        "{}",
+        c3.summary
+    );
 }
 
 /// The reasons a month of daily runs found untrue (an audit): a capacity cut said as "calibration", a
