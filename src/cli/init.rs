@@ -106,9 +106,14 @@ pub fn run(a: Args) -> CommandResult {
         .map_or_else(|| "<owner>/<state repo>".to_owned(), ToString::to_string);
     // Where it goes: the repository's clone URL when the server has it; said now when it does not, rather
     // than at the first `commitea propose`.
+    // Whether it holds commits already: this state repo's history is new, and a push over it is refused.
+    let mut has_history = false;
     let clone_url = a.state_repo.as_ref().and_then(|s| {
         match client.get_json::<serde_json::Value>(&format!("repos/{s}"), &[]) {
-            Ok(v) => v["clone_url"].as_str().map(ToOwned::to_owned),
+            Ok(v) => {
+                has_history = v["empty"] == false;
+                v["clone_url"].as_str().map(ToOwned::to_owned)
+            }
             Err(e) => {
                 tracing::warn!(
                     "the state repository {s} is not readable on {} ({e}): create it there (empty, no \
@@ -133,7 +138,14 @@ pub fn run(a: Args) -> CommandResult {
     // The secret and the variable come before the push: the push starts the workflow, which fails
     // without them (an audit followed these steps in order and met "invalid url").
     // A repository the server showed is not to be created again (audit 104: said even from a clone of it).
-    let create = if clone_url.is_some() {
+    let create = if has_history && !cloned {
+        format!(
+            "{}/{state_repo} has commits already, and this state repo's history is its own: a push \
+             would be refused (audit 106). Create an empty repository for it (no README), with Actions \
+             enabled, and run init again with it as --state-repo.",
+            client.server()
+        )
+    } else if clone_url.is_some() {
         format!(
             "In {}/{state_repo}'s settings, enable Actions (the repository is there already).",
             client.server()

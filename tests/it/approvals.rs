@@ -2107,6 +2107,16 @@ fn init_against_the_server_makes_a_site_in_one_command() {
         stderr.contains("is already a CommiTea state repo") && stderr.contains("commitea run -s"),
         "{stderr}"
     );
+    // A state repository with commits already cannot take this one's history: said, not a push that
+    // is refused (audit 106).
+    let out = init_to(&tmp.path().join("again"), Some(TOKEN), Some("acme/state"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    ok(&out);
+    assert!(
+        stderr.contains("acme/state has commits already")
+            && stderr.contains("Create an empty repository"),
+        "{stderr}"
+    );
     // A state repository the server lacks is said at once, and a missing one names the setting.
     let out = init_to(&tmp.path().join("typo"), Some(TOKEN), Some("acme/nope"));
     let stderr = String::from_utf8_lossy(&out.stderr);
