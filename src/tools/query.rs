@@ -315,7 +315,16 @@ pub fn query_project(ctx: &Context, input: QueryInput) -> Result<QueryOutput, To
     // 20 gave 5); each view's counts stay whole, so the caller sees there is more.
     let budget = crate::limits::answer_budget(super::QUERY_PROJECT, Some(view_name(input.view)));
     let size = |out: &QueryOutput| serde_json::to_vec(out).map_or(0, |v| v.len());
-    let out = render(&c, &input, limit, previous.as_ref())?;
+    // Long words are cut before the list is: one directive's 2,000-character quote cut the directives
+    // view to that one directive at every limit (audit 106).
+    let fit = |limit: usize| -> Result<QueryOutput, ToolError> {
+        Ok(shortened(
+            render(&c, &input, limit, previous.as_ref())?,
+            &size,
+            budget,
+        ))
+    };
+    let out = fit(limit)?;
     if size(&out) <= budget || limit == 1 {
         return Ok(over_budget(out, size, budget, input.view));
     }
@@ -323,7 +332,7 @@ pub fn query_project(ctx: &Context, input: QueryInput) -> Result<QueryOutput, To
     let (mut fits, mut over, mut best) = (1, limit, None);
     while fits < over {
         let mid = fits + (over - fits) / 2;
-        let o = render(&c, &input, mid, previous.as_ref())?;
+        let o = fit(mid)?;
         if size(&o) <= budget {
             fits = mid + 1;
             best = Some(o);
@@ -338,36 +347,40 @@ pub fn query_project(ctx: &Context, input: QueryInput) -> Result<QueryOutput, To
     );
     match best {
         Some(o) => Ok(o),
-        None => Ok(over_budget(
-            render(&c, &input, 1, previous.as_ref())?,
-            size,
-            budget,
-            input.view,
-        )),
+        None => Ok(over_budget(fit(1)?, size, budget, input.view)),
     }
 }
 
-/// `out`, said in the log when even limit 1 is over the budget; the directives' long quotes and
-/// rationales are cut first, as far as it takes.
+/// `out` within `budget` where cutting its long words does it: the directives' quotes and rationales, to
+/// 400 characters, then 200, 100, 50, as far as it takes; every other view as it is.
+fn shortened(out: QueryOutput, size: impl Fn(&QueryOutput) -> usize, budget: usize) -> QueryOutput {
+    let QueryOutput::Directives(full) = &out else {
+        return out;
+    };
+    if size(&out) <= budget {
+        return out;
+    }
+    let mut cut = None;
+    for chars in [400, 200, 100, 50] {
+        let mut d = full.clone();
+        d.cut_texts(chars);
+        let o = QueryOutput::Directives(d);
+        let fits = size(&o) <= budget;
+        cut = Some(o);
+        if fits {
+            break;
+        }
+    }
+    cut.unwrap_or(out)
+}
+
+/// `out`, said in the log when even limit 1 is over the budget.
 fn over_budget(
-    mut out: QueryOutput,
+    out: QueryOutput,
     size: impl Fn(&QueryOutput) -> usize,
     budget: usize,
     view: View,
 ) -> QueryOutput {
-    if let QueryOutput::Directives(d) = &out
-        && size(&out) > budget
-    {
-        let full = d.clone();
-        for chars in [400, 200, 100, 50] {
-            let mut cut = full.clone();
-            cut.cut_texts(chars);
-            out = QueryOutput::Directives(cut);
-            if size(&out) <= budget {
-                break;
-            }
-        }
-    }
     let bytes = size(&out);
     if bytes > budget {
         tracing::warn!("{view:?} is {bytes} bytes at limit 1, over its budget of {budget}");

@@ -48,8 +48,8 @@ pub struct Directives {
 
 impl Directives {
     /// Cuts every listed quote and rationale to `chars` characters, counting what it left out: how an
-    /// answer still over its budget at limit 1 fits (audit 105: one quote of 2,000 CJK characters put the
-    /// view over its 8 KB at every limit).
+    /// answer over its budget fits before its lists are cut (audit 105: one quote of 2,000 CJK characters
+    /// put the view over its 8 KB at every limit).
     pub fn cut_texts(&mut self, chars: usize) {
         for d in self.recent.iter_mut().chain(&mut self.earlier_in_force) {
             let (quote, cut) = super::issue::cut(&d.quote, chars);

@@ -2767,6 +2767,14 @@ fn a_directive_with_long_words_keeps_the_directives_view_within_its_budget() {
     // One quote of 1,995 CJK characters and a rationale of 500 made the view 8.6 KB at every limit, one
     // of 2,000 emoji 11 KB (audit 105): past limit 1, the texts are cut, and the cut counted.
     let tmp = demo_dir();
+    for n in 0..5 {
+        tools::call(
+            &ctx(tmp.path()),
+            "record_directive",
+            &json!({ "kind": "note", "quote": format!("Short note {n}.") }),
+        )
+        .unwrap();
+    }
     let quote = format!("締切は三月末。{}", "🍵".repeat(1_990));
     let rationale = "理由".repeat(250);
     tools::call(
@@ -2792,6 +2800,13 @@ fn a_directive_with_long_words_keeps_the_directives_view_within_its_budget() {
         assert!(quote.starts_with(newest["quote"].as_str().unwrap().trim_end_matches('…')));
         assert_eq!(kept - 1 + cut, quote.chars().count(), "{newest}");
         assert!(newest["rationaleCut"].as_u64().unwrap() > 0, "{newest}");
+        // The words are cut before the list is: every directive is listed at limit 20 (audit 106: the
+        // long one alone was, at every limit).
+        assert_eq!(
+            v["recent"].as_array().unwrap().len(),
+            limit.min(6),
+            "limit {limit}: {v}"
+        );
     }
     // The ledger keeps every word.
     let ledger = std::fs::read_to_string(tmp.path().join("pm-state.md")).unwrap();
