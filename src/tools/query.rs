@@ -320,7 +320,7 @@ pub fn query_project(ctx: &Context, input: QueryInput) -> Result<QueryOutput, To
     let fit = |limit: usize| -> Result<QueryOutput, ToolError> {
         Ok(shortened(
             render(&c, &input, limit, previous.as_ref())?,
-            &size,
+            size,
             budget,
         ))
     };
