@@ -371,8 +371,8 @@ impl IdScanner {
 
     fn byte(&mut self, b: u8) {
         if let Some(v) = self.value.as_mut() {
-            // An id is a short number or string; anything longer is no id worth keeping.
-            if v.len() < 256 {
+            // An id is a number or a string of some length; anything longer is no id worth keeping.
+            if v.len() < 4096 {
                 v.push(b);
             }
         }
@@ -384,11 +384,16 @@ impl IdScanner {
             } else if b == b'"' {
                 self.in_string = false;
                 if let Some(key) = self.key.take() {
-                    self.at_id = key == b"id";
+                    // Written with escapes (`"i\u0064"`), it is still `id`.
+                    let mut quoted = Vec::with_capacity(key.len() + 2);
+                    quoted.push(b'"');
+                    quoted.extend_from_slice(&key);
+                    quoted.push(b'"');
+                    self.at_id = serde_json::from_slice::<String>(&quoted).is_ok_and(|k| k == "id");
                 }
                 return;
             }
-            if let Some(key) = self.key.as_mut().filter(|k| k.len() < 3) {
+            if let Some(key) = self.key.as_mut().filter(|k| k.len() < 16) {
                 key.push(b);
             }
             return;
@@ -454,6 +459,7 @@ async fn frame(
     mut server: impl tokio::io::AsyncWrite + Unpin,
     stdout: Arc<tokio::sync::Mutex<tokio::io::Stdout>>,
     cancels: ClientCancels,
+    in_flight: InFlight,
 ) {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let mut input = tokio::io::BufReader::new(input);
@@ -523,6 +529,29 @@ async fn frame(
         if ended {
             break;
         }
+    }
+    // The calls still running finish, and their answers go out, before the server sees the end of its
+    // input: rmcp gives in-flight answers 5 s and then drops them (audit 106: a directive recorded 14 s
+    // after stdin closed, its answer never sent). A call just sent may not have started: a short quiet
+    // spell first.
+    let mut said = false;
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let n = in_flight.count();
+        if n == 0 {
+            break;
+        }
+        if !said {
+            tracing::info!(
+                "the client closed its input with {} running: waiting for {} to finish, so that \
+                 nothing is left half-written (a cancelled call's forecast runs to its end, writing \
+                 nothing)",
+                crate::prose::count(n, "tool call", "tool calls"),
+                if n == 1 { "it" } else { "them" }
+            );
+            said = true;
+        }
+        in_flight.finished().await;
     }
     let _ = server.shutdown().await;
 }
@@ -603,6 +632,7 @@ pub fn serve(ctx: Context) -> anyhow::Result<()> {
             to_server,
             stdout,
             server.cancels.clone(),
+            in_flight.clone(),
         ));
         let running = match server.serve(theirs).await {
             Ok(running) => running,
@@ -613,15 +643,7 @@ pub fn serve(ctx: Context) -> anyhow::Result<()> {
             Err(e) => return Err(anyhow::Error::new(e).context("MCP handshake")),
         };
         let reason = running.waiting().await?;
-        let n = in_flight.count();
-        if n > 0 {
-            tracing::info!(
-                "the client closed its input with {} running: waiting for {} to finish, so that \
-                 nothing is left half-written",
-                crate::prose::count(n, "tool call", "tool calls"),
-                if n == 1 { "it" } else { "them" }
-            );
-        }
+        // Ended otherwise than by the client's input (a transport error): still no write cut halfway.
         in_flight.finished().await;
         // The server's last answers may still be on their way to stdout.
         let _ = tokio::time::timeout(Duration::from_secs(5), forwarding).await;
@@ -653,6 +675,12 @@ mod tests {
         assert_eq!(of(r#"{"method":"x","params":{"id":1}}"#), None);
         assert_eq!(of(r#"{"id":{"n":1},"method":"x"}"#), None);
         assert_eq!(of(r#"{"idx":2,"method":"x"}"#), None);
+        assert_eq!(of(r#"{"i\u0064":9,"method":"x"}"#), Some(json!(9)));
+        let long = "x".repeat(1_000);
+        assert_eq!(
+            of(&format!(r#"{{"method":"x","id":"{long}"}}"#)),
+            Some(json!(long))
+        );
         assert_eq!(of("not json"), None);
         assert_eq!(of(r#"[{"id":1}]"#), None);
         // Fed piecewise, split anywhere, as a long line is read.

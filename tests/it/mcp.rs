@@ -483,4 +483,15 @@ fn a_write_running_when_the_client_closes_its_input_is_finished_not_abandoned() 
         ledger.contains("The pilot starts in March."),
         "{out:?}\n{err}"
     );
+    // And its answer is sent, for a client still reading (audit 106: rmcp had dropped it after 5 s).
+    let answer: Value = out
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|m| m["id"] == 2)
+        .unwrap_or_else(|| panic!("no answer to the call: {out:?}\n{err}"));
+    assert!(
+        answer["result"]["structuredContent"]["directiveId"].is_string(),
+        "{answer}"
+    );
+    assert!(!err.contains("timed out draining"), "{err}");
 }
