@@ -109,13 +109,28 @@ fn standup(v: &Value) -> String {
             (true, false) => format!(": {}", directives.join(", ")),
             (false, false) => format!(": {why} ({})", directives.join(", ")),
         };
-        format!(
-            "- {}: {} (was {}), moved {} working days{why}",
-            str_at(m, "subject"),
-            band(&m["after"]),
-            band(&m["before"]),
-            m["moved"]
-        )
+        // A side without a date (new, closed, emptied) is said so, and a move across the horizon is
+        // not counted (its count runs to the horizon, audit 106).
+        let (before, after) = (m["before"].get("p80"), m["after"].get("p80"));
+        let now = if after.is_some() {
+            band(&m["after"])
+        } else {
+            "no date now".to_owned()
+        };
+        let was = if before.is_some() {
+            format!(" (was {})", band(&m["before"]))
+        } else {
+            " (new)".to_owned()
+        };
+        let how = match (
+            before.and_then(Value::as_str),
+            after.and_then(Value::as_str),
+            m["moved"].as_i64(),
+        ) {
+            (Some(b), Some(a), Some(n)) => format!(", {}", crate::prose::p80_moved(b, a, n)),
+            _ => String::new(),
+        };
+        format!("- {}: {now}{was}{how}{why}", str_at(m, "subject"))
     };
     for m in drift["milestones"].as_array().into_iter().flatten() {
         out.push(moved(m));
@@ -367,13 +382,11 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("- acme/api#77: p50 2026-12-09, p80 2026-12-11 (was p50 2027-02-02, p80 2027-02-11), moved -40 working days: blocks acme/api#102 (D-0002 withdrawn)"),
+            text.contains("- acme/api#77: p50 2026-12-09, p80 2026-12-11 (was p50 2027-02-02, p80 2027-02-11), -40 working days: blocks acme/api#102 (D-0002 withdrawn)"),
             "{text}"
         );
         assert!(
-            text.contains(
-                "moved 2 working days: due 2027-04-30 → 2027-05-28, P(on time) 56% → 89%"
-            ),
+            text.contains("+2 working days: due 2027-04-30 → 2027-05-28, P(on time) 56% → 89%"),
             "{text}"
         );
         assert!(
@@ -384,6 +397,25 @@ mod tests {
         g.add_json(&payload);
         let claims = super::super::check::ungrounded(&text, &g, &["amara".into(), "gus".into()]);
         assert!(claims.is_empty(), "{claims:?}\n{text}");
+    }
+
+    #[test]
+    fn a_move_across_the_horizon_or_to_nothing_open_is_said_not_counted() {
+        let payload = json!({"asOf": "2026-11-27", "drift": {"since": "abc", "summary": "s",
+            "milestones": [
+                {"subject": "Far", "before": {"p50": "2027-03-01", "p80": "2027-04-01"},
+                    "after": {"p50": "beyond horizon", "p80": "beyond horizon"}, "moved": 395},
+                {"subject": "Done", "before": {"p50": "2027-03-01", "p80": "2027-03-18"}, "moved": 0,
+                    "why": "nothing open in it any more"}],
+            "issues": []},
+            "people": [], "staleBlockers": []});
+        let text = render(&payload);
+        assert!(text.contains("- Far: p50 beyond horizon, p80 beyond horizon (was p50 2027-03-01, p80 2027-04-01), left the horizon"), "{text}");
+        assert!(!text.contains("395"), "{text}");
+        assert!(
+            text.contains("- Done: no date now (was p50 2027-03-01, p80 2027-03-18): nothing open in it any more"),
+            "{text}"
+        );
     }
 
     #[test]
