@@ -1722,3 +1722,40 @@ fn times_withheld_from_a_code_writer_are_taken_from_the_timeline() {
         "{withheld} of {remaining}"
     );
 }
+
+#[test]
+fn a_forgejo_answers_as_forgejo_does_and_the_sync_takes_it() {
+    // Forgejo (its versions do not start with "1.") has no time estimate, and answers 404
+    // "IsErrIssueNotExist" for a deleted issue's timeline where Gitea answers 500 (audit 107: the
+    // emulator with a Forgejo version answered as Gitea 1.27, time estimates included).
+    let snap = load("tests/fixtures/small");
+    let api = RepoName::new("acme", "api");
+    let (estimated, deleted) = (api.issue(3), api.issue(5));
+    for (version, estimate) in [("1.27.1", 7200), ("11.0.1+gitea-1.22.0", 0)] {
+        let options = EmulatorOptions {
+            version: version.into(),
+            ..EmulatorOptions::default()
+        };
+        let emu = Emulator::start(Dataset::from_snapshot(&snap), options).unwrap();
+        emu.with_dataset(|ds| {
+            assert!(ds.update_issue(&estimated, |i| i.time_estimate = 7200));
+        });
+        emu.inject(
+            Fault::new(FaultKind::DeleteIssue(deleted.clone())).on("/repos/acme/api/issues?"),
+        );
+        let got = full_sync(
+            &client(&emu, TOKEN, fast()),
+            &repos(&snap),
+            snap.meta.synced_at,
+        )
+        .unwrap_or_else(|e| panic!("{version}: {e}"));
+        assert_eq!(got.issues[&estimated].time_estimate, estimate, "{version}");
+        assert!(!got.issues.contains_key(&deleted), "{version}");
+        let timeline = emu
+            .requests()
+            .iter()
+            .filter(|r| r.contains("/repos/acme/api/issues/5/timeline"))
+            .count();
+        assert_eq!(timeline, 1, "{version}: {:#?}", emu.requests());
+    }
+}

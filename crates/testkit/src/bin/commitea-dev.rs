@@ -39,7 +39,8 @@ enum Command {
         #[arg(long, value_enum, default_value_t = AnonymousArg::Private)]
         anonymous: AnonymousArg,
         /// The version `/version` reports; an older Gitea (`1.21.11`) answers as it did where CommiTea
-        /// depends on it.
+        /// depends on it, and a Forgejo (`11.0.1+gitea-1.22.0`: not starting with `1.`) as Forgejo does
+        /// (no time estimate; 404 for a deleted issue's timeline).
         #[arg(long = "gitea-version", default_value = "1.27.1")]
         version: String,
         /// The token's user may only read the issues (a code writer, per-unit permissions): `/times`

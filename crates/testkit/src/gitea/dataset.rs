@@ -812,6 +812,8 @@ pub(crate) struct Render<'a> {
     pub read_only: bool,
     /// The server's zone, which every time is written in.
     pub zone: chrono::FixedOffset,
+    /// The server is a Forgejo: issues carry no `time_estimate`.
+    pub forgejo: bool,
 }
 
 /// A field no Gitea 1.27 sends, added to every object the emulator renders (unless switched off), so the
@@ -830,6 +832,7 @@ impl<'a> Render<'a> {
             issues_disabled: &shared.options.issues_disabled,
             read_only: shared.options.read_only,
             zone: shared.options.zone,
+            forgejo: shared.options.forgejo(),
         }
     }
 
@@ -845,6 +848,12 @@ impl<'a> Render<'a> {
 
     /// `v` with [`FUTURE_FIELD`] when `future` is on.
     fn newer(&self, mut v: Value) -> Value {
+        // Forgejo has no time estimate (its `api.Issue` has no such field).
+        if self.forgejo
+            && let Some(o) = v.as_object_mut()
+        {
+            o.remove("time_estimate");
+        }
         if self.future
             && let Some(o) = v.as_object_mut()
         {

@@ -142,6 +142,15 @@ pub enum Anonymous {
 }
 
 impl EmulatorOptions {
+    /// Whether the server is a Forgejo: its versions do not start with `1.` (`11.0.1+gitea-1.22.0`). It
+    /// answers as Forgejo's handlers do where CommiTea meets a difference (audit 107, read in Forgejo's
+    /// `routers/api/v1/repo/issue_comment.go` and `services/convert/issue.go`): no `time_estimate` on an
+    /// issue (Forgejo has none), and 404 "IsErrIssueNotExist" for a deleted issue's timeline and comments,
+    /// where Gitea answers 500.
+    pub fn forgejo(&self) -> bool {
+        self.version.split('.').next() != Some("1")
+    }
+
     /// Whether the server is a Gitea older than 1.`minor` (a Forgejo, whose versions do not start with
     /// `1.`, is not).
     pub fn gitea_before(&self, minor: u32) -> bool {

@@ -572,8 +572,17 @@ fn issue_route(
     let is_pull = ds.pull(&key.repo, key.number).is_some();
     if !is_issue && !is_pull {
         return Err(match rest {
-            // issue_comment.go sends a failed issue lookup to APIErrorInternal: 500, and no message
-            // for a caller who is not an admin.
+            // Forgejo's issue_comment.go: `ctx.NotFound("IsErrIssueNotExist", err)`.
+            ["comments"] | ["timeline"] if shared.options.forgejo() => Response::json(
+                404,
+                &json!({
+                    "message": "IsErrIssueNotExist",
+                    "url": format!("{}/api/swagger", shared.base),
+                    "errors": [missing(ds, key)],
+                }),
+            ),
+            // Gitea's issue_comment.go sends a failed issue lookup to APIErrorInternal: 500, and no
+            // message for a caller who is not an admin.
             ["comments"] | ["timeline"] => error(shared, 500, ""),
             // `ctx.APIErrorNotFound("IsErrIssueNotExist", err)` (issue_dependency.go): the string is the
             // message, the error goes to `errors`.
