@@ -1088,7 +1088,7 @@ fn summary(
             }
             (None, Some(a)) => format!("{title} new (p80 {})", short(&a.p80, year)),
             _ if m.closed => format!("{title} closed"),
-            _ if m.emptied => format!("{title}: nothing open in it any more"),
+            _ if m.emptied => format!("{title} has nothing open any more"),
             _ => format!("{title} gone"),
         });
     }

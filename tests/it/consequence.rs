@@ -321,7 +321,7 @@ fn a_move_of_chance_an_empty_milestone_and_a_closed_one_are_said_for_what_they_a
     assert_eq!(m.moved_working_days, 0, "{m:?}");
     assert!(
         c3.summary
-            .contains(&format!("{}: nothing open in it any more", m.title)),
+            .contains(&format!("{} has nothing open any more", m.title)),
         "{}",
         c3.summary
     );
