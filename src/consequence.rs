@@ -301,7 +301,7 @@ fn milestone_changes(
     let ids: BTreeSet<u64> = b.keys().chain(a.keys()).copied().collect();
     // A milestone with nothing open on either side has no date to move: its "p80" is the day of each
     // forecast, which moved a day every day.
-    let nothing_open = |m: Option<&&MilestoneForecast>| m.is_none_or(|m| m.open_issues == 0);
+    let nothing_open = |m: Option<&&MilestoneForecast>| m.is_none_or(|m| !m.has_dates());
     let closed_after: BTreeSet<u64> = after
         .milestones
         .iter()
@@ -317,10 +317,7 @@ fn milestone_changes(
         .map(|id| {
             let (mb, ma) = (b.get(&id).copied(), a.get(&id).copied());
             // A side with nothing open has no date: its dates are the forecast's own day.
-            let (db, da) = (
-                mb.filter(|m| m.open_issues > 0),
-                ma.filter(|m| m.open_issues > 0),
-            );
+            let (db, da) = (mb.filter(|m| m.has_dates()), ma.filter(|m| m.has_dates()));
             let moved = match (db, da) {
                 (Some(x), Some(y)) => days.moved(x.p80, before.horizon, y.p80, after.horizon),
                 _ => 0,
@@ -333,7 +330,7 @@ fn milestone_changes(
                 after: da.map(milestone_side),
                 moved_working_days: moved,
                 closed: ma.is_none() && closed_after.contains(&id),
-                emptied: ma.is_some_and(|m| m.open_issues == 0),
+                emptied: ma.is_some_and(|m| !m.has_dates()),
             }
         })
         .collect()

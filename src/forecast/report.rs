@@ -294,6 +294,13 @@ impl MilestoneForecast {
             .filter(|_| matches!(self.p80, When::Date(_)) && self.open_issues > 0)
     }
 
+    /// Whether its p10/p50/p80 are dates worth stating: it is closed (the day it closed), or work is open
+    /// in it. An open milestone with nothing open has none: its "dates" are the forecast's own day, read
+    /// as "done today" (audits 101, 102, 106).
+    pub fn has_dates(&self) -> bool {
+        self.state == OpenState::Closed || self.open_issues > 0
+    }
+
     /// Whether it is open with work open and its due date before `as_of` (day 0).
     pub fn overdue(&self, as_of: NaiveDate) -> bool {
         self.state == OpenState::Open && self.open_issues > 0 && self.due.is_some_and(|d| d < as_of)

@@ -152,7 +152,7 @@ pub fn milestone(inputs: Inputs<'_>, id: u64, selection: &Selection) -> Option<M
         },
         status: (m.state == OpenState::Open)
             .then(|| super::runway::MilestoneStatus::of(m.probability_on_time, m.open_issues)),
-        cone: (m.state == OpenState::Closed || m.open_issues > 0).then(|| Cone {
+        cone: m.has_dates().then(|| Cone {
             p10: m.p10.to_string(),
             p50: m.p50.to_string(),
             p80: m.p80.to_string(),

@@ -203,8 +203,7 @@ pub fn runway(inputs: Inputs<'_>) -> Runway {
     let milestones = ms
         .into_iter()
         .map(|m| {
-            let status = MilestoneStatus::of(m.probability_on_time, m.open_issues);
-            let dated = status != MilestoneStatus::NothingOpen;
+            let dated = m.has_dates();
             RunwayMilestone {
                 milestone: m.id,
                 title: m.title.clone(),
@@ -222,7 +221,7 @@ pub fn runway(inputs: Inputs<'_>) -> Runway {
                 unestimated_issues: m.unestimated_issues,
                 closed_issues: m.closed_issues,
                 remaining_hours: m.remaining_hours,
-                status,
+                status: MilestoneStatus::of(m.probability_on_time, m.open_issues),
                 planned: m.planned.map(|r| Band {
                     p50: r.p50.to_string(),
                     p80: r.p80.to_string(),

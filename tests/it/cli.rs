@@ -1552,6 +1552,20 @@ fn quick_demo() -> (tempfile::TempDir, std::path::PathBuf) {
     (tmp, dir)
 }
 
+/// `git commit ARGS -qm MESSAGE` in `dir`, as user t.
+fn commit_as_t(dir: &Path, args: &[&str], message: &str) -> String {
+    let mut all = vec![
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@example.com",
+        "commit",
+    ];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["-qm", message]);
+    crate::pipeline::git(dir, &all)
+}
+
 /// Replaces the first `from` in the file at `path` with `to`, which must change it.
 fn edit(path: &Path, from: &str, to: &str) {
     let text = std::fs::read_to_string(path).unwrap();
@@ -1901,20 +1915,7 @@ fn a_shallow_checkout_runs_and_renders_and_an_op_file_beyond_its_history_is_said
     // actions/checkout's default depth is 1: every run and render of such a checkout failed on "an
     // object could not be found" (audit 103).
     let (tmp, dir) = quick_demo();
-    let commit = |message: &str| {
-        crate::pipeline::git(
-            &dir,
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@example.com",
-                "commit",
-                "-qm",
-                message,
-            ],
-        )
-    };
+    let commit = |message: &str| commit_as_t(&dir, &[], message);
     let op = "ops/pending/C-0004.yaml";
     crate::pipeline::git(&dir, &["add", op]);
     commit("Merge C-0004");
@@ -1972,19 +1973,7 @@ fn the_forecast_history_is_counted_in_forecasts_not_commits() {
     );
     assert!(out.status.success(), "{out:?}");
     for i in 0..181 {
-        crate::pipeline::git(
-            &dir,
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@example.com",
-                "commit",
-                "--allow-empty",
-                "-qm",
-                &format!("Note {i}"),
-            ],
-        );
+        commit_as_t(&dir, &["--allow-empty"], &format!("Note {i}"));
     }
     let out = commitea(&["render"], &dir);
     assert!(out.status.success(), "{out:?}");
