@@ -169,7 +169,8 @@ pub struct IssueChange {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub after: Option<IssueSide>,
     /// Working days the p80 moved (later is positive); 0 for `new`, `closed` and `gone`.
-    /// Where the p80 crossed the horizon (one side `beyond horizon`) the count runs to the horizon, not to the work: say it left or came within the horizon.
+    /// Where the p80 crossed the horizon (one side `beyond horizon`) the count runs to the horizon, not
+    /// to the work: say it left or came within the horizon.
     pub moved_working_days: i64,
     /// `own change`, `imputed estimate`, `calibration` (only its remaining effort moved, re-measured by a
     /// changed calibration), `blocks KEY` (it inherits a changed priority from KEY, which waits on it),

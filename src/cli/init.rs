@@ -7,7 +7,7 @@ use std::time::Instant;
 use chrono::{Duration, Utc};
 
 use super::{CommandError, CommandResult, env_vars};
-use crate::domain::{EventKind, OpenState, RepoName};
+use crate::domain::{OpenState, RepoName};
 
 /// The workflow `init` writes into the state repo (the same file this repository ships).
 const WORKFLOW: &str = include_str!("../../.gitea/workflows/commitea.yml");
@@ -236,10 +236,7 @@ fn team_of(snapshot: &crate::state::Snapshot, now: chrono::DateTime<Utc>) -> Vec
     // A deleted user (Ghost) or the Actions bot does no work to plan: never a member.
     let person = |name: &str| !name.is_empty() && !crate::domain::is_placeholder_user(name);
     for (key, i) in &snapshot.issues {
-        let closed_lately = i.state == OpenState::Closed
-            && i.timeline
-                .iter()
-                .any(|e| e.kind == EventKind::Close && e.created_at >= since);
+        let closed_lately = i.state == OpenState::Closed && i.closed_at.is_some_and(|t| t >= since);
         if i.state != OpenState::Open && !closed_lately {
             continue;
         }
@@ -355,6 +352,7 @@ mod tests {
         let closed = |n: u64, days_ago: i64, closer: &str, assignees: &[&str]| {
             let mut i = Issue::bare(n, now - Duration::days(400));
             i.state = OpenState::Closed;
+            i.closed_at = Some(now - Duration::days(days_ago));
             i.assignees = assignees.iter().map(|a| (*a).to_owned()).collect();
             i.timeline.push(TimelineEvent::new(
                 n,

@@ -134,7 +134,8 @@ pub struct ConsequencePair {
     /// Its forecast after, null when it is no longer there.
     pub after: Option<Value>,
     /// Working days its p80 moved, later positive.
-    /// Where the p80 crossed the horizon (one side `beyond horizon`) the count runs to the horizon, not to the work: say it left or came within the horizon.
+    /// Where the p80 crossed the horizon (one side `beyond horizon`) the count runs to the horizon, not
+    /// to the work: say it left or came within the horizon.
     pub moved_working_days: i64,
 }
 

@@ -744,14 +744,14 @@ pub fn build(
                 }
                 .to_owned(),
                 href: None,
-                // An open milestone with nothing open has no cone: its dates would be today's.
-                p10: view.cone.as_ref().and(m.p10.date()),
-                p50: view.cone.as_ref().and(m.p50.date()),
-                p80: view.cone.as_ref().and(m.p80.date()),
+                // An open milestone with nothing open has no dates: they would be today's.
+                p10: m.p10.date().filter(|_| m.has_dates()),
+                p50: m.p50.date().filter(|_| m.has_dates()),
+                p80: m.p80.date().filter(|_| m.has_dates()),
                 due: m.due,
                 hard: m.hard,
                 status: status.to_owned(),
-                words: if view.cone.is_some() {
+                words: if m.has_dates() {
                     format!(
                         "p10 {}, p50 {}, p80 {}{}",
                         m.p10,
@@ -762,7 +762,7 @@ pub fn build(
                 } else {
                     charts::undated_words(false).to_owned()
                 },
-                undated: charts::undated_words(view.cone.is_some()),
+                undated: charts::undated_words(m.has_dates()),
             };
             let mut rows = vec![row];
             if let Some(s) = m.planned {

@@ -266,7 +266,8 @@ pub struct Moved {
     /// `{p50, p80}` now; null when it is gone (closed).
     pub after: Option<super::Band>,
     /// Working days the p80 moved, later positive.
-    /// Where the p80 crossed the horizon (one side `beyond horizon`) the count runs to the horizon, not to the work: say it left or came within the horizon.
+    /// Where the p80 crossed the horizon (one side `beyond horizon`) the count runs to the horizon, not
+    /// to the work: say it left or came within the horizon.
     pub moved: i64,
     /// Why it moved. For an issue, the consequence diff's words: `own change` (its estimate, priority,
     /// milestone, assignee or remaining work changed), `imputed estimate`, `calibration`, `blocks KEY`,
