@@ -150,11 +150,18 @@ fn standup(v: &Value) -> String {
         } else {
             format!("{directives}; {}", ended.join(", "))
         };
-        let settings = if since["settingsChanged"] == true {
-            "; commitea.yaml changed"
+        let mut settings = if since["settingsChanged"] == true {
+            "; commitea.yaml changed".to_owned()
         } else {
-            ""
+            String::new()
         };
+        let recalibrated = &since["recalibrated"];
+        if recalibrated.is_object() {
+            settings.push_str(&format!(
+                "; calibration fitted again on closed issues: {} now, {} before",
+                recalibrated["samples"], recalibrated["samplesBefore"]
+            ));
+        }
         out.push(format!(
             "What changed since: {directives}; issues closed: {}; new: {}{settings}.",
             since["closed"], since["new"]
@@ -371,13 +378,14 @@ mod tests {
                 "why": "blocks acme/api#102", "directives": ["D-0002 withdrawn"]}],
             "issuesMoved": 2,
             "sinceThen": {"directives": ["D-0004", "D-0005"], "ended": ["D-0002 withdrawn"], "closed": 3,
-                "new": 0, "settingsChanged": true}},
+                "new": 0, "settingsChanged": true, "recalibrated": {"samplesBefore": 61, "samples": 62,
+                "multiplierBefore": 1.315, "multiplier": 1.372, "sigmaBefore": 0.503, "sigma": 0.581}}},
             "people": [{"person": "amara", "plan": [], "idle": true},
                 {"person": "gus", "plan": [], "idle": true, "starts": "2026-12-07"}], "staleBlockers": []});
         let text = render(&payload);
         assert!(
             text.contains(
-                "What changed since: directives D-0004, D-0005 recorded; D-0002 withdrawn; issues closed: 3; new: 0; commitea.yaml changed."
+                "What changed since: directives D-0004, D-0005 recorded; D-0002 withdrawn; issues closed: 3; new: 0; commitea.yaml changed; calibration fitted again on closed issues: 62 now, 61 before."
             ),
             "{text}"
         );

@@ -216,6 +216,83 @@ pub struct SinceThen {
     /// Whether another CommiTea made that forecast (an upgrade since): the moves are its, not the project's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub engine_changed: bool,
+    /// The calibration, where it was fitted again on other closed issues since: every estimate's effort
+    /// and spread moved with it, in every repository (audit 104: closing one 4-hour issue moved three
+    /// other repositories' milestones, and nothing said why); absent when it is the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recalibrated: Option<Recalibrated>,
+}
+
+/// The calibration then and now, where it changed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Recalibrated {
+    /// Closed issues it learnt from then.
+    pub samples_before: usize,
+    /// Closed issues it learns from now.
+    pub samples: usize,
+    /// The team's actual/estimate multiplier then (1.0 under the prior).
+    pub multiplier_before: f64,
+    /// The team's multiplier now.
+    pub multiplier: f64,
+    /// The spread, σ of ln(actual / estimate), then.
+    pub sigma_before: f64,
+    /// The spread now.
+    pub sigma: f64,
+    /// Whether it was the prior then (too few closed issues to learn from).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cold_before: bool,
+    /// Whether it is the prior now.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cold: bool,
+}
+
+impl Recalibrated {
+    /// The change between two forecasts' calibrations, if there is one.
+    pub fn between(
+        then: &crate::forecast::CalibrationSummary,
+        now: &crate::forecast::CalibrationSummary,
+    ) -> Option<Self> {
+        // Two priors are the same calibration whatever their counts: nothing the forecast uses moved.
+        (then != now && !(then.cold_start && now.cold_start)).then_some(Self {
+            samples_before: then.n,
+            samples: now.n,
+            multiplier_before: then.global_multiplier,
+            multiplier: now.global_multiplier,
+            sigma_before: then.sigma,
+            sigma: now.sigma,
+            cold_before: then.cold_start,
+            cold: now.cold_start,
+        })
+    }
+
+    /// In words: `calibration fitted again on 62 closed issues (61 before): effort ×1.32 → ×1.37,
+    /// spread σ 0.50 → 0.58`; a change from or to the prior is said so.
+    pub fn words(&self) -> String {
+        let on = |n: usize| crate::prose::count(n, "closed issue", "closed issues");
+        match (self.cold_before, self.cold) {
+            (true, false) => format!(
+                "calibration learnt from {} now, no longer the prior: effort ×{:.2}, spread σ {:.2}",
+                on(self.samples),
+                self.multiplier,
+                self.sigma
+            ),
+            (_, true) => format!(
+                "calibration back to the prior ({} left to learn from, {} before)",
+                on(self.samples),
+                self.samples_before
+            ),
+            (false, false) => format!(
+                "calibration fitted again on {} ({} before): effort ×{:.2} → ×{:.2}, spread σ {:.2} → {:.2}",
+                on(self.samples),
+                self.samples_before,
+                self.multiplier_before,
+                self.multiplier,
+                self.sigma_before,
+                self.sigma
+            ),
+        }
+    }
 }
 
 /// How many open issues had each of their planning fields changed on Gitea (one issue may count twice).
@@ -613,6 +690,7 @@ pub fn since_then(
             .collect(),
         settings_changed: prev.settings_changed,
         engine_changed: prev.engine_changed,
+        recalibrated: Recalibrated::between(&prev.report.calibration, &report.calibration),
     }
 }
 
@@ -631,6 +709,7 @@ impl SinceThen {
             && self.working_days_passed.is_none()
             && !self.settings_changed
             && !self.engine_changed
+            && self.recalibrated.is_none()
     }
 
     /// In words: `4 directives recorded (D-0004, D-0005, D-0006 and D-0007); D-0002 withdrawn; 2 issues
@@ -690,6 +769,9 @@ impl SinceThen {
                 "; not whole on Gitea: {}",
                 crate::prose::and_list(&self.not_whole)
             ));
+        }
+        if let Some(r) = &self.recalibrated {
+            edited.push_str(&format!("; {}", r.words()));
         }
         match self.working_days_passed {
             Some(n) if n > 0 => edited.push_str(&format!(
@@ -1221,7 +1303,7 @@ fn movers_words<'a>(
 
 #[cfg(test)]
 mod tests {
-    use super::{Edited, SinceThen};
+    use super::{Edited, Recalibrated, SinceThen};
 
     #[test]
     fn a_milestone_is_not_put_down_to_an_issue_that_moved_the_other_way() {
@@ -1282,6 +1364,7 @@ mod tests {
             working_days_passed: Some(1),
             settings_changed: false,
             engine_changed: false,
+            recalibrated: None,
         };
         assert_eq!(
             since.words(),
@@ -1300,6 +1383,53 @@ mod tests {
         );
         since.new = 0;
         since.reopened = 0;
+        let cal = |n, m, sigma, cold| crate::forecast::CalibrationSummary {
+            n,
+            cold_start: cold,
+            global_multiplier: m,
+            sigma,
+            by_label_bias: vec![],
+            by_person_bias: vec![],
+        };
+        // The same calibration, or two priors however many samples each counted: nothing moved by it.
+        assert_eq!(
+            Recalibrated::between(&cal(61, 1.318, 0.503, false), &cal(61, 1.318, 0.503, false)),
+            None
+        );
+        assert_eq!(
+            Recalibrated::between(&cal(3, 1.0, 0.6, true), &cal(4, 1.0, 0.6, true)),
+            None
+        );
+        since.recalibrated =
+            Recalibrated::between(&cal(61, 1.318, 0.503, false), &cal(62, 1.372, 0.581, false));
+        assert!(!since.is_empty());
+        assert!(
+            since.words().ends_with(
+                "; calibration fitted again on 62 closed issues (61 before): effort ×1.32 → ×1.37, \
+                 spread σ 0.50 → 0.58; day 0 moved back 2 working days"
+            ),
+            "{}",
+            since.words()
+        );
+        since.recalibrated =
+            Recalibrated::between(&cal(5, 1.0, 0.6, true), &cal(6, 1.2, 0.4, false));
+        assert!(
+            since.words().contains(
+                "; calibration learnt from 6 closed issues now, no longer the prior: effort ×1.20, spread σ 0.40;"
+            ),
+            "{}",
+            since.words()
+        );
+        since.recalibrated =
+            Recalibrated::between(&cal(6, 1.2, 0.4, false), &cal(5, 1.0, 0.6, true));
+        assert!(
+            since.words().contains(
+                "; calibration back to the prior (5 closed issues left to learn from, 6 before);"
+            ),
+            "{}",
+            since.words()
+        );
+        since.recalibrated = None;
         // A file Gitea refused is not said applied (it was, for any file the apply stage recorded).
         since.applied.clear();
         since.not_whole = vec!["C-0004 (nothing applied)".into()];

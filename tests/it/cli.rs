@@ -2013,3 +2013,47 @@ fn a_run_that_commits_lets_git_pack_the_repository_when_git_says_so() {
     assert_eq!(packs(), 1);
     crate::pipeline::git(&dir, &["fsck", "--no-progress"]);
 }
+
+#[test]
+fn a_close_that_teaches_the_calibration_says_so_beside_the_moves_it_makes() {
+    // Audit 104: closing one 4-hour issue moved milestones of three other repositories, and nothing said
+    // why: the close was a new sample, and the calibration fitted again moved every estimate's effort.
+    let (tmp, demo) = quick_demo();
+    let view = |dir: &Path| -> serde_json::Value {
+        serde_json::from_str(
+            &std::fs::read_to_string(dir.join("forecast/views/calibration.json")).unwrap(),
+        )
+        .unwrap()
+    };
+    let before = view(&demo)["n"].as_u64().unwrap();
+    // Assigned 2026-11-04T14:41 and open in the committed forecast: closed two working days after.
+    let file = demo.join("snapshot/issues/acme/api/46.yaml");
+    edit(&file, "state: open\n", "state: closed\n");
+    edit(
+        &file,
+        "\nassignees:",
+        "\nclosed_at: 2026-11-06T14:41:50Z\nassignees:",
+    );
+    commit_as_t(&demo, &["-a"], "acme/api#46 closed");
+    let out = commitea(
+        &["run", "--offline", "--trials", "200", "-s", "d"],
+        tmp.path(),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let after = view(&demo)["n"].as_u64().unwrap();
+    assert_eq!(after, before + 1, "the close is one more sample");
+    let message = git_out(&demo, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.contains(&format!(
+            "1 issue closed; 0 new; calibration fitted again on {after} closed issues ({before} before): effort ×"
+        )),
+        "{message}"
+    );
+    let site = std::fs::read_to_string(demo.join("public/standup.html")).unwrap();
+    assert!(
+        site.contains(&format!(
+            "calibration fitted again on {after} closed issues"
+        )),
+        "the standup page says it too"
+    );
+}
