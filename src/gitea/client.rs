@@ -1236,11 +1236,16 @@ impl Client {
             }));
         }
         if call.method != reqwest::Method::GET && status == StatusCode::FORBIDDEN {
+            let advice = format!(
+                "the token may not change {repo}: it needs write access to its issues (scope write:issue)"
+            );
             return Err(Attempt::Fail(ClientError::Status {
-                message: format!(
-                    "{}; the token may not change {repo}: it needs write access to its issues (scope write:issue)",
-                    error_message(&body, self.token.as_ref())
-                ),
+                // `DeleteIssueLabel` and `EditIssue` answer a bare 403: the advice is all there is to say.
+                message: if body.iter().all(u8::is_ascii_whitespace) {
+                    advice
+                } else {
+                    format!("{}; {advice}", error_message(&body, self.token.as_ref()))
+                },
                 repo,
                 request,
                 status: 403,

@@ -3304,7 +3304,7 @@ fn writes_of_a_user_who_may_only_read_the_issues_wait_and_are_not_reported_appli
             ..EmulatorOptions::default()
         },
     );
-    let [theirs, own] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    let [theirs, own, other] = <[IssueKey; 3]>::try_from(s.quiet_issues(3)).unwrap();
     s.emu.with_dataset(|d| {
         d.issue_mut(&own).unwrap().author = "commitea-bot".into();
     });
@@ -3340,17 +3340,49 @@ fn writes_of_a_user_who_may_only_read_the_issues_wait_and_are_not_reported_appli
             false,
         ),
     );
+    // Someone else's issue edited: `EditIssue` answers a bare 403, and the advice is said without an
+    // "(empty body)" before it (audit 107).
+    let other_milestone = s.issue(&other).milestone;
+    push_straight(
+        &s,
+        "C-0003",
+        &op_file(
+            "C-0003",
+            &format!(
+                "- op: set_milestone\n  issue: {other}\n  milestone: {}\n",
+                match other_milestone {
+                    Some(_) => "null".to_owned(),
+                    None => s.snapshot.milestones[&other.repo]
+                        .iter()
+                        .find(|m| m.state == OpenState::Open)
+                        .map(|m| m.id.to_string())
+                        .unwrap(),
+                }
+            ),
+            false,
+        ),
+    );
     let out = s.commitea(&s.work, &["run", "--push"]);
     ok(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!s.issue(&theirs).labels.iter().any(|l| l == priority));
     assert_ne!(s.issue(&own).milestone, milestone);
+    assert_eq!(s.issue(&other).milestone, other_milestone);
     assert!(
         stderr.contains("write permission is required")
             && stderr.contains(&format!("kept {own}'s milestone")),
         "{stderr}"
     );
-    for id in ["C-0001", "C-0002"] {
+    let bare = stderr
+        .lines()
+        .find(|l| l.contains("ops/pending/C-0003.yaml"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(
+        bare.contains(&format!("the token may not change {}", other.repo))
+            && !bare.contains("empty body"),
+        "{bare}"
+    );
+    for id in ["C-0001", "C-0002", "C-0003"] {
         assert!(
             s.on_branch("main", &format!("ops/pending/{id}.yaml"))
                 .is_some(),
