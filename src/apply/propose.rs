@@ -335,13 +335,33 @@ pub struct Context<'a> {
     pub now: DateTime<Utc>,
 }
 
+/// Proposing without a token: what to set; `detail` (the git failure it caused, if any) goes after it.
+fn no_token(cx: &Context<'_>, detail: &str) -> ProposeError {
+    ProposeError::Setup(format!(
+        "no Gitea token is set, and proposing pushes branches and opens pull requests on {}: set {} to \
+         an access token of that server that may write to {} (scope write:repository); nothing was \
+         pushed{detail}",
+        cx.client.server(),
+        crate::gitea::client::token_vars_said(),
+        cx.state_repo
+    ))
+}
+
 /// Proposes everything local: pushes each proposal and opens its pull request (or commits additive ops
 /// to the branch where `approvals.additive_direct` allows), then takes the proposals out of the checkout
 /// (they live on their branches now).
 pub fn propose(cx: &Context<'_>) -> Result<Vec<Proposed>, ProposeError> {
     let repo = crate::state::git::open_or_init(cx.layout.root())?;
     let branch = cx.config.approvals.branch.clone();
-    cx.remote.fetch(&branch)?;
+    if let Err(e) = cx.remote.fetch(&branch) {
+        // Without a token a state repo on the server is not read either: that is what to fix, not git's
+        // "repository not found" (audit 109).
+        return Err(if cx.client.has_token() {
+            e.into()
+        } else {
+            no_token(cx, &format!(" ({e})"))
+        });
+    }
     let mut base = crate::state::git::resolve(
         &repo,
         &format!("refs/remotes/{}/{branch}", cx.remote.name()),
@@ -360,14 +380,7 @@ pub fn propose(cx: &Context<'_>) -> Result<Vec<Proposed>, ProposeError> {
     // Nothing is pushed before the pull requests are known to have a home: a state repo the server does
     // not have would otherwise fail after a branch (or the branch itself) had been pushed.
     if !cx.client.has_token() {
-        return Err(ProposeError::Setup(format!(
-            "no Gitea token is set, and proposing pushes branches and opens pull requests on {}: set \
-             {} to an access token of that server that may write to {} (scope write:repository); nothing \
-             was pushed",
-            cx.client.server(),
-            crate::gitea::client::token_vars_said(),
-            cx.state_repo
-        )));
+        return Err(no_token(cx, ""));
     }
     check_state_repo(cx)?;
     // The ids each proposal has in the checkout, before any is renumbered away from a taken one.

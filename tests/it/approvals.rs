@@ -982,6 +982,28 @@ fn propose_checks_the_state_repo_and_the_remote_before_it_pushes_anything() {
         "{stderr}"
     );
     untouched(&s);
+    // Its origin on the server, as `init` says to add it: without a token the fetch fails first, and the
+    // token is still what is said to set, git's failure after it (audit 109 read only git's "not found").
+    let origin = git(&s.work, &["remote", "get-url", "origin"]);
+    git(
+        &s.work,
+        &[
+            "remote",
+            "set-url",
+            "origin",
+            &format!("{}/{}.git", s.emu.url(), state_repo()),
+        ],
+    );
+    let out = propose(&[("COMMITEA_GITEA_TOKEN", "")]);
+    git(&s.work, &["remote", "set-url", "origin", origin.trim()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("error: no Gitea token is set")
+            && stderr.contains("nothing was pushed (git fetch origin main failed"),
+        "{stderr}"
+    );
+    untouched(&s);
 
     // A state repo the server does not have: said before anything is pushed (the additive file went
     // straight to main, and the destructive one's branch was pushed, before the pull request failed).
