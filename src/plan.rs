@@ -600,7 +600,7 @@ impl Plan {
     }
 
     /// The member whose name `name`, not in the team, is more likely a typo of than someone new: within
-    /// one edit of a short name, two of a longer one, case aside.
+    /// one edit of a short name, two of a longer one (a swap of neighbouring letters is one), case aside.
     pub fn near_member(&self, name: &str) -> Option<&str> {
         nearest(
             name,
@@ -744,20 +744,32 @@ pub(crate) fn nearest<'a>(
         .min()
 }
 
-/// The edit (Levenshtein) distance between two names.
+/// The edit distance between two names, two neighbouring letters swapped counting as one edit (optimal
+/// string alignment): "gsu" is one typo of "gus", as "gux" is (audit 109).
 fn edits(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diag = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let up = row[j + 1];
-            row[j + 1] = (diag + usize::from(ca != *cb)).min(up + 1).min(row[j] + 1);
-            diag = up;
+    // d[i][j]: the distance between a[..i] and b[..j].
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j - 1] + cost)
+                .min(d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
         }
     }
-    row[b.len()]
+    d[a.len()][b.len()]
 }
 
 fn planned_issue(
@@ -969,6 +981,23 @@ mod tests {
     use crate::state::{Meta, Snapshot};
     use chrono::TimeZone;
     use std::collections::BTreeMap;
+
+    #[test]
+    fn a_name_one_typo_from_a_members_is_found_a_swap_of_neighbours_included() {
+        let team = ["amara", "gus", "bjorn"];
+        let near = |name: &str| nearest(name, team.iter().copied());
+        // A swap of two neighbouring letters is one typo (Levenshtein counts two: audit 109's "gsu").
+        assert_eq!(near("gsu"), Some((1, "gus")));
+        assert_eq!(near("gux"), Some((1, "gus")));
+        assert_eq!(near("GUS"), Some((0, "gus")));
+        assert_eq!(near("amra"), Some((1, "amara")));
+        assert_eq!(near("bjron"), Some((1, "bjorn")));
+        // Two edits of a short name is someone else; of a longer one, still a typo.
+        assert_eq!(near("sug"), None);
+        assert_eq!(near("amrae"), Some((2, "amara")));
+        assert_eq!(near("zoe"), None);
+        assert_eq!(edits("ca", "abc"), 3);
+    }
 
     fn snapshot(labels: &[&str]) -> Snapshot {
         let t = Utc.with_ymd_and_hms(2026, 11, 30, 8, 0, 0).unwrap();

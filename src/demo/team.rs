@@ -511,7 +511,7 @@ impl Team {
              \x20 # of history by default. The demo's seven months are made up by a generator, so the demo\n\
              \x20 # shows the engine's schedule alone; delete this line to see the model's view of them.\n\
              \x20 abandonment_min_history_days: 365\n\n\
-             # `commitea backtest`: a young project (six months of history) has no cut whose year-long\n\
+             # `commitea backtest`: a young project (seven months of history) has no cut whose year-long\n\
              # default horizon has passed, so the demo scores six weeks ahead, a cut every two weeks.\n\
              backtest:\n  every_days: 14\n  horizon_days: 42\n\n\
              # The static site, rebuilt on every run (public/ is not committed).\n\
