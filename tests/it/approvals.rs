@@ -1231,6 +1231,17 @@ fn the_run_that_applies_a_directive_no_longer_shows_it_awaiting_approval() {
         "{changes}"
     );
     assert!(!changes.contains("Nothing pending."), "{changes}");
+    // A render does not ask the server: its page says so, not "Nothing pending" while #2 waits (audit
+    // 109).
+    ok(&s.commitea(&s.work, &["render"]));
+    let rendered = std::fs::read_to_string(s.work.join("public/changes.html")).unwrap();
+    assert!(
+        rendered
+            .contains("Whether a change awaits approval in an open pull request was not checked")
+            && rendered.contains("Nothing pending in this checkout.")
+            && !rendered.contains("Nothing pending.</p>"),
+        "{rendered}"
+    );
     s.emu.merge_pull(&state_repo(), 2, "pat").unwrap();
     git(&s.work, &["pull", "-q", "--no-rebase", "origin", "main"]);
     ok(&s.commitea(&s.work, &["run"]));
