@@ -652,14 +652,22 @@ fn issue_changes(
                     }
                     .to_owned(),
                 ),
-                (Some(x), Some(y)) => why_moved(
-                    k,
-                    m,
-                    [x, y],
-                    [pb.get(k).copied(), pa.get(k).copied()],
-                    waiting.get(k),
-                    &scene,
-                ),
+                (Some(x), Some(y)) => {
+                    let mut r = why_moved(
+                        k,
+                        m,
+                        [x, y],
+                        [pb.get(k).copied(), pa.get(k).copied()],
+                        waiting.get(k),
+                        &scene,
+                    );
+                    if let Some(leave) =
+                        across_time_off([x, y], m, after_plan, days, after.as_of.year())
+                    {
+                        r.why.push_str(&leave);
+                    }
+                    r
+                }
             };
             IssueChange {
                 issue: k.to_string(),
@@ -676,6 +684,52 @@ fn issue_changes(
     // `moved` is keyed by IssueKey, so the stable sort leaves ties in key order.
     out.sort_by_key(|c| std::cmp::Reverse(c.moved_working_days.unsigned_abs()));
     out
+}
+
+/// Where an issue's p80 moved across the whole of a time off of the person it is planned for (later: from
+/// before its first day to after its last; earlier: the other way), and that time off's working days
+/// are half the move or more, the words that say so: `; its p80 now after vera's time off Jan 11 – Jan
+/// 22`. A day's slip that lands the work after two weeks' leave moves its p80 eleven working days, which
+/// "1 working day passed" alone does not explain (audit 108); a move of forty that the issue's own change
+/// made is not the leave's.
+fn across_time_off(
+    [b, a]: [&IssueForecast; 2],
+    moved: i64,
+    plan: &Plan,
+    days: &WorkingDays,
+    year: i32,
+) -> Option<String> {
+    let (When::Date(from), When::Date(to)) = (b.p80, a.p80) else {
+        return None;
+    };
+    let person = a.planned_assignee.as_deref().or(a.assignee.as_deref())?;
+    let member = plan.team.iter().find(|m| m.name == person)?;
+    // Of several crossed, the longest says most (ties: the first).
+    let (side, (first, last)) = member
+        .calendar
+        .time_off
+        .iter()
+        .filter_map(|&(first, last)| {
+            if from < first && to > last {
+                Some(("after", (first, last)))
+            } else if to < first && from > last {
+                Some(("before", (first, last)))
+            } else {
+                None
+            }
+        })
+        .rev()
+        .max_by_key(|(_, (first, last))| *last - *first)?;
+    let leave_days = first.pred_opt().map_or(0, |eve| days.between(eve, last));
+    if 2 * leave_days < moved.abs() {
+        return None;
+    }
+    let day = |d: NaiveDate| short(&d.to_string(), year);
+    Some(format!(
+        "; its p80 now {side} {person}'s time off {} – {}",
+        day(first),
+        day(last)
+    ))
 }
 
 /// Why an issue moved: the words, the moved issues they point at, the people whose change it is.

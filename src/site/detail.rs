@@ -1085,20 +1085,12 @@ fn standup_page(
             ),
         })
         .collect();
-    let who: HashMap<String, String> = report
-        .issues
-        .iter()
-        .filter_map(|f| {
-            let p = f.assignee.clone().or_else(|| f.planned_assignee.clone())?;
-            Some((f.issue.to_string(), p))
-        })
-        .collect();
     let mut groups: std::collections::BTreeMap<String, Vec<MovedRow>> = Default::default();
     let mut shown = 0;
     for m in view.drift.issues.iter().take(STANDUP_MOVED) {
         shown += 1;
         groups
-            .entry(who.get(&m.subject).cloned().unwrap_or_default())
+            .entry(m.person.clone().unwrap_or_default())
             .or_default()
             .push(MovedRow {
                 link: issue_link(&m.subject),
@@ -1393,6 +1385,7 @@ mod tests {
             why: Some("queue of dana".into()),
             changed: None,
             directives: vec![],
+            person: None,
         };
         let beyond = crate::forecast::When::BeyondHorizon.to_string();
         assert_eq!(

@@ -374,6 +374,11 @@ pub struct Moved {
     /// absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub directives: Vec<String>,
+    /// For an issue, who works on it: its assignee, else the person the plan gives it to — for one closed
+    /// or gone since, as the forecast compared with had it (audit 108: a closed issue was listed under
+    /// "nobody planned"); absent for a milestone and for work planned for no one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
 }
 
 /// What a PM reads a milestone by — its p80 (with `p80`), its due date and its chance of meeting it —
@@ -897,6 +902,14 @@ pub fn standup(
                 }
                 behind.retain(|_, said| !said.is_empty());
             }
+            // Who works on each issue: today's forecast's, else (closed or gone since) the one compared with.
+            let mut person_of: HashMap<String, Option<&String>> = HashMap::new();
+            for f in prev.report.issues.iter().chain(&report.issues) {
+                person_of.insert(
+                    f.issue.to_string(),
+                    f.assignee.as_ref().or(f.planned_assignee.as_ref()),
+                );
+            }
             let issues: Vec<Moved> = c
                 .issues
                 .iter()
@@ -904,6 +917,7 @@ pub fn standup(
                 .map(|i| {
                     let k = keys.get(&i.issue).copied();
                     Moved {
+                        person: person_of.get(&i.issue).copied().flatten().cloned(),
                         subject: i.issue.clone(),
                         before: k.and_then(|k| before.get(k)).map(|(a, b)| band(*a, *b)),
                         after: k.and_then(|k| after.get(k)).map(|(a, b)| band(*a, *b)),
@@ -1035,6 +1049,7 @@ pub fn standup(
                     )
                 })
                 .map(|(m, changed, moved_in)| Moved {
+                    person: None,
                     changed,
                     directives: {
                         // Directives about it, about the issues that joined or left it (a scope

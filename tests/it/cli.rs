@@ -2056,4 +2056,11 @@ fn a_close_that_teaches_the_calibration_says_so_beside_the_moves_it_makes() {
         )),
         "the standup page says it too"
     );
+    // The closed issue is listed under the person it was planned for, not "nobody planned" (audit 108).
+    let moved = site.split("id=\"moved-title\"").nth(1).unwrap();
+    let group = moved
+        .split("<h3>")
+        .find(|g| g.contains(">acme/api#46</a>"))
+        .unwrap_or_else(|| panic!("{moved}"));
+    assert!(group.contains("<bdi>amara</bdi></a></h3>"), "{group}");
 }

@@ -505,3 +505,85 @@ fn a_new_dependency_is_an_own_change_even_against_todays_plan() {
         .unwrap_or_else(|| panic!("{c:#?}"));
     assert_eq!(it.why, "own change", "{it:#?}");
 }
+
+/// A day's slip that lands an issue's p80 after its person's two weeks' leave moves it by the leave's
+/// working days too: the reason says the leave, not only the day that passed (audit 108: +11 working
+/// days said "1 working day passed with no progress recorded").
+#[test]
+fn a_move_across_someones_time_off_says_the_time_off() {
+    let before = small_plan();
+    let rb = forecast::run(&before, &SETTINGS);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small");
+    let snapshot = Snapshot::load(&Layout::new(&dir)).unwrap();
+    let config = Config::load(&dir, vec![], &Default::default()).unwrap();
+    let later = Plan::from_snapshot(
+        &snapshot,
+        &config,
+        snapshot.meta.synced_at + chrono::Days::new(1),
+    );
+    let rl = forecast::run(&later, &SETTINGS);
+    // Each issue the day moved later, with its person's leave put from the day after its p80 then: the
+    // first whose p80 now lands after the leave.
+    let c = diff(&rb, &rl, &before, &later);
+    let said = c
+        .issues
+        .iter()
+        .filter(|i| i.moved_working_days >= 1)
+        .find_map(|i| {
+            let f = rb.issues.iter().find(|f| f.issue.to_string() == i.issue)?;
+            let person = f.planned_assignee.clone().or(f.assignee.clone())?;
+            let commitea::forecast::When::Date(p80) = f.p80 else {
+                return None;
+            };
+            let leave = (p80 + chrono::Days::new(1), p80 + chrono::Days::new(14));
+            let away = |plan: &Plan| {
+                let mut p = plan.clone();
+                let m = p.team.iter_mut().find(|m| m.name == person).unwrap();
+                m.calendar.time_off.push(leave);
+                p
+            };
+            let (b, l) = (away(&before), away(&later));
+            let c = diff(
+                &forecast::run(&b, &SETTINGS),
+                &forecast::run(&l, &SETTINGS),
+                &b,
+                &l,
+            );
+            let moved = c.issues.into_iter().find(|x| x.issue == i.issue)?;
+            moved
+                .why
+                .contains("'s time off")
+                .then_some((moved, person, leave))
+        });
+    let (moved, person, (first, last)) = said.expect("a day's slip across a leave");
+    assert!(
+        moved.why.ends_with(&format!(
+            "; its p80 now after {person}'s time off {} – {}",
+            first.format("%b %-d"),
+            last.format("%b %-d")
+        )),
+        "{moved:#?}"
+    );
+    // The leave's working days are in the move: more than the day that passed.
+    assert!(moved.moved_working_days > 5, "{moved:#?}");
+    // With nobody's leave, no reason says one.
+    let none = |plan: &Plan| {
+        let mut p = plan.clone();
+        for m in &mut p.team {
+            m.calendar.time_off.clear();
+        }
+        p
+    };
+    let (b, l) = (none(&before), none(&later));
+    let c = diff(
+        &forecast::run(&b, &SETTINGS),
+        &forecast::run(&l, &SETTINGS),
+        &b,
+        &l,
+    );
+    assert!(c.issues.iter().any(|i| i.moved_working_days >= 1), "{c:#?}");
+    assert!(
+        c.issues.iter().all(|i| !i.why.contains("time off")),
+        "{c:#?}"
+    );
+}
