@@ -363,6 +363,10 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         }
     }));
     plan.planned_for = committed.people(&config, plan.team_names());
+    plan.cut_before = committed
+        .report()
+        .map(forecast::cut_lines)
+        .unwrap_or_default();
     if let Some(r) = committed.report()
         && config.forecast.keep_planned_people
     {

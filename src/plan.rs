@@ -226,6 +226,11 @@ pub struct Plan {
     /// person unless they left the team or may no longer take it, so plans do not reshuffle between runs
     /// (`forecast.keep_planned_people`). Empty for a first forecast.
     pub planned_for: BTreeMap<IssueKey, String>,
+    /// The cut line the last committed forecast gave each hard-deadline milestone (by id): the search
+    /// tries those issues first, so a cut that still meets the deadline is kept (trimmed where less is
+    /// needed) instead of another drawn afresh (audit 108: closing an issue of the milestone turned a cut
+    /// of 10 issues into one of 13). Empty for a first forecast.
+    pub cut_before: BTreeMap<u64, Vec<IssueKey>>,
     /// Problems found while building the plan (bad labels …) and replaying the ledger, for the run summary.
     pub warnings: Vec<Problem>,
 }
@@ -518,6 +523,7 @@ impl Plan {
             abandonment_days: config.forecast.abandonment_days.0,
             abandonment_min_history_days: config.forecast.abandonment_min_history_days,
             planned_for: BTreeMap::new(),
+            cut_before: BTreeMap::new(),
             warnings,
         }
     }

@@ -28,10 +28,14 @@ const MEETS: f64 = 0.8;
 
 /// Finds the cut line of group `g` (a hard-deadline milestone due on `due_day`), trying to put back each
 /// issue of a cut of at most `put_back` issues (one simulation each); a longer cut is listed as the
-/// bisection found it (`trimmed` false).
+/// bisection found it (`trimmed` false). `before` is the cut the last committed forecast gave it.
 ///
 /// Candidates are the milestone's open issues not yet started (work in progress or in review is nearly
-/// done and already paid for: a PM finishes it rather than cut it), lowest effective priority first and,
+/// done and already paid for: a PM finishes it rather than cut it): first those of the cut before, so
+/// that a cut that still meets the deadline is kept — trimmed where less is needed, grown where more is
+/// — rather than another drawn afresh from an order the median plan reshuffles every run (audit 108: a
+/// close in the milestone turned a cut of 10 issues into one of 13 while the 10 still met it); then,
+/// and within each of the two, lowest effective priority first and,
 /// within a priority, latest to finish in the median plan (`plan`) first: an issue that ends early does
 /// not hold the milestone up, and a dependent ends after what it waits for, so an issue is never cut
 /// before the milestone work that waits for it. A cut issue leaves the milestone (it loses the hard
@@ -52,6 +56,7 @@ pub(super) fn cut_line(
     due_day: u32,
     mc: &MonteCarlo,
     put_back: usize,
+    before: &HashSet<usize>,
 ) -> Option<CutFound> {
     let pos: HashMap<u32, usize> = prep
         .order
@@ -64,10 +69,30 @@ pub(super) fn cut_line(
         .copied()
         .filter(|&i| !project.tasks[i].started)
         .collect();
+    // Of the cut before, only what no other candidate waits on (directly or through other work): cut
+    // first, it would leave the milestone with work that waits on it.
+    let mut needed: HashSet<u32> = HashSet::new();
+    let mut todo: Vec<u32> = cands
+        .iter()
+        .filter(|i| !before.contains(i))
+        .flat_map(|&i| prep.deps(i).iter().copied())
+        .collect();
+    while let Some(d) = todo.pop() {
+        if needed.insert(d) {
+            todo.extend_from_slice(prep.deps(d as usize));
+        }
+    }
+    let before: HashSet<usize> = before
+        .iter()
+        .copied()
+        .filter(|&i| !needed.contains(&(i as u32)))
+        .collect();
     let end = |i: usize| plan.end.get(i).copied().unwrap_or(f64::INFINITY);
     cands.sort_by(|&a, &b| {
-        prep.effective_priority[b]
-            .cmp(&prep.effective_priority[a])
+        before
+            .contains(&b)
+            .cmp(&before.contains(&a))
+            .then(prep.effective_priority[b].cmp(&prep.effective_priority[a]))
             .then(end(b).total_cmp(&end(a)))
             .then(pos.get(&(b as u32)).cmp(&pos.get(&(a as u32))))
     });
@@ -224,6 +249,15 @@ mod tests {
         tasks: Vec<Task>,
         put_back: usize,
     ) -> (Vec<usize>, Option<u32>, f64, (Option<u32>, f64)) {
+        cut_after(tasks, put_back, &HashSet::new())
+    }
+
+    /// [`cut_of`], the cut before being `before`.
+    fn cut_after(
+        tasks: Vec<Task>,
+        put_back: usize,
+        before: &HashSet<usize>,
+    ) -> (Vec<usize>, Option<u32>, f64, (Option<u32>, f64)) {
         let project = Project {
             tasks,
             people: vec![Calendar::from_capacity(vec![6.0; 400]); 2],
@@ -238,7 +272,10 @@ mod tests {
             horizon_days: 365,
         };
         let group: Vec<usize> = (0..project.tasks.len()).collect();
-        let found = cut_line(&project, &plan, &prep, &dists, &group, 5, &mc, put_back).unwrap();
+        let found = cut_line(
+            &project, &plan, &prep, &dists, &group, 5, &mc, put_back, before,
+        )
+        .unwrap();
         assert!(found.meets);
         assert_eq!(found.trimmed, put_back >= found.issues.len());
         let taken: HashSet<usize> = found.issues.iter().copied().collect();
@@ -296,6 +333,41 @@ mod tests {
             0,
         );
         assert_eq!(untrimmed, [2, 0]);
+    }
+
+    #[test]
+    fn a_cut_that_still_meets_the_deadline_is_kept_not_drawn_afresh() {
+        // Person 0 has two days' work too many: either `a` or `b` must go. Afresh, the one the plan ends
+        // later (`b`) goes; after a forecast that cut `a`, `a` stays cut, as it still meets the deadline
+        // (audit 108: a close in the milestone turned a cut of 10 into one of 13).
+        let tasks = || {
+            vec![
+                task("a", 24.0, 0, 2, vec![]),
+                task("b", 24.0, 0, 2, vec![]),
+                task("c", 12.0, 1, 2, vec![]),
+            ]
+        };
+        assert_eq!(cut_of(tasks(), MAX_PUT_BACK).0, [1]);
+        let (kept, _, on_time, really) = cut_after(tasks(), MAX_PUT_BACK, &HashSet::from([0]));
+        assert_eq!(kept, [0]);
+        assert_eq!(on_time, really.1);
+        // More than the cut before needed: what it no longer needs is put back.
+        assert_eq!(
+            cut_after(tasks(), MAX_PUT_BACK, &HashSet::from([0, 2])).0,
+            [0]
+        );
+        // Not enough any more (`c` grew): the cut before is kept and grown.
+        let mut grown = tasks();
+        grown[2].effort = 60.0;
+        assert_eq!(
+            cut_after(grown, MAX_PUT_BACK, &HashSet::from([0])).0,
+            [0, 2]
+        );
+        // One the other candidates wait on is not cut first: `b` waits on `a`, so `a` before is dropped
+        // and the cut is drawn afresh (`b`, which ends later).
+        let mut waiting = tasks();
+        waiting[1].deps = vec![0];
+        assert_eq!(cut_after(waiting, MAX_PUT_BACK, &HashSet::from([0])).0, [1]);
     }
 
     #[test]

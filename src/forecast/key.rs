@@ -81,6 +81,7 @@ impl PlanDigest {
             abandonment_days,
             abandonment_min_history_days,
             planned_for: _,
+            cut_before: _,
             warnings,
         } = plan;
         let mut d = Digest::new();
@@ -95,20 +96,27 @@ impl PlanDigest {
         Self(d.finish())
     }
 
-    /// The key of the plan forecast with `people` kept.
-    pub(super) fn with_people(&self, people: &BTreeMap<IssueKey, String>) -> String {
+    /// The key of the plan forecast with `people` kept and the cut lines `cuts` tried first.
+    pub(super) fn with_people(
+        &self,
+        people: &BTreeMap<IssueKey, String>,
+        cuts: &BTreeMap<u64, Vec<IssueKey>>,
+    ) -> String {
         let mut d = Digest::new();
         let _ = write!(d, "{}\n{people:?}\n", self.0);
+        // A forecast with no cut line keeps the key it had before cut lines were kept.
+        if !cuts.is_empty() {
+            let _ = writeln!(d, "{cuts:?}");
+        }
         d.finish()
     }
 }
 
 /// Whether `committed` is the forecast of `plan` with `settings`: its recorded key is the plan's.
 pub(super) fn matches(committed: &ForecastReport, digest: &PlanDigest, plan: &Plan) -> bool {
-    committed
-        .inputs
-        .as_deref()
-        .is_some_and(|k| !k.is_empty() && k == digest.with_people(&plan.planned_for))
+    committed.inputs.as_deref().is_some_and(|k| {
+        !k.is_empty() && k == digest.with_people(&plan.planned_for, &plan.cut_before)
+    })
 }
 
 /// A digest of the ledger's entries as a forecast replayed them (each id and status): recorded in the

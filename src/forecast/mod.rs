@@ -108,6 +108,16 @@ pub fn planned_people(report: &ForecastReport) -> BTreeMap<IssueKey, String> {
         .collect()
 }
 
+/// The cut line `report` gave each hard-deadline milestone, by id: the next forecast tries those issues
+/// first ([`Plan::cut_before`]).
+pub fn cut_lines(report: &ForecastReport) -> BTreeMap<u64, Vec<IssueKey>> {
+    report
+        .milestones
+        .iter()
+        .filter_map(|m| Some((m.id, m.cut_line.as_ref()?.issues.clone())))
+        .collect()
+}
+
 /// Who of `team` the forecast `report` did not plan for: people who joined since (in `commitea.yaml`,
 /// or hired by a capacity directive).
 pub fn joined_since<'a>(

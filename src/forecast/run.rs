@@ -43,7 +43,7 @@ pub fn run_or_reuse(
 
 /// Records the key of the report's inputs: the plan's, with the people the report itself planned.
 fn finish(mut report: ForecastReport, digest: &key::PlanDigest) -> ForecastReport {
-    report.inputs = Some(digest.with_people(&planned_people(&report)));
+    report.inputs = Some(digest.with_people(&planned_people(&report), &cut_lines(&report)));
     report.engine = Some(super::ENGINE.to_owned());
     report
 }
@@ -213,6 +213,9 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             .filter(|m| m.hard && m.state == OpenState::Open && m.due.is_some())
             .count(),
     );
+    // Each open issue's task, for the cut lines before.
+    let open_index: HashMap<&IssueKey, usize> =
+        open.iter().enumerate().map(|(n, i)| (&i.key, n)).collect();
     // The open issues the forecast leaves out (in a dependency cycle), for the milestones they are in.
     let left_out: Vec<usize> = (0..open.len()).filter(|&n| prep.excluded[n]).collect();
     let milestones = open_ms
@@ -321,7 +324,14 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                     // committed, so what the abandonment model expects to leave is not taken out of it,
                     // and none is given where the schedule meets the deadline with nothing cut (the
                     // headline is late for how long work waits here, which cutting scope does not change).
-                    cut_line(&project, &plan_sched, &prep, &dists, &groups[g], due_day, &mc, put_back).filter(|f| !f.issues.is_empty()).map(|f| CutLine {
+                    let before: std::collections::HashSet<usize> = plan
+                        .cut_before
+                        .get(&m.id)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|k| open_index.get(k).copied())
+                        .collect();
+                    cut_line(&project, &plan_sched, &prep, &dists, &groups[g], due_day, &mc, put_back, &before).filter(|f| !f.issues.is_empty()).map(|f| CutLine {
                         hours: round2(f.issues.iter().map(|&n| medians[n]).sum()),
                         issues: f.issues.iter().map(|&n| open[n].key.clone()).collect(),
                         p80: when(f.p80),

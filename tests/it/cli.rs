@@ -2064,3 +2064,49 @@ fn a_close_that_teaches_the_calibration_says_so_beside_the_moves_it_makes() {
         .unwrap_or_else(|| panic!("{moved}"));
     assert!(group.contains("<bdi>amara</bdi></a></h3>"), "{group}");
 }
+
+#[test]
+fn a_close_in_a_hard_deadline_milestone_keeps_its_cut_line_or_trims_it() {
+    // Audit 108: closing an issue of the milestone turned a cut of 10 issues into one of 13, and the 10
+    // still met the deadline. The next forecast tries the committed cut first: here, closing acme/web#95
+    // (in EAA, not in its cut) gave 8 issues of which 3 were not in the cut before; now a part of it.
+    let (tmp, demo) = made_demo();
+    let cut = |dir: &Path| -> Vec<String> {
+        let f: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap(),
+        )
+        .unwrap();
+        f["milestones"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find_map(|m| m["cut_line"]["issues"].as_array().cloned())
+            .expect("EAA has a cut line")
+            .iter()
+            .map(|k| k.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let before = cut(&demo);
+    assert!(!before.contains(&"acme/web#95".to_owned()), "{before:?}");
+    let file = demo.join("snapshot/issues/acme/web/95.yaml");
+    edit(&file, "state: open\n", "state: closed\n");
+    edit(
+        &file,
+        "\nassignees:",
+        "\nclosed_at: 2026-11-27T09:00:00Z\nassignees:",
+    );
+    commit_as_t(&demo, &["-a"], "acme/web#95 closed");
+    let out = commitea(&["run", "--offline", "-s", "demo"], tmp.path());
+    assert!(out.status.success(), "{out:?}");
+    let after = cut(&demo);
+    assert!(!after.is_empty());
+    assert!(
+        after.iter().all(|k| before.contains(k)),
+        "before {before:?}, after {after:?}"
+    );
+    // Nothing changed since: the forecast is reused, its cut line with it.
+    let head = git_out(&demo, &["rev-parse", "HEAD"]);
+    let out = commitea(&["run", "--offline", "-s", "demo"], tmp.path());
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(git_out(&demo, &["rev-parse", "HEAD"]), head);
+}

@@ -46,6 +46,7 @@ fn a_reused_forecast_is_byte_for_byte_the_one_a_new_run_gives() {
     // What the next reader forecasts: the same plan with the people the first forecast planned.
     let mut next = plan.clone();
     next.planned_for = forecast::planned_people(&first);
+    next.cut_before = forecast::cut_lines(&first);
     let fresh = forecast::run(&next, &SETTINGS);
     let (reused, was) = forecast::run_or_reuse(&next, &SETTINGS, Mode::default(), Some(&first));
     assert!(was, "the same inputs must reuse the forecast");
@@ -68,6 +69,9 @@ fn a_reused_forecast_is_byte_for_byte_the_one_a_new_run_gives() {
     later.now += chrono::Duration::hours(1);
     let mut nobody: Plan = next.clone();
     nobody.planned_for.clear();
+    assert!(!next.cut_before.is_empty(), "the demo has a cut line");
+    let mut uncut: Plan = next.clone();
+    uncut.cut_before.clear();
     for (what, plan, settings, mode) in [
         ("an estimate", &bigger, SETTINGS, Mode::default()),
         ("the day zero", &later, SETTINGS, Mode::default()),
@@ -99,6 +103,12 @@ fn a_reused_forecast_is_byte_for_byte_the_one_a_new_run_gives() {
             },
         ),
         ("the people kept", &nobody, SETTINGS, Mode::default()),
+        (
+            "the cut lines tried first",
+            &uncut,
+            SETTINGS,
+            Mode::default(),
+        ),
     ] {
         let (_, was) = forecast::run_or_reuse(plan, &settings, mode, Some(&first));
         assert!(!was, "a change of {what} reused the committed forecast");
