@@ -901,6 +901,29 @@ pub fn standup(
                     }
                 }
                 behind.retain(|_, said| !said.is_empty());
+                // One directive since, and the issue's p80 is another without it: the move is that
+                // directive's (partly at least), wherever the chain of strong pushes lost it (audit 108: 6
+                // of the 22 moves the only change made did not name it, "queue of ines" among them).
+                let only = (prev.since_ids.len() == 1)
+                    .then(|| prev.touched.first().map(|(_, said)| said))
+                    .flatten();
+                if let Some(only) = only {
+                    for i in &c.issues {
+                        let Some(k) = keys.get(&i.issue) else {
+                            continue;
+                        };
+                        let changed = matches!(
+                            (after.get(k), without.issues.get(*k)),
+                            (Some((_, now)), Some(then)) if now != then
+                        );
+                        if changed {
+                            let said = behind.entry(i.issue.clone()).or_default();
+                            if !said.contains(only) {
+                                said.push(only.clone());
+                            }
+                        }
+                    }
+                }
             }
             // Who works on each issue: today's forecast's, else (closed or gone since) the one compared with.
             let mut person_of: HashMap<String, Option<&String>> = HashMap::new();

@@ -2110,3 +2110,68 @@ fn a_close_in_a_hard_deadline_milestone_keeps_its_cut_line_or_trims_it() {
     assert!(out.status.success(), "{out:?}");
     assert_eq!(git_out(&demo, &["rev-parse", "HEAD"]), head);
 }
+
+#[test]
+fn the_only_change_since_is_named_on_every_move_it_made() {
+    // Audit 108: one directive, the only change since, was named on 16 of the 22 moves it made; the other
+    // six ("queue of ines", "waits on …") came from it through pushes too weak to follow. Here, 5 of 21.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = commitea(
+        &["demo", "d", "--issues", "1000", "--trials", "2000"],
+        tmp.path(),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let demo = tmp.path().join("d");
+    let out = commitea(
+        &[
+            "directive",
+            "-s",
+            "d",
+            "--kind",
+            "reprioritize",
+            "--quote",
+            "Pull to refresh first.",
+            "--target",
+            "issue acme/mobile#222",
+            "--params",
+            r#"{"priority": 0}"#,
+            "--trials",
+            "2000",
+        ],
+        tmp.path(),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let id = serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["directiveId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    crate::pipeline::git(&demo, &["add", "-A", "pm-state.md", "ops"]);
+    commit_as_t(&demo, &[], "the directive, as merged");
+    let out = commitea(
+        &["run", "--offline", "--trials", "2000", "-s", "d"],
+        tmp.path(),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let site = std::fs::read_to_string(demo.join("public/standup.html")).unwrap();
+    let moved = site
+        .split("id=\"moved-title\"")
+        .nth(1)
+        .and_then(|s| s.split("id=\"next-title\"").next())
+        .unwrap();
+    let rows: Vec<&str> = moved
+        .split("<tr>")
+        .skip(1)
+        .filter(|r| r.contains("<td"))
+        .collect();
+    assert!(rows.len() > 5, "{moved}");
+    let unnamed: Vec<&&str> = rows
+        .iter()
+        .filter(|r| !r.contains(&format!(">{id}</")))
+        .collect();
+    assert!(
+        unnamed.is_empty(),
+        "{} of {} moves do not name {id}: {unnamed:#?}",
+        unnamed.len(),
+        rows.len()
+    );
+}
