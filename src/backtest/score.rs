@@ -43,7 +43,10 @@
 //! and a team's luck, so they are not independent: the bootstrap resamples whole cuts (clusters) with
 //! replacement, pools their targets and recomputes every figure from the pooled sums. Each resample draws
 //! from its own RNG stream, seeded from the content of the targets, so the same targets in the same order
-//! always give the same intervals. A resample in which a figure has no data does not count for it.
+//! always give the same intervals. A resample in which a figure has no data does not count for it. A share
+//! (coverage, dated coverage, a bin's observed rate) gets at least the Wilson score interval of its pooled
+//! count: a figure from one cut, or whose targets all went the same way, resamples to one value, and "100%
+//! (100–100%)" over 38 forecasts claimed a certainty 38 forecasts cannot give (audit 111).
 
 use std::collections::BTreeMap;
 
@@ -102,7 +105,7 @@ impl Default for Scoring {
     }
 }
 
-/// A figure with its 95% bootstrap interval.
+/// A figure with its 95% interval: the bootstrap's, for a share at least the Wilson score interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Metric {
@@ -344,14 +347,19 @@ pub fn score(targets: &[Target], scoring: &Scoring) -> Scores {
     let metrics: Vec<Option<Metric>> = total
         .into_iter()
         .zip(draws.iter_mut())
-        .map(|(s, d)| {
+        .enumerate()
+        .map(|(k, (s, d))| {
             let value = ratio(s)?;
             d.sort_by(f64::total_cmp);
-            Some(Metric {
-                value,
-                lo: nearest_rank(d, 0.025).unwrap_or(value),
-                hi: nearest_rank(d, 0.975).unwrap_or(value),
-            })
+            let (mut lo, mut hi) = (
+                nearest_rank(d, 0.025).unwrap_or(value),
+                nearest_rank(d, 0.975).unwrap_or(value),
+            );
+            if is_share(k) {
+                let (wlo, whi) = wilson(s.0, s.1);
+                (lo, hi) = (lo.min(wlo), hi.max(whi));
+            }
+            Some(Metric { value, lo, hi })
         })
         .collect();
     let m = |k: usize| metrics.get(k).copied().flatten();
@@ -401,6 +409,26 @@ pub fn score_by_group(targets: &[Target], scoring: &Scoring) -> BTreeMap<String,
         .into_iter()
         .map(|(g, ts)| (g.to_owned(), score(&ts, scoring)))
         .collect()
+}
+
+/// Whether figure `k` is a share of targets (each contributing 0 or 1): coverage, dated coverage, a
+/// reliability bin's observed rate — not a pinball loss or a bin's promised probability.
+fn is_share(k: usize) -> bool {
+    k < 3 || (DATED..RELIABLE + BINS).contains(&k)
+}
+
+/// The 95% Wilson score interval of `hits` successes in `n` trials.
+fn wilson(hits: f64, n: usize) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    const Z: f64 = 1.959_963_984_540_054;
+    let n = n as f64;
+    let p = (hits / n).clamp(0.0, 1.0);
+    let z2 = Z * Z;
+    let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
+    let half = Z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / (1.0 + z2 / n);
+    ((centre - half).max(0.0), (centre + half).min(1.0))
 }
 
 fn pool<'a>(clusters: impl Iterator<Item = &'a Sums>) -> Sums {
@@ -499,14 +527,31 @@ mod tests {
     }
 
     #[test]
-    fn one_cut_has_no_sampling_spread_and_empty_figures_are_none() {
+    fn one_cut_has_no_spread_between_cuts_but_a_share_keeps_its_binomial_one() {
         let ts = vec![
             target(4, Q, Outcome::Resolved(1.0)),
             target(4, Q, Outcome::Resolved(9.0)),
         ];
         let s = score(&ts, &Scoring::default());
+        // A loss from one cut resamples to itself.
+        let p = s.pinball50.unwrap();
+        assert_eq!((p.lo, p.hi), (p.value, p.value));
+        // A share does not: 1 of 2 is Wilson's 9.5%–90.5%, not "50% (50–50%)" (audit 111).
         let m = s.coverage[1].unwrap();
-        assert_eq!((m.value, m.lo, m.hi), (0.5, 0.5, 0.5));
+        assert_eq!(m.value, 0.5);
+        assert!(
+            (m.lo - 0.0945).abs() < 1e-3 && (m.hi - 0.9055).abs() < 1e-3,
+            "{m:?}"
+        );
+        // All alike: 38 of 38 is no certainty either.
+        let all: Vec<Target> = (0..38)
+            .map(|_| target(1, Q, Outcome::Resolved(1.0)))
+            .collect();
+        let m = score(&all, &Scoring::default()).coverage[2].unwrap();
+        assert_eq!(m.value, 1.0);
+        assert!(m.hi == 1.0 && m.lo < 0.91 && m.lo > 0.9, "{m:?}");
+        // Many cuts: the bootstrap's interval where it is the wider.
+        assert_eq!(wilson(0.0, 0), (0.0, 1.0));
         let none = score(&[target(0, Q, Outcome::Open(1.0))], &Scoring::default());
         assert_eq!(none.pinball50, None);
         assert_eq!(none.coverage[2], None);

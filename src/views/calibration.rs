@@ -116,7 +116,7 @@ pub struct MethodScore {
     /// Targets scored.
     pub n: usize,
     /// Share of targets done by their p10, p50, p80 (ideal 0.1, 0.5, 0.8), each `[value, lo, hi]` with a
-    /// 95% bootstrap interval.
+    /// 95% bootstrap interval over the cuts, never narrower than the Wilson score interval.
     pub coverage: Vec<Option<[f64; 3]>>,
     /// Mean pinball loss of the p80 in days over resolved targets, `[value, lo, hi]`: lower is better.
     pub pinball80: Option<[f64; 3]>,
