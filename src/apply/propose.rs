@@ -1025,8 +1025,7 @@ pub fn body(p: &Proposal, c: &Consequence) -> String {
     if !c.milestones.is_empty() {
         b.push_str("| milestone | p80 before | p80 after | moved | P(on time) before → after |\n");
         b.push_str("|---|---|---|---|---|\n");
-        let pct =
-            |p: Option<f64>| p.map_or_else(|| "—".to_owned(), |p| format!("{:.0}%", p * 100.0));
+        let pct = |p: Option<f64>| p.map_or_else(|| "—".to_owned(), crate::prose::percent);
         for m in &c.milestones {
             let before = m.before.as_ref();
             let after = m.after.as_ref();
@@ -1286,6 +1285,26 @@ mod tests {
             shown.contains("… and 4 more lines (in the op file)"),
             "{shown}"
         );
+        // P(on time) in the table is rounded as every other page rounds it (audit 110: "0% → 0%" beside
+        // a title's "<1%").
+        let side = |p: f64| crate::consequence::MilestoneSide {
+            p50: "2027-03-01".into(),
+            p80: "2027-03-10".into(),
+            probability_on_time: Some(p),
+        };
+        let mut c = Consequence::default();
+        c.milestones = vec![crate::consequence::MilestoneChange {
+            milestone: 1,
+            title: "Billing".into(),
+            repo: "acme/api".into(),
+            before: Some(side(0.003)),
+            after: Some(side(0.996)),
+            moved_working_days: 0,
+            closed: false,
+            emptied: false,
+        }];
+        let shown = body(&proposal(false), &c);
+        assert!(shown.contains("| <1% → >99% |"), "{shown}");
     }
 
     #[test]

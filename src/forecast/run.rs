@@ -449,10 +449,10 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 } else {
                     format!(
                         "{}: the hard deadline {} cannot be met even with every issue that can be cut taken out \
-                         (done by it in {:.0}% of the futures; a cut must reach 80%)",
+                         (done by it in {} of the futures; a cut must reach 80%)",
                         name,
                         m.due.map(|d| d.to_string()).unwrap_or_default(),
-                        c.probability_on_time * 100.0
+                        crate::prose::percent(c.probability_on_time)
                     )
                 });
             } else if let Some(due) = m.due.filter(|d| {
