@@ -101,6 +101,11 @@ pub struct Derived {
     pub scoped_out_of: Option<MilestoneRef>,
     /// Priority set for it, by its label or a directive (`p/2` when none is set).
     pub priority: String,
+    /// True when no priority is set (no `p/*` label, no directive): `priority` is the default the plan
+    /// schedules it at, not a decision anyone made (audit 110: 42 of the demo's 160 open issues read as
+    /// "p/2" like those triaged to it); absent when one is set.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub priority_default: bool,
     /// The priority it is scheduled at when that is higher than its own: inherited from the work that
     /// waits for it (`p/1`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -282,6 +287,7 @@ fn build(
                     })
                 }),
             priority: planned.priority.to_string(),
+            priority_default: !planned.priority_set,
             scheduled_priority: forecast
                 .filter(|f| f.effective_priority < planned.priority.level())
                 .map(|f| format!("p/{}", f.effective_priority)),

@@ -2815,3 +2815,27 @@ fn a_directive_with_long_words_keeps_the_directives_view_within_its_budget() {
     let ledger = std::fs::read_to_string(tmp.path().join("pm-state.md")).unwrap();
     assert!(ledger.contains(&quote));
 }
+
+#[test]
+fn an_issue_with_no_priority_set_says_so_not_the_default_it_is_scheduled_at() {
+    // Audit 110: acme/web#122 has no p/ label, and its page and issue view read "p/2" as if someone had
+    // triaged it there.
+    let unset = query("issue", json!({"issueId": "acme/web#122"}));
+    let derived = &unset["derived"];
+    assert_eq!(derived["priority"], "p/2", "{derived}");
+    assert_eq!(derived["priorityDefault"], true, "{derived}");
+    let set = query("issue", json!({"issueId": "acme/api#102"}));
+    assert!(
+        set["issue"]["derived"].get("priorityDefault").is_none(),
+        "{set}"
+    );
+    let dir = demo_dir();
+    crate::toolcli::commitea_ok(dir.path(), &["render", "--trials", "300"]);
+    let page = std::fs::read_to_string(dir.path().join("public/issues/acme/web/122.html")).unwrap();
+    assert!(
+        page.contains("<span class=\"badge prio unset\">no priority</span> <span class=\"muted\">scheduled as p/2, the default</span>"),
+        "{page}"
+    );
+    let page = std::fs::read_to_string(dir.path().join("public/issues/acme/api/102.html")).unwrap();
+    assert!(!page.contains("no priority"), "{page}");
+}
