@@ -297,7 +297,7 @@ fn trust(c: &crate::views::calibration::CalibrationView) -> String {
 /// What the pace rows say, from their dated p80s: whether the misses follow the team's slowing down or
 /// are the forecast's own. A fixed sentence put the misses down to a slowdown where every cut kept its
 /// pace, or where the slowed cuts' dates held better (an audit's finding).
-fn pace_note(c: &crate::views::calibration::CalibrationView) -> String {
+pub(super) fn pace_note(c: &crate::views::calibration::CalibrationView) -> String {
     let Some(b) = &c.backtest else {
         return String::new();
     };
@@ -307,7 +307,6 @@ fn pace_note(c: &crate::views::calibration::CalibrationView) -> String {
             .iter()
             .find(|p| p.pace == pace)
             .and_then(|p| dated_p80(&p.score))
-            .map(|([held, ..], n)| (held, n))
     };
     let pct = |v: f64| format!("{:.0}%", v * 100.0);
     let (held, fell) = (
@@ -324,21 +323,31 @@ fn pace_note(c: &crate::views::calibration::CalibrationView) -> String {
         _ if !has(crate::backtest::Pace::Held) => "The team slowed after every cut: each forecast \
             learnt a pace that did not last, and its dates are as late as the slowdown made them."
             .to_owned(),
-        (Some((h, hn)), Some((f, fnn))) if f + 0.05 < h => format!(
+        // Both sides held as promised: no miss to put down to anything (audit 111: "fewer held where the
+        // team slowed (82% of 66, against 90% of 77)" blamed a slowdown for misses that were not there).
+        (Some(([h, ..], hn)), Some(([f, ..], fnn))) if h >= 0.8 && f >= 0.8 => format!(
+            "Dated p80s held at least as often as promised either way ({} of {hn} after the cuts that kept \
+             the pace, {} of {fnn} after those that slowed).",
+            pct(h),
+            pct(f)
+        ),
+        // A difference is said only where the two intervals do not overlap.
+        (Some(([h, hlo, _], hn)), Some(([f, _, fhi], fnn))) if fhi < hlo => format!(
             "Fewer dated p80s held where the team slowed ({} of {fnn}, against {} of {hn}): a forecast \
              learns its pace from the past, and there the pace it learnt did not last.",
             pct(f),
             pct(h)
         ),
-        (Some((h, hn)), Some((f, fnn))) if h + 0.05 < f => format!(
+        (Some(([h, _, hhi], hn)), Some(([f, flo, _], fnn))) if hhi < flo => format!(
             "Dated p80s held more often where the team slowed ({} of {fnn}, against {} of {hn}): the \
              misses are not the slowdown's; they are where the team kept its pace, and the forecast's own.",
             pct(f),
             pct(h)
         ),
-        (Some((h, hn)), Some((f, fnn))) => format!(
+        (Some(([h, ..], hn)), Some(([f, ..], fnn))) => format!(
             "Dated p80s held about as often either way ({} of {hn} after the cuts that kept the pace, {} \
-             of {fnn} after those that slowed): the misses are the forecast's own, not a slowdown's.",
+             of {fnn} after those that slowed; their intervals overlap): the misses are the forecast's own, \
+             not a slowdown's.",
             pct(h),
             pct(f)
         ),

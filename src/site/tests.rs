@@ -346,6 +346,7 @@ fn data() -> SiteData {
                 .collect(),
                 cuts_assuming_all_done: Some(2),
                 never_closed: Some(17),
+                ledger_ignored: true,
             }),
         },
         horizon_days: 730,
@@ -810,10 +811,57 @@ fn the_calibration_page_publishes_the_hit_rates() {
             "{row}"
         );
     }
+    // What the figures leave out is said: the directives, and why a close counts as done (audit 111).
+    assert!(
+        html.contains("The PM&#x27;s directives are not in these forecasts")
+            || html.contains("The PM's directives are not in these forecasts"),
+        "{html}"
+    );
+    assert!(html.contains("such a close counts as done"), "{html}");
+    assert!(html.contains("which rewards optimism"), "{html}");
     // What the rows say is read from them: here the slowed cuts' dates held less often.
     assert!(
         html.contains("Fewer dated p80s held where the team slowed (41% of"),
         "{html}"
+    );
+}
+
+#[test]
+fn the_pace_note_blames_a_slowdown_only_where_the_intervals_part_and_a_side_misses() {
+    // Audit 111: "Fewer dated p80s held where the team slowed (82% of 66, against 90% of 77)", though
+    // both held more than promised and their intervals overlapped widely.
+    let note = |held: [f64; 3], fell: [f64; 3]| {
+        let mut d = data();
+        let b = d.calibration.backtest.as_mut().unwrap();
+        for p in &mut b.by_pace {
+            p.score.dated_coverage[2] = Some(match p.pace {
+                crate::backtest::Pace::Held => held,
+                crate::backtest::Pace::Fell => fell,
+            });
+        }
+        super::pages::pace_note(&d.calibration)
+    };
+    let both_held = note([0.90, 0.81, 0.96], [0.82, 0.71, 0.93]);
+    assert!(
+        both_held
+            .starts_with("Dated p80s held at least as often as promised either way (90% of 24"),
+        "{both_held}"
+    );
+    let overlap = note([0.77, 0.67, 0.82], [0.70, 0.55, 0.80]);
+    assert!(
+        overlap.starts_with("Dated p80s held about as often either way")
+            && overlap.contains("their intervals overlap"),
+        "{overlap}"
+    );
+    let parted = note([0.77, 0.67, 0.82], [0.41, 0.31, 0.46]);
+    assert!(
+        parted.starts_with("Fewer dated p80s held where the team slowed (41% of"),
+        "{parted}"
+    );
+    let other_way = note([0.41, 0.31, 0.46], [0.77, 0.67, 0.82]);
+    assert!(
+        other_way.starts_with("Dated p80s held more often where the team slowed"),
+        "{other_way}"
     );
 }
 

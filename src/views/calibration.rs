@@ -93,6 +93,11 @@ pub struct BacktestView {
     /// every date it was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub never_closed: Option<usize>,
+    /// Whether the state has PM directives the backtest left out: it forecasts each cut from what
+    /// Gitea held then (a ledger has no past to rewind), while the live forecast follows them (audit 111:
+    /// the page never said so).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ledger_ignored: bool,
 }
 
 /// CommiTea's issue forecasts at the cuts after which the team kept its pace, or slowed.
@@ -192,6 +197,7 @@ pub(crate) fn backtest_view(
             .get(crate::backtest::run::COMMITEA)
             .map(|s| s.n_open)
             .filter(|_| report.cuts_assuming_all_done > 0),
+        ledger_ignored: report.ledger_ignored,
     }
 }
 
