@@ -141,7 +141,8 @@ pub struct IssueForecast {
     /// them is a change of its own between two forecasts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub depends_on: Vec<IssueKey>,
-    /// Estimate label (`2d`), if any.
+    /// Estimate label (`2d`), or Gitea's own time estimate in hours (`2h`, `estimate_source` native), if
+    /// any (audit 110: a native estimate was null here while the issue page showed it).
     pub estimate: Option<String>,
     /// Where the estimate came from.
     pub estimate_source: EstimateSource,
@@ -387,7 +388,9 @@ pub struct PersonPlan {
     pub name: String,
     /// Hours in a full week.
     pub hours_per_week: f64,
-    /// Their open work in planned order.
+    /// Their open work in the order the scheduler takes it up (priority, due date, age; work that waits
+    /// on other work after it): the order "queue of PERSON" reads. The person page lists it by planned
+    /// start instead, which differs where work waits on others (audit 110).
     pub queue: Vec<IssueKey>,
     /// Remaining hours planned for them.
     pub planned_hours: f64,

@@ -152,7 +152,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                     deps.dedup();
                     deps
                 },
-                estimate: i.estimate_label.clone(),
+                estimate: i.estimate_text(),
                 estimate_source: i.estimate_source,
                 remaining_hours: round2(medians[n]),
                 planned_start: if excluded {

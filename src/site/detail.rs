@@ -333,6 +333,13 @@ pub struct MilestonePage {
     pub drift_chart: String,
     /// The cut line, with titles.
     pub cut_line: Vec<Link>,
+    /// The cut line's hours, its p80 without them and P(on time), as the runway gives them (audit 110:
+    /// the milestone page listed the issues with none of it).
+    pub cut_hours: Option<String>,
+    /// The milestone's p80 without the cut.
+    pub cut_p80: Option<String>,
+    /// P(on time) without the cut.
+    pub cut_on_time: Option<String>,
     /// Its open issues as links.
     pub issues: Vec<Link>,
     /// Its closed issues, most recently closed first, each with its day: their pages' only links that
@@ -879,6 +886,15 @@ pub fn build(
                 },
                 drift,
                 cut_line: view.cut_line.iter().map(|k| issue_link(k)).collect(),
+                cut_hours: m
+                    .cut_line
+                    .as_ref()
+                    .map(|c| super::pages::hours(c.hours.round())),
+                cut_p80: m.cut_line.as_ref().map(|c| c.p80.to_string()),
+                cut_on_time: m
+                    .cut_line
+                    .as_ref()
+                    .map(|c| super::pages::percent(c.probability_on_time)),
                 issues: view.issues.iter().map(|i| issue_link(&i.issue)).collect(),
                 closed_issues: closed_in.get(&m.id).map_or_else(Vec::new, |list| {
                     list.iter()

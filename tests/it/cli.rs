@@ -2175,3 +2175,55 @@ fn the_only_change_since_is_named_on_every_move_it_made() {
         rows.len()
     );
 }
+
+#[test]
+fn the_milestone_page_gives_its_cut_lines_figures_as_the_runway_does() {
+    // Audit 110: the runway and the run's warning said the cut takes about 226 h and gives 81% on time;
+    // the milestone page listed its issues with none of that.
+    let (tmp, demo) = made_demo();
+    let out = commitea(
+        &[
+            "tool",
+            "query_project",
+            r#"{"view":"runway","filters":{"limit":100}}"#,
+            "-s",
+            "demo",
+        ],
+        tmp.path(),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let runway: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (id, cut) = runway["milestones"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|m| Some((m["milestone"].as_u64()?, m.get("cutLine")?.clone())))
+        .expect("the demo's hard deadline has a cut line");
+    let page = std::fs::read_to_string(demo.join(format!("public/milestones/{id}.html"))).unwrap();
+    let said = format!(
+        "take these {} out (about {} h), lowest priority first: without them the p80 is {}, on time in {}% of the futures.",
+        cut["issues"].as_array().unwrap().len(),
+        cut["hours"].as_f64().unwrap().round(),
+        cut["p80"].as_str().unwrap(),
+        (cut["probabilityOnTime"].as_f64().unwrap() * 100.0).round()
+    );
+    assert!(page.contains(&said), "{said}\n{page}");
+    // Gitea's own time estimate is in the forecast too, not only on the issue page (audit 110).
+    let forecast: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(demo.join("forecast/forecast.json")).unwrap(),
+    )
+    .unwrap();
+    let native: Vec<&serde_json::Value> = forecast["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["estimate_source"] == "native")
+        .collect();
+    assert!(!native.is_empty());
+    assert!(
+        native
+            .iter()
+            .all(|i| i["estimate"].as_str().is_some_and(|e| e.ends_with('h'))),
+        "{native:?}"
+    );
+}
