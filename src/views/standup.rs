@@ -148,7 +148,7 @@ pub struct Drift {
     pub since_as_of: Option<String>,
     /// One line for a person.
     pub summary: String,
-    /// Milestones whose p80 moved, or whose due date or chance of meeting it changed.
+    /// Milestones whose p80 moved, or whose due date, chance of meeting it or cut line changed.
     pub milestones: Vec<Moved>,
     /// Issues whose p80 moved, biggest move first (cut to half the limit).
     pub issues: Vec<Moved>,
@@ -307,6 +307,9 @@ pub struct Edited {
     pub reassigned: usize,
     /// Their milestone.
     pub milestone: usize,
+    /// What they wait on (audit 112: a dependency added on Gitea made a commit that said nothing).
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub dependencies: usize,
 }
 
 impl Edited {
@@ -318,6 +321,7 @@ impl Edited {
             (self.reprioritised, "reprioritised"),
             (self.reassigned, "reassigned"),
             (self.milestone, "moved to another milestone"),
+            (self.dependencies, "given other dependencies"),
         ] {
             if n > 0 {
                 let noun = if parts.is_empty() {
@@ -364,7 +368,8 @@ pub struct Moved {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
     /// For a milestone, what changed besides its p80: `due 2027-04-30 → 2027-05-28, P(on time) 56% →
-    /// 89%`; absent when nothing did, and for an issue.
+    /// 89%`, a hard deadline's cut line (`cut line 8 → 9 issues (acme/web#29 joined)`); absent when
+    /// nothing did, and for an issue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changed: Option<String>,
     /// The directives recorded or ended since that are behind the move, as `sinceThen` says them
@@ -418,7 +423,57 @@ pub(crate) fn milestone_changes(
     {
         changes.push(format!("P(on time) {was} → {is}"));
     }
+    if let Some(cut) = cut_line_change(old.cut_line.as_ref(), new.cut_line.as_ref()) {
+        changes.push(cut);
+    }
     changes
+}
+
+/// A hard deadline's cut line where it changed: `cut line 8 → 9 issues (acme/web#29 joined)`, `cut
+/// line: 8 issues` where there was none, `no cut line any more` (audit 112: a run that grew the cut said
+/// nothing of it).
+fn cut_line_change(
+    old: Option<&crate::forecast::CutLine>,
+    new: Option<&crate::forecast::CutLine>,
+) -> Option<String> {
+    let issues = |n: usize| crate::prose::count(n, "issue", "issues");
+    match (old, new) {
+        (None, None) => None,
+        (None, Some(n)) => Some(format!("cut line: {}", issues(n.issues.len()))),
+        (Some(_), None) => Some("no cut line any more".to_owned()),
+        (Some(o), Some(n)) => {
+            let named = |keys: Vec<&crate::domain::IssueKey>, what: &str| {
+                const SHOWN: usize = 3;
+                (!keys.is_empty()).then(|| {
+                    let mut list: Vec<String> =
+                        keys.iter().take(SHOWN).map(ToString::to_string).collect();
+                    if keys.len() > SHOWN {
+                        list.push(format!("{} more", keys.len() - SHOWN));
+                    }
+                    format!("{} {what}", crate::prose::and_list(&list))
+                })
+            };
+            let joined = named(
+                n.issues.iter().filter(|k| !o.issues.contains(k)).collect(),
+                "joined",
+            );
+            let left = named(
+                o.issues.iter().filter(|k| !n.issues.contains(k)).collect(),
+                "left",
+            );
+            // The same issues in another order is the same cut.
+            let why: Vec<String> = joined.into_iter().chain(left).collect();
+            if why.is_empty() {
+                return None;
+            }
+            Some(format!(
+                "cut line {} → {} ({})",
+                o.issues.len(),
+                issues(n.issues.len()),
+                why.join("; ")
+            ))
+        }
+    }
 }
 
 /// One person's next working days.
@@ -633,6 +688,7 @@ pub fn since_then(
         edited.reprioritised += usize::from(old.priority != f.priority);
         edited.reassigned += usize::from(old.assignee != f.assignee);
         edited.milestone += usize::from(old.milestone != f.milestone);
+        edited.dependencies += usize::from(old.depends_on != f.depends_on);
     }
     SinceThen {
         edited: (edited != Edited::default()).then_some(edited),
@@ -1482,17 +1538,59 @@ mod tests {
     }
 
     #[test]
+    fn a_cut_line_that_changed_is_said_with_who_joined_and_left() {
+        let cut = |keys: &[&str]| crate::forecast::CutLine {
+            issues: keys.iter().map(|k| k.parse().unwrap()).collect(),
+            hours: 10.0,
+            p80: crate::forecast::When::BeyondHorizon,
+            probability_on_time: 0.8,
+            meets_deadline: true,
+            untrimmed: false,
+            empties_milestone: false,
+        };
+        let (a, b) = (
+            cut(&["acme/web#1", "acme/web#2"]),
+            cut(&["acme/web#2", "acme/web#1"]),
+        );
+        assert_eq!(
+            super::cut_line_change(Some(&a), Some(&b)),
+            None,
+            "the same issues"
+        );
+        let c = cut(&["acme/web#2", "acme/web#3", "acme/web#4"]);
+        assert_eq!(
+            super::cut_line_change(Some(&a), Some(&c)).as_deref(),
+            Some("cut line 2 → 3 issues (acme/web#3 and acme/web#4 joined; acme/web#1 left)")
+        );
+        assert_eq!(
+            super::cut_line_change(None, Some(&c)).as_deref(),
+            Some("cut line: 3 issues")
+        );
+        assert_eq!(
+            super::cut_line_change(Some(&c), None).as_deref(),
+            Some("no cut line any more")
+        );
+        assert_eq!(super::cut_line_change(None, None), None);
+    }
+
+    #[test]
     fn edits_on_gitea_are_said_by_what_changed() {
         let e = Edited {
             reestimated: 1,
             reprioritised: 0,
             reassigned: 2,
             milestone: 1,
+            dependencies: 0,
         };
         assert_eq!(
             e.words(),
             "on Gitea, 1 issue re-estimated, 2 reassigned and 1 moved to another milestone"
         );
+        let e = Edited {
+            dependencies: 1,
+            ..Edited::default()
+        };
+        assert_eq!(e.words(), "on Gitea, 1 issue given other dependencies");
         let e = Edited {
             reprioritised: 3,
             ..Edited::default()

@@ -2227,3 +2227,30 @@ fn the_milestone_page_gives_its_cut_lines_figures_as_the_runway_does() {
         "{native:?}"
     );
 }
+
+#[test]
+fn a_run_that_grows_the_cut_line_through_a_new_dependency_says_both() {
+    // Audit 112: acme/web#29 made to wait on acme/web#146 (in the cut) grew the cut line from 8 issues to
+    // 9, and the commit said only "2 warnings".
+    let (tmp, demo) = made_demo();
+    edit(
+        &demo.join("snapshot/issues/acme/web/29.yaml"),
+        "\nbody:",
+        "\ndepends_on:\n- acme/web#146\nbody:",
+    );
+    commit_as_t(&demo, &["-a"], "acme/web#29 waits on acme/web#146");
+    let out = commitea(&["run", "--offline", "-s", "demo"], tmp.path());
+    assert!(out.status.success(), "{out:?}");
+    let message = git_out(&demo, &["log", "-1", "--format=%B"]);
+    assert!(
+        message
+            .lines()
+            .any(|l| l.starts_with("- Accessibility compliance (EAA): ")
+                && l.contains("cut line 8 → 9 issues (acme/web#29 joined)")),
+        "{message}"
+    );
+    assert!(
+        message.contains("; on Gitea, 1 issue given other dependencies"),
+        "{message}"
+    );
+}
