@@ -256,10 +256,14 @@ pub fn query_project(ctx: &Context, input: QueryInput) -> Result<QueryOutput, To
         people.sort_unstable();
         people.dedup();
         if !people.iter().any(|p| p.eq_ignore_ascii_case(a)) {
+            // A typo of someone's name is said, as a directive's target says it (audit 112: "gsu").
+            let meant = crate::plan::nearest(a, people.iter().copied())
+                .map(|(_, p)| format!(" (did you mean {p}?)"))
+                .unwrap_or_default();
             return Err(ToolError::invalid(
                 "/filters/assignee",
                 format!(
-                    "\"{}\" is not on the team and is assigned no issue; the people are {}",
+                    "\"{}\" is not on the team and is assigned no issue{meant}; the people are {}",
                     crate::limits::excerpt(a),
                     if people.is_empty() {
                         "none".to_owned()

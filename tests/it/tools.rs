@@ -717,6 +717,16 @@ fn bad_inputs_name_the_field() {
             e => panic!("{input}: {e}"),
         }
     }
+    // A swapped pair of letters of someone's name is said a typo of it, as a directive's target says it.
+    match query_err(json!({ "view": "focus", "filters": { "assignee": "gsu" } })) {
+        ToolError::Invalid { message, .. } => assert!(
+            message.starts_with(
+                "\"gsu\" is not on the team and is assigned no issue (did you mean gus?); the people are "
+            ),
+            "{message}"
+        ),
+        e => panic!("{e}"),
+    }
     let e = tools::call_str(&ctx(shared()), "query_project", "{\"view\": ").unwrap_err();
     assert!(matches!(e, ToolError::BadJson(_)) && e.is_input(), "{e}");
     let e = tools::call(&ctx(shared()), "query_projects", &json!({})).unwrap_err();
