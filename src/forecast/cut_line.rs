@@ -88,13 +88,18 @@ pub(super) fn cut_line(
         .filter(|&i| !needed.contains(&(i as u32)))
         .collect();
     let end = |i: usize| plan.end.get(i).copied().unwrap_or(f64::INFINITY);
+    // Lowest priority first, and within a priority the latest to end: the order a cut is listed in.
+    let value = |a: usize, b: usize| {
+        prep.effective_priority[b]
+            .cmp(&prep.effective_priority[a])
+            .then(end(b).total_cmp(&end(a)))
+            .then(pos.get(&(b as u32)).cmp(&pos.get(&(a as u32))))
+    };
     cands.sort_by(|&a, &b| {
         before
             .contains(&b)
             .cmp(&before.contains(&a))
-            .then(prep.effective_priority[b].cmp(&prep.effective_priority[a]))
-            .then(end(b).total_cmp(&end(a)))
-            .then(pos.get(&(b as u32)).cmp(&pos.get(&(a as u32))))
+            .then(value(a, b))
     });
     let small = MonteCarlo {
         trials: CUT_LINE_TRIALS.min(mc.trials),
@@ -107,8 +112,10 @@ pub(super) fn cut_line(
     let meets = |r: &(Option<u32>, f64)| r.1 >= MEETS;
     let all = eval(&prefix(cands.len()))?;
     if !meets(&all) {
+        let mut issues = cands.clone();
+        issues.sort_by(|&a, &b| value(a, b));
         return Some(CutFound {
-            issues: cands,
+            issues,
             p80: all.0,
             on_time: all.1,
             meets: false,
@@ -145,11 +152,13 @@ pub(super) fn cut_line(
             }
         }
     }
-    let issues: Vec<usize> = cands[..hi]
+    let mut issues: Vec<usize> = cands[..hi]
         .iter()
         .copied()
         .filter(|i| cut.contains(i))
         .collect();
+    // Listed lowest priority first, whichever came from the cut before.
+    issues.sort_by(|&a, &b| value(a, b));
     Some(CutFound {
         issues,
         p80: best.0,
@@ -356,12 +365,13 @@ mod tests {
             cut_after(tasks(), MAX_PUT_BACK, &HashSet::from([0, 2])).0,
             [0]
         );
-        // Not enough any more (`c` grew): the cut before is kept and grown.
+        // Not enough any more (`c` grew): the cut before is kept and grown, and listed as any cut is,
+        // the latest to end first.
         let mut grown = tasks();
         grown[2].effort = 60.0;
         assert_eq!(
             cut_after(grown, MAX_PUT_BACK, &HashSet::from([0])).0,
-            [0, 2]
+            [2, 0]
         );
         // One the other candidates wait on is not cut first: `b` waits on `a`, so `a` before is dropped
         // and the cut is drawn afresh (`b`, which ends later).
