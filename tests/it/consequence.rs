@@ -524,6 +524,15 @@ fn a_move_across_someones_time_off_says_the_time_off() {
     let rl = forecast::run(&later, &SETTINGS);
     // Each issue the day moved later, with its person's leave put from the day after its p80 then: the
     // first whose p80 now lands after the leave.
+    // The consequence of two plans forecast as twins.
+    let twins = |b: &Plan, l: &Plan| {
+        diff(
+            &forecast::run(b, &SETTINGS),
+            &forecast::run(l, &SETTINGS),
+            b,
+            l,
+        )
+    };
     let c = diff(&rb, &rl, &before, &later);
     let said = c
         .issues
@@ -542,14 +551,10 @@ fn a_move_across_someones_time_off_says_the_time_off() {
                 m.calendar.time_off.push(leave);
                 p
             };
-            let (b, l) = (away(&before), away(&later));
-            let c = diff(
-                &forecast::run(&b, &SETTINGS),
-                &forecast::run(&l, &SETTINGS),
-                &b,
-                &l,
-            );
-            let moved = c.issues.into_iter().find(|x| x.issue == i.issue)?;
+            let moved = twins(&away(&before), &away(&later))
+                .issues
+                .into_iter()
+                .find(|x| x.issue == i.issue)?;
             moved
                 .why
                 .contains("'s time off")
@@ -574,13 +579,7 @@ fn a_move_across_someones_time_off_says_the_time_off() {
         }
         p
     };
-    let (b, l) = (none(&before), none(&later));
-    let c = diff(
-        &forecast::run(&b, &SETTINGS),
-        &forecast::run(&l, &SETTINGS),
-        &b,
-        &l,
-    );
+    let c = twins(&none(&before), &none(&later));
     assert!(c.issues.iter().any(|i| i.moved_working_days >= 1), "{c:#?}");
     assert!(
         c.issues.iter().all(|i| !i.why.contains("time off")),
