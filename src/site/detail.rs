@@ -889,7 +889,7 @@ pub fn build(
                 cut_hours: m
                     .cut_line
                     .as_ref()
-                    .map(|c| super::pages::hours(c.hours.round())),
+                    .map(|c| super::pages::cut_hours(c.hours)),
                 cut_p80: m.cut_line.as_ref().map(|c| c.p80.to_string()),
                 cut_on_time: m
                     .cut_line

@@ -531,7 +531,7 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
                 // A milestone with nothing open has no band: no work to draw.
                 cone: axis.as_ref().and_then(|a| a.cone(m)),
                 leaving_label: m.expected_leaving.map(leaving_words),
-                cut_hours: m.cut_line.as_ref().map(|c| hours(c.hours.round())),
+                cut_hours: m.cut_line.as_ref().map(|c| cut_hours(c.hours)),
                 cut_on_time: m.cut_line.as_ref().map(|c| percent(c.probability_on_time)),
                 band_label: m.band.as_ref().map_or_else(
                     || m.status.label().to_owned(),
@@ -805,6 +805,12 @@ pub(crate) fn signed(n: i64) -> String {
         n if n > 0 => format!("+{n}"),
         n => format!("\u{2212}{}", n.unsigned_abs()),
     }
+}
+
+/// A cut line's hours, in whole hours as the run's warning says them ("about 226 h"): the runway and the
+/// milestone page both.
+pub(crate) fn cut_hours(h: f64) -> String {
+    hours(h.round())
 }
 
 /// Hours: whole numbers without decimals, others with one.
