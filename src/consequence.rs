@@ -768,7 +768,7 @@ fn why_moved<'a>(
     scene: &Scene<'a>,
 ) -> Reason {
     let reports = scene.reports;
-    let recalibrated = reports[0].calibration != reports[1].calibration;
+    let recalibrated = reports[0].calibration.refitted(&reports[1].calibration);
     let own = match own_change(b, a, pb, pa, recalibrated, reports[1].as_of, scene.zone) {
         Some(OwnChange::Inputs) => return Reason::plain(WHY_OWN.to_owned()),
         Some(OwnChange::Effort(why)) => Some(why),

@@ -67,6 +67,14 @@ pub struct CalibrationSummary {
     pub by_person_bias: Vec<PersonBias>,
 }
 
+impl CalibrationSummary {
+    /// Whether `other` is another fit than this one. Two priors are the same calibration whatever their
+    /// counts: nothing a forecast uses differs between them.
+    pub fn refitted(&self, other: &Self) -> bool {
+        self != other && !(self.cold_start && other.cold_start)
+    }
+}
+
 /// One label's bias.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LabelBias {

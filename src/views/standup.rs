@@ -253,8 +253,7 @@ impl Recalibrated {
         then: &crate::forecast::CalibrationSummary,
         now: &crate::forecast::CalibrationSummary,
     ) -> Option<Self> {
-        // Two priors are the same calibration whatever their counts: nothing the forecast uses moved.
-        (then != now && !(then.cold_start && now.cold_start)).then_some(Self {
+        then.refitted(now).then_some(Self {
             samples_before: then.n,
             samples: now.n,
             multiplier_before: then.global_multiplier,
