@@ -661,9 +661,7 @@ fn issue_changes(
                         waiting.get(k),
                         &scene,
                     );
-                    if let Some(leave) =
-                        across_time_off([x, y], m, after_plan, days, after.as_of.year())
-                    {
+                    if let Some(leave) = across_time_off([x, y], m, after_plan, days, after.as_of) {
                         r.why.push_str(&leave);
                     }
                     r
@@ -691,40 +689,43 @@ fn issue_changes(
 /// are half the move or more, the words that say so: `; its p80 now after vera's time off Jan 11 – Jan
 /// 22`. A day's slip that lands the work after two weeks' leave moves its p80 eleven working days, which
 /// "1 working day passed" alone does not explain (audit 108); a move of forty that the issue's own change
-/// made is not the leave's.
+/// made is not the leave's. A time off already running on day 0 is crossed from day 0: no p80 falls
+/// before it, and work given to someone away until Dec 4 waits for Dec 4 all the same (audit 112).
 fn across_time_off(
     [b, a]: [&IssueForecast; 2],
     moved: i64,
     plan: &Plan,
     days: &WorkingDays,
-    year: i32,
+    day0: NaiveDate,
 ) -> Option<String> {
     let (When::Date(from), When::Date(to)) = (b.p80, a.p80) else {
         return None;
     };
     let person = a.planned_assignee.as_deref().or(a.assignee.as_deref())?;
     let member = plan.team.iter().find(|m| m.name == person)?;
-    // Of several crossed, the longest says most (ties: the first).
-    let (side, (first, last)) = member
+    // Of several crossed, the longest ahead says most (ties: the first).
+    let (side, (first, last), ahead) = member
         .calendar
         .time_off
         .iter()
         .filter_map(|&(first, last)| {
-            if from < first && to > last {
-                Some(("after", (first, last)))
+            // The part still ahead: a time off running on day 0 starts, for the plan, on day 0.
+            let ahead = first.max(day0);
+            if (from < first || (first <= day0 && from <= last)) && to > last {
+                Some(("after", (first, last), ahead))
             } else if to < first && from > last {
-                Some(("before", (first, last)))
+                Some(("before", (first, last), ahead))
             } else {
                 None
             }
         })
         .rev()
-        .max_by_key(|(_, (first, last))| *last - *first)?;
-    let leave_days = first.pred_opt().map_or(0, |eve| days.between(eve, last));
+        .max_by_key(|(_, (_, last), ahead)| *last - *ahead)?;
+    let leave_days = ahead.pred_opt().map_or(0, |eve| days.between(eve, last));
     if 2 * leave_days < moved.abs() {
         return None;
     }
-    let day = |d: NaiveDate| short(&d.to_string(), year);
+    let day = |d: NaiveDate| short(&d.to_string(), day0.year());
     Some(format!(
         "; its p80 now {side} {person}'s time off {} – {}",
         day(first),

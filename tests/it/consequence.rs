@@ -586,3 +586,54 @@ fn a_move_across_someones_time_off_says_the_time_off() {
         "{c:#?}"
     );
 }
+
+/// A time off already running on day 0 is crossed from day 0: work that now waits for someone's return
+/// says so, though no p80 can fall before the leave's first day (audit 112: a reassignment onto emeka,
+/// away since before day 0, moved ten working days as "own change", six of them his time off).
+#[test]
+fn a_move_past_a_time_off_running_on_day_0_says_the_time_off() {
+    let before = small_plan();
+    let rb = forecast::run(&before, &SETTINGS);
+    // The soonest dated issue with a person: put that person away from three days before day 0 to a week
+    // past its p80.
+    let (issue, person, p80) = rb
+        .issues
+        .iter()
+        .filter_map(|f| {
+            let person = f.planned_assignee.clone().or(f.assignee.clone())?;
+            let commitea::forecast::When::Date(p80) = f.p80 else {
+                return None;
+            };
+            Some((f.issue.to_string(), person, p80))
+        })
+        .min_by_key(|(_, _, p80)| *p80)
+        .expect("a dated issue");
+    let leave = (
+        before.as_of - chrono::Days::new(3),
+        p80 + chrono::Days::new(7),
+    );
+    let mut after = before.clone();
+    after
+        .team
+        .iter_mut()
+        .find(|m| m.name == person)
+        .unwrap()
+        .calendar
+        .time_off
+        .push(leave);
+    let c = diff(&rb, &forecast::run(&after, &SETTINGS), &before, &after);
+    let moved = c
+        .issues
+        .iter()
+        .find(|i| i.issue == issue)
+        .unwrap_or_else(|| panic!("{issue} moved: {c:#?}"));
+    assert!(moved.moved_working_days > 5, "{moved:#?}");
+    assert!(
+        moved.why.ends_with(&format!(
+            "; its p80 now after {person}'s time off {} – {}",
+            leave.0.format("%b %-d"),
+            leave.1.format("%b %-d")
+        )),
+        "{moved:#?}"
+    );
+}
