@@ -254,11 +254,13 @@ impl Grounds {
                 if p.fract() == 0.0 && self.percentiles.contains(&(*p as u32)) {
                     return true;
                 }
+                // A percentage is a share the answers wrote as one, or a probability (0 to 1) the
+                // answers hold: never any number that happens to match, an hours figure or a count read
+                // as a percent (audit 113: "30% chance" grounded by `hoursPerWeek: 30`).
                 self.percents.iter().any(|g| (g - p).abs() < 1e-9)
                     || self.numbers.iter().any(|x| {
                         (0.0..=1.0).contains(x) && (x * 100.0 - p).abs() <= tolerance + 1e-9
                     })
-                    || self.numbers.iter().any(|x| (x - p).abs() < 1e-9)
             }
             Fact::Number { value, decimals } => {
                 let scale = 10f64.powi(i32::try_from(*decimals).unwrap_or(0));
@@ -864,6 +866,14 @@ mod tests {
         }
         assert_eq!(texts(&ungrounded("an 85% chance", &g, &[])), ["85%"]);
         assert_eq!(texts(&ungrounded("a 74.9% chance", &g, &[])), ["74.9%"]);
+        // Other numbers of the answer are no percentages: hours, a slack, a count.
+        let g = grounds(
+            json!({"probabilityOnTime": 0.561, "hoursPerWeek": 30.0, "slack": -12, "openIssues": 46}),
+        );
+        assert!(ungrounded("a 56% chance", &g, &[]).is_empty());
+        for bad in ["a 30% chance", "12% likely", "46% of it"] {
+            assert_eq!(texts(&ungrounded(bad, &g, &[])).len(), 1, "{bad}");
+        }
     }
 
     #[test]
