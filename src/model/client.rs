@@ -28,6 +28,9 @@ pub struct Endpoint {
     /// The model's name.
     pub model: String,
     key: Option<Secret>,
+    /// The other secrets this process holds (the Gitea token, the other model's key), masked in every
+    /// answer as the key is.
+    others: Vec<Secret>,
     /// How long one request may take.
     pub timeout: Duration,
     /// The most tokens one reply may have.
@@ -91,10 +94,28 @@ impl Endpoint {
             chat_url: format!("{base}/chat/completions"),
             model: cfg.model.trim().to_owned(),
             key,
+            others: Vec::new(),
             timeout: Duration::from_secs(u64::from(cfg.timeout_seconds.0)),
             max_tokens: cfg.max_tokens.0,
             temperature: cfg.temperature.0,
         })
+    }
+}
+
+impl Endpoint {
+    /// This endpoint, masking `secrets` too in what its server answers: a model that echoes the Gitea
+    /// token or the other model's key (read from an issue body, say) carries neither to the terminal, an
+    /// op file or the ledger (audit 113).
+    pub(crate) fn masking(mut self, secrets: Vec<Secret>) -> Self {
+        self.others = secrets;
+        self
+    }
+
+    /// `text` with this endpoint's key and every other secret it masks replaced by `***`.
+    fn mask(&self, text: &str) -> String {
+        self.others
+            .iter()
+            .fold(scrub(text, self.key.as_ref()), |t, s| s.scrub(&t))
     }
 }
 
@@ -350,7 +371,7 @@ impl Client {
                 .headers()
                 .get(reqwest::header::LOCATION)
                 .and_then(|l| l.to_str().ok())
-                .map(|l| scrub(l, self.endpoint.key.as_ref()))
+                .map(|l| self.endpoint.mask(l))
                 .unwrap_or_else(|| "another address".to_owned());
             return Err(ModelError::Status {
                 setting,
@@ -390,7 +411,7 @@ impl Client {
             return Err(ModelError::TooLong { setting, limit });
         }
         if !status.is_success() {
-            let said = server_message(&bytes, self.endpoint.key.as_ref());
+            let said = server_message(&bytes, &self.endpoint);
             let hint = self.hint(status.as_u16(), &said);
             return Err(ModelError::Status {
                 setting,
@@ -401,22 +422,20 @@ impl Client {
         }
         // What the model says goes to the terminal, the log, the ledger and the site: a server that echoes
         // the key (in an answer, a tool call's arguments) does not carry it there (audit 87).
-        if let Some(key) = &self.endpoint.key {
-            bytes = key.scrub(&String::from_utf8_lossy(&bytes)).into_bytes();
-        }
+        bytes = self
+            .endpoint
+            .mask(&String::from_utf8_lossy(&bytes))
+            .into_bytes();
         let value: Value = serde_json::from_slice(&bytes).map_err(|e| ModelError::BadReply {
             setting,
-            reason: scrub(
-                &if String::from_utf8_lossy(&bytes)
-                    .trim_start()
-                    .starts_with("data:")
-                {
-                    "it streamed its answer (text/event-stream), which was not asked for".to_owned()
-                } else {
-                    format!("the answer is not JSON ({e})")
-                },
-                self.endpoint.key.as_ref(),
-            ),
+            reason: self.endpoint.mask(&if String::from_utf8_lossy(&bytes)
+                .trim_start()
+                .starts_with("data:")
+            {
+                "it streamed its answer (text/event-stream), which was not asked for".to_owned()
+            } else {
+                format!("the answer is not JSON ({e})")
+            }),
         })?;
         // An error in a 200 (OpenRouter's, when the provider fails mid-answer): said as the status it
         // names, so that a server error is retried like one.
@@ -434,14 +453,14 @@ impl Client {
                 status,
                 message: format!(
                     "{} (in a 200 answer)",
-                    server_message(&bytes, self.endpoint.key.as_ref())
+                    server_message(&bytes, &self.endpoint)
                 ),
                 retry_after,
             });
         }
         let reply = parse_reply(&value).map_err(|reason| ModelError::BadReply {
             setting,
-            reason: scrub(&reason, self.endpoint.key.as_ref()),
+            reason: self.endpoint.mask(&reason),
         })?;
         if reply.finish == Finish::Length {
             return Err(ModelError::Truncated {
@@ -496,7 +515,7 @@ impl Client {
         }
         ModelError::Connect {
             setting,
-            reason: crate::limits::excerpt_long(&scrub(&reason, self.endpoint.key.as_ref())),
+            reason: crate::limits::excerpt_long(&self.endpoint.mask(&reason)),
         }
     }
 }
@@ -526,9 +545,9 @@ fn short_io(e: &std::io::Error) -> String {
 
 /// What a failed answer says, in at most an excerpt: `{"error": {"message": …}}`, `{"error": "…"}`,
 /// `{"message": …}`, or the start of the text.
-/// A server's error message, the key masked and then cut short (masked first: a key cut in two no longer
+/// A server's error message, the secrets masked and then cut short (masked first: a key cut in two no longer
 /// matches, and its first part would be shown).
-fn server_message(bytes: &[u8], key: Option<&Secret>) -> String {
+fn server_message(bytes: &[u8], endpoint: &Endpoint) -> String {
     let text = String::from_utf8_lossy(bytes);
     let said = serde_json::from_str::<Value>(&text).ok().and_then(|v| {
         v.pointer("/error/message")
@@ -538,7 +557,7 @@ fn server_message(bytes: &[u8], key: Option<&Secret>) -> String {
             .and_then(|m| m.as_str().or_else(|| m.pointer("/0/msg")?.as_str()))
             .map(str::to_owned)
     });
-    crate::limits::excerpt_long(&scrub(said.as_deref().unwrap_or(&text), key))
+    crate::limits::excerpt_long(&endpoint.mask(said.as_deref().unwrap_or(&text)))
 }
 
 /// Content as a string, or as a list of parts (`[{type: "text", text}]`), or absent.

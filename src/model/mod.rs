@@ -189,7 +189,31 @@ pub fn client_for(
         (true, None) if models.small_for_big => ("models.small", &models.small),
         (true, None) => return Err(ModelError::NoModel { task: task.name() }),
     };
-    client::Client::new(client::Endpoint::new(setting, endpoint, env)?)
+    client::Client::new(
+        client::Endpoint::new(setting, endpoint, env)?.masking(secrets_held(config, env)),
+    )
+}
+
+/// Every secret this process holds that a model's answer could echo: the Gitea token (each variable it is
+/// read from) and both models' keys. Set ones only; `env` first, then the process environment.
+fn secrets_held(config: &Config, env: &[(String, String)]) -> Vec<crate::secret::Secret> {
+    let models = &config.models;
+    let keys = std::iter::once(&models.small)
+        .chain(models.big.as_ref())
+        .filter_map(|m| m.api_key_env.as_deref().map(str::trim));
+    crate::gitea::client::TOKEN_ENV_VARS
+        .iter()
+        .copied()
+        .chain(keys)
+        .filter_map(|var| {
+            env.iter()
+                .find(|(k, _)| k == var)
+                .map(|(_, v)| v.clone())
+                .or_else(|| std::env::var(var).ok())
+                .as_deref()
+                .and_then(crate::secret::Secret::new)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -540,6 +540,61 @@ fn a_models_words_reach_the_terminal_without_the_key_or_escape_sequences() {
     }
 }
 
+/// The Gitea token and the other model's key are masked in a model's answer as its own key is: a model
+/// that echoes them (read from an issue body, say) printed them and wrote them into an op file that
+/// `propose` sends and `apply` files on Gitea (audit 113).
+#[test]
+fn a_models_answer_carries_neither_the_gitea_token_nor_the_other_models_key() {
+    let tmp = demo_state();
+    let gitea = "gitea-tok-7777-uniqueQQ55";
+    let big = "big-key-9999-separateZZ22";
+    let echo = format!("token {gitea}, big key {big}, small key sk-test-secret");
+    let server = ModelServer::start(vec![
+        Exchange::new(
+            Match::any(),
+            Reply::tool_call(
+                "apply_changes",
+                json!({"ops": [{"op": "create_issue", "repo": "acme/api",
+                    "title": "Rotate credentials", "body": echo}]}),
+            ),
+        ),
+        Exchange::new(Match::any(), Reply::text(&echo)),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, false, 30);
+    let path = tmp.path().join("commitea.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        format!(
+            "{text}  big: {{ url: \"{}\", model: \"big-one\", api_key_env: \"TEST_BIG_KEY\" }}\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let out = commitea(
+        tmp.path(),
+        &["ask", "Create an issue to rotate credentials."],
+        "",
+        &[("COMMITEA_GITEA_TOKEN", gitea), ("TEST_BIG_KEY", big)],
+    );
+    let stdout = ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stdout.contains("token ***, big key ***, small key ***"),
+        "{stdout}"
+    );
+    let filed = pending(tmp.path());
+    assert_eq!(filed.len(), 1, "{filed:?} {stderr}");
+    let op = std::fs::read_to_string(tmp.path().join("ops/pending").join(&filed[0])).unwrap();
+    assert!(op.contains("token ***, big key ***"), "{op}");
+    for text in [&stdout, &*stderr, &op] {
+        for secret in [gitea, big, "sk-test-secret"] {
+            assert!(!text.contains(secret), "{secret} in {text}");
+        }
+    }
+}
+
 #[test]
 fn arguments_that_are_not_json_go_back_as_an_empty_object_and_are_quoted_to_the_model() {
     // They were sent back verbatim in the history, which Ollama, llama.cpp and vLLM parse: the next
