@@ -612,6 +612,18 @@ pub enum LedgerProblem {
         /// The line the block starts on.
         opened: usize,
     },
+    /// A line shaped like a directive's heading that markdown does not read as one (`### D-0004 · …`,
+    /// `##D-0004`, `## d-0004`, `**D-0004** · …`): the directive does not count.
+    #[error(
+        "ledger line {line}: \"{text}\" is not read as a directive: a directive's heading is \"## D-NNNN · \
+         kind · time\" (two #, a space, a capital D); write it so and the directive counts"
+    )]
+    Misshapen {
+        /// The line.
+        line: usize,
+        /// The line as written (cut when long).
+        text: String,
+    },
     /// A line ends in a lone carriage return (the old Mac line ending): the lines around it read as one.
     #[error(
         "ledger line {line}: a line ends in a lone carriage return (the old Mac line ending), so the lines \
@@ -648,6 +660,7 @@ impl LedgerProblem {
             | Self::BadParams { line, .. }
             | Self::BadStatus { line, .. }
             | Self::Swallowed { line, .. }
+            | Self::Misshapen { line, .. }
             | Self::LoneCarriageReturn { line }
             | Self::ConflictMarker { line, .. }
             | Self::BadBy { line, .. } => *line,

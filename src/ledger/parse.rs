@@ -324,6 +324,7 @@ pub fn parse(original: &str) -> ParsedLedger {
     }
     push_prose(&mut entries, &original[cursor..]);
     problems.extend(swallowed(text, &line_index, &blocks));
+    problems.extend(misshapen(text, &blocks));
     problems.extend(
         markers
             .into_iter()
@@ -389,6 +390,62 @@ fn swallowed(text: &str, line_index: &LineIndex, blocks: &[Block]) -> Vec<Ledger
         });
     }
     out
+}
+
+/// Lines shaped like a directive's heading that are not one: another heading level (`### D-0004 · …`), no
+/// space after `##`, a lower-case `d-`, the id in bold. Each dropped its directive without a word (audit
+/// 114). A line counts as shaped so where, past any `#`, `*` or `_`, it starts with `D-` and digits
+/// (either case) followed by a separator (`·`, `-`, `–`, `|`, `:`): "D-0004 was withdrawn" in the notes is
+/// prose. Code and HTML blocks hold what they hold (an unclosed one is [`swallowed`]'s to say).
+fn misshapen(text: &str, blocks: &[Block]) -> Vec<LedgerProblem> {
+    let mut out = Vec::new();
+    let mut next = 0;
+    for (n, whole) in text.split_inclusive('\n').enumerate() {
+        let start = next;
+        next += whole.len();
+        let line = whole.trim_end_matches(['\n', '\r']);
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        if indent > 3 || !shaped_like_a_heading(&line[indent..]) {
+            continue;
+        }
+        let before = blocks.partition_point(|b| b.range.start <= start);
+        let block = before
+            .checked_sub(1)
+            .and_then(|i| blocks.get(i))
+            .filter(|b| start < b.range.end);
+        if block.is_some_and(|b| {
+            b.opaque.is_some() || (b.kind == BlockKind::DirectiveHeading && b.range.start == start)
+        }) {
+            continue;
+        }
+        // `## D-0004 - kind` is a directive heading that the entry's own parse reports.
+        if line[indent..].starts_with("## ") && is_directive_heading(&line[indent + 3..]) {
+            continue;
+        }
+        out.push(LedgerProblem::Misshapen {
+            line: n + 1,
+            text: crate::limits::excerpt(line.trim()).to_string(),
+        });
+    }
+    out
+}
+
+/// Whether `line` (its indent cut) looks like a directive's heading, well written or not.
+fn shaped_like_a_heading(line: &str) -> bool {
+    let rest = line.trim_start_matches(['#', '*', '_', ' ', '\t']);
+    let Some(id) = rest
+        .get(..2)
+        .filter(|p| p.eq_ignore_ascii_case("d-"))
+        .map(|_| &rest[2..])
+    else {
+        return false;
+    };
+    let digits = id.len() - id.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    digits > 0
+        && id[digits..]
+            .trim_start_matches(['*', '_'])
+            .trim_start()
+            .starts_with(['·', '-', '–', '|', ':'])
 }
 
 /// Whether `block` (code or HTML) runs to the end of the text for want of its closer: a ``` fence with no

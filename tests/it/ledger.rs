@@ -721,3 +721,47 @@ fn a_merge_conflict_left_in_the_ledger_is_said_and_eats_no_entry() {
     // A lone `=======` is Markdown's heading underline, not a marker.
     assert!(parse("Notes\n=======\n").problems.is_empty());
 }
+
+/// A directive's heading written at another level, without the space, in lower case or in bold is not a
+/// heading the ledger reads: each is said with its line, and every other directive still counts (audit
+/// 114: `### D-0004 · reestimate` dropped the directive from the plan without a word).
+#[test]
+fn a_misshapen_directive_heading_is_said_with_its_line_and_the_others_still_count() {
+    let text = fixture();
+    let total = directives(&text).len();
+    assert!(parse(&text).problems.is_empty());
+    let at = text.find("## D-0004").unwrap();
+    let line = text[..at].matches('\n').count() + 1;
+    for (from, to) in [
+        ("## D-0004", "### D-0004"),
+        ("## D-0004", "#### D-0004"),
+        ("## D-0004", "##D-0004"),
+        ("## D-0004", "## d-0004"),
+        ("## D-0004 ·", "**D-0004** ·"),
+    ] {
+        let broken = format!("{}{}", &text[..at], &text[at..].replacen(from, to, 1));
+        let parsed = parse(&broken);
+        assert_eq!(
+            parsed.ledger.directives().count(),
+            total - 1,
+            "{to}: only D-0004 is lost"
+        );
+        let said: Vec<String> = parsed.problems.iter().map(ToString::to_string).collect();
+        assert_eq!(said.len(), 1, "{to}: {said:?}");
+        assert!(
+            said[0].starts_with(&format!("ledger line {line}: \"{to}")),
+            "{said:?}"
+        );
+        assert!(said[0].contains("\"## D-NNNN · kind · time\""), "{said:?}");
+    }
+    // Prose that starts with an id, a list item or a quote naming one, and an example in a closed fence,
+    // are not headings.
+    let notes = "D-0004 was withdrawn on Friday.\n\n- D-0002 · see above\n\n> D-0003 · as said\n\n\
+                 ```\n### D-0009 · note · 2026-11-30T10:00:00Z\n```\n";
+    let with_notes = format!("{text}\n{notes}");
+    assert!(
+        parse(&with_notes).problems.is_empty(),
+        "{:?}",
+        parse(&with_notes).problems
+    );
+}
