@@ -71,6 +71,20 @@ pub enum PipelineError {
     /// Another writer holds the state repo.
     #[error(transparent)]
     Lock(#[from] crate::state::lock::LockError),
+    /// The checkout's snapshot is not the one committed: a run would commit what was edited there as
+    /// Gitea's word.
+    #[error(
+        "snapshot/ differs from the last commit in {count} ({files}): a run reads snapshot/ as what Gitea last \
+         said, and would commit these as if Gitea had sent them. Put them back with `git checkout HEAD -- \
+         snapshot` (and `git clean -f snapshot` for new files), then run again; a change to an issue is made \
+         on Gitea (or through an op file), and the next sync brings it. Nothing was synced or committed"
+    )]
+    SnapshotEdited {
+        /// How many files, in words.
+        count: String,
+        /// The first few, each with how it differs.
+        files: String,
+    },
 }
 
 /// What a run is asked to do.
@@ -1726,7 +1740,7 @@ fn site_files_with(
 /// Runs the whole pipeline.
 pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
     let layout = Layout::new(&opts.state_dir);
-    let _lock = lock(opts, &layout)?;
+    let _lock = lock_for_commit(opts, &layout)?;
     if opts.commit {
         refuse_a_newer_engines_forecast(&layout)?;
     }
@@ -1797,7 +1811,15 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
         }
         edits.push((rel, None));
     }
-    let commit = write_and_commit(&to_write, &stale, repo.as_ref(), &edits, &message, &sig)?;
+    let commit = write_and_commit(
+        &layout,
+        &to_write,
+        &stale,
+        repo.as_ref(),
+        &edits,
+        &message,
+        &sig,
+    )?;
     match &commit {
         Some(id) => tracing::info!("commit: {id}"),
         None if opts.commit => tracing::info!("commit: nothing changed, no commit"),
@@ -1830,6 +1852,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
 /// Writes `files` (only those whose bytes change), removes `stale`, and commits the owned paths; if anything
 /// fails, every file touched is put back as it was.
 fn write_and_commit(
+    layout: &Layout,
     files: &BTreeMap<PathBuf, Vec<u8>>,
     stale: &[PathBuf],
     repo: Option<&gix::Repository>,
@@ -1860,8 +1883,12 @@ fn write_and_commit(
         return Err(e.into());
     }
     match repo.map(|r| git::commit_paths(r, git::OWNED_PATHS, edits, message, sig)) {
-        None => Ok(None),
+        None => {
+            note_uncommitted(layout, files, stale, false);
+            Ok(None)
+        }
         Some(Ok(c)) => {
+            note_uncommitted(layout, files, stale, true);
             if c.is_some()
                 && let Some(r) = repo
             {
@@ -1873,6 +1900,154 @@ fn write_and_commit(
             restore(&previous);
             Err(e.into())
         }
+    }
+}
+
+/// Takes the state repo's writer lock for a run or a sync, and, where it commits, makes sure the snapshot
+/// it starts from is the committed one: a file of `snapshot/` deleted or edited by hand was carried into
+/// the next commit as Gitea's word ("35 issues gone from Gitea", audit 114), the sync saying "nothing
+/// changed". Where the lock is taken over from a writer that stopped, what it wrote and did not commit
+/// (under `snapshot/` and `forecast/`) is put back, and said; anything else is refused, naming the files.
+fn lock_for_commit(
+    opts: &RunOptions,
+    layout: &Layout,
+) -> Result<crate::state::lock::StateLock, PipelineError> {
+    let lock = lock(opts, layout)?;
+    if !opts.commit || !layout.root().join(".git").exists() {
+        return Ok(lock);
+    }
+    // A newer CommiTea's state is said as that, whatever else differs.
+    crate::state::check_format(layout)?;
+    let repo = git::open_or_init(layout.root())?;
+    let Some(head) = git::head(&repo) else {
+        return Ok(lock);
+    };
+    // What a run or a sync that did not commit wrote there is Gitea's word, not an edit.
+    let written = written_uncommitted(layout);
+    let snapshot = git::differences(&repo, head, "snapshot", crate::state::is_snapshot_file)?;
+    if lock.took_over.is_some() {
+        // Whatever was written since the last commit goes: the sync brings Gitea's word again.
+        note_uncommitted(layout, &BTreeMap::new(), &[], true);
+        let forecast = git::differences(&repo, head, "forecast", |_| true)?;
+        let all: Vec<_> = snapshot.into_iter().chain(forecast).collect();
+        if !all.is_empty() {
+            for (rel, how) in &all {
+                let path = layout.root().join(rel);
+                let put_back = match how {
+                    git::Difference::New(_) => {
+                        std::fs::remove_file(&path).map_err(|e| e.to_string())
+                    }
+                    _ => match git::read_at(&repo, head, rel)? {
+                        Some(bytes) => path
+                            .parent()
+                            .map_or(Ok(()), std::fs::create_dir_all)
+                            .and_then(|()| std::fs::write(&path, bytes))
+                            .map_err(|e| e.to_string()),
+                        None => Ok(()),
+                    },
+                };
+                put_back.map_err(|e| StateError::Io {
+                    path: path.clone(),
+                    source: std::io::Error::other(e),
+                })?;
+            }
+            tracing::warn!(
+                "put back {} that the writer that stopped had written and not committed (under snapshot/ \
+                 and forecast/): this run starts from the last commit",
+                crate::prose::count(all.len(), "file", "files")
+            );
+        }
+        return Ok(lock);
+    }
+    let snapshot: Vec<_> = snapshot
+        .into_iter()
+        .filter(|(rel, how)| written.get(rel) != Some(&how.on_disk()))
+        .collect();
+    if !snapshot.is_empty() {
+        const NAMED: usize = 5;
+        let mut files: Vec<String> = snapshot
+            .iter()
+            .take(NAMED)
+            .map(|(rel, how)| format!("{rel} {}", how.word()))
+            .collect();
+        if snapshot.len() > NAMED {
+            files.push(format!("and {} more", snapshot.len() - NAMED));
+        }
+        return Err(PipelineError::SnapshotEdited {
+            count: crate::prose::count(snapshot.len(), "file", "files"),
+            files: files.join(", "),
+        });
+    }
+    Ok(lock)
+}
+
+/// The file in `.git` where a run or a sync that does not commit lists what it wrote under `snapshot/`
+/// (a line `BLOB PATH` for each file written, `- PATH` for each removed), until a commit takes it in.
+const WRITTEN_UNCOMMITTED: &str = "commitea-snapshot-uncommitted";
+
+/// What runs that did not commit wrote under `snapshot/` since the last commit: path → the blob written,
+/// `None` where the file was removed. Empty where nothing is listed (or the list does not read).
+fn written_uncommitted(layout: &Layout) -> BTreeMap<String, Option<gix::ObjectId>> {
+    let text = std::fs::read_to_string(layout.root().join(".git").join(WRITTEN_UNCOMMITTED))
+        .unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let (id, path) = l.split_once(' ')?;
+            let id = match id {
+                "-" => None,
+                hex => Some(gix::ObjectId::from_hex(hex.as_bytes()).ok()?),
+            };
+            Some((path.to_owned(), id))
+        })
+        .collect()
+}
+
+/// Adds what a run that does not commit wrote (`files`) and removed (`stale`) under `snapshot/` to the
+/// list [`lock_for_commit`] reads; or, after a commit, drops the list.
+fn note_uncommitted(
+    layout: &Layout,
+    files: &BTreeMap<PathBuf, Vec<u8>>,
+    stale: &[PathBuf],
+    committed: bool,
+) {
+    let path = layout.root().join(".git").join(WRITTEN_UNCOMMITTED);
+    if committed {
+        let _ = std::fs::remove_file(&path);
+        return;
+    }
+    let Ok(repo) = gix::open(layout.root()) else {
+        return;
+    };
+    let rel = |p: &Path| {
+        p.strip_prefix(layout.root())
+            .ok()
+            .map(|r| r.to_string_lossy().replace('\\', "/"))
+            .filter(|r| crate::state::is_snapshot_file(r))
+    };
+    let mut list = written_uncommitted(layout);
+    for (p, bytes) in files {
+        if let Some(r) = rel(p) {
+            let id = gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, bytes).ok();
+            list.insert(r, id);
+        }
+    }
+    for p in stale {
+        if let Some(r) = rel(p) {
+            list.insert(r, None);
+        }
+    }
+    let text: String = list
+        .iter()
+        .map(|(r, id)| match id {
+            Some(id) => format!("{id} {r}\n"),
+            None => format!("- {r}\n"),
+        })
+        .collect();
+    if let Err(e) = std::fs::write(&path, text) {
+        tracing::warn!(
+            "cannot write {}: {e}; the next run that commits takes the snapshot written now for an edit",
+            path.display()
+        );
     }
 }
 
@@ -1953,7 +2128,7 @@ fn synced_changes(previous: Option<&Snapshot>, now: &Snapshot) -> String {
 /// `commitea sync`: read the repositories from Gitea, write the snapshot and commit it (no forecast).
 pub(crate) fn sync_only(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
     let layout = Layout::new(&opts.state_dir);
-    let _lock = lock(opts, &layout)?;
+    let _lock = lock_for_commit(opts, &layout)?;
     let config = Config::load(layout.root(), opts.env.iter().cloned(), &opts.overrides)?;
     let server = config
         .server
@@ -1983,7 +2158,7 @@ pub(crate) fn sync_only(opts: &RunOptions) -> Result<RunSummary, PipelineError> 
         email: config.commit.email.clone(),
         time: opts.clock,
     };
-    let commit = write_and_commit(&files, &stale, repo.as_ref(), &[], &message, &sig)?;
+    let commit = write_and_commit(&layout, &files, &stale, repo.as_ref(), &[], &message, &sig)?;
     Ok(RunSummary {
         commit,
         message,

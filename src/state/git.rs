@@ -525,6 +525,120 @@ pub fn read_at(
     }
 }
 
+/// How a file of the work tree differs from a commit's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Difference {
+    /// Both have it, with other bytes: the blob of those on disk.
+    Changed(ObjectId),
+    /// The commit has it; the work tree does not.
+    Gone,
+    /// The work tree has it, this blob; the commit does not.
+    New(ObjectId),
+}
+
+impl Difference {
+    /// The word for it: `changed`, `deleted`, `new`.
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            Self::Changed(_) => "changed",
+            Self::Gone => "deleted",
+            Self::New(_) => "new",
+        }
+    }
+
+    /// The blob on disk, or `None` where the file is gone.
+    pub(crate) fn on_disk(self) -> Option<ObjectId> {
+        match self {
+            Self::Changed(id) | Self::New(id) => Some(id),
+            Self::Gone => None,
+        }
+    }
+}
+
+/// The files under the top-level folder `dir` whose bytes on disk are not `commit`'s, by slash-separated
+/// path, sorted; `keep` says which files of the folder count (others are neither compared nor said).
+/// Every file is hashed, as a commit of the folder would: a stat cache would not do, since CommiTea's
+/// index holds no stat data.
+pub(crate) fn differences(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    dir: &str,
+    keep: impl Fn(&str) -> bool + Sync,
+) -> Result<Vec<(String, Difference)>, GitError> {
+    use rayon::prelude::*;
+    let workdir = repo.workdir().ok_or_else(|| GitError {
+        what: "comparing the work tree".into(),
+        source: "the state repo is bare".into(),
+    })?;
+    let mut committed: std::collections::BTreeMap<String, ObjectId> = Default::default();
+    let tree = repo
+        .find_commit(commit)
+        .and_then(|c| c.tree())
+        .map_err(err(format!("reading the tree of {commit}")))?;
+    if let Some(entry) = tree
+        .lookup_entry_by_path(dir)
+        .map_err(err(format!("looking up {dir}")))?
+    {
+        let mut todo = vec![(dir.to_owned(), entry.object_id())];
+        while let Some((at, id)) = todo.pop() {
+            let sub = repo.find_tree(id).map_err(err(format!("reading {at}")))?;
+            for e in sub.decode().map_err(err(format!("decoding {at}")))?.entries {
+                let path = format!("{at}/{}", e.filename);
+                if e.mode.is_tree() {
+                    todo.push((path, e.oid.to_owned()));
+                } else if keep(&path) {
+                    committed.insert(path, e.oid.to_owned());
+                }
+            }
+        }
+    }
+    // A link is compared as git stores one, by where it points; none is followed (a linked folder would
+    // have this read files outside the state repo).
+    let on_disk: Vec<String> = walkdir::WalkDir::new(workdir.join(dir))
+        .follow_root_links(false)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file() || (e.depth() > 0 && e.path_is_symlink()))
+        .filter_map(|e| {
+            let rel = e
+                .path()
+                .strip_prefix(workdir)
+                .ok()?
+                .to_string_lossy()
+                .replace('\\', "/");
+            (!rel.ends_with(super::TMP_SUFFIX) && keep(&rel)).then_some(rel)
+        })
+        .collect();
+    let hash = repo.object_hash();
+    let mut out: Vec<(String, Difference)> = on_disk
+        .par_iter()
+        .map(|rel| -> Result<Option<(String, Difference)>, GitError> {
+            let path = workdir.join(rel);
+            let bytes = match std::fs::read_link(&path) {
+                Ok(to) => to.to_string_lossy().into_owned().into_bytes(),
+                Err(_) => std::fs::read(&path).map_err(err(format!("reading {rel}")))?,
+            };
+            let id = gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &bytes)
+                .map_err(err(format!("hashing {rel}")))?;
+            Ok(match committed.get(rel) {
+                Some(c) if *c == id => None,
+                Some(_) => Some((rel.clone(), Difference::Changed(id))),
+                None => Some((rel.clone(), Difference::New(id))),
+            })
+        })
+        .filter_map(Result::transpose)
+        .collect::<Result<_, _>>()?;
+    let seen: std::collections::HashSet<&str> = on_disk.iter().map(String::as_str).collect();
+    out.extend(
+        committed
+            .keys()
+            .filter(|p| !seen.contains(p.as_str()))
+            .map(|p| (p.clone(), Difference::Gone)),
+    );
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
 /// Commits `edits` — path (slash-separated) to new bytes, or `None` to remove it — on top of `parent`'s
 /// tree, as a commit whose parent is `parent`; moves no ref and touches no file. A proposal's branch is
 /// built this way, so the checkout stays as it is.

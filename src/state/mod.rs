@@ -12,6 +12,7 @@ mod snapshot;
 
 use std::path::{Path, PathBuf};
 
+pub(crate) use snapshot::is_snapshot_file;
 pub use snapshot::{Format, Meta, RepoMeta, Snapshot, SnapshotFiles, check_format};
 
 /// What to do about an I/O error, where its kind tells (audit 88: "No space left on device" said

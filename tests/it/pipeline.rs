@@ -114,6 +114,35 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Commits `snapshot/` as it is on disk, as the sync that brought it would have: a test that edits the
+/// snapshot stands in for Gitea's answer, and a run refuses edits there that are not committed.
+pub fn commit_snapshot(dir: &Path) {
+    git(
+        dir,
+        &[
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.com",
+            "add",
+            "-A",
+            "snapshot",
+        ],
+    );
+    git(
+        dir,
+        &[
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.com",
+            "commit",
+            "-qm",
+            "as synced",
+        ],
+    );
+}
+
 fn text(dir: &Path, rel: &str) -> String {
     std::fs::read_to_string(dir.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
@@ -278,6 +307,8 @@ fn malformed_snapshot_names_file_line_and_field_and_touches_nothing() {
         .unwrap()
         .replace("2026-11-25T10:00:00Z\nlabels", "yesterday\nlabels");
     std::fs::write(&f, text).unwrap();
+    // Committed, as a malformed file reaches the branch: through a merge.
+    commit_snapshot(dir.path());
     let before = tree(dir.path());
     let err = pipeline::run(&options(dir.path())).unwrap_err().to_string();
     assert!(
@@ -292,6 +323,7 @@ fn malformed_snapshot_names_file_line_and_field_and_touches_nothing() {
         "number: 10\ntitle: x\n",
     )
     .unwrap();
+    commit_snapshot(dir.path());
     let err = pipeline::run(&options(dir.path())).unwrap_err().to_string();
     assert!(err.contains("snapshot/issues/acme/api/9.yaml"), "{err}");
 
@@ -301,11 +333,74 @@ fn malformed_snapshot_names_file_line_and_field_and_touches_nothing() {
         .unwrap()
         .replace("labels:", "lables:");
     std::fs::write(&f, text).unwrap();
+    // Committed, as a malformed file reaches the branch: through a merge.
+    commit_snapshot(dir.path());
     let err = pipeline::run(&options(dir.path())).unwrap_err().to_string();
     assert!(
         err.contains("snapshot/issues/acme/web/3.yaml line 7")
             && err.contains("unknown field `lables`"),
         "{err}"
+    );
+}
+
+/// A file of `snapshot/` deleted or edited by hand is refused, named, and nothing is touched: a run read
+/// the working tree's snapshot and committed the deletions as "issues gone from Gitea" (audit 114). A
+/// writer killed before its commit leaves its files behind: the run that takes over its lock puts them
+/// back and says so.
+#[test]
+fn a_hand_edited_snapshot_is_refused_and_a_killed_writers_files_are_put_back() {
+    let dir = state_from_fixture("small");
+    let head = git(dir.path(), &["rev-parse", "HEAD"]);
+    let edited = dir.path().join("snapshot/issues/acme/api/5.yaml");
+    let original = std::fs::read_to_string(&edited).unwrap();
+    std::fs::write(&edited, original.replace("title: ", "title: HAND ")).unwrap();
+    std::fs::remove_file(dir.path().join("snapshot/issues/acme/web/3.yaml")).unwrap();
+    let before = tree(dir.path());
+    let err = pipeline::run(&options(dir.path())).unwrap_err().to_string();
+    assert!(
+        err.starts_with(
+            "snapshot/ differs from the last commit in 2 files (snapshot/issues/acme/api/5.yaml changed, \
+             snapshot/issues/acme/web/3.yaml deleted)"
+        ) && err.contains("git checkout HEAD -- snapshot"),
+        "{err}"
+    );
+    assert_eq!(tree(dir.path()), before);
+    assert_eq!(git(dir.path(), &["rev-parse", "HEAD"]), head);
+    // Put back as the error says, the run goes on.
+    git(dir.path(), &["checkout", "HEAD", "--", "snapshot"]);
+    pipeline::run(&options(dir.path())).unwrap();
+    let head = git(dir.path(), &["rev-parse", "HEAD"]);
+
+    // A writer killed between writing and committing: its snapshot and forecast files, and the lock file
+    // still naming it.
+    std::fs::write(&edited, original.replace("title: ", "title: HALF-WRITTEN ")).unwrap();
+    let forecast = dir.path().join("forecast/forecast.json");
+    std::fs::write(&forecast, "{\"cut\": ").unwrap();
+    std::fs::write(
+        dir.path().join(".git/commitea.lock"),
+        r#"{"pid":4194304,"host":"gone","command":"commitea run","since":"2026-11-30T08:00:00Z"}"#,
+    )
+    .unwrap();
+    pipeline::run(&options(dir.path())).unwrap();
+    assert_eq!(std::fs::read_to_string(&edited).unwrap(), original);
+    assert_eq!(
+        git(
+            dir.path(),
+            &["show", "HEAD:snapshot/issues/acme/api/5.yaml"]
+        ),
+        original
+    );
+    assert_eq!(
+        git(dir.path(), &["rev-parse", "HEAD"]),
+        head,
+        "nothing new to commit"
+    );
+    assert_eq!(
+        git(
+            dir.path(),
+            &["status", "--porcelain", "--", "snapshot", "forecast"]
+        ),
+        ""
     );
 }
 

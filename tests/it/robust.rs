@@ -258,6 +258,7 @@ fn a_name_cannot_forge_log_lines_or_escape_into_the_commit_message() {
         r#"title: "v1.0\e[2J\n ERROR token leaked\u202E""#,
     );
     std::fs::write(&path, text).unwrap();
+    crate::pipeline::commit_snapshot(state.path());
     let out = commitea(state.path(), &["run", "--offline"], &[]);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stderr}");
@@ -351,6 +352,10 @@ fn symbolic_links_in_the_state_are_refused_never_followed() {
         let path = state.path().join(linked);
         let _ = std::fs::remove_file(&path);
         symlink(&secret, &path).unwrap();
+        // Committed, as a link arrives: through a pull request.
+        if linked.starts_with("snapshot/") {
+            crate::pipeline::commit_snapshot(state.path());
+        }
         refused(
             state.path(),
             &["run", "--offline"],

@@ -489,6 +489,7 @@ fn gitea_time_estimates_and_planned_people_show_as_on_the_board() {
         text.replace("- est/1d\n", "") + "time_estimate: 5400\n",
     )
     .unwrap();
+    crate::pipeline::commit_snapshot(dir.path());
     pipeline::run(&options(dir.path())).unwrap();
     let files = site(dir.path());
     let page = &files["issues/acme/api/4.html"];
