@@ -325,6 +325,15 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
             warn_uncommitted_ledger(checkout.as_deref(), branch.as_deref());
         }
         warn_checkout_only_ops(&layout, &pending)?;
+        if config_edited(&layout)? {
+            tracing::warn!(
+                "{} has edits that are not committed: this run follows them, and commits a forecast the \
+                 committed config does not give (the next run in CI forecasts without them); commit it (a \
+                 pull request) for them to stay, or `git checkout -- {}` to drop them",
+                crate::config::FILE_NAME,
+                crate::config::FILE_NAME
+            );
+        }
         branch
     } else {
         crate::ledger::read(&layout.ledger())?
@@ -530,6 +539,21 @@ pub(crate) fn branch_ledger(layout: &Layout) -> Result<Option<String>, PipelineE
     }
 }
 
+/// Whether the checkout's `commitea.yaml` is not the one committed (audit 114: a trial edit of
+/// `forecast.trials` drove the committed forecast and the published site, with no word).
+fn config_edited(layout: &Layout) -> Result<bool, PipelineError> {
+    if !layout.root().join(".git").exists() {
+        return Ok(false);
+    }
+    let repo = git::open_or_init(layout.root())?;
+    let Some(head) = git::head(&repo) else {
+        return Ok(false);
+    };
+    let committed = git::read_at(&repo, head, crate::config::FILE_NAME)?;
+    let here = std::fs::read(crate::config::Config::path_in(layout.root())).ok();
+    Ok(committed != here)
+}
+
 /// Says what a committing run leaves out of the checkout's ledger, and how each part gets in: new entries
 /// and edits of entries the branch has (a status line) through `commitea propose`, anything else (an
 /// entry deleted, the text around the entries) by a commit.
@@ -622,8 +646,9 @@ fn ops_not_on_branch(
         .collect())
 }
 
-/// What the checkout proposes that is not committed, in words (`pm-state.md: D-0008 (new)`,
-/// `ops/pending/C-0004.yaml`): a site drawn from the checkout shows it as pending.
+/// What the checkout changes that is not committed, in words (`pm-state.md: D-0008 (new)`,
+/// `ops/pending/C-0004.yaml`, `commitea.yaml (edited)`): a site drawn from the checkout shows it (a
+/// proposal as pending, a config edit in every figure).
 pub fn uncommitted_proposals(layout: &Layout) -> Result<Vec<String>, PipelineError> {
     let branch = branch_ledger(layout)?;
     let checkout = crate::ledger::read(&layout.ledger())?;
@@ -643,6 +668,9 @@ pub fn uncommitted_proposals(layout: &Layout) -> Result<Vec<String>, PipelineErr
             .into_iter()
             .map(|name| format!("{}/{name}", crate::ops::PENDING_PATH)),
     );
+    if config_edited(layout)? {
+        out.push(format!("{} (edited)", crate::config::FILE_NAME));
+    }
     Ok(out)
 }
 

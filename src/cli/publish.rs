@@ -37,9 +37,10 @@ pub fn run(a: Args) -> CommandResult {
     let drafts = crate::pipeline::uncommitted_proposals(&layout)?;
     if !drafts.is_empty() && !a.allow_uncommitted {
         return Err(CommandError::Input(format!(
-            "the checkout has proposals that are not committed ({}), and a site rendered here shows them \
-             as pending: commit and propose them (`commitea propose`) or set them aside, render again, \
-             then publish; or publish them as they are with --allow-uncommitted",
+            "the checkout has changes that are not committed ({}), and a site rendered here shows them \
+             (a proposal as pending, a config edit in every figure): commit and propose them (`commitea \
+             propose`, a pull request) or set them aside, render again, then publish; or publish them as \
+             they are with --allow-uncommitted",
             drafts.join(", ")
         )));
     }

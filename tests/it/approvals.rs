@@ -3457,7 +3457,7 @@ fn publish_refuses_a_site_that_shows_proposals_not_yet_committed() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("proposals that are not committed (pm-state.md: D-0001 (new))")
+        err.contains("changes that are not committed (pm-state.md: D-0001 (new))")
             && err.contains("--allow-uncommitted"),
         "{err}"
     );
@@ -3467,6 +3467,28 @@ fn publish_refuses_a_site_that_shows_proposals_not_yet_committed() {
         s.on_branch("pages", "changes.html")
             .unwrap()
             .contains("A draft for nobody yet.")
+    );
+    // A config edited and not committed drives every figure of a run: said by the run, and refused by
+    // publish as a draft is (audit 114: a trial `forecast.trials` reached the commit and the pages).
+    git(&s.work, &["checkout", "--", "pm-state.md"]);
+    let config = std::fs::read_to_string(s.work.join("commitea.yaml")).unwrap();
+    std::fs::write(
+        s.work.join("commitea.yaml"),
+        format!("{config}# a trial edit\n"),
+    )
+    .unwrap();
+    let out = s.commitea(&s.work, &["run", "--offline"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("commitea.yaml has edits that are not committed: this run follows them"),
+        "{said}"
+    );
+    let out = s.commitea(&s.work, &["publish"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("changes that are not committed (commitea.yaml (edited))"),
+        "{err}"
     );
 }
 
