@@ -49,6 +49,7 @@ pub(crate) fn context(
         proposer: proposer(&state.state),
         memo: crate::tools::Memo::default(),
         cancel: crate::state::Cancel::default(),
+        spent: crate::model::Spent::default(),
     }
 }
 

@@ -79,31 +79,47 @@ pub struct AskAnswer {
     pub tokens: u64,
 }
 
-/// A conversation with one model, within the turn and token bounds, logged at debug level.
+/// A conversation with one model, within the turn and token bounds (shared with the conversations it
+/// starts through a tool), logged at debug level.
 pub(crate) struct Conversation<'a> {
     client: &'a Client,
     task: Task,
     pub(crate) messages: Vec<Message>,
-    pub(crate) turns: u32,
+    spent: crate::model::Spent,
     max_turns: u32,
-    pub(crate) tokens: u64,
     max_tokens: u64,
 }
 
 impl<'a> Conversation<'a> {
-    /// A conversation that starts with `system`.
-    pub(crate) fn new(client: &'a Client, task: Task, system: &str, models: &ModelsConfig) -> Self {
+    /// A conversation that starts with `system`, spending from `spent` (the tool context's).
+    pub(crate) fn new(
+        client: &'a Client,
+        task: Task,
+        system: &str,
+        models: &ModelsConfig,
+        spent: &crate::model::Spent,
+    ) -> Self {
+        spent.open();
         let mut c = Self {
             client,
             task,
             messages: Vec::new(),
-            turns: 0,
+            spent: spent.clone(),
             max_turns: models.max_turns.0,
-            tokens: 0,
             max_tokens: u64::from(models.max_total_tokens.0),
         };
         c.push(Message::new(Role::System, system));
         c
+    }
+
+    /// Model calls made so far, this conversation's and those of the ones it started.
+    pub(crate) fn turns(&self) -> u32 {
+        self.spent.so_far().0
+    }
+
+    /// Tokens spent so far, as [`turns`](Self::turns) counts.
+    pub(crate) fn tokens(&self) -> u64 {
+        self.spent.so_far().1
     }
 
     /// Adds a message.
@@ -114,22 +130,23 @@ impl<'a> Conversation<'a> {
 
     /// One model call: checks the bounds, sends the conversation, keeps the reply.
     pub(crate) fn turn(&mut self, tools: &[Value]) -> Result<Reply, ModelError> {
-        if self.turns >= self.max_turns {
+        let (turns, tokens) = self.spent.so_far();
+        if turns >= self.max_turns {
             return Err(ModelError::Budget {
                 task: self.task.name(),
                 what: format!("its {} model calls (models.max_turns)", self.max_turns),
             });
         }
-        if self.tokens >= self.max_tokens {
+        if tokens >= self.max_tokens {
             return Err(ModelError::Budget {
                 task: self.task.name(),
                 what: format!(
-                    "its {} tokens (models.max_total_tokens; {} used)",
-                    self.max_tokens, self.tokens
+                    "its {} tokens (models.max_total_tokens; {tokens} used)",
+                    self.max_tokens
                 ),
             });
         }
-        self.turns += 1;
+        self.spent.add(1, 0);
         let sent =
             serde_json::to_vec(&self.client.body(&self.messages, tools)).map_or(0, |b| b.len());
         let reply = self.client.chat(&self.messages, tools)?;
@@ -140,11 +157,20 @@ impl<'a> Conversation<'a> {
                 .iter()
                 .map(|c| c.name.len() + 64)
                 .sum::<usize>();
-        self.tokens += reply
-            .tokens
-            .unwrap_or_else(|| u64::try_from((sent + said) / 4).unwrap_or(u64::MAX));
+        self.spent.add(
+            0,
+            reply
+                .tokens
+                .unwrap_or_else(|| u64::try_from((sent + said) / 4).unwrap_or(u64::MAX)),
+        );
         self.push(reply.message.clone());
         Ok(reply)
+    }
+}
+
+impl Drop for Conversation<'_> {
+    fn drop(&mut self) {
+        self.spent.close();
     }
 }
 
@@ -608,7 +634,7 @@ pub fn ask(ctx: &Context, question: &str) -> Result<AskAnswer, AgentError> {
         .map_err(|e| ToolError::invalid("/question", e))?;
     let config = load_config(ctx)?;
     let client = super::client_for(&config, Task::Ask, &ctx.env)?;
-    let mut conv = Conversation::new(&client, Task::Ask, ASK_SYSTEM, &config.models);
+    let mut conv = Conversation::new(&client, Task::Ask, ASK_SYSTEM, &config.models, &ctx.spent);
     conv.push(Message::new(Role::User, question));
     let policy = Policy {
         tools: &tools::NAMES,
@@ -685,8 +711,8 @@ pub fn ask(ctx: &Context, question: &str) -> Result<AskAnswer, AgentError> {
                 calls,
                 writes,
                 not_done,
-                turns: conv.turns,
-                tokens: conv.tokens,
+                turns: conv.turns(),
+                tokens: conv.tokens(),
             });
         };
         if flaw == Flaw::Ungrounded {
@@ -733,8 +759,8 @@ fn fallback(
         calls,
         writes,
         not_done,
-        turns: conv.turns,
-        tokens: conv.tokens,
+        turns: conv.turns(),
+        tokens: conv.tokens(),
     }
 }
 
@@ -753,7 +779,13 @@ pub fn standup_in_words(ctx: &Context) -> Result<AskAnswer, AgentError> {
     let payload = tools::call(ctx, tools::QUERY_PROJECT, &input)?;
     let config = load_config(ctx)?;
     let client = super::client_for(&config, Task::Prose, &ctx.env)?;
-    let mut conv = Conversation::new(&client, Task::Prose, STANDUP_SYSTEM, &config.models);
+    let mut conv = Conversation::new(
+        &client,
+        Task::Prose,
+        STANDUP_SYSTEM,
+        &config.models,
+        &ctx.spent,
+    );
     conv.push(Message::new(Role::User, "Today's standup, please."));
     // The data arrives as the answer to a tool call, never pasted into the prompt.
     conv.push(Message {
@@ -797,8 +829,8 @@ pub fn standup_in_words(ctx: &Context) -> Result<AskAnswer, AgentError> {
                 calls: Vec::new(),
                 writes: Vec::new(),
                 not_done: Vec::new(),
-                turns: conv.turns,
-                tokens: conv.tokens,
+                turns: conv.turns(),
+                tokens: conv.tokens(),
             });
         };
         if !corrected {
@@ -903,7 +935,7 @@ pub(crate) fn draft<T>(
 ) -> Result<T, ToolError> {
     let config = load_config(ctx)?;
     let client = super::client_for(&config, task, &ctx.env)?;
-    let mut conv = Conversation::new(&client, task, system, &config.models);
+    let mut conv = Conversation::new(&client, task, system, &config.models, &ctx.spent);
     conv.push(Message::new(Role::User, user));
     let reads = [tools::QUERY_PROJECT];
     let policy = Policy {

@@ -350,7 +350,23 @@ impl Client {
                 if pause > RETRY_AFTER_CAP.min(self.endpoint.timeout) {
                     return Err(e);
                 }
-                tracing::warn!("{e}; trying once more in {} s", pause.as_secs_f64());
+                // Waited for here: the error's "longer than CommiTea waits" is for a wait it does not make.
+                let said = match &e {
+                    ModelError::Status {
+                        setting,
+                        status,
+                        message,
+                        ..
+                    } => ModelError::Status {
+                        setting,
+                        status: *status,
+                        message: message.clone(),
+                        retry_after: None,
+                    }
+                    .to_string(),
+                    other => other.to_string(),
+                };
+                tracing::warn!("{said}; trying once more in {} s", pause.as_secs_f64());
                 std::thread::sleep(pause);
                 self.send(&body)
             }

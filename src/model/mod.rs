@@ -98,7 +98,12 @@ pub enum ModelError {
         reason: String,
     },
     /// The server answered an error status.
-    #[error("the model server of {setting} answered {status}: {message}")]
+    #[error(
+        "the model server of {setting} answered {status}: {message}{}",
+        retry_after.map_or_else(String::new, |s| format!(
+            "; it asks to be left alone for {s} s (Retry-After), longer than CommiTea waits: try again then"
+        ))
+    )]
     Status {
         /// `models.small` or `models.big`.
         setting: &'static str,
@@ -172,6 +177,67 @@ impl ModelError {
             self,
             Self::NoModel { .. } | Self::Setting { .. } | Self::MissingKey { .. }
         )
+    }
+}
+
+/// What the model calls of one conversation have spent, shared with the conversations it starts through
+/// a tool (the big model's `capture_work` inside an `ask`): one ask is bounded by `models.max_turns` and
+/// `models.max_total_tokens` whichever model answers (audit 113: a capture inside an ask made 56 calls to
+/// the big model, 285,600 tokens, against 8 and 32,000). The clones of a tool context share it; the
+/// outermost conversation open starts it at zero.
+#[derive(Clone, Default)]
+pub struct Spent(std::sync::Arc<std::sync::Mutex<SpentSoFar>>);
+
+#[derive(Default)]
+struct SpentSoFar {
+    /// Conversations open now (the outer one and those it started).
+    open: u32,
+    turns: u32,
+    tokens: u64,
+}
+
+impl std::fmt::Debug for Spent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Spent")
+    }
+}
+
+impl Spent {
+    fn with<T>(&self, f: impl FnOnce(&mut SpentSoFar) -> T) -> T {
+        let mut guard = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut guard)
+    }
+
+    /// A conversation opens: the first of a nest starts from nothing.
+    pub(crate) fn open(&self) {
+        self.with(|s| {
+            if s.open == 0 {
+                s.turns = 0;
+                s.tokens = 0;
+            }
+            s.open += 1;
+        });
+    }
+
+    /// A conversation closes.
+    pub(crate) fn close(&self) {
+        self.with(|s| s.open = s.open.saturating_sub(1));
+    }
+
+    /// Model calls and tokens spent so far in the nest.
+    pub(crate) fn so_far(&self) -> (u32, u64) {
+        self.with(|s| (s.turns, s.tokens))
+    }
+
+    /// One model call more, of `tokens`.
+    pub(crate) fn add(&self, turns: u32, tokens: u64) {
+        self.with(|s| {
+            s.turns = s.turns.saturating_add(turns);
+            s.tokens = s.tokens.saturating_add(tokens);
+        });
     }
 }
 

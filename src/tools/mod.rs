@@ -62,6 +62,9 @@ pub struct Context {
     /// Set when the caller cancelled the call (MCP's `notifications/cancelled`): a write tool checks it
     /// before writing anything.
     pub cancel: crate::state::Cancel,
+    /// What the model calls of the conversation this call is part of have spent (an `ask` that calls
+    /// `capture_work`): the big model's calls count against the same bounds.
+    pub spent: crate::model::Spent,
 }
 
 /// The tools' last computed forecast, keyed by a fingerprint of what it was computed from; shared by
@@ -103,6 +106,7 @@ impl Context {
             proposer: None,
             memo: Memo::default(),
             cancel: crate::state::Cancel::default(),
+            spent: crate::model::Spent::default(),
         }
     }
 

@@ -427,7 +427,9 @@ fn faults_are_clear_errors_or_repairs_and_never_a_write_without_approval() {
                 Reply::status(429, "Rate limit reached").with_header("Retry-After", "120"),
             )],
             1,
-            "answered 429: Rate limit reached",
+            // The wait it asks for is said (audit 113: "answered 429: slow down" and no more).
+            "answered 429: Rate limit reached; it asks to be left alone for 120 s (Retry-After), longer \
+             than CommiTea waits: try again then",
         ),
         (
             // Qwen3 or DeepSeek-R1 where the server leaves the reasoning in the content: its numbers
@@ -498,6 +500,10 @@ fn faults_are_clear_errors_or_repairs_and_never_a_write_without_approval() {
         assert_eq!(out.status.code(), Some(code), "{name}: {stdout} {stderr}");
         if code == 0 {
             assert!(stdout.contains(says), "{name}: {stdout}");
+            assert!(
+                !stderr.contains("longer than CommiTea waits"),
+                "{name}: {stderr}"
+            );
         } else {
             let last = stderr.lines().last().unwrap_or_default();
             assert!(last.contains(says), "{name}: {last}");
@@ -780,6 +786,48 @@ fn capture_work_asks_one_follow_up_then_proposes_three_issues_whose_consequence_
         std::fs::read_to_string(tmp.path().join(filed["opsFile"].as_str().unwrap())).unwrap();
     assert!(file.contains("source: capture_work"), "{file}");
     assert!(file.contains("dependsOnNew"), "{file}");
+}
+
+/// A `capture_work` the small model calls inside an `ask` spends from the ask's bounds: the big model's
+/// calls made their own eight (audit 113: 56 big-model calls and 285,600 tokens in one ask of 8 calls and
+/// 32,000 tokens).
+#[test]
+fn a_capture_inside_an_ask_counts_against_the_asks_bounds() {
+    let tmp = demo_state();
+    let mut script = vec![Exchange::new(
+        Match::any().model("small-one"),
+        Reply::tool_call("capture_work", json!({"braindump": BRAINDUMP})),
+    )];
+    // The big model reads, and reads, and never proposes.
+    script.extend((0..20).map(|_| {
+        Exchange::new(
+            Match::any().model("big-one"),
+            Reply::tool_call(
+                "query_project",
+                json!({"view": "search", "filters": {"text": "dark"}}),
+            ),
+        )
+    }));
+    script.extend(
+        (0..8).map(|_| Exchange::new(Match::any().model("small-one"), Reply::text("Sorry."))),
+    );
+    let server = ModelServer::start(script).unwrap();
+    configure(tmp.path(), &server, true, 30);
+    let out = commitea(
+        tmp.path(),
+        &["ask", "--json", "Capture: dark mode."],
+        "",
+        &[],
+    );
+    let requests = server.requests().len();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(requests <= 8, "{requests} model calls: {said}");
+    assert!(said.contains("models.max_turns"), "{said}");
+    assert!(pending(tmp.path()).is_empty(), "{said}");
 }
 
 #[test]
