@@ -603,10 +603,11 @@ fn unfiled(name: &str, answer: &Value) -> Option<String> {
         .map(|t| format!("\"{}\"", crate::limits::excerpt(t)))
         .collect();
     Some(format!(
-        "capture_work proposed {} ({}), which are not filed: `commitea capture` shows a braindump's \
+        "capture_work proposed {} ({}), which {} not filed: `commitea capture` shows a braindump's \
          proposal for review and files it",
         crate::prose::count(issues.len(), "issue", "issues"),
-        crate::prose::and_list(&titles)
+        crate::prose::and_list(&titles),
+        if issues.len() == 1 { "is" } else { "are" }
     ))
 }
 
@@ -985,6 +986,23 @@ pub(crate) fn draft<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unfiled_proposal_is_said_in_its_number() {
+        let one = json!({"proposal": {"issues": [{"title": "Dark mode"}]}});
+        let said = unfiled(tools::CAPTURE_WORK, &one).unwrap();
+        assert!(
+            said.starts_with("capture_work proposed 1 issue (\"Dark mode\"), which is not filed"),
+            "{said}"
+        );
+        let two = json!({"proposal": {"issues": [{"title": "A"}, {"title": "B"}]}});
+        assert!(
+            unfiled(tools::CAPTURE_WORK, &two)
+                .unwrap()
+                .contains("which are not filed")
+        );
+        assert!(unfiled(tools::QUERY_PROJECT, &two).is_none());
+    }
 
     #[test]
     fn json_is_found_in_fences_and_prose() {
