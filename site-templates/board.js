@@ -46,6 +46,33 @@
       who.textContent = ix.people[e[5]] + (e[11] ? " (planned)" : "");
       li.appendChild(who);
     }
+    // The badges the page's own cards carry: priority, estimate (Gitea's own marked), milestone.
+    var badges = document.createElement("div");
+    badges.className = "badges";
+    function badge(cls, text) {
+      var s = document.createElement("span");
+      s.className = "badge " + cls;
+      var t = document.createElement("bdi");
+      t.textContent = text;
+      s.appendChild(t);
+      badges.appendChild(s);
+      return s;
+    }
+    if (e[6] >= 0) badge("prio", "p/" + e[6]).setAttribute("data-p", "p/" + e[6]);
+    var est = e[12] || "";
+    if (est) {
+      var native = est.charAt(0) === "~";
+      var s = badge("est", native ? est.slice(1) : est);
+      if (native) {
+        s.title = "Gitea's time estimate";
+        var h = document.createElement("span");
+        h.className = "visually-hidden";
+        h.textContent = " (Gitea's time estimate)";
+        s.appendChild(h);
+      }
+    }
+    if (e[4] >= 0 && ix.milestones[e[4]]) badge("ms", ix.milestones[e[4]][1]);
+    if (badges.firstChild) li.appendChild(badges);
     var when = document.createElement("div");
     when.className = "when";
     var label = document.createElement("span");
@@ -126,11 +153,13 @@
           return e[3] === column[col.id] && !onBoard[keyOf(e)] && matches(e, f)
             && (!done || (e[10] !== null && e[10] >= -DONE_DAYS));
         });
-        // Open work soonest first (p80, then p50, beyond the horizon last); done work latest first.
+        // In the page's own order, after its cards: open work in planned order (earliest median end
+        // first, beyond the horizon last, then key); done work latest first.
         var at = function (n) { return n === null ? Infinity : n; };
         more.sort(function (a, b) {
           var cmp = function (x, y) { return x === y ? 0 : (x < y ? -1 : 1); };
-          return done ? b[10] - a[10] : cmp(at(a[9]), at(b[9])) || cmp(at(a[8]), at(b[8]));
+          var key = cmp(ix.repos[a[0]], ix.repos[b[0]]) || cmp(a[1], b[1]);
+          return done ? (b[10] - a[10] || key) : cmp(at(a[8]), at(b[8])) || key;
         });
         var list = col.querySelector("ol.cards-list");
         if (list) more.slice(0, EXTRA).forEach(function (e) { list.appendChild(extraCard(e)); });

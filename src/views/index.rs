@@ -33,8 +33,10 @@ pub struct SearchIndex {
 }
 
 /// One issue: `[repo, number, title, column, milestone, person, priority, labels, p50, p80, closed,
-/// planned]` — positions into the lists above (-1 for none), the priority level (-1 when none is set),
-/// days after day 0 (null when beyond the horizon or not open), and whether the person is only planned.
+/// planned, estimate]` — positions into the lists above (-1 for none), the priority level (-1 when none
+/// is set), days after day 0 (null when beyond the horizon or not open), whether the person is only
+/// planned, and the estimate as the board writes it (`2d`, Gitea's own `1.5h`; `""` for none, a leading
+/// `~` for Gitea's): a card the board's filter adds from the index looks as the page's own do.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct IndexEntry(
     pub usize,
@@ -49,6 +51,7 @@ pub struct IndexEntry(
     pub Option<i64>,
     pub Option<i64>,
     pub u8,
+    pub String,
 );
 
 fn position<T: Ord>(list: &BTreeMap<T, usize>, key: &T) -> i64 {
@@ -127,6 +130,13 @@ pub fn search_index(inputs: Inputs<'_>) -> SearchIndex {
                 f.and_then(|f| days(f.p80.date())),
                 days(i.closed_at.map(|c| plan.zone.date_of(c))),
                 u8::from(planned),
+                i.estimate_text().map_or_else(String::new, |e| {
+                    if i.estimate_source == crate::plan::EstimateSource::Native {
+                        format!("~{e}")
+                    } else {
+                        e
+                    }
+                }),
             )
         })
         .collect();

@@ -244,6 +244,13 @@ fn a_cut_board_column_filters_over_all_its_issues(root: &Path) {
         .iter()
         .filter(|c| c["assignee"].as_str() == Some(person))
         .count();
+    // The cards the filter adds from the index carry the badges the page's own do (audit 115: none).
+    let added: Vec<&serde_json::Value> = cards[200..]
+        .iter()
+        .filter(|c| c["assignee"].as_str() == Some(person))
+        .collect();
+    let with = |field: &str| added.iter().filter(|c| !c[field].is_null()).count();
+    assert!(with("milestone") > 0 && with("estimate") > 0, "{added:?}");
     let page = serde_json::json!([{
         "path": "board.html",
         "select": [{"name": "person", "label": person}],
@@ -257,6 +264,16 @@ fn a_cut_board_column_filters_over_all_its_issues(root: &Path) {
             {"selector": "#filter-summary", "contains": "Matching issues: "},
             {"selector": "[aria-live]", "count": 1},
             {"selector": "a.skip[href='#main']", "count": 1},
+            {"selector": format!("#{state_name} li.issue.extra .badge.prio"), "count": with("priority")},
+            {"selector": format!("#{state_name} li.issue.extra .badge.est"), "count": with("estimate")},
+            {"selector": format!("#{state_name} li.issue.extra .badge.ms"), "count": with("milestone")},
+            // In the page's own order: the first added is the first of theirs past the 200th.
+            {"selector": format!("#{state_name} li.issue.extra a.key"),
+             "contains": added[0]["issue"].as_str().unwrap()},
+            // Where columns stack, a link to each with its count.
+            {"selector": ".board-jump a[href='#done']", "count": 1},
+            {"selector": format!(".board-jump a[href='#{state_name}']"),
+             "contains": column["count"].to_string()},
         ],
     }]);
     let out = Command::new("node")
