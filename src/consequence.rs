@@ -1440,7 +1440,7 @@ mod tests {
         assert!(
             five.starts_with("Big p80 +9 working days")
                 && five.contains("; Mobile p80 unchanged")
-                && five.contains("; Middle p80 -4 working days")
+                && five.contains("; Middle p80 \u{2212}4 working days")
                 && five.ends_with("; 2 more milestones changed"),
             "{five}"
         );

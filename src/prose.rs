@@ -83,11 +83,13 @@ pub(crate) fn count<N: std::fmt::Display + PartialEq + From<u8>>(
 }
 
 /// A move in working days, signed and said in full (a bare "d" read as calendar days): `+1 working
-/// day`, `-11 working days`, `0 working days`.
+/// day`, `−11 working days` (the minus sign), `0 working days`.
 pub(crate) fn working_days_moved(n: i64) -> String {
     let sign = match n.signum() {
         1 => "+",
-        -1 => "-",
+        // The minus sign, as the site writes a negative slack: "-1" beside "−1" read as two styles (audit
+        // 110, 115).
+        -1 => "\u{2212}",
         _ => "",
     };
     format!(
@@ -220,7 +222,7 @@ mod tests {
         assert_eq!(count(-1_i64, "day", "days"), "-1 days");
         let names = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
         assert_eq!(working_days_moved(1), "+1 working day");
-        assert_eq!(working_days_moved(-11), "-11 working days");
+        assert_eq!(working_days_moved(-11), "\u{2212}11 working days");
         assert_eq!(working_days_moved(0), "0 working days");
         assert_eq!(and_list(&names(&[])), "");
         assert_eq!(and_list(&names(&["a"])), "a");

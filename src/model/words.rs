@@ -390,7 +390,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("- acme/api#77: p50 2026-12-09, p80 2026-12-11 (was p50 2027-02-02, p80 2027-02-11), -40 working days: blocks acme/api#102 (D-0002 withdrawn)"),
+            text.contains("- acme/api#77: p50 2026-12-09, p80 2026-12-11 (was p50 2027-02-02, p80 2027-02-11), \u{2212}40 working days: blocks acme/api#102 (D-0002 withdrawn)"),
             "{text}"
         );
         assert!(

@@ -65,7 +65,7 @@ impl ChangeState {
     pub fn label(self) -> &'static str {
         match self {
             Self::OnBranch => "approved: applied at the next run",
-            Self::AwaitingPullRequest => "needs a pull request: `commitea propose` opens it",
+            Self::AwaitingPullRequest => "needs a pull request: commitea propose opens it",
             Self::AwaitingPropose => "goes to the branch when proposed",
             Self::Applied => "applied",
         }

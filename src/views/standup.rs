@@ -1414,7 +1414,7 @@ mod tests {
         let (words, top) = super::movers_words(&[&later, &earlier], -3).unwrap();
         assert_eq!(top, Some("acme/api#7"));
         assert!(
-            words.ends_with("the most: acme/api#7, -2 working days: waits on acme/api#1"),
+            words.ends_with("the most: acme/api#7, \u{2212}2 working days: waits on acme/api#1"),
             "{words}"
         );
         let (words, top) = super::movers_words(&[&later], -3).unwrap();

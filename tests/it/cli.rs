@@ -123,7 +123,7 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
     let changes = std::fs::read_to_string(site.join("changes.html")).unwrap();
     // The destructive one needs a pull request that does not exist yet: the page says how it comes.
     assert!(
-        changes.contains("needs a pull request: `commitea propose` opens it")
+        changes.contains("needs a pull request: commitea propose opens it")
             && changes.contains("its pull request will come from"),
         "{changes}"
     );

@@ -1002,7 +1002,7 @@ fn the_consequence_says_what_happens_to_the_milestone_the_change_is_about() {
         ] }),
     );
     let line = v["consequence"].as_str().unwrap();
-    assert!(line.starts_with("Public API v2 p80 -"), "{line}");
+    assert!(line.starts_with("Public API v2 p80 \u{2212}"), "{line}");
     assert!(line.contains("; Mobile 3.0 holiday release p80 "), "{line}");
     // The op file's summary is the same line.
     let file = std::fs::read_to_string(tmp.path().join(v["opsFile"].as_str().unwrap())).unwrap();
