@@ -167,10 +167,12 @@
       var title = col.querySelector("h2");
       said.push((title ? title.textContent : col.id) + " " + (shown + more.length));
       if (out) {
+        // One wording whether the page cut the column or not (audit 115: "3 of 35 cards" in one column,
+        // "9 issues in this column match" in the next): of the column's own count, as its head says.
         var total = shown + more.length;
+        var count = Number(col.getAttribute("data-count") || cards.length);
         out.textContent = !any ? ""
-          : !cut ? "filtered: " + shown + " of " + cards.length + " cards"
-          : "filtered: " + total + (total === 1 ? " issue" : " issues") + " in this column match"
+          : "filtered: " + total + " of " + count + (count === 1 ? " issue" : " issues") + " match"
             + (more.length > EXTRA ? " (the first " + (shown + EXTRA) + " listed; the search page lists every one)" : "");
       }
     });
