@@ -95,6 +95,8 @@ fn reliability_chart(c: &crate::views::calibration::CalibrationView) -> String {
 pub struct HitRateRow {
     /// The method and target kind.
     pub method: String,
+    /// The same in words ([`method_words`]).
+    pub label: String,
     /// Whether it is CommiTea's own.
     pub ours: bool,
     /// Targets scored.
@@ -111,12 +113,38 @@ pub struct HitRateRow {
     pub n_dated80: usize,
 }
 
+/// A backtest group's name in words for a table's row header: `commitea` → `CommiTea — issues`,
+/// `ebs milestone closed` → `EBS — milestones, against their close`. The raw names wrapped one word a
+/// line on a phone and said nothing to a PM (audit 115).
+pub(crate) fn method_words(method: &str) -> String {
+    use crate::backtest::run::{MILESTONE_CLOSED, PLANNED_SHIPPED, STAYING_CLOSED};
+    if method == STAYING_CLOSED {
+        return "CommiTea — milestones, the work that stays, against their close".to_owned();
+    }
+    let (name, what) = if let Some(m) = method.strip_suffix(PLANNED_SHIPPED) {
+        (m.trim(), "milestones, against their planned scope shipped")
+    } else if let Some(m) = method.strip_suffix(MILESTONE_CLOSED) {
+        (m.trim(), "milestones, against their close")
+    } else {
+        (method, "issues")
+    };
+    let name = match name {
+        "commitea" => "CommiTea",
+        "throughput" => "Throughput Monte Carlo",
+        "ebs" => "EBS",
+        other => other,
+    };
+    format!("{name} — {what}")
+}
+
 /// One tenth of CommiTea's promised probabilities of being done, as the calibration page shows it.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReliabilityRow {
     /// The method and target kind.
     pub method: String,
+    /// The same in words ([`method_words`]).
+    pub label: String,
     /// The bin, as `80–90%`.
     pub bin: String,
     /// Forecasts in it.
@@ -136,6 +164,7 @@ fn reliability_rows(c: &crate::views::calibration::CalibrationView) -> Vec<Relia
         .flat_map(|m| {
             m.reliability.iter().map(|r| ReliabilityRow {
                 method: m.method.clone(),
+                label: method_words(&m.method),
                 bin: format!("{:.0}–{:.0}%", r.lo * 100.0, r.hi * 100.0),
                 n: r.n,
                 promised: format!("{:.0}%", r.promised * 100.0),
@@ -189,6 +218,7 @@ fn hit_rates(c: &crate::views::calibration::CalibrationView) -> Vec<HitRateRow> 
         .iter()
         .map(|m| HitRateRow {
             method: m.method.clone(),
+            label: method_words(&m.method),
             ours: m.method.starts_with("commitea"),
             n: m.n,
             coverage: m.coverage.iter().map(interval_pct).collect(),

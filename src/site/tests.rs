@@ -754,6 +754,24 @@ fn the_calibration_page_says_when_the_backtest_left_days_unscored() {
 }
 
 #[test]
+fn a_backtest_group_reads_as_words() {
+    use super::pages::method_words;
+    assert_eq!(method_words("commitea"), "CommiTea — issues");
+    assert_eq!(
+        method_words("throughput milestone planned-shipped"),
+        "Throughput Monte Carlo — milestones, against their planned scope shipped"
+    );
+    assert_eq!(
+        method_words("ebs milestone closed"),
+        "EBS — milestones, against their close"
+    );
+    assert_eq!(
+        method_words(crate::backtest::run::STAYING_CLOSED),
+        "CommiTea — milestones, the work that stays, against their close"
+    );
+}
+
+#[test]
 fn the_calibration_page_publishes_the_hit_rates() {
     let files = rendered();
     let html = text(&files, "calibration.html");
@@ -782,6 +800,8 @@ fn the_calibration_page_publishes_the_hit_rates() {
         html.contains("<tr class=\"ours\">"),
         "CommiTea's row is marked"
     );
+    // Rows say their method in words, not the backtest's group names (audit 115).
+    assert!(html.contains("&amp; Co — issues</th>"), "{html}");
     // A missing figure is a dash, not an empty cell.
     assert!(html.contains("<td class=\"num\">—</td>"), "{html}");
     // How often a date held when one was given, and the probabilities checked.
