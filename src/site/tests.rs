@@ -1628,3 +1628,27 @@ fn a_directive_a_later_one_replaced_says_so_with_a_link_to_it() {
         "{page}"
     );
 }
+
+/// A late bar and an at-risk bar differ by more than colour: the runway's red and amber were the only
+/// difference inside the chart (audit 115; the module's promise: "colour is never the only signal").
+#[test]
+fn late_and_at_risk_bars_differ_by_outline_too() {
+    let css = text(&rendered(), "style.css");
+    let rule = |selector: &str| -> String {
+        let at = css
+            .find(&format!("{selector} {{"))
+            .unwrap_or_else(|| panic!("{selector}"));
+        css[at..css[at..].find('}').map_or(css.len(), |e| at + e)].to_owned()
+    };
+    let late = rule(".chart .status-late .range");
+    let risk = rule(".chart .status-at_risk .range");
+    let shape = |r: &str| {
+        r.split(';')
+            .map(str::trim)
+            .filter(|d| d.starts_with("stroke"))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert!(!shape(&late).is_empty(), "{late}");
+    assert_ne!(shape(&late), shape(&risk), "{late} / {risk}");
+}
