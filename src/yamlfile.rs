@@ -65,6 +65,25 @@ pub fn parse<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T, YamlErro
         let twice = duplicate_key(&message)
             .map(|key| (key.to_owned(), lines_of_key(text, key)))
             .filter(|(_, lines)| lines.len() > 1);
+        // An unknown key in a list item: the parser points at the item's first line (`- op: …`), not at
+        // the key (audit 114: "line 8" for a `note:` on line 11). The key's own line, from there on.
+        if let Some(key) = message
+            .split("unknown field `")
+            .nth(1)
+            .and_then(|rest| rest.split('`').next())
+            && let Some((line, _)) = loc
+        {
+            let found = text.lines().enumerate().skip(line.saturating_sub(1)).find_map(|(n, l)| {
+                let body = l.trim_start();
+                let body = body.strip_prefix("- ").map_or(body, str::trim_start);
+                body.strip_prefix(key)
+                    .is_some_and(|rest| rest.trim_start().starts_with(':'))
+                    .then(|| (n + 1, l.len() - body.len() + 1))
+            });
+            if found.is_some() {
+                loc = found;
+            }
+        }
         if let Some((key, lines)) = twice {
             let listed: Vec<String> = lines.iter().map(ToString::to_string).collect();
             message = format!(
@@ -231,6 +250,18 @@ mod tests {
             e.message
         );
         assert_eq!(e.line, Some(3));
+        // An unknown key below an item's first line is named at its own line (audit 114: the item's).
+        let later = good.replace(
+            "    hours_per_week: 40\n",
+            "    hours_per_week: 40\n    note: x\n",
+        );
+        let e = parse::<Config>(&later, Path::new("commitea.yaml")).unwrap_err();
+        assert!(
+            e.message.starts_with("team[0].note: unknown field `note`"),
+            "{}",
+            e.message
+        );
+        assert_eq!((e.line, e.column), (Some(4), Some(5)));
     }
 
     #[test]

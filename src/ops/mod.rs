@@ -1684,6 +1684,18 @@ pub(crate) fn stamp(at: DateTime<Utc>) -> String {
 mod tests {
     use super::*;
 
+    /// An unknown field of an op is named at its own line, not the op's first (audit 114: "line 8" for a
+    /// `note:` on line 11).
+    #[test]
+    fn an_unknown_field_of_an_op_is_named_at_its_line() {
+        let text = "id: C-0001\nsource: apply_changes\ncreated_at: 2026-11-29T09:00:00Z\nby: ann\n\
+                    approved: false\ndestructive: false\nops:\n- op: set_priority\n  issue: acme/api#1\n\
+                    \x20 priority: p/0\n  note: why\nsummary: x\nconsequence: []\n";
+        let e = OpFile::parse(text, Path::new("ops/pending/C-0001.yaml")).expect_err("note");
+        assert!(e.message.contains("note"), "{e}");
+        assert_eq!(e.line, Some(11), "{e}");
+    }
+
     /// `REQUIRED_FIELDS` is exactly the fields a file cannot leave out: a field added to `OpFile` without
     /// a default must be listed, or a hand-written file missing it would be told only part of the story.
     #[test]
