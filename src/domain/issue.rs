@@ -85,7 +85,8 @@ pub struct Issue {
     pub pull_requests: Vec<LinkedPull>,
 }
 
-/// A blocker in a repository the config does not name, as Gitea's dependency list gave it.
+/// A blocker no issue file of the snapshot holds, as Gitea's dependency list gave it: an issue in a
+/// repository the config does not name, or a pull request (one in a repository the config names is one).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OutsideBlocker {

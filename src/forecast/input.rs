@@ -214,6 +214,10 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
         .map(|(n, m)| (m.name.as_str(), n))
         .collect();
 
+    // The repositories synced: a blocker of one that no issue file holds is a pull request.
+    let synced: std::collections::HashSet<&crate::domain::RepoName> =
+        plan.issues.iter().map(|i| &i.key.repo).collect();
+    let synced_repo = |r: &crate::domain::RepoName| synced.contains(r);
     let mut flags: Vec<Vec<Flag>> = vec![Vec::new(); open.len()];
     let mut tasks = Vec::with_capacity(open.len());
     for (n, i) in open.iter().enumerate() {
@@ -254,13 +258,19 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
             match index.get(d) {
                 Some(&j) => deps.push(j),
                 None if closed.contains(d) => {}
-                // Closed in a repository the config does not name: nothing to wait for.
+                // Closed in a repository the config does not name, or a pull request closed or merged:
+                // nothing to wait for.
                 None if outside.is_some_and(|b| b.state == OpenState::Closed) => {}
                 None => {
                     if !flags[n].contains(&Flag::UnknownDependency) {
                         flags[n].push(Flag::UnknownDependency);
                     }
-                    warnings.push(if outside.is_some() {
+                    warnings.push(if outside.is_some() && synced_repo(&d.repo) {
+                        format!(
+                            "{}: waits on pull request {d}, open: its dates assume that wait is over",
+                            i.key
+                        )
+                    } else if outside.is_some() {
                         format!(
                             "{}: waits on {d}, open in {}, a repository commitea.yaml does not name: its \
                              dates assume that wait is over; add {} to repositories to plan it",

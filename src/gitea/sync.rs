@@ -826,7 +826,8 @@ fn sync_issue(
         match client.get_paged::<GIssue>(&format!("{base}/dependencies"), &[]) {
             // A blocker the token may not read comes back as a placeholder numbered 0: counted, never
             // dropped without a word (it still holds this issue up). One in a repository the config
-            // does not name keeps the state Gitea gave it, since no file of the snapshot will.
+            // does not name, or a pull request, keeps the state Gitea gave it, since no file of the
+            // snapshot will.
             Ok(deps) => {
                 let configured = lock(run).configured.clone();
                 for d in &deps {
@@ -835,7 +836,11 @@ fn sync_issue(
                         continue;
                     }
                     let key = key_of(d, repo);
-                    if !configured.is_empty() && !configured.contains(&key.repo) {
+                    // A pull request is no issue file of the snapshot either: its state is kept here,
+                    // for Gitea refuses to close an issue while one it waits on is open (audit 116).
+                    if d.pull_request.is_some()
+                        || (!configured.is_empty() && !configured.contains(&key.repo))
+                    {
                         outside_blockers.push(crate::domain::OutsideBlocker {
                             issue: key.clone(),
                             state: state(&d.state, repo, &what)?,

@@ -1285,12 +1285,22 @@ impl<'a> Checker<'a> {
                          before this one"
                     ));
                 }
-                // Gitea counts every blocker, synced or not (`IssueNoDependenciesLeft`).
+                // Gitea counts every blocker, synced or not, pull requests too (`IssueNoDependenciesLeft`
+                // joins the issue table, which holds both).
                 if let Some(b) = i
                     .outside_blockers
                     .iter()
                     .find(|b| b.state == crate::domain::OpenState::Open)
                 {
+                    // One in a repository the snapshot holds issues of is a pull request.
+                    if self.snapshot.issues.keys().any(|k| k.repo == b.issue.repo) {
+                        return Err(format!(
+                            "{key} depends on pull request {}, which is open, and Gitea refuses to close \
+                             an issue with an open dependency: merge or close {} first, or remove the \
+                             dependency on Gitea",
+                            b.issue, b.issue
+                        ));
+                    }
                     return Err(format!(
                         "{key} depends on {}, which is open (in a repository commitea.yaml does not \
                          name), and Gitea refuses to close an issue with an open dependency: close {} \

@@ -198,6 +198,58 @@ fn dangling_references_are_left_out_and_a_hidden_blocker_is_counted() {
     assert_eq!(got, want);
 }
 
+/// A pull request an issue waits on keeps its state in the snapshot, as a blocker no issue file holds, and
+/// Gitea (the emulator, as its `IssueNoDependenciesLeft` joins the issue table) refuses to close the issue
+/// while it is open (audit 116: the emulator let the close through).
+#[test]
+fn a_pull_request_an_issue_waits_on_keeps_its_state_and_holds_its_close() {
+    use commitea::domain::{EventKind, OpenState, TimelineEvent};
+    let want = load("state");
+    let emu = start(&want);
+    let repos = repos(&want);
+    let (waiting, pull) = emu.with_dataset(|ds| {
+        let repo = ds.repositories()[0].clone();
+        let number = (1..10_000)
+            .find(|n| {
+                ds.pull(&repo, *n)
+                    .is_some_and(|p| p.state == OpenState::Open)
+            })
+            .expect("an open pull request");
+        let mut w = ds
+            .issues(&repo)
+            .iter()
+            .find(|i| i.state == OpenState::Open && i.depends_on.is_empty())
+            .map(|i| (*i).clone())
+            .unwrap();
+        w.depends_on = vec![repo.issue(number)];
+        w.timeline.push(TimelineEvent::new(
+            9_000_003,
+            EventKind::AddDependency,
+            w.updated_at,
+            &w.author,
+        ));
+        let key = repo.issue(w.number);
+        ds.insert_issue(&repo, w);
+        (key, repo.issue(number))
+    });
+    let c = client(&emu, TOKEN, fast());
+    let got = full_sync(&c, &repos, want.meta.synced_at).unwrap();
+    let held: Vec<(String, OpenState)> = got.issues[&waiting]
+        .outside_blockers
+        .iter()
+        .map(|b| (b.issue.to_string(), b.state))
+        .collect();
+    assert_eq!(held, [(pull.to_string(), OpenState::Open)]);
+    let path = format!("/repos/{}/issues/{}", waiting.repo, waiting.number);
+    let refused = c.send_json::<serde_json::Value>(
+        reqwest::Method::PATCH,
+        &path,
+        Some(&serde_json::json!({"state": "closed"})),
+        false,
+    );
+    assert!(format!("{refused:?}").contains("412"), "{refused:?}");
+}
+
 #[test]
 fn a_blocker_outside_the_configured_repositories_keeps_its_state_and_the_forecast_says_what_it_assumes()
  {

@@ -1335,6 +1335,50 @@ fn closing_an_issue_whose_blocker_is_outside_the_synced_repositories_is_refused_
     assert_eq!(apply(dir, close)["applied"], 1);
 }
 
+/// An issue that waits on an open pull request: Gitea refuses its close (its dependency check joins the
+/// issue table, which holds pull requests too), so the check refuses it first, naming the pull request
+/// (audit 116: the close was let through, and the approval spent on a 412 at the run).
+#[test]
+fn closing_an_issue_that_waits_on_an_open_pull_request_is_refused() {
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    let layout = commitea::state::Layout::new(dir);
+    let mut snapshot = commitea::state::Snapshot::load(&layout).unwrap();
+    let (key, issue) = snapshot
+        .issues
+        .iter_mut()
+        .find(|(_, i)| i.state == commitea::domain::OpenState::Open && i.depends_on.is_empty())
+        .unwrap();
+    let key = key.clone();
+    // A number of the issue's own repository that no issue file holds: a pull request.
+    let pull = key.repo.issue(9_001);
+    issue.depends_on.push(pull.clone());
+    issue
+        .outside_blockers
+        .push(commitea::domain::OutsideBlocker {
+            issue: pull.clone(),
+            state: commitea::domain::OpenState::Open,
+        });
+    snapshot.save(&layout).unwrap();
+    let close =
+        json!({ "ops": [{ "op": "close_issue", "issue": key.to_string() }], "approved": true });
+    let v = apply(dir, close.clone());
+    assert_eq!(v["applied"], 0, "{v}");
+    let r = reasons(&v);
+    assert!(
+        r[0].contains(&format!(
+            "{key} depends on pull request {pull}, which is open"
+        )),
+        "{r:?}"
+    );
+    // Merged or closed, it may close.
+    let mut snapshot = commitea::state::Snapshot::load(&layout).unwrap();
+    snapshot.issues.get_mut(&key).unwrap().outside_blockers[0].state =
+        commitea::domain::OpenState::Closed;
+    snapshot.save(&layout).unwrap();
+    assert_eq!(apply(dir, close)["applied"], 1);
+}
+
 #[test]
 fn a_batch_cannot_build_a_cycle_one_edge_at_a_time() {
     let tmp = demo_dir();

@@ -1303,15 +1303,19 @@ fn edit_issue(
         };
         // `CloseIssue` refuses while a dependency is open and the repository has dependencies on
         // (`models/issues/issue_update.go` `doChangeIssueStatus`: `ErrDependenciesLeft`), which
-        // `routers/api/v1/repo/issue.go` `closeOrReopenIssue` answers with 412.
+        // `routers/api/v1/repo/issue.go` `closeOrReopenIssue` answers with 412. An open pull request
+        // counts as an issue does: `IssueNoDependenciesLeft` joins the `issue` table, which holds both.
+        let open = |b: &IssueKey| {
+            ds.issue(b).is_some_and(|b| b.state == OpenState::Open)
+                || ds
+                    .pull(&b.repo, b.number)
+                    .is_some_and(|p| p.state == OpenState::Open)
+        };
         let blocked = new == OpenState::Closed
             && !shared.options.dependencies_disabled.contains(&key.repo)
-            && ds.issue(key).is_some_and(|i| {
-                i.state == OpenState::Open
-                    && i.depends_on
-                        .iter()
-                        .any(|b| ds.issue(b).is_some_and(|b| b.state == OpenState::Open))
-            });
+            && ds
+                .issue(key)
+                .is_some_and(|i| i.state == OpenState::Open && i.depends_on.iter().any(open));
         if blocked {
             return Err(error(
                 shared,
