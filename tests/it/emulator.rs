@@ -2460,3 +2460,60 @@ fn a_state_pull_request_merges_in_each_gitea_style_and_closes_when_its_branch_go
     let n = open("late");
     assert_eq!(merge(n, "merge").status, 200);
 }
+
+/// A label's events follow it as Gitea's do: renamed, they read the new name (`LoadLabel` by id);
+/// deleted, they are gone (`DeleteLabel` deletes its comments). The emulator kept the old name, and a
+/// stand-in label of id 0 (audit 116).
+#[test]
+fn a_labels_events_read_its_new_name_and_go_with_it() {
+    let emu = demo();
+    let events = |key: &IssueKey, name: &str| -> usize {
+        get_json(
+            &emu,
+            &format!(
+                "/repos/{}/issues/{}/timeline?limit=50",
+                key.repo, key.number
+            ),
+        )
+        .as_array()
+        .map_or(0, |a| {
+            a.iter()
+                .filter(|e| e["type"] == "label" && e["label"]["name"] == name)
+                .count()
+        })
+    };
+    let (repo, id, old, key) = emu.with_dataset(|d| {
+        let repo = d.repositories()[0].clone();
+        let (key, old) = d
+            .issues(&repo)
+            .iter()
+            .find_map(|i| {
+                i.timeline
+                    .iter()
+                    .find(|e| e.kind == commitea::domain::EventKind::Label)
+                    .and_then(|e| e.label.clone())
+                    .map(|l| (repo.issue(i.number), l))
+            })
+            .expect("a label event");
+        let id = d.labels(&repo).iter().find(|l| l.name == old).unwrap().id;
+        (repo, id, old, key)
+    });
+    let before = events(&key, &old);
+    assert!(before > 0);
+    emu.with_dataset(|d| d.rename_label(&repo, id, "renamed/label"));
+    assert_eq!(events(&key, &old), 0);
+    assert_eq!(events(&key, "renamed/label"), before);
+    emu.with_dataset(|d| d.delete_label(&repo, id));
+    let left = get_json(
+        &emu,
+        &format!(
+            "/repos/{}/issues/{}/timeline?limit=50",
+            key.repo, key.number
+        ),
+    );
+    assert!(
+        !left.as_array().unwrap().iter().any(|e| e["type"] == "label"
+            && (e["label"]["name"] == "renamed/label" || e["label"]["id"] == 0)),
+        "{left}"
+    );
+}

@@ -532,8 +532,13 @@ impl Dataset {
         };
         data.labels.retain(|l| l.id != id);
         data.exclusive.remove(&id);
+        // Its events go too: `DeleteLabel` runs `sess.Where("label_id = ?", labelID).Delete(&Comment{})`
+        // (models/issues/label.go), and no issue is marked changed.
         for issue in data.issues.values_mut() {
             issue.labels.retain(|l| *l != name);
+            issue.timeline.retain(|e| {
+                !(e.kind == commitea::domain::EventKind::Label && e.label.as_ref() == Some(&name))
+            });
         }
     }
 
@@ -554,6 +559,13 @@ impl Dataset {
                 }
             }
             issue.labels.sort();
+            // A label event loads its label by id (`LoadLabel`, then `ToLabel`): the old events read the
+            // new name.
+            for e in &mut issue.timeline {
+                if e.kind == commitea::domain::EventKind::Label && e.label.as_ref() == Some(&old) {
+                    e.label = Some(name.to_owned());
+                }
+            }
         }
     }
 
