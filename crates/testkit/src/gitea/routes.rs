@@ -413,16 +413,21 @@ fn repo_route(
         }
         ("GET", ["milestones"]) => {
             let r = Render::new(ds, shared);
-            let want = req.param("state").unwrap_or("open");
+            // `ListMilestones` filters only on `open` or `closed`: no state (or any other) lists all; a
+            // name is a case-insensitive `LIKE` (routers/api/v1/repo/milestone.go, audit 116).
+            let want = req.param("state").unwrap_or("all");
             let mut ms: Vec<_> = ds
                 .milestones(repo)
                 .iter()
                 .filter(|m| match want {
-                    "all" => true,
                     "closed" => m.state == OpenState::Closed,
-                    _ => m.state == OpenState::Open,
+                    "open" => m.state == OpenState::Open,
+                    _ => true,
                 })
-                .filter(|m| req.param("name").is_none_or(|n| m.title == n))
+                .filter(|m| {
+                    req.param("name")
+                        .is_none_or(|n| m.title.to_lowercase().contains(&n.to_lowercase()))
+                })
                 .cloned()
                 .collect();
             ms.sort_by_key(|m| (m.due_on.is_none(), m.due_on, m.id));
