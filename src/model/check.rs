@@ -83,7 +83,12 @@ enum Fact {
     /// A percentage.
     Percent(f64),
     /// A number, with its decimals as written.
-    Number { value: f64, decimals: u32 },
+    Number {
+        value: f64,
+        decimals: u32,
+        /// Written with its sign (`+22`, `-3`, `−3`): a move later is not a move earlier.
+        signed: bool,
+    },
     /// A multiple (`3x`, `1.5×`): a ratio the model worked out unless the grounds write it too, as no
     /// payload gives a ratio (a `3` in a payload is not "three times").
     Times(f64),
@@ -262,13 +267,19 @@ impl Grounds {
                         (0.0..=1.0).contains(x) && (x * 100.0 - p).abs() <= tolerance + 1e-9
                     })
             }
-            Fact::Number { value, decimals } => {
+            Fact::Number {
+                value,
+                decimals,
+                signed,
+            } => {
                 let scale = 10f64.powi(i32::try_from(*decimals).unwrap_or(0));
                 let round = |x: f64| (x.abs() * scale).round() / scale;
-                self.numbers
-                    .iter()
-                    .chain(self.percents.iter())
-                    .any(|x| (round(*x) - value.abs()).abs() < 1e-9)
+                // A size may be said of a signed figure (`slack: -3` as "3 working days late"); a sign
+                // written must be the figure's (audit 117: "+22 working days" of a move of −22 passed).
+                self.numbers.iter().chain(self.percents.iter()).any(|x| {
+                    (round(*x) - value.abs()).abs() < 1e-9
+                        && (!signed || (*x < 0.0) == (*value < 0.0))
+                })
             }
             Fact::Times(x) => self.times.iter().any(|t| (t - x).abs() < 1e-9),
         }
@@ -692,8 +703,11 @@ fn scan(text: &str) -> Vec<(Fact, String)> {
             e = f;
         }
         let raw: String = s(i, e).replace(',', "");
-        let negative = i > 0 && c[i - 1] == '-' && (i == 1 || !c[i - 2].is_alphanumeric());
-        let start = if negative { i - 1 } else { i };
+        // A sign before it, the minus sign CommiTea writes (−) as well as a hyphen, or a plus.
+        let sign = |at: char| i > 0 && c[i - 1] == at && (i == 1 || !c[i - 2].is_alphanumeric());
+        let negative = sign('-') || sign('\u{2212}');
+        let plus = sign('+');
+        let start = if negative || plus { i - 1 } else { i };
         // A numbered list's marker at the start of a line: `1. ` or `2) `.
         let line_start = {
             let mut k = start;
@@ -781,7 +795,15 @@ fn scan(text: &str) -> Vec<(Fact, String)> {
                 }
             }
             let value = if negative { -v } else { v };
-            found.push((start, Fact::Number { value, decimals }, s(start, e)));
+            found.push((
+                start,
+                Fact::Number {
+                    value,
+                    decimals,
+                    signed: negative || plus,
+                },
+                s(start, e),
+            ));
             used[start..e].iter_mut().for_each(|u| *u = true);
         }
         i = e.max(i + 1);
@@ -910,6 +932,30 @@ mod tests {
         assert!(ungrounded("It is not 3x longer.", &asked, &[]).is_empty());
         // Not a multiple: a size, an identifier.
         assert!(ungrounded("a 46xl shirt, x3, 0x2e", &g, &[]).is_empty());
+    }
+
+    #[test]
+    fn a_sign_written_must_be_the_figures() {
+        let mut g = grounds(json!({"moved": -22, "slack": -3, "openIssues": 46}));
+        g.add_text("acme/mobile#80, \u{2212}15 working days: its own change");
+        for ok in [
+            "moved -22 working days",
+            "moved \u{2212}22 working days",
+            "22 working days earlier",
+            "3 working days late",
+            "-15 working days",
+            "+46 issues",
+        ] {
+            assert!(
+                ungrounded(ok, &g, &[]).is_empty(),
+                "{ok}: {:?}",
+                ungrounded(ok, &g, &[])
+            );
+        }
+        // The other way than the figure: later for earlier (audit 117).
+        for bad in ["moved +22 working days", "+15 working days", "-46 issues"] {
+            assert_eq!(ungrounded(bad, &g, &[]).len(), 1, "{bad}");
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Inputs, Selection, short_key};
+use super::{Inputs, Selection};
 use crate::domain::{IssueKey, Lifecycle};
 use crate::forecast::{IssueForecast, MilestoneForecast, When};
 use crate::plan::PlannedIssue;
@@ -94,7 +94,9 @@ pub fn rationale(
         let names: Vec<String> = blocks
             .iter()
             .take(3)
-            .map(|k| short_key(k, &issue.key.repo))
+            // Whole keys: an answer lists several repositories' issues, and "#87" beside
+            // acme/mobile#87 read as that one (audit 110).
+            .map(ToString::to_string)
             .collect();
         let more = blocks.len().saturating_sub(3);
         let list = if more > 0 {
@@ -108,7 +110,7 @@ pub fn rationale(
         .depends_on
         .iter()
         .filter(|d| open.contains_key(d))
-        .map(|d| short_key(d, &issue.key.repo))
+        .map(ToString::to_string)
         .collect();
     if !waits.is_empty() {
         parts.push(format!("waits on {}", and_list(&waits)));

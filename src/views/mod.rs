@@ -142,12 +142,3 @@ impl Selection {
             })
     }
 }
-
-/// How an issue is named inside a payload: `#N` when it is in `home`'s repository, else `owner/repo#N`.
-pub(crate) fn short_key(key: &crate::domain::IssueKey, home: &crate::domain::RepoName) -> String {
-    if &key.repo == home {
-        format!("#{}", key.number)
-    } else {
-        key.to_string()
-    }
-}
