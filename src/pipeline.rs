@@ -1941,7 +1941,9 @@ fn lock_for_commit(
     layout: &Layout,
 ) -> Result<crate::state::lock::StateLock, PipelineError> {
     let lock = lock(opts, layout)?;
-    if !opts.commit || !layout.root().join(".git").exists() {
+    // A run that does not commit is checked too: what it writes is listed as Gitea's word, and a hand
+    // edit it carried over would be listed with it (audit 117).
+    if !layout.root().join(".git").exists() {
         return Ok(lock);
     }
     // A newer CommiTea's state is said as that, whatever else differs.
@@ -1950,43 +1952,44 @@ fn lock_for_commit(
     let Some(head) = git::head(&repo) else {
         return Ok(lock);
     };
-    // What a run or a sync that did not commit wrote there is Gitea's word, not an edit.
-    let written = written_uncommitted(layout);
     let snapshot = git::differences(&repo, head, "snapshot", crate::state::is_snapshot_file)?;
-    if lock.took_over.is_some() {
+    // Only a run or a sync writes the snapshot: another writer that stopped (a `plan`, a backtest) left
+    // nothing there to put back, and the forecast files a run left are written again by this one (audit
+    // 117: a finished `backtest --write` was thrown away after a killed `plan`).
+    let wrote_snapshot = lock.took_over.as_ref().is_some_and(|h| {
+        let sub = h.command.rsplit(' ').next().unwrap_or_default();
+        matches!(sub, "run" | "sync")
+    });
+    if wrote_snapshot {
         // Whatever was written since the last commit goes: the sync brings Gitea's word again.
         note_uncommitted(layout, &BTreeMap::new(), &[], true);
-        let forecast = git::differences(&repo, head, "forecast", |_| true)?;
-        let all: Vec<_> = snapshot.into_iter().chain(forecast).collect();
-        if !all.is_empty() {
-            for (rel, how) in &all {
+        if !snapshot.is_empty() {
+            for (rel, how) in &snapshot {
                 let path = layout.root().join(rel);
                 let put_back = match how {
-                    git::Difference::New(_) => {
-                        std::fs::remove_file(&path).map_err(|e| e.to_string())
-                    }
+                    git::Difference::New(_) => std::fs::remove_file(&path),
                     _ => match git::read_at(&repo, head, rel)? {
                         Some(bytes) => path
                             .parent()
                             .map_or(Ok(()), std::fs::create_dir_all)
-                            .and_then(|()| std::fs::write(&path, bytes))
-                            .map_err(|e| e.to_string()),
+                            .and_then(|()| std::fs::write(&path, bytes)),
                         None => Ok(()),
                     },
                 };
-                put_back.map_err(|e| StateError::Io {
+                put_back.map_err(|source| StateError::Io {
                     path: path.clone(),
-                    source: std::io::Error::other(e),
+                    source,
                 })?;
             }
             tracing::warn!(
-                "put back {} that the writer that stopped had written and not committed (under snapshot/ \
-                 and forecast/): this run starts from the last commit",
-                crate::prose::count(all.len(), "file", "files")
+                "put back {} of snapshot/ that the run that stopped had written and not committed: this \
+                 run starts from the last commit",
+                crate::prose::count(snapshot.len(), "file", "files")
             );
         }
         return Ok(lock);
     }
+    let written = written_uncommitted(layout);
     let snapshot: Vec<_> = snapshot
         .into_iter()
         .filter(|(rel, how)| written.get(rel) != Some(&how.on_disk()))
@@ -2016,7 +2019,8 @@ const WRITTEN_UNCOMMITTED: &str = "commitea-snapshot-uncommitted";
 /// What runs that did not commit wrote under `snapshot/` since the last commit: path → the blob written,
 /// `None` where the file was removed. Empty where nothing is listed (or the list does not read).
 fn written_uncommitted(layout: &Layout) -> BTreeMap<String, Option<gix::ObjectId>> {
-    let text = std::fs::read_to_string(layout.root().join(".git").join(WRITTEN_UNCOMMITTED))
+    let text = written_list(layout)
+        .and_then(|p| std::fs::read_to_string(p).ok())
         .unwrap_or_default();
     text.lines()
         .filter_map(|l| {
@@ -2030,6 +2034,14 @@ fn written_uncommitted(layout: &Layout) -> BTreeMap<String, Option<gix::ObjectId
         .collect()
 }
 
+/// Where [`WRITTEN_UNCOMMITTED`] is: in the repository's git folder, which in a worktree or a submodule
+/// is not `.git` (a file there; audit 117). `None` without a repository.
+fn written_list(layout: &Layout) -> Option<PathBuf> {
+    gix::open(layout.root())
+        .ok()
+        .map(|r| r.git_dir().join(WRITTEN_UNCOMMITTED))
+}
+
 /// Adds what a run that does not commit wrote (`files`) and removed (`stale`) under `snapshot/` to the
 /// list [`lock_for_commit`] reads; or, after a commit, drops the list.
 fn note_uncommitted(
@@ -2038,7 +2050,9 @@ fn note_uncommitted(
     stale: &[PathBuf],
     committed: bool,
 ) {
-    let path = layout.root().join(".git").join(WRITTEN_UNCOMMITTED);
+    let Some(path) = written_list(layout) else {
+        return;
+    };
     if committed {
         let _ = std::fs::remove_file(&path);
         return;

@@ -7,7 +7,7 @@
 //! [`LedgerProblem`] and stays in the ledger as prose, so nothing is lost or reordered.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use chrono::{DateTime, NaiveDate, Utc};
@@ -324,7 +324,14 @@ pub fn parse(original: &str) -> ParsedLedger {
     }
     push_prose(&mut entries, &original[cursor..]);
     problems.extend(swallowed(text, &line_index, &blocks));
-    problems.extend(misshapen(text, &blocks));
+    let read: HashSet<u32> = entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Directive(d) => Some(d.id.0),
+            Entry::Prose(_) => None,
+        })
+        .collect();
+    problems.extend(misshapen(text, &blocks, &read));
     problems.extend(
         markers
             .into_iter()
@@ -393,11 +400,14 @@ fn swallowed(text: &str, line_index: &LineIndex, blocks: &[Block]) -> Vec<Ledger
 }
 
 /// Lines shaped like a directive's heading that are not one: another heading level (`### D-0004 · …`), no
-/// space after `##`, a lower-case `d-`, the id in bold. Each dropped its directive without a word (audit
-/// 114). A line counts as shaped so where, past any `#`, `*` or `_`, it starts with `D-` and digits
-/// (either case) followed by a separator (`·`, `-`, `–`, `|`, `:`): "D-0004 was withdrawn" in the notes is
-/// prose. Code and HTML blocks hold what they hold (an unclosed one is [`swallowed`]'s to say).
-fn misshapen(text: &str, blocks: &[Block]) -> Vec<LedgerProblem> {
+/// space after `##`, a lower-case `d-`, the id in bold (`**D-0004** · …`). Each dropped its directive
+/// without a word (audit 114). A line counts as shaped so where it starts with `#` or a bold id, then
+/// `D-` and digits (either case) and a separator (`·`, `-`, `–`, `|`, `:`); a list item or a sentence
+/// that starts with an id ("* D-0002: superseded", "D-0006: leave confirmed") is prose, and so is a
+/// heading naming an id the ledger reads as a directive elsewhere (`read`): a note about it, not a lost
+/// one (audit 117 had notes flagged, with advice that would have made duplicates). Code and HTML blocks
+/// hold what they hold (an unclosed one is [`swallowed`]'s to say).
+fn misshapen(text: &str, blocks: &[Block], read: &HashSet<u32>) -> Vec<LedgerProblem> {
     let mut out = Vec::new();
     let mut next = 0;
     for (n, whole) in text.split_inclusive('\n').enumerate() {
@@ -405,7 +415,13 @@ fn misshapen(text: &str, blocks: &[Block]) -> Vec<LedgerProblem> {
         next += whole.len();
         let line = whole.trim_end_matches(['\n', '\r']);
         let indent = line.len() - line.trim_start_matches(' ').len();
-        if indent > 3 || !shaped_like_a_heading(&line[indent..]) {
+        if indent > 3 {
+            continue;
+        }
+        let Some(id) = shaped_like_a_heading(&line[indent..]) else {
+            continue;
+        };
+        if read.contains(&id) {
             continue;
         }
         let before = blocks.partition_point(|b| b.range.start <= start);
@@ -430,22 +446,26 @@ fn misshapen(text: &str, blocks: &[Block]) -> Vec<LedgerProblem> {
     out
 }
 
-/// Whether `line` (its indent cut) looks like a directive's heading, well written or not.
-fn shaped_like_a_heading(line: &str) -> bool {
-    let rest = line.trim_start_matches(['#', '*', '_', ' ', '\t']);
-    let Some(id) = rest
+/// The id of a line (its indent cut) that looks like a directive's heading, well written or not.
+fn shaped_like_a_heading(line: &str) -> Option<u32> {
+    let hashes = line.len() - line.trim_start_matches('#').len();
+    let rest = if hashes > 0 {
+        line[hashes..].trim_start()
+    } else {
+        line.strip_prefix("**")
+            .or_else(|| line.strip_prefix("__"))?
+    };
+    let id = rest
         .get(..2)
         .filter(|p| p.eq_ignore_ascii_case("d-"))
-        .map(|_| &rest[2..])
-    else {
-        return false;
-    };
+        .map(|_| &rest[2..])?;
     let digits = id.len() - id.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-    digits > 0
-        && id[digits..]
-            .trim_start_matches(['*', '_'])
-            .trim_start()
-            .starts_with(['·', '-', '–', '|', ':'])
+    let number = id[..digits].parse().ok()?;
+    id[digits..]
+        .trim_start_matches(['*', '_'])
+        .trim_start()
+        .starts_with(['·', '-', '–', '|', ':'])
+        .then_some(number)
 }
 
 /// Whether `block` (code or HTML) runs to the end of the text for want of its closer: a ``` fence with no

@@ -300,7 +300,17 @@ fn entry_for(
             left_out.push(rel.to_owned());
             return Ok(None);
         }
-        let bytes = std::fs::read(path).map_err(err(format!("reading {}", path.display())))?;
+        let mut bytes = std::fs::read(path).map_err(err(format!("reading {}", path.display())))?;
+        // CommiTea writes its own files with LF line endings (a CR in an issue's text is escaped): a
+        // CRLF there is a checkout's conversion (core.autocrlf), which git itself undoes when it adds
+        // the file, and so does this commit (audit 117).
+        if (rel.starts_with("snapshot/") || rel.starts_with("forecast/"))
+            && bytes.windows(2).any(|w| w == b"\r\n")
+        {
+            bytes = String::from_utf8_lossy(&bytes)
+                .replace("\r\n", "\n")
+                .into_bytes();
+        }
         let oid = objects.add(gix::objs::Kind::Blob, bytes)?;
         return Ok(Some(Entry {
             mode: EntryKind::Blob.into(),
@@ -618,10 +628,23 @@ pub(crate) fn differences(
                 Ok(to) => to.to_string_lossy().into_owned().into_bytes(),
                 Err(_) => std::fs::read(&path).map_err(err(format!("reading {rel}")))?,
             };
-            let id = gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &bytes)
-                .map_err(err(format!("hashing {rel}")))?;
+            let blob = |b: &[u8]| {
+                gix::objs::compute_hash(hash, gix::objs::Kind::Blob, b)
+                    .map_err(err(format!("hashing {rel}")))
+            };
+            let id = blob(&bytes)?;
+            // A checkout that turns line endings into CRLF (core.autocrlf, `eol=crlf`) holds the commit's
+            // text all the same: git reads it back as LF (audit 117: every file "changed").
+            let crlf_only = |c: &ObjectId| -> Result<bool, GitError> {
+                Ok(bytes.windows(2).any(|w| w == b"\r\n")
+                    && blob(
+                        &String::from_utf8_lossy(&bytes)
+                            .replace("\r\n", "\n")
+                            .into_bytes(),
+                    )? == *c)
+            };
             Ok(match committed.get(rel) {
-                Some(c) if *c == id => None,
+                Some(c) if *c == id || crlf_only(c)? => None,
                 Some(_) => Some((rel.clone(), Difference::Changed(id))),
                 None => Some((rel.clone(), Difference::New(id))),
             })

@@ -756,8 +756,14 @@ fn a_misshapen_directive_heading_is_said_with_its_line_and_the_others_still_coun
     }
     // Prose that starts with an id, a list item or a quote naming one, and an example in a closed fence,
     // are not headings.
+    // So are the notes of audit 117: list items and sentences that start with an id, and a heading
+    // about a directive the ledger reads.
     let notes = "D-0004 was withdrawn on Friday.\n\n- D-0002 · see above\n\n> D-0003 · as said\n\n\
-                 ```\n### D-0009 · note · 2026-11-30T10:00:00Z\n```\n";
+                 ```\n### D-0009 · note · 2026-11-30T10:00:00Z\n```\n\n## Notes from the review\n\n\
+                 * D-0002: superseded by D-0003 after the partner call\n\
+                 * D-0005 – scope cut agreed with sales\n\nD-0006: Carol's leave confirmed by HR.\n\n\
+                 - D-0004 - the reestimate was too optimistic\n\n_D-0001_ | see the contract\n\n\
+                 ### D-0002: follow-ups\n";
     let with_notes = format!("{text}\n{notes}");
     assert!(
         parse(&with_notes).problems.is_empty(),

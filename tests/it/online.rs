@@ -555,3 +555,54 @@ fn a_full_read_that_finds_most_issues_gone_stops_the_sync_and_commits_nothing() 
     assert_eq!(synced.issues.keys().filter(|k| k.repo == repo).count(), 0);
     assert!(!synced.issues.is_empty());
 }
+
+/// What a sync that does not commit wrote is Gitea's word, and the next run that commits takes it in:
+/// in a worktree too, whose `.git` is a file (audit 117: the list could not be written there, and the
+/// next run was refused as if the sync's file were a hand edit). A hand edit after it still is refused.
+#[test]
+fn a_sync_that_does_not_commit_is_taken_in_by_the_next_run_in_a_worktree_too() {
+    let emulator = emulator_for("small");
+    let state = state_from_fixture("small");
+    let ok = |out: std::process::Output| {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    ok(commitea(&["sync"], state.path(), &emulator.url()));
+    let tree = tempfile::tempdir().unwrap();
+    let wt = tree.path().join("wt");
+    git(
+        state.path(),
+        &["worktree", "add", "-q", "-b", "wt", wt.to_str().unwrap()],
+    );
+    assert!(wt.join(".git").is_file());
+    let key: commitea::domain::IssueKey = "acme/api#3".parse().unwrap();
+    emulator.with_dataset(|d| d.update_issue(&key, |i| i.title = "Renamed on Gitea".into()));
+    ok(commitea(&["sync", "--no-commit"], &wt, &emulator.url()));
+    let file = wt.join("snapshot/issues/acme/api/3.yaml");
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("Renamed on Gitea")
+    );
+    // A hand edit beside it is still one.
+    let other = wt.join("snapshot/issues/acme/api/4.yaml");
+    let text = std::fs::read_to_string(&other).unwrap();
+    std::fs::write(&other, text.replace("title: ", "title: HAND ")).unwrap();
+    let out = commitea(&["run"], &wt, &emulator.url());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains(
+            "differs from the last commit in 1 file (snapshot/issues/acme/api/4.yaml changed)"
+        ),
+        "{said}"
+    );
+    std::fs::write(&other, text).unwrap();
+    ok(commitea(&["run"], &wt, &emulator.url()));
+    assert!(
+        git(&wt, &["show", "HEAD:snapshot/issues/acme/api/3.yaml"]).contains("Renamed on Gitea")
+    );
+}

@@ -404,6 +404,50 @@ fn a_hand_edited_snapshot_is_refused_and_a_killed_writers_files_are_put_back() {
     );
 }
 
+/// The snapshot guard's edges (audit 117): a run that does not commit is refused a hand edit too (it
+/// listed the edit as Gitea's word, and the next run committed it); a writer that stopped and wrote no
+/// snapshot (a `plan`) has nothing put back, and a file another command left (a backtest) is kept; a
+/// checkout whose line endings git turned to CRLF is no edit.
+#[test]
+fn the_snapshot_guard_holds_for_runs_that_do_not_commit_and_spares_what_it_should() {
+    let dir = state_from_fixture("small");
+    pipeline::run(&options(dir.path())).unwrap();
+    let edited = dir.path().join("snapshot/issues/acme/api/5.yaml");
+    let original = std::fs::read_to_string(&edited).unwrap();
+    std::fs::write(&edited, original.replace("title: ", "title: HAND ")).unwrap();
+    let mut no_commit = options(dir.path());
+    no_commit.commit = false;
+    let err = pipeline::run(&no_commit).unwrap_err().to_string();
+    assert!(
+        err.starts_with("snapshot/ differs from the last commit in 1 file"),
+        "{err}"
+    );
+    std::fs::write(&edited, &original).unwrap();
+
+    // A `plan` killed while a finished backtest waits in forecast/: the backtest stays.
+    let backtest = dir.path().join("forecast/backtest.json");
+    std::fs::write(&backtest, "{\"a finished backtest\": true}\n").unwrap();
+    std::fs::write(
+        dir.path().join(".git/commitea.lock"),
+        r#"{"pid":4194304,"host":"gone","command":"commitea plan","since":"2026-11-30T08:00:00Z"}"#,
+    )
+    .unwrap();
+    pipeline::run(&options(dir.path())).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&backtest).unwrap(),
+        "{\"a finished backtest\": true}\n"
+    );
+    // Committed with the run, as `backtest --write` then `run` does.
+    assert!(git(dir.path(), &["show", "--stat", "HEAD"]).contains("forecast/backtest.json"));
+    let head = git(dir.path(), &["rev-parse", "HEAD"]);
+
+    // Line endings git wrote as CRLF: the same text, and nothing to commit.
+    std::fs::write(&edited, original.replace('\n', "\r\n")).unwrap();
+    pipeline::run(&options(dir.path())).unwrap();
+    std::fs::write(&edited, &original).unwrap();
+    assert_eq!(git(dir.path(), &["rev-parse", "HEAD"]), head);
+}
+
 #[test]
 fn same_state_and_seed_give_byte_identical_output() {
     let a = state_from_fixture("small");
