@@ -85,17 +85,25 @@ pub(crate) fn count<N: std::fmt::Display + PartialEq + From<u8>>(
 /// A move in working days, signed and said in full (a bare "d" read as calendar days): `+1 working
 /// day`, `−11 working days` (the minus sign), `0 working days`.
 pub(crate) fn working_days_moved(n: i64) -> String {
-    let sign = match n.signum() {
-        1 => "+",
-        // The minus sign, as the site writes a negative slack: "-1" beside "−1" read as two styles (audit
-        // 110, 115).
-        -1 => "\u{2212}",
-        _ => "",
-    };
     format!(
-        "{sign}{}",
-        count(n.unsigned_abs(), "working day", "working days")
+        "{} {}",
+        signed(n),
+        if n.unsigned_abs() == 1 {
+            "working day"
+        } else {
+            "working days"
+        }
     )
+}
+
+/// A day count with its sign, the minus sign (−) as typeset for negatives: `+3`, `−2`, `0`. One sign
+/// for the site, the CLI and the consequence ("-1" beside "−1" read as two styles: audits 110, 115).
+pub(crate) fn signed(n: i64) -> String {
+    match n {
+        0 => "0".to_owned(),
+        n if n > 0 => format!("+{n}"),
+        n => format!("\u{2212}{}", n.unsigned_abs()),
+    }
 }
 
 /// A p80 that went between a date and beyond the horizon, in words (`left the horizon`, `came within

@@ -126,7 +126,7 @@ fn print_runway(r: &crate::views::Runway, horizon_words: &str) {
             m.slack.map_or_else(
                 // No slack to state (p80 beyond the horizon) and the due date gone: said (audit 102).
                 || if m.overdue { "overdue" } else { "-" }.to_owned(),
-                |s| s.to_string()
+                crate::prose::signed
             ),
         );
         // The line above is the work that stays when the abandonment model says which issues leave.

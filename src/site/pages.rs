@@ -828,14 +828,7 @@ fn date(s: &str) -> Option<NaiveDate> {
 
 pub(crate) use crate::prose::percent;
 
-/// A day count with its sign (a typographic minus for negatives).
-pub(crate) fn signed(n: i64) -> String {
-    match n {
-        0 => "0".to_owned(),
-        n if n > 0 => format!("+{n}"),
-        n => format!("\u{2212}{}", n.unsigned_abs()),
-    }
-}
+pub(crate) use crate::prose::signed;
 
 /// A cut line's hours, in whole hours as the run's warning says them ("about 226 h"): the runway and the
 /// milestone page both.
