@@ -361,16 +361,11 @@ pub fn parse(original: &str) -> ParsedLedger {
 /// the line the block starts on, so that a typo never drops directives without a word.
 fn swallowed(text: &str, line_index: &LineIndex, blocks: &[Block]) -> Vec<LedgerProblem> {
     let mut out = Vec::new();
-    let mut next = 0;
-    for (n, whole) in text.split_inclusive('\n').enumerate() {
-        let start = next;
-        next += whole.len();
-        let line = whole.trim_end_matches(['\n', '\r']);
-        let indent = line.len() - line.trim_start_matches(' ').len();
-        let Some(rest) = line[indent..].strip_prefix("##") else {
+    for (n, start, body) in heading_lines(text) {
+        let Some(rest) = body.strip_prefix("##") else {
             continue;
         };
-        if indent > 3 || !rest.starts_with([' ', '\t']) || !is_directive_heading(rest) {
+        if !rest.starts_with([' ', '\t']) || !is_directive_heading(rest) {
             continue;
         }
         // The blocks are the top level's, in order: the one holding the line starts last before it (a
@@ -409,16 +404,8 @@ fn swallowed(text: &str, line_index: &LineIndex, blocks: &[Block]) -> Vec<Ledger
 /// hold what they hold (an unclosed one is [`swallowed`]'s to say).
 fn misshapen(text: &str, blocks: &[Block], read: &HashSet<u32>) -> Vec<LedgerProblem> {
     let mut out = Vec::new();
-    let mut next = 0;
-    for (n, whole) in text.split_inclusive('\n').enumerate() {
-        let start = next;
-        next += whole.len();
-        let line = whole.trim_end_matches(['\n', '\r']);
-        let indent = line.len() - line.trim_start_matches(' ').len();
-        if indent > 3 {
-            continue;
-        }
-        let Some(id) = shaped_like_a_heading(&line[indent..]) else {
+    for (n, start, body) in heading_lines(text) {
+        let Some(id) = shaped_like_a_heading(body) else {
             continue;
         };
         if read.contains(&id) {
@@ -435,15 +422,32 @@ fn misshapen(text: &str, blocks: &[Block], read: &HashSet<u32>) -> Vec<LedgerPro
             continue;
         }
         // `## D-0004 - kind` is a directive heading that the entry's own parse reports.
-        if line[indent..].starts_with("## ") && is_directive_heading(&line[indent + 3..]) {
+        if body.strip_prefix("## ").is_some_and(is_directive_heading) {
             continue;
         }
         out.push(LedgerProblem::Misshapen {
             line: n + 1,
-            text: crate::limits::excerpt(line.trim()).to_string(),
+            text: crate::limits::excerpt(body.trim()).to_string(),
         });
     }
     out
+}
+
+/// The lines of `text` that could be headings: `(index from 0, byte offset of the line, the line without
+/// its ending and its indent of up to three spaces)` — markdown reads four spaces as code.
+fn heading_lines(text: &str) -> impl Iterator<Item = (usize, usize, &str)> {
+    text.split_inclusive('\n')
+        .scan(0, |next, whole| {
+            let start = *next;
+            *next += whole.len();
+            Some((start, whole))
+        })
+        .enumerate()
+        .filter_map(|(n, (start, whole))| {
+            let line = whole.trim_end_matches(['\n', '\r']);
+            let indent = line.len() - line.trim_start_matches(' ').len();
+            (indent <= 3).then(|| (n, start, &line[indent..]))
+        })
 }
 
 /// The id of a line (its indent cut) that looks like a directive's heading, well written or not.

@@ -213,15 +213,6 @@ impl Setup {
     }
 }
 
-/// Leaves the lock file as a writer killed while it held the lock leaves it: naming that writer.
-fn killed_writer(work: &Path) {
-    std::fs::write(
-        work.join(".git/commitea.lock"),
-        r#"{"pid":4194304,"host":"gone","command":"commitea run","since":"2026-11-30T08:00:00Z"}"#,
-    )
-    .unwrap();
-}
-
 fn ok(out: &Output) -> String {
     assert!(
         out.status.success(),
@@ -2991,7 +2982,7 @@ fn a_run_killed_between_its_apply_and_its_commit_leaves_one_true_record() {
     ok(&s.commitea(&s.work, &["run"]));
     // The state a kill between the record and the commit leaves.
     git(&s.work, &["reset", "-q", "--mixed", "HEAD~1"]);
-    killed_writer(&s.work);
+    crate::support::killed_writer(&s.work, "commitea run");
     assert!(s.work.join("ops/applied/C-0001.yaml").exists());
     let out = s.commitea(&s.work, &["run", "--push"]);
     ok(&out);
@@ -3056,7 +3047,7 @@ fn after_a_kill_a_second_proposal_of_the_same_title_gets_its_own_issue() {
     push_straight(&s, "C-0002", &file("C-0002", "est/1d"));
     ok(&s.commitea(&s.work, &["run"]));
     git(&s.work, &["reset", "-q", "--mixed", "HEAD~1"]);
-    killed_writer(&s.work);
+    crate::support::killed_writer(&s.work, "commitea run");
     let stopped = std::fs::read_to_string(s.work.join("ops/applied/C-0002.yaml")).unwrap();
     // Approved beside the stopped record, which stays uncommitted on disk.
     std::fs::write(

@@ -376,11 +376,7 @@ fn a_hand_edited_snapshot_is_refused_and_a_killed_writers_files_are_put_back() {
     std::fs::write(&edited, original.replace("title: ", "title: HALF-WRITTEN ")).unwrap();
     let forecast = dir.path().join("forecast/forecast.json");
     std::fs::write(&forecast, "{\"cut\": ").unwrap();
-    std::fs::write(
-        dir.path().join(".git/commitea.lock"),
-        r#"{"pid":4194304,"host":"gone","command":"commitea run","since":"2026-11-30T08:00:00Z"}"#,
-    )
-    .unwrap();
+    crate::support::killed_writer(dir.path(), "commitea run");
     pipeline::run(&options(dir.path())).unwrap();
     assert_eq!(std::fs::read_to_string(&edited).unwrap(), original);
     assert_eq!(
@@ -427,11 +423,7 @@ fn the_snapshot_guard_holds_for_runs_that_do_not_commit_and_spares_what_it_shoul
     // A `plan` killed while a finished backtest waits in forecast/: the backtest stays.
     let backtest = dir.path().join("forecast/backtest.json");
     std::fs::write(&backtest, "{\"a finished backtest\": true}\n").unwrap();
-    std::fs::write(
-        dir.path().join(".git/commitea.lock"),
-        r#"{"pid":4194304,"host":"gone","command":"commitea plan","since":"2026-11-30T08:00:00Z"}"#,
-    )
-    .unwrap();
+    crate::support::killed_writer(dir.path(), "commitea plan");
     pipeline::run(&options(dir.path())).unwrap();
     assert_eq!(
         std::fs::read_to_string(&backtest).unwrap(),

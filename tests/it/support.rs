@@ -18,3 +18,15 @@ pub(crate) fn external(program: &str) -> bool {
     }
     found
 }
+
+/// Leaves the state repo at `state` as a CommiTea writer killed while it held the lock leaves it: the
+/// lock file still names that writer (`command`, e.g. `commitea run`), so the next writer takes it over.
+pub(crate) fn killed_writer(state: &std::path::Path, command: &str) {
+    std::fs::write(
+        state.join(".git/commitea.lock"),
+        format!(
+            r#"{{"pid":4194304,"host":"gone","command":"{command}","since":"2026-11-30T08:00:00Z"}}"#
+        ),
+    )
+    .unwrap();
+}
