@@ -117,30 +117,13 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 /// Commits `snapshot/` as it is on disk, as the sync that brought it would have: a test that edits the
 /// snapshot stands in for Gitea's answer, and a run refuses edits there that are not committed.
 pub fn commit_snapshot(dir: &Path) {
-    git(
-        dir,
-        &[
-            "-c",
-            "user.name=Test",
-            "-c",
-            "user.email=test@example.com",
-            "add",
-            "-A",
-            "snapshot",
-        ],
-    );
-    git(
-        dir,
-        &[
-            "-c",
-            "user.name=Test",
-            "-c",
-            "user.email=test@example.com",
-            "commit",
-            "-qm",
-            "as synced",
-        ],
-    );
+    let as_test = |args: &[&str]| {
+        let mut all = vec!["-c", "user.name=Test", "-c", "user.email=test@example.com"];
+        all.extend_from_slice(args);
+        git(dir, &all);
+    };
+    as_test(&["add", "-A", "snapshot"]);
+    as_test(&["commit", "-qm", "as synced"]);
 }
 
 fn text(dir: &Path, rel: &str) -> String {
