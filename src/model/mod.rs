@@ -287,6 +287,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_nested_conversation_spends_from_the_outer_ones_bounds_and_the_next_starts_afresh() {
+        let spent = Spent::default();
+        spent.open();
+        spent.add(1, 100);
+        // A capture inside the ask: the same count goes on.
+        spent.open();
+        assert_eq!(spent.so_far(), (1, 100));
+        spent.add(2, 50);
+        spent.close();
+        assert_eq!(spent.so_far(), (3, 150));
+        spent.close();
+        // The next ask starts from nothing; a context of its own shares nothing.
+        spent.open();
+        assert_eq!(spent.so_far(), (0, 0));
+        assert_eq!(Spent::default().so_far(), (0, 0));
+    }
+
+    #[test]
     fn routing_follows_the_seed_and_names_the_setting() {
         let mut config = Config::default();
         assert_eq!(

@@ -117,8 +117,10 @@ impl Server {
         arguments: Value,
         cancel: crate::state::Cancel,
     ) -> CallToolResult {
+        // Each call its own model bounds: two captures at once are two conversations, not one.
         let ctx = Arc::new(super::Context {
             cancel,
+            spent: crate::model::Spent::default(),
             ..(*self.ctx).clone()
         });
         let tool = name.clone();
