@@ -1768,7 +1768,7 @@ fn site_files_with(
 /// Runs the whole pipeline.
 pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
     let layout = Layout::new(&opts.state_dir);
-    let _lock = lock_for_commit(opts, &layout)?;
+    let _lock = lock_for_sync(opts, &layout)?;
     if opts.commit {
         refuse_a_newer_engines_forecast(&layout)?;
     }
@@ -1931,12 +1931,13 @@ fn write_and_commit(
     }
 }
 
-/// Takes the state repo's writer lock for a run or a sync, and, where it commits, makes sure the snapshot
+/// Takes the state repo's writer lock for a run or a sync (committing or not), and makes sure the snapshot
 /// it starts from is the committed one: a file of `snapshot/` deleted or edited by hand was carried into
 /// the next commit as Gitea's word ("35 issues gone from Gitea", audit 114), the sync saying "nothing
-/// changed". Where the lock is taken over from a writer that stopped, what it wrote and did not commit
-/// (under `snapshot/` and `forecast/`) is put back, and said; anything else is refused, naming the files.
-fn lock_for_commit(
+/// changed". What a run or sync that did not commit wrote is Gitea's word ([`WRITTEN_UNCOMMITTED`]).
+/// Where the lock is taken over from a run or a sync that stopped, the snapshot files it wrote and did not
+/// commit are put back, and said; any other difference is refused, naming the files.
+fn lock_for_sync(
     opts: &RunOptions,
     layout: &Layout,
 ) -> Result<crate::state::lock::StateLock, PipelineError> {
@@ -1956,30 +1957,30 @@ fn lock_for_commit(
     // Only a run or a sync writes the snapshot: another writer that stopped (a `plan`, a backtest) left
     // nothing there to put back, and the forecast files a run left are written again by this one (audit
     // 117: a finished `backtest --write` was thrown away after a killed `plan`).
-    let wrote_snapshot = lock.took_over.as_ref().is_some_and(|h| {
-        let sub = h.command.rsplit(' ').next().unwrap_or_default();
-        matches!(sub, "run" | "sync")
-    });
-    if wrote_snapshot {
+    if lock
+        .took_over
+        .as_ref()
+        .is_some_and(crate::state::lock::Holder::writes_snapshot)
+    {
         // Whatever was written since the last commit goes: the sync brings Gitea's word again.
         note_uncommitted(layout, &BTreeMap::new(), &[], true);
         if !snapshot.is_empty() {
             for (rel, how) in &snapshot {
                 let path = layout.root().join(rel);
-                let put_back = match how {
-                    git::Difference::New(_) => std::fs::remove_file(&path),
-                    _ => match git::read_at(&repo, head, rel)? {
-                        Some(bytes) => path
-                            .parent()
-                            .map_or(Ok(()), std::fs::create_dir_all)
-                            .and_then(|()| std::fs::write(&path, bytes)),
-                        None => Ok(()),
-                    },
-                };
-                put_back.map_err(|source| StateError::Io {
-                    path: path.clone(),
-                    source,
-                })?;
+                match how {
+                    git::Difference::New(_) => {
+                        std::fs::remove_file(&path).map_err(|source| StateError::Io {
+                            path: path.clone(),
+                            source,
+                        })?;
+                    }
+                    // Written as every state file is: never through a link, never half.
+                    _ => {
+                        if let Some(bytes) = git::read_at(&repo, head, rel)? {
+                            crate::state::write_if_changed(&path, &bytes)?;
+                        }
+                    }
+                }
             }
             tracing::warn!(
                 "put back {} of snapshot/ that the run that stopped had written and not committed: this \
@@ -2043,23 +2044,21 @@ fn written_list(layout: &Layout) -> Option<PathBuf> {
 }
 
 /// Adds what a run that does not commit wrote (`files`) and removed (`stale`) under `snapshot/` to the
-/// list [`lock_for_commit`] reads; or, after a commit, drops the list.
+/// list [`lock_for_sync`] reads; or, after a commit, drops the list.
 fn note_uncommitted(
     layout: &Layout,
     files: &BTreeMap<PathBuf, Vec<u8>>,
     stale: &[PathBuf],
     committed: bool,
 ) {
-    let Some(path) = written_list(layout) else {
+    let Ok(repo) = gix::open(layout.root()) else {
         return;
     };
+    let path = repo.git_dir().join(WRITTEN_UNCOMMITTED);
     if committed {
         let _ = std::fs::remove_file(&path);
         return;
     }
-    let Ok(repo) = gix::open(layout.root()) else {
-        return;
-    };
     let rel = |p: &Path| {
         p.strip_prefix(layout.root())
             .ok()
@@ -2170,7 +2169,7 @@ fn synced_changes(previous: Option<&Snapshot>, now: &Snapshot) -> String {
 /// `commitea sync`: read the repositories from Gitea, write the snapshot and commit it (no forecast).
 pub(crate) fn sync_only(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
     let layout = Layout::new(&opts.state_dir);
-    let _lock = lock_for_commit(opts, &layout)?;
+    let _lock = lock_for_sync(opts, &layout)?;
     let config = Config::load(layout.root(), opts.env.iter().cloned(), &opts.overrides)?;
     let server = config
         .server

@@ -18,6 +18,14 @@ use super::ModelError;
 use crate::config::ModelEndpoint;
 use crate::secret::{Secret, scrub};
 
+/// The value of the environment variable `var`: from `env` first (the command's own), then the process's.
+pub(crate) fn variable(var: &str, env: &[(String, String)]) -> Option<String> {
+    env.iter()
+        .find(|(k, _)| k == var)
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var(var).ok())
+}
+
 /// A configured endpoint, ready to call: its setting's name (for errors), URL, model, key and limits.
 #[derive(Debug, Clone)]
 pub struct Endpoint {
@@ -73,11 +81,7 @@ impl Endpoint {
         let key = match cfg.api_key_env.as_deref().map(str::trim) {
             None | Some("") => None,
             Some(var) => {
-                let raw = env
-                    .iter()
-                    .find(|(k, _)| k == var)
-                    .map(|(_, v)| v.clone())
-                    .or_else(|| std::env::var(var).ok());
+                let raw = variable(var, env);
                 let value =
                     raw.as_deref()
                         .and_then(Secret::new)

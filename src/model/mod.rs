@@ -272,10 +272,7 @@ fn secrets_held(config: &Config, env: &[(String, String)]) -> Vec<crate::secret:
         .copied()
         .chain(keys)
         .filter_map(|var| {
-            env.iter()
-                .find(|(k, _)| k == var)
-                .map(|(_, v)| v.clone())
-                .or_else(|| std::env::var(var).ok())
+            client::variable(var, env)
                 .as_deref()
                 .and_then(crate::secret::Secret::new)
         })

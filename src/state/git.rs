@@ -283,6 +283,23 @@ fn commit_tree(
 /// Puts the file or folder at `path` (`rel` in the work tree, slash-separated) into the object database
 /// (through `objects`); `None` if it is missing or an empty folder. A file under `snapshot/` that is not one
 /// of the snapshot's goes to `left_out` instead.
+/// The bytes a commit stores for the file `rel` read from the work tree. CommiTea writes its own files
+/// (`snapshot/`, `forecast/`) with LF line endings (a CR in an issue's text is escaped): a CRLF there is
+/// a checkout's conversion (core.autocrlf, `eol=crlf`), which git itself undoes when it adds the file,
+/// and so does a commit of CommiTea's (audit 117: every file "changed" in such a checkout).
+fn as_committed(rel: &str, bytes: Vec<u8>) -> Vec<u8> {
+    let own = OWNED_PATHS
+        .iter()
+        .any(|p| rel.strip_prefix(p).is_some_and(|r| r.starts_with('/')));
+    if own && bytes.windows(2).any(|w| w == b"\r\n") {
+        String::from_utf8_lossy(&bytes)
+            .replace("\r\n", "\n")
+            .into_bytes()
+    } else {
+        bytes
+    }
+}
+
 fn entry_for(
     objects: &mut NewObjects<'_>,
     path: &Path,
@@ -300,18 +317,8 @@ fn entry_for(
             left_out.push(rel.to_owned());
             return Ok(None);
         }
-        let mut bytes = std::fs::read(path).map_err(err(format!("reading {}", path.display())))?;
-        // CommiTea writes its own files with LF line endings (a CR in an issue's text is escaped): a
-        // CRLF there is a checkout's conversion (core.autocrlf), which git itself undoes when it adds
-        // the file, and so does this commit (audit 117).
-        if (rel.starts_with("snapshot/") || rel.starts_with("forecast/"))
-            && bytes.windows(2).any(|w| w == b"\r\n")
-        {
-            bytes = String::from_utf8_lossy(&bytes)
-                .replace("\r\n", "\n")
-                .into_bytes();
-        }
-        let oid = objects.add(gix::objs::Kind::Blob, bytes)?;
+        let bytes = std::fs::read(path).map_err(err(format!("reading {}", path.display())))?;
+        let oid = objects.add(gix::objs::Kind::Blob, as_committed(rel, bytes))?;
         return Ok(Some(Entry {
             mode: EntryKind::Blob.into(),
             filename: name.into(),
@@ -628,23 +635,12 @@ pub(crate) fn differences(
                 Ok(to) => to.to_string_lossy().into_owned().into_bytes(),
                 Err(_) => std::fs::read(&path).map_err(err(format!("reading {rel}")))?,
             };
-            let blob = |b: &[u8]| {
-                gix::objs::compute_hash(hash, gix::objs::Kind::Blob, b)
-                    .map_err(err(format!("hashing {rel}")))
-            };
-            let id = blob(&bytes)?;
-            // A checkout that turns line endings into CRLF (core.autocrlf, `eol=crlf`) holds the commit's
-            // text all the same: git reads it back as LF (audit 117: every file "changed").
-            let crlf_only = |c: &ObjectId| -> Result<bool, GitError> {
-                Ok(bytes.windows(2).any(|w| w == b"\r\n")
-                    && blob(
-                        &String::from_utf8_lossy(&bytes)
-                            .replace("\r\n", "\n")
-                            .into_bytes(),
-                    )? == *c)
-            };
+            // Compared as a commit would store it.
+            let id =
+                gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &as_committed(rel, bytes))
+                    .map_err(err(format!("hashing {rel}")))?;
             Ok(match committed.get(rel) {
-                Some(c) if *c == id || crlf_only(c)? => None,
+                Some(c) if *c == id => None,
                 Some(_) => Some((rel.clone(), Difference::Changed(id))),
                 None => Some((rel.clone(), Difference::New(id))),
             })

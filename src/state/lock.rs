@@ -33,6 +33,14 @@ pub struct Holder {
     pub since: String,
 }
 
+impl Holder {
+    /// Whether the holder was a run or a sync, the writers of `snapshot/`: read from `command` as
+    /// [`current_command`] writes it (`PROGRAM SUBCOMMAND`).
+    pub(crate) fn writes_snapshot(&self) -> bool {
+        matches!(self.command.rsplit(' ').next(), Some("run" | "sync"))
+    }
+}
+
 impl std::fmt::Display for Holder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
