@@ -127,6 +127,16 @@ pub(crate) fn undated_words(dated: bool) -> &'static str {
 
 /// Layout constants of the range chart, in SVG user units (pixels at scale 1).
 const WIDTH: f64 = 960.0;
+/// A chart's left axis, drawn last so that it lies over the plot: on a screen narrower than the chart,
+/// `charts.js` moves every `sticky` part by how far its box is scrolled, and the background (filled
+/// only while scrolled) hides what passes under the labels, so the scale stays in view. Hidden from a
+/// screen reader, which hears the chart's title and its points' words.
+fn sticky_axis(width: f64, height: f64, ticks: &str) -> String {
+    format!(
+        "<g class=\"y-axis sticky\" aria-hidden=\"true\"><rect class=\"axis-bg\" x=\"0\" y=\"0\" width=\"{width}\" height=\"{height}\"/>{ticks}</g>"
+    )
+}
+
 const LABEL_W: f64 = 240.0;
 const ROW_H: f64 = 30.0;
 const AXIS_H: f64 = 28.0;
@@ -164,16 +174,14 @@ pub(crate) fn ranges(rows: &[RangeRow], today: NaiveDate, end: NaiveDate, title:
     } else {
         "img"
     };
-    // One row (a milestone's own page, under its title) opens on a phone where its bar starts
-    // (charts.js); several keep their labels in view, and the table below the chart has the dates.
-    let focus = match rows {
-        [only] => only
-            .p10
-            .or(only.p50)
-            .map(|d| format!(" data-focus=\"{:.3}\"", scale.x(d) / WIDTH))
-            .unwrap_or_default(),
-        _ => String::new(),
-    };
+    // On a phone the chart opens where the first bar starts (charts.js), not on the empty weeks from
+    // today; the row labels stay in view as it scrolls.
+    let focus = rows
+        .iter()
+        .filter_map(|r| r.p10.or(r.p50))
+        .min()
+        .map(|d| format!(" data-focus=\"{:.3}\"", scale.x(d) / WIDTH))
+        .unwrap_or_default();
     let mut s = String::new();
     let _ = write!(
         s,
@@ -193,31 +201,10 @@ pub(crate) fn ranges(rows: &[RangeRow], today: NaiveDate, end: NaiveDate, title:
         );
     }
     s.push_str("</g>");
-    for (i, r) in rows.iter().enumerate() {
-        let y = AXIS_H + ROW_H * i as f64;
-        let mid = y + ROW_H / 2.0;
-        let _ = write!(s, "<g class=\"row status-{}\">", esc(&r.status));
-        let _ = write!(s, "<title>{}</title>", esc(&r.words));
-        let label = crate::prose::clip(&r.label, 30);
-        match &r.href {
-            Some(h) => {
-                let _ = write!(
-                    s,
-                    "<a href=\"{}\"><text class=\"label\" x=\"0\" y=\"{}\">{}</text></a>",
-                    esc(h),
-                    mid + 5.0,
-                    esc(&label)
-                );
-            }
-            None => {
-                let _ = write!(
-                    s,
-                    "<text class=\"label\" x=\"0\" y=\"{}\">{}</text>",
-                    mid + 5.0,
-                    esc(&label)
-                );
-            }
-        }
+    // The tracks, then today, then the rows: today crosses the tracks but not a row's label held in
+    // view over the bars.
+    for i in 0..rows.len() {
+        let mid = AXIS_H + ROW_H * i as f64 + ROW_H / 2.0;
         let _ = write!(
             s,
             "<rect class=\"track\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"12\" rx=\"2\"/>",
@@ -225,6 +212,19 @@ pub(crate) fn ranges(rows: &[RangeRow], today: NaiveDate, end: NaiveDate, title:
             mid - 6.0,
             scale.x1 - scale.x0
         );
+    }
+    let tx = scale.x(today);
+    let _ = write!(
+        s,
+        "<line class=\"today\" x1=\"{tx}\" y1=\"{}\" x2=\"{tx}\" y2=\"{rows_end}\"/><text class=\"today-label\" x=\"{tx}\" y=\"{}\" text-anchor=\"middle\">today</text>",
+        AXIS_H - 4.0,
+        height - 4.0
+    );
+    for (i, r) in rows.iter().enumerate() {
+        let y = AXIS_H + ROW_H * i as f64;
+        let mid = y + ROW_H / 2.0;
+        let _ = write!(s, "<g class=\"row status-{}\">", esc(&r.status));
+        let _ = write!(s, "<title>{}</title>", esc(&r.words));
         match r.p10 {
             Some(p10) => {
                 let a = scale.x(p10);
@@ -275,15 +275,34 @@ pub(crate) fn ranges(rows: &[RangeRow], today: NaiveDate, end: NaiveDate, title:
                 y + ROW_H - 2.0
             );
         }
+        // The label last, over its own background, so that it can stay in view over the bars when the
+        // chart scrolls (charts.js sizes the background to the longest label and fills it only then).
+        let _ = write!(
+            s,
+            "<rect class=\"label-bg sticky\" x=\"0\" y=\"{y}\" width=\"{LABEL_W}\" height=\"{ROW_H}\"/>"
+        );
+        let label = crate::prose::clip(&r.label, 30);
+        match &r.href {
+            Some(h) => {
+                let _ = write!(
+                    s,
+                    "<a class=\"sticky\" href=\"{}\"><text class=\"label\" x=\"0\" y=\"{}\">{}</text></a>",
+                    esc(h),
+                    mid + 5.0,
+                    esc(&label)
+                );
+            }
+            None => {
+                let _ = write!(
+                    s,
+                    "<text class=\"label sticky\" x=\"0\" y=\"{}\">{}</text>",
+                    mid + 5.0,
+                    esc(&label)
+                );
+            }
+        }
         s.push_str("</g>");
     }
-    let tx = scale.x(today);
-    let _ = write!(
-        s,
-        "<line class=\"today\" x1=\"{tx}\" y1=\"{}\" x2=\"{tx}\" y2=\"{rows_end}\"/><text class=\"today-label\" x=\"{tx}\" y=\"{}\" text-anchor=\"middle\">today</text>",
-        AXIS_H - 4.0,
-        height - 4.0
-    );
     s.push_str("</svg>");
     s
 }
@@ -317,8 +336,7 @@ pub(crate) fn load(weeks: &[WeekBar], title: &str) -> String {
         "<svg class=\"chart load\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-labelledby=\"ld-t\" xmlns=\"http://www.w3.org/2000/svg\"><title id=\"ld-t\">{}</title>",
         esc(title)
     );
-    let _ = write!(
-        s,
+    let axis = format!(
         "<text class=\"tick\" aria-hidden=\"true\" x=\"0\" y=\"{}\">{}</text><text class=\"tick\" aria-hidden=\"true\" x=\"0\" y=\"{}\">0 h</text>",
         y(max) + 5.0,
         format_args!("{:.0} h", max),
@@ -365,6 +383,7 @@ pub(crate) fn load(weeks: &[WeekBar], title: &str) -> String {
         }
         s.push_str("</g>");
     }
+    s.push_str(&sticky_axis(left - 2.0, h, &axis));
     s.push_str("</svg>");
     s
 }
@@ -428,12 +447,17 @@ pub(crate) fn drift(points: &[DriftPoint], due: Option<NaiveDate>, title: &str) 
         "<svg class=\"chart drift\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-labelledby=\"dr-t\" xmlns=\"http://www.w3.org/2000/svg\"><title id=\"dr-t\">{}</title>",
         esc(title)
     );
+    let mut axis = String::new();
     for m in ys.months(5) {
         let y = ys.x(m);
         let _ = write!(
             s,
-            "<line class=\"grid\" x1=\"{left}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\"/><text class=\"tick\" aria-hidden=\"true\" x=\"0\" y=\"{}\">{}</text>",
-            w - right,
+            "<line class=\"grid\" x1=\"{left}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\"/>",
+            w - right
+        );
+        let _ = write!(
+            axis,
+            "<text class=\"tick\" aria-hidden=\"true\" x=\"0\" y=\"{}\">{}</text>",
             y + 5.0,
             m.format("%b %Y")
         );
@@ -504,6 +528,7 @@ pub(crate) fn drift(points: &[DriftPoint], due: Option<NaiveDate>, title: &str) 
             }
         }
     }
+    s.push_str(&sticky_axis(left - 4.0, h, &axis));
     s.push_str("</svg>");
     s
 }
@@ -562,14 +587,19 @@ pub(crate) fn fan(
         "<svg class=\"chart fan\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-labelledby=\"fan-t\" data-focus=\"{focus:.3}\" xmlns=\"http://www.w3.org/2000/svg\"><title id=\"fan-t\">{}</title>",
         esc(title)
     );
+    let mut axis = String::new();
     for p in [0.0, 0.5, 0.8, 1.0] {
+        let yy = y(p);
         let _ = write!(
             s,
-            "<line class=\"grid\" x1=\"{left}\" y1=\"{yy}\" x2=\"{}\" y2=\"{yy}\"/><text class=\"tick\" aria-hidden=\"true\" x=\"0\" y=\"{}\">{}</text>",
-            w - right,
-            y(p) + 5.0,
-            pct_label(p),
-            yy = y(p)
+            "<line class=\"grid\" x1=\"{left}\" y1=\"{yy}\" x2=\"{}\" y2=\"{yy}\"/>",
+            w - right
+        );
+        let _ = write!(
+            axis,
+            "<text class=\"tick\" aria-hidden=\"true\" x=\"0\" y=\"{}\">{}</text>",
+            yy + 5.0,
+            pct_label(p)
         );
     }
     let months = xs.months(10);
@@ -638,6 +668,7 @@ pub(crate) fn fan(
         h - bottom,
         h - 4.0
     );
+    s.push_str(&sticky_axis(left - 6.0, h, &axis));
     s.push_str("</svg>");
     s
 }
@@ -735,8 +766,7 @@ pub(crate) fn burnup_with_cone(
             month_label(&months, i)
         );
     }
-    let _ = write!(
-        s,
+    let axis = format!(
         "<text class=\"tick\" aria-hidden=\"true\" x=\"0\" y=\"{}\">{}</text><text class=\"tick\" aria-hidden=\"true\" x=\"0\" y=\"{}\">0</text>",
         y(max as usize) + 5.0,
         max as usize,
@@ -785,6 +815,7 @@ pub(crate) fn burnup_with_cone(
         path(&|p| p.scope),
         path(&|p| p.done)
     );
+    s.push_str(&sticky_axis(left - 4.0, h, &axis));
     s.push_str("</svg>");
     s
 }

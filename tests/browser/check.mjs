@@ -8,7 +8,8 @@
 //   (text the first element matching each selector must hold, or "lacks" text it must not, or "count":
 //   how many elements match), "select": [{"name": "person", "label": "vera"}, ...] (options chosen in
 //   the page's selects, by name, before the expectations are checked), and
-//   "scrolledOnPhone": [selector, ...] (chart boxes that must open scrolled to their content at 390 px),
+//   "scrolledOnPhone": [selector, ...] (chart boxes that must open scrolled to their content at 390 px,
+//   their scale and row labels in view and something they draw beside them),
 //   "printed": [selector, ...] (what paper must show: the first element matching each is laid out and
 //   visible with print media, at 1440 px).
 import { chromium } from "playwright-core";
@@ -52,9 +53,31 @@ for (const width of [1440, 390]) {
       else if (x.lacks && text.includes(x.lacks)) problems.push(`${where}: ${x.selector} says "${text}", with "${x.lacks}"`);
     }
     // On a phone, a chart that marks where its content starts opens there, not on the empty stretch.
+    // Its scale and row labels stay in view, and some of what it draws is in view with them.
+    if (width < 800 && p.scrolledOnPhone) {
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    }
     for (const sel of width < 800 ? p.scrolledOnPhone || [] : []) {
-      const left = await page.evaluate((s) => document.querySelector(s)?.scrollLeft ?? -1, sel);
-      if (!(left > 0)) problems.push(`${where}: ${sel} is not scrolled to its content (scrollLeft ${left})`);
+      const seen = await page.evaluate((s) => {
+        const box = document.querySelector(s);
+        if (box === null) return null;
+        const b = box.getBoundingClientRect();
+        const inside = (el) => { const r = el.getBoundingClientRect(); return r.left >= b.left - 0.5 && r.right <= b.right + 0.5; };
+        const meets = (el) => { const r = el.getBoundingClientRect(); return r.right > b.left && r.left < b.right; };
+        const held = [...box.querySelectorAll(".y-axis .tick, .sticky .label, .label.sticky")];
+        const marks = [...box.querySelectorAll(".range, .fan-dot, .cone-area")];
+        return {
+          left: box.scrollLeft,
+          held: held.length,
+          out: held.filter((el) => !inside(el)).map((el) => el.textContent).slice(0, 3),
+          marks: marks.filter(meets).length,
+        };
+      }, sel);
+      if (seen === null) { problems.push(`${where}: nothing matches ${sel}`); continue; }
+      if (!(seen.left > 0)) problems.push(`${where}: ${sel} is not scrolled to its content (scrollLeft ${seen.left})`);
+      if (seen.held === 0) problems.push(`${where}: ${sel} has no scale or row label held in view`);
+      if (seen.out.length) problems.push(`${where}: ${sel} scrolled its labels out of view: ${seen.out.join(", ")}`);
+      if (seen.marks === 0) problems.push(`${where}: ${sel} opens with nothing it draws in view`);
     }
     if (width === 1440 && p.printed) {
       await page.emulateMedia({ media: "print" });
