@@ -339,8 +339,10 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         crate::ledger::read(&layout.ledger())?
     };
     let replayed = crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now);
-    warn_pending_of_inactive(&pending, ledger.as_deref());
-    let not_on_gitea = not_carried_to_gitea(&pending, replayed.not_on_gitea.clone());
+    let parsed = ledger.as_deref().map(crate::ledger::parse::parse);
+    warn_pending_of_inactive(&pending, parsed.as_ref());
+    let not_on_gitea =
+        not_carried_to_gitea(&pending, parsed.as_ref(), replayed.not_on_gitea.clone());
     let mut plan = replayed.into_plan();
     // Many at once (a ledger written by hand) are one warning: 601 lines a run said the same (audit 93);
     // the Directives page gives each its own.
@@ -701,54 +703,62 @@ fn warn_checkout_only_ops(
 /// file, the change failed on Gitea, or someone changed it on Gitea since).
 fn not_carried_to_gitea(
     pending: &[crate::ops::OpFile],
+    ledger: Option<&crate::ledger::parse::ParsedLedger>,
     not_on_gitea: Vec<crate::ledger::replay::NotOnGitea>,
 ) -> Vec<crate::ledger::replay::NotOnGitea> {
-    // Its own op file, or one that makes every change it needs (`commitea directive --carry-out`).
+    let index = ledger.map(crate::apply::LedgerIndex::new);
+    // Its own op file (written for it, not for another directive given its id), or one that makes every
+    // change it needs (`commitea directive --carry-out`).
     let carried = |n: &crate::ledger::replay::NotOnGitea| {
-        pending
-            .iter()
-            .any(|f| f.directive.is_some() && f.id == n.directive)
-            || (!n.carry.is_empty()
-                && n.carry
-                    .iter()
-                    .all(|op| pending.iter().any(|f| f.ops.contains(op))))
+        pending.iter().any(|f| {
+            f.id == n.directive
+                && index
+                    .as_ref()
+                    .is_some_and(|i| i.standing(f) == crate::apply::Standing::InForce)
+        }) || (!n.carry.is_empty()
+            && n.carry
+                .iter()
+                .all(|op| pending.iter().any(|f| f.ops.contains(op))))
     };
     not_on_gitea.into_iter().filter(|n| !carried(n)).collect()
 }
 
-/// Warns of each pending op file whose directive is no longer in force (withdrawn or superseded): it is
-/// clutter now (the apply stage skips it), and its pull request a change no one should merge.
-fn warn_pending_of_inactive(pending: &[crate::ops::OpFile], ledger: Option<&str>) {
-    let Some(text) = ledger else {
+/// Warns of each pending op file of a directive that will not be carried out as it stands: one whose
+/// directive is no longer in force (withdrawn or superseded) is clutter now (the apply stage skips it),
+/// and its pull request a change no one should merge; one the ledger does not hold in force under its id
+/// as the directive it was written for waits (the apply stage carries none of it out).
+fn warn_pending_of_inactive(
+    pending: &[crate::ops::OpFile],
+    ledger: Option<&crate::ledger::parse::ParsedLedger>,
+) {
+    let Some(parsed) = ledger else {
         return;
     };
     if pending.iter().all(|f| f.directive.is_none()) {
         return;
     }
-    let parsed = crate::ledger::parse::parse(text);
     // By id, once: found entry by entry for each file, this was files × directives (audit 93).
-    let by_id: std::collections::HashMap<String, &crate::ledger::format::DirectiveEntry> = parsed
-        .ledger
-        .directives()
-        .map(|d| (d.id.to_string(), d))
-        .collect();
-    let stale: Vec<(&crate::ops::OpFile, &crate::ledger::format::DirectiveEntry)> = pending
-        .iter()
-        .filter(|f| f.directive.is_some())
-        .filter_map(|f| Some((f, *by_id.get(&f.id)?)))
-        .filter(|(_, d)| d.status != crate::ledger::format::Status::Active)
-        .collect();
+    let index = crate::apply::LedgerIndex::new(parsed);
+    let mut stale: Vec<(&crate::ops::OpFile, crate::ledger::format::Status, usize)> = Vec::new();
+    for f in pending {
+        match index.standing(f) {
+            crate::apply::Standing::NotInForce { status, line } => stale.push((f, status, line)),
+            standing => {
+                if let Some(why) = standing.waits(&f.id) {
+                    tracing::warn!("{}/{}.yaml {why}", crate::ops::PENDING_PATH, f.id);
+                }
+            }
+        }
+    }
     // A few are said one by one; many at once, in one line (audit 93: 134 lines a run).
     const ONE_BY_ONE: usize = 3;
     if stale.len() <= ONE_BY_ONE {
-        for (f, d) in stale {
+        for (f, status, line) in stale {
             tracing::warn!(
-                "ledger line {}: {} is {}, but its op file {}/{}.yaml is still pending: the apply stage \
-                 carries none of it out now (it skips a directive no longer in force); delete it (and close its \
-                 pull request, if one is open)",
-                d.line,
+                "ledger line {line}: {} is {status}, but its op file {}/{}.yaml is still pending: the apply \
+                 stage carries none of it out now (it skips a directive no longer in force); delete it (and \
+                 close its pull request, if one is open)",
                 f.id,
-                d.status,
                 crate::ops::PENDING_PATH,
                 f.id
             );
@@ -757,7 +767,7 @@ fn warn_pending_of_inactive(pending: &[crate::ops::OpFile], ledger: Option<&str>
         let named: Vec<String> = stale
             .iter()
             .take(ONE_BY_ONE)
-            .map(|(f, d)| format!("{} {}", f.id, d.status))
+            .map(|(f, status, _)| format!("{} {status}", f.id))
             .collect();
         tracing::warn!(
             "{} op files in {} are of directives no longer in force ({} and {} more): the apply stage \
@@ -856,13 +866,6 @@ fn apply_stage(
     let ledger = git::read_at(&repo, head, crate::state::LEDGER_FILE)?
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
-    let inactive: std::collections::BTreeMap<String, crate::ledger::format::Status> =
-        crate::ledger::parse::parse(&ledger)
-            .ledger
-            .directives()
-            .filter(|d| d.status != crate::ledger::format::Status::Active)
-            .map(|d| (d.id.to_string(), d.status))
-            .collect();
     let files_an_issue = pending.iter().any(|p| {
         p.file.as_ref().is_ok_and(|f| {
             f.ops
@@ -871,7 +874,7 @@ fn apply_stage(
         })
     });
     let branch = crate::apply::OnBranch {
-        inactive,
+        ledger: crate::ledger::parse::parse(&ledger),
         filed: if files_an_issue {
             filed_on_branch(&repo, head, layout)?
         } else {

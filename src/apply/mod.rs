@@ -414,7 +414,7 @@ pub fn apply_pending(
     branch: &OnBranch,
     now: DateTime<Utc>,
 ) -> Result<(Vec<AppliedFile>, bool), ApplyError> {
-    let inactive = &branch.inactive;
+    let index = LedgerIndex::new(&branch.ledger);
     let configured = crate::tools::repositories(config, snapshot);
     let milestone_repo: BTreeMap<u64, RepoName> = snapshot
         .milestones
@@ -481,7 +481,11 @@ pub fn apply_pending(
         let behind = targets
             .iter()
             .find_map(|(t, _)| held.get(t).map(|(id, what)| (id.clone(), what.clone())));
-        let hold = if !unconfigured.is_empty() {
+        let standing = index.standing(file);
+        let waits = standing.waits(&file.id);
+        let hold = if let Some(why) = waits.clone() {
+            Some(why)
+        } else if !unconfigured.is_empty() {
             Some(format!(
                 "names {}, which commitea.yaml does not name: it stays pending, none of its ops carried \
                  out, until {} configured again (or the file is removed)",
@@ -507,7 +511,12 @@ pub fn apply_pending(
             })
         };
         if let Some(why) = hold {
-            tracing::warn!("{} {why}", p.path);
+            // A directive's file waiting for its ledger was said when the run read the ledger.
+            if waits.is_some() {
+                tracing::info!("{} {why}", p.path);
+            } else {
+                tracing::warn!("{} {why}", p.path);
+            }
             for (t, what) in &targets {
                 held.entry(t.clone())
                     .or_insert((file.id.clone(), what.clone()));
@@ -520,11 +529,11 @@ pub fn apply_pending(
         writer.created.clear();
         writer.owner = owner(file);
         checker.next_file();
-        let not_in_force = file
-            .directive
-            .as_ref()
-            .and_then(|_| inactive.get(&file.id))
-            .map(|status| Outcome::Skipped {
+        let not_in_force = match standing {
+            Standing::NotInForce { status, .. } => Some(status),
+            _ => None,
+        }
+        .map(|status| Outcome::Skipped {
                 reason: format!(
                     "{} is {status} in {}: the changes of a directive no longer in force are not carried \
                      out",
@@ -768,14 +777,155 @@ struct Writer<'a> {
 }
 
 /// What the branch says beyond its pending files.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct OnBranch {
-    /// The directives no longer in force (withdrawn or superseded in the branch's ledger), by id.
-    pub inactive: BTreeMap<String, crate::ledger::format::Status>,
+    /// The branch's ledger, which says whether a directive's op file is to be carried out.
+    pub ledger: crate::ledger::parse::ParsedLedger,
     /// The issues the records (`ops/applied/`, committed, or left by a run stopped before its commit) say a
     /// `create_issue` filed, with the proposal that filed each ([`owner`]): none of them is taken for
     /// another proposal's issue of the same title.
     pub filed: BTreeMap<IssueKey, String>,
+}
+
+impl Default for OnBranch {
+    /// A branch with no ledger and no records.
+    fn default() -> Self {
+        Self {
+            ledger: crate::ledger::parse::parse(""),
+            filed: BTreeMap::new(),
+        }
+    }
+}
+
+/// How a directive's op file stands against the ledger it is carried out with: only the file of the
+/// directive the ledger holds in force under its id is carried out. Two PMs appending at once both get
+/// the next id; merged by hand, the ledger keeps one entry and the folder one file, maybe the other's
+/// (audit 119: the left-out directive's change was carried out, "applied", in its place).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Standing {
+    /// Not a directive's file.
+    NoDirective,
+    /// The ledger's directive of its id is in force, and is the one the file was written for.
+    InForce,
+    /// That directive is withdrawn or superseded: its changes are not carried out (the file is used up).
+    NotInForce {
+        /// Its status.
+        status: crate::ledger::format::Status,
+        /// Its ledger line.
+        line: usize,
+    },
+    /// The ledger has its id more than once: which directive it carries out cannot be told.
+    Twice {
+        /// The lines of the entries with that id.
+        lines: Vec<usize>,
+    },
+    /// The ledger's directive of its id is another one.
+    Another {
+        /// The ledger's entry's line.
+        line: usize,
+        /// The ledger's directive, in words.
+        ledger: String,
+        /// The file's, in words.
+        file: String,
+    },
+    /// The ledger has no directive of its id.
+    Missing,
+}
+
+impl Standing {
+    /// Why the file waits, none of it carried out, until the ledger and the file agree; `None` for a file
+    /// that is carried out (or used up, not in force).
+    pub fn waits(&self, id: &str) -> Option<String> {
+        let ledger = crate::state::LEDGER_FILE;
+        let fix = format!(
+            "it stays pending, none of its ops carried out, until {ledger} holds in force under {id} the              directive the file was written for (renumber the other entry, or remove the file)"
+        );
+        match self {
+            Self::NoDirective | Self::InForce | Self::NotInForce { .. } => None,
+            Self::Twice { lines } => Some(format!(
+                "carries out directive {id}, which {ledger} has {} times (lines {}), so which one it is                  cannot be told: {fix}",
+                lines.len(),
+                crate::prose::and_list(&lines.iter().map(ToString::to_string).collect::<Vec<_>>())
+            )),
+            Self::Another {
+                line,
+                ledger: l,
+                file,
+            } => Some(format!(
+                "was written for directive {id} \"{file}\", but {ledger} line {line}'s {id} is \"{l}\":                  {fix}"
+            )),
+            Self::Missing => Some(format!(
+                "carries out directive {id}, which {ledger} does not have: {fix}"
+            )),
+        }
+    }
+}
+
+/// The branch ledger's directives by id, to tell each op file's [`Standing`] (built once: a lookup per
+/// file, not a walk of the ledger).
+pub struct LedgerIndex<'a> {
+    by_id: std::collections::HashMap<String, &'a crate::ledger::format::DirectiveEntry>,
+    twice: std::collections::HashMap<String, Vec<usize>>,
+}
+
+impl<'a> LedgerIndex<'a> {
+    /// The index of `parsed`.
+    pub fn new(parsed: &'a crate::ledger::parse::ParsedLedger) -> Self {
+        let by_id: std::collections::HashMap<String, &crate::ledger::format::DirectiveEntry> =
+            parsed
+                .ledger
+                .directives()
+                .map(|d| (d.id.to_string(), d))
+                .collect();
+        let mut twice: std::collections::HashMap<String, Vec<usize>> =
+            std::collections::HashMap::new();
+        for p in &parsed.problems {
+            if let crate::ledger::format::LedgerProblem::DuplicateId {
+                line, id, first, ..
+            } = p
+            {
+                let lines = twice.entry(id.to_string()).or_insert_with(|| vec![*first]);
+                lines.push(*line);
+            }
+        }
+        Self { by_id, twice }
+    }
+
+    /// How `file` stands against the ledger.
+    pub fn standing(&self, file: &OpFile) -> Standing {
+        let Some(record) = &file.directive else {
+            return Standing::NoDirective;
+        };
+        if let Some(lines) = self.twice.get(&file.id) {
+            return Standing::Twice {
+                lines: lines.clone(),
+            };
+        }
+        let Some(entry) = self.by_id.get(&file.id) else {
+            return Standing::Missing;
+        };
+        let theirs = crate::ops::DirectiveRecord {
+            kind: entry.kind.to_string(),
+            quote: entry.quote.clone(),
+            target: entry.target.as_ref().map(ToString::to_string),
+            params: entry.params.to_inline_json(),
+            rationale: entry.rationale.clone(),
+        };
+        if !record.same_directive(&theirs) {
+            return Standing::Another {
+                line: entry.line,
+                ledger: theirs.words(),
+                file: record.words(),
+            };
+        }
+        if entry.status != crate::ledger::format::Status::Active {
+            return Standing::NotInForce {
+                status: entry.status,
+                line: entry.line,
+            };
+        }
+        Standing::InForce
+    }
 }
 
 /// How far ahead of the server's clock the clock of whoever committed an op file may be, and an issue the

@@ -480,6 +480,34 @@ pub struct DirectiveRecord {
     pub rationale: Option<String>,
 }
 
+impl DirectiveRecord {
+    /// Whether `other` is the same directive: its kind, target and params (the quote and the rationale
+    /// may be worded again). Params are compared as JSON, so spacing and key order do not count.
+    pub fn same_directive(&self, other: &Self) -> bool {
+        let params = |p: &Option<String>| {
+            p.as_deref().map(|t| {
+                serde_json::from_str::<serde_json::Value>(t).unwrap_or_else(|_| t.trim().into())
+            })
+        };
+        self.kind.trim() == other.kind.trim()
+            && self.target.as_deref().map(str::trim) == other.target.as_deref().map(str::trim)
+            && params(&self.params) == params(&other.params)
+    }
+
+    /// The directive in a few words: `reprioritize issue acme/api#198 {"priority":2}`.
+    pub fn words(&self) -> String {
+        [
+            Some(self.kind.as_str()),
+            self.target.as_deref(),
+            self.params.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ")
+    }
+}
+
 /// An op file, `ops/pending/ID.yaml`: the changes one call or one directive proposes to Gitea, with their
 /// consequence. The one format for every source; `ops/applied/ID.yaml` adds what happened.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1301,6 +1301,80 @@ fn a_merged_directive_withdrawn_before_a_run_carried_it_out_changes_nothing_on_g
     assert!(!s.work.join(format!("ops/pending/{id}.yaml")).exists());
 }
 
+/// `commitea run` in the work checkout, which must succeed; what it said on stderr.
+fn run_err(s: &Setup) -> String {
+    let out = s.commitea(&s.work, &["run"]);
+    ok(&out);
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Two PMs appending at once give two directives one id; merged by hand, the ledger keeps both entries
+/// and the folder one op file. A directive's op file is carried out only while the ledger holds in force
+/// under its id the directive it was written for (audit 119: the left-out directive's change was carried
+/// out, "applied", in place of the one in force).
+#[test]
+fn a_directive_op_file_waits_while_the_ledger_gives_its_id_to_another_directive() {
+    let s = setup(&DemoSpec::scaled(40));
+    let [a, b] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    let id = s.p0_directive(&a, "A first.");
+    let path = s.work.join("pm-state.md");
+    let ledger = std::fs::read_to_string(&path).unwrap();
+    let start = ledger.find(&format!("## {id}")).unwrap();
+    let entry = ledger[start..].to_owned();
+    let for_b = entry
+        .replace(&a.to_string(), &b.to_string())
+        .replace("A first.", "B first.");
+    let push = |message: &str| {
+        git(&s.work, &["add", "pm-state.md", "ops"]);
+        commit_as_pm(&s.work, message);
+        git(&s.work, &["push", "-q", "origin", "HEAD:main"]);
+    };
+    let p0 = |k: &IssueKey| s.issue(k).labels.contains(&"p/0".to_owned());
+    let pending = s.work.join(format!("ops/pending/{id}.yaml"));
+
+    // The ledger's entry under the id is the other PM's (B's), the op file A's.
+    std::fs::write(&path, format!("{}{for_b}", &ledger[..start])).unwrap();
+    push("merged by hand: B's entry, A's op file");
+    let err = run_err(&s);
+    assert!(
+        err.contains(&format!(
+            "ops/pending/{id}.yaml was written for directive {id} \"reprioritize issue {a}"
+        )) && err.contains(&format!("is \"reprioritize issue {b}")),
+        "{err}"
+    );
+    assert!(
+        !p0(&a) && !p0(&b),
+        "a change no directive in force asks for reached Gitea"
+    );
+    assert!(pending.exists(), "the file waits");
+
+    // Both entries kept, one id: which one the file carries out cannot be told.
+    std::fs::write(&path, format!("{ledger}{for_b}")).unwrap();
+    push("merged by hand: both entries, one id");
+    let err = run_err(&s);
+    assert!(
+        err.contains("which pm-state.md has 2 times (lines"),
+        "{err}"
+    );
+    assert!(!p0(&a) && !p0(&b));
+    assert!(pending.exists(), "the file waits");
+
+    // B's entry renumbered, as the ledger's warning says: A's directive is in force under its id, and its
+    // file is carried out; B's, with no op file, is said not carried to Gitea.
+    let n: u32 = id.trim_start_matches("D-").parse().unwrap();
+    let free = format!("D-{:04}", n + 1);
+    std::fs::write(&path, format!("{ledger}{}", for_b.replacen(&id, &free, 1))).unwrap();
+    push("B's directive renumbered");
+    let err = run_err(&s);
+    assert!(p0(&a), "{err}");
+    assert!(!p0(&b));
+    assert!(!pending.exists());
+    assert!(
+        err.contains(&format!("{free} is in force but Gitea does not carry it")),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_proposal_says_what_merging_it_does_not_what_the_checkout_previewed() {
     let s = setup(&DemoSpec::scaled(40));
