@@ -1956,7 +1956,12 @@ fn lock_for_sync(
     let Some(head) = git::head(&repo) else {
         return Ok(lock);
     };
-    let snapshot = git::differences(&repo, head, "snapshot", crate::state::is_snapshot_file)?;
+    let snapshot = git::differences(
+        &repo,
+        head,
+        crate::state::SNAPSHOT_DIR,
+        crate::state::is_snapshot_file,
+    )?;
     // Only a run or a sync writes the snapshot: another writer that stopped (a `plan`, a backtest) left
     // nothing there to put back, and the forecast files a run left are written again by this one (audit
     // 117: a finished `backtest --write` was thrown away after a killed `plan`).

@@ -108,14 +108,41 @@ fn import_jira(
     // nothing written, not halfway through `--project all`.
     let mut converted = Vec::with_capacity(projects.len());
     for (p, dir) in projects {
-        if dir.exists()
-            && !crate::config::Config::path_in(&dir).exists()
-            && std::fs::read_dir(&dir)?.next().is_some()
-        {
+        let config = crate::config::Config::path_in(&dir);
+        if dir.exists() && !dir.is_dir() {
+            bail!(
+                "{} is a file, not a folder: give --out a new or empty folder",
+                dir.display()
+            );
+        }
+        if dir.exists() && !config.exists() && std::fs::read_dir(&dir)?.next().is_some() {
             bail!(
                 "{} exists and is not a CommiTea state repo; choose an empty or new folder",
                 dir.display()
             );
+        }
+        // Importing again refreshes the snapshot of the state repo an import of this project made; any
+        // other state repo (the demo's, another project's) is not this import's to replace (audit 118:
+        // the demo's directives and config were replaced and its uncommitted proposals committed).
+        if config.exists() {
+            let text = crate::state::read_text_file(&config)
+                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", config.display()))?;
+            let repos = crate::config::Config::parse(&text, &config)?.repositories;
+            let own = format!("jira/{p}");
+            if repos.len() != 1 || repos[0].to_string() != own {
+                let named: Vec<String> = repos.iter().map(ToString::to_string).collect();
+                bail!(
+                    "{} is the state repo of {}, not of the Jira project {p} ({own}): importing would \
+                     replace it; choose an empty or new folder (importing again refreshes only a state \
+                     repo an import of {p} made)",
+                    dir.display(),
+                    if named.is_empty() {
+                        "no repository".to_owned()
+                    } else {
+                        crate::prose::and_list(&named)
+                    }
+                );
+            }
         }
         converted.push((p.clone(), dir, crate::import::to_state(&ds, &p)?));
     }

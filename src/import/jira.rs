@@ -195,11 +195,27 @@ struct Table {
 impl Table {
     fn read(dir: &Path, file: &str, required: &[&str]) -> Result<Self, ImportError> {
         let path = dir.join(file);
-        let text = std::fs::read_to_string(&path).map_err(|source| ImportError::Read {
+        let bytes = std::fs::read(&path).map_err(|source| ImportError::Read {
             path: path.clone(),
             source,
         })?;
-        Self::parse(file, &text, required)
+        let text = String::from_utf8(bytes).map_err(|e| {
+            // Where the first byte that is not UTF-8 is, as a line and column of the file.
+            let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line = good.iter().filter(|b| **b == b'\n').count() + 1;
+            let column = good.iter().rev().take_while(|b| **b != b'\n').count() + 1;
+            ImportError::Row {
+                file: file.to_owned(),
+                line,
+                message: format!(
+                    "byte {column} of the line is not UTF-8 (a file saved as Latin-1 or Windows-1252?): \
+                     save the export as UTF-8 and import again"
+                ),
+            }
+        })?;
+        // Excel's "CSV UTF-8" starts with a byte-order mark, which is no part of the first column's name.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        Self::parse(file, text, required)
     }
 
     fn parse(file: &str, text: &str, required: &[&str]) -> Result<Self, ImportError> {
@@ -1244,9 +1260,27 @@ by `commitea import jira`; Jira has no directives. Those recorded here follow, o
 /// no commit is made.
 pub fn write_state(dir: &Path, p: &ImportedProject) -> Result<(), ImportError> {
     let layout = Layout::new(dir);
-    write_if_changed(&Config::path_in(dir), p.config_yaml.as_bytes())?;
-    write_if_changed(&layout.ledger(), LEDGER.as_bytes())?;
-    write_if_changed(&dir.join(".gitignore"), crate::state::GITIGNORE.as_bytes())?;
+    // Imported again, the snapshot is refreshed and nothing else: the config, the ledger and the op
+    // files are the team's by then (audit 118: a directive recorded since was wiped, with exit 0).
+    let mut written = vec![crate::state::SNAPSHOT_DIR];
+    for (name, path, text) in [
+        (
+            crate::config::FILE_NAME,
+            Config::path_in(dir),
+            p.config_yaml.as_str(),
+        ),
+        (crate::state::LEDGER_FILE, layout.ledger(), LEDGER),
+        (
+            ".gitignore",
+            dir.join(".gitignore"),
+            crate::state::GITIGNORE,
+        ),
+    ] {
+        if !path.exists() {
+            write_if_changed(&path, text.as_bytes())?;
+            written.push(name);
+        }
+    }
     p.snapshot.save(&layout)?;
     let repo = crate::state::git::open_or_init(dir)?;
     let commit = Config::default().commit;
@@ -1263,7 +1297,9 @@ pub fn write_state(dir: &Path, p: &ImportedProject) -> Result<(), ImportError> {
         p.issues,
         p.snapshot.meta.synced_at.to_rfc3339()
     );
-    crate::state::git::commit_all(&repo, &["public"], &message, &sig)?;
+    // Only what the import writes: a proposal waiting in the checkout reaches the branch by its pull
+    // request, not by an import.
+    crate::state::git::commit_paths(&repo, &written, &[], &message, &sig)?;
     Ok(())
 }
 

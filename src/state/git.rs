@@ -49,7 +49,7 @@ pub type Edit = (String, Option<Vec<u8>>);
 /// The top-level paths a pipeline run rewrites and commits as they are on disk. `ops/` changes only as the
 /// apply stage moves files from `ops/pending/` to `ops/applied/`, and `pm-state.md` never: a proposal in
 /// the checkout reaches the branch through a pull request, not a run.
-pub(crate) const OWNED_PATHS: &[&str] = &["forecast", "snapshot"];
+pub(crate) const OWNED_PATHS: &[&str] = &["forecast", super::SNAPSHOT_DIR];
 
 /// Opens the git repository at `dir`, or initialises one (branch `main`) if there is none.
 pub fn open_or_init(dir: &Path) -> Result<gix::Repository, GitError> {

@@ -104,6 +104,9 @@ pub enum StateError {
 
 /// The PM's directive ledger, relative to the state repo (also its path in git history).
 pub(crate) const LEDGER_FILE: &str = "pm-state.md";
+
+/// The folder of the snapshot, at the state repo's top.
+pub(crate) const SNAPSHOT_DIR: &str = "snapshot";
 /// The forecast report, relative to the state repo (also its path in git history).
 pub(crate) const FORECAST_FILE: &str = "forecast/forecast.json";
 /// The last backtest report, relative to the state repo.
@@ -131,7 +134,7 @@ impl Layout {
     }
     /// `snapshot/`.
     pub(crate) fn snapshot_dir(&self) -> PathBuf {
-        self.root.join("snapshot")
+        self.root.join(SNAPSHOT_DIR)
     }
     /// `pm-state.md`.
     pub fn ledger(&self) -> PathBuf {

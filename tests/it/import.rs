@@ -211,6 +211,74 @@ fn cli_writes_a_committed_state_repo_that_forecasts_and_reimports_identically() 
     assert!(forecast.contains("jira/MINI#2"), "{forecast}");
     let loaded = Snapshot::load(&Layout::new(&b)).unwrap();
     assert_eq!(loaded, to_state(&ds, "MINI").unwrap().snapshot);
+
+    // Imported again after the team has worked in it: the ledger and config are theirs, a proposal in the
+    // checkout waits for its pull request, and only the snapshot is the import's (audit 118: a directive
+    // recorded since was wiped, and the demo's proposals committed by an import into its folder).
+    let head = git(&a, &["rev-parse", "HEAD"]);
+    let mut ledger = std::fs::read_to_string(a.join("pm-state.md")).unwrap();
+    ledger.push_str(
+        "\n## D-0001 · note · 2014-01-20T10:00:00Z\n\n> Keep it small.\n\n- params: {\"text\": \"small\"}\n",
+    );
+    std::fs::write(a.join("pm-state.md"), &ledger).unwrap();
+    std::fs::write(a.join("commitea.yaml"), {
+        let c = std::fs::read_to_string(a.join("commitea.yaml")).unwrap();
+        c + "# ours\n"
+    })
+    .unwrap();
+    std::fs::create_dir_all(a.join("ops/pending")).unwrap();
+    std::fs::write(a.join("ops/pending/C-0001.yaml"), "id: C-0001\n").unwrap();
+    let again = |out: &Path, project: &str| {
+        import_cli(&[
+            "--data",
+            data.to_str().unwrap(),
+            "--dataset",
+            "mini",
+            "--project",
+            project,
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let o = again(&a, "MINI");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(a.join("pm-state.md")).unwrap(),
+        ledger
+    );
+    assert!(
+        std::fs::read_to_string(a.join("commitea.yaml"))
+            .unwrap()
+            .ends_with("# ours\n")
+    );
+    assert!(a.join("ops/pending/C-0001.yaml").exists());
+    assert_eq!(
+        git(&a, &["rev-parse", "HEAD"]),
+        head,
+        "nothing of the import changed"
+    );
+    // A snapshot file lost is the import's again, committed alone.
+    std::fs::remove_file(a.join("snapshot/issues/jira/MINI/5.yaml")).unwrap();
+    git(&a, &["commit", "-qam", "lost one"]);
+    let o = again(&a, "MINI");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(a.join("snapshot/issues/jira/MINI/5.yaml").exists());
+    let files = git(&a, &["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(files.trim(), "snapshot/issues/jira/MINI/5.yaml", "{files}");
+    assert!(git(&a, &["status", "--porcelain"]).contains("ops/"));
+
+    // Another project's state repo, or the demo's, is not the import's to replace.
+    let o = again(&a, "OTHER");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("is the state repo of jira/MINI, not of the Jira project OTHER"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(a.join("pm-state.md")).unwrap(),
+        ledger
+    );
 }
 
 #[test]
@@ -321,6 +389,45 @@ fn cli_imports_all_big_enough_projects_and_reports_bad_input() {
     let err = run(tmp.path(), "nothere", "all", "1");
     assert!(
         err.contains("nothere_issues.csv") && err.contains("a Jira export is three files"),
+        "{err}"
+    );
+    // Excel's "CSV UTF-8" (a byte-order mark first) imports; a byte that is not UTF-8 is said at its line
+    // (audit 118: "column \"key\" is missing", and no line at all).
+    let saved = tempfile::tempdir().unwrap();
+    for part in ["issues", "history", "milestones"] {
+        let text = std::fs::read(data.join(format!("mini_{part}.csv"))).unwrap();
+        let mut bom = b"\xef\xbb\xbf".to_vec();
+        bom.extend_from_slice(&text);
+        std::fs::write(saved.path().join(format!("bom_{part}.csv")), bom).unwrap();
+        let mut latin = text.clone();
+        if part == "issues" {
+            let second = latin.iter().position(|b| *b == b'\n').unwrap();
+            let third = second
+                + 1
+                + latin[second + 1..]
+                    .iter()
+                    .position(|b| *b == b'\n')
+                    .unwrap();
+            latin.insert(third + 3, 0xe9);
+        }
+        std::fs::write(saved.path().join(format!("latin_{part}.csv")), latin).unwrap();
+    }
+    let out = tmp.path().join("bom");
+    let o = import_cli(&[
+        "--data",
+        saved.path().to_str().unwrap(),
+        "--dataset",
+        "bom",
+        "--project",
+        "MINI",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = run(saved.path(), "latin", "MINI", "1");
+    assert!(
+        err.contains("latin_issues.csv line 3: byte 3 of the line is not UTF-8")
+            && err.contains("save the export as UTF-8"),
         "{err}"
     );
     let jira_own = tempfile::tempdir().unwrap();
