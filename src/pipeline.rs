@@ -1604,10 +1604,44 @@ fn previous_forecast_in(
                 let settings_changed = settings_then
                     .as_ref()
                     .is_some_and(|then| settings_now.as_ref() != Some(then));
-                let forecast_settings: Vec<&'static str> = match (&settings_then, &settings_now) {
+                let keys: Vec<&'static str> = match (&settings_then, &settings_now) {
                     (Some(Ok(a)), Some(Ok(b))) => a.forecast_keys_changed(b),
                     _ => Vec::new(),
                 };
+                let mut forecast_settings: Vec<String> = Vec::new();
+                if !keys.is_empty() {
+                    forecast_settings.push(format!(
+                        "{}: {}",
+                        crate::config::FILE_NAME,
+                        crate::prose::and_list(
+                            &keys.iter().map(|k| (*k).to_owned()).collect::<Vec<_>>()
+                        )
+                    ));
+                }
+                // What the forecasts record of their own settings, where commitea.yaml does not say the
+                // change: a flag or a COMMITEA_* variable set it for one of them (audit 120: a run with
+                // --trials 100 had its moves put down to queues, and so had the next without it).
+                let days = |r: &crate::forecast::ForecastReport| (r.horizon - r.as_of).num_days();
+                for (key, then, now) in [
+                    (
+                        "forecast.trials",
+                        u64::from(report.trials),
+                        u64::from(c.report.trials),
+                    ),
+                    ("forecast.seed", report.seed, c.report.seed),
+                    (
+                        "forecast.horizon_days",
+                        days(&report).unsigned_abs(),
+                        days(&c.report).unsigned_abs(),
+                    ),
+                ] {
+                    if then != now && !keys.contains(&key) {
+                        forecast_settings.push(format!(
+                            "{key} {then} then, {now} now, set by a flag or a COMMITEA_ variable \
+                             for one of them"
+                        ));
+                    }
+                }
                 // The team as the forecast then planned it (its settings and directives on today's
                 // snapshot), where it may differ from today's: a move is put down to a person's capacity
                 // only where their hours really changed before the issue ends.

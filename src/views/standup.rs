@@ -36,9 +36,11 @@ pub struct Previous {
     /// Whether `commitea.yaml` on the branch differs from that commit's (the team, the calendar, the
     /// forecast's settings).
     pub settings_changed: bool,
-    /// The keys of `commitea.yaml` that shape every forecast and changed since
-    /// (`forecast.abandonment_min_history_days`): every move is then theirs as much as the project's.
-    pub forecast_settings: Vec<&'static str>,
+    /// The settings that shape every forecast and changed since, in words: the keys of `commitea.yaml`
+    /// (`commitea.yaml: forecast.abandonment_min_history_days`), and what the forecasts record that a
+    /// flag or a `COMMITEA_*` variable set (`forecast.trials 100 then, 10000 now, …`): every move is then
+    /// theirs as much as the project's.
+    pub forecast_settings: Vec<String>,
     /// Today's forecast without the directives recorded or ended since, where there are any: a directive
     /// is named on a move only where it changed the figure.
     pub without_directives: Option<WithoutDirectives>,
@@ -1212,17 +1214,11 @@ pub fn standup(
                 // The forecast's own settings changed (the abandonment model switched on, a workday's
                 // hours): a queue or a day passed is no reason for a move they made (audit 68: 150 moves
                 // put down to queues after the model was switched on).
-                let keys = crate::prose::and_list(
-                    &prev
-                        .forecast_settings
-                        .iter()
-                        .map(|s| (*s).to_owned())
-                        .collect::<Vec<_>>(),
-                );
+                let keys = prev.forecast_settings.join("; ");
                 // One sentence, said as a reason and, capitalised, at the head of the summary.
                 let said = |the: &str| {
                     format!(
-                        "{the} forecast's settings changed since that forecast (commitea.yaml: {keys}): the \
+                        "{the} forecast's settings changed since that forecast ({keys}): the \
                          move is theirs more than the project's"
                     )
                 };

@@ -2304,6 +2304,32 @@ fn a_change_of_the_forecasts_settings_is_the_reason_for_the_moves_it_made() {
     );
 }
 
+/// A run with its trials set by a variable (or a flag) moves what the settings moved, and says so, naming
+/// the values: commitea.yaml has no change to name (audit 120: the moves were put down to queues, there
+/// and back).
+#[test]
+fn a_setting_changed_by_a_variable_is_the_reason_for_the_moves_it_made() {
+    let tmp = committed_demo();
+    let dir = tmp.path();
+    let mut opts = run_options(dir);
+    opts.env = vec![("COMMITEA_FORECAST_TRIALS".to_owned(), "50".to_owned())];
+    commitea::pipeline::run(&opts).unwrap();
+    let message = crate::pipeline::git(dir, &["log", "-1", "--format=%B"]);
+    let said = format!(
+        "settings changed since that forecast (forecast.trials {TRIALS} then, 50 now, set by a flag \
+         or a COMMITEA_ variable for one of them)"
+    );
+    assert!(message.contains(&said), "{message}");
+    assert!(!message.contains("queue of"), "{message}");
+    // And back: the same words, the other way.
+    commitea::pipeline::run(&run_options(dir)).unwrap();
+    let message = crate::pipeline::git(dir, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.contains(&format!("(forecast.trials 50 then, {TRIALS} now")),
+        "{message}"
+    );
+}
+
 #[test]
 fn standup_names_the_issues_that_joined_a_milestone_as_why_it_moved() {
     // An issue moved into a milestone moves the milestone without any of its issues moving (its own
