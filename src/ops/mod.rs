@@ -734,14 +734,32 @@ pub(crate) fn read_pending(layout: &Layout) -> Result<(Vec<OpFile>, Unread), Sta
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
         Err(source) => return Err(StateError::Io { path: dir, source }),
     };
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
-        .collect();
+    let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
     paths.sort();
     let mut files = Vec::new();
     let mut problems = Vec::new();
+    // Anything else in the folder is said, not passed over: a file named `.yml` waited there, merged and
+    // never carried out, with not a word (audit 120). A hidden file (`.gitkeep`) is no proposal.
+    paths.retain(|p| {
+        let name = p
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        if name.ends_with(".yaml") || name.starts_with('.') {
+            return true;
+        }
+        problems.push((
+            p.clone(),
+            StateError::Invalid {
+                path: layout.rel(p).to_path_buf(),
+                message:
+                    "is not read: an op file is named by its id and `.yaml` (C-0004.yaml); rename \
+                          it, or move it out of the folder"
+                        .to_owned(),
+            },
+        ));
+        false
+    });
+    paths.retain(|p| p.extension().is_some_and(|x| x == "yaml"));
     for p in &paths {
         match OpFile::read(layout, p) {
             // The id names the proposal's branch and its applied record: it must be the file's name.

@@ -871,6 +871,10 @@ fn an_op_file_that_does_not_read_is_said_once_with_what_to_do() {
         "id: C-0005\nsource: apply_changes\nops: []\n",
     )
     .unwrap();
+    // A good file named `.yml` is said, not passed over (audit 120: merged, never carried out, no word);
+    // a hidden file is no proposal.
+    std::fs::write(pending.join("C-0006.yml"), file("C-0006", "1d")).unwrap();
+    std::fs::write(pending.join(".gitkeep"), "").unwrap();
     let out = commitea(&["run", "--offline", "-s", "."], dir.path());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
@@ -894,10 +898,19 @@ fn an_op_file_that_does_not_read_is_said_once_with_what_to_do() {
         "{stderr}"
     );
     assert_eq!(
-        said("left out until it is fixed (or deleted"),
-        3,
+        said(
+            "ops/pending/C-0006.yml: is not read: an op file is named by its id and `.yaml` \
+             (C-0004.yaml); rename it"
+        ),
+        1,
         "{stderr}"
     );
+    assert_eq!(
+        said("left out until it is fixed (or deleted"),
+        4,
+        "{stderr}"
+    );
+    assert!(!stderr.contains(".gitkeep"), "{stderr}");
     // The good one is on the changes page as a proposal; those left out are listed as such, with why.
     let page = std::fs::read_to_string(dir.path().join("public/changes.html")).unwrap();
     assert!(page.contains("id=\"C-0004\""), "{page}");
