@@ -588,7 +588,7 @@ pub enum LedgerProblem {
     },
     /// The status is not active, superseded or withdrawn.
     #[error(
-        "ledger line {line}: unknown status \"{text}\" (expected active, superseded or withdrawn)"
+        "ledger line {line}: unknown status \"{text}\" (expected active, superseded or withdrawn), so this directive is left out; fix the word and it counts again"
     )]
     BadStatus {
         /// The item's line.

@@ -92,7 +92,7 @@ pub fn replay(
     let parsed = super::parse::parse(text);
     let mut problems: Vec<Problem> = parsed.problems.iter().map(Problem::from).collect();
     let base = plan.clone();
-    problems.extend(apply(&mut plan, &base, &parsed.ledger));
+    problems.extend(apply(&mut plan, &base, &parsed.ledger, &config.estimates));
     // Parse problems and replay problems are both on a line: report them in ledger order.
     problems.sort_by(|a, b| a.at.cmp(&b.at));
     let not_on_gitea = not_on_gitea(&plan, &base, &parsed.ledger);
@@ -229,10 +229,16 @@ fn not_on_gitea(plan: &Plan, base: &Plan, ledger: &Ledger) -> Vec<NotOnGitea> {
 /// Applies the ledger's active directives to `plan` in order; returns the problems found.
 ///
 /// `base` holds "Gitea's values": the plan before any directive (`plan` as it was, fresh from the snapshot).
-pub fn apply(plan: &mut Plan, base: &Plan, ledger: &Ledger) -> Vec<Problem> {
+/// A reestimate must name a rung of `estimates`' ladder, as `record_directive` holds it to.
+pub fn apply(
+    plan: &mut Plan,
+    base: &Plan,
+    ledger: &Ledger,
+    estimates: &crate::config::EstimatesConfig,
+) -> Vec<Problem> {
     let mut problems = Vec::new();
     for d in ledger.directives().filter(|d| d.status == Status::Active) {
-        if let Err(p) = apply_one(plan, base, d) {
+        if let Err(p) = apply_one(plan, base, d, estimates) {
             problems.push(Problem {
                 at: At::Ledger { line: d.line },
                 kind: ProblemKind::NotApplied(p),
@@ -271,7 +277,12 @@ fn milestone_index(plan: &Plan, id: u64) -> Result<usize, String> {
         .ok_or_else(|| missing(&Target::Milestone(id)))
 }
 
-fn apply_one(plan: &mut Plan, base: &Plan, d: &DirectiveEntry) -> Result<(), String> {
+fn apply_one(
+    plan: &mut Plan,
+    base: &Plan,
+    d: &DirectiveEntry,
+    estimates: &crate::config::EstimatesConfig,
+) -> Result<(), String> {
     let id = d.id.to_string();
     match (&d.params, &d.target) {
         (Params::Reprioritize { priority }, Some(Target::Issue(key))) => {
@@ -290,6 +301,15 @@ fn apply_one(plan: &mut Plan, base: &Plan, d: &DirectiveEntry) -> Result<(), Str
             );
         }
         (Params::Reestimate { estimate }, Some(Target::Issue(key))) => {
+            // Written by hand, an estimate off the ladder drove the forecast that `record_directive`
+            // refuses (audit 120); left out, it is said, and the other directives count.
+            if !estimates.ladder.contains(estimate) {
+                return Err(format!(
+                    "{id}'s estimate \"{estimate}\" is not on the estimate ladder ({}), so the directive \
+                     is left out; write the nearest rung instead",
+                    estimates.ladder_words()
+                ));
+            }
             let n = issue_index(plan, key)?;
             let hours = estimate.hours(plan.workday_hours);
             let gitea = &base.issues[n];

@@ -107,6 +107,28 @@ fn reestimate_to_a_larger_estimate_pushes_the_issue_later() {
     assert!(p50(&after, "acme/web#3") > p50(&before, "acme/web#3"));
 }
 
+/// An estimate off the ladder, written by hand, is left out and said at its line, as `record_directive`
+/// refuses it; the directive after it still counts (audit 120: est/9d drove the forecast).
+#[test]
+fn a_reestimate_off_the_ladder_is_left_out_and_said_and_the_next_still_counts() {
+    let ledger = directive(1, "reestimate", "issue acme/web#3", r#"{"estimate": "9d"}"#)
+        + &directive(2, "reestimate", "issue acme/api#4", r#"{"estimate": "2w"}"#);
+    let (plan, problems) = replayed(Some(&ledger));
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].starts_with(
+            "ledger line 1: D-0001's estimate \"9d\" is not on the estimate ladder (1h, 2h, 4h, 1d, \
+             2d, 3d, 1w, 2w), so the directive is left out; write the nearest rung instead"
+        ),
+        "{problems:?}"
+    );
+    let (base, _) = replayed(None);
+    let key = "acme/web#3".parse().unwrap();
+    assert_eq!(plan.issue(&key), base.issue(&key));
+    let two = plan.issue(&"acme/api#4".parse().unwrap()).unwrap();
+    assert_eq!(two.estimate_label.as_deref(), Some("2w"));
+}
+
 #[test]
 fn a_capacity_cut_pushes_that_persons_work_out() {
     // Bo works Monday to Wednesday; two weeks away from the first day of the forecast.
