@@ -57,6 +57,11 @@ pub fn open_or_init(dir: &Path) -> Result<gix::Repository, GitError> {
         return gix::open(dir).map_err(err(format!("opening {}", dir.display())));
     }
     let repo = gix::init(dir).map_err(err(format!("initialising {}", dir.display())))?;
+    tracing::info!(
+        "{} was not a git repository: made one (branch main), whose first commit takes the state repo's \
+         files as they are",
+        dir.display()
+    );
     // Name the first branch `main` whatever the machine's git defaults say.
     start_on(&repo, "main")?;
     gix::open(dir).map_err(err(format!("reopening {}", dir.display())))
@@ -118,16 +123,22 @@ pub(crate) fn commit_paths(
         source: "the state repo is bare; CommiTea needs a work tree".into(),
     })?;
     let parent = head(repo);
-    // The first commit of a state repo takes it as it is: its ledger and op files too.
+    // The first commit of a state repo takes it as it is: its ledger, op files and config too (a config
+    // left out was "edited, not committed" at every run after, audit 120).
     let first: Vec<&str>;
     let paths = if parent.is_none() {
         first = paths
             .iter()
             .copied()
             .chain(
-                ["ops", super::LEDGER_FILE]
-                    .into_iter()
-                    .filter(|p| !paths.contains(p)),
+                [
+                    "ops",
+                    super::LEDGER_FILE,
+                    crate::config::FILE_NAME,
+                    ".gitignore",
+                ]
+                .into_iter()
+                .filter(|p| !paths.contains(p)),
             )
             .collect();
         first.as_slice()
