@@ -542,6 +542,8 @@ pub fn apply_pending(
                 ),
             });
         for op in &file.ops {
+            // What changed on Gitea since the proposal, where this op would write over it.
+            let moved = moved_under(op, &file.seen, snapshot);
             let refused = not_in_force.clone().or_else(|| foreign_label(op)).or_else(|| {
                 (op.is_destructive() && approval.is_none()).then(|| Outcome::Skipped {
                     reason: format!(
@@ -554,6 +556,27 @@ pub fn apply_pending(
                     ),
                 })
             });
+            // A destructive op on an issue someone changed since (reassigned, retitled, reopened) is
+            // not what was approved: it is not carried out (audit 119: an issue retitled "NOT done" and
+            // reassigned was closed by a close proposed before). Any other op is written as approved,
+            // and the change it writes over is said.
+            let refused = refused.or_else(|| {
+                let (key, what) = moved.as_ref()?;
+                op.is_destructive().then(|| Outcome::Skipped {
+                    reason: format!(
+                        "{key} changed on Gitea after this was proposed ({what}): {} is not carried out \
+                         over a change its approval did not see; propose it again if it still holds",
+                        op.name()
+                    ),
+                })
+            });
+            if let (Some((key, what)), None) = (&moved, &refused) {
+                tracing::warn!(
+                    "{}: {key} changed on Gitea after this was proposed ({what}); the approved change is \
+                     written over it",
+                    file.id
+                );
+            }
             let outcome = match refused {
                 Some(o) => {
                     checker.refused_before(op);
@@ -926,6 +949,78 @@ impl<'a> LedgerIndex<'a> {
         }
         Standing::InForce
     }
+}
+
+/// What happened on Gitea to the issue `op` changes after the proposal saw it (`seen`), where `op` would
+/// write over it, in words (`bjorn assigned, retitled by ann`); `None` for an op file without `seen`
+/// (written before it was kept) or nothing of the kind. Which events count is what the op changes: its
+/// labels' namespace for a label, the milestone for a milestone, the dependency for a dependency; for a
+/// close, who works on it, its title, and a reopening — none of which CommiTea writes, so its own
+/// approved changes are never taken for someone else's.
+fn moved_under(
+    op: &Op,
+    seen: &BTreeMap<String, u64>,
+    snapshot: &Snapshot,
+) -> Option<(String, String)> {
+    let key = op.issue()?.key()?;
+    let since = *seen.get(&key.to_string())?;
+    let issue = snapshot.issues.get(&key)?;
+    use crate::domain::EventKind as K;
+    let scope = |label: &str| label.split_once('/').map(|(s, _)| s.to_owned());
+    let counts = |e: &crate::domain::TimelineEvent| match op {
+        Op::SetPriority { .. } | Op::SetEstimate { .. } => {
+            let want = if matches!(op, Op::SetPriority { .. }) {
+                "p"
+            } else {
+                "est"
+            };
+            e.kind == K::Label && e.label.as_deref().and_then(scope).as_deref() == Some(want)
+        }
+        Op::RemoveLabel { label, .. } => e.kind == K::Label && e.label.as_deref() == Some(label),
+        Op::SetMilestone { .. } => e.kind == K::Milestone,
+        Op::AddDep { depends_on, .. } | Op::RemoveDep { depends_on, .. } => {
+            matches!(e.kind, K::AddDependency | K::RemoveDependency)
+                && e.dependency.is_some()
+                && e.dependency == depends_on.key()
+        }
+        Op::CloseIssue { .. } => matches!(e.kind, K::Assignees | K::ChangeTitle | K::Reopen),
+        Op::CreateIssue { .. } | Op::SetMilestoneDue { .. } | Op::SetDeadlineHard { .. } => false,
+    };
+    let mut events: Vec<&crate::domain::TimelineEvent> = issue
+        .timeline
+        .iter()
+        .filter(|e| e.id > since && counts(e))
+        .collect();
+    events.sort_by_key(|e| (e.created_at, e.id));
+    let words: Vec<String> = events
+        .iter()
+        .map(|e| {
+            let what = match (&e.kind, e.removed) {
+                (K::Label, false) => format!("{} given", e.label.as_deref().unwrap_or("a label")),
+                (K::Label, true) => {
+                    format!("{} taken off", e.label.as_deref().unwrap_or("a label"))
+                }
+                (K::Assignees, false) => {
+                    format!("{} assigned", e.assignee.as_deref().unwrap_or("someone"))
+                }
+                (K::Assignees, true) => {
+                    format!("{} unassigned", e.assignee.as_deref().unwrap_or("someone"))
+                }
+                (K::ChangeTitle, _) => "retitled".to_owned(),
+                (K::Reopen, _) => "reopened".to_owned(),
+                (K::Milestone, _) => "its milestone changed".to_owned(),
+                (K::AddDependency, _) => "the dependency added".to_owned(),
+                (K::RemoveDependency, _) => "the dependency removed".to_owned(),
+                _ => "changed".to_owned(),
+            };
+            format!(
+                "{what} by {} {}",
+                e.user,
+                e.created_at.format("%Y-%m-%d %H:%M UTC")
+            )
+        })
+        .collect();
+    (!words.is_empty()).then(|| (key.to_string(), crate::prose::and_list(&words)))
 }
 
 /// How far ahead of the server's clock the clock of whoever committed an op file may be, and an issue the

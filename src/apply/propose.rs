@@ -377,6 +377,29 @@ pub fn propose(cx: &Context<'_>) -> Result<Vec<Proposed>, ProposeError> {
     if proposals.is_empty() {
         return Ok(Vec::new());
     }
+    // The consequence is computed on the checkout's snapshot with the branch's ledger: a checkout behind
+    // the branch's last run gives numbers of an older world (audit 119: +29 working days where the
+    // branch gave +113), until the next run rebuilds the pull request. Said, with the way to the branch's.
+    let older = crate::state::git::differences(
+        &repo,
+        base,
+        crate::state::SNAPSHOT_DIR,
+        crate::state::is_snapshot_file,
+    )?;
+    if !older.is_empty() {
+        tracing::warn!(
+            "the checkout's snapshot is not {}'s ({} {}): the pull requests' consequences are \
+             computed on it until the next run rebuilds them; {} first for the branch's numbers",
+            cx.config.approvals.branch,
+            crate::prose::count(older.len(), "file", "files"),
+            if older.len() == 1 {
+                "differs"
+            } else {
+                "differ"
+            },
+            pull_hint(cx.config)
+        );
+    }
     // Nothing is pushed before the pull requests are known to have a home: a state repo the server does
     // not have would otherwise fail after a branch (or the branch itself) had been pushed.
     if !cx.client.has_token() {
@@ -1250,6 +1273,7 @@ mod tests {
                 approved: false,
                 destructive: false,
                 directive: None,
+                seen: Default::default(),
                 ops: vec![op.clone()],
                 summary: String::new(),
                 consequence: Vec::new(),

@@ -505,6 +505,7 @@ fn op_file(id: &str, at: DateTime<Utc>, by: &str, ops: Vec<Op>) -> OpFile {
         approved: destructive,
         destructive,
         directive: None,
+        seen: Default::default(),
         ops,
         summary: NO_CONSEQUENCE.to_owned(),
         consequence: Vec::new(),

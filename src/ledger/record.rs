@@ -436,6 +436,7 @@ fn record(
                 params: new.params.to_inline_json(),
                 rationale: new.rationale.clone(),
             }),
+            seen: crate::ops::seen(&ops, &snapshot),
             ops,
             summary: detail.summary.clone(),
             consequence: pairs.clone(),

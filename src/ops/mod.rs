@@ -508,6 +508,19 @@ impl DirectiveRecord {
     }
 }
 
+/// Each issue `ops` change, with the id of the last event of its timeline in `snapshot` (0 when it has none),
+/// for an op file's `seen`: an event after it happened on Gitea after the proposal.
+pub fn seen(ops: &[Op], snapshot: &crate::state::Snapshot) -> BTreeMap<String, u64> {
+    ops.iter()
+        .filter_map(|op| op.issue()?.key())
+        .filter_map(|key| {
+            let issue = snapshot.issues.get(&key)?;
+            let last = issue.timeline.iter().map(|e| e.id).max().unwrap_or(0);
+            Some((key.to_string(), last))
+        })
+        .collect()
+}
+
 /// An op file, `ops/pending/ID.yaml`: the changes one call or one directive proposes to Gitea, with their
 /// consequence. The one format for every source; `ops/applied/ID.yaml` adds what happened.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -533,6 +546,10 @@ pub struct OpFile {
     /// The directive it carries out, for `source: directive`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub directive: Option<DirectiveRecord>,
+    /// Each issue its ops change, with the last event of its Gitea timeline the proposal saw (0: none):
+    /// what happens on Gitea after it is not what was approved ([`seen`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub seen: BTreeMap<String, u64>,
     /// The accepted ops, issues named in full.
     pub ops: Vec<Op>,
     /// The consequence's one-line summary.
@@ -578,6 +595,7 @@ impl OpFile {
                     model: false,
                     approved: false,
                     directive: Some(old.directive),
+                    seen: BTreeMap::new(),
                     ops: old.ops,
                     summary: old.summary,
                     consequence: old.consequence,

@@ -178,6 +178,7 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
         approved: input.approved,
         destructive: ops.iter().any(Op::is_destructive),
         directive: None,
+        seen: ops::seen(&ops, &snapshot),
         ops,
         summary: detail.summary.clone(),
         consequence: crate::ledger::record::pairs(&detail),

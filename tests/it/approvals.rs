@@ -2695,6 +2695,158 @@ fn propose_close(s: &Setup, key: &IssueKey) -> (String, u64) {
     (words[0].to_owned(), words[2].parse().unwrap())
 }
 
+/// Someone's edit of `key` on Gitea (`PATCH` of the issue with `body`), as the engineer makes one.
+fn edit_on_gitea(s: &Setup, key: &IssueKey, body: Value) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let status = reqwest::blocking::Client::new()
+        .patch(format!(
+            "{}/api/v1/repos/{}/issues/{}",
+            s.emu.url(),
+            key.repo,
+            key.number
+        ))
+        .header("Authorization", format!("token {TOKEN}"))
+        .json(&body)
+        .send()
+        .unwrap()
+        .status();
+    assert!(status.is_success(), "{status}");
+}
+
+/// A proposal from a checkout behind the branch's last run is computed on the checkout's older snapshot:
+/// said, with the way to the branch's (audit 119: +29 working days where the branch gave +113).
+#[test]
+fn propose_from_a_checkout_behind_the_last_run_says_its_numbers_are_of_an_older_snapshot() {
+    let s = setup(&DemoSpec::scaled(40));
+    let [a, b] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    let pm = pm_clone(&s);
+    git(&pm, &["checkout", "-q", "-B", "main", "origin/main"]);
+    edit_on_gitea(&s, &b, serde_json::json!({"title": "Renamed on Gitea"}));
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    s.directive(
+        &pm,
+        "reprioritize",
+        "A first.",
+        &a.to_string(),
+        r#"{"priority": 0}"#,
+    );
+    let out = s.commitea(&pm, &["propose"]);
+    ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the checkout's snapshot is not main's (2 files differ)")
+            && stderr.contains("git pull --rebase --autostash origin main"),
+        "{stderr}"
+    );
+    // Up to date, nothing is said.
+    git(
+        &pm,
+        &["pull", "-q", "--rebase", "--autostash", "origin", "main"],
+    );
+    s.directive(
+        &pm,
+        "reprioritize",
+        "B first.",
+        &b.to_string(),
+        r#"{"priority": 0}"#,
+    );
+    let out = s.commitea(&pm, &["propose"]);
+    ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("snapshot is not"), "{stderr}");
+}
+
+/// Approved ops over changes made on Gitea after the proposal: a close of an issue someone reassigned and
+/// retitled since is not carried out, and says why; a priority over one given since is written as approved,
+/// and the change it writes over is said (audit 119: an issue retitled "NOT done" and reassigned was closed
+/// by a close proposed before, without a word).
+#[test]
+fn an_approved_op_over_a_change_made_on_gitea_since_is_held_or_said() {
+    let s = setup(&DemoSpec::scaled(40));
+    let [closing, prio] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    let target = ["p/1", "p/3"]
+        .into_iter()
+        .find(|p| !s.issue(&prio).labels.iter().any(|l| l == p))
+        .unwrap();
+    let input = format!(
+        r#"{{"ops":[{{"op":"set_priority","issue":"{prio}","priority":"{target}"}},{{"op":"close_issue","issue":"{closing}"}}],"approved":true}}"#
+    );
+    ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
+    let file = std::fs::read_to_string(s.work.join("ops/pending/C-0001.yaml")).unwrap();
+    assert!(
+        file.contains("\nseen:\n") && file.contains(&format!("\n  {closing}: ")),
+        "{file}"
+    );
+    let out = ok(&s.commitea(&s.work, &["propose"]));
+    assert!(out.contains("C-0001 pull-request 1"), "{out}");
+
+    // The engineer, on Gitea, after the proposal.
+    let someone = s
+        .snapshot
+        .issues
+        .values()
+        .flat_map(|i| i.assignees.iter())
+        .find(|a| !s.issue(&closing).assignees.contains(a))
+        .unwrap()
+        .clone();
+    edit_on_gitea(
+        &s,
+        &closing,
+        serde_json::json!({"title": "Taken over, NOT done", "assignees": [someone]}),
+    );
+    let http = reqwest::blocking::Client::new();
+    let labels: Value = http
+        .get(format!("{}/api/v1/repos/{}/labels", s.emu.url(), prio.repo))
+        .header("Authorization", format!("token {TOKEN}"))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    let p0 = labels
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "p/0")
+        .unwrap()["id"]
+        .clone();
+    let status = http
+        .post(format!(
+            "{}/api/v1/repos/{}/issues/{}/labels",
+            s.emu.url(),
+            prio.repo,
+            prio.number
+        ))
+        .header("Authorization", format!("token {TOKEN}"))
+        .json(&serde_json::json!({ "labels": [p0] }))
+        .send()
+        .unwrap()
+        .status();
+    assert!(status.is_success(), "{status}");
+
+    s.emu.merge_pull(&state_repo(), 1, "pat").unwrap();
+    check_out_main(&s);
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "C-0001: {prio} changed on Gitea after this was proposed (p/0 given by "
+        )) && stderr.contains("the approved change is written over it"),
+        "{stderr}"
+    );
+    assert_eq!(s.issue(&closing).state, OpenState::Open, "{stderr}");
+    assert!(s.issue(&prio).labels.contains(&target.to_owned()));
+    let applied = s.on_branch("main", "ops/applied/C-0001.yaml").unwrap();
+    assert!(
+        applied.contains(&format!(
+            "{closing} changed on Gitea after this was proposed (retitled by "
+        )) && applied.contains(&format!("{someone} assigned by "))
+            && applied
+                .contains("close_issue is not carried out over a change its approval did not see"),
+        "{applied}"
+    );
+}
+
 /// Two merged proposals giving one issue two priorities: the one merged last is what Gitea ends with,
 /// whatever their ids (audit 94: applied in file-name order, the earlier merge won).
 #[test]

@@ -450,20 +450,27 @@ fn a_directive_op_file_is_the_one_op_file_format_and_the_old_one_still_reads() {
         text.starts_with(&format!("id: {}\nsource: directive\n", out.directive_id)),
         "{text}"
     );
-    // The format before one op-file format: no source, approved or destructive.
+    assert!(!file.seen.is_empty(), "{text}");
+    // The format before one op-file format: no source, approved, destructive or seen.
+    let mut in_seen = false;
     let legacy: String = text
         .lines()
         .filter(|l| {
-            !["source:", "approved:", "destructive:"]
-                .iter()
-                .any(|k| l.starts_with(k))
+            in_seen = l.starts_with("seen:") || (in_seen && l.starts_with("  "));
+            !in_seen
+                && !["source:", "approved:", "destructive:"]
+                    .iter()
+                    .any(|k| l.starts_with(k))
         })
         .map(|l| format!("{l}\n"))
         .collect();
     std::fs::write(&path, &legacy).unwrap();
     assert_eq!(
         OpFile::read(&layout, &path).unwrap(),
-        file,
+        OpFile {
+            seen: Default::default(),
+            ..file
+        },
         "migrated on read"
     );
     let view = commitea::views::directives::load(&layout, None).unwrap();

@@ -257,6 +257,7 @@ pub fn op_file_round_trips(ops: Vec<commitea::ops::Op>, by: Option<String>) -> R
         approved: true,
         destructive: ops.iter().any(commitea::ops::Op::is_destructive),
         directive: None,
+        seen: [("acme/api#3".to_owned(), 12)].into_iter().collect(),
         ops,
         summary: "a summary".into(),
         consequence: Vec::new(),
