@@ -588,14 +588,15 @@ pub fn table(report: &BacktestReport) -> String {
     for p in &report.by_pace {
         let s = &p.scores;
         out.push_str(&format!(
-            "{COMMITEA} where the pace {} after the cut: {} cuts, n={}  p80 {}  when dated (n {})  p50 {}  p80 {}\n",
+            "{COMMITEA} where the pace {} after the cut: {} cuts, n={}  p80 {}  when dated: p50 {} (n {})  p80 {} (n {})\n",
             p.pace.as_str(),
             s.n_cuts,
             s.n,
             m(s.coverage[2]),
-            s.n_dated[2],
             m(s.dated_coverage[1]),
+            s.n_dated[1],
             m(s.dated_coverage[2]),
+            s.n_dated[2],
         ));
     }
     out

@@ -256,7 +256,7 @@ pub struct PaceRow {
     pub dated_coverage: Vec<String>,
 }
 
-fn pace_rows(c: &crate::views::calibration::CalibrationView) -> Vec<PaceRow> {
+pub(super) fn pace_rows(c: &crate::views::calibration::CalibrationView) -> Vec<PaceRow> {
     let Some(b) = &c.backtest else {
         return Vec::new();
     };
@@ -269,14 +269,17 @@ fn pace_rows(c: &crate::views::calibration::CalibrationView) -> Vec<PaceRow> {
             },
             cuts: p.cuts,
             n: p.score.n,
-            coverage80: interval_pct(&p.score.coverage.get(2).copied().flatten()),
+            // Under ten forecasts a share is its count, as in every other table of the page (audit 118:
+            // "100% (44–100%)" over 3).
+            coverage80: share_of(&p.score.coverage.get(2).copied().flatten(), p.score.n),
             n_dated80: p.score.n_dated.get(2).copied().unwrap_or(0),
             dated_coverage: p
                 .score
                 .dated_coverage
                 .iter()
+                .enumerate()
                 .skip(1)
-                .map(interval_pct)
+                .map(|(i, c)| share_of(c, p.score.n_dated.get(i).copied().unwrap_or(0)))
                 .collect(),
         })
         .collect()

@@ -847,6 +847,28 @@ fn the_calibration_page_publishes_the_hit_rates() {
 }
 
 #[test]
+fn a_pace_row_of_few_dated_forecasts_says_its_counts_not_a_share() {
+    // Audit 118: "100% (44–100%)" over 3 dated p80s, where the table above says "6 of 8".
+    let mut d = data();
+    let b = d.calibration.backtest.as_mut().unwrap();
+    let fell = b
+        .by_pace
+        .iter_mut()
+        .find(|p| p.pace == crate::backtest::Pace::Fell)
+        .unwrap();
+    fell.score.n_dated = vec![0, 3, 3];
+    fell.score.dated_coverage = vec![None, Some([2.0 / 3.0, 0.2, 0.9]), Some([1.0, 0.44, 1.0])];
+    let rows = super::pages::pace_rows(&d.calibration);
+    let row = rows
+        .iter()
+        .find(|r| r.after == "slowed by more than a quarter")
+        .unwrap();
+    assert_eq!(row.dated_coverage, ["2 of 3", "3 of 3"]);
+    let held = rows.iter().find(|r| r.after == "kept its pace").unwrap();
+    assert_eq!(held.dated_coverage[1], "77% (67–82%)");
+}
+
+#[test]
 fn the_pace_note_blames_a_slowdown_only_where_the_intervals_part_and_a_side_misses() {
     // Audit 111: "Fewer dated p80s held where the team slowed (82% of 66, against 90% of 77)", though
     // both held more than promised and their intervals overlapped widely.
