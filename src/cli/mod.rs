@@ -154,9 +154,27 @@ pub(crate) type CommandResult = Result<(), CommandError>;
 /// The state repo argument every command on a state repo takes.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct StateArg {
-    /// The state repo.
-    #[arg(long, short = 's', default_value = ".", env = "COMMITEA_STATE")]
+    /// The state repo; default: the current folder, or the nearest one above it with a commitea.yaml
+    /// (a command run inside `snapshot/` finds its state repo, as git finds its repository).
+    #[arg(long, short = 's', default_value = ".", env = "COMMITEA_STATE", value_parser = state_dir)]
     pub state: PathBuf,
+}
+
+/// The state repo `-s` names: `.` without a `commitea.yaml` is the nearest folder above with one (audit 120:
+/// `plan` inside `snapshot/` said to start a state repo there with `commitea init`); any other path, or
+/// none found above, is taken as given, and is said not to be a state repo if it is not.
+fn state_dir(arg: &str) -> Result<PathBuf, String> {
+    let given = PathBuf::from(arg);
+    if arg != "." || crate::config::Config::path_in(&given).exists() {
+        return Ok(given);
+    }
+    let found = std::env::current_dir().ok().and_then(|here| {
+        here.ancestors()
+            .skip(1)
+            .find(|d| crate::config::Config::path_in(d).exists())
+            .map(std::path::Path::to_path_buf)
+    });
+    Ok(found.unwrap_or(given))
 }
 
 /// What every forecasting command takes: the day zero, the seed and the trial count.

@@ -163,10 +163,25 @@ impl From<crate::model::ModelError> for ToolError {
 impl ToolError {
     /// Whether the caller's input is at fault (exit code 2 on the CLI), rather than the state repo.
     pub fn is_input(&self) -> bool {
-        matches!(
-            self,
-            Self::UnknownTool(_) | Self::BadJson(_) | Self::Invalid { .. } | Self::NoModel(_)
-        )
+        match self {
+            Self::UnknownTool(_) | Self::BadJson(_) | Self::Invalid { .. } | Self::NoModel(_) => {
+                true
+            }
+            // A setting refused (commitea.yaml, a COMMITEA_* variable) is the caller's input, as it is
+            // for `plan` and `run` (audit 120: `tool` exited 1 where the README says 2).
+            Self::State(e) => {
+                e.downcast_ref::<crate::config::ConfigError>().is_some()
+                    || matches!(
+                        e.downcast_ref::<crate::pipeline::PipelineError>(),
+                        Some(crate::pipeline::PipelineError::Config(_))
+                    )
+                    || matches!(
+                        e.downcast_ref::<crate::ledger::record::RecordError>(),
+                        Some(crate::ledger::record::RecordError::Config(_))
+                    )
+            }
+            Self::Model(_) | Self::Cancelled => false,
+        }
     }
 
     /// The error as a JSON object, for callers that want structure: `{error: {kind, message, path?}}`.

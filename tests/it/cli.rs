@@ -390,6 +390,47 @@ fn bad_usage_exits_2_and_a_missing_snapshot_says_what_to_do() {
     assert!(out.stdout.is_empty());
 }
 
+/// Run inside a folder of the state repo, a command finds the state repo above it, as git does (audit 120:
+/// `plan` inside `snapshot/` said to start one there with `commitea init`); a setting refused exits 2
+/// from `tool` as from `plan`.
+#[test]
+fn a_command_inside_the_state_repo_finds_it_and_a_refused_setting_exits_2_everywhere() {
+    let (_tmp, dir) = quick_demo();
+    let inside = dir.join("snapshot/issues");
+    let out = commitea(&["plan", "--trials", "100"], &inside);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Public API v2"),
+        "{out:?}"
+    );
+    let out = commitea(&["tool", "query_project", r#"{"view":"focus"}"#], &inside);
+    assert!(out.status.success(), "{out:?}");
+    // A folder given by name is taken as given.
+    let out = commitea(&["plan", "-s", "issues"], &dir.join("snapshot"));
+    assert!(!out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is not a CommiTea state repo"),
+        "{out:?}"
+    );
+    for args in [
+        &["plan"][..],
+        &["tool", "query_project", r#"{"view":"focus"}"#],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+            .args(args)
+            .current_dir(&dir)
+            .env_remove("COMMITEA_STATE")
+            .env("COMMITEA_FORECAST_TRIALS", "abc")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("COMMITEA_FORECAST_TRIALS"),
+            "{args:?}: {out:?}"
+        );
+    }
+}
+
 #[test]
 fn plan_and_render_work_on_a_state_repo() {
     let tmp = tempfile::tempdir().unwrap();
