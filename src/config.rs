@@ -76,6 +76,18 @@ pub enum ConfigError {
     /// The file is not valid: syntax, an unknown key, or a bad value.
     #[error(transparent)]
     Invalid(#[from] YamlError),
+    /// The file sets nothing beside a snapshot of repositories: emptied by accident (a truncated write, a
+    /// merge gone wrong), not "no settings" (audit 120: a run committed a forecast with no team).
+    #[error(
+        "{FILE_NAME} sets nothing (it is empty, or only comments), but the snapshot holds {repos}: a run or a \
+         sync would forecast them with no team and nothing to sync. Put the committed file back with `git \
+         checkout HEAD -- {FILE_NAME}` (or write its settings), then run again; nothing was synced or \
+         committed"
+    )]
+    Blank {
+        /// The snapshot's repositories, in words.
+        repos: String,
+    },
     /// An environment override does not fit its key.
     #[error("environment variable {var}: {message}")]
     Env {
@@ -974,13 +986,16 @@ impl Config {
 
     /// Parses config text; `file` names it in errors.
     pub fn parse(text: &str, file: &Path) -> Result<Self, ConfigError> {
-        // An empty document (`~`, `null`) is no settings, as an empty file is.
-        if text.trim().is_empty()
-            || yaml_serde::from_str::<yaml_serde::Value>(text).is_ok_and(|v| v.is_null())
-        {
+        if Self::is_blank(text) {
             return Ok(Self::default());
         }
         Ok(yamlfile::parse(text, file)?)
+    }
+
+    /// Whether config text sets nothing: empty, only comments, or an empty document (`~`, `null`).
+    pub(crate) fn is_blank(text: &str) -> bool {
+        text.trim().is_empty()
+            || yaml_serde::from_str::<yaml_serde::Value>(text).is_ok_and(|v| v.is_null())
     }
 
     /// Resolves the config of a state repo: defaults < `commitea.yaml` < `COMMITEA_*` env < overrides.

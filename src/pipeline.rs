@@ -1979,6 +1979,20 @@ fn lock_for_sync(
     layout: &Layout,
 ) -> Result<crate::state::lock::StateLock, PipelineError> {
     let lock = lock(opts, layout)?;
+    let config = crate::state::read_text_file(&Config::path_in(layout.root())).unwrap_or_default();
+    if Config::is_blank(&config) {
+        let repos = crate::state::synced_repositories(layout)?;
+        if !repos.is_empty() {
+            let mut named: Vec<String> = repos.iter().take(3).map(ToString::to_string).collect();
+            if repos.len() > 3 {
+                named.push(format!("{} more", repos.len() - 3));
+            }
+            return Err(ConfigError::Blank {
+                repos: crate::prose::and_list(&named),
+            }
+            .into());
+        }
+    }
     // A run that does not commit is checked too: what it writes is listed as Gitea's word, and a hand
     // edit it carried over would be listed with it (audit 117).
     if !layout.root().join(".git").exists() {

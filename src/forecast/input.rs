@@ -504,11 +504,19 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
                 crate::engine::fate::MIN_EVENTS
             )
         } else {
+            // A day zero before the first issue (`--now` in the past) has no history at all, not a
+            // negative one (audit 120: "covers -2310 days").
+            let covered = if history > 0 {
+                format!(
+                    "the history covers {}, less than the {min_days} it needs",
+                    count(history, "day", "days")
+                )
+            } else {
+                format!("day zero comes before the history begins, and it needs {min_days} days of it")
+            };
             format!(
-                "the abandonment model is off: the history covers {}, less than the {min_days} it \
-                 needs to learn a closing rate (forecast.abandonment_min_history_days); every open issue is \
-                 assumed to be done some day",
-                count(history, "day", "days")
+                "the abandonment model is off: {covered} to learn a closing rate \
+                 (forecast.abandonment_min_history_days); every open issue is assumed to be done some day"
             )
         });
     } else if fate.events < crate::engine::fate::MIN_EVENTS {

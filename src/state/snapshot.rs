@@ -329,6 +329,19 @@ fn read_yaml<T: serde::de::DeserializeOwned>(
     Ok(yamlfile::parse(&read_text(path)?, layout.rel(path))?)
 }
 
+/// The repositories the snapshot holds (`meta.yaml`), none where there is no snapshot yet.
+pub fn synced_repositories(layout: &Layout) -> Result<Vec<RepoName>, StateError> {
+    let path = layout.snapshot_dir().join("meta.yaml");
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    Ok(read_meta(layout, &path)?
+        .repositories
+        .into_iter()
+        .map(|r| r.name)
+        .collect())
+}
+
 /// Reads `meta.yaml`, refusing a newer format before its fields are read: a newer format may have fields
 /// this CommiTea does not know, and "unknown field" would not say what to do.
 fn read_meta(layout: &Layout, path: &Path) -> Result<Meta, StateError> {

@@ -412,6 +412,13 @@ fn a_command_inside_the_state_repo_finds_it_and_a_refused_setting_exits_2_everyw
         String::from_utf8_lossy(&out.stderr).contains("is not a CommiTea state repo"),
         "{out:?}"
     );
+    // A day zero before the history is said as such, not as a history of negative length.
+    let out = commitea(&["plan", "--now", "2020-01-01", "--trials", "100"], &dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("day zero comes before the history begins") && !stderr.contains("covers -"),
+        "{stderr}"
+    );
     for args in [
         &["plan"][..],
         &["tool", "query_project", r#"{"view":"focus"}"#],
@@ -429,6 +436,30 @@ fn a_command_inside_the_state_repo_finds_it_and_a_refused_setting_exits_2_everyw
             "{args:?}: {out:?}"
         );
     }
+}
+
+/// A commitea.yaml emptied beside a snapshot of repositories is refused by run and sync, with the way
+/// back, and nothing is committed (audit 120: a run committed a forecast with no team).
+#[test]
+fn an_emptied_config_beside_a_snapshot_is_refused_not_read_as_no_settings() {
+    let (_tmp, dir) = quick_demo();
+    let head = git_out(&dir, &["rev-parse", "HEAD"]);
+    for text in ["", "# settings to come\n", "~\n"] {
+        std::fs::write(dir.join("commitea.yaml"), text).unwrap();
+        for args in [&["run", "--offline"][..], &["sync"]] {
+            let out = commitea(args, &dir);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?} {text:?}: {stderr}");
+            assert!(
+                stderr.contains(
+                    "commitea.yaml sets nothing (it is empty, or only comments), but the \
+                                 snapshot holds acme/api, acme/web and acme/mobile"
+                ) && stderr.contains("git checkout HEAD -- commitea.yaml"),
+                "{stderr}"
+            );
+        }
+    }
+    assert_eq!(git_out(&dir, &["rev-parse", "HEAD"]), head);
 }
 
 #[test]
