@@ -861,12 +861,12 @@ impl Standing {
     pub fn waits(&self, id: &str) -> Option<String> {
         let ledger = crate::state::LEDGER_FILE;
         let fix = format!(
-            "it stays pending, none of its ops carried out, until {ledger} holds in force under {id} the              directive the file was written for (renumber the other entry, or remove the file)"
+            "it stays pending, none of its ops carried out, until {ledger} holds in force under {id} the directive the file was written for (renumber the other entry, or remove the file)"
         );
         match self {
             Self::NoDirective | Self::InForce | Self::NotInForce { .. } => None,
             Self::Twice { lines } => Some(format!(
-                "carries out directive {id}, which {ledger} has {} times (lines {}), so which one it is                  cannot be told: {fix}",
+                "carries out directive {id}, which {ledger} has {} times (lines {}), so which one it is cannot be told: {fix}",
                 lines.len(),
                 crate::prose::and_list(&lines.iter().map(ToString::to_string).collect::<Vec<_>>())
             )),
@@ -875,7 +875,7 @@ impl Standing {
                 ledger: l,
                 file,
             } => Some(format!(
-                "was written for directive {id} \"{file}\", but {ledger} line {line}'s {id} is \"{l}\":                  {fix}"
+                "was written for directive {id} \"{file}\", but {ledger} line {line}'s {id} is \"{l}\": {fix}"
             )),
             Self::Missing => Some(format!(
                 "carries out directive {id}, which {ledger} does not have: {fix}"
@@ -1309,7 +1309,7 @@ impl<'a> Writer<'a> {
                     return Ok(Outcome::Failed {
                         status: Some(403),
                         message: format!(
-                            "Gitea answered but kept {key}'s milestone ({}): the token's user may not write                              the issues of {} (an issue's author who may not can change its title, body and                              state only)",
+                            "Gitea answered but kept {key}'s milestone ({}): the token's user may not write the issues of {} (an issue's author who may not can change its title, body and state only)",
                             kept.map_or_else(|| "none".to_owned(), |m| m.to_string()),
                             key.repo
                         ),

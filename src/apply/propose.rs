@@ -380,12 +380,20 @@ pub fn propose(cx: &Context<'_>) -> Result<Vec<Proposed>, ProposeError> {
     // The consequence is computed on the checkout's snapshot with the branch's ledger: a checkout behind
     // the branch's last run gives numbers of an older world (audit 119: +29 working days where the
     // branch gave +113), until the next run rebuilds the pull request. Said, with the way to the branch's.
-    let older = crate::state::git::differences(
-        &repo,
-        base,
-        crate::state::SNAPSHOT_DIR,
-        crate::state::is_snapshot_file,
-    )?;
+    // A checkout ahead of the branch (a run committed here and not pushed) has the newer snapshot: its
+    // numbers are not older, and a pull would change nothing (audit 121).
+    let ahead = crate::state::git::head(&repo)
+        .is_some_and(|head| crate::state::git::is_ancestor(&repo, base, head));
+    let older = if ahead {
+        Vec::new()
+    } else {
+        crate::state::git::differences(
+            &repo,
+            base,
+            crate::state::SNAPSHOT_DIR,
+            crate::state::is_snapshot_file,
+        )?
+    };
     if !older.is_empty() {
         tracing::warn!(
             "the checkout's snapshot is not {}'s ({} {}): the pull requests' consequences are \

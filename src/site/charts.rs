@@ -935,30 +935,38 @@ pub(crate) fn roadmap(
         );
     }
     s.push_str("</g>");
+    // The due dates and today under the lanes, so that a lane's name held in view over the bars is not
+    // crossed by them.
+    for (i, d) in dues.iter().enumerate() {
+        if d.due < scale.start || d.due > scale.end {
+            continue;
+        }
+        let x = scale.x(d.due);
+        let ly = HEAD + 14.0 + 20.0 * (i % 4) as f64;
+        let class = if d.hard { "due-line hard" } else { "due-line" };
+        let _ = write!(
+            s,
+            "<g><title>{} due {}{}</title><line class=\"{class}\" x1=\"{x}\" y1=\"{}\" x2=\"{x}\" y2=\"{bottom}\"/><text class=\"tick\" x=\"{}\" y=\"{ly}\" text-anchor=\"end\">{} ▾</text></g>",
+            esc(&d.title),
+            d.due,
+            if d.hard { " (hard)" } else { "" },
+            ly + 4.0,
+            x + 4.0,
+            esc(&crate::prose::clip(&d.title, 28))
+        );
+    }
+    let tx = scale.x(today);
+    let _ = write!(
+        s,
+        "<line class=\"today\" x1=\"{tx}\" y1=\"{HEAD}\" x2=\"{tx}\" y2=\"{bottom}\"/><text class=\"today-label\" x=\"{tx}\" y=\"{}\">today</text>",
+        height - 6.0
+    );
     let mut y = lanes_top;
     for ((lane, rows), lh) in lanes.iter().zip(&packed).zip(&heights) {
         let _ = write!(
             s,
             "<g class=\"lane\"><line class=\"grid\" x1=\"0\" y1=\"{y}\" x2=\"{W}\" y2=\"{y}\"/>"
         );
-        let name = esc(&crate::prose::clip(&lane.person, 16));
-        match &lane.href {
-            Some(h) => {
-                let _ = write!(
-                    s,
-                    "<a href=\"{}\"><text class=\"label\" x=\"0\" y=\"{}\">{name}</text></a>",
-                    esc(h),
-                    y + 18.0
-                );
-            }
-            None => {
-                let _ = write!(
-                    s,
-                    "<text class=\"label\" x=\"0\" y=\"{}\">{name}</text>",
-                    y + 18.0
-                );
-            }
-        }
         for (from, to) in &lane.off {
             if *to < scale.start || *from > scale.end {
                 continue;
@@ -1018,33 +1026,33 @@ pub(crate) fn roadmap(
                 }
             }
         }
+        // The lane's name last, over its own background, held in view as the chart scrolls (charts.js).
+        let _ = write!(
+            s,
+            "<rect class=\"label-bg sticky\" x=\"0\" y=\"{y}\" width=\"{}\" height=\"{lh}\"/>",
+            scale.x0 - 4.0
+        );
+        let name = esc(&crate::prose::clip(&lane.person, 16));
+        match &lane.href {
+            Some(h) => {
+                let _ = write!(
+                    s,
+                    "<a class=\"sticky\" href=\"{}\"><text class=\"label\" x=\"0\" y=\"{}\">{name}</text></a>",
+                    esc(h),
+                    y + 18.0
+                );
+            }
+            None => {
+                let _ = write!(
+                    s,
+                    "<text class=\"label sticky\" x=\"0\" y=\"{}\">{name}</text>",
+                    y + 18.0
+                );
+            }
+        }
         s.push_str("</g>");
         y += lh;
     }
-    for (i, d) in dues.iter().enumerate() {
-        if d.due < scale.start || d.due > scale.end {
-            continue;
-        }
-        let x = scale.x(d.due);
-        let ly = HEAD + 14.0 + 20.0 * (i % 4) as f64;
-        let class = if d.hard { "due-line hard" } else { "due-line" };
-        let _ = write!(
-            s,
-            "<g><title>{} due {}{}</title><line class=\"{class}\" x1=\"{x}\" y1=\"{}\" x2=\"{x}\" y2=\"{bottom}\"/><text class=\"tick\" x=\"{}\" y=\"{ly}\" text-anchor=\"end\">{} ▾</text></g>",
-            esc(&d.title),
-            d.due,
-            if d.hard { " (hard)" } else { "" },
-            ly + 4.0,
-            x + 4.0,
-            esc(&crate::prose::clip(&d.title, 28))
-        );
-    }
-    let tx = scale.x(today);
-    let _ = write!(
-        s,
-        "<line class=\"today\" x1=\"{tx}\" y1=\"{HEAD}\" x2=\"{tx}\" y2=\"{bottom}\"/><text class=\"today-label\" x=\"{tx}\" y=\"{}\">today</text>",
-        height - 6.0
-    );
     s.push_str("</svg>");
     s
 }
@@ -1072,30 +1080,40 @@ pub(crate) fn reliability(methods: &[Reliability], title: &str) -> String {
         "<svg class=\"chart reliability\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-labelledby=\"rl-t\" xmlns=\"http://www.w3.org/2000/svg\"><title id=\"rl-t\">{}</title>",
         esc(title)
     );
+    // The y scale and its name, held in view as the chart scrolls (drawn last, see [`sticky_axis`]).
+    let mut axis = String::new();
     for p in [0.0, 0.1, 0.5, 0.8, 1.0] {
         let _ = write!(
             s,
-            "<line class=\"grid\" x1=\"{left}\" y1=\"{yy}\" x2=\"{}\" y2=\"{yy}\"/><text class=\"tick\" aria-hidden=\"true\" x=\"22\" y=\"{}\">{}</text><line class=\"grid\" x1=\"{xx}\" y1=\"{top}\" x2=\"{xx}\" y2=\"{}\"/><text class=\"tick\" aria-hidden=\"true\" x=\"{xx}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            "<line class=\"grid\" x1=\"{left}\" y1=\"{yy}\" x2=\"{}\" y2=\"{yy}\"/><line class=\"grid\" x1=\"{xx}\" y1=\"{top}\" x2=\"{xx}\" y2=\"{}\"/><text class=\"tick\" aria-hidden=\"true\" x=\"{xx}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
             w - right,
-            y(p) + 5.0,
-            pct_label(p),
             h - bottom,
             h - bottom + 20.0,
             pct_label(p),
             yy = y(p),
             xx = x(p)
         );
+        let _ = write!(
+            axis,
+            "<text class=\"tick\" aria-hidden=\"true\" x=\"22\" y=\"{}\">{}</text>",
+            y(p) + 5.0,
+            pct_label(p)
+        );
     }
+    let yc = y(0.5);
+    let _ = write!(
+        axis,
+        "<text class=\"tick\" aria-hidden=\"true\" x=\"14\" y=\"{yc}\" text-anchor=\"middle\" transform=\"rotate(-90 14 {yc})\">observed (share done by then)</text>"
+    );
     let _ = write!(
         s,
-        "<text class=\"tick\" aria-hidden=\"true\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">promised (p10, p50, p80)</text><text class=\"tick\" aria-hidden=\"true\" x=\"14\" y=\"{yc}\" text-anchor=\"middle\" transform=\"rotate(-90 14 {yc})\">observed (share done by then)</text><line class=\"diagonal\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
+        "<text class=\"tick\" aria-hidden=\"true\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">promised (p10, p50, p80)</text><line class=\"diagonal\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
         x(0.5),
         h - 6.0,
         x(0.0),
         y(0.0),
         x(1.0),
         y(1.0),
-        yc = y(0.5)
     );
     let shape = |i: usize, cx: f64, cy: f64| -> String {
         match i % 4 {
@@ -1149,6 +1167,7 @@ pub(crate) fn reliability(methods: &[Reliability], title: &str) -> String {
             esc(&crate::prose::clip(&m.name, 20))
         );
     }
+    s.push_str(&sticky_axis(left - 4.0, h - bottom + 6.0, &axis));
     s.push_str("</svg>");
     s
 }

@@ -9,7 +9,8 @@
 //   how many elements match), "select": [{"name": "person", "label": "vera"}, ...] (options chosen in
 //   the page's selects, by name, before the expectations are checked), and
 //   "scrolledOnPhone": [selector, ...] (chart boxes that must open scrolled to their content at 390 px,
-//   their scale and row labels in view and something they draw beside them),
+//   their scale and row labels in view and something they draw beside them), "heldOnPhone":
+//   [selector, ...] (chart boxes whose labels stay in view when scrolled by hand to their middle),
 //   "printed": [selector, ...] (what paper must show: the first element matching each is laid out and
 //   visible with print media, at 1440 px).
 import { chromium } from "playwright-core";
@@ -53,31 +54,38 @@ for (const width of [1440, 390]) {
       else if (x.lacks && text.includes(x.lacks)) problems.push(`${where}: ${x.selector} says "${text}", with "${x.lacks}"`);
     }
     // On a phone, a chart that marks where its content starts opens there, not on the empty stretch.
-    // Its scale and row labels stay in view, and some of what it draws is in view with them.
-    if (width < 800 && p.scrolledOnPhone) {
-      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-    }
-    for (const sel of width < 800 ? p.scrolledOnPhone || [] : []) {
-      const seen = await page.evaluate((s) => {
-        const box = document.querySelector(s);
-        if (box === null) return null;
-        const b = box.getBoundingClientRect();
-        const inside = (el) => { const r = el.getBoundingClientRect(); return r.left >= b.left - 0.5 && r.right <= b.right + 0.5; };
-        const meets = (el) => { const r = el.getBoundingClientRect(); return r.right > b.left && r.left < b.right; };
-        const held = [...box.querySelectorAll(".y-axis .tick, .sticky .label, .label.sticky")];
-        const marks = [...box.querySelectorAll(".range, .fan-dot, .cone-area")];
-        return {
-          left: box.scrollLeft,
-          held: held.length,
-          out: held.filter((el) => !inside(el)).map((el) => el.textContent).slice(0, 3),
-          marks: marks.filter(meets).length,
-        };
-      }, sel);
-      if (seen === null) { problems.push(`${where}: nothing matches ${sel}`); continue; }
-      if (!(seen.left > 0)) problems.push(`${where}: ${sel} is not scrolled to its content (scrollLeft ${seen.left})`);
+    // Its scale and row labels stay in view, and some of what it draws is in view beside them, clear of
+    // them; a chart scrolled by hand (heldOnPhone: to its middle) keeps its labels in view too.
+    const frames = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const look = (sel) => page.evaluate((s) => {
+      const box = document.querySelector(s);
+      if (box === null) return null;
+      const b = box.getBoundingClientRect();
+      const inside = (el) => { const r = el.getBoundingClientRect(); return r.left >= b.left - 0.5 && r.right <= b.right + 0.5; };
+      const held = [...box.querySelectorAll(".y-axis .tick, .sticky .label, .label.sticky")];
+      const clear = Math.max(b.left, ...held.map((el) => el.getBoundingClientRect().right));
+      const meets = (el) => { const r = el.getBoundingClientRect(); return r.right > clear + 4 && r.left < b.right; };
+      const marks = [...box.querySelectorAll(".range, .fan-dot, .cone-area, .gbar, .mark, .bar")];
+      return {
+        left: box.scrollLeft,
+        held: held.length,
+        out: held.filter((el) => !inside(el)).map((el) => el.textContent).slice(0, 3),
+        marks: marks.filter(meets).length,
+      };
+    }, sel);
+    const judge = (sel, seen, scrolled) => {
+      if (seen === null) { problems.push(`${where}: nothing matches ${sel}`); return; }
+      if (scrolled && !(seen.left > 0)) problems.push(`${where}: ${sel} is not scrolled to its content (scrollLeft ${seen.left})`);
       if (seen.held === 0) problems.push(`${where}: ${sel} has no scale or row label held in view`);
       if (seen.out.length) problems.push(`${where}: ${sel} scrolled its labels out of view: ${seen.out.join(", ")}`);
-      if (seen.marks === 0) problems.push(`${where}: ${sel} opens with nothing it draws in view`);
+      if (seen.marks === 0) problems.push(`${where}: ${sel} shows nothing it draws beside its labels`);
+    };
+    if (width < 800 && (p.scrolledOnPhone || p.heldOnPhone)) await frames();
+    for (const sel of width < 800 ? p.scrolledOnPhone || [] : []) judge(sel, await look(sel), true);
+    for (const sel of width < 800 ? p.heldOnPhone || [] : []) {
+      await page.evaluate((s) => { const b = document.querySelector(s); if (b) b.scrollLeft = (b.scrollWidth - b.clientWidth) / 2; }, sel);
+      await frames();
+      judge(sel, await look(sel), true);
     }
     if (width === 1440 && p.printed) {
       await page.emulateMedia({ media: "print" });

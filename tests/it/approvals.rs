@@ -2738,11 +2738,13 @@ fn propose_from_a_checkout_behind_the_last_run_says_its_numbers_are_of_an_older_
             && stderr.contains("git pull --rebase --autostash origin main"),
         "{stderr}"
     );
-    // Up to date, nothing is said.
+    // Up to date, or ahead of the branch with a run of its own not pushed, nothing is said (audit 121).
     git(
         &pm,
         &["pull", "-q", "--rebase", "--autostash", "origin", "main"],
     );
+    edit_on_gitea(&s, &a, serde_json::json!({"title": "Renamed again"}));
+    ok(&s.commitea(&pm, &["run"]));
     s.directive(
         &pm,
         "reprioritize",
