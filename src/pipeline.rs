@@ -2312,9 +2312,9 @@ pub(crate) fn commit_message(
 ) -> String {
     let r = &c.report;
     let mut msg = format!(
-        "commitea: forecast as of {} ({} open issues)\n",
+        "commitea: forecast as of {} ({})\n",
         r.as_of,
-        r.issues.len()
+        crate::prose::count(r.issues.len(), "open issue", "open issues")
     );
     // HEAD's forecast, read as the standup reads it: one committed in an earlier format has its
     // milestones' headlines moved into today's places, so an upgrade alone reports no move.

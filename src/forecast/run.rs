@@ -33,8 +33,8 @@ pub fn run_or_reuse(
     let digest = key::PlanDigest::new(plan, settings, mode);
     if let Some(c) = committed.filter(|c| key::matches(c, &digest, plan)) {
         tracing::info!(
-            "forecast: the committed forecast is reused, its inputs are unchanged ({} open issues)",
-            c.issues.len()
+            "forecast: the committed forecast is reused, its inputs are unchanged ({})",
+            crate::prose::count(c.issues.len(), "open issue", "open issues")
         );
         return (c.clone(), true);
     }
@@ -541,13 +541,17 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
     if !paced.is_empty() {
         warnings.push(format!(
             "{} {} forecast past the schedule's finish, which the team's hours allow: the work that stays is \
-             timed by how fast this project closed issues in the last year ({} while {} are open), slower \
+             timed by how fast this project closed issues in the last year ({} while {} open), slower \
              than the schedule. Closes made faster now move the dates earlier as they enter that rate \
              (the newest 90 days weigh more), not at once",
             crate::prose::and_list(&paced),
             if paced.len() == 1 { "is" } else { "are" },
             crate::prose::count(fate.events, "closed", "closed"),
-            open.len()
+            if open.len() == 1 {
+                "1 is".to_owned()
+            } else {
+                format!("{} are", open.len())
+            }
         ));
     }
 

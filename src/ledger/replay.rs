@@ -304,9 +304,19 @@ fn apply_one(
             // Written by hand, an estimate off the ladder drove the forecast that `record_directive`
             // refuses (audit 120); left out, it is said, and the other directives count.
             if !estimates.ladder.contains(estimate) {
+                let hours = estimate.hours(plan.workday_hours);
+                let nearest = estimates
+                    .ladder
+                    .iter()
+                    .min_by(|a, b| {
+                        (a.hours(plan.workday_hours) - hours)
+                            .abs()
+                            .total_cmp(&(b.hours(plan.workday_hours) - hours).abs())
+                    })
+                    .map_or_else(String::new, |r| format!(" ({r})"));
                 return Err(format!(
                     "{id}'s estimate \"{estimate}\" is not on the estimate ladder ({}), so the directive \
-                     is left out; write the nearest rung instead",
+                     is left out; write the nearest rung{nearest} instead",
                     estimates.ladder_words()
                 ));
             }

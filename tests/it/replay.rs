@@ -118,7 +118,7 @@ fn a_reestimate_off_the_ladder_is_left_out_and_said_and_the_next_still_counts() 
     assert!(
         problems[0].starts_with(
             "ledger line 1: D-0001's estimate \"9d\" is not on the estimate ladder (1h, 2h, 4h, 1d, \
-             2d, 3d, 1w, 2w), so the directive is left out; write the nearest rung instead"
+             2d, 3d, 1w, 2w), so the directive is left out; write the nearest rung (2w) instead"
         ),
         "{problems:?}"
     );
