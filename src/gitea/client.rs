@@ -49,12 +49,17 @@ pub(crate) const DEFAULT_MAX_RESPONSE_ITEMS: usize = 50;
 /// How many times a listing that changes while it is read is read (see [`Client::get_listing`]).
 const LISTING_READS: usize = 3;
 
-/// The first non-empty token among [`TOKEN_ENV_VARS`].
-pub(crate) fn token_from_env() -> Option<String> {
-    let (var, token) = TOKEN_ENV_VARS.iter().find_map(|v| {
+/// The first of [`TOKEN_ENV_VARS`] that holds a token, with the token.
+fn token_var() -> Option<(&'static str, String)> {
+    TOKEN_ENV_VARS.iter().find_map(|v| {
         let t = std::env::var(v).ok()?.trim().to_owned();
         (!t.is_empty()).then_some((*v, t))
-    })?;
+    })
+}
+
+/// The first non-empty token among [`TOKEN_ENV_VARS`].
+pub(crate) fn token_from_env() -> Option<String> {
+    let (var, token) = token_var()?;
     // The workflow sets COMMITEA_GITEA_TOKEN from the secret, empty when the secret is unset, and the
     // runner sets the job's own token under GITHUB_TOKEN and FORGEJO_TOKEN: that one reads only the
     // state repository, so every other one answered "not visible to the token" without saying why.
@@ -329,9 +334,14 @@ impl ClientError {
 
 /// What to do when no token, or the wrong one, was sent: said once for every error that needs it.
 fn set_token_hint(repo: &str) -> String {
+    // Which variable the token came from: one set earlier in the order shadows a right one set later
+    // (audit 120: a wrong COMMITEA_GITEA_TOKEN hid a right COMMITEA_TOKEN, and nothing said so).
+    let sent = token_var().map_or_else(String::new, |(var, _)| {
+        format!("the token sent was {var}'s, the first of them set; ")
+    });
     format!(
-        "set {} to an access token of this server that can read {repo} (in the shipped workflow: the \
-         repository secret COMMITEA_TOKEN)",
+        "{sent}set {} to an access token of this server that can read {repo} (in the shipped workflow: \
+         the repository secret COMMITEA_TOKEN)",
         token_vars_said()
     )
 }

@@ -419,7 +419,8 @@ fn a_missing_token_a_refused_one_a_wrong_scheme_and_a_login_page_are_each_said_o
 
     let stderr = run(&url, Some("tok-wrong"));
     assert!(
-        stderr.contains("the server refused the Gitea token"),
+        stderr.contains("the server refused the Gitea token")
+            && stderr.contains("the token sent was COMMITEA_GITEA_TOKEN's, the first of them set"),
         "{stderr}"
     );
 
