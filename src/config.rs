@@ -104,6 +104,15 @@ pub enum ConfigError {
         /// What is wrong.
         message: String,
     },
+    /// The file is YAML but no mapping of keys: a list, or a single value.
+    #[error(
+        "{FILE_NAME}: the file holds {what}, not settings: it is a mapping of keys (server:, repositories:, \
+         team:, …), as the README's example shows"
+    )]
+    NotMapping {
+        /// What it holds, in words.
+        what: &'static str,
+    },
     /// A value is well-formed but not allowed (checked after the file, the environment and the flags).
     #[error("{FILE_NAME}: {key}: {message}")]
     Value {
@@ -989,6 +998,18 @@ impl Config {
         if Self::is_blank(text) {
             return Ok(Self::default());
         }
+        // Said as what it is, not as serde's "invalid type: sequence, expected struct Config" (audit 120).
+        if let Ok(v) = yaml_serde::from_str::<yaml_serde::Value>(text)
+            && !v.is_mapping()
+        {
+            return Err(ConfigError::NotMapping {
+                what: if v.is_sequence() {
+                    "a list"
+                } else {
+                    "a single value"
+                },
+            });
+        }
         Ok(yamlfile::parse(text, file)?)
     }
 
@@ -1248,14 +1269,15 @@ impl Config {
                 let value: yaml_serde::Value =
                     yaml_serde::from_str(raw).map_err(|e| ConfigError::Env {
                         var: var.clone(),
-                        message: e.to_string(),
+                        message: crate::prose::type_words(&e.to_string()),
                     })?;
                 set_path(&mut tree, path, value);
                 let probe: Result<Config, _> = yaml_serde::from_value(tree.clone());
                 if let Err(e) = probe {
+                    // In words, as a file's value is said (audit 120: "expected u32").
                     return Err(ConfigError::Env {
                         var: var.clone(),
-                        message: e.to_string(),
+                        message: crate::prose::type_words(&e.to_string()),
                     });
                 }
             }
@@ -1821,6 +1843,19 @@ mod tests {
     }
 
     #[test]
+    fn a_file_that_is_no_mapping_is_said_as_what_it_holds() {
+        for (text, what) in [("- a\n- b\n", "a list"), ("hello\n", "a single value")] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(
+                err.starts_with(&format!(
+                    "commitea.yaml: the file holds {what}, not settings"
+                )),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
     fn bad_env_value_names_the_variable() {
         let mut c = Config::default();
         let err = c
@@ -1832,6 +1867,18 @@ mod tests {
             .to_string();
         assert!(
             err.starts_with("environment variable COMMITEA_FORECAST_TRIALS:"),
+            "{err}"
+        );
+        // Said in words, as a file's value is (audit 120: "expected u32").
+        let err = Config::default()
+            .apply_env(vec![(
+                "COMMITEA_FORECAST_TRIALS".to_string(),
+                "abc".to_string(),
+            )])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("expected a whole number from 0") && !err.contains("u32"),
             "{err}"
         );
         let mut c = Config::default();

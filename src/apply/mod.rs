@@ -966,15 +966,14 @@ fn moved_under(
     let since = *seen.get(&key.to_string())?;
     let issue = snapshot.issues.get(&key)?;
     use crate::domain::EventKind as K;
-    let scope = |label: &str| label.split_once('/').map(|(s, _)| s.to_owned());
     let counts = |e: &crate::domain::TimelineEvent| match op {
         Op::SetPriority { .. } | Op::SetEstimate { .. } => {
-            let want = if matches!(op, Op::SetPriority { .. }) {
-                "p"
+            let namespace = if matches!(op, Op::SetPriority { .. }) {
+                crate::domain::Priority::LABEL_PREFIX
             } else {
-                "est"
+                crate::domain::Estimate::LABEL_PREFIX
             };
-            e.kind == K::Label && e.label.as_deref().and_then(scope).as_deref() == Some(want)
+            e.kind == K::Label && e.label.as_deref().is_some_and(|l| l.starts_with(namespace))
         }
         Op::RemoveLabel { label, .. } => e.kind == K::Label && e.label.as_deref() == Some(label),
         Op::SetMilestone { .. } => e.kind == K::Milestone,
