@@ -436,7 +436,20 @@ pub fn apply_pending(
     let mut out = Vec::new();
     // What the files held back this run change (an issue, a milestone), and which file and how it is said.
     let mut held: BTreeMap<String, (String, String)> = BTreeMap::new();
-    for p in pending {
+    // The last file of this run to set each field (an issue's priority, a milestone's due date): an
+    // earlier file's op on it is not written first only to be written over (audit 119: est/3d then est/1w
+    // on Gitea in one run, both "applied").
+    let mut last_setter: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    for (i, p) in pending.iter().enumerate() {
+        if let Ok(f) = &p.file {
+            for op in &f.ops {
+                if let Some((field, _)) = field_of(op) {
+                    last_setter.insert(field, (i, f.id.clone()));
+                }
+            }
+        }
+    }
+    for (i, p) in pending.iter().enumerate() {
         let Ok(file) = &p.file else { continue };
         // A file about a repository the config no longer names waits whole: its ops are not wrong (the
         // issues are on the server), only out of this run's reach, and carried out half or used up as "not
@@ -544,7 +557,20 @@ pub fn apply_pending(
         for op in &file.ops {
             // What changed on Gitea since the proposal, where this op would write over it.
             let moved = moved_under(op, &file.seen, snapshot);
-            let refused = not_in_force.clone().or_else(|| foreign_label(op)).or_else(|| {
+            let superseded = field_of(op).and_then(|(field, what)| {
+                let (_, later) = last_setter.get(&field).filter(|(j, _)| *j > i)?;
+                Some(Outcome::Skipped {
+                    reason: format!(
+                        "{later}, merged after this, sets {what} too: the later decision stands, and this \
+                         one is not written first only to be written over"
+                    ),
+                })
+            });
+            let refused = not_in_force
+                .clone()
+                .or(superseded)
+                .or_else(|| foreign_label(op))
+                .or_else(|| {
                 (op.is_destructive() && approval.is_none()).then(|| Outcome::Skipped {
                     reason: format!(
                         "{} is destructive and the commit that brought it ({}) is no merged pull request: \
@@ -698,6 +724,37 @@ fn targets_of(file: &OpFile) -> Vec<(String, String)> {
     out.sort();
     out.dedup();
     out
+}
+
+/// The one field `op` sets, as a key shared by every op that sets it, and in words (`acme/api#3's
+/// priority`); `None` for an op that adds or removes (a dependency, a label, a close, a new issue), whose
+/// effects do not replace one another.
+fn field_of(op: &Op) -> Option<(String, String)> {
+    let issue = |what: &str| {
+        let key = op.issue()?.key()?;
+        Some((
+            format!("issue:{}:{what}", key.to_string().to_ascii_lowercase()),
+            format!("{key}'s {what}"),
+        ))
+    };
+    match op {
+        Op::SetPriority { .. } => issue("priority"),
+        Op::SetEstimate { .. } => issue("estimate"),
+        Op::SetMilestone { .. } => issue("milestone"),
+        Op::SetMilestoneDue { milestone, .. } => Some((
+            format!("milestone:{milestone}:due"),
+            format!("milestone {milestone}'s due date"),
+        )),
+        Op::SetDeadlineHard { milestone, .. } => Some((
+            format!("milestone:{milestone}:hard"),
+            format!("whether milestone {milestone}'s deadline is hard"),
+        )),
+        Op::CreateIssue { .. }
+        | Op::AddDep { .. }
+        | Op::RemoveDep { .. }
+        | Op::CloseIssue { .. }
+        | Op::RemoveLabel { .. } => None,
+    }
 }
 
 /// The due date a milestone answer shows, in the server's zone.

@@ -2886,6 +2886,20 @@ fn proposals_are_applied_in_the_order_they_were_merged() {
     let labels = s.issue(&key).labels;
     assert!(labels.contains(&"p/0".to_owned()), "{labels:?}");
     assert!(!labels.contains(&other.to_owned()), "{labels:?}");
+    // The earlier merge is not written first only to be written over, and says so (audit 119: both
+    // "applied", the label flipping twice on Gitea).
+    let earlier = s.on_branch("main", "ops/applied/C-0002.yaml").unwrap();
+    assert!(
+        earlier.contains("result: skipped")
+            && earlier.contains(&format!("C-0001, merged after this, sets {key}"))
+            && earlier.contains("priority too: the later decision stands"),
+        "{earlier}"
+    );
+    assert!(
+        !s.emu.writes().iter().any(|w| w.contains(other)),
+        "{:?}",
+        s.emu.writes()
+    );
 }
 
 /// A merged proposal edited afterwards by a push straight to the branch: the merge approved the text it
