@@ -302,6 +302,8 @@ fn data() -> SiteData {
                 from: Some("2025-01-01".to_owned()),
                 to: Some("2025-02-26".to_owned()),
                 horizon_days: 60,
+                trials: 500,
+                seed: 1,
                 history_through: Some("2025-04-27".to_owned()),
                 unscored_days: None,
                 methods: vec![crate::views::calibration::MethodScore {
@@ -831,6 +833,12 @@ fn the_calibration_page_publishes_the_hit_rates() {
             "{row}"
         );
     }
+    // The backtest's own trials and seed, not only the forecast's in the footer (audit 118).
+    assert!(
+        html.contains("(500 trials a method and cut, seed 1: the backtest&#x27;s own")
+            || html.contains("(500 trials a method and cut, seed 1: the backtest's own"),
+        "{html}"
+    );
     // What the figures leave out is said: the directives, and why a close counts as done (audit 111).
     assert!(
         html.contains("The PM&#x27;s directives are not in these forecasts")

@@ -70,6 +70,12 @@ pub struct BacktestView {
     /// Days after each cut forecast and scored.
     #[serde(default)]
     pub horizon_days: u32,
+    /// Monte Carlo trials per method and cut (the backtest's own, not the forecast's).
+    #[serde(default)]
+    pub trials: u32,
+    /// The seed every cut's seed is derived from.
+    #[serde(default)]
+    pub seed: u64,
     /// The day of the snapshot the backtest read: the history it scored runs up to then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history_through: Option<String>,
@@ -175,6 +181,8 @@ pub(crate) fn backtest_view(
         from: report.first_cut.map(|c| c.date_naive().to_string()),
         to: report.last_cut.map(|c| c.date_naive().to_string()),
         horizon_days: report.options.horizon_days,
+        trials: report.options.trials,
+        seed: report.options.seed,
         history_through: through.map(|d| d.to_string()),
         unscored_days: through
             .map(|d| (as_of - d).num_days())
