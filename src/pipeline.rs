@@ -375,14 +375,26 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         if n.differs.len() > SHOWN {
             what.push_str(&format!("; and {} more", n.differs.len() - SHOWN));
         }
+        // A file of its id that waits (written for another directive given the id) is no carrier, and
+        // is named as what it is (audit 121: "no op file is pending" beside a pending one).
+        let carrier = if pending.iter().any(|f| f.id == n.directive) {
+            format!(
+                "and its id's op file {}/{}.yaml was written for another directive (it waits, as said)",
+                crate::ops::PENDING_PATH,
+                n.directive
+            )
+        } else {
+            "and no op file is pending to carry it there (it was written into the ledger by hand, its op \
+             file was deleted or its pull request merged without one, the change failed on Gitea, or \
+             someone changed it on Gitea since)"
+                .to_owned()
+        };
         crate::plan::Problem {
             at: crate::plan::At::Ledger { line: n.line },
             kind: crate::plan::ProblemKind::NotOnGitea(format!(
-                "{} is in force but Gitea does not carry it ({what}), and no op file is pending to \
-                 carry it there (it was written into the ledger by hand, its op file was deleted or its pull \
-                 request merged without one, the change failed on Gitea, or someone changed it on Gitea since). The forecast follows {}: if Gitea \
-                 should follow, `commitea directive --carry-out {}` proposes the change; if Gitea is right, \
-                 withdraw {} (status: withdrawn)",
+                "{} is in force but Gitea does not carry it ({what}), {carrier}. The forecast follows {}: if \
+                 Gitea should follow, `commitea directive --carry-out {}` proposes the change; if Gitea is \
+                 right, withdraw {} (status: withdrawn)",
                 n.directive, n.directive, n.directive, n.directive
             )),
         }

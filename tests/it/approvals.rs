@@ -1347,6 +1347,13 @@ fn a_directive_op_file_waits_while_the_ledger_gives_its_id_to_another_directive(
         "a change no directive in force asks for reached Gitea"
     );
     assert!(pending.exists(), "the file waits");
+    // B's directive, in force and not on Gitea, names the file of its id as another's, not "none".
+    assert!(
+        err.contains(&format!(
+            "and its id's op file ops/pending/{id}.yaml was written for another directive"
+        )),
+        "{err}"
+    );
 
     // Both entries kept, one id: which one the file carries out cannot be told.
     std::fs::write(&path, format!("{ledger}{for_b}")).unwrap();
