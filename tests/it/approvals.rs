@@ -2702,22 +2702,28 @@ fn propose_close(s: &Setup, key: &IssueKey) -> (String, u64) {
     (words[0].to_owned(), words[2].parse().unwrap())
 }
 
-/// Someone's edit of `key` on Gitea (`PATCH` of the issue with `body`), as the engineer makes one.
-fn edit_on_gitea(s: &Setup, key: &IssueKey, body: Value) {
+/// Someone's request to Gitea's API (`path` after `/api/v1`), as the engineer makes one; its answer.
+fn on_gitea(s: &Setup, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let status = reqwest::blocking::Client::new()
-        .patch(format!(
-            "{}/api/v1/repos/{}/issues/{}",
-            s.emu.url(),
-            key.repo,
-            key.number
-        ))
-        .header("Authorization", format!("token {TOKEN}"))
-        .json(&body)
-        .send()
-        .unwrap()
-        .status();
-    assert!(status.is_success(), "{status}");
+    let mut request = reqwest::blocking::Client::new()
+        .request(method, format!("{}/api/v1{path}", s.emu.url()))
+        .header("Authorization", format!("token {TOKEN}"));
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let answer = request.send().unwrap();
+    assert!(answer.status().is_success(), "{path}: {}", answer.status());
+    answer.json().unwrap_or(Value::Null)
+}
+
+/// Someone's edit of `key` on Gitea (`PATCH` of the issue with `body`).
+fn edit_on_gitea(s: &Setup, key: &IssueKey, body: Value) {
+    on_gitea(
+        s,
+        reqwest::Method::PATCH,
+        &format!("/repos/{}/issues/{}", key.repo, key.number),
+        Some(body),
+    );
 }
 
 /// A proposal from a checkout behind the branch's last run is computed on the checkout's older snapshot:
@@ -2803,14 +2809,12 @@ fn an_approved_op_over_a_change_made_on_gitea_since_is_held_or_said() {
         &closing,
         serde_json::json!({"title": "Taken over, NOT done", "assignees": [someone]}),
     );
-    let http = reqwest::blocking::Client::new();
-    let labels: Value = http
-        .get(format!("{}/api/v1/repos/{}/labels", s.emu.url(), prio.repo))
-        .header("Authorization", format!("token {TOKEN}"))
-        .send()
-        .unwrap()
-        .json()
-        .unwrap();
+    let labels = on_gitea(
+        &s,
+        reqwest::Method::GET,
+        &format!("/repos/{}/labels", prio.repo),
+        None,
+    );
     let p0 = labels
         .as_array()
         .unwrap()
@@ -2818,19 +2822,12 @@ fn an_approved_op_over_a_change_made_on_gitea_since_is_held_or_said() {
         .find(|l| l["name"] == "p/0")
         .unwrap()["id"]
         .clone();
-    let status = http
-        .post(format!(
-            "{}/api/v1/repos/{}/issues/{}/labels",
-            s.emu.url(),
-            prio.repo,
-            prio.number
-        ))
-        .header("Authorization", format!("token {TOKEN}"))
-        .json(&serde_json::json!({ "labels": [p0] }))
-        .send()
-        .unwrap()
-        .status();
-    assert!(status.is_success(), "{status}");
+    on_gitea(
+        &s,
+        reqwest::Method::POST,
+        &format!("/repos/{}/issues/{}/labels", prio.repo, prio.number),
+        Some(serde_json::json!({ "labels": [p0] })),
+    );
 
     s.emu.merge_pull(&state_repo(), 1, "pat").unwrap();
     check_out_main(&s);
