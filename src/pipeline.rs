@@ -1648,9 +1648,19 @@ fn previous_forecast_in(
                     ),
                 ] {
                     if then != now && !keys.contains(&key) {
+                        // The built-in seed is said as that, not as its 19 digits (audit 121).
+                        let said = |v: u64| {
+                            if key == "forecast.seed" && v == forecast::DEFAULT_SEED {
+                                "the default".to_owned()
+                            } else {
+                                v.to_string()
+                            }
+                        };
                         forecast_settings.push(format!(
-                            "{key} {then} then, {now} now, set by a flag or a COMMITEA_ variable \
-                             for one of them"
+                            "{key} {} then, {} now, set by a flag or a COMMITEA_ variable for one of \
+                             them",
+                            said(then),
+                            said(now)
                         ));
                     }
                 }

@@ -762,17 +762,21 @@ pub(crate) fn read_pending(layout: &Layout) -> Result<(Vec<OpFile>, Unread), Sta
         let name = p
             .file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        if name.ends_with(".yaml") || name.starts_with('.') {
+        if name.starts_with('.') || (name.ends_with(".yaml") && !p.is_dir()) {
             return true;
         }
         problems.push((
             p.clone(),
             StateError::Invalid {
                 path: layout.rel(p).to_path_buf(),
-                message:
-                    "is not read: an op file is named by its id and `.yaml` (C-0004.yaml); rename \
-                          it, or move it out of the folder"
-                        .to_owned(),
+                message: if p.is_dir() {
+                    "is a folder, not an op file: op files are ID.yaml files right in the folder; \
+                     move what it holds out"
+                } else {
+                    "is not read: an op file is named by its id and `.yaml` (C-0004.yaml); rename it, \
+                     or move it out of the folder"
+                }
+                .to_owned(),
             },
         ));
         false

@@ -2736,16 +2736,20 @@ fn propose_from_a_checkout_behind_the_last_run_says_its_numbers_are_of_an_older_
     git(&pm, &["checkout", "-q", "-B", "main", "origin/main"]);
     edit_on_gitea(&s, &b, serde_json::json!({"title": "Renamed on Gitea"}));
     ok(&s.commitea(&s.work, &["run", "--push"]));
-    s.directive(
-        &pm,
-        "reprioritize",
-        "A first.",
-        &a.to_string(),
-        r#"{"priority": 0}"#,
-    );
-    let out = s.commitea(&pm, &["propose"]);
-    ok(&out);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    // A p/0 directive for `key` recorded in the clone and proposed: what propose said.
+    let propose_p0 = |key: &IssueKey| {
+        s.directive(
+            &pm,
+            "reprioritize",
+            "First.",
+            &key.to_string(),
+            r#"{"priority": 0}"#,
+        );
+        let out = s.commitea(&pm, &["propose"]);
+        ok(&out);
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let stderr = propose_p0(&a);
     assert!(
         stderr.contains("the checkout's snapshot is not main's (2 files differ)")
             && stderr.contains("git pull --rebase --autostash origin main"),
@@ -2758,16 +2762,7 @@ fn propose_from_a_checkout_behind_the_last_run_says_its_numbers_are_of_an_older_
     );
     edit_on_gitea(&s, &a, serde_json::json!({"title": "Renamed again"}));
     ok(&s.commitea(&pm, &["run"]));
-    s.directive(
-        &pm,
-        "reprioritize",
-        "B first.",
-        &b.to_string(),
-        r#"{"priority": 0}"#,
-    );
-    let out = s.commitea(&pm, &["propose"]);
-    ok(&out);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = propose_p0(&b);
     assert!(!stderr.contains("snapshot is not"), "{stderr}");
 }
 

@@ -947,6 +947,7 @@ fn an_op_file_that_does_not_read_is_said_once_with_what_to_do() {
     // a hidden file is no proposal.
     std::fs::write(pending.join("C-0006.yml"), file("C-0006", "1d")).unwrap();
     std::fs::write(pending.join(".gitkeep"), "").unwrap();
+    std::fs::create_dir_all(pending.join("old.yaml")).unwrap();
     let out = commitea(&["run", "--offline", "-s", "."], dir.path());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
@@ -978,8 +979,13 @@ fn an_op_file_that_does_not_read_is_said_once_with_what_to_do() {
         "{stderr}"
     );
     assert_eq!(
+        said("ops/pending/old.yaml: is a folder, not an op file"),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(
         said("left out until it is fixed (or deleted"),
-        4,
+        5,
         "{stderr}"
     );
     assert!(!stderr.contains(".gitkeep"), "{stderr}");

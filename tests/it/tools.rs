@@ -2312,12 +2312,20 @@ fn a_setting_changed_by_a_variable_is_the_reason_for_the_moves_it_made() {
     let tmp = committed_demo();
     let dir = tmp.path();
     let mut opts = run_options(dir);
-    opts.env = vec![("COMMITEA_FORECAST_TRIALS".to_owned(), "50".to_owned())];
+    opts.env = vec![
+        ("COMMITEA_FORECAST_TRIALS".to_owned(), "50".to_owned()),
+        ("COMMITEA_FORECAST_SEED".to_owned(), "7".to_owned()),
+    ];
     commitea::pipeline::run(&opts).unwrap();
     let message = crate::pipeline::git(dir, &["log", "-1", "--format=%B"]);
+    // The built-in seed is said as that, not as its digits (audit 121).
+    assert!(
+        message.contains("forecast.seed the default then, 7 now"),
+        "{message}"
+    );
     let said = format!(
         "settings changed since that forecast (forecast.trials {TRIALS} then, 50 now, set by a flag \
-         or a COMMITEA_ variable for one of them)"
+         or a COMMITEA_ variable for one of them; forecast.seed"
     );
     assert!(message.contains(&said), "{message}");
     assert!(!message.contains("queue of"), "{message}");
