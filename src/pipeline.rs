@@ -338,11 +338,14 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     } else {
         crate::ledger::read(&layout.ledger())?
     };
-    let replayed = crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now);
-    let parsed = ledger.as_deref().map(crate::ledger::parse::parse);
-    warn_pending_of_inactive(&pending, parsed.as_ref());
+    let mut replayed = crate::ledger::replay(&snapshot, &config, ledger.as_deref(), now);
+    // Which directive each op file is the ledger's, once for the warnings and the check of what Gitea
+    // does not carry, from the ledger the replay read.
+    let parsed = replayed.ledger.take();
+    let index = parsed.as_ref().map(crate::apply::LedgerIndex::new);
+    warn_pending_of_inactive(&pending, index.as_ref());
     let not_on_gitea =
-        not_carried_to_gitea(&pending, parsed.as_ref(), replayed.not_on_gitea.clone());
+        not_carried_to_gitea(&pending, index.as_ref(), replayed.not_on_gitea.clone());
     let mut plan = replayed.into_plan();
     // Many at once (a ledger written by hand) are one warning: 601 lines a run said the same (audit 93);
     // the Directives page gives each its own.
@@ -715,18 +718,15 @@ fn warn_checkout_only_ops(
 /// file, the change failed on Gitea, or someone changed it on Gitea since).
 fn not_carried_to_gitea(
     pending: &[crate::ops::OpFile],
-    ledger: Option<&crate::ledger::parse::ParsedLedger>,
+    index: Option<&crate::apply::LedgerIndex<'_>>,
     not_on_gitea: Vec<crate::ledger::replay::NotOnGitea>,
 ) -> Vec<crate::ledger::replay::NotOnGitea> {
-    let index = ledger.map(crate::apply::LedgerIndex::new);
     // Its own op file (written for it, not for another directive given its id), or one that makes every
     // change it needs (`commitea directive --carry-out`).
     let carried = |n: &crate::ledger::replay::NotOnGitea| {
         pending.iter().any(|f| {
             f.id == n.directive
-                && index
-                    .as_ref()
-                    .is_some_and(|i| i.standing(f) == crate::apply::Standing::InForce)
+                && index.is_some_and(|i| i.standing(f) == crate::apply::Standing::InForce)
         }) || (!n.carry.is_empty()
             && n.carry
                 .iter()
@@ -741,16 +741,15 @@ fn not_carried_to_gitea(
 /// as the directive it was written for waits (the apply stage carries none of it out).
 fn warn_pending_of_inactive(
     pending: &[crate::ops::OpFile],
-    ledger: Option<&crate::ledger::parse::ParsedLedger>,
+    index: Option<&crate::apply::LedgerIndex<'_>>,
 ) {
-    let Some(parsed) = ledger else {
+    // By id, once: found entry by entry for each file, this was files × directives (audit 93).
+    let Some(index) = index else {
         return;
     };
     if pending.iter().all(|f| f.directive.is_none()) {
         return;
     }
-    // By id, once: found entry by entry for each file, this was files × directives (audit 93).
-    let index = crate::apply::LedgerIndex::new(parsed);
     let mut stale: Vec<(&crate::ops::OpFile, crate::ledger::format::Status, usize)> = Vec::new();
     for f in pending {
         match index.standing(f) {

@@ -47,6 +47,8 @@ pub struct Replayed {
     pub problems: Vec<Problem>,
     /// Directives in force that set a field Gitea holds to what Gitea does not have, in ledger order.
     pub not_on_gitea: Vec<NotOnGitea>,
+    /// The ledger as parsed (none without one), for what else reads it: which op file is whose.
+    pub ledger: Option<super::parse::ParsedLedger>,
 }
 
 /// A directive in force whose change Gitea does not carry: it sets a field Gitea holds (a `p/*` or `est/*`
@@ -87,6 +89,7 @@ pub fn replay(
             plan,
             problems: Vec::new(),
             not_on_gitea: Vec::new(),
+            ledger: None,
         };
     };
     let parsed = super::parse::parse(text);
@@ -100,6 +103,7 @@ pub fn replay(
         plan,
         problems,
         not_on_gitea,
+        ledger: Some(parsed),
     }
 }
 
