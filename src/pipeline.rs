@@ -877,21 +877,23 @@ fn apply_stage(
     let ledger = git::read_at(&repo, head, crate::state::LEDGER_FILE)?
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
-    let files_an_issue = pending.iter().any(|p| {
+    // The records of what was applied tell an issue a proposal filed from another of the same title, and a
+    // change on Gitea since a proposal that CommiTea wrote for another file; read where they can matter.
+    let needs_records = pending.iter().any(|p| {
         p.file.as_ref().is_ok_and(|f| {
-            f.ops
-                .iter()
-                .any(|o| matches!(o, crate::ops::Op::CreateIssue { .. }))
+            !f.seen.is_empty()
+                || f.ops
+                    .iter()
+                    .any(|o| matches!(o, crate::ops::Op::CreateIssue { .. }))
         })
     });
-    let branch = crate::apply::OnBranch {
+    let mut branch = crate::apply::OnBranch {
         ledger: crate::ledger::parse::parse(&ledger),
-        filed: if files_an_issue {
-            filed_on_branch(&repo, head, layout)?
-        } else {
-            Default::default()
-        },
+        ..Default::default()
     };
+    if needs_records {
+        branch.take_records(&applied_on_branch(&repo, head, layout)?);
+    }
     let t = Instant::now();
     let (mut applied, wrote) = crate::apply::apply_pending(
         client, approvals, config, snapshot, &pending, &branch, opts.clock,
@@ -1003,15 +1005,14 @@ fn start_of_day(config: &Config, t: DateTime<Utc>) -> DateTime<Utc> {
         .and_utc()
 }
 
-/// The issues the records say a `create_issue` filed, with the proposal that filed each
-/// ([`crate::apply::owner`]): the branch's (`ops/applied/*.yaml` in `head`), and those a run stopped
+/// The records of what was applied: the branch's (`ops/applied/*.yaml` in `head`), and those a run stopped
 /// before its commit left on disk (the next run takes them over, [`place_records`]). A record that does
 /// not read is passed over: the apply stage reads records, it does not judge them.
-fn filed_on_branch(
+fn applied_on_branch(
     repo: &gix::Repository,
     head: gix::ObjectId,
     layout: &Layout,
-) -> Result<std::collections::BTreeMap<crate::domain::IssueKey, String>, PipelineError> {
+) -> Result<Vec<crate::apply::AppliedFile>, PipelineError> {
     let mut texts: Vec<(String, String)> = Vec::new();
     let committed = git::list_dir(repo, head, crate::ops::APPLIED_PATH)?;
     for name in &committed {
@@ -1033,23 +1034,10 @@ fn filed_on_branch(
             texts.push((format!("{}/{name}", crate::ops::APPLIED_PATH), text));
         }
     }
-    let mut out = std::collections::BTreeMap::new();
-    for (rel, text) in texts {
-        let Ok(record) =
-            crate::yamlfile::parse::<crate::apply::AppliedFile>(&text, Path::new(&rel))
-        else {
-            continue;
-        };
-        let owner = crate::apply::owner(&record.proposal);
-        for o in &record.applied.results {
-            if let crate::apply::Outcome::Created { issue, .. } = o
-                && let Ok(key) = issue.parse()
-            {
-                out.entry(key).or_insert_with(|| owner.clone());
-            }
-        }
-    }
-    Ok(out)
+    Ok(texts
+        .iter()
+        .filter_map(|(rel, text)| crate::yamlfile::parse(text, Path::new(rel)).ok())
+        .collect())
 }
 
 /// Where each applied file's record goes, `ops/applied/ID.yaml`, without losing one.

@@ -556,7 +556,10 @@ pub fn apply_pending(
             });
         for op in &file.ops {
             // What changed on Gitea since the proposal, where this op would write over it.
-            let moved = moved_under(op, &file.seen, snapshot);
+            let moved = moved_under(op, &file.seen, snapshot, |field| {
+                let by = branch.set_by.get(field).filter(|id| **id != file.id)?;
+                Some((writer.me().ok()?, by.clone()))
+            });
             let superseded = field_of(op).and_then(|(field, what)| {
                 let (_, later) = last_setter.get(&field).filter(|(j, _)| *j > i)?;
                 Some(Outcome::Skipped {
@@ -865,6 +868,37 @@ pub struct OnBranch {
     /// `create_issue` filed, with the proposal that filed each ([`owner`]): none of them is taken for
     /// another proposal's issue of the same title.
     pub filed: BTreeMap<IssueKey, String>,
+    /// For each field ([`field_of`]) an applied record says CommiTea wrote, the last such file's id: a
+    /// change on Gitea since a proposal that is CommiTea's own carrying out of another file is named as
+    /// that file's, not as someone's (audit 121).
+    pub set_by: BTreeMap<String, String>,
+}
+
+impl OnBranch {
+    /// What the applied records say was done: the issues filed (with the proposal that filed each) and, per
+    /// field, the last file that wrote it. Records are taken in the order of their `at`.
+    pub fn take_records<'a>(&mut self, records: impl IntoIterator<Item = &'a AppliedFile>) {
+        let mut records: Vec<&AppliedFile> = records.into_iter().collect();
+        records.sort_by(|a, b| a.applied.at.cmp(&b.applied.at));
+        for record in records {
+            let owner = owner(&record.proposal);
+            for (op, o) in record.proposal.ops.iter().zip(&record.applied.results) {
+                match o {
+                    Outcome::Created { issue, .. } => {
+                        if let Ok(key) = issue.parse() {
+                            self.filed.entry(key).or_insert_with(|| owner.clone());
+                        }
+                    }
+                    Outcome::Applied => {
+                        if let Some((field, _)) = field_of(op) {
+                            self.set_by.insert(field, record.proposal.id.clone());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
 }
 
 impl Default for OnBranch {
@@ -873,6 +907,7 @@ impl Default for OnBranch {
         Self {
             ledger: crate::ledger::parse::parse(""),
             filed: BTreeMap::new(),
+            set_by: BTreeMap::new(),
         }
     }
 }
@@ -1012,12 +1047,15 @@ impl<'a> LedgerIndex<'a> {
 /// write over it, in words (`bjorn assigned, retitled by ann`); `None` for an op file without `seen`
 /// (written before it was kept) or nothing of the kind. Which events count is what the op changes: its
 /// labels' namespace for a label, the milestone for a milestone, the dependency for a dependency; for a
-/// close, who works on it, its title, and a reopening — none of which CommiTea writes, so its own
-/// approved changes are never taken for someone else's.
+/// close, who works on it, its title, and a reopening — none of which CommiTea writes. A change of the
+/// field `op` sets that the token's user made, where the records say CommiTea carried out another file
+/// setting it (`own(field)` gives that user and file), is named as that file's doing (audit 121: an
+/// approved p/1 written by CommiTea was "changed on Gitea by commitea-bot").
 fn moved_under(
     op: &Op,
     seen: &BTreeMap<String, u64>,
     snapshot: &Snapshot,
+    mut own: impl FnMut(&str) -> Option<(String, String)>,
 ) -> Option<(String, String)> {
     let key = op.issue()?.key()?;
     let since = *seen.get(&key.to_string())?;
@@ -1048,33 +1086,45 @@ fn moved_under(
         .filter(|e| e.id > since && counts(e))
         .collect();
     events.sort_by_key(|e| (e.created_at, e.id));
-    let words: Vec<String> = events
-        .iter()
-        .map(|e| {
-            let what = match (&e.kind, e.removed) {
-                (K::Label, false) => format!("{} given", e.label.as_deref().unwrap_or("a label")),
-                (K::Label, true) => {
-                    format!("{} taken off", e.label.as_deref().unwrap_or("a label"))
-                }
-                (K::Assignees, false) => {
-                    format!("{} assigned", e.assignee.as_deref().unwrap_or("someone"))
-                }
-                (K::Assignees, true) => {
-                    format!("{} unassigned", e.assignee.as_deref().unwrap_or("someone"))
-                }
-                (K::ChangeTitle, _) => "retitled".to_owned(),
-                (K::Reopen, _) => "reopened".to_owned(),
-                (K::Milestone, _) => "its milestone changed".to_owned(),
-                (K::AddDependency, _) => "the dependency added".to_owned(),
-                (K::RemoveDependency, _) => "the dependency removed".to_owned(),
-                _ => "changed".to_owned(),
-            };
-            format!(
-                "{what} by {} {}",
-                e.user,
-                e.created_at.format("%Y-%m-%d %H:%M UTC")
-            )
-        })
+    let own = if events.is_empty() {
+        None
+    } else {
+        field_of(op).and_then(|(field, _)| own(&field))
+    };
+    // Changes one hand made at one minute are said together (`p/1 given and p/3 taken off by …`).
+    let mut said: Vec<(Vec<String>, String)> = Vec::new();
+    for e in &events {
+        let what = match (&e.kind, e.removed) {
+            (K::Label, false) => format!("{} given", e.label.as_deref().unwrap_or("a label")),
+            (K::Label, true) => {
+                format!("{} taken off", e.label.as_deref().unwrap_or("a label"))
+            }
+            (K::Assignees, false) => {
+                format!("{} assigned", e.assignee.as_deref().unwrap_or("someone"))
+            }
+            (K::Assignees, true) => {
+                format!("{} unassigned", e.assignee.as_deref().unwrap_or("someone"))
+            }
+            (K::ChangeTitle, _) => "retitled".to_owned(),
+            (K::Reopen, _) => "reopened".to_owned(),
+            (K::Milestone, _) => "its milestone changed".to_owned(),
+            (K::AddDependency, _) => "the dependency added".to_owned(),
+            (K::RemoveDependency, _) => "the dependency removed".to_owned(),
+            _ => "changed".to_owned(),
+        };
+        let by = match &own {
+            Some((me, file)) if *me == e.user => format!("{} carrying out {file}", e.user),
+            _ => e.user.clone(),
+        };
+        let by = format!("{by} {}", e.created_at.format("%Y-%m-%d %H:%M UTC"));
+        match said.last_mut() {
+            Some((whats, last)) if *last == by => whats.push(what),
+            _ => said.push((vec![what], by)),
+        }
+    }
+    let words: Vec<String> = said
+        .into_iter()
+        .map(|(whats, by)| format!("{} by {by}", crate::prose::and_list(&whats)))
         .collect();
     (!words.is_empty()).then(|| (key.to_string(), crate::prose::and_list(&words)))
 }

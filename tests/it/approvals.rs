@@ -2840,12 +2840,57 @@ fn an_approved_op_over_a_change_made_on_gitea_since_is_held_or_said() {
     let applied = s.on_branch("main", "ops/applied/C-0001.yaml").unwrap();
     assert!(
         applied.contains(&format!(
-            "{closing} changed on Gitea after this was proposed (retitled by "
-        )) && applied.contains(&format!("{someone} assigned by "))
+            "{closing} changed on Gitea after this was proposed (retitled and {someone} assigned by "
+        ))
             && applied
                 .contains("close_issue is not carried out over a change its approval did not see"),
         "{applied}"
     );
+}
+
+/// Two proposals made at one snapshot, merged and carried out one run apart: the second writes over the
+/// first's change, and says it is the first file's, carried out by CommiTea — not a change someone made on
+/// Gitea (audit 121).
+#[test]
+fn writing_over_an_earlier_approved_change_names_that_file() {
+    let s = setup(&DemoSpec::scaled(40));
+    let key = s.quiet_issue_without("p/0");
+    let other = ["p/3", "p/1"]
+        .into_iter()
+        .find(|p| !s.issue(&key).labels.iter().any(|l| l == p))
+        .unwrap();
+    for p in [other, "p/0"] {
+        let input =
+            format!(r#"{{"ops":[{{"op":"set_priority","issue":"{key}","priority":"{p}"}}]}}"#);
+        ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["propose", "-s"])
+        .arg(&s.work)
+        .env_remove("COMMITEA_STATE")
+        .env("COMMITEA_SERVER", s.emu.url())
+        .env("COMMITEA_GITEA_TOKEN", TOKEN)
+        .env("COMMITEA_APPROVALS_ADDITIVE_DIRECT", "false")
+        .output()
+        .unwrap();
+    let proposed = ok(&out);
+    assert!(proposed.contains("C-0002 pull-request 2"), "{proposed}");
+    s.emu.merge_pull(&state_repo(), 1, "pat").unwrap();
+    check_out_main(&s);
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    assert!(s.issue(&key).labels.contains(&other.to_owned()));
+    s.emu.merge_pull(&state_repo(), 2, "pat").unwrap();
+    check_out_main(&s);
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "C-0002: {key} changed on Gitea after this was proposed ({other} given and "
+        )) && stderr.contains(" taken off by commitea-bot carrying out C-0001 "),
+        "{stderr}"
+    );
+    assert!(s.issue(&key).labels.contains(&"p/0".to_owned()));
 }
 
 /// Two merged proposals giving one issue two priorities: the one merged last is what Gitea ends with,
