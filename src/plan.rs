@@ -196,6 +196,53 @@ impl PlannedMember {
     pub fn starts_after(&self, day: NaiveDate) -> Option<NaiveDate> {
         self.calendar.starts.filter(|s| *s > day)
     }
+
+    /// Their last working day, where their hours stop for good, with what stops them in words
+    /// (`team[].ends`, `D-0009's capacity of 0 hours a week from 2027-01-04`); `None` while they work on.
+    pub fn last_day(&self) -> Option<(NaiveDate, String)> {
+        let day = self.calendar.last_working_day()?;
+        let directive = |field: &str| {
+            self.provenance_log
+                .iter()
+                .rev()
+                .find(|r| r.field == field)
+                .map(|r| r.directive.clone())
+        };
+        // The open-ended period that takes over, if it is one of no hours.
+        let leaves = self
+            .calendar
+            .overrides
+            .iter()
+            .rev()
+            .find(|o| o.to.is_none())
+            .filter(|o| o.hours_per_day <= 0.0);
+        let why = if self.calendar.ends == Some(day) {
+            "team[].ends".to_owned()
+        } else if let Some(o) = leaves
+            && let Some(id) = directive(&capacity_field(o.from, None))
+        {
+            format!("{id}'s capacity of 0 hours a week from {}", o.from)
+        } else if self.from_directive
+            && let Some(r) = self.provenance_log.first()
+        {
+            format!(
+                "{}'s capacity period; {} is not in the team in commitea.yaml",
+                r.directive, self.name
+            )
+        } else {
+            "their hours in commitea.yaml".to_owned()
+        };
+        Some((day, why))
+    }
+}
+
+/// The provenance field a capacity directive sets on a member: `capacity 2026-12-07..2027-01-08`, open-ended
+/// `capacity 2026-12-07..`.
+pub fn capacity_field(from: NaiveDate, to: Option<NaiveDate>) -> String {
+    match to {
+        Some(to) => format!("capacity {from}..{to}"),
+        None => format!("capacity {from}.."),
+    }
 }
 
 /// Everything the forecast needs, and nothing else.

@@ -50,6 +50,48 @@ impl PersonCalendarSpec {
         self.hours_per_working_day(date)
     }
 
+    /// The last day this person works before their hours stop for good: [`Self::ends`], or the day
+    /// before an open-ended capacity period of no hours takes over (someone who leaves through a
+    /// directive); `None` while they work on (or where no date is named at all). Someone who never has a
+    /// working hour gets the day before the first date their calendar names (audit 123: work kept with a member a directive took to 0
+    /// hours a week could never be done, and nothing said so).
+    pub fn last_working_day(&self) -> Option<NaiveDate> {
+        // The hours of a working day after every dated period: the open-ended period listed last, or the
+        // usual ones.
+        let eventual = self
+            .overrides
+            .iter()
+            .rev()
+            .find(|o| o.to.is_none())
+            .map_or(self.hours_per_day, |o| o.hours_per_day);
+        if eventual > 0.0 && !self.working_days.is_empty() {
+            return self.ends;
+        }
+        let named = self
+            .overrides
+            .iter()
+            .flat_map(|o| [Some(o.from), o.to])
+            .chain([self.starts, self.ends])
+            .chain(self.time_off.iter().map(|(_, to)| Some(*to)))
+            .flatten();
+        let (first, last) = named.fold(None, |acc: Option<(NaiveDate, NaiveDate)>, d| {
+            Some(acc.map_or((d, d), |(a, b)| (a.min(d), b.max(d))))
+        })?;
+        // Past the last date named every day is like the last; before the first, a week shows whether
+        // the usual hours give any.
+        let mut day = last;
+        let stop = first
+            .checked_sub_days(chrono::Days::new(7))
+            .unwrap_or(first);
+        while day >= stop {
+            if self.hours_on(day) > 0.0 {
+                return Some(day);
+            }
+            day = day.pred_opt()?;
+        }
+        first.pred_opt()
+    }
+
     /// Hours this person works on each working day about `date`: [`Self::hours_per_day`], or the
     /// capacity directive's that covers `date` (the last one listed), whatever the day's leave.
     pub(crate) fn hours_per_working_day(&self, date: NaiveDate) -> f64 {
@@ -358,6 +400,58 @@ mod tests {
 
     fn date(y: i32, m: u32, d: u32) -> NaiveDate {
         NaiveDate::from_ymd_opt(y, m, d).unwrap()
+    }
+
+    fn on_weekdays(hours_per_day: f64) -> PersonCalendarSpec {
+        PersonCalendarSpec {
+            hours_per_day,
+            working_days: weekdays(),
+            holidays: Vec::new(),
+            time_off: Vec::new(),
+            starts: None,
+            ends: None,
+            overrides: Vec::new(),
+        }
+    }
+
+    fn period(from: NaiveDate, to: Option<NaiveDate>, hours_per_day: f64) -> CapacityOverride {
+        CapacityOverride {
+            from,
+            to,
+            hours_per_day,
+        }
+    }
+
+    #[test]
+    fn the_last_working_day_is_where_hours_stop_for_good() {
+        let mut spec = on_weekdays(6.0);
+        assert_eq!(spec.last_working_day(), None);
+        // Time off, however long, is not leaving.
+        spec.time_off.push((date(2027, 1, 4), date(2027, 6, 30)));
+        assert_eq!(spec.last_working_day(), None);
+        spec.ends = Some(date(2027, 9, 30));
+        assert_eq!(spec.last_working_day(), Some(date(2027, 9, 30)));
+        spec.ends = None;
+        // No hours from Monday 2027-08-02 on: the Friday before is the last day.
+        spec.overrides.push(period(date(2027, 8, 2), None, 0.0));
+        assert_eq!(spec.last_working_day(), Some(date(2027, 7, 30)));
+        // A later period with hours brings them back, for as long as it lasts.
+        spec.overrides
+            .push(period(date(2027, 9, 1), Some(date(2027, 9, 10)), 3.0));
+        assert_eq!(spec.last_working_day(), Some(date(2027, 9, 10)));
+        spec.overrides.push(period(date(2027, 10, 1), None, 4.0));
+        assert_eq!(spec.last_working_day(), None);
+        // A new hire's first period, then an open-ended one: they work on.
+        let mut hire = on_weekdays(3.0);
+        hire.starts = Some(date(2027, 1, 4));
+        hire.overrides.push(period(date(2027, 2, 1), None, 0.0));
+        assert_eq!(hire.last_working_day(), Some(date(2027, 1, 29)));
+        hire.overrides.push(period(date(2027, 2, 1), None, 6.0));
+        assert_eq!(hire.last_working_day(), None);
+        // Never a working hour: the day before the first date named.
+        let mut never = on_weekdays(0.0);
+        never.starts = Some(date(2027, 1, 4));
+        assert_eq!(never.last_working_day(), Some(date(2027, 1, 3)));
     }
 
     #[test]

@@ -323,7 +323,7 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
                 .filter(|&p| {
                     plan.team[p]
                         .calendar
-                        .ends
+                        .last_working_day()
                         .is_none_or(|e| e >= as_of + Days::new(u64::from(days)))
                 })
         });
@@ -399,8 +399,8 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
         if theirs == 0 || calendars[p].total() > 0.0 {
             continue;
         }
-        let why = match (m.calendar.ends, m.calendar.starts) {
-            (Some(ends), _) if ends < as_of => format!("their last day, team[].ends, was {ends}"),
+        let why = match (m.last_day(), m.calendar.starts) {
+            (Some((ends, why)), _) if ends < as_of => format!("their last day, by {why}, was {ends}"),
             (_, Some(starts)) if starts >= as_of + Days::new(u64::from(days)) => {
                 format!("they start on {starts}, past it")
             }

@@ -561,12 +561,13 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             queues[p as usize].push(i as usize);
         }
     }
-    // Someone whose days end (team[].ends, or a capacity directive's period for someone not in the
-    // team) with work left on their queue: that work is beyond the horizon until it is reassigned. Said,
-    // as for someone with no hour at all (audit 89: a member taken out of commitea.yaml came back for a
-    // directive's five weeks and two milestones went beyond the horizon without a word).
+    // Someone whose days end (team[].ends, a capacity directive of no hours from a day on, or the periods
+    // of someone not in the team) with work left on their queue: that work is beyond the horizon until it
+    // is reassigned. Said, as for someone with no hour at all (audit 89: a member taken out of
+    // commitea.yaml came back for a directive's five weeks and two milestones went beyond the horizon
+    // without a word).
     for (p, m) in plan.team.iter().enumerate() {
-        let Some(ends) = m.calendar.ends.filter(|e| *e >= as_of) else {
+        let Some((ends, whose)) = m.last_day().filter(|(e, _)| *e >= as_of) else {
             continue;
         };
         let left = queues[p]
@@ -576,13 +577,6 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
         if left == 0 {
             continue;
         }
-        let whose = match m.provenance_log.first() {
-            Some(r) if m.from_directive => format!(
-                "{}'s capacity period; {} is not in the team in commitea.yaml",
-                r.directive, m.name
-            ),
-            _ => "team[].ends".to_owned(),
-        };
         warnings.push(format!(
             "{} works until {ends} ({whose}) and cannot finish {left} of the {} on their queue by then: {} \
              beyond the horizon until reassigned on Gitea",

@@ -89,7 +89,7 @@ pub fn export_tjp(
         }
         let end = end_day(sched.end[i]);
         let last_day_of_person = sched.person[i]
-            .and_then(|p| plan.team.get(p as usize)?.calendar.ends)
+            .and_then(|p| plan.team.get(p as usize)?.calendar.last_working_day())
             .map(|e| (e - plan.as_of).num_days() as f64);
         let waits_on_stuck = built.prep.deps(i).iter().any(|&d| stuck[d as usize]);
         if end.is_finite() && last_day_of_person.is_none_or(|l| end <= l) && !waits_on_stuck {

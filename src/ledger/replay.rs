@@ -476,15 +476,6 @@ fn apply_one(
     Ok(())
 }
 
-/// The provenance field a capacity directive sets on a member: `capacity 2026-12-07..2027-01-08`, open-ended
-/// `capacity 2026-12-07..`.
-pub(crate) fn capacity_field(from: NaiveDate, to: Option<NaiveDate>) -> String {
-    match to {
-        Some(to) => format!("capacity {from}..{to}"),
-        None => format!("capacity {from}.."),
-    }
-}
-
 /// A member's hours per week from `from` to `to`. A member not in the team config is a new hire: they join
 /// the team from `from` (their calendar starts that day), working the team's days.
 fn capacity(
@@ -495,7 +486,7 @@ fn capacity(
     hours_per_week: f64,
     id: &str,
 ) -> Result<(), String> {
-    let field = capacity_field(from, to);
+    let field = crate::plan::capacity_field(from, to);
     let name = plan
         .member_named(name)
         .map_or(name, |m| m.name.as_str())
@@ -525,15 +516,21 @@ fn capacity(
     if let Some(refused) = plan.not_a_new_hire(name) {
         return Err(refused);
     }
+    // A new hire works only in the periods directives give them: this one, and any later (audit 123: a
+    // second period from after this one's end was never worked, the first's end being their last day).
     let mut calendar = plan.team_calendar.clone();
     let days = calendar.working_days.len();
-    calendar.hours_per_day = if days == 0 {
-        0.0
-    } else {
-        hours_per_week / days as f64
-    };
+    calendar.hours_per_day = 0.0;
+    calendar.overrides.push(CapacityOverride {
+        from,
+        to,
+        hours_per_day: if days == 0 {
+            0.0
+        } else {
+            hours_per_week / days as f64
+        },
+    });
     calendar.starts = Some(from);
-    calendar.ends = to;
     let mut member = PlannedMember {
         name: name.to_owned(),
         hours_per_week,

@@ -42,8 +42,9 @@ pub struct PersonView {
     /// First working day of someone who has not started yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub starts: Option<String>,
-    /// Their last day (`ends:` in commitea.yaml, or the end of a new hire's capacity period), from day 0
-    /// on (audit 101: someone leaving was said only in the run's log).
+    /// Their last day (`ends:` in commitea.yaml, a capacity directive of no hours from a day on, or the end
+    /// of a new hire's capacity periods), from day 0 on (audit 101: someone leaving was said only in the
+    /// run's log).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ends: Option<String>,
     /// Their hours set by the PM's capacity directives for a period, from day 0 on, in ledger order.
@@ -135,7 +136,7 @@ pub(crate) fn capacity_changes(
         .iter()
         .filter(|o| o.to.is_none_or(|to| to >= as_of))
         .map(|o| {
-            let field = crate::ledger::replay::capacity_field(o.from, o.to);
+            let field = crate::plan::capacity_field(o.from, o.to);
             CapacityChange {
                 from: o.from.to_string(),
                 to: o.to.map(|d| d.to_string()),
@@ -196,7 +197,7 @@ pub fn people(inputs: Inputs<'_>) -> Vec<PersonView> {
                     .and_then(|m| m.starts_after(inputs.report.as_of))
                     .map(|s| s.to_string()),
                 ends: member
-                    .and_then(|m| m.calendar.ends)
+                    .and_then(|m| m.calendar.last_working_day())
                     .filter(|e| *e >= inputs.report.as_of)
                     .map(|e| e.to_string()),
                 capacity_changes: member
@@ -293,6 +294,7 @@ fn weeks(
     let days = LOAD_WEEKS * 7;
     let date = |d: u32| monday + Days::new(u64::from(d));
     let cap: Vec<f64> = (0..days).map(|d| spec.hours_on(date(d)).max(0.0)).collect();
+    let last = spec.last_working_day();
     // Days before day 0 are past: the week's capacity is what is left of it, so a forecast made on a
     // Friday does not show the week's Monday to Thursday as hours left unbooked.
     let ahead: Vec<f64> = (0..days)
@@ -315,7 +317,7 @@ fn weeks(
                     let day = date(d as u32);
                     spec.working_days.contains(&day.weekday())
                         && spec.starts.is_none_or(|s| day >= s)
-                        && spec.ends.is_none_or(|e| day <= e)
+                        && last.is_none_or(|e| day <= e)
                 })
                 .count() as u32;
             let working = range.clone().filter(|&d| cap[d] > 0.0).count() as u32;

@@ -2345,3 +2345,91 @@ fn a_run_that_grows_the_cut_line_through_a_new_dependency_says_both() {
         "{message}"
     );
 }
+
+/// A capacity directive of no hours from a day on is someone leaving: the work the last forecast planned
+/// for them goes to the others, and what is assigned to them and cannot be done by then is said, naming the
+/// directive (audit 123: seven unassigned issues stayed with chen, beyond the horizon, without a word). A
+/// new hire's second period, after the first one's end, is worked (it was ignored: the first period's end
+/// was their last day).
+#[test]
+fn a_member_taken_to_no_hours_leaves_and_a_new_hires_later_period_is_worked() {
+    let (_tmp, dir) = quick_demo();
+    let s = dir.to_str().unwrap();
+    let record = |quote: &str, target: &str, params: &str| {
+        let out = commitea(
+            &[
+                "directive",
+                "--kind",
+                "capacity",
+                "--quote",
+                quote,
+                "--target",
+                target,
+                "--params",
+                params,
+                "--by",
+                "pm",
+                "-s",
+                s,
+            ],
+            &dir,
+        );
+        assert!(out.status.success(), "{out:?}");
+    };
+    record(
+        "Chen leaves the team after the holidays.",
+        "member chen",
+        r#"{"from":"2027-01-04","hours_per_week":0}"#,
+    );
+    record(
+        "Zoe starts part time in January.",
+        "member zoe",
+        r#"{"from":"2027-01-04","to":"2027-01-31","hours_per_week":15}"#,
+    );
+    record(
+        "Zoe goes full time in February.",
+        "member zoe",
+        r#"{"from":"2027-02-01","hours_per_week":30}"#,
+    );
+    commit_as_t(&dir, &["-a"], "directives");
+    let out = commitea(&["run", "--offline", "--trials", "200", "-s", s], &dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let forecast: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap())
+            .unwrap();
+    let issues = forecast["issues"].as_array().unwrap();
+    let planned_for = |who: &str| {
+        issues
+            .iter()
+            .filter(|i| i["planned_assignee"] == who)
+            .map(|i| {
+                (
+                    i["assignee"].as_str().is_some(),
+                    i["planned_end"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let chen = planned_for("chen");
+    assert!(
+        chen.iter()
+            .all(|(assigned, end)| *assigned || end.as_str() < "2027-01-04"),
+        "{chen:?}"
+    );
+    if chen.iter().any(|(_, end)| end.as_str() >= "2027-01-04") {
+        assert!(
+            stderr.contains("chen works until 20")
+                && stderr.contains("(D-0008's capacity of 0 hours a week from 2027-01-04)"),
+            "{stderr}"
+        );
+    }
+    let zoe = planned_for("zoe");
+    assert!(
+        zoe.iter().any(|(_, end)| end.as_str() >= "2027-02-01")
+            && zoe.iter().all(|(_, end)| end.as_str() < "9"),
+        "{zoe:?}"
+    );
+    let page = std::fs::read_to_string(dir.join("public/people/zoe.html")).unwrap();
+    assert!(!page.contains("Works until"), "{page}");
+}

@@ -169,7 +169,11 @@ fn a_new_hire_joins_the_team_from_their_first_day() {
     assert!(cy.from_directive);
     assert_eq!(cy.hours_per_week, 20.0);
     assert_eq!(cy.calendar.starts, NaiveDate::from_ymd_opt(2026, 12, 7));
-    assert_eq!(cy.calendar.hours_per_day, 4.0);
+    // They work only in the periods directives give them: this one is open-ended.
+    assert_eq!(cy.calendar.hours_per_day, 0.0);
+    assert_eq!(cy.calendar.overrides.len(), 1);
+    assert_eq!(cy.calendar.overrides[0].hours_per_day, 4.0);
+    assert_eq!(cy.calendar.last_working_day(), None);
     // A capacity of 0 for someone not in the team adds nobody.
     let ledger = directive(
         1,
