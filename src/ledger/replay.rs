@@ -117,10 +117,19 @@ fn not_on_gitea(plan: &Plan, base: &Plan, ledger: &Ledger) -> Vec<NotOnGitea> {
     let in_force = |r: &&ProvenanceRecord, fields: &[&str]| {
         r.effect == ProvenanceEffect::Applied && fields.contains(&r.field.as_str())
     };
+    // A milestone's title, with its repository where another has the same title (audit 123: "Public API
+    // v2 is due …" of one of two).
+    let names = plan.milestone_names();
+    let name = |id: u64| {
+        names
+            .get(&id)
+            .cloned()
+            .unwrap_or_else(|| format!("milestone {id}"))
+    };
     let place = |id: Option<u64>| {
-        id.and_then(|id| plan.milestone(id)).map_or_else(
+        id.filter(|id| plan.milestone(*id).is_some()).map_or_else(
             || "in no milestone".to_owned(),
-            |m| format!("in {}", m.title),
+            |id| format!("in {}", name(id)),
         )
     };
     use crate::ops::Op;
@@ -201,7 +210,7 @@ fn not_on_gitea(plan: &Plan, base: &Plan, ledger: &Ledger) -> Vec<NotOnGitea> {
             differs.push(if r.field == "due" {
                 format!(
                     "{} is due {} by it and {} on Gitea",
-                    now.title,
+                    name(now.id),
                     due,
                     was.due
                         .map_or_else(|| "has no due date".to_owned(), |d| format!("due {d}"))
@@ -209,7 +218,7 @@ fn not_on_gitea(plan: &Plan, base: &Plan, ledger: &Ledger) -> Vec<NotOnGitea> {
             } else {
                 format!(
                     "{} is a hard deadline by it and not marked deadline/hard on Gitea",
-                    now.title
+                    name(now.id)
                 )
             });
         }

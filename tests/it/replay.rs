@@ -394,3 +394,24 @@ fn the_pipeline_reports_ledger_problems_as_warnings() {
     let computed = commitea::pipeline::compute(&preview).unwrap();
     assert!(computed.plan.issues.iter().all(|i| i.provenance.is_empty()));
 }
+
+/// A milestone Gitea does not carry a directive's due date for is named with its repository where another
+/// has its title (audit 123: "Public API v2 is due …", one of two).
+#[test]
+fn a_due_date_gitea_does_not_carry_names_a_shared_titles_repository() {
+    let (mut snapshot, config) = inputs();
+    for ms in snapshot.milestones.values_mut() {
+        for m in ms.iter_mut() {
+            m.title = "Release".into();
+        }
+    }
+    let ledger = directive(1, "set-deadline", "milestone 2", r#"{"due": "2027-01-15"}"#);
+    let now = snapshot.meta.synced_at;
+    let r = replay(&snapshot, &config, Some(&ledger), now);
+    assert_eq!(r.not_on_gitea.len(), 1, "{:?}", r.not_on_gitea);
+    assert!(
+        r.not_on_gitea[0].differs[0].starts_with("Release (acme/web) is due 2027-01-15 by it"),
+        "{:?}",
+        r.not_on_gitea
+    );
+}
