@@ -174,8 +174,9 @@ pub struct IssueChange {
     pub moved_working_days: i64,
     /// `own change`, `imputed estimate`, `calibration` (only its remaining effort moved, re-measured by a
     /// changed calibration), `blocks KEY` (it inherits a changed priority from KEY, which waits on it),
-    /// `waits on KEY`, `queue of PERSON`, `capacity of PERSON` (alone, or after one of the two before),
-    /// `planned for PERSON, not PERSON`, `N working days passed with no progress recorded` (on the
+    /// `waits on KEY`, `queue of PERSON`, `capacity of PERSON` (alone, or beside one of the two before;
+    /// `holidays Feb 15 and Feb 16 added` where only the team's holidays changed that person's days),
+    /// `planned for PERSON, not PERSON` (`; zoe joined the team` after it where someone joined), `N working days passed with no progress recorded` (on the
     /// calendar of its person; `N working days passed, none of them PERSON's working days`), `team
     /// capacity`, `new`, `closed` or `gone` (see `docs/tools.md`, the standup's `why`).
     pub why: String,
@@ -364,12 +365,27 @@ struct Scene<'a> {
     passed_for: BTreeMap<&'a str, i64>,
     /// Hours in a working day, to weigh a change of remaining effort in days.
     workday_hours: f64,
+    /// Who is in the team after and not before: joining shares the unassigned work out again.
+    joined: Vec<&'a str>,
+    /// The team's holidays added and taken off, in words (`holidays Feb 15 and Feb 16 added`), when they
+    /// changed; and the people whose hours changed by that alone.
+    holidays: Option<(String, BTreeSet<&'a str>)>,
     /// Each open issue's remaining work in whole working days (rounded to the nearest; the larger side's):
     /// a few hours coming ahead in a queue push nothing a day.
     work: BTreeMap<&'a IssueKey, u64>,
 }
 
 impl Scene<'_> {
+    /// A change of `person`'s hours as a reason, and the people it names: `capacity of PERSON`, or the
+    /// team's holidays where only they changed that person's days (audit 123: two holidays added to
+    /// commitea.yaml read "capacity of amara", as if amara's own hours had changed).
+    fn hours_of(&self, person: &str) -> (String, Vec<String>) {
+        match &self.holidays {
+            Some((words, only)) if only.contains(person) => (words.clone(), Vec::new()),
+            _ => (format!("capacity of {person}"), vec![person.to_owned()]),
+        }
+    }
+
     /// The remaining work of `issue` in whole working days (0 for an issue on neither side).
     fn work_of(&self, issue: &IssueKey) -> u64 {
         self.work.get(issue).copied().unwrap_or(0)
@@ -471,6 +487,69 @@ fn capacity_changes<'a>(
             (name, changed)
         })
         .collect()
+}
+
+/// The team's holidays added and taken off between two plans, in words, and the people whose calendars
+/// differ by them alone; `None` when the holidays are the same.
+fn holidays_changed<'a>(
+    before: &Plan,
+    after: &'a Plan,
+    year: i32,
+) -> Option<(String, BTreeSet<&'a str>)> {
+    let (b, a) = (
+        &before.team_calendar.holidays,
+        &after.team_calendar.holidays,
+    );
+    if b == a {
+        return None;
+    }
+    let day = |d: &&NaiveDate| short(&d.to_string(), year);
+    let added: Vec<String> = a
+        .iter()
+        .filter(|d| !b.contains(d))
+        .map(|d| day(&d))
+        .collect();
+    let gone: Vec<String> = b
+        .iter()
+        .filter(|d| !a.contains(d))
+        .map(|d| day(&d))
+        .collect();
+    let mut words = Vec::new();
+    if !added.is_empty() {
+        words.push(format!(
+            "{} {} added",
+            if added.len() == 1 {
+                "holiday"
+            } else {
+                "holidays"
+            },
+            crate::prose::and_list(&added)
+        ));
+    }
+    if !gone.is_empty() {
+        words.push(format!(
+            "{} {} taken off",
+            if gone.len() == 1 {
+                "holiday"
+            } else {
+                "holidays"
+            },
+            crate::prose::and_list(&gone)
+        ));
+    }
+    let only = after
+        .team
+        .iter()
+        .filter(|m| {
+            before.member(&m.name).is_some_and(|was| {
+                let mut was = was.calendar.clone();
+                was.holidays.clone_from(&m.calendar.holidays);
+                was == m.calendar
+            })
+        })
+        .map(|m| m.name.as_str())
+        .collect();
+    Some((words.join(", "), only))
 }
 
 /// Why an issue whose only change is its remaining effort moved, when the calibration changed between
@@ -620,6 +699,13 @@ fn issue_changes(
                 .collect()
         },
         workday_hours: after_plan.workday_hours,
+        joined: after_plan
+            .team
+            .iter()
+            .map(|m| m.name.as_str())
+            .filter(|n| before_plan.member(n).is_none())
+            .collect(),
+        holidays: holidays_changed(before_plan, after_plan, after.as_of.year()),
         work: b
             .iter()
             .chain(a.iter())
@@ -704,11 +790,19 @@ fn across_time_off(
     let person = a.planned_assignee.as_deref().or(a.assignee.as_deref())?;
     let member = plan.team.iter().find(|m| m.name == person)?;
     // Of several crossed, the longest ahead says most (ties: the first).
+    // A capacity directive's period of no hours is time off too (audit 123: an offsite pushed work ten
+    // working days, said only as "queue of amara").
+    let away = member.calendar.overrides.iter().filter_map(|o| {
+        let to = o.to.filter(|_| o.hours_per_day <= 0.0)?;
+        Some((o.from, to))
+    });
     let (side, (first, last), ahead) = member
         .calendar
         .time_off
         .iter()
-        .filter_map(|&(first, last)| {
+        .copied()
+        .chain(away)
+        .filter_map(|(first, last)| {
             // The part still ahead: a time off running on day 0 starts, for the plan, on day 0.
             let ahead = first.max(day0);
             if (from < first || (first <= day0 && from <= last)) && to > last {
@@ -807,14 +901,37 @@ fn why_moved<'a>(
     if let (Some(then), Some(now)) = (b.planned_assignee.as_ref(), a.planned_assignee.as_ref())
         && then != now
     {
+        // Behind it: a change of either one's hours, and anyone who joined (the unassigned work is
+        // shared out again). Where someone joined, a change of hours the wrong way for the move (the one
+        // it goes to losing hours) is not behind it (audit 123: amara's offsite named why she received
+        // chen's work, which zoe's joining moved).
+        let mut why = format!("planned for {now}, not {then}");
+        let joined: Vec<String> = scene
+            .joined
+            .iter()
+            .filter(|j| a.assignee.is_none() && **j != now.as_str())
+            .map(|j| (*j).to_owned())
+            .collect();
+        let mut people: Vec<String> = [(then, -1.0), (now, 1.0)]
+            .into_iter()
+            .filter(|(p, sign)| {
+                scene
+                    .capacity_change(p, last_end)
+                    .is_some_and(|gained| joined.is_empty() || gained * sign >= 0.0)
+            })
+            .map(|(p, _)| p.clone())
+            .collect();
+        if !joined.is_empty() {
+            why.push_str(&format!(
+                "; {} joined the team",
+                crate::prose::and_list(&joined)
+            ));
+            people.extend(joined);
+        }
         return Reason {
-            why: format!("planned for {now}, not {then}"),
+            why,
             upstream: Vec::new(),
-            people: [then, now]
-                .into_iter()
-                .filter(|p| scene.capacity_change(p, last_end).is_some())
-                .cloned()
-                .collect(),
+            people,
         };
     }
     // Its priority is inherited from what waits on it, and that changed: name the waiting issue whose
@@ -945,28 +1062,34 @@ fn why_moved<'a>(
     };
     // Its person's hours changed before it ends, the way that moves it (fewer hours: later; hours only
     // moved between days: either way).
-    let capacity = people
-        .iter()
-        .flatten()
-        .find(|p| {
-            scene
-                .capacity_change(p, last_end)
-                .is_some_and(|gained| gained.abs() < 1e-9 || (gained < 0.0) == (moved > 0))
-        })
-        .map(|p| (*p).clone());
+    let capacity = people.iter().flatten().find_map(|p| {
+        scene
+            .capacity_change(p, last_end)
+            .filter(|gained| gained.abs() < 1e-9 || (*gained < 0.0) == (moved > 0))
+            .map(|gained| (p.as_str(), gained))
+    });
     if let Some(mut r) = waits_on(true).or_else(|| queue_of(true)) {
-        // Both pushed it (a re-estimate ahead of it and its person's hours cut): both are said.
-        if let Some(person) = capacity {
-            r.why.push_str(&format!("; capacity of {person}"));
-            r.people.push(person);
+        // Both pushed it (a re-estimate ahead of it and its person's hours cut): both are said, the
+        // hours first where they alone account for half the move or more (audit 123: two weeks away
+        // read "queue of farah; capacity of farah", the queue first).
+        if let Some((person, gained)) = capacity {
+            let (words, named) = scene.hours_of(person);
+            let days = gained.abs() / scene.workday_hours.max(1e-9);
+            r.why = if 2.0 * days >= moved.unsigned_abs() as f64 {
+                format!("{words}; {}", r.why)
+            } else {
+                format!("{}; {words}", r.why)
+            };
+            r.people.extend(named);
         }
         return r;
     }
-    if let Some(person) = capacity {
+    if let Some((person, _)) = capacity {
+        let (why, people) = scene.hours_of(person);
         return Reason {
-            why: format!("capacity of {person}"),
+            why,
             upstream: Vec::new(),
-            people: vec![person],
+            people,
         };
     }
     // Only its remaining effort moved (an imputed estimate, a new calibration): the reason where the

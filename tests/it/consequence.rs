@@ -380,7 +380,11 @@ fn a_move_is_put_down_to_what_really_made_it() {
         "{c:#?}"
     );
     for i in theirs {
-        if i.why.ends_with(&format!("capacity of {person}")) || i.why.starts_with("planned for ") {
+        // Their hours first where they alone account for half the move (audit 123).
+        if i.why.ends_with(&format!("capacity of {person}"))
+            || i.why.starts_with(&format!("capacity of {person}; "))
+            || i.why.starts_with("planned for ")
+        {
             assert_eq!(i.people, vec![person.clone()], "{i:#?}");
         } else {
             assert!(
@@ -534,43 +538,56 @@ fn a_move_across_someones_time_off_says_the_time_off() {
         )
     };
     let c = diff(&rb, &rl, &before, &later);
-    let said = c
-        .issues
-        .iter()
-        .filter(|i| i.moved_working_days >= 1)
-        .find_map(|i| {
-            let f = rb.issues.iter().find(|f| f.issue.to_string() == i.issue)?;
-            let person = f.planned_assignee.clone().or(f.assignee.clone())?;
-            let commitea::forecast::When::Date(p80) = f.p80 else {
-                return None;
-            };
-            let leave = (p80 + chrono::Days::new(1), p80 + chrono::Days::new(14));
-            let away = |plan: &Plan| {
-                let mut p = plan.clone();
-                let m = p.team.iter_mut().find(|m| m.name == person).unwrap();
-                m.calendar.time_off.push(leave);
-                p
-            };
-            let moved = twins(&away(&before), &away(&later))
-                .issues
-                .into_iter()
-                .find(|x| x.issue == i.issue)?;
-            moved
-                .why
-                .contains("'s time off")
-                .then_some((moved, person, leave))
-        });
-    let (moved, person, (first, last)) = said.expect("a day's slip across a leave");
-    assert!(
-        moved.why.ends_with(&format!(
-            "; its p80 now after {person}'s time off {} – {}",
-            first.format("%b %-d"),
-            last.format("%b %-d")
-        )),
-        "{moved:#?}"
-    );
-    // The leave's working days are in the move: more than the day that passed.
-    assert!(moved.moved_working_days > 5, "{moved:#?}");
+    for by_directive in [false, true] {
+        let said = c
+            .issues
+            .iter()
+            .filter(|i| i.moved_working_days >= 1)
+            .find_map(|i| {
+                let f = rb.issues.iter().find(|f| f.issue.to_string() == i.issue)?;
+                let person = f.planned_assignee.clone().or(f.assignee.clone())?;
+                let commitea::forecast::When::Date(p80) = f.p80 else {
+                    return None;
+                };
+                let leave = (p80 + chrono::Days::new(1), p80 + chrono::Days::new(14));
+                let away = |plan: &Plan| {
+                    let mut p = plan.clone();
+                    let m = p.team.iter_mut().find(|m| m.name == person).unwrap();
+                    if by_directive {
+                        // A capacity directive's period of no hours is time off too (audit 123).
+                        m.calendar
+                            .overrides
+                            .push(commitea::engine::CapacityOverride {
+                                from: leave.0,
+                                to: Some(leave.1),
+                                hours_per_day: 0.0,
+                            });
+                    } else {
+                        m.calendar.time_off.push(leave);
+                    }
+                    p
+                };
+                let moved = twins(&away(&before), &away(&later))
+                    .issues
+                    .into_iter()
+                    .find(|x| x.issue == i.issue)?;
+                moved
+                    .why
+                    .contains("'s time off")
+                    .then_some((moved, person, leave))
+            });
+        let (moved, person, (first, last)) = said.expect("a day's slip across a leave");
+        assert!(
+            moved.why.ends_with(&format!(
+                "; its p80 now after {person}'s time off {} – {}",
+                first.format("%b %-d"),
+                last.format("%b %-d")
+            )),
+            "{moved:#?}"
+        );
+        // The leave's working days are in the move: more than the day that passed.
+        assert!(moved.moved_working_days > 5, "{moved:#?}");
+    }
     // With nobody's leave, no reason says one.
     let none = |plan: &Plan| {
         let mut p = plan.clone();
@@ -636,4 +653,74 @@ fn a_move_past_a_time_off_running_on_day_0_says_the_time_off() {
         )),
         "{moved:#?}"
     );
+}
+
+/// Holidays added to the team's calendar are said as such, not as each person's capacity; someone joining
+/// is named where the plan gives work to another (audit 123: two holidays read "capacity of amara", and a
+/// reassignment zoe's joining made was put down to amara's own hours cut).
+#[test]
+fn holidays_and_someone_joining_are_named_as_themselves() {
+    let before = small_plan();
+    let rb = forecast::run(&before, &SETTINGS);
+    let first_dated = rb
+        .issues
+        .iter()
+        .filter_map(|f| match f.p80 {
+            commitea::forecast::When::Date(d) => Some(d),
+            commitea::forecast::When::BeyondHorizon => None,
+        })
+        .min()
+        .unwrap();
+    // Two weekdays before the first p80: they move it.
+    let days: Vec<chrono::NaiveDate> = (0..10)
+        .map(|n| before.as_of + chrono::Days::new(n))
+        .filter(|d| chrono::Datelike::weekday(d).num_days_from_monday() < 5 && *d < first_dated)
+        .take(2)
+        .collect();
+    assert_eq!(days.len(), 2, "{days:?}");
+    let mut after = before.clone();
+    after.team_calendar.holidays.extend(&days);
+    for m in &mut after.team {
+        m.calendar.holidays.extend(&days);
+    }
+    let c = diff(&rb, &forecast::run(&after, &SETTINGS), &before, &after);
+    assert!(c.issues.iter().any(|i| i.moved_working_days > 0), "{c:#?}");
+    let words = format!(
+        "holidays {} and {} added",
+        days[0].format("%b %-d"),
+        days[1].format("%b %-d")
+    );
+    assert!(
+        c.issues.iter().any(|i| i.why.contains(&words)),
+        "{words}: {c:#?}"
+    );
+    assert!(
+        c.issues
+            .iter()
+            .all(|i| !i.why.contains("capacity of") && i.people.is_empty()),
+        "{c:#?}"
+    );
+
+    // Someone joins: every piece of unassigned work the plan now gives another says so.
+    let mut joined = before.clone();
+    let mut zoe = joined.team[0].clone();
+    zoe.name = "zoe".into();
+    zoe.repositories.clear();
+    joined.team.push(zoe);
+    let ra = forecast::run(&joined, &SETTINGS);
+    let c = diff(&rb, &ra, &before, &joined);
+    let moved: Vec<_> = c
+        .issues
+        .iter()
+        .filter(|i| i.why.starts_with("planned for "))
+        .collect();
+    assert!(!moved.is_empty(), "{c:#?}");
+    for i in moved {
+        let to_zoe = i.why.starts_with("planned for zoe,");
+        assert!(
+            to_zoe
+                || (i.why.ends_with("; zoe joined the team") && i.people.contains(&"zoe".into())),
+            "{i:#?}"
+        );
+    }
 }
