@@ -400,7 +400,7 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
             continue;
         }
         let why = match (m.last_day(), m.calendar.starts) {
-            (Some((ends, why)), _) if ends < as_of => format!("their last day, by {why}, was {ends}"),
+            (Some((ends, why)), _) if ends < as_of => format!("their last day, {why}, was {ends}"),
             (_, Some(starts)) if starts >= as_of + Days::new(u64::from(days)) => {
                 format!("they start on {starts}, past it")
             }

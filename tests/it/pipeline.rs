@@ -896,10 +896,10 @@ fn the_first_run_after_an_upgrade_says_the_moves_are_the_engines_not_the_project
     // The next run, by the same CommiTea, compares with this one's forecast: nothing is the engine's.
     // The commit says the directive's reason with the engine's change beside it.
     let message = git(dir.path(), &["log", "-1", "--format=%B"]);
+    // (Her hours first where they alone make half the move, audit 123.)
     assert!(
-        message.contains(&format!(
-            "capacity of {person}; CommiTea itself changed since that forecast too"
-        )),
+        message.contains(&format!("capacity of {person}"))
+            && message.contains("; CommiTea itself changed since that forecast too"),
         "{message}"
     );
     git(
