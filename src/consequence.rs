@@ -35,6 +35,9 @@ pub struct Consequence {
     /// One line for a person: the milestone whose p80 moved most and how many issues moved, or
     /// `no forecast change`.
     pub summary: String,
+    /// Day 0 of the forecast after the change: its dates are as of this day.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub as_of: Option<chrono::NaiveDate>,
     /// The year dates in the summary are written without.
     #[serde(skip)]
     year: i32,
@@ -269,6 +272,7 @@ pub fn diff(
         milestones,
         issues,
         summary,
+        as_of: Some(after.as_of),
         year,
         plan_moved,
     }

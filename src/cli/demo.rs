@@ -196,6 +196,7 @@ fn file_pending(dir: &Path, state: &DemoState, opts: &RunOptions) -> anyhow::Res
         let input = crate::tools::apply::ApplyInput {
             ops: f.ops.clone(),
             approved: f.destructive,
+            preview: false,
             source: None,
         };
         let out = crate::tools::apply::apply_changes(&ctx, input)?;

@@ -1124,7 +1124,7 @@ impl<'a> Checker<'a> {
         }
         if op.is_destructive() && !approved {
             return Err(format!(
-                "{} is destructive: it needs \"approved\": true, given only after the person has seen the consequence",
+                "{} is destructive: it needs \"approved\": true, given only after the person has seen the consequence (\"preview\": true shows it, writing nothing)",
                 op.name()
             ));
         }

@@ -3,7 +3,7 @@
 //! Ops are checked in order, each against the state as the ops accepted before it leave it (so a batch
 //! cannot build a dependency cycle one edge at a time). A rejected op is reported with its reason and the
 //! others go ahead; a destructive op without `approved: true` is rejected and never reaches the file.
-//! Nothing talks to Gitea: the op file is the proposal, and merging it is the approval.
+//! With `preview: true` the consequence is answered and nothing is written. Nothing talks to Gitea: the op file is the proposal, and merging it is the approval.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -23,6 +23,11 @@ pub struct ApplyInput {
     /// Required (true) when any op is destructive: `remove_dep`, `close_issue`, `remove_label`.
     #[serde(default)]
     pub approved: bool,
+    /// Check the ops and answer their consequence, writing nothing: how a destructive op's consequence
+    /// is shown to the person before asking for their approval (destructive ops are checked as if
+    /// approved). Default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub preview: bool,
     /// Where the ops come from, for the op file and its pull request: `capture_work` when they file a
     /// reviewed capture proposal; default `apply_changes`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -43,10 +48,18 @@ pub enum ApplySource {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApplyOutput {
-    /// Ops accepted and written to the op file.
+    /// Ops accepted and written to the op file (0 for a preview).
     pub applied: usize,
+    /// Ops a preview accepted: those the same call without `preview` would write (destructive ones
+    /// given `approved: true`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub previewed: usize,
     /// One line: what the accepted ops do to the forecast.
     pub consequence: String,
+    /// Day 0 of the forecast the consequence is of: its dates are as of this day (absent when every op
+    /// was rejected).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_of: Option<String>,
     /// Ops not accepted, with the reason.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rejected: Vec<Rejected>,
@@ -137,7 +150,7 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
     let mut accepted = Vec::new();
     let mut rejected = Vec::new();
     for op in &input.ops {
-        match checker.check_change(op, input.approved, &pending) {
+        match checker.check_change(op, input.approved || input.preview, &pending) {
             Ok(c) => accepted.push(c),
             Err(reason) => rejected.push(Rejected {
                 op: serde_json::to_value(op).unwrap_or(serde_json::Value::Null),
@@ -148,7 +161,9 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
     if accepted.is_empty() {
         return Ok(ApplyOutput {
             applied: 0,
+            previewed: 0,
             consequence: "nothing applied: every op was rejected".to_owned(),
+            as_of: None,
             rejected,
             rejected_omitted: 0,
             ops_file: None,
@@ -160,6 +175,20 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
     // The consequence took its time: a caller who gave up meanwhile gets nothing written.
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::Cancelled);
+    }
+    // An agent shows the person what a close would do before asking for approval (audit 122: it could
+    // not, a destructive op without approval being refused before any consequence).
+    if input.preview {
+        return Ok(ApplyOutput {
+            applied: 0,
+            previewed: accepted.len(),
+            consequence: format!("preview, nothing written: {}", detail.summary),
+            as_of: detail.as_of.map(|d| d.to_string()),
+            rejected,
+            rejected_omitted: 0,
+            ops_file: None,
+            proposed: Vec::new(),
+        });
     }
 
     let id = ops::next_id(&layout).map_err(state)?;
@@ -187,6 +216,8 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
     crate::state::write_if_changed(&path, text.as_bytes()).map_err(state)?;
     Ok(ApplyOutput {
         applied: file.ops.len(),
+        previewed: 0,
+        as_of: detail.as_of.map(|d| d.to_string()),
         consequence: detail.summary,
         rejected,
         rejected_omitted: 0,

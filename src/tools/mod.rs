@@ -347,6 +347,7 @@ fn negotiate(
         consequence: n.preview.consequence,
         consequence_omitted: 0,
         summary: n.preview.summary,
+        as_of: n.preview.detail.as_of.map(|d| d.to_string()),
         ops_file: None,
         proposed: Vec::new(),
     })
@@ -443,6 +444,7 @@ fn record_directive(
             consequence: o.consequence,
             consequence_omitted: 0,
             summary: o.summary,
+            as_of: o.detail.as_of.map(|d| d.to_string()),
             ops_file: o.ops_file,
             proposed: Vec::new(),
         })

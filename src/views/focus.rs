@@ -26,6 +26,9 @@ pub(crate) const LATER: usize = 3;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Focus {
+    /// Day 0 of the forecast the answer comes from: its dates are as of this day (audit 122: a focus on a
+    /// week-old snapshot gave dates in the past, with nothing to say so).
+    pub as_of: String,
     /// Whose focus (a username), or absent for the whole team.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assignee: Option<String>,
@@ -213,6 +216,7 @@ pub fn focus(inputs: Inputs<'_>, selection: &Selection) -> Focus {
     let next: Vec<FocusItem> = items.by_ref().take(NEXT).collect();
     let later: Vec<FocusItem> = items.take(LATER).collect();
     Focus {
+        as_of: inputs.report.as_of.to_string(),
         // The person as the team spells them (the filter matches any case: "ANN" is ann's focus).
         assignee: selection.assignee.as_ref().map(|a| {
             inputs

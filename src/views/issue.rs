@@ -23,6 +23,9 @@ pub(crate) const COMMENT_CHARS: usize = 400;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct IssueView {
+    /// Day 0 of the forecast the answer comes from: its dates are as of this day (audit 122: a focus on a
+    /// week-old snapshot gave dates in the past, with nothing to say so).
+    pub as_of: String,
     /// `owner/repo#N`.
     pub issue: String,
     /// What people wrote.
@@ -243,6 +246,7 @@ fn build(
         .collect();
     let blocks = blocks.iter().map(ToString::to_string).collect();
     Some(IssueView {
+        as_of: inputs.report.as_of.to_string(),
         issue: key.to_string(),
         intent: Intent {
             title: raw.title.clone(),

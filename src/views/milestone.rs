@@ -11,6 +11,9 @@ use crate::domain::OpenState;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MilestoneView {
+    /// Day 0 of the forecast the answer comes from: its dates are as of this day (audit 122: a focus on a
+    /// week-old snapshot gave dates in the past, with nothing to say so).
+    pub as_of: String,
     /// Gitea id.
     pub milestone: u64,
     /// Title.
@@ -129,6 +132,7 @@ pub fn milestone(inputs: Inputs<'_>, id: u64, selection: &Selection) -> Option<M
     open.sort_by(|a, b| a.p50.cmp(&b.p50).then(a.issue.cmp(&b.issue)));
     let issues_omitted = open.len().saturating_sub(selection.limit);
     Some(MilestoneView {
+        as_of: inputs.report.as_of.to_string(),
         issues_omitted,
         milestone: m.id,
         title: m.title.clone(),

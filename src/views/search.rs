@@ -24,6 +24,10 @@ const SNIPPET: usize = 100;
 /// The matches.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchView {
+    /// Day 0 of the forecast the answer comes from: its dates are as of this day (audit 122: a focus on a
+    /// week-old snapshot gave dates in the past, with nothing to say so).
+    #[serde(rename = "asOf")]
+    pub as_of: String,
     /// The query, as given.
     pub query: String,
     /// How many issues matched (the list is cut to the limit).
@@ -308,6 +312,7 @@ pub fn search(
     }
     hits.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(b.2)));
     SearchView {
+        as_of: inputs.report.as_of.to_string(),
         query: query.to_owned(),
         total: hits.len(),
         ignored,

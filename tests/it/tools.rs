@@ -1234,6 +1234,23 @@ fn destructive_ops_need_approval_and_never_reach_a_file_without_it() {
     for word in ["remove_dep", "close_issue", "remove_label"] {
         assert!(!text.contains(word), "{word} reached the op file:\n{text}");
     }
+    // A preview answers their consequence and writes nothing (audit 122: an agent could not show a
+    // close's consequence before asking for the approval it needs).
+    let v = apply(dir, json!({ "ops": destructive, "preview": true }));
+    assert_eq!(
+        (v["applied"].as_u64(), v["previewed"].as_u64()),
+        (Some(0), Some(3)),
+        "{v}"
+    );
+    let said = v["consequence"].as_str().unwrap();
+    assert!(said.starts_with("preview, nothing written: "), "{v}");
+    assert!(said.len() > "preview, nothing written: ".len() + 10, "{v}");
+    assert!(v["asOf"].as_str().is_some_and(|d| d.len() == 10), "{v}");
+    assert!(
+        v.get("opsFile").is_none() && v.get("rejected").is_none(),
+        "{v}"
+    );
+    assert_eq!(pending(dir), ["C-0001.yaml"]);
     // With approval they go through, in one file, marked destructive.
     let v = apply(dir, json!({ "ops": destructive, "approved": true }));
     assert_eq!(v["applied"], 3, "{v}");
@@ -1593,6 +1610,11 @@ fn record_directive_through_the_tool_and_the_directives_view() {
     let id = v["directiveId"].as_str().unwrap().to_owned();
     assert!(id.starts_with("D-"));
     assert!(v["summary"].is_string());
+    // The day its dates are as of (audit 122: p80s in the past, with nothing to say why).
+    let as_of =
+        tools::call(&ctx(dir), "query_project", &json!({ "view": "runway" })).unwrap()["asOf"]
+            .clone();
+    assert_eq!(v["asOf"], as_of, "{v}");
     let second = tools::call(
         &ctx(dir),
         "record_directive",
@@ -1759,10 +1781,12 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
     let whys: std::collections::BTreeSet<&str> =
         moved_now.iter().filter_map(|m| m["why"].as_str()).collect();
     // Every move of her work says her hours, beside the work that came ahead of it in her queue (the
-    // directives since put #102 first); none is put down to the calibration.
+    // directives since put #102 first), first where her hours alone make half the move (audit 123);
+    // none is put down to the calibration.
     assert!(!whys.is_empty());
     assert!(
-        whys.iter().all(|w| w.ends_with("capacity of amara")),
+        whys.iter()
+            .all(|w| w.ends_with("capacity of amara") || w.starts_with("capacity of amara; ")),
         "{whys:?}"
     );
     // Her hours are no directive: a move for them alone names none.
