@@ -96,10 +96,26 @@ pub fn parse<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T, YamlErro
             && yaml_serde::from_str::<yaml_serde::Value>(text).is_err()
         {
             // Text that is no YAML at all (rather than YAML of the wrong shape) fails as any value too
-            // (a number too large for any value also does: that is no broken syntax, audit 89).
-            message.push_str(
-                " — the YAML syntax is broken: check the indentation and the quotes on that line and the one before",
-            );
+            // (a number too large for any value also does: that is no broken syntax, audit 89). A tab
+            // in the indentation of that line or the one before is the usual cause, and is invisible in
+            // most editors (audit 120): named.
+            let tabbed = loc.and_then(|(line, _)| {
+                (line.saturating_sub(1).max(1)..=line).find(|n| {
+                    text.lines().nth(n - 1).is_some_and(|l| {
+                        l.chars()
+                            .take_while(|c| c.is_whitespace())
+                            .any(|c| c == '\t')
+                    })
+                })
+            });
+            match tabbed {
+                Some(n) => message.push_str(&format!(
+                    " — line {n} is indented with a tab: YAML indents with spaces only"
+                )),
+                None => message.push_str(
+                    " — the YAML syntax is broken: check the indentation and the quotes on that line and the one before",
+                ),
+            }
         }
         // The parser also prefixes the path it knows, which stops at the parent of a failing value;
         // the tracked path is exact, so use that.
@@ -296,5 +312,13 @@ mod tests {
             "x, while y"
         );
         assert_eq!(without_positions("at line of fire"), "at line of fire");
+        // A tab in the indentation is named, with its line (audit 120).
+        let tabbed = "team:\n  - name: a\n\thours_per_week: 40\n";
+        let e = parse::<Config>(tabbed, Path::new("commitea.yaml")).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("line 3 is indented with a tab: YAML indents with spaces only"),
+            "{text}"
+        );
     }
 }

@@ -27,5 +27,13 @@ pub fn run(a: Args) -> CommandResult {
     };
     // So are settings that do not read: every call would answer the same error (audit 89).
     crate::config::Config::load(&ctx.state_dir, ctx.env.clone(), &ctx.overrides)?;
+    // An agent may not name who it records for (a model can be steered by what it reads): without
+    // --by, what it writes names no one (audit 122: directives with no author, said nowhere).
+    if ctx.by.is_none() {
+        tracing::warn!(
+            "no --by: the directives and op files this session writes name no one as who asked; start \
+             it with --by USERNAME, the person the agent works for"
+        );
+    }
     crate::tools::mcp::serve(ctx).map_err(super::CommandError::Failed)
 }

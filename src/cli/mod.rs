@@ -162,8 +162,11 @@ pub(crate) struct StateArg {
 
 /// The state repo `-s` names: `.` without a `commitea.yaml` is the nearest folder above with one (audit 120:
 /// `plan` inside `snapshot/` said to start a state repo there with `commitea init`); any other path, or
-/// none found above, is taken as given, and is said not to be a state repo if it is not.
+/// none found above, is taken as given, and is said not to be a state repo if it is not. An empty one (a
+/// CI variable `COMMITEA_STATE` defined but blank) is as if none were given (audit 120: "there is no folder
+/// : give the state repo's folder").
 fn state_dir(arg: &str) -> Result<PathBuf, String> {
+    let arg = if arg.trim().is_empty() { "." } else { arg };
     let given = PathBuf::from(arg);
     if arg != "." || crate::config::Config::path_in(&given).exists() {
         return Ok(given);

@@ -16,8 +16,9 @@ pub struct Args {
     /// Do not commit the results.
     #[arg(long)]
     no_commit: bool,
-    /// Resync every repository in full.
-    #[arg(long)]
+    /// Resync every repository in full (not with --offline, which syncs nothing).
+    // Audit 120: the two together were accepted without a word.
+    #[arg(long, conflicts_with = "offline")]
     full: bool,
     /// Push the commit to the remote's branch (`approvals.branch`) and keep the open proposals current. When
     /// someone merged meanwhile (the push is not a fast-forward) the run is done again on the new head.

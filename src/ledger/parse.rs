@@ -777,7 +777,20 @@ fn day<E: serde::de::Error>(text: &str) -> Result<NaiveDate, E> {
 /// Parses a kind's params from inline JSON; the error says what is wrong.
 pub(crate) fn parse_params(kind: DirectiveKind, raw: &str) -> Result<Params, String> {
     fn de<T: for<'a> Deserialize<'a>>(raw: &str) -> Result<T, String> {
-        serde_json::from_str(raw).map_err(|e| crate::prose::serde_message(&e.to_string()))
+        serde_json::from_str(raw).map_err(|e| {
+            // Not JSON at all (`{estimate: 3d}`, as YAML would have it): said as such, with the way
+            // (audit 120: "key must be a string").
+            if e.is_syntax() || e.is_eof() {
+                format!(
+                    "{} is not JSON ({}): write it as JSON, keys and text in double quotes, such as \
+                     {{\"estimate\": \"3d\"}}",
+                    crate::limits::excerpt(raw),
+                    crate::prose::serde_message(&e.to_string())
+                )
+            } else {
+                crate::prose::serde_message(&e.to_string())
+            }
+        })
     }
     Ok(match kind {
         DirectiveKind::Reprioritize => {

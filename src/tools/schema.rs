@@ -406,6 +406,11 @@ fn describe(e: &jsonschema::ValidationError<'_>, schema: Option<&Value>) -> (Str
         K::Constant { expected_value } => {
             format!("{} is not {expected_value}", shown(instance))
         }
+        // A fraction where a whole number or a key is wanted (audit 122: issueId 102.5 answered
+        // "expected a string, got a number", though 102 is taken).
+        K::Type { .. } if instance.as_f64().is_some_and(|x| x.fract() != 0.0) => {
+            format!("{} is not a whole number", shown(instance))
+        }
         K::Type { kind } => {
             // "expected an integer or null", never the library's debug form.
             let mut names: Vec<String> = match kind {

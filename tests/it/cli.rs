@@ -405,6 +405,21 @@ fn a_command_inside_the_state_repo_finds_it_and_a_refused_setting_exits_2_everyw
     );
     let out = commitea(&["tool", "query_project", r#"{"view":"focus"}"#], &inside);
     assert!(out.status.success(), "{out:?}");
+    // A blank COMMITEA_STATE (a CI variable defined empty) is as if none were set (audit 120).
+    let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["plan", "--trials", "100"])
+        .current_dir(&inside)
+        .env("COMMITEA_STATE", "")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // A full resync of nothing is refused, not run silently as --offline (audit 120).
+    let out = commitea(&["run", "--offline", "--full"], &dir);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot be used with"),
+        "{out:?}"
+    );
     // A folder given by name is taken as given.
     let out = commitea(&["plan", "-s", "issues"], &dir.join("snapshot"));
     assert!(!out.status.success(), "{out:?}");

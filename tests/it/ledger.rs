@@ -397,6 +397,12 @@ fn each_malformed_entry_is_one_problem_on_its_line_and_kept_as_prose() {
             "params for reestimate are wrong",
         ),
         (
+            // YAML's way of writing it, not JSON (audit 120: "key must be a string").
+            "## D-0020 · reestimate · 2026-11-20T10:00:00Z\n\n> Three days.\n\n- target: issue acme/api#1\n- params: {estimate: 3d}\n".into(),
+            5,
+            "params for reestimate are wrong: {estimate: 3d} is not JSON (",
+        ),
+        (
             "## D-0020 · scope · 2026-11-20T10:00:00Z\n\n> Out.\n\n- target: milestone 2\n- params: {\"in\": false, \"why\": 1}\n".into(),
             5,
             "unknown field \"why\"",

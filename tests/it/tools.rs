@@ -857,6 +857,12 @@ fn every_input_bound_names_the_field_and_the_limit_and_quotes_little() {
             "expected an integer or null, got a string",
         ),
         (
+            "query_project",
+            json!({ "view": "issue", "filters": { "issueId": 102.5 } }),
+            "/filters/issueId",
+            "102.5 is not a whole number",
+        ),
+        (
             "record_directive",
             json!({ "kind": "set-deadline", "quote": "By the end of February.", "target": { "milestone": 2 },
                     "params": { "due": "2027-02-31" } }),
