@@ -53,6 +53,19 @@ fn finish(mut report: ForecastReport, digest: &key::PlanDigest) -> ForecastRepor
 const PACE_GAP_WORKING_DAYS: i64 = 20;
 
 /// The forecast itself.
+/// Whether task `n`, done by its person's last day (`last`) in under 80% of the futures it is done in at
+/// all, would be left unfinished past it in the rest: after that day they have no hour, and no one else
+/// takes it in a trial.
+fn misses_last_day(
+    sim: &crate::engine::SimulationResult,
+    fates: &[crate::engine::Fate],
+    n: usize,
+    last: u32,
+) -> bool {
+    let done_at_all = fates.get(n).map_or(1.0, |f| f.p);
+    sim.task_by(n, last) < 0.8 * done_at_all
+}
+
 fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
     let as_of = plan.as_of;
     let days = settings.horizon_days;
@@ -68,8 +81,8 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
         open,
         flags,
         mut warnings,
-        project,
-        prep,
+        mut project,
+        mut prep,
         medians,
         dists,
         milestones: open_ms,
@@ -99,7 +112,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             };
         }
     };
-    let plan_sched = prep.schedule(&medians);
+    let mut plan_sched = prep.schedule(&medians);
     let mc = MonteCarlo {
         trials: settings.trials,
         seed: settings.seed,
@@ -115,7 +128,60 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             })
             .collect(),
     });
-    let sim = mc.run_adaptive(&prep, &dists, &groups, &fates, adaptive.as_ref());
+    let mut sim = mc.run_adaptive(&prep, &dists, &groups, &fates, adaptive.as_ref());
+    // Unassigned work the median plan gives someone whose days end within the horizon, done by their last
+    // day in under 80% of the futures it is done in at all, would end past it in the rest — where no one
+    // does it, as every trial keeps the plan's people — and go beyond the horizon with its milestone
+    // (audit 124: six issues planned for chen, leaving end of February, took Public API v2 from May to
+    // "beyond horizon"). Such work goes to the others, and the plan and trials are made again, once.
+    let last_day: Vec<Option<u32>> = plan
+        .team
+        .iter()
+        .map(|m| {
+            let d = (m.calendar.last_working_day()? - as_of).num_days();
+            u32::try_from(d).ok().filter(|d| *d < days)
+        })
+        .collect();
+    let slipping: Vec<(usize, usize)> = (0..open.len())
+        .filter(|&n| project.tasks[n].assignee.is_none() && !prep.excluded[n])
+        .filter_map(|n| {
+            let p = plan_sched.person[n]? as usize;
+            misses_last_day(&sim, &fates, n, last_day[p]?).then_some((n, p))
+        })
+        .collect();
+    let mut moved_off: std::collections::BTreeMap<usize, usize> = std::collections::BTreeMap::new();
+    for &(n, p) in &slipping {
+        let task = &mut project.tasks[n];
+        let others: Vec<usize> = if task.eligible.is_empty() {
+            (0..plan.team.len()).filter(|&q| q != p).collect()
+        } else {
+            task.eligible.iter().copied().filter(|&q| q != p).collect()
+        };
+        if !others.is_empty() {
+            task.eligible = others;
+            *moved_off.entry(p).or_default() += 1;
+        }
+    }
+    if !moved_off.is_empty()
+        && let Ok(again) = crate::engine::Prepared::new(&project)
+    {
+        prep = again;
+        plan_sched = prep.schedule(&medians);
+        sim = mc.run_adaptive(&prep, &dists, &groups, &fates, adaptive.as_ref());
+        for (p, count) in &moved_off {
+            let m = &plan.team[*p];
+            tracing::info!(
+                "{} planned for {} went to the others: {} would end past {}'s last day ({}) in more than \
+                 one future in five",
+                crate::prose::count(*count, "unassigned issue", "unassigned issues"),
+                m.name,
+                if *count == 1 { "it" } else { "they" },
+                m.name,
+                m.last_day()
+                    .map_or_else(String::new, |(d, why)| format!("{d}, {why}")),
+            );
+        }
+    }
     if mode.adaptive_trials {
         tracing::info!(
             "adaptive trials: {} of {} ({})",
@@ -570,16 +636,22 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
         let Some((ends, whose)) = m.last_day().filter(|(e, _)| *e >= as_of) else {
             continue;
         };
+        // Counted as the trials see it: work the median plan ends in time may still miss the day in
+        // more than one future in five, and its p80 is then beyond the horizon too (audit 124: no word
+        // of five such issues holding Public API v2 beyond the horizon).
         let left = queues[p]
             .iter()
-            .filter(|&&i| date_of(end_day(plan_sched.end[i])) == When::BeyondHorizon)
+            .filter(|&&i| {
+                date_of(end_day(plan_sched.end[i])) == When::BeyondHorizon
+                    || last_day[p].is_some_and(|last| misses_last_day(&sim, &fates, i, last))
+            })
             .count();
         if left == 0 {
             continue;
         }
         warnings.push(format!(
-            "{} works until {ends} ({whose}) and cannot finish {left} of the {} on their queue by then: {} \
-             beyond the horizon until reassigned on Gitea",
+            "{} works until {ends} ({whose}) and may not finish {left} of the {} on their queue by then \
+             (in more than one future in five): {} beyond the horizon until reassigned on Gitea",
             m.name,
             crate::prose::count(queues[p].len(), "issue", "issues"),
             if left == 1 { "it stays" } else { "they stay" },
