@@ -302,6 +302,14 @@ impl Pace {
             Self::Fell => "fell",
         }
     }
+
+    /// What the team did, in the Calibration page's words: `kept its pace` or `slowed`.
+    pub fn words(self) -> &'static str {
+        match self {
+            Self::Held => "kept its pace",
+            Self::Fell => "slowed",
+        }
+    }
 }
 
 /// The team's pace on new work after `cut` against before it: issues opened in the `span_days` after the

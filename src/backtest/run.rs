@@ -527,12 +527,26 @@ pub fn score_by_pace(
         .collect()
 }
 
-/// A small table of the methods' scores, for people.
+/// A small table of the methods' scores, for people: shares met in percent, pinball losses in days, each
+/// with its interval (audit 118: bare `0.80` and `81.64` where the page says 80% and 82 d).
 pub fn table(report: &BacktestReport) -> String {
     let m = |x: Option<super::Metric>| {
         x.map_or_else(
             || "—".to_owned(),
-            |m| format!("{:.2} [{:.2}, {:.2}]", m.value, m.lo, m.hi),
+            |m| {
+                format!(
+                    "{:.0}% [{:.0}, {:.0}]",
+                    100.0 * m.value,
+                    100.0 * m.lo,
+                    100.0 * m.hi
+                )
+            },
+        )
+    };
+    let d = |x: Option<super::Metric>| {
+        x.map_or_else(
+            || "—".to_owned(),
+            |m| format!("{:.0} d [{:.0}, {:.0}]", m.value, m.lo, m.hi),
         )
     };
     let mut out = format!(
@@ -558,10 +572,10 @@ pub fn table(report: &BacktestReport) -> String {
             m(s.coverage[0]),
             m(s.coverage[1]),
             m(s.coverage[2]),
-            m(s.pinball50),
-            m(s.pinball80),
-            m(s.pinball50_censored),
-            m(s.pinball80_censored),
+            d(s.pinball50),
+            d(s.pinball80),
+            d(s.pinball50_censored),
+            d(s.pinball80_censored),
         ));
         if s.n_dated.iter().any(|n| *n > 0) {
             out.push_str(&format!(
@@ -576,11 +590,11 @@ pub fn table(report: &BacktestReport) -> String {
         }
         for b in &s.reliability {
             out.push_str(&format!(
-                "  P(done) {:.1}–{:.1}: {} forecasts, promised {:.2}, observed {}\n",
+                "  P(done) {:.1}–{:.1}: {} forecasts, promised {:.0}%, observed {}\n",
                 b.lo,
                 b.hi,
                 b.n,
-                b.promised,
+                100.0 * b.promised,
                 m(Some(b.observed)),
             ));
         }
@@ -588,8 +602,8 @@ pub fn table(report: &BacktestReport) -> String {
     for p in &report.by_pace {
         let s = &p.scores;
         out.push_str(&format!(
-            "{COMMITEA} where the pace {} after the cut: {} cuts, n={}  p80 {}  when dated: p50 {} (n {})  p80 {} (n {})\n",
-            p.pace.as_str(),
+            "{COMMITEA} where the team {} after the cut: {} cuts, n={}  p80 {}  when dated: p50 {} (n {})  p80 {} (n {})\n",
+            p.pace.words(),
             s.n_cuts,
             s.n,
             m(s.coverage[2]),
