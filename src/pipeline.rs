@@ -1661,15 +1661,15 @@ fn previous_forecast_in(
                 let team = match &settings_then {
                     Some(Ok(config)) if settings_changed || member_touched => {
                         let ledger_then = ledger_then();
-                        let team = crate::ledger::replay(
+                        let then = crate::ledger::replay(
                             &c.snapshot,
                             config,
                             ledger_then.as_deref(),
                             c.plan.now,
                         )
-                        .plan
-                        .team;
-                        (team != c.plan.team).then_some(team)
+                        .plan;
+                        (then.team != c.plan.team || then.team_calendar != c.plan.team_calendar)
+                            .then_some((then.team, then.team_calendar))
                     }
                     _ => None,
                 };

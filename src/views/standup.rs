@@ -48,9 +48,13 @@ pub struct Previous {
     pub applied: Vec<AppliedSince>,
     /// The ids of the directives recorded or ended since (`D-0008`).
     pub since_ids: std::collections::BTreeSet<String>,
-    /// The team as that forecast planned it, where it differs from today's (another `commitea.yaml`, a
-    /// directive about a person since): whose capacity changed, and from which day.
-    pub team: Option<Vec<crate::plan::PlannedMember>>,
+    /// The team as that forecast planned it, and the team's calendar (its holidays), where either differs
+    /// from today's (another `commitea.yaml`, a directive about a person since): whose capacity changed,
+    /// from which day, and whether the holidays did it.
+    pub team: Option<(
+        Vec<crate::plan::PlannedMember>,
+        crate::engine::PersonCalendarSpec,
+    )>,
     /// Whether another CommiTea made that forecast (an upgrade since, or a colleague's other version):
     /// the moves are then the engine's, not the project's.
     pub engine_changed: bool,
@@ -890,10 +894,15 @@ pub fn standup(
         },
         Some(prev) => {
             // The plan then, as far as the standup can tell: today's issues with the team of then.
-            let then_plan = prev.team.as_ref().map(|team| crate::plan::Plan {
-                team: team.clone(),
-                ..plan.clone()
-            });
+            // (Holidays too: audit 124 found "holidays … added" never said, the plan then taking today's.)
+            let then_plan = prev
+                .team
+                .as_ref()
+                .map(|(team, calendar)| crate::plan::Plan {
+                    team: team.clone(),
+                    team_calendar: calendar.clone(),
+                    ..plan.clone()
+                });
             let c = crate::consequence::diff(
                 &prev.report,
                 report,

@@ -2515,3 +2515,30 @@ fn unassigned_work_that_may_miss_a_leavers_last_day_goes_to_the_others() {
         );
     }
 }
+
+/// Holidays added to commitea.yaml are what the run's commit and the standup put the moves down to, not
+/// each person's capacity (audit 124: the plan the standup compared with took today's holidays, so the
+/// words "holidays … added" were never said).
+#[test]
+fn holidays_added_are_the_reason_the_run_gives() {
+    let (_tmp, dir) = quick_demo();
+    edit(
+        &dir.join("commitea.yaml"),
+        "  holidays:\n",
+        "  holidays:\n    - 2027-02-15\n    - 2027-02-16\n",
+    );
+    commit_as_t(&dir, &["-a"], "two more holidays");
+    let out = commitea(&["run", "--offline", "--trials", "200"], &dir);
+    assert!(out.status.success(), "{out:?}");
+    let message = git_out(&dir, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.contains("holidays Feb 15 2027 and Feb 16 2027 added")
+            && !message.contains("capacity of"),
+        "{message}"
+    );
+    let standup = std::fs::read_to_string(dir.join("public/standup.html")).unwrap();
+    assert!(
+        standup.contains("holidays Feb 15 2027 and Feb 16 2027 added"),
+        "the standup page does not say the holidays"
+    );
+}
