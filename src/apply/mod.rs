@@ -557,8 +557,8 @@ pub fn apply_pending(
         for op in &file.ops {
             // What changed on Gitea since the proposal, where this op would write over it.
             let moved = moved_under(op, &file.seen, snapshot, |field| {
-                let by = branch.set_by.get(field).filter(|id| **id != file.id)?;
-                Some((writer.me().ok()?, by.clone()))
+                let (by, label) = branch.set_by.get(field).filter(|(id, _)| *id != file.id)?;
+                Some((writer.me().ok()?, by.clone(), label.clone()))
             });
             let superseded = field_of(op).and_then(|(field, what)| {
                 let (_, later) = last_setter.get(&field).filter(|(j, _)| *j > i)?;
@@ -729,6 +729,26 @@ fn targets_of(file: &OpFile) -> Vec<(String, String)> {
     out
 }
 
+/// The label `op` gives its issue on Gitea (`p/1`, `est/3d`), for an op that sets one.
+fn label_written(op: &Op) -> Option<String> {
+    let full = |prefix: &str, v: &str| {
+        if v.starts_with(prefix) {
+            v.to_owned()
+        } else {
+            format!("{prefix}{v}")
+        }
+    };
+    match op {
+        Op::SetPriority { priority, .. } => {
+            Some(full(crate::domain::Priority::LABEL_PREFIX, priority))
+        }
+        Op::SetEstimate { estimate, .. } => {
+            Some(full(crate::domain::Estimate::LABEL_PREFIX, estimate))
+        }
+        _ => None,
+    }
+}
+
 /// The one field `op` sets, as a key shared by every op that sets it, and in words (`acme/api#3's
 /// priority`); `None` for an op that adds or removes (a dependency, a label, a close, a new issue), whose
 /// effects do not replace one another.
@@ -868,10 +888,10 @@ pub struct OnBranch {
     /// `create_issue` filed, with the proposal that filed each ([`owner`]): none of them is taken for
     /// another proposal's issue of the same title.
     pub filed: BTreeMap<IssueKey, String>,
-    /// For each field ([`field_of`]) an applied record says CommiTea wrote, the last such file's id: a
-    /// change on Gitea since a proposal that is CommiTea's own carrying out of another file is named as
-    /// that file's, not as someone's (audit 121).
-    pub set_by: BTreeMap<String, String>,
+    /// For each field ([`field_of`]) an applied record says CommiTea wrote, the last such file's id and
+    /// the label it wrote (none for a milestone): a change on Gitea since a proposal that is CommiTea's
+    /// own carrying out of another file is named as that file's, not as someone's (audit 121).
+    pub set_by: BTreeMap<String, (String, Option<String>)>,
 }
 
 impl OnBranch {
@@ -891,7 +911,8 @@ impl OnBranch {
                     }
                     Outcome::Applied => {
                         if let Some((field, _)) = field_of(op) {
-                            self.set_by.insert(field, record.proposal.id.clone());
+                            self.set_by
+                                .insert(field, (record.proposal.id.clone(), label_written(op)));
                         }
                     }
                     _ => {}
@@ -1049,13 +1070,15 @@ impl<'a> LedgerIndex<'a> {
 /// labels' namespace for a label, the milestone for a milestone, the dependency for a dependency; for a
 /// close, who works on it, its title, and a reopening — none of which CommiTea writes. A change of the
 /// field `op` sets that the token's user made, where the records say CommiTea carried out another file
-/// setting it (`own(field)` gives that user and file), is named as that file's doing (audit 121: an
-/// approved p/1 written by CommiTea was "changed on Gitea by commitea-bot").
+/// setting it (`own(field)` gives that user, that file and the label it wrote), is named as that file's
+/// doing where it is what the file wrote: its label given, or the namespace's other labels taken off
+/// (audit 121: an approved p/1 written by CommiTea was "changed on Gitea by commitea-bot"; audit 124: a
+/// p/2 added by hand with the same token was credited to the file that wrote p/0).
 fn moved_under(
     op: &Op,
     seen: &BTreeMap<String, u64>,
     snapshot: &Snapshot,
-    mut own: impl FnMut(&str) -> Option<(String, String)>,
+    mut own: impl FnMut(&str) -> Option<(String, String, Option<String>)>,
 ) -> Option<(String, String)> {
     let key = op.issue()?.key()?;
     let since = *seen.get(&key.to_string())?;
@@ -1112,8 +1135,13 @@ fn moved_under(
             (K::RemoveDependency, _) => "the dependency removed".to_owned(),
             _ => "changed".to_owned(),
         };
+        let wrote = |label: &Option<String>| {
+            e.kind != K::Label || e.removed || label.is_none() || e.label == *label
+        };
         let by = match &own {
-            Some((me, file)) if *me == e.user => format!("{} carrying out {file}", e.user),
+            Some((me, file, label)) if *me == e.user && wrote(label) => {
+                format!("{} carrying out {file}", e.user)
+            }
             _ => e.user.clone(),
         };
         let by = format!("{by} {}", e.created_at.format("%Y-%m-%d %H:%M UTC"));

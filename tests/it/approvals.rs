@@ -2879,6 +2879,31 @@ fn writing_over_an_earlier_approved_change_names_that_file() {
     check_out_main(&s);
     ok(&s.commitea(&s.work, &["run", "--push"]));
     assert!(s.issue(&key).labels.contains(&other.to_owned()));
+    // By hand, with the token CommiTea writes with: a label C-0001 did not write is no carrying out of
+    // it (audit 124: a p/2 added so was credited to the file that wrote another).
+    let hand = ["p/2", "p/3", "p/1"]
+        .into_iter()
+        .find(|p| *p != other)
+        .unwrap();
+    let labels = on_gitea(
+        &s,
+        reqwest::Method::GET,
+        &format!("/repos/{}/labels", key.repo),
+        None,
+    );
+    let id = labels
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == hand)
+        .unwrap()["id"]
+        .clone();
+    on_gitea(
+        &s,
+        reqwest::Method::POST,
+        &format!("/repos/{}/issues/{}/labels", key.repo, key.number),
+        Some(serde_json::json!({ "labels": [id] })),
+    );
     s.emu.merge_pull(&state_repo(), 2, "pat").unwrap();
     check_out_main(&s);
     let out = s.commitea(&s.work, &["run", "--push"]);
@@ -2887,7 +2912,9 @@ fn writing_over_an_earlier_approved_change_names_that_file() {
     assert!(
         stderr.contains(&format!(
             "C-0002: {key} changed on Gitea after this was proposed ({other} given and "
-        )) && stderr.contains(" taken off by commitea-bot carrying out C-0001 "),
+        )) && stderr.contains(" taken off by commitea-bot carrying out C-0001 ")
+            && stderr.contains(&format!("{hand} given by commitea-bot 20"))
+            && !stderr.contains(&format!("{hand} given by commitea-bot carrying")),
         "{stderr}"
     );
     assert!(s.issue(&key).labels.contains(&"p/0".to_owned()));
