@@ -807,9 +807,16 @@ fn across_time_off(
         .copied()
         .chain(away)
         .filter_map(|(first, last)| {
-            // The part still ahead: a time off running on day 0 starts, for the plan, on day 0.
+            // The part still ahead: a time off running on day 0 starts, for the plan, on day 0 — and so
+            // does one that starts on the person's first working day from day 0 (audit 124: the same
+            // leave from a Monday, day 0 a Friday chen does not work, was not said).
+            let running = first <= day0
+                || day0
+                    .iter_days()
+                    .take_while(|d| *d < first)
+                    .all(|d| member.calendar.hours_on(d) <= 0.0);
             let ahead = first.max(day0);
-            if (from < first || (first <= day0 && from <= last)) && to > last {
+            if (from < first || (running && from <= last)) && to > last {
                 Some(("after", (first, last), ahead))
             } else if to < first && from > last {
                 Some(("before", (first, last), ahead))

@@ -625,34 +625,55 @@ fn a_move_past_a_time_off_running_on_day_0_says_the_time_off() {
         })
         .min_by_key(|(_, _, p80)| *p80)
         .expect("a dated issue");
-    let leave = (
-        before.as_of - chrono::Days::new(3),
-        p80 + chrono::Days::new(7),
-    );
-    let mut after = before.clone();
-    after
-        .team
-        .iter_mut()
-        .find(|m| m.name == person)
-        .unwrap()
-        .calendar
-        .time_off
-        .push(leave);
-    let c = diff(&rb, &forecast::run(&after, &SETTINGS), &before, &after);
-    let moved = c
-        .issues
-        .iter()
-        .find(|i| i.issue == issue)
-        .unwrap_or_else(|| panic!("{issue} moved: {c:#?}"));
-    assert!(moved.moved_working_days > 5, "{moved:#?}");
-    assert!(
-        moved.why.ends_with(&format!(
-            "; its p80 now after {person}'s time off {} – {}",
-            leave.0.format("%b %-d"),
-            leave.1.format("%b %-d")
-        )),
-        "{moved:#?}"
-    );
+    // Away since before day 0; and away from the day after day 0, which is none of their working days
+    // (audit 124: a leave from a Monday, day 0 a Friday the person does not work, was not said).
+    for from_next_day in [false, true] {
+        let mut before = before.clone();
+        let leave = if from_next_day {
+            before
+                .team
+                .iter_mut()
+                .find(|m| m.name == person)
+                .unwrap()
+                .calendar
+                .time_off
+                .push((before.as_of, before.as_of));
+            (
+                before.as_of + chrono::Days::new(1),
+                p80 + chrono::Days::new(7),
+            )
+        } else {
+            (
+                before.as_of - chrono::Days::new(3),
+                p80 + chrono::Days::new(7),
+            )
+        };
+        let rb = forecast::run(&before, &SETTINGS);
+        let mut after = before.clone();
+        after
+            .team
+            .iter_mut()
+            .find(|m| m.name == person)
+            .unwrap()
+            .calendar
+            .time_off
+            .push(leave);
+        let c = diff(&rb, &forecast::run(&after, &SETTINGS), &before, &after);
+        let moved = c
+            .issues
+            .iter()
+            .find(|i| i.issue == issue)
+            .unwrap_or_else(|| panic!("{issue} moved: {c:#?}"));
+        assert!(moved.moved_working_days > 5, "{moved:#?}");
+        assert!(
+            moved.why.ends_with(&format!(
+                "; its p80 now after {person}'s time off {} – {}",
+                leave.0.format("%b %-d"),
+                leave.1.format("%b %-d")
+            )),
+            "{moved:#?}"
+        );
+    }
 }
 
 /// Holidays added to the team's calendar are said as such, not as each person's capacity; someone joining
