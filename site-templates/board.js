@@ -153,8 +153,9 @@
           return e[3] === column[col.id] && !onBoard[keyOf(e)] && matches(e, f)
             && (!done || (e[10] !== null && e[10] >= -DONE_DAYS));
         });
-        // In the page's own order, after its cards: open work in planned order (earliest median end
-        // first, beyond the horizon last, then key); done work latest first.
+        // After the page's cards: open work by its median (beyond the horizon last, then key) — the
+        // index holds no planned start, and the page's own cards are the first in planned order —; done
+        // work latest first.
         var at = function (n) { return n === null ? Infinity : n; };
         more.sort(function (a, b) {
           var cmp = function (x, y) { return x === y ? 0 : (x < y ? -1 : 1); };

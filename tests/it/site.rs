@@ -627,3 +627,45 @@ fn a_persons_queue_is_listed_in_the_order_they_work_on_it() {
         assert_eq!(p.queue.len(), p.queued, "{}", p.person);
     }
 }
+
+/// The board's open columns read in planned order — the median plan's start, then its end — so that the
+/// cards a column shows are the work that comes first (audit 125: by the median alone, thousands of issues
+/// "not within 2 years" tied and a column's 200 cards were one repository's by number).
+#[test]
+fn the_boards_open_columns_are_in_planned_order() {
+    let plan = crate::plans::demo_plan_model_on();
+    let report = commitea::forecast::run(
+        &plan,
+        &commitea::forecast::Settings {
+            trials: 300,
+            seed: 1,
+            horizon_days: 730,
+        },
+    );
+    let board = commitea::views::board::board(
+        commitea::views::Inputs {
+            plan: &plan,
+            report: &report,
+        },
+        None,
+    );
+    let of = |key: &str| {
+        report
+            .issues
+            .iter()
+            .find(|f| f.issue.to_string() == key)
+            .map(|f| (f.planned_start, f.planned_end))
+            .unwrap()
+    };
+    let mut checked = 0;
+    for column in board.columns.iter().filter(|c| c.state != "done") {
+        let order: Vec<_> = column.issues.iter().map(|c| of(&c.issue)).collect();
+        assert!(
+            order.windows(2).all(|w| w[0] <= w[1]),
+            "{}: {order:?}",
+            column.state
+        );
+        checked += order.len();
+    }
+    assert!(checked > 20, "{checked}");
+}
