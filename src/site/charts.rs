@@ -820,7 +820,9 @@ pub(crate) fn burnup_with_cone(
     s
 }
 
-/// One bar of the roadmap: an issue from its planned start to its p50, with a p50–p80 whisker.
+/// One bar of the roadmap: an issue from its planned start to its p50, with a p50–p80 whisker; one whose
+/// p50 is beyond the horizon (done at all in under half the futures) from its planned start to its planned
+/// end, drawn apart as unlikely to be done.
 #[derive(Debug, Clone)]
 pub(crate) struct GanttBar {
     /// `owner/repo#N`.
@@ -835,6 +837,30 @@ pub(crate) struct GanttBar {
     pub p50: Option<NaiveDate>,
     /// p80 (none: beyond the horizon).
     pub p80: Option<NaiveDate>,
+    /// End in the median plan.
+    pub end: Option<NaiveDate>,
+    /// The share of futures it is done in at all, where its p50 is beyond the horizon.
+    pub done_at_all: Option<f64>,
+}
+
+impl GanttBar {
+    /// Where the bar ends, and where its whisker does (the same for one unlikely to be done): the p50 and
+    /// the p80, or — with a p50 beyond the horizon — the planned end (audit 125: 799 of 892 bars of a
+    /// 5,000-issue roadmap ran to the chart's right edge, all alike).
+    fn ends(&self, edge: NaiveDate) -> (NaiveDate, NaiveDate) {
+        match (self.p50, self.end) {
+            (None, Some(end)) => (end.max(self.start), end.max(self.start)),
+            _ => (
+                self.p50.map_or(edge, |d| d.max(self.start)),
+                self.p80.map_or(edge, |d| d.max(self.start)),
+            ),
+        }
+    }
+
+    /// Whether it is drawn as unlikely to be done: its p50 beyond the horizon.
+    fn unlikely(&self) -> bool {
+        self.p50.is_none() && self.end.is_some()
+    }
 }
 
 /// One person's lane of the roadmap.
@@ -890,7 +916,7 @@ pub(crate) fn roadmap(
                 .iter()
                 .map(|b| {
                     let a = scale.x(b.start);
-                    let z = scale.x(b.p80.map_or(scale.end, |d| d.max(b.start))) + 2.0;
+                    let z = scale.x(b.ends(scale.end).1) + 2.0;
                     let row = match ends.iter().position(|e| *e <= a) {
                         Some(r) => r,
                         None => {
@@ -987,26 +1013,47 @@ pub(crate) fn roadmap(
             let a = scale.x(b.start);
             // A forecast earlier than the planned start (futures where work ahead of it is dropped) is
             // drawn at the start; the words below give the forecast's own days.
-            let m = b.p50.map_or(scale.x1, |d| scale.x(d.max(b.start)));
-            let z = b.p80.map_or(scale.x1, |d| scale.x(d.max(b.start)));
-            let words = format!(
-                "{} {}: starts {} in the median plan, p50 {}, p80 {}",
-                b.key,
-                b.title,
-                b.start,
-                b.p50
-                    .map_or_else(|| "beyond the horizon".to_owned(), |d| d.to_string()),
-                b.p80
-                    .map_or_else(|| "beyond the horizon".to_owned(), |d| d.to_string()),
-            );
-            let mut g = format!(
-                "<title>{}</title><rect class=\"gbar\" x=\"{a}\" y=\"{by}\" width=\"{}\" height=\"18\" rx=\"2\"/><path class=\"whisker\" d=\"M{m} {} H{z} M{z} {} V{}\"/>",
-                esc(&words),
-                ((m - a).max(3.0) * 10.0).round() / 10.0,
-                by + 9.0,
-                by + 3.0,
-                by + 15.0
-            );
+            let (p50, p80) = b.ends(scale.end);
+            let (m, z) = (scale.x(p50).min(scale.x1), scale.x(p80).min(scale.x1));
+            let words = if b.unlikely() {
+                format!(
+                    "{} {}: starts {} in the median plan, ends {} there; done at all in {} of the futures, \
+                     so its p50 is beyond the horizon",
+                    b.key,
+                    b.title,
+                    b.start,
+                    b.end.map_or_else(String::new, |d| d.to_string()),
+                    b.done_at_all
+                        .map_or_else(|| "under half".to_owned(), crate::prose::percent),
+                )
+            } else {
+                format!(
+                    "{} {}: starts {} in the median plan, p50 {}, p80 {}",
+                    b.key,
+                    b.title,
+                    b.start,
+                    b.p50
+                        .map_or_else(|| "beyond the horizon".to_owned(), |d| d.to_string()),
+                    b.p80
+                        .map_or_else(|| "beyond the horizon".to_owned(), |d| d.to_string()),
+                )
+            };
+            let mut g = if b.unlikely() {
+                format!(
+                    "<title>{}</title><rect class=\"gbar unlikely\" x=\"{a}\" y=\"{by}\" width=\"{}\" height=\"18\" rx=\"2\"/>",
+                    esc(&words),
+                    ((m - a).max(3.0) * 10.0).round() / 10.0,
+                )
+            } else {
+                format!(
+                    "<title>{}</title><rect class=\"gbar\" x=\"{a}\" y=\"{by}\" width=\"{}\" height=\"18\" rx=\"2\"/><path class=\"whisker\" d=\"M{m} {} H{z} M{z} {} V{}\"/>",
+                    esc(&words),
+                    ((m - a).max(3.0) * 10.0).round() / 10.0,
+                    by + 9.0,
+                    by + 3.0,
+                    by + 15.0
+                )
+            };
             // The key on the bar when it fits.
             if m - a > 8.5 * b.key.len() as f64 + 6.0 {
                 let _ = write!(
@@ -1531,6 +1578,8 @@ mod tests {
             start: d(s),
             p50: Some(d(e)),
             p80: None,
+            end: Some(d(e)),
+            done_at_all: None,
         };
         let lanes = vec![Lane {
             person: "ann\u{202E}".into(),
@@ -1591,6 +1640,33 @@ mod tests {
             x("class=\"whisker\" d=\"M") >= x("class=\"gbar\" x=\""),
             "{svg}"
         );
+        // Work done at all in under half the futures: its planned span, outlined and said so, not a bar
+        // to the chart's edge (audit 125).
+        let unlikely = Lane {
+            bars: vec![GanttBar {
+                p50: None,
+                p80: None,
+                end: Some(d("2026-01-16")),
+                done_at_all: Some(0.3),
+                ..bar("a#4", "2026-01-12", "2026-01-16")
+            }],
+            ..lanes[0].clone()
+        };
+        let svg = roadmap(&[unlikely], &[], d("2026-01-05"), d("2026-03-01"), "r");
+        assert!(svg.contains("class=\"gbar unlikely\""), "{svg}");
+        assert!(!svg.contains("class=\"whisker\""), "{svg}");
+        assert!(
+            svg.contains("ends 2026-01-16 there; done at all in 30% of the futures"),
+            "{svg}"
+        );
+        let width: f64 = svg
+            .split("class=\"gbar unlikely\" x=\"")
+            .nth(1)
+            .and_then(|r| r.split("width=\"").nth(1))
+            .and_then(|r| r.split('"').next())
+            .and_then(|w| w.parse().ok())
+            .unwrap();
+        assert!(width < 200.0, "{width}: {svg}");
     }
 
     #[test]

@@ -1234,6 +1234,8 @@ fn roadmap_page(
                             // read as a second p50).
                             p50: date(&q.p50),
                             p80: date(&q.p80),
+                            end: date(&q.planned_end),
+                            done_at_all: q.probability_done,
                         }
                     })
                 })
@@ -1255,7 +1257,10 @@ fn roadmap_page(
     let end = lanes
         .iter()
         .flat_map(|l| &l.bars)
-        .map(|b| b.p80.map_or(window, |d| d.max(b.start)))
+        .map(|b| match (b.p50, b.end) {
+            (None, Some(end)) => end.max(b.start),
+            _ => b.p80.map_or(window, |d| d.max(b.start)),
+        })
         .max()
         .unwrap_or(window)
         .min(window);
