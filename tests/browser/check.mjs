@@ -12,7 +12,8 @@
 //   their scale and row labels in view and something they draw beside them), "heldOnPhone":
 //   [selector, ...] (chart boxes whose labels stay in view when scrolled by hand to their middle),
 //   "printed": [selector, ...] (what paper must show: the first element matching each is laid out and
-//   visible with print media, at 1440 px).
+//   visible with print media, at 1440 px), "tabbedTo": [selector, ...] (at 1440 px, each is reached by
+//   pressing Tab from the top of the page at most 40 times, and shown while focused).
 import { chromium } from "playwright-core";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -52,6 +53,22 @@ for (const width of [1440, 390]) {
       if (text === null) problems.push(`${where}: nothing matches ${x.selector}`);
       else if (x.contains && !text.includes(x.contains)) problems.push(`${where}: ${x.selector} says "${text}", not "${x.contains}"`);
       else if (x.lacks && text.includes(x.lacks)) problems.push(`${where}: ${x.selector} says "${text}", with "${x.lacks}"`);
+    }
+    for (const sel of width === 1440 ? p.tabbedTo || [] : []) {
+      await page.evaluate(() => document.activeElement?.blur());
+      let reached = false;
+      for (let i = 0; i < 40 && !reached; i++) {
+        await page.keyboard.press("Tab");
+        reached = await page.evaluate((s) => document.activeElement?.matches(s) ?? false, sel);
+      }
+      if (!reached) problems.push(`${where}: ${sel} is not reached in 40 Tab presses`);
+      else {
+        const [w, h] = await page.evaluate(() => {
+          const r = document.activeElement.getBoundingClientRect();
+          return [r.width, r.height];
+        });
+        if (w < 4 || h < 4) problems.push(`${where}: ${sel} is focused but not shown (${w} x ${h} px)`);
+      }
     }
     // On a phone, a chart that marks where its content starts opens there, not on the empty stretch.
     // Its scale and row labels stay in view, and some of what it draws is in view beside them, clear of
