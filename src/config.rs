@@ -381,6 +381,33 @@ impl Zone {
             self.date_of(t)
         }
     }
+
+    /// The later, by the team's days, of a day (carried as its midnight UTC) and a moment (a sync's): the
+    /// moment where it falls on that day or after, else the day. Compared as moments, a New York team's
+    /// sync at 20:00 on Dec 7 (01:00 UTC Dec 8, after Dec 8's midnight UTC) held every later run of Dec 8
+    /// at Dec 7 (audit 127).
+    pub fn later_day(
+        &self,
+        day: chrono::DateTime<chrono::Utc>,
+        moment: chrono::DateTime<chrono::Utc>,
+    ) -> chrono::DateTime<chrono::Utc> {
+        if self.day_of(day) > self.date_of(moment) {
+            day
+        } else {
+            as_moment(moment)
+        }
+    }
+}
+
+/// `t` as a moment that is never taken for a day: midnight UTC is how a day is carried ([`Zone::day_of`]),
+/// so a moment exactly then (an RFC 3339 `--now` of `…T00:00:00Z`, a stamp in whole seconds) is moved on by
+/// a nanosecond (audit 127: `--now 2026-12-07T13:00:00-11:00` was as of Dec 8 in Pago Pago).
+pub fn as_moment(t: chrono::DateTime<chrono::Utc>) -> chrono::DateTime<chrono::Utc> {
+    if t.time() == chrono::NaiveTime::MIN {
+        t + chrono::TimeDelta::nanoseconds(1)
+    } else {
+        t
+    }
 }
 
 impl Default for Zone {

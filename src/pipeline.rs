@@ -212,7 +212,13 @@ impl RepoState {
 
     /// The forecast's day zero: `now` if given, else [`day_zero`].
     pub fn as_of(&self, now: Option<DateTime<Utc>>) -> DateTime<Utc> {
-        now.unwrap_or_else(|| day_zero(&self.layout, self.snapshot.meta.synced_at))
+        now.unwrap_or_else(|| {
+            day_zero(
+                &self.layout,
+                &self.config.calendar.timezone,
+                self.snapshot.meta.synced_at,
+            )
+        })
     }
 
     /// The ledger replayed over the snapshot as of `now`: the effective plan and what replay found.
@@ -279,6 +285,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     // time when nothing changed, but days still pass). Either is the day zero a later reader of this
     // state computes (`Committed::day_zero`), so it forecasts with the same key and reuses the forecast.
     let committed = Committed::read(&layout);
+    let zone = &config.calendar.timezone;
     let now = match opts.now {
         // A run that commits is read back by the tools, `render` and the standup, which know only the
         // committed forecast's day and the snapshot's moment (`Committed::day_zero`): a given moment
@@ -295,18 +302,20 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
                      with a later one"
                 );
             }
-            if n < snapshot.meta.synced_at {
+            if zone.day_of(n) < zone.date_of(snapshot.meta.synced_at) {
                 tracing::warn!(
                     "--now {n} is before the snapshot's moment ({}): a forecast cannot be as of a day \
                      before the data it reads, so it is as of the snapshot's",
                     snapshot.meta.synced_at
                 );
             }
-            start_of_day(&config, n).max(snapshot.meta.synced_at)
+            zone.later_day(start_of_day(&config, n), snapshot.meta.synced_at)
         }
         Some(n) => n,
-        None if synced => start_of_day(&config, opts.clock).max(snapshot.meta.synced_at),
-        None => committed.day_zero(snapshot.meta.synced_at),
+        None if synced => {
+            zone.later_day(start_of_day(&config, opts.clock), snapshot.meta.synced_at)
+        }
+        None => committed.day_zero(zone, snapshot.meta.synced_at),
     };
     // A run forecasts the ledger on the branch; an entry only in the checkout is a proposal, not yet
     // approved (a preview, `commitea plan`, reads the checkout's).
@@ -965,12 +974,18 @@ impl Committed {
     /// (days pass between syncs that change nothing), so the tools, `plan`, a directive's consequence and
     /// the standup then answer from the same day as the committed forecast the site shows. Only the day
     /// is committed — a moment would make every run a new commit.
-    pub(crate) fn day_zero(&self, synced_at: DateTime<Utc>) -> DateTime<Utc> {
-        self.0
-            .as_ref()
-            .map(|r| r.as_of.and_time(chrono::NaiveTime::MIN).and_utc())
-            .filter(|t| *t > synced_at)
-            .unwrap_or(synced_at)
+    pub(crate) fn day_zero(
+        &self,
+        zone: &crate::config::Zone,
+        synced_at: DateTime<Utc>,
+    ) -> DateTime<Utc> {
+        match &self.0 {
+            Some(r) => zone.later_day(
+                r.as_of.and_time(chrono::NaiveTime::MIN).and_utc(),
+                synced_at,
+            ),
+            None => synced_at,
+        }
     }
 
     /// The committed forecast itself: what a reader of an unchanged state reuses
@@ -1172,8 +1187,12 @@ fn refuse_a_newer_engines_forecast(layout: &Layout) -> Result<(), PipelineError>
 }
 
 /// [`Committed::day_zero`] for a reader that needs nothing else from the committed forecast.
-pub fn day_zero(layout: &Layout, synced_at: DateTime<Utc>) -> DateTime<Utc> {
-    Committed::read(layout).day_zero(synced_at)
+pub fn day_zero(
+    layout: &Layout,
+    zone: &crate::config::Zone,
+    synced_at: DateTime<Utc>,
+) -> DateTime<Utc> {
+    Committed::read(layout).day_zero(zone, synced_at)
 }
 
 /// The last backtest report, if the state has one; an unreadable one is reported and left out.

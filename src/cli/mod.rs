@@ -246,7 +246,7 @@ pub(crate) fn parse_now(s: &str) -> Result<DateTime<Utc>, String> {
             .ok_or_else(|| format!("\"{s}\" is not a valid date"))?
     } else {
         DateTime::parse_from_rfc3339(s)
-            .map(|d| d.with_timezone(&Utc))
+            .map(|d| crate::config::as_moment(d.with_timezone(&Utc)))
             .map_err(|_| format!("\"{s}\" is neither YYYY-MM-DD nor an RFC 3339 time"))?
     };
     if !NOW_YEARS.contains(&chrono::Datelike::year(&at)) {

@@ -284,7 +284,7 @@ fn record(
     let committed = crate::pipeline::Committed::read(&layout);
     let now = options
         .as_of
-        .unwrap_or_else(|| committed.day_zero(snapshot.meta.synced_at));
+        .unwrap_or_else(|| committed.day_zero(&config.calendar.timezone, snapshot.meta.synced_at));
     let ledger_path = layout.ledger();
     let ledger = super::read_exact(&ledger_path)?;
     let text = ledger.as_deref().unwrap_or("");
@@ -492,7 +492,8 @@ pub fn carry_out_ops(
     })?;
     let snapshot = Snapshot::load(&layout)?;
     let now = options.as_of.unwrap_or_else(|| {
-        crate::pipeline::Committed::read(&layout).day_zero(snapshot.meta.synced_at)
+        crate::pipeline::Committed::read(&layout)
+            .day_zero(&config.calendar.timezone, snapshot.meta.synced_at)
     });
     let ledger = super::read(&layout.ledger())?;
     let parsed = super::parse::parse(ledger.as_deref().unwrap_or(""));

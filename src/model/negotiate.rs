@@ -51,7 +51,7 @@ pub fn negotiate(ctx: &Context, say: &str) -> Result<Negotiated, ToolError> {
     // ago is as of then); both are said, and due dates before the forecast's day are refused.
     let zone = &world.config.calendar.timezone;
     let as_of = zone.day_of(ctx.as_of.unwrap_or_else(|| {
-        crate::pipeline::day_zero(&world.layout, world.snapshot.meta.synced_at)
+        crate::pipeline::day_zero(&world.layout, zone, world.snapshot.meta.synced_at)
     }));
     let now = zone.day_of(ctx.now());
     let today = if as_of == now {

@@ -2542,3 +2542,55 @@ fn holidays_added_are_the_reason_the_run_gives() {
         "the standup page does not say the holidays"
     );
 }
+
+/// West of UTC, an evening sync does not hold the next day back, and an instant exactly at midnight UTC is
+/// the team's date then, not a bare UTC day (audit 127: a New York team's runs of Dec 8 stayed "as of
+/// 2026-12-07" after a sync at 20:00 on Dec 7; `--now 2026-12-07T13:00:00-11:00` was Dec 8 in Pago Pago).
+#[test]
+fn day_zero_is_the_teams_day_west_of_utc() {
+    let (_tmp, dir) = quick_demo();
+    let s = dir.to_str().unwrap();
+    edit(
+        &dir.join("commitea.yaml"),
+        "calendar:\n",
+        "calendar:\n  timezone: America/New_York\n",
+    );
+    // The last sync that changed anything: 20:00 on Dec 7 in New York.
+    edit(
+        &dir.join("snapshot/meta.yaml"),
+        "synced_at: 2026-11-27T17:00:00Z",
+        "synced_at: 2026-12-08T01:00:00Z",
+    );
+    commit_as_t(&dir, &["-a"], "New York, synced on the evening of Dec 7");
+    let as_of = |args: &[&str]| {
+        let mut all = vec!["plan", "--json", "--trials", "100", "-s", s];
+        all.extend_from_slice(args);
+        let out = commitea(&all, &dir);
+        assert!(out.status.success(), "{out:?}");
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        report["as_of"].as_str().unwrap().to_owned()
+    };
+    // 09:00 on Dec 8 there: a run commits Dec 8, and a reader of that state answers Dec 8.
+    let out = commitea(
+        &[
+            "run",
+            "--offline",
+            "--trials",
+            "100",
+            "--now",
+            "2026-12-08T14:00:00Z",
+            "-s",
+            s,
+        ],
+        &dir,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let message = git_out(&dir, &["log", "-1", "--format=%s"]);
+    assert!(message.contains("forecast as of 2026-12-08"), "{message}");
+    assert_eq!(as_of(&[]), "2026-12-08");
+    // An instant exactly at midnight UTC is still 19:00 on Dec 7 in New York.
+    assert_eq!(as_of(&["--now", "2026-12-08T00:00:00Z"]), "2026-12-07");
+    assert_eq!(as_of(&["--now", "2026-12-07T19:00:00-05:00"]), "2026-12-07");
+    // A date given is that day.
+    assert_eq!(as_of(&["--now", "2026-12-09"]), "2026-12-09");
+}

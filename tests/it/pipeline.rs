@@ -667,7 +667,11 @@ fn a_run_given_a_moment_commits_the_forecast_its_readers_make() {
         o.clock = now;
         pipeline::run(&o).unwrap();
         let (as_of, key) = committed_key();
-        let reader = pipeline::day_zero(&layout, synced_at);
+        let zone = commitea::config::Config::load(dir.path(), vec![], &Default::default())
+            .unwrap()
+            .calendar
+            .timezone;
+        let reader = pipeline::day_zero(&layout, &zone, synced_at);
         let mut read = options(dir.path());
         read.now = Some(reader);
         read.commit = false;
