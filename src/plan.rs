@@ -216,7 +216,7 @@ impl PlannedMember {
             .rev()
             .find(|o| o.to.is_none())
             .filter(|o| o.hours_per_day <= 0.0);
-        let why = if self.calendar.ends == Some(day) {
+        let why = if self.calendar.ends.is_some_and(|e| e >= day) && leaves.is_none() {
             "team[].ends".to_owned()
         } else if let Some(o) = leaves
             && let Some(id) = directive(&capacity_field(o.from, None))

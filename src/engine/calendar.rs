@@ -65,7 +65,15 @@ impl PersonCalendarSpec {
             .find(|o| o.to.is_none())
             .map_or(self.hours_per_day, |o| o.hours_per_day);
         if eventual > 0.0 && !self.working_days.is_empty() {
-            return self.ends;
+            // `ends` on a day they do not work (a Friday of a four-day week, a holiday): the working day
+            // before it (audit 126: "works until 2027-02-26" of someone whose last day was the 25th).
+            return self.ends.map(|e| {
+                e.iter_days()
+                    .rev()
+                    .take(31)
+                    .find(|d| self.hours_on(*d) > 0.0)
+                    .unwrap_or(e)
+            });
         }
         let named = self
             .overrides
@@ -431,6 +439,9 @@ mod tests {
         assert_eq!(spec.last_working_day(), None);
         spec.ends = Some(date(2027, 9, 30));
         assert_eq!(spec.last_working_day(), Some(date(2027, 9, 30)));
+        // Ending on a Saturday is ending on the Friday before.
+        spec.ends = Some(date(2027, 10, 2));
+        assert_eq!(spec.last_working_day(), Some(date(2027, 10, 1)));
         spec.ends = None;
         // No hours from Monday 2027-08-02 on: the Friday before is the last day.
         spec.overrides.push(period(date(2027, 8, 2), None, 0.0));

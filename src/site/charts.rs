@@ -821,8 +821,8 @@ pub(crate) fn burnup_with_cone(
 }
 
 /// One bar of the roadmap: an issue from its planned start to its p50, with a p50–p80 whisker; one whose
-/// p50 is beyond the horizon (done at all in under half the futures) from its planned start to its planned
-/// end, drawn apart as unlikely to be done.
+/// p50 is beyond the horizon (done within it in under half the futures: never done, or left with someone
+/// who leaves) from its planned start to its planned end, drawn apart as unlikely to be done.
 #[derive(Debug, Clone)]
 pub(crate) struct GanttBar {
     /// `owner/repo#N`.
@@ -839,7 +839,7 @@ pub(crate) struct GanttBar {
     pub p80: Option<NaiveDate>,
     /// End in the median plan.
     pub end: Option<NaiveDate>,
-    /// The share of futures it is done in at all, where its p50 is beyond the horizon.
+    /// The share of futures it is done in within the horizon, where its p50 is beyond it.
     pub done_at_all: Option<f64>,
 }
 
@@ -1017,8 +1017,8 @@ pub(crate) fn roadmap(
             let (m, z) = (scale.x(p50).min(scale.x1), scale.x(p80).min(scale.x1));
             let words = if b.unlikely() {
                 format!(
-                    "{} {}: starts {} in the median plan, ends {} there; done at all in {} of the futures, \
-                     so its p50 is beyond the horizon",
+                    "{} {}: starts {} in the median plan, ends {} there; its p50 is beyond the horizon \
+                     (done within it in {} of the futures)",
                     b.key,
                     b.title,
                     b.start,
@@ -1656,7 +1656,7 @@ mod tests {
         assert!(svg.contains("class=\"gbar unlikely\""), "{svg}");
         assert!(!svg.contains("class=\"whisker\""), "{svg}");
         assert!(
-            svg.contains("ends 2026-01-16 there; done at all in 30% of the futures"),
+            svg.contains("ends 2026-01-16 there; its p50 is beyond the horizon (done within it in 30% of the futures)"),
             "{svg}"
         );
         let width: f64 = svg

@@ -2594,3 +2594,76 @@ fn day_zero_is_the_teams_day_west_of_utc() {
     // A date given is that day.
     assert_eq!(as_of(&["--now", "2026-12-09"]), "2026-12-09");
 }
+
+/// Three people leaving at once: work moved off one does not land on another, beyond the horizon (audit
+/// 126: ten unassigned issues went from one leaver to the next).
+#[test]
+fn unassigned_work_does_not_go_from_one_leaver_to_another() {
+    let (_tmp, dir) = quick_demo();
+    let s = dir.to_str().unwrap();
+    for name in [
+        "chen   # full stack, four-day week",
+        "bjorn   # backend",
+        "amara   # tech lead, works across all repositories",
+    ] {
+        edit(
+            &dir.join("commitea.yaml"),
+            &format!("  - name: {name}\n"),
+            &format!("  - name: {name}\n    ends: 2027-02-26\n"),
+        );
+    }
+    commit_as_t(&dir, &["-a"], "three leave");
+    let out = commitea(&["run", "--offline", "--trials", "500", "-s", s], &dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let forecast: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap())
+            .unwrap();
+    let late: Vec<String> = forecast["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| {
+            i["assignee"].is_null()
+                && ["chen", "bjorn", "amara"]
+                    .contains(&i["planned_assignee"].as_str().unwrap_or(""))
+                && i["p80"].as_str().unwrap() > "2027-02-26"
+        })
+        .map(|i| format!("{} {} {}", i["issue"], i["planned_assignee"], i["p80"]))
+        .collect();
+    assert!(late.is_empty(), "{late:?}\n{stderr}");
+}
+
+/// Unassigned work that may miss a leaver's last day and that nobody else may take (team[].repositories)
+/// is said, with the way out, not counted as work to reassign on Gitea (audit 126).
+#[test]
+fn work_only_a_leaver_may_take_is_said_with_the_way_out() {
+    let (_tmp, dir) = quick_demo();
+    let s = dir.to_str().unwrap();
+    let config = dir.join("commitea.yaml");
+    edit(
+        &config,
+        "  - name: amara   # tech lead, works across all repositories\n",
+        "  - name: amara   # tech lead, works across all repositories\n    repositories: [acme/api, acme/web]\n",
+    );
+    edit(
+        &config,
+        "repositories: [acme/web, acme/mobile]",
+        "repositories: [acme/web]",
+    );
+    edit(
+        &config,
+        "  - name: farah   # mobile\n",
+        "  - name: farah   # mobile\n    ends: 2027-01-08\n",
+    );
+    commit_as_t(&dir, &["-a"], "farah alone on mobile, and leaving");
+    let out = commitea(&["run", "--offline", "--trials", "300", "-s", s], &dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "planned for farah may not be done by their last day (2027-01-08, team[].ends)"
+        ) && stderr.contains("add someone to their repositories under `team:`"),
+        "{stderr}"
+    );
+}
