@@ -216,8 +216,13 @@ impl PlannedMember {
             .rev()
             .find(|o| o.to.is_none())
             .filter(|o| o.hours_per_day <= 0.0);
-        let why = if self.calendar.ends.is_some_and(|e| e >= day) && leaves.is_none() {
-            "team[].ends".to_owned()
+        let why = if let Some(e) = self.calendar.ends.filter(|e| *e >= day && leaves.is_none()) {
+            // A day they do not work given as the last: the one given is said beside the last worked.
+            if e == day {
+                "team[].ends".to_owned()
+            } else {
+                format!("team[].ends: {e}")
+            }
         } else if let Some(o) = leaves
             && let Some(id) = directive(&capacity_field(o.from, None))
         {

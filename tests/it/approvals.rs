@@ -2716,6 +2716,29 @@ fn on_gitea(s: &Setup, method: reqwest::Method, path: &str, body: Option<Value>)
     answer.json().unwrap_or(Value::Null)
 }
 
+/// Someone's label `name` given to `key` on Gitea, as the API takes it (by the label's id).
+fn label_on_gitea(s: &Setup, key: &IssueKey, name: &str) {
+    let labels = on_gitea(
+        s,
+        reqwest::Method::GET,
+        &format!("/repos/{}/labels", key.repo),
+        None,
+    );
+    let id = labels
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == name)
+        .unwrap()["id"]
+        .clone();
+    on_gitea(
+        s,
+        reqwest::Method::POST,
+        &format!("/repos/{}/issues/{}/labels", key.repo, key.number),
+        Some(serde_json::json!({ "labels": [id] })),
+    );
+}
+
 /// Someone's edit of `key` on Gitea (`PATCH` of the issue with `body`).
 fn edit_on_gitea(s: &Setup, key: &IssueKey, body: Value) {
     on_gitea(
@@ -2804,25 +2827,7 @@ fn an_approved_op_over_a_change_made_on_gitea_since_is_held_or_said() {
         &closing,
         serde_json::json!({"title": "Taken over, NOT done", "assignees": [someone]}),
     );
-    let labels = on_gitea(
-        &s,
-        reqwest::Method::GET,
-        &format!("/repos/{}/labels", prio.repo),
-        None,
-    );
-    let p0 = labels
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|l| l["name"] == "p/0")
-        .unwrap()["id"]
-        .clone();
-    on_gitea(
-        &s,
-        reqwest::Method::POST,
-        &format!("/repos/{}/issues/{}/labels", prio.repo, prio.number),
-        Some(serde_json::json!({ "labels": [p0] })),
-    );
+    label_on_gitea(&s, &prio, "p/0");
 
     s.emu.merge_pull(&state_repo(), 1, "pat").unwrap();
     check_out_main(&s);
@@ -2885,25 +2890,7 @@ fn writing_over_an_earlier_approved_change_names_that_file() {
         .into_iter()
         .find(|p| *p != other)
         .unwrap();
-    let labels = on_gitea(
-        &s,
-        reqwest::Method::GET,
-        &format!("/repos/{}/labels", key.repo),
-        None,
-    );
-    let id = labels
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|l| l["name"] == hand)
-        .unwrap()["id"]
-        .clone();
-    on_gitea(
-        &s,
-        reqwest::Method::POST,
-        &format!("/repos/{}/issues/{}/labels", key.repo, key.number),
-        Some(serde_json::json!({ "labels": [id] })),
-    );
+    label_on_gitea(&s, &key, hand);
     s.emu.merge_pull(&state_repo(), 2, "pat").unwrap();
     check_out_main(&s);
     let out = s.commitea(&s.work, &["run", "--push"]);
