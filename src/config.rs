@@ -318,7 +318,8 @@ impl Zone {
             let offset = jiff::tz::Offset::from_seconds(sign * (h * 3600 + m * 60)).ok()?;
             Some(jiff::tz::TimeZone::fixed(offset))
         };
-        let tz = if name.eq_ignore_ascii_case("utc") {
+        // `Z` is RFC 3339's name for UTC (audit 127: refused).
+        let tz = if name.eq_ignore_ascii_case("utc") || name.eq_ignore_ascii_case("z") {
             Some(jiff::tz::TimeZone::UTC)
         } else if name.starts_with(['+', '-']) {
             fixed()

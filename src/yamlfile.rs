@@ -72,17 +72,20 @@ pub fn parse<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T, YamlErro
             .nth(1)
             .and_then(|rest| rest.split('`').next())
             && let Some((line, _)) = loc
+            && let Some(found) = key_line(text, line, key)
         {
-            let found = text.lines().enumerate().skip(line.saturating_sub(1)).find_map(|(n, l)| {
-                let body = l.trim_start();
-                let body = body.strip_prefix("- ").map_or(body, str::trim_start);
-                body.strip_prefix(key)
-                    .is_some_and(|rest| rest.trim_start().starts_with(':'))
-                    .then(|| (n + 1, l.len() - body.len() + 1))
-            });
-            if found.is_some() {
-                loc = found;
-            }
+            loc = Some(found);
+        }
+        // A value refused at a key the path names, where the parser points at the start of its mapping
+        // (audit 127: "line 63" for the `timezone:` of line 65): the key's own line, from there on.
+        else if let Some(key) = path
+            .rsplit('.')
+            .next()
+            .filter(|k| !k.is_empty() && k.chars().all(|c| c.is_alphanumeric() || c == '_'))
+            && let Some((line, _)) = loc
+            && key_line(text, line, key).is_some_and(|(n, _)| n != line)
+        {
+            loc = key_line(text, line, key);
         }
         if let Some((key, lines)) = twice {
             let listed: Vec<String> = lines.iter().map(ToString::to_string).collect();
@@ -137,6 +140,21 @@ pub fn parse<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T, YamlErro
             message,
         }
     })
+}
+
+/// The first line from `line` on (1-based) that gives `key` (`key:`, or `- key:` in a list), with the
+/// key's column.
+fn key_line(text: &str, line: usize, key: &str) -> Option<(usize, usize)> {
+    text.lines()
+        .enumerate()
+        .skip(line.saturating_sub(1))
+        .find_map(|(n, l)| {
+            let body = l.trim_start();
+            let body = body.strip_prefix("- ").map_or(body, str::trim_start);
+            body.strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with(':'))
+                .then(|| (n + 1, l.len() - body.len() + 1))
+        })
 }
 
 /// The key a parser's "duplicate field `KEY`" (or "duplicate entry with key \"KEY\"") names.
@@ -312,6 +330,16 @@ mod tests {
             "x, while y"
         );
         assert_eq!(without_positions("at line of fire"), "at line of fire");
+        // A value refused below a mapping's first key is placed at its own key (audit 127: the line of
+        // `working_days:` for a bad `timezone:`).
+        let zone =
+            "calendar:\n  working_days: [mon, tue]\n  workday_hours: 6\n  timezone: Mars/Olympus\n";
+        let e = parse::<crate::config::Config>(zone, Path::new("commitea.yaml")).unwrap_err();
+        assert_eq!(e.line, Some(4), "{e}");
+        assert!(e.to_string().contains("calendar.timezone"), "{e}");
+        assert!(
+            parse::<crate::config::Config>("calendar:\n  timezone: Z\n", Path::new("c")).is_ok()
+        );
         // A tab in the indentation is named, with its line (audit 120).
         let tabbed = "team:\n  - name: a\n\thours_per_week: 40\n";
         let e = parse::<Config>(tabbed, Path::new("commitea.yaml")).unwrap_err();
