@@ -1596,8 +1596,9 @@ mod tests {
                 "calendar.working_days",
             ),
             (
+                // Its own line, not the list item's (audit 127).
                 "team:\n  - name: ann\n    working_days: []\n",
-                "line 2",
+                "line 3",
                 "team[0].working_days",
             ),
         ] {
@@ -1700,8 +1701,14 @@ mod tests {
             ),
         ] {
             let err = parse(yaml).unwrap_err().to_string();
+            // At the key's own line: a team member's third line, not its list item's (audit 127).
+            let line = if field.starts_with("team[") {
+                "line 3"
+            } else {
+                "line 2"
+            };
             assert!(
-                err.contains("line 2") && err.contains(field) && err.contains(said),
+                err.contains(line) && err.contains(field) && err.contains(said),
                 "{yaml}: {err}"
             );
         }
