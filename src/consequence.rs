@@ -179,8 +179,8 @@ pub struct IssueChange {
     /// changed calibration), `blocks KEY` (it inherits a changed priority from KEY, which waits on it),
     /// `waits on KEY`, `queue of PERSON`, `capacity of PERSON` (alone, or beside one of the two before;
     /// `holidays Feb 15 and Feb 16 added` where only the team's holidays changed that person's days),
-    /// `planned for PERSON, not PERSON` (`; zoe joined the team` after it where someone joined), `N working days passed with no progress recorded` (on the
-    /// calendar of its person; `N working days passed, none of them PERSON's working days`), `team
+    /// `planned for PERSON, not PERSON` (`; zoe joined the team` after it where someone joined), `N
+    /// working days passed with no progress recorded` (on the calendar of its person; `N working days passed, none of them PERSON's working days`), `team
     /// capacity`, `new`, `closed` or `gone` (see `docs/tools.md`, the standup's `why`).
     pub why: String,
     /// The moved issues `why` points at where they pushed it by at least half its move: the one it blocks
@@ -507,40 +507,26 @@ fn holidays_changed<'a>(
     if b == a {
         return None;
     }
-    let day = |d: &&NaiveDate| short(&d.to_string(), year);
-    let added: Vec<String> = a
-        .iter()
-        .filter(|d| !b.contains(d))
-        .map(|d| day(&d))
-        .collect();
-    let gone: Vec<String> = b
-        .iter()
-        .filter(|d| !a.contains(d))
-        .map(|d| day(&d))
-        .collect();
-    let mut words = Vec::new();
-    if !added.is_empty() {
-        words.push(format!(
-            "{} {} added",
-            if added.len() == 1 {
+    // The days of `of` that `other` lacks, said as `holidays Feb 15 and Feb 16 {done}`.
+    let said = |of: &[NaiveDate], other: &[NaiveDate], done: &str| {
+        let days: Vec<String> = of
+            .iter()
+            .filter(|d| !other.contains(d))
+            .map(|d| short(&d.to_string(), year))
+            .collect();
+        (!days.is_empty()).then(|| {
+            let noun = if days.len() == 1 {
                 "holiday"
             } else {
                 "holidays"
-            },
-            crate::prose::and_list(&added)
-        ));
-    }
-    if !gone.is_empty() {
-        words.push(format!(
-            "{} {} taken off",
-            if gone.len() == 1 {
-                "holiday"
-            } else {
-                "holidays"
-            },
-            crate::prose::and_list(&gone)
-        ));
-    }
+            };
+            format!("{noun} {} {done}", crate::prose::and_list(&days))
+        })
+    };
+    let words: Vec<String> = [said(a, b, "added"), said(b, a, "taken off")]
+        .into_iter()
+        .flatten()
+        .collect();
     let only = after
         .team
         .iter()
@@ -793,13 +779,13 @@ fn across_time_off(
     };
     let person = a.planned_assignee.as_deref().or(a.assignee.as_deref())?;
     let member = plan.team.iter().find(|m| m.name == person)?;
-    // Of several crossed, the longest ahead says most (ties: the first).
     // A capacity directive's period of no hours is time off too (audit 123: an offsite pushed work ten
     // working days, said only as "queue of amara").
     let away = member.calendar.overrides.iter().filter_map(|o| {
         let to = o.to.filter(|_| o.hours_per_day <= 0.0)?;
         Some((o.from, to))
     });
+    // Of several crossed, the longest ahead says most (ties: the first).
     let (side, (first, last), ahead) = member
         .calendar
         .time_off

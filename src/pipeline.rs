@@ -887,13 +887,14 @@ fn apply_stage(
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
     // The records of what was applied tell an issue a proposal filed from another of the same title, and a
-    // change on Gitea since a proposal that CommiTea wrote for another file; read where they can matter.
+    // change of a field since a proposal that CommiTea wrote for another file; read only where a file
+    // files an issue or sets a field it saw.
     let needs_records = pending.iter().any(|p| {
         p.file.as_ref().is_ok_and(|f| {
-            !f.seen.is_empty()
-                || f.ops
-                    .iter()
-                    .any(|o| matches!(o, crate::ops::Op::CreateIssue { .. }))
+            f.ops.iter().any(|o| {
+                matches!(o, crate::ops::Op::CreateIssue { .. })
+                    || (!f.seen.is_empty() && crate::apply::field_of(o).is_some())
+            })
         })
     });
     let mut branch = crate::apply::OnBranch {

@@ -208,13 +208,10 @@ impl PlannedMember {
                 .find(|r| r.field == field)
                 .map(|r| r.directive.clone())
         };
-        // The open-ended period that takes over, if it is one of no hours.
+        // The period that takes over for good, if it is one of no hours.
         let leaves = self
             .calendar
-            .overrides
-            .iter()
-            .rev()
-            .find(|o| o.to.is_none())
+            .final_period()
             .filter(|o| o.hours_per_day <= 0.0);
         let why = if let Some(e) = self.calendar.ends.filter(|e| *e >= day && leaves.is_none()) {
             // A day they do not work given as the last: the one given is said beside the last worked.

@@ -752,7 +752,7 @@ fn label_written(op: &Op) -> Option<String> {
 /// The one field `op` sets, as a key shared by every op that sets it, and in words (`acme/api#3's
 /// priority`); `None` for an op that adds or removes (a dependency, a label, a close, a new issue), whose
 /// effects do not replace one another.
-fn field_of(op: &Op) -> Option<(String, String)> {
+pub(crate) fn field_of(op: &Op) -> Option<(String, String)> {
     let issue = |what: &str| {
         let key = op.issue()?.key()?;
         Some((

@@ -53,16 +53,12 @@ impl PersonCalendarSpec {
     /// The last day this person works before their hours stop for good: [`Self::ends`], or the day
     /// before an open-ended capacity period of no hours takes over (someone who leaves through a
     /// directive); `None` while they work on (or where no date is named at all). Someone who never has a
-    /// working hour gets the day before the first date their calendar names (audit 123: work kept with a member a directive took to 0
-    /// hours a week could never be done, and nothing said so).
+    /// working hour gets the day before the first date their calendar names (audit 123: work kept with a
+    /// member a directive took to 0 hours a week could never be done, and nothing said so).
     pub fn last_working_day(&self) -> Option<NaiveDate> {
-        // The hours of a working day after every dated period: the open-ended period listed last, or the
-        // usual ones.
+        // The hours of a working day after every dated period: the final period's, or the usual ones.
         let eventual = self
-            .overrides
-            .iter()
-            .rev()
-            .find(|o| o.to.is_none())
+            .final_period()
             .map_or(self.hours_per_day, |o| o.hours_per_day);
         if eventual > 0.0 && !self.working_days.is_empty() {
             // `ends` on a day they do not work (a Friday of a four-day week, a holiday): the working day
@@ -98,6 +94,12 @@ impl PersonCalendarSpec {
             day = day.pred_opt()?;
         }
         first.pred_opt()
+    }
+
+    /// The open-ended capacity period that holds from its day on, for good: the last one listed (where
+    /// several cover a day, the last listed wins), if any.
+    pub fn final_period(&self) -> Option<&CapacityOverride> {
+        self.overrides.iter().rev().find(|o| o.to.is_none())
     }
 
     /// Hours this person works on each working day about `date`: [`Self::hours_per_day`], or the

@@ -220,6 +220,16 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
     let synced_repo = |r: &crate::domain::RepoName| synced.contains(r);
     let mut flags: Vec<Vec<Flag>> = vec![Vec::new(); open.len()];
     let mut tasks = Vec::with_capacity(open.len());
+    // Whose days go on to the horizon's end, once per person rather than once per issue.
+    let stays: Vec<bool> = plan
+        .team
+        .iter()
+        .map(|m| {
+            m.calendar
+                .last_working_day()
+                .is_none_or(|e| e >= as_of + Days::new(u64::from(days)))
+        })
+        .collect();
     for (n, i) in open.iter().enumerate() {
         let (base, calibrated) = match i.estimate_hours {
             Some(h) => (h, false),
@@ -320,12 +330,7 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
                 .get(&i.key)
                 .and_then(|name| people.get(name.as_str()).copied())
                 .filter(|p| eligible.contains(p))
-                .filter(|&p| {
-                    plan.team[p]
-                        .calendar
-                        .last_working_day()
-                        .is_none_or(|e| e >= as_of + Days::new(u64::from(days)))
-                })
+                .filter(|&p| stays[p])
         });
         let ms = i.milestone.and_then(|id| plan.milestone(id));
         tasks.push(Task {

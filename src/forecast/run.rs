@@ -52,7 +52,6 @@ fn finish(mut report: ForecastReport, digest: &key::PlanDigest) -> ForecastRepor
 /// why (four weeks: past the schedule's own noise).
 const PACE_GAP_WORKING_DAYS: i64 = 20;
 
-/// The forecast itself.
 /// How many times the plan is made again to move unassigned work off people who leave.
 const LEAVER_PASSES: usize = 3;
 
@@ -69,6 +68,7 @@ fn misses_last_day(
     sim.task_by(n, last) < 0.8 * done_at_all
 }
 
+/// The forecast itself.
 fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
     let as_of = plan.as_of;
     let days = settings.horizon_days;
@@ -136,7 +136,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
     // day in under 80% of the futures it is done in at all, would end past it in the rest — where no one
     // does it, as every trial keeps the plan's people — and go beyond the horizon with its milestone
     // (audit 124: six issues planned for chen, leaving end of February, took Public API v2 from May to
-    // "beyond horizon"). Such work goes to the others, and the plan and trials are made again, once.
+    // "beyond horizon"). Such work goes to the others, and the plan and trials are made again.
     let last_day: Vec<Option<u32>> = plan
         .team
         .iter()
@@ -675,11 +675,10 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
         let Some((ends, whose)) = m.last_day().filter(|(e, _)| *e >= as_of) else {
             continue;
         };
-        // Counted as the trials see it: work the median plan ends in time may still miss the day in
-        // more than one future in five, and its p80 is then beyond the horizon too (audit 124: no word
-        // of five such issues holding Public API v2 beyond the horizon).
-        // The work Gitea assigns them: what is only planned for them was moved above, or is said as
-        // having no one else to go to.
+        // The work Gitea assigns them (what is only planned for them was moved above, or is said as
+        // having no one else to go to), counted as the trials see it: work the median plan ends in time
+        // may still miss the day in more than one future in five, and its p80 is then beyond the horizon
+        // too (audit 124: no word of five such issues holding Public API v2 beyond the horizon).
         let assigned: Vec<usize> = queues[p]
             .iter()
             .copied()

@@ -847,7 +847,7 @@ impl GanttBar {
     /// Where the bar ends, and where its whisker does (the same for one unlikely to be done): the p50 and
     /// the p80, or — with a p50 beyond the horizon — the planned end (audit 125: 799 of 892 bars of a
     /// 5,000-issue roadmap ran to the chart's right edge, all alike).
-    fn ends(&self, edge: NaiveDate) -> (NaiveDate, NaiveDate) {
+    pub(crate) fn ends(&self, edge: NaiveDate) -> (NaiveDate, NaiveDate) {
         match (self.p50, self.end) {
             (None, Some(end)) => (end.max(self.start), end.max(self.start)),
             _ => (

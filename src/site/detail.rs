@@ -1257,10 +1257,7 @@ fn roadmap_page(
     let end = lanes
         .iter()
         .flat_map(|l| &l.bars)
-        .map(|b| match (b.p50, b.end) {
-            (None, Some(end)) => end.max(b.start),
-            _ => b.p80.map_or(window, |d| d.max(b.start)),
-        })
+        .map(|b| b.ends(window).1)
         .max()
         .unwrap_or(window)
         .min(window);

@@ -3,7 +3,8 @@
 //! Ops are checked in order, each against the state as the ops accepted before it leave it (so a batch
 //! cannot build a dependency cycle one edge at a time). A rejected op is reported with its reason and the
 //! others go ahead; a destructive op without `approved: true` is rejected and never reaches the file.
-//! With `preview: true` the consequence is answered and nothing is written. Nothing talks to Gitea: the op file is the proposal, and merging it is the approval.
+//! With `preview: true` the consequence is answered and nothing is written. Nothing talks to Gitea: the
+//! op file is the proposal, and merging it is the approval.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -2853,18 +2853,10 @@ fn an_approved_op_over_a_change_made_on_gitea_since_is_held_or_said() {
     );
 }
 
-/// Two proposals made at one snapshot, merged and carried out one run apart: the second writes over the
-/// first's change, and says it is the first file's, carried out by CommiTea — not a change someone made on
-/// Gitea (audit 121).
-#[test]
-fn writing_over_an_earlier_approved_change_names_that_file() {
-    let s = setup(&DemoSpec::scaled(40));
-    let key = s.quiet_issue_without("p/0");
-    let other = ["p/3", "p/1"]
-        .into_iter()
-        .find(|p| !s.issue(&key).labels.iter().any(|l| l == p))
-        .unwrap();
-    for p in [other, "p/0"] {
+/// Two op files giving `key` the priorities in `order`, made at one snapshot (C-0001 and C-0002) and sent
+/// as pull requests; what `propose` printed.
+fn priorities_proposed(s: &Setup, key: &IssueKey, order: [&str; 2]) -> String {
+    for p in order {
         let input =
             format!(r#"{{"ops":[{{"op":"set_priority","issue":"{key}","priority":"{p}"}}]}}"#);
         ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
@@ -2878,7 +2870,21 @@ fn writing_over_an_earlier_approved_change_names_that_file() {
         .env("COMMITEA_APPROVALS_ADDITIVE_DIRECT", "false")
         .output()
         .unwrap();
-    let proposed = ok(&out);
+    ok(&out)
+}
+
+/// Two proposals made at one snapshot, merged and carried out one run apart: the second writes over the
+/// first's change, and says it is the first file's, carried out by CommiTea — not a change someone made on
+/// Gitea (audit 121).
+#[test]
+fn writing_over_an_earlier_approved_change_names_that_file() {
+    let s = setup(&DemoSpec::scaled(40));
+    let key = s.quiet_issue_without("p/0");
+    let other = ["p/3", "p/1"]
+        .into_iter()
+        .find(|p| !s.issue(&key).labels.iter().any(|l| l == p))
+        .unwrap();
+    let proposed = priorities_proposed(&s, &key, [other, "p/0"]);
     assert!(proposed.contains("C-0002 pull-request 2"), "{proposed}");
     s.emu.merge_pull(&state_repo(), 1, "pat").unwrap();
     check_out_main(&s);
@@ -2917,21 +2923,7 @@ fn proposals_are_applied_in_the_order_they_were_merged() {
         .into_iter()
         .find(|p| !s.issue(&key).labels.iter().any(|l| l == p))
         .unwrap();
-    for p in ["p/0", other] {
-        let input =
-            format!(r#"{{"ops":[{{"op":"set_priority","issue":"{key}","priority":"{p}"}}]}}"#);
-        ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
-    }
-    let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
-        .args(["propose", "-s"])
-        .arg(&s.work)
-        .env_remove("COMMITEA_STATE")
-        .env("COMMITEA_SERVER", s.emu.url())
-        .env("COMMITEA_GITEA_TOKEN", TOKEN)
-        .env("COMMITEA_APPROVALS_ADDITIVE_DIRECT", "false")
-        .output()
-        .unwrap();
-    let proposed = ok(&out);
+    let proposed = priorities_proposed(&s, &key, ["p/0", other]);
     assert!(
         proposed.contains("C-0001 pull-request 1") && proposed.contains("C-0002 pull-request 2"),
         "{proposed}"
