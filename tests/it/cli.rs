@@ -2477,9 +2477,34 @@ fn unassigned_work_that_may_miss_a_leavers_last_day_goes_to_the_others() {
     );
     assert!(out.status.success(), "{out:?}");
     commit_as_t(&dir, &["-a"], "chen leaves");
+    let unassigned_for_chen = || -> std::collections::BTreeSet<String> {
+        let forecast: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap(),
+        )
+        .unwrap();
+        forecast["issues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["planned_assignee"] == "chen" && i["assignee"].is_null())
+            .map(|i| i["issue"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let before = unassigned_for_chen();
     let out = commitea(&["run", "--offline", "--trials", "500", "-s", s], &dir);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
+    // Every unassigned issue the last forecast planned for chen and this one does not is counted as gone
+    // to the others, whichever step moved it (audit 126: "6 went" beside seven moved).
+    let moved = before.difference(&unassigned_for_chen()).count();
+    assert!(moved > 0, "{before:?}");
+    assert!(
+        stderr.contains(&format!(
+            "{moved} unassigned issue{} planned for chen went to the others",
+            if moved == 1 { "" } else { "s" }
+        )),
+        "{moved} moved: {stderr}"
+    );
     let forecast: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap())
             .unwrap();
@@ -2500,11 +2525,6 @@ fn unassigned_work_that_may_miss_a_leavers_last_day_goes_to_the_others() {
             .iter()
             .all(|(assigned, p80)| *assigned || p80.as_str() <= "2027-02-26"),
         "{chens:?}"
-    );
-    assert!(
-        stderr.contains("unassigned issues planned for chen went to the others")
-            || stderr.contains("unassigned issue planned for chen went to the others"),
-        "{stderr}"
     );
     if chens.iter().any(|(_, p80)| p80 == "beyond horizon") {
         assert!(
