@@ -1294,6 +1294,20 @@ fn a_missed_hard_deadline_shows_its_cut_line_on_the_runway() {
         page.contains("so long a cut says the date is what has to move"),
         "{page}"
     );
+    // A long cut shows its first ten keys, and the milestone page's list for all of them (audit 125: 315
+    // bare keys in one paragraph).
+    long.issues = (1..=25).map(|n| format!("acme/app#{n}")).collect();
+    let page = with_cut(&mut d, &long);
+    let cut = page
+        .split("class=\"cut-issues\"")
+        .nth(1)
+        .unwrap_or_default();
+    let cut = cut.split("</td>").next().unwrap_or_default();
+    assert_eq!(cut.matches("<code>").count(), 10, "{cut}");
+    assert!(
+        cut.contains("<code>acme/app#10</code>, and 15 more</span>"),
+        "{cut}"
+    );
     let mut short = long;
     short.untrimmed = false;
     short.meets_deadline = false;
