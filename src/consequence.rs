@@ -1306,11 +1306,14 @@ pub fn of_change(
     before: (&crate::state::Snapshot, Option<&str>),
     after: (&crate::state::Snapshot, Option<&str>),
     now: chrono::DateTime<chrono::Utc>,
-    planned_for: &BTreeMap<IssueKey, String>,
+    kept: Option<&ForecastReport>,
 ) -> (Consequence, Plan, Plan) {
     let before_plan = crate::ledger::replay(before.0, config, before.1, now).into_plan();
     let after_plan = crate::ledger::replay(after.0, config, after.1, now).into_plan();
-    compare(config, before_plan, after_plan, planned_for)
+    let planned_for = kept
+        .map(|r| crate::forecast::people_to_keep(&before_plan.team, r))
+        .unwrap_or_default();
+    compare(config, before_plan, after_plan, &planned_for)
 }
 
 /// Forecasts two plans as twins and diffs them: the same settings and seed (so every issue draws the same
@@ -1349,7 +1352,7 @@ pub fn compare_reusing(
     let mode = crate::forecast::Mode::from_config(config);
     let (b, _) = crate::forecast::run_or_reuse(&before_plan, &settings, mode, committed);
     // A capacity directive that hires someone shares the work out again, as a run would.
-    after_plan.planned_for = crate::forecast::people_to_keep(after_plan.team_names(), &b);
+    after_plan.planned_for = crate::forecast::people_to_keep(&after_plan.team, &b);
     after_plan.cut_before = crate::forecast::cut_lines(&b);
     // The forecasts compared run the same trials (adaptive trials may have stopped the one before early),
     // so both sides draw the same numbers; the consequence reports no cut lines, so they need none.

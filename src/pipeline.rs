@@ -411,7 +411,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
             )),
         }
     }));
-    plan.planned_for = committed.people(&config, plan.team_names());
+    plan.planned_for = committed.people(&config, &plan.team);
     plan.cut_before = committed
         .report()
         .map(forecast::cut_lines)
@@ -420,11 +420,23 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         && config.forecast.keep_planned_people
     {
         let joined = forecast::joined_since(plan.team_names(), r);
-        if !joined.is_empty() {
+        let longer: Vec<String> = forecast::staying_longer(&plan.team, r)
+            .into_iter()
+            .map(|(name, then)| format!("{name} stays past {then}, the last forecast's last day"))
+            .collect();
+        if !joined.is_empty() || !longer.is_empty() {
+            let mut what = Vec::new();
+            if !joined.is_empty() {
+                what.push(format!(
+                    "{} joined the team since the last forecast",
+                    crate::prose::and_list(&joined)
+                ));
+            }
+            what.extend(longer);
             tracing::info!(
-                "{} joined the team since the last forecast: its unassigned work is shared out again \
-                 (while the team stays the same, the plan keeps whom it planned each issue for)",
-                crate::prose::and_list(&joined)
+                "{}: its unassigned work is shared out again (while the team stays the same, the plan keeps \
+                 whom it planned each issue for)",
+                what.join("; ")
             );
         }
     }
@@ -997,15 +1009,22 @@ impl Committed {
 
     /// Who it planned unassigned work for, for a plan of `team` to keep ([`forecast::people_to_keep`]:
     /// nothing once someone joined the team), unless `forecast.keep_planned_people` is off.
-    pub(crate) fn people<'a>(
+    pub(crate) fn people(
         &self,
         config: &Config,
-        team: impl IntoIterator<Item = &'a str>,
+        team: &[crate::plan::PlannedMember],
     ) -> std::collections::BTreeMap<crate::domain::IssueKey, String> {
-        match &self.0 {
-            Some(r) if config.forecast.keep_planned_people => forecast::people_to_keep(team, r),
-            _ => Default::default(),
-        }
+        self.kept(config)
+            .map(|r| forecast::people_to_keep(team, r))
+            .unwrap_or_default()
+    }
+
+    /// The forecast whose people a plan keeps ([`Self::people`]), unless `forecast.keep_planned_people`
+    /// is off.
+    pub(crate) fn kept(&self, config: &Config) -> Option<&forecast::ForecastReport> {
+        self.0
+            .as_ref()
+            .filter(|_| config.forecast.keep_planned_people)
     }
 }
 

@@ -971,7 +971,7 @@ pub fn consequence(
     ledger: &str,
     p: &Proposal,
     now: DateTime<Utc>,
-    planned_for: &std::collections::BTreeMap<crate::domain::IssueKey, String>,
+    kept: Option<&crate::forecast::ForecastReport>,
 ) -> Consequence {
     let after_snapshot = match &p.file {
         Some(f) => {
@@ -992,7 +992,7 @@ pub fn consequence(
         (snapshot, Some(ledger)),
         (&after_snapshot, Some(&after_ledger)),
         now,
-        planned_for,
+        kept,
     )
     .0
     .about(&about)
@@ -1008,14 +1008,14 @@ fn with_consequence(
     base_ledger: &str,
 ) -> Result<(Proposal, Consequence), ProposeError> {
     let snapshot = Snapshot::load(cx.layout)?;
+    let committed = crate::pipeline::Committed::read(cx.layout);
     let c = consequence(
         cx.config,
         &snapshot,
         base_ledger,
         p,
         cx.now,
-        &crate::pipeline::Committed::read(cx.layout)
-            .people(cx.config, cx.config.team.iter().map(|m| m.name.as_str())),
+        committed.kept(cx.config),
     );
     let mut p = p.clone();
     if let Some(f) = &mut p.file {
@@ -1194,8 +1194,7 @@ pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
     let mut updated = 0;
     // Asked once: a closed proposal's branch is deleted only while it is still there.
     let live = cx.remote.branches(BRANCH_PREFIX)?;
-    let planned_for = crate::pipeline::Committed::read(cx.layout)
-        .people(cx.config, cx.config.team.iter().map(|m| m.name.as_str()));
+    let committed = crate::pipeline::Committed::read(cx.layout);
     for pr in proposal_pulls(cx, "all")? {
         let Some(head) = pr.head.as_ref().map(|h| h.name().to_owned()) else {
             continue;
@@ -1244,7 +1243,14 @@ pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
             cx.remote
                 .force_push(&commit.to_string(), &head, PROTECTED_PROPOSALS)?;
         }
-        let c = consequence(cx.config, &snapshot, &base_ledger, &p, cx.now, &planned_for);
+        let c = consequence(
+            cx.config,
+            &snapshot,
+            &base_ledger,
+            &p,
+            cx.now,
+            committed.kept(cx.config),
+        );
         let title = p.title(&c);
         let body = body(&p, &c);
         if pr.body != body || pr.title != title {

@@ -36,7 +36,7 @@ pub fn run(a: Args) -> CommandResult {
     // The people the committed forecast planned unassigned work for, as a run keeps them: without them
     // the export dealt that work out afresh (25 of the demo's 160 open issues to someone else).
     plan.planned_for =
-        crate::pipeline::Committed::read(&repo.layout).people(&repo.config, plan.team_names());
+        crate::pipeline::Committed::read(&repo.layout).people(&repo.config, &plan.team);
     // What the plan could not take (a dependency cycle's issues are left out of the export) is said.
     for w in &plan.warnings {
         tracing::warn!("{w}");

@@ -130,15 +130,35 @@ pub fn joined_since<'a>(
         .collect()
 }
 
+/// Who of `team` stays longer than the forecast `report` had them: their last day then came within its
+/// horizon, and now it is later, or gone (a leave withdrawn, or put back), with that last day.
+pub fn staying_longer<'a>(
+    team: &'a [crate::plan::PlannedMember],
+    report: &ForecastReport,
+) -> Vec<(&'a str, NaiveDate)> {
+    team.iter()
+        .filter_map(|m| {
+            let then = report.people.iter().find(|p| p.name == m.name)?.last_day?;
+            m.calendar
+                .last_working_day()
+                .is_none_or(|now| now > then)
+                .then_some((m.name.as_str(), then))
+        })
+        .collect()
+}
+
 /// What a plan of `team` keeps of the people `report` planned unassigned work for
 /// ([`planned_people`]): all of it while the team is the one the report planned, nothing once someone
-/// joined — a PM who adds a person expects the work shared out again, and kept, the newcomer would get
-/// only work never planned before.
-pub fn people_to_keep<'a>(
-    team: impl IntoIterator<Item = &'a str>,
+/// joined or stays longer — a PM who adds a person, or takes back a leave, expects the work shared out
+/// again; kept, the newcomer would get only work never planned before, and the work moved off a leaver
+/// would never come back (audit 124: withdrawing a mistaken leave left Public API v2 where it had put it).
+pub fn people_to_keep(
+    team: &[crate::plan::PlannedMember],
     report: &ForecastReport,
 ) -> BTreeMap<IssueKey, String> {
-    if joined_since(team, report).is_empty() {
+    if joined_since(team.iter().map(|m| m.name.as_str()), report).is_empty()
+        && staying_longer(team, report).is_empty()
+    {
         planned_people(report)
     } else {
         BTreeMap::new()

@@ -404,6 +404,10 @@ pub struct PersonPlan {
     pub planned_hours: f64,
     /// When their queue empties in the median plan.
     pub busy_until: When,
+    /// Their last working day, where it comes before the horizon's end (they leave): a later forecast
+    /// where it is later, or gone, shares the unassigned work out again ([`super::people_to_keep`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_day: Option<NaiveDate>,
 }
 
 /// `forecast/forecast.json`.

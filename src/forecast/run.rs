@@ -60,12 +60,11 @@ const LEAVER_PASSES: usize = 3;
 /// takes it in a trial.
 fn misses_last_day(
     sim: &crate::engine::SimulationResult,
-    fates: &[crate::engine::Fate],
+    done_at_all: &[f64],
     n: usize,
     last: u32,
 ) -> bool {
-    let done_at_all = fates.get(n).map_or(1.0, |f| f.p);
-    sim.task_by(n, last) < 0.8 * done_at_all
+    sim.task_by(n, last) < 0.8 * done_at_all.get(n).copied().unwrap_or(1.0)
 }
 
 /// The forecast itself.
@@ -116,6 +115,8 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
         }
     };
     let mut plan_sched = prep.schedule(&medians);
+    // Each issue's chance of being done at all, with the work it waits on (`engine::done_at_all`).
+    let done_at_all = crate::engine::montecarlo::done_at_all(&prep, &fates);
     let mc = MonteCarlo {
         trials: settings.trials,
         seed: settings.seed,
@@ -160,7 +161,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             .filter(|&n| project.tasks[n].assignee.is_none() && !prep.excluded[n])
             .filter_map(|n| {
                 let p = plan_sched.person[n]? as usize;
-                misses_last_day(&sim, &fates, n, last_day[p]?).then_some((n, p))
+                misses_last_day(&sim, &done_at_all, n, last_day[p]?).then_some((n, p))
             })
             .collect();
         let mut moved = false;
@@ -621,7 +622,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 p80: when(planned.p80),
             });
             let expected_leaving = (fate.gives_probabilities() && m.state == OpenState::Open)
-                .then(|| round2(groups[g].iter().map(|&n| 1.0 - fates[n].p).sum()));
+                .then(|| round2(groups[g].iter().map(|&n| 1.0 - done_at_all[n]).sum()));
             let probability_done = (fate.gives_probabilities() && !groups[g].is_empty() && closed.is_none())
                 .then(|| round3(sim.group_by(g, days.saturating_sub(1))));
             // The headline's own chance within the horizon, beside the planned scope's (the fan chart's
@@ -714,7 +715,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             .iter()
             .filter(|&&i| {
                 date_of(end_day(plan_sched.end[i])) == When::BeyondHorizon
-                    || last_day[p].is_some_and(|last| misses_last_day(&sim, &fates, i, last))
+                    || last_day[p].is_some_and(|last| misses_last_day(&sim, &done_at_all, i, last))
             })
             .count();
         if left == 0 {
@@ -770,6 +771,10 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 } else {
                     date_of(end_day(busy))
                 },
+                last_day: m
+                    .calendar
+                    .last_working_day()
+                    .filter(|d| *d < as_of + Days::new(u64::from(days))),
             }
         })
         .collect();
@@ -790,7 +795,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             window_days: fate.window_days,
             team_rate: round6(fate.team_rate),
             open: fates.len(),
-            expected_done: round2(fates.iter().map(|f| f.p).sum()),
+            expected_done: round2(done_at_all.iter().sum()),
             strata: fate
                 .strata
                 .iter()

@@ -383,7 +383,7 @@ fn record(
         .collect();
     let before_plan = before_replay.into_plan();
     let after_plan = after_replay.into_plan();
-    let planned_for = committed.people(&config, before_plan.team_names());
+    let planned_for = committed.people(&config, &before_plan.team);
     let (detail, _, _) = consequence::compare_reusing(
         &config,
         before_plan,

@@ -120,7 +120,7 @@ pub(crate) fn consequence_of(
     let before_plan = crate::ledger::replay(snapshot, config, ledger.as_deref(), now).into_plan();
     let after_plan =
         crate::ledger::replay(&after_snapshot, config, ledger.as_deref(), now).into_plan();
-    let planned_for = committed.people(config, before_plan.team_names());
+    let planned_for = committed.people(config, &before_plan.team);
     let (detail, _, _) = crate::consequence::compare_reusing(
         config,
         before_plan,

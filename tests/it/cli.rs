@@ -2536,6 +2536,83 @@ fn unassigned_work_that_may_miss_a_leavers_last_day_goes_to_the_others() {
     }
 }
 
+/// A leave withdrawn gives the leaver's unassigned work back to be shared out again, and says why (audit
+/// 124: after a mistaken "chen leaves" was withdrawn, the seven issues moved off chen stayed with the
+/// others, as plans are kept, and Public API v2 stayed two weeks later than before the directive).
+#[test]
+fn a_withdrawn_leave_shares_the_work_out_again() {
+    let (_tmp, dir) = quick_demo();
+    let s = dir.to_str().unwrap();
+    let unassigned_for_chen = || -> usize {
+        let forecast: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap(),
+        )
+        .unwrap();
+        forecast["issues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["planned_assignee"] == "chen" && i["assignee"].is_null())
+            .count()
+    };
+    let before = unassigned_for_chen();
+    assert!(before > 0);
+    let out = commitea(
+        &[
+            "directive",
+            "--kind",
+            "capacity",
+            "--quote",
+            "Chen leaves after the holidays.",
+            "--target",
+            "member chen",
+            "--params",
+            r#"{"from":"2027-01-04","hours_per_week":0}"#,
+            "--by",
+            "pm",
+            "-s",
+            s,
+        ],
+        &dir,
+    );
+    assert!(out.status.success(), "{out:?}");
+    commit_as_t(&dir, &["-a"], "chen leaves");
+    let out = commitea(&["run", "--offline", "--trials", "300", "-s", s], &dir);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(unassigned_for_chen(), 0);
+    let forecast = std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap();
+    assert!(
+        forecast.contains("\"last_day\": \"2026-12-23\""),
+        "chen's last day is kept"
+    );
+    // The directive just recorded is the ledger's last entry.
+    let ledger = std::fs::read_to_string(dir.join("pm-state.md")).unwrap();
+    let at = ledger.rfind("- status: active").unwrap();
+    assert!(
+        ledger[..at].contains("Chen leaves") && !ledger[at..].contains("\n## "),
+        "{ledger}"
+    );
+    let ledger = format!("{}- status: withdrawn{}", &ledger[..at], &ledger[at + 16..]);
+    std::fs::write(dir.join("pm-state.md"), ledger).unwrap();
+    commit_as_t(&dir, &["-a"], "chen stays after all");
+    let out = commitea(&["run", "--offline", "--trials", "300", "-s", s], &dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "chen stays past 2026-12-23, the last forecast's last day: its unassigned work is shared out again"
+        ),
+        "{stderr}"
+    );
+    assert!(unassigned_for_chen() > 0, "chen gets unassigned work again");
+    // And then the plan holds still again.
+    let out = commitea(&["run", "--offline", "--trials", "300", "-s", s], &dir);
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("shared out again"),
+        "{out:?}"
+    );
+}
+
 /// Holidays added to commitea.yaml are what the run's commit and the standup put the moves down to, not
 /// each person's capacity (audit 124: the plan the standup compared with took today's holidays, so the
 /// words "holidays … added" were never said).
