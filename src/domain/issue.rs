@@ -18,6 +18,16 @@ pub enum OpenState {
     Closed,
 }
 
+impl OpenState {
+    /// The state as Gitea spells it (`open`, `closed`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::Closed => "closed",
+        }
+    }
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }

@@ -175,6 +175,18 @@ pub struct IssueForecast {
     pub probability_done: Option<f64>,
     /// Anything a reader should know about the issue's forecast.
     pub flags: Vec<Flag>,
+    /// The other issues of the dependency cycle it is in (flag `dependency_cycle`): nothing in a cycle can
+    /// start, so it is left out of the forecast — its dates above are only placeholders — until one of
+    /// the cycle's dependencies is removed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cycle: Vec<IssueKey>,
+}
+
+impl IssueForecast {
+    /// Whether it is left out of the forecast, in a dependency cycle: it has no range.
+    pub fn in_cycle(&self) -> bool {
+        self.flags.contains(&Flag::DependencyCycle)
+    }
 }
 
 /// Something a reader should know about one issue's forecast.
@@ -191,7 +203,7 @@ pub enum Flag {
     HiddenDependency,
     /// Its assignee is not on the team: planned for the team instead.
     AssigneeNotInTeam,
-    /// It is part of a dependency cycle (cut to schedule it).
+    /// It is part of a dependency cycle: left out of the forecast until the cycle is broken.
     DependencyCycle,
     /// It waits on a dependency cycle.
     WaitsOnCycle,
@@ -214,7 +226,10 @@ impl Flag {
             Self::AssigneeNotInTeam => {
                 "Its assignee is not on the team in commitea.yaml: it is planned for the team instead"
             }
-            Self::DependencyCycle => "It is part of a dependency cycle, cut to schedule it",
+            Self::DependencyCycle => {
+                "It is in a dependency cycle, so it is left out of the forecast until one of the cycle's \
+                 dependencies is removed on Gitea"
+            }
             Self::WaitsOnCycle => "It waits on a dependency cycle",
         }
     }

@@ -329,6 +329,17 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 probability_done: (fate.gives_probabilities() && !excluded)
                     .then(|| round3(sim.task_by(n, days.saturating_sub(1)))),
                 flags: flags[n].clone(),
+                cycle: prep
+                    .cycles
+                    .iter()
+                    .find(|c| c.contains(&n))
+                    .map(|c| {
+                        c.iter()
+                            .filter(|&&m| m != n)
+                            .map(|&m| open[m].key.clone())
+                            .collect()
+                    })
+                    .unwrap_or_default(),
             }
         })
         .collect();

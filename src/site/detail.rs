@@ -207,6 +207,21 @@ const ROADMAP_DAYS: u64 = 26 * 7;
 /// Bars the roadmap draws per person at most (in planned order).
 const ROADMAP_BARS: usize = 40;
 
+/// Something an issue waits for: its link, and what it is where that matters to the wait.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Blocker {
+    /// The link to its page, if the site has one.
+    #[serde(flatten)]
+    pub link: Link,
+    /// What it is where not an open issue of the plan (`closed`, `pull request, open`, `open, in
+    /// acme/mobile, which is not synced …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Its address on Gitea, where the site has no page for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gitea: Option<String>,
+}
+
 /// A link to something that may have a page.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Link {
@@ -244,8 +259,10 @@ pub struct IssuePage {
     pub body_html: String,
     /// The comments with sanitised HTML bodies, oldest first.
     pub comments: Vec<CommentPage>,
-    /// The issues it waits for.
-    pub depends_on: Vec<Link>,
+    /// The other issues of the dependency cycle it is in (it has no forecast).
+    pub cycle: Vec<Link>,
+    /// The issues it waits for, each with what it is where that is not an open issue of the plan.
+    pub depends_on: Vec<Blocker>,
     /// The open issues waiting for it.
     pub blocks: Vec<Link>,
     /// Its milestone.
@@ -617,6 +634,16 @@ pub fn build(
     let forecasts: HashMap<&IssueKey, &crate::forecast::IssueForecast> =
         report.issues.iter().map(|f| (&f.issue, f)).collect();
     let blocked = crate::views::focus::blocked_by_map(inputs);
+    // What a dependency's note needs: which issues are closed, which repositories synced (a blocker of
+    // one that has no issue file is a pull request).
+    let closed: HashSet<&IssueKey> = plan
+        .issues
+        .iter()
+        .filter(|i| i.closed_at.is_some())
+        .map(|i| &i.key)
+        .collect();
+    let synced: HashSet<&crate::domain::RepoName> =
+        plan.issues.iter().map(|i| &i.key.repo).collect();
     let column_titles: BTreeMap<String, String> = crate::domain::Lifecycle::ALL
         .iter()
         .map(|c| (c.as_str().to_owned(), c.title().to_owned()))
@@ -663,9 +690,51 @@ pub fn build(
                     .derived
                     .depends_on
                     .iter()
-                    .map(|k| issue_link(k))
+                    .map(|k| {
+                        let link = issue_link(k);
+                        let key: Option<IssueKey> = k.parse().ok();
+                        let outside = key.as_ref().and_then(|key| {
+                            raw.outside_blockers.iter().find(|b| &b.issue == key)
+                        });
+                        // What the wait is (audit 128: a closed blocker in another repository, and an
+                        // open pull request, read as live waits on issues, with no state and no link).
+                        let state = outside.map(|b| b.state);
+                        let note = match key.as_ref() {
+                            Some(key) if closed.contains(key) => Some("closed".to_owned()),
+                            Some(_) if link.href.is_some() => None,
+                            Some(key) if synced.contains(&key.repo) => Some(match state {
+                                Some(s) => format!("pull request, {}", s.as_str()),
+                                None => "pull request".to_owned(),
+                            }),
+                            Some(key) if state == Some(crate::domain::OpenState::Closed) => {
+                                Some(format!("closed, in {}", key.repo))
+                            }
+                            Some(key) => Some(format!(
+                                "{}in {}, which is not synced: its dates assume that wait is over; add \
+                                 {} to `repositories` in commitea.yaml to plan it",
+                                if state.is_some() { "open, " } else { "" },
+                                key.repo,
+                                key.repo
+                            )),
+                            None => None,
+                        };
+                        Blocker {
+                            gitea: link
+                                .href
+                                .is_none()
+                                .then(|| {
+                                    let key = key.as_ref()?;
+                                    let g = gitea.as_ref()?;
+                                    Some(format!("{g}/{}/issues/{}", key.repo, key.number))
+                                })
+                                .flatten(),
+                            link,
+                            note,
+                        }
+                    })
                     .collect(),
                 blocks: view.derived.blocks.iter().map(|k| issue_link(k)).collect(),
+                cycle: view.derived.cycle.iter().map(|k| issue_link(k)).collect(),
                 crumb: {
                     let on_board = i.closed_at.is_none_or(|c| {
                         (report.as_of - plan.zone.date_of(c)).num_days()

@@ -62,6 +62,10 @@ pub struct BoardCard {
     /// Forecast range `{p50, p80}` of open issues.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forecast: Option<super::Band>,
+    /// True when it is in a dependency cycle: left out of the forecast (no `forecast`) until the cycle is
+    /// broken.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cycle: bool,
     /// When it was closed (done column).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub closed: Option<String>,
@@ -127,10 +131,11 @@ pub fn board(inputs: Inputs<'_>, limit: Option<usize>) -> Board {
                         .milestone
                         .and_then(|m| inputs.plan.milestone(m))
                         .map(|m| m.title.clone()),
-                    forecast: f.map(|f| super::Band {
+                    forecast: f.filter(|f| !f.in_cycle()).map(|f| super::Band {
                         p50: f.p50.to_string(),
                         p80: f.p80.to_string(),
                     }),
+                    cycle: f.is_some_and(crate::forecast::IssueForecast::in_cycle),
                     closed: i.closed_at.map(|c| inputs.plan.zone.date_of(c).to_string()),
                 }
             })

@@ -130,6 +130,10 @@ pub struct Derived {
     /// days, which the range above also weighs by how often such work is done at all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planned: Option<Days>,
+    /// The other issues of the dependency cycle it is in: it has no forecast (`forecast` absent) until
+    /// one of the cycle's dependencies is removed on Gitea.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cycle: Vec<String>,
     /// The issues it waits for.
     pub depends_on: Vec<String>,
     /// The open issues that wait for it.
@@ -295,7 +299,7 @@ fn build(
             scheduled_priority: forecast
                 .filter(|f| f.effective_priority < planned.priority.level())
                 .map(|f| format!("p/{}", f.effective_priority)),
-            forecast: forecast.map(|f| Cone {
+            forecast: forecast.filter(|f| !f.in_cycle()).map(|f| Cone {
                 p10: f.p10.to_string(),
                 p50: f.p50.to_string(),
                 p80: f.p80.to_string(),
@@ -310,6 +314,9 @@ fn build(
                 }),
                 _ => None,
             }),
+            cycle: forecast
+                .map(|f| f.cycle.iter().map(ToString::to_string).collect())
+                .unwrap_or_default(),
             depends_on: planned.depends_on.iter().map(ToString::to_string).collect(),
             blocks,
             provenance: planned

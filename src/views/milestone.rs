@@ -137,11 +137,7 @@ pub fn milestone(inputs: Inputs<'_>, id: u64, selection: &Selection) -> Option<M
         milestone: m.id,
         title: m.title.clone(),
         repo: m.repo.clone(),
-        state: match m.state {
-            OpenState::Open => "open",
-            OpenState::Closed => "closed",
-        }
-        .to_owned(),
+        state: m.state.as_str().to_owned(),
         closed: m.closed.map(|d| d.to_string()),
         due: m.due.map(|d| d.to_string()),
         hard: m.hard,

@@ -2536,6 +2536,58 @@ fn unassigned_work_that_may_miss_a_leavers_last_day_goes_to_the_others() {
     }
 }
 
+/// An issue in a dependency cycle is shown as not forecast, with the cycle, not as dates "not within 2
+/// years"; what an issue waits for outside the plan says what it is and links to Gitea (audit 128).
+#[test]
+fn the_site_says_a_cycle_is_not_forecast_and_what_a_blocker_outside_the_plan_is() {
+    let (_tmp, dir) = quick_demo();
+    for (n, other) in [(121, 126), (126, 121)] {
+        edit(
+            &dir.join(format!("snapshot/issues/acme/api/{n}.yaml")),
+            "\nbody: ",
+            &format!("\ndepends_on:\n- acme/api#{other}\nbody: "),
+        );
+    }
+    // web#101 waits on a closed issue of the plan as well, and on acme/docs#5, a repository not synced.
+    edit(
+        &dir.join("snapshot/issues/acme/web/101.yaml"),
+        "- acme/mobile#112\n",
+        "- acme/mobile#112\n- acme/api#1\n- acme/docs#5\n",
+    );
+    commit_as_t(&dir, &["-a"], "a cycle");
+    let out = commitea(&["run", "--offline", "--trials", "200"], &dir);
+    assert!(out.status.success(), "{out:?}");
+    let page = std::fs::read_to_string(dir.join("public/issues/acme/api/121.html")).unwrap();
+    assert!(
+        page.contains("Not forecast: it is in a dependency cycle with <a href=\"../../../issues/acme/api/126.html\">acme/api#126</a>."),
+        "{page}"
+    );
+    assert!(!page.contains("Done by (p10"), "no range for it");
+    let board = std::fs::read_to_string(dir.join("public/board.html")).unwrap();
+    let card = board
+        .split(">acme/api#121</a>")
+        .nth(1)
+        .unwrap()
+        .split("</li>")
+        .next()
+        .unwrap();
+    assert!(
+        card.contains("in a dependency cycle") && !card.contains("p50 – p80"),
+        "{card}"
+    );
+    let page = std::fs::read_to_string(dir.join("public/issues/acme/web/101.html")).unwrap();
+    assert!(
+        page.contains("<a href=\"https://gitea.example.com/acme/docs/issues/5\">acme/docs#5</a>")
+            && page
+                .contains("(in acme/docs, which is not synced: its dates assume that wait is over"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<span class=\"muted\">(closed)</span>"),
+        "{page}"
+    );
+}
+
 /// A leave withdrawn gives the leaver's unassigned work back to be shared out again, and says why (audit
 /// 124: after a mistaken "chen leaves" was withdrawn, the seven issues moved off chen stayed with the
 /// others, as plans are kept, and Public API v2 stayed two weeks later than before the directive).
