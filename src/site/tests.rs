@@ -29,6 +29,7 @@ fn card(issue: &str, title: &str) -> BoardCard {
         native_estimate: false,
         milestone: None,
         forecast: None,
+        cycle: false,
         closed: None,
     }
 }
