@@ -589,9 +589,12 @@ pub fn apply_pending(
             // not what was approved: it is not carried out (audit 119: an issue retitled "NOT done" and
             // reassigned was closed by a close proposed before). Any other op is written as approved,
             // and the change it writes over is said.
+            // What Gitea already has is nothing written over: a dependency removed there meanwhile is
+            // already so, not refused (audit 128: the change that moved the issue was the one asked).
+            let already = moved.is_some() && op.already_so(&writer.snapshot);
             let refused = refused.or_else(|| {
                 let (key, what) = moved.as_ref()?;
-                op.is_destructive().then(|| Outcome::Skipped {
+                (op.is_destructive() && !already).then(|| Outcome::Skipped {
                     reason: format!(
                         "{key} changed on Gitea after this was proposed ({what}): {} is not carried out \
                          over a change its approval did not see; propose it again if it still holds",
@@ -599,7 +602,7 @@ pub fn apply_pending(
                     ),
                 })
             });
-            if let (Some((key, what)), None) = (&moved, &refused) {
+            if let (Some((key, what)), None, false) = (&moved, &refused, already) {
                 tracing::warn!(
                     "{}: {key} changed on Gitea after this was proposed ({what}); the approved change is \
                      written over it",

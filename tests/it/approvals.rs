@@ -2853,6 +2853,39 @@ fn an_approved_op_over_a_change_made_on_gitea_since_is_held_or_said() {
     );
 }
 
+/// An approved `remove_dep` whose dependency someone removed on Gitea meanwhile is already so, not refused
+/// as a change its approval did not see (audit 128: proposing it again would have been refused as "does not
+/// depend on").
+#[test]
+fn an_approved_removal_gitea_made_meanwhile_is_already_so() {
+    let s = setup(&DemoSpec::scaled(40));
+    let [key, dep] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    let dependency =
+        serde_json::json!({"owner": dep.repo.owner, "repo": dep.repo.name, "index": dep.number});
+    let deps = format!("/repos/{}/issues/{}/dependencies", key.repo, key.number);
+    on_gitea(&s, reqwest::Method::POST, &deps, Some(dependency.clone()));
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let input = format!(
+        r#"{{"ops":[{{"op":"remove_dep","issue":"{key}","dependsOn":"{dep}"}}],"approved":true}}"#
+    );
+    ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
+    let out = ok(&s.commitea(&s.work, &["propose"]));
+    assert!(out.contains("C-0001 pull-request 1"), "{out}");
+    // Someone removes it on Gitea first.
+    on_gitea(&s, reqwest::Method::DELETE, &deps, Some(dependency));
+    s.emu.merge_pull(&state_repo(), 1, "pat").unwrap();
+    check_out_main(&s);
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let applied = s.on_branch("main", "ops/applied/C-0001.yaml").unwrap();
+    assert!(
+        applied.contains("already_so") && !applied.contains("not carried out"),
+        "{applied}"
+    );
+    assert!(!stderr.contains("written over"), "{stderr}");
+}
+
 /// Two op files giving `key` the priorities in `order`, made at one snapshot (C-0001 and C-0002) and sent
 /// as pull requests; what `propose` printed.
 fn priorities_proposed(s: &Setup, key: &IssueKey, order: [&str; 2]) -> String {
