@@ -308,6 +308,17 @@ pub struct LinkedPull {
     pub closed_at: Option<DateTime<Utc>>,
 }
 
+impl LinkedPull {
+    /// Its state in a word: `merged`, else `open` or `closed`.
+    pub fn state_word(&self) -> &'static str {
+        if self.merged {
+            "merged"
+        } else {
+            self.state.as_str()
+        }
+    }
+}
+
 /// A milestone of one repository.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -207,14 +207,16 @@ const ROADMAP_DAYS: u64 = 26 * 7;
 /// Bars the roadmap draws per person at most (in planned order).
 const ROADMAP_BARS: usize = 40;
 
-/// Something an issue waits for: its link, and what it is where that matters to the wait.
+/// An issue or pull request another names (what it waits for, what references it): its link, what it
+/// is where that matters, and its address on Gitea where the site has no page for it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Blocker {
+pub struct Related {
     /// The link to its page, if the site has one.
     #[serde(flatten)]
     pub link: Link,
-    /// What it is where not an open issue of the plan (`closed`, `pull request, open`, `open, in
-    /// acme/mobile, which is not synced …`).
+    /// What it is: for what an issue waits for, where it is not an open issue of the plan (`closed`,
+    /// `pull request, open`, `open, in acme/mobile, which is not synced …`); for a pull request, its
+    /// state (`open`, `merged`, `closed`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// Its address on Gitea, where the site has no page for it.
@@ -262,9 +264,11 @@ pub struct IssuePage {
     /// The other issues of the dependency cycle it is in (it has no forecast).
     pub cycle: Vec<Link>,
     /// The issues it waits for, each with what it is where that is not an open issue of the plan.
-    pub depends_on: Vec<Blocker>,
+    pub depends_on: Vec<Related>,
     /// The open issues waiting for it.
     pub blocks: Vec<Link>,
+    /// The pull requests that reference it, oldest first.
+    pub pulls: Vec<Related>,
     /// Its milestone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub milestone: Option<Link>,
@@ -718,7 +722,7 @@ pub fn build(
                             )),
                             None => None,
                         };
-                        Blocker {
+                        Related {
                             gitea: link
                                 .href
                                 .is_none()
@@ -735,6 +739,22 @@ pub fn build(
                     .collect(),
                 blocks: view.derived.blocks.iter().map(|k| issue_link(k)).collect(),
                 cycle: view.derived.cycle.iter().map(|k| issue_link(k)).collect(),
+                // The pull request that puts it in review, named and linked (audit 129: "In review"
+                // with no word of which).
+                pulls: crate::views::issue::pulls(raw, &i.key)
+                    .into_iter()
+                    .map(|(k, p)| Related {
+                        gitea: gitea
+                            .as_ref()
+                            .map(|g| format!("{g}/{}/pulls/{}", k.repo, k.number)),
+                        link: Link {
+                            text: k.to_string(),
+                            title: Some(p.title.clone()),
+                            href: None,
+                        },
+                        note: Some(p.state_word().to_owned()),
+                    })
+                    .collect(),
                 crumb: {
                     let on_board = i.closed_at.is_none_or(|c| {
                         (report.as_of - plan.zone.date_of(c)).num_days()

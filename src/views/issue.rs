@@ -64,6 +64,43 @@ pub struct Intent {
     /// Closed (day).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub closed: Option<String>,
+    /// The pull requests that reference it (what puts it in review, or closed it), oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pull_requests: Vec<PullView>,
+}
+
+/// A pull request that references the issue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PullView {
+    /// `owner/repo#N`.
+    pub pull: String,
+    /// Its title.
+    pub title: String,
+    /// `open`, `merged` or `closed` (without merging).
+    pub state: String,
+}
+
+/// The pull requests that reference the issue `key`, oldest first, each with its key.
+pub fn pulls<'a>(
+    raw: &'a crate::domain::Issue,
+    key: &IssueKey,
+) -> Vec<(IssueKey, &'a crate::domain::LinkedPull)> {
+    let mut pulls: Vec<(IssueKey, &crate::domain::LinkedPull)> = raw
+        .pull_requests
+        .iter()
+        .map(|p| {
+            let repo = p.repository.clone().unwrap_or_else(|| key.repo.clone());
+            (
+                IssueKey {
+                    repo,
+                    number: p.number,
+                },
+                p,
+            )
+        })
+        .collect();
+    pulls.sort_by_key(|(k, p)| (p.created_at, k.clone()));
+    pulls
 }
 
 /// A milestone named in a payload.
@@ -272,6 +309,14 @@ fn build(
             closed: raw
                 .closed_at
                 .map(|c| inputs.plan.zone.date_of(c).to_string()),
+            pull_requests: pulls(raw, key)
+                .into_iter()
+                .map(|(pull, p)| PullView {
+                    pull: pull.to_string(),
+                    title: p.title.clone(),
+                    state: p.state_word().to_owned(),
+                })
+                .collect(),
         },
         derived: Derived {
             lifecycle: planned.lifecycle.as_str().to_owned(),

@@ -2586,6 +2586,14 @@ fn the_site_says_a_cycle_is_not_forecast_and_what_a_blocker_outside_the_plan_is(
         page.contains("<span class=\"muted\">(closed)</span>"),
         "{page}"
     );
+    // The pull request that puts an issue in review is named and linked (audit 129).
+    let page = std::fs::read_to_string(dir.join("public/issues/acme/api/175.html")).unwrap();
+    assert!(
+        page.contains(
+            "<dt>Pull requests</dt><dd><a href=\"https://gitea.example.com/acme/api/pulls/201\">acme/api#201</a> <bdi>chore: refactor refunds</bdi> <span class=\"muted\">(open)</span>"
+        ),
+        "{page}"
+    );
 }
 
 /// A leave withdrawn gives the leaver's unassigned work back to be shared out again, and says why (audit
