@@ -859,7 +859,13 @@ fn planned_issue(
         };
     for l in &issue.labels {
         if let Some(Err(e)) = crate::domain::Priority::from_label(l) {
-            warnings.push(Problem::data(key, format!("{e}; treated as p/2")));
+            // Beside a label that reads, that one is used (audit 129: "treated as p/2" beside a p/0
+            // that the plan used).
+            let used = match issue.priority_label() {
+                Some(p) => format!("its label {p} is used"),
+                None => format!("treated as {}", crate::domain::Priority::DEFAULT),
+            };
+            warnings.push(Problem::data(key, format!("{e}; {used}")));
         }
         // `Est/2d` is another label on Gitea, which the namespace's writes would not replace.
         for prefix in [
@@ -1096,6 +1102,15 @@ mod tests {
                 .iter()
                 .any(|w| w.contains("p/7") && w.contains("treated as p/2"))
         );
+        // Beside one that reads, that one is said to be used.
+        let plan = Plan::from_snapshot(&snapshot(&["p/7", "p/0"]), &Config::default(), now);
+        let said: Vec<String> = plan.warnings.iter().map(ToString::to_string).collect();
+        assert!(
+            said.iter()
+                .any(|w| w.contains("p/7") && w.contains("its label p/0 is used")),
+            "{said:?}"
+        );
+        assert!(!said.iter().any(|w| w.contains("treated as")), "{said:?}");
         let plan = Plan::from_snapshot(&snapshot(&["est/4h"]), &Config::default(), now);
         assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
         let plan = Plan::from_snapshot(&snapshot(&["est/x"]), &Config::default(), now);
