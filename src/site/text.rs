@@ -8,7 +8,7 @@
 //!   templates put names in `<bdi>` so right-to-left text stays in its place;
 //! - [`markdown`] renders issue bodies and comments with pulldown-cmark and sanitises the HTML with
 //!   ammonia: a small allow-list of tags, links only to `http`, `https` and `mailto` with
-//!   `rel="nofollow noopener"`, no images, no raw HTML that survives;
+//!   `rel="nofollow noopener"`, no images (each a link to it, with its alt text), no raw HTML that survives;
 //! - Tera's autoescaping escapes everything else, and the Content-Security-Policy of every page forbids
 //!   inline script and anything not from the site itself.
 
@@ -186,16 +186,35 @@ pub(crate) fn markdown(source: &str) -> String {
     // so the depth is measured as the events are read, before anything is cleaned.
     let mut depth = 0usize;
     let mut too_deep = false;
-    let events: Vec<Event<'_>> = Parser::new_ext(&source, options)
-        .map(|e| {
-            match &e {
-                Event::Start(_) => {
-                    depth += 1;
-                    too_deep |= depth > MAX_NESTING;
-                }
-                Event::End(_) => depth = depth.saturating_sub(1),
-                _ => {}
+    let mut events: Vec<Event<'_>> = Vec::new();
+    for e in Parser::new_ext(&source, options) {
+        match &e {
+            Event::Start(_) => {
+                depth += 1;
+                too_deep |= depth > MAX_NESTING;
             }
+            Event::End(_) => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        // An image is shown as a link to it, its alt text said (audit 129: a screenshot in a bug report
+        // vanished, alt text and address with it): the site loads nothing from elsewhere.
+        if let Event::Start(Tag::Image {
+            link_type,
+            dest_url,
+            title,
+            id,
+        }) = e
+        {
+            events.push(Event::Start(Tag::Link {
+                link_type,
+                dest_url,
+                title,
+                id,
+            }));
+            events.push(Event::Text("image: ".into()));
+            continue;
+        }
+        events.push({
             match e {
                 Event::Start(Tag::Heading {
                     level,
@@ -214,10 +233,11 @@ pub(crate) fn markdown(source: &str) -> String {
                 // A task's box as a character: a disabled, unlabelled checkbox is a form control
                 // without a name.
                 Event::TaskListMarker(done) => Event::Text(if done { "☑ " } else { "☐ " }.into()),
+                Event::End(TagEnd::Image) => Event::End(TagEnd::Link),
                 other => other,
             }
-        })
-        .collect();
+        });
+    }
     if too_deep {
         let shown = format!(
             "<p><em>Shown as plain text: its markdown nests more than {MAX_NESTING} levels deep.</em></p><pre>{}</pre>",
@@ -344,6 +364,19 @@ mod tests {
                 }
             }
         }
+        // An image is a link to it, with its alt text; one whose address is not a web page's is its text.
+        let html = markdown("Remote image: ![the crash](https://example.com/s.png)");
+        assert!(
+            html.contains(
+                "<a href=\"https://example.com/s.png\" rel=\"nofollow noopener\">image: the crash</a>"
+            ),
+            "{html}"
+        );
+        let html = markdown("![x](javascript:alert(1))");
+        assert!(
+            html.contains("image: x") && !html.contains("javascript"),
+            "{html}"
+        );
         // Raw HTML is shown as text.
         assert!(markdown("<b>hi</b>").contains("&lt;b&gt;hi&lt;/b&gt;"));
         assert!(markdown("[m](mailto:a@example.com)").contains("href=\"mailto:a@example.com\""));
