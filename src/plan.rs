@@ -849,10 +849,14 @@ fn planned_issue(
                 (Some(h), label, source)
             }
             Some(Err(e)) => {
-                warnings.push(Problem::data(
-                    key,
-                    format!("{e}; the issue is forecast as if it had no estimate"),
-                ));
+                // A closed issue is not forecast: without its estimate it only leaves the calibration
+                // (audit 129: "forecast as if it had no estimate" said of closed issues).
+                let what = if issue.is_closed() {
+                    "the closed issue is left out of the calibration"
+                } else {
+                    "the issue is forecast as if it had no estimate"
+                };
+                warnings.push(Problem::data(key, format!("{e}; {what}")));
                 (None, None, EstimateSource::Imputed)
             }
             None => (None, None, EstimateSource::Imputed),
@@ -1119,6 +1123,19 @@ mod tests {
             plan.warnings[0]
                 .to_string()
                 .contains("forecast as if it had no estimate")
+        );
+        // A closed issue is not forecast: it leaves the calibration.
+        let mut closed = snapshot(&["est/x"]);
+        for i in closed.issues.values_mut() {
+            i.state = crate::domain::OpenState::Closed;
+            i.closed_at = Some(now);
+        }
+        let plan = Plan::from_snapshot(&closed, &Config::default(), now);
+        let said = plan.warnings[0].to_string();
+        assert!(
+            said.contains("the closed issue is left out of the calibration")
+                && !said.contains("forecast as if"),
+            "{said}"
         );
     }
 
