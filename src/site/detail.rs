@@ -662,11 +662,21 @@ pub fn build(
             let blocks = blocked.get(&i.key).cloned().unwrap_or_default();
             let view = crate::views::issue::issue_in_full(inputs, snapshot, &i.key, f, &blocks)?;
             let raw = snapshot.issues.get(&i.key)?;
+            // The plan gives an open issue one person, its first assignee: the others' part is said where
+            // they are listed (audit 129: "amara, bjorn" with bjorn's part in no plan, said only on the
+            // overview).
+            let planned = view.derived.planned_assignee.as_deref();
             let mut people: Vec<Link> = view
                 .intent
                 .assignee
                 .iter()
-                .map(|a| person_link(a))
+                .map(|a| {
+                    let mut l = person_link(a);
+                    if let Some(p) = planned.filter(|p| *p != a && view.intent.assignee.len() > 1) {
+                        l.title = Some(format!("not planned: the plan gives it to {p} alone"));
+                    }
+                    l
+                })
                 .collect();
             if let Some(p) = &view.derived.planned_assignee
                 && !view.intent.assignee.contains(p)

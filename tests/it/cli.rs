@@ -2554,6 +2554,12 @@ fn the_site_says_a_cycle_is_not_forecast_and_what_a_blocker_outside_the_plan_is(
         "- acme/mobile#112\n",
         "- acme/mobile#112\n- acme/api#1\n- acme/docs#5\n",
     );
+    // And bjorn is assigned too: only the first assignee's plan has it.
+    edit(
+        &dir.join("snapshot/issues/acme/web/101.yaml"),
+        "assignees:\n- dana\n",
+        "assignees:\n- dana\n- bjorn\n",
+    );
     commit_as_t(&dir, &["-a"], "a cycle");
     let out = commitea(&["run", "--offline", "--trials", "200"], &dir);
     assert!(out.status.success(), "{out:?}");
@@ -2584,6 +2590,10 @@ fn the_site_says_a_cycle_is_not_forecast_and_what_a_blocker_outside_the_plan_is(
     );
     assert!(
         page.contains("<span class=\"muted\">(closed)</span>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<bdi>bjorn</bdi></a> (not planned: the plan gives it to dana alone)"),
         "{page}"
     );
     // The pull request that puts an issue in review is named and linked (audit 129).
