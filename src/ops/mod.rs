@@ -1279,7 +1279,10 @@ impl<'a> Checker<'a> {
                 if a == b {
                     return Err(format!("{a} cannot depend on itself"));
                 }
-                if let Some(path) = self.path(&a, &b) {
+                // A dependency Gitea already has makes no cycle it is not already in: it is "already
+                // so", not refused as a new cycle (audit 128).
+                let had = self.deps.get(&a).is_some_and(|d| d.contains(&b));
+                if let Some(path) = self.path(&a, &b).filter(|_| !had) {
                     let mut chain: Vec<String> = vec![a.to_string()];
                     chain.extend(path.iter().map(ToString::to_string));
                     return Err(format!(

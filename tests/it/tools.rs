@@ -281,6 +281,19 @@ fn a_stale_blocker_in_a_cycle_is_said_to_be_in_one() {
     let derived = &v["derived"];
     assert!(derived.get("forecast").is_none(), "{derived}");
     assert_eq!(derived["cycle"], json!(["acme/api#126"]), "{derived}");
+    // Asked again for a dependency of the cycle, the answer is that Gitea has it, not a new cycle.
+    let refused = tools::call(
+        &later,
+        "apply_changes",
+        &json!({ "ops": [{ "op": "add_dep", "issue": "acme/api#121", "dependsOn": "acme/api#126" }] }),
+    )
+    .unwrap();
+    let refused = refused["rejected"][0]["reason"].as_str().unwrap();
+    assert!(
+        refused.starts_with("nothing to change: Gitea already has it")
+            && !refused.contains("cycle"),
+        "{refused}"
+    );
 }
 
 #[test]
