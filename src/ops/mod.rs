@@ -891,7 +891,17 @@ impl<'a> Checker<'a> {
         match self.snapshot.issues.get(&key) {
             Some(i) => Ok((key, i)),
             None if self.at_apply => Err(format!("{key} is not on the server")),
-            None => Err(format!("unknown issue {key}: it is not in the snapshot")),
+            // Said with why it is unknown (audit 128: a repository not synced, or a pull request, read
+            // as a missing issue).
+            None if !self.repos.contains(&key.repo) => Err(format!(
+                "unknown issue {key}: {} is not one of the repositories synced (`repositories` in \
+                 commitea.yaml)",
+                key.repo
+            )),
+            None => Err(format!(
+                "unknown issue {key}: it is not in the snapshot (a pull request, or an issue filed since the \
+                 last sync: `commitea run` syncs it)"
+            )),
         }
     }
 

@@ -1210,6 +1210,10 @@ fn every_rejection_reason() {
             "cannot depend on itself",
         ),
         (
+            json!({ "op": "add_dep", "issue": "acme/api#102", "dependsOn": "acme/docs#5" }),
+            "unknown issue acme/docs#5: acme/docs is not one of the repositories synced",
+        ),
+        (
             json!({ "op": "create_issue", "title": "Dark mode", "labels": ["frontend"], "repo": "acme/web" }),
             "outside CommiTea's namespaces",
         ),
