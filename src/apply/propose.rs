@@ -461,13 +461,16 @@ pub fn propose(cx: &Context<'_>) -> Result<Vec<Proposed>, ProposeError> {
     Ok(out)
 }
 
-/// The command that brings a checkout up to date with the branch after a proposal: `git pull --rebase
-/// --autostash origin main` (the autostash carries the ledger `propose` rewrote, and anything else
-/// uncommitted, across the pull).
+/// The command that brings a checkout up to date with the branch after a proposal: `git fetch origin &&
+/// git rebase --autostash origin/main` (the autostash carries the ledger `propose` rewrote, and anything
+/// else uncommitted, across it). The whole remote is fetched: the proposals' branches tell the next
+/// directive or op file which ids are taken (audit 119: a pull of `main` alone left them stale, and a
+/// rejected proposal's id was given again).
 pub fn pull_hint(config: &crate::config::Config) -> String {
     format!(
-        "`git pull --rebase --autostash {} {}`",
-        config.approvals.remote, config.approvals.branch
+        "`git fetch {remote} && git rebase --autostash {remote}/{}`",
+        config.approvals.branch,
+        remote = config.approvals.remote,
     )
 }
 

@@ -1050,7 +1050,7 @@ fn propose_checks_the_state_repo_and_the_remote_before_it_pushes_anything() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("`git pull --rebase --autostash origin main`"),
+        stderr.contains("`git fetch origin && git rebase --autostash origin/main`"),
         "{stderr}"
     );
     let subject = git(&s.bare, &["log", "-1", "--format=%s", "main"]);
@@ -1521,7 +1521,7 @@ fn withdrawing_a_directive_by_its_status_line_is_proposed_as_an_edit() {
     assert!(ok(&out).contains("pull-request 2"), "{stderr}");
     assert!(
         stderr.contains("pm-state.md now holds main's ledger")
-            && stderr.contains("`git pull --rebase --autostash origin main`"),
+            && stderr.contains("`git fetch origin && git rebase --autostash origin/main`"),
         "{stderr}"
     );
     git(
@@ -2775,7 +2775,7 @@ fn propose_from_a_checkout_behind_the_last_run_says_its_numbers_are_of_an_older_
     let stderr = propose_p0(&a);
     assert!(
         stderr.contains("the checkout's snapshot is not main's (2 files differ)")
-            && stderr.contains("git pull --rebase --autostash origin main"),
+            && stderr.contains("git fetch origin && git rebase --autostash origin/main"),
         "{stderr}"
     );
     // Up to date, or ahead of the branch with a run of its own not pushed, nothing is said (audit 121).
