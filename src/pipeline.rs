@@ -2375,6 +2375,20 @@ pub(crate) fn commit_message(
                 .flatten()
         })
         .and_then(|bytes| serde_json::from_slice(&bytes).ok());
+    // Named as the standup names them: a title two repositories share carries its repository (audit 132:
+    // two "Mobile 3.0" lines, and the first lost its reason); those gone since are named too.
+    let gone: Vec<&forecast::MilestoneForecast> = previous
+        .iter()
+        .flat_map(|p| &p.milestones)
+        .filter(|x| !r.milestones.iter().any(|m| m.id == x.id))
+        .collect();
+    let names = crate::plan::milestone_names(
+        r.milestones
+            .iter()
+            .chain(gone.iter().copied())
+            .map(|m| (m.id, m.title.as_str(), m.repo.clone())),
+    );
+    let name = |m: &forecast::MilestoneForecast| names.get(&m.id).unwrap_or(&m.title).clone();
     let mut lines = Vec::new();
     for m in r
         .milestones
@@ -2385,17 +2399,41 @@ pub(crate) fn commit_message(
             .as_ref()
             .and_then(|p| p.milestones.iter().find(|x| x.id == m.id))
         else {
-            lines.push((&m.title, format!("- {}: p80 {}", m.title, m.p80), true));
+            lines.push((name(m), format!("- {}: p80 {}", name(m), m.p80), true));
             continue;
         };
         let moved = crate::views::standup::milestone_changes(old, m, true);
         if !moved.is_empty() {
             lines.push((
-                &m.title,
-                format!("- {}: {}", m.title, moved.join(", ")),
+                name(m),
+                format!("- {}: {}", name(m), moved.join(", ")),
                 true,
             ));
         }
+    }
+    // Milestones gone from Gitea since (deleted, or their repository no longer synced): their issues
+    // are in none now (audit 132: a deleted milestone's 45 issues were "moved to another milestone", the
+    // milestone itself not named).
+    for m in gone
+        .iter()
+        .filter(|m| m.state == crate::domain::OpenState::Open)
+    {
+        let left = if m.open_issues > 0 {
+            format!(
+                ", {} open in it then",
+                crate::prose::count(m.open_issues, "issue", "issues")
+            )
+        } else {
+            String::new()
+        };
+        lines.push((
+            name(m),
+            format!(
+                "- {}: gone from Gitea (deleted, or its repository no longer synced){left}",
+                name(m)
+            ),
+            false,
+        ));
     }
     // Milestones closed on Gitea since: they leave the forecast, which is news too.
     for m in r
@@ -2419,8 +2457,8 @@ pub(crate) fn commit_message(
             };
             // The line says why; the standup's reason would say it again.
             lines.push((
-                &m.title,
-                format!("- {}: closed on Gitea{left}", m.title),
+                name(m),
+                format!("- {}: closed on Gitea{left}", name(m)),
                 false,
             ));
         }
@@ -2451,7 +2489,7 @@ pub(crate) fn commit_message(
                 && let Some(why) = drift
                     .iter()
                     .flat_map(|d| &d.milestones)
-                    .find_map(|m| (m.subject == **title).then_some(m.why.as_deref()).flatten())
+                    .find_map(|m| (m.subject == *title).then_some(m.why.as_deref()).flatten())
             {
                 msg.push_str(&format!(" ({})", crate::prose::one_line(why)));
             }

@@ -310,8 +310,11 @@ pub struct Edited {
     pub reprioritised: usize,
     /// Their assignee.
     pub reassigned: usize,
-    /// Their milestone.
+    /// Their milestone, to another.
     pub milestone: usize,
+    /// Their milestone, to none (taken out of it, or it was deleted).
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub out_of_milestone: usize,
     /// What they wait on (audit 112: a dependency added on Gitea made a commit that said nothing).
     #[serde(default, skip_serializing_if = "super::is_zero")]
     pub dependencies: usize,
@@ -326,6 +329,7 @@ impl Edited {
             (self.reprioritised, "reprioritised"),
             (self.reassigned, "reassigned"),
             (self.milestone, "moved to another milestone"),
+            (self.out_of_milestone, "left with no milestone"),
             (self.dependencies, "given other dependencies"),
         ] {
             if n > 0 {
@@ -400,9 +404,23 @@ pub(crate) fn milestone_changes(
     p80: bool,
 ) -> Vec<String> {
     let mut changes = Vec::new();
+    // Renamed, and reopened, on Gitea are news of their own (audit 132: neither was said, and a reopened
+    // milestone's "p80" moved from the day it had closed).
+    if old.title != new.title {
+        changes.push(format!("renamed from \"{}\"", old.title));
+    }
+    let reopened = old.state == crate::domain::OpenState::Closed
+        && new.state == crate::domain::OpenState::Open;
+    if reopened {
+        changes.push("reopened on Gitea".to_owned());
+    }
     // With nothing open on either side there is no date: its "p80" is each forecast's day.
     let dated = old.open_issues > 0 || new.open_issues > 0;
-    if p80 && dated && old.p80 != new.p80 {
+    if p80 && reopened && new.open_issues > 0 {
+        changes.push(format!("p80 {}", new.p80));
+    } else if reopened {
+        // Its p80 was the day it closed; with nothing open now it has none.
+    } else if p80 && dated && old.p80 != new.p80 {
         changes.push(format!("p80 {} → {}", old.p80, new.p80));
     }
     if old.due != new.due {
@@ -692,7 +710,9 @@ pub fn since_then(
         edited.reestimated += usize::from(old.estimate != f.estimate);
         edited.reprioritised += usize::from(old.priority != f.priority);
         edited.reassigned += usize::from(old.assignee != f.assignee);
-        edited.milestone += usize::from(old.milestone != f.milestone);
+        // A milestone deleted on Gitea leaves its issues in none: not "moved to another" (audit 132).
+        edited.milestone += usize::from(old.milestone != f.milestone && f.milestone.is_some());
+        edited.out_of_milestone += usize::from(old.milestone.is_some() && f.milestone.is_none());
         edited.dependencies += usize::from(old.depends_on != f.depends_on);
     }
     SinceThen {
@@ -1167,7 +1187,10 @@ pub fn standup(
                             .without_directives
                             .as_ref()
                             .and_then(|w| w.milestones.get(&m.milestone).copied());
-                        if today.is_some() && today == without {
+                        // Gone from Gitea: the deletion is why, not a directive about the issues
+                        // that left with it (audit 132: a one-issue scope directive was named for a
+                        // deleted milestone's 45).
+                        if today.is_none() || today == without {
                             d.clear();
                         }
                         d
@@ -1584,6 +1607,7 @@ mod tests {
             reprioritised: 0,
             reassigned: 2,
             milestone: 1,
+            out_of_milestone: 0,
             dependencies: 0,
         };
         assert_eq!(

@@ -2606,6 +2606,65 @@ fn the_site_says_a_cycle_is_not_forecast_and_what_a_blocker_outside_the_plan_is(
     );
 }
 
+/// Milestones changed on Gitea are said in the run's commit as what happened to them: deleted (and its
+/// issues left with no milestone, not "moved to another"), renamed, reopened (audit 132).
+#[test]
+fn a_milestone_deleted_renamed_or_reopened_on_gitea_is_said_so() {
+    let (_tmp, dir) = quick_demo();
+    let ms = dir.join("snapshot/milestones.yaml");
+    // Public API v2 (4) deleted: its issues are in none now.
+    edit(
+        &ms,
+        "- id: 4\n  title: Public API v2\n  description: 'The next major version: cursor pagination, consistent errors, webhooks v2.'\n  state: open\n  due_on: 2027-04-30T23:59:59Z\n  created_at: 2026-09-28T13:38:32Z\n",
+        "",
+    );
+    let mut emptied = 0;
+    for entry in std::fs::read_dir(dir.join("snapshot/issues/acme/api")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        if text.contains("\nmilestone: 4\n") {
+            std::fs::write(&path, text.replace("\nmilestone: 4\n", "\n")).unwrap();
+            emptied += 1;
+        }
+    }
+    assert!(emptied > 0);
+    // Accessibility compliance renamed; Q3 hardening reopened.
+    edit(
+        &ms,
+        "title: Accessibility compliance (EAA)",
+        "title: EAA audit",
+    );
+    edit(
+        &ms,
+        "  state: closed\n  due_on: 2026-09-30T23:59:59Z\n",
+        "  state: open\n  due_on: 2026-09-30T23:59:59Z\n",
+    );
+    commit_as_t(&dir, &["-a"], "milestones changed on Gitea");
+    let out = commitea(&["run", "--offline", "--trials", "200"], &dir);
+    assert!(out.status.success(), "{out:?}");
+    let message = git_out(&dir, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.contains(
+            "- Public API v2: gone from Gitea (deleted, or its repository no longer synced),"
+        ),
+        "{message}"
+    );
+    assert!(
+        message.contains("left with no milestone")
+            && !message.contains("moved to another milestone"),
+        "{message}"
+    );
+    assert!(
+        message.contains("- EAA audit: renamed from \"Accessibility compliance (EAA)\""),
+        "{message}"
+    );
+    // With nothing open in it, it has no p80 to give.
+    assert!(
+        message.contains("- Q3 hardening: reopened on Gitea\n"),
+        "{message}"
+    );
+}
+
 /// A leave withdrawn gives the leaver's unassigned work back to be shared out again, and says why (audit
 /// 124: after a mistaken "chen leaves" was withdrawn, the seven issues moved off chen stayed with the
 /// others, as plans are kept, and Public API v2 stayed two weeks later than before the directive).
