@@ -188,7 +188,14 @@ fn not_on_gitea(plan: &Plan, base: &Plan, ledger: &Ledger) -> Vec<NotOnGitea> {
             carry.extend(op);
         }
     }
-    for (now, was) in plan.milestones.iter().zip(&base.milestones) {
+    // A closed milestone's due date plans nothing any more either: carrying it out would be refused
+    // (audit 132: `--carry-out` was advised for a milestone closed on Gitea, and refused there).
+    for (now, was) in plan
+        .milestones
+        .iter()
+        .zip(&base.milestones)
+        .filter(|(m, _)| m.state == crate::domain::OpenState::Open)
+    {
         for r in now
             .provenance_log
             .iter()

@@ -2665,6 +2665,39 @@ fn a_milestone_deleted_renamed_or_reopened_on_gitea_is_said_so() {
     );
 }
 
+/// A directive's due date on a milestone closed on Gitea plans nothing: no "carry it out" advice that
+/// Gitea would refuse (audit 132).
+#[test]
+fn a_directive_on_a_milestone_closed_on_gitea_is_not_advised_to_be_carried_out() {
+    let (_tmp, dir) = quick_demo();
+    let ms = dir.join("snapshot/milestones.yaml");
+    // Gitea's due date of EAA (2) moves off D-0001's: the directive is in force and Gitea lacks it.
+    edit(
+        &ms,
+        "  due_on: 2027-01-29T23:59:59Z\n",
+        "  due_on: 2027-02-26T23:59:59Z\n",
+    );
+    let plan = |dir: &std::path::Path| {
+        String::from_utf8_lossy(&commitea(&["plan", "--trials", "100"], dir).stderr).into_owned()
+    };
+    let said = plan(&dir);
+    assert!(
+        said.contains("D-0001 is in force but Gitea does not carry it"),
+        "{said}"
+    );
+    // Closed on Gitea, it plans nothing.
+    edit(
+        &ms,
+        "  state: open\n  due_on: 2027-02-26T23:59:59Z\n",
+        "  state: closed\n  due_on: 2027-02-26T23:59:59Z\n  closed_at: 2026-11-20T10:00:00Z\n",
+    );
+    let said = plan(&dir);
+    assert!(
+        !said.contains("D-0001 is in force but Gitea does not carry it"),
+        "{said}"
+    );
+}
+
 /// A leave withdrawn gives the leaver's unassigned work back to be shared out again, and says why (audit
 /// 124: after a mistaken "chen leaves" was withdrawn, the seven issues moved off chen stayed with the
 /// others, as plans are kept, and Public API v2 stayed two weeks later than before the directive).
