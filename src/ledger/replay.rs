@@ -294,7 +294,15 @@ fn milestone_index(plan: &Plan, id: u64) -> Result<usize, String> {
     plan.milestones
         .iter()
         .position(|m| m.id == id)
-        .ok_or_else(|| missing(&Target::Milestone(id)))
+        .ok_or_else(|| {
+            // Deleted on Gitea, most likely (audit 132: "does not exist in the snapshot" with "fix the
+            // entry" beside it, for an entry that was right when written).
+            format!(
+                "target milestone {id} is not on Gitea (deleted there, or of a repository no longer \
+                 synced): the directive changes nothing; withdraw it (status: withdrawn) if the milestone \
+                 is gone for good"
+            )
+        })
 }
 
 fn apply_one(

@@ -1096,8 +1096,10 @@ pub fn build(
                         |(kind, id)| match (kind, id.parse::<u64>()) {
                             ("issue", _) => issue_link(id),
                             ("milestone", Ok(n)) => Link {
+                                // The row says "milestone" before it: its id alone where Gitea has
+                                // none (audit 132: "milestone milestone 4").
                                 text: snapshot.milestone(n).map_or_else(
-                                    || format!("milestone {id}"),
+                                    || format!("{id} (not on Gitea)"),
                                     |(_, m)| m.title.clone(),
                                 ),
                                 title: None,

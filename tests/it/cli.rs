@@ -2611,6 +2611,24 @@ fn the_site_says_a_cycle_is_not_forecast_and_what_a_blocker_outside_the_plan_is(
 #[test]
 fn a_milestone_deleted_renamed_or_reopened_on_gitea_is_said_so() {
     let (_tmp, dir) = quick_demo();
+    // A directive about Public API v2, before it is deleted.
+    let out = commitea(
+        &[
+            "directive",
+            "--kind",
+            "set-deadline",
+            "--quote",
+            "API v2 by the end of May.",
+            "--target",
+            "milestone 4",
+            "--params",
+            r#"{"due":"2027-05-28"}"#,
+            "--by",
+            "pm",
+        ],
+        &dir,
+    );
+    assert!(out.status.success(), "{out:?}");
     let ms = dir.join("snapshot/milestones.yaml");
     // Public API v2 (4) deleted: its issues are in none now.
     edit(
@@ -2642,6 +2660,13 @@ fn a_milestone_deleted_renamed_or_reopened_on_gitea_is_said_so() {
     commit_as_t(&dir, &["-a"], "milestones changed on Gitea");
     let out = commitea(&["run", "--offline", "--trials", "200"], &dir);
     assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("target milestone 4 is not on Gitea (deleted there"),
+        "{said}"
+    );
+    let page = std::fs::read_to_string(dir.join("public/directives.html")).unwrap();
+    assert!(!page.contains("milestone milestone"), "{page}");
     let message = git_out(&dir, &["log", "-1", "--format=%B"]);
     assert!(
         message.contains(
