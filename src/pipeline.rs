@@ -434,8 +434,8 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
             }
             what.extend(longer);
             tracing::info!(
-                "{}: its unassigned work is shared out again (while the team stays the same, the plan keeps \
-                 whom it planned each issue for)",
+                "{}: the team's unassigned work is shared out again (while the team stays the same, the plan \
+                 keeps whom it planned each issue for)",
                 what.join("; ")
             );
         }

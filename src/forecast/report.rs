@@ -218,7 +218,8 @@ impl Flag {
                  have closed, from the other issues' estimates)"
             }
             Self::UnknownDependency => {
-                "It waits for an issue that is not in the snapshot: its dates assume that wait is over"
+                "It waits for work outside the synced issues (listed below): its dates assume that wait is \
+                 over"
             }
             Self::HiddenDependency => {
                 "It waits for an issue the token may not read: its dates assume that wait is over"

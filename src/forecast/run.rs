@@ -491,7 +491,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 let keys: Vec<String> = cyclic.iter().map(|&n| open[n].key.to_string()).collect();
                 warnings.push(format!(
                     "{}: {} {} in a dependency cycle, so the forecast leaves {} out and {}; break the cycle \
-                     (remove_dependency) to date {}",
+                     (a remove_dep, or on Gitea) to date {}",
                     name,
                     crate::prose::and_list(&keys),
                     if keys.len() == 1 { "is" } else { "are" },

@@ -725,7 +725,7 @@ pub fn build(
                             }
                             Some(key) => Some(format!(
                                 "{}in {}, which is not synced: its dates assume that wait is over; add \
-                                 {} to `repositories` in commitea.yaml to plan it",
+                                 {} to the repositories in commitea.yaml to plan it",
                                 if state.is_some() { "open, " } else { "" },
                                 key.repo,
                                 key.repo

@@ -2787,7 +2787,7 @@ fn a_withdrawn_leave_shares_the_work_out_again() {
     assert!(out.status.success(), "{stderr}");
     assert!(
         stderr.contains(
-            "chen stays past 2026-12-23, the last forecast's last day: its unassigned work is shared out again"
+            "chen stays past 2026-12-23, the last forecast's last day: the team's unassigned work is shared out again"
         ),
         "{stderr}"
     );
