@@ -29,7 +29,8 @@ const WHY_CAPACITY: &str = "team capacity";
 pub struct Consequence {
     /// Every milestone open before or after the change, by id.
     pub milestones: Vec<MilestoneChange>,
-    /// Every open issue whose p80 moved by at least one working day, appeared or went away; biggest move
+    /// Every open issue whose p80 moved by at least one working day, appeared or went away, or whose
+    /// chance of being done moved by a tenth or more (its p80 held: `movedWorkingDays` 0); biggest move
     /// first, then by key.
     pub issues: Vec<IssueChange>,
     /// One line for a person: the milestone whose p80 moved most and how many issues moved, or
@@ -203,6 +204,9 @@ pub struct IssueSide {
     pub p50: String,
     /// 80%, as the report prints it.
     pub p80: String,
+    /// Its chance of being done within the horizon, where the abandonment model gives one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probability_done: Option<f64>,
 }
 
 /// Working days on the team calendar, over the span both reports cover.
@@ -346,6 +350,7 @@ fn issue_side(i: &IssueForecast) -> IssueSide {
     IssueSide {
         p50: i.p50.to_string(),
         p80: i.p80.to_string(),
+        probability_done: i.probability_done,
     }
 }
 
@@ -755,10 +760,64 @@ fn issue_changes(
             }
         })
         .collect();
+    // An issue whose p80 stayed put (beyond the horizon both sides) but whose chance of being done moved
+    // by a tenth or more: a dependency on work rarely done makes it rarely done too, and the milestone
+    // it is in looks earlier as it leaves (audit 131: add_dep took an issue from 67% to 0%, and the
+    // consequence said only that its milestone moved earlier).
+    for &k in keys.iter().filter(|k| !moved.contains_key(*k)) {
+        let (Some(x), Some(y)) = (b.get(k).copied(), a.get(k).copied()) else {
+            continue;
+        };
+        let (Some(then), Some(now)) = (x.probability_done, y.probability_done) else {
+            continue;
+        };
+        if (then - now).abs() < CHANCE_MOVED {
+            continue;
+        }
+        // Why: a dependency it did not have, else one whose own chance moved.
+        let deps = |p: &BTreeMap<&IssueKey, &PlannedIssue>| {
+            p.get(k).map(|i| i.depends_on.clone()).unwrap_or_default()
+        };
+        let (deps_then, deps_now) = (deps(&pb), deps(&pa));
+        let chance = |r: &BTreeMap<&IssueKey, &IssueForecast>, d: &IssueKey| {
+            r.get(d).and_then(|f| f.probability_done)
+        };
+        let behind = deps_now
+            .iter()
+            .find(|d| !deps_then.contains(d))
+            .map(|d| format!("; it now waits on {d}"))
+            .or_else(|| {
+                deps_now
+                    .iter()
+                    .find(|d| match (chance(&b, d), chance(&a, d)) {
+                        (Some(x), Some(y)) => (x - y).abs() >= CHANCE_MOVED,
+                        _ => false,
+                    })
+                    .map(|d| format!("; waits on {d}"))
+            })
+            .unwrap_or_default();
+        out.push(IssueChange {
+            issue: k.to_string(),
+            title: y.title.clone(),
+            before: Some(issue_side(x)),
+            after: Some(issue_side(y)),
+            moved_working_days: 0,
+            why: format!(
+                "chance of being done {} → {}{behind}",
+                percent(then),
+                percent(now)
+            ),
+            upstream: Vec::new(),
+            people: Vec::new(),
+        });
+    }
     // `moved` is keyed by IssueKey, so the stable sort leaves ties in key order.
     out.sort_by_key(|c| std::cmp::Reverse(c.moved_working_days.unsigned_abs()));
     out
 }
+
+/// How far an issue's chance of being done moves, its p80 held, before the consequence names it.
+const CHANCE_MOVED: f64 = 0.1;
 
 /// Where an issue's p80 moved across the whole of a time off of the person it is planned for (later: from
 /// before its first day to after its last; earlier: the other way), and that time off's working days
@@ -1274,7 +1333,27 @@ fn summary(
     }
     let count = |why: &str| issues.iter().filter(|i| i.why == why).count();
     let (new, closed, gone) = (count(WHY_NEW), count(WHY_CLOSED), count(WHY_GONE));
-    let moved = issues.len() - new - closed - gone;
+    // Those whose p80 held while their chance of being done moved: named, as such a change is what a
+    // dependency on rarely done work does, and what makes its milestone look earlier (audit 131).
+    let chance: Vec<&IssueChange> = issues
+        .iter()
+        .filter(|i| i.moved_working_days == 0 && i.before.is_some() && i.after.is_some())
+        .collect();
+    const CHANCES_NAMED: usize = 2;
+    for i in chance.iter().take(CHANCES_NAMED) {
+        let p = |s: &Option<IssueSide>| s.as_ref().and_then(|s| s.probability_done).map(percent);
+        if let (Some(x), Some(y)) = (p(&i.before), p(&i.after)) {
+            parts.push(format!("{} done in {x} → {y} of the futures", i.issue));
+        }
+    }
+    if chance.len() > CHANCES_NAMED {
+        parts.push(crate::prose::count(
+            chance.len() - CHANCES_NAMED,
+            "more issue's chance of being done moved",
+            "more issues' chances of being done moved",
+        ));
+    }
+    let moved = issues.len() - new - closed - gone - chance.len();
     let mut counts = Vec::new();
     if moved > 0 {
         counts.push(crate::prose::count(moved, "issue moved", "issues moved"));

@@ -2723,6 +2723,56 @@ fn a_directive_on_a_milestone_closed_on_gitea_is_not_advised_to_be_carried_out()
     );
 }
 
+/// With the abandonment model on, a dependency on rarely done work makes the issue rarely done, and the
+/// consequence names it with its chance, not only its milestone looking earlier as it leaves (audit 131).
+#[test]
+fn a_dependency_on_rarely_done_work_is_named_in_the_consequence() {
+    let (_tmp, dir) = quick_demo();
+    edit(
+        &dir.join("commitea.yaml"),
+        "abandonment_min_history_days: 365",
+        "abandonment_min_history_days: 90",
+    );
+    commit_as_t(&dir, &["-a"], "the abandonment model on");
+    let out = commitea(&["run", "--offline", "--trials", "1000"], &dir);
+    assert!(out.status.success(), "{out:?}");
+    let forecast: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap())
+            .unwrap();
+    let issues = forecast["issues"].as_array().unwrap();
+    let chance = |i: &serde_json::Value| i["probability_done"].as_f64().unwrap_or(1.0);
+    let free = |i: &&serde_json::Value| {
+        i["depends_on"].is_null()
+            && !issues.iter().any(|o| {
+                o["depends_on"]
+                    .to_string()
+                    .contains(&format!("\"{}\"", i["issue"].as_str().unwrap()))
+            })
+    };
+    // A likely issue waiting on nothing, and a rarely done one nothing waits on.
+    let likely = issues
+        .iter()
+        .filter(free)
+        .find(|i| chance(i) > 0.6 && i["p80"] == "beyond horizon")
+        .expect("a likely issue with no p80");
+    let rare = issues
+        .iter()
+        .filter(free)
+        .find(|i| chance(i) < 0.1)
+        .expect("a rarely done issue");
+    let op = serde_json::json!({"ops": [{"op": "add_dep", "issue": likely["issue"], "dependsOn": rare["issue"]}], "preview": true});
+    let out = commitea(
+        &["tool", "apply_changes", &op.to_string(), "--by", "pat"],
+        &dir,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let answer = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        answer.contains(&format!("{} done in ", likely["issue"].as_str().unwrap())),
+        "{answer}"
+    );
+}
+
 /// A leave withdrawn gives the leaver's unassigned work back to be shared out again, and says why (audit
 /// 124: after a mistaken "chen leaves" was withdrawn, the seven issues moved off chen stayed with the
 /// others, as plans are kept, and Public API v2 stayed two weeks later than before the directive).
