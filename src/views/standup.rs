@@ -1454,10 +1454,12 @@ mod tests {
         gone.before = Some(crate::consequence::IssueSide {
             p50: "2027-03-01".into(),
             p80: "2027-04-01".into(),
+            probability_done: None,
         });
         gone.after = Some(crate::consequence::IssueSide {
             p50: "beyond horizon".into(),
             p80: "beyond horizon".into(),
+            probability_done: None,
         });
         let (words, _) = super::movers_words(&[&gone], 400).unwrap();
         assert!(
