@@ -15,6 +15,8 @@
     byKey[keyOf(e)] = e;
   });
   var day0 = new Date(ix.asOf + "T00:00:00Z");
+  // Issues in a dependency cycle are not forecast: no dates to give.
+  var inCycle = new Set(ix.cycles || []);
   function day(n) {
     var d = new Date(day0.getTime() + n * 86400000);
     return d.toISOString().slice(0, 10);
@@ -82,6 +84,10 @@
     if (e[10] !== null) {
       label.textContent = "closed";
       band.textContent = day(e[10]);
+    } else if (inCycle.has(keyOf(e))) {
+      // As the page's own cards say it.
+      label.textContent = "not forecast";
+      band.textContent = "in a dependency cycle";
     } else {
       label.textContent = "p50 – p80";
       // As the page's own cards say a date beyond the horizon ("not within 2 years").

@@ -9,6 +9,8 @@
   var count = document.getElementById("count");
   if (!ix || !form || !list) return;
   var day0 = new Date(ix.asOf + "T00:00:00Z");
+  // Issues in a dependency cycle are not forecast: no dates to give.
+  var inCycle = new Set(ix.cycles || []);
   function day(n) {
     if (n === null || n === undefined) return form.getAttribute("data-not-within") || "not within the horizon";
     var d = new Date(day0.getTime() + n * 86400000);
@@ -99,7 +101,9 @@
       var s = document.createElement("span");
       s.className = "sub";
       var col = ix.columns[e[3]] ? ix.columns[e[3]][1] : "";
-      s.textContent = col + (e[10] !== null ? " · closed " + day(e[10]) : " · p50 " + day(e[8]) + ", p80 " + day(e[9]));
+      s.textContent = col + (e[10] !== null ? " · closed " + day(e[10])
+        : inCycle.has(ix.repos[e[0]] + "#" + e[1]) ? " · not forecast: in a dependency cycle"
+        : " · p50 " + day(e[8]) + ", p80 " + day(e[9]));
       li.appendChild(s);
       list.appendChild(li);
     });

@@ -30,6 +30,9 @@ pub struct SearchIndex {
     pub labels: Vec<String>,
     /// Every issue, by key.
     pub issues: Vec<IndexEntry>,
+    /// The issues in a dependency cycle (`owner/repo#N`): not forecast, their dates none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cycles: Vec<String>,
 }
 
 /// One issue: `[repo, number, title, column, milestone, person, priority, labels, p50, p80, closed,
@@ -161,5 +164,12 @@ pub fn search_index(inputs: Inputs<'_>) -> SearchIndex {
         people: people.1,
         labels: labels.1,
         issues,
+        cycles: inputs
+            .report
+            .issues
+            .iter()
+            .filter(|f| f.in_cycle())
+            .map(|f| f.issue.to_string())
+            .collect(),
     }
 }

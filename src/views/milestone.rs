@@ -111,6 +111,10 @@ pub struct MilestoneIssue {
     pub planned: bool,
     /// `{p50, p80}`.
     pub band: Band,
+    /// True when it is in a dependency cycle: not forecast (its band only placeholders) until the cycle
+    /// is broken.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cycle: bool,
 }
 
 /// The milestone view of `id`; `None` when there is no such milestone.
@@ -181,6 +185,7 @@ pub fn milestone(inputs: Inputs<'_>, id: u64, selection: &Selection) -> Option<M
                 assignee: f.assignee.clone().or_else(|| f.planned_assignee.clone()),
                 planned: f.assignee.is_none() && f.planned_assignee.is_some(),
                 band: f.into(),
+                cycle: f.in_cycle(),
             })
             .collect(),
     })

@@ -50,6 +50,10 @@ pub struct PersonView {
     /// Their hours set by the PM's capacity directives for a period, from day 0 on, in ledger order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capacity_changes: Vec<CapacityChange>,
+    /// Open issues assigned to them that are in a dependency cycle (`owner/repo#N`): not forecast, so in
+    /// no queue, until the cycle is broken (audit 131: they left the page without a word).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cycle: Vec<String>,
 }
 
 /// Hours a capacity directive gives someone for a period.
@@ -202,6 +206,13 @@ pub fn people(inputs: Inputs<'_>) -> Vec<PersonView> {
                     .map(|e| e.to_string()),
                 capacity_changes: member
                     .map_or_else(Vec::new, |m| capacity_changes(m, inputs.report.as_of)),
+                cycle: inputs
+                    .report
+                    .issues
+                    .iter()
+                    .filter(|f| f.in_cycle() && f.assignee.as_deref() == Some(p.name.as_str()))
+                    .map(|f| f.issue.to_string())
+                    .collect(),
                 queue: queue
                     .iter()
                     .map(|f| QueueItem {

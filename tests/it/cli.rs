@@ -2581,6 +2581,18 @@ fn the_site_says_a_cycle_is_not_forecast_and_what_a_blocker_outside_the_plan_is(
         card.contains("in a dependency cycle") && !card.contains("p50 – p80"),
         "{card}"
     );
+    // Its person's page says why it is in no queue, and the search index marks it (audit 131).
+    let person = std::fs::read_to_string(dir.join("public/people/amara.html")).unwrap();
+    assert!(
+        person.contains("Not in the queue, as not forecast: <a href=\"../issues/acme/api/121.html\">acme/api#121</a>"),
+        "{person}"
+    );
+    let index = std::fs::read_to_string(dir.join("public/search-index.js")).unwrap();
+    assert!(
+        index.contains("\"cycles\":[\"acme/api#121\",\"acme/api#126\"]"),
+        "{}",
+        &index[index.len().saturating_sub(300)..]
+    );
     let page = std::fs::read_to_string(dir.join("public/issues/acme/web/101.html")).unwrap();
     assert!(
         page.contains("<a href=\"https://gitea.example.com/acme/docs/issues/5\">acme/docs#5</a>")
