@@ -291,6 +291,10 @@ pub struct IssuePage {
     /// which the page says (a standup naming it as next work beside "not within 2 years" read as a
     /// contradiction: audit 64).
     pub rarely_done: bool,
+    /// What it waits for that is itself often never done (in under 80% of the futures), with that
+    /// share: where such work is never done, neither is this (audit 131: the page put its rarity down to
+    /// the history alone).
+    pub rare_blockers: Vec<Related>,
     /// Whether its p50 falls before the plan's first day: in many futures the work planned ahead of it
     /// is never done, and it starts sooner (audit 68: an unexplained range earlier than the plan).
     pub sooner_than_plan: bool,
@@ -806,6 +810,20 @@ pub fn build(
                     .as_ref()
                     .map(|s| format!("{} – {}", s.from, s.to)),
                 rarely_done: view.derived.probability_done.is_some_and(|p| p < 0.5),
+                rare_blockers: view
+                    .derived
+                    .depends_on
+                    .iter()
+                    .filter_map(|k| {
+                        let key: IssueKey = k.parse().ok()?;
+                        let p = forecasts.get(&key)?.probability_done.filter(|p| *p < 0.8)?;
+                        Some(Related {
+                            link: issue_link(k),
+                            note: Some(super::pages::percent(p)),
+                            gitea: None,
+                        })
+                    })
+                    .collect(),
                 sooner_than_plan: f.is_some_and(|f| {
                     matches!((f.p50, f.planned_start), (crate::forecast::When::Date(p50), crate::forecast::When::Date(start)) if p50 < start)
                 }),

@@ -2783,6 +2783,32 @@ fn a_dependency_on_rarely_done_work_is_named_in_the_consequence() {
         answer.contains(&format!("{} done in ", likely["issue"].as_str().unwrap())),
         "{answer}"
     );
+    // Made on Gitea and synced, the dependent's page names what makes it rare.
+    let (likely, rare) = (
+        likely["issue"].as_str().unwrap().to_owned(),
+        rare["issue"].as_str().unwrap().to_owned(),
+    );
+    let key: commitea::domain::IssueKey = likely.parse().unwrap();
+    edit(
+        &dir.join(format!("snapshot/issues/{}/{}.yaml", key.repo, key.number)),
+        "\nbody: ",
+        &format!("\ndepends_on:\n- {rare}\nbody: "),
+    );
+    commit_as_t(&dir, &["-a"], "the dependency on Gitea");
+    let out = commitea(&["run", "--offline", "--trials", "1000"], &dir);
+    assert!(out.status.success(), "{out:?}");
+    let page = std::fs::read_to_string(
+        dir.join(format!("public/issues/{}/{}.html", key.repo, key.number)),
+    )
+    .unwrap();
+    let rare_key: commitea::domain::IssueKey = rare.parse().unwrap();
+    assert!(
+        page.contains(&format!(
+            "It waits for <a href=\"../../../issues/{}/{}.html\">{rare}</a> (done in ",
+            rare_key.repo, rare_key.number
+        )) && page.contains("with what it waits for (below), it is more often left undone"),
+        "{page}"
+    );
 }
 
 /// A leave withdrawn gives the leaver's unassigned work back to be shared out again, and says why (audit
