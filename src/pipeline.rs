@@ -2411,12 +2411,19 @@ pub(crate) fn commit_message(
             ));
         }
     }
-    // Milestones gone from Gitea since (deleted, or their repository no longer synced): their issues
+    // Milestones gone from Gitea since (deleted; a repository taken out of the config is said as such below): their issues
     // are in none now (audit 132: a deleted milestone's 45 issues were "moved to another milestone", the
     // milestone itself not named).
+    // A repository taken out of the config is said as such below, not as its milestones' deletion.
+    let synced: std::collections::HashSet<String> = c
+        .config
+        .repositories
+        .iter()
+        .map(ToString::to_string)
+        .collect();
     for m in gone
         .iter()
-        .filter(|m| m.state == crate::domain::OpenState::Open)
+        .filter(|m| m.state == crate::domain::OpenState::Open && synced.contains(&m.repo))
     {
         let left = if m.open_issues > 0 {
             format!(
@@ -2428,10 +2435,7 @@ pub(crate) fn commit_message(
         };
         lines.push((
             name(m),
-            format!(
-                "- {}: gone from Gitea (deleted, or its repository no longer synced){left}",
-                name(m)
-            ),
+            format!("- {}: gone from Gitea (deleted){left}", name(m)),
             false,
         ));
     }

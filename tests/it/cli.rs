@@ -2681,9 +2681,7 @@ fn a_milestone_deleted_renamed_or_reopened_on_gitea_is_said_so() {
     assert!(!page.contains("milestone milestone"), "{page}");
     let message = git_out(&dir, &["log", "-1", "--format=%B"]);
     assert!(
-        message.contains(
-            "- Public API v2: gone from Gitea (deleted, or its repository no longer synced),"
-        ),
+        message.contains("- Public API v2: gone from Gitea (deleted),"),
         "{message}"
     );
     assert!(
