@@ -2669,6 +2669,8 @@ fn a_milestone_deleted_renamed_or_reopened_on_gitea_is_said_so() {
         "  state: closed\n  due_on: 2026-09-30T23:59:59Z\n",
         "  state: open\n  due_on: 2026-09-30T23:59:59Z\n",
     );
+    // Mobile 3.0's due date taken off: its page does not explain a due date it has not.
+    edit(&ms, "  due_on: 2026-12-18T23:59:59Z\n", "");
     commit_as_t(&dir, &["-a"], "milestones changed on Gitea");
     let out = commitea(&["run", "--offline", "--trials", "200"], &dir);
     assert!(out.status.success(), "{out:?}");
@@ -2692,6 +2694,11 @@ fn a_milestone_deleted_renamed_or_reopened_on_gitea_is_said_so() {
     assert!(
         message.contains("- EAA audit: renamed from \"Accessibility compliance (EAA)\""),
         "{message}"
+    );
+    let page = std::fs::read_to_string(dir.join("public/milestones/3.html")).unwrap();
+    assert!(
+        !page.contains("the triangle the due date") && !page.contains("P(on time) at the due date"),
+        "{page}"
     );
     // With nothing open in it, it has no p80 to give.
     assert!(
