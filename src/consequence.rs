@@ -1179,11 +1179,17 @@ fn why_moved<'a>(
     // Day 0 moved on and it moved later with nothing else changed: the work in front of it was not done
     // in those days (as far as Gitea shows).
     // (By more than the days passed where they pushed it past a weekend, a holiday or someone's leave.)
-    if scene.passed > 0 && moved > 0 {
-        // Counted on the calendar of the person it is planned for: someone on leave had none of the
-        // team's days (audit 90: "2 working days passed with no progress" of someone away).
-        let person = a.planned_assignee.as_deref().or(a.assignee.as_deref());
-        let theirs = person.and_then(|p| Some((p, *scene.passed_for.get(p)?)));
+    // Counted on the calendar of the person it is planned for: someone on leave had none of the
+    // team's days (audit 90: "2 working days passed with no progress" of someone away).
+    let person = a.planned_assignee.as_deref().or(a.assignee.as_deref());
+    let theirs = person.and_then(|p| Some((p, *scene.passed_for.get(p)?)));
+    // A move far past the days that passed (a weekend or a holiday pushes a few more) is not theirs
+    // (audit 132: "+28: 1 working day passed with no progress recorded" after a milestone reopened).
+    let days_passed = theirs.map_or(scene.passed, |(_, n)| n.max(scene.passed));
+    if scene.passed > 0
+        && moved > 0
+        && moved.unsigned_abs() <= PASSED_MOVES * days_passed.unsigned_abs() + 5
+    {
         return Reason::plain(match theirs {
             Some((p, 0)) => format!(
                 "{} passed, none of them {p}'s working days",
@@ -1221,6 +1227,10 @@ fn unexplained(planned: Option<&str>, same_plan: bool) -> String {
 
 /// The share of futures a p80 date needs.
 const P80: f64 = 0.8;
+
+/// How many times the working days that passed (and five more) a move may be and still be put down to
+/// them.
+const PASSED_MOVES: u64 = 2;
 
 /// A probability in percent with one decimal (`80.3%`): near a threshold, whole percents read the same.
 fn percent_tenths(p: f64) -> String {

@@ -448,6 +448,8 @@ fn a_move_is_put_down_to_what_really_made_it() {
     assert!(!passed.is_empty(), "{c:#?}");
     // (By a day, or more where that day pushed it past a weekend or someone's leave.)
     assert!(passed.iter().all(|i| i.moved_working_days >= 1), "{c:#?}");
+    // Never a move far past it (audit 132: "+28" put down to one day).
+    assert!(passed.iter().all(|i| i.moved_working_days <= 7), "{c:#?}");
     assert!(passed.iter().any(|i| i.moved_working_days == 1), "{c:#?}");
     // Someone away on the day that passed, on both sides: it was none of theirs (audit 90: "1 working
     // day passed with no progress recorded" of someone on leave).
