@@ -294,6 +294,9 @@ pub enum At {
     },
     /// An issue of the snapshot.
     Issue(IssueKey),
+    /// Several issues with the same problem (a label renamed on Gitea is one problem, not one per
+    /// issue), in key order.
+    Issues(Vec<IssueKey>),
     /// A member of `team:` in `commitea.yaml`, by name.
     Member(String),
     /// The snapshot as a whole (`snapshot/meta.yaml`).
@@ -337,7 +340,7 @@ impl Problem {
     pub fn ledger_line(&self) -> Option<usize> {
         match self.at {
             At::Ledger { line } => Some(line),
-            At::Issue(_) | At::Member(_) | At::Snapshot => None,
+            At::Issue(_) | At::Issues(_) | At::Member(_) | At::Snapshot => None,
         }
     }
 }
@@ -364,6 +367,18 @@ impl std::fmt::Display for Problem {
                 At::Issue(key),
                 ProblemKind::NotApplied(m) | ProblemKind::Data(m) | ProblemKind::NotOnGitea(m),
             ) => write!(f, "{key}: {m}"),
+            (
+                At::Issues(keys),
+                ProblemKind::NotApplied(m) | ProblemKind::Data(m) | ProblemKind::NotOnGitea(m),
+            ) => {
+                const NAMED: usize = 3;
+                let mut named: Vec<String> =
+                    keys.iter().take(NAMED).map(ToString::to_string).collect();
+                if keys.len() > NAMED {
+                    named.push(format!("{} more issues", keys.len() - NAMED));
+                }
+                write!(f, "{}: {m}", crate::prose::and_list(&named))
+            }
             (
                 At::Member(name),
                 ProblemKind::NotApplied(m) | ProblemKind::Data(m) | ProblemKind::NotOnGitea(m),
@@ -430,6 +445,7 @@ impl Plan {
                 ));
             }
         }
+        let mut warnings = one_per_message(warnings);
         let mut milestones: Vec<PlannedMilestone> = snapshot
             .milestones
             .iter()
@@ -827,6 +843,37 @@ fn edits(a: &str, b: &str) -> usize {
     d[a.len()][b.len()]
 }
 
+/// `problems` with each data problem several issues share said once, for all of them, where the first
+/// was (audit 129: one label renamed on Gitea made 23 warnings of one sentence).
+fn one_per_message(problems: Vec<Problem>) -> Vec<Problem> {
+    let mut issues_of: HashMap<String, Vec<IssueKey>> = HashMap::new();
+    for p in &problems {
+        if let (At::Issue(k), ProblemKind::Data(m)) = (&p.at, &p.kind) {
+            issues_of.entry(m.clone()).or_default().push(k.clone());
+        }
+    }
+    let mut out = Vec::with_capacity(problems.len());
+    for p in problems {
+        match (&p.at, &p.kind) {
+            (At::Issue(_), ProblemKind::Data(m)) => match issues_of.remove(m) {
+                Some(keys) if keys.len() > 1 => {
+                    let mut keys = keys;
+                    keys.sort();
+                    out.push(Problem {
+                        at: At::Issues(keys),
+                        kind: p.kind,
+                    });
+                }
+                Some(_) => out.push(p),
+                // Said with the first already.
+                None => {}
+            },
+            _ => out.push(p),
+        }
+    }
+    out
+}
+
 fn planned_issue(
     key: &IssueKey,
     issue: &Issue,
@@ -1123,6 +1170,44 @@ mod tests {
             plan.warnings[0]
                 .to_string()
                 .contains("forecast as if it had no estimate")
+        );
+        // One problem of several issues is said once, naming them.
+        let mut two = snapshot(&["est/x"]);
+        let (k, i) = two
+            .issues
+            .iter()
+            .next()
+            .map(|(k, i)| (k.clone(), i.clone()))
+            .unwrap();
+        two.issues.insert(
+            IssueKey {
+                number: 2,
+                ..k.clone()
+            },
+            i.clone(),
+        );
+        two.issues.insert(
+            IssueKey { number: 3, ..k },
+            Issue {
+                labels: vec!["est/y".into()],
+                ..i
+            },
+        );
+        let plan = Plan::from_snapshot(&two, &Config::default(), now);
+        let said: Vec<String> = plan.warnings.iter().map(ToString::to_string).collect();
+        assert!(
+            said.iter()
+                .any(|w| w.starts_with("acme/api#1 and acme/api#2: ") && w.contains("\"x\"")),
+            "{said:?}"
+        );
+        assert!(
+            said.iter().any(|w| w.starts_with("acme/api#3: ")),
+            "{said:?}"
+        );
+        assert_eq!(
+            said.iter().filter(|w| w.contains("\"x\"")).count(),
+            1,
+            "{said:?}"
         );
         // A closed issue is not forecast: it leaves the calibration.
         let mut closed = snapshot(&["est/x"]);
