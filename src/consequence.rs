@@ -29,8 +29,9 @@ const WHY_CAPACITY: &str = "team capacity";
 pub struct Consequence {
     /// Every milestone open before or after the change, by id.
     pub milestones: Vec<MilestoneChange>,
-    /// Every open issue whose p80 moved by at least one working day, appeared or went away, or whose
-    /// chance of being done moved by a tenth or more (its p80 held: `movedWorkingDays` 0); biggest move
+    /// Every open issue whose p80 moved by at least one working day, appeared or went away, whose
+    /// chance of being done moved by a tenth or more (its p80 held: `movedWorkingDays` 0), or that went
+    /// into or out of a dependency cycle (`movedWorkingDays` 0: one side has no forecast); biggest move
     /// first, then by key.
     pub issues: Vec<IssueChange>,
     /// One line for a person: the milestone whose p80 moved most and how many issues moved, or
@@ -207,6 +208,17 @@ pub struct IssueSide {
     /// Its chance of being done within the horizon, where the abandonment model gives one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub probability_done: Option<f64>,
+    /// True when it is in a dependency cycle: not forecast, its dates only placeholders.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub in_cycle: bool,
+}
+
+impl IssueSide {
+    /// How far its chance of being done moved from `self` to `after`, where both sides have one.
+    fn chance_moved(&self, after: &Self) -> Option<(f64, f64)> {
+        let (b, a) = (self.probability_done?, after.probability_done?);
+        ((b - a).abs() >= CHANCE_MOVED).then_some((b, a))
+    }
 }
 
 /// Working days on the team calendar, over the span both reports cover.
@@ -351,6 +363,7 @@ fn issue_side(i: &IssueForecast) -> IssueSide {
         p50: i.p50.to_string(),
         p80: i.p80.to_string(),
         probability_done: i.probability_done,
+        in_cycle: i.in_cycle(),
     }
 }
 
@@ -733,6 +746,15 @@ fn issue_changes(
                     }
                     .to_owned(),
                 ),
+                // Into or out of a dependency cycle: not forecast on one side, whatever its dates read.
+                (Some(x), Some(y)) if x.in_cycle() != y.in_cycle() => Reason::plain(
+                    if y.in_cycle() {
+                        "into a dependency cycle: not forecast"
+                    } else {
+                        "out of a dependency cycle: forecast again"
+                    }
+                    .to_owned(),
+                ),
                 (Some(x), Some(y)) => {
                     let mut r = why_moved(
                         k,
@@ -753,7 +775,11 @@ fn issue_changes(
                 title: xa.or(xb).map(|i| i.title.clone()).unwrap_or_default(),
                 before: xb.map(issue_side),
                 after: xa.map(issue_side),
-                moved_working_days: m,
+                // A placeholder date on one side is no move (audit 133: a cycle broken read as −517).
+                moved_working_days: match (xb, xa) {
+                    (Some(x), Some(y)) if x.in_cycle() != y.in_cycle() => 0,
+                    _ => m,
+                },
                 why,
                 upstream,
                 people,
@@ -768,12 +794,9 @@ fn issue_changes(
         let (Some(x), Some(y)) = (b.get(k).copied(), a.get(k).copied()) else {
             continue;
         };
-        let (Some(then), Some(now)) = (x.probability_done, y.probability_done) else {
+        let Some((then, now)) = issue_side(x).chance_moved(&issue_side(y)) else {
             continue;
         };
-        if (then - now).abs() < CHANCE_MOVED {
-            continue;
-        }
         // Why: a dependency it did not have, else one whose own chance moved.
         let deps = |p: &BTreeMap<&IssueKey, &PlannedIssue>| {
             p.get(k).map(|i| i.depends_on.clone()).unwrap_or_default()
@@ -1343,18 +1366,41 @@ fn summary(
     }
     let count = |why: &str| issues.iter().filter(|i| i.why == why).count();
     let (new, closed, gone) = (count(WHY_NEW), count(WHY_CLOSED), count(WHY_GONE));
-    // Those whose p80 held while their chance of being done moved: named, as such a change is what a
-    // dependency on rarely done work does, and what makes its milestone look earlier (audit 131).
-    let chance: Vec<&IssueChange> = issues
+    // Those into or out of a dependency cycle, and those whose chance of being done moved by a tenth or
+    // more (its p80 held, or crossed the horizon with it): named, as such a change is what a dependency
+    // on rarely done work does, and what makes its milestone look earlier (audits 131, 133).
+    fn sides(i: &IssueChange) -> Option<(&IssueSide, &IssueSide)> {
+        i.before.as_ref().zip(i.after.as_ref())
+    }
+    let (into, out_of): (Vec<&IssueChange>, Vec<&IssueChange>) = issues
         .iter()
-        .filter(|i| i.moved_working_days == 0 && i.before.is_some() && i.after.is_some())
+        .filter(|i| sides(i).is_some_and(|(b, a)| b.in_cycle != a.in_cycle))
+        .partition(|i| sides(i).is_some_and(|(_, a)| a.in_cycle));
+    for (list, words) in [
+        (&out_of, "out of a dependency cycle, forecast again"),
+        (&into, "into a dependency cycle, not forecast"),
+    ] {
+        if !list.is_empty() {
+            let keys: Vec<String> = list.iter().map(|i| i.issue.clone()).collect();
+            parts.push(format!("{} {words}", crate::prose::and_list(&keys)));
+        }
+    }
+    let chance: Vec<(&IssueChange, (f64, f64))> = issues
+        .iter()
+        .filter_map(|i| {
+            let (b, a) = sides(i)?;
+            (b.in_cycle == a.in_cycle).then_some(())?;
+            Some((i, b.chance_moved(a)?))
+        })
         .collect();
     const CHANCES_NAMED: usize = 2;
-    for i in chance.iter().take(CHANCES_NAMED) {
-        let p = |s: &Option<IssueSide>| s.as_ref().and_then(|s| s.probability_done).map(percent);
-        if let (Some(x), Some(y)) = (p(&i.before), p(&i.after)) {
-            parts.push(format!("{} done in {x} → {y} of the futures", i.issue));
-        }
+    for (i, (x, y)) in chance.iter().take(CHANCES_NAMED) {
+        parts.push(format!(
+            "{} done in {} → {} of the futures",
+            i.issue,
+            percent(*x),
+            percent(*y)
+        ));
     }
     if chance.len() > CHANCES_NAMED {
         parts.push(crate::prose::count(
@@ -1363,7 +1409,7 @@ fn summary(
             "more issues' chances of being done moved",
         ));
     }
-    let moved = issues.len() - new - closed - gone - chance.len();
+    let moved = issues.len() - new - closed - gone - chance.len() - into.len() - out_of.len();
     let mut counts = Vec::new();
     if moved > 0 {
         counts.push(crate::prose::count(moved, "issue moved", "issues moved"));

@@ -2788,6 +2788,23 @@ fn a_dependency_on_rarely_done_work_is_named_in_the_consequence() {
         answer.contains(&format!("{} done in ", likely["issue"].as_str().unwrap())),
         "{answer}"
     );
+    // One whose p80 had a date, now beyond the horizon, is named the same way (audit 133: "1 issue
+    // moved" for one that fell from 97% to 6%).
+    let dated = issues
+        .iter()
+        .filter(free)
+        .find(|i| chance(i) > 0.9 && i["p80"] != "beyond horizon" && i["issue"] != rare["issue"])
+        .expect("a likely issue with a p80");
+    let op = serde_json::json!({"ops": [{"op": "add_dep", "issue": dated["issue"], "dependsOn": rare["issue"]}], "preview": true});
+    let out = commitea(
+        &["tool", "apply_changes", &op.to_string(), "--by", "pat"],
+        &dir,
+    );
+    let answer = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        answer.contains(&format!("{} done in ", dated["issue"].as_str().unwrap())),
+        "{answer}"
+    );
     // Made on Gitea and synced, the dependent's page names what makes it rare.
     let (likely, rare) = (
         likely["issue"].as_str().unwrap().to_owned(),

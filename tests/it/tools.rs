@@ -294,6 +294,19 @@ fn a_stale_blocker_in_a_cycle_is_said_to_be_in_one() {
             && !refused.contains("cycle"),
         "{refused}"
     );
+    // Breaking the cycle forecasts them again: said so, not as moves of hundreds of working days from
+    // placeholder dates (audit 133: −517).
+    let broken = tools::call(
+        &later,
+        "apply_changes",
+        &json!({ "ops": [{ "op": "remove_dep", "issue": "acme/api#121", "dependsOn": "acme/api#126" }], "preview": true }),
+    )
+    .unwrap();
+    let summary = broken["consequence"].as_str().unwrap();
+    assert!(
+        summary.contains("acme/api#121 and acme/api#126 out of a dependency cycle, forecast again"),
+        "{summary}"
+    );
 }
 
 #[test]
