@@ -1455,11 +1455,13 @@ mod tests {
             p50: "2027-03-01".into(),
             p80: "2027-04-01".into(),
             probability_done: None,
+            in_cycle: false,
         });
         gone.after = Some(crate::consequence::IssueSide {
             p50: "beyond horizon".into(),
             p80: "beyond horizon".into(),
             probability_done: None,
+            in_cycle: false,
         });
         let (words, _) = super::movers_words(&[&gone], 400).unwrap();
         assert!(
