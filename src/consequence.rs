@@ -573,6 +573,8 @@ const WHY_CLOSED: &str = "closed";
 /// Why an open issue left the forecast without being closed: deleted, moved to another repository, or its
 /// repository no longer synced.
 const WHY_GONE: &str = "gone";
+/// Why an issue of a repository no longer synced left the plan.
+const WHY_OUT: &str = "its repository no longer synced";
 
 /// Why an issue moved when its own inputs changed (estimate, priority, milestone, assignee, dependencies).
 const WHY_OWN: &str = "own change";
@@ -741,8 +743,12 @@ fn issue_changes(
                         .is_some_and(|i| i.state == crate::domain::OpenState::Closed)
                     {
                         WHY_CLOSED
-                    } else {
+                    } else if after_plan.issues.iter().any(|i| i.key.repo == k.repo) {
                         WHY_GONE
+                    } else {
+                        // Nothing of its repository in the plan: taken out of the config, not gone
+                        // from Gitea (audit 133: a repository dropped was "37 issues gone").
+                        WHY_OUT
                     }
                     .to_owned(),
                 ),
@@ -1365,7 +1371,12 @@ fn summary(
         ));
     }
     let count = |why: &str| issues.iter().filter(|i| i.why == why).count();
-    let (new, closed, gone) = (count(WHY_NEW), count(WHY_CLOSED), count(WHY_GONE));
+    let (new, closed, gone, out) = (
+        count(WHY_NEW),
+        count(WHY_CLOSED),
+        count(WHY_GONE),
+        count(WHY_OUT),
+    );
     // Those into or out of a dependency cycle, and those whose chance of being done moved by a tenth or
     // more (its p80 held, or crossed the horizon with it): named, as such a change is what a dependency
     // on rarely done work does, and what makes its milestone look earlier (audits 131, 133).
@@ -1409,7 +1420,7 @@ fn summary(
             "more issues' chances of being done moved",
         ));
     }
-    let moved = issues.len() - new - closed - gone - chance.len() - into.len() - out_of.len();
+    let moved = issues.len() - new - closed - gone - out - chance.len() - into.len() - out_of.len();
     let mut counts = Vec::new();
     if moved > 0 {
         counts.push(crate::prose::count(moved, "issue moved", "issues moved"));
@@ -1422,6 +1433,13 @@ fn summary(
     }
     if gone > 0 {
         counts.push(crate::prose::count(gone, "issue gone", "issues gone"));
+    }
+    if out > 0 {
+        counts.push(crate::prose::count(
+            out,
+            "issue of a repository no longer synced",
+            "issues of repositories no longer synced",
+        ));
     }
     if !counts.is_empty() {
         parts.push(counts.join(", "));

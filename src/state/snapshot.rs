@@ -282,6 +282,11 @@ impl Snapshot {
         Ok(changed)
     }
 
+    /// The repositories the snapshot was synced from.
+    pub fn synced_repositories(&self) -> std::collections::HashSet<&RepoName> {
+        self.meta.repositories.iter().map(|r| &r.name).collect()
+    }
+
     /// The milestone with this id, with its repository.
     pub fn milestone(&self, id: u64) -> Option<(&RepoName, &Milestone)> {
         self.milestones

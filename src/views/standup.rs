@@ -666,8 +666,7 @@ pub fn since_then(
 ) -> SinceThen {
     let then: std::collections::HashSet<&IssueKey> =
         prev.report.issues.iter().map(|f| &f.issue).collect();
-    let synced: std::collections::HashSet<&crate::domain::RepoName> =
-        snapshot.meta.repositories.iter().map(|r| &r.name).collect();
+    let synced = snapshot.synced_repositories();
     let mut out: BTreeMap<String, usize> = BTreeMap::new();
     for f in prev
         .report
@@ -1061,7 +1060,9 @@ pub fn standup(
                 .map(|f| (&f.issue, f.milestone))
                 .collect();
             // The issues that joined it, left it, or left Gitea while in it.
-            let scope_keys = |id: u64| -> [Vec<String>; 3] {
+            // The repositories synced now: an issue of another left with its repository, not Gitea.
+            let synced = snapshot.synced_repositories();
+            let scope_keys = |id: u64| -> [Vec<String>; 4] {
                 let joined: Vec<String> = report
                     .issues
                     .iter()
@@ -1076,18 +1077,21 @@ pub fn standup(
                     .filter(|f| was_in.get(&f.issue) == Some(&Some(id)))
                     .map(|f| f.issue.to_string())
                     .collect();
-                // Open in it then, and no longer on Gitea (deleted, or moved to another repository).
-                let gone: Vec<String> = prev
+                // Open in it then, and no longer on Gitea (deleted, or moved to another repository),
+                // or of a repository no longer synced.
+                let (gone, out): (Vec<&crate::forecast::IssueForecast>, Vec<_>) = prev
                     .report
                     .issues
                     .iter()
                     .filter(|f| f.milestone == Some(id) && !snapshot.issues.contains_key(&f.issue))
-                    .map(|f| f.issue.to_string())
-                    .collect();
-                [joined, left, gone]
+                    .partition(|f| synced.contains(&f.issue.repo));
+                let keys = |fs: Vec<&crate::forecast::IssueForecast>| -> Vec<String> {
+                    fs.iter().map(|f| f.issue.to_string()).collect()
+                };
+                [joined, left, keys(gone), keys(out)]
             };
             let scope_change = |id: u64| -> Option<String> {
-                let [joined, left, gone] = scope_keys(id);
+                let [joined, left, gone, out] = scope_keys(id);
                 let said = |keys: &[String], verb: &str| {
                     const SHOWN: usize = 3;
                     let mut named = keys[..keys.len().min(SHOWN)].join(", ");
@@ -1106,6 +1110,11 @@ pub fn standup(
                 if !gone.is_empty() {
                     let mut s = said(&gone, "left");
                     s.push_str(" (gone from Gitea)");
+                    parts.push(s);
+                }
+                if !out.is_empty() {
+                    let mut s = said(&out, "left");
+                    s.push_str(" (their repository no longer synced)");
                     parts.push(s);
                 }
                 // Nothing open in it any more (its work closed, or moved out): its date is today's.
@@ -1209,6 +1218,13 @@ pub fn standup(
                     // of scope comes first: it moves the milestone whatever its issues did.
                     why: if m.closed {
                         Some("closed on Gitea".to_owned())
+                    } else if m.after.is_none()
+                        && !m.emptied
+                        && synced.iter().any(|r| r.to_string() == m.repo)
+                    {
+                        // Gone while its repository is synced: deleted there (audit 133: the row said
+                        // only which issues left it).
+                        Some("deleted on Gitea".to_owned())
                     } else {
                         let scope = scope_change(m.milestone);
                         let moves = moved_in.map(|(words, _)| words);

@@ -3510,6 +3510,12 @@ fn an_approved_file_about_a_repository_taken_out_of_the_config_waits_for_it() {
             && !message.contains("gone from Gitea"),
         "{message}"
     );
+    // And so does the standup (audit 133: "… left it (gone from Gitea)", "37 issues gone").
+    let standup = std::fs::read_to_string(s.work.join("public/standup.html")).unwrap();
+    assert!(
+        !standup.contains("gone from Gitea") && !standup.contains("issues gone"),
+        "{standup}"
+    );
     // Back in the config, the file is carried out.
     std::fs::write(s.work.join("commitea.yaml"), &config).unwrap();
     git(&s.work, &["commit", "-qam", "the repository is back"]);

@@ -2695,6 +2695,9 @@ fn a_milestone_deleted_renamed_or_reopened_on_gitea_is_said_so() {
         message.contains("- EAA audit: renamed from \"Accessibility compliance (EAA)\""),
         "{message}"
     );
+    // The run's standup says it was deleted (audit 133: only which issues left it).
+    let standup = std::fs::read_to_string(dir.join("public/standup.html")).unwrap();
+    assert!(standup.contains("deleted on Gitea"), "{standup}");
     let page = std::fs::read_to_string(dir.join("public/milestones/3.html")).unwrap();
     assert!(
         !page.contains("the triangle the due date") && !page.contains("P(on time) at the due date"),
