@@ -512,6 +512,28 @@ pub fn carry_out_ops(
             ),
         ));
     }
+    // A milestone closed or gone on Gitea takes no due date or deadline: nothing to carry out there,
+    // and "Gitea already carries it" would be untrue (audit 133).
+    if let Some(Target::Milestone(id)) = &d.target {
+        let why = match snapshot.milestone(*id) {
+            None => Some(format!(
+                "milestone {id} is not on Gitea (deleted there, or of a repository no longer synced)"
+            )),
+            Some((_, m)) if m.state == OpenState::Closed => {
+                Some(format!("milestone {id} ({}) is closed on Gitea", m.title))
+            }
+            Some(_) => None,
+        };
+        if let Some(why) = why {
+            return Err(invalid(
+                FIELD,
+                format!(
+                    "{why}: {wanted} has nothing to carry out there; reopen the milestone on Gitea, or \
+                     withdraw {wanted} (status: withdrawn)"
+                ),
+            ));
+        }
+    }
     let wanted = wanted.to_string();
     super::replay(&snapshot, &config, ledger.as_deref(), now)
         .not_on_gitea

@@ -2741,6 +2741,16 @@ fn a_directive_on_a_milestone_closed_on_gitea_is_not_advised_to_be_carried_out()
         !said.contains("D-0001 is in force but Gitea does not carry it"),
         "{said}"
     );
+    // Asked to carry it out all the same, the answer is why not, not "Gitea already carries it"
+    // (audit 133).
+    let out = commitea(&["directive", "--carry-out", "D-0001"], &dir);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && said.contains("milestone 2 (Accessibility compliance (EAA)) is closed on Gitea")
+            && !said.contains("already carries"),
+        "{said}"
+    );
 }
 
 /// With the abandonment model on, a dependency on rarely done work makes the issue rarely done, and the
