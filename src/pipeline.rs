@@ -2414,6 +2414,14 @@ pub(crate) fn commit_message(
     // Milestones gone from Gitea since (deleted; a repository taken out of the config is said as such below): their issues
     // are in none now (audit 132: a deleted milestone's 45 issues were "moved to another milestone", the
     // milestone itself not named).
+    // ", 20 issues still open in it": a milestone's open issues where it left the forecast with some.
+    let open_in = |n: usize, how: &str| {
+        if n > 0 {
+            format!(", {} {how}", crate::prose::count(n, "issue", "issues"))
+        } else {
+            String::new()
+        }
+    };
     // A repository taken out of the config is said as such below, not as its milestones' deletion.
     let synced: std::collections::HashSet<String> = c
         .config
@@ -2425,14 +2433,7 @@ pub(crate) fn commit_message(
         .iter()
         .filter(|m| m.state == crate::domain::OpenState::Open && synced.contains(&m.repo))
     {
-        let left = if m.open_issues > 0 {
-            format!(
-                ", {} open in it then",
-                crate::prose::count(m.open_issues, "issue", "issues")
-            )
-        } else {
-            String::new()
-        };
+        let left = open_in(m.open_issues, "open in it then");
         lines.push((
             name(m),
             format!("- {}: gone from Gitea (deleted){left}", name(m)),
@@ -2451,14 +2452,7 @@ pub(crate) fn commit_message(
                 .any(|x| x.id == m.id && x.state == crate::domain::OpenState::Open)
         });
         if was_open {
-            let left = if m.open_issues > 0 {
-                format!(
-                    ", {} still open in it",
-                    crate::prose::count(m.open_issues, "issue", "issues")
-                )
-            } else {
-                String::new()
-            };
+            let left = open_in(m.open_issues, "still open in it");
             // The line says why; the standup's reason would say it again.
             lines.push((
                 name(m),
