@@ -664,6 +664,10 @@ fn issue_changes(
         }
     }
 
+    // The repositories the plan after has issues of: an issue gone from one it has none of left with its
+    // repository (taken out of the config), not from Gitea.
+    let planned_repos: BTreeSet<&crate::domain::RepoName> =
+        after_plan.issues.iter().map(|i| &i.key.repo).collect();
     // First every move, so that "waits on" and "queue of" can look at other issues' moves.
     let mut moved: BTreeMap<&IssueKey, i64> = BTreeMap::new();
     for &k in &keys {
@@ -743,7 +747,7 @@ fn issue_changes(
                         .is_some_and(|i| i.state == crate::domain::OpenState::Closed)
                     {
                         WHY_CLOSED
-                    } else if after_plan.issues.iter().any(|i| i.key.repo == k.repo) {
+                    } else if planned_repos.contains(&k.repo) {
                         WHY_GONE
                     } else {
                         // Nothing of its repository in the plan: taken out of the config, not gone
@@ -808,9 +812,6 @@ fn issue_changes(
             p.get(k).map(|i| i.depends_on.clone()).unwrap_or_default()
         };
         let (deps_then, deps_now) = (deps(&pb), deps(&pa));
-        let chance = |r: &BTreeMap<&IssueKey, &IssueForecast>, d: &IssueKey| {
-            r.get(d).and_then(|f| f.probability_done)
-        };
         let behind = deps_now
             .iter()
             .find(|d| !deps_then.contains(d))
@@ -818,9 +819,10 @@ fn issue_changes(
             .or_else(|| {
                 deps_now
                     .iter()
-                    .find(|d| match (chance(&b, d), chance(&a, d)) {
-                        (Some(x), Some(y)) => (x - y).abs() >= CHANCE_MOVED,
-                        _ => false,
+                    .find(|d| {
+                        b.get(d).zip(a.get(d)).is_some_and(|(x, y)| {
+                            issue_side(x).chance_moved(&issue_side(y)).is_some()
+                        })
                     })
                     .map(|d| format!("; waits on {d}"))
             })

@@ -2424,9 +2424,9 @@ pub(crate) fn commit_message(
     };
     // A repository taken out of the config is said as such below, not as its milestones' deletion.
     let synced: std::collections::HashSet<String> = c
-        .config
-        .repositories
-        .iter()
+        .snapshot
+        .synced_repositories()
+        .into_iter()
         .map(ToString::to_string)
         .collect();
     for m in gone

@@ -652,6 +652,12 @@ pub fn build(
         .collect();
     let synced: HashSet<&crate::domain::RepoName> =
         plan.issues.iter().map(|i| &i.key.repo).collect();
+    // An issue's or pull request's page on Gitea (`kind`: `issues`, `pulls`), where the server is known.
+    let on_gitea = |k: &IssueKey, kind: &str| {
+        gitea
+            .as_ref()
+            .map(|g| format!("{g}/{}/{kind}/{}", k.repo, k.number))
+    };
     let column_titles: BTreeMap<String, String> = crate::domain::Lifecycle::ALL
         .iter()
         .map(|c| (c.as_str().to_owned(), c.title().to_owned()))
@@ -691,9 +697,7 @@ pub fn build(
             }
             Some(IssuePage {
                 path: issue_path(&i.key),
-                gitea: gitea
-                    .as_ref()
-                    .map(|g| format!("{g}/{}/issues/{}", i.key.repo, i.key.number)),
+                gitea: on_gitea(&i.key, "issues"),
                 body_html: super::text::markdown(&raw.body),
                 comments: raw
                     .comments
@@ -737,15 +741,10 @@ pub fn build(
                             None => None,
                         };
                         Related {
-                            gitea: link
-                                .href
-                                .is_none()
-                                .then(|| {
-                                    let key = key.as_ref()?;
-                                    let g = gitea.as_ref()?;
-                                    Some(format!("{g}/{}/issues/{}", key.repo, key.number))
-                                })
-                                .flatten(),
+                            gitea: key
+                                .as_ref()
+                                .filter(|_| link.href.is_none())
+                                .and_then(|k| on_gitea(k, "issues")),
                             link,
                             note,
                         }
@@ -758,9 +757,7 @@ pub fn build(
                 pulls: crate::views::issue::pulls(raw, &i.key)
                     .into_iter()
                     .map(|(k, p)| Related {
-                        gitea: gitea
-                            .as_ref()
-                            .map(|g| format!("{g}/{}/pulls/{}", k.repo, k.number)),
+                        gitea: on_gitea(&k, "pulls"),
                         link: Link {
                             text: k.to_string(),
                             title: Some(p.title.clone()),

@@ -2797,10 +2797,7 @@ fn propose_from_a_checkout_behind_the_last_run_says_its_numbers_are_of_an_older_
 fn an_approved_op_over_a_change_made_on_gitea_since_is_held_or_said() {
     let s = setup(&DemoSpec::scaled(40));
     let [closing, prio] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
-    let target = ["p/1", "p/3"]
-        .into_iter()
-        .find(|p| !s.issue(&prio).labels.iter().any(|l| l == p))
-        .unwrap();
+    let target = lacking(&s, &prio, ["p/1", "p/3"]);
     let input = format!(
         r#"{{"ops":[{{"op":"set_priority","issue":"{prio}","priority":"{target}"}},{{"op":"close_issue","issue":"{closing}"}}],"approved":true}}"#
     );
@@ -2886,6 +2883,14 @@ fn an_approved_removal_gitea_made_meanwhile_is_already_so() {
     assert!(!stderr.contains("written over"), "{stderr}");
 }
 
+/// The first of `candidates` that `key` does not carry on Gitea.
+fn lacking(s: &Setup, key: &IssueKey, candidates: [&'static str; 2]) -> &'static str {
+    candidates
+        .into_iter()
+        .find(|p| !s.issue(key).labels.iter().any(|l| l == p))
+        .unwrap()
+}
+
 /// Two op files giving `key` the priorities in `order`, made at one snapshot (C-0001 and C-0002) and sent
 /// as pull requests; what `propose` printed.
 fn priorities_proposed(s: &Setup, key: &IssueKey, order: [&str; 2]) -> String {
@@ -2913,10 +2918,7 @@ fn priorities_proposed(s: &Setup, key: &IssueKey, order: [&str; 2]) -> String {
 fn writing_over_an_earlier_approved_change_names_that_file() {
     let s = setup(&DemoSpec::scaled(40));
     let key = s.quiet_issue_without("p/0");
-    let other = ["p/3", "p/1"]
-        .into_iter()
-        .find(|p| !s.issue(&key).labels.iter().any(|l| l == p))
-        .unwrap();
+    let other = lacking(&s, &key, ["p/3", "p/1"]);
     let proposed = priorities_proposed(&s, &key, [other, "p/0"]);
     assert!(proposed.contains("C-0002 pull-request 2"), "{proposed}");
     s.emu.merge_pull(&state_repo(), 1, "pat").unwrap();
@@ -2952,10 +2954,7 @@ fn writing_over_an_earlier_approved_change_names_that_file() {
 fn proposals_are_applied_in_the_order_they_were_merged() {
     let s = setup(&DemoSpec::scaled(40));
     let key = s.quiet_issue_without("p/0");
-    let other = ["p/3", "p/1"]
-        .into_iter()
-        .find(|p| !s.issue(&key).labels.iter().any(|l| l == p))
-        .unwrap();
+    let other = lacking(&s, &key, ["p/3", "p/1"]);
     let proposed = priorities_proposed(&s, &key, ["p/0", other]);
     assert!(
         proposed.contains("C-0001 pull-request 1") && proposed.contains("C-0002 pull-request 2"),
