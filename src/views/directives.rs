@@ -116,6 +116,11 @@ pub struct Pending {
     /// next run that reaches Gitea with a token. Known to a run; false elsewhere.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub approved: bool,
+    /// Why the run's replay left its directive out (its target is not on Gitea, say): then carrying it out
+    /// changes nothing either (audit 133: a deleted milestone's directive was "carried out at the next
+    /// run"). Known to a run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
 /// An older directive's op file awaiting approval beside the newest.
@@ -237,14 +242,18 @@ pub fn directives(
             replaced_by: replayed.replaced.get(&d.id.to_string()).cloned(),
         }
     };
+    let recent: Vec<RecentDirective> = all.iter().map(|d| entry(d)).collect();
     let mut view = Directives {
-        recent: all.iter().map(|d| entry(d)).collect(),
         earlier_in_force: Vec::new(),
         earlier_omitted: 0,
         problems_omitted: 0,
         also_pending_omitted: 0,
         also_pending,
         pending: newest.map(|p| Pending {
+            skipped: recent
+                .iter()
+                .find(|d| d.id == p.id)
+                .and_then(|d| d.skipped.clone()),
             id: p.id,
             summary: p.summary,
             consequence: p.consequence,
@@ -252,6 +261,7 @@ pub fn directives(
             ops: p.ops,
             approved: false,
         }),
+        recent,
         problems: parsed
             .problems
             .iter()

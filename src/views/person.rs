@@ -54,6 +54,22 @@ pub struct PersonView {
     /// no queue, until the cycle is broken (audit 131: they left the page without a word).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cycle: Vec<String>,
+    /// Open issues they are a further assignee of, which the plan gives to the first assignee alone (audit
+    /// 133: a co-assignee's page did not mention the issue at all).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_assigned: Vec<AlsoAssigned>,
+}
+
+/// An open issue someone is assigned to after its first assignee, who the plan gives it to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AlsoAssigned {
+    /// `owner/repo#N`.
+    pub issue: String,
+    /// Title.
+    pub title: String,
+    /// Who the plan gives it to.
+    pub planned_for: String,
 }
 
 /// Hours a capacity directive gives someone for a period.
@@ -212,6 +228,22 @@ pub fn people(inputs: Inputs<'_>) -> Vec<PersonView> {
                     .iter()
                     .filter(|f| f.in_cycle() && f.assignee.as_deref() == Some(p.name.as_str()))
                     .map(|f| f.issue.to_string())
+                    .collect(),
+                also_assigned: inputs
+                    .plan
+                    .issues
+                    .iter()
+                    .filter(|i| i.state == crate::domain::OpenState::Open)
+                    .filter_map(|i| match i.assignees.as_slice() {
+                        [first, others @ ..] if others.contains(&p.name) && *first != p.name => {
+                            Some(AlsoAssigned {
+                                issue: i.key.to_string(),
+                                title: i.title.clone(),
+                                planned_for: first.clone(),
+                            })
+                        }
+                        _ => None,
+                    })
                     .collect(),
                 queue: queue
                     .iter()

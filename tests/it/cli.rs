@@ -2608,6 +2608,13 @@ fn the_site_says_a_cycle_is_not_forecast_and_what_a_blocker_outside_the_plan_is(
         page.contains("<bdi>bjorn</bdi></a> (not planned: the plan gives it to dana alone)"),
         "{page}"
     );
+    // And the co-assignee's own page lists it (audit 133).
+    let person = std::fs::read_to_string(dir.join("public/people/bjorn.html")).unwrap();
+    assert!(
+        person.contains("Also assigned, planned for someone else: <a href=\"../issues/acme/web/101.html\">acme/web#101</a>")
+            && person.contains("(the plan gives it to dana)"),
+        "{person}"
+    );
     // The pull request that puts an issue in review is named and linked (audit 129).
     let page = std::fs::read_to_string(dir.join("public/issues/acme/api/175.html")).unwrap();
     assert!(
@@ -2750,6 +2757,60 @@ fn a_directive_on_a_milestone_closed_on_gitea_is_not_advised_to_be_carried_out()
             && said.contains("milestone 2 (Accessibility compliance (EAA)) is closed on Gitea")
             && !said.contains("already carries"),
         "{said}"
+    );
+}
+
+/// An approved directive on a milestone deleted on Gitea since is not said to be carried out at the next
+/// run: the Directives page says it changes nothing, and why (audit 133).
+#[test]
+fn an_approved_directive_on_a_deleted_milestone_is_not_said_to_be_carried_out() {
+    let (_tmp, dir) = quick_demo();
+    let out = commitea(
+        &[
+            "directive",
+            "--kind",
+            "set-deadline",
+            "--quote",
+            "Mobile 3.0 by January 8.",
+            "--target",
+            "milestone 3",
+            "--params",
+            r#"{"due": "2027-01-08"}"#,
+            "--by",
+            "pat",
+        ],
+        &dir,
+    );
+    assert!(out.status.success(), "{out:?}");
+    crate::pipeline::git(&dir, &["add", "-A"]);
+    commit_as_t(&dir, &[], "D-0008 approved");
+    let run = |dir: &Path| {
+        let out = commitea(&["run", "--offline", "--trials", "100"], dir);
+        assert!(out.status.success(), "{out:?}");
+        std::fs::read_to_string(dir.join("public/directives.html")).unwrap()
+    };
+    let page = run(&dir);
+    assert!(
+        page.contains("Approved, carried out at the next run that reaches Gitea: D-0008"),
+        "{page}"
+    );
+    // Milestone 3 deleted on Gitea.
+    let ms = dir.join("snapshot/milestones.yaml");
+    let text = std::fs::read_to_string(&ms).unwrap();
+    let from = text.find("acme/mobile:\n- id: 3").unwrap();
+    let to = text.find("\nacme/web:").unwrap();
+    std::fs::write(
+        &ms,
+        format!("{}acme/mobile: []{}", &text[..from], &text[to..]),
+    )
+    .unwrap();
+    commit_as_t(&dir, &["-a"], "milestone 3 deleted on Gitea");
+    let page = run(&dir);
+    assert!(
+        !page.contains("carried out at the next run")
+            && page.contains("Approved, but it changes nothing: D-0008")
+            && page.contains("Left out of the plan: target milestone 3 is not on Gitea"),
+        "{page}"
     );
 }
 
