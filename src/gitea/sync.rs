@@ -383,9 +383,25 @@ fn read_milestones(client: &Client, repo: &RepoName) -> Result<Vec<Milestone>, S
     Ok(ms)
 }
 
-/// Records the keyword links of an open pull request `pull_key` whose description is `body`.
-fn note_keyword_links(acc: &mut Acc, pull_key: &IssueKey, body: &str) -> Vec<IssueKey> {
-    let refs = closing_references(body, &pull_key.repo);
+/// What of an open pull request tells which issues it closes by keyword: its title, description and web
+/// address.
+pub(crate) struct PullText {
+    /// The title.
+    pub title: String,
+    /// The description.
+    pub body: String,
+    /// `ROOT/owner/repo/pulls/N`.
+    pub html_url: String,
+}
+
+/// Records the keyword links of the open pull request `pull_key`.
+fn note_keyword_links(acc: &mut Acc, pull_key: &IssueKey, text: &PullText) -> Vec<IssueKey> {
+    let refs = closing_references(
+        &text.title,
+        &text.body,
+        &pull_key.repo,
+        keywords::web_root(&text.html_url, pull_key),
+    );
     for target in &refs {
         acc.keyword_links
             .entry(target.clone())
@@ -542,7 +558,12 @@ fn full_repo(
     };
     for p in &open_pulls {
         let pull_key = repo.issue(p.number);
-        if !note_keyword_links(acc, &pull_key, &p.body).is_empty() {
+        let text = PullText {
+            title: p.title.clone(),
+            body: p.body.clone(),
+            html_url: p.html_url.clone(),
+        };
+        if !note_keyword_links(acc, &pull_key, &text).is_empty() {
             run.pulls
                 .insert(pull_key.clone(), Some(PullInfo::from_pull(p, repo)?));
         }

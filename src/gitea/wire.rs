@@ -211,6 +211,9 @@ pub struct GIssue {
     /// The description.
     #[serde(deserialize_with = "nullable")]
     pub body: String,
+    /// Its web address (`ROOT/owner/repo/issues/N`, `…/pulls/N` for a pull request).
+    #[serde(deserialize_with = "nullable")]
+    pub html_url: String,
     /// `open` or `closed`.
     #[serde(deserialize_with = "nullable")]
     pub state: String,
@@ -330,6 +333,9 @@ pub(crate) struct GPull {
     /// The description.
     #[serde(deserialize_with = "nullable")]
     pub body: String,
+    /// Its web address (`ROOT/owner/repo/pulls/N`), which tells the forge's own address.
+    #[serde(deserialize_with = "nullable")]
+    pub html_url: String,
     /// `open` or `closed`.
     #[serde(deserialize_with = "nullable")]
     pub state: String,

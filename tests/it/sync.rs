@@ -1129,6 +1129,42 @@ mod incremental {
         let c = client(&emu, TOKEN, fast());
         let fresh = full_sync(&c, &repos, tick(&emu)).unwrap();
         assert_eq!(out.snapshot.issues, fresh.issues);
+
+        // Read as Gitea reads them (`references.go`): a full issue URL on the forge's own address in the
+        // title closes; a keyword in the description's code closes nothing.
+        let third = out.snapshot;
+        let other = third
+            .issues
+            .iter()
+            .find(|(k, i)| {
+                k.repo == key.repo
+                    && **k != key
+                    && i.state == OpenState::Open
+                    && i.pull_requests.is_empty()
+            })
+            .map(|(k, _)| k.clone())
+            .unwrap();
+        let number = emu.with_dataset(|ds| {
+            let number = ds.next_number(&key.repo);
+            let at = ds.tick();
+            let mut p = pull(number, OpenState::Open, at);
+            p.title = format!("Fixes {}/{}/issues/{}", emu.url(), other.repo, other.number);
+            p.body = format!("Not `Closes #{}`, and not\n\n    Closes #{0}", key.number);
+            ds.insert_pull(&key.repo, p);
+            number
+        });
+        let (out, _) = resync(&emu, &repos, &third, &SyncOptions::default());
+        let linked = |s: &Snapshot, k: &IssueKey| {
+            s.issues[k].pull_requests.iter().any(|p| p.number == number)
+        };
+        assert!(
+            linked(&out.snapshot, &other),
+            "{:?}",
+            out.snapshot.issues[&other]
+        );
+        assert!(!linked(&out.snapshot, &key));
+        let fresh = full_sync(&c, &repos, tick(&emu)).unwrap();
+        assert_eq!(out.snapshot.issues, fresh.issues);
     }
 
     #[test]

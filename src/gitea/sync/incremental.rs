@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 
 use super::{
-    Acc, PullInfo, Run, SyncError, finish_links, full_repo, note_keyword_links, pull_key,
+    Acc, PullInfo, PullText, Run, SyncError, finish_links, full_repo, note_keyword_links, pull_key,
     read_issues, read_labels, read_milestones, rename_back, state,
 };
 use crate::domain::{Issue, IssueKey, OpenState, RepoName};
@@ -149,9 +149,9 @@ pub fn sync(
             None => full_repo(client, &mut run, repo, &mut acc),
             Some(_) if changes.contains_key(repo) => continue,
             Some(cursor) => incremental_repo(client, &mut run, repo, *cursor, &mut acc).map(|c| {
-                for (pull, open_body) in c.1 {
-                    if let Some(body) = open_body {
-                        keyword_targets.extend(note_keyword_links(&mut acc, &pull, &body));
+                for (pull, open_text) in c.1 {
+                    if let Some(text) = open_text {
+                        keyword_targets.extend(note_keyword_links(&mut acc, &pull, &text));
                     }
                     changed_pulls.insert(pull);
                 }
@@ -576,8 +576,8 @@ impl Stale {
     }
 }
 
-/// A changed pull request and, when it is open, its description.
-type ChangedPull = (IssueKey, Option<String>);
+/// A changed pull request and, when it is open, the text that tells which issues it closes.
+type ChangedPull = (IssueKey, Option<PullText>);
 
 /// Labels, milestones, and what changed since `cursor` in `repo`: issues and comments (in the result) and
 /// pull requests (their `PullInfo` into `run`).
@@ -612,7 +612,14 @@ fn incremental_repo(
             let what = format!("pull request #{}", gi.number);
             let open = state(&gi.state, repo, &what)? == OpenState::Open;
             run.pulls.insert(key.clone(), info);
-            pulls.push((key, open.then_some(gi.body)));
+            pulls.push((
+                key,
+                open.then_some(PullText {
+                    title: gi.title,
+                    body: gi.body,
+                    html_url: gi.html_url,
+                }),
+            ));
         } else {
             changes.listed.entry(key).or_insert(gi);
         }
