@@ -34,11 +34,137 @@ impl fmt::Display for YamlError {
 
 impl std::error::Error for YamlError {}
 
+/// How far past its own size a YAML text may expand through aliases (`*name` repeating what `&name`
+/// anchored), in bytes of scalars.
+const EXPANSION_ALLOWANCE: u64 = 64 * 1024;
+
+/// Refuses a text whose aliases repeat more than [`EXPANSION_ALLOWANCE`] bytes past its own size: a file
+/// anyone may send in a pull request (an op file, a record) is read whole, and an anchored megabyte
+/// repeated two thousand times took 3 GB and filed 406 issues of a megabyte each before it was stopped
+/// (audit 136). Only a text that may hold an anchor is measured, so a snapshot's files cost nothing more.
+fn within_expansion(text: &str, file: &Path) -> Result<(), YamlError> {
+    if !may_anchor(text) {
+        return Ok(());
+    }
+    let budget = std::cell::Cell::new(
+        u64::try_from(text.len())
+            .unwrap_or(u64::MAX)
+            .saturating_add(EXPANSION_ALLOWANCE),
+    );
+    let measured = serde::de::DeserializeSeed::deserialize(
+        Measure(&budget),
+        yaml_serde::Deserializer::from_str(text),
+    );
+    match measured {
+        Err(e) if e.to_string().contains(TOO_LARGE) => Err(YamlError {
+            file: file.to_path_buf(),
+            line: None,
+            column: None,
+            message: format!(
+                "its aliases (`*name`) repeat what they anchor (`&name`) past {} KiB more than the file \
+                 holds: write each value out once, without anchors",
+                EXPANSION_ALLOWANCE / 1024
+            ),
+        }),
+        // Any other error is the parser's own, and the typed parse says it with its place.
+        _ => Ok(()),
+    }
+}
+
+/// Whether `text` may hold a YAML anchor: a `&` that starts a token (after a space, a line's start, `[`,
+/// `{` or `,`) and is followed by a name.
+fn may_anchor(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.iter().enumerate().any(|(i, c)| {
+        *c == b'&'
+            && (i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'\n' | b'\r' | b'[' | b'{' | b','))
+            && b.get(i + 1).is_some_and(|n| !n.is_ascii_whitespace())
+    })
+}
+
+/// The start of the error that stops [`Measure`] once the budget is spent.
+const TOO_LARGE: &str = "expands past the allowance";
+
+/// Walks a YAML document as its aliases expand it, spending the budget on each scalar's bytes, and stops
+/// with [`TOO_LARGE`] once it is spent; nothing is kept.
+struct Measure<'a>(&'a std::cell::Cell<u64>);
+
+impl Measure<'_> {
+    fn spend<E: serde::de::Error>(&self, bytes: usize) -> Result<(), E> {
+        let left = self
+            .0
+            .get()
+            .checked_sub(u64::try_from(bytes).unwrap_or(u64::MAX).max(1))
+            .ok_or_else(|| E::custom(TOO_LARGE))?;
+        self.0.set(left);
+        Ok(())
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Measure<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Measure<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<(), E> {
+        self.spend(1)
+    }
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<(), E> {
+        self.spend(1)
+    }
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<(), E> {
+        self.spend(1)
+    }
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<(), E> {
+        self.spend(1)
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<(), E> {
+        self.spend(v.len())
+    }
+    fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<(), E> {
+        self.spend(v.len())
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        self.spend(1)
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<(), E> {
+        self.spend(1)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        serde::de::DeserializeSeed::deserialize(self, d)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(Measure(self.0))?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while map.next_key_seed(Measure(self.0))?.is_some() {
+            map.next_value_seed(Measure(self.0))?;
+        }
+        Ok(())
+    }
+    fn visit_enum<A: serde::de::EnumAccess<'de>>(self, data: A) -> Result<(), A::Error> {
+        use serde::de::VariantAccess;
+        let ((), variant) = data.variant_seed(Measure(self.0))?;
+        variant.newtype_variant_seed(Measure(self.0))
+    }
+}
+
 /// Parses `text` (the contents of `file`) as YAML into `T`.
 pub fn parse<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T, YamlError> {
     // A byte order mark (Notepad and other Windows editors write one) is not YAML's: the parser read it
     // as content, left an op file out as "broken" and called a config "more than one document".
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    within_expansion(text, file)?;
     // Tracking the path costs time on every value (reading 5,000 issue files: 155-162 ms -> 142-144 ms
     // without it), and a snapshot's files are almost always well formed: parse plainly, and only a file
     // that fails is parsed again for the error's exact path (the same text and parser, the same failure).
@@ -220,6 +346,30 @@ pub fn to_string<T: Serialize>(value: &T, file: &Path) -> Result<String, YamlErr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Aliases that repeat an anchored value far past the file's own size are refused before the file is
+    /// read (audit 136: a megabyte repeated two thousand times took 3 GB); a few small ones read.
+    #[test]
+    fn aliases_that_expand_a_file_far_past_its_size_are_refused() {
+        let big = "x".repeat(10_000);
+        let bomb = format!("items:\n- &b {big}\n{}", "- *b\n".repeat(20));
+        let Err(e) = parse::<serde_json::Value>(&bomb, Path::new("ops/pending/C-0001.yaml")) else {
+            panic!("not refused");
+        };
+        assert!(e.message.contains("aliases (`*name`) repeat"), "{e}");
+        let nested = format!(
+            "a: &a [{big}, {big}]\nb: &b [*a, *a, *a, *a]\nc: &c [*b, *b, *b, *b]\nd: [*c, *c]\n"
+        );
+        assert!(
+            parse::<serde_json::Value>(&nested, Path::new("f.yaml")).is_err(),
+            "nested"
+        );
+        let fine = "a: &a {x: 1, y: two}\nb: *a\nc: *a\n";
+        let v = parse::<serde_json::Value>(fine, Path::new("f.yaml")).unwrap();
+        assert_eq!(v["c"]["y"], "two");
+        assert!(!may_anchor("title: R & D\nbody: a&b, a &\n"));
+        assert!(may_anchor("a: &x 1\n") && may_anchor("- [&x 1]\n"));
+    }
 
     #[derive(Debug, serde::Deserialize)]
     #[serde(deny_unknown_fields)]

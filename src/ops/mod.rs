@@ -521,6 +521,48 @@ pub fn seen(ops: &[Op], snapshot: &crate::state::Snapshot) -> BTreeMap<String, u
         .collect()
 }
 
+/// Why `ops` break the bounds a proposal is held to, if they do: at most [`crate::limits::OPS`] of them,
+/// and each field within the length its schema gives `apply_changes` (a title's, a body's, a list's). The
+/// values themselves (a priority of `p/7`) are the apply stage's check, op by op; a file past these bounds
+/// is refused whole.
+pub(crate) fn limits_problem(ops: &[Op]) -> Option<String> {
+    use crate::limits::{BODY_CHARS, LIST_ITEMS, NAME_CHARS, OPS, TITLE_CHARS};
+    if ops.len() > OPS {
+        return Some(format!(
+            "ops: {} ops, more than the limit of {OPS} in one file: split the change",
+            ops.len()
+        ));
+    }
+    let chars = |field: &str, text: &str, limit: usize| {
+        let n = text.chars().count();
+        (n > limit).then(|| format!("{field}: {n} characters, more than the limit of {limit}"))
+    };
+    let items = |field: &str, n: usize| {
+        (n > LIST_ITEMS).then(|| format!("{field}: {n} items, more than the limit of {LIST_ITEMS}"))
+    };
+    ops.iter().enumerate().find_map(|(i, op)| {
+        let problem = match op {
+            Op::CreateIssue {
+                title,
+                body,
+                labels,
+                deps,
+                repo,
+                depends_on_new,
+                ..
+            } => chars("title", title, TITLE_CHARS)
+                .or_else(|| chars("body", body, BODY_CHARS))
+                .or_else(|| items("labels", labels.len()))
+                .or_else(|| items("deps", deps.len()))
+                .or_else(|| items("dependsOnNew", depends_on_new.len()))
+                .or_else(|| chars("repo", repo.as_deref().unwrap_or(""), NAME_CHARS)),
+            Op::RemoveLabel { label, .. } => chars("label", label, NAME_CHARS),
+            _ => None,
+        };
+        problem.map(|p| format!("ops[{i}].{p}"))
+    })
+}
+
 /// An op file, `ops/pending/ID.yaml`: the changes one call or one directive proposes to Gitea, with their
 /// consequence. The one format for every source; `ops/applied/ID.yaml` adds what happened.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -584,7 +626,17 @@ impl OpFile {
     /// the file is next written).
     pub fn parse(text: &str, rel: &Path) -> Result<Self, crate::yamlfile::YamlError> {
         match crate::yamlfile::parse::<Self>(text, rel) {
-            Ok(f) => Ok(f),
+            Ok(f) => match limits_problem(&f.ops) {
+                // Merged by hand, a file is held to what `apply_changes` holds a proposal to (audit 136:
+                // 101 ops and a 30,000-character body were filed in full).
+                Some(message) => Err(crate::yamlfile::YamlError {
+                    file: rel.to_path_buf(),
+                    line: None,
+                    column: None,
+                    message,
+                }),
+                None => Ok(f),
+            },
             Err(e) => match crate::yamlfile::parse::<LegacyDirectiveFile>(text, rel) {
                 Ok(old) => Ok(Self {
                     destructive: old.ops.iter().any(Op::is_destructive),
@@ -1774,6 +1826,39 @@ pub(crate) fn stamp(at: DateTime<Utc>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file merged by hand is held to the bounds `apply_changes` holds a proposal to: at most 100 ops,
+    /// a title of 255 characters, a body of 20,000 (audit 136: both were filed in full).
+    #[test]
+    fn an_op_file_past_the_bounds_of_a_proposal_does_not_read() {
+        let file = |ops: &str| {
+            format!(
+                "id: C-0001\nsource: apply_changes\ncreated_at: 2026-11-29T09:00:00Z\napproved: false\n\
+                 destructive: false\nops:\n{ops}summary: x\nconsequence: []\n"
+            )
+        };
+        let rel = Path::new("ops/pending/C-0001.yaml");
+        let create = |title: &str, body: &str| {
+            format!("- op: create_issue\n  repo: acme/api\n  title: {title}\n  body: {body}\n")
+        };
+        assert!(OpFile::parse(&file(&create("Fine", "fine")), rel).is_ok());
+        assert!(OpFile::parse(&file(&create("Fine", "fine").repeat(100)), rel).is_ok());
+        let e = OpFile::parse(&file(&create("Fine", "fine").repeat(101)), rel).unwrap_err();
+        assert!(
+            e.message
+                .starts_with("ops: 101 ops, more than the limit of 100"),
+            "{e}"
+        );
+        let e = OpFile::parse(&file(&create(&"t".repeat(256), "fine")), rel).unwrap_err();
+        assert!(e.message.starts_with("ops[0].title: "), "{e}");
+        let e = OpFile::parse(&file(&create("Fine", &"b".repeat(20_001))), rel).unwrap_err();
+        assert!(e.message.starts_with("ops[0].body: "), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("ops/pending/C-0001.yaml: ops[0].body"),
+            "{e}"
+        );
+    }
 
     /// An unknown field of an op is named at its own line, not the op's first (audit 114: "line 8" for a
     /// `note:` on line 11).

@@ -331,7 +331,18 @@ fn read_yaml<T: serde::de::DeserializeOwned>(
     layout: &Layout,
     path: &Path,
 ) -> Result<T, StateError> {
-    Ok(yamlfile::parse(&read_text(path)?, layout.rel(path))?)
+    yamlfile::parse(&read_text(path)?, layout.rel(path)).map_err(|mut e| {
+        // What it holds only Gitea knows, and every run stops on it, a full sync too (it reads the last
+        // snapshot to tell what changed): the way out is to undo the edit, not to guess a value (audit
+        // 136: "keep one" of two titles given in a pull request).
+        e.message.push_str(&format!(
+            ". The snapshot is CommiTea's copy of Gitea, not edited by hand: undo the change that broke \
+             it (`git log -p -- {0}` shows it; `git checkout <commit before it> -- {0}`, or `git revert` \
+             the commit), and the next sync writes it again",
+            e.file.display()
+        ));
+        StateError::from(e)
+    })
 }
 
 /// The repositories the snapshot holds (`meta.yaml`), none where there is no snapshot yet.
