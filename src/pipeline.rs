@@ -839,8 +839,53 @@ fn open_proposals(
         .ok()
 }
 
-/// The apply stage: the op files on the branch carried out against the fresh snapshot.
+/// The apply stage: the op files on the branch carried out against the fresh snapshot, and, in a run redone
+/// after a push race, what its first attempt did.
 fn apply_stage(
+    opts: &RunOptions,
+    config: &Config,
+    layout: &Layout,
+    client: &crate::gitea::client::Client,
+    snapshot: &Snapshot,
+) -> Result<(Vec<crate::apply::AppliedFile>, bool), PipelineError> {
+    let (mut applied, wrote) = apply_on_branch(opts, config, layout, client, snapshot)?;
+    if opts.applied_before.is_empty() {
+        return Ok((applied, wrote));
+    }
+    let Ok(repo) = gix::open(layout.root()) else {
+        return Ok((applied, wrote));
+    };
+    let Some(head) = git::head(&repo) else {
+        return Ok((applied, wrote));
+    };
+    // A run redone after a push race keeps what the first attempt did: for a file still pending, as its
+    // record; for one another run recorded meanwhile (two runs at once), beside that run's record, where
+    // the first attempt wrote something (audit 134: an issue it filed was in no record).
+    for before in &opts.applied_before {
+        match applied
+            .iter_mut()
+            .find(|a| a.proposal.id == before.proposal.id)
+        {
+            Some(a) => *a = before.clone(),
+            // The other run's record says the same (each set the same field): nothing is lost.
+            None if before
+                .applied
+                .results
+                .iter()
+                .any(crate::apply::Outcome::wrote)
+                && recorded(&repo, head, &before.proposal.id)?
+                    .is_none_or(|r| r.applied.results != before.applied.results) =>
+            {
+                applied.push(before.clone());
+            }
+            None => {}
+        }
+    }
+    Ok((applied, wrote))
+}
+
+/// The apply stage proper: carries out the op files pending on the branch (see [`apply_stage`]).
+fn apply_on_branch(
     opts: &RunOptions,
     config: &Config,
     layout: &Layout,
@@ -855,6 +900,21 @@ fn apply_stage(
         return Ok((Vec::new(), false));
     };
     let pending = crate::apply::pending_on_branch(&repo, head, layout)?;
+    if !pending.is_empty()
+        && let Some(off) = crate::apply::off_approvals_branch(&repo, head, config)
+    {
+        tracing::warn!(
+            "{off}: its op files ({}) are approved by nothing here, so none is carried out on Gitea; an op \
+             file is approved by its merge into {}, and a run there carries it out",
+            pending
+                .iter()
+                .map(|p| p.path.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            config.approvals.branch
+        );
+        return Ok((Vec::new(), false));
+    }
     for p in &pending {
         if let Err(e) = &p.file {
             tracing::warn!("{} is refused whole, nothing of it applied: {e}", p.path);
@@ -917,22 +977,12 @@ fn apply_stage(
         branch.take_records(&applied_on_branch(&repo, head, layout)?);
     }
     let t = Instant::now();
-    let (mut applied, wrote) = crate::apply::apply_pending(
+    let (applied, wrote) = crate::apply::apply_pending(
         client, approvals, config, snapshot, &pending, &branch, opts.clock,
     )
     .map_err(|e| match e {
         crate::apply::ApplyError::Client(c) => PipelineError::Client(c),
     })?;
-    // A run redone after a push race keeps what the first attempt did.
-    for a in &mut applied {
-        if let Some(before) = opts
-            .applied_before
-            .iter()
-            .find(|b| b.proposal.id == a.proposal.id)
-        {
-            *a = before.clone();
-        }
-    }
     tracing::info!(
         "apply: {} in {:.0?}",
         crate::prose::count(applied.len(), "op file", "op files"),
@@ -1075,6 +1125,17 @@ fn applied_on_branch(
         .collect())
 }
 
+/// The record `ops/applied/ID.yaml` at `commit`, if there is one that reads.
+fn recorded(
+    repo: &gix::Repository,
+    commit: gix::ObjectId,
+    id: &str,
+) -> Result<Option<crate::apply::AppliedFile>, PipelineError> {
+    let rel = format!("{}/{id}.yaml", crate::ops::APPLIED_PATH);
+    Ok(git::read_at(repo, commit, &rel)?
+        .and_then(|b| crate::yamlfile::parse(&String::from_utf8_lossy(&b), Path::new(&rel)).ok()))
+}
+
 /// Where each applied file's record goes, `ops/applied/ID.yaml`, without losing one.
 ///
 /// - A record of that id already committed is another proposal's (an older CommiTea could give one id
@@ -1134,10 +1195,41 @@ fn place_records(
             n += 1;
         }
         let kept = format!("{stem}.{n}.yaml");
-        tracing::warn!(
-            "{rel} already records another proposal of that id (an id given twice): this one's record is \
-             {kept}, and neither is written over"
-        );
+        let theirs = match head {
+            Some((r, h)) => recorded(r, h, &a.proposal.id)?,
+            None => None,
+        };
+        if theirs.as_ref().is_some_and(|t| t.proposal == a.proposal) {
+            // Two runs at once carried out the same approved file (Gitea before 1.26 and Forgejo before
+            // v14 let scheduled and pushed runs overlap): what this one wrote is on Gitea too.
+            let filed: Vec<&str> = a
+                .applied
+                .results
+                .iter()
+                .filter_map(|o| match o {
+                    crate::apply::Outcome::Created { issue, .. } => Some(issue.as_str()),
+                    _ => None,
+                })
+                .collect();
+            tracing::warn!(
+                "{} was carried out by another run at the same time ({rel}); what this run did too is \
+                 recorded in {kept}{}",
+                a.proposal.id,
+                if filed.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ": it filed {} as well, a second issue for the same op — close the duplicate on Gitea",
+                        filed.join(", ")
+                    )
+                }
+            );
+        } else {
+            tracing::warn!(
+                "{rel} already records another proposal of that id (an id given twice): this one's record is \
+                 {kept}, and neither is written over"
+            );
+        }
         out.push(kept);
     }
     Ok(out)

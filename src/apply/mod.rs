@@ -56,6 +56,59 @@ pub enum Outcome {
     },
 }
 
+/// A destructive op on an issue its file's proposal did not see (`seen` lists the issues it was proposed
+/// on): the file was edited since, so neither its consequence nor the guard against changes made on Gitea
+/// after the proposal covers that issue (audit 135: a close retargeted by hand in the pull request closed
+/// an issue reassigned and retitled "NOT done" meanwhile). A file without `seen` (written by hand) is
+/// held to its approval alone.
+fn unseen(op: &Op, seen: &BTreeMap<String, u64>) -> Option<Outcome> {
+    let key = op.issue()?.key()?;
+    (op.is_destructive() && !seen.is_empty() && !seen.contains_key(&key.to_string())).then(|| {
+        Outcome::Skipped {
+            reason: format!(
+                "{key} is not an issue this file was proposed on (its op file was edited after the \
+                 proposal): {} is not carried out where neither the consequence its approval saw nor the \
+                 check for changes on Gitea since covers it; propose it again (`commitea tool \
+                 apply_changes`)",
+                op.name()
+            ),
+        }
+    })
+}
+
+/// Where this checkout is, when it is not the branch approvals are merged into (`approvals.branch`):
+/// `on commitea/C-0003`, or a detached `HEAD` at another commit than that branch's tip. An op file there
+/// is approved by nothing (audit 134: a run on a proposal's branch carried out its unmerged op and pushed
+/// it onto main).
+pub fn off_approvals_branch(
+    repo: &gix::Repository,
+    head: gix::ObjectId,
+    config: &Config,
+) -> Option<String> {
+    let branch = &config.approvals.branch;
+    match crate::state::git::checked_out_branch(repo) {
+        Some(b) if b == *branch => None,
+        Some(b) => Some(format!("this checkout is on {b}, not {branch}")),
+        None => {
+            let tips = [
+                format!("refs/heads/{branch}"),
+                format!("refs/remotes/{}/{branch}", config.approvals.remote),
+            ];
+            (!tips
+                .iter()
+                .any(|t| crate::state::git::resolve(repo, t) == Some(head)))
+            .then(|| format!("this checkout is a detached HEAD ({head}), not {branch}'s tip"))
+        }
+    }
+}
+
+impl Outcome {
+    /// Whether it changed something on Gitea (wrote a field, filed an issue).
+    pub fn wrote(&self) -> bool {
+        matches!(self, Self::Applied | Self::Created { .. })
+    }
+}
+
 /// What the apply stage did with one op file: `applied` in `ops/applied/ID.yaml`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -584,7 +637,8 @@ pub fn apply_pending(
                         short(&p.commit)
                     ),
                 })
-            });
+            })
+            .or_else(|| unseen(op, &file.seen));
             // A destructive op on an issue someone changed since (reassigned, retitled, reopened) is
             // not what was approved: it is not carried out (audit 119: an issue retitled "NOT done" and
             // reassigned was closed by a close proposed before). Any other op is written as approved,
@@ -798,10 +852,7 @@ fn short(commit: &str) -> &str {
 /// (changed now, or already so). "Partly" needs an op that changed something: one already so beside one
 /// skipped changed nothing (an audit read "partly applied" there).
 pub fn shortfall(results: &[Outcome]) -> Option<&'static str> {
-    let changed = results
-        .iter()
-        .filter(|o| matches!(o, Outcome::Applied | Outcome::Created { .. }))
-        .count();
+    let changed = results.iter().filter(|o| o.wrote()).count();
     let unfinished = results.iter().any(|o| {
         matches!(
             o,

@@ -1178,10 +1178,65 @@ pub fn body(p: &Proposal, c: &Consequence) -> String {
     b
 }
 
+/// What makes the op file on a proposal's branch (at `tip`) one a run would not carry out as it is: it
+/// does not read, or an op of it fails the check the apply stage holds every file to. `None` when sound,
+/// or when the branch holds no op file.
+fn branch_problem(
+    repo: &gix::Repository,
+    tip: gix::ObjectId,
+    id: &str,
+    p: &Proposal,
+    config: &Config,
+    snapshot: &Snapshot,
+) -> Result<Option<String>, ProposeError> {
+    let rel = format!("{}/{id}.yaml", crate::ops::PENDING_PATH);
+    let Some(bytes) = crate::state::git::read_at(repo, tip, &rel)? else {
+        return Ok(None);
+    };
+    let Some(file) = &p.file else {
+        return Ok(
+            OpFile::parse(&String::from_utf8_lossy(&bytes), Path::new(&rel))
+                .err()
+                .map(|e| format!("{e}")),
+        );
+    };
+    let mut checker = crate::ops::Checker::at_apply(
+        config,
+        snapshot,
+        crate::tools::repositories(config, snapshot),
+    );
+    let refused: Vec<String> = file
+        .ops
+        .iter()
+        .enumerate()
+        .filter_map(|(n, op)| {
+            checker
+                .check(op, true)
+                .err()
+                .map(|why| format!("op {} ({}): {why}", n + 1, op.describe()))
+        })
+        .collect();
+    Ok((!refused.is_empty())
+        .then(|| format!("{rel} would be skipped in part: {}", refused.join("; "))))
+}
+
+/// The first line of a proposal's body that says what is wrong with its file.
+const WARNING_LEAD: &str = "> **Not carried out as it is:**";
+
+/// `body` led by a warning that says `problem` (in place of an earlier one).
+fn warned(problem: &str, body: &str) -> String {
+    let rest = match body.strip_prefix(WARNING_LEAD) {
+        Some(r) => r.split_once("\n\n").map_or("", |(_, rest)| rest),
+        None => body,
+    };
+    format!("{WARNING_LEAD} {}\n\n{rest}", md_text(problem))
+}
+
 /// Keeps open proposals current: each open `commitea/*` pull request's branch is rebuilt on the
 /// branch's tip when that moved (so it stays mergeable) and its body recomputed on the state as it is
 /// now, updated when it changed; the branch of a proposal closed without merging is deleted. Returns
-/// how many pull requests were updated.
+/// how many pull requests were updated. A file a run would not carry out as it is (it does not read, or
+/// an op fails the apply stage's check) is said in the run's log and leads its pull request's body.
 pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
     let repo = crate::state::git::open_or_init(cx.layout.root())?;
     let branch = cx.config.approvals.branch.clone();
@@ -1232,7 +1287,29 @@ pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
         };
         let id = head.trim_start_matches(BRANCH_PREFIX).to_owned();
         let p = branch_proposal(&repo, tip, &id, &base_ledger)?;
+        // Edited on its branch so that a run would refuse it, it is said before anyone approves it
+        // (audit 135: a renamed field and a mistyped priority read as a sound proposal until merged).
+        let problem = branch_problem(&repo, tip, &id, &p, cx.config, &snapshot)?;
+        if let Some(problem) = &problem {
+            tracing::warn!(
+                "pull request #{} ({head}): {problem}; merged as it is, a run does not carry it out: fix \
+                 the file on its branch, or close the pull request",
+                pr.number
+            );
+        }
         if p.file.is_none() && p.ledger_entry.is_none() {
+            if let Some(problem) = &problem {
+                let body = warned(problem, &pr.body);
+                if pr.body != body {
+                    cx.client.send(
+                        Method::PATCH,
+                        &format!("repos/{}/pulls/{}", cx.state_repo, pr.number),
+                        Some(&json!({ "body": body })),
+                        true,
+                    )?;
+                    updated += 1;
+                }
+            }
             continue;
         }
         if !crate::state::git::is_ancestor(&repo, base, tip) {
@@ -1255,7 +1332,10 @@ pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
             committed.kept(cx.config),
         );
         let title = p.title(&c);
-        let body = body(&p, &c);
+        let body = match &problem {
+            Some(problem) => warned(problem, &body(&p, &c)),
+            None => body(&p, &c),
+        };
         if pr.body != body || pr.title != title {
             cx.client.send(
                 Method::PATCH,

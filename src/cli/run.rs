@@ -50,6 +50,18 @@ pub fn run(a: Args) -> CommandResult {
     let config =
         crate::config::Config::load(layout.root(), opts.env.iter().cloned(), &opts.overrides)?;
     let branch = config.approvals.branch.clone();
+    // The run's commit goes onto `branch`: made from another branch, it would carry that branch's commits
+    // (an unmerged proposal's) there without a merge (audit 134).
+    if let Ok(repo) = gix::open(layout.root())
+        && let Some(head) = crate::state::git::head(&repo)
+        && let Some(off) = crate::apply::off_approvals_branch(&repo, head, &config)
+    {
+        return Err(CommandError::Input(format!(
+            "{off}: `commitea run --push` pushes the run's commit to {branch}, and would carry this \
+             checkout's commits there without a merge. Check out {branch} (`git checkout {branch}`), or \
+             run without --push"
+        )));
+    }
     let remote = crate::state::remote::Remote::new(
         layout.root(),
         &config.approvals.remote,

@@ -101,6 +101,14 @@ pub fn branch_name_problem(name: &str) -> Option<String> {
         .map(|e| format!("\"{name}\" is not a branch name git accepts ({e})"))
 }
 
+/// The branch checked out (`main`), or `None` on a detached `HEAD`.
+pub fn checked_out_branch(repo: &gix::Repository) -> Option<String> {
+    repo.head_name()
+        .ok()
+        .flatten()
+        .map(|n| n.shorten().to_string())
+}
+
 /// The commit `HEAD` points to, if any.
 pub fn head(repo: &gix::Repository) -> Option<ObjectId> {
     repo.head_id().ok().map(|id| id.detach())

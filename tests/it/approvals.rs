@@ -2435,6 +2435,111 @@ fn a_merge_while_the_run_runs_makes_it_run_again_on_the_new_head() {
     assert_eq!(label_writes, 1, "{:?}", s.emu.writes());
 }
 
+/// Two runs at once (a forge that does not queue them) both carry out an approved create_issue: the one
+/// that loses the push race and runs again on the other's head keeps its record of the issue it filed
+/// beside the other's, and says it is a duplicate (audit 134: it was in no record).
+#[test]
+fn a_run_that_loses_the_push_race_keeps_the_record_of_what_it_filed() {
+    let s = setup(&DemoSpec::scaled(60));
+    let repo = RepoName::new("acme", "api");
+    let title = "Filed by two runs at once";
+    let ops = format!("- op: create_issue\n  title: {title}\n  labels: [est/1d]\n  repo: {repo}\n");
+    let file = op_file("C-0001", &ops, false);
+    push_straight(&s, "C-0001", &file);
+    // The other run filed its own (acme/api#1 here stands for it: both asked Gitea before either filed)
+    // and pushed its record first.
+    let other = s._tmp.path().join("other");
+    git(
+        s._tmp.path(),
+        &[
+            "clone",
+            "-q",
+            s.bare.to_str().unwrap(),
+            other.to_str().unwrap(),
+        ],
+    );
+    std::fs::remove_file(other.join("ops/pending/C-0001.yaml")).unwrap();
+    std::fs::create_dir_all(other.join("ops/applied")).unwrap();
+    let proposal: String = file.lines().map(|l| format!("  {l}\n")).collect();
+    std::fs::write(
+        other.join("ops/applied/C-0001.yaml"),
+        format!(
+            "proposal:\n{proposal}applied:\n  at: 2026-11-27T18:00:00Z\n  commit: {}\n  results:\n  - result: created\n    issue: {repo}#1\n",
+            git(&other, &["rev-parse", "HEAD"]).trim()
+        ),
+    )
+    .unwrap();
+    git(&other, &["add", "-A", "ops"]);
+    commit_as_pm(&other, "the other run's record");
+    git(&other, &["push", "-q", "origin", "HEAD:main"]);
+
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    ok(&out);
+    let filed: Vec<u64> = s.emu.with_dataset(|d| {
+        d.issues(&repo)
+            .iter()
+            .filter(|i| i.title == title)
+            .map(|i| i.number)
+            .collect()
+    });
+    let [ours] = <[u64; 1]>::try_from(filed).unwrap();
+    assert!(
+        stderr.contains("running again on the new head (1 of 3)")
+            && stderr.contains(&format!(
+                "C-0001 was carried out by another run at the same time (ops/applied/C-0001.yaml); what this run did too is recorded in ops/applied/C-0001.2.yaml: it filed {repo}#{ours} as well"
+            )),
+        "{stderr}"
+    );
+    let theirs = s.on_branch("main", "ops/applied/C-0001.yaml").unwrap();
+    assert!(theirs.contains(&format!("issue: {repo}#1\n")), "{theirs}");
+    let kept = s
+        .on_branch("main", "ops/applied/C-0001.2.yaml")
+        .expect("this run's record on main");
+    assert!(kept.contains(&format!("issue: {repo}#{ours}\n")), "{kept}");
+}
+
+/// A run on another branch than the one approvals are merged into carries out none of its op files, and
+/// `run --push` there is refused: it would carry an unmerged proposal onto main (audit 134).
+#[test]
+fn a_run_off_the_approvals_branch_applies_nothing_and_pushes_nothing() {
+    let s = setup(&DemoSpec::scaled(60));
+    let [key] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
+    git(&s.work, &["checkout", "-q", "-b", "commitea/C-0001"]);
+    let ops = format!("- op: set_priority\n  issue: {key}\n  priority: p/0\n");
+    let path = s.work.join("ops/pending/C-0001.yaml");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, op_file("C-0001", &ops, false)).unwrap();
+    git(&s.work, &["add", "ops"]);
+    commit_as_pm(&s.work, "C-0001: a proposal, not merged");
+    let main_before = git(&s.bare, &["rev-parse", "main"]);
+    s.emu.reset_counts();
+
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "this checkout is on commitea/C-0001, not main: `commitea run --push` pushes"
+        ),
+        "{stderr}"
+    );
+    let out = s.commitea(&s.work, &["run"]);
+    ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("this checkout is on commitea/C-0001, not main: its op files (ops/pending/C-0001.yaml) are approved by nothing here"),
+        "{stderr}"
+    );
+    assert!(
+        s.emu.writes().iter().all(|w| !w.contains("/labels")),
+        "{:?}",
+        s.emu.writes()
+    );
+    assert_eq!(git(&s.bare, &["rev-parse", "main"]), main_before);
+    assert!(s.on_branch("main", "ops/pending/C-0001.yaml").is_none());
+}
+
 #[test]
 fn an_issue_a_run_beside_this_one_filed_since_its_sync_is_not_filed_again() {
     // A forge that does not queue runs (Forgejo before v14) lets two runs overlap: both sync before either
@@ -2847,6 +2952,132 @@ fn an_approved_op_over_a_change_made_on_gitea_since_is_held_or_said() {
             && applied
                 .contains("close_issue is not carried out over a change its approval did not see"),
         "{applied}"
+    );
+}
+
+/// A destructive op retargeted by hand in its pull request, onto an issue its proposal never saw, is not
+/// carried out: neither the consequence its approval saw nor the check for changes since covers that issue
+/// (audit 135: the edited close went through on an issue reassigned and retitled "NOT done").
+#[test]
+fn a_destructive_op_retargeted_by_hand_in_its_pull_request_is_not_carried_out() {
+    let s = setup(&DemoSpec::scaled(40));
+    let [proposed, edited] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    let input =
+        format!(r#"{{"ops":[{{"op":"close_issue","issue":"{proposed}"}}],"approved":true}}"#);
+    ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
+    ok(&s.commitea(&s.work, &["propose"]));
+    // Someone edits the file on the proposal's branch before the merge.
+    let ed = s._tmp.path().join("ed");
+    git(
+        s._tmp.path(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            "commitea/C-0001",
+            s.bare.to_str().unwrap(),
+            ed.to_str().unwrap(),
+        ],
+    );
+    let file = ed.join("ops/pending/C-0001.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let retargeted = text.replacen(
+        &format!("  issue: {proposed}\n"),
+        &format!("  issue: {edited}\n"),
+        1,
+    );
+    assert_ne!(text, retargeted);
+    std::fs::write(&file, retargeted).unwrap();
+    git(&ed, &["add", "ops"]);
+    commit_as_pm(&ed, "close the other one instead");
+    git(&ed, &["push", "-q", "origin", "HEAD:commitea/C-0001"]);
+
+    s.emu.merge_pull(&state_repo(), 1, "pat").unwrap();
+    check_out_main(&s);
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    assert_eq!(s.issue(&edited).state, OpenState::Open);
+    assert_eq!(s.issue(&proposed).state, OpenState::Open);
+    let applied = s.on_branch("main", "ops/applied/C-0001.yaml").unwrap();
+    assert!(
+        applied.contains(&format!(
+            "{edited} is not an issue this file was proposed on (its op file was edited after the proposal)"
+        )),
+        "{applied}"
+    );
+}
+
+/// An op file edited on its proposal's branch so that a run would not carry it out is said in the run's
+/// log and leads its pull request's body, before anyone approves it (audit 135: a mistyped priority and a
+/// renamed field read as sound proposals until the run after the merge).
+#[test]
+fn a_proposal_edited_into_one_a_run_refuses_says_so_in_its_pull_request() {
+    let s = setup(&DemoSpec::scaled(40));
+    let [key, closing] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    let target = lacking(&s, &key, ["p/1", "p/3"]);
+    // With a close beside it, the change goes through a pull request.
+    let input = format!(
+        r#"{{"ops":[{{"op":"set_priority","issue":"{key}","priority":"{target}"}},{{"op":"close_issue","issue":"{closing}"}}],"approved":true}}"#
+    );
+    ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
+    ok(&s.commitea(&s.work, &["propose"]));
+    let ed = s._tmp.path().join("ed");
+    git(
+        s._tmp.path(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            "commitea/C-0001",
+            s.bare.to_str().unwrap(),
+            ed.to_str().unwrap(),
+        ],
+    );
+    let edit_branch = |from: &str, to: &str| {
+        let file = ed.join("ops/pending/C-0001.yaml");
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains(from), "{text}");
+        std::fs::write(&file, text.replacen(from, to, 1)).unwrap();
+        git(&ed, &["add", "ops"]);
+        commit_as_pm(&ed, "edited by hand");
+        git(&ed, &["push", "-q", "-f", "origin", "HEAD:commitea/C-0001"]);
+    };
+    let body = || s.emu.state_pulls(&state_repo())[0].body.clone();
+    assert!(!body().contains("Not carried out"), "{}", body());
+
+    edit_branch(&format!("  priority: {target}\n"), "  priority: p/7\n");
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("pull request #1 (commitea/C-0001): ops/pending/C-0001.yaml would be skipped in part: op 1"),
+        "{stderr}"
+    );
+    assert!(
+        body().starts_with(
+            "> **Not carried out as it is:** ops/pending/C-0001.yaml would be skipped in part: op 1"
+        ),
+        "{}",
+        body()
+    );
+
+    git(
+        &ed,
+        &["pull", "-q", "--rebase", "origin", "commitea/C-0001"],
+    );
+    edit_branch("  priority: p/7\n", "  priorty: p/1\n");
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("pull request #1 (commitea/C-0001): ops/pending/C-0001.yaml line"),
+        "{stderr}"
+    );
+    let now = body();
+    assert!(
+        now.starts_with("> **Not carried out as it is:** ops/pending/C-0001.yaml line")
+            && now.contains("priorty")
+            && now.matches("Not carried out as it is").count() == 1,
+        "{now}"
     );
 }
 
