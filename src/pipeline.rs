@@ -1251,7 +1251,7 @@ fn adopt_stopped_outcomes(
         .enumerate()
     {
         match (&*mine, theirs) {
-            (Outcome::AlreadySo, Outcome::Applied | Outcome::Created { .. }) => {
+            (Outcome::AlreadySo, Outcome::Applied { .. } | Outcome::Created { .. }) => {
                 mine.clone_from(theirs);
             }
             // Both filed it (the stopped run's issue was not found again): both issues exist.

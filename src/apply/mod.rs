@@ -29,7 +29,14 @@ use crate::state::Snapshot;
 #[serde(tag = "result", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Outcome {
     /// Written to Gitea.
-    Applied,
+    Applied {
+        /// What someone changed on Gitea since the proposal that this write went over (`acme/api#198
+        /// changed on Gitea after this was proposed (p/0 given by ann …)`): an approved op other than a
+        /// destructive one is written as approved, and its record says over what (audit 135: only the
+        /// run's log said it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        over: Option<String>,
+    },
     /// Gitea already had it: nothing written.
     AlreadySo,
     /// A `create_issue` filed (by this run, or by a run killed before it could record it): the new issue.
@@ -61,7 +68,7 @@ pub enum Outcome {
 /// after the proposal covers that issue (audit 135: a close retargeted by hand in the pull request closed
 /// an issue reassigned and retitled "NOT done" meanwhile). A file without `seen` (written by hand) is
 /// held to its approval alone.
-fn unseen(op: &Op, seen: &BTreeMap<String, u64>) -> Option<Outcome> {
+pub(crate) fn unseen(op: &Op, seen: &BTreeMap<String, u64>) -> Option<Outcome> {
     let key = op.issue()?.key()?;
     (op.is_destructive() && !seen.is_empty() && !seen.contains_key(&key.to_string())).then(|| {
         Outcome::Skipped {
@@ -105,7 +112,7 @@ pub fn off_approvals_branch(
 impl Outcome {
     /// Whether it changed something on Gitea (wrote a field, filed an issue).
     pub fn wrote(&self) -> bool {
-        matches!(self, Self::Applied | Self::Created { .. })
+        matches!(self, Self::Applied { .. } | Self::Created { .. })
     }
 }
 
@@ -663,6 +670,12 @@ pub fn apply_pending(
                     file.id
                 );
             }
+            let written_over = match (&moved, &refused, already) {
+                (Some((key, what)), None, false) => Some(format!(
+                    "{key} changed on Gitea after this was proposed ({what})"
+                )),
+                _ => None,
+            };
             let outcome = match refused {
                 Some(o) => {
                     checker.refused_before(op);
@@ -672,7 +685,10 @@ pub fn apply_pending(
                     Err(reason) => Outcome::Skipped { reason },
                     Ok(checked) => {
                         let filed = writer.created.len();
-                        let o = writer.apply(&checked.op, p.committed_at)?;
+                        let mut o = writer.apply(&checked.op, p.committed_at)?;
+                        if let Outcome::Applied { over } = &mut o {
+                            over.clone_from(&written_over);
+                        }
                         // Positions count the new issues the checker accepted, filed or not.
                         if matches!(op, Op::CreateIssue { .. }) && writer.created.len() == filed {
                             writer.created.push(None);
@@ -882,7 +898,10 @@ const ARCHIVED: &str = "it is archived (read-only); unarchive it, or take it out
 /// An outcome in a few words, for the log and the run summary.
 pub fn outcome_text(o: &Outcome) -> String {
     match o {
-        Outcome::Applied => "applied".into(),
+        Outcome::Applied { over: None } => "applied".into(),
+        Outcome::Applied { over: Some(over) } => {
+            format!("applied, written over a change: {over}")
+        }
         Outcome::AlreadySo => "already so".into(),
         Outcome::Created {
             issue,
@@ -963,7 +982,7 @@ impl OnBranch {
                             self.filed.entry(key).or_insert_with(|| owner.clone());
                         }
                     }
-                    Outcome::Applied => {
+                    Outcome::Applied { .. } => {
                         if let Some((field, _)) = field_of(op) {
                             self.set_by
                                 .insert(field, (record.proposal.id.clone(), label_written(op)));
@@ -1403,7 +1422,7 @@ impl<'a> Writer<'a> {
             i.labels.push(name.to_owned());
             i.labels.sort();
         });
-        Ok(Outcome::Applied)
+        Ok(Outcome::Applied { over: None })
     }
 
     fn label_id(&self, repo: &RepoName, name: &str) -> Option<u64> {
@@ -1475,7 +1494,7 @@ impl<'a> Writer<'a> {
                     return Ok(o);
                 }
                 self.update(&key, |i| i.labels.retain(|l| l != label));
-                Ok(Outcome::Applied)
+                Ok(Outcome::Applied { over: None })
             }
             Op::SetMilestone { issue, milestone } => {
                 let (key, _) = match self.issue(issue) {
@@ -1504,7 +1523,7 @@ impl<'a> Writer<'a> {
                     });
                 }
                 self.update(&key, |i| i.milestone = *milestone);
-                Ok(Outcome::Applied)
+                Ok(Outcome::Applied { over: None })
             }
             Op::SetMilestoneDue { milestone, due } => {
                 let Some(repo) = self.snapshot.milestone(*milestone).map(|(r, _)| r.clone()) else {
@@ -1542,7 +1561,7 @@ impl<'a> Writer<'a> {
                 self.update_milestone(*milestone, |m| {
                     m.due_on = Some(crate::domain::end_of_day(date));
                 });
-                Ok(Outcome::Applied)
+                Ok(Outcome::Applied { over: None })
             }
             Op::SetDeadlineHard { milestone, hard } => {
                 let Some((repo, m)) = self
@@ -1563,7 +1582,7 @@ impl<'a> Writer<'a> {
                     return Ok(o);
                 }
                 self.update_milestone(*milestone, |m| m.description = description);
-                Ok(Outcome::Applied)
+                Ok(Outcome::Applied { over: None })
             }
             Op::AddDep { issue, depends_on } | Op::RemoveDep { issue, depends_on } => {
                 let add = matches!(op, Op::AddDep { .. });
@@ -1597,7 +1616,7 @@ impl<'a> Writer<'a> {
                         i.depends_on.retain(|d| *d != dep);
                     }
                 });
-                Ok(Outcome::Applied)
+                Ok(Outcome::Applied { over: None })
             }
             Op::CloseIssue { issue } => {
                 let (key, _) = match self.issue(issue) {
@@ -1611,7 +1630,7 @@ impl<'a> Writer<'a> {
                     return Ok(o);
                 }
                 self.update(&key, |i| i.state = OpenState::Closed);
-                Ok(Outcome::Applied)
+                Ok(Outcome::Applied { over: None })
             }
             Op::CreateIssue {
                 title,
@@ -1930,17 +1949,18 @@ pub fn applied_texts(applied: &[AppliedFile]) -> Result<Vec<String>, crate::yaml
 mod tests {
     #[test]
     fn a_file_is_partly_applied_only_where_an_op_changed_something() {
-        use super::Outcome::{AlreadySo, Applied};
+        use super::Outcome::AlreadySo;
+        const APPLIED: super::Outcome = super::Outcome::Applied { over: None };
         let skipped = || super::Outcome::Skipped {
             reason: "no merged pull request".into(),
         };
-        assert_eq!(super::shortfall(&[Applied, AlreadySo]), None);
+        assert_eq!(super::shortfall(&[APPLIED, AlreadySo]), None);
         assert_eq!(
             super::shortfall(&[AlreadySo, skipped()]),
             Some("nothing applied")
         );
         assert_eq!(
-            super::shortfall(&[Applied, skipped()]),
+            super::shortfall(&[APPLIED, skipped()]),
             Some("partly applied")
         );
         assert_eq!(super::shortfall(&[skipped()]), Some("nothing applied"));

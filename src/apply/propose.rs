@@ -1210,10 +1210,11 @@ fn branch_problem(
         .iter()
         .enumerate()
         .filter_map(|(n, op)| {
-            checker
-                .check(op, true)
-                .err()
-                .map(|why| format!("op {} ({}): {why}", n + 1, op.describe()))
+            let why = match crate::apply::unseen(op, &file.seen) {
+                Some(crate::apply::Outcome::Skipped { reason }) => Some(reason),
+                _ => checker.check(op, true).err(),
+            };
+            why.map(|why| format!("op {} ({}): {why}", n + 1, op.describe()))
         })
         .collect();
     Ok((!refused.is_empty())

@@ -266,7 +266,10 @@ pub fn populate(state: &mut DemoState) {
             "chen",
             ops,
             Some((4, "amara")),
-            vec![Outcome::Applied, Outcome::Applied],
+            vec![
+                Outcome::Applied { over: None },
+                Outcome::Applied { over: None },
+            ],
         ));
     }
     let dep = open.iter().find(|(_, i)| !i.depends_on.is_empty());
@@ -281,7 +284,7 @@ pub fn populate(state: &mut DemoState) {
             "bjorn",
             ops,
             None,
-            vec![Outcome::Applied],
+            vec![Outcome::Applied { over: None }],
         ));
     }
     if let Some((k, i)) = open.iter().rev().find(|(_, i)| has(i, "p/").is_some()) {
@@ -427,7 +430,7 @@ fn carry_out(
             by,
             vec![op],
             Some((pull, "amara")),
-            vec![Outcome::Applied],
+            vec![Outcome::Applied { over: None }],
         );
         file.proposal.source = Source::Directive;
         file.proposal.directive = Some(record);

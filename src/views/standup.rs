@@ -82,7 +82,7 @@ impl AppliedSince {
             .ops
             .iter()
             .zip(&a.applied.results)
-            .filter(|(_, o)| matches!(o, Outcome::Applied | Outcome::AlreadySo))
+            .filter(|(_, o)| matches!(o, Outcome::Applied { .. } | Outcome::AlreadySo))
             .filter_map(|(op, _)| op.issue()?.key())
             .collect();
         Self {

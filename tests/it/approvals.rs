@@ -2945,6 +2945,13 @@ fn an_approved_op_over_a_change_made_on_gitea_since_is_held_or_said() {
     assert_eq!(s.issue(&closing).state, OpenState::Open, "{stderr}");
     assert!(s.issue(&prio).labels.contains(&target.to_owned()));
     let applied = s.on_branch("main", "ops/applied/C-0001.yaml").unwrap();
+    // The record says over what the approved change was written, not the log alone (audit 135).
+    assert!(
+        applied.contains(&format!(
+            "- result: applied\n    over: {prio} changed on Gitea after this was proposed (p/0 given by "
+        )),
+        "{applied}"
+    );
     assert!(
         applied.contains(&format!(
             "{closing} changed on Gitea after this was proposed (retitled and {someone} assigned by "
@@ -2991,6 +2998,16 @@ fn a_destructive_op_retargeted_by_hand_in_its_pull_request_is_not_carried_out() 
     git(&ed, &["add", "ops"]);
     commit_as_pm(&ed, "close the other one instead");
     git(&ed, &["push", "-q", "origin", "HEAD:commitea/C-0001"]);
+    // A run before the merge says so in the pull request (audit 137).
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let body = s.emu.state_pulls(&state_repo())[0].body.clone();
+    assert!(
+        body.starts_with("> **Not carried out as it is:**")
+            && body.contains(&format!(
+                "{edited} is not an issue this file was proposed on"
+            )),
+        "{body}"
+    );
 
     s.emu.merge_pull(&state_repo(), 1, "pat").unwrap();
     check_out_main(&s);
