@@ -49,8 +49,18 @@ pub fn run(a: Args) -> CommandResult {
         crate::prose::count(a.repos.len(), "repository", "repositories"),
         client.server()
     );
+    let t = std::time::Instant::now();
     let snapshot = crate::gitea::sync::full_sync(&client, &a.repos, now)
         .map_err(|e| CommandError::Failed(e.into()))?;
+    // The biggest sync a team makes, said as a run's is (audit 138: only the reading back was timed).
+    tracing::info!(
+        "sync: {} from {} in {} ({} at once at most), {:.0?}",
+        crate::prose::count(snapshot.issues.len(), "issue", "issues"),
+        crate::prose::count(a.repos.len(), "repository", "repositories"),
+        crate::prose::count(client.request_count(), "request", "requests"),
+        client.peak_parallel(),
+        t.elapsed()
+    );
     let team = team_of(&snapshot, now);
     let config = config_text(&a, &team, now);
     // The config must read: checked before anything is written, so that a refusal leaves no folder.

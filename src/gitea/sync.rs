@@ -621,7 +621,7 @@ fn read_issues(
 
 /// Reports progress through a long read: on a terminal a line that updates in place, elsewhere a plain
 /// log line at every tenth.
-fn progress(repo: &RepoName, done: usize, total: usize) {
+pub(crate) fn progress(repo: &RepoName, done: usize, total: usize) {
     use std::io::{IsTerminal, Write};
     if total < 20 {
         return;

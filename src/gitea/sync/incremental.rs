@@ -225,9 +225,13 @@ pub fn sync(
     }
     if stale.count > 0 {
         tracing::info!(
-            "{} label or milestone changes since the last sync (renamed or deleted: Gitea does not mark \
-             their issues changed); the issues that carry them are read again",
-            stale.count
+            "{} since the last sync (renamed or deleted: Gitea does not mark their issues changed); the \
+             issues that carry them are read again",
+            crate::prose::count(
+                stale.count,
+                "label or milestone change",
+                "label or milestone changes"
+            )
         );
     }
     for c in changes.values() {
@@ -246,15 +250,34 @@ pub fn sync(
     // Per repository, whether a 404 for one of its issues is its Issues unit switched off (asked once):
     // then the issue is not gone, and is kept as last read.
     let mut switched_off: BTreeMap<RepoName, bool> = BTreeMap::new();
-    for key in refresh {
-        let listed = changes
-            .get_mut(&key.repo)
-            .and_then(|c| c.listed.remove(&key));
+    let mut listed: Vec<(IssueKey, Option<GIssue>)> = refresh
+        .into_iter()
+        .map(|key| {
+            let gi = changes
+                .get_mut(&key.repo)
+                .and_then(|c| c.listed.remove(&key));
+            (key, gi)
+        })
+        .collect();
+    // Those the listing did not bring (a renamed label's, a commented one's) are asked for side by side:
+    // one at a time, a label on 2,513 issues took 28 s without a line (audit 138).
+    let mut asked = ask_each(
+        client,
+        listed
+            .iter()
+            .filter(|(_, gi)| gi.is_none())
+            .map(|(k, _)| k.clone())
+            .collect(),
+    );
+    for (key, listed) in listed.drain(..) {
         let gi = match listed {
             Some(gi) => gi,
             None => {
-                let path = format!("repos/{}/issues/{}", key.repo, key.number);
-                match client.get_json::<GIssue>(&path, &[]) {
+                // Every key the listing did not bring was asked for.
+                let Some(answer) = asked.remove(&key) else {
+                    continue;
+                };
+                match answer {
                     Ok(gi) => gi,
                     Err(ClientError::NotFound { .. }) => {
                         let off = *switched_off
@@ -574,6 +597,44 @@ impl Stale {
                     || e.old_milestone.as_ref().is_some_and(milestone)
             })
     }
+}
+
+/// Asks for each of `keys` (`GET /repos/{o}/{r}/issues/{n}`) as many at once as the client allows, with
+/// progress per repository: each issue's answer.
+fn ask_each(
+    client: &Client,
+    keys: Vec<IssueKey>,
+) -> HashMap<IssueKey, Result<GIssue, ClientError>> {
+    let mut by_repo: BTreeMap<RepoName, Vec<IssueKey>> = BTreeMap::new();
+    for k in keys {
+        by_repo.entry(k.repo.clone()).or_default().push(k);
+    }
+    let threads = client.options().max_parallel.max(1);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
+    let mut out = HashMap::new();
+    for (repo, keys) in by_repo {
+        let total = keys.len();
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let ask = |key: IssueKey| {
+            let path = format!("repos/{}/issues/{}", key.repo, key.number);
+            let answer = client.get_json::<GIssue>(&path, &[]);
+            super::progress(
+                &repo,
+                done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+                total,
+            );
+            (key, answer)
+        };
+        let answers: Vec<(IssueKey, Result<GIssue, ClientError>)> = match &pool {
+            Ok(pool) => {
+                use rayon::prelude::*;
+                pool.install(|| keys.into_par_iter().map(ask).collect())
+            }
+            Err(_) => keys.into_iter().map(ask).collect(),
+        };
+        out.extend(answers);
+    }
+    out
 }
 
 /// A changed pull request and, when it is open, the text that tells which issues it closes.
