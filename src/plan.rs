@@ -80,7 +80,7 @@ pub struct PlannedIssue {
     pub lifecycle: Lifecycle,
     /// When it entered each column.
     pub timeline: Vec<LifecycleSpan>,
-    /// The first assignee, who the plan gives the work to.
+    /// The assignee the plan gives the work to: the first on the team, else the first.
     pub assignee: Option<String>,
     /// All assignees.
     pub assignees: Vec<String>,
@@ -426,7 +426,7 @@ impl Plan {
         let issues: Vec<PlannedIssue> = snapshot
             .issues
             .iter()
-            .map(|(key, issue)| planned_issue(key, issue, &rules, wd, &mut warnings))
+            .map(|(key, issue)| planned_issue(key, issue, &rules, wd, &config.team, &mut warnings))
             .collect();
         let ladder: Vec<String> = config
             .estimates
@@ -879,6 +879,7 @@ fn planned_issue(
     issue: &Issue,
     rules: &Rules,
     workday_hours: f64,
+    team: &[crate::config::Member],
     warnings: &mut Vec<Problem>,
 ) -> PlannedIssue {
     // The label as it reads (`est/ 2d` is 2d), the largest where several do: read once for the plan and
@@ -903,12 +904,31 @@ fn planned_issue(
                 } else {
                     "the issue is forecast as if it had no estimate"
                 };
-                warnings.push(Problem::data(key, format!("{e}; {what}")));
+                // Each label that does not read is said, not the first alone (audit 136).
+                let unread: Vec<_> = issue
+                    .labels
+                    .iter()
+                    .filter_map(|l| crate::domain::Estimate::from_label(l)?.err())
+                    .collect();
+                if unread.is_empty() {
+                    warnings.push(Problem::data(key, format!("{e}; {what}")));
+                }
+                for e in unread {
+                    warnings.push(Problem::data(key, format!("{e}; {what}")));
+                }
                 (None, None, EstimateSource::Imputed)
             }
             None => (None, None, EstimateSource::Imputed),
         };
     for l in &issue.labels {
+        // Beside one that reads, an estimate label that does not is said with the one used (as a
+        // priority's is): it was passed over without a word.
+        if let (Some(Err(e)), Some(used)) = (crate::domain::Estimate::from_label(l), &chosen) {
+            warnings.push(Problem::data(
+                key,
+                format!("{e}; its label {} is used", used.label()),
+            ));
+        }
         if let Some(Err(e)) = crate::domain::Priority::from_label(l) {
             // Beside a label that reads, that one is used (audit 129: "treated as p/2" beside a p/0
             // that the plan used).
@@ -980,16 +1000,36 @@ fn planned_issue(
             ));
         }
     }
-    // One queue per issue: the work goes to its first assignee; the others are said (audit 82).
-    if let [first, others @ ..] = issue.assignees.as_slice()
-        && !others.is_empty()
+    // One queue per issue: the work goes to its first assignee on the team (the first, where none is);
+    // the others are said (audit 82). A first assignee from outside the team passed the work to someone
+    // not assigned at all while a co-assignee on the team looked on (audit 137).
+    let on_team = |a: &String| team.iter().any(|m| m.name.eq_ignore_ascii_case(a));
+    let planned = issue
+        .assignees
+        .iter()
+        .find(|a| on_team(a))
+        .or_else(|| issue.assignees.first())
+        .cloned();
+    if let Some(planned) = &planned
+        && issue.assignees.len() > 1
         && issue.state == OpenState::Open
     {
+        let others: Vec<&str> = issue
+            .assignees
+            .iter()
+            .filter(|a| *a != planned)
+            .map(String::as_str)
+            .collect();
+        let which = if issue.assignees.first() == Some(planned) {
+            format!("the first, {planned}")
+        } else {
+            format!("{planned}, the first of them on the team")
+        };
         warnings.push(Problem::data(
             key,
             format!(
-                "assigned to {} people: its work is planned on the first, {first}, alone (the plan gives an \
-                 issue one person); split it into issues for {} to plan their part",
+                "assigned to {} people: its work is planned on {which}, alone (the plan gives an issue \
+                 one person); split it into issues for {} to plan their part",
                 issue.assignees.len(),
                 others.join(", ")
             ),
@@ -1002,7 +1042,7 @@ fn planned_issue(
         state: issue.state,
         lifecycle: rules.current(issue),
         timeline: rules.timeline(issue),
-        assignee: issue.assignees.first().cloned(),
+        assignee: planned.clone(),
         assignees: issue.assignees.clone(),
         estimate_hours,
         estimate_label,
@@ -1016,7 +1056,7 @@ fn planned_issue(
         tracked_hours,
         started: tracked_hours > 0.0 || issue.has_open_pull(),
         merged_pull: issue.pull_requests.iter().any(|p| p.merged),
-        assigned_at: issue.assignees.first().and_then(|a| {
+        assigned_at: planned.as_ref().and_then(|a| {
             issue
                 .timeline
                 .iter()
@@ -1307,6 +1347,34 @@ mod tests {
         );
     }
 
+    /// Every estimate label that does not read is said: two beside each other both, and one beside a
+    /// label that reads with the one used (audit 136: only the first was said, and beside a good label
+    /// none).
+    #[test]
+    fn every_estimate_label_that_does_not_read_is_said() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 30, 8, 0, 0).unwrap();
+        let said = |labels: &[&str]| -> Vec<String> {
+            Plan::from_snapshot(&snapshot(labels), &Config::default(), now)
+                .warnings
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        };
+        let both = said(&["est/-3d", "est/99999999999999999999w"]);
+        assert!(
+            both.iter().any(|w| w.contains("\"-3d\""))
+                && both.iter().any(|w| w.contains("\"99999999999999999999w\"")),
+            "{both:?}"
+        );
+        let beside = said(&["est/2d", "est/banana"]);
+        assert!(
+            beside
+                .iter()
+                .any(|w| w.contains("\"banana\"") && w.contains("its label est/2d is used")),
+            "{beside:?}"
+        );
+    }
+
     #[test]
     fn an_issue_with_several_assignees_says_whose_queue_it_is_planned_on() {
         let now = Utc.with_ymd_and_hms(2026, 11, 30, 8, 0, 0).unwrap();
@@ -1320,6 +1388,27 @@ mod tests {
             plan.warnings.iter().any(|w| w
                 .to_string()
                 .contains("assigned to 3 people: its work is planned on the first, amara, alone")),
+            "{:?}",
+            plan.warnings
+        );
+        // A first assignee from outside the team: the first of them on it takes the work (audit 137:
+        // someone not assigned at all did, and the warning named the outsider).
+        let config = Config {
+            team: ["bjorn", "chen"]
+                .map(|name| crate::config::Member {
+                    name: name.to_owned(),
+                    ..Default::default()
+                })
+                .to_vec(),
+            ..Config::default()
+        };
+        let plan = Plan::from_snapshot(&s, &config, now);
+        assert_eq!(plan.issues[0].assignee.as_deref(), Some("bjorn"));
+        assert!(
+            plan.warnings.iter().any(|w| w.to_string().contains(
+                "its work is planned on bjorn, the first of them on the team, alone (the plan gives an \
+                 issue one person); split it into issues for amara, chen"
+            )),
             "{:?}",
             plan.warnings
         );

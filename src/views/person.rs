@@ -180,6 +180,12 @@ fn round1(x: f64) -> f64 {
 pub fn people(inputs: Inputs<'_>) -> Vec<PersonView> {
     let forecasts: HashMap<&IssueKey, &IssueForecast> =
         inputs.report.issues.iter().map(|f| (&f.issue, f)).collect();
+    let queue_owner: HashMap<&IssueKey, &str> = inputs
+        .report
+        .people
+        .iter()
+        .flat_map(|p| p.queue.iter().map(move |k| (k, p.name.as_str())))
+        .collect();
     inputs
         .report
         .people
@@ -233,16 +239,24 @@ pub fn people(inputs: Inputs<'_>) -> Vec<PersonView> {
                     .plan
                     .issues
                     .iter()
-                    .filter(|i| i.state == crate::domain::OpenState::Open)
-                    .filter_map(|i| match i.assignees.as_slice() {
-                        [first, others @ ..] if others.contains(&p.name) && *first != p.name => {
-                            Some(AlsoAssigned {
-                                issue: i.key.to_string(),
-                                title: i.title.clone(),
-                                planned_for: first.clone(),
-                            })
-                        }
-                        _ => None,
+                    .filter(|i| {
+                        i.state == crate::domain::OpenState::Open
+                            && i.assignees.contains(&p.name)
+                            && !p.queue.contains(&i.key)
+                    })
+                    .filter_map(|i| {
+                        // Whose queue it is in: the plan's assignee, or whom the plan gave it to where
+                        // that one is not on the team (audit 137: "gives it to zoe", planned on emeka).
+                        let owner = queue_owner
+                            .get(&i.key)
+                            .copied()
+                            .or(i.assignee.as_deref())
+                            .filter(|o| *o != p.name)?;
+                        Some(AlsoAssigned {
+                            issue: i.key.to_string(),
+                            title: i.title.clone(),
+                            planned_for: owner.to_owned(),
+                        })
                     })
                     .collect(),
                 queue: queue
