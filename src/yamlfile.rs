@@ -56,16 +56,24 @@ fn within_expansion(text: &str, file: &Path) -> Result<(), YamlError> {
         yaml_serde::Deserializer::from_str(text),
     );
     match measured {
-        Err(e) if e.to_string().contains(TOO_LARGE) => Err(YamlError {
-            file: file.to_path_buf(),
-            line: None,
-            column: None,
-            message: format!(
-                "its aliases (`*name`) repeat what they anchor (`&name`) past {} KiB more than the file \
-                 holds: write each value out once, without anchors",
-                EXPANSION_ALLOWANCE / 1024
-            ),
-        }),
+        // The parser's own bound on aliases followed (`repetition limit exceeded`) is the same
+        // trouble: said the same way, not as broken syntax (audit 136).
+        Err(e)
+            if e.to_string().contains(TOO_LARGE)
+                || e.to_string().contains("repetition limit exceeded") =>
+        {
+            Err(YamlError {
+                file: file.to_path_buf(),
+                line: None,
+                column: None,
+                message: format!(
+                    "its aliases (`*name`) repeat what they anchor (`&name`) too much (past {} KiB more \
+                 than the file holds, or more often than the parser follows): write each value out once, \
+                 without anchors",
+                    EXPANSION_ALLOWANCE / 1024
+                ),
+            })
+        }
         // Any other error is the parser's own, and the typed parse says it with its place.
         _ => Ok(()),
     }
@@ -364,6 +372,19 @@ mod tests {
             parse::<serde_json::Value>(&nested, Path::new("f.yaml")).is_err(),
             "nested"
         );
+        // Small values, repeated level by level (audit 136's crafted op file): refused as aliases too,
+        // not as broken syntax.
+        let mut laughs = "- &o0 {op: set_priority, issue: acme/api#1, priority: p/0}\n".to_owned();
+        for n in 1..7 {
+            laughs.push_str(&format!(
+                "- &o{n} [{}]\n",
+                vec![format!("*o{}", n - 1); 10].join(",")
+            ));
+        }
+        let Err(e) = parse::<serde_json::Value>(&laughs, Path::new("f.yaml")) else {
+            panic!("not refused");
+        };
+        assert!(e.message.contains("aliases (`*name`) repeat"), "{e}");
         let fine = "a: &a {x: 1, y: two}\nb: *a\nc: *a\n";
         let v = parse::<serde_json::Value>(fine, Path::new("f.yaml")).unwrap();
         assert_eq!(v["c"]["y"], "two");

@@ -17,6 +17,9 @@ pub enum ParseKeyError {
     /// The text is not `owner/repo#N`.
     #[error("issue key \"{0}\" is not of the form owner/repo#N")]
     Issue(String),
+    /// The number has more digits than any issue's (audit 136: said as a key of the wrong form).
+    #[error("issue key \"{0}\": {1} is too large for an issue number")]
+    NumberTooLarge(String, String),
 }
 
 /// A Gitea repository, `owner/repo`.
@@ -117,7 +120,13 @@ impl FromStr for IssueKey {
         let err = || ParseKeyError::Issue(s.to_owned());
         let (repo, n) = s.split_once('#').ok_or_else(err)?;
         let repo = repo.parse::<RepoName>().map_err(|_| err())?;
-        let number = n.parse::<u64>().map_err(|_| err())?;
+        let number = n.parse::<u64>().map_err(|_| {
+            if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) {
+                ParseKeyError::NumberTooLarge(s.to_owned(), n.to_owned())
+            } else {
+                err()
+            }
+        })?;
         Ok(Self { repo, number })
     }
 }
@@ -166,6 +175,22 @@ mod tests {
         ] {
             assert!(bad.parse::<IssueKey>().is_err(), "{bad} should not parse");
         }
+    }
+
+    #[test]
+    fn a_number_too_large_is_said_as_such() {
+        let e = "acme/api#99999999999999999999999"
+            .parse::<IssueKey>()
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .ends_with("99999999999999999999999 is too large for an issue number"),
+            "{e}"
+        );
+        assert!(matches!(
+            "acme/api#12a".parse::<IssueKey>(),
+            Err(ParseKeyError::Issue(_))
+        ));
     }
 
     #[test]

@@ -336,9 +336,10 @@ fn read_yaml<T: serde::de::DeserializeOwned>(
         // snapshot to tell what changed): the way out is to undo the edit, not to guess a value (audit
         // 136: "keep one" of two titles given in a pull request).
         e.message.push_str(&format!(
-            ". The snapshot is CommiTea's copy of Gitea, not edited by hand: undo the change that broke \
-             it (`git log -p -- {0}` shows it; `git checkout <commit before it> -- {0}`, or `git revert` \
-             the commit), and the next sync writes it again",
+            ". The snapshot is CommiTea's copy of Gitea, not edited by hand: undo the commit that broke \
+             it (`git log -p -- {0}` shows it), with `git revert <that commit>`, or with `git checkout \
+             <that commit>~1 -- {0} && git commit -m \"Undo a hand edit of the snapshot\" -- {0}` (a run \
+             reads the snapshot as committed); the next sync writes it again",
             e.file.display()
         ));
         StateError::from(e)

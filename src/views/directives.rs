@@ -131,6 +131,10 @@ pub struct AlsoPending {
     pub id: String,
     /// Its consequence in one line, as it was recorded (after the directives before it).
     pub summary: String,
+    /// Why the run's replay left its directive out, as [`Pending::skipped`] (audit 137: one on a
+    /// milestone closed on Gitea was listed as awaiting approval without a word).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
 /// One ledger entry.
@@ -208,15 +212,21 @@ pub fn directives(
 ) -> Directives {
     let mut pending = pending.into_iter();
     let newest = pending.next();
+    let parsed = parse::parse(ledger.unwrap_or(""));
+    let mut all: Vec<_> = parsed.ledger.directives().collect();
+    all.sort_by_key(|d| std::cmp::Reverse(d.line));
+    let skipped = |id: &str| {
+        all.iter()
+            .find(|d| d.id.to_string() == id)
+            .and_then(|d| replayed.skipped.get(&d.line).cloned())
+    };
     let also_pending = pending
         .map(|f| AlsoPending {
+            skipped: skipped(&f.id),
             id: f.id,
             summary: f.summary,
         })
         .collect();
-    let parsed = parse::parse(ledger.unwrap_or(""));
-    let mut all: Vec<_> = parsed.ledger.directives().collect();
-    all.sort_by_key(|d| std::cmp::Reverse(d.line));
     let entry = |d: &crate::ledger::format::DirectiveEntry| {
         let (target_kind, target_id) = d.target.as_ref().map(|t| t.parts()).unzip();
         RecentDirective {
@@ -250,10 +260,7 @@ pub fn directives(
         also_pending_omitted: 0,
         also_pending,
         pending: newest.map(|p| Pending {
-            skipped: recent
-                .iter()
-                .find(|d| d.id == p.id)
-                .and_then(|d| d.skipped.clone()),
+            skipped: skipped(&p.id),
             id: p.id,
             summary: p.summary,
             consequence: p.consequence,
@@ -364,6 +371,7 @@ mod tests {
                 .map(|n| AlsoPending {
                     id: format!("D-{n:04}"),
                     summary: String::new(),
+                    skipped: None,
                 })
                 .collect(),
             also_pending_omitted: 0,

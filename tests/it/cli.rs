@@ -2612,7 +2612,8 @@ fn the_site_says_a_cycle_is_not_forecast_and_what_a_blocker_outside_the_plan_is(
     let person = std::fs::read_to_string(dir.join("public/people/bjorn.html")).unwrap();
     assert!(
         person.contains("Also assigned, planned for someone else: <a href=\"../issues/acme/web/101.html\">acme/web#101</a>")
-            && person.contains("(the plan gives it to dana)"),
+            && person.contains("(the plan gives it to dana)")
+            && !person.contains("(the plan gives it to bjorn)"),
         "{person}"
     );
     // The pull request that puts an issue in review is named and linked (audit 129).
@@ -2782,8 +2783,26 @@ fn an_approved_directive_on_a_deleted_milestone_is_not_said_to_be_carried_out() 
         &dir,
     );
     assert!(out.status.success(), "{out:?}");
+    // A second, older one on the same milestone waits beside it (audit 137: listed without a word).
+    let out = commitea(
+        &[
+            "directive",
+            "--kind",
+            "set-deadline",
+            "--quote",
+            "No, by January 15.",
+            "--target",
+            "milestone 3",
+            "--params",
+            r#"{"due": "2027-01-15"}"#,
+            "--by",
+            "pat",
+        ],
+        &dir,
+    );
+    assert!(out.status.success(), "{out:?}");
     crate::pipeline::git(&dir, &["add", "-A"]);
-    commit_as_t(&dir, &[], "D-0008 approved");
+    commit_as_t(&dir, &[], "D-0008 and D-0009 approved");
     let run = |dir: &Path| {
         let out = commitea(&["run", "--offline", "--trials", "100"], dir);
         assert!(out.status.success(), "{out:?}");
@@ -2791,7 +2810,7 @@ fn an_approved_directive_on_a_deleted_milestone_is_not_said_to_be_carried_out() 
     };
     let page = run(&dir);
     assert!(
-        page.contains("Approved, carried out at the next run that reaches Gitea: D-0008"),
+        page.contains("Approved, carried out at the next run that reaches Gitea: D-0009"),
         "{page}"
     );
     // Milestone 3 deleted on Gitea.
@@ -2808,9 +2827,50 @@ fn an_approved_directive_on_a_deleted_milestone_is_not_said_to_be_carried_out() 
     let page = run(&dir);
     assert!(
         !page.contains("carried out at the next run")
-            && page.contains("Approved, but it changes nothing: D-0008")
+            && page.contains("Approved, but it changes nothing: D-0009")
             && page.contains("Left out of the plan: target milestone 3 is not on Gitea"),
         "{page}"
+    );
+    let older = page
+        .split("<strong>D-0008</strong>: ")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        older.split("</li>").next().is_some_and(
+            |li| li.contains("(it changes nothing: target milestone 3 is not on Gitea")
+        ),
+        "{page}"
+    );
+}
+
+/// A snapshot file broken by a hand edit stops the run with the way out, and the way out works: the
+/// snapshot is read as committed, so the undo is committed too (audit 137: the advice led back to the
+/// broken file).
+#[test]
+fn a_snapshot_file_broken_by_hand_says_how_to_undo_it_and_that_works() {
+    let (_tmp, dir) = quick_demo();
+    let rel = "snapshot/issues/acme/api/121.yaml";
+    let path = dir.join(rel);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("title: Twice\n{text}")).unwrap();
+    commit_as_t(&dir, &["-a"], "a hand edit");
+    let out = commitea(&["run", "--offline", "--trials", "100"], &dir);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains(&format!(
+            "git checkout <that commit>~1 -- {rel} && git commit -m"
+        )) && said.contains("git revert"),
+        "{said}"
+    );
+    let bad = crate::pipeline::git(&dir, &["log", "-1", "--format=%H", "--", rel]);
+    crate::pipeline::git(&dir, &["checkout", &format!("{}~1", bad.trim()), "--", rel]);
+    commit_as_t(&dir, &[rel], "Undo a hand edit of the snapshot");
+    let out = commitea(&["run", "--offline", "--trials", "100"], &dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 
