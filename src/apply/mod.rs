@@ -63,23 +63,33 @@ pub enum Outcome {
     },
 }
 
-/// A destructive op on an issue its file's proposal did not see (`seen` lists the issues it was proposed
-/// on): the file was edited since, so neither its consequence nor the guard against changes made on Gitea
-/// after the proposal covers that issue (audit 135: a close retargeted by hand in the pull request closed
-/// an issue reassigned and retitled "NOT done" meanwhile). A file without `seen` (written by hand) is
-/// held to its approval alone.
-pub(crate) fn unseen(op: &Op, seen: &BTreeMap<String, u64>) -> Option<Outcome> {
+/// A destructive op of a file edited since its proposal: CommiTea records in `seen` each issue its ops
+/// name, as it stood, so a file whose `seen` does not name exactly the issues of its ops — an op retargeted
+/// by hand, `seen` taken out — is not the one proposed, and neither the consequence its approval saw nor
+/// the check for changes made on Gitea since covers what it now does (audits 135 and 139: a close
+/// retargeted on its branch, to an issue outside `seen` or inside it, closed an issue reassigned and
+/// retitled "NOT done" meanwhile). Such an op is not carried out; additive ops are, as approved.
+pub(crate) fn unseen(op: &Op, file: &OpFile) -> Option<Outcome> {
     let key = op.issue()?.key()?;
-    (op.is_destructive() && !seen.is_empty() && !seen.contains_key(&key.to_string())).then(|| {
-        Outcome::Skipped {
-            reason: format!(
-                "{key} is not an issue this file was proposed on (its op file was edited after the \
-                 proposal): {} is not carried out where neither the consequence its approval saw nor the \
-                 check for changes on Gitea since covers it; propose it again (`commitea tool \
-                 apply_changes`)",
-                op.name()
-            ),
-        }
+    if !op.is_destructive() {
+        return None;
+    }
+    let named: BTreeSet<String> = file
+        .ops
+        .iter()
+        .filter_map(|o| o.issue()?.key())
+        .map(|k| k.to_string())
+        .collect();
+    let seen: BTreeSet<String> = file.seen.keys().cloned().collect();
+    (named != seen).then(|| Outcome::Skipped {
+        reason: format!(
+            "this file's `seen` (the issues it was proposed on, as each stood) {} its ops, so it was \
+             edited after the proposal: {} of {key} is not carried out where neither the consequence its \
+             approval saw nor the check for changes on Gitea since covers it; propose it again \
+             (`commitea tool apply_changes`)",
+            if seen.is_empty() { "is missing for" } else { "does not match" },
+            op.name()
+        ),
     })
 }
 
@@ -645,7 +655,7 @@ pub fn apply_pending(
                     ),
                 })
             })
-            .or_else(|| unseen(op, &file.seen));
+            .or_else(|| unseen(op, file));
             // A destructive op on an issue someone changed since (reassigned, retitled, reopened) is
             // not what was approved: it is not carried out (audit 119: an issue retitled "NOT done" and
             // reassigned was closed by a close proposed before). Any other op is written as approved,
@@ -1208,8 +1218,10 @@ fn moved_under(
             (K::RemoveDependency, _) => "the dependency removed".to_owned(),
             _ => "changed".to_owned(),
         };
+        // What the file wrote: its label given, or the namespace's other labels taken off — not its own
+        // label taken off (audit 139: a hand removal of p/0 was "carrying out" the file that gave it).
         let wrote = |label: &Option<String>| {
-            e.kind != K::Label || e.removed || label.is_none() || e.label == *label
+            e.kind != K::Label || label.is_none() || (e.label == *label) != e.removed
         };
         let by = match &own {
             Some((me, file, label)) if *me == e.user && wrote(label) => {
@@ -1947,6 +1959,38 @@ pub fn applied_texts(applied: &[AppliedFile]) -> Result<Vec<String>, crate::yaml
 
 #[cfg(test)]
 mod tests {
+    /// A destructive op is carried out only from a file whose `seen` names exactly the issues of its ops
+    /// (audit 139: a close retargeted to another issue the file named, or with `seen` taken out, was).
+    #[test]
+    fn a_destructive_op_of_a_file_edited_since_its_proposal_is_held() {
+        let text = |ops: &str, seen: &str| {
+            format!(
+                "id: C-0001\nsource: apply_changes\ncreated_at: 2026-11-29T09:00:00Z\napproved: true\n\
+                 destructive: true\n{seen}ops:\n{ops}summary: x\nconsequence: []\n"
+            )
+        };
+        let file = |ops: &str, seen: &str| {
+            super::OpFile::parse(&text(ops, seen), std::path::Path::new("C-0001.yaml")).unwrap()
+        };
+        let both = "seen:\n  acme/m#104: 7\n  acme/m#110: 9\n";
+        let proposed = "- op: close_issue\n  issue: acme/m#104\n- op: set_priority\n  issue: acme/m#110\n  priority: p/1\n";
+        let retargeted = "- op: close_issue\n  issue: acme/m#110\n- op: set_priority\n  issue: acme/m#110\n  priority: p/1\n";
+        let held = |f: &super::OpFile| {
+            f.ops
+                .iter()
+                .map(|op| super::unseen(op, f).is_some())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(held(&file(proposed, both)), [false, false]);
+        assert_eq!(held(&file(retargeted, both)), [true, false]);
+        assert_eq!(held(&file(proposed, "")), [true, false]);
+        let only = "seen:\n  acme/m#110: 9\n";
+        assert_eq!(
+            held(&file("- op: close_issue\n  issue: acme/m#104\n", only)),
+            [true]
+        );
+    }
+
     #[test]
     fn a_file_is_partly_applied_only_where_an_op_changed_something() {
         use super::Outcome::AlreadySo;

@@ -1210,7 +1210,7 @@ fn branch_problem(
         .iter()
         .enumerate()
         .filter_map(|(n, op)| {
-            let why = match crate::apply::unseen(op, &file.seen) {
+            let why = match crate::apply::unseen(op, file) {
                 Some(crate::apply::Outcome::Skipped { reason }) => Some(reason),
                 _ => checker.check(op, true).err(),
             };
@@ -1313,12 +1313,24 @@ pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
             }
             continue;
         }
+        // Who edited the branch by hand: the rebuilt commit credits them (audit 135: the PM's edit was
+        // folded into one commit of CommiTea's, and the pull request still named only who asked).
+        let editors = crate::state::git::other_authors(&repo, base, tip, &cx.sig)?;
         if !crate::state::git::is_ancestor(&repo, base, tip) {
+            let credit: String = editors
+                .iter()
+                .map(|e| format!("Co-authored-by: {e}\n"))
+                .collect();
+            let message = if credit.is_empty() {
+                format!("commitea: propose {id}\n")
+            } else {
+                format!("commitea: propose {id}\n\n{credit}")
+            };
             let commit = crate::state::git::commit_onto(
                 &repo,
                 base,
                 &p.edits(&base_ledger)?,
-                &format!("commitea: propose {id}\n"),
+                &message,
                 &cx.sig,
             )?;
             cx.remote
@@ -1333,9 +1345,17 @@ pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
             committed.kept(cx.config),
         );
         let title = p.title(&c);
+        let mut text = body(&p, &c);
+        if !editors.is_empty() {
+            let names: Vec<String> = editors.iter().map(|e| e.name.clone()).collect();
+            text = format!(
+                "**Edited on its branch by:** {} (what is merged is the file as it is on this branch)\n\n{text}",
+                md_text(&crate::prose::and_list(&names))
+            );
+        }
         let body = match &problem {
-            Some(problem) => warned(problem, &body(&p, &c)),
-            None => body(&p, &c),
+            Some(problem) => warned(problem, &text),
+            None => text,
         };
         if pr.body != body || pr.title != title {
             cx.client.send(

@@ -715,6 +715,72 @@ pub fn commit_onto(
         .detach())
 }
 
+/// Someone named as a commit's author or co-author.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Author {
+    /// Name.
+    pub name: String,
+    /// E-mail.
+    pub email: String,
+}
+
+impl std::fmt::Display for Author {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} <{}>", self.name, self.email)
+    }
+}
+
+/// Who besides `sig` wrote the commits of `tip` that `base` does not have (in the order met from the
+/// tip, once each), with the co-authors their messages credit (`Co-authored-by: Name <email>` trailers,
+/// git's convention for a commit of several hands): a proposal branch rebuilt on its base keeps their
+/// credit. At most 500 commits are walked.
+pub fn other_authors(
+    repo: &gix::Repository,
+    base: ObjectId,
+    tip: ObjectId,
+    sig: &Signature,
+) -> Result<Vec<Author>, GitError> {
+    const MOST: usize = 500;
+    let mut out: Vec<Author> = Vec::new();
+    let mut todo = vec![tip];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(id) = todo.pop() {
+        if seen.len() >= MOST || !seen.insert(id) || is_ancestor(repo, id, base) {
+            continue;
+        }
+        let commit = repo
+            .find_commit(id)
+            .map_err(err(format!("reading commit {id}")))?;
+        let author = commit
+            .author()
+            .map_err(err(format!("reading the author of {id}")))?;
+        let mut names = vec![Author {
+            name: author.name.to_string(),
+            email: author.email.to_string(),
+        }];
+        let message = commit.message_raw_sloppy().to_string();
+        names.extend(message.lines().filter_map(|l| {
+            let (name, email) = l
+                .strip_prefix("Co-authored-by:")?
+                .trim()
+                .strip_suffix('>')?
+                .rsplit_once(" <")?;
+            Some(Author {
+                name: name.trim().to_owned(),
+                email: email.to_owned(),
+            })
+        }));
+        for a in names {
+            let ours = a.name == sig.name && a.email == sig.email;
+            if !ours && !out.contains(&a) {
+                out.push(a);
+            }
+        }
+        todo.extend(commit.parent_ids().map(|p| p.detach()));
+    }
+    Ok(out)
+}
+
 /// The names of the entries of the folder `dir` (slash-separated) in `commit`; empty when it has none.
 pub fn list_dir(
     repo: &gix::Repository,

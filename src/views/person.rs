@@ -246,12 +246,10 @@ pub fn people(inputs: Inputs<'_>) -> Vec<PersonView> {
                     })
                     .filter_map(|i| {
                         // Whose queue it is in: the plan's assignee, or whom the plan gave it to where
-                        // that one is not on the team (audit 137: "gives it to zoe", planned on emeka).
-                        let owner = queue_owner
-                            .get(&i.key)
-                            .copied()
-                            .or(i.assignee.as_deref())
-                            .filter(|o| *o != p.name)?;
+                        // no assignee is on the team (audit 137: "gives it to zoe", planned on emeka).
+                        // Not forecast (in a dependency cycle), it is in no one's queue: the first
+                        // assignee's page says so (audit 139: "the plan gives it to dana" there).
+                        let owner = queue_owner.get(&i.key).copied().filter(|o| *o != p.name)?;
                         Some(AlsoAssigned {
                             issue: i.key.to_string(),
                             title: i.title.clone(),

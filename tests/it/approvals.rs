@@ -3003,9 +3003,7 @@ fn a_destructive_op_retargeted_by_hand_in_its_pull_request_is_not_carried_out() 
     let body = s.emu.state_pulls(&state_repo())[0].body.clone();
     assert!(
         body.starts_with("> **Not carried out as it is:**")
-            && body.contains(&format!(
-                "{edited} is not an issue this file was proposed on"
-            )),
+            && body.contains("does not match its ops, so it was edited after the proposal"),
         "{body}"
     );
 
@@ -3017,7 +3015,7 @@ fn a_destructive_op_retargeted_by_hand_in_its_pull_request_is_not_carried_out() 
     let applied = s.on_branch("main", "ops/applied/C-0001.yaml").unwrap();
     assert!(
         applied.contains(&format!(
-            "{edited} is not an issue this file was proposed on (its op file was edited after the proposal)"
+            "does not match its ops, so it was edited after the proposal: close_issue of {edited} is not carried out"
         )),
         "{applied}"
     );
@@ -3075,6 +3073,20 @@ fn a_proposal_edited_into_one_a_run_refuses_says_so_in_its_pull_request() {
         ),
         "{}",
         body()
+    );
+    // The hand edit is credited: in the pull request, and in the rebuilt branch's commit (audit 135: it
+    // was folded into one commit of CommiTea's, naming only who asked).
+    assert!(
+        body().contains(
+            "**Edited on its branch by:** pat (what is merged is the file as it is on this branch)"
+        ),
+        "{}",
+        body()
+    );
+    let message = git(&s.bare, &["log", "-1", "--format=%B", "commitea/C-0001"]);
+    assert!(
+        message.contains("Co-authored-by: pat <p@example.com>"),
+        "{message}"
     );
 
     git(
@@ -3180,6 +3192,27 @@ fn writing_over_an_earlier_approved_change_names_that_file() {
         .find(|p| *p != other)
         .unwrap();
     label_on_gitea(&s, &key, hand);
+    // And C-0001's own label taken off by hand: no carrying out of C-0001 either, which gave it (audit
+    // 139: credited to the directive that had set it).
+    let labels = on_gitea(
+        &s,
+        reqwest::Method::GET,
+        &format!("/repos/{}/labels", key.repo),
+        None,
+    );
+    let id = labels
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == other)
+        .unwrap()["id"]
+        .clone();
+    on_gitea(
+        &s,
+        reqwest::Method::DELETE,
+        &format!("/repos/{}/issues/{}/labels/{id}", key.repo, key.number),
+        None,
+    );
     s.emu.merge_pull(&state_repo(), 2, "pat").unwrap();
     check_out_main(&s);
     let out = s.commitea(&s.work, &["run", "--push"]);
@@ -3189,8 +3222,10 @@ fn writing_over_an_earlier_approved_change_names_that_file() {
         stderr.contains(&format!(
             "C-0002: {key} changed on Gitea after this was proposed ({other} given and "
         )) && stderr.contains(" taken off by commitea-bot carrying out C-0001 ")
-            && stderr.contains(&format!("{hand} given by commitea-bot 20"))
-            && !stderr.contains(&format!("{hand} given by commitea-bot carrying")),
+            && stderr.contains(&format!(
+                "{hand} given and {other} taken off by commitea-bot 20"
+            ))
+            && !stderr.contains(&format!("{other} taken off by commitea-bot carrying")),
         "{stderr}"
     );
     assert!(s.issue(&key).labels.contains(&"p/0".to_owned()));
