@@ -671,16 +671,18 @@ impl Plan {
     }
 
     /// The member whose name `name`, not in the team, is more likely a typo of than someone new: within
-    /// one edit of a short name, two of a longer one (a swap of neighbouring letters is one), case aside.
+    /// one edit of a short name, two of a longer one (a swap of neighbouring letters is one), case aside; or
+    /// its name with a suffix after `.`, `-`, `_` or a digit (`dana.k`).
     pub fn near_member(&self, name: &str) -> Option<&str> {
-        nearest(
-            name,
+        let members = || {
             self.team
                 .iter()
                 .filter(|m| !m.from_directive)
-                .map(|m| m.name.as_str()),
-        )
-        .map(|(_, m)| m)
+                .map(|m| m.name.as_str())
+        };
+        nearest(name, members())
+            .map(|(_, m)| m)
+            .or_else(|| members().find(|m| same_stem(name, m)))
     }
 
     /// Why `name`, not in the team, is not taken for a new hire by a capacity directive: it is one typo
@@ -813,6 +815,18 @@ pub(crate) fn nearest<'a>(
         .map(|c| (edits(&c.to_lowercase(), &lower), c))
         .filter(|(d, c)| *d <= if c.chars().count() <= 4 { 1 } else { 2 })
         .min()
+}
+
+/// Whether one name is the other with a suffix after `.`, `-`, `_` or a digit (`dana.k`, `dana2` of
+/// `dana`), case aside: too close to be someone new (audit 140: `dana.k` was a 30 h/week hire).
+fn same_stem(a: &str, b: &str) -> bool {
+    let (a, b) = (a.to_lowercase(), b.to_lowercase());
+    let (long, short) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    !short.is_empty()
+        && long.len() > short.len()
+        && long.strip_prefix(&short).is_some_and(|rest| {
+            rest.starts_with(['.', '-', '_']) || rest.starts_with(|c: char| c.is_ascii_digit())
+        })
 }
 
 /// The edit distance between two names, two neighbouring letters swapped counting as one edit (optimal
@@ -1344,6 +1358,22 @@ mod tests {
             Plan::from_snapshot(&s, &Config::default(), now)
                 .warnings
                 .is_empty()
+        );
+    }
+
+    /// A name that is a member's with a suffix is taken for that member mistyped, not for a new hire
+    /// (audit 140).
+    #[test]
+    fn a_member_name_with_a_suffix_is_near_that_member() {
+        assert!(
+            same_stem("dana.k", "dana")
+                && same_stem("Dana", "dana2")
+                && same_stem("dana", "dana_k")
+        );
+        assert!(
+            !same_stem("danae", "dana")
+                && !same_stem("dana", "dana")
+                && !same_stem("kdana", "dana")
         );
     }
 

@@ -58,7 +58,8 @@ pub struct MilestoneView {
     /// Whether even the whole cut line falls short of the deadline (every issue that can be cut).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cut_line_falls_short: bool,
-    /// Its open issues in planned order (cut to the limit).
+    /// Its open issues in planned order; cut to the limit, those done last (latest p80), which set its
+    /// date.
     pub issues: Vec<MilestoneIssue>,
     /// Its open issues in a dependency cycle, which its dates leave out until the cycle is broken
     /// (`remove_dep`).
@@ -133,8 +134,15 @@ pub fn milestone(inputs: Inputs<'_>, id: u64, selection: &Selection) -> Option<M
                 .is_some_and(|i| selection.matches(i, f.planned_assignee.as_deref()))
         })
         .collect();
-    open.sort_by(|a, b| a.p50.cmp(&b.p50).then(a.issue.cmp(&b.issue)));
+    // Cut to the limit, the issues kept are those done last (latest p80): they set the milestone's date,
+    // and cutting by planned order dropped exactly them (audit 140: the five behind a hard deadline's
+    // p80, two months after the last band listed). Shown in planned order.
     let issues_omitted = open.len().saturating_sub(selection.limit);
+    if issues_omitted > 0 {
+        open.sort_by(|a, b| b.p80.cmp(&a.p80).then(a.issue.cmp(&b.issue)));
+        open.truncate(selection.limit);
+    }
+    open.sort_by(|a, b| a.p50.cmp(&b.p50).then(a.issue.cmp(&b.issue)));
     Some(MilestoneView {
         as_of: inputs.report.as_of.to_string(),
         issues_omitted,

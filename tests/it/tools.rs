@@ -224,6 +224,20 @@ fn forecasts_are_ranges_never_single_dates() {
     assert!(open > 2, "{cut}");
     assert_eq!(cut["issues"].as_array().unwrap().len(), 2);
     assert_eq!(cut["issuesOmitted"].as_u64(), Some(open - 2), "{cut}");
+    // The two kept are those done last, which set the milestone's date (audit 140: cut by planned order,
+    // the list dropped exactly them).
+    let all = query("milestone", json!({ "milestoneId": 4, "limit": 100 }));
+    let mut p80s: Vec<&str> = all["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["band"]["p80"].as_str().unwrap())
+        .collect();
+    p80s.sort_unstable();
+    let latest = p80s[p80s.len() - 2];
+    for i in cut["issues"].as_array().unwrap() {
+        assert!(i["band"]["p80"].as_str().unwrap() >= latest, "{cut}");
+    }
     assert!(m.get("issuesOmitted").is_none() || m["issues"].as_array().unwrap().len() == 20);
     let r = query("runway", json!({}));
     for m in r["milestones"].as_array().unwrap() {
@@ -2804,6 +2818,35 @@ fn a_directive_never_takes_the_id_of_an_op_file_in_the_checkout() {
     .unwrap();
     assert_eq!(v["directiveId"], "D-0009", "{v}");
     assert_eq!(std::fs::read_to_string(&stray).unwrap(), "id: D-0008\n");
+}
+
+/// A capacity directive for a member's name with a suffix is refused as a likely typo, not taken for a
+/// new 30 h/week hire (audit 140: `dana.k` got 24 issues, and the answer never said so).
+#[test]
+fn a_capacity_directive_for_a_members_name_with_a_suffix_is_no_hire() {
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    let e = tools::call(
+        &ctx(dir),
+        "record_directive",
+        &json!({
+            "kind": "capacity",
+            "quote": "Dana works 30 hours from December.",
+            "target": { "member": "dana.k" },
+            "params": { "from": "2026-12-01", "hours_per_week": 30 }
+        }),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("member dana.k is not in the team (did you mean dana?)"),
+        "{e}"
+    );
+    assert!(
+        !std::fs::read_to_string(dir.join("pm-state.md"))
+            .unwrap()
+            .contains("dana.k")
+    );
 }
 
 #[test]
