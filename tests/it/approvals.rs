@@ -2974,18 +2974,7 @@ fn a_destructive_op_retargeted_by_hand_in_its_pull_request_is_not_carried_out() 
     ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
     ok(&s.commitea(&s.work, &["propose"]));
     // Someone edits the file on the proposal's branch before the merge.
-    let ed = s._tmp.path().join("ed");
-    git(
-        s._tmp.path(),
-        &[
-            "clone",
-            "-q",
-            "-b",
-            "commitea/C-0001",
-            s.bare.to_str().unwrap(),
-            ed.to_str().unwrap(),
-        ],
-    );
+    let ed = branch_clone(&s, "commitea/C-0001");
     let file = ed.join("ops/pending/C-0001.yaml");
     let text = std::fs::read_to_string(&file).unwrap();
     let retargeted = text.replacen(
@@ -3035,18 +3024,7 @@ fn a_proposal_edited_into_one_a_run_refuses_says_so_in_its_pull_request() {
     );
     ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
     ok(&s.commitea(&s.work, &["propose"]));
-    let ed = s._tmp.path().join("ed");
-    git(
-        s._tmp.path(),
-        &[
-            "clone",
-            "-q",
-            "-b",
-            "commitea/C-0001",
-            s.bare.to_str().unwrap(),
-            ed.to_str().unwrap(),
-        ],
-    );
+    let ed = branch_clone(&s, "commitea/C-0001");
     let edit_branch = |from: &str, to: &str| {
         let file = ed.join("ops/pending/C-0001.yaml");
         let text = std::fs::read_to_string(&file).unwrap();
@@ -3149,6 +3127,23 @@ fn lacking(s: &Setup, key: &IssueKey, candidates: [&'static str; 2]) -> &'static
         .into_iter()
         .find(|p| !s.issue(key).labels.iter().any(|l| l == p))
         .unwrap()
+}
+
+/// A clone of the state repo at `branch`, as someone editing a proposal on its branch has.
+fn branch_clone(s: &Setup, branch: &str) -> PathBuf {
+    let dir = s._tmp.path().join("ed");
+    git(
+        s._tmp.path(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            branch,
+            s.bare.to_str().unwrap(),
+            dir.to_str().unwrap(),
+        ],
+    );
+    dir
 }
 
 /// Two op files giving `key` the priorities in `order`, made at one snapshot (C-0001 and C-0002) and sent

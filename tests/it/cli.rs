@@ -1672,6 +1672,29 @@ fn commit_as_t(dir: &Path, args: &[&str], message: &str) -> String {
     crate::pipeline::git(dir, &all)
 }
 
+/// Records a set-deadline directive on milestone `id` (due `due`, in the PM's `quote`), which must succeed.
+fn set_deadline(dir: &Path, id: u64, due: &str, quote: &str, by: &str) {
+    let target = format!("milestone {id}");
+    let params = format!(r#"{{"due": "{due}"}}"#);
+    let out = commitea(
+        &[
+            "directive",
+            "--kind",
+            "set-deadline",
+            "--quote",
+            quote,
+            "--target",
+            &target,
+            "--params",
+            &params,
+            "--by",
+            by,
+        ],
+        dir,
+    );
+    assert!(out.status.success(), "{out:?}");
+}
+
 /// Replaces the first `from` in the file at `path` with `to`, which must change it.
 fn edit(path: &Path, from: &str, to: &str) {
     let text = std::fs::read_to_string(path).unwrap();
@@ -2632,23 +2655,7 @@ fn the_site_says_a_cycle_is_not_forecast_and_what_a_blocker_outside_the_plan_is(
 fn a_milestone_deleted_renamed_or_reopened_on_gitea_is_said_so() {
     let (_tmp, dir) = quick_demo();
     // A directive about Public API v2, before it is deleted.
-    let out = commitea(
-        &[
-            "directive",
-            "--kind",
-            "set-deadline",
-            "--quote",
-            "API v2 by the end of May.",
-            "--target",
-            "milestone 4",
-            "--params",
-            r#"{"due":"2027-05-28"}"#,
-            "--by",
-            "pm",
-        ],
-        &dir,
-    );
-    assert!(out.status.success(), "{out:?}");
+    set_deadline(&dir, 4, "2027-05-28", "API v2 by the end of May.", "pm");
     let ms = dir.join("snapshot/milestones.yaml");
     // Public API v2 (4) deleted: its issues are in none now.
     edit(
@@ -2766,41 +2773,9 @@ fn a_directive_on_a_milestone_closed_on_gitea_is_not_advised_to_be_carried_out()
 #[test]
 fn an_approved_directive_on_a_deleted_milestone_is_not_said_to_be_carried_out() {
     let (_tmp, dir) = quick_demo();
-    let out = commitea(
-        &[
-            "directive",
-            "--kind",
-            "set-deadline",
-            "--quote",
-            "Mobile 3.0 by January 8.",
-            "--target",
-            "milestone 3",
-            "--params",
-            r#"{"due": "2027-01-08"}"#,
-            "--by",
-            "pat",
-        ],
-        &dir,
-    );
-    assert!(out.status.success(), "{out:?}");
-    // A second, older one on the same milestone waits beside it (audit 137: listed without a word).
-    let out = commitea(
-        &[
-            "directive",
-            "--kind",
-            "set-deadline",
-            "--quote",
-            "No, by January 15.",
-            "--target",
-            "milestone 3",
-            "--params",
-            r#"{"due": "2027-01-15"}"#,
-            "--by",
-            "pat",
-        ],
-        &dir,
-    );
-    assert!(out.status.success(), "{out:?}");
+    set_deadline(&dir, 3, "2027-01-08", "Mobile 3.0 by January 8.", "pat");
+    // A second one on the same milestone waits beside it (audit 137: listed without a word).
+    set_deadline(&dir, 3, "2027-01-15", "No, by January 15.", "pat");
     crate::pipeline::git(&dir, &["add", "-A"]);
     commit_as_t(&dir, &[], "D-0008 and D-0009 approved");
     let run = |dir: &Path| {
