@@ -46,22 +46,20 @@ fn within_expansion(text: &str, file: &Path) -> Result<(), YamlError> {
     if !may_anchor(text) {
         return Ok(());
     }
-    let budget = std::cell::Cell::new(
+    let budget = std::cell::Cell::new(Some(
         u64::try_from(text.len())
             .unwrap_or(u64::MAX)
             .saturating_add(EXPANSION_ALLOWANCE),
-    );
+    ));
     let measured = serde::de::DeserializeSeed::deserialize(
         Measure(&budget),
         yaml_serde::Deserializer::from_str(text),
     );
     match measured {
-        // The parser's own bound on aliases followed (`repetition limit exceeded`) is the same
-        // trouble: said the same way, not as broken syntax (audit 136).
-        Err(e)
-            if e.to_string().contains(TOO_LARGE)
-                || e.to_string().contains("repetition limit exceeded") =>
-        {
+        // The budget spent, or the parser's own bound on aliases followed (`repetition limit exceeded`,
+        // which it gives no kind of its own): the same trouble, said the same way, not as broken syntax
+        // (audit 136).
+        Err(e) if budget.get().is_none() || e.to_string().contains("repetition limit exceeded") => {
             Err(YamlError {
                 file: file.to_path_buf(),
                 line: None,
@@ -90,22 +88,19 @@ fn may_anchor(text: &str) -> bool {
     })
 }
 
-/// The start of the error that stops [`Measure`] once the budget is spent.
-const TOO_LARGE: &str = "expands past the allowance";
-
 /// Walks a YAML document as its aliases expand it, spending the budget on each scalar's bytes, and stops
-/// with [`TOO_LARGE`] once it is spent; nothing is kept.
-struct Measure<'a>(&'a std::cell::Cell<u64>);
+/// once it is spent, leaving `None` there; nothing is kept.
+struct Measure<'a>(&'a std::cell::Cell<Option<u64>>);
 
 impl Measure<'_> {
     fn spend<E: serde::de::Error>(&self, bytes: usize) -> Result<(), E> {
         let left = self
             .0
             .get()
-            .checked_sub(u64::try_from(bytes).unwrap_or(u64::MAX).max(1))
-            .ok_or_else(|| E::custom(TOO_LARGE))?;
+            .and_then(|left| left.checked_sub(u64::try_from(bytes).unwrap_or(u64::MAX).max(1)));
         self.0.set(left);
-        Ok(())
+        left.map(|_| ())
+            .ok_or_else(|| E::custom("the YAML expands past its allowance"))
     }
 }
 

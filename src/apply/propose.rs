@@ -555,7 +555,7 @@ fn unclash(
                 repo,
                 &format!("refs/remotes/{}/{}", cx.remote.name(), p.branch()),
             ) {
-                Some(tip) => !p.same_as(&branch_proposal(repo, tip, &p.id, &base_ledger)?),
+                Some(tip) => !p.same_as(&branch_proposal(repo, tip, &p.id, &base_ledger)?.0),
                 None => true,
             }
         } else {
@@ -610,13 +610,13 @@ fn unclash(
 }
 
 /// The proposal `id` as the commit `tip` of its branch holds it: its op file and its ledger entry (when
-/// `base_ledger` lacks that entry).
+/// `base_ledger` lacks that entry), and why its op file does not read, where it does not.
 fn branch_proposal(
     repo: &gix::Repository,
     tip: gix::ObjectId,
     id: &str,
     base_ledger: &str,
-) -> Result<Proposal, ProposeError> {
+) -> Result<(Proposal, Option<String>), ProposeError> {
     if let Some(edited) = id.strip_prefix(EDIT_PREFIX) {
         let entry =
             crate::state::git::read_at(repo, tip, crate::state::LEDGER_FILE)?.and_then(|b| {
@@ -626,19 +626,24 @@ fn branch_proposal(
                     .find(|d| d.id.to_string() == edited)
                     .map(|d| d.raw.clone())
             });
-        return Ok(Proposal {
-            id: edited.to_owned(),
-            file: None,
-            ledger_entry: entry,
-            replaces: true,
-        });
+        return Ok((
+            Proposal {
+                id: edited.to_owned(),
+                file: None,
+                ledger_entry: entry,
+                replaces: true,
+            },
+            None,
+        ));
     }
-    let file = crate::state::git::read_at(
-        repo,
-        tip,
-        &format!("{}/{id}.yaml", crate::ops::PENDING_PATH),
-    )?
-    .and_then(|b| OpFile::parse(&String::from_utf8_lossy(&b), Path::new("op file")).ok());
+    let rel = format!("{}/{id}.yaml", crate::ops::PENDING_PATH);
+    let (file, unreadable) = match crate::state::git::read_at(repo, tip, &rel)? {
+        None => (None, None),
+        Some(b) => match OpFile::parse(&String::from_utf8_lossy(&b), Path::new(&rel)) {
+            Ok(f) => (Some(f), None),
+            Err(e) => (None, Some(e.to_string())),
+        },
+    };
     let entry = crate::state::git::read_at(repo, tip, crate::state::LEDGER_FILE)?.and_then(|b| {
         crate::ledger::parse::parse(&String::from_utf8_lossy(&b))
             .ledger
@@ -647,12 +652,15 @@ fn branch_proposal(
             .filter(|_| !base_ledger.contains(&format!("## {id} ")))
             .map(|d| d.raw.clone())
     });
-    Ok(Proposal {
-        id: id.to_owned(),
-        file,
-        ledger_entry: entry,
-        replaces: false,
-    })
+    Ok((
+        Proposal {
+            id: id.to_owned(),
+            file,
+            ledger_entry: entry,
+            replaces: false,
+        },
+        unreadable,
+    ))
 }
 
 /// Fails unless the server has the state repo the pull requests go to (and the token sees it).
@@ -1178,28 +1186,19 @@ pub fn body(p: &Proposal, c: &Consequence) -> String {
     b
 }
 
-/// What makes the op file on a proposal's branch (at `tip`) one a run would not carry out as it is: it
-/// does not read, or an op of it fails the check the apply stage holds every file to. `None` when sound,
-/// or when the branch holds no op file.
+/// What makes the op file of proposal `p` one a run would not carry out as it is: it does not read
+/// (`unreadable`, as [`branch_proposal`] found), or an op of it fails the check the apply stage holds every
+/// file to. `None` when sound, or when the proposal has no op file.
 fn branch_problem(
-    repo: &gix::Repository,
-    tip: gix::ObjectId,
-    id: &str,
     p: &Proposal,
+    unreadable: Option<String>,
     config: &Config,
     snapshot: &Snapshot,
-) -> Result<Option<String>, ProposeError> {
-    let rel = format!("{}/{id}.yaml", crate::ops::PENDING_PATH);
-    let Some(bytes) = crate::state::git::read_at(repo, tip, &rel)? else {
-        return Ok(None);
-    };
-    let Some(file) = &p.file else {
-        return Ok(
-            OpFile::parse(&String::from_utf8_lossy(&bytes), Path::new(&rel))
-                .err()
-                .map(|e| format!("{e}")),
-        );
-    };
+) -> Option<String> {
+    if unreadable.is_some() {
+        return unreadable;
+    }
+    let file = p.file.as_ref()?;
     let mut checker = crate::ops::Checker::at_apply(
         config,
         snapshot,
@@ -1217,20 +1216,22 @@ fn branch_problem(
             why.map(|why| format!("op {} ({}): {why}", n + 1, op.describe()))
         })
         .collect();
-    Ok((!refused.is_empty())
-        .then(|| format!("{rel} would be skipped in part: {}", refused.join("; "))))
+    (!refused.is_empty()).then(|| {
+        format!(
+            "{}/{}.yaml would be skipped in part: {}",
+            crate::ops::PENDING_PATH,
+            p.id,
+            refused.join("; ")
+        )
+    })
 }
 
-/// The first line of a proposal's body that says what is wrong with its file.
-const WARNING_LEAD: &str = "> **Not carried out as it is:**";
-
-/// `body` led by a warning that says `problem` (in place of an earlier one).
+/// `body` led by a line that says `problem`.
 fn warned(problem: &str, body: &str) -> String {
-    let rest = match body.strip_prefix(WARNING_LEAD) {
-        Some(r) => r.split_once("\n\n").map_or("", |(_, rest)| rest),
-        None => body,
-    };
-    format!("{WARNING_LEAD} {}\n\n{rest}", md_text(problem))
+    format!(
+        "> **Not carried out as it is:** {}\n\n{body}",
+        md_text(problem)
+    )
 }
 
 /// Keeps open proposals current: each open `commitea/*` pull request's branch is rebuilt on the
@@ -1287,10 +1288,10 @@ pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
             continue;
         };
         let id = head.trim_start_matches(BRANCH_PREFIX).to_owned();
-        let p = branch_proposal(&repo, tip, &id, &base_ledger)?;
+        let (p, unreadable) = branch_proposal(&repo, tip, &id, &base_ledger)?;
         // Edited on its branch so that a run would refuse it, it is said before anyone approves it
         // (audit 135: a renamed field and a mistyped priority read as a sound proposal until merged).
-        let problem = branch_problem(&repo, tip, &id, &p, cx.config, &snapshot)?;
+        let problem = branch_problem(&p, unreadable, cx.config, &snapshot);
         if let Some(problem) = &problem {
             tracing::warn!(
                 "pull request #{} ({head}): {problem}; merged as it is, a run does not carry it out: fix \
@@ -1300,7 +1301,13 @@ pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
         }
         if p.file.is_none() && p.ledger_entry.is_none() {
             if let Some(problem) = &problem {
-                let body = warned(problem, &pr.body);
+                // Its consequence cannot be computed from a file that does not read: said for the file
+                // as it is, in place of the description of the file as it was.
+                let body = warned(
+                    problem,
+                    "Its consequence is computed again once its file reads; merged as it is, a run refuses it \
+                     whole.\n",
+                );
                 if pr.body != body {
                     cx.client.send(
                         Method::PATCH,

@@ -604,19 +604,28 @@ fn read_issues(
         );
         issue
     };
-    let threads = client.options().max_parallel.max(1);
-    let results: Result<Vec<Option<Issue>>, SyncError> =
-        match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
-            Ok(pool) => {
-                use rayon::prelude::*;
-                pool.install(|| todo.into_par_iter().map(read).collect())
-            }
-            Err(_) => todo.into_iter().map(read).collect(),
-        };
+    let results = in_parallel(client, todo, read);
     *run = shared
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     results
+}
+
+/// `f` of each of `items`, in their order, as many at once as the client allows (`max_parallel` threads;
+/// one by one where no pool can be made); the first failure stops the rest.
+pub(crate) fn in_parallel<T: Send, R: Send, E: Send>(
+    client: &Client,
+    items: Vec<T>,
+    f: impl Fn(T) -> Result<R, E> + Sync + Send,
+) -> Result<Vec<R>, E> {
+    let threads = client.options().max_parallel.max(1);
+    match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+        Ok(pool) => {
+            use rayon::prelude::*;
+            pool.install(|| items.into_par_iter().map(f).collect())
+        }
+        Err(_) => items.into_iter().map(f).collect(),
+    }
 }
 
 /// Reports progress through a long read: on a terminal a line that updates in place, elsewhere a plain

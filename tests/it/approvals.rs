@@ -2901,12 +2901,7 @@ fn propose_from_a_checkout_behind_the_last_run_says_its_numbers_are_of_an_older_
 #[test]
 fn an_approved_op_over_a_change_made_on_gitea_since_is_held_or_said() {
     let s = setup(&DemoSpec::scaled(40));
-    let [closing, prio] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
-    let target = lacking(&s, &prio, ["p/1", "p/3"]);
-    let input = format!(
-        r#"{{"ops":[{{"op":"set_priority","issue":"{prio}","priority":"{target}"}},{{"op":"close_issue","issue":"{closing}"}}],"approved":true}}"#
-    );
-    ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
+    let (prio, target, closing) = priority_and_close(&s);
     let file = std::fs::read_to_string(s.work.join("ops/pending/C-0001.yaml")).unwrap();
     assert!(
         file.contains("\nseen:\n") && file.contains(&format!("\n  {closing}: ")),
@@ -3016,13 +3011,8 @@ fn a_destructive_op_retargeted_by_hand_in_its_pull_request_is_not_carried_out() 
 #[test]
 fn a_proposal_edited_into_one_a_run_refuses_says_so_in_its_pull_request() {
     let s = setup(&DemoSpec::scaled(40));
-    let [key, closing] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
-    let target = lacking(&s, &key, ["p/1", "p/3"]);
     // With a close beside it, the change goes through a pull request.
-    let input = format!(
-        r#"{{"ops":[{{"op":"set_priority","issue":"{key}","priority":"{target}"}},{{"op":"close_issue","issue":"{closing}"}}],"approved":true}}"#
-    );
-    ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
+    let (_, target, _) = priority_and_close(&s);
     ok(&s.commitea(&s.work, &["propose"]));
     let ed = branch_clone(&s, "commitea/C-0001");
     let edit_branch = |from: &str, to: &str| {
@@ -3127,6 +3117,18 @@ fn lacking(s: &Setup, key: &IssueKey, candidates: [&'static str; 2]) -> &'static
         .into_iter()
         .find(|p| !s.issue(key).labels.iter().any(|l| l == p))
         .unwrap()
+}
+
+/// Records one approved `apply_changes` call giving a quiet issue a priority it lacks and closing another:
+/// that issue, its new priority and the issue closed.
+fn priority_and_close(s: &Setup) -> (IssueKey, &'static str, IssueKey) {
+    let [closing, prio] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    let target = lacking(s, &prio, ["p/1", "p/3"]);
+    let input = format!(
+        r#"{{"ops":[{{"op":"set_priority","issue":"{prio}","priority":"{target}"}},{{"op":"close_issue","issue":"{closing}"}}],"approved":true}}"#
+    );
+    ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
+    (prio, target, closing)
 }
 
 /// A clone of the state repo at `branch`, as someone editing a proposal on its branch has.

@@ -250,7 +250,7 @@ pub fn sync(
     // Per repository, whether a 404 for one of its issues is its Issues unit switched off (asked once):
     // then the issue is not gone, and is kept as last read.
     let mut switched_off: BTreeMap<RepoName, bool> = BTreeMap::new();
-    let mut listed: Vec<(IssueKey, Option<GIssue>)> = refresh
+    let listed: Vec<(IssueKey, Option<GIssue>)> = refresh
         .into_iter()
         .map(|key| {
             let gi = changes
@@ -268,8 +268,8 @@ pub fn sync(
             .filter(|(_, gi)| gi.is_none())
             .map(|(k, _)| k.clone())
             .collect(),
-    );
-    for (key, listed) in listed.drain(..) {
+    )?;
+    for (key, listed) in listed {
         let gi = match listed {
             Some(gi) => gi,
             None => {
@@ -278,8 +278,8 @@ pub fn sync(
                     continue;
                 };
                 match answer {
-                    Ok(gi) => gi,
-                    Err(ClientError::NotFound { .. }) => {
+                    Some(gi) => gi,
+                    None => {
                         let off = *switched_off
                             .entry(key.repo.clone())
                             .or_insert_with(|| issues_switched_off(client, &key.repo));
@@ -291,7 +291,6 @@ pub fn sync(
                         }
                         continue;
                     }
-                    Err(e) => return Err(e.into()),
                 }
             }
         };
@@ -600,41 +599,37 @@ impl Stale {
 }
 
 /// Asks for each of `keys` (`GET /repos/{o}/{r}/issues/{n}`) as many at once as the client allows, with
-/// progress per repository: each issue's answer.
+/// progress per repository: each issue's answer, `None` where the server has no such issue (404). Any
+/// other failure stops the rest.
 fn ask_each(
     client: &Client,
     keys: Vec<IssueKey>,
-) -> HashMap<IssueKey, Result<GIssue, ClientError>> {
+) -> Result<HashMap<IssueKey, Option<GIssue>>, ClientError> {
     let mut by_repo: BTreeMap<RepoName, Vec<IssueKey>> = BTreeMap::new();
     for k in keys {
         by_repo.entry(k.repo.clone()).or_default().push(k);
     }
-    let threads = client.options().max_parallel.max(1);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
     let mut out = HashMap::new();
     for (repo, keys) in by_repo {
         let total = keys.len();
         let done = std::sync::atomic::AtomicUsize::new(0);
         let ask = |key: IssueKey| {
             let path = format!("repos/{}/issues/{}", key.repo, key.number);
-            let answer = client.get_json::<GIssue>(&path, &[]);
+            let answer = match client.get_json::<GIssue>(&path, &[]) {
+                Ok(gi) => Some(gi),
+                Err(ClientError::NotFound { .. }) => None,
+                Err(e) => return Err(e),
+            };
             super::progress(
                 &repo,
                 done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
                 total,
             );
-            (key, answer)
+            Ok((key, answer))
         };
-        let answers: Vec<(IssueKey, Result<GIssue, ClientError>)> = match &pool {
-            Ok(pool) => {
-                use rayon::prelude::*;
-                pool.install(|| keys.into_par_iter().map(ask).collect())
-            }
-            Err(_) => keys.into_iter().map(ask).collect(),
-        };
-        out.extend(answers);
+        out.extend(super::in_parallel(client, keys, ask)?);
     }
-    out
+    Ok(out)
 }
 
 /// A changed pull request and, when it is open, the text that tells which issues it closes.
