@@ -157,6 +157,13 @@ pub struct MilestoneSide {
     pub p80: String,
     /// Share of simulated futures that finish by the due day, if it has one.
     pub probability_on_time: Option<f64>,
+    /// The due day, if it has one: a change of deadline is said with it (audit 140: the answer to
+    /// "the release moves to January 22nd" named neither date).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due: Option<NaiveDate>,
+    /// Working days from the p80 to the due day (negative: the p80 is late), where both are dates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slack_working_days: Option<i64>,
 }
 
 /// One issue before and after.
@@ -294,11 +301,18 @@ pub fn diff(
     }
 }
 
-fn milestone_side(m: &MilestoneForecast) -> MilestoneSide {
+/// A milestone's side, its slack counted on the consequence's own calendar from the p80 shown (a
+/// what-if's twin p80 is moved after its forecast counted the slack).
+fn milestone_side(m: &MilestoneForecast, days: &WorkingDays) -> MilestoneSide {
     MilestoneSide {
         p50: m.p50.to_string(),
         p80: m.p80.to_string(),
         probability_on_time: m.probability_on_time,
+        due: m.due,
+        slack_working_days: match (m.due, m.p80) {
+            (Some(due), When::Date(p80)) => Some(days.between(p80, due)),
+            _ => None,
+        },
     }
 }
 
@@ -348,8 +362,8 @@ fn milestone_changes(
                 milestone: id,
                 title: ma.or(mb).map(|m| m.title.clone()).unwrap_or_default(),
                 repo: ma.or(mb).map(|m| m.repo.clone()).unwrap_or_default(),
-                before: db.map(milestone_side),
-                after: da.map(milestone_side),
+                before: db.map(|m| milestone_side(m, days)),
+                after: da.map(|m| milestone_side(m, days)),
                 moved_working_days: moved,
                 closed: ma.is_none() && closed_after.contains(&id),
                 emptied: ma.is_some_and(|m| !m.has_dates()),
@@ -577,7 +591,14 @@ const WHY_GONE: &str = "gone";
 const WHY_OUT: &str = "its repository no longer synced";
 
 /// Why an issue moved when its own inputs changed (estimate, priority, milestone, assignee, dependencies).
-const WHY_OWN: &str = "own change";
+/// Why an issue whose own inputs changed moved.
+pub(crate) const WHY_OWN: &str = "own change";
+
+/// Whether `why` is of the issue itself (its own inputs changed, it is new, closed or gone): a reason
+/// that holds whichever engine forecast the two sides.
+pub(crate) fn of_its_own(why: &str) -> bool {
+    [WHY_OWN, WHY_NEW, WHY_CLOSED, WHY_GONE, WHY_OUT].contains(&why)
+}
 
 /// What of an issue's own changed between the two sides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1277,6 +1298,24 @@ fn short(when: &str, year: i32) -> String {
     }
 }
 
+/// A milestone's change of due day in words, with where the p80 stands against the new one: `, due Dec
+/// 18 → Jan 22 2027, p80 39 working days late`; empty where the due day held.
+fn due_moved(before: &MilestoneSide, after: &MilestoneSide, year: i32) -> String {
+    if before.due == after.due {
+        return String::new();
+    }
+    let day =
+        |d: Option<NaiveDate>| d.map_or_else(|| "none".to_owned(), |d| short(&d.to_string(), year));
+    let days = |n: i64| crate::prose::count(n.unsigned_abs(), "working day", "working days");
+    let stands = match after.slack_working_days {
+        Some(0) => ", p80 on the due day".to_owned(),
+        Some(n) if n < 0 => format!(", p80 {} late", days(n)),
+        Some(n) => format!(", p80 {} early", days(n)),
+        None => String::new(),
+    };
+    format!(", due {} → {}{stands}", day(before.due), day(after.due))
+}
+
 fn summary(
     milestones: &[MilestoneChange],
     issues: &[IssueChange],
@@ -1290,6 +1329,7 @@ fn summary(
         (Some(b), Some(a)) => {
             m.moved_working_days != 0
                 || b.probability_on_time.map(percent) != a.probability_on_time.map(percent)
+                || b.due != a.due
         }
         _ => true,
     };
@@ -1357,7 +1397,7 @@ fn summary(
                     (None, Some(y)) => format!(", P(on time) {}", percent(y)),
                     _ => String::new(),
                 };
-                format!("{title} {p80}{prob}")
+                format!("{title} {p80}{prob}{}", due_moved(b, a, year))
             }
             (None, Some(a)) => format!("{title} new (p80 {})", short(&a.p80, year)),
             _ if m.closed => format!("{title} closed"),
@@ -1425,7 +1465,29 @@ fn summary(
     let moved = issues.len() - new - closed - gone - out - chance.len() - into.len() - out_of.len();
     let mut counts = Vec::new();
     if moved > 0 {
-        counts.push(crate::prose::count(moved, "issue moved", "issues moved"));
+        // The biggest move named: "5 issues moved" hid the issue an op was about slipping 51 working
+        // days (audit 140). Issues come biggest move first; those said above or counted apart are not it.
+        let apart: BTreeSet<&str> = chance
+            .iter()
+            .map(|(i, _)| *i)
+            .chain(into.iter().copied())
+            .chain(out_of.iter().copied())
+            .map(|i| i.issue.as_str())
+            .collect();
+        let most = issues.iter().find(|i| {
+            ![WHY_NEW, WHY_CLOSED, WHY_GONE, WHY_OUT].contains(&i.why.as_str())
+                && !apart.contains(i.issue.as_str())
+        });
+        let mut words = crate::prose::count(moved, "issue moved", "issues moved");
+        if let Some((i, (b, a))) = most.and_then(|i| Some((i, sides(i)?))) {
+            words.push_str(&format!(
+                " ({}{}, p80 {})",
+                if moved > 1 { "the most: " } else { "" },
+                i.issue,
+                crate::prose::p80_moved(&b.p80, &a.p80, i.moved_working_days)
+            ));
+        }
+        counts.push(words);
     }
     if new > 0 {
         counts.push(crate::prose::count(new, "issue new", "issues new"));
@@ -1637,11 +1699,75 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_summary_says_a_new_due_day_and_the_biggest_issue_move() {
+        let day = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").ok();
+        let side = |due: &str, slack: i64| MilestoneSide {
+            p50: "2027-03-01".into(),
+            p80: "2027-03-18".into(),
+            probability_on_time: Some(0.0),
+            due: day(due),
+            slack_working_days: Some(slack),
+        };
+        let m = MilestoneChange {
+            milestone: 3,
+            title: "Mobile 3.0".into(),
+            repo: "acme/web".into(),
+            before: Some(side("2026-12-18", -60)),
+            after: Some(side("2027-01-22", -39)),
+            moved_working_days: 0,
+            closed: false,
+            emptied: false,
+        };
+        let issue = |key: &str, from: &str, to: &str, moved: i64| IssueChange {
+            issue: key.into(),
+            title: String::new(),
+            before: Some(IssueSide {
+                p50: from.into(),
+                p80: from.into(),
+                probability_done: None,
+                in_cycle: false,
+            }),
+            after: Some(IssueSide {
+                p50: to.into(),
+                p80: to.into(),
+                probability_done: None,
+                in_cycle: false,
+            }),
+            moved_working_days: moved,
+            why: "own change".into(),
+            upstream: Vec::new(),
+            people: Vec::new(),
+        };
+        // A deadline moved is said with both days and where the p80 stands against the new one, even
+        // where the milestone is not what the change is about and nothing else of it moved.
+        assert_eq!(
+            summary(std::slice::from_ref(&m), &[], 2026, &[]),
+            "Mobile 3.0 p80 unchanged (Mar 18 2027), P(on time) 0%, due Dec 18 → Jan 22 2027, \
+             p80 39 working days late"
+        );
+        // The biggest issue move is named beside the count; one issue is named alone.
+        let issues = [
+            issue("acme/web#29", "2026-12-02", "2027-02-17", 51),
+            issue("acme/web#30", "2026-12-03", "2026-12-04", 1),
+        ];
+        assert_eq!(
+            summary(&[], &issues, 2026, &[]),
+            "2 issues moved (the most: acme/web#29, p80 +51 working days)"
+        );
+        assert_eq!(
+            summary(&[], &issues[1..], 2026, &[]),
+            "1 issue moved (acme/web#30, p80 +1 working day)"
+        );
+    }
+
+    #[test]
     fn the_summary_names_a_milestone_only_for_a_change_it_shows() {
         let side = |p50: &str, p80: &str, p: f64| MilestoneSide {
             p50: p50.into(),
             p80: p80.into(),
             probability_on_time: Some(p),
+            due: None,
+            slack_working_days: None,
         };
         let change = |id: u64, title: &str, before: MilestoneSide, after: MilestoneSide, moved| {
             MilestoneChange {

@@ -1440,6 +1440,8 @@ mod tests {
             p50: "2027-03-01".into(),
             p80: "2027-03-10".into(),
             probability_on_time: Some(p),
+            due: None,
+            slack_working_days: None,
         };
         let mut c = Consequence::default();
         c.milestones = vec![crate::consequence::MilestoneChange {

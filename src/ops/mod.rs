@@ -1160,8 +1160,22 @@ impl<'a> Checker<'a> {
             let i = usize::try_from(k).unwrap_or(usize::MAX);
             match i.checked_sub(1).and_then(|i| self.created.get(i)) {
                 None => {
+                    // This op is the next create_issue: it is being checked (audit 140: "there is no
+                    // earlier create_issue number 1 (1 is the first)" for an op naming itself).
+                    let this = self.created.len() + 1;
+                    let ahead = match this {
+                        1 => "there is none before it".to_owned(),
+                        2 => "only create_issue 1 comes before it".to_owned(),
+                        n => format!("create_issue 1 to {} come before it", n - 1),
+                    };
+                    let what = if i == this {
+                        "an issue cannot wait for itself"
+                    } else {
+                        "it comes later in the call"
+                    };
                     return Err(format!(
-                        "dependsOnNew {k}: there is no earlier create_issue number {k} in this call (1 is the first)"
+                        "dependsOnNew {k}: {what}; this is create_issue {this} of the call, and dependsOnNew \
+                         names only earlier ones ({ahead})"
                     ));
                 }
                 Some(None) => {

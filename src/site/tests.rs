@@ -283,6 +283,8 @@ fn data() -> SiteData {
             earlier_in_force: Vec::new(),
             problems_omitted: 0,
             also_pending_omitted: 0,
+            proposed_changes: Vec::new(),
+            proposed_changes_omitted: 0,
             earlier_omitted: 0,
             also_pending: Vec::new(),
             problems: vec![format!("ledger line 9: unknown directive kind \"{NASTY}\"")],

@@ -57,6 +57,14 @@ pub struct ApplyOutput {
     pub previewed: usize,
     /// One line: what the accepted ops do to the forecast.
     pub consequence: String,
+    /// The consequence subject by subject, as `record_directive` answers it: every milestone, then the
+    /// moved issues, biggest move first; cut to the answer's budget (see `detailOmitted`). Audit 140: the
+    /// one line alone hid the issue an op was about slipping 51 working days.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub detail: Vec<crate::ledger::record::ConsequencePair>,
+    /// Subjects left out of `detail` to keep the answer within its budget: "and N more".
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub detail_omitted: usize,
     /// Day 0 of the forecast the consequence is of: its dates are as of this day (absent when every op
     /// was rejected).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -80,10 +88,16 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-/// Keeps an answer within `budget` bytes: a rejected op's echo loses its body, then the list is cut from
-/// the end, `rejectedOmitted` saying how many were left out.
+/// Keeps an answer within `budget` bytes: the consequence's smallest moves go first, then a rejected
+/// op's echo loses its body, then the rejected list is cut from the end; `detailOmitted` and
+/// `rejectedOmitted` say how many were left out. Why an op was rejected outlasts a one-day move.
 pub(crate) fn fit(out: &mut ApplyOutput, budget: usize) {
     let size = |o: &ApplyOutput| serde_json::to_vec(o).map_or(0, |v| v.len());
+    let total = out.detail.len() + out.detail_omitted;
+    while size(out) > budget && !out.detail.is_empty() {
+        out.detail.pop();
+        out.detail_omitted = total - out.detail.len();
+    }
     if size(out) <= budget {
         return;
     }
@@ -165,6 +179,8 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
             applied: 0,
             previewed: 0,
             consequence: "nothing applied: every op was rejected".to_owned(),
+            detail: Vec::new(),
+            detail_omitted: 0,
             as_of: None,
             rejected,
             rejected_omitted: 0,
@@ -185,6 +201,8 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
             applied: 0,
             previewed: accepted.len(),
             consequence: format!("preview, nothing written: {}", detail.summary),
+            detail: crate::ledger::record::pairs(&detail),
+            detail_omitted: 0,
             as_of: detail.as_of.map(|d| d.to_string()),
             rejected,
             rejected_omitted: 0,
@@ -220,6 +238,8 @@ pub fn apply_changes(ctx: &Context, input: ApplyInput) -> Result<ApplyOutput, To
         applied: file.ops.len(),
         previewed: 0,
         as_of: detail.as_of.map(|d| d.to_string()),
+        detail: file.consequence,
+        detail_omitted: 0,
         consequence: detail.summary,
         rejected,
         rejected_omitted: 0,

@@ -29,6 +29,13 @@ pub struct Directives {
     /// How many older op files awaiting approval `alsoPending` leaves out, when it is cut.
     #[serde(default, skip_serializing_if = "super::is_zero")]
     pub also_pending_omitted: usize,
+    /// `apply_changes`' own op files awaiting approval (`C-NNNN`), newest first (audit 140: an agent in a
+    /// new session learnt of one only by retrying its op and reading the rejection).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub proposed_changes: Vec<ProposedChange>,
+    /// How many of those `proposedChanges` leaves out, when it is cut.
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub proposed_changes_omitted: usize,
     /// The newest directives first, at most [`RECENT_LIMIT`].
     pub recent: Vec<RecentDirective>,
     /// Older directives that still change the plan (active, and not a note), newest first: a directive
@@ -72,6 +79,9 @@ impl Directives {
         let pending = self.also_pending.len();
         self.also_pending.truncate(limit);
         self.also_pending_omitted += pending - self.also_pending.len();
+        let proposed = self.proposed_changes.len();
+        self.proposed_changes.truncate(limit);
+        self.proposed_changes_omitted += proposed - self.proposed_changes.len();
         self.keep_recent(limit);
         let earlier = self.earlier_in_force.len();
         self.earlier_in_force.truncate(limit);
@@ -135,6 +145,28 @@ pub struct AlsoPending {
     /// milestone closed on Gitea was listed as awaiting approval without a word).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+}
+
+/// An `apply_changes` op file awaiting approval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProposedChange {
+    /// `C-0006`.
+    pub id: String,
+    /// Its consequence in one line, as it was computed when the file was written.
+    pub summary: String,
+    /// When it was written (RFC 3339, UTC).
+    pub created_at: String,
+    /// How many ops it holds.
+    pub ops: usize,
+    /// Whether any op is destructive (it then goes through a pull request).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub destructive: bool,
+    /// The directives given after it was written (but notes), oldest first: its `summary` was computed without them,
+    /// so it may no longer be what merging it does (audit 140: one read "p80 unchanged (Apr 8)" while
+    /// the forecast, after a capacity directive, said Feb 25).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub directives_since: Vec<String>,
 }
 
 /// One ledger entry.
@@ -207,6 +239,7 @@ pub struct Replayed {
 pub fn directives(
     ledger: Option<&str>,
     pending: Vec<OpFile>,
+    changes: Vec<OpFile>,
     snapshot: Option<&Snapshot>,
     replayed: &Replayed,
 ) -> Directives {
@@ -253,7 +286,31 @@ pub fn directives(
         }
     };
     let recent: Vec<RecentDirective> = all.iter().map(|d| entry(d)).collect();
+    let proposed_changes = changes
+        .into_iter()
+        .map(|f| {
+            let written = chrono::DateTime::parse_from_rfc3339(&f.created_at).ok();
+            ProposedChange {
+                directives_since: all
+                    .iter()
+                    .rev()
+                    .filter(|d| {
+                        written.is_some_and(|w| d.at > w)
+                            && d.kind != crate::ledger::format::DirectiveKind::Note
+                    })
+                    .map(|d| d.id.to_string())
+                    .collect(),
+                ops: f.ops.len(),
+                destructive: f.destructive,
+                created_at: f.created_at,
+                summary: f.summary,
+                id: f.id,
+            }
+        })
+        .collect();
     let mut view = Directives {
+        proposed_changes,
+        proposed_changes_omitted: 0,
         earlier_in_force: Vec::new(),
         earlier_omitted: 0,
         problems_omitted: 0,
@@ -293,6 +350,27 @@ fn pending_newest_first(pending: &[OpFile], done: &[&str]) -> Vec<OpFile> {
     files.into_iter().map(|(_, f)| f.clone()).collect()
 }
 
+/// The other op files among `pending` (`apply_changes`' and captures', `C-NNNN`), newest first (by their
+/// number), but for those in `done`.
+fn changes_newest_first(pending: &[OpFile], done: &[&str]) -> Vec<OpFile> {
+    let number = |f: &OpFile| {
+        f.id.strip_prefix("C-")
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let mut files: Vec<&OpFile> = pending
+        .iter()
+        .filter(|f| f.source != Source::Directive && !done.contains(&f.id.as_str()))
+        .collect();
+    files.sort_by_key(|f| {
+        (
+            std::cmp::Reverse(number(f)),
+            std::cmp::Reverse(f.id.clone()),
+        )
+    });
+    files.into_iter().cloned().collect()
+}
+
 /// The title of the issue or milestone a directive targets, when the snapshot has it.
 fn title(snapshot: &Snapshot, target: &Target) -> Option<String> {
     match target {
@@ -330,6 +408,7 @@ pub fn of_ledger(
     directives(
         ledger,
         pending_newest_first(pending, done),
+        changes_newest_first(pending, done),
         snapshot,
         replayed,
     )
@@ -375,6 +454,17 @@ mod tests {
                 })
                 .collect(),
             also_pending_omitted: 0,
+            proposed_changes: (1..=12)
+                .map(|n| ProposedChange {
+                    id: format!("C-{n:04}"),
+                    summary: String::new(),
+                    created_at: String::new(),
+                    ops: 1,
+                    destructive: false,
+                    directives_since: Vec::new(),
+                })
+                .collect(),
+            proposed_changes_omitted: 0,
             recent,
             earlier_in_force: Vec::new(),
             earlier_omitted: 0,
@@ -384,6 +474,8 @@ mod tests {
         d.cut(5);
         assert_eq!(d.also_pending.len(), 5);
         assert_eq!(d.also_pending_omitted, 35);
+        assert_eq!(d.proposed_changes.len(), 5);
+        assert_eq!(d.proposed_changes_omitted, 7);
         assert_eq!(d.recent.len(), 5);
         // The first in force that `recent` cut leads the earlier ones.
         assert_eq!(d.earlier_in_force.len(), 5);

@@ -100,9 +100,15 @@ fn a_bigger_estimate_moves_the_issue_what_waits_on_it_and_its_milestone() {
     );
     assert!(c.summary.starts_with(&expected), "{}", c.summary);
     assert!(c.summary.contains("P(on time) "), "{}", c.summary);
+    // The count, with the biggest move: the first issue of the diff.
+    let most = &c.issues[0];
     assert!(
-        c.summary
-            .ends_with(&format!("; {} issues moved", c.issues.len())),
+        c.summary.ends_with(&format!(
+            "; {} issues moved (the most: {}, p80 +{} working days)",
+            c.issues.len(),
+            most.issue,
+            most.moved_working_days
+        )),
         "{}",
         c.summary
     );

@@ -1064,6 +1064,65 @@ fn the_consequence_says_what_happens_to_the_milestone_the_change_is_about() {
     // The op file's summary is the same line.
     let file = std::fs::read_to_string(tmp.path().join(v["opsFile"].as_str().unwrap())).unwrap();
     assert!(file.contains("Mobile 3.0 holiday release p80"), "{file}");
+    // Subject by subject too, as the op file holds it (audit 140: the line alone hid an issue the op
+    // was about slipping 51 working days): every milestone, then the moved issues.
+    let detail = v["detail"].as_array().expect("detail");
+    let subjects: Vec<&str> = detail
+        .iter()
+        .map(|p| p["subject"].as_str().unwrap())
+        .collect();
+    assert!(
+        subjects.contains(&"milestone 4 Public API v2"),
+        "{subjects:?}"
+    );
+    assert!(
+        subjects.iter().any(|s| s.starts_with("issue ")),
+        "{subjects:?}"
+    );
+    let api = &detail[subjects
+        .iter()
+        .position(|s| *s == "milestone 4 Public API v2")
+        .unwrap()];
+    assert!(api["after"]["p80"].is_string(), "{api}");
+    // The line names the biggest issue move, and it is the first issue of the detail.
+    let first_issue = subjects.iter().find(|s| s.starts_with("issue ")).unwrap();
+    let key = first_issue.split(' ').nth(1).unwrap();
+    assert!(
+        line.contains(&format!("(the most: {key}, p80 ")),
+        "{line} / {key}"
+    );
+}
+
+#[test]
+fn a_due_day_moved_is_said_with_both_days_and_where_the_p80_stands() {
+    let tmp = demo_dir();
+    // Mobile 3.0 is due 2026-12-18 and late: moved to Jan 22 it is said so, with its slack then.
+    let v = apply(
+        tmp.path(),
+        json!({ "ops": [{ "op": "set_milestone_due", "milestone": 3, "due": "2027-01-22" }], "preview": true }),
+    );
+    let line = v["consequence"].as_str().unwrap();
+    assert!(line.contains(", due Dec 18 → Jan 22 2027, p80 "), "{line}");
+    let mobile = v["detail"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["subject"].as_str().unwrap().starts_with("milestone 3 "))
+        .expect("Mobile 3.0 in the detail");
+    assert_eq!(mobile["before"]["due"], "2026-12-18", "{mobile}");
+    assert_eq!(mobile["after"]["due"], "2027-01-22", "{mobile}");
+    let (b, a) = (
+        mobile["before"]["slackWorkingDays"].as_i64().unwrap(),
+        mobile["after"]["slackWorkingDays"].as_i64().unwrap(),
+    );
+    // Five weeks later with the p80 where it was: about 24 working days more slack.
+    assert!(a - b >= 20 && a - b <= 25, "{mobile}");
+    let stands = if a < 0 {
+        format!("p80 {} working days late", -a)
+    } else {
+        format!("p80 {a} working days early")
+    };
+    assert!(line.contains(&stands), "{line} / {stands}");
 }
 
 #[test]
@@ -1255,6 +1314,17 @@ fn every_rejection_reason() {
         (
             json!({ "op": "create_issue", "title": "Dark mode" }),
             "several repositories",
+        ),
+        // An op naming itself, or one after it (audit 140: both read "there is no earlier create_issue
+        // number 1 … (1 is the first)").
+        (
+            json!({ "op": "create_issue", "title": "Self", "repo": "acme/web", "dependsOnNew": [1] }),
+            "dependsOnNew 1: an issue cannot wait for itself; this is create_issue 1 of the call, and \
+             dependsOnNew names only earlier ones (there is none before it)",
+        ),
+        (
+            json!({ "op": "create_issue", "title": "Later", "repo": "acme/web", "dependsOnNew": [2] }),
+            "dependsOnNew 2: it comes later in the call",
         ),
     ];
     for (op, want) in &cases {
@@ -1712,6 +1782,52 @@ fn record_directive_through_the_tool_and_the_directives_view() {
         ToolError::Invalid { path, .. } => assert_eq!(path, "/params"),
         e => panic!("{e}"),
     }
+}
+
+#[test]
+fn the_directives_view_lists_the_pending_changes_and_the_directives_given_since() {
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    let v = apply(
+        dir,
+        json!({ "ops": [{ "op": "set_priority", "issue": "acme/api#102", "priority": "p/1" }] }),
+    );
+    let file = v["opsFile"].as_str().unwrap();
+    let id = file
+        .trim_start_matches("ops/pending/")
+        .trim_end_matches(".yaml");
+    let view =
+        || tools::call(&ctx(dir), "query_project", &json!({ "view": "directives" })).unwrap();
+    let before = view();
+    let listed = &before["proposedChanges"][0];
+    assert_eq!(listed["id"], id, "{before}");
+    assert_eq!(listed["summary"], v["consequence"], "{before}");
+    assert_eq!(listed["ops"], 1, "{before}");
+    assert!(listed.get("directivesSince").is_none(), "{before}");
+    // A directive given an hour later: the file's consequence was computed without it.
+    let later = Context {
+        clock: Some(clock() + chrono::Duration::hours(1)),
+        ..ctx(dir)
+    };
+    let d = tools::call(
+        &later,
+        "record_directive",
+        &json!({ "kind": "reprioritize", "quote": "Rate limits first.", "target": { "issue": "acme/api#121" }, "params": { "priority": 0 } }),
+    )
+    .unwrap();
+    // A note given since changes no forecast: not listed.
+    tools::call(
+        &later,
+        "record_directive",
+        &json!({ "kind": "note", "quote": "Bank demo on Friday." }),
+    )
+    .unwrap();
+    let after = view();
+    assert_eq!(
+        after["proposedChanges"][0]["directivesSince"],
+        json!([d["directiveId"]]),
+        "{after}"
+    );
 }
 
 #[test]
