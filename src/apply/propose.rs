@@ -415,8 +415,8 @@ pub fn propose(cx: &Context<'_>) -> Result<Vec<Proposed>, ProposeError> {
     }
     check_state_repo(cx)?;
     // The ids each proposal has in the checkout, before any is renumbered away from a taken one.
-    let checkout_ids: Vec<String> = proposals.iter().map(|p| p.id.clone()).collect();
-    let proposals = unclash(cx, &repo, base, proposals)?;
+    let (checkout_ids, proposals): (Vec<String>, Vec<Proposal>) =
+        unclash(cx, &repo, base, proposals)?.into_iter().unzip();
     let mut out = Vec::new();
     let each = propose_each(cx, &repo, &branch, &mut base, &proposals, &mut out);
     // What went through lives on its branch (or the branch) now and leaves the checkout. After a failure,
@@ -506,7 +506,8 @@ fn warn_strays(
     Ok(strays)
 }
 
-/// The proposals, each renumbered to the next free id where its own is taken by another proposal: the
+/// The proposals, each with its id in the checkout and renumbered to the next free id where its own is
+/// taken by another proposal (one the branch records as carried out already is dropped): the
 /// branch `commitea/ID` of an open (or merged) pull request that is not this proposal, or an op file the
 /// branch already has under that id. Ids are counted from what the checkout knows, and a proposal
 /// leaves the checkout when it is pushed: a clone that never fetched the others' branches gives the
@@ -516,7 +517,7 @@ fn unclash(
     repo: &gix::Repository,
     base: gix::ObjectId,
     proposals: Vec<Proposal>,
-) -> Result<Vec<Proposal>, ProposeError> {
+) -> Result<Vec<(String, Proposal)>, ProposeError> {
     let live: Vec<String> = cx.remote.branches(BRANCH_PREFIX)?;
     let base_ledger = ledger_at(repo, base)?;
     let on_base = |dir: &str| -> Result<Vec<String>, GitError> {
@@ -544,10 +545,25 @@ fn unclash(
     for p in proposals {
         // An edit is of an entry the branch has: its id is that entry's, and its branch its own.
         if p.replaces {
-            out.push(p);
+            out.push((p.id.clone(), p));
             continue;
         }
         let clash = if applied.contains(&p.id) {
+            // A checkout cloned while the file was pending still holds it after a run carried it out
+            // (audit 141: renumbered, it was proposed again and filed its issue a second time).
+            if carried_out_already(repo, base, &p)? {
+                tracing::warn!(
+                    "{} was carried out already ({}/{}.yaml on {}): not proposed again, and taken out \
+                     of this checkout; {} brings the checkout up to date",
+                    p.id,
+                    crate::ops::APPLIED_PATH,
+                    p.id,
+                    cx.config.approvals.branch,
+                    pull_hint(cx.config)
+                );
+                let _ = std::fs::remove_file(crate::ops::pending_path(cx.layout, &p.id));
+                continue;
+            }
             true
         } else if live.contains(&p.branch()) {
             cx.remote.fetch(&p.branch())?;
@@ -584,7 +600,7 @@ fn unclash(
         // A directive's op file without its entry (the entry is on the branch already) keeps its id.
         let renumberable = p.id.starts_with(crate::ops::ID_PREFIX) || p.ledger_entry.is_some();
         if !(clash && renumberable) {
-            out.push(p);
+            out.push((p.id.clone(), p));
             continue;
         }
         let prefix = if p.id.starts_with(crate::ops::ID_PREFIX) {
@@ -604,9 +620,45 @@ fn unclash(
             p.id
         );
         taken.push(new_id.clone());
-        out.push(p.renumbered(&new_id));
+        out.push((p.id.clone(), p.renumbered(&new_id)));
     }
     Ok(out)
+}
+
+/// Whether the branch at `base` recorded `p`'s op file as carried out, as it asks (its summary and
+/// consequence aside), with its ledger entry, if any, on the branch too.
+fn carried_out_already(
+    repo: &gix::Repository,
+    base: gix::ObjectId,
+    p: &Proposal,
+) -> Result<bool, ProposeError> {
+    let Some(file) = &p.file else {
+        return Ok(false);
+    };
+    let rel = format!("{}/{}.yaml", crate::ops::APPLIED_PATH, p.id);
+    let Some(bytes) = crate::state::git::read_at(repo, base, &rel)? else {
+        return Ok(false);
+    };
+    let Ok(record) = crate::yamlfile::parse::<crate::apply::AppliedFile>(
+        &String::from_utf8_lossy(&bytes),
+        Path::new(&rel),
+    ) else {
+        return Ok(false);
+    };
+    let entry_on_base = match &p.ledger_entry {
+        None => true,
+        Some(_) => crate::ledger::parse::parse(&ledger_at(repo, base)?)
+            .ledger
+            .directives()
+            .any(|d| d.id.to_string() == p.id),
+    };
+    let theirs = Proposal {
+        id: p.id.clone(),
+        file: Some(record.proposal),
+        ledger_entry: p.ledger_entry.clone(),
+        replaces: p.replaces,
+    };
+    Ok(entry_on_base && file.id == p.id && p.same_as(&theirs))
 }
 
 /// The proposal `id` as the commit `tip` of its branch holds it: its op file and its ledger entry (when

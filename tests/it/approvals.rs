@@ -3325,7 +3325,7 @@ fn close_by_an_edited_proposal_merged(s: &Setup, key: &IssueKey, style: MergeSty
         &format!("commitea/{id}"),
         &path,
         "summary: ",
-        "summary: (edited) ",
+        "# edited by hand\nsummary: ",
     );
     // And adds a note after: the file's text comes from a commit before the branch's tip.
     add_on_branch(s, &format!("commitea/{id}"), &format!("note-{id}.md"));
@@ -4405,4 +4405,62 @@ fn a_push_from_the_actions_job_does_not_start_the_workflow_again() {
     );
     let from_a_laptop = run_push(&keys[1], false);
     assert!(!from_a_laptop.contains("[skip ci]"), "{from_a_laptop}");
+}
+
+/// A checkout cloned while an op file was pending still holds it after a run carried it out: proposing
+/// from it does not propose the file again under a new id (audit 141: renumbered C-0013, it filed its
+/// issue on Gitea a second time).
+#[test]
+fn a_stale_checkout_does_not_propose_again_what_a_run_carried_out() {
+    let s = setup(&DemoSpec::scaled(60));
+    let repo = RepoName::new("acme", "api");
+    let title = "Filed once only";
+    let input = format!(
+        r#"{{"ops":[{{"op":"create_issue","repo":"{repo}","title":"{title}","labels":["est/1d"]}}]}}"#
+    );
+    ok(&s.commitea(&s.work, &["tool", "--by", "pat", "apply_changes", &input]));
+    let proposed = ok(&s.commitea(&s.work, &["propose"]));
+    assert!(proposed.starts_with("C-0001 direct "), "{proposed}");
+    // A teammate clones now: the clone holds ops/pending/C-0001.yaml.
+    let stale = s._tmp.path().join("stale");
+    git(
+        s._tmp.path(),
+        &[
+            "clone",
+            "-q",
+            s.bare.to_str().unwrap(),
+            stale.to_str().unwrap(),
+        ],
+    );
+    assert!(stale.join("ops/pending/C-0001.yaml").exists());
+    check_out_main(&s);
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let filed = || -> usize {
+        s.emu
+            .with_dataset(|d| d.issues(&repo).iter().filter(|i| i.title == title).count())
+    };
+    assert_eq!(filed(), 1);
+
+    // The teammate proposes a change of their own without pulling first.
+    let [key] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
+    let theirs = format!(r#"{{"ops":[{{"op":"set_priority","issue":"{key}","priority":"p/0"}}]}}"#);
+    ok(&s.commitea(&stale, &["tool", "--by", "dana", "apply_changes", &theirs]));
+    let out = s.commitea(&stale, &["propose"]);
+    let stdout = ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "only the teammate's own change: {stdout}");
+    assert!(lines[0].starts_with("C-0002 direct "), "{stdout}");
+    assert!(
+        stderr.contains(
+            "C-0001 was carried out already (ops/applied/C-0001.yaml on main): not proposed again"
+        ),
+        "{stderr}"
+    );
+    assert!(!stale.join("ops/pending/C-0001.yaml").exists());
+    // The next run files nothing twice.
+    check_out_main(&s);
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    assert_eq!(filed(), 1);
+    assert!(s.issue(&key).labels.contains(&"p/0".to_owned()));
 }
