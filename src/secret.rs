@@ -40,8 +40,11 @@ impl Secret {
         // Every place a PART-long piece of the secret occurs is covered; pieces that overlap or touch
         // make one run, masked once. Each piece is found by the standard library's substring search, so
         // a long body (an error page) costs a few scans of it, not a comparison per byte and offset.
-        let mut covered: Vec<(usize, usize)> = self
-            .0
+        // In either case: a model that writes the key back in lower case is quoting it all the same
+        // (audit 143). ASCII case folding keeps every byte where it was.
+        let folded = whole.to_ascii_lowercase();
+        let secret = self.0.to_ascii_lowercase();
+        let mut covered: Vec<(usize, usize)> = secret
             .as_bytes()
             .windows(PART)
             .filter_map(|w| std::str::from_utf8(w).ok())
@@ -50,7 +53,7 @@ impl Secret {
                 // character boundary, and so does the byte after that start.
                 let mut at = Vec::new();
                 let mut from = 0;
-                while let Some(k) = whole[from..].find(piece) {
+                while let Some(k) = folded[from..].find(piece) {
                     at.push((from + k, from + k + PART));
                     from += k + 1;
                 }
@@ -126,6 +129,8 @@ mod tests {
             "Incorrect API key provided: ***...Z789 (é)"
         );
         assert_eq!(s.scrub("key ends c123XYZ789."), "key ends ***.");
+        // In another case too.
+        assert_eq!(s.scrub("echo: SK-PROJ-secretABC123xyz789!"), "echo: ***!");
         // Seven characters in a row are too few to tell from ordinary text.
         assert_eq!(s.scrub("sk-proj is a prefix"), "sk-proj is a prefix");
     }

@@ -30,6 +30,14 @@ pub enum AgentError {
     /// The state repo could not be read.
     #[error(transparent)]
     Tool(#[from] ToolError),
+    /// The model failed after the tools had written: what they wrote is in the checkout, for review.
+    #[error("{source}; before that, the tools wrote (in the checkout, for review): {}", writes.join("; "))]
+    Stopped {
+        /// Why the conversation stopped.
+        source: ModelError,
+        /// What the tools wrote, one line each, as an answer lists them.
+        writes: Vec<String>,
+    },
 }
 
 impl AgentError {
@@ -38,6 +46,7 @@ impl AgentError {
         match self {
             Self::Model(e) => e.is_setup(),
             Self::Tool(e) => e.is_input(),
+            Self::Stopped { .. } => false,
         }
     }
 }
@@ -240,6 +249,83 @@ pub(crate) struct Dispatched {
     pub not_done: Vec<String>,
 }
 
+/// Tool calls one model reply may have run; the rest are answered, not run (audit 143: one reply of 1,000
+/// calls ran them all, and the next request sent the model 12 MB).
+pub(crate) const CALLS_PER_REPLY: usize = 8;
+
+/// Write calls (`apply_changes`, `record_directive`) one conversation may run (audit 143: one reply wrote
+/// 60 op files for a reviewer to go through, to a question that asked for none).
+pub(crate) const WRITES_PER_CONVERSATION: usize = 5;
+
+/// Whether a call is to a tool that writes.
+fn is_write(call: &ToolCall) -> bool {
+    matches!(
+        call.name.as_str(),
+        tools::APPLY_CHANGES | tools::RECORD_DIRECTIVE
+    )
+}
+
+/// A call answered with an error and not run.
+fn refused(call: &ToolCall, kind: &str, message: String) -> Dispatched {
+    let name = crate::limits::excerpt(&call.name);
+    Dispatched {
+        text: error_text(kind, &message),
+        payload: None,
+        not_done: if is_write(call) {
+            vec![format!("{name}: {message}")]
+        } else {
+            Vec::new()
+        },
+        record: CallRecord {
+            tool: name,
+            ok: false,
+            error: Some(message),
+        },
+        write: None,
+    }
+}
+
+/// Runs a reply's calls in order within [`CALLS_PER_REPLY`] and, counting `written` (the write calls
+/// the conversation ran before), [`WRITES_PER_CONVERSATION`]; a call past either is answered why, and
+/// not run.
+pub(crate) fn dispatch_all(
+    ctx: &Context,
+    calls: &[ToolCall],
+    policy: &Policy<'_>,
+    written: &mut usize,
+) -> Vec<Dispatched> {
+    calls
+        .iter()
+        .enumerate()
+        .map(|(i, call)| {
+            if i >= CALLS_PER_REPLY {
+                return refused(
+                    call,
+                    "too_many_calls",
+                    format!(
+                        "not run: one reply may make at most {CALLS_PER_REPLY} tool calls; make the \
+                         ones that matter"
+                    ),
+                );
+            }
+            if is_write(call) && policy.tools.contains(&call.name.as_str()) {
+                if *written >= WRITES_PER_CONVERSATION {
+                    return refused(
+                        call,
+                        "too_many_writes",
+                        format!(
+                            "not run: one conversation may make at most {WRITES_PER_CONVERSATION} \
+                             write calls; say what else should change instead"
+                        ),
+                    );
+                }
+                *written += 1;
+            }
+            dispatch(ctx, call, policy)
+        })
+        .collect()
+}
+
 fn error_text(kind: &str, message: &str) -> String {
     json!({"error": {"kind": kind, "message": message}}).to_string()
 }
@@ -425,25 +511,7 @@ fn sentences(words: &str) -> Vec<Sentence> {
 /// Runs one tool call of the model under `policy`.
 pub(crate) fn dispatch(ctx: &Context, call: &ToolCall, policy: &Policy<'_>) -> Dispatched {
     let name = crate::limits::excerpt(&call.name);
-    let writes = matches!(
-        call.name.as_str(),
-        tools::APPLY_CHANGES | tools::RECORD_DIRECTIVE
-    );
-    let fail = |kind: &str, message: String| Dispatched {
-        text: error_text(kind, &message),
-        payload: None,
-        not_done: if writes {
-            vec![format!("{name}: {message}")]
-        } else {
-            Vec::new()
-        },
-        record: CallRecord {
-            tool: name.clone(),
-            ok: false,
-            error: Some(message),
-        },
-        write: None,
-    };
+    let fail = |kind: &str, message: String| refused(call, kind, message);
     if !policy.tools.contains(&call.name.as_str()) {
         return fail(
             "unknown_tool",
@@ -649,6 +717,7 @@ pub fn ask(ctx: &Context, question: &str) -> Result<AskAnswer, AgentError> {
     let mut calls = Vec::new();
     let mut writes = Vec::new();
     let mut not_done = Vec::new();
+    let mut written = 0;
     let mut corrected = false;
     loop {
         let reply = match conv.turn(&offered) {
@@ -675,11 +744,20 @@ pub fn ask(ctx: &Context, question: &str) -> Result<AskAnswer, AgentError> {
                     &conv,
                 ));
             }
+            // What the tools wrote before the failure is in the checkout, for review: said with it
+            // (audit 143: an `ask` that timed out left a directive and two op files without a word).
+            Err(e) if !writes.is_empty() => {
+                return Err(AgentError::Stopped { source: e, writes });
+            }
             Err(e) => return Err(e.into()),
         };
         if !reply.message.tool_calls.is_empty() {
-            for call in &reply.message.tool_calls {
-                let d = dispatch(ctx, call, &policy);
+            let calls_made = &reply.message.tool_calls;
+            for (call, d) in
+                calls_made
+                    .iter()
+                    .zip(dispatch_all(ctx, calls_made, &policy, &mut written))
+            {
                 if let Some(p) = &d.payload {
                     grounds.add_json(p);
                     if call.name == tools::QUERY_PROJECT {
@@ -948,8 +1026,8 @@ pub(crate) fn draft<T>(
     loop {
         let reply = conv.turn(&offered)?;
         if !reply.message.tool_calls.is_empty() {
-            for call in &reply.message.tool_calls {
-                let d = dispatch(ctx, call, &policy);
+            let calls = &reply.message.tool_calls;
+            for (call, d) in calls.iter().zip(dispatch_all(ctx, calls, &policy, &mut 0)) {
                 conv.push(Message::tool(&call.id, d.text));
             }
             continue;

@@ -258,8 +258,10 @@ pub(crate) fn check_issues(
                 .map(|d| u32::try_from(position[d]).unwrap_or(u32::MAX))
                 .collect(),
         };
+        // As `apply_changes` will check it when the proposal is filed: two issues of one title in a
+        // repository are refused here, not after the review (audit 143).
         let checked = checker
-            .check(&op, false)
+            .check_change(&op, false, &[])
             .map_err(|reason| format!("{path}: {reason}"))?;
         let Op::CreateIssue {
             title,

@@ -9,6 +9,7 @@
 //! the environment variable the config names, sent as a bearer token and never written to any log, file or
 //! error.
 
+use chrono::{DateTime, Utc};
 use std::io::Read;
 use std::time::Duration;
 
@@ -298,6 +299,17 @@ const RETRY_PAUSE: Duration = Duration::from_millis(500);
 /// The longest `Retry-After` waited for before the one retry; a longer one is said instead.
 const RETRY_AFTER_CAP: Duration = Duration::from_secs(30);
 
+/// A `Retry-After` header's wait in seconds: a number of seconds, or an HTTP date (RFC 9110 allows both;
+/// audit 143 found a date ignored and retried after half a second), counted from `now`.
+fn retry_after_seconds(value: &str, now: DateTime<Utc>) -> Option<u64> {
+    let value = value.trim();
+    if let Ok(s) = value.parse::<u64>() {
+        return Some(s);
+    }
+    let at = DateTime::parse_from_rfc2822(value).ok()?;
+    Some(u64::try_from((at.with_timezone(&Utc) - now).num_seconds()).unwrap_or(0))
+}
+
 impl Client {
     /// A client for `endpoint`.
     pub fn new(endpoint: Endpoint) -> Result<Self, ModelError> {
@@ -372,7 +384,25 @@ impl Client {
                 };
                 tracing::warn!("{said}; trying once more in {} s", pause.as_secs_f64());
                 std::thread::sleep(pause);
-                self.send(&body)
+                // A second "wait" after the one retry is said as such, not as a wait longer than
+                // CommiTea makes (audit 143: it asked for 2 s, which CommiTea had just waited).
+                self.send(&body).map_err(|e| match e {
+                    ModelError::Status {
+                        setting,
+                        status,
+                        message,
+                        retry_after: Some(s),
+                    } => ModelError::Status {
+                        setting,
+                        status,
+                        message: format!(
+                            "{message}; after CommiTea's one retry it asks again to be left alone for \
+                             {s} s (Retry-After): try again then"
+                        ),
+                        retry_after: None,
+                    },
+                    other => other,
+                })
             }
             other => other,
         }
@@ -408,7 +438,7 @@ impl Client {
             .headers()
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok());
+            .and_then(|v| retry_after_seconds(v, Utc::now()));
         let mut bytes = Vec::new();
         let limit = crate::limits::MODEL_REPLY_BYTES;
         response
@@ -723,6 +753,24 @@ pub(crate) fn parse_reply(v: &Value) -> Result<Reply, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_retry_after_is_read_as_seconds_or_as_a_date() {
+        let now = DateTime::parse_from_rfc3339("2015-10-21T07:27:30Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        assert_eq!(retry_after_seconds(" 120 ", now), Some(120));
+        assert_eq!(
+            retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT", now),
+            Some(30)
+        );
+        // A date already past: no wait.
+        assert_eq!(
+            retry_after_seconds("Wed, 21 Oct 2015 07:00:00 GMT", now),
+            Some(0)
+        );
+        assert_eq!(retry_after_seconds("soon", now), None);
+    }
 
     #[test]
     fn a_thinking_models_reasoning_is_not_its_answer() {

@@ -1798,3 +1798,136 @@ fn a_quote_copied_with_another_case_and_straight_quotes_is_the_pms_words_in_the_
         "{ledger}"
     );
 }
+
+/// One reply runs at most `CALLS_PER_REPLY` tool calls and one conversation at most
+/// `WRITES_PER_CONVERSATION` writes; the rest are answered why, not run (audit 143: 1,000 calls in one
+/// reply ran, and 60 op files were written for one question).
+#[test]
+fn a_reply_runs_a_bounded_number_of_calls_and_a_conversation_a_bounded_number_of_writes() {
+    let tmp = demo_state();
+    let create = |n: usize| {
+        (
+            "apply_changes",
+            json!({"ops": [{"op": "create_issue", "repo": "acme/web", "title": format!("Flood {n}")}]}),
+        )
+    };
+    // Seven writes and three reads in one reply: five writes run, two are refused as writes past the
+    // bound, and the last two calls (past eight) are not run at all.
+    let mut calls: Vec<(&str, Value)> = (1..=7).map(create).collect();
+    calls.extend((0..3).map(|_| ("query_project", json!({"view": "focus"}))));
+    let server = ModelServer::start(vec![
+        Exchange::new(Match::any(), Reply::tool_calls(&calls)),
+        Exchange::new(Match::any(), Reply::text("Filed.")),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, false, 30);
+    let out: Value = serde_json::from_str(&ok(&commitea(
+        tmp.path(),
+        &["ask", "File the flood.", "--json"],
+        "",
+        &[],
+    )))
+    .unwrap();
+    assert_eq!(pending(tmp.path()).len(), 5, "{out}");
+    let errors: Vec<&str> = out["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["error"].as_str())
+        .collect();
+    assert_eq!(errors.len(), 4, "{out}");
+    assert!(
+        errors[..2]
+            .iter()
+            .all(|e| e.contains("at most 5 write calls")),
+        "{errors:?}"
+    );
+    assert!(
+        errors[2..]
+            .iter()
+            .all(|e| e.contains("at most 8 tool calls")),
+        "{errors:?}"
+    );
+    // The model was told, call by call.
+    let last = server.requests().last().unwrap().body.to_string();
+    assert_eq!(last.matches("too_many_calls").count(), 2, "{last}");
+}
+
+/// A conversation that fails after a write says what was written with the failure (audit 143: an `ask`
+/// that timed out left a directive and op files in the checkout without a word).
+#[test]
+fn an_ask_that_fails_after_writing_says_what_it_wrote() {
+    let tmp = demo_state();
+    let server = ModelServer::start(vec![
+        Exchange::new(
+            Match::any(),
+            Reply::tool_call(
+                "apply_changes",
+                json!({"ops": [{"op": "create_issue", "repo": "acme/web", "title": "Before the fault"}]}),
+            ),
+        ),
+        Exchange::new(Match::any(), Reply::status(503, "overloaded")),
+        Exchange::new(Match::any(), Reply::status(502, "still overloaded")),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, false, 30);
+    let out = commitea(tmp.path(), &["ask", "File it."], "", &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let [file] = <[String; 1]>::try_from(pending(tmp.path())).unwrap();
+    assert!(
+        stderr.contains("answered 502: still overloaded")
+            && stderr.contains("before that, the tools wrote (in the checkout, for review): ")
+            && stderr.contains(&file),
+        "{stderr}"
+    );
+}
+
+/// A proposal filing two issues of one title in a repository is invalid at capture, as `apply_changes`
+/// would refuse it at filing (audit 143: it passed, and the review tray then called a file the person
+/// never edited invalid).
+#[test]
+fn a_proposal_of_two_issues_with_one_title_goes_back_for_repair() {
+    let tmp = demo_state();
+    let mut twice = three_issues("est/2d");
+    twice["proposal"]["issues"][1]["title"] = json!("Dark mode: design tokens");
+    twice["proposal"]["issues"][1]["repo"] = json!("acme/web");
+    twice["proposal"]["issues"][0]["repo"] = json!("acme/web");
+    let server = ModelServer::start(vec![
+        Exchange::new(Match::any(), Reply::text(&twice.to_string())),
+        Exchange::new(
+            Match::last("not valid"),
+            Reply::text(&three_issues("est/2d").to_string()),
+        ),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, true, 30);
+    let out: Value = serde_json::from_str(&ok(&commitea(
+        tmp.path(),
+        &[
+            "tool",
+            "capture_work",
+            &json!({"braindump": BRAINDUMP}).to_string(),
+        ],
+        "",
+        &[],
+    )))
+    .unwrap();
+    assert_eq!(
+        out["proposal"]["issues"].as_array().unwrap().len(),
+        3,
+        "{out}"
+    );
+    let repair = server.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        repair.contains("already files a new issue titled \"Dark mode: design tokens\""),
+        "{repair}"
+    );
+}

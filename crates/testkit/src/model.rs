@@ -115,6 +115,22 @@ impl Reply {
         ))
     }
 
+    /// A chat completion that makes several calls in one reply, each `(name, arguments)`.
+    pub fn tool_calls(calls: &[(&str, Value)]) -> Self {
+        let calls: Vec<Value> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, (name, arguments))| {
+                json!({"id": format!("call_{}", i + 1), "type": "function",
+                       "function": {"name": name, "arguments": arguments.to_string()}})
+            })
+            .collect();
+        Self::json(completion(
+            json!({"role": "assistant", "content": null, "tool_calls": calls}),
+            "tool_calls",
+        ))
+    }
+
     /// A reply cut at the token limit (`finish_reason: length`).
     pub fn cut(content: &str) -> Self {
         Self::json(completion(
