@@ -29,7 +29,7 @@ use crate::pipeline::RunOptions;
 
 /// CommiTea: honest forecasts for teams on Gitea, kept in git.
 #[derive(Debug, Parser)]
-#[command(name = "commitea", version, about, long_about = None)]
+#[command(name = "commitea", version = crate::forecast::ENGINE, about, long_about = None)]
 pub struct Cli {
     /// The command.
     #[command(subcommand)]

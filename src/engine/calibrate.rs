@@ -112,13 +112,23 @@ fn mean(v: &[f64]) -> f64 {
     }
 }
 
+impl Sample {
+    /// Whether it took more than [`RATIO_LIMIT`] times its estimate, or less than its share: a data
+    /// error (time logged on the wrong issue, an estimate label left from another), which calibration
+    /// leaves out.
+    pub(crate) fn absurd(&self) -> bool {
+        self.estimate > 0.0
+            && self.actual > 0.0
+            && (self.actual / self.estimate).ln().abs() > RATIO_LIMIT.ln()
+    }
+}
+
 /// Fits the model to `samples` (those with a non-positive or absurd ratio are dropped).
-pub(crate) fn fit(samples: &[Sample]) -> Calibration {
+pub(crate) fn fit<'s>(samples: impl IntoIterator<Item = &'s Sample>) -> Calibration {
     let usable: Vec<(&Sample, f64)> = samples
-        .iter()
-        .filter(|s| s.estimate > 0.0 && s.actual > 0.0)
+        .into_iter()
+        .filter(|s| s.estimate > 0.0 && s.actual > 0.0 && !s.absurd())
         .map(|s| (s, (s.actual / s.estimate).ln()))
-        .filter(|(_, r)| r.abs() <= RATIO_LIMIT.ln())
         .collect();
     let n = usable.len();
     if n < COLD_START_BELOW {

@@ -128,6 +128,11 @@ fn measured_hours(
 ///
 /// The actual effort is what [`measured_hours`] finds.
 pub fn calibration_samples(plan: &Plan) -> Vec<Sample> {
+    samples_of(plan).into_iter().map(|(_, s)| s).collect()
+}
+
+/// [`calibration_samples`], each with its issue.
+fn samples_of(plan: &Plan) -> Vec<(&PlannedIssue, Sample)> {
     let team: HashMap<&str, &crate::plan::PlannedMember> =
         plan.team.iter().map(|m| (m.name.as_str(), m)).collect();
     let mut out = Vec::new();
@@ -141,19 +146,70 @@ pub fn calibration_samples(plan: &Plan) -> Vec<Sample> {
         let Some(actual) = measured_hours(plan, &team, i) else {
             continue;
         };
-        out.push(Sample {
-            estimate,
-            actual,
-            person: i.assignee.clone(),
-            labels: i
-                .labels
-                .iter()
-                .filter(|l| !crate::domain::is_plan_label(l))
-                .cloned()
-                .collect(),
-        });
+        out.push((
+            i,
+            Sample {
+                estimate,
+                actual,
+                person: i.assignee.clone(),
+                labels: i
+                    .labels
+                    .iter()
+                    .filter(|l| !crate::domain::is_plan_label(l))
+                    .cloned()
+                    .collect(),
+            },
+        ));
     }
     out
+}
+
+/// The warning for closed issues calibration leaves out as data errors, naming a few (audit 142: a
+/// 1,000-hour entry of tracked time dropped its issue without a word, and calibration stayed cold).
+fn absurd_samples(samples: &[(&PlannedIssue, Sample)]) -> Option<String> {
+    const NAMED: usize = 5;
+    let absurd: Vec<String> = samples
+        .iter()
+        .filter(|(_, s)| s.absurd())
+        .map(|(i, s)| {
+            format!(
+                "{} ({} h against an estimate of {} h)",
+                i.key,
+                round1(s.actual),
+                round1(s.estimate)
+            )
+        })
+        .collect();
+    if absurd.is_empty() {
+        return None;
+    }
+    let mut named: Vec<String> = absurd.iter().take(NAMED).cloned().collect();
+    if absurd.len() > NAMED {
+        named.push(format!("{} more", absurd.len() - NAMED));
+    }
+    Some(format!(
+        "calibration leaves out {}: {} more than {}× off its estimate, taken as a data error (time \
+         logged on the wrong issue, or an estimate left from another); correct the tracked time or the \
+         estimate on Gitea to count {}",
+        crate::prose::and_list(&named),
+        if absurd.len() == 1 {
+            "it took"
+        } else {
+            "each took"
+        },
+        calibrate::RATIO_LIMIT,
+        if absurd.len() == 1 { "it" } else { "them" }
+    ))
+}
+
+/// Hours as said in a warning: one decimal, none where it is whole.
+fn round1(h: f64) -> String {
+    let r = (h * 10.0).round() / 10.0;
+    if r.fract() == 0.0 {
+        format!("{r:.0}")
+    } else {
+        format!("{r:.1}")
+    }
 }
 
 /// The engine's input built from a plan: the open issues as tasks, their effort distributions and the
@@ -188,11 +244,13 @@ pub struct Built<'a> {
 
 /// Builds the engine's input from a plan, with calendars to `horizon_days`.
 pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine::ScheduleError> {
-    let calibration = calibrate::fit(&calibration_samples(plan));
+    let samples = samples_of(plan);
+    let calibration = calibrate::fit(samples.iter().map(|(_, s)| s));
     let as_of = plan.as_of;
     let days = horizon_days;
     let imputation = imputed_estimates(plan);
     let mut warnings: Vec<String> = plan.warnings.iter().map(ToString::to_string).collect();
+    warnings.extend(absurd_samples(&samples));
 
     let open: Vec<&PlannedIssue> = plan
         .issues

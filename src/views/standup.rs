@@ -657,6 +657,29 @@ fn behind(
         .collect()
 }
 
+/// The issues whose own inputs changed between `prev` and today's `report`: their estimate, priority,
+/// assignee, milestone or dependencies, or an op file applied since changed them on Gitea.
+fn own_changes(prev: &Previous, report: &ForecastReport) -> std::collections::HashSet<String> {
+    let was: HashMap<&IssueKey, &crate::forecast::IssueForecast> =
+        prev.report.issues.iter().map(|f| (&f.issue, f)).collect();
+    report
+        .issues
+        .iter()
+        .filter(|f| {
+            was.get(&f.issue).is_some_and(|old| {
+                old.estimate != f.estimate
+                    || old.priority != f.priority
+                    || old.assignee != f.assignee
+                    || old.milestone != f.milestone
+                    || old.depends_on != f.depends_on
+            })
+        })
+        .map(|f| &f.issue)
+        .chain(prev.applied.iter().flat_map(|a| &a.changed))
+        .map(ToString::to_string)
+        .collect()
+}
+
 /// What changed in the inputs between `prev` and today's forecast `report` of `snapshot`.
 pub fn since_then(
     prev: &Previous,
@@ -1242,20 +1265,46 @@ pub fn standup(
             // directive's two-month slip was "the new engine's, not the project's").
             let (mut milestones, mut issues, mut summary) = (milestones, issues, c.summary.clone());
             if prev.engine_changed {
-                for m in milestones.iter_mut().chain(issues.iter_mut()) {
+                for m in milestones.iter_mut() {
                     m.why = Some(match (m.directives.is_empty(), m.why.take()) {
                         (false, Some(w)) => format!("{w}; {ENGINE_ALSO}"),
                         _ => ENGINE_CHANGED.to_owned(),
                     });
                 }
+                // An issue's own change (its estimate or priority set, an op applied to it, closed,
+                // new) is the project's whatever the engine (audit 141: after an upgrade, every row of
+                // the standup was the engine's, the issue an approved op changed too).
+                let own = own_changes(prev, report);
+                for m in &mut issues {
+                    m.why = Some(match (m.directives.is_empty(), m.why.take()) {
+                        (false, Some(w)) => format!("{w}; {ENGINE_ALSO}"),
+                        (true, Some(w)) if crate::consequence::of_its_own(&w) => {
+                            format!("{w}; {ENGINE_ALSO}")
+                        }
+                        _ if own.contains(m.subject.as_str()) => {
+                            format!("{}; {ENGINE_ALSO}", crate::consequence::WHY_OWN)
+                        }
+                        _ => ENGINE_CHANGED.to_owned(),
+                    });
+                }
+                // Both versions named: with two runners on two versions taking turns, which one ran is
+                // what a PM needs to see (audit 141).
+                let versions = format!(
+                    "{} made it, {} made this one",
+                    prev.report
+                        .engine
+                        .as_deref()
+                        .unwrap_or("a version before 2026-12-05"),
+                    crate::forecast::ENGINE
+                );
                 summary = if milestones.is_empty() && issues.is_empty() {
-                    "CommiTea itself changed since that forecast (another version made it); no forecast \
-                     change"
-                        .to_owned()
+                    format!(
+                        "CommiTea itself changed since that forecast ({versions}); no forecast change"
+                    )
                 } else {
                     format!(
-                        "CommiTea itself changed since that forecast (another version made it): a move \
-                         no directive since explains is the new engine's, not the project's. {summary}"
+                        "CommiTea itself changed since that forecast ({versions}): a move no directive \
+                         since explains is the new engine's, not the project's. {summary}"
                     )
                 };
             } else if !prev.forecast_settings.is_empty() {

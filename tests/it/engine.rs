@@ -916,6 +916,36 @@ fn calibration_learns_from_a_closed_issue_with_only_an_assignment_and_a_close() 
 }
 
 #[test]
+fn a_closed_issue_far_off_its_estimate_is_left_out_of_calibration_and_named() {
+    let mut plan = demo_plan();
+    let k = a_closed_estimated_issue(&plan);
+    let key = plan.issues[k].key.to_string();
+    let estimate = plan.issues[k].estimate_hours.unwrap();
+    // A thousand hours logged by mistake on an issue estimated at a few.
+    plan.issues[k].tracked_hours = estimate * 200.0;
+    let warnings = forecast::build(&plan, 365).unwrap().warnings;
+    let said: Vec<&String> = warnings
+        .iter()
+        .filter(|w| w.starts_with("calibration leaves out "))
+        .collect();
+    assert_eq!(said.len(), 1, "{warnings:#?}");
+    assert!(
+        said[0].contains(&format!("{key} (")) && said[0].contains("more than 20× off its estimate"),
+        "{}",
+        said[0]
+    );
+    // Within the bound, nothing is said.
+    plan.issues[k].tracked_hours = estimate * 3.0;
+    let warnings = forecast::build(&plan, 365).unwrap().warnings;
+    assert!(
+        warnings
+            .iter()
+            .all(|w| !w.starts_with("calibration leaves out ")),
+        "{warnings:#?}"
+    );
+}
+
+#[test]
 fn the_history_is_read_in_the_teams_days_not_utcs() {
     use chrono::TimeZone;
     let mut plan = demo_plan();

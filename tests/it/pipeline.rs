@@ -851,22 +851,60 @@ fn the_first_run_after_an_upgrade_says_the_moves_are_the_engines_not_the_project
         "pat",
         "--yes",
     ]);
+    // An issue's own estimate set on Gitea since: that move is the project's whatever the engine
+    // (audit 141: after an upgrade every row was put down to the engine).
+    let own = v["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["issue"].as_str())
+        .filter(|k| *k != moved && *k != last)
+        .find_map(|k| {
+            let (repo, n) = k.split_once('#').unwrap();
+            let path = dir.path().join(format!("snapshot/issues/{repo}/{n}.yaml"));
+            let text = std::fs::read_to_string(&path).ok()?;
+            let edited = text.replacen("\n- est/1d\n", "\n- est/2d\n", 1);
+            (edited != text).then(|| {
+                std::fs::write(&path, edited).unwrap();
+                k.to_owned()
+            })
+        })
+        .expect("an open issue estimated at a day");
     crate::pipeline::commit_all_as_pm(dir.path(), false, "the directive, approved");
 
     commitea(&["run", "--offline", "--now", "2026-11-30"]);
     let standup: serde_json::Value = serde_json::from_str(&commitea(&[
         "tool",
         "query_project",
-        r#"{"view":"standup"}"#,
+        r#"{"view":"standup","filters":{"limit":100}}"#,
     ]))
     .unwrap();
     let drift = &standup["drift"];
     assert_eq!(drift["sinceThen"]["engineChanged"], true, "{drift}");
+    let re_estimated = drift["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["subject"] == own.as_str())
+        .unwrap_or_else(|| panic!("{own} did not move: {drift}"));
+    assert_eq!(
+        re_estimated["why"],
+        "own change; CommiTea itself changed since that forecast too (another version made it)",
+        "{re_estimated}"
+    );
     assert!(
         drift["summary"]
             .as_str()
             .unwrap()
             .starts_with("CommiTea itself changed since that forecast"),
+        "{drift}"
+    );
+    // Both versions are named (audit 141: with runners on two builds, which one ran was nowhere).
+    assert!(
+        drift["summary"].as_str().unwrap().contains(&format!(
+            "(a version before 2026-12-05 made it, {} made this one)",
+            commitea::forecast::ENGINE
+        )),
         "{drift}"
     );
     let issue = drift["issues"]
