@@ -3170,3 +3170,17 @@ fn work_only_a_leaver_may_take_is_said_with_the_way_out() {
         "{stderr}"
     );
 }
+
+/// `--version` names the build as a forecast records it (audit 141: two builds both said 0.1.0, and only
+/// `forecast.json` told them apart).
+#[test]
+fn the_version_is_the_engine_a_forecast_records() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = commitea(&["--version"], tmp.path());
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("commitea {}", commitea::forecast::ENGINE)
+    );
+    assert!(commitea::forecast::ENGINE.contains('+'));
+}
