@@ -291,13 +291,42 @@ pub enum Proposed {
         /// Its branch.
         branch: String,
     },
+    /// Not proposed, and taken out of the checkout: another proposal (`of`) asks exactly the same.
+    Duplicate {
+        /// The id.
+        id: String,
+        /// The proposal that asks it already.
+        of: String,
+    },
+    /// Not proposed, and taken out of the checkout: the branch records it as carried out already.
+    AppliedAlready {
+        /// The id.
+        id: String,
+    },
 }
 
 impl Proposed {
     /// The proposal's id.
     pub fn id(&self) -> &str {
         match self {
-            Self::Direct { id, .. } | Self::PullRequest { id, .. } => id,
+            Self::Direct { id, .. }
+            | Self::PullRequest { id, .. }
+            | Self::Duplicate { id, .. }
+            | Self::AppliedAlready { id } => id,
+        }
+    }
+
+    /// The line `propose` prints for it on stdout, and a tool's answer lists under `proposed`:
+    /// `C-0007 direct COMMIT`, `C-0007 pull-request 12 commitea/C-0007`, `C-0008 duplicate-of C-0007`,
+    /// `C-0007 applied-already`.
+    pub fn line(&self) -> String {
+        match self {
+            Self::Direct { id, commit } => format!("{id} direct {commit}"),
+            Self::PullRequest { id, number, branch } => {
+                format!("{id} pull-request {number} {branch}")
+            }
+            Self::Duplicate { id, of } => format!("{id} duplicate-of {of}"),
+            Self::AppliedAlready { id } => format!("{id} applied-already"),
         }
     }
 
@@ -313,6 +342,8 @@ impl Proposed {
             Self::PullRequest { number, branch, .. } => {
                 format!("pull request #{number} ({branch})")
             }
+            Self::Duplicate { of, .. } => format!("not proposed: {of} asks the same"),
+            Self::AppliedAlready { .. } => "not proposed: carried out already".to_owned(),
         }
     }
 }
@@ -415,8 +446,8 @@ pub fn propose(cx: &Context<'_>) -> Result<Vec<Proposed>, ProposeError> {
     }
     check_state_repo(cx)?;
     // The ids each proposal has in the checkout, before any is renumbered away from a taken one.
-    let (checkout_ids, proposals): (Vec<String>, Vec<Proposal>) =
-        unclash(cx, &repo, base, proposals)?.into_iter().unzip();
+    let (kept, dropped) = unclash(cx, &repo, base, proposals)?;
+    let (checkout_ids, proposals): (Vec<String>, Vec<Proposal>) = kept.into_iter().unzip();
     let mut out = Vec::new();
     let each = propose_each(cx, &repo, &branch, &mut base, &proposals, &mut out);
     // What went through lives on its branch (or the branch) now and leaves the checkout. After a failure,
@@ -436,6 +467,7 @@ pub fn propose(cx: &Context<'_>) -> Result<Vec<Proposed>, ProposeError> {
         }
         return Err(e);
     }
+    out.extend(dropped);
     if proposals.iter().any(|p| p.ledger_entry.is_some()) {
         // The branch's ledger, and after it what `propose` does not send (notes, malformed entries).
         let text = strays
@@ -506,6 +538,9 @@ fn warn_strays(
     Ok(strays)
 }
 
+/// What [`unclash`] leaves: each proposal to send with its id in the checkout, and those not sent.
+type Unclashed = (Vec<(String, Proposal)>, Vec<Proposed>);
+
 /// The proposals, each with its id in the checkout and renumbered to the next free id where its own is
 /// taken by another proposal (one the branch records as carried out already is dropped): the
 /// branch `commitea/ID` of an open (or merged) pull request that is not this proposal, or an op file the
@@ -517,7 +552,7 @@ fn unclash(
     repo: &gix::Repository,
     base: gix::ObjectId,
     proposals: Vec<Proposal>,
-) -> Result<Vec<(String, Proposal)>, ProposeError> {
+) -> Result<Unclashed, ProposeError> {
     let live: Vec<String> = cx.remote.branches(BRANCH_PREFIX)?;
     let base_ledger = ledger_at(repo, base)?;
     let on_base = |dir: &str| -> Result<Vec<String>, GitError> {
@@ -541,11 +576,37 @@ fn unclash(
         )
         .chain(proposals.iter().map(|p| p.id.clone()))
         .collect();
+    // What the other proposals ask: those on open branches and those pending on the branch. A call retried
+    // after its first answer was proposed asks the same again (audit 135: two pull requests for one
+    // change, one of them doing nothing once the other was merged).
+    let others = proposals_elsewhere(cx, repo, base, &live, &base_ledger);
     let mut out = Vec::new();
+    let mut dropped = Vec::new();
     for p in proposals {
         // An edit is of an entry the branch has: its id is that entry's, and its branch its own.
         if p.replaces {
             out.push((p.id.clone(), p));
+            continue;
+        }
+        if let Some(file) = p.file.as_ref().filter(|_| p.ledger_entry.is_none())
+            && let Some(other) = others.iter().find(|o| o.id != p.id && o.ops == file.ops)
+        {
+            tracing::warn!(
+                "{} asks exactly what {} asks already ({}): not proposed again, and taken out of this \
+                 checkout",
+                p.id,
+                other.id,
+                if live.contains(&format!("{BRANCH_PREFIX}{}", other.id)) {
+                    format!("its pull request from {BRANCH_PREFIX}{}", other.id)
+                } else {
+                    format!("pending on {}", cx.config.approvals.branch)
+                }
+            );
+            let _ = std::fs::remove_file(crate::ops::pending_path(cx.layout, &p.id));
+            dropped.push(Proposed::Duplicate {
+                id: p.id.clone(),
+                of: other.id.clone(),
+            });
             continue;
         }
         let clash = if applied.contains(&p.id) {
@@ -562,6 +623,7 @@ fn unclash(
                     pull_hint(cx.config)
                 );
                 let _ = std::fs::remove_file(crate::ops::pending_path(cx.layout, &p.id));
+                dropped.push(Proposed::AppliedAlready { id: p.id.clone() });
                 continue;
             }
             true
@@ -622,7 +684,44 @@ fn unclash(
         taken.push(new_id.clone());
         out.push((p.id.clone(), p.renumbered(&new_id)));
     }
-    Ok(out)
+    Ok((out, dropped))
+}
+
+/// The op files proposed elsewhere: pending on the branch at `base`, and on the open proposal branches
+/// `live` (fetched in one go; none where the fetch fails, as nothing then says what they ask).
+fn proposals_elsewhere(
+    cx: &Context<'_>,
+    repo: &gix::Repository,
+    base: gix::ObjectId,
+    live: &[String],
+    base_ledger: &str,
+) -> Vec<OpFile> {
+    let read = |tip: gix::ObjectId, rel: &str| {
+        crate::state::git::read_at(repo, tip, rel)
+            .ok()
+            .flatten()
+            .and_then(|b| OpFile::parse(&String::from_utf8_lossy(&b), Path::new(rel)).ok())
+    };
+    let mut out: Vec<OpFile> = crate::state::git::list_dir(repo, base, crate::ops::PENDING_PATH)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|f| read(base, &format!("{}/{f}", crate::ops::PENDING_PATH)))
+        .collect();
+    if live.is_empty() || cx.remote.fetch(&format!("{BRANCH_PREFIX}*")).is_err() {
+        return out;
+    }
+    for branch in live {
+        let Some(id) = branch.strip_prefix(BRANCH_PREFIX) else {
+            continue;
+        };
+        if let Some(tip) =
+            crate::state::git::resolve(repo, &format!("refs/remotes/{}/{branch}", cx.remote.name()))
+            && let Ok((proposal, _)) = branch_proposal(repo, tip, id, base_ledger)
+        {
+            out.extend(proposal.file);
+        }
+    }
+    out
 }
 
 /// Whether the branch at `base` recorded `p`'s op file as carried out, as it asks (its summary and

@@ -11,22 +11,16 @@ pub struct Args {
     state: StateArg,
 }
 
-/// Proposes everything local and prints one line per proposal: `ID pull-request N BRANCH` or
-/// `ID direct COMMIT`.
+/// Proposes everything local and prints one line per proposal ([`Proposed::line`](crate::apply::propose::Proposed::line)):
+/// `ID pull-request N BRANCH`, `ID direct COMMIT`, or for one not proposed `ID duplicate-of ID` and
+/// `ID applied-already`.
 pub fn run(a: Args) -> CommandResult {
     let layout = Layout::new(&a.state.state);
     let config = Config::load(layout.root(), env_vars(), &Overrides::default())?;
     let _lock = crate::state::lock::lock_state(layout.root(), &config)?;
     let proposed = propose_all(&layout, &config)?;
     for p in &proposed {
-        match p {
-            crate::apply::propose::Proposed::Direct { id, commit } => {
-                println!("{id} direct {commit}")
-            }
-            crate::apply::propose::Proposed::PullRequest { id, number, branch } => {
-                println!("{id} pull-request {number} {branch}");
-            }
-        }
+        println!("{}", p.line());
     }
     if proposed.is_empty() {
         let unread = crate::ops::read_pending(&layout)?.1.len();

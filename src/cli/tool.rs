@@ -66,15 +66,8 @@ fn proposer(dir: &std::path::Path) -> Option<crate::tools::Proposer> {
             .map_err(|e| e.to_string())?;
         let done = super::propose::propose_all(&layout, &config).map_err(|e| e.to_string())?;
         Ok(done
-            .into_iter()
-            .map(|p| match p {
-                crate::apply::propose::Proposed::Direct { id, commit } => {
-                    format!("{id} direct {commit}")
-                }
-                crate::apply::propose::Proposed::PullRequest { id, number, branch } => {
-                    format!("{id} pull-request {number} {branch}")
-                }
-            })
+            .iter()
+            .map(crate::apply::propose::Proposed::line)
             .collect())
     })))
 }

@@ -79,7 +79,8 @@ pub struct ApplyOutput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ops_file: Option<String>,
     /// Where it went, when the server proposes on write: `C-0007 pull-request 12 commitea/C-0007` or
-    /// `C-0007 direct <commit>` (additive ops where the config allows).
+    /// `C-0007 direct <commit>` (additive ops where the config allows); `C-0008 duplicate-of C-0007` where
+    /// another proposal asks the same (a retried call), and it was not proposed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub proposed: Vec<String>,
 }

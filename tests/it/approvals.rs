@@ -4449,8 +4449,13 @@ fn a_stale_checkout_does_not_propose_again_what_a_run_carried_out() {
     let stdout = ok(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 1, "only the teammate's own change: {stdout}");
+    assert_eq!(
+        lines.len(),
+        2,
+        "the teammate's own change, and the stale file said: {stdout}"
+    );
     assert!(lines[0].starts_with("C-0002 direct "), "{stdout}");
+    assert_eq!(lines[1], "C-0001 applied-already", "{stdout}");
     assert!(
         stderr.contains(
             "C-0001 was carried out already (ops/applied/C-0001.yaml on main): not proposed again"
@@ -4463,4 +4468,45 @@ fn a_stale_checkout_does_not_propose_again_what_a_run_carried_out() {
     ok(&s.commitea(&s.work, &["run", "--push"]));
     assert_eq!(filed(), 1);
     assert!(s.issue(&key).labels.contains(&"p/0".to_owned()));
+}
+
+/// A call retried after its first answer was proposed asks the same again: `propose` does not open a
+/// second pull request for it, nor push it straight a second time (audit 135: two pull requests for one
+/// change, one doing nothing once the other was merged).
+#[test]
+fn a_retried_call_is_not_proposed_twice() {
+    let s = setup(&DemoSpec::scaled(60));
+    let [closing, raised] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    let (id, _) = propose_close(&s, &closing);
+    let input =
+        format!(r#"{{"ops":[{{"op":"close_issue","issue":"{closing}"}}],"approved":true}}"#);
+    // The checkout no longer holds the first file: the tool files the retry.
+    let answer: Value = serde_json::from_str(&ok(
+        &s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"])
+    ))
+    .unwrap();
+    let again = answer["opsFile"].as_str().unwrap().to_owned();
+    let again_id = again
+        .trim_start_matches("ops/pending/")
+        .trim_end_matches(".yaml");
+    let out = s.commitea(&s.work, &["propose"]);
+    let stdout = ok(&out);
+    assert_eq!(stdout.trim(), format!("{again_id} duplicate-of {id}"));
+    assert!(!s.work.join(&again).exists(), "taken out of the checkout");
+    assert_eq!(s.emu.state_pulls(&state_repo()).len(), 1);
+    // Additive ops pushed straight to the branch: a retry is not pushed again either.
+    let input =
+        format!(r#"{{"ops":[{{"op":"set_priority","issue":"{raised}","priority":"p/0"}}]}}"#);
+    ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
+    let first = ok(&s.commitea(&s.work, &["propose"]));
+    let first_id = first.split_whitespace().next().unwrap().to_owned();
+    assert!(first.contains(" direct "), "{first}");
+    ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
+    let second = ok(&s.commitea(&s.work, &["propose"]));
+    assert!(
+        second
+            .trim()
+            .ends_with(&format!(" duplicate-of {first_id}")),
+        "{second}"
+    );
 }
