@@ -162,12 +162,20 @@ pub struct ProposedChange {
     /// Whether any op is destructive (it then goes through a pull request).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub destructive: bool,
-    /// The directives given after it was written (but notes), oldest first: its `summary` was computed without them,
-    /// so it may no longer be what merging it does (audit 140: one read "p80 unchanged (Apr 8)" while
-    /// the forecast, after a capacity directive, said Feb 25).
+    /// The directives given after it was written (but notes), newest first, at most
+    /// [`SINCE_NAMED`]: its `summary` was computed without them, so it may no longer be what merging it
+    /// does (audit 140: one read "p80 unchanged (Apr 8)" while the forecast, after a capacity directive,
+    /// said Feb 25).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub directives_since: Vec<String>,
+    /// How many more directives were given since than `directivesSince` names.
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub directives_since_omitted: usize,
 }
+
+/// The most directives a pending change's `directivesSince` names (audit 145: a year's 2,000 filled the
+/// answer ten times over).
+pub(crate) const SINCE_NAMED: usize = 3;
 
 /// One ledger entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -290,16 +298,19 @@ pub fn directives(
         .into_iter()
         .map(|f| {
             let written = chrono::DateTime::parse_from_rfc3339(&f.created_at).ok();
+            let mut since: Vec<String> = all
+                .iter()
+                .filter(|d| {
+                    written.is_some_and(|w| d.at > w)
+                        && d.kind != crate::ledger::format::DirectiveKind::Note
+                })
+                .map(|d| d.id.to_string())
+                .collect();
+            let omitted = since.len().saturating_sub(SINCE_NAMED);
+            since.truncate(SINCE_NAMED);
             ProposedChange {
-                directives_since: all
-                    .iter()
-                    .rev()
-                    .filter(|d| {
-                        written.is_some_and(|w| d.at > w)
-                            && d.kind != crate::ledger::format::DirectiveKind::Note
-                    })
-                    .map(|d| d.id.to_string())
-                    .collect(),
+                directives_since: since,
+                directives_since_omitted: omitted,
                 ops: f.ops.len(),
                 destructive: f.destructive,
                 created_at: f.created_at,
@@ -462,6 +473,7 @@ mod tests {
                     ops: 1,
                     destructive: false,
                     directives_since: Vec::new(),
+                    directives_since_omitted: 0,
                 })
                 .collect(),
             proposed_changes_omitted: 0,

@@ -1828,6 +1828,22 @@ fn the_directives_view_lists_the_pending_changes_and_the_directives_given_since(
         json!([d["directiveId"]]),
         "{after}"
     );
+    // A year of directives since is counted past the first few (audit 145: 2,000 ids filled the answer).
+    let mut ids = vec![d["directiveId"].clone()];
+    for due in ["2027-01-22", "2027-01-29", "2027-02-05"] {
+        let d = tools::call(
+            &later,
+            "record_directive",
+            &json!({ "kind": "set-deadline", "quote": format!("Mobile ships by {due}."), "target": { "milestone": 3 }, "params": { "due": due } }),
+        )
+        .unwrap();
+        ids.push(d["directiveId"].clone());
+    }
+    let after = view();
+    let listed = &after["proposedChanges"][0];
+    ids.reverse();
+    assert_eq!(listed["directivesSince"], json!(ids[..3]), "{after}");
+    assert_eq!(listed["directivesSinceOmitted"], 1, "{after}");
 }
 
 #[test]
