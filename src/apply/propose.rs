@@ -582,6 +582,7 @@ fn unclash(
     let others = proposals_elsewhere(cx, repo, base, &live, &base_ledger);
     let mut out = Vec::new();
     let mut dropped = Vec::new();
+    let mut renumber_why: BTreeMap<String, &str> = BTreeMap::new();
     for p in proposals {
         // An edit is of an entry the branch has: its id is that entry's, and its branch its own.
         if p.replaces {
@@ -602,7 +603,7 @@ fn unclash(
                     format!("pending on {}", cx.config.approvals.branch)
                 }
             );
-            let _ = std::fs::remove_file(crate::ops::pending_path(cx.layout, &p.id));
+            take_out(cx, repo, &p.id);
             dropped.push(Proposed::Duplicate {
                 id: p.id.clone(),
                 of: other.id.clone(),
@@ -614,18 +615,40 @@ fn unclash(
             // (audit 141: renumbered, it was proposed again and filed its issue a second time).
             if carried_out_already(repo, base, &p)? {
                 tracing::warn!(
-                    "{} was carried out already ({}/{}.yaml on {}): not proposed again, and taken out \
-                     of this checkout; {} brings the checkout up to date",
+                    "{} was carried out already ({}/{}.yaml on {}): not proposed again; {} brings the \
+                     checkout up to date",
                     p.id,
                     crate::ops::APPLIED_PATH,
                     p.id,
                     cx.config.approvals.branch,
                     pull_hint(cx.config)
                 );
-                let _ = std::fs::remove_file(crate::ops::pending_path(cx.layout, &p.id));
+                take_out(cx, repo, &p.id);
                 dropped.push(Proposed::AppliedAlready { id: p.id.clone() });
                 continue;
             }
+            // Edited since: a directive's file carries out a decision the ledger holds, which was
+            // carried out; what it asks now is no decision anyone recorded (audit 144: it went out
+            // again under its own id, its pull request quoting "Mobile ships Jan 22" over Jan 29).
+            if p.ledger_entry.is_none() && !p.id.starts_with(crate::ops::ID_PREFIX) {
+                tracing::warn!(
+                    "{} was carried out already ({}/{}.yaml on {}), and this checkout's copy of its op \
+                     file asks otherwise (edited since?): not proposed; a new decision is a new \
+                     directive (`commitea directive`); delete {}/{}.yaml here",
+                    p.id,
+                    crate::ops::APPLIED_PATH,
+                    p.id,
+                    cx.config.approvals.branch,
+                    crate::ops::PENDING_PATH,
+                    p.id
+                );
+                dropped.push(Proposed::AppliedAlready { id: p.id.clone() });
+                continue;
+            }
+            renumber_why.insert(
+                p.id.clone(),
+                "was carried out already, and this checkout's copy asks otherwise (edited since?)",
+            );
             true
         } else if live.contains(&p.branch()) {
             cx.remote.fetch(&p.branch())?;
@@ -678,8 +701,12 @@ fn unclash(
             + 1;
         let new_id = format!("{prefix}{next:04}");
         tracing::info!(
-            "{} is another proposal's on the server already: this one is proposed as {new_id}",
-            p.id
+            "{} {}: this one is proposed as {new_id}",
+            p.id,
+            renumber_why
+                .get(&p.id)
+                .copied()
+                .unwrap_or("is another proposal's on the server already")
         );
         taken.push(new_id.clone());
         out.push((p.id.clone(), p.renumbered(&new_id)));
@@ -722,6 +749,20 @@ fn proposals_elsewhere(
         }
     }
     out
+}
+
+/// Takes a proposal not sent out of the checkout: deleted where it is new here, left where the checkout's
+/// commit holds it as it is (a pull takes it out; deleted, it left an unstaged deletion that git's rename
+/// detection paired with another proposal's new file, and the advised rebase stopped in a conflict:
+/// audit 144).
+fn take_out(cx: &Context<'_>, repo: &gix::Repository, id: &str) {
+    let path = crate::ops::pending_path(cx.layout, id);
+    let rel = format!("{}/{id}.yaml", crate::ops::PENDING_PATH);
+    let committed = crate::state::git::head(repo)
+        .and_then(|head| crate::state::git::read_at(repo, head, &rel).ok().flatten());
+    if committed.is_none_or(|c| std::fs::read(&path).is_ok_and(|now| now != c)) {
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 /// Whether the branch at `base` recorded `p`'s op file as carried out, as it asks (its summary and

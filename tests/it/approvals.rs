@@ -4462,7 +4462,9 @@ fn a_stale_checkout_does_not_propose_again_what_a_run_carried_out() {
         ),
         "{stderr}"
     );
-    assert!(!stale.join("ops/pending/C-0001.yaml").exists());
+    // Left as the checkout's commit holds it, for a pull to take out: deleted, it was an unstaged
+    // deletion the advised rebase could stop on (audit 144).
+    assert_eq!(git(&stale, &["status", "--porcelain", "ops/pending"]), "");
     // The next run files nothing twice.
     check_out_main(&s);
     ok(&s.commitea(&s.work, &["run", "--push"]));
@@ -4509,4 +4511,52 @@ fn a_retried_call_is_not_proposed_twice() {
             .ends_with(&format!(" duplicate-of {first_id}")),
         "{second}"
     );
+}
+
+/// A stale checkout's copy of a directive's op file, edited after the directive was carried out, is not
+/// proposed: it asks what no decision recorded (audit 144: it went out again under its own id, its pull
+/// request quoting the directive's words over another date).
+#[test]
+fn an_edited_stale_copy_of_a_carried_out_directive_is_not_proposed() {
+    let s = setup(&DemoSpec::scaled(60));
+    let [key] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
+    let id = s.directive(
+        &s.work,
+        "reprioritize",
+        "This one first, the bank is waiting.",
+        &key.to_string(),
+        r#"{"priority": 0}"#,
+    );
+    let proposed = ok(&s.commitea(&s.work, &["propose"]));
+    let number: u64 = proposed.split_whitespace().nth(2).unwrap().parse().unwrap();
+    s.emu.merge_pull(&state_repo(), number, "pat").unwrap();
+    // A teammate clones now: the directive's op file is pending on main.
+    let stale = s._tmp.path().join("stale");
+    git(
+        s._tmp.path(),
+        &[
+            "clone",
+            "-q",
+            s.bare.to_str().unwrap(),
+            stale.to_str().unwrap(),
+        ],
+    );
+    check_out_main(&s);
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    assert!(s.issue(&key).labels.contains(&"p/0".to_owned()));
+    let path = stale.join(format!("ops/pending/{id}.yaml"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("priority: p/0", "priority: p/2")).unwrap();
+    let pulls = s.emu.state_pulls(&state_repo()).len();
+    let out = s.commitea(&stale, &["propose"]);
+    let stdout = ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stdout.trim(), format!("{id} applied-already"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "this checkout's copy of its op file asks otherwise (edited since?): not proposed"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(s.emu.state_pulls(&state_repo()).len(), pulls);
 }
