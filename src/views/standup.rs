@@ -222,6 +222,10 @@ pub struct SinceThen {
     /// Whether another CommiTea made that forecast (an upgrade since): the moves are its, not the project's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub engine_changed: bool,
+    /// The engine that made that forecast, when another did (`0.1.0+664220ac388df001`; none for one
+    /// written before forecasts recorded it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_then: Option<String>,
     /// The calibration, where it was fitted again on other closed issues since: every estimate's effort
     /// and spread moved with it, in every repository (audit 104: closing one 4-hour issue moved three
     /// other repositories' milestones, and nothing said why); absent when it is the same.
@@ -798,6 +802,11 @@ pub fn since_then(
             .collect(),
         settings_changed: prev.settings_changed,
         engine_changed: prev.engine_changed,
+        engine_then: prev
+            .report
+            .engine
+            .clone()
+            .filter(|_| prev.engine_changed),
         recalibrated: Recalibrated::between(&prev.report.calibration, &report.calibration),
     }
 }
@@ -906,10 +915,17 @@ impl SinceThen {
             } else {
                 ""
             },
-        ) + if self.engine_changed {
-            "; CommiTea itself changed (another version made that forecast)"
+        ) + &if self.engine_changed {
+            // Both builds named (audit 144: the commit message said only "another version").
+            format!(
+                "; CommiTea itself changed ({} made that forecast, {} this one)",
+                self.engine_then
+                    .as_deref()
+                    .unwrap_or("a version before 2026-12-05"),
+                crate::forecast::ENGINE
+            )
         } else {
-            ""
+            String::new()
         }
     }
 }
@@ -1554,6 +1570,7 @@ mod tests {
             working_days_passed: Some(1),
             settings_changed: false,
             engine_changed: false,
+            engine_then: None,
             recalibrated: None,
         };
         assert_eq!(

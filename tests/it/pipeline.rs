@@ -945,6 +945,14 @@ fn the_first_run_after_an_upgrade_says_the_moves_are_the_engines_not_the_project
             && message.contains("; CommiTea itself changed since that forecast too"),
         "{message}"
     );
+    // The commit names both builds (audit 144: only "another version").
+    assert!(
+        message.contains(&format!(
+            "CommiTea itself changed (a version before 2026-12-05 made that forecast, {} this one)",
+            commitea::forecast::ENGINE
+        )),
+        "{message}"
+    );
     git(
         dir.path(),
         &["commit", "-q", "--allow-empty", "-m", "nothing"],
