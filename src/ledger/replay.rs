@@ -263,9 +263,46 @@ pub fn apply(
                 at: At::Ledger { line: d.line },
                 kind: ProblemKind::NotApplied(p),
             });
+        } else if let Some(said) = stranger(base, d) {
+            problems.push(Problem {
+                at: At::Ledger { line: d.line },
+                kind: ProblemKind::Data(said),
+            });
         }
     }
     problems
+}
+
+/// What to say of a capacity period for a period's end that adds someone the team config does not name
+/// and no synced issue does: a contractor, or a member renamed on Gitea, whose every issue now names the
+/// new login (audit 146: bjorn's on-call cut to 10 h became a second person working 10 h beside
+/// bkarlsson's 30).
+fn stranger(base: &Plan, d: &crate::ledger::format::DirectiveEntry) -> Option<String> {
+    let (
+        Params::Capacity {
+            from,
+            to: Some(to),
+            hours_per_week,
+        },
+        Some(Target::Member(name)),
+    ) = (&d.params, &d.target)
+    else {
+        return None;
+    };
+    let known = base.member_named(name).is_some()
+        || base
+            .issues
+            .iter()
+            .any(|i| i.assignees.iter().any(|a| a.eq_ignore_ascii_case(name)));
+    (!known).then(|| {
+        format!(
+            "{} adds {name}, whom neither the team in commitea.yaml nor any synced issue names, as a \
+             person of their own working {hours_per_week} h a week from {from} to {to}: right for \
+             someone joining for that time; if {name} is a member renamed on Gitea, write their name as it \
+             is now in this directive's target, or their hours count twice",
+            d.id
+        )
+    })
 }
 
 fn missing(target: &Target) -> String {

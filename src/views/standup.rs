@@ -802,11 +802,7 @@ pub fn since_then(
             .collect(),
         settings_changed: prev.settings_changed,
         engine_changed: prev.engine_changed,
-        engine_then: prev
-            .report
-            .engine
-            .clone()
-            .filter(|_| prev.engine_changed),
+        engine_then: prev.report.engine.clone().filter(|_| prev.engine_changed),
         recalibrated: Recalibrated::between(&prev.report.calibration, &report.calibration),
     }
 }

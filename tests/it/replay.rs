@@ -187,6 +187,40 @@ fn a_new_hire_joins_the_team_from_their_first_day() {
     assert!(problems[0].starts_with("ledger line 1: member cy is not in the team"));
 }
 
+/// A period with an end for someone neither the team nor any issue names is said: a member renamed on
+/// Gitea would otherwise work twice (audit 146: an on-call cut to 10 h became a second person).
+#[test]
+fn a_capacity_period_for_someone_nobody_names_is_said() {
+    let ledger = directive(
+        1,
+        "capacity",
+        "member bjorn",
+        r#"{"from": "2026-12-07", "to": "2026-12-18", "hours_per_week": 10}"#,
+    );
+    let (plan, problems) = replayed(Some(&ledger));
+    assert!(plan.member("bjorn").is_some(), "still planned as given");
+    let [said] = <[String; 1]>::try_from(problems.clone()).expect("one problem");
+    assert!(
+        said.starts_with("ledger line 1: D-0001 adds bjorn, whom neither the team in commitea.yaml nor any synced issue names")
+            && said.contains("if bjorn is a member renamed on Gitea, write their name as it is now"),
+        "{said}"
+    );
+    // A team member's period, and someone joining for good, are not.
+    for (target, params) in [
+        (
+            "member bo",
+            r#"{"from": "2026-12-07", "to": "2026-12-18", "hours_per_week": 10}"#,
+        ),
+        (
+            "member cy",
+            r#"{"from": "2026-12-07", "hours_per_week": 20}"#,
+        ),
+    ] {
+        let (_, problems) = replayed(Some(&directive(1, "capacity", target, params)));
+        assert!(problems.is_empty(), "{target}: {problems:?}");
+    }
+}
+
 #[test]
 fn an_earlier_hard_deadline_makes_the_milestone_late_with_a_cut_line() {
     let before = baseline();
