@@ -137,6 +137,9 @@ pub struct RunSummary {
     pub warnings: Vec<String>,
     /// The op files the apply stage carried out.
     pub applied: Vec<crate::apply::AppliedFile>,
+    /// The approved op files Gitea refused whole (they stay pending): the run did its work, and says
+    /// it could not carry them out by its exit status.
+    pub refused: Vec<crate::apply::Refused>,
 }
 
 /// The forecast and the views of one state, computed in memory.
@@ -169,6 +172,8 @@ pub struct Computed {
     pub synced: bool,
     /// The op files the apply stage carried out, with what happened.
     pub applied: Vec<crate::apply::AppliedFile>,
+    /// The approved op files Gitea refused whole this run (they stay pending).
+    pub refused: Vec<crate::apply::Refused>,
     /// The proposals' open pull requests, when the run asked the server (it renders the site); `None`
     /// when it did not, or the server did not answer.
     pub open_pull_requests: Option<Vec<crate::apply::propose::OpenProposal>>,
@@ -236,13 +241,16 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         .clone()
         .or_else(|| opts.server_fallback.clone());
     let mut applied = Vec::new();
+    let mut refused = Vec::new();
     let mut open_pull_requests = None;
     let no_server = server.is_none();
     let (snapshot, synced) = match server.filter(|_| !opts.offline) {
         Some(server) => {
             let (snapshot, client, _) = sync_stage(opts, &config, &layout, &server)?;
-            let (files, wrote) = apply_stage(opts, &config, &layout, &client, &snapshot)?;
-            applied = files;
+            let carried = apply_stage(opts, &config, &layout, &client, &snapshot)?;
+            let wrote = carried.wrote;
+            applied = carried.applied;
+            refused = carried.refused;
             if opts.render && layout.root().join(".git").exists() {
                 open_pull_requests = open_proposals(opts, &config, &client);
             }
@@ -488,6 +496,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
             })
             .collect(),
         replaced: plan.replaced_directives(),
+        as_of: Some(plan.as_of),
     };
     let mut directives = crate::views::directives::of_ledger(
         ledger.as_deref(),
@@ -547,6 +556,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     Ok(Computed {
         pending_committed,
         applied,
+        refused,
         open_pull_requests,
         backtest,
         calibration,
@@ -847,17 +857,18 @@ fn apply_stage(
     layout: &Layout,
     client: &crate::gitea::client::Client,
     snapshot: &Snapshot,
-) -> Result<(Vec<crate::apply::AppliedFile>, bool), PipelineError> {
-    let (mut applied, wrote) = apply_on_branch(opts, config, layout, client, snapshot)?;
+) -> Result<crate::apply::Carried, PipelineError> {
+    let mut carried = apply_on_branch(opts, config, layout, client, snapshot)?;
     if opts.applied_before.is_empty() {
-        return Ok((applied, wrote));
+        return Ok(carried);
     }
     let Ok(repo) = gix::open(layout.root()) else {
-        return Ok((applied, wrote));
+        return Ok(carried);
     };
     let Some(head) = git::head(&repo) else {
-        return Ok((applied, wrote));
+        return Ok(carried);
     };
+    let applied = &mut carried.applied;
     // A run redone after a push race keeps what the first attempt did: for a file still pending, as its
     // record; for one another run recorded meanwhile (two runs at once), beside that run's record, where
     // the first attempt wrote something (audit 134: an issue it filed was in no record).
@@ -881,7 +892,7 @@ fn apply_stage(
             None => {}
         }
     }
-    Ok((applied, wrote))
+    Ok(carried)
 }
 
 /// The apply stage proper: carries out the op files pending on the branch (see [`apply_stage`]).
@@ -891,13 +902,13 @@ fn apply_on_branch(
     layout: &Layout,
     client: &crate::gitea::client::Client,
     snapshot: &Snapshot,
-) -> Result<(Vec<crate::apply::AppliedFile>, bool), PipelineError> {
+) -> Result<crate::apply::Carried, PipelineError> {
     if !layout.root().join(".git").exists() {
-        return Ok((Vec::new(), false));
+        return Ok(crate::apply::Carried::default());
     }
     let repo = git::open_or_init(layout.root())?;
     let Some(head) = git::head(&repo) else {
-        return Ok((Vec::new(), false));
+        return Ok(crate::apply::Carried::default());
     };
     let pending = crate::apply::pending_on_branch(&repo, head, layout)?;
     if !pending.is_empty()
@@ -913,7 +924,7 @@ fn apply_on_branch(
                 .join(", "),
             config.approvals.branch
         );
-        return Ok((Vec::new(), false));
+        return Ok(crate::apply::Carried::default());
     }
     for p in &pending {
         if let Err(e) = &p.file {
@@ -921,7 +932,7 @@ fn apply_on_branch(
         }
     }
     if pending.iter().all(|p| p.file.is_err()) {
-        return Ok((Vec::new(), false));
+        return Ok(crate::apply::Carried::default());
     }
     // Gitea refuses every write without a token: the approved files wait for a run that has one.
     if opts.token.is_none() {
@@ -937,7 +948,7 @@ fn apply_on_branch(
             ids.join(", "),
             if ids.len() == 1 { "stays" } else { "stay" }
         );
-        return Ok((Vec::new(), false));
+        return Ok(crate::apply::Carried::default());
     }
     let state_repo = state_repository(opts, config);
     let by_pr;
@@ -977,7 +988,7 @@ fn apply_on_branch(
         branch.take_records(&applied_on_branch(&repo, head, layout)?);
     }
     let t = Instant::now();
-    let (applied, wrote) = crate::apply::apply_pending(
+    let carried = crate::apply::apply_pending(
         client, approvals, config, snapshot, &pending, &branch, opts.clock,
     )
     .map_err(|e| match e {
@@ -985,10 +996,10 @@ fn apply_on_branch(
     })?;
     tracing::info!(
         "apply: {} in {:.0?}",
-        crate::prose::count(applied.len(), "op file", "op files"),
+        crate::prose::count(carried.applied.len(), "op file", "op files"),
         t.elapsed()
     );
-    Ok((applied, wrote))
+    Ok(carried)
 }
 
 /// The committed forecast: `forecast/forecast.json` at the state repo's HEAD, if there is a readable one.
@@ -1474,6 +1485,7 @@ fn read_applied(
 pub(crate) fn load_changes(
     layout: &Layout,
     just_applied: &[crate::apply::AppliedFile],
+    refused: &[crate::apply::Refused],
     apply_ran: bool,
     open_pull_requests: Option<&[crate::apply::propose::OpenProposal]>,
     zone: &crate::config::Zone,
@@ -1531,6 +1543,13 @@ pub(crate) fn load_changes(
         checkout.as_deref(),
         zone,
     );
+    // An approved file Gitea refused is not "applied at the next run" (audit 146: an archived
+    // repository's op read so on every page).
+    for c in &mut changes.pending {
+        if let Some(r) = refused.iter().find(|r| r.id == c.id) {
+            c.state_label = format!("approved, but {}; it stays pending", r.why);
+        }
+    }
     changes.open_pull_requests = open_pull_requests.map(<[_]>::to_vec).unwrap_or_default();
     changes.pulls_checked = open_pull_requests.is_some();
     changes.unreadable = unreadable;
@@ -1916,6 +1935,7 @@ fn site_files_with(
             load_changes(
                 layout,
                 &c.applied,
+                &c.refused,
                 c.synced,
                 c.open_pull_requests.as_deref(),
                 &c.plan.zone,
@@ -2051,6 +2071,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
         open: computed.report.issues.len(),
         warnings: computed.report.warnings.clone(),
         applied: computed.applied.clone(),
+        refused: computed.refused.clone(),
     })
 }
 
@@ -2404,6 +2425,7 @@ pub(crate) fn sync_only(opts: &RunOptions) -> Result<RunSummary, PipelineError> 
         open: snapshot.issues.values().filter(|i| !i.is_closed()).count(),
         warnings: Vec::new(),
         applied: Vec::new(),
+        refused: Vec::new(),
     })
 }
 

@@ -144,6 +144,29 @@ pub struct ApplyRecord {
     pub results: Vec<Outcome>,
 }
 
+/// What the apply stage did: the files it carried out, whether it wrote to Gitea, and the approved files
+/// Gitea refused whole.
+#[derive(Debug, Clone, Default)]
+pub struct Carried {
+    /// The op files carried out, with what became of each op.
+    pub applied: Vec<AppliedFile>,
+    /// Whether anything was written to Gitea.
+    pub wrote: bool,
+    /// The approved files that stay pending because Gitea refuses to take them.
+    pub refused: Vec<Refused>,
+}
+
+/// An approved op file Gitea refuses whole, for a reason of the account or the repository (the token's
+/// scopes, the user's rights, an archived repository): it stays pending, and every run until the reason
+/// goes meets it again (audit 134: the job stayed green on every run, the reason in a log nobody opened).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    /// The op file's id.
+    pub id: String,
+    /// Why, in words: `Gitea refuses to set the priority of acme/web#30 to p/1: token does not have …`.
+    pub why: String,
+}
+
 /// An applied op file: the proposal and what happened (`ops/applied/ID.yaml`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -483,8 +506,9 @@ pub fn apply_pending(
     pending: &[PendingOnBranch],
     branch: &OnBranch,
     now: DateTime<Utc>,
-) -> Result<(Vec<AppliedFile>, bool), ApplyError> {
+) -> Result<Carried, ApplyError> {
     let index = LedgerIndex::new(&branch.ledger);
+    let mut refusals: Vec<Refused> = Vec::new();
     let configured = crate::tools::repositories(config, snapshot);
     let milestone_repo: BTreeMap<u64, RepoName> = snapshot
         .milestones
@@ -731,11 +755,15 @@ pub fn apply_pending(
             };
             if let Some(why) = shut {
                 tracing::warn!(
-                    "{}: Gitea refuses writes to the repository of {}: {why}; the file stays pending, \
-                     whole, and is carried out once Gitea takes it",
+                    "{}: Gitea refuses to {}: {why}; the file stays pending, whole, and is carried out \
+                     once Gitea takes it",
                     p.path,
                     op.describe()
                 );
+                refusals.push(Refused {
+                    id: file.id.clone(),
+                    why: format!("Gitea refuses to {}: {why}", op.describe()),
+                });
                 results.clear();
                 for (t, what) in &targets {
                     held.entry(t.clone())
@@ -786,7 +814,11 @@ pub fn apply_pending(
             },
         });
     }
-    Ok((out, writer.wrote))
+    Ok(Carried {
+        applied: out,
+        wrote: writer.wrote,
+        refused: refusals,
+    })
 }
 
 /// Who filed an issue, as the records say it: the proposal's id and when it was made (an older CommiTea

@@ -41,10 +41,10 @@ pub fn run(a: Args) -> CommandResult {
     if !a.push {
         let summary = crate::pipeline::run(&opts)?;
         report(&summary);
-        if let Some(index) = summary.site_index {
+        if let Some(index) = &summary.site_index {
             println!("{}", index.display());
         }
-        return Ok(());
+        return refused(&summary);
     }
     let layout = crate::state::Layout::new(&a.state.state);
     let config =
@@ -89,10 +89,10 @@ pub fn run(a: Args) -> CommandResult {
                     tracing::info!("pushed {head} to {} {branch}", remote.name());
                 }
                 keep_proposals_current(&layout, &config);
-                if let Some(index) = summary.site_index {
+                if let Some(index) = &summary.site_index {
                     println!("{}", index.display());
                 }
-                return Ok(());
+                return refused(&summary);
             }
             Pushed::Rejected => {
                 tracing::warn!(
@@ -114,6 +114,26 @@ pub fn run(a: Args) -> CommandResult {
     }
     Err(CommandError::Failed(anyhow::anyhow!(
         "{branch} kept moving: the run's commit could not be pushed after {PUSH_ATTEMPTS} attempts; nothing is lost, run again"
+    )))
+}
+
+/// The run's exit: an approved op file Gitea refused whole fails it, after its work is committed (and
+/// pushed): the reason (the token's scopes, an archived repository) stays until someone fixes it, and a
+/// green job on every run hid it (audit 134).
+fn refused(summary: &crate::pipeline::RunSummary) -> CommandResult {
+    if summary.refused.is_empty() {
+        return Ok(());
+    }
+    let said: Vec<String> = summary
+        .refused
+        .iter()
+        .map(|r| format!("{} ({})", r.id, r.why))
+        .collect();
+    Err(CommandError::Failed(anyhow::anyhow!(
+        "the run's forecast and site are done, but approved changes did not reach Gitea: {}. They stay \
+         pending and are carried out once Gitea takes them: give the token the scope or the rights it \
+         lacks, unarchive the repository, or delete the op file if the change is dropped",
+        said.join("; ")
     )))
 }
 

@@ -279,6 +279,7 @@ fn data() -> SiteData {
                 not_on_gitea: vec![format!("acme/app#7 is p/0 by it and {NASTY} on Gitea")],
                 skipped: Some(format!("target issue {NASTY} does not exist")),
                 replaced_by: None,
+                ended: None,
             }],
             earlier_in_force: Vec::new(),
             problems_omitted: 0,

@@ -105,6 +105,7 @@ fn in_force(d: &RecentDirective) -> bool {
     d.status == crate::ledger::format::Status::Active.to_string()
         && d.kind != crate::ledger::format::DirectiveKind::Note.to_string()
         && d.replaced_by.is_none()
+        && d.ended.is_none()
 }
 
 /// A directive's proposed Gitea changes, awaiting approval.
@@ -228,6 +229,11 @@ pub struct RecentDirective {
     /// snapshot`): well-formed, but it changes nothing until fixed. Known to a run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+    /// For a capacity period that ended before the forecast's day, its last day: it changes the plan no
+    /// more, and is not listed as in force (audit 145: 217 of 537 "still in force" had ended). Known to a
+    /// run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<String>,
 }
 
 /// What a run's replay knows of the directives, for the view: why it left one out (`skipped`, by ledger
@@ -238,6 +244,8 @@ pub struct Replayed {
     pub skipped: BTreeMap<usize, String>,
     /// The directive that replaced one, by the replaced one's id.
     pub replaced: BTreeMap<String, String>,
+    /// The forecast's day: a capacity period that ended before it changes the plan no more.
+    pub as_of: Option<chrono::NaiveDate>,
 }
 
 /// The view from the ledger text (`None`: no ledger) and the pending op files, newest first — in ledger
@@ -291,6 +299,14 @@ pub fn directives(
             not_on_gitea: Vec::new(),
             skipped: replayed.skipped.get(&d.line).cloned(),
             replaced_by: replayed.replaced.get(&d.id.to_string()).cloned(),
+            ended: match (&d.params, replayed.as_of) {
+                (crate::ledger::format::Params::Capacity { to: Some(to), .. }, Some(day))
+                    if *to < day =>
+                {
+                    Some(to.to_string())
+                }
+                _ => None,
+            },
         }
     };
     let recent: Vec<RecentDirective> = all.iter().map(|d| entry(d)).collect();
@@ -449,6 +465,7 @@ mod tests {
             by: None,
             skipped: None,
             replaced_by: None,
+            ended: None,
         };
         // Newest first: notes and deadlines, every other one.
         let recent: Vec<RecentDirective> = (1..=30)

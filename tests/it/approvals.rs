@@ -3816,21 +3816,39 @@ fn an_approved_file_gitea_refuses_as_archived_waits_and_the_sync_says_the_reposi
             key.repo
         );
         push_straight(&s, "C-0001", &op_file("C-0001", &ops, false));
+        let main_before = git(&s.bare, &["rev-parse", "main"]);
         let out = s.commitea(&s.work, &["run", "--push", "--full"]);
-        ok(&out);
         let err = String::from_utf8_lossy(&out.stderr);
+        // The run's work is pushed, and the job fails: the reason stays until someone acts (audit
+        // 134: a green job on every run hid it).
+        assert_eq!(out.status.code(), Some(1), "{version}: {err}");
+        assert_ne!(
+            git(&s.bare, &["rev-parse", "main"]),
+            main_before,
+            "{version}: pushed"
+        );
+        assert!(
+            err.contains("the run's forecast and site are done, but approved changes did not reach Gitea: C-0001 (Gitea refuses to file a new issue"),
+            "{version}: {err}"
+        );
         assert!(
             err.contains(&format!("{} is archived on Gitea (read-only)", key.repo)),
             "{version}: {err}"
         );
         assert!(
-            err.contains("ops/pending/C-0001.yaml: Gitea refuses writes to the repository of")
+            err.contains("ops/pending/C-0001.yaml: Gitea refuses to file a new issue")
                 && err.contains("it is archived (read-only)")
                 && err.contains("the file stays pending"),
             "{version}: {err}"
         );
         assert!(s.on_branch("main", "ops/pending/C-0001.yaml").is_some());
         assert!(s.on_branch("main", "ops/applied/C-0001.yaml").is_none());
+        // The Changes page says so, not "applied at the next run" (audit 146).
+        let page = std::fs::read_to_string(s.work.join("public/changes.html")).unwrap();
+        assert!(
+            page.contains("approved, but Gitea refuses to file a new issue"),
+            "{version}: {page}"
+        );
     }
 }
 
@@ -3848,10 +3866,10 @@ fn an_approved_file_a_read_scoped_token_cannot_write_waits_whole() {
     let key = s.quiet_issue_without("p/0");
     push_priority(&s, &key);
     let out = s.commitea(&s.work, &["run", "--push"]);
-    ok(&out);
+    assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("ops/pending/C-0001.yaml: Gitea refuses writes to the repository of")
+        err.contains("ops/pending/C-0001.yaml: Gitea refuses to set the priority of")
             && err.contains("required=[write:issue]")
             && err.contains("it needs write access to its issues")
             && err.contains("the file stays pending"),
