@@ -446,6 +446,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_capacity_period_that_ended_is_not_in_force() {
+        let entry = |id: u32, to: &str| {
+            format!(
+                "## D-{id:04} · capacity · 2026-11-{:02}T10:00:00Z\n\n> Away.\n\n- target: member ann\n\
+                 - params: {{\"from\": \"2026-11-02\", \"to\": \"{to}\", \"hours_per_week\": 0}}\n\n",
+                id
+            )
+        };
+        let ledger = entry(1, "2026-11-13") + &entry(2, "2026-12-18");
+        let replayed = Replayed {
+            as_of: chrono::NaiveDate::from_ymd_opt(2026, 11, 30),
+            ..Replayed::default()
+        };
+        let mut view = directives(Some(&ledger), Vec::new(), Vec::new(), None, &replayed);
+        let ended: Vec<(&str, Option<&str>)> = view
+            .recent
+            .iter()
+            .map(|d| (d.id.as_str(), d.ended.as_deref()))
+            .collect();
+        assert_eq!(ended, [("D-0002", None), ("D-0001", Some("2026-11-13"))]);
+        // Cut to one, the period still running stays in sight and the one that ended is counted.
+        view.cut(1);
+        view.keep_recent(0);
+        let in_force: Vec<&str> = view
+            .earlier_in_force
+            .iter()
+            .map(|d| d.id.as_str())
+            .collect();
+        assert_eq!(in_force, ["D-0002"]);
+        assert_eq!(view.earlier_omitted, 1);
+    }
+
+    #[test]
     fn a_cut_view_keeps_what_is_in_force_in_sight_and_counts_the_rest() {
         let entry = |n: usize, kind: &str| RecentDirective {
             id: format!("D-{n:04}"),
