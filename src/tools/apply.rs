@@ -136,6 +136,7 @@ pub(crate) fn consequence_of(
     let after_plan =
         crate::ledger::replay(&after_snapshot, config, ledger.as_deref(), now).into_plan();
     let planned_for = committed.people(config, &before_plan.team);
+    let overridden = overridden(&before_plan, accepted);
     let (detail, _, _) = crate::consequence::compare_reusing(
         config,
         before_plan,
@@ -147,7 +148,52 @@ pub(crate) fn consequence_of(
         .iter()
         .flat_map(|c| c.op.milestones_about(snapshot))
         .collect();
-    Ok(detail.about(&about))
+    let mut detail = detail.about(&about);
+    if !overridden.is_empty() {
+        detail.summary = format!("{}; {}", detail.summary, overridden.join("; "));
+    }
+    Ok(detail)
+}
+
+/// For each op whose field a directive in force sets, why it changes nothing the forecast uses (audit
+/// 144: a due date set under a directive's read "p80 unchanged", and merged would have put Gitea at odds
+/// with the directive without a word).
+fn overridden(plan: &crate::plan::Plan, accepted: &[ops::Checked]) -> Vec<String> {
+    let by = |provenance: &[(String, String)], field: &str| {
+        provenance
+            .iter()
+            .find(|(f, _)| f == field)
+            .map(|(_, d)| d.clone())
+    };
+    accepted
+        .iter()
+        .filter_map(|c| {
+            let issue = |field: &str| {
+                let key = c.op.issue()?.to_string().parse().ok()?;
+                by(&plan.issue(&key)?.provenance, field)
+            };
+            let milestone = |id: u64, field: &str| by(&plan.milestone(id)?.provenance, field);
+            let (directive, what) = match &c.op {
+                Op::SetPriority { issue: i, .. } => (issue("priority")?, format!("the priority of {i}")),
+                Op::SetEstimate { issue: i, .. } => (issue("estimate")?, format!("the estimate of {i}")),
+                Op::SetMilestone { issue: i, .. } => {
+                    (issue("milestone")?, format!("the milestone of {i}"))
+                }
+                Op::SetMilestoneDue { milestone: m, .. } => {
+                    (milestone(*m, "due")?, format!("the due date of milestone {m}"))
+                }
+                Op::SetDeadlineHard { milestone: m, .. } => (
+                    milestone(*m, "hard")?,
+                    format!("whether milestone {m}'s deadline is hard"),
+                ),
+                _ => return None,
+            };
+            Some(format!(
+                "{directive} in force sets {what}: the forecast follows it, not this op, and merged the op \
+                 puts Gitea at odds with {directive} (withdraw it, or record a new directive instead)"
+            ))
+        })
+        .collect()
 }
 
 /// Runs `apply_changes`.

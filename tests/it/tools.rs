@@ -1094,6 +1094,29 @@ fn the_consequence_says_what_happens_to_the_milestone_the_change_is_about() {
 }
 
 #[test]
+fn an_op_on_what_a_directive_in_force_sets_says_so() {
+    let tmp = demo_dir();
+    let d = tools::call(
+        &ctx(tmp.path()),
+        "record_directive",
+        &json!({ "kind": "set-deadline", "quote": "Mobile ships Jan 22.", "target": { "milestone": 3 }, "params": { "due": "2027-01-22" } }),
+    )
+    .unwrap();
+    let id = d["directiveId"].as_str().unwrap();
+    let v = apply(
+        tmp.path(),
+        json!({ "ops": [{ "op": "set_milestone_due", "milestone": 3, "due": "2027-06-01" }], "preview": true }),
+    );
+    let line = v["consequence"].as_str().unwrap();
+    assert!(
+        line.contains(&format!(
+            "{id} in force sets the due date of milestone 3: the forecast follows it, not this op"
+        )),
+        "{line}"
+    );
+}
+
+#[test]
 fn a_due_day_moved_is_said_with_both_days_and_where_the_p80_stands() {
     let tmp = demo_dir();
     // Mobile 3.0 is due 2026-12-18 and late: moved to Jan 22 it is said so, with its slack then.
