@@ -179,11 +179,19 @@ pub struct RepositoryOut {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SinceThen {
-    /// Directives recorded on the branch since (`D-0004`), in id order.
+    /// Directives recorded on the branch since (`D-0004`), in id order: the newest [`SINCE_NAMED`].
     pub directives: Vec<String>,
-    /// Directives in force then and no longer (`D-0010 withdrawn`), in id order.
+    /// How many more were recorded since than `directives` names (audit 145: 1,993 ids put the
+    /// standup at 42 KB against its 8 KB).
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub directives_omitted: usize,
+    /// Directives in force then and no longer (`D-0010 withdrawn`), in id order: the newest
+    /// [`SINCE_NAMED`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ended: Vec<String>,
+    /// How many more ended than `ended` names.
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub ended_omitted: usize,
     /// Issues open in that forecast and closed now.
     pub closed: usize,
     /// Open issues that forecast did not have (opened or reopened since).
@@ -684,6 +692,23 @@ fn own_changes(prev: &Previous, report: &ForecastReport) -> std::collections::Ha
         .collect()
 }
 
+/// The most directive ids `sinceThen` names in each of its lists.
+pub(crate) const SINCE_NAMED: usize = 10;
+
+/// The last [`SINCE_NAMED`] of `ids` (in id order, so the newest).
+fn newest(ids: &[String]) -> Vec<String> {
+    ids[ids.len().saturating_sub(SINCE_NAMED)..].to_vec()
+}
+
+/// `ids` as prose, with how many more there are: `D-0008, D-0009 and 3 more`.
+fn and_more(ids: &[String], more: usize) -> String {
+    let mut named = ids.to_vec();
+    if more > 0 {
+        named.insert(0, format!("{more} earlier"));
+    }
+    crate::prose::and_list(&named)
+}
+
 /// What changed in the inputs between `prev` and today's forecast `report` of `snapshot`.
 pub fn since_then(
     prev: &Previous,
@@ -762,8 +787,10 @@ pub fn since_then(
                 .working_days_between(day0, then, now);
             (n != 0).then_some(n)
         },
-        directives: prev.recorded.clone(),
-        ended: prev.ended.clone(),
+        directives: newest(&prev.recorded),
+        directives_omitted: prev.recorded.len().saturating_sub(SINCE_NAMED),
+        ended: newest(&prev.ended),
+        ended_omitted: prev.ended.len().saturating_sub(SINCE_NAMED),
         closed: prev
             .report
             .issues
@@ -835,17 +862,17 @@ impl SinceThen {
             format!(
                 "{} ({})",
                 count(
-                    self.directives.len(),
+                    self.directives.len() + self.directives_omitted,
                     "directive recorded",
                     "directives recorded"
                 ),
-                crate::prose::and_list(&self.directives)
+                and_more(&self.directives, self.directives_omitted)
             )
         };
         let ended = if self.ended.is_empty() {
             String::new()
         } else {
-            format!("; {}", crate::prose::and_list(&self.ended))
+            format!("; {}", and_more(&self.ended, self.ended_omitted))
         };
         let gone = if self.gone > 0 {
             format!(
@@ -1501,7 +1528,7 @@ fn movers_words<'a>(
 
 #[cfg(test)]
 mod tests {
-    use super::{Edited, Recalibrated, SinceThen};
+    use super::{Edited, Recalibrated, SinceThen, newest};
 
     #[test]
     fn a_milestone_is_not_put_down_to_an_issue_that_moved_the_other_way() {
@@ -1551,7 +1578,9 @@ mod tests {
     fn what_changed_says_the_days_that_passed_the_files_applied_and_the_edits() {
         let mut since = SinceThen {
             directives: vec![],
+            directives_omitted: 0,
             ended: vec![],
+            ended_omitted: 0,
             closed: 0,
             new: 0,
             reopened: 0,
@@ -1575,6 +1604,22 @@ mod tests {
              1 working day passed"
         );
         assert!(!since.is_empty());
+        // A year of directives since is named by its newest, the rest counted (audit 145).
+        let ids: Vec<String> = (1..=12).map(|n| format!("D-{n:04}")).collect();
+        let mut many = since.clone();
+        many.directives = newest(&ids);
+        many.directives_omitted = ids.len() - many.directives.len();
+        assert!(
+            many.words()
+                .starts_with("12 directives recorded (2 earlier, D-0003, D-0004, D-0005, "),
+            "{}",
+            many.words()
+        );
+        assert!(
+            many.words().contains("D-0011 and D-0012); "),
+            "{}",
+            many.words()
+        );
         since.working_days_passed = Some(-2);
         assert!(since.words().ends_with("; day 0 moved back 2 working days"));
         since.new = 2;
