@@ -2617,6 +2617,18 @@ pub(crate) fn commit_message(
             short.join("; ")
         ));
     }
+    // Approved files Gitea refused whole: in the commit too, not only in the failed job's log (audit 147).
+    if !c.refused.is_empty() {
+        let refused: Vec<String> = c
+            .refused
+            .iter()
+            .map(|r| format!("{} ({})", r.id, crate::prose::one_line(&r.why)))
+            .collect();
+        msg.push_str(&format!(
+            "\nRefused by Gitea, still pending: {}.\n",
+            refused.join("; ")
+        ));
+    }
     if let Some(d) = drift
         && let (Some(commit), Some(since)) = (&d.since, &d.since_then)
         && !since.is_empty()

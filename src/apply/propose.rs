@@ -579,7 +579,7 @@ fn unclash(
     // What the other proposals ask: those on open branches and those pending on the branch. A call retried
     // after its first answer was proposed asks the same again (audit 135: two pull requests for one
     // change, one of them doing nothing once the other was merged).
-    let others = proposals_elsewhere(cx, repo, base, &live, &base_ledger);
+    let others = proposals_elsewhere(cx, repo, base, &base_ledger);
     let mut out = Vec::new();
     let mut dropped = Vec::new();
     let mut renumber_why: BTreeMap<String, &str> = BTreeMap::new();
@@ -590,15 +590,17 @@ fn unclash(
             continue;
         }
         if let Some(file) = p.file.as_ref().filter(|_| p.ledger_entry.is_none())
-            && let Some(other) = others.iter().find(|o| o.id != p.id && o.ops == file.ops)
+            && let Some((other, open)) = others
+                .iter()
+                .find(|(o, _)| o.id != p.id && same_ops(&o.ops, &file.ops))
         {
             tracing::warn!(
                 "{} asks exactly what {} asks already ({}): not proposed again, and taken out of this \
                  checkout",
                 p.id,
                 other.id,
-                if live.contains(&format!("{BRANCH_PREFIX}{}", other.id)) {
-                    format!("its pull request from {BRANCH_PREFIX}{}", other.id)
+                if *open {
+                    format!("its open pull request from {BRANCH_PREFIX}{}", other.id)
                 } else {
                     format!("pending on {}", cx.config.approvals.branch)
                 }
@@ -714,41 +716,71 @@ fn unclash(
     Ok((out, dropped))
 }
 
-/// The op files proposed elsewhere: pending on the branch at `base`, and on the open proposal branches
-/// `live` (fetched in one go; none where the fetch fails, as nothing then says what they ask).
+/// The op files proposed elsewhere, each with whether it is an open pull request's: pending on the branch
+/// at `base`, and on the branches of the proposals' open pull requests (fetched in one go). A merged or
+/// closed pull request's branch is no proposal (audit 147: a new close was dropped as a duplicate of one
+/// merged long before, whose branch was still there); where the server does not say which are open, or the
+/// fetch fails, only the branch's pending files count.
 fn proposals_elsewhere(
     cx: &Context<'_>,
     repo: &gix::Repository,
     base: gix::ObjectId,
-    live: &[String],
     base_ledger: &str,
-) -> Vec<OpFile> {
+) -> Vec<(OpFile, bool)> {
     let read = |tip: gix::ObjectId, rel: &str| {
         crate::state::git::read_at(repo, tip, rel)
             .ok()
             .flatten()
             .and_then(|b| OpFile::parse(&String::from_utf8_lossy(&b), Path::new(rel)).ok())
     };
-    let mut out: Vec<OpFile> = crate::state::git::list_dir(repo, base, crate::ops::PENDING_PATH)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|f| read(base, &format!("{}/{f}", crate::ops::PENDING_PATH)))
-        .collect();
-    if live.is_empty() || cx.remote.fetch(&format!("{BRANCH_PREFIX}*")).is_err() {
+    let mut out: Vec<(OpFile, bool)> =
+        crate::state::git::list_dir(repo, base, crate::ops::PENDING_PATH)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|f| read(base, &format!("{}/{f}", crate::ops::PENDING_PATH)))
+            .map(|f| (f, false))
+            .collect();
+    let Ok(open) = open_proposals(cx.client, &cx.state_repo) else {
+        return out;
+    };
+    if open.is_empty() || cx.remote.fetch(&format!("{BRANCH_PREFIX}*")).is_err() {
         return out;
     }
-    for branch in live {
-        let Some(id) = branch.strip_prefix(BRANCH_PREFIX) else {
-            continue;
-        };
+    for p in &open {
+        let branch = format!("{BRANCH_PREFIX}{}", p.id);
         if let Some(tip) =
             crate::state::git::resolve(repo, &format!("refs/remotes/{}/{branch}", cx.remote.name()))
-            && let Ok((proposal, _)) = branch_proposal(repo, tip, id, base_ledger)
+            && let Ok((proposal, _)) = branch_proposal(repo, tip, &p.id, base_ledger)
         {
-            out.extend(proposal.file);
+            out.extend(proposal.file.map(|f| (f, true)));
         }
     }
     out
+}
+
+/// Whether two op lists ask the same, whatever their order (audit 147: the same two ops the other way
+/// round went out as a second proposal). A list with a new issue keeps its order: `dependsOnNew` counts
+/// positions.
+fn same_ops(a: &[crate::ops::Op], b: &[crate::ops::Op]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let creates = |ops: &[crate::ops::Op]| {
+        ops.iter()
+            .any(|o| matches!(o, crate::ops::Op::CreateIssue { .. }))
+    };
+    if creates(a) || creates(b) {
+        return a == b;
+    }
+    let sorted = |ops: &[crate::ops::Op]| {
+        let mut v: Vec<String> = ops
+            .iter()
+            .map(|o| serde_json::to_string(o).unwrap_or_default())
+            .collect();
+        v.sort();
+        v
+    };
+    sorted(a) == sorted(b)
 }
 
 /// Takes a proposal not sent out of the checkout: deleted where it is new here, left where the checkout's

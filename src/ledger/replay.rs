@@ -289,6 +289,10 @@ fn stranger(base: &Plan, d: &crate::ledger::format::DirectiveEntry) -> Option<St
     else {
         return None;
     };
+    // A period over before the forecast's day changes nothing the plan works.
+    if *to < base.as_of {
+        return None;
+    }
     let known = base.member_named(name).is_some()
         || base
             .issues
@@ -560,6 +564,37 @@ fn capacity(
         } else {
             hours_per_week / days as f64
         };
+        // A period covering every day of an earlier one replaces it (the last listed wins each day): its
+        // hours count nowhere, and its directive is no longer in force (audit 145: a replaced 10 h was
+        // shown under the later directive's id, and an April leave inside a re-stated period read as in
+        // force while the plan worked April).
+        let covers = |o: &CapacityOverride| {
+            from <= o.from
+                && match (to, o.to) {
+                    (None, _) => true,
+                    (Some(t), Some(ot)) => ot <= t,
+                    (Some(_), None) => false,
+                }
+        };
+        let covered: Vec<String> = m
+            .calendar
+            .overrides
+            .iter()
+            .filter(|o| covers(o))
+            .map(|o| crate::plan::capacity_field(o.from, o.to))
+            .filter(|f| *f != field)
+            .collect();
+        m.calendar.overrides.retain(|o| !covers(o));
+        for f in &covered {
+            for r in m
+                .provenance_log
+                .iter_mut()
+                .filter(|r| &r.field == f && !matches!(r.effect, ProvenanceEffect::Replaced { .. }))
+            {
+                r.effect = ProvenanceEffect::Replaced { by: id.to_owned() };
+            }
+            m.provenance.retain(|(pf, _)| pf != f);
+        }
         m.calendar.overrides.push(CapacityOverride {
             from,
             to,

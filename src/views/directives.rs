@@ -163,7 +163,7 @@ pub struct ProposedChange {
     /// Whether any op is destructive (it then goes through a pull request).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub destructive: bool,
-    /// The directives given after it was written (but notes), newest first, at most
+    /// The directives in force given after it was written (but notes), newest first, at most
     /// [`SINCE_NAMED`]: its `summary` was computed without them, so it may no longer be what merging it
     /// does (audit 140: one read "p80 unchanged (Apr 8)" while the forecast, after a capacity directive,
     /// said Feb 25).
@@ -319,6 +319,7 @@ pub fn directives(
                 .filter(|d| {
                     written.is_some_and(|w| d.at > w)
                         && d.kind != crate::ledger::format::DirectiveKind::Note
+                        && d.status == crate::ledger::format::Status::Active
                 })
                 .map(|d| d.id.to_string())
                 .collect();

@@ -3867,6 +3867,14 @@ fn an_approved_file_a_read_scoped_token_cannot_write_waits_whole() {
     push_priority(&s, &key);
     let out = s.commitea(&s.work, &["run", "--push"]);
     assert_eq!(out.status.code(), Some(1));
+    // The pushed commit says it too (audit 147: only the failed job's log did).
+    let message = git(&s.bare, &["log", "-1", "--format=%B", "main"]);
+    assert!(
+        message.contains(
+            "Refused by Gitea, still pending: C-0001 (Gitea refuses to set the priority of"
+        ),
+        "{message}"
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("ops/pending/C-0001.yaml: Gitea refuses to set the priority of")
@@ -4514,6 +4522,12 @@ fn a_retried_call_is_not_proposed_twice() {
     assert_eq!(stdout.trim(), format!("{again_id} duplicate-of {id}"));
     assert!(!s.work.join(&again).exists(), "taken out of the checkout");
     assert_eq!(s.emu.state_pulls(&state_repo()).len(), 1);
+    // Closed without merging, its branch still there, it swallows no new proposal of the same change
+    // (audit 147: the new one was dropped as its duplicate, and then the branch was deleted).
+    close_pull(&s, 1);
+    ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
+    let out = ok(&s.commitea(&s.work, &["propose"]));
+    assert!(out.contains(" pull-request 2 "), "{out}");
     // Additive ops pushed straight to the branch: a retry is not pushed again either.
     let input =
         format!(r#"{{"ops":[{{"op":"set_priority","issue":"{raised}","priority":"p/0"}}]}}"#);
@@ -4522,6 +4536,30 @@ fn a_retried_call_is_not_proposed_twice() {
     let first_id = first.split_whitespace().next().unwrap().to_owned();
     assert!(first.contains(" direct "), "{first}");
     ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
+    let second = ok(&s.commitea(&s.work, &["propose"]));
+    assert!(
+        second
+            .trim()
+            .ends_with(&format!(" duplicate-of {first_id}")),
+        "{second}"
+    );
+    // The same ops in another order ask the same (audit 147: a second proposal).
+    let [a, b] = <[IssueKey; 2]>::try_from(s.quiet_issues(4)[2..].to_vec()).unwrap();
+    let ops = |x: &IssueKey, y: &IssueKey| {
+        format!(
+            r#"{{"ops":[{{"op":"set_priority","issue":"{x}","priority":"p/0"}},{{"op":"set_priority","issue":"{y}","priority":"p/0"}}]}}"#
+        )
+    };
+    ok(&s.commitea(
+        &s.work,
+        &["tool", "apply_changes", &ops(&a, &b), "--by", "pat"],
+    ));
+    let first = ok(&s.commitea(&s.work, &["propose"]));
+    let first_id = first.split_whitespace().next().unwrap().to_owned();
+    ok(&s.commitea(
+        &s.work,
+        &["tool", "apply_changes", &ops(&b, &a), "--by", "pat"],
+    ));
     let second = ok(&s.commitea(&s.work, &["propose"]));
     assert!(
         second

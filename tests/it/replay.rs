@@ -187,6 +187,63 @@ fn a_new_hire_joins_the_team_from_their_first_day() {
     assert!(problems[0].starts_with("ledger line 1: member cy is not in the team"));
 }
 
+/// A later period covering every day of an earlier one replaces it: its hours count nowhere, and its
+/// directive is not in force (audit 145: a replaced 10 h was shown under the later directive's id, and a
+/// leave inside a re-stated period read as in force).
+#[test]
+fn a_capacity_period_covered_by_a_later_one_is_replaced() {
+    let ledger = directive(
+        1,
+        "capacity",
+        "member bo",
+        r#"{"from": "2027-02-01", "to": "2027-06-30", "hours_per_week": 10}"#,
+    ) + &directive(
+        2,
+        "capacity",
+        "member bo",
+        r#"{"from": "2027-03-01", "to": "2027-03-31", "hours_per_week": 0}"#,
+    ) + &directive(
+        3,
+        "capacity",
+        "member bo",
+        r#"{"from": "2027-02-01", "to": "2027-06-30", "hours_per_week": 20}"#,
+    );
+    let (plan, problems) = replayed(Some(&ledger));
+    assert!(problems.is_empty(), "{problems:?}");
+    let bo = plan.member("bo").unwrap();
+    assert_eq!(
+        bo.calendar.overrides.len(),
+        1,
+        "{:?}",
+        bo.calendar.overrides
+    );
+    assert_eq!(
+        bo.provenance,
+        vec![(
+            "capacity 2027-02-01..2027-06-30".to_owned(),
+            "D-0003".to_owned()
+        )]
+    );
+    let replaced = plan.replaced_directives();
+    assert_eq!(replaced.get("D-0001").map(String::as_str), Some("D-0003"));
+    assert_eq!(replaced.get("D-0002").map(String::as_str), Some("D-0003"));
+    // A shorter period inside a longer earlier one is not covered: it stays, and so does the other.
+    let ledger = directive(
+        1,
+        "capacity",
+        "member bo",
+        r#"{"from": "2027-02-01", "to": "2027-06-30", "hours_per_week": 10}"#,
+    ) + &directive(
+        2,
+        "capacity",
+        "member bo",
+        r#"{"from": "2027-03-01", "to": "2027-03-31", "hours_per_week": 0}"#,
+    );
+    let (plan, _) = replayed(Some(&ledger));
+    assert_eq!(plan.member("bo").unwrap().calendar.overrides.len(), 2);
+    assert!(plan.replaced_directives().is_empty());
+}
+
 /// A period with an end for someone neither the team nor any issue names is said: a member renamed on
 /// Gitea would otherwise work twice (audit 146: an on-call cut to 10 h became a second person).
 #[test]
@@ -214,6 +271,11 @@ fn a_capacity_period_for_someone_nobody_names_is_said() {
         (
             "member cy",
             r#"{"from": "2026-12-07", "hours_per_week": 20}"#,
+        ),
+        // A period over before the forecast's day changes nothing (audit 147: warned all the same).
+        (
+            "member bjorn",
+            r#"{"from": "2025-10-01", "to": "2025-10-31", "hours_per_week": 10}"#,
         ),
     ] {
         let (_, problems) = replayed(Some(&directive(1, "capacity", target, params)));
