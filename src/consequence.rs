@@ -625,7 +625,11 @@ fn own_change(
 ) -> Option<OwnChange> {
     let report_differs = b.depends_on != a.depends_on
         || b.estimate != a.estimate
-        || b.estimate_source != a.estimate_source
+        // A source that changes how the estimate is read: imputed (already what work took) or given.
+        // One directive holding the label's own value changes nothing (audit 148: "own change" of an
+        // issue whose estimate stayed 1w, moved by its blocker's close).
+        || ((b.estimate_source == EstimateSource::Imputed)
+            != (a.estimate_source == EstimateSource::Imputed))
         || b.priority != a.priority
         || b.milestone != a.milestone
         || b.assignee != a.assignee;
@@ -726,6 +730,10 @@ fn issue_changes(
                 .iter()
                 .map(|m| {
                     let own = Calendar::new(&m.calendar, days.day0, span);
+                    // The days that passed are the old day 0 up to the day before the new one: from
+                    // Thursday to Friday, Thursday passed (audit 148: a Monday-to-Thursday person was
+                    // told "none of them chen's working days" of a Thursday).
+                    let (from, to) = (from - Days::new(1), to - Days::new(1));
                     (
                         m.name.as_str(),
                         own.working_days_between(days.day0, from, to),

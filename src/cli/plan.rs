@@ -51,8 +51,10 @@ pub fn run(a: Args) -> CommandResult {
     // `forecast/` is committed by `commitea run`: left changed in a clone, it makes `git pull` refuse.
     if changed > 0 && layout.root().join(".git").exists() {
         tracing::info!(
-            "wrote {changed} file(s) in forecast/ without committing them: `commitea run --offline` \
-             commits them, `git checkout -- forecast` drops them (a `git pull` refuses while they differ)"
+            "wrote {changed} file(s) in forecast/ without committing them: a preview of this checkout, \
+             its uncommitted directives and op files included, which the tools read until the next run; \
+             `commitea run --offline` forecasts what is committed and commits that, `git checkout -- \
+             forecast` drops them (a `git pull` refuses while they differ)"
         );
     }
     if a.json {

@@ -357,11 +357,20 @@ fn record(
         .directives()
         .find(|d| d.id == appended.id)
         .map(|d| d.line);
-    if let Some(p) = after_replay
-        .problems
-        .iter()
-        .find(|p| new_line.is_some() && p.ledger_line() == new_line)
-    {
+    // What replay says of the new entry and still applies (a period for someone nobody names) is said,
+    // not refused.
+    for p in after_replay.problems.iter().filter(|p| {
+        new_line.is_some()
+            && p.ledger_line() == new_line
+            && matches!(p.kind, crate::plan::ProblemKind::Data(_))
+    }) {
+        tracing::warn!("{p}");
+    }
+    if let Some(p) = after_replay.problems.iter().find(|p| {
+        new_line.is_some()
+            && p.ledger_line() == new_line
+            && !matches!(p.kind, crate::plan::ProblemKind::Data(_))
+    }) {
         let field = if new.target.is_some() {
             "target"
         } else {

@@ -114,8 +114,12 @@ fn in_force(d: &RecentDirective) -> bool {
 pub struct Pending {
     /// The directive's id.
     pub id: String,
-    /// The consequence in one line.
+    /// The consequence in one line, as it was computed when the directive was recorded.
     pub summary: String,
+    /// The day it was recorded (`2026-12-07`): its consequence is against that day's forecast, which
+    /// today's may have left (audit 148: the page said "May 24 → May 20" beside an index saying May 25).
+    #[serde(default)]
+    pub recorded_on: String,
     /// The consequence, subject by subject: milestones first, then moved issues (cut to the limit).
     pub consequence: Vec<ConsequencePair>,
     /// Subjects of the consequence left out by the limit.
@@ -345,6 +349,7 @@ pub fn directives(
         also_pending_omitted: 0,
         also_pending,
         pending: newest.map(|p| Pending {
+            recorded_on: p.created_at.get(..10).unwrap_or(&p.created_at).to_owned(),
             skipped: skipped(&p.id),
             id: p.id,
             summary: p.summary,

@@ -4034,7 +4034,8 @@ fn writes_of_a_user_who_may_only_read_the_issues_wait_and_are_not_reported_appli
         ),
     );
     let out = s.commitea(&s.work, &["run", "--push"]);
-    ok(&out);
+    // The run's work is pushed; the files Gitea refused fail it (audit 134).
+    assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!s.issue(&theirs).labels.iter().any(|l| l == priority));
     assert_ne!(s.issue(&own).milestone, milestone);

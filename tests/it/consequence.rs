@@ -474,16 +474,27 @@ fn a_move_is_put_down_to_what_really_made_it() {
             &l,
         )
     };
-    let said = rb.people.iter().any(|p| {
-        c_away(&p.name).issues.iter().any(|i| {
-            i.why
-                == format!(
-                    "1 working day passed, none of them {}'s working days",
-                    p.name
-                )
-        })
-    });
-    assert!(said, "nobody's leave on the day that passed was said");
+    // Away on the new day 0, not on the day that passed (the old day 0): that day was theirs, and their
+    // work that waited it says so (audit 148: the new day was counted, and a Thursday called none of a
+    // Monday-to-Thursday person's days).
+    let mut said = false;
+    for p in &rb.people {
+        let c = c_away(&p.name);
+        let wrong = format!(
+            "1 working day passed, none of them {}'s working days",
+            p.name
+        );
+        assert!(
+            c.issues.iter().all(|i| i.why != wrong),
+            "{}: {c:#?}",
+            p.name
+        );
+        said |= c
+            .issues
+            .iter()
+            .any(|i| i.why == "1 working day passed with no progress recorded");
+    }
+    assert!(said, "no one's waited day was said");
     // The same day on both sides: nothing passed.
     let c = diff(&rb, &ra, &before, &after);
     assert!(c.issues.iter().all(|i| !i.why.contains("passed")), "{c:#?}");
@@ -516,6 +527,42 @@ fn a_new_dependency_is_an_own_change_even_against_todays_plan() {
         .find(|i| i.issue == waiting)
         .unwrap_or_else(|| panic!("{c:#?}"));
     assert_eq!(it.why, "own change", "{it:#?}");
+}
+
+/// An estimate a directive holds at the value Gitea has is no change of the issue's own: a move then is
+/// another's (audit 148: "own change" of an issue moved by its blocker, its estimate the same 1w).
+#[test]
+fn a_directive_holding_the_same_estimate_is_no_own_change() {
+    let mut before = small_plan();
+    let (waiting, on) = ("acme/web#4", "acme/api#5");
+    let waiter = before
+        .issues
+        .iter_mut()
+        .find(|i| i.key.to_string() == waiting)
+        .unwrap();
+    waiter.depends_on = vec![on.parse().unwrap()];
+    let mut after = before.clone();
+    for i in &mut after.issues {
+        if i.key.to_string() == waiting {
+            i.estimate_source = commitea::plan::EstimateSource::Directive;
+        }
+        // Its blocker grows: the waiter moves for that.
+        if i.key.to_string() == on {
+            i.estimate_hours = Some(200.0);
+        }
+    }
+    let c = diff(
+        &forecast::run(&before, &SETTINGS),
+        &forecast::run(&after, &SETTINGS),
+        &before,
+        &after,
+    );
+    let it = c
+        .issues
+        .iter()
+        .find(|i| i.issue == waiting)
+        .unwrap_or_else(|| panic!("{c:#?}"));
+    assert_eq!(it.why, format!("waits on {on}"), "{it:#?}");
 }
 
 /// A day's slip that lands an issue's p80 after its person's two weeks' leave moves it by the leave's

@@ -2880,7 +2880,7 @@ fn a_directive_in_force_stays_in_sight_however_many_come_after_it() {
     assert!(page[earlier_at..].contains("id=\"D-0001\""));
     assert!(page[..earlier_at].contains("id=\"D-0027\""));
     assert!(page.contains(
-        "6 earlier entries (notes, withdrawn or superseded ones) are in <code>pm-state.md</code>"
+        "6 earlier entries (notes, periods that ended, withdrawn or superseded ones) are in <code>pm-state.md</code>"
     ));
 }
 
