@@ -721,7 +721,9 @@ fn issue_changes(
             days.day0,
             before.horizon.max(after.horizon),
         ),
-        passed: days.between(before.as_of, after.as_of),
+        // The days that passed: the old day 0 up to the day before the new one (audit 149: Friday to
+        // Sunday counted none, and every move was put down to a queue).
+        passed: days.between(before.as_of - Days::new(1), after.as_of - Days::new(1)),
         passed_for: {
             let (from, to) = (before.as_of, after.as_of);
             let span = u32::try_from((from.max(to) - days.day0).num_days() + 2).unwrap_or(0);

@@ -759,17 +759,18 @@ fn proposals_elsewhere(
 }
 
 /// Whether two op lists ask the same, whatever their order (audit 147: the same two ops the other way
-/// round went out as a second proposal). A list with a new issue keeps its order: `dependsOnNew` counts
-/// positions.
+/// round went out as a second proposal; audit 149: two new issues the other way round were filed twice).
+/// A list where a new issue waits on another of the list keeps its order: `dependsOnNew` counts positions.
 fn same_ops(a: &[crate::ops::Op], b: &[crate::ops::Op]) -> bool {
     if a.len() != b.len() {
         return false;
     }
-    let creates = |ops: &[crate::ops::Op]| {
-        ops.iter()
-            .any(|o| matches!(o, crate::ops::Op::CreateIssue { .. }))
+    let positional = |ops: &[crate::ops::Op]| {
+        ops.iter().any(|o| {
+            matches!(o, crate::ops::Op::CreateIssue { depends_on_new, .. } if !depends_on_new.is_empty())
+        })
     };
-    if creates(a) || creates(b) {
+    if positional(a) || positional(b) {
         return a == b;
     }
     let sorted = |ops: &[crate::ops::Op]| {

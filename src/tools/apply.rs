@@ -155,9 +155,11 @@ pub(crate) fn consequence_of(
     Ok(detail)
 }
 
-/// For each op whose field a directive in force sets, why it changes nothing the forecast uses (audit
-/// 144: a due date set under a directive's read "p80 unchanged", and merged would have put Gitea at odds
-/// with the directive without a word).
+/// For each op that sets a field a directive in force sets to another value (or takes away the value it
+/// holds), why it changes nothing the forecast uses (audit 144: a due date set under a directive's read "p80
+/// unchanged", and merged would have put Gitea at odds with the directive without a word). An op writing
+/// the directive's own value (`commitea directive --carry-out`) brings Gitea into line: nothing to say
+/// (audit 149).
 fn overridden(plan: &crate::plan::Plan, accepted: &[ops::Checked]) -> Vec<String> {
     let by = |provenance: &[(String, String)], field: &str| {
         provenance
@@ -165,27 +167,72 @@ fn overridden(plan: &crate::plan::Plan, accepted: &[ops::Checked]) -> Vec<String
             .find(|(f, _)| f == field)
             .map(|(_, d)| d.clone())
     };
+    let bare = |e: &str| {
+        e.trim()
+            .strip_prefix(crate::domain::Estimate::LABEL_PREFIX)
+            .unwrap_or(e.trim())
+            .to_owned()
+    };
     accepted
         .iter()
         .filter_map(|c| {
-            let issue = |field: &str| {
-                let key = c.op.issue()?.to_string().parse().ok()?;
-                by(&plan.issue(&key)?.provenance, field)
+            let issue = || -> Option<&crate::plan::PlannedIssue> {
+                plan.issue(&c.op.issue()?.to_string().parse().ok()?)
             };
-            let milestone = |id: u64, field: &str| by(&plan.milestone(id)?.provenance, field);
+            let held = |field: &str, differs: bool| -> Option<String> {
+                let i = issue()?;
+                differs.then(|| by(&i.provenance, field)).flatten()
+            };
+            let estimate_of = || issue().and_then(|i| i.estimate_text()).map(|e| bare(&e));
             let (directive, what) = match &c.op {
-                Op::SetPriority { issue: i, .. } => (issue("priority")?, format!("the priority of {i}")),
-                Op::SetEstimate { issue: i, .. } => (issue("estimate")?, format!("the estimate of {i}")),
-                Op::SetMilestone { issue: i, .. } => {
-                    (issue("milestone")?, format!("the milestone of {i}"))
-                }
-                Op::SetMilestoneDue { milestone: m, .. } => {
-                    (milestone(*m, "due")?, format!("the due date of milestone {m}"))
-                }
-                Op::SetDeadlineHard { milestone: m, .. } => (
-                    milestone(*m, "hard")?,
-                    format!("whether milestone {m}'s deadline is hard"),
+                Op::SetPriority { issue: i, priority } => (
+                    held(
+                        "priority",
+                        issue()?.priority.to_string() != *priority,
+                    )?,
+                    format!("the priority of {i}"),
                 ),
+                Op::SetEstimate { issue: i, estimate } => (
+                    held("estimate", estimate_of() != Some(bare(estimate)))?,
+                    format!("the estimate of {i}"),
+                ),
+                Op::SetMilestone { issue: i, milestone } => (
+                    held("milestone", issue()?.milestone != *milestone)?,
+                    format!("the milestone of {i}"),
+                ),
+                Op::RemoveLabel { issue: i, label } => {
+                    let (field, now) = if label.starts_with(crate::domain::Priority::LABEL_PREFIX) {
+                        ("priority", Some(issue()?.priority.to_string()))
+                    } else {
+                        (
+                            "estimate",
+                            estimate_of().map(|e| {
+                                format!("{}{e}", crate::domain::Estimate::LABEL_PREFIX)
+                            }),
+                        )
+                    };
+                    (
+                        held(field, now.as_deref() == Some(label.as_str()))?,
+                        format!("the {field} of {i}, which this op takes away"),
+                    )
+                }
+                Op::SetMilestoneDue { milestone: m, due } => {
+                    let ms = plan.milestone(*m)?;
+                    let differs = ms.due.map(|d| d.to_string()).as_deref() != Some(due.as_str());
+                    (
+                        differs.then(|| by(&ms.provenance, "due")).flatten()?,
+                        format!("the due date of milestone {m}"),
+                    )
+                }
+                Op::SetDeadlineHard { milestone: m, hard } => {
+                    let ms = plan.milestone(*m)?;
+                    (
+                        (ms.hard != *hard)
+                            .then(|| by(&ms.provenance, "hard"))
+                            .flatten()?,
+                        format!("whether milestone {m}'s deadline is hard"),
+                    )
+                }
                 _ => return None,
             };
             Some(format!(

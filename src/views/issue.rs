@@ -136,6 +136,11 @@ pub struct Derived {
     pub estimate: Option<String>,
     /// `label`, `native` (Gitea's time estimate), `directive` or `imputed`.
     pub estimate_source: String,
+    /// Hours of time tracked on it on Gitea, by anyone, when any: an open issue's remaining effort is its
+    /// total less these, a closed one's calibration sample is these (audit 142: shown nowhere, so no
+    /// figure could be checked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracked_hours: Option<f64>,
     /// The milestone Gitea has it in, when a directive took it out of it: the plan counts it in none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scoped_out_of: Option<MilestoneRef>,
@@ -330,6 +335,8 @@ fn build(
                 .collect(),
             estimate: planned.estimate_text(),
             estimate_source: planned.estimate_source.as_str().to_owned(),
+            tracked_hours: (planned.tracked_hours > 0.0)
+                .then(|| (planned.tracked_hours * 10.0).round() / 10.0),
             scoped_out_of: raw
                 .milestone
                 .filter(|id| planned.milestone != Some(*id))

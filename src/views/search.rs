@@ -203,6 +203,34 @@ fn find_word(lower: &str, word: &str) -> Option<usize> {
     })
 }
 
+/// How `word` occurs in `lower`: `Some(true)` where it is a whole word somewhere, `Some(false)` where it
+/// only starts one (`log` in "login"), `None` where it is not there as [`find_word`] finds words.
+fn word_match(lower: &str, word: &str) -> Option<bool> {
+    find_word(lower, word)?;
+    let anywhere = word.chars().next().is_some_and(unspaced);
+    Some(
+        anywhere || {
+            lower.match_indices(word).any(|(at, _)| {
+                let starts = lower[..at]
+                    .chars()
+                    .next_back()
+                    .is_none_or(|c| !in_word(c) || unspaced(c));
+                let ends = lower[at + word.len()..]
+                    .chars()
+                    .next()
+                    .is_none_or(|c| !in_word(c));
+                starts && ends
+            })
+        },
+    )
+}
+
+/// A field's score for a word: `whole` where it is a whole word there, less where it only starts one
+/// (audit 140: "audit log" ranked "logging out" and "login" as high as an audit log).
+fn weigh(found: Option<bool>, whole: u32) -> Option<u32> {
+    found.map(|w| if w { whole } else { whole.div_ceil(2) })
+}
+
 fn snippet(text: &str, word: &str) -> Option<String> {
     let text = composed(text);
     let lower = text.to_lowercase();
@@ -270,17 +298,17 @@ pub fn search(
                 score += 1;
                 note(1, "repository", &mut best);
             }
-            if find_word(&title, w).is_some() {
-                score += 5;
-                note(5, "title", &mut best);
+            if let Some(n) = weigh(word_match(&title, w), 5) {
+                score += n;
+                note(n, "title", &mut best);
             }
-            if labels.iter().any(|l| find_word(l, w).is_some()) {
-                score += 3;
-                note(3, "label", &mut best);
+            if let Some(n) = weigh(labels.iter().filter_map(|l| word_match(l, w)).max(), 3) {
+                score += n;
+                note(n, "label", &mut best);
             }
-            if find_word(&body, w).is_some() {
-                score += 2;
-                note(2, "body", &mut best);
+            if let Some(n) = weigh(word_match(&body, w), 2) {
+                score += n;
+                note(n, "body", &mut best);
                 if snip.is_none() {
                     snip = snippet(&raw.body, w);
                 }
@@ -326,7 +354,20 @@ pub fn search(
 
 #[cfg(test)]
 mod tests {
-    use super::{find_word, lowered, terms};
+    use super::{find_word, lowered, terms, weigh, word_match};
+
+    #[test]
+    fn a_word_that_only_starts_a_longer_one_weighs_less() {
+        assert_eq!(word_match("the audit log", "log"), Some(true));
+        assert_eq!(word_match("the login form", "log"), Some(false));
+        assert_eq!(word_match("login, then the log", "log"), Some(true));
+        assert_eq!(word_match("catalog", "log"), None);
+        assert_eq!(weigh(word_match("audit log", "log"), 5), Some(5));
+        assert_eq!(weigh(word_match("login", "log"), 5), Some(3));
+        assert_eq!(weigh(word_match("logging out", "log"), 2), Some(1));
+        // A script without spaces has no word ends: a match is whole.
+        assert_eq!(word_match("新用户登录失败的问题", "登录"), Some(true));
+    }
 
     #[test]
     fn text_without_spaces_and_decomposed_letters_are_found_as_people_type_them() {

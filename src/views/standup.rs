@@ -783,8 +783,12 @@ pub fn since_then(
             let (then, now) = (prev.report.as_of, report.as_of);
             let day0 = then.min(now);
             let span = u32::try_from((then.max(now) - day0).num_days() + 1).unwrap_or(u32::MAX);
-            let n = Calendar::new(&plan.team_calendar, day0, span)
-                .working_days_between(day0, then, now);
+            // The old day 0 up to the day before the new one, as the moves' reasons count them.
+            let n = Calendar::new(&plan.team_calendar, day0, span).working_days_between(
+                day0,
+                then - chrono::Days::new(1),
+                now - chrono::Days::new(1),
+            );
             (n != 0).then_some(n)
         },
         directives: newest(&prev.recorded),

@@ -4568,6 +4568,25 @@ fn a_retried_call_is_not_proposed_twice() {
             .ends_with(&format!(" duplicate-of {first_id}")),
         "{second}"
     );
+    // New issues too, where none waits on another of the call (audit 149: filed twice).
+    let creates = |x: &str, y: &str| {
+        format!(
+            r#"{{"ops":[{{"op":"create_issue","repo":"acme/api","title":"{x}"}},{{"op":"create_issue","repo":"acme/api","title":"{y}"}}]}}"#
+        )
+    };
+    let call = |input: &str| {
+        ok(&s.commitea(&s.work, &["tool", "apply_changes", input, "--by", "pat"]));
+        ok(&s.commitea(&s.work, &["propose"]))
+    };
+    let first = call(&creates("Two A", "Two B"));
+    let first_id = first.split_whitespace().next().unwrap().to_owned();
+    let second = call(&creates("Two B", "Two A"));
+    assert!(
+        second
+            .trim()
+            .ends_with(&format!(" duplicate-of {first_id}")),
+        "{second}"
+    );
 }
 
 /// A stale checkout's copy of a directive's op file, edited after the directive was carried out, is not

@@ -1114,6 +1114,13 @@ fn an_op_on_what_a_directive_in_force_sets_says_so() {
         )),
         "{line}"
     );
+    // The directive's own value brings Gitea into line (audit 149: `--carry-out` read "at odds").
+    let v = apply(
+        tmp.path(),
+        json!({ "ops": [{ "op": "set_milestone_due", "milestone": 3, "due": "2027-01-22" }], "preview": true }),
+    );
+    let line = v["consequence"].as_str().unwrap();
+    assert!(!line.contains("in force sets"), "{line}");
 }
 
 #[test]
@@ -3173,4 +3180,39 @@ fn an_issue_with_no_priority_set_says_so_not_the_default_it_is_scheduled_at() {
     );
     let page = std::fs::read_to_string(dir.path().join("public/issues/acme/api/102.html")).unwrap();
     assert!(!page.contains("no priority"), "{page}");
+}
+
+/// The issue view says the time tracked on an issue, which its remaining effort and its calibration
+/// sample are read from (audit 142: shown nowhere, so no figure could be checked).
+#[test]
+fn the_issue_view_says_the_time_tracked_on_gitea() {
+    let tmp = demo_dir();
+    let snapshot =
+        commitea::state::Snapshot::load(&commitea::state::Layout::new(tmp.path())).unwrap();
+    let (key, seconds) = snapshot
+        .issues
+        .iter()
+        .find_map(|(k, i)| (i.tracked_seconds() > 0).then(|| (k.clone(), i.tracked_seconds())))
+        .expect("a demo issue with tracked time");
+    let v = tools::call(
+        &ctx(tmp.path()),
+        "query_project",
+        &json!({ "view": "issue", "filters": { "issueId": key.to_string() } }),
+    )
+    .unwrap();
+    let hours = (seconds as f64 / 3600.0 * 10.0).round() / 10.0;
+    assert_eq!(v["derived"]["trackedHours"].as_f64(), Some(hours), "{v}");
+    // None where none was tracked.
+    let (other, _) = snapshot
+        .issues
+        .iter()
+        .find(|(_, i)| i.tracked_seconds() == 0)
+        .unwrap();
+    let v = tools::call(
+        &ctx(tmp.path()),
+        "query_project",
+        &json!({ "view": "issue", "filters": { "issueId": other.to_string() } }),
+    )
+    .unwrap();
+    assert!(v["derived"].get("trackedHours").is_none(), "{v}");
 }
