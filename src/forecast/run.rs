@@ -198,6 +198,39 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
         plan_sched = prep.schedule(&medians);
         sim = mc.run_adaptive(&prep, &dists, &groups, &fates, adaptive.as_ref());
     }
+    // What the last pass left with a leaver that still misses their last day: the passes moved other work
+    // onto them (audit 150: a helper for three weeks kept an issue whose p50 was beyond the horizon, and
+    // the run said their work had gone to the others). Said, naming the issues.
+    let mut left: std::collections::BTreeMap<usize, Vec<String>> =
+        std::collections::BTreeMap::new();
+    for n in (0..open.len()).filter(|&n| project.tasks[n].assignee.is_none() && !prep.excluded[n]) {
+        if let Some(p) = plan_sched.person[n].map(|p| p as usize)
+            && let Some(last) = last_day[p]
+            && misses_last_day(&sim, &done_at_all, n, last)
+            && !stuck.contains_key(&p)
+        {
+            left.entry(p).or_default().push(open[n].key.to_string());
+        }
+    }
+    for (p, keys) in &left {
+        let m = &plan.team[*p];
+        const NAMED: usize = 5;
+        let mut named: Vec<String> = keys.iter().take(NAMED).cloned().collect();
+        if keys.len() > NAMED {
+            named.push(format!("{} more", keys.len() - NAMED));
+        }
+        warnings.push(format!(
+            "{} planned for {} may not be done by their last day ({}): made again {LEAVER_PASSES} times, the \
+             plan still gives {} to them; assign {} on Gitea to someone staying, or {} beyond the horizon",
+            crate::prose::and_list(&named),
+            m.name,
+            m.last_day()
+                .map_or_else(String::new, |(d, why)| format!("{d}, {why}")),
+            if keys.len() == 1 { "it" } else { "them" },
+            if keys.len() == 1 { "it" } else { "them" },
+            if keys.len() == 1 { "it stays" } else { "they stay" },
+        ));
+    }
     // Work the last forecast planned for a leaver that the plan gave someone else from the start (it no
     // longer stays with them: `forecast::input`) went to the others too: counted with the passes' moves,
     // so the count is the what-if's (audit 126: "6 went to the others" beside seven issues moved).

@@ -3184,3 +3184,57 @@ fn the_version_is_the_engine_a_forecast_records() {
     );
     assert!(commitea::forecast::ENGINE.contains('+'));
 }
+
+/// Someone helping for three weeks keeps no unassigned work they may not finish by their last day
+/// without a word (audit 150: an issue whose p50 was beyond the horizon stayed with them, and the run
+/// said their work had gone to the others).
+#[test]
+fn work_a_temporary_helper_may_not_finish_is_named() {
+    let (_tmp, dir) = quick_demo();
+    let s = dir.to_string_lossy().into_owned();
+    let out = commitea(
+        &[
+            "directive",
+            "--kind",
+            "capacity",
+            "--quote",
+            "Zelda helps in December.",
+            "--target",
+            "member zelda",
+            "--params",
+            r#"{"from":"2026-12-01","to":"2026-12-20","hours_per_week":10}"#,
+            "-s",
+            &s,
+        ],
+        &dir,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let out = commitea(&["plan", "--json", "--trials", "10000", "-s", &s], &dir);
+    assert!(out.status.success(), "{out:?}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let warnings: Vec<&str> = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_str())
+        .collect();
+    let late: Vec<&str> = report["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["planned_assignee"] == "zelda" && i["assignee"].is_null())
+        .filter(|i| {
+            let p50 = i["p50"].as_str().unwrap_or("");
+            p50 == "beyond horizon" || p50 > "2026-12-20"
+        })
+        .map(|i| i["issue"].as_str().unwrap())
+        .collect();
+    for key in &late {
+        assert!(
+            warnings.iter().any(|w| w.contains(key)
+                && w.contains("planned for zelda may not be done by their last day")),
+            "{key} is left with zelda unsaid: {warnings:#?}"
+        );
+    }
+    eprintln!("late with zelda: {late:?}");
+}
