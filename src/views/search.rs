@@ -68,6 +68,9 @@ pub struct Terms {
     pub words: Vec<String>,
     /// Words left out, one character long.
     pub ignored: Vec<String>,
+    /// The words as typed, in their order: the phrase a title holding them all together matches
+    /// (audit 151: built from the sorted words, "stale data" was looked for as "data stale").
+    pub phrase: String,
 }
 
 /// The query read into its terms: a reference (`#12`, `owner/repo#12`) names an issue and is nothing
@@ -114,6 +117,7 @@ pub fn terms(query: &str) -> Terms {
             }
         }
     }
+    t.phrase = t.words.join(" ");
     for v in [&mut t.words, &mut t.ignored] {
         v.sort();
         v.dedup();
@@ -183,13 +187,14 @@ fn unspaced(c: char) -> bool {
     )
 }
 
-/// Where `word` (lower case) first occurs in `lower` at the start of one of its words — and, for a
-/// number, as a whole number — as a byte offset. In a script written without spaces a word starts
-/// anywhere: "登录失败" is found in "新用户登录失败的问题".
-fn find_word(lower: &str, word: &str) -> Option<usize> {
-    let numeric = word.chars().all(|c| c.is_ascii_digit());
+/// Each place `word` occurs in `lower`, with whether a word of `lower` starts there (anywhere, in a
+/// script written without spaces) and whether one ends where it does.
+fn occurrences<'t>(
+    lower: &'t str,
+    word: &'t str,
+) -> impl Iterator<Item = (usize, bool, bool)> + 't {
     let anywhere = word.chars().next().is_some_and(unspaced);
-    lower.match_indices(word).map(|(at, _)| at).find(|&at| {
+    lower.match_indices(word).map(move |(at, _)| {
         let starts = anywhere
             || lower[..at]
                 .chars()
@@ -199,8 +204,18 @@ fn find_word(lower: &str, word: &str) -> Option<usize> {
             .chars()
             .next()
             .is_none_or(|c| !in_word(c));
-        starts && (!numeric || ends)
+        (at, starts, ends)
     })
+}
+
+/// Where `word` (lower case) first occurs in `lower` at the start of one of its words — and, for a
+/// number, as a whole number — as a byte offset. In a script written without spaces a word starts
+/// anywhere: "登录失败" is found in "新用户登录失败的问题".
+fn find_word(lower: &str, word: &str) -> Option<usize> {
+    let numeric = word.chars().all(|c| c.is_ascii_digit());
+    occurrences(lower, word)
+        .find(|&(_, starts, ends)| starts && (!numeric || ends))
+        .map(|(at, _, _)| at)
 }
 
 /// How `word` occurs in `lower`: `Some(true)` where it is a whole word somewhere, `Some(false)` where it
@@ -208,21 +223,7 @@ fn find_word(lower: &str, word: &str) -> Option<usize> {
 fn word_match(lower: &str, word: &str) -> Option<bool> {
     find_word(lower, word)?;
     let anywhere = word.chars().next().is_some_and(unspaced);
-    Some(
-        anywhere || {
-            lower.match_indices(word).any(|(at, _)| {
-                let starts = lower[..at]
-                    .chars()
-                    .next_back()
-                    .is_none_or(|c| !in_word(c) || unspaced(c));
-                let ends = lower[at + word.len()..]
-                    .chars()
-                    .next()
-                    .is_none_or(|c| !in_word(c));
-                starts && ends
-            })
-        },
-    )
+    Some(anywhere || occurrences(lower, word).any(|(_, starts, ends)| starts && ends))
 }
 
 /// A field's score for a word: `whole` where it is a whole word there, less where it only starts one
@@ -255,8 +256,8 @@ pub fn search(
         numbers,
         words: ws,
         ignored,
+        phrase,
     } = terms(query);
-    let phrase = ws.join(" ");
     let planned: std::collections::HashMap<&IssueKey, Option<&str>> = inputs
         .report
         .issues
@@ -365,6 +366,9 @@ mod tests {
         assert_eq!(weigh(word_match("audit log", "log"), 5), Some(5));
         assert_eq!(weigh(word_match("login", "log"), 5), Some(3));
         assert_eq!(weigh(word_match("logging out", "log"), 2), Some(1));
+        // The phrase is the words as typed (audit 151: sorted, "stale data" was "data stale").
+        assert_eq!(terms("Stale data").phrase, "stale data");
+        assert_eq!(terms("data, stale").phrase, "data stale");
         // A script without spaces has no word ends: a match is whole.
         assert_eq!(word_match("新用户登录失败的问题", "登录"), Some(true));
     }

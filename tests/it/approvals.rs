@@ -2392,16 +2392,7 @@ fn a_merge_while_the_run_runs_makes_it_run_again_on_the_new_head() {
     let [key] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
     push_priority(&s, &key);
     // Someone else moves main after the job checked it out: the job's push cannot be a fast-forward.
-    let other = s._tmp.path().join("other");
-    git(
-        s._tmp.path(),
-        &[
-            "clone",
-            "-q",
-            s.bare.to_str().unwrap(),
-            other.to_str().unwrap(),
-        ],
-    );
+    let other = clone_as(&s, "other");
     std::fs::write(other.join("NOTES.md"), "merged meanwhile\n").unwrap();
     git(&other, &["add", "NOTES.md"]);
     commit_as_pm(&other, "notes");
@@ -2448,16 +2439,7 @@ fn a_run_that_loses_the_push_race_keeps_the_record_of_what_it_filed() {
     push_straight(&s, "C-0001", &file);
     // The other run filed its own (acme/api#1 here stands for it: both asked Gitea before either filed)
     // and pushed its record first.
-    let other = s._tmp.path().join("other");
-    git(
-        s._tmp.path(),
-        &[
-            "clone",
-            "-q",
-            s.bare.to_str().unwrap(),
-            other.to_str().unwrap(),
-        ],
-    );
+    let other = clone_as(&s, "other");
     std::fs::remove_file(other.join("ops/pending/C-0001.yaml")).unwrap();
     std::fs::create_dir_all(other.join("ops/applied")).unwrap();
     let proposal: String = file.lines().map(|l| format!("  {l}\n")).collect();
@@ -3132,6 +3114,21 @@ fn priority_and_close(s: &Setup) -> (IssueKey, &'static str, IssueKey) {
 }
 
 /// A clone of the state repo at `branch`, as someone editing a proposal on its branch has.
+/// A clone of the state repository's main into `name` under the setup's directory: a teammate's.
+fn clone_as(s: &Setup, name: &str) -> PathBuf {
+    let dir = s._tmp.path().join(name);
+    git(
+        s._tmp.path(),
+        &[
+            "clone",
+            "-q",
+            s.bare.to_str().unwrap(),
+            dir.to_str().unwrap(),
+        ],
+    );
+    dir
+}
+
 fn branch_clone(s: &Setup, branch: &str) -> PathBuf {
     let dir = s._tmp.path().join("ed");
     git(
@@ -4449,16 +4446,7 @@ fn a_stale_checkout_does_not_propose_again_what_a_run_carried_out() {
     let proposed = ok(&s.commitea(&s.work, &["propose"]));
     assert!(proposed.starts_with("C-0001 direct "), "{proposed}");
     // A teammate clones now: the clone holds ops/pending/C-0001.yaml.
-    let stale = s._tmp.path().join("stale");
-    git(
-        s._tmp.path(),
-        &[
-            "clone",
-            "-q",
-            s.bare.to_str().unwrap(),
-            stale.to_str().unwrap(),
-        ],
-    );
+    let stale = clone_as(&s, "stale");
     assert!(stale.join("ops/pending/C-0001.yaml").exists());
     check_out_main(&s);
     ok(&s.commitea(&s.work, &["run", "--push"]));
@@ -4607,16 +4595,7 @@ fn an_edited_stale_copy_of_a_carried_out_directive_is_not_proposed() {
     let number: u64 = proposed.split_whitespace().nth(2).unwrap().parse().unwrap();
     s.emu.merge_pull(&state_repo(), number, "pat").unwrap();
     // A teammate clones now: the directive's op file is pending on main.
-    let stale = s._tmp.path().join("stale");
-    git(
-        s._tmp.path(),
-        &[
-            "clone",
-            "-q",
-            s.bare.to_str().unwrap(),
-            stale.to_str().unwrap(),
-        ],
-    );
+    let stale = clone_as(&s, "stale");
     check_out_main(&s);
     ok(&s.commitea(&s.work, &["run", "--push"]));
     assert!(s.issue(&key).labels.contains(&"p/0".to_owned()));
