@@ -285,6 +285,34 @@ fn refused(call: &ToolCall, kind: &str, message: String) -> Dispatched {
     }
 }
 
+/// What a write call asked, in words, for a line saying it was not run (audit 150: "not done:
+/// apply_changes: not run" named no change): the ops of an `apply_changes`, the kind and quote of a
+/// `record_directive`.
+fn asked(call: &ToolCall) -> Option<String> {
+    let super::client::Arguments::Json(args) = &call.arguments else {
+        return None;
+    };
+    let said = match call.name.as_str() {
+        tools::APPLY_CHANGES => args
+            .get("ops")?
+            .as_array()?
+            .iter()
+            .filter_map(|o| serde_json::from_value::<crate::ops::Op>(o.clone()).ok())
+            .map(|o| o.describe())
+            .collect::<Vec<_>>()
+            .join("; "),
+        tools::RECORD_DIRECTIVE => format!(
+            "{} \"{}\"",
+            args.get("kind")
+                .and_then(Value::as_str)
+                .unwrap_or("directive"),
+            args.get("quote").and_then(Value::as_str).unwrap_or("")
+        ),
+        _ => return None,
+    };
+    (!said.trim().is_empty()).then(|| crate::limits::excerpt(&said))
+}
+
 /// Runs a reply's calls in order within [`CALLS_PER_REPLY`] and, counting `written` (the write calls
 /// the conversation ran before), [`WRITES_PER_CONVERSATION`]; a call past either is answered why, and
 /// not run.
@@ -314,8 +342,9 @@ pub(crate) fn dispatch_all(
                         call,
                         "too_many_writes",
                         format!(
-                            "not run: one conversation may make at most {WRITES_PER_CONVERSATION} \
-                             write calls; say what else should change instead"
+                            "not run{}: one conversation may make at most {WRITES_PER_CONVERSATION} \
+                             write calls; say what else should change instead",
+                            asked(call).map_or_else(String::new, |a| format!(" ({a})"))
                         ),
                     );
                 }

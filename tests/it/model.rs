@@ -1842,6 +1842,11 @@ fn a_reply_runs_a_bounded_number_of_calls_and_a_conversation_a_bounded_number_of
             .all(|e| e.contains("at most 5 write calls")),
         "{errors:?}"
     );
+    // Each names the change it did not make (audit 150).
+    assert!(
+        errors[0].starts_with("not run (file a new issue \"Flood 6\""),
+        "{errors:?}"
+    );
     assert!(
         errors[2..]
             .iter()
