@@ -497,6 +497,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
             .collect(),
         replaced: plan.replaced_directives(),
         as_of: Some(plan.as_of),
+        zone: Some(plan.zone.clone()),
     };
     let mut directives = crate::views::directives::of_ledger(
         ledger.as_deref(),

@@ -1246,9 +1246,22 @@ impl Client {
             }));
         }
         if call.method != reqwest::Method::GET && status == StatusCode::FORBIDDEN {
-            let advice = format!(
-                "the token may not change {repo}: it needs write access to its issues (scope write:issue)"
-            );
+            // Pull requests, branches and files are the repository's scope; issues, labels and
+            // milestones the issues' (audit 147: a refused pull request was told to need write:issue).
+            let repository = ["/pulls", "/branches", "/contents", "/git/"]
+                .iter()
+                .any(|p| path.contains(p));
+            let advice = if repository {
+                format!(
+                    "the token may not change {repo}: it needs write access to the repository (scope \
+                     write:repository)"
+                )
+            } else {
+                format!(
+                    "the token may not change {repo}: it needs write access to its issues (scope \
+                     write:issue)"
+                )
+            };
             return Err(Attempt::Fail(ClientError::Status {
                 // `DeleteIssueLabel` and `EditIssue` answer a bare 403: the advice is all there is to say.
                 message: if body.iter().all(u8::is_ascii_whitespace) {

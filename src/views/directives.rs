@@ -250,6 +250,8 @@ pub struct Replayed {
     pub replaced: BTreeMap<String, String>,
     /// The forecast's day: a capacity period that ended before it changes the plan no more.
     pub as_of: Option<chrono::NaiveDate>,
+    /// The team's time zone, the days are said in (UTC where not known).
+    pub zone: Option<crate::config::Zone>,
 }
 
 /// The view from the ledger text (`None`: no ledger) and the pending op files, newest first — in ledger
@@ -349,7 +351,15 @@ pub fn directives(
         also_pending_omitted: 0,
         also_pending,
         pending: newest.map(|p| Pending {
-            recorded_on: p.created_at.get(..10).unwrap_or(&p.created_at).to_owned(),
+            // The team's day, not UTC's (audit 149: a directive recorded on the 9th in Auckland read
+            // the 8th).
+            recorded_on: match (
+                chrono::DateTime::parse_from_rfc3339(&p.created_at),
+                &replayed.zone,
+            ) {
+                (Ok(at), Some(zone)) => zone.date_of(at.with_timezone(&chrono::Utc)).to_string(),
+                _ => p.created_at.get(..10).unwrap_or(&p.created_at).to_owned(),
+            },
             skipped: skipped(&p.id),
             id: p.id,
             summary: p.summary,
@@ -450,6 +460,27 @@ pub fn of_ledger(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pending_directive_is_said_recorded_on_the_teams_day() {
+        let text = "id: D-0001\nsource: directive\ncreated_at: 2026-12-08T20:00:00Z\napproved: false\n\
+                    destructive: false\nops:\n- op: set_priority\n  issue: acme/api#1\n  priority: p/0\n\
+                    summary: hand-written\nconsequence: []\n";
+        let file = OpFile::parse(text, std::path::Path::new("D-0001.yaml")).unwrap();
+        let at = |zone: Option<&str>| {
+            let replayed = Replayed {
+                zone: zone.map(|z| crate::config::Zone::parse(z).unwrap()),
+                ..Replayed::default()
+            };
+            directives(None, vec![file.clone()], Vec::new(), None, &replayed)
+                .pending
+                .unwrap()
+                .recorded_on
+        };
+        assert_eq!(at(None), "2026-12-08");
+        // In Auckland that evening is the next day (audit 149).
+        assert_eq!(at(Some("+13:00")), "2026-12-09");
+    }
 
     #[test]
     fn a_capacity_period_that_ended_is_not_in_force() {

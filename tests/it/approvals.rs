@@ -4615,3 +4615,26 @@ fn an_edited_stale_copy_of_a_carried_out_directive_is_not_proposed() {
     );
     assert_eq!(s.emu.state_pulls(&state_repo()).len(), pulls);
 }
+
+/// A pull request the token may not open is said to need the repository's scope, not the issues'
+/// (audit 147: the advice named write:issue beside Gitea's `required=[write:repository]`).
+#[test]
+fn a_proposal_a_read_scoped_token_cannot_open_names_the_repository_scope() {
+    let s = setup_with(
+        &DemoSpec::scaled(40),
+        EmulatorOptions {
+            read_scoped_token: true,
+            ..EmulatorOptions::default()
+        },
+    );
+    let key = s.quiet_issue_without("p/0");
+    let input = format!(r#"{{"ops":[{{"op":"close_issue","issue":"{key}"}}],"approved":true}}"#);
+    ok(&s.commitea(&s.work, &["tool", "apply_changes", &input, "--by", "pat"]));
+    let out = s.commitea(&s.work, &["propose"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("(scope write:repository)") && !stderr.contains("(scope write:issue)"),
+        "{stderr}"
+    );
+}
