@@ -124,6 +124,26 @@ pub(crate) fn p80_moved(before_p80: &str, after_p80: &str, working_days: i64) ->
         .map_or_else(|| working_days_moved(working_days), ToOwned::to_owned)
 }
 
+/// Hours: whole numbers without decimals, others with one.
+pub(crate) fn hours(h: f64) -> String {
+    // `+ 0.0` turns a negative zero (a rounded -0.04) into a plain 0.
+    let tenths = (h * 10.0).round() / 10.0 + 0.0;
+    if tenths.fract() == 0.0 {
+        format!("{tenths:.0}")
+    } else {
+        format!("{tenths:.1}")
+    }
+}
+
+/// [`and_list`] of the first `named` items, the rest counted: `a, b and 3 more`.
+pub(crate) fn and_list_at_most(items: &[String], named: usize) -> String {
+    let mut shown: Vec<String> = items.iter().take(named).cloned().collect();
+    if items.len() > named {
+        shown.push(format!("{} more", items.len() - named));
+    }
+    and_list(&shown)
+}
+
 /// Joins names as prose: `a`, `a and b`, `a, b and c`.
 pub(crate) fn and_list(items: &[String]) -> String {
     match items {

@@ -579,7 +579,15 @@ fn unclash(
     // What the other proposals ask: those on open branches and those pending on the branch. A call retried
     // after its first answer was proposed asks the same again (audit 135: two pull requests for one
     // change, one of them doing nothing once the other was merged).
-    let others = proposals_elsewhere(cx, repo, base, &base_ledger);
+    // Asked of the server only where a new op file could be another's duplicate.
+    let others = if proposals
+        .iter()
+        .any(|p| !p.replaces && p.file.is_some() && p.ledger_entry.is_none())
+    {
+        proposals_elsewhere(cx, repo, base, &base_ledger)
+    } else {
+        Vec::new()
+    };
     let mut out = Vec::new();
     let mut dropped = Vec::new();
     let mut renumber_why: BTreeMap<String, &str> = BTreeMap::new();
@@ -615,7 +623,7 @@ fn unclash(
         let clash = if applied.contains(&p.id) {
             // A checkout cloned while the file was pending still holds it after a run carried it out
             // (audit 141: renumbered, it was proposed again and filed its issue a second time).
-            if carried_out_already(repo, base, &p)? {
+            if carried_out_already(repo, base, &base_ledger, &p)? {
                 tracing::warn!(
                     "{} was carried out already ({}/{}.yaml on {}): not proposed again; {} brings the \
                      checkout up to date",
@@ -798,11 +806,12 @@ fn take_out(cx: &Context<'_>, repo: &gix::Repository, id: &str) {
     }
 }
 
-/// Whether the branch at `base` recorded `p`'s op file as carried out, as it asks (its summary and
-/// consequence aside), with its ledger entry, if any, on the branch too.
+/// Whether the branch at `base` (its ledger `base_ledger`) recorded `p`'s op file as carried out, as it
+/// asks (its summary and consequence aside), with its ledger entry, if any, on the branch too.
 fn carried_out_already(
     repo: &gix::Repository,
     base: gix::ObjectId,
+    base_ledger: &str,
     p: &Proposal,
 ) -> Result<bool, ProposeError> {
     let Some(file) = &p.file else {
@@ -820,7 +829,7 @@ fn carried_out_already(
     };
     let entry_on_base = match &p.ledger_entry {
         None => true,
-        Some(_) => crate::ledger::parse::parse(&ledger_at(repo, base)?)
+        Some(_) => crate::ledger::parse::parse(base_ledger)
             .ledger
             .directives()
             .any(|d| d.id.to_string() == p.id),

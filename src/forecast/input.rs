@@ -175,23 +175,19 @@ fn absurd_samples(samples: &[(&PlannedIssue, Sample)]) -> Option<String> {
             format!(
                 "{} ({} h against an estimate of {} h)",
                 i.key,
-                round1(s.actual),
-                round1(s.estimate)
+                crate::prose::hours(s.actual),
+                crate::prose::hours(s.estimate)
             )
         })
         .collect();
     if absurd.is_empty() {
         return None;
     }
-    let mut named: Vec<String> = absurd.iter().take(NAMED).cloned().collect();
-    if absurd.len() > NAMED {
-        named.push(format!("{} more", absurd.len() - NAMED));
-    }
     Some(format!(
         "calibration leaves out {}: {} more than {}× off its estimate, taken as a data error (time \
          logged on the wrong issue, or an estimate left from another); correct the tracked time or the \
          estimate on Gitea to count {}",
-        crate::prose::and_list(&named),
+        crate::prose::and_list_at_most(&absurd, NAMED),
         if absurd.len() == 1 {
             "it took"
         } else {
@@ -200,16 +196,6 @@ fn absurd_samples(samples: &[(&PlannedIssue, Sample)]) -> Option<String> {
         calibrate::RATIO_LIMIT,
         if absurd.len() == 1 { "it" } else { "them" }
     ))
-}
-
-/// Hours as said in a warning: one decimal, none where it is whole.
-fn round1(h: f64) -> String {
-    let r = (h * 10.0).round() / 10.0;
-    if r.fract() == 0.0 {
-        format!("{r:.0}")
-    } else {
-        format!("{r:.1}")
-    }
 }
 
 /// The engine's input built from a plan: the open issues as tasks, their effort distributions and the

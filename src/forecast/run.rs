@@ -215,14 +215,10 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
     for (p, keys) in &left {
         let m = &plan.team[*p];
         const NAMED: usize = 5;
-        let mut named: Vec<String> = keys.iter().take(NAMED).cloned().collect();
-        if keys.len() > NAMED {
-            named.push(format!("{} more", keys.len() - NAMED));
-        }
         warnings.push(format!(
             "{} planned for {} may not be done by their last day ({}): made again {LEAVER_PASSES} times, the \
              plan still gives {} to them; assign {} on Gitea to someone staying, or {} beyond the horizon",
-            crate::prose::and_list(&named),
+            crate::prose::and_list_at_most(keys, NAMED),
             m.name,
             m.last_day()
                 .map_or_else(String::new, |(d, why)| format!("{d}, {why}")),

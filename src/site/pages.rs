@@ -840,15 +840,7 @@ pub(crate) fn cut_hours(h: f64) -> String {
 }
 
 /// Hours: whole numbers without decimals, others with one.
-pub(crate) fn hours(h: f64) -> String {
-    // `+ 0.0` turns a negative zero (a rounded -0.04) into a plain 0.
-    let tenths = (h * 10.0).round() / 10.0 + 0.0;
-    if tenths.fract() == 0.0 {
-        format!("{tenths:.0}")
-    } else {
-        format!("{tenths:.1}")
-    }
-}
+pub(crate) use crate::prose::hours;
 
 /// Open issues expected to leave a milestone, in words: `about 1 open issue expected to leave` (it said
 /// "about 1 open issues", audit 92).

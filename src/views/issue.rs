@@ -336,7 +336,7 @@ fn build(
             estimate: planned.estimate_text(),
             estimate_source: planned.estimate_source.as_str().to_owned(),
             tracked_hours: (planned.tracked_hours > 0.0)
-                .then(|| (planned.tracked_hours * 10.0).round() / 10.0),
+                .then(|| super::round1(planned.tracked_hours)),
             scoped_out_of: raw
                 .milestone
                 .filter(|id| planned.milestone != Some(*id))

@@ -17,6 +17,11 @@ pub mod runway;
 pub mod search;
 pub mod standup;
 
+/// A figure in a view to one decimal (`+ 0.0`: no `-0.0` in a view).
+pub(crate) fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0 + 0.0
+}
+
 /// Whether a count is zero: a `skip_serializing_if` for counts a payload leaves out when nothing is
 /// counted.
 pub(crate) fn is_zero(n: &usize) -> bool {

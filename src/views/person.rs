@@ -160,7 +160,9 @@ pub(crate) fn capacity_changes(
             CapacityChange {
                 from: o.from.to_string(),
                 to: o.to.map(|d| d.to_string()),
-                hours_per_week: round1(o.hours_per_day * m.calendar.working_days.len() as f64),
+                hours_per_week: super::round1(
+                    o.hours_per_day * m.calendar.working_days.len() as f64,
+                ),
                 directive: m
                     .provenance
                     .iter()
@@ -169,11 +171,6 @@ pub(crate) fn capacity_changes(
             }
         })
         .collect()
-}
-
-fn round1(x: f64) -> f64 {
-    // `+ 0.0`: no `-0.0` in a view.
-    (x * 10.0).round() / 10.0 + 0.0
 }
 
 /// Every person of the forecast, in team order.
@@ -205,7 +202,7 @@ pub fn people(inputs: Inputs<'_>) -> Vec<PersonView> {
                 person: p.name.clone(),
                 hours_per_week: p.hours_per_week,
                 queued: p.queue.len(),
-                planned_hours: round1(p.planned_hours),
+                planned_hours: super::round1(p.planned_hours),
                 busy_until: p.busy_until.to_string(),
                 weeks: member.map_or_else(Vec::new, |m| weeks(inputs, &m.calendar, &queue)),
                 time_off: member.map_or_else(Vec::new, |m| {
@@ -270,7 +267,7 @@ pub fn people(inputs: Inputs<'_>) -> Vec<PersonView> {
                                 title: m.title.clone(),
                             })
                         }),
-                        remaining_hours: round1(f.remaining_hours),
+                        remaining_hours: super::round1(f.remaining_hours),
                         planned_start: f.planned_start.to_string(),
                         planned_end: f.planned_end.to_string(),
                         p50: f.p50.to_string(),
@@ -378,8 +375,8 @@ fn weeks(
             let working = range.clone().filter(|&d| cap[d] > 0.0).count() as u32;
             WeekLoad {
                 week: date(w * 7).to_string(),
-                capacity_hours: round1(ahead[range.clone()].iter().sum()),
-                planned_hours: round1(load[range].iter().sum()),
+                capacity_hours: super::round1(ahead[range.clone()].iter().sum()),
+                planned_hours: super::round1(load[range].iter().sum()),
                 days_off: usual.saturating_sub(working),
             }
         })
