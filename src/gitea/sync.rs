@@ -246,9 +246,14 @@ impl Run {
         let Ok(now) = full_name.parse::<RepoName>() else {
             return;
         };
-        if now.to_string().eq_ignore_ascii_case(&repo.to_string())
-            || self.renamed.contains_key(&now)
-        {
+        if now == *repo || self.renamed.contains_key(&now) {
+            return;
+        }
+        // Spelt in another case: the same repository (Gitea finds names by their lower case), whose
+        // references the server spells its way: read back as the config spells it, or every blocker in
+        // it was "outside" the configured repositories and left out of the forecast (audit 154).
+        if now.to_string().eq_ignore_ascii_case(&repo.to_string()) {
+            self.renamed.insert(now, repo.clone());
             return;
         }
         tracing::warn!(

@@ -1958,9 +1958,18 @@ fn label_issue_dependency_and_milestone_writes_follow_gitea() {
     let r = dep("POST", json!({"owner": "acme", "repo": "api", "index": 77}));
     assert_eq!(r.status, 404);
     assert_eq!(r.json()["message"], "IsErrIssueNotExist");
-    // Owner and repository are compared exactly.
+    // Another spelling is another repository to `getFormIssue`, looked up by its lower-cased name
+    // (`GetRepositoryByOwnerAndName`): `Acme/api` is acme/api, whose #1 this one depends on already.
     assert_eq!(
         dep("POST", json!({"owner": "Acme", "repo": "api", "index": 1})).status,
+        500
+    );
+    assert_eq!(
+        dep(
+            "POST",
+            json!({"owner": "acme", "repo": "nothing", "index": 1})
+        )
+        .status,
         404
     );
     let r = dep("DELETE", one);
@@ -2531,4 +2540,40 @@ fn a_labels_events_read_its_new_name_and_go_with_it() {
             && (e["label"]["name"] == "renamed/label" || e["label"]["id"] == 0)),
         "{left}"
     );
+}
+
+#[test]
+fn names_are_found_in_any_case_and_answered_in_the_servers() {
+    // Gitea finds owners and repositories by their lower-cased names (`GetUserByName`,
+    // `GetRepositoryByName` on `lower_name`) and spells them its own way in every answer; the emulator
+    // answered 404, and hid that a sync read such references as another repository's (audit 154).
+    let emu = small();
+    let repo = get_json(&emu, "/repos/ACME/Api");
+    assert_eq!(repo["full_name"], "acme/api");
+    let issue = get_json(&emu, "/repos/Acme/API/issues/3");
+    assert_eq!(issue["repository"]["full_name"], "acme/api");
+    assert_eq!(call(&emu, "GET", "/repos/acme/nothing", None).status, 404);
+}
+
+#[test]
+fn forgejo_opens_an_issue_for_any_state_but_closed() {
+    // Gitea's `closeOrReopenIssue` answers 412 "unknown state"; Forgejo's `EditIssue` takes anything
+    // but `closed` as open (`isClosed := api.StateClosed == …`, audit 154).
+    for (version, status) in [("1.27.1", 412), ("11.0.1+gitea-1.22.0", 201)] {
+        let emu = Emulator::start(
+            Dataset::from_snapshot(&load("tests/fixtures/small")),
+            EmulatorOptions {
+                version: version.into(),
+                ..EmulatorOptions::default()
+            },
+        )
+        .unwrap();
+        let path = "/repos/acme/api/issues/3";
+        let closed = call(&emu, "PATCH", path, Some(&json!({"state": "closed"})));
+        assert_eq!(closed.status, 201, "{version}");
+        let r = call(&emu, "PATCH", path, Some(&json!({"state": "reopened"})));
+        assert_eq!(r.status, status, "{version}");
+        let want = if status == 201 { "open" } else { "closed" };
+        assert_eq!(get_json(&emu, path)["state"], want, "{version}");
+    }
 }

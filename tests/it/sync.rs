@@ -971,6 +971,52 @@ mod incremental {
         );
     }
 
+    #[test]
+    fn a_repository_configured_in_another_case_keeps_its_dependencies() {
+        // Gitea finds `ACME/API` as `acme/api` and spells every reference its own way: each blocker in
+        // it was "outside" the configured repositories, and the forecast left the wait out (audit 154).
+        let (emu, repos, first) = demo();
+        let old = repos[0].clone();
+        let shouted = RepoName::new(old.owner.to_uppercase(), old.name.to_uppercase());
+        let configured: Vec<RepoName> = repos
+            .iter()
+            .map(|r| {
+                if *r == old {
+                    shouted.clone()
+                } else {
+                    r.clone()
+                }
+            })
+            .collect();
+        let c = client(&emu, TOKEN, fast());
+        let out = sync(&c, &configured, None, tick(&emu), &SyncOptions::default()).unwrap();
+        let spelt = |k: &IssueKey| {
+            if k.repo == old {
+                shouted.issue(k.number)
+            } else {
+                k.clone()
+            }
+        };
+        let waits =
+            |s: &Snapshot, k: &IssueKey| -> Vec<IssueKey> { s.issues[k].depends_on.clone() };
+        let mut checked = 0;
+        for (key, issue) in &first.issues {
+            let now = spelt(key);
+            assert_eq!(
+                waits(&out.snapshot, &now),
+                issue.depends_on.iter().map(spelt).collect::<Vec<_>>(),
+                "{now}"
+            );
+            assert!(
+                out.snapshot.issues[&now].outside_blockers.len() == issue.outside_blockers.len(),
+                "{now}: {:?}",
+                out.snapshot.issues[&now].outside_blockers
+            );
+            checked += issue.depends_on.iter().filter(|d| d.repo == old).count();
+        }
+        assert!(checked > 0, "the demo has dependencies in {old}");
+    }
+
     /// The issues whose content differs between two snapshots.
     fn differing(a: &Snapshot, b: &Snapshot) -> Vec<IssueKey> {
         let mut keys: Vec<IssueKey> = a.issues.keys().chain(b.issues.keys()).cloned().collect();

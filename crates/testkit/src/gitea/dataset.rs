@@ -334,6 +334,11 @@ impl Dataset {
         self.archived.insert(repo.clone());
     }
 
+    /// Unarchives `repo`, as "Unarchive this repository" does: written to again.
+    pub fn unarchive(&mut self, repo: &RepoName) {
+        self.archived.remove(repo);
+    }
+
     /// Hides `repo` from the token, as making it private or taking the token's access away does: every
     /// path under it answers 404, as Gitea's `repoAssignment` does for a repository the user may not see;
     /// [`Dataset::show_repository`] undoes it.
@@ -764,6 +769,22 @@ impl Dataset {
         self.repos
             .values()
             .find_map(|r| r.milestones.iter().find(|m| m.id == id))
+    }
+
+    /// `repo` as the server spells it: Gitea finds owners and repositories by their lower-cased names
+    /// (`GetUserByName`, `GetRepositoryByName` match `lower_name`), so `Acme/API` is `acme/api`, and
+    /// every answer spells it the server's way. A renamed repository's old name is found so too
+    /// (`LookupRedirect`). `repo` itself where nothing matches.
+    pub(crate) fn canonical(&self, repo: RepoName) -> RepoName {
+        let same = |r: &&RepoName| {
+            r.owner.eq_ignore_ascii_case(&repo.owner) && r.name.eq_ignore_ascii_case(&repo.name)
+        };
+        self.repos
+            .keys()
+            .find(same)
+            .or_else(|| self.redirects.keys().find(same))
+            .cloned()
+            .unwrap_or(repo)
     }
 
     pub(crate) fn repo_id(&self, repo: &RepoName) -> Option<u64> {

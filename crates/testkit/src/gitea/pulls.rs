@@ -961,6 +961,8 @@ fn edit(
         let state = match s {
             "closed" => OpenState::Closed,
             "open" => OpenState::Open,
+            // Forgejo's `EditPullRequest`: anything but `closed` opens it.
+            _ if shared.options.forgejo() => OpenState::Open,
             _ => return Err(error(shared, 412, &format!("unknown state: {s}"))),
         };
         p.state = state;

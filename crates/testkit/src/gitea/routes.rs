@@ -318,8 +318,8 @@ pub(crate) fn handle(req: &Request, shared: &Shared) -> Response {
             Response::unrouted()
         }
         (_, ["repos", owner, name, tail @ ..]) => {
-            let repo = RepoName::new(*owner, *name);
             let mut ds = lock(&shared.dataset);
+            let repo = ds.canonical(RepoName::new(*owner, *name));
             if ds.is_hidden(&repo) {
                 return not_found(shared);
             }
@@ -1104,8 +1104,9 @@ fn change_dependency(
     let owner = meta["owner"].as_str().unwrap_or_default();
     let name = meta["repo"].as_str().unwrap_or_default();
     let index = meta["index"].as_i64().unwrap_or(0);
-    let dep_repo = RepoName::new(owner, name);
-    // routers/api/v1/repo/issue_dependency.go `getFormIssue`.
+    // routers/api/v1/repo/issue_dependency.go `getFormIssue`: another repository's is looked up by its
+    // lower-cased name, as every repository is.
+    let dep_repo = ds.canonical(RepoName::new(owner, name));
     let Some(repo_id) = ds.repo_id(&dep_repo) else {
         return Err(Response::json(
             404,
@@ -1301,9 +1302,12 @@ fn edit_issue(
         }
     }
     if let Some(s) = state {
+        // Gitea's `closeOrReopenIssue` takes only these two; Forgejo's `EditIssue` has `isClosed :=
+        // api.StateClosed == api.StateType(*form.State)`: any other word opens the issue (audit 154).
         let new = match s.as_str() {
-            "open" => OpenState::Open,
             "closed" => OpenState::Closed,
+            "open" => OpenState::Open,
+            _ if shared.options.forgejo() => OpenState::Open,
             _ => return Err(error(shared, 412, &format!("unknown state: {s}"))),
         };
         // `CloseIssue` refuses while a dependency is open and the repository has dependencies on
