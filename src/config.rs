@@ -726,6 +726,69 @@ impl<'de> Deserialize<'de> for Day {
     }
 }
 
+/// The Rust types a checked number is read as: how each takes YAML's integers and floats, and what it is
+/// called.
+trait CheckedKind: Sized + Copy {
+    /// The kind in words: `a whole number`.
+    const NOUN: &'static str;
+    fn from_u64(v: u64) -> Option<Self>;
+    fn from_i64(v: i64) -> Option<Self>;
+    fn from_f64(v: f64) -> Option<Self>;
+}
+
+impl CheckedKind for u32 {
+    const NOUN: &'static str = "a whole number";
+    fn from_u64(v: u64) -> Option<Self> {
+        u32::try_from(v).ok()
+    }
+    fn from_i64(v: i64) -> Option<Self> {
+        u32::try_from(v).ok()
+    }
+    fn from_f64(_: f64) -> Option<Self> {
+        None
+    }
+}
+
+impl CheckedKind for f64 {
+    const NOUN: &'static str = "a number";
+    #[allow(clippy::cast_precision_loss)] // a setting's number is far below 2^52
+    fn from_u64(v: u64) -> Option<Self> {
+        Some(v as f64)
+    }
+    #[allow(clippy::cast_precision_loss)]
+    fn from_i64(v: i64) -> Option<Self> {
+        Some(v as f64)
+    }
+    fn from_f64(v: f64) -> Option<Self> {
+        v.is_finite().then_some(v)
+    }
+}
+
+/// Reads a checked number of kind `T`, saying what it takes in the range's words ("expected a whole
+/// number between 1 and 1000000"), not serde's "expected u32" (audit 150: `trials: abc` was told "a
+/// whole number from 0"). The error comes from the visitor, so the reader marks the value's own place.
+struct CheckedVisitor<T> {
+    what: &'static str,
+    kind: std::marker::PhantomData<T>,
+}
+
+impl<'de, T: CheckedKind> serde::de::Visitor<'de> for CheckedVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", T::NOUN, self.what)
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<T, E> {
+        T::from_u64(v).ok_or_else(|| E::invalid_value(serde::de::Unexpected::Unsigned(v), &self))
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<T, E> {
+        T::from_i64(v).ok_or_else(|| E::invalid_value(serde::de::Unexpected::Signed(v), &self))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<T, E> {
+        T::from_f64(v).ok_or_else(|| E::invalid_type(serde::de::Unexpected::Float(v), &self))
+    }
+}
+
 macro_rules! checked_number {
     ($(#[$doc:meta])* $name:ident($t:ty), $ok:expr, $what:literal) => {
         $(#[$doc])*
@@ -735,7 +798,10 @@ macro_rules! checked_number {
 
         impl<'de> Deserialize<'de> for $name {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let v = <$t>::deserialize(d)?;
+                let v = d.deserialize_any(CheckedVisitor::<$t> {
+                    what: $what,
+                    kind: std::marker::PhantomData,
+                })?;
                 let ok: fn($t) -> bool = $ok;
                 if ok(v) {
                     Ok(Self(v))
@@ -750,7 +816,9 @@ macro_rules! checked_number {
             type Err = String;
 
             fn from_str(s: &str) -> Result<Self, String> {
-                let v: $t = s.trim().parse().map_err(|_| format!("\"{s}\" is not a number"))?;
+                let v: $t = s.trim().parse().map_err(|_| {
+                    format!(concat!("\"{}\" is not {} ", $what), s, <$t as CheckedKind>::NOUN)
+                })?;
                 let ok: fn($t) -> bool = $ok;
                 if ok(v) {
                     Ok(Self(v))
@@ -1089,12 +1157,41 @@ impl Config {
                         var: var.clone(),
                         message: format!("{key}: {message}"),
                     }
-                } else {
+                } else if from_env.is_empty() && overrides.keys.is_empty() {
                     ConfigError::Value { key, message }
+                } else {
+                    // A check across keys (the ladder against the working day) may fail on a value
+                    // another key's variable or flag set: named, not left on the file alone (audit
+                    // 153: `COMMITEA_CALENDAR_WORKDAY_HOURS=3` read as the file's ladder being wrong).
+                    let set: Vec<String> = from_env
+                        .iter()
+                        .map(|(var, _)| var.clone())
+                        .chain(
+                            overrides
+                                .keys
+                                .iter()
+                                .map(|(k, _)| format!("the flag for {k}")),
+                        )
+                        .collect();
+                    ConfigError::Value {
+                        key,
+                        message: format!(
+                            "{message} (as read with {} set over the file)",
+                            crate::prose::and_list(&set)
+                        ),
+                    }
                 }
             }
             e => e,
         })?;
+        // A member's repository spelt in another case is the top-level one (Gitea's names ignore case):
+        // read as theirs, a member writing `Acme/API` took no work in acme/api (audit 153).
+        let top = cfg.repositories.clone();
+        for m in &mut cfg.team {
+            for r in &mut m.repositories {
+                *r = r.clone().as_configured(&top);
+            }
+        }
         Ok(cfg)
     }
 
@@ -1171,6 +1268,34 @@ impl Config {
             return Err(ConfigError::Value {
                 key: "approvals.branch",
                 message: why,
+            });
+        }
+        // What git refuses in a signature, refused here, where the key can be named: at the commit,
+        // after the whole forecast, it was "Signature name or email must not contain …" (audit 153).
+        for (key, value, what) in [
+            ("commit.name", &self.commit.name, "a name, e.g. CommiTea"),
+            (
+                "commit.email",
+                &self.commit.email,
+                "an e-mail address, e.g. commitea@localhost",
+            ),
+        ] {
+            if value.trim().is_empty() || value.contains(['<', '>', '\n', '\r']) {
+                return Err(ConfigError::Value {
+                    key,
+                    message: format!(
+                        "{value:?} cannot sign a commit (git takes no empty value, `<`, `>` or line \
+                         break there): give {what}"
+                    ),
+                });
+            }
+        }
+        if let Some(why) = crate::state::git::remote_name_problem(&self.approvals.remote) {
+            return Err(ConfigError::Value {
+                key: "approvals.remote",
+                message: format!(
+                    "{why}: give the name of the state repo's git remote, e.g. origin"
+                ),
             });
         }
         if self.estimates.ladder.is_empty() {
@@ -1785,6 +1910,60 @@ mod tests {
     }
 
     #[test]
+    fn a_commit_signature_git_refuses_is_refused_with_its_key() {
+        for (yaml, key) in [
+            ("commit:\n  name: \"a>b\"\n", "commit.name"),
+            ("commit:\n  name: \"\"\n", "commit.name"),
+            ("commit:\n  email: \" \"\n", "commit.email"),
+        ] {
+            let err = Config::parse(yaml, Path::new(FILE_NAME))
+                .and_then(|c| c.check().map(|()| c))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains(key) && err.contains("cannot sign a commit"),
+                "{yaml}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_check_across_keys_names_the_variable_that_set_one_of_them() {
+        // The ladder is checked against the working day: a variable's short day was blamed on the
+        // file's ladder alone (audit 153).
+        let dir = tempfile::tempdir().unwrap();
+        let env = vec![(
+            "COMMITEA_CALENDAR_WORKDAY_HOURS".to_string(),
+            "3".to_string(),
+        )];
+        let err = Config::load(dir.path(), env, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("estimates.ladder")
+                && err.contains("as read with COMMITEA_CALENDAR_WORKDAY_HOURS set over the file"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_members_repository_in_another_case_is_the_top_level_one() {
+        // Gitea's names ignore case: a member's `Acme/API` took no work in acme/api (audit 153).
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(FILE_NAME),
+            "repositories: [acme/api, acme/web]\nteam:\n  - name: bjorn\n    hours_per_week: 40\n    \
+             repositories: [Acme/API, acme/other]\n",
+        )
+        .unwrap();
+        let c = Config::load(dir.path(), Vec::new(), &Overrides::default()).unwrap();
+        assert_eq!(
+            c.team[0].repositories,
+            vec![RepoName::new("acme", "api"), RepoName::new("acme", "other")]
+        );
+    }
+
+    #[test]
     fn env_overrides_file_and_flags_override_env() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
@@ -1913,7 +2092,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("expected a whole number from 0") && !err.contains("u32"),
+            err.contains("expected a whole number between 1 and 1000000") && !err.contains("u32"),
             "{err}"
         );
         let mut c = Config::default();

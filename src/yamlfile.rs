@@ -474,11 +474,13 @@ mod tests {
             ),
             (
                 "forecast:\n  trials: -5\n",
-                "forecast.trials: invalid type: integer `-5`, expected a whole number from 0",
+                // The range the key takes, not serde's "from 0" (audit 150).
+                "forecast.trials: invalid value: integer `-5`, expected a whole number between 1 and 1000000",
             ),
         ] {
             let e = parse::<crate::config::Config>(yaml, Path::new("commitea.yaml")).unwrap_err();
             assert_eq!(e.message, said);
+            assert_eq!(e.line, Some(2), "{said}");
         }
         assert!(crate::config::Config::parse("~\n", Path::new("commitea.yaml")).is_ok());
     }

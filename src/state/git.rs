@@ -101,6 +101,19 @@ pub fn branch_name_problem(name: &str) -> Option<String> {
         .map(|e| format!("\"{name}\" is not a branch name git accepts ({e})"))
 }
 
+/// Why `name` cannot be a git remote's name (`origin`), if it cannot: git's rules for the refs under it
+/// (`refs/remotes/NAME/…`), and not an option. A name starting with `-` reached `git fetch` as one
+/// (audit 153: `--upload-pack=CMD` ran CMD).
+pub fn remote_name_problem(name: &str) -> Option<String> {
+    if name.starts_with('-') {
+        return Some(format!("\"{name}\" would be read as an option"));
+    }
+    let full = format!("refs/remotes/{name}/HEAD");
+    gix::validate::reference::name(full.as_str().into())
+        .err()
+        .map(|e| format!("\"{name}\" is not a remote name git accepts ({e})"))
+}
+
 /// The branch checked out (`main`), or `None` on a detached `HEAD`.
 pub fn checked_out_branch(repo: &gix::Repository) -> Option<String> {
     repo.head_name()

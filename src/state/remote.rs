@@ -145,7 +145,9 @@ impl Remote {
         &self.name
     }
 
-    /// A `git` command in the repository, the token (if any) in its environment only.
+    /// A `git` command in the repository, the token (if any) in its environment only. Each command that
+    /// names the remote puts `--end-of-options` before it: a name the config did not check is never an
+    /// option to git.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new("git");
         c.arg("-C").arg(&self.dir).args(args);
@@ -216,7 +218,7 @@ impl Remote {
     /// The remote's URL without any user or password in it, when git knows the remote.
     fn url(&self) -> Option<String> {
         let out = self
-            .command(&["remote", "get-url", &self.name])
+            .command(&["remote", "get-url", "--end-of-options", &self.name])
             .output()
             .ok()
             .filter(|o| o.status.success())?;
@@ -241,7 +243,7 @@ impl Remote {
         let refspec = format!("+refs/heads/{branch}:refs/remotes/{}/{branch}", self.name);
         self.run(
             &format!("fetch {} {branch}", self.name),
-            &["fetch", "--quiet", &self.name, &refspec],
+            &["fetch", "--quiet", "--end-of-options", &self.name, &refspec],
         )
         .map(|_| ())
     }
@@ -259,7 +261,13 @@ impl Remote {
     /// `git push --porcelain` of one refspec, told apart as [`Pushed`]; `what` names it in an error.
     fn push_refspec(&self, what: &str, refspec: &str) -> Result<Pushed, RemoteError> {
         let out = self
-            .command(&["push", "--porcelain", &self.name, refspec])
+            .command(&[
+                "push",
+                "--porcelain",
+                "--end-of-options",
+                &self.name,
+                refspec,
+            ])
             .output()
             .map_err(RemoteError::Spawn)?;
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -318,7 +326,13 @@ impl Remote {
         let pattern = format!("refs/heads/{prefix}*");
         let out = self.run(
             &format!("ls-remote {}", self.name),
-            &["ls-remote", "--heads", &self.name, &pattern],
+            &[
+                "ls-remote",
+                "--heads",
+                "--end-of-options",
+                &self.name,
+                &pattern,
+            ],
         )?;
         Ok(out
             .lines()
