@@ -178,8 +178,17 @@
         // "9 issues in this column match" in the next): of the column's own count, as its head says.
         var total = shown + more.length;
         var count = Number(col.getAttribute("data-count") || cards.length);
+        // Done lists the last four weeks' closes only: of those, not of every closed issue (audit 155:
+        // "14 of 1500 issues match" for a milestone with 36 closed).
+        var recent = col.id === "done" && column[col.id] !== undefined;
+        if (recent) {
+          count = ix.issues.filter(function (e) {
+            return e[3] === column[col.id] && e[10] !== null && e[10] >= -DONE_DAYS;
+          }).length;
+        }
         out.textContent = !any ? ""
-          : "filtered: " + total + " of " + count + (count === 1 ? " issue" : " issues") + " match"
+          : "filtered: " + total + " of " + count
+            + (recent ? " closed in the last four weeks" : (count === 1 ? " issue" : " issues")) + " match"
             + (more.length > EXTRA ? " (the first " + (shown + EXTRA) + " listed; the search page lists every one)" : "");
       }
     });

@@ -1943,6 +1943,7 @@ fn site_files_with(
             )?,
             c.config.server.as_deref(),
             standup,
+            &c.board,
         )),
     };
     let templates = layout.templates_dir();

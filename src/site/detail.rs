@@ -592,8 +592,12 @@ pub fn build(
     changes: Changes,
     gitea: Option<&str>,
     standup: crate::views::standup::Standup,
+    board: &crate::views::Board,
 ) -> Detail {
     let gitea = gitea.map(|g| g.trim_end_matches('/').to_owned());
+    // The cards the board page shows: an issue past a long column's cut, or closed before its weeks,
+    // is found elsewhere (audit 155: 865 open issues' breadcrumbs led to a column that did not show them).
+    let on_board = super::pages::shown_on_board(board);
     let plan = inputs.plan;
     let report = inputs.report;
     let with_page: HashSet<&IssueKey> = plan.issues.iter().map(|i| &i.key).collect();
@@ -767,12 +771,13 @@ pub fn build(
                     })
                     .collect(),
                 crumb: {
-                    let on_board = i.closed_at.is_none_or(|c| {
-                        (report.as_of - plan.zone.date_of(c)).num_days()
-                            <= super::pages::DONE_DAYS
-                    });
+                    let listed_at = if i.closed_at.is_some() {
+                        "closed"
+                    } else {
+                        "issues-title"
+                    };
                     match &view.intent.milestone {
-                        _ if on_board => Link {
+                        _ if on_board.contains(&view.issue) => Link {
                             text: "Board".to_owned(),
                             title: None,
                             href: Some(format!("board.html#{}", view.derived.lifecycle)),
@@ -780,7 +785,7 @@ pub fn build(
                         Some(m) => Link {
                             text: m.title.clone(),
                             title: None,
-                            href: Some(format!("{}#closed", milestone_path(m.id))),
+                            href: Some(format!("{}#{listed_at}", milestone_path(m.id))),
                         },
                         None => Link {
                             text: "Search".to_owned(),
@@ -1286,7 +1291,7 @@ fn standup_page(
                 .collect(),
         })
         .collect();
-    let stale_total = view.stale_blockers.len();
+    let stale_total = view.stale_blockers_total.max(view.stale_blockers.len());
     let stale = view
         .stale_blockers
         .iter()

@@ -656,6 +656,16 @@ fn board_shown(board: &crate::views::Board) -> crate::views::Board {
     b
 }
 
+/// The keys of the issues the board page shows a card of ([`board_shown`]).
+pub(crate) fn shown_on_board(board: &crate::views::Board) -> std::collections::HashSet<String> {
+    board_shown(board)
+        .columns
+        .into_iter()
+        .flat_map(|c| c.issues)
+        .map(|c| c.issue)
+        .collect()
+}
+
 /// The least future a runway chart with a bar beyond the horizon draws, in days.
 const OPEN_ENDED_DAYS: u32 = 61;
 

@@ -31,6 +31,9 @@ fn card(issue: &str, title: &str) -> BoardCard {
         forecast: None,
         cycle: false,
         closed: None,
+        waits_on: Vec::new(),
+        waits_on_more: 0,
+        hidden_blockers: 0,
     }
 }
 

@@ -1,6 +1,6 @@
 //! The `board` view: issues grouped by the five lifecycle columns.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -69,10 +69,80 @@ pub struct BoardCard {
     /// When it was closed (done column).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub closed: Option<String>,
+    /// The open issues it waits on (the first [`WAITS_SHOWN`]): why it starts no earlier than they end.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waits_on: Vec<Blocker>,
+    /// How many more open issues it waits on than `waits_on` lists.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub waits_on_more: u64,
+    /// How many more issues it waits on that the token may not read (Gitea hides them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hidden_blockers: u64,
+}
+
+/// The open blockers a card lists at most; the rest are counted.
+pub const WAITS_SHOWN: usize = 3;
+
+/// An open issue a card waits on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Blocker {
+    /// `owner/repo#N`.
+    pub issue: String,
+    /// Whether it is in a repository `commitea.yaml` does not name: open as Gitea last said, and not
+    /// forecast (no page of its own).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub outside: bool,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The open issues `issue` waits on, in its order: of the plan's issues those `open` holds, of the
+/// outside ones those Gitea last gave as open.
+fn waits_on(
+    issue: &crate::plan::PlannedIssue,
+    open: &HashSet<&crate::domain::IssueKey>,
+) -> Vec<Blocker> {
+    issue
+        .depends_on
+        .iter()
+        .filter_map(|k| {
+            let outside = issue.outside_blockers.iter().find(|o| &o.issue == k);
+            let waits = outside.map_or_else(
+                || open.contains(k),
+                |o| o.state == crate::domain::OpenState::Open,
+            );
+            waits.then(|| Blocker {
+                issue: k.to_string(),
+                outside: outside.is_some(),
+            })
+        })
+        .collect()
+}
+
+/// The open issues of `plan`.
+fn open_issues(plan: &crate::plan::Plan) -> HashSet<&crate::domain::IssueKey> {
+    plan.issues
+        .iter()
+        .filter(|i| i.state == crate::domain::OpenState::Open)
+        .map(|i| &i.key)
+        .collect()
 }
 
 /// The board; `limit` cuts each column's list (the count stays whole).
 pub fn board(inputs: Inputs<'_>, limit: Option<usize>) -> Board {
+    let open = open_issues(inputs.plan);
+    board_with(inputs, limit, &open)
+}
+
+/// [`board`], with what is open read from the whole plan (`inputs` may hold a selection of it).
+fn board_with(
+    inputs: Inputs<'_>,
+    limit: Option<usize>,
+    open: &HashSet<&crate::domain::IssueKey>,
+) -> Board {
     let fc: HashMap<&crate::domain::IssueKey, (usize, &IssueForecast)> = inputs
         .report
         .issues
@@ -101,8 +171,7 @@ pub fn board(inputs: Inputs<'_>, limit: Option<usize>) -> Board {
             // planned to start today hidden behind p/3 work planned for next November).
             members.sort_by(|a, b| {
                 let key = |i: &crate::plan::PlannedIssue| {
-                    fc.get(&i.key)
-                        .map(|(_, f)| (f.planned_start, f.planned_end, f.p50))
+                    fc.get(&i.key).map(|(_, f)| super::planned_order(f))
                 };
                 key(a).cmp(&key(b)).then_with(|| a.key.cmp(&b.key))
             });
@@ -113,6 +182,11 @@ pub fn board(inputs: Inputs<'_>, limit: Option<usize>) -> Board {
             .take(limit.unwrap_or(usize::MAX))
             .map(|i| {
                 let f = fc.get(&i.key).map(|(_, f)| *f);
+                let blockers = if col == Lifecycle::Done {
+                    Vec::new()
+                } else {
+                    waits_on(i, open)
+                };
                 let (assignee, planned) =
                     match (&i.assignee, f.and_then(|f| f.planned_assignee.clone())) {
                         (Some(a), _) => (Some(a.clone()), false),
@@ -137,6 +211,13 @@ pub fn board(inputs: Inputs<'_>, limit: Option<usize>) -> Board {
                     }),
                     cycle: f.is_some_and(crate::forecast::IssueForecast::in_cycle),
                     closed: i.closed_at.map(|c| inputs.plan.zone.date_of(c).to_string()),
+                    waits_on_more: blockers.len().saturating_sub(WAITS_SHOWN) as u64,
+                    waits_on: blockers.into_iter().take(WAITS_SHOWN).collect(),
+                    hidden_blockers: if col == Lifecycle::Done {
+                        0
+                    } else {
+                        i.hidden_blockers
+                    },
                 }
             })
             .collect();
@@ -178,12 +259,13 @@ pub(crate) fn board_selected(inputs: Inputs<'_>, selection: &super::Selection) -
         Lifecycle::ALL.len()
     };
     let per_column = (selection.limit / shown).max(1);
-    let mut b = board(
+    let mut b = board_with(
         Inputs {
             plan: &plan,
             report: inputs.report,
         },
         Some(per_column),
+        &open_issues(inputs.plan),
     );
     if let Some(s) = selection.state {
         b.columns.retain(|c| c.state == s.as_str());

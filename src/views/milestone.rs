@@ -142,7 +142,11 @@ pub fn milestone(inputs: Inputs<'_>, id: u64, selection: &Selection) -> Option<M
         open.sort_by(|a, b| b.p80.cmp(&a.p80).then(a.issue.cmp(&b.issue)));
         open.truncate(selection.limit);
     }
-    open.sort_by(|a, b| a.p50.cmp(&b.p50).then(a.issue.cmp(&b.issue)));
+    open.sort_by(|a, b| {
+        super::planned_order(a)
+            .cmp(&super::planned_order(b))
+            .then(a.issue.cmp(&b.issue))
+    });
     Some(MilestoneView {
         as_of: inputs.report.as_of.to_string(),
         issues_omitted,

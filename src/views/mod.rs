@@ -147,3 +147,16 @@ impl Selection {
             })
     }
 }
+
+/// Where an open issue stands in planned order: the median plan's start, then its end, then its p50 —
+/// one order for the board and the milestone page. By the p50 alone thousands of issues "not within 2
+/// years" tied and were listed by number (audits 125, 155).
+pub(crate) fn planned_order(
+    f: &crate::forecast::IssueForecast,
+) -> (
+    crate::forecast::When,
+    crate::forecast::When,
+    crate::forecast::When,
+) {
+    (f.planned_start, f.planned_end, f.p50)
+}

@@ -141,6 +141,10 @@ pub struct Standup {
     /// Open issues others wait on with no activity for a while, longest idle first (cut to half the
     /// limit).
     pub stale_blockers: Vec<StaleBlocker>,
+    /// How many there are, before the cut: a longer plan (`standup.plan_days`) leaves less room in the
+    /// answer, and the list shrank without a word (audit 153).
+    #[serde(default)]
+    pub stale_blockers_total: usize,
 }
 
 /// The drift report.
@@ -1481,12 +1485,14 @@ pub fn standup(
         })
         .collect();
     stale.sort_by(|a, b| b.idle_days.cmp(&a.idle_days).then(a.issue.cmp(&b.issue)));
+    let stale_blockers_total = stale.len();
     stale.truncate(half(selection.limit));
     Standup {
         as_of: report.as_of.to_string(),
         drift,
         people,
         stale_blockers: stale,
+        stale_blockers_total,
     }
 }
 

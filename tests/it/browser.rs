@@ -271,6 +271,29 @@ fn a_cut_board_column_filters_over_all_its_issues(root: &Path) {
         .filter(|c| c["assignee"].as_str() == Some(person))
         .count();
     assert!(with("milestone") > 0 && with("estimate") > 0, "{added:?}");
+    // Done lists the last four weeks' closes: its filtered count is of those (audit 155: "of 1500").
+    let as_of =
+        chrono::NaiveDate::parse_from_str(board["asOf"].as_str().unwrap(), "%Y-%m-%d").unwrap();
+    let recent: Vec<&serde_json::Value> = board["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["state"] == "done")
+        .unwrap()["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            let closed =
+                chrono::NaiveDate::parse_from_str(c["closed"].as_str().unwrap(), "%Y-%m-%d")
+                    .unwrap();
+            (as_of - closed).num_days() <= 28
+        })
+        .collect();
+    let theirs_done = recent
+        .iter()
+        .filter(|c| c["assignee"].as_str() == Some(person))
+        .count();
     let page = serde_json::json!([{
         "path": "board.html",
         "select": [{"name": "person", "label": person}],
@@ -280,6 +303,8 @@ fn a_cut_board_column_filters_over_all_its_issues(root: &Path) {
             {"selector": format!("#{state_name} li.issue:not([hidden])"), "count": theirs},
             {"selector": format!("#{} .filtered", whole["state"].as_str().unwrap()),
              "contains": format!("filtered: {theirs_whole} of {} issues match", whole["count"])},
+            {"selector": "#done .filtered",
+             "contains": format!("filtered: {theirs_done} of {} closed in the last four weeks match", recent.len())},
             // One summary for a screen reader names each column's count; no column speaks on its own.
             {"selector": "#filter-summary",
              "contains": format!("{} {theirs}", column["title"].as_str().unwrap())},

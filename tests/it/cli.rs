@@ -2303,6 +2303,54 @@ fn the_only_change_since_is_named_on_every_move_it_made() {
         unnamed.len(),
         rows.len()
     );
+
+    // On the same site, the steeping column holds more than the 200 cards the board shows: an issue
+    // past the cut has a breadcrumb to where it is listed, not to a column without it (audit 155).
+    let board = std::fs::read_to_string(demo.join("public/board.html")).unwrap();
+    let view: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(demo.join("forecast/views/board.json")).unwrap())
+            .unwrap();
+    let steeping = view["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["state"] == "steeping")
+        .unwrap();
+    assert!(
+        steeping["count"].as_u64().unwrap() > 200,
+        "{}",
+        steeping["count"]
+    );
+    let mut past_cut = 0;
+    for card in steeping["issues"].as_array().unwrap() {
+        let key = card["issue"].as_str().unwrap();
+        let page = std::fs::read_to_string(
+            demo.join("public/issues")
+                .join(format!("{}.html", key.replace('#', "/"))),
+        )
+        .unwrap();
+        let crumb = page
+            .split("class=\"crumbs\"")
+            .nth(1)
+            .unwrap()
+            .split("</p>")
+            .next()
+            .unwrap();
+        let on_board = board.contains(&format!("data-key=\"{key}\""));
+        assert_eq!(
+            crumb.contains("board.html#steeping"),
+            on_board,
+            "{key}: {crumb}"
+        );
+        if !on_board {
+            past_cut += 1;
+            assert!(
+                crumb.contains("milestones/") || crumb.contains("search.html?q="),
+                "{key}: {crumb}"
+            );
+        }
+    }
+    assert!(past_cut > 0);
 }
 
 #[test]

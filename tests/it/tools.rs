@@ -274,6 +274,17 @@ fn a_stale_blocker_in_a_cycle_is_said_to_be_in_one() {
     )
     .unwrap();
     let stale = v["staleBlockers"].as_array().unwrap();
+    // Cut to half the limit, the count stays whole (audit 153: the list shrank without a word).
+    assert_eq!(v["staleBlockersTotal"], json!(stale.len()), "{v}");
+    assert!(stale.len() > 1);
+    let cut = tools::call(
+        &later,
+        "query_project",
+        &json!({ "view": "standup", "filters": { "limit": 2 } }),
+    )
+    .unwrap();
+    assert_eq!(cut["staleBlockers"].as_array().unwrap().len(), 1);
+    assert_eq!(cut["staleBlockersTotal"], json!(stale.len()));
     let cyclic: Vec<&Value> = stale
         .iter()
         .filter(|b| b["issue"] == "acme/api#121" || b["issue"] == "acme/api#126")
@@ -547,6 +558,53 @@ fn filter_milestone_narrows_board_runway_and_focus() {
     let key = f["now"]["issue"].as_str().unwrap();
     let issue = query("issue", json!({ "issueId": key }));
     assert_eq!(issue["intent"]["milestone"]["id"], 4);
+}
+
+#[test]
+fn board_cards_name_the_open_issues_they_wait_on() {
+    // A card planned months out said nothing of why: it waits on another issue, and only the issue's
+    // own page said so. A closed dependency is waited on no longer; a milestone's board still names a
+    // blocker from outside the milestone.
+    let state = |key: &Value| query("issue", json!({ "issueId": key }))["intent"]["state"].clone();
+    let mut named = 0;
+    for filters in [
+        json!({ "limit": 100 }),
+        json!({ "milestoneId": 4, "limit": 100 }),
+    ] {
+        let b = query("board", filters.clone());
+        for col in b["columns"].as_array().unwrap() {
+            for card in col["issues"].as_array().unwrap() {
+                let listed: Vec<Value> = card["waitsOn"]
+                    .as_array()
+                    .map(|l| l.iter().map(|b| b["issue"].clone()).collect())
+                    .unwrap_or_default();
+                if col["state"] == "done" {
+                    assert!(listed.is_empty(), "{card}");
+                    continue;
+                }
+                let issue = query("issue", json!({ "issueId": card["issue"] }));
+                let open: Vec<Value> = issue["derived"]["dependsOn"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|d| state(d) == "open")
+                    .cloned()
+                    .collect();
+                assert_eq!(
+                    listed,
+                    open.iter().take(3).cloned().collect::<Vec<_>>(),
+                    "{filters} {card}"
+                );
+                assert_eq!(
+                    card["waitsOnMore"].as_u64().unwrap_or(0) as usize,
+                    open.len().saturating_sub(3),
+                    "{card}"
+                );
+                named += listed.len();
+            }
+        }
+    }
+    assert!(named > 0, "the demo has open issues waiting on others");
 }
 
 #[test]
