@@ -172,8 +172,15 @@ pub struct Computed {
     pub synced: bool,
     /// The op files the apply stage carried out, with what happened.
     pub applied: Vec<crate::apply::AppliedFile>,
+    /// Where each of `applied` is recorded (`ops/applied/ID.yaml`, or `ID.2.yaml` beside another
+    /// run's record of it): placed, and for a run that commits written, right after the apply stage.
+    pub records: Vec<String>,
     /// The approved op files Gitea refused whole this run (they stay pending).
     pub refused: Vec<crate::apply::Refused>,
+    /// The approved op files Gitea refused at the last run that put them to it: this run's `refused`
+    /// where its apply stage did, else the record a run left (`forecast/refused.json`). The pages say
+    /// these are refused, not "applied at the next run".
+    pub standing_refused: Vec<crate::apply::Refused>,
     /// The proposals' open pull requests, when the run asked the server (it renders the site); `None`
     /// when it did not, or the server did not answer.
     pub open_pull_requests: Option<Vec<crate::apply::propose::OpenProposal>>,
@@ -242,6 +249,8 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         .or_else(|| opts.server_fallback.clone());
     let mut applied = Vec::new();
     let mut refused = Vec::new();
+    let mut records = Vec::new();
+    let mut tried = false;
     let mut open_pull_requests = None;
     let no_server = server.is_none();
     let (snapshot, synced) = match server.filter(|_| !opts.offline) {
@@ -251,6 +260,8 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
             let wrote = carried.wrote;
             applied = carried.applied;
             refused = carried.refused;
+            tried = carried.tried;
+            records = early_records(opts, &layout, &mut applied)?;
             if opts.render && layout.root().join(".git").exists() {
                 open_pull_requests = open_proposals(opts, &config, &client);
             }
@@ -550,6 +561,21 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         }
         _ => None,
     };
+    // What Gitea refused stands until a run puts the files to it again: this run's answer where it did,
+    // else the last run's record.
+    let standing_refused = if tried {
+        // A refusal met again keeps the day it was first met: the record, and so the commit, changes
+        // only when Gitea's answer does.
+        let before = read_refused(&layout);
+        for r in &mut refused {
+            if let Some(b) = before.iter().find(|b| b.id == r.id && b.why == r.why) {
+                r.at.clone_from(&b.at);
+            }
+        }
+        refused.clone()
+    } else {
+        read_refused(&layout)
+    };
     let pending_committed = on_branch.unwrap_or(true);
     if let Some(p) = directives.pending.as_mut() {
         p.approved = on_branch == Some(true);
@@ -557,7 +583,9 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     Ok(Computed {
         pending_committed,
         applied,
+        records,
         refused,
+        standing_refused,
         open_pull_requests,
         backtest,
         calibration,
@@ -880,20 +908,33 @@ fn apply_stage(
         {
             Some(a) => *a = before.clone(),
             // The other run's record says the same (each set the same field): nothing is lost.
-            None if before
-                .applied
-                .results
-                .iter()
-                .any(crate::apply::Outcome::wrote)
-                && recorded(&repo, head, &before.proposal.id)?
-                    .is_none_or(|r| r.applied.results != before.applied.results) =>
-            {
+            None if adds_to(before, recorded(&repo, head, &before.proposal.id)?.as_ref()) => {
                 applied.push(before.clone());
             }
             None => {}
         }
     }
     Ok(carried)
+}
+
+/// Whether `mine`, a record of what a run did, says a write on Gitea that `theirs`, another run's record
+/// of the same file, does not: an op it wrote where the other did not, or another issue filed. An issue
+/// the other filed and this one found, a write both did, and what this one found already so add nothing
+/// (audit 152: such a record was kept beside the other, its "already so" and a 500 for the dependency the
+/// other added making the file "partly applied" while it was whole on Gitea).
+fn adds_to(mine: &crate::apply::AppliedFile, theirs: Option<&crate::apply::AppliedFile>) -> bool {
+    use crate::apply::Outcome;
+    let Some(theirs) = theirs else {
+        return mine.applied.results.iter().any(Outcome::wrote);
+    };
+    mine.applied
+        .results
+        .iter()
+        .zip(&theirs.applied.results)
+        .any(|(m, t)| match (m, t) {
+            (Outcome::Created { issue: a, .. }, Outcome::Created { issue: b, .. }) => a != b,
+            _ => m.wrote() && !t.wrote(),
+        })
 }
 
 /// The apply stage proper: carries out the op files pending on the branch (see [`apply_stage`]).
@@ -1213,15 +1254,25 @@ fn place_records(
         };
         if theirs.as_ref().is_some_and(|t| t.proposal == a.proposal) {
             // Two runs at once carried out the same approved file (Gitea before 1.26 and Forgejo before
-            // v14 let scheduled and pushed runs overlap): what this one wrote is on Gitea too.
-            let filed: Vec<&str> = a
-                .applied
-                .results
-                .iter()
-                .filter_map(|o| match o {
-                    crate::apply::Outcome::Created { issue, .. } => Some(issue.as_str()),
-                    _ => None,
-                })
+            // v14 let scheduled and pushed runs overlap): what this one wrote is on Gitea too. An issue
+            // the other run's record names is the one it filed, which this run found, not a second one
+            // (audit 152: the only copies were called duplicates to close).
+            let created = |results: &[crate::apply::Outcome]| -> Vec<String> {
+                results
+                    .iter()
+                    .filter_map(|o| match o {
+                        crate::apply::Outcome::Created { issue, .. } => Some(issue.clone()),
+                        _ => None,
+                    })
+                    .collect()
+            };
+            let theirs_filed = theirs
+                .as_ref()
+                .map(|t| created(&t.applied.results))
+                .unwrap_or_default();
+            let filed: Vec<String> = created(&a.applied.results)
+                .into_iter()
+                .filter(|i| !theirs_filed.contains(i))
                 .collect();
             tracing::warn!(
                 "{} was carried out by another run at the same time ({rel}); what this run did too is \
@@ -1245,6 +1296,41 @@ fn place_records(
         out.push(kept);
     }
     Ok(out)
+}
+
+/// Places the records of what the apply stage carried out ([`place_records`]) and, for a run that
+/// commits, writes them at once, before the sync after it, the forecast and the render: a run that stops
+/// in between (killed, a full disk, the server gone) leaves them on disk for the next run to adopt. They
+/// were written only with the commit, and the next run recorded the stopped one's writes, an approved
+/// close among them, as "already so" (audit 152).
+fn early_records(
+    opts: &RunOptions,
+    layout: &Layout,
+    applied: &mut [crate::apply::AppliedFile],
+) -> Result<Vec<String>, PipelineError> {
+    if applied.is_empty() {
+        return Ok(Vec::new());
+    }
+    let repo = if opts.commit {
+        Some(git::open_or_init(layout.root())?)
+    } else {
+        None
+    };
+    let records = place_records(layout, repo.as_ref(), applied)?;
+    if opts.commit {
+        let texts = crate::apply::applied_texts(applied).map_err(StateError::from)?;
+        for (rel, text) in records.iter().zip(texts) {
+            if let Err(e) =
+                crate::state::write_if_changed(&layout.root().join(rel), text.as_bytes())
+            {
+                tracing::warn!(
+                    "{rel}: what this run carried out on Gitea is not recorded yet ({e}); the commit \
+                     writes it again"
+                );
+            }
+        }
+    }
+    Ok(records)
 }
 
 /// Takes a stopped run's outcome for each op this run found already so: the stopped run wrote it (or
@@ -1442,7 +1528,30 @@ pub(crate) fn forecast_files(c: &Computed) -> Result<BTreeMap<String, Vec<u8>>, 
         };
         out.insert(rel, bytes);
     }
+    if !c.standing_refused.is_empty() {
+        out.insert(
+            crate::state::REFUSED_FILE.to_owned(),
+            crate::state::to_json(&c.standing_refused, Path::new(crate::state::REFUSED_FILE))?,
+        );
+    }
     Ok(out)
+}
+
+/// The refusals the last run that put approved files to Gitea recorded ([`crate::state::REFUSED_FILE`]);
+/// none where there is no record, and a record that does not read is said and taken as none.
+fn read_refused(layout: &Layout) -> Vec<crate::apply::Refused> {
+    let path = layout.root().join(crate::state::REFUSED_FILE);
+    let Ok(bytes) = std::fs::read(&path) else {
+        return Vec::new();
+    };
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+        tracing::warn!(
+            "{}: not read ({e}); the pages say no approved file is refused by Gitea until the next run \
+             asks it again",
+            path.display()
+        );
+        Vec::new()
+    })
 }
 
 /// The applied op files in the checkout's `ops/applied/`, by file name; one that cannot be read is said
@@ -1548,7 +1657,10 @@ pub(crate) fn load_changes(
     // repository's op read so on every page).
     for c in &mut changes.pending {
         if let Some(r) = refused.iter().find(|r| r.id == c.id) {
-            c.state_label = format!("approved, but {}; it stays pending", r.why);
+            let since = chrono::DateTime::parse_from_rfc3339(&r.at)
+                .map(|at| format!(" (since {})", zone.date_of(at.to_utc())))
+                .unwrap_or_default();
+            c.state_label = format!("approved, but {}{since}; it stays pending", r.why);
         }
     }
     changes.open_pull_requests = open_pull_requests.map(<[_]>::to_vec).unwrap_or_default();
@@ -1936,7 +2048,7 @@ fn site_files_with(
             load_changes(
                 layout,
                 &c.applied,
-                &c.refused,
+                &c.standing_refused,
                 c.synced,
                 c.open_pull_requests.as_deref(),
                 &c.plan.zone,
@@ -1971,7 +2083,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
     if opts.commit {
         refuse_a_newer_engines_forecast(&layout)?;
     }
-    let mut computed = compute(opts)?;
+    let computed = compute(opts)?;
     let files = forecast_files(&computed)?;
     // The forecast the standup measures drift against, found once for the site and the commit message
     // (with directives recorded since, it costs a forecast).
@@ -1998,7 +2110,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
     } else {
         None
     };
-    let records = place_records(&layout, repo.as_ref(), &mut computed.applied)?;
+    let records = computed.records.clone();
     let mut message = commit_message(&computed, repo.as_ref(), drift.as_ref());
     if opts.skip_ci {
         // `SKIP_WORKFLOW_STRINGS` (Gitea's and Forgejo's default list) holds it.
@@ -2007,7 +2119,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
 
     let crate::state::SnapshotFiles {
         files: mut to_write,
-        stale,
+        mut stale,
     } = if computed.synced {
         computed.snapshot.files(&layout)?
     } else {
@@ -2018,13 +2130,17 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
             .into_iter()
             .map(|(rel, bytes)| (layout.root().join(rel), bytes)),
     );
+    // Refusals that no longer stand leave with the record.
+    let record = layout.root().join(crate::state::REFUSED_FILE);
+    if computed.standing_refused.is_empty() && record.exists() {
+        stale.push(record);
+    }
     let sig = Signature {
         name: computed.config.commit.name.clone(),
         email: computed.config.commit.email.clone(),
         time: opts.clock,
     };
     // The apply stage's files: `ops/applied/ID.yaml` written, `ops/pending/ID.yaml` gone, in one commit.
-    let mut stale = stale;
     let mut edits: Vec<git::Edit> = Vec::new();
     let texts = crate::apply::applied_texts(&computed.applied).map_err(StateError::from)?;
     for (rel, text) in records.into_iter().zip(texts) {

@@ -154,17 +154,26 @@ pub struct Carried {
     pub wrote: bool,
     /// The approved files that stay pending because Gitea refuses to take them.
     pub refused: Vec<Refused>,
+    /// Whether the stage put the approved files to Gitea at all (not: none on the branch, no token, a
+    /// branch that approves nothing), so that `refused` is Gitea's answer of this run.
+    pub tried: bool,
 }
 
 /// An approved op file Gitea refuses whole, for a reason of the account or the repository (the token's
 /// scopes, the user's rights, an archived repository): it stays pending, and every run until the reason
 /// goes meets it again (audit 134: the job stayed green on every run, the reason in a log nobody opened).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A run keeps what it met in `forecast/refused.json` ([`crate::state::REFUSED_FILE`]), so that a page
+/// drawn later without asking Gitea (`commitea render`, `plan`) does not call the file "applied at the
+/// next run" (audit 149).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Refused {
     /// The op file's id.
     pub id: String,
     /// Why, in words: `Gitea refuses to set the priority of acme/web#30 to p/1: token does not have …`.
     pub why: String,
+    /// When a run first met this refusal (RFC 3339): a run that meets it again keeps the day.
+    pub at: String,
 }
 
 /// An applied op file: the proposal and what happened (`ops/applied/ID.yaml`).
@@ -763,6 +772,7 @@ pub fn apply_pending(
                 refusals.push(Refused {
                     id: file.id.clone(),
                     why: format!("Gitea refuses to {}: {why}", op.describe()),
+                    at: now.to_rfc3339_opts(SecondsFormat::Secs, true),
                 });
                 results.clear();
                 for (t, what) in &targets {
@@ -818,6 +828,7 @@ pub fn apply_pending(
         applied: out,
         wrote: writer.wrote,
         refused: refusals,
+        tried: true,
     })
 }
 
@@ -1309,6 +1320,21 @@ impl<'a> Writer<'a> {
 
     /// Sends one write; a refusal of this op (4xx, a 500 Gitea gives for a bad request) is the op's
     /// failure, a server that is gone stops the stage.
+    /// Whether Gitea lists `dep` among the issues `key` depends on now.
+    fn holds_dependency(&self, key: &IssueKey, dep: &IssueKey) -> Result<bool, ClientError> {
+        let deps: Vec<crate::gitea::wire::GIssue> = self.client.get_paged(
+            &format!("repos/{}/issues/{}/dependencies", key.repo, key.number),
+            &[],
+        )?;
+        let spelt = dep.repo.to_string();
+        Ok(deps.iter().any(|d| {
+            d.number == dep.number
+                && d.repository.as_ref().map_or(key.repo == dep.repo, |r| {
+                    r.full_name.eq_ignore_ascii_case(&spelt)
+                })
+        }))
+    }
+
     fn send(
         &mut self,
         method: Method,
@@ -1650,7 +1676,28 @@ impl<'a> Writer<'a> {
                     json!({ "index": dep.number, "owner": dep.repo.owner, "repo": dep.repo.name });
                 let method = if add { Method::POST } else { Method::DELETE };
                 if let Err(o) = self.send(method, &path, &body, false)? {
-                    return Ok(o);
+                    // Gitea answers 500 to a dependency it holds already, or one to remove it does not
+                    // (`CreateIssueDependency`, `RemoveIssueDependency`): a run beside this one, or
+                    // someone on Gitea, did it since this run's sync (audit 152: recorded "failed", the
+                    // file "partly applied" while whole on Gitea). Gitea is asked which.
+                    let done = matches!(
+                        o,
+                        Outcome::Failed {
+                            status: Some(500),
+                            ..
+                        }
+                    ) && self.holds_dependency(&key, &dep).ok() == Some(add);
+                    if !done {
+                        return Ok(o);
+                    }
+                    self.update(&key, |i| {
+                        i.depends_on.retain(|d| *d != dep);
+                        if add {
+                            i.depends_on.push(dep.clone());
+                            i.depends_on.sort();
+                        }
+                    });
+                    return Ok(Outcome::AlreadySo);
                 }
                 self.update(&key, |i| {
                     if add {

@@ -69,7 +69,16 @@ pub fn run(a: Args) -> CommandResult {
         &super::token_servers(config.server.as_deref()),
     );
     for attempt in 1..=PUSH_ATTEMPTS {
-        let summary = crate::pipeline::run(&opts)?;
+        let summary = match crate::pipeline::run(&opts) {
+            Ok(summary) => summary,
+            // Committed, then the site failed: the commit is pushed all the same, or a job's checkout,
+            // thrown away, took what the apply stage recorded with it (audit 152).
+            Err(e @ crate::pipeline::PipelineError::SiteNotWritten { .. }) => {
+                let pushed = push_what_is_committed(&layout, &remote, &branch);
+                return Err(CommandError::Failed(anyhow::Error::from(e).context(pushed)));
+            }
+            Err(e) => return Err(e.into()),
+        };
         report(&summary);
         let repo = crate::state::git::open_or_init(layout.root())?;
         let head = crate::state::git::head(&repo)
@@ -117,6 +126,35 @@ pub fn run(a: Args) -> CommandResult {
     )))
 }
 
+/// Pushes the checkout's commit to `branch` once, for a run that failed after committing; what became
+/// of it, in words.
+fn push_what_is_committed(
+    layout: &crate::state::Layout,
+    remote: &crate::state::remote::Remote,
+    branch: &str,
+) -> String {
+    let head = crate::state::git::open_or_init(layout.root())
+        .ok()
+        .and_then(|r| crate::state::git::head(&r));
+    let Some(head) = head else {
+        return "nothing was pushed".to_owned();
+    };
+    match remote.push(&head.to_string(), branch, false) {
+        Ok(Pushed::Done) => format!(
+            "the run's commit {head} is pushed to {} {branch}",
+            remote.name()
+        ),
+        Ok(Pushed::Rejected) => format!(
+            "the run's commit {head} is not pushed ({branch} moved meanwhile): run `commitea run --push` \
+             again"
+        ),
+        Ok(Pushed::Refused { reason }) => {
+            format!("the run's commit {head} is not pushed: the server refused it ({reason})")
+        }
+        Err(e) => format!("the run's commit {head} is not pushed: {e}"),
+    }
+}
+
 /// The run's exit: an approved op file Gitea refused whole fails it, after its work is committed (and
 /// pushed): the reason (the token's scopes, an archived repository) stays until someone fixes it, and a
 /// green job on every run hid it (audit 134).
@@ -142,7 +180,13 @@ fn reset_to(layout: &crate::state::Layout, remote: &str, branch: &str) -> Result
     let out = std::process::Command::new("git")
         .arg("-C")
         .arg(layout.root())
-        .args(["reset", "--hard", "--quiet", &format!("{remote}/{branch}")])
+        .args([
+            "reset",
+            "--hard",
+            "--quiet",
+            "--end-of-options",
+            &format!("{remote}/{branch}"),
+        ])
         .output()?;
     if out.status.success() {
         Ok(())

@@ -552,19 +552,26 @@ pub fn write(files: &BTreeMap<String, Vec<u8>>, out: &Path) -> Result<(), SiteEr
         std::fs::remove_dir_all(&staging).map_err(io(&staging))?; // left by a killed run
     }
     if !out.exists() {
-        let mut made: BTreeSet<PathBuf> = BTreeSet::new();
-        for (name, bytes) in files {
-            let path = staging.join(name);
-            if let Some(parent) = path.parent()
-                && !made.contains(parent)
-            {
-                std::fs::create_dir_all(parent).map_err(io(parent))?;
-                made.insert(parent.to_path_buf());
+        let staged = || -> Result<(), SiteError> {
+            let mut made: BTreeSet<PathBuf> = BTreeSet::new();
+            for (name, bytes) in files {
+                let path = staging.join(name);
+                if let Some(parent) = path.parent()
+                    && !made.contains(parent)
+                {
+                    std::fs::create_dir_all(parent).map_err(io(parent))?;
+                    made.insert(parent.to_path_buf());
+                }
+                std::fs::write(&path, bytes).map_err(io(&path))?;
             }
-            std::fs::write(&path, bytes).map_err(io(&path))?;
-        }
-        std::fs::create_dir_all(&staging).map_err(io(&staging))?; // an empty site is a folder too
-        return std::fs::rename(&staging, out).map_err(io(out));
+            std::fs::create_dir_all(&staging).map_err(io(&staging))?; // an empty site is a folder too
+            std::fs::rename(&staging, out).map_err(io(out))
+        };
+        // A write that failed (a full disk) takes its half-written folder away with it (audit 152: it
+        // stayed on the full disk until the next run).
+        return staged().inspect_err(|_| {
+            let _ = std::fs::remove_dir_all(&staging);
+        });
     }
 
     // Remove what the render did not produce, then the folders that left empty, deepest first.

@@ -113,6 +113,9 @@ pub(crate) const SNAPSHOT_DIR: &str = "snapshot";
 pub(crate) const FORECAST_FILE: &str = "forecast/forecast.json";
 /// The last backtest report, relative to the state repo.
 pub(crate) const BACKTEST_FILE: &str = "forecast/backtest.json";
+/// The approved op files Gitea refused whole at the last run that put them to it, relative to the state
+/// repo: absent when it refused none.
+pub(crate) const REFUSED_FILE: &str = "forecast/refused.json";
 
 /// The path of the view payload `name`, relative to the state repo: `forecast/views/NAME.json`.
 pub(crate) fn view_path(name: &str) -> String {

@@ -2481,6 +2481,74 @@ fn a_run_that_loses_the_push_race_keeps_the_record_of_what_it_filed() {
     assert!(kept.contains(&format!("issue: {repo}#{ours}\n")), "{kept}");
 }
 
+/// Two runs at once, the second finding the issue the first filed: it neither files it again nor calls
+/// it a duplicate to close, and keeps no record beside the first's when it did nothing more (audit 152:
+/// "it filed acme/api#212 as well … close the duplicate on Gitea" of the only copy).
+#[test]
+fn a_run_that_finds_the_issue_another_run_filed_calls_it_no_duplicate() {
+    let s = setup(&DemoSpec::scaled(60));
+    let repo = RepoName::new("acme", "api");
+    let title = "Filed by the run beside";
+    // Its dependency too, which the other run added (on Gitea, out of this run's sight: see
+    // `a_dependency_gitea_holds_already_is_already_so_not_failed`).
+    let [a, b] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    assert!(
+        s.emu
+            .with_dataset(|d| d.update_issue(&a, |i| i.depends_on.push(b.clone())))
+    );
+    let ops = format!(
+        "- op: create_issue\n  title: {title}\n  labels: [est/1d]\n  repo: {repo}\n- op: add_dep\n  issue: {a}\n  dependsOn: {b}\n"
+    );
+    let file = op_file("C-0001", &ops, false);
+    push_straight(&s, "C-0001", &file);
+    s.emu.with_dataset(|d| d.set_clock(chrono::Utc::now()));
+    let number = s.emu.with_dataset(|d| d.next_number(&repo));
+    // The other run files it after this one's sync and pushes its record first.
+    s.emu.inject(
+        Fault::new(FaultKind::CreateIssue {
+            repo: repo.clone(),
+            title: title.into(),
+        })
+        .on("/api/v1/user"),
+    );
+    let other = clone_as(&s, "other");
+    std::fs::remove_file(other.join("ops/pending/C-0001.yaml")).unwrap();
+    std::fs::create_dir_all(other.join("ops/applied")).unwrap();
+    let proposal: String = file.lines().map(|l| format!("  {l}\n")).collect();
+    std::fs::write(
+        other.join("ops/applied/C-0001.yaml"),
+        format!(
+            "proposal:\n{proposal}applied:\n  at: 2026-11-27T18:00:00Z\n  commit: {}\n  results:\n  - result: created\n    issue: {repo}#{number}\n  - result: applied\n",
+            git(&other, &["rev-parse", "HEAD"]).trim()
+        ),
+    )
+    .unwrap();
+    git(&other, &["add", "-A", "ops"]);
+    commit_as_pm(&other, "the other run's record");
+    git(&other, &["push", "-q", "origin", "HEAD:main"]);
+
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    ok(&out);
+    assert!(
+        stderr.contains(&format!(
+            "{repo}#{number} was filed by another run since this one synced"
+        )) && stderr.contains("running again on the new head (1 of 3)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("close the duplicate"), "{stderr}");
+    let filed = s
+        .emu
+        .with_dataset(|d| d.issues(&repo).iter().filter(|i| i.title == title).count());
+    assert_eq!(filed, 1);
+    assert!(s.on_branch("main", "ops/applied/C-0001.2.yaml").is_none());
+    let theirs = s.on_branch("main", "ops/applied/C-0001.yaml").unwrap();
+    assert!(
+        theirs.contains(&format!("issue: {repo}#{number}\n")),
+        "{theirs}"
+    );
+}
+
 /// A run on another branch than the one approvals are merged into carries out none of its op files, and
 /// `run --push` there is refused: it would carry an unmerged proposal onto main (audit 134).
 #[test]
@@ -2557,6 +2625,125 @@ fn an_issue_a_run_beside_this_one_filed_since_its_sync_is_not_filed_again() {
         applied.contains(&format!("{repo}#{}", filed[0])),
         "the op names the issue filed beside it: {applied}"
     );
+}
+
+#[test]
+fn a_dependency_gitea_holds_already_is_already_so_not_failed() {
+    // Gitea answers 500 to a dependency it holds already: a run beside this one added it after this
+    // one's sync, and the record said "failed: 500", the file "partly applied" while whole on Gitea
+    // (audit 152). Here the dependency is on Gitea without its timeline entry, so this run's sync does
+    // not read it, as it would not have read one added after it.
+    let s = setup(&DemoSpec::scaled(40));
+    let [a, b] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    assert!(
+        s.emu
+            .with_dataset(|d| d.update_issue(&a, |i| i.depends_on.push(b.clone())))
+    );
+    let ops = format!("- op: add_dep\n  issue: {a}\n  dependsOn: {b}\n");
+    push_straight(&s, "C-0001", &op_file("C-0001", &ops, false));
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    ok(&out);
+    let applied = s.on_branch("main", "ops/applied/C-0001.yaml").unwrap();
+    assert!(
+        applied.contains("result: already_so") && !applied.contains("failed"),
+        "{applied}"
+    );
+    let message = git(&s.bare, &["log", "-1", "--format=%B", "main"]);
+    assert!(!message.contains("partly applied"), "{message}");
+    // A 500 for anything else is still a failure: Gitea holds no such dependency.
+    let [c] = <[IssueKey; 1]>::try_from(
+        s.quiet_issues(3)
+            .into_iter()
+            .filter(|k| *k != a && *k != b)
+            .take(1)
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    s.emu.inject(
+        Fault::new(FaultKind::Status(500)).on(format!("/issues/{}/dependencies", c.number)),
+    );
+    let ops = format!("- op: add_dep\n  issue: {c}\n  dependsOn: {b}\n");
+    push_straight(&s, "C-0002", &op_file("C-0002", &ops, false));
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let applied = s.on_branch("main", "ops/applied/C-0002.yaml").unwrap();
+    assert!(applied.contains("result: failed"), "{applied}");
+}
+
+#[test]
+fn what_a_run_carried_out_is_on_disk_before_the_rest_of_the_run_can_fail() {
+    // The records were written only with the commit: a run that failed after its apply stage (the
+    // server gone in the sync after it, a full disk, a kill) left Gitea changed and no record, and the
+    // next run recorded its writes, an approved close among them, as "already so" (audit 152).
+    let s = setup(&DemoSpec::scaled(40));
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let key = s.quiet_issue_without("p/0");
+    push_priority(&s, &key);
+    // The sync after the apply reads the issue it changed (the one before it, nothing changed, does
+    // not): the server fails there.
+    s.emu.inject(Fault {
+        kind: FaultKind::Status(500),
+        path_contains: Some(format!(
+            "/repos/{}/issues/{}/timeline",
+            key.repo, key.number
+        )),
+        times: 1_000,
+    });
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    assert!(
+        !out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        s.issue(&key).labels.contains(&"p/0".to_owned()),
+        "the write reached Gitea"
+    );
+    let record = std::fs::read_to_string(s.work.join("ops/applied/C-0001.yaml"))
+        .expect("the record is on disk");
+    assert!(record.contains("result: applied"), "{record}");
+    assert!(s.on_branch("main", "ops/applied/C-0001.yaml").is_none());
+    s.emu.clear_faults();
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "ops/applied/C-0001.yaml was written by a run that stopped before its commit"
+        ),
+        "{stderr}"
+    );
+    let committed = s.on_branch("main", "ops/applied/C-0001.yaml").unwrap();
+    assert!(
+        committed.contains("result: applied") && !committed.contains("already_so"),
+        "{committed}"
+    );
+}
+
+#[test]
+fn a_run_whose_site_fails_after_its_commit_still_pushes_it() {
+    // `run --push` committed, failed to write the site and pushed nothing: in a job the checkout, and
+    // with it the record of what the apply stage did on Gitea, was thrown away (audit 152).
+    let s = setup(&DemoSpec::scaled(40));
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let key = s.quiet_issue_without("p/0");
+    push_priority(&s, &key);
+    // A folder where the site writes its front page: the site cannot be written.
+    let index = s.work.join("public/index.html");
+    std::fs::remove_file(&index).unwrap();
+    std::fs::create_dir_all(index.join(".kept")).unwrap();
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let head = git(&s.work, &["rev-parse", "HEAD"]);
+    assert!(
+        err.contains(&format!(
+            "the run's commit {} is pushed to origin main",
+            head.trim()
+        )) && err.contains("the site was not written whole"),
+        "{err}"
+    );
+    assert_eq!(git(&s.bare, &["rev-parse", "main"]), head);
+    assert!(s.on_branch("main", "ops/applied/C-0001.yaml").is_some());
 }
 
 #[test]
@@ -3850,6 +4037,63 @@ fn an_approved_file_gitea_refuses_as_archived_waits_and_the_sync_says_the_reposi
 }
 
 #[test]
+fn a_refusal_stands_on_the_pages_until_a_run_carries_the_file_out() {
+    // Only the refused run's own page said so: `commitea render` after it called the file "approved:
+    // applied at the next run" (audit 149), as the refusal was in no file but the commit message.
+    let s = setup(&DemoSpec::scaled(40));
+    let key = s.quiet_issue_without("p/0");
+    s.emu.with_dataset(|d| d.archive(&key.repo));
+    let ops = format!(
+        "- op: create_issue\n  title: Filed into an archive\n  repo: {}\n",
+        key.repo
+    );
+    push_straight(&s, "C-0001", &op_file("C-0001", &ops, false));
+    assert_eq!(
+        s.commitea(&s.work, &["run", "--push"]).status.code(),
+        Some(1)
+    );
+    let record = s
+        .on_branch("main", "forecast/refused.json")
+        .expect("recorded");
+    assert!(
+        record.contains("\"id\": \"C-0001\"")
+            && record.contains("Gitea refuses to file a new issue"),
+        "{record}"
+    );
+    ok(&s.commitea(&s.work, &["render"]));
+    let page = std::fs::read_to_string(s.work.join("public/changes.html")).unwrap();
+    assert!(
+        page.contains("approved, but Gitea refuses to file a new issue")
+            && page.contains("(since ")
+            && !page.contains("applied at the next run"),
+        "{page}"
+    );
+    // Met again, the refusal keeps its day: the record, and the branch, change only with Gitea's answer.
+    let head = git(&s.bare, &["rev-parse", "main"]);
+    assert_eq!(
+        s.commitea(&s.work, &["run", "--push"]).status.code(),
+        Some(1)
+    );
+    assert_eq!(
+        s.on_branch("main", "forecast/refused.json").as_deref(),
+        Some(record.as_str())
+    );
+    assert_eq!(
+        git(&s.bare, &["rev-parse", "main"]),
+        head,
+        "no commit for the same refusal"
+    );
+    // Unarchived, the file is carried out and the record leaves.
+    s.emu.with_dataset(|d| d.unarchive(&key.repo));
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    assert!(s.on_branch("main", "ops/applied/C-0001.yaml").is_some());
+    assert!(s.on_branch("main", "forecast/refused.json").is_none());
+    ok(&s.commitea(&s.work, &["render"]));
+    let page = std::fs::read_to_string(s.work.join("public/changes.html")).unwrap();
+    assert!(!page.contains("Gitea refuses"), "{page}");
+}
+
+#[test]
 fn an_approved_file_a_read_scoped_token_cannot_write_waits_whole() {
     // A token made with read scopes (or a user who only reads the issues) got 403 on every write, and
     // every approved file was used up as "failed", each to be proposed and approved again.
@@ -4115,6 +4359,45 @@ fn publish_refuses_a_site_that_shows_proposals_not_yet_committed() {
         err.contains("changes that are not committed (commitea.yaml (edited))"),
         "{err}"
     );
+}
+
+#[test]
+fn a_remote_name_git_would_read_as_an_option_is_refused_before_git_sees_it() {
+    // `approvals.remote: "--upload-pack=CMD;"` reached `git fetch` as an option, and `propose` ran CMD
+    // (audit 153), from the file or from COMMITEA_APPROVALS_REMOTE.
+    let s = setup(&DemoSpec::scaled(40));
+    let marker = s.work.parent().unwrap().join("ran");
+    let remote = format!("--upload-pack=touch {};", marker.display());
+    let config = std::fs::read_to_string(s.work.join("commitea.yaml")).unwrap();
+    for how in ["file", "env"] {
+        let out = if how == "file" {
+            let line = format!("approvals:\n  remote: \"{remote}\"\n");
+            let edited = if config.contains("\napprovals:\n") {
+                config.replace("\napprovals:\n", &format!("\n{line}"))
+            } else {
+                format!("{config}{line}")
+            };
+            std::fs::write(s.work.join("commitea.yaml"), edited).unwrap();
+            s.commitea(&s.work, &["propose"])
+        } else {
+            std::fs::write(s.work.join("commitea.yaml"), &config).unwrap();
+            Command::new(env!("CARGO_BIN_EXE_commitea"))
+                .args(["propose", "-s"])
+                .arg(&s.work)
+                .env("COMMITEA_SERVER", s.emu.url())
+                .env("COMMITEA_GITEA_TOKEN", TOKEN)
+                .env("COMMITEA_APPROVALS_REMOTE", &remote)
+                .output()
+                .unwrap()
+        };
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{how}: {err}");
+        assert!(
+            err.contains("approvals.remote") && err.contains("would be read as an option"),
+            "{how}: {err}"
+        );
+        assert!(!marker.exists(), "{how}: git ran the command");
+    }
 }
 
 #[test]
