@@ -87,7 +87,7 @@ impl Proposal {
 
     /// Its pull request's title: the id (and whether it edits an entry) and the consequence in one line.
     fn title(&self, c: &Consequence) -> String {
-        let summary = crate::prose::one_line(&c.summary);
+        let summary = crate::gitea::inert_refs(&crate::prose::one_line(&c.summary));
         if self.replaces {
             format!("{} (edit): {summary}", self.id)
         } else {
@@ -1277,7 +1277,7 @@ fn with_consequence(
 /// own words.
 fn md_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in crate::prose::one_line(text).chars() {
+    for c in crate::gitea::inert_refs(&crate::prose::one_line(text)).chars() {
         // What CommonMark and Gitea's extensions read as syntax mid-line (the text never starts a line
         // here): emphasis, code, links and images, tables, strikethrough, HTML and entities.
         if matches!(

@@ -105,6 +105,9 @@ pub fn branch_name_problem(name: &str) -> Option<String> {
 /// (`refs/remotes/NAME/…`), and not an option. A name starting with `-` reached `git fetch` as one
 /// (audit 153: `--upload-pack=CMD` ran CMD).
 pub fn remote_name_problem(name: &str) -> Option<String> {
+    if name.trim().is_empty() {
+        return Some("it is empty".to_owned());
+    }
     if name.starts_with('-') {
         return Some(format!("\"{name}\" would be read as an option"));
     }
@@ -287,8 +290,10 @@ fn commit_tree(
     };
     let mut buf = gix::date::parse::TimeBuf::default();
     let sref = actor.to_ref(&mut buf);
+    // Pushed to the default branch, a message's "close acme/api#114" closes it on Gitea.
+    let message = crate::gitea::inert_refs(message);
     let id = repo
-        .commit_as(sref, sref, "HEAD", message, tree, parent)
+        .commit_as(sref, sref, "HEAD", message.as_str(), tree, parent)
         .map_err(err("writing the commit"))?
         .detach();
     // The commit is made and the branch moved: an index that cannot be written now (another git command
@@ -719,7 +724,8 @@ pub fn commit_onto(
         author: sref.into(),
         committer: sref.into(),
         encoding: None,
-        message: message.into(),
+        // A closing keyword's reference acts once pushed (`crate::gitea::inert_refs`).
+        message: crate::gitea::inert_refs(message).into(),
         extra_headers: Vec::new(),
     };
     Ok(repo
@@ -870,7 +876,8 @@ pub fn commit_dir(
         author: sref.into(),
         committer: sref.into(),
         encoding: None,
-        message: message.into(),
+        // A closing keyword's reference acts once pushed (`crate::gitea::inert_refs`).
+        message: crate::gitea::inert_refs(message).into(),
         extra_headers: Vec::new(),
     };
     Ok(Some(

@@ -325,7 +325,107 @@ pub(crate) fn merge(
     pr.state = OpenState::Closed;
     pr.closed_at = Some(at);
     pr.updated_at = at;
+    // The merge resolves the references its title and body make with a closing or reopening keyword
+    // (`references.go`, `issue_xref.go`, `services/pull/merge.go`): those issues are closed or
+    // reopened, in any repository the merger may write (here, every one served).
+    let text = format!("{}\n{}", pr.title, pr.body);
+    for (key, close) in keyword_refs(&text, repo) {
+        if let Some(i) = ds.issue_mut(&key) {
+            let want = if close {
+                OpenState::Closed
+            } else {
+                OpenState::Open
+            };
+            if i.state != want {
+                let kind = if close { "close" } else { "reopen" };
+                let e = commitea::domain::TimelineEvent::new(
+                    super::routes::next_event_id(i),
+                    kind.into(),
+                    at,
+                    merger,
+                );
+                i.state = want;
+                i.closed_at = close.then_some(at);
+                i.timeline.push(e);
+                i.updated_at = at;
+            }
+        }
+    }
     Ok(tip)
+}
+
+/// The issues `text` (a pull request's title, then its Markdown body) references after a closing (true)
+/// or reopening (false) keyword, as Gitea reads them: a keyword, an optional colon and one space right
+/// before `owner/repo#N` or `#N` (`#N` is `own`'s), each bounded as `references.go`'s patterns are. The
+/// body's Markdown is read as `mdstripper` leaves it: backslash escapes dropped, indented code skipped.
+pub(crate) fn keyword_refs(text: &str, own: &RepoName) -> Vec<(commitea::domain::IssueKey, bool)> {
+    const CLOSE: [&str; 9] = [
+        "close", "closes", "closed", "fix", "fixes", "fixed", "resolve", "resolves", "resolved",
+    ];
+    const REOPEN: [&str; 3] = ["reopen", "reopens", "reopened"];
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("    ") || line.starts_with('\t') {
+            continue;
+        }
+        let mut plain = String::with_capacity(line.len());
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c == '\\' && chars.peek().is_some_and(char::is_ascii_punctuation) {
+                continue;
+            }
+            plain.push(c);
+        }
+        for (start, _) in plain.match_indices(['#', '!']) {
+            // The reference: `owner/repo` (or nothing) right before the `#`, digits after it.
+            let before = &plain[..start];
+            let path_start = before
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/')))
+                .map_or(0, |i| {
+                    i + before[i..].chars().next().map_or(1, char::len_utf8)
+                });
+            let path = &before[path_start..];
+            let digits: String = plain[start + 1..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            let Ok(number) = digits.parse::<u64>() else {
+                continue;
+            };
+            let end = start + 1 + digits.len();
+            let after_ok = plain[end..].chars().next().is_none_or(|c| {
+                c.is_whitespace() || matches!(c, ')' | ']' | ':' | ';' | ',' | '.' | '?' | '!')
+            });
+            let repo = match path.split_once('/') {
+                Some((o, n)) if !o.is_empty() && !n.is_empty() && !n.contains('/') => {
+                    RepoName::new(o, n)
+                }
+                None if path.is_empty() => own.clone(),
+                _ => continue,
+            };
+            let lead = &plain[..path_start];
+            let bounded = lead.is_empty()
+                || lead.ends_with(|c: char| c.is_whitespace() || c == '(' || c == '[');
+            // `(?:\s|^|\(|\[)(keyword):? $`: one ASCII space, right before the reference.
+            let Some(words) = lead.strip_suffix(' ') else {
+                continue;
+            };
+            if !(after_ok && bounded) {
+                continue;
+            }
+            let words = words.strip_suffix(':').unwrap_or(words);
+            let word = words
+                .rsplit(|c: char| c.is_whitespace() || c == '(' || c == '[')
+                .next()
+                .unwrap_or_default();
+            let close = CLOSE.iter().any(|k| word.eq_ignore_ascii_case(k));
+            let reopen = REOPEN.iter().any(|k| word.eq_ignore_ascii_case(k));
+            if close || reopen {
+                out.push((repo.issue(number), close));
+            }
+        }
+    }
+    out
 }
 
 /// The tree of merging `theirs` into `ours` (`merge_base`: the base to merge from, when not theirs and ours'
@@ -1040,5 +1140,41 @@ fn merge_route(
             "Merge: the base branch is not an ancestor of the head: a fast-forward-only merge is not possible",
         )),
         Err(MergeError::Git(m)) => Err(error(shared, 500, &m)),
+    }
+}
+
+#[cfg(test)]
+mod keyword_tests {
+    use super::keyword_refs;
+    use commitea::domain::RepoName;
+
+    #[test]
+    fn references_after_a_keyword_are_read_as_gitea_reads_them() {
+        let own = RepoName::new("acme", "state");
+        let keys = |text: &str| -> Vec<(String, bool)> {
+            keyword_refs(text, &own)
+                .into_iter()
+                .map(|(k, c)| (k.to_string(), c))
+                .collect()
+        };
+        assert_eq!(
+            keys("- close acme/api#114 (destructive)\nCrash, Fixes: acme/web#3. Reopens #5"),
+            vec![
+                ("acme/api#114".to_owned(), true),
+                ("acme/web#3".to_owned(), true),
+                ("acme/state#5".to_owned(), false),
+            ]
+        );
+        // A tab, two spaces, no keyword, a word ending in one, indented code: nothing.
+        assert!(
+            keys("close\tacme/api#1 and close  acme/api#2, of acme/api#3, hotfix acme/api#4")
+                .is_empty()
+        );
+        assert!(keys("    - close acme/api#9").is_empty());
+        // Markdown escapes are dropped first, as the stripper does.
+        assert_eq!(
+            keys("fixes acme/api#7\\!"),
+            vec![("acme/api#7".to_owned(), true)]
+        );
     }
 }

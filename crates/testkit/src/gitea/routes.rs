@@ -786,7 +786,7 @@ fn issue_route(
     }
 }
 
-fn next_event_id(i: &commitea::domain::Issue) -> u64 {
+pub(crate) fn next_event_id(i: &commitea::domain::Issue) -> u64 {
     let t = i.timeline.iter().map(|e| e.id).max().unwrap_or(0);
     let c = i.comments.iter().map(|c| c.id).max().unwrap_or(0);
     t.max(c) + 1 + 1_000_000
