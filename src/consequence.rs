@@ -310,7 +310,7 @@ fn milestone_side(m: &MilestoneForecast, days: &WorkingDays) -> MilestoneSide {
         probability_on_time: m.probability_on_time,
         due: m.due,
         slack_working_days: match (m.due, m.p80) {
-            (Some(due), When::Date(p80)) => Some(days.between(p80, due)),
+            (Some(due), When::Date(p80)) => Some(days.cal.slack(days.day0, p80, due)),
             _ => None,
         },
     }

@@ -124,6 +124,9 @@ pub struct Calendar {
     /// `by_hour[h]`: the first day `d` with `cum[d+1] >= h`, so finding the day of any position is a
     /// lookup and a step or two instead of a search.
     by_hour: Vec<u32>,
+    /// The rules the hours came from, for days outside them (before day 0, past the horizon); none for a
+    /// calendar of explicit hours.
+    spec: Option<Box<PersonCalendarSpec>>,
 }
 
 impl Calendar {
@@ -134,7 +137,10 @@ impl Calendar {
             let date = day0 + chrono::Days::new(u64::from(d));
             cap.push(spec.hours_on(date).clamp(0.0, 24.0));
         }
-        Self::from_capacity(cap)
+        Self {
+            spec: Some(Box::new(spec.clone())),
+            ..Self::from_capacity(cap)
+        }
     }
 
     /// A calendar from explicit hours per day (tests and callers with their own rules).
@@ -165,6 +171,7 @@ impl Calendar {
             cum,
             rate,
             by_hour,
+            spec: None,
         }
     }
 
@@ -188,7 +195,17 @@ impl Calendar {
         // Past the horizon, and before day 0, the calendar's last week repeats (its holidays aside, a
         // week is a week): a milestone overdue since a Friday is not late by a weekend's days (audit 90:
         // five of every seven days before day 0 counted, whichever they were).
+        // Where the calendar knows its rules, a day outside the horizon is read from them: holidays
+        // before day 0 were working days in the repeated week (audit 157: a year-end's four holidays in
+        // an overdue milestone's slack).
         let works = |d: i64| {
+            if (d >= horizon || d < 0)
+                && let Some(spec) = &self.spec
+            {
+                return day0
+                    .checked_add_signed(chrono::TimeDelta::days(d))
+                    .is_some_and(|date| spec.hours_on(date) > 0.0);
+            }
             let d = if (d >= horizon || d < 0) && horizon >= 7 {
                 horizon - 7 + (d - horizon).rem_euclid(7)
             } else {
@@ -202,6 +219,16 @@ impl Calendar {
             count(x + 1, y + 1)
         } else {
             -count(y + 1, x + 1)
+        }
+    }
+
+    /// A milestone's slack: the working days from its p80 to its due date, negative when the p80 is
+    /// later. A p80 after the due date on a day the calendar does not work (a weekend shift's Saturday
+    /// after a Friday due date) is a day late, not none (audit 157: "slack 0" beside a late p80).
+    pub(crate) fn slack(&self, day0: NaiveDate, p80: NaiveDate, due: NaiveDate) -> i64 {
+        match self.working_days_between(day0, p80, due) {
+            0 if p80 > due => -1,
+            n => n,
         }
     }
 
@@ -407,6 +434,21 @@ pub(crate) fn start_day(t: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slack_counts_the_calendar_before_day_0_and_a_late_day_off_as_a_day_late() {
+        // Holidays before day 0 were working days in the repeated last week (audit 157).
+        let mut team = on_weekdays(8.0);
+        team.holidays = vec![date(2026, 12, 28), date(2026, 12, 29)];
+        let day0 = date(2027, 1, 4);
+        let cal = Calendar::new(&team, day0, 60);
+        // (Thu Dec 24, Tue Jan 5]: Dec 25, 30, 31, Jan 1, 4, 5 — the 28th and 29th are holidays.
+        assert_eq!(cal.slack(day0, date(2027, 1, 5), date(2026, 12, 24)), -6);
+        // A p80 on a Saturday after a Friday due date is a day late, not on time (audit 157).
+        assert_eq!(cal.slack(day0, date(2027, 1, 16), date(2027, 1, 15)), -1);
+        assert_eq!(cal.slack(day0, date(2027, 1, 15), date(2027, 1, 15)), 0);
+        assert_eq!(cal.slack(day0, date(2027, 1, 16), date(2027, 1, 18)), 1);
+    }
 
     fn date(y: i32, m: u32, d: u32) -> NaiveDate {
         NaiveDate::from_ymd_opt(y, m, d).unwrap()

@@ -228,6 +228,35 @@ pub struct Built<'a> {
     pub fates: Vec<Fate>,
 }
 
+/// The fewest days without an hour, reaching the horizon's end, that make someone gone as far as the
+/// forecast sees (time off past it, a start after it). Shorter, it is a break (a year end's holidays).
+const AWAY_TO_HORIZON_DAYS: u32 = 31;
+
+/// The last day (counted from day 0) `m` works within the horizon, where their hours stop before its end:
+/// their `ends` or a leaving directive ([`PersonCalendarSpec::last_working_day`]), or the day before at
+/// least [`AWAY_TO_HORIZON_DAYS`] without an hour that reach its end; day 0 for someone with no hour in
+/// it at all. `None` while they work on. Work kept with someone whose time off reached past the horizon
+/// stayed with them beyond it, without a word (audit 157), where `ends` gave it to the others.
+///
+/// [`PersonCalendarSpec::last_working_day`]: crate::engine::PersonCalendarSpec::last_working_day
+pub(crate) fn last_day_within(
+    m: &crate::plan::PlannedMember,
+    cal: &Calendar,
+    as_of: NaiveDate,
+) -> Option<u32> {
+    let days = cal.days();
+    let named = m
+        .calendar
+        .last_working_day()
+        .and_then(|l| u32::try_from((l - as_of).num_days()).ok())
+        .filter(|d| *d < days);
+    named.or_else(|| match (0..days).rev().find(|&d| cal.capacity(d) > 0.0) {
+        None => Some(0),
+        Some(l) if days - (l + 1) >= AWAY_TO_HORIZON_DAYS => Some(l),
+        Some(_) => None,
+    })
+}
+
 /// Builds the engine's input from a plan, with calendars to `horizon_days`.
 pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine::ScheduleError> {
     let samples = samples_of(plan);
@@ -264,15 +293,17 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
     let synced_repo = |r: &crate::domain::RepoName| synced.contains(r);
     let mut flags: Vec<Vec<Flag>> = vec![Vec::new(); open.len()];
     let mut tasks = Vec::with_capacity(open.len());
+    let calendars: Vec<Calendar> = plan
+        .team
+        .iter()
+        .map(|m| Calendar::new(&m.calendar, as_of, days))
+        .collect();
     // Whose days go on to the horizon's end, once per person rather than once per issue.
     let stays: Vec<bool> = plan
         .team
         .iter()
-        .map(|m| {
-            m.calendar
-                .last_working_day()
-                .is_none_or(|e| e >= as_of + Days::new(u64::from(days)))
-        })
+        .zip(&calendars)
+        .map(|(m, cal)| last_day_within(m, cal, as_of).is_none())
         .collect();
     for (n, i) in open.iter().enumerate() {
         let (base, calibrated) = match i.estimate_hours {
@@ -436,11 +467,6 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
             if names.len() == 1 { "them" } else { "each" },
         ));
     }
-    let calendars: Vec<Calendar> = plan
-        .team
-        .iter()
-        .map(|m| Calendar::new(&m.calendar, as_of, days))
-        .collect();
     // Open work assigned to someone with no working hour left in the horizon (they left, or start after it)
     // can never be done until it is reassigned: said, rather than left beyond the horizon without a word.
     for (p, m) in plan.team.iter().enumerate() {

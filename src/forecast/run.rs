@@ -141,11 +141,24 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
     let last_day: Vec<Option<u32>> = plan
         .team
         .iter()
-        .map(|m| {
-            let d = (m.calendar.last_working_day()? - as_of).num_days();
-            u32::try_from(d).ok().filter(|d| *d < days)
-        })
+        .zip(&project.people)
+        .map(|(m, cal)| super::input::last_day_within(m, cal, as_of))
         .collect();
+    // Their last day in words: what stops them, or the calendar that leaves them no hour after it.
+    let last_words = |p: usize| -> String {
+        plan.team[p].last_day().map_or_else(
+            || {
+                last_day[p].map_or_else(String::new, |l| {
+                    format!(
+                        "{}, after which their calendar (time off, a later start) gives them no hour in \
+                         the horizon",
+                        as_of + Days::new(u64::from(l))
+                    )
+                })
+            },
+            |(d, why)| format!("{d}, {why}"),
+        )
+    };
     // Each pass bars the slipping work from every leaver whose last day comes before its p80 (a second
     // leaver, or one with time to spare who would be given more), and plans again; a few passes, as
     // moving work can make other work slip (audit 126: of three people leaving at once, ten issues moved
@@ -220,8 +233,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
              plan still gives {} to them; assign {} on Gitea to someone staying, or {} beyond the horizon",
             crate::prose::and_list_at_most(keys, NAMED),
             m.name,
-            m.last_day()
-                .map_or_else(String::new, |(d, why)| format!("{d}, {why}")),
+            last_words(*p),
             if keys.len() == 1 { "it" } else { "them" },
             if keys.len() == 1 { "it" } else { "them" },
             if keys.len() == 1 { "it stays" } else { "they stay" },
@@ -259,8 +271,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             crate::prose::count(count, "unassigned issue", "unassigned issues"),
             m.name,
             m.name,
-            m.last_day()
-                .map_or_else(String::new, |(d, why)| format!("{d}, {why}")),
+            last_words(*p),
         );
     }
     for (p, count) in &stuck {
@@ -271,8 +282,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
              or {} beyond the horizon",
             crate::prose::count(*count, "unassigned issue", "unassigned issues"),
             m.name,
-            m.last_day()
-                .map_or_else(String::new, |(d, why)| format!("{d}, {why}")),
+            last_words(*p),
             if *count == 1 { "it" } else { "them" },
             if *count == 1 { "it stays" } else { "they stay" },
         ));
@@ -478,7 +488,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 (when(pc.p10), when(pc.p50), when(pc.p80), prob)
             };
             let slack = m.due.filter(|_| !empty).map(|due| match p80 {
-                When::Date(d) => team_cal.working_days_between(as_of, d, due),
+                When::Date(d) => team_cal.slack(as_of, d, due),
                 When::BeyondHorizon => {
                     -team_cal.working_days_between(as_of, due, as_of + Days::new(u64::from(days)))
                 }
@@ -739,7 +749,20 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
     // commitea.yaml came back for a directive's five weeks and two milestones went beyond the horizon
     // without a word).
     for (p, m) in plan.team.iter().enumerate() {
-        let Some((ends, whose)) = m.last_day().filter(|(e, _)| *e >= as_of) else {
+        let Some((ends, whose)) = m
+            .last_day()
+            .or_else(|| {
+                last_day[p].map(|l| {
+                    (
+                        as_of + Days::new(u64::from(l)),
+                        "their calendar (time off, a later start) gives them no hour in the horizon after \
+                         it"
+                            .to_owned(),
+                    )
+                })
+            })
+            .filter(|(e, _)| *e >= as_of)
+        else {
             continue;
         };
         // The work Gitea assigns them (what is only planned for them was moved above, or is said as
