@@ -124,10 +124,15 @@ pub enum SiteError {
 /// Checks that the site can go to `out`: nothing there yet, or a folder that holds no state repo's files.
 /// A run checks before it commits, so a site that cannot be written fails the run with nothing committed.
 pub fn check_output(out: &Path) -> Result<(), SiteError> {
-    // A linked site folder would have the clean-up below delete files wherever it points.
-    if crate::state::is_link(out) {
+    // A linked site folder would have the clean-up below delete files wherever it points; so would a
+    // linked folder above it in the state repo (audit 159: `web -> /anywhere` with `output: web/site`).
+    let link = match crate::state::root_of(out) {
+        Some(root) => crate::state::link_below(root, out),
+        None => crate::state::is_link(out).then(|| out.to_path_buf()),
+    };
+    if let Some(path) = link {
         return Err(SiteError::Write {
-            path: out.to_path_buf(),
+            path,
             source: crate::state::link_refused(),
         });
     }

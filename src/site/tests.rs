@@ -1113,6 +1113,27 @@ fn write_refuses_a_folder_that_holds_a_state_repo() {
     assert!(!dir.path().join("index.html").exists());
 }
 
+#[test]
+fn write_refuses_a_site_folder_under_a_linked_folder_of_the_state_repo() {
+    // `web -> /anywhere` with `site.output: web/site`: the writer wrote, and deleted, outside the state
+    // repo (audit 159).
+    let state = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(state.path().join("commitea.yaml"), "").unwrap();
+    std::fs::create_dir_all(elsewhere.path().join("site")).unwrap();
+    std::fs::write(elsewhere.path().join("site/important.txt"), "mine").unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), state.path().join("web")).unwrap();
+    let err = write(&rendered(), &state.path().join("web/site"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("symbolic link") && err.contains("web"),
+        "{err}"
+    );
+    assert!(elsewhere.path().join("site/important.txt").exists());
+    assert!(!elsewhere.path().join("site/index.html").exists());
+}
+
 /// Every file under `out`, as paths relative to it.
 fn files_under(out: &Path) -> BTreeSet<String> {
     walkdir::WalkDir::new(out)
@@ -1719,4 +1740,33 @@ fn late_and_at_risk_bars_differ_by_outline_too() {
     };
     assert!(!shape(&late).is_empty(), "{late}");
     assert_ne!(shape(&late), shape(&risk), "{late} / {risk}");
+}
+
+#[test]
+fn a_card_that_waits_only_on_issues_the_token_may_not_read_says_so() {
+    // The template looped over a list the view leaves out when empty: every run failed on such a card
+    // (audit 156).
+    let mut d = data();
+    let steeping = &mut d.board.columns[2].issues;
+    steeping[0].hidden_blockers = 2;
+    steeping[1].waits_on = vec![crate::views::board::Blocker {
+        issue: "acme/app#7".to_owned(),
+        outside: false,
+    }];
+    steeping[1].waits_on_more = 2;
+    steeping[1].hidden_blockers = 1;
+    let files = render(&d, None).expect("renders");
+    let board = text(&files, "board.html");
+    assert!(
+        board.contains(
+            "<span class=\"label\">waits on</span> 2 issues the token may not read</div>"
+        ),
+        "{board}"
+    );
+    assert!(
+        board.contains(
+            "<span class=\"label\">waits on</span> acme/app#7 and 2 more; 1 issue the token may not read</div>"
+        ),
+        "{board}"
+    );
 }

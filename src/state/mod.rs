@@ -224,7 +224,7 @@ pub(crate) fn link_below(root: &Path, path: &Path) -> Option<PathBuf> {
 
 /// The state repo `path` is in, when it can tell: the nearest folder above it that holds `commitea.yaml`
 /// or `.git`.
-fn root_of(path: &Path) -> Option<&Path> {
+pub(crate) fn root_of(path: &Path) -> Option<&Path> {
     path.ancestors().skip(1).find_map(|dir| {
         let dir = if dir.as_os_str().is_empty() {
             Path::new(".")
