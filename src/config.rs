@@ -41,8 +41,8 @@ fn not_config(var: &str) -> bool {
     NON_CONFIG_ENV.contains(&var) || NON_CONFIG_ENV_PREFIXES.iter().any(|p| var.starts_with(p))
 }
 
-/// Says that `var` names no config key.
-fn warn_unknown_var(var: &str) {
+/// Says that `var` names no config key, and the variable of `known` it is likely a typo of.
+fn warn_unknown_var<'a>(var: &str, known: impl Iterator<Item = &'a str>) {
     // An optional section the file leaves out has no keys to override (audit 69: a big model set up from
     // the environment alone was ignored with no word of why).
     let section = ["MODELS_SMALL", "MODELS_BIG"]
@@ -56,9 +56,14 @@ fn warn_unknown_var(var: &str) {
             )
         })
         .unwrap_or_default();
+    // A letter off is said with the name meant (audit 153: COMMITEA_FORCAST_TRIALS was ignored, warned,
+    // with nothing to say which key it missed).
+    let meant = crate::plan::nearest(var, known)
+        .map(|(_, k)| format!("; did you mean {k}?"))
+        .unwrap_or_default();
     crate::prose::warn_once(
         var,
-        &format!("ignoring {var}: no config key of that name{section}"),
+        &format!("ignoring {var}: no config key of that name{section}{meant}"),
     );
 }
 
@@ -134,6 +139,9 @@ pub(crate) const OWNED_NAMES: &[&str] = &[
     "site-templates",
     ".git",
     ".gitea",
+    // Forgejo's workflows (audit 159: the render deleted them), and GitHub's, which Gitea runs too.
+    ".forgejo",
+    ".github",
 ];
 
 /// The whole configuration of a state repo.
@@ -1157,7 +1165,11 @@ impl Config {
                         var: var.clone(),
                         message: format!("{key}: {message}"),
                     }
-                } else if from_env.is_empty() && overrides.keys.is_empty() {
+                } else if (from_env.is_empty() && overrides.keys.is_empty())
+                    // The file alone is refused too: it is the file's (audit 156: every variable set,
+                    // COMMITEA_SERVER among them, was named beside a wrong file).
+                    || Self::parse(&text, Path::new(FILE_NAME)).is_ok_and(|c| c.check().is_err())
+                {
                     ConfigError::Value { key, message }
                 } else {
                     // A check across keys (the ladder against the working day) may fail on a value
@@ -1280,12 +1292,36 @@ impl Config {
                 "an e-mail address, e.g. commitea@localhost",
             ),
         ] {
-            if value.trim().is_empty() || value.contains(['<', '>', '\n', '\r']) {
+            if value.trim().is_empty() || value.contains(['<', '>', '\n', '\r', '\0']) {
                 return Err(ConfigError::Value {
                     key,
                     message: format!(
-                        "{value:?} cannot sign a commit (git takes no empty value, `<`, `>` or line \
-                         break there): give {what}"
+                        "{value:?} cannot sign a commit (git takes no empty value, `<`, `>`, line \
+                         break or NUL there): give {what}"
+                    ),
+                });
+            }
+        }
+        // A model's key read from the Gitea token's variable sent the token to the model's URL (audit 159).
+        for (key, endpoint) in [
+            ("models.small.api_key_env", Some(&self.models.small)),
+            ("models.big.api_key_env", self.models.big.as_ref()),
+        ] {
+            if let Some(var) = endpoint.and_then(|e| e.api_key_env.as_deref())
+                && [
+                    "COMMITEA_GITEA_TOKEN",
+                    "GITEA_TOKEN",
+                    "GITHUB_TOKEN",
+                    "FORGEJO_TOKEN",
+                ]
+                .iter()
+                .any(|t| var.eq_ignore_ascii_case(t))
+            {
+                return Err(ConfigError::Value {
+                    key,
+                    message: format!(
+                        "{var} holds the Gitea token, which would be sent to the model's server: give \
+                         the variable that holds the model's own key"
                     ),
                 });
             }
@@ -1400,7 +1436,11 @@ impl Config {
                             p.join(".")
                         ),
                     ),
-                    None => warn_unknown_var(var),
+                    None => {
+                        let names: Vec<String> =
+                            leaves.iter().chain(&lists).map(|p| env_name(p)).collect();
+                        warn_unknown_var(var, names.iter().map(String::as_str));
+                    }
                 }
                 continue;
             };
@@ -1910,11 +1950,27 @@ mod tests {
     }
 
     #[test]
+    fn a_models_key_is_never_read_from_the_gitea_tokens_variable() {
+        let err = Config::parse(
+            "models:\n  big: { url: \"https://m.example/v1\", model: m, api_key_env: COMMITEA_GITEA_TOKEN }\n",
+            Path::new(FILE_NAME),
+        )
+        .and_then(|c| c.check().map(|()| c))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("models.big.api_key_env") && err.contains("holds the Gitea token"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn a_commit_signature_git_refuses_is_refused_with_its_key() {
         for (yaml, key) in [
             ("commit:\n  name: \"a>b\"\n", "commit.name"),
             ("commit:\n  name: \"\"\n", "commit.name"),
             ("commit:\n  email: \" \"\n", "commit.email"),
+            ("commit:\n  name: \"a\\0b\"\n", "commit.name"),
         ] {
             let err = Config::parse(yaml, Path::new(FILE_NAME))
                 .and_then(|c| c.check().map(|()| c))
@@ -1942,6 +1998,23 @@ mod tests {
         assert!(
             err.contains("estimates.ladder")
                 && err.contains("as read with COMMITEA_CALENDAR_WORKDAY_HOURS set over the file"),
+            "{err}"
+        );
+        // A file wrong on its own is the file's, whatever else is set.
+        std::fs::write(
+            dir.path().join(FILE_NAME),
+            "calendar:\n  workday_hours: 3\n",
+        )
+        .unwrap();
+        let env = vec![(
+            "COMMITEA_SERVER".to_string(),
+            "https://git.example".to_string(),
+        )];
+        let err = Config::load(dir.path(), env, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("commitea.yaml: estimates.ladder") && !err.contains("COMMITEA_SERVER"),
             "{err}"
         );
     }
@@ -2013,6 +2086,7 @@ mod tests {
             ("ops", "is ops"),
             (".git", "is .git"),
             (".gitea/pages", "inside .gitea"),
+            (".forgejo/site", "inside .forgejo"),
             ("commitea.yaml", "is commitea.yaml"),
             ("pm-state.md", "is pm-state.md"),
             ("site-templates", "is site-templates"),

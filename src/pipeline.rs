@@ -65,6 +65,20 @@ pub enum PipelineError {
     /// Talking to Gitea failed.
     #[error(transparent)]
     Client(#[from] crate::gitea::client::ClientError),
+    /// Gitea stopped answering partway through the approved files.
+    #[error(
+        "the apply stage stopped in {file}, partway: {done}; {file} stays pending, and the next run finds \
+         what it wrote before the stop already so"
+    )]
+    ApplyStopped {
+        /// The file it stopped in.
+        file: String,
+        /// What was carried out before, in words.
+        done: String,
+        /// What failed.
+        #[source]
+        source: Box<crate::gitea::client::ClientError>,
+    },
     /// The sync failed; the previous snapshot is untouched.
     #[error("sync failed, the snapshot is as it was")]
     Sync(#[from] crate::gitea::sync::SyncError),
@@ -1029,12 +1043,68 @@ fn apply_on_branch(
     if needs_records {
         branch.take_records(&applied_on_branch(&repo, head, layout)?);
     }
+    // Where the records go is checked before Gitea is written to: a linked `ops/applied` failed the run
+    // only after its writes, which then had no record (audit 159).
+    let records_dir = layout.root().join(crate::ops::APPLIED_PATH);
+    if let Some(link) = crate::state::link_below(layout.root(), &records_dir) {
+        return Err(StateError::Io {
+            path: link,
+            source: crate::state::link_refused(),
+        }
+        .into());
+    }
     let t = Instant::now();
+    let mut record = |done: &mut crate::apply::AppliedFile| {
+        // A run redone after a push race keeps its first attempt's record of the file (`apply_stage`),
+        // placed once the stage is done.
+        if opts
+            .applied_before
+            .iter()
+            .any(|b| b.proposal.id == done.proposal.id)
+        {
+            return;
+        }
+        if let Err(e) = early_records(opts, layout, std::slice::from_mut(done)) {
+            tracing::warn!(
+                "{}: what this run carried out on Gitea is not recorded yet ({e}); the commit writes it",
+                done.proposal.id
+            );
+        }
+    };
     let carried = crate::apply::apply_pending(
-        client, approvals, config, snapshot, &pending, &branch, opts.clock,
+        client,
+        approvals,
+        config,
+        snapshot,
+        &pending,
+        &branch,
+        opts.clock,
+        &mut record,
     )
-    .map_err(|e| match e {
-        crate::apply::ApplyError::Client(c) => PipelineError::Client(c),
+    .or_else(|e| match e {
+        crate::apply::ApplyError::Client(c) => Err(PipelineError::Client(c)),
+        crate::apply::ApplyError::Stopped {
+            file,
+            mut done,
+            source,
+        } => {
+            // Recorded now, as a run's whole apply stage is: the next run commits them.
+            let records = early_records(opts, layout, &mut done.applied)?;
+            let ids: Vec<String> = done.applied.iter().map(|a| a.proposal.id.clone()).collect();
+            let done = match (ids.is_empty(), opts.commit) {
+                (true, _) => "nothing was carried out whole before it".to_owned(),
+                (false, true) => format!(
+                    "{} carried out whole before it, recorded in {} for the next run to commit",
+                    crate::prose::and_list(&ids),
+                    crate::prose::and_list(&records)
+                ),
+                (false, false) => format!(
+                    "{} carried out whole before it (not recorded: this run does not commit)",
+                    crate::prose::and_list(&ids)
+                ),
+            };
+            Err(PipelineError::ApplyStopped { file, done, source })
+        }
     })?;
     tracing::info!(
         "apply: {} in {:.0?}",
@@ -1205,30 +1275,38 @@ fn place_records(
     applied: &mut [crate::apply::AppliedFile],
 ) -> Result<Vec<String>, PipelineError> {
     let head = repo.and_then(|r| git::head(r).map(|h| (r, h)));
+    // Without a repository nothing is committed: a record on disk is an earlier run's, of the same
+    // proposal or another's (audit 156: two `--no-commit` runs made every record a `.2` beside the first).
     let committed = |rel: &str| -> Result<bool, PipelineError> {
         Ok(match head {
             Some((r, h)) => git::read_at(r, h, rel)?.is_some(),
-            None => repo.is_none() && layout.root().join(rel).exists(),
+            None => false,
         })
+    };
+    let read = |path: &Path| {
+        crate::state::read_text_file(path)
+            .ok()
+            .and_then(|t| crate::yamlfile::parse::<crate::apply::AppliedFile>(&t, path).ok())
     };
     let mut out = Vec::new();
     for a in applied.iter_mut() {
         let rel = format!("{}/{}.yaml", crate::ops::APPLIED_PATH, a.proposal.id);
         let on_disk = layout.root().join(&rel);
+        // This run's own record, written as its file was carried out: placed already.
+        let ours = |path: &Path, a: &crate::apply::AppliedFile| read(path).is_some_and(|r| r == *a);
+        if !committed(&rel)? && ours(&on_disk, a) {
+            out.push(rel);
+            continue;
+        }
         let other = if committed(&rel)? {
             true
         } else if on_disk.exists() {
-            let stopped = crate::state::read_text_file(&on_disk)
-                .ok()
-                .and_then(|t| {
-                    crate::yamlfile::parse::<crate::apply::AppliedFile>(&t, &on_disk).ok()
-                })
-                .filter(|s| s.proposal == a.proposal);
+            let stopped = read(&on_disk).filter(|s| s.proposal == a.proposal);
             if let Some(stopped) = &stopped {
                 adopt_stopped_outcomes(a, stopped);
                 tracing::warn!(
-                    "{rel} was written by a run that stopped before its commit: what it applied is kept in \
-                     this run's record"
+                    "{rel} was written by a run that did not commit it (one that stopped before its \
+                     commit, or ran with --no-commit): what it applied is kept in this run's record"
                 );
             }
             // An uncommitted file of another proposal is kept too.
@@ -1245,9 +1323,17 @@ fn place_records(
         while committed(&format!("{stem}.{n}.yaml"))?
             || layout.root().join(format!("{stem}.{n}.yaml")).exists()
         {
+            if ours(&layout.root().join(format!("{stem}.{n}.yaml")), a) {
+                break;
+            }
             n += 1;
         }
         let kept = format!("{stem}.{n}.yaml");
+        if ours(&layout.root().join(&kept), a) {
+            // Placed, and said, when it was written.
+            out.push(kept);
+            continue;
+        }
         let theirs = match head {
             Some((r, h)) => recorded(r, h, &a.proposal.id)?,
             None => None,
@@ -1544,14 +1630,24 @@ fn read_refused(layout: &Layout) -> Vec<crate::apply::Refused> {
     let Ok(bytes) = std::fs::read(&path) else {
         return Vec::new();
     };
-    serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+    let read: Vec<crate::apply::Refused> = serde_json::from_slice(&bytes).unwrap_or_else(|e| {
         tracing::warn!(
             "{}: not read ({e}); the pages say no approved file is refused by Gitea until the next run \
              asks it again",
             path.display()
         );
         Vec::new()
-    })
+    });
+    // A file taken out of ops/pending/ since is refused no longer (audit 156: the record outlived it).
+    read.into_iter()
+        .filter(|r| {
+            layout
+                .root()
+                .join(crate::ops::PENDING_PATH)
+                .join(format!("{}.yaml", r.id))
+                .exists()
+        })
+        .collect()
 }
 
 /// The applied op files in the checkout's `ops/applied/`, by file name; one that cannot be read is said

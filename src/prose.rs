@@ -191,7 +191,20 @@ pub(crate) fn type_words(message: &str) -> String {
     let mut s = message
         .replace("floating point", "number")
         .replace(" as u128", " (too large)")
-        .replace(" as i128", " (too large)");
+        .replace(" as i128", " (too large)")
+        // A null (`~`, or a key with nothing after it) is no "unit value" to a reader (audit 153).
+        .replace(
+            "invalid type: unit value, expected ",
+            "is empty (~ or nothing): leave the key out for its default, or give ",
+        );
+    // `expected struct BacktestConfig` names a Rust type: it is a section of keys.
+    while let Some(i) = s.find("expected struct ") {
+        let name_at = i + "expected struct ".len();
+        let end = s[name_at..]
+            .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .map_or(s.len(), |n| name_at + n);
+        s.replace_range(i..end, "expected a section of keys");
+    }
     for (rust, words) in [
         ("u8", "a whole number from 0 to 255"),
         ("u16", "a whole number from 0 to 65535"),
@@ -210,6 +223,21 @@ pub(crate) fn type_words(message: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_null_and_a_section_are_said_in_words() {
+        assert_eq!(
+            super::type_words("forecast.trials: invalid type: unit value, expected a whole number"),
+            "forecast.trials: is empty (~ or nothing): leave the key out for its default, or give a \
+             whole number"
+        );
+        assert_eq!(
+            super::type_words(
+                "backtest: invalid type: string \"x\", expected struct BacktestConfig"
+            ),
+            "backtest: invalid type: string \"x\", expected a section of keys"
+        );
+    }
 
     #[test]
     fn a_cut_never_splits_what_a_reader_sees_as_one_character() {

@@ -466,6 +466,18 @@ pub enum ApplyError {
     /// Talking to Gitea failed in a way that is not one op's fault (the server is down).
     #[error("apply stopped")]
     Client(#[from] ClientError),
+    /// Talking to Gitea failed partway through the files: what was carried out whole before it is kept
+    /// (audit 152: it was lost with the error, and the next run recorded its writes as "already so").
+    #[error("the apply stage stopped in {file}")]
+    Stopped {
+        /// The file it stopped in (its writes before the stop are found already so by the next run).
+        file: String,
+        /// The files carried out whole before it.
+        done: Box<Carried>,
+        /// What failed.
+        #[source]
+        source: Box<ClientError>,
+    },
 }
 
 /// Why an op names a label outside CommiTea's namespaces, if it does.
@@ -507,6 +519,9 @@ fn foreign_label(op: &Op) -> Option<Outcome> {
 /// branch may have been written by hand. A directive's file whose directive `branch.inactive` names
 /// (withdrawn or superseded in the branch's ledger) is carried out no further: its ops are skipped, saying
 /// why.
+// The stage's inputs are each the pipeline's own (the server, the approvals, the state, the clock and
+// where records go); bundled, they would be a struct built for this one call.
+#[allow(clippy::too_many_arguments)]
 pub fn apply_pending(
     client: &Client,
     approvals: &dyn Approvals,
@@ -515,6 +530,7 @@ pub fn apply_pending(
     pending: &[PendingOnBranch],
     branch: &OnBranch,
     now: DateTime<Utc>,
+    on_done: &mut dyn FnMut(&mut AppliedFile),
 ) -> Result<Carried, ApplyError> {
     let index = LedgerIndex::new(&branch.ledger);
     let mut refusals: Vec<Refused> = Vec::new();
@@ -639,7 +655,25 @@ pub fn apply_pending(
             }
             continue;
         }
-        let approval = approval_of(approvals, p)?;
+        // Gitea gone partway: what was carried out whole so far goes with the error.
+        let stopped =
+            |e: ApplyError, out: &[AppliedFile], refusals: &[Refused], wrote: bool| match e {
+                ApplyError::Client(source) => ApplyError::Stopped {
+                    file: file.id.clone(),
+                    done: Box::new(Carried {
+                        applied: out.to_vec(),
+                        wrote,
+                        refused: refusals.to_vec(),
+                        tried: true,
+                    }),
+                    source: Box::new(source),
+                },
+                e @ ApplyError::Stopped { .. } => e,
+            };
+        let approval = match approval_of(approvals, p) {
+            Ok(a) => a,
+            Err(e) => return Err(stopped(e.into(), &out, &refusals, writer.wrote)),
+        };
         let mut results = Vec::new();
         // `dependsOnNew` names the file's own new issues by position.
         writer.created.clear();
@@ -688,6 +722,27 @@ pub fn apply_pending(
                     ),
                 })
             })
+            .or_else(|| {
+                // A model's file and a directive's go through a pull request whatever their ops: pushed
+                // straight to the branch, a model's file (text on Gitea can steer a model) was carried
+                // out (audit 159). Used up, as a destructive op without a merge is.
+                let whose = if file.model {
+                    Some("was written by a model")
+                } else if file.source == crate::ops::Source::Directive {
+                    Some("carries a directive")
+                } else {
+                    None
+                };
+                whose.filter(|_| approval.is_none()).map(|whose| Outcome::Skipped {
+                    reason: format!(
+                        "{} {whose}, and the commit that brought it ({}) is no merged pull request: such a \
+                         file is approved only by its pull request's merge. This file is used up: to carry \
+                         it out, file it again and send the new file with `commitea propose`",
+                        file.id,
+                        short(&p.commit)
+                    ),
+                })
+            })
             .or_else(|| unseen(op, file));
             // A destructive op on an issue someone changed since (reassigned, retitled, reopened) is
             // not what was approved: it is not carried out (audit 119: an issue retitled "NOT done" and
@@ -728,7 +783,10 @@ pub fn apply_pending(
                     Err(reason) => Outcome::Skipped { reason },
                     Ok(checked) => {
                         let filed = writer.created.len();
-                        let mut o = writer.apply(&checked.op, p.committed_at)?;
+                        let mut o = match writer.apply(&checked.op, p.committed_at) {
+                            Ok(o) => o,
+                            Err(e) => return Err(stopped(e, &out, &refusals, writer.wrote)),
+                        };
                         if let Outcome::Applied { over } = &mut o {
                             over.clone_from(&written_over);
                         }
@@ -813,7 +871,7 @@ pub fn apply_pending(
         if results.len() < file.ops.len() {
             continue;
         }
-        out.push(AppliedFile {
+        let mut done = AppliedFile {
             proposal: file.clone(),
             applied: ApplyRecord {
                 at: now.to_rfc3339_opts(SecondsFormat::Secs, true),
@@ -822,7 +880,11 @@ pub fn apply_pending(
                 merged_by: approval.and_then(|a| a.merged_by),
                 results,
             },
-        });
+        };
+        // Recorded as each file is done, not when all are: a run killed between two files lost the
+        // first's record (audit 156).
+        on_done(&mut done);
+        out.push(done);
     }
     Ok(Carried {
         applied: out,

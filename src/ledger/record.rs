@@ -838,8 +838,15 @@ fn issue_key(
     plan: &Plan,
 ) -> Result<IssueKey, RecordError> {
     if s.contains('/') {
+        // Spelt as the config spells its repository: Gitea's names ignore case (audit 158: `ACME/API#57`
+        // was "not in the snapshot", where apply_changes took it).
         return s
             .parse::<IssueKey>()
+            .map(|k| {
+                k.repo
+                    .as_configured(&crate::tools::repositories(config, snapshot))
+                    .issue(k.number)
+            })
             .map_err(|e| invalid("target", format!("issue: {e}")));
     }
     // A bare name on the command line (`--target bjorn`) is likelier a member or a milestone than an

@@ -314,12 +314,22 @@ fn missing(target: &Target) -> String {
 }
 
 fn issue_index(plan: &Plan, key: &IssueKey) -> Result<usize, String> {
+    // Gitea's names ignore case: an entry written `acme/api#57` is `Acme/API#57` where the config spells
+    // it so (audit 156: an active directive skipped as "not synced").
+    let same_repo = |a: &crate::domain::RepoName| {
+        a.owner.eq_ignore_ascii_case(&key.repo.owner) && a.name.eq_ignore_ascii_case(&key.repo.name)
+    };
     plan.issues
         .iter()
         .position(|i| &i.key == key)
+        .or_else(|| {
+            plan.issues
+                .iter()
+                .position(|i| i.key.number == key.number && same_repo(&i.key.repo))
+        })
         .ok_or_else(|| {
             // A repository taken out of the config is not the issue's deletion.
-            if plan.issues.iter().any(|i| i.key.repo == key.repo) {
+            if plan.issues.iter().any(|i| same_repo(&i.key.repo)) {
                 missing(&Target::Issue(key.clone()))
             } else {
                 format!(

@@ -51,7 +51,11 @@ pub enum Op {
             skip_serializing_if = "Vec::is_empty",
             deserialize_with = "null_is_empty"
         )]
-        #[schemars(length(max = crate::limits::LIST_ITEMS), extend("type" = ["array", "null"]))]
+        #[schemars(
+            length(max = crate::limits::LIST_ITEMS),
+            inner(length(max = crate::limits::NAME_CHARS)),
+            extend("type" = ["array", "null"])
+        )]
         labels: Vec<String>,
         /// Gitea's milestone id.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -88,7 +92,11 @@ pub enum Op {
         /// The issue.
         issue: IssueRef,
         /// `est/2d` (or `2d`), a rung of the configured ladder.
-        #[schemars(regex(pattern = r"^(est/)?[0-9]+[hdw]$"))]
+        // Bounded as every name is: a 1,000-digit rung came back whole in the reason (audit 158).
+        #[schemars(
+            regex(pattern = r"^(est/)?[0-9]+[hdw]$"),
+            length(max = crate::limits::NAME_CHARS)
+        )]
         estimate: String,
     },
     /// Set the `p/*` label.

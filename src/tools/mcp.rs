@@ -569,14 +569,23 @@ fn refusal(text: &[u8], cancels: &ClientCancels) -> Option<(i32, String)> {
     let ok = v.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
         && (v.get("method").is_some_and(Value::is_string)
             || (v.get("id").is_some() && (v.get("result").is_some() || v.get("error").is_some())));
-    (!ok).then(|| {
-        (
+    if !ok {
+        return Some((
             -32600,
             "Invalid Request: send one JSON-RPC 2.0 message per line, an object with \"jsonrpc\": \"2.0\" \
              and a \"method\""
                 .into(),
-        )
-    })
+        ));
+    }
+    // An id that is no string or integer was answered by the SDK without any id, which JSON-RPC 2.0
+    // does not allow (audit 158): refused here, and answered with `"id": null`.
+    match v.get("id") {
+        Some(id) if !(id.is_string() || id.is_i64() || id.is_u64()) => Some((
+            -32600,
+            "Invalid Request: a request's \"id\" is a string or an integer".into(),
+        )),
+        _ => None,
+    }
 }
 
 /// Copies the server's messages to stdout, each whole line under the lock that [`frame`]'s answers take too.

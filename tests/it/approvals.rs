@@ -417,10 +417,11 @@ fn the_whole_loop_from_an_agent_to_gitea_through_a_merged_pull_request() {
     let pulls = s.emu.state_pulls(&state_repo());
     assert_eq!(pulls.len(), 1);
     assert!(pulls[0].title.starts_with("C-0001: "), "{}", pulls[0].title);
+    // A tab, not a space, after the keyword: Gitea closes what a merged body names so (audit 159).
     assert!(
         pulls[0]
             .body
-            .contains(&format!("close {closing} (destructive)")),
+            .contains(&format!("close\t{closing} (destructive)")),
         "{}",
         pulls[0].body
     );
@@ -1951,6 +1952,7 @@ fn a_thousand_random_op_files_touch_only_namespace_labels_and_native_fields() {
                 &pending,
                 &Default::default(),
                 chrono::Utc::now(),
+                &mut |_| {},
             )
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
             Ok(())
@@ -2707,15 +2709,181 @@ fn what_a_run_carried_out_is_on_disk_before_the_rest_of_the_run_can_fail() {
     ok(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains(
-            "ops/applied/C-0001.yaml was written by a run that stopped before its commit"
-        ),
+        stderr.contains("ops/applied/C-0001.yaml was written by a run that did not commit it"),
         "{stderr}"
     );
     let committed = s.on_branch("main", "ops/applied/C-0001.yaml").unwrap();
     assert!(
         committed.contains("result: applied") && !committed.contains("already_so"),
         "{committed}"
+    );
+}
+
+#[test]
+fn a_server_gone_partway_through_the_approved_files_keeps_what_was_carried_out() {
+    // The server stopped answering at the second approved file: the first, carried out whole, was lost
+    // with the error, and the next run recorded it "already so" (audit 152).
+    let s = setup(&DemoSpec::scaled(40));
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let [a, b] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    for (id, key) in [("C-0001", &a), ("C-0002", &b)] {
+        let ops = format!("- op: set_priority\n  issue: {key}\n  priority: p/0\n");
+        push_straight(&s, id, &op_file(id, &ops, false));
+    }
+    s.emu.inject(Fault {
+        kind: FaultKind::Drop,
+        path_contains: Some(format!("/repos/{}/issues/{}/labels", b.repo, b.number)),
+        times: 1_000,
+    });
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(
+            "the apply stage stopped in C-0002, partway: C-0001 carried out whole before it, recorded \
+             in ops/applied/C-0001.yaml for the next run to commit"
+        ),
+        "{err}"
+    );
+    let record = std::fs::read_to_string(s.work.join("ops/applied/C-0001.yaml")).unwrap();
+    assert!(record.contains("result: applied"), "{record}");
+    s.emu.clear_faults();
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    for id in ["C-0001", "C-0002"] {
+        let committed = s
+            .on_branch("main", &format!("ops/applied/{id}.yaml"))
+            .unwrap();
+        assert!(
+            committed.contains("result: applied") && !committed.contains("already_so"),
+            "{id}: {committed}"
+        );
+    }
+}
+
+#[test]
+fn runs_that_do_not_commit_keep_one_record_of_what_they_applied() {
+    // Without a repository to ask, any record on disk was taken for a committed one: a second
+    // `--no-commit` run wrote a `.2` beside the first ("an id given twice"), and the Changes page listed
+    // both (audit 156).
+    let s = setup(&DemoSpec::scaled(40));
+    let key = s.quiet_issue_without("p/0");
+    push_priority(&s, &key);
+    for _ in 0..2 {
+        let out = s.commitea(&s.work, &["run", "--no-commit"]);
+        ok(&out);
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("an id given twice"),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let records: Vec<String> = std::fs::read_dir(s.work.join("ops/applied"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("C-0001"))
+        .collect();
+    assert_eq!(records, vec!["C-0001.yaml".to_owned()]);
+    let record = std::fs::read_to_string(s.work.join("ops/applied/C-0001.yaml")).unwrap();
+    assert!(record.contains("result: applied"), "{record}");
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let committed = s.on_branch("main", "ops/applied/C-0001.yaml").unwrap();
+    assert!(committed.contains("result: applied"), "{committed}");
+    assert!(!s.work.join("ops/applied/C-0001.2.yaml").exists());
+}
+
+#[test]
+fn a_file_carried_out_before_a_kill_in_the_apply_stage_keeps_its_record() {
+    // The records were written once the whole stage was done: a run killed between two files lost the
+    // first's, and the next recorded its writes as "already so" (audit 156).
+    let s = setup(&DemoSpec::scaled(40));
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let [a, b] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    for (id, key) in [("C-0001", &a), ("C-0002", &b)] {
+        let ops = format!("- op: set_priority\n  issue: {key}\n  priority: p/0\n");
+        push_straight(&s, id, &op_file(id, &ops, false));
+    }
+    let second = format!("/repos/{}/issues/{}/labels", b.repo, b.number);
+    s.emu.inject(Fault {
+        kind: FaultKind::HoldAnswer(Duration::from_secs(5)),
+        path_contains: Some(second.clone()),
+        times: 1,
+    });
+    let mut child = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["run", "-s"])
+        .arg(&s.work)
+        .env("COMMITEA_SERVER", s.emu.url())
+        .env("COMMITEA_GITEA_TOKEN", TOKEN)
+        .env(TRIALS.0, TRIALS.1)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !s.emu.writes().iter().any(|w| w.contains(&second)) {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the second file's write never came"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let record = std::fs::read_to_string(s.work.join("ops/applied/C-0001.yaml"))
+        .expect("the first file's record is on disk");
+    assert!(record.contains("result: applied"), "{record}");
+    s.emu.clear_faults();
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let first = s.on_branch("main", "ops/applied/C-0001.yaml").unwrap();
+    assert!(
+        first.contains("result: applied") && !first.contains("already_so"),
+        "{first}"
+    );
+    assert!(s.on_branch("main", "ops/applied/C-0002.yaml").is_some());
+}
+
+#[test]
+fn a_models_file_pushed_straight_to_the_branch_is_not_carried_out() {
+    // A model's op file (text on Gitea can steer a model) goes through a pull request whatever its ops;
+    // pushed straight to main, it was carried out (audit 159).
+    let s = setup(&DemoSpec::scaled(40));
+    let key = s.quiet_issue_without("p/0");
+    let ops = format!("- op: set_priority\n  issue: {key}\n  priority: p/0\n");
+    let file =
+        op_file("C-0001", &ops, false).replace("approved: true\n", "approved: true\nmodel: true\n");
+    assert!(file.contains("model: true"));
+    push_straight(&s, "C-0001", &file);
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    assert!(!s.issue(&key).labels.contains(&"p/0".to_owned()));
+    let record = s.on_branch("main", "ops/applied/C-0001.yaml").unwrap();
+    assert!(
+        record.contains("C-0001 was written by a model, and the commit that brought it"),
+        "{record}"
+    );
+}
+
+#[test]
+fn a_linked_records_folder_stops_the_run_before_anything_reaches_gitea() {
+    // With `ops/applied` a link the run wrote to Gitea, then failed to record it (audit 159).
+    let s = setup(&DemoSpec::scaled(40));
+    let key = s.quiet_issue_without("p/0");
+    push_priority(&s, &key);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let applied = s.work.join("ops/applied");
+    if applied.exists() {
+        std::fs::remove_dir_all(&applied).unwrap();
+    }
+    std::os::unix::fs::symlink(elsewhere.path(), &applied).unwrap();
+    let out = s.commitea(&s.work, &["run"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("ops/applied") && err.contains("symbolic link"),
+        "{err}"
+    );
+    assert!(
+        s.emu.writes().iter().all(|w| !w.contains("/labels")),
+        "{:?}",
+        s.emu.writes()
     );
 }
 
@@ -2974,6 +3142,37 @@ fn propose_close(s: &Setup, key: &IssueKey) -> (String, u64) {
         "{out}"
     );
     (words[0].to_owned(), words[2].parse().unwrap())
+}
+
+#[test]
+fn merging_a_proposal_closes_nothing_on_its_own() {
+    // Gitea closes on a merge the issues its pull request's title and body name after a closing keyword:
+    // the body's own op line, "close acme/api#114", closed the issue at the merge, before any check of
+    // the run's, and an issue title with "fixes acme/api#12" would close that one (audit 159).
+    let s = setup(&DemoSpec::scaled(40));
+    let [key] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
+    let (_, number) = propose_close(&s, &key);
+    let pull = s
+        .emu
+        .state_pulls(&state_repo())
+        .into_iter()
+        .find(|p| p.number == number)
+        .unwrap();
+    assert!(
+        pull.body.contains(&format!("close\t{key}")),
+        "{}",
+        pull.body
+    );
+    s.emu.merge_pull(&state_repo(), number, "pat").unwrap();
+    assert_eq!(
+        s.issue(&key).state,
+        OpenState::Open,
+        "closed by the merge itself"
+    );
+    // The run that follows carries it out, as approved.
+    check_out_main(&s);
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    assert_eq!(s.issue(&key).state, OpenState::Closed);
 }
 
 /// Someone's request to Gitea's API (`path` after `/api/v1`), as the engineer makes one; its answer.
@@ -4091,6 +4290,29 @@ fn a_refusal_stands_on_the_pages_until_a_run_carries_the_file_out() {
     ok(&s.commitea(&s.work, &["render"]));
     let page = std::fs::read_to_string(s.work.join("public/changes.html")).unwrap();
     assert!(!page.contains("Gitea refuses"), "{page}");
+}
+
+#[test]
+fn a_refused_file_taken_out_by_hand_takes_its_refusal_with_it() {
+    // The record outlived the file, until some other file was carried out (audit 156).
+    let s = setup(&DemoSpec::scaled(40));
+    let key = s.quiet_issue_without("p/0");
+    s.emu.with_dataset(|d| d.archive(&key.repo));
+    let ops = format!(
+        "- op: create_issue\n  title: Filed into an archive\n  repo: {}\n",
+        key.repo
+    );
+    push_straight(&s, "C-0001", &op_file("C-0001", &ops, false));
+    assert_eq!(
+        s.commitea(&s.work, &["run", "--push"]).status.code(),
+        Some(1)
+    );
+    assert!(s.on_branch("main", "forecast/refused.json").is_some());
+    git(&s.work, &["rm", "-q", "ops/pending/C-0001.yaml"]);
+    commit_as_pm(&s.work, "drop the change Gitea refuses");
+    git(&s.work, &["push", "-q", "origin", "HEAD:main"]);
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    assert!(s.on_branch("main", "forecast/refused.json").is_none());
 }
 
 #[test]

@@ -451,6 +451,22 @@ fn a_command_inside_the_state_repo_finds_it_and_a_refused_setting_exits_2_everyw
             "{args:?}: {out:?}"
         );
     }
+    // A variable a letter off names the one meant (audit 153).
+    let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["plan", "--trials", "100"])
+        .current_dir(&dir)
+        .env_remove("COMMITEA_STATE")
+        .env("COMMITEA_FORCAST_TRIALS", "5")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "ignoring COMMITEA_FORCAST_TRIALS: no config key of that name; did you mean \
+             COMMITEA_FORECAST_TRIALS?"
+        ),
+        "{out:?}"
+    );
 }
 
 /// A commitea.yaml emptied beside a snapshot of repositories is refused by run and sync, with the way
@@ -3285,4 +3301,33 @@ fn work_a_temporary_helper_may_not_finish_is_named() {
         );
     }
     eprintln!("late with zelda: {late:?}");
+}
+
+#[test]
+fn time_off_past_the_horizon_is_leaving_as_far_as_the_forecast_sees() {
+    // bjorn off from the Monday after day 0 to the end of 2029: 14 unassigned issues stayed planned for
+    // him beyond the horizon, without a word, where `ends` gave them to the others (audit 157).
+    let (_tmp, dir) = quick_demo();
+    let path = dir.join("commitea.yaml");
+    let config = std::fs::read_to_string(&path).unwrap().replace(
+        "      - { from: 2027-01-04, to: 2027-01-15 }   # parental leave\n",
+        "      - { from: 2027-01-04, to: 2027-01-15 }   # parental leave\n      - { from: 2026-11-30, to: 2029-12-31 }   # sabbatical\n",
+    );
+    assert!(config.contains("sabbatical"));
+    std::fs::write(&path, config).unwrap();
+    let out = commitea(&["plan", "--json", "--trials", "300"], &dir);
+    assert!(out.status.success(), "{out:?}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let kept: Vec<&serde_json::Value> = report["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["planned_assignee"] == "bjorn" && i["assignee"] != "bjorn")
+        .collect();
+    assert!(kept.is_empty(), "unassigned work left with bjorn: {kept:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("bjorn works until 2026-11-27 (their calendar (time off, a later start) gives them no hour in the horizon after it)"),
+        "{stderr}"
+    );
 }

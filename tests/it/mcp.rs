@@ -321,6 +321,9 @@ fn a_line_that_is_no_json_rpc_message_is_answered_and_the_session_goes_on() {
         r#"{"jsonrpc": "2.0", "id": 5, "method": "tools/list"}"#.to_owned(),
         // A JavaScript host's emoji cut in half: a lone surrogate escape, which serde_json refuses.
         r#"{"jsonrpc": "2.0", "id": "six", "method": "tools/call", "params": {"name": "query_project", "arguments": {"view": "search", "filters": {"query": "\ud83d"}}}}"#.to_owned(),
+        // An id that is no string or integer: refused, with the id as sent (audit 158: no id at all).
+        r#"{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}"#.to_owned(),
+        r#"{"jsonrpc": "2.0", "id": null, "method": "tools/list"}"#.to_owned(),
     ];
     let (out, stderr) = raw_text_session(tmp.path(), &lines);
     let messages: Vec<Value> = out
@@ -343,6 +346,8 @@ fn a_line_that_is_no_json_rpc_message_is_answered_and_the_session_goes_on() {
             (json!(3), -32600),
             (json!(4), -32600),
             (json!("six"), -32700),
+            (json!(1.5), -32600),
+            (Value::Null, -32600),
         ],
         "{out:?}"
     );
@@ -367,6 +372,12 @@ fn a_line_that_is_no_json_rpc_message_is_answered_and_the_session_goes_on() {
     assert!(
         stderr.contains("a line from the client was refused (-32700)"),
         "{stderr}"
+    );
+    assert!(
+        messages
+            .iter()
+            .all(|m| m.get("id").is_some() || m.get("method").is_some()),
+        "every answer has an id: {out:?}"
     );
 }
 

@@ -95,6 +95,16 @@ fn reprioritize_to_p0_pulls_the_issue_earlier() {
 }
 
 #[test]
+fn a_directive_on_an_issue_spelt_in_another_case_is_replayed() {
+    // Gitea's names ignore case: an entry on `Acme/API#5` was skipped as "not synced" (audit 156).
+    let ledger = directive(1, "reprioritize", "issue Acme/API#5", r#"{"priority": 0}"#);
+    let (plan, problems) = replayed(Some(&ledger));
+    assert!(problems.is_empty(), "{problems:?}");
+    let issue = plan.issue(&"acme/api#5".parse().unwrap()).unwrap();
+    assert_eq!(issue.priority.level(), 0);
+}
+
+#[test]
 fn reestimate_to_a_larger_estimate_pushes_the_issue_later() {
     let ledger = directive(1, "reestimate", "issue acme/web#3", r#"{"estimate": "2w"}"#);
     let (plan, problems) = replayed(Some(&ledger));

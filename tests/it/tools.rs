@@ -917,6 +917,19 @@ fn every_input_bound_names_the_field_and_the_limit_and_quotes_little() {
             "/ops",
             "201 items, more than the limit of 100 in one call",
         ),
+        // A rung or a label is a name: bounded (audit 158: a 1,000-digit rung came back whole).
+        (
+            "apply_changes",
+            json!({ "ops": [{ "op": "set_estimate", "issue": "acme/api#3", "estimate": format!("est/{}d", "9".repeat(1_000)) }] }),
+            "/ops/0/estimate",
+            "more than the limit of 200",
+        ),
+        (
+            "apply_changes",
+            json!({ "ops": [{ "op": "create_issue", "title": "t", "repo": "acme/api", "labels": [format!("est/{}", "9".repeat(4_000))] }] }),
+            "/ops/0/labels/0",
+            "more than the limit of 200",
+        ),
         (
             "apply_changes",
             json!({ "ops": [{ "op": "rename_issue", "issue": 3, "title": "x" }] }),
@@ -3273,4 +3286,29 @@ fn the_issue_view_says_the_time_tracked_on_gitea() {
     )
     .unwrap();
     assert!(v["derived"].get("trackedHours").is_none(), "{v}");
+}
+
+#[test]
+fn a_directive_names_an_issue_in_any_case() {
+    // `ACME/API#102` was "not in the snapshot" to record_directive while apply_changes took it (audit
+    // 158); the entry is written as the config spells the repository, and replayed.
+    let tmp = demo_dir();
+    let out = tools::call(
+        &ctx(tmp.path()),
+        "record_directive",
+        &json!({
+            "kind": "reprioritize",
+            "quote": "Idempotency keys first.",
+            "target": { "issue": "ACME/API#102" },
+            "params": { "priority": 0 }
+        }),
+    )
+    .unwrap();
+    let ledger = std::fs::read_to_string(tmp.path().join("pm-state.md")).unwrap();
+    assert!(ledger.contains("issue acme/api#102"), "{ledger}");
+    assert!(!ledger.contains("ACME"), "{ledger}");
+    assert!(
+        out["consequence"].is_object() || out["consequence"].is_array(),
+        "{out}"
+    );
 }
