@@ -723,21 +723,16 @@ pub fn apply_pending(
                 })
             })
             .or_else(|| {
-                // A model's file and a directive's go through a pull request whatever their ops: pushed
-                // straight to the branch, a model's file (text on Gitea can steer a model) was carried
-                // out (audit 159). Used up, as a destructive op without a merge is.
-                let whose = if file.model {
-                    Some("was written by a model")
-                } else if file.source == crate::ops::Source::Directive {
-                    Some("carries a directive")
-                } else {
-                    None
-                };
-                whose.filter(|_| approval.is_none()).map(|whose| Outcome::Skipped {
+                // A model's file goes through a pull request whatever its ops: pushed straight to the
+                // branch, one (text on Gitea can steer a model) was carried out (audit 159). Used up, as
+                // a destructive op without a merge is. (A directive's file follows the ledger entry on
+                // the branch, which someone who may push wrote.)
+                (file.model && approval.is_none()).then(|| Outcome::Skipped {
                     reason: format!(
-                        "{} {whose}, and the commit that brought it ({}) is no merged pull request: such a \
-                         file is approved only by its pull request's merge. This file is used up: to carry \
-                         it out, file it again and send the new file with `commitea propose`",
+                        "{} was written by a model, and the commit that brought it ({}) is no merged pull \
+                         request: such a file is approved only by its pull request's merge. This file is \
+                         used up: to carry it out, file it again and send the new file with `commitea \
+                         propose`",
                         file.id,
                         short(&p.commit)
                     ),
