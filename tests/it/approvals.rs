@@ -2428,6 +2428,26 @@ fn a_merge_while_the_run_runs_makes_it_run_again_on_the_new_head() {
     assert_eq!(label_writes, 1, "{:?}", s.emu.writes());
 }
 
+/// Another run's record of the op file `file` (C-0001), its `results` (YAML list items), pushed to main
+/// first with the file taken out of ops/pending, as a run beside this one would.
+fn push_other_runs_record(s: &Setup, file: &str, results: &str) {
+    let other = clone_as(s, "other");
+    std::fs::remove_file(other.join("ops/pending/C-0001.yaml")).unwrap();
+    std::fs::create_dir_all(other.join("ops/applied")).unwrap();
+    let proposal: String = file.lines().map(|l| format!("  {l}\n")).collect();
+    std::fs::write(
+        other.join("ops/applied/C-0001.yaml"),
+        format!(
+            "proposal:\n{proposal}applied:\n  at: 2026-11-27T18:00:00Z\n  commit: {}\n  results:\n{results}",
+            git(&other, &["rev-parse", "HEAD"]).trim()
+        ),
+    )
+    .unwrap();
+    git(&other, &["add", "-A", "ops"]);
+    commit_as_pm(&other, "the other run's record");
+    git(&other, &["push", "-q", "origin", "HEAD:main"]);
+}
+
 /// Two runs at once (a forge that does not queue them) both carry out an approved create_issue: the one
 /// that loses the push race and runs again on the other's head keeps its record of the issue it filed
 /// beside the other's, and says it is a duplicate (audit 134: it was in no record).
@@ -2441,21 +2461,11 @@ fn a_run_that_loses_the_push_race_keeps_the_record_of_what_it_filed() {
     push_straight(&s, "C-0001", &file);
     // The other run filed its own (acme/api#1 here stands for it: both asked Gitea before either filed)
     // and pushed its record first.
-    let other = clone_as(&s, "other");
-    std::fs::remove_file(other.join("ops/pending/C-0001.yaml")).unwrap();
-    std::fs::create_dir_all(other.join("ops/applied")).unwrap();
-    let proposal: String = file.lines().map(|l| format!("  {l}\n")).collect();
-    std::fs::write(
-        other.join("ops/applied/C-0001.yaml"),
-        format!(
-            "proposal:\n{proposal}applied:\n  at: 2026-11-27T18:00:00Z\n  commit: {}\n  results:\n  - result: created\n    issue: {repo}#1\n",
-            git(&other, &["rev-parse", "HEAD"]).trim()
-        ),
-    )
-    .unwrap();
-    git(&other, &["add", "-A", "ops"]);
-    commit_as_pm(&other, "the other run's record");
-    git(&other, &["push", "-q", "origin", "HEAD:main"]);
+    push_other_runs_record(
+        &s,
+        &file,
+        &format!("  - result: created\n    issue: {repo}#1\n"),
+    );
 
     let out = s.commitea(&s.work, &["run", "--push"]);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -2513,21 +2523,11 @@ fn a_run_that_finds_the_issue_another_run_filed_calls_it_no_duplicate() {
         })
         .on("/api/v1/user"),
     );
-    let other = clone_as(&s, "other");
-    std::fs::remove_file(other.join("ops/pending/C-0001.yaml")).unwrap();
-    std::fs::create_dir_all(other.join("ops/applied")).unwrap();
-    let proposal: String = file.lines().map(|l| format!("  {l}\n")).collect();
-    std::fs::write(
-        other.join("ops/applied/C-0001.yaml"),
-        format!(
-            "proposal:\n{proposal}applied:\n  at: 2026-11-27T18:00:00Z\n  commit: {}\n  results:\n  - result: created\n    issue: {repo}#{number}\n  - result: applied\n",
-            git(&other, &["rev-parse", "HEAD"]).trim()
-        ),
-    )
-    .unwrap();
-    git(&other, &["add", "-A", "ops"]);
-    commit_as_pm(&other, "the other run's record");
-    git(&other, &["push", "-q", "origin", "HEAD:main"]);
+    push_other_runs_record(
+        &s,
+        &file,
+        &format!("  - result: created\n    issue: {repo}#{number}\n  - result: applied\n"),
+    );
 
     let out = s.commitea(&s.work, &["run", "--push"]);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
