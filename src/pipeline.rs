@@ -369,9 +369,9 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         warn_checkout_only_ops(&layout, &pending)?;
         if config_edited(&layout)? {
             tracing::warn!(
-                "{} has edits that are not committed: this run follows them, and commits a forecast the \
-                 committed config does not give (the next run in CI forecasts without them); commit it (a \
-                 pull request) for them to stay, or `git checkout -- {}` to drop them",
+                "{} has edits that are not committed: this forecast follows them, where the committed \
+                 config does not (the next run in CI forecasts without them); commit it (a pull request) \
+                 for them to stay, or `git checkout -- {}` to drop them",
                 crate::config::FILE_NAME,
                 crate::config::FILE_NAME
             );

@@ -4571,7 +4571,7 @@ fn publish_refuses_a_site_that_shows_proposals_not_yet_committed() {
     let out = s.commitea(&s.work, &["run", "--offline"]);
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(
-        said.contains("commitea.yaml has edits that are not committed: this run follows them"),
+        said.contains("commitea.yaml has edits that are not committed: this forecast follows them"),
         "{said}"
     );
     let out = s.commitea(&s.work, &["publish"]);

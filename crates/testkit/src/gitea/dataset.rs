@@ -845,8 +845,9 @@ pub(crate) struct Render<'a> {
     pub read_only: bool,
     /// The server's zone, which every time is written in.
     pub zone: chrono::FixedOffset,
-    /// The server is a Forgejo: issues carry no `time_estimate`.
-    pub forgejo: bool,
+    /// Issues carry no `time_estimate`: a Forgejo (its `api.Issue` has no such field), or a Gitea
+    /// before 1.23, which brought it (audit 161: the emulator's 1.21 sent it).
+    pub no_time_estimate: bool,
 }
 
 /// A field no Gitea 1.27 sends, added to every object the emulator renders (unless switched off), so the
@@ -865,7 +866,7 @@ impl<'a> Render<'a> {
             issues_disabled: &shared.options.issues_disabled,
             read_only: shared.options.read_only,
             zone: shared.options.zone,
-            forgejo: shared.options.forgejo(),
+            no_time_estimate: shared.options.forgejo() || shared.options.gitea_before(23),
         }
     }
 
@@ -881,8 +882,7 @@ impl<'a> Render<'a> {
 
     /// `v` with [`FUTURE_FIELD`] when `future` is on.
     fn newer(&self, mut v: Value) -> Value {
-        // Forgejo has no time estimate (its `api.Issue` has no such field).
-        if self.forgejo
+        if self.no_time_estimate
             && let Some(o) = v.as_object_mut()
         {
             o.remove("time_estimate");

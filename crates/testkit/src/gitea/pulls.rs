@@ -354,6 +354,19 @@ pub(crate) fn merge(
     Ok(tip)
 }
 
+/// The characters an issue's or pull request's title column holds (`Title string xorm:"name"`, a
+/// VARCHAR(255)). The API checks no length: a server on PostgreSQL or MySQL fails the insert, which the
+/// emulator answers as such a server does (audit 161).
+const TITLE_COLUMN: usize = 255;
+
+fn too_long_title(shared: &super::Shared) -> Response {
+    error(
+        shared,
+        500,
+        "pq: value too long for type character varying(255)",
+    )
+}
+
 /// The issues `text` (a pull request's title, then its Markdown body) references after a closing (true)
 /// or reopening (false) keyword, as Gitea reads them: a keyword, an optional colon and one space right
 /// before `owner/repo#N` or `#N` (`#N` is `own`'s), each bounded as `references.go`'s patterns are. The
@@ -981,6 +994,9 @@ fn create(
     if title.trim().is_empty() || head.is_empty() || base.is_empty() {
         return Err(error(shared, 422, "[Head Base Title]: Required"));
     }
+    if title.chars().count() > TITLE_COLUMN {
+        return Err(too_long_title(shared));
+    }
     let (Some(head), Some(base)) = (branch_of(head), branch_of(base)) else {
         return Err(not_found(shared));
     };
@@ -1043,6 +1059,9 @@ fn edit(
     };
     let mut p = current.clone();
     if let Some(t) = body["title"].as_str().filter(|t| !t.is_empty()) {
+        if t.chars().count() > TITLE_COLUMN {
+            return Err(too_long_title(shared));
+        }
         t.clone_into(&mut p.title);
     }
     if let Some(b) = body["body"].as_str() {
