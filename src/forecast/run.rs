@@ -144,8 +144,15 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
         .zip(&project.people)
         .map(|(m, cal)| super::input::last_day_within(m, cal, as_of))
         .collect();
+    // Who has no hour in the horizon at all (a start after it): said so, not as a last day of day 0
+    // (audit 160: "gus works until 2026-11-27" of someone starting in May).
+    let no_hour: Vec<bool> = project.people.iter().map(|c| c.total() <= 0.0).collect();
     // Their last day in words: what stops them, or the calendar that leaves them no hour after it.
     let last_words = |p: usize| -> String {
+        if no_hour[p] && plan.team[p].last_day().is_none() {
+            return "none in the horizon: their calendar (a later start, time off) gives them no hour in it"
+                .to_owned();
+        }
         plan.team[p].last_day().map_or_else(
             || {
                 last_day[p].map_or_else(String::new, |l| {
@@ -749,6 +756,10 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
     // commitea.yaml came back for a directive's five weeks and two milestones went beyond the horizon
     // without a word).
     for (p, m) in plan.team.iter().enumerate() {
+        // Someone with no hour in the horizon is said once, by the forecast's input, with why.
+        if no_hour[p] {
+            continue;
+        }
         let Some((ends, whose)) = m
             .last_day()
             .or_else(|| {

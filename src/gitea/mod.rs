@@ -57,7 +57,7 @@ pub(crate) fn inert_refs(text: &str) -> String {
             .next()
             .unwrap_or_default();
         let word = word.strip_suffix(':').unwrap_or(word);
-        ACTION_KEYWORDS.iter().any(|k| word.eq_ignore_ascii_case(k))
+        ACTION_KEYWORDS.iter().any(|k| folds_to(word, k))
     };
     let mut out = String::with_capacity(text.len());
     for (i, c) in text.char_indices() {
@@ -68,6 +68,18 @@ pub(crate) fn inert_refs(text: &str) -> String {
         }
     }
     out
+}
+
+/// Whether `word` is the ASCII `keyword` under Go's case folding, as Gitea's `(?i)` patterns read it:
+/// ASCII case, and the two letters outside ASCII that fold into it, `ſ` (long s) and `K` (Kelvin sign)
+/// (audit 160: `cloſes acme/api#12` closed the issue).
+fn folds_to(word: &str, keyword: &str) -> bool {
+    let folded = word.chars().map(|c| match c {
+        'ſ' => 's',
+        '\u{212A}' => 'k',
+        c => c.to_ascii_lowercase(),
+    });
+    folded.eq(keyword.chars())
 }
 
 #[cfg(test)]
@@ -84,6 +96,9 @@ mod tests {
             inert("(reopened https://g.example/a/b/issues/9)"),
             "(reopened\thttps://g.example/a/b/issues/9)"
         );
+        // Go folds the long s into s: so does this (audit 160).
+        assert_eq!(inert("cloſes acme/api#12"), "cloſes\tacme/api#12");
+        assert_eq!(inert("reſolved: #7"), "reſolved:\t#7");
         // Anything else is left as written.
         for kept in [
             "set the priority of acme/web#30 to p/1",

@@ -3330,4 +3330,14 @@ fn time_off_past_the_horizon_is_leaving_as_far_as_the_forecast_sees() {
         stderr.contains("bjorn works until 2026-11-27 (their calendar (time off, a later start) gives them no hour in the horizon after it)"),
         "{stderr}"
     );
+    // Someone starting after the horizon has no last day: said once, as a start (audit 160: "gus works
+    // until 2026-11-27", twice).
+    let config = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("    starts: 2026-12-07\n", "    starts: 2029-05-03\n");
+    std::fs::write(&path, config).unwrap();
+    let out = commitea(&["plan", "--trials", "300"], &dir);
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("gus works until"), "{stderr}");
 }

@@ -431,8 +431,17 @@ pub(crate) fn keyword_refs(text: &str, own: &RepoName) -> Vec<(commitea::domain:
                 .rsplit(|c: char| c.is_whitespace() || c == '(' || c == '[')
                 .next()
                 .unwrap_or_default();
-            let close = CLOSE.iter().any(|k| word.eq_ignore_ascii_case(k));
-            let reopen = REOPEN.iter().any(|k| word.eq_ignore_ascii_case(k));
+            // Go's `(?i)` folds `ſ` into s and the Kelvin sign into k.
+            let folded: String = word
+                .chars()
+                .map(|c| match c {
+                    'ſ' => 's',
+                    '\u{212A}' => 'k',
+                    c => c.to_ascii_lowercase(),
+                })
+                .collect();
+            let close = CLOSE.contains(&folded.as_str());
+            let reopen = REOPEN.contains(&folded.as_str());
             if close || reopen {
                 out.push((repo.issue(number), close));
             }
@@ -1190,6 +1199,10 @@ mod keyword_tests {
                 .is_empty()
         );
         assert!(keys("    - close acme/api#9").is_empty());
+        assert_eq!(
+            keys("cloſes acme/api#8"),
+            vec![("acme/api#8".to_owned(), true)]
+        );
         // Markdown escapes are dropped first, as the stripper does.
         assert_eq!(
             keys("fixes acme/api#7\\!"),
