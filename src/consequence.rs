@@ -1388,7 +1388,15 @@ fn summary(
         let title = names.get(&m.milestone).unwrap_or(&m.title);
         parts.push(match (&m.before, &m.after) {
             (Some(b), Some(a)) => {
-                let p80 = if m.moved_working_days == 0 {
+                let p80 = if m.moved_working_days == 0 && a.p80 != b.p80 {
+                    // A Friday's p80 become the Saturday's: no working day, but not "unchanged" beside
+                    // a table that shows both dates (audit 161).
+                    format!(
+                        "p80 on the same working day ({} → {})",
+                        short(&b.p80, year),
+                        short(&a.p80, year)
+                    )
+                } else if m.moved_working_days == 0 {
                     format!("p80 unchanged ({})", short(&a.p80, year))
                 } else {
                     // Working days, said in full: "d" read as calendar days; across the horizon, said so.
@@ -1825,6 +1833,18 @@ mod tests {
             summary(std::slice::from_ref(&jitter), &[], 2026, &[3]),
             // 0.2% is not 0%: a percent never rounds to a certainty the forecast does not have.
             "Mobile p80 unchanged (Mar 25 2027), P(on time) <1%"
+        );
+        // A Friday's p80 become the Saturday's moved no working day, and is said as both days.
+        let weekend = change(
+            5,
+            "Web",
+            side("2027-10-01", "2027-10-22", 0.4),
+            side("2027-10-01", "2027-10-23", 0.4),
+            0,
+        );
+        assert_eq!(
+            summary(std::slice::from_ref(&weekend), &[], 2026, &[5]),
+            "Web p80 on the same working day (Oct 22 2027 → Oct 23 2027), P(on time) 40%"
         );
         // Every milestone that changed is named, biggest first, then the ones it is about; past three,
         // counted.
