@@ -255,6 +255,11 @@ impl WorkingDays {
         self.cal.working_days_between(self.day0, a, b)
     }
 
+    /// A milestone's slack on the team calendar ([`Calendar::slack`]).
+    fn slack(&self, p80: NaiveDate, due: NaiveDate) -> i64 {
+        self.cal.slack(self.day0, p80, due)
+    }
+
     /// The date `n` working days after `from` on the team calendar; past `horizon`, beyond it.
     fn advance(&self, from: NaiveDate, n: i64, horizon: NaiveDate) -> When {
         match self.cal.add_working_days(self.day0, from, n) {
@@ -310,7 +315,7 @@ fn milestone_side(m: &MilestoneForecast, days: &WorkingDays) -> MilestoneSide {
         probability_on_time: m.probability_on_time,
         due: m.due,
         slack_working_days: match (m.due, m.p80) {
-            (Some(due), When::Date(p80)) => Some(days.cal.slack(days.day0, p80, due)),
+            (Some(due), When::Date(p80)) => Some(days.slack(p80, due)),
             _ => None,
         },
     }

@@ -577,18 +577,18 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     };
     // What Gitea refused stands until a run puts the files to it again: this run's answer where it did,
     // else the last run's record.
+    let recorded = read_refused(&layout);
     let standing_refused = if tried {
         // A refusal met again keeps the day it was first met: the record, and so the commit, changes
         // only when Gitea's answer does.
-        let before = read_refused(&layout);
         for r in &mut refused {
-            if let Some(b) = before.iter().find(|b| b.id == r.id && b.why == r.why) {
+            if let Some(b) = recorded.iter().find(|b| b.id == r.id && b.why == r.why) {
                 r.at.clone_from(&b.at);
             }
         }
         refused.clone()
     } else {
-        read_refused(&layout)
+        recorded
     };
     let pending_committed = on_branch.unwrap_or(true);
     if let Some(p) = directives.pending.as_mut() {

@@ -639,30 +639,51 @@ pub(crate) const DONE_DAYS: i64 = 28;
 /// and the milestone and person pages, and the search, list everything.
 pub(crate) const COLUMN_CARDS: usize = 200;
 
+/// The cards of `col` the board page shows: Done's of the recent weeks (`day0` the board's day), at most
+/// [`COLUMN_CARDS`].
+fn shown_cards(
+    col: &crate::views::BoardColumn,
+    day0: Option<chrono::NaiveDate>,
+) -> impl Iterator<Item = &crate::views::BoardCard> {
+    let done = col.state == crate::domain::Lifecycle::Done.as_str();
+    col.issues
+        .iter()
+        .filter(move |c| {
+            !done
+                || match (c.closed.as_deref().and_then(date), day0) {
+                    (Some(closed), Some(d)) => (d - closed).num_days() <= DONE_DAYS,
+                    _ => true,
+                }
+        })
+        .take(COLUMN_CARDS)
+}
+
 /// The board as the page shows it: Done collapsed to the recent weeks, long columns cut.
 fn board_shown(board: &crate::views::Board) -> crate::views::Board {
     let day0 = date(&board.as_of);
-    let mut b = board.clone();
-    for col in &mut b.columns {
-        if col.state == crate::domain::Lifecycle::Done.as_str() {
-            col.issues
-                .retain(|c| match (c.closed.as_deref().and_then(date), day0) {
-                    (Some(closed), Some(d)) => (d - closed).num_days() <= DONE_DAYS,
-                    _ => true,
-                });
-        }
-        col.issues.truncate(COLUMN_CARDS);
+    crate::views::Board {
+        as_of: board.as_of.clone(),
+        columns: board
+            .columns
+            .iter()
+            .map(|col| crate::views::BoardColumn {
+                issues: shown_cards(col, day0).cloned().collect(),
+                state: col.state.clone(),
+                title: col.title.clone(),
+                count: col.count,
+            })
+            .collect(),
     }
-    b
 }
 
 /// The keys of the issues the board page shows a card of ([`board_shown`]).
 pub(crate) fn shown_on_board(board: &crate::views::Board) -> std::collections::HashSet<String> {
-    board_shown(board)
+    let day0 = date(&board.as_of);
+    board
         .columns
-        .into_iter()
-        .flat_map(|c| c.issues)
-        .map(|c| c.issue)
+        .iter()
+        .flat_map(|col| shown_cards(col, day0))
+        .map(|c| c.issue.clone())
         .collect()
 }
 

@@ -4192,13 +4192,7 @@ fn an_approved_file_gitea_refuses_as_archived_waits_and_the_sync_says_the_reposi
     // approved file was used up as "failed", lost when the repository is unarchived.
     for version in ["1.27.1", "1.21.11"] {
         let s = setup_on(&DemoSpec::scaled(40), version);
-        let key = s.quiet_issue_without("p/0");
-        s.emu.with_dataset(|d| d.archive(&key.repo));
-        let ops = format!(
-            "- op: create_issue\n  title: Filed into an archive\n  repo: {}\n",
-            key.repo
-        );
-        push_straight(&s, "C-0001", &op_file("C-0001", &ops, false));
+        let key = push_create_into_archive(&s);
         let main_before = git(&s.bare, &["rev-parse", "main"]);
         let out = s.commitea(&s.work, &["run", "--push", "--full"]);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -4235,18 +4229,25 @@ fn an_approved_file_gitea_refuses_as_archived_waits_and_the_sync_says_the_reposi
     }
 }
 
-#[test]
-fn a_refusal_stands_on_the_pages_until_a_run_carries_the_file_out() {
-    // Only the refused run's own page said so: `commitea render` after it called the file "approved:
-    // applied at the next run" (audit 149), as the refusal was in no file but the commit message.
-    let s = setup(&DemoSpec::scaled(40));
+/// Archives the repository of a quiet issue and pushes C-0001, filing a new issue there, straight to the
+/// branch: an approved file Gitea refuses whole (423). The issue whose repository it is.
+fn push_create_into_archive(s: &Setup) -> IssueKey {
     let key = s.quiet_issue_without("p/0");
     s.emu.with_dataset(|d| d.archive(&key.repo));
     let ops = format!(
         "- op: create_issue\n  title: Filed into an archive\n  repo: {}\n",
         key.repo
     );
-    push_straight(&s, "C-0001", &op_file("C-0001", &ops, false));
+    push_straight(s, "C-0001", &op_file("C-0001", &ops, false));
+    key
+}
+
+#[test]
+fn a_refusal_stands_on_the_pages_until_a_run_carries_the_file_out() {
+    // Only the refused run's own page said so: `commitea render` after it called the file "approved:
+    // applied at the next run" (audit 149), as the refusal was in no file but the commit message.
+    let s = setup(&DemoSpec::scaled(40));
+    let key = push_create_into_archive(&s);
     assert_eq!(
         s.commitea(&s.work, &["run", "--push"]).status.code(),
         Some(1)
@@ -4296,13 +4297,7 @@ fn a_refusal_stands_on_the_pages_until_a_run_carries_the_file_out() {
 fn a_refused_file_taken_out_by_hand_takes_its_refusal_with_it() {
     // The record outlived the file, until some other file was carried out (audit 156).
     let s = setup(&DemoSpec::scaled(40));
-    let key = s.quiet_issue_without("p/0");
-    s.emu.with_dataset(|d| d.archive(&key.repo));
-    let ops = format!(
-        "- op: create_issue\n  title: Filed into an archive\n  repo: {}\n",
-        key.repo
-    );
-    push_straight(&s, "C-0001", &op_file("C-0001", &ops, false));
+    push_create_into_archive(&s);
     assert_eq!(
         s.commitea(&s.work, &["run", "--push"]).status.code(),
         Some(1)

@@ -202,22 +202,18 @@ fn a_new_hire_joins_the_team_from_their_first_day() {
 /// leave inside a re-stated period read as in force).
 #[test]
 fn a_capacity_period_covered_by_a_later_one_is_replaced() {
-    let ledger = directive(
-        1,
-        "capacity",
-        "member bo",
-        r#"{"from": "2027-02-01", "to": "2027-06-30", "hours_per_week": 10}"#,
-    ) + &directive(
-        2,
-        "capacity",
-        "member bo",
-        r#"{"from": "2027-03-01", "to": "2027-03-31", "hours_per_week": 0}"#,
-    ) + &directive(
-        3,
-        "capacity",
-        "member bo",
-        r#"{"from": "2027-02-01", "to": "2027-06-30", "hours_per_week": 20}"#,
-    );
+    // Bo's period `id` from `from` to `to`, at `hours` a week.
+    let period = |id: u32, from: &str, to: &str, hours: u32| {
+        directive(
+            id,
+            "capacity",
+            "member bo",
+            &format!(r#"{{"from": "{from}", "to": "{to}", "hours_per_week": {hours}}}"#),
+        )
+    };
+    let ledger = period(1, "2027-02-01", "2027-06-30", 10)
+        + &period(2, "2027-03-01", "2027-03-31", 0)
+        + &period(3, "2027-02-01", "2027-06-30", 20);
     let (plan, problems) = replayed(Some(&ledger));
     assert!(problems.is_empty(), "{problems:?}");
     let bo = plan.member("bo").unwrap();
@@ -238,17 +234,8 @@ fn a_capacity_period_covered_by_a_later_one_is_replaced() {
     assert_eq!(replaced.get("D-0001").map(String::as_str), Some("D-0003"));
     assert_eq!(replaced.get("D-0002").map(String::as_str), Some("D-0003"));
     // A shorter period inside a longer earlier one is not covered: it stays, and so does the other.
-    let ledger = directive(
-        1,
-        "capacity",
-        "member bo",
-        r#"{"from": "2027-02-01", "to": "2027-06-30", "hours_per_week": 10}"#,
-    ) + &directive(
-        2,
-        "capacity",
-        "member bo",
-        r#"{"from": "2027-03-01", "to": "2027-03-31", "hours_per_week": 0}"#,
-    );
+    let ledger =
+        period(1, "2027-02-01", "2027-06-30", 10) + &period(2, "2027-03-01", "2027-03-31", 0);
     let (plan, _) = replayed(Some(&ledger));
     assert_eq!(plan.member("bo").unwrap().calendar.overrides.len(), 2);
     assert!(plan.replaced_directives().is_empty());
