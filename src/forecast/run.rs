@@ -246,9 +246,15 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             if keys.len() == 1 { "it stays" } else { "they stay" },
         ));
     }
-    // Work the last forecast planned for a leaver that the plan gave someone else from the start (it no
-    // longer stays with them: `forecast::input`) went to the others too: counted with the passes' moves,
-    // so the count is the what-if's (audit 126: "6 went to the others" beside seven issues moved).
+    // Against a last forecast, what went to the others is what it planned for the leaver and this plan
+    // gives someone else, whichever step moved it: the count is the what-if's (audit 126: "6 went to the
+    // others" beside seven issues moved). The passes' own moves are not news then: work this run's first
+    // plan gave a leaver and a pass took back was never planned for them where a user saw it (audit 160:
+    // "13 went" of 14 planned for bjorn, 7 of them still with him). Without one, the passes' moves are
+    // all there is to say.
+    if !plan.planned_for.is_empty() {
+        moved_off.clear();
+    }
     let people: std::collections::HashMap<&str, usize> = plan
         .team
         .iter()

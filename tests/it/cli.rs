@@ -2623,6 +2623,54 @@ fn unassigned_work_that_may_miss_a_leavers_last_day_goes_to_the_others() {
     }
 }
 
+/// A leaver's work counted against the last forecast: what it planned for them that now goes to someone
+/// else, not what this run's first plan gave them and a pass took back (audit 160: "13 unassigned issues
+/// planned for bjorn went to the others" of the 14 the last forecast planned for him, 7 still his).
+#[test]
+fn the_work_said_to_go_from_a_leaver_is_what_the_last_forecast_planned_for_them() {
+    let (_tmp, dir) = quick_demo();
+    let s = dir.to_str().unwrap();
+    let unassigned_for_bjorn = || -> std::collections::BTreeSet<String> {
+        let forecast: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap(),
+        )
+        .unwrap();
+        forecast["issues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["planned_assignee"] == "bjorn" && i["assignee"].is_null())
+            .map(|i| i["issue"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let before = unassigned_for_bjorn();
+    // A sabbatical past a four-month horizon makes bjorn a leaver; the new hire starts after it.
+    let config = dir.join("commitea.yaml");
+    edit(&config, "horizon_days: 730", "horizon_days: 120");
+    edit(&config, "    starts: 2026-12-07", "    starts: 2027-05-03");
+    edit(
+        &config,
+        "# parental leave\n",
+        "# parental leave\n      - { from: 2027-02-15, to: 2027-06-30 }\n",
+    );
+    commit_as_t(&dir, &["-a"], "bjorn's sabbatical");
+    let out = commitea(&["run", "--offline", "--trials", "500", "-s", s], &dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let after = unassigned_for_bjorn();
+    let moved = before.difference(&after).count();
+    // Some stay with him, and he takes new work that ends before his last day: what went is fewer than
+    // what was his.
+    assert!(moved > 0 && moved < before.len(), "{before:?} {after:?}");
+    assert!(
+        stderr.contains(&format!(
+            "{moved} unassigned issue{} planned for bjorn went to the others",
+            if moved == 1 { "" } else { "s" }
+        )),
+        "{moved} moved: {stderr}"
+    );
+}
+
 /// An issue in a dependency cycle is shown as not forecast, with the cycle, not as dates "not within 2
 /// years"; what an issue waits for outside the plan says what it is and links to Gitea (audit 128).
 #[test]
