@@ -693,10 +693,16 @@ pub fn apply_pending(
             });
         for op in &file.ops {
             // What changed on Gitea since the proposal, where this op would write over it.
-            let moved = moved_under(op, &file.seen, snapshot, |field| {
-                let (by, label) = branch.set_by.get(field).filter(|(id, _)| *id != file.id)?;
-                Some((writer.me().ok()?, by.clone(), label.clone()))
-            });
+            let moved = moved_under(
+                op,
+                &file.seen,
+                snapshot,
+                || writer.me().ok(),
+                |field| {
+                    let (by, label) = branch.set_by.get(field).filter(|(id, _)| *id != file.id)?;
+                    Some((by.clone(), label.clone()))
+                },
+            );
             let superseded = field_of(op).and_then(|(field, what)| {
                 let (_, later) = last_setter.get(&field).filter(|(j, _)| *j > i)?;
                 Some(Outcome::Skipped {
@@ -1256,12 +1262,16 @@ impl<'a> LedgerIndex<'a> {
 /// setting it (`own(field)` gives that user, that file and the label it wrote), is named as that file's
 /// doing where it is what the file wrote: its label given, or the namespace's other labels taken off
 /// (audit 121: an approved p/1 written by CommiTea was "changed on Gitea by commitea-bot"; audit 124: a
-/// p/2 added by hand with the same token was credited to the file that wrote p/0).
+/// p/2 added by hand with the same token was credited to the file that wrote p/0). What the token's user
+/// (`me`) did toward what `op` itself writes, not carrying out another file, is no change at all: a run
+/// stopped partway through the op left it, or a hand did what the op does (audit 160: a run killed between giving p/0 and taking p/3 off had the next one write "over"
+/// its own p/0).
 fn moved_under(
     op: &Op,
     seen: &BTreeMap<String, u64>,
     snapshot: &Snapshot,
-    mut own: impl FnMut(&str) -> Option<(String, String, Option<String>)>,
+    me: impl FnOnce() -> Option<String>,
+    own: impl FnOnce(&str) -> Option<(String, Option<String>)>,
 ) -> Option<(String, String)> {
     let key = op.issue()?.key()?;
     let since = *seen.get(&key.to_string())?;
@@ -1291,12 +1301,40 @@ fn moved_under(
         .iter()
         .filter(|e| e.id > since && counts(e))
         .collect();
-    events.sort_by_key(|e| (e.created_at, e.id));
-    let own = if events.is_empty() {
-        None
-    } else {
-        field_of(op).and_then(|(field, _)| own(&field))
+    // Toward what `op` writes: its label given or the namespace's others taken off, its label taken off,
+    // its milestone set, its dependency added or removed.
+    let toward = |e: &crate::domain::TimelineEvent| match op {
+        Op::SetPriority { .. } | Op::SetEstimate { .. } => {
+            (e.label == label_written(op)) != e.removed
+        }
+        Op::RemoveLabel { .. } => e.removed,
+        Op::SetMilestone { milestone, .. } => e.milestone == *milestone,
+        Op::AddDep { .. } => e.kind == K::AddDependency,
+        Op::RemoveDep { .. } => e.kind == K::RemoveDependency,
+        Op::CloseIssue { .. }
+        | Op::CreateIssue { .. }
+        | Op::SetMilestoneDue { .. }
+        | Op::SetDeadlineHard { .. } => false,
     };
+    let me = if events.is_empty() { None } else { me() };
+    let own = me.as_ref().and_then(|me| {
+        let (file, label) = field_of(op).and_then(|(field, _)| own(&field))?;
+        Some((me.clone(), file, label))
+    });
+    // What the file wrote: its label given, or the namespace's other labels taken off — not its own label
+    // taken off (audit 139: a hand removal of p/0 was "carrying out" the file that gave it).
+    let wrote = |e: &crate::domain::TimelineEvent, label: &Option<String>| {
+        e.kind != K::Label || label.is_none() || (e.label == *label) != e.removed
+    };
+    let carrying_out = |e: &crate::domain::TimelineEvent| {
+        own.as_ref()
+            .filter(|(me, _, label)| *me == e.user && wrote(e, label))
+            .map(|(_, file, _)| file)
+    };
+    if let Some(me) = &me {
+        events.retain(|e| !(e.user == *me && toward(e) && carrying_out(e).is_none()));
+    }
+    events.sort_by_key(|e| (e.created_at, e.id));
     // Changes one hand made at one minute are said together (`p/1 given and p/3 taken off by …`).
     let mut said: Vec<(Vec<String>, String)> = Vec::new();
     for e in &events {
@@ -1318,16 +1356,9 @@ fn moved_under(
             (K::RemoveDependency, _) => "the dependency removed".to_owned(),
             _ => "changed".to_owned(),
         };
-        // What the file wrote: its label given, or the namespace's other labels taken off — not its own
-        // label taken off (audit 139: a hand removal of p/0 was "carrying out" the file that gave it).
-        let wrote = |label: &Option<String>| {
-            e.kind != K::Label || label.is_none() || (e.label == *label) != e.removed
-        };
-        let by = match &own {
-            Some((me, file, label)) if *me == e.user && wrote(label) => {
-                format!("{} carrying out {file}", e.user)
-            }
-            _ => e.user.clone(),
+        let by = match carrying_out(e) {
+            Some(file) => format!("{} carrying out {file}", e.user),
+            None => e.user.clone(),
         };
         let by = format!("{by} {}", e.created_at.format("%Y-%m-%d %H:%M UTC"));
         match said.last_mut() {

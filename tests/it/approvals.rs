@@ -3531,9 +3531,9 @@ fn branch_clone(s: &Setup, branch: &str) -> PathBuf {
     dir
 }
 
-/// Two op files giving `key` the priorities in `order`, made at one snapshot (C-0001 and C-0002) and sent
+/// Op files giving `key` the priorities in `order`, made at one snapshot (C-0001, C-0002, …) and sent
 /// as pull requests; what `propose` printed.
-fn priorities_proposed(s: &Setup, key: &IssueKey, order: [&str; 2]) -> String {
+fn priorities_proposed(s: &Setup, key: &IssueKey, order: &[&str]) -> String {
     for p in order {
         let input =
             format!(r#"{{"ops":[{{"op":"set_priority","issue":"{key}","priority":"{p}"}}]}}"#);
@@ -3559,7 +3559,7 @@ fn writing_over_an_earlier_approved_change_names_that_file() {
     let s = setup(&DemoSpec::scaled(40));
     let key = s.quiet_issue_without("p/0");
     let other = lacking(&s, &key, ["p/3", "p/1"]);
-    let proposed = priorities_proposed(&s, &key, [other, "p/0"]);
+    let proposed = priorities_proposed(&s, &key, &[other, "p/0"]);
     assert!(proposed.contains("C-0002 pull-request 2"), "{proposed}");
     s.emu.merge_pull(&state_repo(), 1, "pat").unwrap();
     check_out_main(&s);
@@ -3602,13 +3602,58 @@ fn writing_over_an_earlier_approved_change_names_that_file() {
         stderr.contains(&format!(
             "C-0002: {key} changed on Gitea after this was proposed ({other} given and "
         )) && stderr.contains(" taken off by commitea-bot carrying out C-0001 ")
-            && stderr.contains(&format!(
-                "{hand} given and {other} taken off by commitea-bot 20"
-            ))
-            && !stderr.contains(&format!("{other} taken off by commitea-bot carrying")),
+            && stderr.contains(&format!("{hand} given by commitea-bot 20"))
+            // Taken off by hand, C-0001's label is what C-0002 writes: no change it writes over.
+            && !stderr.contains(&format!("{other} taken off by commitea-bot")),
         "{stderr}"
     );
     assert!(s.issue(&key).labels.contains(&"p/0".to_owned()));
+}
+
+/// A run stopped partway through an approved op (p/0 given, the old priority not yet taken off) left a
+/// change by CommiTea's own hand toward what the op writes: the next run finishes the op and says nothing
+/// was written over (audit 160: "changed on Gitea after this was proposed (p/0 given by commitea-bot …);
+/// the approved change is written over it", kept as `over:` in the record).
+#[test]
+fn an_op_a_stopped_run_left_half_done_is_finished_not_written_over() {
+    let s = setup(&DemoSpec::scaled(40));
+    let key = s
+        .quiet_issues(10)
+        .into_iter()
+        .find(|k| {
+            let labels = &s.issue(k).labels;
+            labels.iter().any(|l| l.starts_with("p/")) && !labels.iter().any(|l| l == "p/0")
+        })
+        .expect("a quiet issue with a priority other than p/0");
+    let old = s
+        .issue(&key)
+        .labels
+        .into_iter()
+        .find(|l| l.starts_with("p/"))
+        .unwrap();
+    let proposed = priorities_proposed(&s, &key, &["p/0"]);
+    assert!(proposed.contains("C-0001 pull-request 1"), "{proposed}");
+    s.emu.merge_pull(&state_repo(), 1, "pat").unwrap();
+    check_out_main(&s);
+    // What a run killed between its two writes leaves on Gitea, by the token CommiTea writes with.
+    label_on_gitea(&s, &key, "p/0");
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("changed on Gitea after this was proposed"),
+        "{stderr}"
+    );
+    let labels = s.issue(&key).labels;
+    assert!(
+        labels.contains(&"p/0".to_owned()) && !labels.contains(&old),
+        "{labels:?}"
+    );
+    let applied = s.on_branch("main", "ops/applied/C-0001.yaml").unwrap();
+    assert!(
+        applied.contains("- result: applied\n") && !applied.contains("over:"),
+        "{applied}"
+    );
 }
 
 /// Two merged proposals giving one issue two priorities: the one merged last is what Gitea ends with,
@@ -3618,7 +3663,7 @@ fn proposals_are_applied_in_the_order_they_were_merged() {
     let s = setup(&DemoSpec::scaled(40));
     let key = s.quiet_issue_without("p/0");
     let other = lacking(&s, &key, ["p/3", "p/1"]);
-    let proposed = priorities_proposed(&s, &key, ["p/0", other]);
+    let proposed = priorities_proposed(&s, &key, &["p/0", other]);
     assert!(
         proposed.contains("C-0001 pull-request 1") && proposed.contains("C-0002 pull-request 2"),
         "{proposed}"
