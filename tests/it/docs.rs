@@ -49,6 +49,9 @@ fn block_range(text: &str, marker: &str) -> std::ops::Range<usize> {
 
 #[test]
 fn tools_md_schemas_are_current() {
+    let _one = TOOLS_MD
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let path = tools_md();
     let mut text = std::fs::read_to_string(&path).unwrap();
     let specs = tools::specs();
@@ -225,4 +228,188 @@ fn the_complete_examples_of_tools_md_fit_the_schema() {
         rest = &body[end + 4..];
     }
     assert!(checked >= 1);
+}
+
+/// Blessing rewrites docs/tools.md from more than one test: one at a time.
+static TOOLS_MD: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// How many entries of a long array an example shows, before a `"… N more"` string.
+const SHOWN: usize = 3;
+
+/// `v` as tools.md shows it: keys in alphabetical order and, unless `whole`, every array of more than
+/// [`SHOWN`] + 1 entries cut to its first [`SHOWN`] and a `"… N more"` string.
+fn as_shown(v: &Value, whole: bool) -> Value {
+    match v {
+        Value::Array(a) if !whole && a.len() > SHOWN + 1 => {
+            let mut out: Vec<Value> = a[..SHOWN].iter().map(|e| as_shown(e, whole)).collect();
+            out.push(Value::String(format!("… {} more", a.len() - SHOWN)));
+            Value::Array(out)
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|e| as_shown(e, whole)).collect()),
+        Value::Object(o) => {
+            let mut entries: Vec<(&String, &Value)> = o.iter().collect();
+            entries.sort_by_key(|(k, _)| *k);
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, e)| (k.clone(), as_shown(e, whole)))
+                    .collect(),
+            )
+        }
+        v => v.clone(),
+    }
+}
+
+/// The body of an insta snapshot file: what follows its header.
+fn snapshot_body(name: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("tests/it/snapshots/it__tools__{name}.snap"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut parts = text.splitn(3, "---\n");
+    let (_, _, body) = (parts.next(), parts.next(), parts.next());
+    body.unwrap_or_else(|| panic!("{} has no header", path.display()))
+        .to_owned()
+}
+
+/// The byte range of the first fenced block of `lang` after `heading` in `text`, its fences excluded.
+fn fenced_after(text: &str, heading: &str, lang: &str) -> std::ops::Range<usize> {
+    let at = text
+        .find(heading)
+        .unwrap_or_else(|| panic!("docs/tools.md lacks {heading}"));
+    let open = format!("```{lang}\n");
+    let start = at
+        + text[at..]
+            .find(&open)
+            .unwrap_or_else(|| panic!("docs/tools.md: no {lang} block after {heading}"))
+        + open.len();
+    let len = text[start..]
+        .find("```\n")
+        .unwrap_or_else(|| panic!("docs/tools.md: the block after {heading} is not closed"));
+    start..start + len
+}
+
+/// The op file's example: its consequence keeps every milestone, the first issue moved and every new
+/// issue; a comment stands for the rest.
+fn op_file_shown(yaml: &str) -> String {
+    let (head, consequence) = yaml
+        .split_once("consequence:\n")
+        .expect("the op file has a consequence");
+    let mut entries: Vec<String> = Vec::new();
+    for line in consequence.lines() {
+        match entries.last_mut() {
+            Some(entry) if !line.starts_with("- ") => {
+                entry.push_str(line);
+                entry.push('\n');
+            }
+            _ => entries.push(format!("{line}\n")),
+        }
+    }
+    let mut out = format!("{head}consequence:\n");
+    let (mut first_issue, mut left_out) = (true, 0);
+    for entry in &entries {
+        let subject = entry.trim_start_matches("- subject: ");
+        let issue = subject
+            .trim_start_matches(['\'', '"'])
+            .starts_with("issue ");
+        let new = entry.contains("\n  before: null\n");
+        if !issue || new || std::mem::take(&mut first_issue) {
+            if left_out > 0 {
+                out.push_str(&format!(
+                    "# … {left_out} more moved issues, biggest move first …\n"
+                ));
+                left_out = 0;
+            }
+            out.push_str(entry);
+        } else {
+            left_out += 1;
+        }
+    }
+    if left_out > 0 {
+        out.push_str(&format!(
+            "# … {left_out} more moved issues, biggest move first …\n"
+        ));
+    }
+    out
+}
+
+/// The examples of tools.md are the test suite's snapshots (`tools::every_view_on_the_demo`,
+/// `it__tools__op_file`), shortened by one rule, with the calls that made them, and its size table their
+/// sizes (audit 164: seven of nine
+/// were an older program's answers, the focus one in an order the view no longer has).
+#[test]
+fn tools_md_examples_are_the_snapshots() {
+    let _one = TOOLS_MD
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let path = tools_md();
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    let mut stale = Vec::new();
+    for (view, filters) in crate::tools::all_views() {
+        let heading = format!("### `{view}`\n");
+        let call = if filters.as_object().is_some_and(|f| !f.is_empty()) {
+            format!(r#"{{"view":"{view}","filters":{filters}}}"#)
+        } else {
+            format!(r#"{{"view":"{view}"}}"#)
+        };
+        let call = format!("`commitea tool -s STATE query_project '{call}'`");
+        let at = text.find(&heading).unwrap();
+        let range = fenced_after(&text, &heading, "json");
+        assert!(
+            text[at..range.start].contains(&call),
+            "docs/tools.md's {view} example is not introduced by the call that made it: {call}"
+        );
+        let whole = text[range.end + 4..].trim_start().starts_with("(Complete");
+        let answer: Value = serde_json::from_str(&snapshot_body(&format!("view_{view}"))).unwrap();
+        let want = format!(
+            "{}\n",
+            serde_json::to_string_pretty(&as_shown(&answer, whole)).unwrap()
+        );
+        if text[range.clone()] != want {
+            if blessing() {
+                text.replace_range(range, &want);
+            } else {
+                stale.push(view);
+            }
+        }
+    }
+    // The size table: each answer's bytes as the CLI prints it (compact), the commit compared with
+    // counted as the 12 hex digits it is.
+    let mut table = String::from("| view | bytes |\n|---|---|\n");
+    for (view, _) in crate::tools::all_views() {
+        let mut answer: Value =
+            serde_json::from_str(&snapshot_body(&format!("view_{view}"))).unwrap();
+        if let Some(since) = answer.pointer_mut("/drift/since") {
+            *since = Value::String("0".repeat(12));
+        }
+        let bytes = serde_json::to_string(&answer).unwrap().len();
+        table.push_str(&format!("| `{view}` | {bytes} |\n"));
+    }
+    let at = text
+        .find("| view | bytes |\n")
+        .expect("docs/tools.md has the size table");
+    let range = at..at + text[at..].find("\n\n").expect("the size table ends") + 1;
+    if text[range.clone()] != table {
+        if blessing() {
+            text.replace_range(range, &table);
+        } else {
+            stale.push("size table");
+        }
+    }
+    let range = fenced_after(&text, "### The op file", "yaml");
+    let want = op_file_shown(&snapshot_body("op_file"));
+    if text[range.clone()] != want {
+        if blessing() {
+            text.replace_range(range, &want);
+        } else {
+            stale.push("op file");
+        }
+    }
+    if blessing() {
+        std::fs::write(&path, &text).unwrap();
+    }
+    assert!(
+        stale.is_empty(),
+        "docs/tools.md's examples differ from the snapshots: {stale:?}; regenerate them with \
+         `COMMITEA_BLESS_DOCS=1 cargo test --test it docs::`"
+    );
 }

@@ -158,7 +158,7 @@ pub(crate) fn assert_valid_output(name: &str, v: &Value) {
 }
 
 /// The inputs every view is snapshotted with.
-fn all_views() -> Vec<(&'static str, Value)> {
+pub(crate) fn all_views() -> Vec<(&'static str, Value)> {
     vec![
         ("focus", json!({})),
         ("issue", json!({ "issueId": "acme/api#102" })),
