@@ -41,29 +41,52 @@ fn not_config(var: &str) -> bool {
     NON_CONFIG_ENV.contains(&var) || NON_CONFIG_ENV_PREFIXES.iter().any(|p| var.starts_with(p))
 }
 
-/// Says that `var` names no config key, and the variable of `known` it is likely a typo of.
-fn warn_unknown_var<'a>(var: &str, known: impl Iterator<Item = &'a str>) {
-    // An optional section the file leaves out has no keys to override (audit 69: a big model set up from
-    // the environment alone was ignored with no word of why).
-    let section = ["MODELS_SMALL", "MODELS_BIG"]
-        .into_iter()
-        .find(|s| var.starts_with(&format!("COMMITEA_{s}_")))
-        .map(|s| {
-            format!(
-                "; {} is not in commitea.yaml, and the environment overrides only what the file sets: \
-                 add the section (its url and model) there",
-                s.to_lowercase().replace('_', ".")
-            )
-        })
-        .unwrap_or_default();
-    // A letter off is said with the name meant (audit 153: COMMITEA_FORCAST_TRIALS was ignored, warned,
-    // with nothing to say which key it missed).
-    let meant = crate::plan::nearest(var, known)
-        .map(|(_, k)| format!("; did you mean {k}?"))
-        .unwrap_or_default();
+/// Says that `var` names no config key, and why where it names a section (`tree`'s, whose scalar keys are
+/// `leaves`), or the variable of those it is likely a typo of.
+fn warn_unknown_var(
+    var: &str,
+    tree: &yaml_serde::Value,
+    leaves: &[Vec<String>],
+    lists: &[Vec<String>],
+) {
+    let at = |path: &[String]| path.iter().try_fold(tree, |v, k| v.get(k.as_str()));
+    // An optional section left unset has no keys to override, only itself (audit 69: a big model set up
+    // from the environment alone was ignored with no word of why; audit 164: the advice said the file
+    // alone could set it, where `COMMITEA_MODELS_BIG='{url: …, model: …}'` does).
+    let unset = leaves.iter().find(|p| {
+        var.starts_with(&format!("{}_", env_name(p)))
+            && at(p).is_some_and(yaml_serde::Value::is_null)
+    });
+    // A section that is set is overridden key by key (audit 164: COMMITEA_MODELS_SMALL, a whole section,
+    // was "no config key of that name").
+    let keys: Vec<String> = leaves
+        .iter()
+        .filter(|p| (1..p.len()).any(|k| env_name(&p[..k]) == var))
+        .map(|p| env_name(p))
+        .collect();
+    let why = if let Some(p) = unset {
+        format!(
+            "; {} is not set, so it has no keys of its own yet: set it whole ({}='{{...}}', YAML) or add it \
+             to commitea.yaml",
+            p.join("."),
+            env_name(p)
+        )
+    } else if !keys.is_empty() {
+        format!(
+            "; it names a section, which the environment sets key by key: {}",
+            crate::prose::and_list_at_most(&keys, 4)
+        )
+    } else {
+        // A letter off is said with the name meant (audit 153: COMMITEA_FORCAST_TRIALS was ignored,
+        // warned, with nothing to say which key it missed).
+        let known: Vec<String> = leaves.iter().chain(lists).map(|p| env_name(p)).collect();
+        crate::plan::nearest(var, known.iter().map(String::as_str))
+            .map(|(_, k)| format!("; did you mean {k}?"))
+            .unwrap_or_default()
+    };
     crate::prose::warn_once(
         var,
-        &format!("ignoring {var}: no config key of that name{section}{meant}"),
+        &format!("ignoring {var}: no config key of that name{why}"),
     );
 }
 
@@ -1436,11 +1459,7 @@ impl Config {
                             p.join(".")
                         ),
                     ),
-                    None => {
-                        let names: Vec<String> =
-                            leaves.iter().chain(&lists).map(|p| env_name(p)).collect();
-                        warn_unknown_var(var, names.iter().map(String::as_str));
-                    }
+                    None => warn_unknown_var(var, &tree, &leaves, &lists),
                 }
                 continue;
             };

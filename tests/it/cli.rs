@@ -467,6 +467,32 @@ fn a_command_inside_the_state_repo_finds_it_and_a_refused_setting_exits_2_everyw
         ),
         "{out:?}"
     );
+    // A section set whole where the environment sets it key by key, and a key of a section not set, say
+    // so and what does work (audit 164: the second said the file alone could set it).
+    let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["plan", "--trials", "100"])
+        .current_dir(&dir)
+        .env_remove("COMMITEA_STATE")
+        .env(
+            "COMMITEA_MODELS_SMALL",
+            "{url: 'http://127.0.0.1:9/v1', model: m}",
+        )
+        .env("COMMITEA_MODELS_BIG_MODEL", "x")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "ignoring COMMITEA_MODELS_SMALL: no config key of that name; it names a section, which the \
+             environment sets key by key: COMMITEA_MODELS_SMALL_"
+        ) && stderr.contains(
+            "ignoring COMMITEA_MODELS_BIG_MODEL: no config key of that name; models.big is not set, so \
+             it has no keys of its own yet: set it whole (COMMITEA_MODELS_BIG='{...}', YAML) or add it to \
+             commitea.yaml"
+        ),
+        "{stderr}"
+    );
 }
 
 /// A commitea.yaml emptied beside a snapshot of repositories is refused by run and sync, with the way
