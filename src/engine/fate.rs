@@ -335,13 +335,43 @@ fn nearest_known(known: &[Option<f64>], bucket: usize, others: bool) -> Option<f
         .find_map(|b| known[b])
 }
 
-/// One column's rate at every age bucket from the buckets it has strata for: a bucket with none takes
-/// the nearest one that has (older first), and a column with none at all the team's rate.
+/// The bucket a stratum at `bucket` that never closed anything is shrunk toward, and a bucket with no
+/// stratum takes its rate from: the nearest bucket with a stratum on the way to the nearest stratum that
+/// closed something (older first at equal distance), or, in a column that never closed anything, the
+/// nearest younger stratum — `None` for the year's rate beyond it. Silence is evidence only against
+/// something heard: two silent strata shrunk toward each other sank together toward a rate of zero, and
+/// took their column with them (audit 163: 7e-6 a day, and the first close moved the column 85-fold).
+/// Each step of the way is nearer to what closed, so the strata's neighbours form no silent cycle.
+fn toward_closes(known: &[bool], closed: &[bool], bucket: usize) -> Option<usize> {
+    let n = known.len();
+    let heard = (1..n)
+        .flat_map(|d| {
+            [Some(bucket + d).filter(|b| *b < n), bucket.checked_sub(d)]
+                .into_iter()
+                .flatten()
+        })
+        .find(|&b| closed[b]);
+    match heard {
+        Some(e) if e > bucket => (bucket + 1..=e).find(|&b| known[b]),
+        Some(e) => (e..bucket).rev().find(|&b| known[b]),
+        None => (0..bucket).rev().find(|&b| known[b]),
+    }
+}
+
+/// One column's rate at every age bucket from the buckets it has strata for (`known`, and which of them
+/// `closed` something): a bucket with none takes the rate a stratum there seen for a moment would read
+/// ([`toward_closes`]), and a column with none at all the team's rate.
 fn fill_buckets(
     known: &[Option<f64>; AGE_BUCKETS.len() + 1],
+    closed: &[bool; AGE_BUCKETS.len() + 1],
     team_rate: f64,
 ) -> [f64; AGE_BUCKETS.len() + 1] {
-    std::array::from_fn(|bucket| nearest_known(known, bucket, false).unwrap_or(team_rate))
+    let is_known = known.map(|r| r.is_some());
+    std::array::from_fn(|bucket| {
+        known[bucket]
+            .or_else(|| toward_closes(&is_known, closed, bucket).and_then(|b| known[b]))
+            .unwrap_or(team_rate)
+    })
 }
 
 /// A stratum's rate from `ev` closes in `d` days of exposure over `issues` issues, shrunk toward
@@ -586,8 +616,10 @@ pub(crate) fn fit(exposures: &[Exposure], history: History, window_days: u32) ->
         .map(|(key, (ev, d, issues))| (key, (ev, d, issues.len())))
         .collect();
     let mut rates: BTreeMap<&'static str, [Option<f64>; AGE_BUCKETS.len() + 1]> = BTreeMap::new();
+    let mut closed: BTreeMap<&'static str, [bool; AGE_BUCKETS.len() + 1]> = BTreeMap::new();
     for ((column, bucket), (ev, d, issues)) in &groups {
         rates.entry(column).or_default()[*bucket] = Some(shrunk_rate(*ev, *d, *issues, year_rate));
+        closed.entry(column).or_default()[*bucket] = *ev > 0;
     }
     for _ in 0..FIXED_POINT_STEPS {
         let mut next = rates.clone();
@@ -595,7 +627,14 @@ pub(crate) fn fit(exposures: &[Exposure], history: History, window_days: u32) ->
         for ((column, bucket), (ev, d, issues)) in &groups {
             let target = rates
                 .get(column)
-                .and_then(|r| nearest_known(r, *bucket, true))
+                .and_then(|r| {
+                    if *ev > 0 {
+                        nearest_known(r, *bucket, true)
+                    } else {
+                        let is_known = r.map(|r| r.is_some());
+                        toward_closes(&is_known, &closed[column], *bucket).and_then(|b| r[b])
+                    }
+                })
                 .unwrap_or(year_rate);
             let rate = shrunk_rate(*ev, *d, *issues, target);
             let was = rates[column][*bucket].unwrap_or(rate);
@@ -623,7 +662,11 @@ pub(crate) fn fit(exposures: &[Exposure], history: History, window_days: u32) ->
         .map(|(column, known)| {
             (
                 column,
-                fill_buckets(&known.map(|r| r.map(|r| r * trend)), team_rate),
+                fill_buckets(
+                    &known.map(|r| r.map(|r| r * trend)),
+                    &closed[column],
+                    team_rate,
+                ),
             )
         })
         .collect();
@@ -776,10 +819,27 @@ mod tests {
         let mut known = [None; AGE_BUCKETS.len() + 1];
         known[1] = Some(1.0);
         known[3] = Some(3.0);
-        let filled = fill_buckets(&known, 9.0);
+        let mut closed = [false; AGE_BUCKETS.len() + 1];
+        (closed[1], closed[3]) = (true, true);
+        let filled = fill_buckets(&known, &closed, 9.0);
         // Bucket 2 is as near to 1 as to 3: the older wins; beyond the last known, the last.
         assert_eq!(filled, [1.0, 1.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0]);
-        assert_eq!(fill_buckets(&[None; AGE_BUCKETS.len() + 1], 9.0), [9.0; 8]);
+        assert_eq!(
+            fill_buckets(&[None; AGE_BUCKETS.len() + 1], &closed, 9.0),
+            [9.0; 8]
+        );
+        // Where 3 never closed anything, bucket 2 reads from the way to what did close; beyond 3, 3.
+        closed[3] = false;
+        assert_eq!(
+            fill_buckets(&known, &closed, 9.0),
+            [1.0, 1.0, 1.0, 3.0, 3.0, 3.0, 3.0, 3.0]
+        );
+        // In a column that never closed anything, from the younger side, and the team's below it all.
+        closed[1] = false;
+        assert_eq!(
+            fill_buckets(&known, &closed, 9.0),
+            [9.0, 1.0, 1.0, 3.0, 3.0, 3.0, 3.0, 3.0]
+        );
         // A stratum's neighbour, the rate it is shrunk toward, is the nearest other.
         assert_eq!(nearest_known(&known, 1, false), Some(1.0));
         assert_eq!(nearest_known(&known, 1, true), Some(3.0));
@@ -912,6 +972,42 @@ mod tests {
         slow.extend(group(5000, 40, 0, 30.0, &between));
         let r2 = fit(&slow, hist(1000, 110), 100).rate(&between);
         assert!(r2 < 0.5 * r1, "{r2} after a month of nothing, {r1} before");
+    }
+
+    #[test]
+    fn strata_that_never_closed_anything_do_not_drag_their_column_toward_nothing() {
+        // Audit 163's steeping column: closes at 14, 30 and 60 days, none in 977 days of 36 issues aged
+        // 60-120 days nor in 118 days of 9 older ones. The two silent strata were each other's
+        // neighbour, each shrunk toward the other, and sank together toward a rate of zero (7e-6 a day)
+        // taking the younger strata down with them; the first close among the 36 then moved every rate of
+        // the column up to 85-fold, and milestones months later.
+        let at = |age: i64| features("steeping", age, &[], None);
+        let mut e = group(0, 40, 15, 7.4, &at(7));
+        e.extend(group(100, 47, 10, 10.0, &at(20)));
+        e.extend(group(200, 47, 6, 17.9, &at(45)));
+        e.extend(group(300, 36, 0, 27.1, &at(90)));
+        e.extend(group(400, 9, 0, 13.1, &at(180)));
+        let before = fit(&e, hist(1000, 200), 365);
+        // Six closes in 841 days: the 60-day stratum reads near that, not near nothing.
+        let r60 = before.rate(&at(45));
+        assert!(r60 > 0.3 * 6.0 / 841.0, "{r60}");
+        // And the silent ones read what 977 days without a close say against their neighbours, not zero.
+        let r120 = before.rate(&at(90));
+        assert!(r120 > 0.1 / 977.0 && r120 < r60, "{r120} against {r60}");
+        let mut one = e.clone();
+        if let Some(x) = one.iter_mut().find(|x| x.issue == 300) {
+            x.closed = true;
+        }
+        let after = fit(&one, hist(1000, 201), 365);
+        for age in [7, 20, 45, 90, 180] {
+            let (r0, r1) = (before.rate(&at(age)), after.rate(&at(age)));
+            assert!(
+                r1 / r0 < 3.0 && r1 >= r0,
+                "age {age}: {r0} before one close, {r1} after"
+            );
+            let (p0, p1) = (before.p_done(&at(age)), after.p_done(&at(age)));
+            assert!(p1 - p0 < 0.15, "age {age}: P(done) {p0} → {p1}");
+        }
     }
 
     #[test]
