@@ -165,37 +165,53 @@ fn samples_of(plan: &Plan) -> Vec<(&PlannedIssue, Sample)> {
 }
 
 /// The warning for closed issues calibration leaves out as data errors, naming a few (audit 142: a
-/// 1,000-hour entry of tracked time dropped its issue without a word, and calibration stayed cold).
+/// 1,000-hour entry of tracked time dropped its issue without a word, and calibration stayed cold), each
+/// kind with its own way out: tracked time to correct, or, where none was tracked, the working time read
+/// from when work began (audit 163: "correct the tracked time" of issues that had none, assigned weeks
+/// before anyone started them).
 fn absurd_samples(samples: &[(&PlannedIssue, Sample)]) -> Option<String> {
     const NAMED: usize = 5;
-    let absurd: Vec<String> = samples
-        .iter()
-        .filter(|(_, s)| s.absurd())
-        .map(|(i, s)| {
-            format!(
-                "{} ({} h against an estimate of {} h)",
-                i.key,
-                crate::prose::hours(s.actual),
-                crate::prose::hours(s.estimate)
-            )
-        })
-        .collect();
-    if absurd.is_empty() {
-        return None;
+    let listed = |tracked: bool| -> Vec<String> {
+        samples
+            .iter()
+            .filter(|(i, s)| s.absurd() && (i.tracked_hours > 0.0) == tracked)
+            .map(|(i, s)| {
+                format!(
+                    "{} ({} h against an estimate of {} h)",
+                    i.key,
+                    crate::prose::hours(s.actual),
+                    crate::prose::hours(s.estimate)
+                )
+            })
+            .collect()
+    };
+    let (tracked, read) = (listed(true), listed(false));
+    let it = |n: usize, one: &'static str, many: &'static str| if n == 1 { one } else { many };
+    let mut said = Vec::new();
+    if !tracked.is_empty() {
+        said.push(format!(
+            "{}: {} more than {}× off its estimate in tracked time, taken as a data error (time logged \
+             on the wrong issue, or an estimate left from another); correct the tracked time or the \
+             estimate on Gitea to count {}",
+            crate::prose::and_list_at_most(&tracked, NAMED),
+            it(tracked.len(), "it took", "each took"),
+            calibrate::RATIO_LIMIT,
+            it(tracked.len(), "it", "them"),
+        ));
     }
-    Some(format!(
-        "calibration leaves out {}: {} more than {}× off its estimate, taken as a data error (time \
-         logged on the wrong issue, or an estimate left from another); correct the tracked time or the \
-         estimate on Gitea to count {}",
-        crate::prose::and_list_at_most(&absurd, NAMED),
-        if absurd.len() == 1 {
-            "it took"
-        } else {
-            "each took"
-        },
-        calibrate::RATIO_LIMIT,
-        if absurd.len() == 1 { "it" } else { "them" }
-    ))
+    if !read.is_empty() {
+        said.push(format!(
+            "{}: no time was tracked, and the working time from when work on {} began (its assignment, \
+             or its move to steeping or review) to its close is more than {}× its estimate, taken as a \
+             data error — work assigned long before anyone started it reads so; log the time spent on \
+             Gitea (tracked time counts first) or correct the estimate to count {}",
+            crate::prose::and_list_at_most(&read, NAMED),
+            it(read.len(), "it", "each"),
+            calibrate::RATIO_LIMIT,
+            it(read.len(), "it", "them"),
+        ));
+    }
+    (!said.is_empty()).then(|| format!("calibration leaves out {}", said.join("; and ")))
 }
 
 /// The engine's input built from a plan: the open issues as tasks, their effort distributions and the

@@ -934,7 +934,34 @@ fn a_closed_issue_far_off_its_estimate_is_left_out_of_calibration_and_named() {
         "{}",
         said[0]
     );
+    assert!(said[0].contains("correct the tracked time"), "{}", said[0]);
+    // No time tracked: the working time since its assignment is what was read, and said so, not "correct
+    // the tracked time" (audit 163).
+    {
+        let i = &mut plan.issues[k];
+        let closed = i.closed_at.unwrap();
+        i.tracked_hours = 0.0;
+        i.merged_pull = false;
+        i.timeline.clear();
+        i.assigned_at = Some(closed - chrono::Duration::days(60));
+        i.estimate_hours = Some(1.0);
+    }
+    let warnings = forecast::build(&plan, 365).unwrap().warnings;
+    let said: Vec<&String> = warnings
+        .iter()
+        .filter(|w| w.starts_with("calibration leaves out "))
+        .collect();
+    assert_eq!(said.len(), 1, "{warnings:#?}");
+    assert!(
+        said[0].contains(&format!("{key} ("))
+            && said[0].contains("no time was tracked")
+            && !said[0].contains("correct the tracked time"),
+        "{}",
+        said[0]
+    );
     // Within the bound, nothing is said.
+    plan.issues[k].estimate_hours = Some(estimate);
+    plan.issues[k].assigned_at = plan.issues[k].closed_at;
     plan.issues[k].tracked_hours = estimate * 3.0;
     let warnings = forecast::build(&plan, 365).unwrap().warnings;
     assert!(
