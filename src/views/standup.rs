@@ -334,6 +334,11 @@ pub struct Edited {
     /// What they wait on (audit 112: a dependency added on Gitea made a commit that said nothing).
     #[serde(default, skip_serializing_if = "super::is_zero")]
     pub dependencies: usize,
+    /// Their lifecycle column, open then and now (a `needs-info` label sends one to diagnosis, where
+    /// work is seldom done; audit 163: an issue's chance of being done fell 32% → 2% and "since then"
+    /// said nothing of it).
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub columns: usize,
 }
 
 impl Edited {
@@ -347,6 +352,7 @@ impl Edited {
             (self.milestone, "moved to another milestone"),
             (self.out_of_milestone, "left with no milestone"),
             (self.dependencies, "given other dependencies"),
+            (self.columns, "moved to another column"),
         ] {
             if n > 0 {
                 let noun = if parts.is_empty() {
@@ -769,6 +775,8 @@ pub fn since_then(
         edited.milestone += usize::from(old.milestone != f.milestone && f.milestone.is_some());
         edited.out_of_milestone += usize::from(old.milestone.is_some() && f.milestone.is_none());
         edited.dependencies += usize::from(old.depends_on != f.depends_on);
+        // Not where an assignment moved it (triage → steeping): "reassigned" says that.
+        edited.columns += usize::from(old.lifecycle != f.lifecycle && old.assignee == f.assignee);
     }
     SinceThen {
         edited: (edited != Edited::default()).then_some(edited),
@@ -1746,10 +1754,12 @@ mod tests {
             milestone: 1,
             out_of_milestone: 0,
             dependencies: 0,
+            columns: 1,
         };
         assert_eq!(
             e.words(),
-            "on Gitea, 1 issue re-estimated, 2 reassigned and 1 moved to another milestone"
+            "on Gitea, 1 issue re-estimated, 2 reassigned, 1 moved to another milestone and 1 moved to \
+             another column"
         );
         let e = Edited {
             dependencies: 1,

@@ -2218,12 +2218,39 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
         .find(|(_, t)| t.contains("state: open") && t.contains("- est/1d\n"))
         .unwrap();
     std::fs::write(&file, text.replace("- est/1d\n", "- est/1w\n")).unwrap();
+    // And another sent to diagnosis by a label, which the standup said nothing of (audit 163).
+    let forecast: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap())
+            .unwrap();
+    let steeping = forecast["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| {
+            i["lifecycle"] == "steeping" && i["issue"].as_str().unwrap().starts_with("acme/api#")
+        })
+        .map(|i| {
+            i["issue"]
+                .as_str()
+                .unwrap()
+                .trim_start_matches("acme/api#")
+                .to_owned()
+        })
+        .unwrap();
+    let other = dir.join(format!("snapshot/issues/acme/api/{steeping}.yaml"));
+    let text = std::fs::read_to_string(&other).unwrap();
+    assert!(text.contains("labels:\n"), "{text}");
+    std::fs::write(
+        &other,
+        text.replacen("labels:\n", "labels:\n- needs-info\n", 1),
+    )
+    .unwrap();
     commit("A re-estimate on Gitea", &[]);
     let v = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
     let since = &v["drift"]["sinceThen"];
     assert_eq!(
         since["edited"],
-        json!({"reestimated": 1, "reprioritised": 0, "reassigned": 0, "milestone": 0}),
+        json!({"reestimated": 1, "reprioritised": 0, "reassigned": 0, "milestone": 0, "columns": 1}),
         "{since}"
     );
     let key = format!("acme/web#{}", file.file_stem().unwrap().to_str().unwrap());
