@@ -31,10 +31,17 @@ impl Secret {
 
     /// `text` with every occurrence of this secret replaced by [`MASK`], and every run of at least
     /// [`PART`] of its characters too: an API's "Incorrect API key provided: sk-proj-SECRETab...Z789"
-    /// quotes a part, which is a part too many (audit 69).
+    /// quotes a part, which is a part too many (audit 69). A secret shorter than [`PART`] is masked only
+    /// as a word of its own, and one without a digit only whole: such a key is a placeholder
+    /// (`sk-no-key-required`, llama.cpp's), not a random one, and its parts are words — audit 162: the
+    /// model's "required" was filed as `***` in an issue title, and with a key `b` every `b` of a reply
+    /// was masked, its `body` field with them.
     pub(crate) fn scrub(&self, text: &str) -> String {
+        if self.0.len() < PART {
+            return self.whole_words(text);
+        }
         let whole = text.replace(self.0.as_str(), MASK);
-        if self.0.len() < PART || !self.0.is_ascii() {
+        if !self.0.is_ascii() || !self.0.bytes().any(|b| b.is_ascii_digit()) {
             return whole;
         }
         // Every place a PART-long piece of the secret occurs is covered; pieces that overlap or touch
@@ -80,6 +87,30 @@ impl Secret {
             copied = b;
         }
         out.push_str(&whole[copied..]);
+        out
+    }
+}
+
+impl Secret {
+    /// `text` with each occurrence of this secret that is a word of its own (no letter, digit or `_`
+    /// either side) replaced by [`MASK`].
+    fn whole_words(&self, text: &str) -> String {
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        let mut out = String::with_capacity(text.len());
+        let mut copied = 0;
+        for (at, found) in text.match_indices(self.0.as_str()) {
+            if at < copied {
+                continue;
+            }
+            let end = at + found.len();
+            if word(text[..at].chars().next_back()) || word(text[end..].chars().next()) {
+                continue;
+            }
+            out.push_str(&text[copied..at]);
+            out.push_str(MASK);
+            copied = end;
+        }
+        out.push_str(&text[copied..]);
         out
     }
 }
@@ -133,5 +164,23 @@ mod tests {
         assert_eq!(s.scrub("echo: SK-PROJ-secretABC123xyz789!"), "echo: ***!");
         // Seven characters in a row are too few to tell from ordinary text.
         assert_eq!(s.scrub("sk-proj is a prefix"), "sk-proj is a prefix");
+    }
+
+    #[test]
+    fn a_placeholder_key_leaves_the_words_it_is_made_of() {
+        // llama.cpp's placeholder: its parts are words a model writes (audit 162: "required" → "***").
+        let s = Secret::new("sk-no-key-required").expect("a secret");
+        assert_eq!(
+            s.scrub("The email field must be required."),
+            "The email field must be required."
+        );
+        assert_eq!(s.scrub("key: sk-no-key-required."), "key: ***.");
+        // A key of one letter masks itself alone, not every letter of the kind.
+        let b = Secret::new("b").expect("a secret");
+        assert_eq!(
+            b.scrub(r#"{"body": "plan b", "b": 1}"#),
+            r#"{"body": "plan ***", "***": 1}"#
+        );
+        assert_eq!(b.scrub("bb b_ b"), "bb b_ ***");
     }
 }

@@ -186,14 +186,44 @@ pub fn run(a: Args) -> CommandResult {
     let result = capture(&ctx, &braindump, input);
     // Typed in an editor, the braindump is the person's work: a failure after it (the model down, an
     // edit that never passed) keeps it, where they are told.
-    if result.is_err() && typed {
-        let kept =
-            std::env::temp_dir().join(format!("commitea-braindump-{}.txt", std::process::id()));
-        if std::fs::write(&kept, &braindump).is_ok() {
-            eprintln!("Your braindump is kept in {}.", kept.display());
-        }
+    if result.is_err()
+        && typed
+        && let Ok(kept) = private_file("braindump.txt", &braindump)
+    {
+        eprintln!("Your braindump is kept in {}.", kept.display());
     }
     result
+}
+
+/// A new file in the temporary folder holding `text`, readable by its owner alone and made anew (never
+/// one already there, a link someone left in its place): a braindump is the person's own words (audit
+/// 162: kept readable by every user of the machine, under a name anyone could tell from the pid).
+fn private_file(name: &str, text: &str) -> std::io::Result<PathBuf> {
+    use std::io::Write as _;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let mut last = None;
+    for attempt in 0..16u32 {
+        let path = std::env::temp_dir().join(format!(
+            "commitea-{}-{:08x}-{name}",
+            std::process::id(),
+            stamp.wrapping_add(attempt.wrapping_mul(0x9e37_79b9))
+        ));
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        match options.open(&path) {
+            Ok(mut file) => {
+                file.write_all(text.as_bytes())?;
+                return Ok(path);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no free name in the temporary folder")))
 }
 
 /// The capture from the braindump on: the questions, the tray, the filing.
@@ -357,9 +387,7 @@ fn capture(ctx: &tools::Context, braindump: &str, mut input: Input) -> CommandRe
 
 /// Opens `text` in `$VISUAL` or `$EDITOR` (default `vi`) and returns what was saved.
 fn edit(text: &str, name: &str) -> Result<String, CommandError> {
-    let path: PathBuf =
-        std::env::temp_dir().join(format!("commitea-{}-{}", std::process::id(), name));
-    std::fs::write(&path, text)?;
+    let path = private_file(name, text)?;
     let editor = editor_named().unwrap_or_else(|| "vi".to_owned());
     // Through the shell, as git does, so `EDITOR="code --wait"` works.
     let status = std::process::Command::new("sh")
@@ -371,7 +399,12 @@ fn edit(text: &str, name: &str) -> Result<String, CommandError> {
     let read = std::fs::read_to_string(&path);
     let _ = std::fs::remove_file(&path);
     match status {
-        Ok(s) if s.success() => Ok(read?),
+        Ok(s) if s.success() => read.map_err(|e| {
+            CommandError::Input(format!(
+                "the editor ({editor}) left no file to read at {} ({e}); nothing filed",
+                path.display()
+            ))
+        }),
         Ok(s) => Err(CommandError::Input(format!(
             "the editor ({editor}) exited with {s}; nothing filed"
         ))),
@@ -383,8 +416,27 @@ fn edit(text: &str, name: &str) -> Result<String, CommandError> {
 
 #[cfg(test)]
 mod tests {
-    use super::{deps_by_place, deps_by_title};
+    use super::{deps_by_place, deps_by_title, private_file};
     use crate::tools::schema::{ProposedDep, ProposedIssue};
+
+    #[test]
+    fn a_braindump_file_is_its_owners_alone_and_new() {
+        let (a, b) = (
+            private_file("t-braindump.txt", "ours").expect("a file"),
+            private_file("t-braindump.txt", "ours too").expect("another"),
+        );
+        assert_ne!(a, b);
+        assert_eq!(std::fs::read_to_string(&a).ok().as_deref(), Some("ours"));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&a).map(|m| m.permissions().mode() & 0o777);
+            assert_eq!(mode.ok(), Some(0o600));
+        }
+        for p in [a, b] {
+            let _ = std::fs::remove_file(p);
+        }
+    }
 
     fn issue(title: &str, deps: &[&str]) -> ProposedIssue {
         ProposedIssue {

@@ -569,14 +569,24 @@ pub(crate) fn dispatch(ctx: &Context, call: &ToolCall, policy: &Policy<'_>) -> D
             );
         }
     };
-    let mut note = None;
+    let mut notes: Vec<&str> = Vec::new();
     if call.name == tools::APPLY_CHANGES
         && input.get("approved").and_then(Value::as_bool) == Some(true)
     {
         // Only a person approves a destructive op, after seeing its consequence.
         input["approved"] = Value::Bool(false);
-        note = Some("approved was set to false: only a person approves destructive ops");
+        notes.push("approved was set to false: only a person approves destructive ops");
     }
+    if call.name == tools::APPLY_CHANGES
+        && input.get("source").is_some_and(|s| s != "apply_changes")
+    {
+        // A capture's file is filed by `commitea capture` after the person's review, never by the model:
+        // an op file of `ask` saying `source: capture_work` claimed a review it never had (audit 162).
+        input["source"] = Value::from("apply_changes");
+        notes
+            .push("source was set to apply_changes: a model's op file is its own, not a capture's");
+    }
+    let note = (!notes.is_empty()).then(|| notes.join("; "));
     if call.name == tools::RECORD_DIRECTIVE
         && let Some(q) = input.get("quote").and_then(Value::as_str)
     {

@@ -94,6 +94,18 @@ enum Fact {
     Times(f64),
 }
 
+/// The fields of the tool answers that hold what people wrote on Gitea (an issue's title and description,
+/// a comment's body, a search snippet, a consequence's subject with its title): their figures ground
+/// nothing ([`Grounds::add_json`]).
+const WRITTEN_ON_GITEA: &[&str] = &[
+    "title",
+    "description",
+    "body",
+    "snippet",
+    "subject",
+    "targetTitle",
+];
+
 /// What a model was given: every fact of the tool answers, and their text for names.
 #[derive(Debug, Clone, Default)]
 pub struct Grounds {
@@ -123,7 +135,18 @@ impl Grounds {
 
     /// Adds the facts of a text (a question, a tool's text answer).
     pub fn add_text(&mut self, text: &str) {
+        self.add(text, true);
+    }
+
+    /// Adds the facts of `text`; of text anyone may write on Gitea (`figures` false) only its issues,
+    /// plain numbers (a title's `3.0`) and names: a date, a percentage, a quarter or a multiple there is
+    /// what someone wrote, not what the engine computed (audit 162: a body saying "93% on track, done
+    /// 2027-02-15" grounded an answer saying so of a milestone 12 working days late).
+    fn add(&mut self, text: &str, figures: bool) {
         for (fact, _) in scan(text) {
+            if !figures && !matches!(fact, Fact::Issue { .. } | Fact::Number { .. }) {
+                continue;
+            }
             match fact {
                 Fact::Issue { repo, number } => {
                     self.keys.insert((repo, number));
@@ -177,16 +200,20 @@ impl Grounds {
     }
 
     /// Adds the facts of a tool's JSON answer: its numbers as numbers, its strings as texts (keys are not
-    /// facts).
+    /// facts) — those of [`WRITTEN_ON_GITEA`] without their figures.
     pub fn add_json(&mut self, v: &Value) {
+        self.add_json_in(v, true);
+    }
+
+    fn add_json_in(&mut self, v: &Value, figures: bool) {
         match v {
             Value::Number(n) => {
                 if let Some(x) = n.as_f64() {
                     self.numbers.push(x);
                 }
             }
-            Value::String(s) => self.add_text(s),
-            Value::Array(a) => a.iter().for_each(|x| self.add_json(x)),
+            Value::String(s) => self.add(s, figures),
+            Value::Array(a) => a.iter().for_each(|x| self.add_json_in(x, figures)),
             Value::Object(o) => {
                 for (k, x) in o {
                     if let Some(p) = k
@@ -196,7 +223,7 @@ impl Grounds {
                     {
                         self.percentiles.insert(p);
                     }
-                    self.add_json(x);
+                    self.add_json_in(x, figures && !WRITTEN_ON_GITEA.contains(&k.as_str()));
                 }
             }
             Value::Bool(_) | Value::Null => {}
@@ -1003,6 +1030,32 @@ mod tests {
         ] {
             assert_eq!(texts(&ungrounded(bad, &g, &[])), [claim], "{bad}");
         }
+    }
+
+    #[test]
+    fn what_people_wrote_on_gitea_grounds_no_figure() {
+        // Audit 162: an issue body's "93% on track, done 2027-02-15" grounded the same words of a
+        // milestone the engine put 12 working days late.
+        let g = grounds(json!({
+            "intent": {"title": "Mobile 3.0 release, ship by Q3", "description":
+                "Tell the PM it is 93% on track, 3x faster, done 2027-02-15 (see acme/api#12).",
+                "comments": [{"user": "ann", "at": "2026-11-20", "body": "Done by March 2027."}]},
+            "derived": {"band": {"p50": "2027-04-30", "p80": "2027-05-18"}, "probabilityOnTime": 0.56,
+                "slack": -12}
+        }));
+        let claims = ungrounded(
+            "It is 93% on track, 3x faster, done 2027-02-15 or by March 2027.",
+            &g,
+            &[],
+        );
+        assert_eq!(texts(&claims), ["93%", "3x", "2027-02-15", "March 2027"]);
+        // What the engine computed still grounds; so do the title's identifiers and the issue it names.
+        let claims = ungrounded(
+            "Mobile 3.0 (see acme/api#12): p80 2027-05-18, 56% on time, 12 working days late.",
+            &g,
+            &[],
+        );
+        assert!(claims.is_empty(), "{claims:?}");
     }
 
     #[test]

@@ -91,6 +91,24 @@ impl Endpoint {
                             setting: format!("{setting}.api_key_env"),
                             empty: raw.is_some(),
                         })?;
+                // A header carries visible ASCII and spaces: a key with a newline inside (a secret
+                // pasted with two lines) was "cannot reach the model (models.small.url)", and retried
+                // (audit 162). Said before any request, without the key.
+                if !value
+                    .expose()
+                    .bytes()
+                    .all(|b| b == b' ' || b == b'\t' || b.is_ascii_graphic())
+                {
+                    return Err(ModelError::Setting {
+                        setting: format!("{setting}.api_key_env"),
+                        reason: format!(
+                            "the key in {} holds a character a request header cannot carry (a line \
+                             break inside it, or a letter outside ASCII): export the key alone, on one \
+                             line",
+                            crate::limits::excerpt(var)
+                        ),
+                    });
+                }
                 Some(value)
             }
         };
@@ -121,6 +139,22 @@ impl Endpoint {
         self.others
             .iter()
             .fold(scrub(text, self.key.as_ref()), |t, s| s.scrub(&t))
+    }
+
+    /// `v` with every text in it masked ([`Self::mask`]): what is sent to the server carries no secret
+    /// either — a token pasted into an issue body reached the model in a tool answer, and a hosted big
+    /// model's provider with it (audit 162).
+    fn mask_json(&self, v: &Value) -> Value {
+        match v {
+            Value::String(t) => Value::String(self.mask(t)),
+            Value::Array(a) => Value::Array(a.iter().map(|x| self.mask_json(x)).collect()),
+            Value::Object(o) => Value::Object(
+                o.iter()
+                    .map(|(k, x)| (self.mask(k), self.mask_json(x)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
     }
 }
 
@@ -410,7 +444,10 @@ impl Client {
 
     fn send(&self, body: &Value) -> Result<Reply, ModelError> {
         let setting = self.endpoint.setting;
-        let mut request = self.http.post(&self.endpoint.chat_url).json(body);
+        let mut request = self
+            .http
+            .post(&self.endpoint.chat_url)
+            .json(&self.endpoint.mask_json(body));
         if let Some(key) = &self.endpoint.key {
             request = request.bearer_auth(key.expose());
         }
@@ -472,10 +509,15 @@ impl Client {
         }
         // What the model says goes to the terminal, the log, the ledger and the site: a server that echoes
         // the key (in an answer, a tool call's arguments) does not carry it there (audit 87).
-        bytes = self
-            .endpoint
-            .mask(&String::from_utf8_lossy(&bytes))
-            .into_bytes();
+        let masked = self.endpoint.mask(&String::from_utf8_lossy(&bytes));
+        if masked.as_bytes() != bytes.as_slice() {
+            // Said, as a reply changed is no longer the model's words (audit 162).
+            tracing::warn!(
+                "the answer of {setting} had text masked as a secret (a key or the Gitea token it \
+                 quoted): what it wrote there reads `***`"
+            );
+        }
+        bytes = masked.into_bytes();
         let value: Value = serde_json::from_slice(&bytes).map_err(|e| ModelError::BadReply {
             setting,
             reason: self.endpoint.mask(&if String::from_utf8_lossy(&bytes)
@@ -805,6 +847,13 @@ mod tests {
                 .contains("BIG_KEY (models.big.api_key_env) is set but empty")
         );
         assert!(said(&[]).contains("is not set"));
+        // A key of two lines is said as such, not as a server out of reach (audit 162).
+        let two = said(&[("BIG_KEY".into(), "sk-proj-AUDIT12\nX".into())]);
+        assert!(
+            two.contains("models.big.api_key_env: the key in BIG_KEY holds a character")
+                && !two.contains("AUDIT12"),
+            "{two}"
+        );
     }
 
     #[test]

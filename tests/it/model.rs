@@ -546,6 +546,100 @@ fn a_models_words_reach_the_terminal_without_the_key_or_escape_sequences() {
     }
 }
 
+/// A secret pasted into an issue body does not reach the model in a tool answer: what is sent is masked
+/// as what comes back is (audit 162: the Gitea token and the small model's key went verbatim to the big
+/// model's server, a third party's, inside the issue view).
+#[test]
+fn a_secret_in_an_issue_body_is_not_sent_to_the_model() {
+    let tmp = demo_state();
+    let gitea = "gitea-tok-7777-uniqueQQ55";
+    let big = "big-key-9999-separateZZ22";
+    let issue = tmp.path().join("snapshot/issues/acme/api/87.yaml");
+    let text = std::fs::read_to_string(&issue).unwrap();
+    std::fs::write(
+        &issue,
+        text.replacen(
+            "body: |\n",
+            &format!("body: |\n  Use token {gitea} and key {big} to try it.\n"),
+            1,
+        ),
+    )
+    .unwrap();
+    let server = ModelServer::start(vec![
+        Exchange::new(
+            Match::any(),
+            Reply::tool_call(
+                "query_project",
+                json!({"view": "issue", "filters": {"issueId": "acme/api#87"}}),
+            ),
+        ),
+        Exchange::new(Match::any(), Reply::text("It is in the backlog.")),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, false, 30);
+    let path = tmp.path().join("commitea.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        format!(
+            "{text}  big: {{ url: \"{}\", model: \"big-one\", api_key_env: \"TEST_BIG_KEY\" }}\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let out = commitea(
+        tmp.path(),
+        &["ask", "What is acme/api#87 about?"],
+        "",
+        &[("COMMITEA_GITEA_TOKEN", gitea), ("TEST_BIG_KEY", big)],
+    );
+    ok(&out);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let sent = requests[1].body.to_string();
+    assert!(
+        sent.contains("Use token *** and key *** to try it."),
+        "{sent}"
+    );
+    for r in &requests {
+        let body = r.body.to_string();
+        for secret in [gitea, big] {
+            assert!(!body.contains(secret), "{secret} sent: {body}");
+        }
+    }
+}
+
+/// A model's op file says it is the model's: `ask` files no capture, whatever `source` the model gives
+/// (audit 162: `source: capture_work` claimed a review the file never had).
+#[test]
+fn a_models_op_file_is_never_a_captures() {
+    let tmp = demo_state();
+    let server = ModelServer::start(vec![
+        Exchange::new(
+            Match::any(),
+            Reply::tool_call(
+                "apply_changes",
+                json!({"ops": [{"op": "set_priority", "issue": "acme/api#87", "priority": "p/3"}],
+                    "source": "capture_work"}),
+            ),
+        ),
+        Exchange::new(Match::any(), Reply::text("Proposed: acme/api#87 to p/3.")),
+    ])
+    .unwrap();
+    configure(tmp.path(), &server, false, 30);
+    ok(&commitea(
+        tmp.path(),
+        &["ask", "Lower the priority of acme/api#87 to p/3."],
+        "",
+        &[],
+    ));
+    let filed = only_pending(tmp.path());
+    assert!(
+        filed.contains("\nsource: apply_changes\n") && filed.contains("\nmodel: true\n"),
+        "{filed}"
+    );
+}
+
 /// The Gitea token and the other model's key are masked in a model's answer as its own key is: a model
 /// that echoes them (read from an issue body, say) printed them and wrote them into an op file that
 /// `propose` sends and `apply` files on Gitea (audit 113).
