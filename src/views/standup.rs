@@ -243,6 +243,62 @@ pub struct SinceThen {
     /// other repositories' milestones, and nothing said why); absent when it is the same.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recalibrated: Option<Recalibrated>,
+    /// The abandonment model, where it learnt from other closes since: which open issues are expected
+    /// done at all moved with it, and the milestones with them (audit 163: a milestone 86 working days
+    /// later, and nothing said the model had been fitted again); absent when the same closes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refitted: Option<Refitted>,
+}
+
+/// The abandonment model then and now, where it learnt from other closes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Refitted {
+    /// Closes in the recent history it learnt from then.
+    pub closes_before: usize,
+    /// Closes it learns from now.
+    pub closes: usize,
+    /// Open issues then, and how many it expected done within its window (the sum of their chances).
+    pub open_before: usize,
+    /// The expected number done then.
+    pub expected_done_before: f64,
+    /// Open issues now.
+    pub open: usize,
+    /// The expected number done now.
+    pub expected_done: f64,
+}
+
+impl Refitted {
+    /// The change between two forecasts' abandonment models, where it learnt from other closes.
+    pub fn between(
+        then: Option<&crate::forecast::AbandonmentSummary>,
+        now: Option<&crate::forecast::AbandonmentSummary>,
+    ) -> Option<Self> {
+        let (then, now) = (then?, now?);
+        (then.events != now.events).then_some(Self {
+            closes_before: then.events,
+            closes: now.events,
+            open_before: then.open,
+            expected_done_before: then.expected_done,
+            open: now.open,
+            expected_done: now.expected_done,
+        })
+    }
+
+    /// In words: `the closing-rate model learnt from 161 closes (160 before): 51.8 of the 159 open issues
+    /// expected done within its window (35.6 of 160 before)`.
+    pub fn words(&self) -> String {
+        format!(
+            "the closing-rate model learnt from {} ({} before): {:.1} of the {} open expected done within \
+             its window ({:.1} of {} before)",
+            crate::prose::count(self.closes, "close", "closes"),
+            self.closes_before,
+            self.expected_done,
+            self.open,
+            self.expected_done_before,
+            self.open_before
+        )
+    }
 }
 
 /// The calibration then and now, where it changed.
@@ -847,6 +903,10 @@ pub fn since_then(
         engine_changed: prev.engine_changed,
         engine_then: prev.report.engine.clone().filter(|_| prev.engine_changed),
         recalibrated: Recalibrated::between(&prev.report.calibration, &report.calibration),
+        refitted: Refitted::between(
+            prev.report.abandonment.as_ref(),
+            report.abandonment.as_ref(),
+        ),
     }
 }
 
@@ -866,6 +926,7 @@ impl SinceThen {
             && !self.settings_changed
             && !self.engine_changed
             && self.recalibrated.is_none()
+            && self.refitted.is_none()
     }
 
     /// In words: `4 directives recorded (D-0004, D-0005, D-0006 and D-0007); D-0002 withdrawn; 2 issues
@@ -927,6 +988,9 @@ impl SinceThen {
             ));
         }
         if let Some(r) = &self.recalibrated {
+            edited.push_str(&format!("; {}", r.words()));
+        }
+        if let Some(r) = &self.refitted {
             edited.push_str(&format!("; {}", r.words()));
         }
         match self.working_days_passed {
@@ -1535,9 +1599,19 @@ fn movers_words<'a>(
         (Some(b), Some(a)) => crate::prose::p80_moved(&b.p80, &a.p80, top.moved_working_days),
         _ => crate::prose::working_days_moved(top.moved_working_days),
     };
+    // A mover that is a small part of the milestone's move is not its reason: the rest is which of its
+    // issues are done at all in the futures (audit 163: a milestone 86 working days later was put down
+    // to "acme/mobile#101, +13 working days: queue of amara").
+    let part = if direction != 0 && top.moved_working_days.abs() * 2 < direction.abs() {
+        "; that is less than half the milestone's move: the rest is in how many of its issues are \
+         done at all, in its futures, not in one issue's date"
+            .to_owned()
+    } else {
+        String::new()
+    };
     Some((
         format!(
-            "{later} of its issues moved later, {earlier} earlier; the most: {}, {how}: {}",
+            "{later} of its issues moved later, {earlier} earlier; the most: {}, {how}: {}{part}",
             top.issue, top.why
         ),
         Some(top.issue.as_str()),
@@ -1565,6 +1639,16 @@ mod tests {
         assert_eq!(top, Some("acme/api#7"));
         assert!(
             words.ends_with("the most: acme/api#7, \u{2212}2 working days: waits on acme/api#1"),
+            "{words}"
+        );
+        // A small part of the milestone's move is named as such (audit 163: +13 of +86).
+        let (words, _) = super::movers_words(&[&later], 86).unwrap();
+        assert!(
+            words.ends_with(
+                "the most: acme/api#6, +5 working days: waits on acme/api#1; that is less than half the \
+                 milestone's move: the rest is in how many of its issues are done at all, in its futures, \
+                 not in one issue's date"
+            ),
             "{words}"
         );
         let (words, top) = super::movers_words(&[&later], -3).unwrap();
@@ -1615,6 +1699,7 @@ mod tests {
             engine_changed: false,
             engine_then: None,
             recalibrated: None,
+            refitted: None,
         };
         assert_eq!(
             since.words(),
@@ -1743,6 +1828,30 @@ mod tests {
             Some("no cut line any more")
         );
         assert_eq!(super::cut_line_change(None, None), None);
+    }
+
+    #[test]
+    fn the_abandonment_model_learning_from_other_closes_is_said() {
+        let summary =
+            |events: usize, open: usize, expected_done: f64| crate::forecast::AbandonmentSummary {
+                events,
+                cold_start: false,
+                window_days: 365,
+                team_rate: 0.01,
+                open,
+                expected_done,
+                strata: Vec::new(),
+            };
+        let (then, now) = (summary(160, 160, 35.57), summary(161, 159, 51.76));
+        let r = super::Refitted::between(Some(&then), Some(&now)).expect("a refit");
+        assert_eq!(
+            r.words(),
+            "the closing-rate model learnt from 161 closes (160 before): 51.8 of the 159 open expected \
+             done within its window (35.6 of 160 before)"
+        );
+        // The same closes, a day older: not a refit; and no model on either side, nothing to say.
+        assert!(super::Refitted::between(Some(&then), Some(&summary(160, 160, 30.0))).is_none());
+        assert!(super::Refitted::between(None, Some(&now)).is_none());
     }
 
     #[test]

@@ -3019,10 +3019,12 @@ fn a_dependency_on_rarely_done_work_is_named_in_the_consequence() {
         .filter(free)
         .find(|i| chance(i) > 0.6 && i["p80"] == "beyond horizon")
         .expect("a likely issue with no p80");
+    // (Under a fifth: since silent strata stopped sinking toward a rate of zero, audit 163, no free
+    // issue of the demo is under a tenth.)
     let rare = issues
         .iter()
         .filter(free)
-        .find(|i| chance(i) < 0.1)
+        .find(|i| chance(i) < 0.2)
         .expect("a rarely done issue");
     let op = serde_json::json!({"ops": [{"op": "add_dep", "issue": likely["issue"], "dependsOn": rare["issue"]}], "preview": true});
     let out = commitea(
