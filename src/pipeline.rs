@@ -344,7 +344,11 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
             }
             zone.later_day(start_of_day(&config, n), snapshot.meta.synced_at)
         }
-        Some(n) => n,
+        // A preview takes it as the run does, so `plan --now D` of the committed forecast's day is that
+        // forecast: taken raw, the day's midnight came before the snapshot's moment, and a close made
+        // that day was gone from the open work but not in the closing-rate history (audit 165: 160
+        // closes against 161, Mobile 3.0's p50 2027-08-16 against the committed 2027-09-02).
+        Some(n) => zone.later_day(start_of_day(&config, n), snapshot.meta.synced_at),
         None if synced => {
             zone.later_day(start_of_day(&config, opts.clock), snapshot.meta.synced_at)
         }

@@ -2987,6 +2987,31 @@ fn a_snapshot_file_broken_by_hand_says_how_to_undo_it_and_that_works() {
     );
 }
 
+/// `plan --now D` of the committed forecast's day is that forecast: the day's moment is taken as the run
+/// takes it, so a close made that day before the sync counts in the closing-rate history as it does in the
+/// open work (audit 165: 160 closes against the run's 161, and another Mobile 3.0 p50).
+#[test]
+fn a_preview_of_the_committed_forecasts_day_is_that_forecast() {
+    let (_tmp, dir) = quick_demo();
+    edit(
+        &dir.join("commitea.yaml"),
+        "abandonment_min_history_days: 365",
+        "abandonment_min_history_days: 90",
+    );
+    commit_as_t(&dir, &["-a"], "the abandonment model on");
+    // The demo's snapshot was taken at 17:00 on 2026-11-27, after acme/mobile#79 closed that day.
+    let meta = std::fs::read_to_string(dir.join("snapshot/meta.yaml")).unwrap();
+    assert!(meta.contains("synced_at: 2026-11-27T17:00:00Z"), "{meta}");
+    let out = commitea(&["run", "--offline", "--trials", "200"], &dir);
+    assert!(out.status.success(), "{out:?}");
+    let committed = std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap();
+    assert!(committed.contains("\"as_of\": \"2026-11-27\""), "not as of the snapshot's day");
+    let out = commitea(&["plan", "--now", "2026-11-27", "--trials", "200"], &dir);
+    assert!(out.status.success(), "{out:?}");
+    let previewed = std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap();
+    assert!(committed == previewed, "plan --now 2026-11-27 wrote another forecast");
+}
+
 /// With the abandonment model on, a dependency on rarely done work makes the issue rarely done, and the
 /// consequence names it with its chance, not only its milestone looking earlier as it leaves (audit 131).
 #[test]
