@@ -867,7 +867,7 @@ fn fallback(
     conv: &Conversation<'_>,
 ) -> AskAnswer {
     let answer = match views.last() {
-        Some(v) => super::words::render(v),
+        Some(v) => conv.client.mask(&super::words::render(v)),
         None => "CommiTea has no checked answer: the model did not read the project through its tools. Ask again, or read a view with `commitea tool query_project`.".to_owned(),
     };
     AskAnswer {

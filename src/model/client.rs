@@ -345,6 +345,13 @@ fn retry_after_seconds(value: &str, now: DateTime<Utc>) -> Option<u64> {
 }
 
 impl Client {
+    /// `text` with every secret this client masks replaced by `***`: for CommiTea's own words made from
+    /// what the model read, as the model's are (audit 165: `ask`'s fallback printed a token an issue
+    /// body held).
+    pub(crate) fn mask(&self, text: &str) -> String {
+        self.endpoint.mask(text)
+    }
+
     /// A client for `endpoint`.
     pub fn new(endpoint: Endpoint) -> Result<Self, ModelError> {
         // reqwest is built without a default crypto provider: install ring once (an error means another

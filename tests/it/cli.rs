@@ -3005,11 +3005,17 @@ fn a_preview_of_the_committed_forecasts_day_is_that_forecast() {
     let out = commitea(&["run", "--offline", "--trials", "200"], &dir);
     assert!(out.status.success(), "{out:?}");
     let committed = std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap();
-    assert!(committed.contains("\"as_of\": \"2026-11-27\""), "not as of the snapshot's day");
+    assert!(
+        committed.contains("\"as_of\": \"2026-11-27\""),
+        "not as of the snapshot's day"
+    );
     let out = commitea(&["plan", "--now", "2026-11-27", "--trials", "200"], &dir);
     assert!(out.status.success(), "{out:?}");
     let previewed = std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap();
-    assert!(committed == previewed, "plan --now 2026-11-27 wrote another forecast");
+    assert!(
+        committed == previewed,
+        "plan --now 2026-11-27 wrote another forecast"
+    );
 }
 
 /// With the abandonment model on, a dependency on rarely done work makes the issue rarely done, and the
