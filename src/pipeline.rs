@@ -364,11 +364,15 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
             crate::ops::warn_left_out(e);
         }
     }
+    // The checkout's ledger where a run forecasts the branch's and they differ: a directive recorded and
+    // not yet proposed has its op file beside it, which waits for its entry to reach the branch.
+    let mut proposed_ledger = None;
     let ledger = if opts.commit {
         let branch = branch_ledger(&layout)?;
         let checkout = crate::ledger::read(&layout.ledger())?;
         if checkout != branch {
             warn_uncommitted_ledger(checkout.as_deref(), branch.as_deref());
+            proposed_ledger = checkout.as_deref().map(crate::ledger::parse::parse);
         }
         warn_checkout_only_ops(&layout, &pending)?;
         if config_edited(&layout)? {
@@ -389,7 +393,14 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     // does not carry, from the ledger the replay read.
     let parsed = replayed.ledger.take();
     let index = parsed.as_ref().map(crate::apply::LedgerIndex::new);
-    warn_pending_of_inactive(&pending, index.as_ref());
+    warn_pending_of_inactive(
+        &pending,
+        index.as_ref(),
+        proposed_ledger
+            .as_ref()
+            .map(crate::apply::LedgerIndex::new)
+            .as_ref(),
+    );
     let not_on_gitea =
         not_carried_to_gitea(&pending, index.as_ref(), replayed.not_on_gitea.clone());
     let mut plan = replayed.into_plan();
@@ -817,9 +828,13 @@ fn not_carried_to_gitea(
 /// directive is no longer in force (withdrawn or superseded) is clutter now (the apply stage skips it),
 /// and its pull request a change no one should merge; one the ledger does not hold in force under its id
 /// as the directive it was written for waits (the apply stage carries none of it out).
+/// A file the branch's ledger lacks but the checkout's (`proposed`) holds in force is said by the warning of
+/// the checkout's entries, which `commitea propose` sends with it (audit 166: "remove the file", of the
+/// op file `commitea directive` had just written beside its entry).
 fn warn_pending_of_inactive(
     pending: &[crate::ops::OpFile],
     index: Option<&crate::apply::LedgerIndex<'_>>,
+    proposed: Option<&crate::apply::LedgerIndex<'_>>,
 ) {
     // By id, once: found entry by entry for each file, this was files × directives (audit 93).
     let Some(index) = index else {
@@ -832,6 +847,8 @@ fn warn_pending_of_inactive(
     for f in pending {
         match index.standing(f) {
             crate::apply::Standing::NotInForce { status, line } => stale.push((f, status, line)),
+            crate::apply::Standing::Missing
+                if proposed.is_some_and(|p| p.standing(f) == crate::apply::Standing::InForce) => {}
             standing => {
                 if let Some(why) = standing.waits(&f.id) {
                     tracing::warn!("{}/{}.yaml {why}", crate::ops::PENDING_PATH, f.id);

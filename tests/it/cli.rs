@@ -2987,6 +2987,42 @@ fn a_snapshot_file_broken_by_hand_says_how_to_undo_it_and_that_works() {
     );
 }
 
+/// A directive recorded and not yet proposed: its entry and its op file are both only in the checkout, and
+/// the run says so once, not that the file's directive is missing and the file should go (audit 166:
+/// "renumber the other entry, or remove the file", of the file `commitea directive` had just written).
+#[test]
+fn a_directive_not_yet_proposed_is_not_told_to_remove_its_op_file() {
+    let (_tmp, dir) = quick_demo();
+    let s = dir.to_str().unwrap();
+    let out = commitea(
+        &[
+            "directive",
+            "--kind",
+            "reprioritize",
+            "--quote",
+            "Top priority.",
+            "--target",
+            "acme/web#101",
+            "--params",
+            r#"{"priority":0}"#,
+            "--by",
+            "amara",
+            "-s",
+            s,
+        ],
+        &dir,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let out = commitea(&["run", "--offline", "--trials", "100", "-s", s], &dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("not on the branch"), "{stderr}");
+    assert!(
+        !stderr.contains("does not have") && !stderr.contains("remove the file"),
+        "{stderr}"
+    );
+}
+
 /// `plan --now D` of the committed forecast's day is that forecast: the day's moment is taken as the run
 /// takes it, so a close made that day before the sync counts in the closing-rate history as it does in the
 /// open work (audit 165: 160 closes against the run's 161, and another Mobile 3.0 p50).
