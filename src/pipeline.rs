@@ -348,6 +348,9 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         // forecast: taken raw, the day's midnight came before the snapshot's moment, and a close made
         // that day was gone from the open work but not in the closing-rate history (audit 165: 160
         // closes against 161, Mobile 3.0's p50 2027-08-16 against the committed 2027-09-02).
+        // (A day before the snapshot's is previewed as given: the issues as they stood when synced, as
+        // of that day, which the forecast says.)
+        Some(n) if zone.day_of(n) < zone.date_of(snapshot.meta.synced_at) => n,
         Some(n) => zone.later_day(start_of_day(&config, n), snapshot.meta.synced_at),
         None if synced => {
             zone.later_day(start_of_day(&config, opts.clock), snapshot.meta.synced_at)
