@@ -53,9 +53,22 @@ fn warn_unknown_var(
     // An optional section left unset has no keys to override, only itself (audit 69: a big model set up
     // from the environment alone was ignored with no word of why; audit 164: the advice said the file
     // alone could set it, where `COMMITEA_MODELS_BIG='{url: …, model: …}'` does).
+    // A section, not a value left unset (audit 165: `COMMITEA_FORECAST_SEED_VALUE` was told to set
+    // `forecast.seed` whole, as YAML): one that takes a mapping.
+    let takes_a_mapping = |path: &[String]| {
+        let mut probe = tree.clone();
+        set_path(
+            &mut probe,
+            path,
+            yaml_serde::Value::Mapping(yaml_serde::Mapping::new()),
+        );
+        yaml_serde::from_value::<Config>(probe)
+            .map_or_else(|e| !e.to_string().contains("invalid type: map"), |_| true)
+    };
     let unset = leaves.iter().find(|p| {
         var.starts_with(&format!("{}_", env_name(p)))
             && at(p).is_some_and(yaml_serde::Value::is_null)
+            && takes_a_mapping(p)
     });
     // A section that is set is overridden key by key (audit 164: COMMITEA_MODELS_SMALL, a whole section,
     // was "no config key of that name").
@@ -76,6 +89,12 @@ fn warn_unknown_var(
             "; it names a section, which the environment sets key by key: {}",
             crate::prose::and_list_at_most(&keys, 4)
         )
+    } else if let Some(p) = leaves
+        .iter()
+        .find(|p| var.starts_with(&format!("{}_", env_name(p))))
+    {
+        // A key of a value, which has none.
+        format!("; did you mean {}?", env_name(p))
     } else {
         // A letter off is said with the name meant (audit 153: COMMITEA_FORCAST_TRIALS was ignored,
         // warned, with nothing to say which key it missed).

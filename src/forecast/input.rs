@@ -202,9 +202,10 @@ fn absurd_samples(samples: &[(&PlannedIssue, Sample)]) -> Option<String> {
     if !read.is_empty() {
         said.push(format!(
             "{}: no time was tracked, and the working time from when work on {} began (its assignment, \
-             or its move to steeping or review) to its close is more than {}× its estimate, taken as a \
-             data error — work assigned long before anyone started it reads so; log the time spent on \
-             Gitea (tracked time counts first) or correct the estimate to count {}",
+             or its move to steeping or review) to its close is more than {}× off its estimate, taken as \
+             a data error — work assigned long before anyone started it, or only as it was closed, reads \
+             so; log the time spent on Gitea (tracked time counts first) or correct the estimate to count \
+             {}",
             crate::prose::and_list_at_most(&read, NAMED),
             it(read.len(), "it", "each"),
             calibrate::RATIO_LIMIT,

@@ -831,8 +831,13 @@ pub fn since_then(
         edited.milestone += usize::from(old.milestone != f.milestone && f.milestone.is_some());
         edited.out_of_milestone += usize::from(old.milestone.is_some() && f.milestone.is_none());
         edited.dependencies += usize::from(old.depends_on != f.depends_on);
-        // Not where an assignment moved it (triage → steeping): "reassigned" says that.
-        edited.columns += usize::from(old.lifecycle != f.lifecycle && old.assignee == f.assignee);
+        // Not where an assignment alone moved it (out of diagnosis, into triage): "reassigned" says that.
+        // Any other move is a column's, reassigned or not (audit 165: one reassigned and sent to
+        // diagnosis by a label was only "reassigned").
+        let by_assignment = old.assignee != f.assignee
+            && old.lifecycle == crate::domain::Lifecycle::Diagnosis
+            && f.lifecycle == crate::domain::Lifecycle::Triage;
+        edited.columns += usize::from(old.lifecycle != f.lifecycle && !by_assignment);
     }
     SinceThen {
         edited: (edited != Edited::default()).then_some(edited),

@@ -478,6 +478,7 @@ fn a_command_inside_the_state_repo_finds_it_and_a_refused_setting_exits_2_everyw
             "{url: 'http://127.0.0.1:9/v1', model: m}",
         )
         .env("COMMITEA_MODELS_BIG_MODEL", "x")
+        .env("COMMITEA_FORECAST_SEED_VALUE", "7")
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
@@ -490,6 +491,14 @@ fn a_command_inside_the_state_repo_finds_it_and_a_refused_setting_exits_2_everyw
             "ignoring COMMITEA_MODELS_BIG_MODEL: no config key of that name; models.big is not set, so \
              it has no keys of its own yet: set it whole (COMMITEA_MODELS_BIG='{...}', YAML) or add it to \
              commitea.yaml"
+        ),
+        "{stderr}"
+    );
+    // A value left unset is no section (audit 165: told to set forecast.seed whole, as YAML).
+    assert!(
+        stderr.contains(
+            "ignoring COMMITEA_FORECAST_SEED_VALUE: no config key of that name; did you mean \
+             COMMITEA_FORECAST_SEED?"
         ),
         "{stderr}"
     );

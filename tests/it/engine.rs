@@ -955,6 +955,7 @@ fn a_closed_issue_far_off_its_estimate_is_left_out_of_calibration_and_named() {
     assert!(
         said[0].contains(&format!("{key} ("))
             && said[0].contains("no time was tracked")
+            && said[0].contains("more than 20× off its estimate")
             && !said[0].contains("correct the tracked time"),
         "{}",
         said[0]

@@ -2240,17 +2240,32 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
     let other = dir.join(format!("snapshot/issues/acme/api/{steeping}.yaml"));
     let text = std::fs::read_to_string(&other).unwrap();
     assert!(text.contains("labels:\n"), "{text}");
-    std::fs::write(
-        &other,
-        text.replacen("labels:\n", "labels:\n- needs-info\n", 1),
-    )
-    .unwrap();
+    // Reassigned as well: the label's move is a column's all the same (audit 165).
+    let someone = if text.contains("- chen\n") {
+        "dana"
+    } else {
+        "chen"
+    };
+    let text = text.replacen("labels:\n", "labels:\n- needs-info\n", 1);
+    let text = match text.find("assignees:\n- ") {
+        Some(at) => {
+            let start = at + "assignees:\n- ".len();
+            let end = start + text[start..].find('\n').unwrap();
+            format!("{}{someone}{}", &text[..start], &text[end..])
+        }
+        None => text.replacen(
+            "labels:\n",
+            &format!("assignees:\n- {someone}\nlabels:\n"),
+            1,
+        ),
+    };
+    std::fs::write(&other, text).unwrap();
     commit("A re-estimate on Gitea", &[]);
     let v = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
     let since = &v["drift"]["sinceThen"];
     assert_eq!(
         since["edited"],
-        json!({"reestimated": 1, "reprioritised": 0, "reassigned": 0, "milestone": 0, "columns": 1}),
+        json!({"reestimated": 1, "reprioritised": 0, "reassigned": 1, "milestone": 0, "columns": 1}),
         "{since}"
     );
     let key = format!("acme/web#{}", file.file_stem().unwrap().to_str().unwrap());
