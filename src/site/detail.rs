@@ -1040,7 +1040,7 @@ pub fn build(
                 leaving: m
                     .expected_leaving
                     .filter(|_| m.planned.is_some())
-                    .map(super::pages::leaving_words),
+                    .map(|n| super::pages::leaving_words(n, m.open_issues)),
                 view,
             })
         })

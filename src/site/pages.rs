@@ -559,11 +559,11 @@ pub(crate) fn page_context(data: &SiteData) -> PageContext<'_> {
                     .as_deref()
                     .filter(|_| m.overdue && p80.is_none())
                     .map(|d| format!("overdue since {d}")),
-                status_label: m.status.label().to_owned(),
+                status_label: status_words(m),
                 remaining: hours(m.remaining_hours),
                 // A milestone with nothing open has no band: no work to draw.
                 cone: axis.as_ref().and_then(|a| a.cone(m)),
-                leaving_label: m.expected_leaving.map(leaving_words),
+                leaving_label: m.expected_leaving.map(|n| leaving_words(n, m.open_issues)),
                 cut_hours: m.cut_line.as_ref().map(|c| cut_hours(c.hours)),
                 cut_on_time: m.cut_line.as_ref().map(|c| percent(c.probability_on_time)),
                 band_label: m.band.as_ref().map_or_else(
@@ -873,17 +873,50 @@ pub(crate) fn cut_hours(h: f64) -> String {
 /// Hours: whole numbers without decimals, others with one.
 pub(crate) use crate::prose::hours;
 
-/// Open issues expected to leave a milestone, in words: `about 1 open issue expected to leave` (it said
-/// "about 1 open issues", audit 92).
-pub(crate) fn leaving_words(n: f64) -> String {
-    format!(
-        "about {}",
-        crate::prose::count(
-            n.round() as i64,
-            "open issue expected to leave",
-            "open issues expected to leave"
+/// Open issues expected to leave a milestone, of its `open` ones, in words: `about 6 of 8 open issues
+/// expected to leave` (it said "about 1 open issues", audit 92, and no "of 8", audit 166); where less than
+/// one is expected to stay, its headline is the day of a single close that may not come, and that is said.
+pub(crate) fn leaving_words(n: f64, open: usize) -> String {
+    let leaving = n.round() as i64;
+    let noun = if open == 1 {
+        "open issue"
+    } else {
+        "open issues"
+    };
+    let words = if leaving == 1 && open == 1 {
+        "about 1 open issue expected to leave".to_owned()
+    } else {
+        format!("about {leaving} of {open} {noun} expected to leave")
+    };
+    if open as f64 - n < 1.0 {
+        format!(
+            "{words}: under one is expected to stay, so its dates are those of one close that may not come"
         )
-    )
+    } else {
+        words
+    }
+}
+
+/// A milestone's status where most of its open work is expected to leave: what the status is of (audit 166:
+/// "91% · on track" beside 6 of 8 open issues expected never to be done).
+fn status_words(m: &crate::views::runway::RunwayMilestone) -> String {
+    let label = m.status.label();
+    match m.expected_leaving {
+        Some(n) if m.open_issues > 0 && n * 2.0 > m.open_issues as f64 => {
+            let stay = m.open_issues as f64 - n;
+            let of = if m.open_issues == 1 {
+                "its 1 open issue".to_owned()
+            } else {
+                format!("its {} open issues", m.open_issues)
+            };
+            if stay < 1.0 {
+                format!("{label}, for under one of {of}")
+            } else {
+                format!("{label}, for about {} of {of}", stay.round() as i64)
+            }
+        }
+        _ => label.to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -893,12 +926,18 @@ mod tests {
     #[test]
     fn issues_expected_to_leave_are_counted_in_words() {
         assert_eq!(
-            super::leaving_words(1.2),
-            "about 1 open issue expected to leave"
+            super::leaving_words(1.2, 5),
+            "about 1 of 5 open issues expected to leave"
         );
         assert_eq!(
-            super::leaving_words(2.6),
-            "about 3 open issues expected to leave"
+            super::leaving_words(2.6, 8),
+            "about 3 of 8 open issues expected to leave"
+        );
+        // Under one expected to stay (audit 166: 18.3 of 19, its p50 one uncertain close's day).
+        assert_eq!(
+            super::leaving_words(18.3, 19),
+            "about 18 of 19 open issues expected to leave: under one is expected to stay, so its dates \
+             are those of one close that may not come"
         );
     }
 
