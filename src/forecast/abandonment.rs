@@ -5,9 +5,19 @@ use std::sync::Arc;
 
 use super::*;
 
-/// An issue's abandonment-model features at `at`: its column then, its age, labels and assignee.
+/// An open issue's abandonment-model features for its forecast at `at`: its column and assignee as
+/// synced, its age at `at`, its labels.
 pub fn fate_features(i: &PlannedIssue, at: chrono::DateTime<chrono::Utc>) -> FateFeatures {
-    features_at(i, at, &Shared::of(i))
+    // As synced: its column and assignee now, not the timeline's at `at` — an event the server dated
+    // after the run's moment (its clock ahead of the runner's) left the run reading the column before
+    // it, and the next day's forecast moved the issue's chance with nothing changed (audit 166: out of
+    // its milestone, shown in triage, scored as steeping). Its age is at `at`.
+    let shared = Shared::of(i);
+    FateFeatures {
+        column: i.lifecycle.as_str(),
+        person: shared.assignee.clone(),
+        ..features_at(i, at, &shared)
+    }
 }
 
 /// What an issue's features are at every moment: its labels and assignee, made once per issue and

@@ -915,6 +915,34 @@ fn calibration_learns_from_a_closed_issue_with_only_an_assignment_and_a_close() 
     assert_eq!(without.len() + 1, with.len());
 }
 
+/// An open issue's chance of being done reads its column as synced: a change the server dated after the
+/// run's moment (its clock ahead) was read the next day, and moved the issue's chance then with nothing
+/// changed (audit 166: out of its milestone, shown in triage, scored as steeping).
+#[test]
+fn an_open_issues_fate_reads_its_column_as_synced() {
+    let plan = demo_plan();
+    let i = plan
+        .issues
+        .iter()
+        .find(|i| {
+            i.state == commitea::domain::OpenState::Open
+                && i.lifecycle == commitea::domain::Lifecycle::Steeping
+        })
+        .expect("a steeping issue");
+    let mut moved = i.clone();
+    if let Some(last) = moved.timeline.last_mut() {
+        last.until = Some(plan.now + chrono::Duration::seconds(9));
+    }
+    moved.timeline.push(commitea::domain::LifecycleSpan {
+        column: commitea::domain::Lifecycle::Triage,
+        since: plan.now + chrono::Duration::seconds(9),
+        until: None,
+    });
+    moved.lifecycle = commitea::domain::Lifecycle::Triage;
+    assert_eq!(forecast::fate_features(&moved, plan.now).column, "triage");
+    assert_eq!(forecast::fate_features(i, plan.now).column, "steeping");
+}
+
 #[test]
 fn a_closed_issue_far_off_its_estimate_is_left_out_of_calibration_and_named() {
     let mut plan = demo_plan();
