@@ -1723,6 +1723,16 @@ fn commit_as_t(dir: &Path, args: &[&str], message: &str) -> String {
     crate::pipeline::git(dir, &all)
 }
 
+/// Turns the demo's abandonment model on (its history is shorter than the year the demo asks) and commits.
+fn abandonment_model_on(dir: &Path) {
+    edit(
+        &dir.join("commitea.yaml"),
+        "abandonment_min_history_days: 365",
+        "abandonment_min_history_days: 90",
+    );
+    commit_as_t(dir, &["-a"], "the abandonment model on");
+}
+
 /// Records a set-deadline directive on milestone `id` (due `due`, in the PM's `quote`), which must succeed.
 fn set_deadline(dir: &Path, id: u64, due: &str, quote: &str, by: &str) {
     let target = format!("milestone {id}");
@@ -3038,12 +3048,7 @@ fn a_directive_not_yet_proposed_is_not_told_to_remove_its_op_file() {
 #[test]
 fn a_preview_of_the_committed_forecasts_day_is_that_forecast() {
     let (_tmp, dir) = quick_demo();
-    edit(
-        &dir.join("commitea.yaml"),
-        "abandonment_min_history_days: 365",
-        "abandonment_min_history_days: 90",
-    );
-    commit_as_t(&dir, &["-a"], "the abandonment model on");
+    abandonment_model_on(&dir);
     // The demo's snapshot was taken at 17:00 on 2026-11-27, after acme/mobile#79 closed that day.
     let meta = std::fs::read_to_string(dir.join("snapshot/meta.yaml")).unwrap();
     assert!(meta.contains("synced_at: 2026-11-27T17:00:00Z"), "{meta}");
@@ -3068,12 +3073,7 @@ fn a_preview_of_the_committed_forecasts_day_is_that_forecast() {
 #[test]
 fn a_dependency_on_rarely_done_work_is_named_in_the_consequence() {
     let (_tmp, dir) = quick_demo();
-    edit(
-        &dir.join("commitea.yaml"),
-        "abandonment_min_history_days: 365",
-        "abandonment_min_history_days: 90",
-    );
-    commit_as_t(&dir, &["-a"], "the abandonment model on");
+    abandonment_model_on(&dir);
     let out = commitea(&["run", "--offline", "--trials", "1000"], &dir);
     assert!(out.status.success(), "{out:?}");
     let forecast: serde_json::Value =

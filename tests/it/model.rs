@@ -32,6 +32,21 @@ fn configure(state: &Path, server: &ModelServer, big: bool, timeout: u32) {
     std::fs::write(&path, text).unwrap();
 }
 
+/// [`configure`] with a big model on the same server whose key is read from `TEST_BIG_KEY`.
+fn configure_with_big_key(state: &Path, server: &ModelServer) {
+    configure(state, server, false, 30);
+    let path = state.join("commitea.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        format!(
+            "{text}  big: {{ url: \"{}\", model: \"big-one\", api_key_env: \"TEST_BIG_KEY\" }}\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+}
+
 /// Runs `commitea ARGS… -s STATE` with `stdin`, the model key set and `extra` environment.
 fn commitea(state: &Path, args: &[&str], stdin: &str, extra: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_commitea"));
@@ -579,17 +594,7 @@ fn a_secret_in_an_issue_body_is_neither_sent_to_the_model_nor_printed() {
         Exchange::new(Match::any(), Reply::text("It is 93% done.")),
     ])
     .unwrap();
-    configure(tmp.path(), &server, false, 30);
-    let path = tmp.path().join("commitea.yaml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(
-        &path,
-        format!(
-            "{text}  big: {{ url: \"{}\", model: \"big-one\", api_key_env: \"TEST_BIG_KEY\" }}\n",
-            server.url()
-        ),
-    )
-    .unwrap();
+    configure_with_big_key(tmp.path(), &server);
     let out = commitea(
         tmp.path(),
         &["ask", "What is acme/api#87 about?"],
@@ -671,17 +676,7 @@ fn a_models_answer_carries_neither_the_gitea_token_nor_the_other_models_key() {
         Exchange::new(Match::any(), Reply::text(&echo)),
     ])
     .unwrap();
-    configure(tmp.path(), &server, false, 30);
-    let path = tmp.path().join("commitea.yaml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(
-        &path,
-        format!(
-            "{text}  big: {{ url: \"{}\", model: \"big-one\", api_key_env: \"TEST_BIG_KEY\" }}\n",
-            server.url()
-        ),
-    )
-    .unwrap();
+    configure_with_big_key(tmp.path(), &server);
     let out = commitea(
         tmp.path(),
         &["ask", "Create an issue to rotate credentials."],
