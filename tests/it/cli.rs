@@ -1723,6 +1723,20 @@ fn commit_as_t(dir: &Path, args: &[&str], message: &str) -> String {
     crate::pipeline::git(dir, &all)
 }
 
+/// The unassigned open issues the committed forecast in `dir` plans for `name`.
+fn unassigned_planned_for(dir: &Path, name: &str) -> std::collections::BTreeSet<String> {
+    let forecast: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap())
+            .unwrap();
+    forecast["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["planned_assignee"] == name && i["assignee"].is_null())
+        .map(|i| i["issue"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 /// Turns the demo's abandonment model on (its history is shorter than the year the demo asks) and commits.
 fn abandonment_model_on(dir: &Path) {
     edit(
@@ -2609,19 +2623,7 @@ fn unassigned_work_that_may_miss_a_leavers_last_day_goes_to_the_others() {
     );
     assert!(out.status.success(), "{out:?}");
     commit_as_t(&dir, &["-a"], "chen leaves");
-    let unassigned_for_chen = || -> std::collections::BTreeSet<String> {
-        let forecast: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap(),
-        )
-        .unwrap();
-        forecast["issues"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|i| i["planned_assignee"] == "chen" && i["assignee"].is_null())
-            .map(|i| i["issue"].as_str().unwrap().to_owned())
-            .collect()
-    };
+    let unassigned_for_chen = || unassigned_planned_for(&dir, "chen");
     let before = unassigned_for_chen();
     let out = commitea(&["run", "--offline", "--trials", "500", "-s", s], &dir);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -2675,19 +2677,7 @@ fn unassigned_work_that_may_miss_a_leavers_last_day_goes_to_the_others() {
 fn the_work_said_to_go_from_a_leaver_is_what_the_last_forecast_planned_for_them() {
     let (_tmp, dir) = quick_demo();
     let s = dir.to_str().unwrap();
-    let unassigned_for_bjorn = || -> std::collections::BTreeSet<String> {
-        let forecast: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap(),
-        )
-        .unwrap();
-        forecast["issues"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|i| i["planned_assignee"] == "bjorn" && i["assignee"].is_null())
-            .map(|i| i["issue"].as_str().unwrap().to_owned())
-            .collect()
-    };
+    let unassigned_for_bjorn = || unassigned_planned_for(&dir, "bjorn");
     let before = unassigned_for_bjorn();
     // A sabbatical past a four-month horizon makes bjorn a leaver; the new hire starts after it.
     let config = dir.join("commitea.yaml");
