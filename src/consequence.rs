@@ -1585,6 +1585,9 @@ pub fn compare_reusing(
 ) -> (Consequence, Plan, Plan) {
     let settings = crate::forecast::Settings::from_config(config);
     before_plan.planned_for = planned_for.clone();
+    before_plan.last_planned = committed
+        .map(crate::forecast::planned_people)
+        .unwrap_or_default();
     // The cut lines the committed forecast found, as a run tries them first: its key then matches.
     before_plan.cut_before = committed
         .map(crate::forecast::cut_lines)
@@ -1593,6 +1596,7 @@ pub fn compare_reusing(
     let (b, _) = crate::forecast::run_or_reuse(&before_plan, &settings, mode, committed);
     // A capacity directive that hires someone shares the work out again, as a run would.
     after_plan.planned_for = crate::forecast::people_to_keep(&after_plan.team, &b);
+    after_plan.last_planned = crate::forecast::planned_people(&b);
     after_plan.cut_before = crate::forecast::cut_lines(&b);
     // The forecasts compared run the same trials (adaptive trials may have stopped the one before early),
     // so both sides draw the same numbers; the consequence reports no cut lines, so they need none.

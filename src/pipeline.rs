@@ -463,6 +463,10 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         }
     }));
     plan.planned_for = committed.people(&config, &plan.team);
+    plan.last_planned = committed
+        .report()
+        .map(forecast::planned_people)
+        .unwrap_or_default();
     plan.cut_before = committed
         .report()
         .map(forecast::cut_lines)
@@ -2088,6 +2092,7 @@ fn previous_forecast_in(
                     )
                     .plan;
                     plan.planned_for.clone_from(&c.plan.planned_for);
+                    plan.last_planned.clone_from(&c.plan.last_planned);
                     let report = crate::forecast::run_unkeyed(
                         &plan,
                         &forecast::Settings {

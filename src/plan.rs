@@ -275,6 +275,10 @@ pub struct Plan {
     /// person unless they left the team or may no longer take it, so plans do not reshuffle between runs
     /// (`forecast.keep_planned_people`). Empty for a first forecast.
     pub planned_for: BTreeMap<IssueKey, String>,
+    /// Who the last committed forecast planned each unassigned open issue for, kept or not (someone joined,
+    /// `forecast.keep_planned_people` off): what a leaver's work "went to the others" is counted against.
+    /// Not in the forecast's key: it changes no figure. Empty for a first forecast.
+    pub last_planned: BTreeMap<IssueKey, String>,
     /// The cut line the last committed forecast gave each hard-deadline milestone (by id): the search
     /// tries those issues first, so a cut that still meets the deadline is kept (trimmed where less is
     /// needed) instead of another drawn afresh (audit 108: closing an issue of the milestone turned a cut
@@ -588,6 +592,7 @@ impl Plan {
             abandonment_days: config.forecast.abandonment_days.0,
             abandonment_min_history_days: config.forecast.abandonment_min_history_days,
             planned_for: BTreeMap::new(),
+            last_planned: BTreeMap::new(),
             cut_before: BTreeMap::new(),
             warnings,
         }

@@ -81,6 +81,7 @@ impl PlanDigest {
             abandonment_days,
             abandonment_min_history_days,
             planned_for: _,
+            last_planned: _,
             cut_before: _,
             warnings,
         } = plan;

@@ -252,7 +252,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
     // plan gave a leaver and a pass took back was never planned for them where a user saw it (audit 160:
     // "13 went" of 14 planned for bjorn, 7 of them still with him). Without one, the passes' moves are
     // all there is to say.
-    if !plan.planned_for.is_empty() {
+    if !plan.last_planned.is_empty() {
         moved_off.clear();
     }
     let people: std::collections::HashMap<&str, usize> = plan
@@ -263,7 +263,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
         .collect();
     for (n, i) in open.iter().enumerate() {
         let Some(&p) = plan
-            .planned_for
+            .last_planned
             .get(&i.key)
             .and_then(|name| people.get(name.as_str()))
         else {
