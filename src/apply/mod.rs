@@ -1303,10 +1303,14 @@ fn moved_under(
         .collect();
     // Toward what `op` writes: its label given or the namespace's others taken off, its label taken off,
     // its milestone set, its dependency added or removed.
+    // What a file that set `label` wrote: its label given, or the namespace's other labels taken off —
+    // not its own label taken off (audit 139: a hand removal of p/0 was "carrying out" the file that gave
+    // it).
+    let wrote = |e: &crate::domain::TimelineEvent, label: &Option<String>| {
+        e.kind != K::Label || label.is_none() || (e.label == *label) != e.removed
+    };
     let toward = |e: &crate::domain::TimelineEvent| match op {
-        Op::SetPriority { .. } | Op::SetEstimate { .. } => {
-            (e.label == label_written(op)) != e.removed
-        }
+        Op::SetPriority { .. } | Op::SetEstimate { .. } => wrote(e, &label_written(op)),
         Op::RemoveLabel { .. } => e.removed,
         Op::SetMilestone { milestone, .. } => e.milestone == *milestone,
         Op::AddDep { .. } => e.kind == K::AddDependency,
@@ -1321,11 +1325,6 @@ fn moved_under(
         let (file, label) = field_of(op).and_then(|(field, _)| own(&field))?;
         Some((me.clone(), file, label))
     });
-    // What the file wrote: its label given, or the namespace's other labels taken off — not its own label
-    // taken off (audit 139: a hand removal of p/0 was "carrying out" the file that gave it).
-    let wrote = |e: &crate::domain::TimelineEvent, label: &Option<String>| {
-        e.kind != K::Label || label.is_none() || (e.label == *label) != e.removed
-    };
     let carrying_out = |e: &crate::domain::TimelineEvent| {
         own.as_ref()
             .filter(|(me, _, label)| *me == e.user && wrote(e, label))

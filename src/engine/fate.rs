@@ -322,36 +322,31 @@ fn stratum_key(column: &str, bucket: usize) -> String {
     format!("{column}/{}", AGE_LABELS[bucket.min(AGE_BUCKETS.len())])
 }
 
-/// The known value nearest to `bucket` (older first at equal distance: an issue that outlived its history
-/// is an old issue), from `bucket` itself on, or from its neighbours only when `others` is set.
-fn nearest_known(known: &[Option<f64>], bucket: usize, others: bool) -> Option<f64> {
-    let n = known.len();
-    (usize::from(others)..n)
+/// The bucket nearest to `bucket`, other than it, for which `hit` holds (older first at equal distance: an
+/// issue that outlived its history is an old issue), of `n`.
+fn nearest_other(n: usize, bucket: usize, hit: impl Fn(usize) -> bool) -> Option<usize> {
+    (1..n)
         .flat_map(|d| {
             [Some(bucket + d).filter(|b| *b < n), bucket.checked_sub(d)]
                 .into_iter()
                 .flatten()
         })
-        .find_map(|b| known[b])
+        .find(|&b| hit(b))
 }
 
-/// The bucket a stratum at `bucket` that never closed anything is shrunk toward, and a bucket with no
-/// stratum takes its rate from: the nearest bucket with a stratum on the way to the nearest stratum that
-/// closed something (older first at equal distance), or, in a column that never closed anything, the
-/// nearest younger stratum — `None` for the year's rate beyond it. Silence is evidence only against
-/// something heard: two silent strata shrunk toward each other sank together toward a rate of zero, and
-/// took their column with them (audit 163: 7e-6 a day, and the first close moved the column 85-fold).
-/// Each step of the way is nearer to what closed, so the strata's neighbours form no silent cycle.
-fn toward_closes(known: &[bool], closed: &[bool], bucket: usize) -> Option<usize> {
-    let n = known.len();
-    let heard = (1..n)
-        .flat_map(|d| {
-            [Some(bucket + d).filter(|b| *b < n), bucket.checked_sub(d)]
-                .into_iter()
-                .flatten()
-        })
-        .find(|&b| closed[b]);
-    match heard {
+/// The bucket whose rate a stratum at `bucket` is shrunk toward, and a bucket with no stratum takes: for
+/// a stratum that closed something, its nearest other stratum; for one that never did, and an empty
+/// bucket, the nearest bucket with a stratum on the way to the nearest stratum that closed something, or,
+/// in a column that never closed anything, the nearest younger stratum — `None` for the year's rate beyond
+/// it. Silence is evidence only against something heard: two silent strata shrunk toward each other sank
+/// together toward a rate of zero, and took their column with them (audit 163: 7e-6 a day, and the first
+/// close moved the column 85-fold). Each step of a silent one's way is nearer to what closed, so the
+/// strata's neighbours form no silent cycle.
+fn target_bucket(known: &[bool], closed: &[bool], bucket: usize) -> Option<usize> {
+    if closed[bucket] {
+        return nearest_other(known.len(), bucket, |b| known[b]);
+    }
+    match nearest_other(known.len(), bucket, |b| closed[b]) {
         Some(e) if e > bucket => (bucket + 1..=e).find(|&b| known[b]),
         Some(e) => (e..bucket).rev().find(|&b| known[b]),
         None => (0..bucket).rev().find(|&b| known[b]),
@@ -360,7 +355,7 @@ fn toward_closes(known: &[bool], closed: &[bool], bucket: usize) -> Option<usize
 
 /// One column's rate at every age bucket from the buckets it has strata for (`known`, and which of them
 /// `closed` something): a bucket with none takes the rate a stratum there seen for a moment would read
-/// ([`toward_closes`]), and a column with none at all the team's rate.
+/// ([`target_bucket`]), and a column with none at all the team's rate.
 fn fill_buckets(
     known: &[Option<f64>; AGE_BUCKETS.len() + 1],
     closed: &[bool; AGE_BUCKETS.len() + 1],
@@ -369,7 +364,7 @@ fn fill_buckets(
     let is_known = known.map(|r| r.is_some());
     std::array::from_fn(|bucket| {
         known[bucket]
-            .or_else(|| toward_closes(&is_known, closed, bucket).and_then(|b| known[b]))
+            .or_else(|| target_bucket(&is_known, closed, bucket).and_then(|b| known[b]))
             .unwrap_or(team_rate)
     })
 }
@@ -621,21 +616,22 @@ pub(crate) fn fit(exposures: &[Exposure], history: History, window_days: u32) ->
         rates.entry(column).or_default()[*bucket] = Some(shrunk_rate(*ev, *d, *issues, year_rate));
         closed.entry(column).or_default()[*bucket] = *ev > 0;
     }
+    // Which bucket each stratum is shrunk toward is the same in every round: found once.
+    let targets: Vec<Option<usize>> = groups
+        .iter()
+        .map(|((column, bucket), _)| {
+            target_bucket(
+                &rates[column].map(|r| r.is_some()),
+                &closed[column],
+                *bucket,
+            )
+        })
+        .collect();
     for _ in 0..FIXED_POINT_STEPS {
         let mut next = rates.clone();
         let mut moved = 0.0f64;
-        for ((column, bucket), (ev, d, issues)) in &groups {
-            let target = rates
-                .get(column)
-                .and_then(|r| {
-                    if *ev > 0 {
-                        nearest_known(r, *bucket, true)
-                    } else {
-                        let is_known = r.map(|r| r.is_some());
-                        toward_closes(&is_known, &closed[column], *bucket).and_then(|b| r[b])
-                    }
-                })
-                .unwrap_or(year_rate);
+        for (((column, bucket), (ev, d, issues)), to) in groups.iter().zip(&targets) {
+            let target = to.and_then(|b| rates[column][b]).unwrap_or(year_rate);
             let rate = shrunk_rate(*ev, *d, *issues, target);
             let was = rates[column][*bucket].unwrap_or(rate);
             moved = moved.max((rate / was).ln().abs());
@@ -840,10 +836,15 @@ mod tests {
             fill_buckets(&known, &closed, 9.0),
             [9.0, 1.0, 1.0, 3.0, 3.0, 3.0, 3.0, 3.0]
         );
-        // A stratum's neighbour, the rate it is shrunk toward, is the nearest other.
-        assert_eq!(nearest_known(&known, 1, false), Some(1.0));
-        assert_eq!(nearest_known(&known, 1, true), Some(3.0));
-        assert_eq!(nearest_known(&known, 3, true), Some(1.0));
+        // A stratum that closed something is shrunk toward its nearest other; a silent one toward the
+        // way to what closed, never another silent one beyond it.
+        let is_known = known.map(|r| r.is_some());
+        let both = [false, true, false, true, false, false, false, false];
+        assert_eq!(target_bucket(&is_known, &both, 1), Some(3));
+        assert_eq!(target_bucket(&is_known, &both, 3), Some(1));
+        let one = [false, true, false, false, false, false, false, false];
+        assert_eq!(target_bucket(&is_known, &one, 3), Some(1));
+        assert_eq!(target_bucket(&is_known, &one, 1), Some(3));
     }
 
     #[test]
