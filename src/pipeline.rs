@@ -664,18 +664,18 @@ fn config_edited(layout: &Layout) -> Result<bool, PipelineError> {
     };
     let committed = git::read_at(&repo, head, crate::config::FILE_NAME)?;
     let here = std::fs::read(crate::config::Config::path_in(layout.root())).ok();
-    Ok(committed != here)
+    Ok(match (committed, here) {
+        (Some(c), Some(h)) => !crate::state::same_text(&h, &c),
+        (c, h) => c != h,
+    })
 }
 
-/// Says what a committing run leaves out of the checkout's ledger, and how each part gets in: new entries
-/// and edits of entries the branch has (a status line) through `commitea propose`, anything else (an
-/// entry deleted, the text around the entries) by a commit.
-/// Each directive of a ledger text: its id and its entry as written.
+/// Each directive of a ledger text: its id and its entry as committed (LF: a checkout's CRLF is no edit).
 fn entries(text: Option<&str>) -> Vec<(String, String)> {
     crate::ledger::parse::parse(text.unwrap_or(""))
         .ledger
         .directives()
-        .map(|d| (d.id.to_string(), d.raw.clone()))
+        .map(|d| (d.id.to_string(), crate::state::as_lf(&d.raw).into_owned()))
         .collect()
 }
 
@@ -699,6 +699,9 @@ fn entries_edited(checkout: Option<&str>, branch: Option<&str>) -> Vec<String> {
         .collect()
 }
 
+/// Says what a committing run leaves out of the checkout's ledger, and how each part gets in: new entries
+/// and edits of entries the branch has (a status line) through `commitea propose`, anything else (an
+/// entry deleted, the text around the entries) by a commit.
 fn warn_uncommitted_ledger(checkout: Option<&str>, branch: Option<&str>) {
     let new = entries_not_on_branch(checkout, branch);
     let edited = entries_edited(checkout, branch);

@@ -125,7 +125,9 @@ impl Proposal {
             _ => false,
         };
         let entries = match (&self.ledger_entry, &other.ledger_entry) {
-            (Some(a), Some(b)) => a.trim_end() == b.trim_end(),
+            (Some(a), Some(b)) => {
+                crate::state::as_lf(a.trim_end()) == crate::state::as_lf(b.trim_end())
+            }
             (None, None) => true,
             _ => false,
         };
@@ -184,25 +186,31 @@ fn replace_entry(ledger: &str, id: &str, entry: &str) -> String {
     else {
         return ledger.to_owned();
     };
-    // Keep the blank lines that separated the old entry from the next.
+    // Keep the blank lines that separated the old entry from the next, and the ledger's line endings.
     let kept = &old[old.trim_end().len()..];
+    let entry = crate::state::in_endings_of(entry, ledger);
     ledger.replacen(&old, &format!("{}{kept}", entry.trim_end()), 1)
 }
 
-/// `entry` after every byte of `ledger`, separated by a blank line.
+/// `entry` after every byte of `ledger`, separated by a blank line, in the ledger's line endings.
 fn append_raw(ledger: &str, entry: &str) -> String {
+    let newline = if ledger.contains("\r\n") {
+        "\r\n"
+    } else {
+        "\n"
+    };
     let mut out = ledger.to_owned();
     if !out.is_empty() {
         if !out.ends_with('\n') {
-            out.push('\n');
+            out.push_str(newline);
         }
-        if !out.ends_with("\n\n") {
-            out.push('\n');
+        if !out.ends_with("\n\n") && !out.ends_with("\n\r\n") {
+            out.push_str(newline);
         }
     }
-    out.push_str(entry);
+    out.push_str(&crate::state::in_endings_of(entry, ledger));
     if !out.ends_with('\n') {
-        out.push('\n');
+        out.push_str(newline);
     }
     out
 }
@@ -224,7 +232,7 @@ pub fn local_proposals(
     for f in crate::ops::pending(layout)? {
         let rel = format!("{}/{}.yaml", crate::ops::PENDING_PATH, f.id);
         let disk = std::fs::read(layout.root().join(&rel)).unwrap_or_default();
-        if on_base(&rel)?.as_deref() == Some(disk.as_slice()) {
+        if on_base(&rel)?.is_some_and(|b| crate::state::same_text(&disk, &b)) {
             continue;
         }
         out.insert(
@@ -254,12 +262,16 @@ pub fn local_proposals(
         let id = d.id.to_string();
         match base_entries.get(&id) {
             // An entry the branch has, changed here (its status line): proposed as an edit of it.
-            Some(raw) if raw.trim_end() != d.raw.trim_end() => edits.push(Proposal {
-                id,
-                file: None,
-                ledger_entry: Some(d.raw.clone()),
-                replaces: true,
-            }),
+            Some(raw)
+                if crate::state::as_lf(raw.trim_end()) != crate::state::as_lf(d.raw.trim_end()) =>
+            {
+                edits.push(Proposal {
+                    id,
+                    file: None,
+                    ledger_entry: Some(d.raw.clone()),
+                    replaces: true,
+                });
+            }
             Some(_) => {}
             None => {
                 out.entry(id.clone())
@@ -805,7 +817,9 @@ fn take_out(cx: &Context<'_>, repo: &gix::Repository, id: &str) {
     let rel = format!("{}/{id}.yaml", crate::ops::PENDING_PATH);
     let committed = crate::state::git::head(repo)
         .and_then(|head| crate::state::git::read_at(repo, head, &rel).ok().flatten());
-    if committed.is_none_or(|c| std::fs::read(&path).is_ok_and(|now| now != c)) {
+    if committed
+        .is_none_or(|c| std::fs::read(&path).is_ok_and(|now| !crate::state::same_text(&now, &c)))
+    {
         let _ = std::fs::remove_file(path);
     }
 }

@@ -329,8 +329,8 @@ fn as_committed(rel: &str, bytes: Vec<u8>) -> Vec<u8> {
         .iter()
         .any(|p| rel.strip_prefix(p).is_some_and(|r| r.starts_with('/')));
     if own && bytes.windows(2).any(|w| w == b"\r\n") {
-        String::from_utf8_lossy(&bytes)
-            .replace("\r\n", "\n")
+        super::as_lf(&String::from_utf8_lossy(&bytes))
+            .into_owned()
             .into_bytes()
     } else {
         bytes

@@ -265,6 +265,35 @@ pub(crate) fn read_text_file(path: &Path) -> std::io::Result<String> {
     std::fs::read_to_string(path)
 }
 
+/// A text with its CRLF line endings as LF: what `git add` stores of a file a checkout converts
+/// (`core.autocrlf`, `eol=crlf`), and so what the checkout's text is once committed.
+pub(crate) fn as_lf(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains("\r\n") {
+        std::borrow::Cow::Owned(text.replace("\r\n", "\n"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
+/// Whether a checkout's file holds the committed bytes but for line endings the checkout converted
+/// (audits 167, 169: with `core.autocrlf` every ledger entry read as edited, and `propose` opened a pull
+/// request for each).
+pub(crate) fn same_text(checkout: &[u8], committed: &[u8]) -> bool {
+    checkout == committed
+        || as_lf(&String::from_utf8_lossy(checkout)) == as_lf(&String::from_utf8_lossy(committed))
+}
+
+/// `entry` in the line endings of `text` (CRLF if it has any), so that an entry written into it does
+/// not mix the two.
+pub(crate) fn in_endings_of(entry: &str, text: &str) -> String {
+    let lf = as_lf(entry);
+    if text.contains("\r\n") {
+        lf.replace('\n', "\r\n")
+    } else {
+        lf.into_owned()
+    }
+}
+
 /// Removes the temporary files a killed run left in the folders a run writes (`snapshot/`, `forecast/`,
 /// `ops/` and the state repo's top level); returns how many.
 pub(crate) fn remove_leftovers(layout: &Layout) -> Result<usize, StateError> {

@@ -5183,3 +5183,69 @@ fn a_proposal_a_read_scoped_token_cannot_open_names_the_repository_scope() {
         "{stderr}"
     );
 }
+
+/// A checkout whose line endings git turns to CRLF (`core.autocrlf`, Git for Windows' default) holds the
+/// branch's text: no entry of the ledger, no op file and not `commitea.yaml` is an edit (audits 167, 169:
+/// every entry read as edited, and `propose` opened a pull request for each and sent approved op files
+/// again), and what it proposes is written in the branch's line endings.
+#[test]
+fn a_checkout_with_crlf_line_endings_proposes_nothing_it_did_not_change() {
+    let s = setup(&DemoSpec::scaled(40));
+    let [a, b] = <[IssueKey; 2]>::try_from(s.quiet_issues(2)).unwrap();
+    let merged = s.p0_directive(&b, "Billing first.");
+    let approved = s.work.join("ops/pending/C-0009.yaml");
+    std::fs::create_dir_all(approved.parent().unwrap()).unwrap();
+    std::fs::write(
+        &approved,
+        op_file(
+            "C-0009",
+            &format!("- op: set_priority\n  issue: {a}\n  priority: p/1\n"),
+            false,
+        ),
+    )
+    .unwrap();
+    git(&s.work, &["add", "-A"]);
+    git(&s.work, &["commit", "-q", "-m", "approved"]);
+    git(&s.work, &["push", "-q", "origin", "HEAD:main"]);
+    let ledger = s.work.join("pm-state.md");
+    assert!(std::fs::read_to_string(&ledger).unwrap().contains(&format!("## {merged}")));
+    // What a converting checkout writes; git itself sees no change in it (its index refreshed).
+    git(&s.work, &["config", "core.autocrlf", "true"]);
+    for f in [&ledger, &approved, &s.work.join("commitea.yaml")] {
+        let text = std::fs::read_to_string(f).unwrap();
+        std::fs::write(f, text.replace('\n', "\r\n")).unwrap();
+    }
+    git(&s.work, &["add", "-A"]);
+    assert_eq!(git(&s.work, &["status", "--porcelain"]), "");
+
+    let out = s.commitea(&s.work, &["run", "--offline"]);
+    ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("has edits of entries") && !stderr.contains("commitea.yaml has edits"),
+        "{stderr}"
+    );
+    let out = s.commitea(&s.work, &["propose"]);
+    assert_eq!(ok(&out).trim(), "");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("nothing to propose"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // A new entry, recorded in the checkout's CRLF, reaches the branch in its LF.
+    let id = s.p0_directive(&a, "Freeze after the 20th.");
+    assert!(std::fs::read_to_string(&ledger).unwrap().contains("Freeze after the 20th.\r\n"));
+    let proposed = ok(&s.commitea(&s.work, &["propose"]));
+    assert!(
+        proposed.contains(&format!("{id} pull-request")) && !proposed.contains(&merged),
+        "{proposed}"
+    );
+    let on_branch = s
+        .on_branch(&format!("commitea/{id}"), "pm-state.md")
+        .unwrap();
+    assert!(
+        on_branch.contains("Freeze after the 20th.") && !on_branch.contains('\r'),
+        "{on_branch:?}"
+    );
+}
