@@ -326,22 +326,8 @@ fn record(
     }
     // A directive proposed earlier left the checkout's ledger for its branch: its id stays taken. So
     // does one an op file in the checkout holds with no entry here (audit 91: a stray D-0008.yaml was
-    // overwritten by the next directive's).
-    let in_checkout: Vec<String> =
-        std::fs::read_dir(layout.ops_dir().join(crate::ops::PENDING_DIR))
-            .into_iter()
-            .flatten()
-            .filter_map(|e| {
-                let name = e.ok()?.file_name().to_string_lossy().into_owned();
-                name.strip_suffix(".yaml").map(str::to_owned)
-            })
-            .collect();
-    let floor = crate::ops::ids_taken_in_git(layout.root())
-        .iter()
-        .chain(&in_checkout)
-        .filter_map(|id| crate::ops::id_number(id, "D-"))
-        .max()
-        .map_or(DirectiveId(1), |n| DirectiveId(n).next());
+    // overwritten by the next directive's), and one carried out whose entry is gone (audit 167).
+    let floor = DirectiveId(crate::ops::highest_taken(&layout, "D-")?).next();
     let appended = super::parse::append(text, &new, floor).map_err(|e| match e {
         super::parse::AppendError::EmptyQuote => invalid("quote", e.to_string()),
         super::parse::AppendError::MultiLine(f) => {

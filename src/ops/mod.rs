@@ -1753,8 +1753,19 @@ pub(crate) fn set_hard_marker(description: &str, hard: bool) -> String {
     }
 }
 
-/// The next free op file id: one more than the highest `C-NNNN` under `ops/pending/` and `ops/applied/`.
+/// The next free op file id: one more than the highest `C-NNNN` taken ([`highest_taken`]).
 pub fn next_id(layout: &Layout) -> Result<String, StateError> {
+    Ok(format!(
+        "{ID_PREFIX}{:04}",
+        highest_taken(layout, ID_PREFIX)? + 1
+    ))
+}
+
+/// The highest number taken by an id of `prefix` (`C-` or `D-`; 0 if none): under `ops/pending/` and
+/// `ops/applied/`, and by proposals git knows of ([`ids_taken_in_git`]). Ids are never given twice: an
+/// applied record keeps its id after its entry or file is gone (audit 167: a reverted directive's D-0005
+/// was given again beside `ops/applied/D-0005.yaml`).
+pub(crate) fn highest_taken(layout: &Layout, prefix: &str) -> Result<u32, StateError> {
     let mut max = 0u32;
     for dir in [PENDING_DIR, APPLIED_DIR] {
         let dir = layout.ops_dir().join(dir);
@@ -1767,20 +1778,19 @@ pub fn next_id(layout: &Layout) -> Result<String, StateError> {
             let name = entry.file_name();
             let n = name
                 .to_str()
-                .and_then(|n| n.strip_prefix(ID_PREFIX))
                 .and_then(|n| n.strip_suffix(".yaml"))
-                .and_then(|n| n.parse::<u32>().ok());
+                .and_then(|n| id_number(n, prefix));
             if let Some(n) = n {
                 max = max.max(n);
             }
         }
     }
     for id in ids_taken_in_git(layout.root()) {
-        if let Some(n) = id_number(&id, ID_PREFIX) {
+        if let Some(n) = id_number(&id, prefix) {
             max = max.max(n);
         }
     }
-    Ok(format!("{ID_PREFIX}{:04}", max + 1))
+    Ok(max)
 }
 
 /// The ids proposals have taken that the checkout no longer shows: those of the branches `commitea/ID`

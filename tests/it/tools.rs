@@ -2621,6 +2621,12 @@ fn a_hard_deadline_at_risk_is_warned_of_whether_or_not_a_cut_would_meet_it() {
         said.contains("though the schedule meets it") && said.contains("no cut is offered"),
         "{said}"
     );
+    // Only the date can move, and the day the forecast meets is named (audit 166: "start its work
+    // sooner" of work the schedule starts today).
+    assert!(
+        !said.contains("start its work sooner") && said.contains("; move the date (to 20"),
+        "{said}"
+    );
     let eaa = warnings
         .iter()
         .find(|w| w.starts_with("Accessibility compliance (EAA): the hard deadline"))
@@ -3093,6 +3099,29 @@ fn a_directive_never_takes_the_id_of_an_op_file_in_the_checkout() {
     .unwrap();
     assert_eq!(v["directiveId"], "D-0009", "{v}");
     assert_eq!(std::fs::read_to_string(&stray).unwrap(), "id: D-0008\n");
+}
+
+#[test]
+fn a_directive_never_takes_the_id_of_one_carried_out_whose_entry_is_gone() {
+    // A reverted directive's entry leaves the ledger, its record under ops/applied stays: its id was
+    // given again (audit 167), and the next record would have overwritten the first's.
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    let record = dir.join("ops/applied/D-0012.yaml");
+    std::fs::create_dir_all(record.parent().unwrap()).unwrap();
+    std::fs::write(&record, "id: D-0012\n").unwrap();
+    let v = tools::call(
+        &ctx(dir),
+        "record_directive",
+        &json!({
+            "kind": "reprioritize",
+            "quote": "Idempotency keys first.",
+            "target": { "issue": "acme/api#102" },
+            "params": { "priority": 0 }
+        }),
+    )
+    .unwrap();
+    assert_eq!(v["directiveId"], "D-0013", "{v}");
 }
 
 /// A capacity directive for a member's name with a suffix is refused as a likely typo, not taken for a
