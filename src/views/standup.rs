@@ -1307,11 +1307,12 @@ pub fn standup(
                         || changed.is_some()
                 })
                 .map(|(m, changed)| {
-                    (
-                        m,
-                        changed,
-                        issues_moved_in(m.milestone, m.moved_working_days),
-                    )
+                    let way = way_moved(
+                        m.moved_working_days,
+                        prev.report.milestones.iter().find(|f| f.id == m.milestone),
+                        report.milestones.iter().find(|f| f.id == m.milestone),
+                    );
+                    (m, changed, issues_moved_in(m.milestone, way))
                 })
                 .map(|(m, changed, moved_in)| Moved {
                     person: None,
@@ -1573,14 +1574,54 @@ pub fn standup(
     }
 }
 
+/// Which way a milestone moved: its p80's working days, else the sign of its p50's move, else of its
+/// chance of being on time (worse is later). A milestone whose p80 held can still have got worse (audit
+/// 165: p50 six days later and P(on time) halved, put down to an issue one day earlier).
+fn way_moved(
+    p80_moved: i64,
+    before: Option<&crate::forecast::MilestoneForecast>,
+    after: Option<&crate::forecast::MilestoneForecast>,
+) -> i64 {
+    if p80_moved != 0 {
+        return p80_moved;
+    }
+    // With nothing open on a side there is no date to compare.
+    let (Some(old), Some(new)) = (before, after) else {
+        return 0;
+    };
+    if old.open_issues == 0 || new.open_issues == 0 {
+        return 0;
+    }
+    // A date is earlier than "beyond horizon".
+    let rank = |w: crate::forecast::When| w.date().map_or((1, None), |d| (0, Some(d)));
+    match rank(new.p50).cmp(&rank(old.p50)) {
+        std::cmp::Ordering::Greater => 1,
+        std::cmp::Ordering::Less => -1,
+        std::cmp::Ordering::Equal => match (old.probability_on_time, new.probability_on_time) {
+            (Some(a), Some(b)) if b < a => 1,
+            (Some(a), Some(b)) if b > a => -1,
+            _ => 0,
+        },
+    }
+}
+
 /// How many of a milestone's issues moved each way and the biggest move its way (`moved`, biggest move
-/// first), with that issue's key; the milestone moved `direction` working days.
+/// first), with that issue's key; the milestone moved `direction` working days (only its sign counts
+/// where the p80 held: [`way_moved`]).
 fn movers_words<'a>(
     moved: &[&'a crate::consequence::IssueChange],
     direction: i64,
 ) -> Option<(String, Option<&'a str>)> {
     if moved.is_empty() {
-        return None;
+        // Audit 165: a milestone three working days later with no word of why.
+        return (direction != 0).then(|| {
+            (
+                "none of its issues' own p80 moved: what moved is its futures as a whole, how many of \
+                 its issues are done at all and together"
+                    .to_owned(),
+                None,
+            )
+        });
     }
     let later = moved.iter().filter(|i| i.moved_working_days > 0).count();
     let earlier = moved.len() - later;
@@ -1659,7 +1700,13 @@ mod tests {
         let (words, top) = super::movers_words(&[&later], -3).unwrap();
         assert_eq!(top, None);
         assert!(words.contains("none its way"), "{words}");
-        assert!(super::movers_words(&[], 4).is_none());
+        assert!(super::movers_words(&[], 0).is_none());
+        let (words, top) = super::movers_words(&[], 4).unwrap();
+        assert!(
+            words.starts_with("none of its issues' own p80 moved"),
+            "{words}"
+        );
+        assert_eq!(top, None);
         // An issue whose p80 left the horizon is said so, not counted to it (audit 101: "+451").
         let mut gone = change("acme/api#8", 451);
         gone.before = Some(crate::consequence::IssueSide {
@@ -1679,6 +1726,54 @@ mod tests {
             words.ends_with("the most: acme/api#8, left the horizon: waits on acme/api#1"),
             "{words}"
         );
+    }
+
+    #[test]
+    fn a_milestone_whose_p80_held_moves_the_way_its_p50_or_chance_did() {
+        let side = |p50: &str, on_time: f64| -> crate::forecast::MilestoneForecast {
+            serde_json::from_value(serde_json::json!({
+                "id": 3, "repo": "acme/api", "title": "Public API v2", "state": "open",
+                "due": "2027-11-01", "hard": false, "open_issues": 12, "closed_issues": 4,
+                "remaining_hours": 80.0, "p10": "2027-09-01", "p50": p50, "p80": "2027-11-19",
+                "probability_on_time": on_time, "slack_days": -13,
+            }))
+            .unwrap()
+        };
+        let way = |a: &crate::forecast::MilestoneForecast,
+                   b: &crate::forecast::MilestoneForecast| {
+            super::way_moved(0, Some(a), Some(b))
+        };
+        // Audit 165: p50 six days later and P(on time) 4% → 2%, the p80 held.
+        let before = side("2027-10-13", 0.04);
+        assert_eq!(way(&before, &side("2027-10-19", 0.02)), 1);
+        assert_eq!(way(&before, &side("beyond horizon", 0.02)), 1);
+        assert_eq!(way(&before, &side("2027-10-01", 0.04)), -1);
+        assert_eq!(
+            way(&before, &side("2027-10-13", 0.02)),
+            1,
+            "only the chance moved"
+        );
+        assert_eq!(way(&before, &side("2027-10-13", 0.04)), 0);
+        assert_eq!(
+            super::way_moved(-4, Some(&before), None),
+            -4,
+            "the p80's move wins"
+        );
+        // So an issue one day earlier is not named as the reason it got worse.
+        let earlier = crate::consequence::IssueChange {
+            issue: "acme/api#175".into(),
+            title: String::new(),
+            before: None,
+            after: None,
+            moved_working_days: -1,
+            why: "queue of amara".into(),
+            upstream: Vec::new(),
+            people: Vec::new(),
+        };
+        let (words, top) =
+            super::movers_words(&[&earlier], way(&before, &side("2027-10-19", 0.02))).unwrap();
+        assert_eq!(top, None);
+        assert!(words.contains("none its way"), "{words}");
     }
 
     #[test]
