@@ -656,16 +656,23 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 // The schedule alone meets the date, so no cut is offered (taking scope out would not
                 // help): the headline misses it for how long work here really takes. Still a hard
                 // deadline at risk, which the PM is owed in the same words.
+                // Only the date can move: the history's pace is counted from today whenever the work
+                // starts (audit 166: "start its work sooner" of work the schedule starts today).
                 warnings.push(format!(
                     "{}: the hard deadline {due} is not met at p80 ({}, on time in {} of the futures), \
-                     though the schedule meets it: the work is late for how long it really takes here, not \
-                     for its scope, so no cut is offered; move the date, or start its work sooner",
+                     though the schedule meets it: the work is late for how long such work really takes \
+                     here, not for its scope or its start, so no cut is offered and an earlier start \
+                     would not meet it either; move the date{}",
                     name,
                     match p80 {
                         When::Date(d) => format!("p80 {d}"),
                         When::BeyondHorizon => "p80 beyond the horizon".to_owned(),
                     },
-                    crate::prose::percent(prob.unwrap_or(0.0))
+                    crate::prose::percent(prob.unwrap_or(0.0)),
+                    match p80 {
+                        When::Date(d) => format!(" (to {d} for 80%)"),
+                        When::BeyondHorizon => String::new(),
+                    }
                 ));
             } else if let Some(due) = m.due.filter(|d| {
                 m.hard && m.state == OpenState::Open && late && !groups[g].is_empty() && *d < as_of
