@@ -5208,7 +5208,11 @@ fn a_checkout_with_crlf_line_endings_proposes_nothing_it_did_not_change() {
     git(&s.work, &["commit", "-q", "-m", "approved"]);
     git(&s.work, &["push", "-q", "origin", "HEAD:main"]);
     let ledger = s.work.join("pm-state.md");
-    assert!(std::fs::read_to_string(&ledger).unwrap().contains(&format!("## {merged}")));
+    assert!(
+        std::fs::read_to_string(&ledger)
+            .unwrap()
+            .contains(&format!("## {merged}"))
+    );
     // What a converting checkout writes; git itself sees no change in it (its index refreshed).
     git(&s.work, &["config", "core.autocrlf", "true"]);
     for f in [&ledger, &approved, &s.work.join("commitea.yaml")] {
@@ -5235,7 +5239,11 @@ fn a_checkout_with_crlf_line_endings_proposes_nothing_it_did_not_change() {
 
     // A new entry, recorded in the checkout's CRLF, reaches the branch in its LF.
     let id = s.p0_directive(&a, "Freeze after the 20th.");
-    assert!(std::fs::read_to_string(&ledger).unwrap().contains("Freeze after the 20th.\r\n"));
+    assert!(
+        std::fs::read_to_string(&ledger)
+            .unwrap()
+            .contains("Freeze after the 20th.\r\n")
+    );
     let proposed = ok(&s.commitea(&s.work, &["propose"]));
     assert!(
         proposed.contains(&format!("{id} pull-request")) && !proposed.contains(&merged),

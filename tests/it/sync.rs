@@ -420,6 +420,23 @@ fn a_blocker_outside_the_configured_repositories_keeps_its_state_and_the_forecas
             "{said:?}"
         );
     }
+    // acme/infra added to the repositories: every repository is read in full, so the issue that waits
+    // on it names its blocker as a dependency, not one outside (audit 168: the old form stayed until the
+    // weekly full read, and after a rename the wait was dropped as "not in the snapshot").
+    let mut more = repos.clone();
+    more.push(infra.clone());
+    let added = commitea::gitea::sync::sync(
+        &c,
+        &more,
+        Some(&later.snapshot),
+        want.meta.synced_at + chrono::Duration::hours(3),
+        &commitea::gitea::sync::SyncOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(added.full.len(), more.len(), "{:?}", added.full);
+    let read = &added.snapshot.issues[&waiting];
+    assert!(read.outside_blockers.is_empty(), "{read:?}");
+    assert!(read.depends_on.contains(&infra.issue(5)), "{read:?}");
 }
 
 /// Records a deletion of one of `key`'s tracked times in its timeline, as Gitea does: the sync must then

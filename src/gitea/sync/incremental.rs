@@ -109,6 +109,13 @@ pub fn sync(
         .map(|p| p.meta.repositories.iter().map(|r| (&r.name, r)).collect())
         .unwrap_or_default();
     let max_age = Duration::days(i64::from(options.full_every_days));
+    // A repository put in or taken out of `repositories` (renamed, moved) has every repository read in
+    // full: the others' dependencies on it are read anew, in or out of the plan, rather than left as
+    // they were until the weekly full read (audit 168: after a rename, a wait into it was dropped as
+    // "not in the snapshot" for up to a week).
+    let set_changed = prev.is_some()
+        && prev_meta.keys().copied().collect::<BTreeSet<&RepoName>>()
+            != repos.iter().collect::<BTreeSet<&RepoName>>();
 
     // Which repositories are read in full, and the cursor of the others.
     let mut cursors: BTreeMap<RepoName, DateTime<Utc>> = BTreeMap::new();
@@ -119,7 +126,9 @@ pub fn sync(
             .and_then(|m| Some((m.cursor?, m.last_full_sync?)))
             // A full read stamped after now (a run given a later `--now`) has no age to trust: read in
             // full (audit 99: such a stamp put the weekly full read off by weeks).
-            .filter(|(_, last)| !options.force_full && *last <= now && now - *last < max_age);
+            .filter(|(_, last)| {
+                !options.force_full && !set_changed && *last <= now && now - *last < max_age
+            });
         match due {
             Some((cursor, _)) => {
                 cursors.insert(repo.clone(), cursor);
