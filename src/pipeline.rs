@@ -1279,6 +1279,18 @@ fn applied_on_branch(
         .collect())
 }
 
+/// The repositories the snapshot at `commit` was synced from (its `meta.yaml`), if it reads.
+fn synced_at(
+    repo: &gix::Repository,
+    commit: gix::ObjectId,
+) -> Option<Vec<crate::domain::RepoName>> {
+    let rel = format!("{}/meta.yaml", crate::state::SNAPSHOT_DIR);
+    let bytes = git::read_at(repo, commit, &rel).ok()??;
+    let meta: crate::state::Meta =
+        crate::yamlfile::parse(&String::from_utf8_lossy(&bytes), Path::new(&rel)).ok()?;
+    Some(meta.repositories.into_iter().map(|r| r.name).collect())
+}
+
 /// The record `ops/applied/ID.yaml` at `commit`, if there is one that reads.
 fn recorded(
     repo: &gix::Repository,
@@ -2118,6 +2130,7 @@ fn previous_forecast_in(
                     team,
                     since_ids,
                     engine_changed: report.engine.as_deref() != Some(forecast::ENGINE),
+                    synced: synced_at(repo, made_in),
                     recorded: recorded.into_iter().map(|(_, said)| said).collect(),
                     ended: ended.into_iter().map(|(_, said)| said).collect(),
                     touched,

@@ -58,6 +58,8 @@ pub struct Previous {
     /// Whether another CommiTea made that forecast (an upgrade since, or a colleague's other version):
     /// the moves are then the engine's, not the project's.
     pub engine_changed: bool,
+    /// The repositories synced at that commit (its `meta.yaml`); none where it does not read.
+    pub synced: Option<Vec<crate::domain::RepoName>>,
     /// The forecast.
     pub report: ForecastReport,
 }
@@ -179,6 +181,17 @@ pub struct RepositoryOut {
     pub open_issues: usize,
 }
 
+/// A repository synced now that was not then (put in `commitea.yaml`), with its open issues: they
+/// joined the plan with it, and are not "new".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RepositoryIn {
+    /// `owner/repo`.
+    pub repository: String,
+    /// Its open issues in today's forecast.
+    pub open_issues: usize,
+}
+
 /// What changed in a forecast's inputs since the one compared with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -212,6 +225,10 @@ pub struct SinceThen {
     /// `commitea.yaml`), with how many open issues left the plan with each: not "gone from Gitea".
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repositories_out: Vec<RepositoryOut>,
+    /// Repositories synced now and not then (put in `commitea.yaml`), with how many open issues joined the
+    /// plan with each; those are not counted as `new` (audit 168: "51 new" of a repository added).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repositories_in: Vec<RepositoryIn>,
     /// Op files applied to Gitea whole since (`C-0003`), in id order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub applied: Vec<String>,
@@ -785,6 +802,29 @@ pub fn since_then(
     let then: std::collections::HashSet<&IssueKey> =
         prev.report.issues.iter().map(|f| &f.issue).collect();
     let synced = snapshot.synced_repositories();
+    // Repositories put in the config since: their issues joined the plan, and are not "new".
+    let added: std::collections::BTreeSet<&crate::domain::RepoName> = prev
+        .synced
+        .as_ref()
+        .map(|then| {
+            synced
+                .iter()
+                .copied()
+                .filter(|r| !then.contains(r))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut joined: BTreeMap<String, usize> = added.iter().map(|r| (r.to_string(), 0)).collect();
+    for f in report
+        .issues
+        .iter()
+        .filter(|f| added.contains(&f.issue.repo))
+    {
+        *joined.entry(f.issue.repo.to_string()).or_default() += 1;
+    }
+    let arrived = |f: &&crate::forecast::IssueForecast| {
+        !then.contains(&f.issue) && !added.contains(&f.issue.repo)
+    };
     let mut out: BTreeMap<String, usize> = BTreeMap::new();
     for f in prev
         .report
@@ -874,15 +914,11 @@ pub fn since_then(
             .iter()
             .filter(|f| snapshot.issues.get(&f.issue).is_some_and(|i| i.is_closed()))
             .count(),
-        new: report
-            .issues
-            .iter()
-            .filter(|f| !then.contains(&f.issue))
-            .count(),
+        new: report.issues.iter().filter(arrived).count(),
         reopened: report
             .issues
             .iter()
-            .filter(|f| !then.contains(&f.issue))
+            .filter(arrived)
             .filter_map(|f| snapshot.issues.get(&f.issue))
             .filter(|i| {
                 i.created_at.date_naive() < prev.report.as_of
@@ -900,6 +936,13 @@ pub fn since_then(
         repositories_out: out
             .into_iter()
             .map(|(repository, open_issues)| RepositoryOut {
+                repository,
+                open_issues,
+            })
+            .collect(),
+        repositories_in: joined
+            .into_iter()
+            .map(|(repository, open_issues)| RepositoryIn {
                 repository,
                 open_issues,
             })
@@ -924,6 +967,7 @@ impl SinceThen {
             && self.new == 0
             && self.gone == 0
             && self.repositories_out.is_empty()
+            && self.repositories_in.is_empty()
             && self.edited.is_none()
             && self.applied.is_empty()
             && self.not_whole.is_empty()
@@ -974,6 +1018,13 @@ impl SinceThen {
                     count(r.open_issues, "open issue", "open issues")
                 )
             })
+            .chain(self.repositories_in.iter().map(|r| {
+                format!(
+                    "; {} now synced ({} joined the plan with it)",
+                    r.repository,
+                    count(r.open_issues, "open issue", "open issues")
+                )
+            }))
             .collect();
         let mut edited = self
             .edited
@@ -1788,6 +1839,7 @@ mod tests {
             reopened: 0,
             gone: 0,
             repositories_out: vec![],
+            repositories_in: vec![],
             applied: vec!["C-0003".into()],
             not_whole: vec![],
             edited: Some(Edited {

@@ -4229,6 +4229,14 @@ fn an_approved_file_about_a_repository_taken_out_of_the_config_waits_for_it() {
     ok(&s.commitea(&s.work, &["run", "--push"]));
     assert!(s.issue(&key).labels.contains(&"p/0".to_owned()));
     assert!(s.on_branch("main", "ops/applied/C-0001.yaml").is_some());
+    // Its issues joined the plan with it: not "new" (audit 168: "51 new" of a repository put in).
+    let message = git(&s.work, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.contains(&format!("{} now synced (", key.repo))
+            && message.contains(" joined the plan with it)")
+            && message.contains("; 0 new"),
+        "{message}"
+    );
 }
 
 #[test]
