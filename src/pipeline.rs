@@ -1733,6 +1733,7 @@ fn read_applied(
 /// the page is drawn: the page shows them applied.
 pub(crate) fn load_changes(
     layout: &Layout,
+    holds: crate::apply::RepoHolds<'_>,
     just_applied: &[crate::apply::AppliedFile],
     refused: &[crate::apply::Refused],
     apply_ran: bool,
@@ -1793,13 +1794,41 @@ pub(crate) fn load_changes(
         zone,
     );
     // An approved file Gitea refused is not "applied at the next run" (audit 146: an archived
-    // repository's op read so on every page).
+    // repository's op read so on every page); nor is one held for its repositories, or behind a held
+    // one (audit 168: a repository taken out of the config). In id order: the apply stage takes them in
+    // merge order, which is the same but for a file merged out of its turn.
+    let files: BTreeMap<&str, &crate::ops::OpFile> =
+        pending.iter().map(|(f, _)| (f.id.as_str(), f)).collect();
+    let mut held: BTreeMap<String, (String, String)> = BTreeMap::new();
     for c in &mut changes.pending {
-        if let Some(r) = refused.iter().find(|r| r.id == c.id) {
+        let Some(file) = files
+            .get(c.id.as_str())
+            .filter(|_| c.state == crate::views::changes::ChangeState::OnBranch)
+        else {
+            continue;
+        };
+        let targets = crate::apply::targets_of(file);
+        let why = if let Some(r) = refused.iter().find(|r| r.id == c.id) {
             let since = chrono::DateTime::parse_from_rfc3339(&r.at)
                 .map(|at| format!(" (since {})", zone.date_of(at.to_utc())))
                 .unwrap_or_default();
-            c.state_label = format!("approved, but {}{since}; it stays pending", r.why);
+            Some(format!("approved, but {}{since}; it stays pending", r.why))
+        } else {
+            holds
+                .why(file)
+                .or_else(|| {
+                    targets.iter().find_map(|(t, _)| {
+                        held.get(t)
+                            .map(|(id, what)| crate::apply::behind_words(id, what))
+                    })
+                })
+                .map(|why| format!("approved, but it {why}"))
+        };
+        if let Some(why) = why {
+            c.state_label = why;
+            for (t, what) in targets {
+                held.entry(t).or_insert((c.id.clone(), what));
+            }
         }
     }
     changes.open_pull_requests = open_pull_requests.map(<[_]>::to_vec).unwrap_or_default();
@@ -2188,6 +2217,7 @@ fn site_files_with(
             &past_forecasts(layout)?,
             load_changes(
                 layout,
+                crate::apply::RepoHolds::new(&c.config, &c.snapshot),
                 &c.applied,
                 &c.standing_refused,
                 c.synced,

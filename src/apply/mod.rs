@@ -535,18 +535,7 @@ pub fn apply_pending(
     let index = LedgerIndex::new(&branch.ledger);
     let mut refusals: Vec<Refused> = Vec::new();
     let configured = crate::tools::repositories(config, snapshot);
-    let milestone_repo: BTreeMap<u64, RepoName> = snapshot
-        .milestones
-        .iter()
-        .flat_map(|(repo, ms)| ms.iter().map(move |m| (m.id, repo.clone())))
-        .collect();
-    let unreachable: BTreeSet<&RepoName> = snapshot
-        .meta
-        .repositories
-        .iter()
-        .filter(|r| r.unreached_since.is_some())
-        .map(|r| &r.name)
-        .collect();
+    let repo_holds = RepoHolds::new(config, snapshot);
     // One checker over the fresh snapshot for every file: the dependencies and closes it tracks carry
     // from one file to the next, as the writes do.
     let mut checker = Checker::at_apply(config, snapshot, configured.clone());
@@ -570,44 +559,7 @@ pub fn apply_pending(
     }
     for (i, p) in pending.iter().enumerate() {
         let Ok(file) = &p.file else { continue };
-        // A file about a repository the config no longer names waits whole: its ops are not wrong (the
-        // issues are on the server), only out of this run's reach, and carried out half or used up as "not
-        // on the server" it would be lost when the repository comes back. So does one about a repository
-        // the sync could not read this time. A milestone's op names its repository through the milestone
-        // (a held repository's milestones are carried in the snapshot with it). Gitea ignores the case
-        // of a repository's name; so does this.
-        let named: Vec<RepoName> = file
-            .ops
-            .iter()
-            .flat_map(|op| {
-                let mut repos = op.repositories_named();
-                repos.extend(
-                    op.milestone_changed()
-                        .and_then(|m| milestone_repo.get(&m).cloned()),
-                );
-                repos
-            })
-            .collect();
-        let same = |a: &RepoName, b: &RepoName| a.to_string().eq_ignore_ascii_case(&b.to_string());
-        let words = |repos: Vec<&RepoName>| {
-            let mut names: Vec<String> = repos.iter().map(ToString::to_string).collect();
-            names.sort();
-            names.dedup();
-            names
-        };
         let targets = targets_of(file);
-        let unconfigured = words(
-            named
-                .iter()
-                .filter(|r| !configured.iter().any(|c| same(c, r)))
-                .collect(),
-        );
-        let unreached = words(
-            named
-                .iter()
-                .filter(|r| unreachable.iter().any(|c| same(c, r)))
-                .collect(),
-        );
         // A later file about what a held one changes waits behind it: carried out first, it would be
         // undone by the held one when that comes through (the later decision lost to the earlier).
         let behind = targets
@@ -615,33 +567,10 @@ pub fn apply_pending(
             .find_map(|(t, _)| held.get(t).map(|(id, what)| (id.clone(), what.clone())));
         let standing = index.standing(file);
         let waits = standing.waits(&file.id);
-        let hold = if let Some(why) = waits.clone() {
-            Some(why)
-        } else if !unconfigured.is_empty() {
-            Some(format!(
-                "names {}, which commitea.yaml does not name: it stays pending, none of its ops carried \
-                 out, until {} configured again (or the file is removed)",
-                unconfigured.join(", "),
-                if unconfigured.len() == 1 {
-                    "it is"
-                } else {
-                    "they are"
-                }
-            ))
-        } else if !unreached.is_empty() {
-            Some(format!(
-                "names {}, which the server does not show to the token now: it stays pending, none of \
-                 its ops carried out, until the repository can be read again",
-                unreached.join(", ")
-            ))
-        } else {
-            behind.map(|(id, what)| {
-                format!(
-                    "changes {what}, as {id} does, which waits: it waits behind {id}, none of its ops \
-                     carried out, so that the later decision is not undone by the earlier one"
-                )
-            })
-        };
+        let hold = waits
+            .clone()
+            .or_else(|| repo_holds.why(file))
+            .or_else(|| behind.map(|(id, what)| behind_words(&id, &what)));
         if let Some(why) = hold {
             // A directive's file waiting for its ledger was said when the run read the ledger.
             if waits.is_some() {
@@ -901,9 +830,106 @@ pub fn owner(file: &OpFile) -> String {
     format!("{} {}", file.id, file.created_at)
 }
 
+/// Why an approved file waits whole for its repositories, before Gitea is asked: one the config does not
+/// name, or one the sync could not read this time. Its ops are not wrong (the issues are on the server),
+/// only out of this run's reach: carried out half, or used up as "not on the server", the file would be
+/// lost when the repository comes back. A milestone's op names its repository through the milestone (a
+/// held repository's milestones are carried in the snapshot with it). Gitea ignores the case of a
+/// repository's name; so does this.
+pub(crate) struct RepoHolds<'a> {
+    configured: Vec<RepoName>,
+    milestone_repo: BTreeMap<u64, &'a RepoName>,
+    unreachable: BTreeSet<&'a RepoName>,
+}
+
+impl<'a> RepoHolds<'a> {
+    /// The holds of `config`'s repositories over `snapshot`.
+    pub(crate) fn new(config: &Config, snapshot: &'a Snapshot) -> Self {
+        Self {
+            configured: crate::tools::repositories(config, snapshot),
+            milestone_repo: snapshot
+                .milestones
+                .iter()
+                .flat_map(|(repo, ms)| ms.iter().map(move |m| (m.id, repo)))
+                .collect(),
+            unreachable: snapshot
+                .meta
+                .repositories
+                .iter()
+                .filter(|r| r.unreached_since.is_some())
+                .map(|r| &r.name)
+                .collect(),
+        }
+    }
+
+    /// Why `file` waits, in words that follow "it": `names acme/api, which commitea.yaml does not name: …`.
+    pub(crate) fn why(&self, file: &OpFile) -> Option<String> {
+        let named: Vec<RepoName> = file
+            .ops
+            .iter()
+            .flat_map(|op| {
+                let mut repos = op.repositories_named();
+                repos.extend(
+                    op.milestone_changed()
+                        .and_then(|m| self.milestone_repo.get(&m).map(|r| (*r).clone())),
+                );
+                repos
+            })
+            .collect();
+        let same = |a: &RepoName, b: &RepoName| a.to_string().eq_ignore_ascii_case(&b.to_string());
+        let words = |repos: Vec<&RepoName>| {
+            let mut names: Vec<String> = repos.iter().map(ToString::to_string).collect();
+            names.sort();
+            names.dedup();
+            names
+        };
+        let unconfigured = words(
+            named
+                .iter()
+                .filter(|r| !self.configured.iter().any(|c| same(c, r)))
+                .collect(),
+        );
+        let unreached = words(
+            named
+                .iter()
+                .filter(|r| self.unreachable.iter().any(|c| same(c, r)))
+                .collect(),
+        );
+        if !unconfigured.is_empty() {
+            Some(format!(
+                "names {}, which commitea.yaml does not name: it stays pending, none of its ops carried \
+                 out, until {} configured again (or the file is removed)",
+                unconfigured.join(", "),
+                if unconfigured.len() == 1 {
+                    "it is"
+                } else {
+                    "they are"
+                }
+            ))
+        } else if !unreached.is_empty() {
+            Some(format!(
+                "names {}, which the server does not show to the token now: it stays pending, none of \
+                 its ops carried out, until the repository can be read again",
+                unreached.join(", ")
+            ))
+        } else {
+            None
+        }
+    }
+}
+
+/// Why a file that changes `what`, as the held file `id` does, waits behind it: carried out first, it
+/// would be undone by the held one when that comes through (the later decision lost to the earlier).
+pub(crate) fn behind_words(id: &str, what: &str) -> String {
+    format!(
+        "changes {what}, as {id} does, which waits: it waits behind {id}, none of its ops carried out, \
+         so that the later decision is not undone by the earlier one"
+    )
+}
+
 /// What a file's ops change, each with how it is said: the issues they change (`issue:KEY`) and the
 /// milestones they set (`milestone:ID`); a new issue changes nothing that exists.
-fn targets_of(file: &OpFile) -> Vec<(String, String)> {
+pub(crate) fn targets_of(file: &OpFile) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     for op in &file.ops {
         if let Some(IssueRef::Key(k)) = op.issue() {

@@ -4210,6 +4210,15 @@ fn an_approved_file_about_a_repository_taken_out_of_the_config_waits_for_it() {
     assert!(s.on_branch("main", "ops/pending/C-0001.yaml").is_some());
     assert!(s.on_branch("main", "ops/applied/C-0001.yaml").is_none());
     assert!(!s.issue(&key).labels.contains(&"p/0".to_owned()));
+    // The changes page says why it waits, not "applied at the next run" (audit 168).
+    let page = std::fs::read_to_string(s.work.join("public/changes.html")).unwrap();
+    assert!(
+        page.contains(&format!(
+            "approved, but it names {}, which commitea.yaml does not name: it stays pending",
+            key.repo
+        )) && !page.contains("applied at the next run"),
+        "{page}"
+    );
     // What changed is said as what it is: the repository left the plan, its issues are not "gone".
     let message = git(&s.work, &["log", "-1", "--format=%B"]);
     assert!(
