@@ -555,6 +555,18 @@ impl Plan {
                     )),
                 });
             }
+            // Said only in the job's log, nobody read it (audit 168).
+            if let Some(now) = &r.renamed_to {
+                warnings.push(Problem {
+                    at: At::Snapshot,
+                    kind: ProblemKind::Data(format!(
+                        "{} is {now} on the server now (renamed or transferred; Gitea answers the old \
+                         name through a redirect): put {now} in `repositories` in commitea.yaml; until \
+                         then its issues are kept as {}'s",
+                        r.name, r.name
+                    )),
+                });
+            }
         }
         let synced = zone.date_of(snapshot.meta.synced_at);
         if as_of < synced && !snapshot.issues.is_empty() {

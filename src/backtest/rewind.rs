@@ -97,6 +97,7 @@ pub fn as_of(snapshot: &Snapshot, cut: DateTime<Utc>) -> Snapshot {
                     cursor: Some(cut),
                     last_full_sync: Some(cut),
                     unreached_since: None,
+                    renamed_to: None,
                 })
                 .collect(),
         },

@@ -5,7 +5,7 @@
 //! [`ClientOptions::max_retries`] retries or [`ClientOptions::max_retry_time`] in all. Errors name the
 //! request and the repository and say what to do; the token never appears in an error or in `Debug` output.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
@@ -562,6 +562,9 @@ pub struct Client {
     down: OnceLock<String>,
     /// The server's clock (`Date` header) at its first answer.
     first_server_time: OnceLock<DateTime<Utc>>,
+    /// Repositories the server answered under another name (`owner/repo` asked → answered), through a
+    /// redirect it followed: renamed or transferred.
+    redirected: Mutex<BTreeMap<String, String>>,
 }
 
 impl fmt::Debug for Client {
@@ -720,6 +723,7 @@ impl Client {
             page_size: OnceLock::new(),
             down: OnceLock::new(),
             first_server_time: OnceLock::new(),
+            redirected: Mutex::new(BTreeMap::new()),
         })
     }
 
@@ -752,6 +756,15 @@ impl Client {
     /// sync's cursor is measured against, so that a client clock ahead of the server's loses nothing.
     pub(crate) fn first_server_time(&self) -> Option<DateTime<Utc>> {
         self.first_server_time.get().copied()
+    }
+
+    /// The repositories the server answered under another name, through a redirect (`owner/repo` asked,
+    /// `owner/repo` answered): Gitea's answer for a renamed or transferred one, whatever the request.
+    pub(crate) fn redirected_repositories(&self) -> BTreeMap<String, String> {
+        self.redirected
+            .lock()
+            .map(|r| r.clone())
+            .unwrap_or_default()
     }
 
     /// GETs `path` (relative to `/api/v1`, e.g. `repos/acme/api/labels`) with `query` and decodes the JSON.
@@ -1203,6 +1216,20 @@ impl Client {
                 });
             }
         };
+        // A redirect to another repository's path: the one asked for is renamed or transferred.
+        if resp.url().path() != url.path() {
+            let repo = |u: &Url| match segments(u.path().strip_prefix(self.api.path())?).as_slice()
+            {
+                ["repos", owner, name, ..] => Some(format!("{owner}/{name}")),
+                _ => None,
+            };
+            if let (Some(asked), Some(answered)) = (repo(url), repo(resp.url()))
+                && asked != answered
+                && let Ok(mut r) = self.redirected.lock()
+            {
+                r.insert(asked, answered);
+            }
+        }
         let status = resp.status();
         let wait = retry_after(resp.headers());
         let total = resp

@@ -264,6 +264,30 @@ impl Run {
         self.renamed.insert(now, repo.clone());
     }
 
+    /// The name the server gives the configured `repo` now, where another (not only in case).
+    pub(super) fn renamed_to(&self, repo: &RepoName) -> Option<RepoName> {
+        self.renamed
+            .iter()
+            .find(|(now, was)| {
+                *was == repo && !now.to_string().eq_ignore_ascii_case(&repo.to_string())
+            })
+            .map(|(now, _)| now.clone())
+    }
+
+    /// Notes the repositories `client` was redirected from to another name: renamed or transferred, said
+    /// even when nothing in them changed (audit 168: only an issue's changed reference told, so a quiet
+    /// renamed repository went unsaid).
+    pub(super) fn note_redirects(&mut self, client: &Client, repos: &[RepoName]) {
+        for (asked, answered) in client.redirected_repositories() {
+            if let Some(repo) = repos
+                .iter()
+                .find(|r| r.to_string().eq_ignore_ascii_case(&asked))
+            {
+                self.note_name(repo, &answered);
+            }
+        }
+    }
+
     /// Whether `/times` of `repo` lists everyone's tracked time to this token ([`GRepo::lists_every_time`]),
     /// from the repository read by a full sync, else asked once.
     fn lists_every_time(&mut self, client: &Client, repo: &RepoName) -> Result<bool, SyncError> {

@@ -70,6 +70,7 @@ impl Meta {
                     cursor: Some(now),
                     last_full_sync: Some(now),
                     unreached_since: None,
+                    renamed_to: None,
                 })
                 .collect(),
         }
@@ -92,6 +93,10 @@ pub struct RepoMeta {
     /// away, the token's access gone): its issues are the last ones read, carried over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unreached_since: Option<DateTime<Utc>>,
+    /// The name the server gives it now, where another (renamed or transferred: Gitea answers the old
+    /// name through a redirect); said on every reader's page until the config names the new one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renamed_to: Option<RepoName>,
 }
 
 /// The files a snapshot consists of, ready to write.

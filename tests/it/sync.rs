@@ -959,6 +959,37 @@ mod incremental {
         });
         assert!(referenced, "the demo has dependencies on {old}");
         emu.with_dataset(|d| d.rename_repository(&old, &new));
+        // Nothing in it changed: the redirect alone says it, and the snapshot keeps it for the pages
+        // (audit 168: a quiet renamed repository went unsaid, and the log was the only place).
+        let (quiet, _) = resync(&emu, &repos, &first, &SyncOptions::default());
+        assert!(quiet.changed);
+        let renamed = |s: &Snapshot| -> Vec<(String, String)> {
+            s.meta
+                .repositories
+                .iter()
+                .filter_map(|r| Some((r.name.to_string(), r.renamed_to.as_ref()?.to_string())))
+                .collect()
+        };
+        assert_eq!(
+            renamed(&quiet.snapshot),
+            [(old.to_string(), new.to_string())]
+        );
+        assert_eq!(
+            differing(&first, &quiet.snapshot),
+            Vec::<IssueKey>::new(),
+            "its issues are kept as {old}'s"
+        );
+        let config = commitea::config::Config::default();
+        let plan = commitea::plan::Plan::from_snapshot(&quiet.snapshot, &config, tick(&emu));
+        assert!(
+            plan.warnings
+                .iter()
+                .any(|w| w.to_string().contains(&format!(
+                    "{old} is {new} on the server now (renamed or transferred"
+                ))),
+            "{:?}",
+            plan.warnings
+        );
         let key = quiet_issue(&first);
         let on_server = if key.repo == old {
             new.issue(key.number)
@@ -1477,6 +1508,7 @@ mod incremental {
                 cursor: None,
                 last_full_sync: None,
                 unreached_since: None,
+                renamed_to: None,
             },
         );
         let (out, n) = resync(&emu, &repos, &previous, &SyncOptions::default());

@@ -355,16 +355,17 @@ pub fn sync(
             );
         }
     }
+    run.note_redirects(client, repos);
     rename_back(&run, &mut acc);
     finish_links(&run, &mut acc);
 
     if let Some(p) = prev
         && full.is_empty()
         && p.meta.server.as_deref() == Some(server)
-        && p.meta
-            .repositories
-            .iter()
-            .all(|m| m.unreached_since.is_some() == unreached.contains_key(&m.name))
+        && p.meta.repositories.iter().all(|m| {
+            m.unreached_since.is_some() == unreached.contains_key(&m.name)
+                && (unreached.contains_key(&m.name) || m.renamed_to == run.renamed_to(&m.name))
+        })
         && p.meta.repositories.iter().map(|r| &r.name).eq(repos.iter())
         && p.labels == acc.labels
         && p.milestones == acc.milestones
@@ -393,6 +394,7 @@ pub fn sync(
                 cursor: prev_meta.get(r).and_then(|m| m.cursor),
                 last_full_sync: prev_meta.get(r).and_then(|m| m.last_full_sync),
                 unreached_since: Some(*since),
+                renamed_to: prev_meta.get(r).and_then(|m| m.renamed_to.clone()),
             },
             None => RepoMeta {
                 name: r.clone(),
@@ -403,6 +405,7 @@ pub fn sync(
                     prev_meta.get(r).and_then(|m| m.last_full_sync)
                 },
                 unreached_since: None,
+                renamed_to: run.renamed_to(r),
             },
         })
         .collect();
