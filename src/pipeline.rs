@@ -1908,18 +1908,20 @@ fn previous_forecast_in(
         .collect();
     let read = |id| crate::state::git::read_at(repo, id, crate::state::FORECAST_FILE);
     // The directives in the ledger at a commit, their status and target (none where it has no ledger).
+    // What each asks (its day and params) tells an entry edited since from one left as it was.
     type Entries = BTreeMap<
         crate::ledger::format::DirectiveId,
         (
             crate::ledger::format::Status,
             Option<crate::ledger::format::Target>,
+            (chrono::DateTime<chrono::Utc>, crate::ledger::format::Params),
         ),
     >;
     let entries = |text: &str| -> Entries {
         crate::ledger::parse::parse(text)
             .ledger
             .directives()
-            .map(|d| (d.id, (d.status, d.target.clone())))
+            .map(|d| (d.id, (d.status, d.target.clone(), (d.at, d.params.clone()))))
             .collect()
     };
     let directives = |id| match crate::state::git::read_at(repo, id, crate::state::LEDGER_FILE) {
@@ -2000,18 +2002,36 @@ fn previous_forecast_in(
                     now.iter().filter(|(d, _)| !then.contains_key(d)).collect();
                 let ended_since: Vec<_> = now
                     .iter()
-                    .filter(|(d, (status, _))| {
-                        *status != active && then.get(d).is_some_and(|(was, _)| *was == active)
+                    .filter(|(d, (status, ..))| {
+                        *status != active && then.get(d).is_some_and(|(was, ..)| *was == active)
+                    })
+                    .collect();
+                // Taken out of the ledger, or made to ask otherwise, by a commit (a revert, a hand
+                // edit): its move is said as its own (audit 167: removing a capacity directive moved 47
+                // issues, put down to "queue of gus").
+                let removed_since: Vec<_> = then
+                    .iter()
+                    .filter(|(d, (was, ..))| *was == active && !now.contains_key(d))
+                    .collect();
+                let edited_since: Vec<_> = now
+                    .iter()
+                    .filter(|(d, (status, target, asks))| {
+                        *status == active
+                            && then.get(d).is_some_and(|(was, t, a)| {
+                                *was == active && (t != target || a != asks)
+                            })
                     })
                     .collect();
                 let since_ids: std::collections::BTreeSet<String> = recorded_since
                     .iter()
                     .chain(&ended_since)
+                    .chain(&removed_since)
+                    .chain(&edited_since)
                     .map(|(d, _)| d.to_string())
                     .collect();
                 let recorded: Vec<_> = recorded_since
                     .into_iter()
-                    .map(|(d, (status, target))| {
+                    .map(|(d, (status, target, _))| {
                         let said = if *status == active {
                             d.to_string()
                         } else {
@@ -2020,9 +2040,22 @@ fn previous_forecast_in(
                         (target, said)
                     })
                     .collect();
-                let ended: Vec<_> = ended_since
+                let mut ended: Vec<_> = ended_since
                     .into_iter()
-                    .map(|(d, (status, target))| (target, format!("{d} {status}")))
+                    .map(|(d, (status, target, _))| (d, target, format!("{d} {status}")))
+                    .chain(removed_since.into_iter().map(|(d, (_, target, _))| {
+                        (d, target, format!("{d} removed from the ledger"))
+                    }))
+                    .chain(
+                        edited_since
+                            .into_iter()
+                            .map(|(d, (_, target, _))| (d, target, format!("{d} edited"))),
+                    )
+                    .collect();
+                ended.sort_by_key(|(d, ..)| **d);
+                let ended: Vec<_> = ended
+                    .into_iter()
+                    .map(|(_, target, said)| (target, said))
                     .collect();
                 let touched: Vec<(crate::ledger::format::Target, String)> = recorded
                     .iter()

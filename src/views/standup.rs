@@ -27,8 +27,8 @@ pub struct Previous {
     pub commit: String,
     /// The directives recorded on the branch since that commit (`D-0004`), in id order.
     pub recorded: Vec<String>,
-    /// Directives in force at that commit and no longer (`D-0010 withdrawn`, `D-0004 superseded`), in
-    /// id order.
+    /// Directives in force at that commit and no longer (`D-0010 withdrawn`, `D-0004 superseded`, `D-0006
+    /// removed from the ledger`), or edited by a commit since (`D-0005 edited`), in id order.
     pub ended: Vec<String>,
     /// What each directive recorded or ended since is about, with how it is said (`D-0008`, `D-0010
     /// withdrawn`): a moved issue, its person or its milestone names the directives behind the move.
@@ -202,8 +202,8 @@ pub struct SinceThen {
     /// standup at 42 KB against its 8 KB).
     #[serde(default, skip_serializing_if = "super::is_zero")]
     pub directives_omitted: usize,
-    /// Directives in force then and no longer (`D-0010 withdrawn`), in id order: the newest
-    /// [`SINCE_NAMED`].
+    /// Directives in force then and no longer (`D-0010 withdrawn`, `D-0006 removed from the ledger`), or
+    /// made to ask otherwise by a commit (`D-0004 edited`), in id order: the newest [`SINCE_NAMED`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ended: Vec<String>,
     /// How many more ended than `ended` names.

@@ -3491,3 +3491,32 @@ fn time_off_past_the_horizon_is_leaving_as_far_as_the_forecast_sees() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("gus works until"), "{stderr}");
 }
+
+/// An entry taken out of the ledger by a commit (a revert, a hand edit), or made to ask otherwise, is what
+/// the run's commit and the standup put the moves down to (audit 167: removing D-0006, gus at 15 h a week,
+/// moved 47 issues, put down to "queue of gus", and the standup said "no directive recorded").
+#[test]
+fn a_directive_removed_or_edited_by_a_commit_is_said_with_the_moves() {
+    let (_tmp, dir) = quick_demo();
+    let ledger = dir.join("pm-state.md");
+    let text = std::fs::read_to_string(&ledger).unwrap();
+    let (from, to) = (
+        text.find("## D-0006").unwrap(),
+        text.find("## D-0007").unwrap(),
+    );
+    std::fs::write(&ledger, format!("{}{}", &text[..from], &text[to..])).unwrap();
+    edit(&ledger, r#"{"estimate": "3d"}"#, r#"{"estimate": "1w"}"#);
+    commit_as_t(&dir, &["-a"], "gus stays full time; D-0004 asks a week");
+    let out = commitea(&["run", "--offline", "--trials", "200"], &dir);
+    assert!(out.status.success(), "{out:?}");
+    let message = git_out(&dir, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.contains("D-0004 edited and D-0006 removed from the ledger"),
+        "{message}"
+    );
+    let standup = std::fs::read_to_string(dir.join("public/standup.html")).unwrap();
+    assert!(
+        standup.contains("</a> edited and <a") && standup.contains("</a> removed from the ledger"),
+        "the standup does not say the entries changed"
+    );
+}
