@@ -440,11 +440,20 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         }
         // A file of its id that waits (written for another directive given the id) is no carrier, and
         // is named as what it is (audit 121: "no op file is pending" beside a pending one).
+        let file = format!("{}.yaml", n.directive);
+        let unreadable = unread
+            .iter()
+            .any(|(path, _)| path.file_name().is_some_and(|f| f.to_string_lossy() == file));
         let carrier = if pending.iter().any(|f| f.id == n.directive) {
             format!(
-                "and its id's op file {}/{}.yaml was written for another directive (it waits, as said)",
+                "and its id's op file {}/{file} was written for another directive (it waits, as said)",
                 crate::ops::PENDING_PATH,
-                n.directive
+            )
+        } else if unreadable {
+            // Audit 167: a merge conflict left in it, and the advice was to carry it out again beside it.
+            format!(
+                "and its id's op file {}/{file} does not read (as said): fix it, and it carries the change",
+                crate::ops::PENDING_PATH,
             )
         } else {
             "and no op file is pending to carry it there (it was written into the ledger by hand, its op \
@@ -455,10 +464,19 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         crate::plan::Problem {
             at: crate::plan::At::Ledger { line: n.line },
             kind: crate::plan::ProblemKind::NotOnGitea(format!(
-                "{} is in force but Gitea does not carry it ({what}), {carrier}. The forecast follows {}: if \
-                 Gitea should follow, `commitea directive --carry-out {}` proposes the change; if Gitea is \
-                 right, withdraw {} (status: withdrawn)",
-                n.directive, n.directive, n.directive, n.directive
+                "{} is in force but Gitea does not carry it ({what}), {carrier}. The forecast follows {}: \
+                 {}if Gitea is right, withdraw {} (status: withdrawn)",
+                n.directive,
+                n.directive,
+                if unreadable {
+                    String::new()
+                } else {
+                    format!(
+                        "if Gitea should follow, `commitea directive --carry-out {}` proposes the change; ",
+                        n.directive
+                    )
+                },
+                n.directive
             )),
         }
     }));

@@ -174,6 +174,19 @@ pub fn parse<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T, YamlErro
     if let Ok(value) = T::deserialize(yaml_serde::Deserializer::from_str(text)) {
         return Ok(value);
     }
+    // A conflict git left in a file it merged: the markers are the reason, wherever the parser stopped
+    // (audit 167: "line 4" of an op file whose marker was on line 3, and no word of a conflict).
+    if let Some((line, marker)) = crate::ledger::parse::conflict_markers(text).first() {
+        return Err(YamlError {
+            file: file.to_path_buf(),
+            line: Some(*line),
+            column: Some(1),
+            message: format!(
+                "a git merge-conflict marker ({marker}): the file was merged with a conflict left in; \
+                 keep what should stand of both sides and delete the marker lines"
+            ),
+        });
+    }
     let de = yaml_serde::Deserializer::from_str(text);
     serde_path_to_error::deserialize(de).map_err(|e| {
         // A path the parser could not follow ends in `?` segments (`site.?`): name the part it knows.

@@ -222,16 +222,14 @@ impl LineIndex {
 /// The marker lines come with it, each with its line (1 is the first).
 fn masked(text: &str) -> (Cow<'_, str>, Vec<(usize, &'static str)>) {
     let bom = text.starts_with('\u{feff}');
-    if !bom && !text.lines().any(|l| conflict_marker(l, false).is_some()) {
+    let markers = conflict_markers(text);
+    if !bom && markers.is_empty() {
         return (Cow::Borrowed(text), Vec::new());
     }
     let mut out = String::with_capacity(text.len());
-    let mut markers = Vec::new();
     for (n, whole) in text.split_inclusive('\n').enumerate() {
         let line = whole.trim_end_matches(['\n', '\r']);
-        let in_conflict = markers.last().is_some_and(|(_, m)| *m != ">>>>>>>");
-        if let Some(m) = conflict_marker(line, in_conflict) {
-            markers.push((n + 1, m));
+        if markers.iter().any(|(at, _)| *at == n + 1) {
             out.extend(std::iter::repeat_n(' ', line.len()));
         } else {
             out.push_str(line);
@@ -242,6 +240,22 @@ fn masked(text: &str) -> (Cow<'_, str>, Vec<(usize, &'static str)>) {
         out.replace_range(..'\u{feff}'.len_utf8(), "   ");
     }
     (Cow::Owned(out), markers)
+}
+
+/// The lines of `text` that are git's merge-conflict markers, each with its line (1 is the first) and
+/// marker: a conflict git left in a file it merged (the ledger, an op file, `commitea.yaml`).
+pub(crate) fn conflict_markers(text: &str) -> Vec<(usize, &'static str)> {
+    if !text.lines().any(|l| conflict_marker(l, false).is_some()) {
+        return Vec::new();
+    }
+    let mut markers: Vec<(usize, &'static str)> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let in_conflict = markers.last().is_some_and(|(_, m)| *m != ">>>>>>>");
+        if let Some(m) = conflict_marker(line.trim_end_matches('\r'), in_conflict) {
+            markers.push((n + 1, m));
+        }
+    }
+    markers
 }
 
 /// The merge-conflict marker `line` is, if it is one: `<<<<<<< ours`, and, once a conflict is open,

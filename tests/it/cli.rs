@@ -3520,3 +3520,54 @@ fn a_directive_removed_or_edited_by_a_commit_is_said_with_the_moves() {
         "the standup does not say the entries changed"
     );
 }
+
+/// An op file committed with a merge conflict left in is said as that, at the marker's line, and the
+/// directive it carries is not advised to be carried out again beside it (audit 167: "line 4 … the YAML
+/// syntax is broken" of a marker on line 3, then "no op file is pending … --carry-out D-0008").
+#[test]
+fn an_op_file_with_a_merge_conflict_left_in_is_named_as_one() {
+    let (_tmp, dir) = quick_demo();
+    let out = commitea(
+        &[
+            "directive",
+            "--kind",
+            "reprioritize",
+            "--quote",
+            "web 30 first",
+            "--target",
+            "acme/web#30",
+            "--params",
+            r#"{"priority": 0}"#,
+        ],
+        &dir,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = v["directiveId"].as_str().unwrap().to_owned();
+    let file = dir.join(format!("ops/pending/{id}.yaml"));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let (head, rest) = text.split_at(text.find("ops:").unwrap());
+    std::fs::write(
+        &file,
+        format!("{head}<<<<<<< HEAD\n{rest}=======\n{rest}>>>>>>> pmB\n"),
+    )
+    .unwrap();
+    let marker_line = head.lines().count() + 1;
+    git_out(&dir, &["add", "-A"]);
+    commit_as_t(&dir, &[], "both merged");
+    let out = commitea(&["run", "--offline", "--trials", "200"], &dir);
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "ops/pending/{id}.yaml line {marker_line} column 1: a git merge-conflict marker (<<<<<<<)"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "its id's op file ops/pending/{id}.yaml does not read (as said)"
+        )) && !stderr.contains(&format!("--carry-out {id}")),
+        "{stderr}"
+    );
+}
