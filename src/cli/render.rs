@@ -23,18 +23,39 @@ pub fn run(a: Args) -> CommandResult {
     let layout = Layout::new(&a.state.state);
     let _lock = crate::pipeline::lock(&opts, &layout)?;
     let computed = crate::pipeline::compute(&opts)?;
-    // Another day than the committed forecast's (`--now`) is a preview: every page says so, since the
-    // tools, the standup and the next run read the committed one.
+    // Another day, seed or number of trials than the committed forecast's is a preview: every page says
+    // so, since the tools, the standup and the next run read the committed one (audit 169: after `run
+    // --seed 7`, every page redrawn with the default seed, and no word of it).
     let preview = crate::pipeline::Committed::read(&layout)
         .report()
-        .map(|r| r.as_of)
-        .filter(|committed| *committed != computed.report.as_of)
-        .map(|committed| {
-            format!(
-                "A preview as of {} (commitea render --now): the committed forecast, which the tools, the \
-                 standup and the next run read, is as of {committed}.",
-                computed.report.as_of
-            )
+        .and_then(|committed| {
+            let now = &computed.report;
+            let mut differs = Vec::new();
+            if committed.as_of != now.as_of {
+                differs.push(format!(
+                    "as of {} (--now), the committed forecast as of {}",
+                    now.as_of, committed.as_of
+                ));
+            }
+            if committed.seed != now.seed {
+                differs.push(format!(
+                    "with seed {} (--seed), the committed forecast's {}",
+                    now.seed, committed.seed
+                ));
+            }
+            if committed.trials != now.trials {
+                differs.push(format!(
+                    "of {} trials (--trials), the committed forecast's {}",
+                    now.trials, committed.trials
+                ));
+            }
+            (!differs.is_empty()).then(|| {
+                format!(
+                    "A preview (commitea render) {}: the tools, the standup and the next run read the \
+                     committed one.",
+                    crate::prose::and_list(&differs)
+                )
+            })
         });
     let files = crate::pipeline::site_files(&computed, &layout, preview)?;
     let out = layout.root().join(&computed.config.site.output);

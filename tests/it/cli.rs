@@ -1421,8 +1421,8 @@ fn a_site_rendered_for_another_day_says_it_is_a_preview() {
     ok(&["demo", "d", "--trials", "300"]);
     let page =
         |name: &str| std::fs::read_to_string(tmp.path().join("d/public").join(name)).unwrap();
-    let said = "A preview as of 2026-12-10 (commitea render --now): the committed forecast, which the tools, \
-                the standup and the next run read, is as of 2026-11-27.";
+    let said = "A preview (commitea render) as of 2026-12-10 (--now), the committed forecast as of \
+                2026-11-27: the tools, the standup and the next run read the committed one.";
     ok(&[
         "render",
         "-s",
@@ -1435,7 +1435,16 @@ fn a_site_rendered_for_another_day_says_it_is_a_preview() {
     assert!(page("index.html").contains(said), "{}", page("index.html"));
     assert!(page("issues/acme/api/102.html").contains(said));
     ok(&["render", "-s", "d", "--trials", "300"]);
-    assert!(!page("index.html").contains("A preview as of"));
+    assert!(!page("index.html").contains("A preview"));
+    // Another seed too (audit 169: after `run --seed 7` every page was redrawn with the default seed).
+    ok(&["render", "-s", "d", "--trials", "300", "--seed", "7"]);
+    assert!(
+        page("index.html").contains(
+            "A preview (commitea render) with seed 7 (--seed), the committed forecast&#39;s 4859222839642056033"
+        ),
+        "{}",
+        page("index.html")
+    );
 }
 
 #[test]
