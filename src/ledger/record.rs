@@ -920,8 +920,14 @@ pub(crate) fn pairs(c: &Consequence) -> Vec<ConsequencePair> {
     fn json<T: Serialize>(v: &T) -> Value {
         serde_json::to_value(v).unwrap_or(Value::Null)
     }
+    // A title two repositories share is named with its repository (audit 168).
+    let names = crate::consequence::names_of(&c.milestones);
     let ms = c.milestones.iter().map(|m| ConsequencePair {
-        subject: format!("milestone {} {}", m.milestone, m.title),
+        subject: format!(
+            "milestone {} {}",
+            m.milestone,
+            names.get(&m.milestone).unwrap_or(&m.title)
+        ),
         before: m.before.as_ref().map(json),
         after: m.after.as_ref().map(json),
         moved_working_days: m.moved_working_days,

@@ -638,8 +638,13 @@ pub fn build(
             .then(|| person_path(name))
             .flatten(),
     };
+    // A title two repositories share is named with its repository (audit 168).
+    let milestone_names = inputs.plan.milestone_names();
     let milestone_link = |id: u64, title: &str| Link {
-        text: title.to_owned(),
+        text: milestone_names
+            .get(&id)
+            .cloned()
+            .unwrap_or_else(|| title.to_owned()),
         title: None,
         href: Some(milestone_path(id)),
     };
@@ -1382,13 +1387,21 @@ fn roadmap_page(
         .max()
         .unwrap_or(window)
         .min(window);
+    // Among the open ones it draws, as the runway names them.
+    let names = crate::plan::milestone_names(
+        report
+            .milestones
+            .iter()
+            .filter(|m| m.state == crate::domain::OpenState::Open)
+            .map(|m| (m.id, m.title.as_str(), m.repo.clone())),
+    );
     let dues: Vec<charts::DueMark> = report
         .milestones
         .iter()
         .filter(|m| m.state == crate::domain::OpenState::Open)
         .filter_map(|m| {
             Some(charts::DueMark {
-                title: m.title.clone(),
+                title: names.get(&m.id).cloned().unwrap_or_else(|| m.title.clone()),
                 due: m.due?,
                 hard: m.hard,
             })

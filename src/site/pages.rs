@@ -699,11 +699,24 @@ fn runway_chart(runway: &Runway, linked: bool, horizon_days: u32) -> String {
     if runway.milestones.is_empty() {
         return String::new();
     }
+    // A title two repositories share is named with its repository (audit 168).
+    let names = crate::plan::milestone_names(
+        runway
+            .milestones
+            .iter()
+            .map(|m| (m.milestone, m.title.as_str(), m.repo.clone())),
+    );
+    let name = |m: &crate::views::runway::RunwayMilestone| {
+        names
+            .get(&m.milestone)
+            .cloned()
+            .unwrap_or_else(|| m.title.clone())
+    };
     let rows: Vec<super::charts::RangeRow> = runway
         .milestones
         .iter()
         .map(|m| super::charts::RangeRow {
-            label: m.title.clone(),
+            label: name(m),
             href: linked.then(|| super::detail::milestone_path(m.milestone)),
             p10: m.p10.as_deref().and_then(date),
             p50: m.band.as_ref().and_then(|b| date(&b.p50)),
@@ -714,7 +727,7 @@ fn runway_chart(runway: &Runway, linked: bool, horizon_days: u32) -> String {
             undated: super::charts::undated_words(m.band.is_some()),
             words: format!(
                 "{}: {}{}",
-                m.title,
+                name(m),
                 match (&m.p10, &m.band) {
                     (Some(p10), Some(b)) => format!("p10 {p10}, p50 {}, p80 {}", b.p50, b.p80),
                     _ => m.status.label().to_owned(),

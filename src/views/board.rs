@@ -56,7 +56,8 @@ pub struct BoardCard {
     /// Whether `estimate` is Gitea's own time estimate, not an `est/*` label.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub native_estimate: bool,
-    /// Milestone title.
+    /// Milestone title, with its repository where another milestone has the same title
+    /// ([`crate::plan::milestone_names`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub milestone: Option<String>,
     /// Forecast range `{p50, p80}` of open issues.
@@ -150,6 +151,7 @@ fn board_with(
         .enumerate()
         .map(|(n, f)| (&f.issue, (n, f)))
         .collect();
+    let milestone_names = inputs.plan.milestone_names();
     let mut columns = Vec::new();
     for col in Lifecycle::ALL {
         let mut members: Vec<&crate::plan::PlannedIssue> = inputs
@@ -201,10 +203,7 @@ fn board_with(
                     priority: i.priority_set.then(|| i.priority.to_string()),
                     estimate: i.estimate_text(),
                     native_estimate: i.estimate_source == crate::plan::EstimateSource::Native,
-                    milestone: i
-                        .milestone
-                        .and_then(|m| inputs.plan.milestone(m))
-                        .map(|m| m.title.clone()),
+                    milestone: i.milestone.and_then(|m| milestone_names.get(&m).cloned()),
                     forecast: f.filter(|f| !f.in_cycle()).map(|f| super::Band {
                         p50: f.p50.to_string(),
                         p80: f.p80.to_string(),

@@ -1515,6 +1515,31 @@ fn a_title_several_repositories_share_is_refused_as_a_target_and_named_with_its_
         table.contains("Release 1.0 (acme/api)") && table.contains("Release 1.0 (acme/mobile)"),
         "{table}"
     );
+    // So do the consequence's subjects, the charts, the board and the people's queues (audit 168: the
+    // runway chart said "Release 1.0" twice, the roadmap's due lines alike).
+    let out = directive("milestone 4");
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("milestone 4 Release 1.0 (acme/api)"),
+        "{said}"
+    );
+    let out = commitea(&["render", "--trials", "200", "-s", &s], dir.path());
+    assert!(out.status.success(), "{out:?}");
+    let page = |name: &str| std::fs::read_to_string(dir.path().join("public").join(name)).unwrap();
+    let runway = page("runway.html");
+    assert!(
+        runway.contains("Release 1.0 (acme/api): p10")
+            && runway.contains("Release 1.0 (acme/mobile): p10"),
+        "the runway chart"
+    );
+    let roadmap = page("roadmap.html");
+    assert!(
+        roadmap.contains("Release 1.0 (acme/api) due")
+            && roadmap.contains("Release 1.0 (acme/mobile) due"),
+        "the roadmap's due lines"
+    );
+    assert!(page("board.html").contains("Release 1.0 (acme/mobile)"));
 }
 
 #[test]
