@@ -20,14 +20,29 @@ use crate::state::StateError;
 /// UTF-8 (an editor that saved the file in another encoding) are read as `�` with a warning naming their
 /// line, so one bad entry never stops the others; [`read_exact`] refuses them instead, for a writer.
 pub fn read(path: &Path) -> Result<Option<String>, StateError> {
+    // A run reads the checkout's ledger more than once (the forecast, the pages): the same bytes are
+    // said once (audit 167: the warning came twice, before and after the forecast's line).
+    static SAID: std::sync::Mutex<Vec<(std::path::PathBuf, usize, usize)>> =
+        std::sync::Mutex::new(Vec::new());
     Ok(
         read_bytes(path)?.map(|bytes| match String::from_utf8(bytes) {
             Ok(text) => text,
             Err(e) => {
-                tracing::warn!(
-                    "{}; it is read with those bytes shown as \u{fffd}",
-                    not_utf8(path, e.as_bytes(), e.utf8_error().valid_up_to())
-                );
+                let at = e.utf8_error().valid_up_to();
+                let key = (path.to_path_buf(), at, e.as_bytes().len());
+                let new = SAID.lock().map_or(true, |mut said| {
+                    let new = !said.contains(&key);
+                    if new {
+                        said.push(key);
+                    }
+                    new
+                });
+                if new {
+                    tracing::warn!(
+                        "{}; it is read with those bytes shown as \u{fffd}",
+                        not_utf8(path, e.as_bytes(), at)
+                    );
+                }
                 String::from_utf8_lossy(e.as_bytes()).into_owned()
             }
         }),

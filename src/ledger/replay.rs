@@ -96,6 +96,11 @@ pub fn replay(
     let mut problems: Vec<Problem> = parsed.problems.iter().map(Problem::from).collect();
     let base = plan.clone();
     problems.extend(apply(&mut plan, &base, &parsed.ledger, &config.estimates));
+    problems.extend(dates_out_of_order(
+        &plan,
+        &parsed.ledger,
+        now.max(snapshot.meta.synced_at),
+    ));
     // Parse problems and replay problems are both on a line: report them in ledger order.
     problems.sort_by(|a, b| a.at.cmp(&b.at));
     let not_on_gitea = not_on_gitea(&plan, &base, &parsed.ledger);
@@ -105,6 +110,49 @@ pub fn replay(
         not_on_gitea,
         ledger: Some(parsed),
     }
+}
+
+/// What the headings' dates say against the ledger's order (audit 167): an entry that takes another's
+/// place for coming after it in the file, though it was given before it (a hand-inserted or back-dated
+/// entry), and an entry dated after `latest` (the forecast's day or the sync's, whichever is later; a
+/// typo of the year). Replay goes by the order; the date only says when it was given.
+fn dates_out_of_order(plan: &Plan, ledger: &Ledger, latest: DateTime<Utc>) -> Vec<Problem> {
+    let by_id: std::collections::HashMap<String, &crate::ledger::format::DirectiveEntry> =
+        ledger.directives().map(|d| (d.id.to_string(), d)).collect();
+    let mut out = Vec::new();
+    for (old, new) in plan.replaced_directives() {
+        let (Some(o), Some(n)) = (by_id.get(&old), by_id.get(&new)) else {
+            continue;
+        };
+        if n.at < o.at {
+            out.push(Problem {
+                at: At::Ledger { line: n.line },
+                kind: ProblemKind::Data(format!(
+                    "{new} (given {}) takes the place of {old} (given {}) for coming after it in the \
+                     ledger, though it was given before it; if {old} should stand, withdraw {new} \
+                     (status: withdrawn)",
+                    n.at.format("%Y-%m-%d"),
+                    o.at.format("%Y-%m-%d")
+                )),
+            });
+        }
+    }
+    for d in ledger
+        .directives()
+        .filter(|d| d.at > latest + chrono::Duration::days(1))
+    {
+        out.push(Problem {
+            at: At::Ledger { line: d.line },
+            kind: ProblemKind::Data(format!(
+                "{} is dated {}, after the forecast's day ({}): the heading's date says when it was given (a typo of \
+                 the year?); it counts as any other, in the ledger's order",
+                d.id,
+                d.at.format("%Y-%m-%d"),
+                latest.format("%Y-%m-%d")
+            )),
+        });
+    }
+    out
 }
 
 /// The fields Gitea holds, by the name replay records them under.

@@ -387,6 +387,47 @@ fn a_later_directive_supersedes_an_earlier_one() {
 }
 
 #[test]
+fn a_directive_that_replaces_a_later_given_one_or_is_dated_ahead_is_said() {
+    // Replay goes by the ledger's order: an entry inserted by hand after one given later took its place
+    // without a word, and a heading dated next year was taken as it was (audit 167).
+    let later = directive(1, "reprioritize", "issue acme/web#3", r#"{"priority": 0}"#)
+        .replace("2026-11-20T09:00:00Z", "2026-11-26T10:00:00Z");
+    let earlier = directive(2, "reprioritize", "issue acme/web#3", r#"{"priority": 3}"#);
+    let (plan, problems) = replayed(Some(&format!("{later}{earlier}")));
+    assert_eq!(
+        plan.issue(&"acme/web#3".parse().unwrap())
+            .unwrap()
+            .priority
+            .level(),
+        3,
+        "the order decides"
+    );
+    assert!(
+        problems.iter().any(|p| p.contains(
+            "D-0002 (given 2026-11-20) takes the place of D-0001 (given 2026-11-26) for coming after it in \
+             the ledger, though it was given before it; if D-0001 should stand, withdraw D-0002"
+        )),
+        "{problems:?}"
+    );
+    let (_, problems) = replayed(Some(
+        &directive(1, "reprioritize", "issue acme/web#3", r#"{"priority": 0}"#)
+            .replace("2026-11-20", "2027-11-20"),
+    ));
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("D-0001 is dated 2027-11-20, after the forecast's day")),
+        "{problems:?}"
+    );
+    // In order, and dated in the past: nothing to say.
+    let (_, problems) = replayed(Some(&format!(
+        "{earlier}{}",
+        later.replace("D-0001", "D-0003")
+    )));
+    assert!(problems.is_empty(), "{problems:?}");
+}
+
+#[test]
 fn a_directive_gitea_already_reflects_is_a_recorded_no_op() {
     let ledger = directive(1, "reprioritize", "issue acme/web#1", r#"{"priority": 0}"#);
     let (plan, problems) = replayed(Some(&ledger));

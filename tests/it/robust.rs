@@ -167,6 +167,11 @@ fn a_ledger_with_bytes_that_are_not_utf8_still_applies_and_is_never_written_back
         .find(|i| i["issue"] == "acme/api#3")
         .map(|i| i["effective_priority"].clone());
     assert_eq!(p0, Some(Value::from(0)), "D-0002 applies: {plan}");
+    // A run reads it for the forecast and again for the pages: said once (audit 167: twice).
+    let out = commitea(state.path(), &["run", "--offline", "--no-commit"], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stderr.matches("is not UTF-8 text").count(), 1, "{stderr}");
 
     let out = commitea(
         state.path(),
