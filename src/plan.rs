@@ -557,14 +557,24 @@ impl Plan {
             }
             // Said only in the job's log, nobody read it (audit 168).
             if let Some(now) = &r.renamed_to {
+                let also = snapshot.meta.repositories.iter().any(|o| &o.name == now);
                 warnings.push(Problem {
                     at: At::Snapshot,
-                    kind: ProblemKind::Data(format!(
-                        "{} is {now} on the server now (renamed or transferred; Gitea answers the old \
-                         name through a redirect): put {now} in `repositories` in commitea.yaml; until \
-                         then its issues are kept as {}'s",
-                        r.name, r.name
-                    )),
+                    kind: ProblemKind::Data(if also {
+                        format!(
+                            "{} is {now} on the server now (renamed or transferred), and commitea.yaml \
+                             names both: its issues are read once, as {now}'s; take {} out of \
+                             `repositories`",
+                            r.name, r.name
+                        )
+                    } else {
+                        format!(
+                            "{} is {now} on the server now (renamed or transferred; Gitea answers the old \
+                             name through a redirect): put {now} in `repositories` in commitea.yaml; until \
+                             then its issues are kept as {}'s",
+                            r.name, r.name
+                        )
+                    }),
                 });
             }
         }

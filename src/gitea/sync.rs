@@ -236,6 +236,9 @@ struct Run {
     /// Configured repositories the server now names otherwise (renamed or transferred: Gitea redirects the
     /// old name), by the server's name.
     renamed: BTreeMap<RepoName, RepoName>,
+    /// Configured repositories the server answers as another configured one (the old name kept beside
+    /// the new after a rename), with that one: read once, as the new one's.
+    doubled: BTreeMap<RepoName, RepoName>,
 }
 
 impl Run {
@@ -256,6 +259,22 @@ impl Run {
             self.renamed.insert(now, repo.clone());
             return;
         }
+        // Both names configured (audit 170: the new one added, the old kept): one repository, read
+        // once as the new name's, or every issue of it was planned twice.
+        if let Some(also) = self
+            .configured
+            .iter()
+            .find(|c| c.to_string().eq_ignore_ascii_case(&now.to_string()))
+        {
+            if !self.doubled.contains_key(repo) {
+                tracing::warn!(
+                    "{repo} is {also} on the server now (renamed or transferred), and commitea.yaml names \
+                     both: its issues are read once, as {also}'s; take {repo} out of `repositories`"
+                );
+                self.doubled.insert(repo.clone(), also.clone());
+            }
+            return;
+        }
         tracing::warn!(
             "{repo} is {now} on the server now (renamed or transferred; Gitea answers the old name through a \
              redirect): put {now} in `repositories` in commitea.yaml. Until then its issues are kept as {repo}'s, \
@@ -272,6 +291,18 @@ impl Run {
                 *was == repo && !now.to_string().eq_ignore_ascii_case(&repo.to_string())
             })
             .map(|(now, _)| now.clone())
+            .or_else(|| self.doubled.get(repo).cloned())
+    }
+
+    /// Leaves out of `acc` what was read under a configured name the server answers as another configured
+    /// one ([`Run::doubled`]): those issues are the other's.
+    pub(super) fn drop_doubled(&self, acc: &mut Acc) {
+        for old in self.doubled.keys() {
+            acc.labels.remove(old);
+            acc.milestones.remove(old);
+            acc.issues.retain(|k, _| &k.repo != old);
+            acc.keyword_links.retain(|k, _| &k.repo != old);
+        }
     }
 
     /// Notes the repositories `client` was redirected from to another name: renamed or transferred, said
@@ -347,7 +378,7 @@ impl Run {
 
 /// What a sync gathers before it becomes a [`Snapshot`].
 #[derive(Default)]
-struct Acc {
+pub(super) struct Acc {
     labels: BTreeMap<RepoName, Vec<Label>>,
     milestones: BTreeMap<RepoName, Vec<Milestone>>,
     issues: BTreeMap<IssueKey, Issue>,

@@ -990,6 +990,26 @@ mod incremental {
             "{:?}",
             plan.warnings
         );
+        // Both names configured (audit 170: every issue of it was planned twice): read once, as the new
+        // name's, and said.
+        let both: Vec<RepoName> = repos.iter().cloned().chain([new.clone()]).collect();
+        let c = client(&emu, TOKEN, fast());
+        let doubled = sync(&c, &both, Some(&first), tick(&emu), &SyncOptions::default()).unwrap();
+        let in_repo = |s: &Snapshot, r: &RepoName| s.issues.keys().filter(|k| &k.repo == r).count();
+        assert_eq!(in_repo(&doubled.snapshot, &old), 0);
+        assert_eq!(
+            in_repo(&doubled.snapshot, &new),
+            in_repo(&first, &old),
+            "each issue once, under its new name"
+        );
+        let plan = commitea::plan::Plan::from_snapshot(&doubled.snapshot, &config, tick(&emu));
+        assert!(
+            plan.warnings.iter().any(|w| w.to_string().contains(&format!(
+                "{old} is {new} on the server now (renamed or transferred), and commitea.yaml names both"
+            ))),
+            "{:?}",
+            plan.warnings
+        );
         let key = quiet_issue(&first);
         let on_server = if key.repo == old {
             new.issue(key.number)

@@ -356,6 +356,7 @@ pub fn sync(
         }
     }
     run.note_redirects(client, repos);
+    run.drop_doubled(&mut acc);
     rename_back(&run, &mut acc);
     finish_links(&run, &mut acc);
 
