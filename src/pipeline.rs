@@ -373,7 +373,13 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     let ledger = if opts.commit {
         let branch = branch_ledger(&layout)?;
         let checkout = crate::ledger::read(&layout.ledger())?;
-        if checkout != branch {
+        // A checkout's CRLF is the committed text (audit 170: every run in an autocrlf clone said the
+        // ledger had edits to commit).
+        let differs = match (&checkout, &branch) {
+            (Some(c), Some(b)) => !crate::state::same_text(c.as_bytes(), b.as_bytes()),
+            (c, b) => c != b,
+        };
+        if differs {
             warn_uncommitted_ledger(checkout.as_deref(), branch.as_deref());
             proposed_ledger = checkout.as_deref().map(crate::ledger::parse::parse);
         }

@@ -5243,7 +5243,9 @@ fn a_checkout_with_crlf_line_endings_proposes_nothing_it_did_not_change() {
     ok(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        !stderr.contains("has edits of entries") && !stderr.contains("commitea.yaml has edits"),
+        !stderr.contains("has edits of entries")
+            && !stderr.contains("commitea.yaml has edits")
+            && !stderr.contains("pm-state.md has edits"),
         "{stderr}"
     );
     let out = s.commitea(&s.work, &["propose"]);
