@@ -1823,6 +1823,9 @@ pub(crate) fn load_changes(
     // merge order, which is the same but for a file merged out of its turn.
     let files: BTreeMap<&str, &crate::ops::OpFile> =
         pending.iter().map(|(f, _)| (f.id.as_str(), f)).collect();
+    // A directive's file waits for the branch's ledger to hold its directive, as the apply stage says.
+    let parsed = crate::ledger::parse::parse(branch.as_deref().unwrap_or(""));
+    let index = crate::apply::LedgerIndex::new(&parsed);
     let mut held: BTreeMap<String, (String, String)> = BTreeMap::new();
     for c in &mut changes.pending {
         let Some(file) = files
@@ -1838,8 +1841,10 @@ pub(crate) fn load_changes(
                 .unwrap_or_default();
             Some(format!("approved, but {}{since}; it stays pending", r.why))
         } else {
-            holds
-                .why(file)
+            index
+                .standing(file)
+                .waits(&file.id)
+                .or_else(|| holds.why(file))
                 .or_else(|| {
                     targets.iter().find_map(|(t, _)| {
                         held.get(t)
@@ -2037,6 +2042,13 @@ fn previous_forecast_in(
                     .iter()
                     .filter(|(d, (was, ..))| *was == active && !now.contains_key(d))
                     .collect();
+                // Back in force by a commit (a revert of its withdrawal): as much a change (audit 170).
+                let reinstated_since: Vec<_> = now
+                    .iter()
+                    .filter(|(d, (status, ..))| {
+                        *status == active && then.get(d).is_some_and(|(was, ..)| *was != active)
+                    })
+                    .collect();
                 let edited_since: Vec<_> = now
                     .iter()
                     .filter(|(d, (status, target, asks))| {
@@ -2051,6 +2063,7 @@ fn previous_forecast_in(
                     .chain(&ended_since)
                     .chain(&removed_since)
                     .chain(&edited_since)
+                    .chain(&reinstated_since)
                     .map(|(d, _)| d.to_string())
                     .collect();
                 let recorded: Vec<_> = recorded_since
@@ -2074,6 +2087,11 @@ fn previous_forecast_in(
                         edited_since
                             .into_iter()
                             .map(|(d, (_, target, _))| (d, target, format!("{d} edited"))),
+                    )
+                    .chain(
+                        reinstated_since
+                            .into_iter()
+                            .map(|(d, (_, target, _))| (d, target, format!("{d} back in force"))),
                     )
                     .collect();
                 ended.sort_by_key(|(d, ..)| **d);

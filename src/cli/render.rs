@@ -31,22 +31,24 @@ pub fn run(a: Args) -> CommandResult {
         .and_then(|committed| {
             let now = &computed.report;
             let mut differs = Vec::new();
+            // What differs, and the flag that draws the committed one (audit 170: "(--seed)" of a
+            // render given none).
             if committed.as_of != now.as_of {
                 differs.push(format!(
-                    "as of {} (--now), the committed forecast as of {}",
-                    now.as_of, committed.as_of
+                    "as of {}, the committed forecast as of {} (--now {} draws it)",
+                    now.as_of, committed.as_of, committed.as_of
                 ));
             }
             if committed.seed != now.seed {
                 differs.push(format!(
-                    "with seed {} (--seed), the committed forecast's {}",
-                    now.seed, committed.seed
+                    "with seed {}, the committed forecast's {} (--seed {} draws it)",
+                    now.seed, committed.seed, committed.seed
                 ));
             }
             if committed.trials != now.trials {
                 differs.push(format!(
-                    "of {} trials (--trials), the committed forecast's {}",
-                    now.trials, committed.trials
+                    "of {} trials, the committed forecast's {} (--trials {} draws it)",
+                    now.trials, committed.trials, committed.trials
                 ));
             }
             (!differs.is_empty()).then(|| {

@@ -656,13 +656,15 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 // The schedule alone meets the date, so no cut is offered (taking scope out would not
                 // help): the headline misses it for how long work here really takes. Still a hard
                 // deadline at risk, which the PM is owed in the same words.
-                // Only the date can move: the history's pace is counted from today whenever the work
-                // starts (audit 166: "start its work sooner" of work the schedule starts today).
+                // The history's pace is counted from today whenever the work starts (audit 166: "start
+                // its work sooner" of work the schedule starts today); taking work out still raises the
+                // chance, if not to 80% by the schedule's cut (audit 170: "not for its scope").
                 warnings.push(format!(
                     "{}: the hard deadline {due} is not met at p80 ({}, on time in {} of the futures), \
                      though the schedule meets it: the work is late for how long such work really takes \
-                     here, not for its scope or its start, so no cut is offered and an earlier start \
-                     would not meet it either; move the date{}",
+                     here, which an earlier start does not change (that pace counts from today), so the \
+                     schedule offers no cut line; move the date{}, or take work out and read its chance \
+                     in the consequence",
                     name,
                     match p80 {
                         When::Date(d) => format!("p80 {d}"),

@@ -1625,8 +1625,7 @@ pub fn standup(
     }
 }
 
-/// Which way a milestone moved: its p80's working days, else the sign of its p50's move, else of its
-/// chance of being on time (worse is later). A milestone whose p80 held can still have got worse (audit
+/// Which way a milestone moved: its p80's working days, else the sign of its p50's move. A milestone whose p80 held can still have got worse (audit
 /// 165: p50 six days later and P(on time) halved, put down to an issue one day earlier).
 fn way_moved(
     p80_moved: i64,
@@ -1643,16 +1642,14 @@ fn way_moved(
     if old.open_issues == 0 || new.open_issues == 0 {
         return 0;
     }
-    // A date is earlier than "beyond horizon".
+    // A date is earlier than "beyond horizon". Only the dates: a chance of being on time that moved
+    // with the due date is no move of the work (audit 170: a deadline moved read "what moved is its
+    // futures as a whole").
     let rank = |w: crate::forecast::When| w.date().map_or((1, None), |d| (0, Some(d)));
     match rank(new.p50).cmp(&rank(old.p50)) {
         std::cmp::Ordering::Greater => 1,
         std::cmp::Ordering::Less => -1,
-        std::cmp::Ordering::Equal => match (old.probability_on_time, new.probability_on_time) {
-            (Some(a), Some(b)) if b < a => 1,
-            (Some(a), Some(b)) if b > a => -1,
-            _ => 0,
-        },
+        std::cmp::Ordering::Equal => 0,
     }
 }
 
@@ -1801,7 +1798,7 @@ mod tests {
         assert_eq!(way(&before, &side("2027-10-01", 0.04)), -1);
         assert_eq!(
             way(&before, &side("2027-10-13", 0.02)),
-            1,
+            0,
             "only the chance moved"
         );
         assert_eq!(way(&before, &side("2027-10-13", 0.04)), 0);

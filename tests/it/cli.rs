@@ -1421,8 +1421,9 @@ fn a_site_rendered_for_another_day_says_it_is_a_preview() {
     ok(&["demo", "d", "--trials", "300"]);
     let page =
         |name: &str| std::fs::read_to_string(tmp.path().join("d/public").join(name)).unwrap();
-    let said = "A preview (commitea render) as of 2026-12-10 (--now), the committed forecast as of \
-                2026-11-27: the tools, the standup and the next run read the committed one.";
+    let said = "A preview (commitea render) as of 2026-12-10, the committed forecast as of 2026-11-27 \
+                (--now 2026-11-27 draws it): the tools, the standup and the next run read the committed \
+                one.";
     ok(&[
         "render",
         "-s",
@@ -1440,7 +1441,7 @@ fn a_site_rendered_for_another_day_says_it_is_a_preview() {
     ok(&["render", "-s", "d", "--trials", "300", "--seed", "7"]);
     assert!(
         page("index.html").contains(
-            "A preview (commitea render) with seed 7 (--seed), the committed forecast&#39;s 4859222839642056033"
+            "A preview (commitea render) with seed 7, the committed forecast&#39;s 4859222839642056033 (--seed 4859222839642056033 draws it)"
         ),
         "{}",
         page("index.html")
@@ -3553,6 +3554,23 @@ fn a_directive_removed_or_edited_by_a_commit_is_said_with_the_moves() {
         standup.contains("</a> edited and <a") && standup.contains("</a> removed from the ledger"),
         "the standup does not say the entries changed"
     );
+    // Withdrawn, then back in force by a commit (a revert of the withdrawal): said too (audit 170).
+    let active = std::fs::read_to_string(&ledger).unwrap();
+    let at = active.find("## D-0003").unwrap();
+    let status = at + active[at..].find("- status: active").unwrap();
+    let withdrawn = format!(
+        "{}- status: withdrawn{}",
+        &active[..status],
+        &active[status + "- status: active".len()..]
+    );
+    for (text, message) in [(&withdrawn, "withdraw D-0003"), (&active, "revert it")] {
+        std::fs::write(&ledger, text).unwrap();
+        commit_as_t(&dir, &["-a"], message);
+        let out = commitea(&["run", "--offline", "--trials", "200"], &dir);
+        assert!(out.status.success(), "{out:?}");
+    }
+    let message = git_out(&dir, &["log", "-1", "--format=%B"]);
+    assert!(message.contains("D-0003 back in force"), "{message}");
 }
 
 /// An op file committed with a merge conflict left in is said as that, at the marker's line, and the
@@ -3603,5 +3621,43 @@ fn an_op_file_with_a_merge_conflict_left_in_is_named_as_one() {
             "its id's op file ops/pending/{id}.yaml does not read (as said)"
         )) && !stderr.contains(&format!("--carry-out {id}")),
         "{stderr}"
+    );
+}
+
+/// A directive's op file on the branch without its entry waits, and the Changes page says why, not
+/// "approved: applied at the next run" (audit 170).
+#[test]
+fn an_approved_directive_file_without_its_entry_says_why_it_waits() {
+    let (_tmp, dir) = quick_demo();
+    let out = commitea(
+        &[
+            "directive",
+            "--kind",
+            "reprioritize",
+            "--quote",
+            "web 30 first",
+            "--target",
+            "acme/web#30",
+            "--params",
+            r#"{"priority": 0}"#,
+        ],
+        &dir,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = v["directiveId"].as_str().unwrap().to_owned();
+    let ledger = dir.join("pm-state.md");
+    let text = std::fs::read_to_string(&ledger).unwrap();
+    std::fs::write(&ledger, &text[..text.find(&format!("## {id}")).unwrap()]).unwrap();
+    git_out(&dir, &["add", "-A"]);
+    commit_as_t(&dir, &[], "the file without its entry");
+    let out = commitea(&["run", "--offline", "--trials", "200"], &dir);
+    assert!(out.status.success(), "{out:?}");
+    let page = std::fs::read_to_string(dir.join("public/changes.html")).unwrap();
+    assert!(
+        page.contains(&format!(
+            "approved, but it carries out directive {id}, which pm-state.md does not have"
+        )),
+        "{page}"
     );
 }
