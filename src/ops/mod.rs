@@ -1790,7 +1790,38 @@ pub(crate) fn highest_taken(layout: &Layout, prefix: &str) -> Result<u32, StateE
             max = max.max(n);
         }
     }
+    if prefix == "D-" {
+        max = max.max(ledger_ids_in_history(layout.root()));
+    }
     Ok(max)
+}
+
+/// The highest directive id any version of the ledger on the branch's first-parent history held: a
+/// directive with no op file (a capacity, a note) leaves no record in `ops/applied`, and once a commit
+/// removed its entry its id was given again (audit 170). Each version is read once.
+fn ledger_ids_in_history(root: &Path) -> u32 {
+    let Ok(repo) = gix::open(root) else {
+        return 0;
+    };
+    let Ok(history) = crate::state::git::first_parent_history(&repo) else {
+        return 0;
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut max = 0;
+    for (commit, _) in history {
+        let Some(blob) = crate::state::git::blob_id_at(&repo, commit, crate::state::LEDGER_FILE)
+        else {
+            continue;
+        };
+        if !seen.insert(blob) {
+            continue;
+        }
+        if let Ok(object) = repo.find_object(blob) {
+            let text = String::from_utf8_lossy(&object.data);
+            max = max.max(crate::ledger::parse::next_id(&text).0.saturating_sub(1));
+        }
+    }
+    max
 }
 
 /// The ids proposals have taken that the checkout no longer shows: those of the branches `commitea/ID`

@@ -579,6 +579,17 @@ pub fn read_at(
     }
 }
 
+/// The blob id of `path` in `commit`, if it exists there (without reading the blob).
+pub(crate) fn blob_id_at(repo: &gix::Repository, commit: ObjectId, path: &str) -> Option<ObjectId> {
+    repo.find_commit(commit)
+        .ok()?
+        .tree()
+        .ok()?
+        .lookup_entry_by_path(path)
+        .ok()?
+        .map(|e| e.object_id())
+}
+
 /// How a file of the work tree differs from a commit's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Difference {

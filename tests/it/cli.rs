@@ -3661,3 +3661,27 @@ fn an_approved_directive_file_without_its_entry_says_why_it_waits() {
         "{page}"
     );
 }
+
+/// A directive with no op file (a capacity, a note) removed by a commit keeps its id taken: the ledger's
+/// history holds it (audit 170: the next directive became a new D-0008, and the standup said "edited").
+#[test]
+fn the_id_of_a_directive_removed_by_a_commit_is_not_given_again() {
+    let (_tmp, dir) = quick_demo();
+    let note = |quote: &str| {
+        let out = commitea(&["directive", "--kind", "note", "--quote", quote], &dir);
+        assert!(out.status.success(), "{out:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["directiveId"].as_str().unwrap().to_owned()
+    };
+    let first = note("Remember the offsite.");
+    assert!(!dir.join(format!("ops/pending/{first}.yaml")).exists());
+    git_out(&dir, &["add", "-A"]);
+    commit_as_t(&dir, &[], "a note");
+    let ledger = dir.join("pm-state.md");
+    let text = std::fs::read_to_string(&ledger).unwrap();
+    std::fs::write(&ledger, &text[..text.find(&format!("## {first}")).unwrap()]).unwrap();
+    commit_as_t(&dir, &["-a"], "not that note");
+    let second = note("Remember the retro.");
+    assert_ne!(second, first);
+    assert!(second > first, "{second} after {first}");
+}
