@@ -27,6 +27,7 @@ pub(crate) mod prose;
 pub(crate) mod secret;
 pub(crate) mod site;
 pub mod state;
+pub mod terminal;
 pub mod tools;
 pub mod views;
 pub mod yamlfile;

@@ -22,7 +22,7 @@ fn main() -> ExitCode {
         .with_writer(commitea::cli::log_writer)
         .with_target(false)
         .without_time()
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_ansi(commitea::terminal::watched())
         .init();
     // A reader that stops reading (`| head`) is no failure: Rust ignores SIGPIPE, so the next print panics
     // ("failed printing to stdout: Broken pipe"); that panic ends the command quietly, with the status a

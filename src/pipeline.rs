@@ -2305,8 +2305,19 @@ fn site_files_with(
         )),
     };
     let templates = layout.templates_dir();
-    let files = site::render(&data, templates.exists().then_some(templates.as_path()))
+    let mut files = site::render(&data, templates.exists().then_some(templates.as_path()))
         .map_err(|e| PipelineError::Site(Box::new(e)))?;
+    // Which forecast the site shows, as git names its `forecast.json`: `commitea publish` publishes it
+    // only while it is the branch's newest (audit 172: an overlapping run's older site replaced a newer).
+    if let Some(id) = crate::state::to_json(&c.report, Path::new(crate::state::FORECAST_FILE))
+        .ok()
+        .and_then(|bytes| git::blob_hash(&bytes))
+    {
+        files.insert(
+            SITE_FORECAST_FILE.to_owned(),
+            format!("{id}\n").into_bytes(),
+        );
+    }
     let (largest, size) = files
         .iter()
         .map(|(n, b)| (n.as_str(), b.len()))
@@ -2321,6 +2332,9 @@ fn site_files_with(
     );
     Ok(files)
 }
+
+/// The site's file that names the forecast it shows: the git blob id of its `forecast/forecast.json`.
+pub(crate) const SITE_FORECAST_FILE: &str = "commitea-forecast.txt";
 
 /// Runs the whole pipeline.
 pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {

@@ -14,7 +14,8 @@ pub struct Args {
     #[arg(long, default_value = "pages")]
     branch: String,
     /// Publish a site drawn from a checkout whose ledger or op files have changes not committed (they
-    /// show on its Changes and Directives pages as pending).
+    /// show on its Changes and Directives pages as pending), or from another forecast than the branch's
+    /// newest.
     #[arg(long)]
     allow_uncommitted: bool,
 }
@@ -68,6 +69,36 @@ pub fn run(a: Args) -> CommandResult {
         email: config.commit.email.clone(),
         time: chrono::Utc::now(),
     };
+    // A site drawn from a forecast the state's branch no longer has as its newest is an older run's (two
+    // runs overlapped, and the newer one publishes its own; audit 172: the older site replaced it) or a
+    // preview's: not published over the branch's.
+    if let Ok(stamp) = std::fs::read_to_string(out.join(crate::pipeline::SITE_FORECAST_FILE))
+        && !a.allow_uncommitted
+    {
+        let branch = &config.approvals.branch;
+        let _ = remote.fetch(branch);
+        let newest = remote
+            .tracking(branch)
+            .and_then(|c| crate::state::git::resolve(&repo, &c))
+            .or_else(|| crate::state::git::head(&repo))
+            .and_then(|c| {
+                crate::state::git::read_at(&repo, c, crate::state::FORECAST_FILE)
+                    .ok()
+                    .flatten()
+            })
+            .and_then(|bytes| crate::state::git::blob_hash(&bytes));
+        if let Some(newest) = newest
+            && newest != stamp.trim()
+        {
+            tracing::warn!(
+                "publish: the site in {} shows another forecast than the newest on {branch} (a later run's, \
+                 which publishes its own, or a preview's): not published; `commitea render` draws the \
+                 newest",
+                out.display()
+            );
+            return Ok(());
+        }
+    }
     for _ in 0..3 {
         // The branch may not exist yet: then the site's first commit has no parent.
         let _ = remote.fetch(&a.branch);

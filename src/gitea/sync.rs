@@ -688,16 +688,15 @@ pub(crate) fn in_parallel<T: Send, R: Send, E: Send>(
     }
 }
 
-/// Reports progress through a long read: on a terminal a line that updates in place, elsewhere a plain
-/// log line at every tenth.
+/// Reports progress through a long read: on a terminal a person watches a line that updates in place,
+/// elsewhere (a CI job's log too) a plain log line at every tenth.
 pub(crate) fn progress(repo: &RepoName, done: usize, total: usize) {
-    use std::io::{IsTerminal, Write};
+    use std::io::Write;
     if total < 20 {
         return;
     }
-    let stderr = std::io::stderr();
-    if stderr.is_terminal() {
-        let mut e = stderr.lock();
+    if crate::terminal::watched() {
+        let mut e = std::io::stderr().lock();
         let _ = write!(e, "\rsync {repo}: {done}/{total} issues");
         if done == total {
             let _ = writeln!(e);

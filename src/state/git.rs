@@ -579,6 +579,11 @@ pub fn read_at(
     }
 }
 
+/// The id git gives a file of `bytes` (its blob's), whether or not it is stored.
+pub(crate) fn blob_hash(bytes: &[u8]) -> Option<ObjectId> {
+    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes).ok()
+}
+
 /// The blob id of `path` in `commit`, if it exists there (without reading the blob).
 pub(crate) fn blob_id_at(repo: &gix::Repository, commit: ObjectId, path: &str) -> Option<ObjectId> {
     repo.find_commit(commit)

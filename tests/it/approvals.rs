@@ -4641,6 +4641,44 @@ fn publish_refuses_a_site_that_shows_proposals_not_yet_committed() {
 }
 
 #[test]
+fn publish_leaves_a_site_of_an_older_forecast_unpublished() {
+    // Two runs overlapped: the older one's publish came last and put its site over the newer's (audit
+    // 172). A site says which forecast it shows, and only the branch's newest is published.
+    let s = setup(&DemoSpec::scaled(40));
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let older = s.work.parent().unwrap().join("older-site");
+    copy_dir(&s.work.join("public"), &older);
+    ok(&s.commitea(&s.work, &["run", "--push", "--now", "2026-12-09"]));
+    ok(&s.commitea(&s.work, &["publish"]));
+    let newest = s.on_branch("pages", "index.html").unwrap();
+    std::fs::remove_dir_all(s.work.join("public")).unwrap();
+    copy_dir(&older, &s.work.join("public"));
+    let out = s.commitea(&s.work, &["publish"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("shows another forecast than the newest on main")
+            && err.contains("not published"),
+        "{err}"
+    );
+    assert_eq!(s.on_branch("pages", "index.html").unwrap(), newest);
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        let rel = e.path().strip_prefix(from).unwrap();
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(to.join(rel)).unwrap();
+        } else {
+            std::fs::copy(e.path(), to.join(rel)).unwrap();
+        }
+    }
+}
+
+#[test]
 fn a_remote_name_git_would_read_as_an_option_is_refused_before_git_sees_it() {
     // `approvals.remote: "--upload-pack=CMD;"` reached `git fetch` as an option, and `propose` ran CMD
     // (audit 153), from the file or from COMMITEA_APPROVALS_REMOTE.

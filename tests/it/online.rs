@@ -607,3 +607,54 @@ fn a_sync_that_does_not_commit_is_taken_in_by_the_next_run_in_a_worktree_too() {
         git(&wt, &["show", "HEAD:snapshot/issues/acme/api/3.yaml"]).contains("Renamed on Gitea")
     );
 }
+
+/// A CI runner gives a step a pseudo-terminal (Gitea's and Forgejo's, act's host mode), and its log viewer
+/// turns every `\r` of a progress line into a line of its own: under `CI` the sync logs plain lines, as
+/// it does with no terminal (audit 172: 241 lines of "sync acme/api: n/241 issues").
+#[test]
+fn a_ci_job_on_a_pseudo_terminal_gets_plain_log_lines() {
+    if !crate::support::external("script") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let state = commitea::demo::generate(&commitea::demo::DemoSpec::bundled());
+    let dir = tmp.path().join("d");
+    commitea::demo::write(&state, &dir).unwrap();
+    let emulator = Emulator::start(
+        Dataset::from_snapshot(&state.snapshot),
+        EmulatorOptions {
+            token: TOKEN.into(),
+            ..EmulatorOptions::default()
+        },
+    )
+    .unwrap();
+    let sync = |ci: Option<&str>| {
+        let line = format!(
+            "{} sync --full --no-commit -s '{}'",
+            env!("CARGO_BIN_EXE_commitea"),
+            dir.display()
+        );
+        let mut cmd = Command::new("script");
+        cmd.args(["-qec", &line, "/dev/null"])
+            .env("COMMITEA_SERVER", emulator.url())
+            .env("COMMITEA_GITEA_TOKEN", TOKEN)
+            .env_remove("CI")
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITEA_ACTIONS");
+        if let Some(v) = ci {
+            cmd.env("CI", v);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // On a terminal a person watches, the line updates in place (so the pty is one).
+    let watched = sync(None);
+    assert!(watched.contains("\rsync acme/"), "{watched:?}");
+    let job = sync(Some("true"));
+    assert!(job.contains("sync acme/"), "{job:?}");
+    assert!(
+        !job.contains("\rsync acme/") && !job.contains("\u{1b}["),
+        "{job:?}"
+    );
+}
