@@ -2114,6 +2114,25 @@ fn state_emulator(bare: &Path) -> (RepoName, Emulator) {
 }
 
 #[test]
+fn a_state_repo_is_empty_until_its_first_push() {
+    // Gitea's `empty` is `repo.IsEmpty`: always false here, so `init` told of a new state repository
+    // that it had commits already and a push would be refused (audit 172).
+    let tmp = tempfile::tempdir().unwrap();
+    let bare = tmp.path().join("state.git");
+    run_git(
+        tmp.path(),
+        &["init", "-q", "--bare", bare.to_str().unwrap()],
+    );
+    let (_, emu) = state_emulator(&bare);
+    assert_eq!(get_json(&emu, "/repos/acme/state")["empty"], true);
+    let work = tmp.path().join("work");
+    run_git(tmp.path(), &["init", "-q", work.to_str().unwrap()]);
+    run_git(&work, &["remote", "add", "origin", bare.to_str().unwrap()]);
+    commit_and_push(&work, "ledger.md", "start\n", "main");
+    assert_eq!(get_json(&emu, "/repos/acme/state")["empty"], false);
+}
+
+#[test]
 fn pull_requests_of_a_state_repo_merge_for_real() {
     let (_tmp, bare, work, main0) = state_repo_with_a_checkout();
     run_git(&work, &["checkout", "-q", "-b", "feature"]);

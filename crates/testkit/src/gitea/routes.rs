@@ -374,10 +374,18 @@ fn repo_route(
         ("GET", []) => {
             let r = Render::new(ds, shared);
             let times = !shared.options.time_tracking_disabled.contains(repo);
-            Ok(Response::json(
-                200,
-                &r.repository(repo, deps_enabled, times),
-            ))
+            let mut v = r.repository(repo, deps_enabled, times);
+            // Gitea's `empty` is `repo.IsEmpty`: no branch yet (audit 172: always false here, so
+            // `init` said a new, empty state repo already had commits).
+            if let Some(bare) = shared.options.state_repos.get(repo) {
+                let branches = std::process::Command::new("git")
+                    .arg("-C")
+                    .arg(bare)
+                    .args(["for-each-ref", "--count=1", "refs/heads"])
+                    .output();
+                v["empty"] = serde_json::json!(branches.is_ok_and(|o| o.stdout.is_empty()));
+            }
+            Ok(Response::json(200, &v))
         }
         ("GET", ["labels"]) => {
             let r = Render::new(ds, shared);
