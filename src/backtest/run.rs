@@ -140,6 +140,13 @@ pub struct BacktestReport {
     /// closed missed every date it was given. Zero in a report written before it was counted.
     #[serde(default)]
     pub cuts_assuming_all_done: usize,
+    /// The history's last activity (an issue created or updated), where cuts fall after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_activity: Option<DateTime<Utc>>,
+    /// Cuts after [`last_activity`](Self::last_activity): nothing happens there, so their scores measure a
+    /// project that stopped, not forecasts of a working one (audit 97; audit 171: said only on stderr).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cuts_after_last_activity: usize,
     /// Scores by method: `commitea`, `throughput`, `ebs`.
     pub methods: BTreeMap<String, Scores>,
     /// CommiTea's issue forecasts again, split by whether the team kept its pace after the cut
@@ -147,6 +154,11 @@ pub struct BacktestReport {
     /// the cut could show. Empty in a report written before it was added.
     #[serde(default)]
     pub by_pace: Vec<PaceScores>,
+}
+
+/// Serde's test for a count left out of a file when it is nothing.
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// CommiTea's issue forecasts at the cuts after which the team's pace held, or fell.
@@ -490,6 +502,13 @@ pub fn backtest(
         },
         &opts.scoring(),
     );
+    let last_activity = snapshot
+        .issues
+        .values()
+        .map(|i| i.updated_at.max(i.created_at))
+        .max();
+    let cuts_after_last_activity =
+        last_activity.map_or(0, |l| cuts.iter().filter(|c| **c > l).count());
     BacktestReport {
         options: *opts,
         cuts: cuts.len(),
@@ -498,6 +517,8 @@ pub fn backtest(
         history_through: Some(snapshot.meta.synced_at),
         ledger_ignored: ledger.is_some_and(|l| !l.trim().is_empty()),
         cuts_assuming_all_done,
+        last_activity: last_activity.filter(|_| cuts_after_last_activity > 0),
+        cuts_after_last_activity,
         methods,
         by_pace,
     }

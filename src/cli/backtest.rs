@@ -103,7 +103,7 @@ pub fn run(a: Args) -> CommandResult {
             }
         )));
     }
-    stalled_cuts(&repo.snapshot, &report);
+    stalled_cuts(&report);
     if a.write {
         let _lock = crate::state::lock::lock_state(repo.layout.root(), c)?;
         let rel = std::path::Path::new(crate::state::BACKTEST_FILE);
@@ -120,30 +120,18 @@ pub fn run(a: Args) -> CommandResult {
 
 /// Says how many cuts fall after the history's last activity: there nothing happens, and their scores
 /// measure a project that stopped, not forecasts of a working one (audit 97: 161 of 243 cuts of a
-/// Gitea-path backtest after the project's last activity, without a word).
-fn stalled_cuts(snapshot: &crate::state::Snapshot, report: &crate::backtest::BacktestReport) {
-    let Some(last) = snapshot
-        .issues
-        .values()
-        .map(|i| i.updated_at.max(i.created_at))
-        .max()
-    else {
-        return;
-    };
-    // The report's cuts: the rule's (`rewind::cut_dates`) up to its last.
-    let after = crate::backtest::rewind::cut_dates(
-        snapshot,
-        report.options.every_days,
-        report.options.min_history_days,
-    )
-    .into_iter()
-    .filter(|c| report.last_cut.is_some_and(|l| *c <= l) && *c > last)
-    .count();
-    if after > 0 {
+/// Gitea-path backtest after the project's last activity, without a word). The report keeps the count,
+/// and the Calibration page says it.
+fn stalled_cuts(report: &crate::backtest::BacktestReport) {
+    if let Some(last) = report
+        .last_activity
+        .filter(|_| report.cuts_after_last_activity > 0)
+    {
         tracing::warn!(
-            "{after} of the {} cuts fall after the history's last activity ({}): nothing happens there, so \
-             their scores measure a project that stopped, not forecasts of a working one; read the figures \
-             of the earlier cuts (--horizon-days and backtest.every_days set which cuts are made)",
+            "{} of the {} cuts fall after the history's last activity ({}): nothing happens there, so \
+             their scores measure a project that stopped, not forecasts of a working one (the Calibration \
+             page says so beside them)",
+            report.cuts_after_last_activity,
             report.cuts,
             last.date_naive()
         );

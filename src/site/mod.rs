@@ -334,6 +334,12 @@ pub fn render(
             .as_ref()
             .map(|a| format!("done within {}", text::horizon_words(a.window_days)))
             .unwrap_or_else(|| "done".to_owned()),
+        // The window in the words the rest of the site says it in ("1 year", not "365 days": audit 171).
+        "windowWords": data
+            .calibration
+            .abandonment
+            .as_ref()
+            .map(|a| text::horizon_words(a.window_days)),
     });
     let with_words = |value: &mut serde_json::Value| {
         if let (Some(o), Some(words)) = (value.as_object_mut(), said.as_object()) {

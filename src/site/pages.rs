@@ -209,6 +209,15 @@ fn interval_days(m: &Option<[f64; 3]>) -> String {
     )
 }
 
+/// A loss over `n` targets: with its interval, or under [`FEW`] of them the loss and how many it is over
+/// (an interval over so few, or over one cut, has no width that means anything).
+pub(super) fn loss_over(m: &Option<[f64; 3]>, n: usize) -> String {
+    match m {
+        Some([v, ..]) if n < FEW => format!("{v:.1} d (over {n})"),
+        _ => interval_days(m),
+    }
+}
+
 fn hit_rates(c: &crate::views::calibration::CalibrationView) -> Vec<HitRateRow> {
     let Some(b) = &c.backtest else {
         return Vec::new();
@@ -221,9 +230,12 @@ fn hit_rates(c: &crate::views::calibration::CalibrationView) -> Vec<HitRateRow> 
             label: method_words(&m.method),
             ours: m.method.starts_with("commitea"),
             n: m.n,
-            coverage: m.coverage.iter().map(interval_pct).collect(),
-            pinball80: interval_days(&m.pinball80),
-            pinball80_censored: interval_days(&m.pinball80_censored),
+            // Under ten forecasts a share is a count, as the page says (audit 171: "100% (44–100%)"
+            // over 3), and a loss says how few it is over rather than a point interval ("68.2 d
+            // (68.2–68.2)" over one resolved target).
+            coverage: m.coverage.iter().map(|c| share_of(c, m.n)).collect(),
+            pinball80: loss_over(&m.pinball80, m.n_resolved),
+            pinball80_censored: loss_over(&m.pinball80_censored, m.n),
             dated_coverage: m
                 .dated_coverage
                 .iter()
@@ -377,10 +389,18 @@ pub(super) fn pace_note(c: &crate::views::calibration::CalibrationView) -> Strin
             pct(f),
             pct(h)
         ),
-        (Some(([h, ..], hn)), Some(([f, ..], fnn))) => format!(
+        // Overlapping intervals say the forecasts are too few to tell the two apart, not that they are
+        // alike (audit 171: "about as often either way" of 90% of 10 and 43% of 28).
+        (Some(([h, ..], hn)), Some(([f, ..], fnn))) if (h - f).abs() < 0.1 => format!(
             "Dated p80s held about as often either way ({} of {hn} after the cuts that kept the pace, {} \
-             of {fnn} after those that slowed; their intervals overlap): the misses are the forecast's own, \
-             not a slowdown's.",
+             of {fnn} after those that slowed): the misses are the forecast's own, not a slowdown's.",
+            pct(h),
+            pct(f)
+        ),
+        (Some(([h, ..], hn)), Some(([f, ..], fnn))) => format!(
+            "Dated p80s held {} of {hn} after the cuts that kept the pace and {} of {fnn} after those that \
+             slowed, but their intervals overlap: too few forecasts to tell whether the misses are the \
+             forecast's own or a slowdown's.",
             pct(h),
             pct(f)
         ),

@@ -318,6 +318,7 @@ fn data() -> SiteData {
                     n: 40,
                     coverage: vec![Some([0.1, 0.05, 0.15]), Some([0.5, 0.4, 0.6]), None],
                     pinball80: Some([12.0, 10.0, 14.0]),
+                    n_resolved: 30,
                     pinball80_censored: None,
                     dated_coverage: vec![None, Some([0.32, 0.28, 0.37]), Some([0.38, 0.3, 0.45])],
                     n_dated: vec![40, 30, 25],
@@ -342,6 +343,7 @@ fn data() -> SiteData {
                         n: 20 * cuts,
                         coverage: vec![None, None, Some([held + 0.05, held, held + 0.1])],
                         pinball80: None,
+                        n_resolved: 0,
                         pinball80_censored: None,
                         dated_coverage: vec![
                             None,
@@ -356,6 +358,10 @@ fn data() -> SiteData {
                 cuts_assuming_all_done: Some(2),
                 never_closed: Some(17),
                 ledger_ignored: true,
+                after_last_activity: Some(crate::views::calibration::AfterLastActivity {
+                    cuts: 2,
+                    last: "2025-02-01".to_owned(),
+                }),
             }),
         },
         horizon_days: 730,
@@ -715,6 +721,20 @@ fn the_runway_headlines_the_work_that_stays_beside_the_planned_scope() {
 }
 
 #[test]
+fn the_calibration_page_says_how_many_cuts_fall_after_the_last_activity() {
+    // Said on stderr only, while the page's headline rows were mostly a stopped project's (audit 171).
+    let html = text(&rendered(), "calibration.html");
+    assert!(
+        html.contains(
+            "2 of these 3 cuts fall after the history's last activity (2025-02-01): nothing happens there"
+        ),
+        "{html}"
+    );
+    // Plural where it is, singular where not (audit 171: "1 past cuts").
+    assert!(html.contains("3 past cuts"), "{html}");
+}
+
+#[test]
 fn the_calibration_page_says_where_the_backtest_assumed_every_issue_done() {
     let html = text(&rendered(), "calibration.html");
     assert!(
@@ -909,11 +929,18 @@ fn the_pace_note_blames_a_slowdown_only_where_the_intervals_part_and_a_side_miss
             .starts_with("Dated p80s held at least as often as promised either way (90% of 24"),
         "{both_held}"
     );
-    let overlap = note([0.77, 0.67, 0.82], [0.70, 0.55, 0.80]);
+    let alike = note([0.77, 0.67, 0.82], [0.70, 0.55, 0.80]);
     assert!(
-        overlap.starts_with("Dated p80s held about as often either way")
-            && overlap.contains("their intervals overlap"),
-        "{overlap}"
+        alike.starts_with("Dated p80s held about as often either way"),
+        "{alike}"
+    );
+    // Far apart, yet overlapping: too few to tell, not "about as often" (audit 171: 90% of 10 and 43%
+    // of 28).
+    let apart = note([0.90, 0.60, 0.98], [0.43, 0.0, 0.64]);
+    assert!(
+        apart.contains("but their intervals overlap: too few forecasts to tell")
+            && !apart.contains("about as often"),
+        "{apart}"
     );
     let parted = note([0.77, 0.67, 0.82], [0.41, 0.31, 0.46]);
     assert!(
@@ -1653,6 +1680,11 @@ fn a_share_of_few_forecasts_is_a_count_not_a_certain_looking_interval() {
     assert_eq!(share_of(&Some([0.667, 0.0, 1.0]), 3), "2 of 3");
     assert_eq!(share_of(&Some([0.5, 0.4, 0.6]), 10), "50% (40–60%)");
     assert_eq!(share_of(&None, 0), "—");
+    // A loss over so few resolved targets says so instead of a point interval (audit 171: "68.2 d
+    // (68.2–68.2)" over 1 of 61).
+    use super::pages::loss_over;
+    assert_eq!(loss_over(&Some([68.2, 68.2, 68.2]), 1), "68.2 d (over 1)");
+    assert_eq!(loss_over(&Some([12.0, 9.0, 15.0]), 40), "12 d (9–15)");
 }
 
 /// Where the dates held far less (or more) often than they claim when replayed on the project's history,

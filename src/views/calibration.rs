@@ -104,6 +104,19 @@ pub struct BacktestView {
     /// the page never said so).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ledger_ignored: bool,
+    /// Cuts after the history's last activity (a project that stopped), with that day, where any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_last_activity: Option<AfterLastActivity>,
+}
+
+/// Cuts of a backtest after the history's last activity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AfterLastActivity {
+    /// How many.
+    pub cuts: usize,
+    /// The day of the last activity (an issue created or updated).
+    pub last: String,
 }
 
 /// CommiTea's issue forecasts at the cuts after which the team kept its pace, or slowed.
@@ -131,6 +144,9 @@ pub struct MethodScore {
     pub coverage: Vec<Option<[f64; 3]>>,
     /// Mean pinball loss of the p80 in days over resolved targets, `[value, lo, hi]`: lower is better.
     pub pinball80: Option<[f64; 3]>,
+    /// The resolved targets that loss is over.
+    #[serde(default)]
+    pub n_resolved: usize,
     /// Its lower bound counting never-resolved targets at the end of the data.
     pub pinball80_censored: Option<[f64; 3]>,
     /// Share of the targets with a dated p10, p50, p80 done by it: how often a date held when one was
@@ -208,6 +224,13 @@ pub(crate) fn backtest_view(
             .map(|s| s.n_open)
             .filter(|_| report.cuts_assuming_all_done > 0),
         ledger_ignored: report.ledger_ignored,
+        after_last_activity: report
+            .last_activity
+            .filter(|_| report.cuts_after_last_activity > 0)
+            .map(|l| AfterLastActivity {
+                cuts: report.cuts_after_last_activity,
+                last: l.date_naive().to_string(),
+            }),
     }
 }
 
@@ -217,6 +240,7 @@ fn method_score(name: &str, s: &crate::backtest::Scores) -> MethodScore {
         n: s.n,
         coverage: s.coverage.iter().map(|m| triple(*m)).collect(),
         pinball80: triple(s.pinball80),
+        n_resolved: s.n_resolved,
         pinball80_censored: triple(s.pinball80_censored),
         dated_coverage: s.dated_coverage.iter().map(|m| triple(*m)).collect(),
         n_dated: s.n_dated.to_vec(),
@@ -321,6 +345,8 @@ mod tests {
             history_through: through,
             ledger_ignored: false,
             cuts_assuming_all_done: 0,
+            last_activity: None,
+            cuts_after_last_activity: 0,
             methods: Default::default(),
             by_pace: Vec::new(),
         }
