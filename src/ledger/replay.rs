@@ -96,11 +96,7 @@ pub fn replay(
     let mut problems: Vec<Problem> = parsed.problems.iter().map(Problem::from).collect();
     let base = plan.clone();
     problems.extend(apply(&mut plan, &base, &parsed.ledger, &config.estimates));
-    problems.extend(dates_out_of_order(
-        &plan,
-        &parsed.ledger,
-        now.max(snapshot.meta.synced_at),
-    ));
+    problems.extend(dates_out_of_order(&plan, &parsed.ledger));
     // Parse problems and replay problems are both on a line: report them in ledger order.
     problems.sort_by(|a, b| a.at.cmp(&b.at));
     let not_on_gitea = not_on_gitea(&plan, &base, &parsed.ledger);
@@ -114,9 +110,9 @@ pub fn replay(
 
 /// What the headings' dates say against the ledger's order (audit 167): an entry that takes another's
 /// place for coming after it in the file, though it was given before it (a hand-inserted or back-dated
-/// entry), and an entry dated after `latest` (the forecast's day or the sync's, whichever is later; a
-/// typo of the year). Replay goes by the order; the date only says when it was given.
-fn dates_out_of_order(plan: &Plan, ledger: &Ledger, latest: DateTime<Utc>) -> Vec<Problem> {
+/// entry). Replay goes by the order; the date only says when it was given. (A date after the forecast's
+/// day is no sign of a typo: a directive recorded today on a snapshot of last week is one.)
+fn dates_out_of_order(plan: &Plan, ledger: &Ledger) -> Vec<Problem> {
     let by_id: std::collections::HashMap<String, &crate::ledger::format::DirectiveEntry> =
         ledger.directives().map(|d| (d.id.to_string(), d)).collect();
     let mut out = Vec::new();
@@ -136,21 +132,6 @@ fn dates_out_of_order(plan: &Plan, ledger: &Ledger, latest: DateTime<Utc>) -> Ve
                 )),
             });
         }
-    }
-    for d in ledger
-        .directives()
-        .filter(|d| d.at > latest + chrono::Duration::days(1))
-    {
-        out.push(Problem {
-            at: At::Ledger { line: d.line },
-            kind: ProblemKind::Data(format!(
-                "{} is dated {}, after the forecast's day ({}): the heading's date says when it was given (a typo of \
-                 the year?); it counts as any other, in the ledger's order",
-                d.id,
-                d.at.format("%Y-%m-%d"),
-                latest.format("%Y-%m-%d")
-            )),
-        });
     }
     out
 }
