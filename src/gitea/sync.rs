@@ -249,22 +249,15 @@ impl Run {
         let Ok(now) = full_name.parse::<RepoName>() else {
             return;
         };
-        if now == *repo || self.renamed.contains_key(&now) {
+        if now == *repo {
             return;
         }
-        // Spelt in another case: the same repository (Gitea finds names by their lower case), whose
-        // references the server spells its way: read back as the config spells it, or every blocker in
-        // it was "outside" the configured repositories and left out of the forecast (audit 154).
-        if now.to_string().eq_ignore_ascii_case(&repo.to_string()) {
-            self.renamed.insert(now, repo.clone());
-            return;
-        }
+        let same = |a: &RepoName, b: &RepoName| a.to_string().eq_ignore_ascii_case(&b.to_string());
         // Both names configured (audit 170: the new one added, the old kept): one repository, read
-        // once as the new name's, or every issue of it was planned twice.
-        if let Some(also) = self
-            .configured
-            .iter()
-            .find(|c| c.to_string().eq_ignore_ascii_case(&now.to_string()))
+        // once as the new name's, or every issue of it was planned twice. Asked first: the new name
+        // spelt in another case than the server's is in `renamed` already (audit 173).
+        if !same(&now, repo)
+            && let Some(also) = self.configured.iter().find(|c| same(c, &now))
         {
             if !self.doubled.contains_key(repo) {
                 tracing::warn!(
@@ -273,6 +266,16 @@ impl Run {
                 );
                 self.doubled.insert(repo.clone(), also.clone());
             }
+            return;
+        }
+        if self.renamed.contains_key(&now) {
+            return;
+        }
+        // Spelt in another case: the same repository (Gitea finds names by their lower case), whose
+        // references the server spells its way: read back as the config spells it, or every blocker in
+        // it was "outside" the configured repositories and left out of the forecast (audit 154).
+        if same(&now, repo) {
+            self.renamed.insert(now, repo.clone());
             return;
         }
         tracing::warn!(

@@ -1002,6 +1002,17 @@ mod incremental {
             in_repo(&first, &old),
             "each issue once, under its new name"
         );
+        // So is the new name spelt in another case than the server's, before the old (audit 173: read
+        // twice, without a word).
+        let shouted = RepoName::new(&new.owner, new.name.to_uppercase());
+        let both: Vec<RepoName> = [shouted.clone()]
+            .into_iter()
+            .chain(repos.iter().cloned())
+            .collect();
+        let c = client(&emu, TOKEN, fast());
+        let spelt = sync(&c, &both, Some(&first), tick(&emu), &SyncOptions::default()).unwrap();
+        assert_eq!(in_repo(&spelt.snapshot, &old), 0);
+        assert_eq!(in_repo(&spelt.snapshot, &shouted), in_repo(&first, &old));
         let plan = commitea::plan::Plan::from_snapshot(&doubled.snapshot, &config, tick(&emu));
         assert!(
             plan.warnings.iter().any(|w| w.to_string().contains(&format!(
