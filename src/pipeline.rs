@@ -1819,15 +1819,34 @@ pub(crate) fn load_changes(
     );
     // An approved file Gitea refused is not "applied at the next run" (audit 146: an archived
     // repository's op read so on every page); nor is one held for its repositories, or behind a held
-    // one (audit 168: a repository taken out of the config). In id order: the apply stage takes them in
-    // merge order, which is the same but for a file merged out of its turn.
+    // one (audit 168: a repository taken out of the config), in the order the apply stage takes them,
+    // the order they reached the branch (audit 173: in id order a C- file behind a D- one was missed).
     let files: BTreeMap<&str, &crate::ops::OpFile> =
         pending.iter().map(|(f, _)| (f.id.as_str(), f)).collect();
+    let merged: Vec<String> = if layout.root().join(".git").exists() {
+        let repo = git::open_or_init(layout.root())?;
+        git::head(&repo)
+            .and_then(|head| crate::apply::pending_on_branch(&repo, head, layout).ok())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|p| p.file.as_ref().ok().map(|f| f.id.clone()))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut order: Vec<usize> = (0..changes.pending.len()).collect();
+    order.sort_by_key(|&i| {
+        merged
+            .iter()
+            .position(|id| *id == changes.pending[i].id)
+            .unwrap_or(usize::MAX)
+    });
     // A directive's file waits for the branch's ledger to hold its directive, as the apply stage says.
     let parsed = crate::ledger::parse::parse(branch.as_deref().unwrap_or(""));
     let index = crate::apply::LedgerIndex::new(&parsed);
     let mut held: BTreeMap<String, (String, String)> = BTreeMap::new();
-    for c in &mut changes.pending {
+    for i in order {
+        let c = &mut changes.pending[i];
         let Some(file) = files
             .get(c.id.as_str())
             .filter(|_| c.state == crate::views::changes::ChangeState::OnBranch)

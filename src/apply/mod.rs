@@ -1205,8 +1205,11 @@ impl Standing {
             } => Some(format!(
                 "was written for directive {id} \"{file}\", but {ledger} line {line}'s {id} is \"{l}\": {fix}"
             )),
+            // No other entry to renumber (audit 173): the entry's coming, or the file is left over.
             Self::Missing => Some(format!(
-                "carries out directive {id}, which {ledger} does not have: {fix}"
+                "carries out directive {id}, which {ledger} does not have: it stays pending, none of its \
+                 ops carried out, until {ledger} holds {id} in force (remove the file if its entry was \
+                 taken out on purpose)"
             )),
         }
     }

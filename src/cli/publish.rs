@@ -77,16 +77,22 @@ pub fn run(a: Args) -> CommandResult {
     {
         let branch = &config.approvals.branch;
         let _ = remote.fetch(branch);
-        let newest = remote
+        // The newer of the checkout's commit and the server's branch: a run committed here and not yet
+        // pushed is the newest (audit 173: refused, with advice that looped).
+        let head = crate::state::git::head(&repo);
+        let tip = remote
             .tracking(branch)
-            .and_then(|c| crate::state::git::resolve(&repo, &c))
-            .or_else(|| crate::state::git::head(&repo))
-            .and_then(|c| {
-                crate::state::git::read_at(&repo, c, crate::state::FORECAST_FILE)
-                    .ok()
-                    .flatten()
-            })
-            .and_then(|bytes| crate::state::git::blob_hash(&bytes));
+            .and_then(|c| crate::state::git::resolve(&repo, &c));
+        let newest = match (head, tip) {
+            (Some(h), Some(t)) if crate::state::git::is_ancestor(&repo, t, h) => Some(h),
+            (h, t) => t.or(h),
+        }
+        .and_then(|c| {
+            crate::state::git::read_at(&repo, c, crate::state::FORECAST_FILE)
+                .ok()
+                .flatten()
+        })
+        .and_then(|bytes| crate::state::git::blob_hash(&bytes));
         if let Some(newest) = newest
             && newest != stamp.trim()
         {

@@ -4662,6 +4662,11 @@ fn publish_leaves_a_site_of_an_older_forecast_unpublished() {
         "{err}"
     );
     assert_eq!(s.on_branch("pages", "index.html").unwrap(), newest);
+    // A run committed here and not pushed yet is the newest forecast: its site is published (audit 173:
+    // refused, with advice to render, which drew the same).
+    ok(&s.commitea(&s.work, &["run", "--offline", "--now", "2026-12-10"]));
+    ok(&s.commitea(&s.work, &["publish"]));
+    assert_ne!(s.on_branch("pages", "index.html").unwrap(), newest);
 }
 
 fn copy_dir(from: &Path, to: &Path) {

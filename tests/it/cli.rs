@@ -3660,6 +3660,25 @@ fn an_approved_directive_file_without_its_entry_says_why_it_waits() {
         )),
         "{page}"
     );
+    // A later file about the same issue waits behind it, though its id sorts first (audit 173).
+    std::fs::write(
+        dir.join("ops/pending/C-0001.yaml"),
+        "id: C-0001\nsource: apply_changes\ncreated_at: 2026-11-27T17:00:00Z\napproved: true\n\
+         destructive: false\nops:\n- op: set_priority\n  issue: acme/web#30\n  priority: p/1\n\
+         summary: hand-written\nconsequence: []\n",
+    )
+    .unwrap();
+    git_out(&dir, &["add", "-A"]);
+    commit_as_t(&dir, &[], "a later file");
+    let out = commitea(&["run", "--offline", "--trials", "200"], &dir);
+    assert!(out.status.success(), "{out:?}");
+    let page = std::fs::read_to_string(dir.join("public/changes.html")).unwrap();
+    assert!(
+        page.contains(&format!(
+            "approved, but it changes acme/web#30, as {id} does, which waits"
+        )),
+        "{page}"
+    );
 }
 
 /// A directive with no op file (a capacity, a note) removed by a commit keeps its id taken: the ledger's
