@@ -8,7 +8,8 @@
 //! emulator as of each cut, synced into a state repo by the real sync and forecast by the real `commitea
 //! run` (`commitea_testkit::backtest`); it also counts the cuts whose models were cold.
 //!
-//! Run: `cargo bench --bench backtest` (add `-- --trials N` to change the trials, `-- --gitea` for the
+//! Run: `cargo bench --bench backtest` (add `-- --trials N` to change the trials, `-- --horizon-days N`
+//! the horizon (the abandonment window stays the config's), `-- --gitea` for the
 //! Gitea path, `-- --only PROJECT` for one project). Skips with a message when the data is absent.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -247,6 +248,14 @@ fn main() {
         .and_then(|t| t.parse().ok())
     {
         opts.trials = t;
+    }
+    if let Some(h) = args
+        .iter()
+        .position(|a| a == "--horizon-days")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|h| h.parse().ok())
+    {
+        opts.horizon_days = h;
     }
     let gitea = args.iter().any(|a| a == "--gitea");
     let only = args
