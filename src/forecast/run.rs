@@ -672,7 +672,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                     },
                     crate::prose::percent(prob.unwrap_or(0.0)),
                     match p80 {
-                        When::Date(d) => format!(" (to {d} for 80%)"),
+                        When::Date(d) => format!(" (to {d} or later for 80%)"),
                         When::BeyondHorizon => String::new(),
                     }
                 ));

@@ -121,14 +121,20 @@ fn dates_out_of_order(plan: &Plan, ledger: &Ledger) -> Vec<Problem> {
             continue;
         };
         if n.at < o.at {
+            // The time too where the day is the same (audit 173: one date said twice).
+            let form = if n.at.date_naive() == o.at.date_naive() {
+                "%Y-%m-%d %H:%M UTC"
+            } else {
+                "%Y-%m-%d"
+            };
             out.push(Problem {
                 at: At::Ledger { line: n.line },
                 kind: ProblemKind::Data(format!(
                     "{new} (given {}) takes the place of {old} (given {}) for coming after it in the \
                      ledger, though it was given before it; if {old} should stand, withdraw {new} \
                      (status: withdrawn)",
-                    n.at.format("%Y-%m-%d"),
-                    o.at.format("%Y-%m-%d")
+                    n.at.format(form),
+                    o.at.format(form)
                 )),
             });
         }

@@ -209,11 +209,15 @@ fn interval_days(m: &Option<[f64; 3]>) -> String {
     )
 }
 
-/// A loss over `n` targets: with its interval, or under [`FEW`] of them the loss and how many it is over
-/// (an interval over so few, or over one cut, has no width that means anything).
-pub(super) fn loss_over(m: &Option<[f64; 3]>, n: usize) -> String {
+/// A loss over `n` targets at `cuts` cuts: with its interval, or under [`FEW`] targets, or at one cut,
+/// the loss and what it is over (an interval over so few, or over one cut, has no width that means
+/// anything; audit 173: "3.8 d (3.8–3.8)" of a one-cut backtest).
+pub(super) fn loss_over(m: &Option<[f64; 3]>, n: usize, cuts: usize) -> String {
     match m {
-        Some([v, ..]) if n < FEW => format!("{v:.1} d (over {n})"),
+        Some([v, ..]) if n < FEW || cuts < 2 => format!(
+            "{v:.1} d (over {n}{})",
+            if cuts < 2 { ", one cut" } else { "" }
+        ),
         _ => interval_days(m),
     }
 }
@@ -234,8 +238,8 @@ fn hit_rates(c: &crate::views::calibration::CalibrationView) -> Vec<HitRateRow> 
             // over 3), and a loss says how few it is over rather than a point interval ("68.2 d
             // (68.2–68.2)" over one resolved target).
             coverage: m.coverage.iter().map(|c| share_of(c, m.n)).collect(),
-            pinball80: loss_over(&m.pinball80, m.n_resolved),
-            pinball80_censored: loss_over(&m.pinball80_censored, m.n),
+            pinball80: loss_over(&m.pinball80, m.n_resolved, b.cuts),
+            pinball80_censored: loss_over(&m.pinball80_censored, m.n, b.cuts),
             dated_coverage: m
                 .dated_coverage
                 .iter()

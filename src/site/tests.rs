@@ -977,7 +977,7 @@ fn the_calibration_page_says_what_the_abandonment_model_knows() {
     assert!(
         undecided.contains("Too few issues have been closed yet")
             && undecided.contains(
-                "each of the 57 open issues is given even odds of being closed within 365 days"
+                "each of the 57 open issues is given even odds of being closed within 1 year"
             ),
         "{undecided}"
     );
@@ -1683,8 +1683,15 @@ fn a_share_of_few_forecasts_is_a_count_not_a_certain_looking_interval() {
     // A loss over so few resolved targets says so instead of a point interval (audit 171: "68.2 d
     // (68.2–68.2)" over 1 of 61).
     use super::pages::loss_over;
-    assert_eq!(loss_over(&Some([68.2, 68.2, 68.2]), 1), "68.2 d (over 1)");
-    assert_eq!(loss_over(&Some([12.0, 9.0, 15.0]), 40), "12 d (9–15)");
+    assert_eq!(
+        loss_over(&Some([68.2, 68.2, 68.2]), 1, 31),
+        "68.2 d (over 1)"
+    );
+    assert_eq!(loss_over(&Some([12.0, 9.0, 15.0]), 40, 5), "12 d (9–15)");
+    assert_eq!(
+        loss_over(&Some([3.8, 3.8, 3.8]), 40, 1),
+        "3.8 d (over 40, one cut)"
+    );
 }
 
 /// Where the dates held far less (or more) often than they claim when replayed on the project's history,

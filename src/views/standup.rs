@@ -202,8 +202,9 @@ pub struct SinceThen {
     /// standup at 42 KB against its 8 KB).
     #[serde(default, skip_serializing_if = "super::is_zero")]
     pub directives_omitted: usize,
-    /// Directives in force then and no longer (`D-0010 withdrawn`, `D-0006 removed from the ledger`), or
-    /// made to ask otherwise by a commit (`D-0004 edited`), in id order: the newest [`SINCE_NAMED`].
+    /// Directives whose standing changed since other than by being recorded: in force then and no longer
+    /// (`D-0010 withdrawn`, `D-0006 removed from the ledger`), made to ask otherwise by a commit (`D-0004
+    /// edited`), or back in force (`D-0003 back in force`), in id order: the newest [`SINCE_NAMED`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ended: Vec<String>,
     /// How many more ended than `ended` names.
