@@ -129,12 +129,8 @@ pub struct FateModel {
     pub events: usize,
     /// What the model stands on: the history's rates, or why not.
     pub basis: Basis,
-    /// The window, in days: the span the model is fitted, tuned and recalibrated on.
+    /// The window, in days.
     pub window_days: u32,
-    /// The span the probability of being done is given over (the forecast's horizon, at least the
-    /// window): beyond the window the chance of the issues still open then follows the same rates as
-    /// they age, so "not within 2 years" is the model's word and not a 1-year figure's (audit 166).
-    pub span_days: u32,
     /// The team's closing rate per open issue per day (with the trend); the undecided model's even-odds
     /// rate; zero for the model of a young history, which predicts every issue done.
     pub team_rate: f64,
@@ -391,7 +387,6 @@ impl FateModel {
             events,
             basis: Basis::Young,
             window_days,
-            span_days: window_days,
             team_rate: 0.0,
             trend: 1.0,
             strata: Vec::new(),
@@ -469,8 +464,7 @@ impl FateModel {
             })
     }
 
-    /// The cumulative rate `H(d)` for `d` = 0 … [`span_days`](Self::span_days) (at least the window)
-    /// days ahead, as the issue ages.
+    /// The cumulative rate `H(d)` for `d` = 0 … window days ahead, as the issue ages.
     pub(crate) fn cumulative(&self, f: &FateFeatures) -> Vec<f64> {
         let m = self.multiplier(f);
         let rates: Vec<f64> = (0..=AGE_BUCKETS.len())
@@ -480,11 +474,10 @@ impl FateModel {
         let damping: Vec<f64> = (0..=TREND_DAYS as i64)
             .map(|d| self.damped_trend(d))
             .collect();
-        let span = self.span_days.max(self.window_days);
-        let mut h = Vec::with_capacity(span as usize + 1);
+        let mut h = Vec::with_capacity(self.window_days as usize + 1);
         let mut acc = 0.0;
         h.push(0.0);
-        for d in 0..i64::from(span) {
+        for d in 0..i64::from(self.window_days) {
             let damp = damping[(d as usize).min(damping.len() - 1)];
             acc += rates[age_bucket(f.age_days + d)] * damp;
             h.push(acc);
@@ -522,8 +515,6 @@ impl FateModel {
         let h = self.cumulative(f);
         let total = h.last().copied().unwrap_or(0.0);
         let p = done_by(total, self.frailty);
-        // The recalibration learnt on the window's promises corrects the span's chance too: the rates'
-        // optimism does not end with the window.
         let done = if self.recalibration == [0.0, 1.0] {
             p
         } else {
@@ -679,7 +670,6 @@ pub(crate) fn fit(exposures: &[Exposure], history: History, window_days: u32) ->
         events,
         basis: Basis::Learnt,
         window_days,
-        span_days: window_days,
         team_rate,
         trend,
         strata,
@@ -895,24 +885,6 @@ mod tests {
         assert!(m.p_done(&f) < 1.0);
         let m = fit(&group(0, 100, 3, 7.0, &f), hist(1000, 3), 365);
         assert!(m.cold_start(), "three closes are too few");
-    }
-
-    #[test]
-    fn a_chance_over_a_span_beyond_the_window_goes_on_at_the_same_rates() {
-        // Audit 166: the window's chance (a year) was the horizon's (two years).
-        let f = features("triage", 150, &["kind/bug"], Some("ada"));
-        let mut m = fit(&group(0, 300, 3, 7.0, &f), hist(200, 3), 365);
-        let year = m.p_done(&f);
-        m.span_days = 730;
-        // Even odds a year at a steady rate: three in four within two.
-        assert!((m.p_done(&f) - 0.75).abs() < 1e-9, "{}", m.p_done(&f));
-        assert!(m.p_done(&f) > year);
-        // The closes spread over the span: the last node is near its end, not the window's.
-        let lead = m.lead(&f).unwrap();
-        assert!(*lead.last().unwrap() > 700.0, "{lead:?}");
-        // A span no longer than the window changes nothing.
-        m.span_days = 365;
-        assert!((m.p_done(&f) - year).abs() < 1e-12);
     }
 
     #[test]

@@ -626,12 +626,6 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
         fate.frailty = tuning.frailty;
         fate.recalibration = tuning.recalibration;
     }
-    // A learnt model's chances run to the horizon: fitted on the window, the rates go on as the issues
-    // age, where a chance within the window alone made "not within 2 years" a 1-year figure (audit 166).
-    // The undecided model's even odds are the window's and say nothing of later.
-    if fate.basis == fate::Basis::Learnt {
-        fate.span_days = horizon_days.max(window);
-    }
     let fates: Vec<Fate> = open
         .iter()
         .map(|i| {

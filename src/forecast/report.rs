@@ -353,9 +353,7 @@ pub struct AbandonmentSummary {
     /// True with too few closes in the history to learn from: every open issue then has even odds of
     /// being closed within the window.
     pub cold_start: bool,
-    /// The span its chances of being done are given over, in days: the forecast's horizon for a learnt
-    /// model (fitted on `forecast.abandonment_days`, its rates going on beyond), the window for the
-    /// undecided model's even odds.
+    /// The window, in days.
     pub window_days: u32,
     /// The team's closing rate per open issue per day.
     pub team_rate: f64,

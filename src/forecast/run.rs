@@ -881,7 +881,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
         abandonment: fate.gives_probabilities().then(|| AbandonmentSummary {
             events: fate.events,
             cold_start: fate.cold_start(),
-            window_days: fate.span_days,
+            window_days: fate.window_days,
             team_rate: round6(fate.team_rate),
             open: fates.len(),
             expected_done: round2(done_at_all.iter().sum()),
