@@ -3573,12 +3573,8 @@ fn a_directive_removed_or_edited_by_a_commit_is_said_with_the_moves() {
     assert!(message.contains("D-0003 back in force"), "{message}");
 }
 
-/// An op file committed with a merge conflict left in is said as that, at the marker's line, and the
-/// directive it carries is not advised to be carried out again beside it (audit 167: "line 4 … the YAML
-/// syntax is broken" of a marker on line 3, then "no op file is pending … --carry-out D-0008").
-#[test]
-fn an_op_file_with_a_merge_conflict_left_in_is_named_as_one() {
-    let (_tmp, dir) = quick_demo();
+/// Records in `dir` the directive "web 30 first" (acme/web#30 to p/0), with its op file; its id.
+fn web_30_first(dir: &Path) -> String {
     let out = commitea(
         &[
             "directive",
@@ -3591,11 +3587,20 @@ fn an_op_file_with_a_merge_conflict_left_in_is_named_as_one() {
             "--params",
             r#"{"priority": 0}"#,
         ],
-        &dir,
+        dir,
     );
     assert!(out.status.success(), "{out:?}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let id = v["directiveId"].as_str().unwrap().to_owned();
+    v["directiveId"].as_str().unwrap().to_owned()
+}
+
+/// An op file committed with a merge conflict left in is said as that, at the marker's line, and the
+/// directive it carries is not advised to be carried out again beside it (audit 167: "line 4 … the YAML
+/// syntax is broken" of a marker on line 3, then "no op file is pending … --carry-out D-0008").
+#[test]
+fn an_op_file_with_a_merge_conflict_left_in_is_named_as_one() {
+    let (_tmp, dir) = quick_demo();
+    let id = web_30_first(&dir);
     let file = dir.join(format!("ops/pending/{id}.yaml"));
     let text = std::fs::read_to_string(&file).unwrap();
     let (head, rest) = text.split_at(text.find("ops:").unwrap());
@@ -3629,23 +3634,7 @@ fn an_op_file_with_a_merge_conflict_left_in_is_named_as_one() {
 #[test]
 fn an_approved_directive_file_without_its_entry_says_why_it_waits() {
     let (_tmp, dir) = quick_demo();
-    let out = commitea(
-        &[
-            "directive",
-            "--kind",
-            "reprioritize",
-            "--quote",
-            "web 30 first",
-            "--target",
-            "acme/web#30",
-            "--params",
-            r#"{"priority": 0}"#,
-        ],
-        &dir,
-    );
-    assert!(out.status.success(), "{out:?}");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let id = v["directiveId"].as_str().unwrap().to_owned();
+    let id = web_30_first(&dir);
     let ledger = dir.join("pm-state.md");
     let text = std::fs::read_to_string(&ledger).unwrap();
     std::fs::write(&ledger, &text[..text.find(&format!("## {id}")).unwrap()]).unwrap();

@@ -3078,15 +3078,14 @@ fn an_issue_and_a_repository_are_found_whatever_their_case_as_on_gitea() {
     );
 }
 
-#[test]
-fn a_directive_never_takes_the_id_of_an_op_file_in_the_checkout() {
-    // A stray ops/pending/D-0008.yaml with no ledger entry was overwritten by the next directive's op
-    // file (audit 91).
+/// The id `record_directive` gives on the demo with a file of `id` at `ops/<folder>/<id>.yaml` and no
+/// ledger entry of it; the file as it is after.
+fn id_given_beside(folder: &str, id: &str) -> (serde_json::Value, String) {
     let tmp = demo_dir();
     let dir = tmp.path();
-    let stray = dir.join("ops/pending/D-0008.yaml");
-    std::fs::create_dir_all(stray.parent().unwrap()).unwrap();
-    std::fs::write(&stray, "id: D-0008\n").unwrap();
+    let file = dir.join(format!("ops/{folder}/{id}.yaml"));
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, format!("id: {id}\n")).unwrap();
     let v = tools::call(
         &ctx(dir),
         "record_directive",
@@ -3098,30 +3097,23 @@ fn a_directive_never_takes_the_id_of_an_op_file_in_the_checkout() {
         }),
     )
     .unwrap();
+    (v, std::fs::read_to_string(&file).unwrap())
+}
+
+#[test]
+fn a_directive_never_takes_the_id_of_an_op_file_in_the_checkout() {
+    // A stray ops/pending/D-0008.yaml with no ledger entry was overwritten by the next directive's op
+    // file (audit 91).
+    let (v, stray) = id_given_beside("pending", "D-0008");
     assert_eq!(v["directiveId"], "D-0009", "{v}");
-    assert_eq!(std::fs::read_to_string(&stray).unwrap(), "id: D-0008\n");
+    assert_eq!(stray, "id: D-0008\n");
 }
 
 #[test]
 fn a_directive_never_takes_the_id_of_one_carried_out_whose_entry_is_gone() {
     // A reverted directive's entry leaves the ledger, its record under ops/applied stays: its id was
     // given again (audit 167), and the next record would have overwritten the first's.
-    let tmp = demo_dir();
-    let dir = tmp.path();
-    let record = dir.join("ops/applied/D-0012.yaml");
-    std::fs::create_dir_all(record.parent().unwrap()).unwrap();
-    std::fs::write(&record, "id: D-0012\n").unwrap();
-    let v = tools::call(
-        &ctx(dir),
-        "record_directive",
-        &json!({
-            "kind": "reprioritize",
-            "quote": "Idempotency keys first.",
-            "target": { "issue": "acme/api#102" },
-            "params": { "priority": 0 }
-        }),
-    )
-    .unwrap();
+    let (v, _) = id_given_beside("applied", "D-0012");
     assert_eq!(v["directiveId"], "D-0013", "{v}");
 }
 
