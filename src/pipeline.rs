@@ -1823,7 +1823,13 @@ pub(crate) fn load_changes(
     // the order they reached the branch (audit 173: in id order a C- file behind a D- one was missed).
     let files: BTreeMap<&str, &crate::ops::OpFile> =
         pending.iter().map(|(f, _)| (f.id.as_str(), f)).collect();
-    let merged: Vec<String> = if layout.root().join(".git").exists() {
+    // Only two files or more on the branch have an order to keep (reading it walks each one's history).
+    let on_branch_files = changes
+        .pending
+        .iter()
+        .filter(|c| c.state == crate::views::changes::ChangeState::OnBranch)
+        .count();
+    let merged: Vec<String> = if on_branch_files > 1 && layout.root().join(".git").exists() {
         let repo = git::open_or_init(layout.root())?;
         git::head(&repo)
             .and_then(|head| crate::apply::pending_on_branch(&repo, head, layout).ok())
