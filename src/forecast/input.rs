@@ -591,9 +591,10 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
             format!(
                 "the abandonment model is undecided: {} closed in all the history, fewer than the {} it \
                  needs to learn a closing rate; every open issue is given even odds of being closed within \
-                 {window} days, at a steady rate, so no date is promised at 80%",
+                 {}, at a steady rate, so no date is promised at 80%",
                 count(closes, "issue", "issues"),
-                crate::engine::fate::MIN_EVENTS
+                crate::engine::fate::MIN_EVENTS,
+                crate::site::text::horizon_words(window)
             )
         } else {
             // A day zero before the first issue (`--now` in the past) has no history at all, not a
@@ -614,10 +615,12 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
     } else if fate.events < crate::engine::fate::MIN_EVENTS {
         warnings.push(format!(
             "the project has slowed or stalled: {} closed in the last {} days ({} in all), so the \
-             abandonment model gives most open work a small chance of being done within {window} days",
+             abandonment model gives most open work a small chance of being done within {}",
             count(fate.events, "issue", "issues"),
             crate::engine::fate::RECENT_DAYS,
-            closes
+            closes,
+            // In the site's words for the window ("1 year"; audit 174: "365 days" beside it).
+            crate::site::text::horizon_words(window)
         ));
     }
     if !fate.cold_start()
