@@ -2420,10 +2420,13 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
     if computed.standing_refused.is_empty() && record.exists() {
         stale.push(record);
     }
+    // A forecast is never as of a moment before its data (`compute` takes the snapshot's when `--now` is
+    // earlier), and neither is its commit: dated by `--now` as given, history ran backwards, a commit of
+    // 2025 holding a forecast as of 2026 (audit 169).
     let sig = Signature {
         name: computed.config.commit.name.clone(),
         email: computed.config.commit.email.clone(),
-        time: opts.clock,
+        time: opts.clock.max(computed.snapshot.meta.synced_at),
     };
     // The apply stage's files: `ops/applied/ID.yaml` written, `ops/pending/ID.yaml` gone, in one commit.
     let mut edits: Vec<git::Edit> = Vec::new();

@@ -667,6 +667,13 @@ fn a_run_given_a_moment_commits_the_forecast_its_readers_make() {
         o.now = Some(now);
         o.clock = now;
         pipeline::run(&o).unwrap();
+        // The commit is dated no earlier than the data its forecast reads.
+        let dated = git(dir.path(), &["log", "-1", "--format=%at"]);
+        assert_eq!(
+            dated.trim().parse::<i64>().unwrap(),
+            now.max(synced_at).timestamp(),
+            "the commit of a run given {now}"
+        );
         let (as_of, key) = committed_key();
         let zone = commitea::config::Config::load(dir.path(), vec![], &Default::default())
             .unwrap()
