@@ -284,6 +284,9 @@ pub struct Plan {
     /// needed) instead of another drawn afresh (audit 108: closing an issue of the milestone turned a cut
     /// of 10 issues into one of 13). Empty for a first forecast.
     pub cut_before: BTreeMap<u64, Vec<IssueKey>>,
+    /// A former name of a synced repository (renamed or transferred on Gitea, as the server told) and
+    /// the name it goes by now: the ledger's targets naming the old one are read as the new one's.
+    pub former_names: BTreeMap<RepoName, RepoName>,
     /// Problems found while building the plan (bad labels …) and replaying the ledger, for the run summary.
     pub warnings: Vec<Problem>,
 }
@@ -513,7 +516,12 @@ impl Plan {
                         ends: m.ends,
                         overrides: Vec::new(),
                     },
-                    repositories: m.repositories.clone(),
+                    // A name the repository went by before the server renamed it is the repository.
+                    repositories: m
+                        .repositories
+                        .iter()
+                        .map(|r| snapshot.meta.now_named(r).unwrap_or(r).clone())
+                        .collect(),
                     from_directive: false,
                     provenance: Vec::new(),
                     provenance_log: Vec::new(),
@@ -526,7 +534,9 @@ impl Plan {
             let unsynced: Vec<String> = m
                 .repositories
                 .iter()
-                .filter(|r| !config.repositories.contains(r))
+                .filter(|r| {
+                    !config.repositories.contains(r) && snapshot.meta.now_named(r).is_none()
+                })
                 .map(ToString::to_string)
                 .collect();
             if !unsynced.is_empty() {
@@ -616,8 +626,27 @@ impl Plan {
             planned_for: BTreeMap::new(),
             last_planned: BTreeMap::new(),
             cut_before: BTreeMap::new(),
+            former_names: snapshot
+                .meta
+                .repositories
+                .iter()
+                .flat_map(|r| r.formerly.iter())
+                .filter_map(|f| Some((f.clone(), snapshot.meta.now_named(f)?.clone())))
+                .collect(),
             warnings,
         }
+    }
+
+    /// The name `repo` goes by now where it is a former name of a synced repository
+    /// ([`Plan::former_names`]; names compared ignoring case, as Gitea does).
+    pub fn now_named(&self, repo: &RepoName) -> Option<&RepoName> {
+        self.former_names
+            .iter()
+            .find(|(old, _)| {
+                old.owner.eq_ignore_ascii_case(&repo.owner)
+                    && old.name.eq_ignore_ascii_case(&repo.name)
+            })
+            .map(|(_, now)| now)
     }
 
     /// The milestone with this id.

@@ -836,15 +836,16 @@ pub fn owner(file: &OpFile) -> String {
 /// lost when the repository comes back. A milestone's op names its repository through the milestone (a
 /// held repository's milestones are carried in the snapshot with it). Gitea ignores the case of a
 /// repository's name; so does this.
-pub(crate) struct RepoHolds<'a> {
+pub struct RepoHolds<'a> {
     configured: Vec<RepoName>,
     milestone_repo: BTreeMap<u64, &'a RepoName>,
     unreachable: BTreeSet<&'a RepoName>,
+    meta: &'a crate::state::Meta,
 }
 
 impl<'a> RepoHolds<'a> {
     /// The holds of `config`'s repositories over `snapshot`.
-    pub(crate) fn new(config: &Config, snapshot: &'a Snapshot) -> Self {
+    pub fn new(config: &Config, snapshot: &'a Snapshot) -> Self {
         Self {
             configured: crate::tools::repositories(config, snapshot),
             milestone_repo: snapshot
@@ -859,11 +860,12 @@ impl<'a> RepoHolds<'a> {
                 .filter(|r| r.unreached_since.is_some())
                 .map(|r| &r.name)
                 .collect(),
+            meta: &snapshot.meta,
         }
     }
 
     /// Why `file` waits, in words that follow "it": `names acme/api, which commitea.yaml does not name: …`.
-    pub(crate) fn why(&self, file: &OpFile) -> Option<String> {
+    pub fn why(&self, file: &OpFile) -> Option<String> {
         let named: Vec<RepoName> = file
             .ops
             .iter()
@@ -895,7 +897,25 @@ impl<'a> RepoHolds<'a> {
                 .filter(|r| self.unreachable.iter().any(|c| same(c, r)))
                 .collect(),
         );
-        if !unconfigured.is_empty() {
+        // Written before a rename: the issues are the new name's, and an op carried out on the old
+        // key finds none ("not on the server any more", used up; audit 168).
+        let mut renamed: Vec<String> = named
+            .iter()
+            .filter_map(|r| {
+                Some(format!(
+                    "{r}, which is {} on Gitea now",
+                    self.meta.now_named(r)?
+                ))
+            })
+            .collect();
+        renamed.sort();
+        renamed.dedup();
+        if !renamed.is_empty() {
+            Some(format!(
+                "names {} (renamed or transferred): it stays pending, none of its ops carried out; write                  them again with the new name (`commitea tool apply_changes`) and remove this file",
+                crate::prose::and_list(&renamed)
+            ))
+        } else if !unconfigured.is_empty() {
             Some(format!(
                 "names {}, which commitea.yaml does not name: it stays pending, none of its ops carried \
                  out, until {} configured again (or the file is removed)",

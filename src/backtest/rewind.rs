@@ -98,6 +98,7 @@ pub fn as_of(snapshot: &Snapshot, cut: DateTime<Utc>) -> Snapshot {
                     last_full_sync: Some(cut),
                     unreached_since: None,
                     renamed_to: None,
+                    formerly: r.formerly.clone(),
                 })
                 .collect(),
         },

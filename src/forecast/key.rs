@@ -83,6 +83,8 @@ impl PlanDigest {
             planned_for: _,
             last_planned: _,
             cut_before: _,
+            // What the ledger's targets resolve to is in the issues and milestones the replay changed.
+            former_names: _,
             warnings,
         } = plan;
         let mut d = Digest::new();

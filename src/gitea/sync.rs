@@ -297,6 +297,43 @@ impl Run {
             .or_else(|| self.doubled.get(repo).cloned())
     }
 
+    /// The former names of the configured `repo` ([`RepoMeta::formerly`](crate::state::RepoMeta)): those
+    /// the last snapshot kept, a configured one found renamed to it then, and one answered as it now;
+    /// less any configured name read as itself (Gitea drops a redirect once a repository takes the name).
+    pub(super) fn formerly(
+        &self,
+        repo: &RepoName,
+        previous: &[crate::state::RepoMeta],
+    ) -> Vec<RepoName> {
+        let same = |a: &RepoName, b: &RepoName| a.to_string().eq_ignore_ascii_case(&b.to_string());
+        let mut names: Vec<RepoName> = previous
+            .iter()
+            .filter(|m| same(&m.name, repo))
+            .flat_map(|m| m.formerly.iter().cloned())
+            .chain(
+                previous
+                    .iter()
+                    .filter(|m| m.renamed_to.as_ref().is_some_and(|n| same(n, repo)))
+                    .map(|m| m.name.clone()),
+            )
+            .chain(
+                self.doubled
+                    .iter()
+                    .filter(|(_, now)| same(now, repo))
+                    .map(|(old, _)| old.clone()),
+            )
+            .filter(|n| !same(n, repo))
+            .filter(|n| {
+                !self.configured.iter().any(|c| {
+                    same(c, n) && !self.doubled.contains_key(c) && self.renamed_to(c).is_none()
+                })
+            })
+            .collect();
+        names.sort();
+        names.dedup_by(|a, b| same(a, b));
+        names
+    }
+
     /// Leaves out of `acc` what was read under a configured name the server answers as another configured
     /// one ([`Run::doubled`]): those issues are the other's.
     pub(super) fn drop_doubled(&self, acc: &mut Acc) {

@@ -362,6 +362,14 @@ fn issue_index(plan: &Plan, key: &IssueKey) -> Result<usize, String> {
                 .iter()
                 .position(|i| i.key.number == key.number && same_repo(&i.key.repo))
         })
+        .or_else(|| {
+            // Written before the repository was renamed on Gitea: the issue keeps its number under the
+            // new name (audit 168: every directive on it was "not synced").
+            let now = plan.now_named(&key.repo)?;
+            plan.issues
+                .iter()
+                .position(|i| i.key.number == key.number && &i.key.repo == now)
+        })
         .ok_or_else(|| {
             // A repository taken out of the config is not the issue's deletion.
             if plan.issues.iter().any(|i| same_repo(&i.key.repo)) {

@@ -57,6 +57,27 @@ pub struct Meta {
 }
 
 impl Meta {
+    /// The name `repo` goes by now where it is a former name of a synced repository
+    /// ([`RepoMeta::formerly`]), compared as Gitea compares names (ignoring case).
+    pub fn now_named(&self, repo: &RepoName) -> Option<&RepoName> {
+        let same = |a: &RepoName| {
+            a.owner.eq_ignore_ascii_case(&repo.owner) && a.name.eq_ignore_ascii_case(&repo.name)
+        };
+        // A configured name read as itself is its own repository (Gitea drops a redirect once a
+        // repository takes the old name), whatever another one went by before.
+        if self
+            .repositories
+            .iter()
+            .any(|r| same(&r.name) && r.renamed_to.is_none())
+        {
+            return None;
+        }
+        self.repositories
+            .iter()
+            .find(|r| r.formerly.iter().any(same))
+            .map(|r| &r.name)
+    }
+
     /// The meta of a snapshot that read every repository in full at `now`.
     pub fn full(now: DateTime<Utc>, server: Option<String>, repos: &[RepoName]) -> Self {
         Self {
@@ -71,6 +92,7 @@ impl Meta {
                     last_full_sync: Some(now),
                     unreached_since: None,
                     renamed_to: None,
+                    formerly: Vec::new(),
                 })
                 .collect(),
         }
@@ -97,6 +119,11 @@ pub struct RepoMeta {
     /// name through a redirect); said on every reader's page until the config names the new one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub renamed_to: Option<RepoName>,
+    /// The names it went by before, as the server told (a configured name it redirected here): the
+    /// ledger's targets, op files and team members' `repositories` that still name one are read as
+    /// this one's, so a rename strands nothing written before it (audits 168, 173).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub formerly: Vec<RepoName>,
 }
 
 /// The files a snapshot consists of, ready to write.

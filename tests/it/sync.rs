@@ -1051,6 +1051,121 @@ mod incremental {
     }
 
     #[test]
+    fn what_was_written_under_a_renamed_repositorys_old_name_is_read_as_the_new_ones() {
+        // After a rename, doing what the warning says (put the new name in `repositories`) stranded what
+        // named the old one: a directive on old#N was "not synced", members limited to it took no work,
+        // and an approved op on old#N was used up as "not on the server any more" (audits 168, 173).
+        let (emu, repos, first) = demo();
+        let old = repos[0].clone();
+        let new = RepoName::new(&old.owner, format!("{}-v2", old.name));
+        emu.with_dataset(|d| d.rename_repository(&old, &new));
+        let (quiet, _) = resync(&emu, &repos, &first, &SyncOptions::default());
+        let formerly = |s: &Snapshot| -> Vec<(String, Vec<String>)> {
+            s.meta
+                .repositories
+                .iter()
+                .filter(|r| !r.formerly.is_empty())
+                .map(|r| {
+                    (
+                        r.name.to_string(),
+                        r.formerly.iter().map(ToString::to_string).collect(),
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(
+            formerly(&quiet.snapshot),
+            Vec::new(),
+            "only the old name is configured"
+        );
+        let want = vec![(new.to_string(), vec![old.to_string()])];
+        // The old name replaced by the new, and both kept: either way the new one knows its old name.
+        let replaced: Vec<RepoName> = repos
+            .iter()
+            .map(|r| if *r == old { new.clone() } else { r.clone() })
+            .collect();
+        let both: Vec<RepoName> = repos.iter().cloned().chain([new.clone()]).collect();
+        let c = client(&emu, TOKEN, fast());
+        let doubled = sync(&c, &both, Some(&first), tick(&emu), &SyncOptions::default()).unwrap();
+        assert_eq!(formerly(&doubled.snapshot), want, "both names configured");
+        let (moved, _) = resync(&emu, &replaced, &quiet.snapshot, &SyncOptions::default());
+        assert_eq!(
+            formerly(&moved.snapshot),
+            want,
+            "the new name in the old's place"
+        );
+        // Kept from sync to sync, once the old name's own entry is gone.
+        let (later, _) = resync(&emu, &replaced, &moved.snapshot, &SyncOptions::default());
+        assert_eq!(formerly(&later.snapshot), want);
+        assert!(!later.changed, "nothing changed: {:?}", later.snapshot.meta);
+
+        let key = quiet_issue(&first);
+        let key = if key.repo == old {
+            key
+        } else {
+            first
+                .issues
+                .keys()
+                .find(|k| k.repo == old && first.issues[*k].state == OpenState::Open)
+                .unwrap()
+                .clone()
+        };
+        let ledger = format!(
+            "# PM directives\n\n## D-0001 · reprioritize · 2026-11-30T10:15:00Z\n\n> First.\n\n\
+             - target: issue {key}\n- params: {{\"priority\": 0}}\n- status: active\n- by: ann\n"
+        );
+        let mut config: commitea::config::Config = yaml_serde::from_str(&format!(
+            "repositories: [{}]\nteam:\n  - name: dana\n    repositories: [{old}]\n",
+            replaced
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+        .unwrap();
+        config.repositories = replaced.clone();
+        for (name, snapshot) in [("replaced", &later.snapshot), ("both", &doubled.snapshot)] {
+            let replayed =
+                commitea::ledger::replay::replay(snapshot, &config, Some(&ledger), tick(&emu));
+            let plan = replayed.into_plan();
+            let now = new.issue(key.number);
+            let issue = plan.issues.iter().find(|i| i.key == now).unwrap();
+            assert_eq!(
+                issue.priority.level(),
+                0,
+                "{name}: D-0001 counts on {now}: {:?}",
+                plan.warnings
+            );
+            assert!(
+                !plan
+                    .warnings
+                    .iter()
+                    .any(|w| w.to_string().contains(&old.to_string())
+                        && !w.to_string().contains("on the server now")),
+                "{name}: {:?}",
+                plan.warnings
+            );
+            assert_eq!(plan.team[0].repositories, vec![new.clone()], "{name}");
+            // An approved op file on the old key waits, said with the new name, and is not used up.
+            let file = commitea::ops::OpFile::parse(
+                &format!(
+                    "id: C-0001\nsource: apply_changes\ncreated_at: 2026-11-30T10:00:00Z\napproved: false\n\
+                     destructive: false\nops:\n  - op: set_priority\n    issue: {key}\n    \
+                     priority: p/1\nsummary: p/1\nconsequence: []\n"
+                ),
+                std::path::Path::new("ops/pending/C-0001.yaml"),
+            )
+            .unwrap();
+            let holds = commitea::apply::RepoHolds::new(&config, snapshot);
+            let why = holds.why(&file).unwrap_or_default();
+            assert!(
+                why.contains(&format!("names {old}, which is {new} on Gitea now")),
+                "{name}: {why}"
+            );
+        }
+    }
+
+    #[test]
     fn a_repository_configured_in_another_case_keeps_its_dependencies() {
         // Gitea finds `ACME/API` as `acme/api` and spells every reference its own way: each blocker in
         // it was "outside" the configured repositories, and the forecast left the wait out (audit 154).
@@ -1540,6 +1655,7 @@ mod incremental {
                 last_full_sync: None,
                 unreached_since: None,
                 renamed_to: None,
+                formerly: Vec::new(),
             },
         );
         let (out, n) = resync(&emu, &repos, &previous, &SyncOptions::default());

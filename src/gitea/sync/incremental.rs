@@ -108,6 +108,7 @@ pub fn sync(
     let prev_meta: HashMap<&RepoName, &RepoMeta> = prev
         .map(|p| p.meta.repositories.iter().map(|r| (&r.name, r)).collect())
         .unwrap_or_default();
+    let previous_meta: &[RepoMeta] = prev.map_or(&[], |p| p.meta.repositories.as_slice());
     let max_age = Duration::days(i64::from(options.full_every_days));
     // A repository put in or taken out of `repositories` (renamed, moved) has every repository read in
     // full: the others' dependencies on it are read anew, in or out of the plan, rather than left as
@@ -366,6 +367,7 @@ pub fn sync(
         && p.meta.repositories.iter().all(|m| {
             m.unreached_since.is_some() == unreached.contains_key(&m.name)
                 && (unreached.contains_key(&m.name) || m.renamed_to == run.renamed_to(&m.name))
+                && m.formerly == run.formerly(&m.name, &p.meta.repositories)
         })
         && p.meta.repositories.iter().map(|r| &r.name).eq(repos.iter())
         && p.labels == acc.labels
@@ -396,6 +398,10 @@ pub fn sync(
                 last_full_sync: prev_meta.get(r).and_then(|m| m.last_full_sync),
                 unreached_since: Some(*since),
                 renamed_to: prev_meta.get(r).and_then(|m| m.renamed_to.clone()),
+                formerly: prev_meta
+                    .get(r)
+                    .map(|m| m.formerly.clone())
+                    .unwrap_or_default(),
             },
             None => RepoMeta {
                 name: r.clone(),
@@ -407,6 +413,7 @@ pub fn sync(
                 },
                 unreached_since: None,
                 renamed_to: run.renamed_to(r),
+                formerly: run.formerly(r, previous_meta),
             },
         })
         .collect();
