@@ -236,15 +236,14 @@ impl RepoState {
         })
     }
 
-    /// The forecast's day zero: `now` if given, else [`day_zero`].
+    /// The forecast's day zero: `now` taken as a run takes it, else [`day_zero`] ([`moment`]).
     pub fn as_of(&self, now: Option<DateTime<Utc>>) -> DateTime<Utc> {
-        now.unwrap_or_else(|| {
-            day_zero(
-                &self.layout,
-                &self.config.calendar.timezone,
-                self.snapshot.meta.synced_at,
-            )
-        })
+        moment(
+            &self.layout,
+            &self.config.calendar.timezone,
+            now,
+            self.snapshot.meta.synced_at,
+        )
     }
 
     /// The ledger replayed over the snapshot as of `now`: the effective plan and what replay found.
@@ -342,20 +341,10 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
                     snapshot.meta.synced_at
                 );
             }
-            zone.later_day(start_of_day(&config, n), snapshot.meta.synced_at)
+            zone.later_day(start_of_day(zone, n), snapshot.meta.synced_at)
         }
-        // A preview takes it as the run does, so `plan --now D` of the committed forecast's day is that
-        // forecast: taken raw, the day's midnight came before the snapshot's moment, and a close made
-        // that day was gone from the open work but not in the closing-rate history (audit 165: 160
-        // closes against 161, Mobile 3.0's p50 2027-08-16 against the committed 2027-09-02).
-        // (A day before the snapshot's is previewed as given: the issues as they stood when synced, as
-        // of that day, which the forecast says.)
-        Some(n) if zone.day_of(n) < zone.date_of(snapshot.meta.synced_at) => n,
-        Some(n) => zone.later_day(start_of_day(&config, n), snapshot.meta.synced_at),
-        None if synced => {
-            zone.later_day(start_of_day(&config, opts.clock), snapshot.meta.synced_at)
-        }
-        None => committed.day_zero(zone, snapshot.meta.synced_at),
+        None if synced => zone.later_day(start_of_day(zone, opts.clock), snapshot.meta.synced_at),
+        given => committed.moment(zone, given, snapshot.meta.synced_at),
     };
     // A run forecasts the ledger on the branch; an entry only in the checkout is a proposal, not yet
     // approved (a preview, `commitea plan`, reads the checkout's).
@@ -1229,6 +1218,29 @@ impl Committed {
         }
     }
 
+    /// The moment a reader that commits nothing forecasts from — `plan`, the tools, a what-if's two
+    /// sides — given `--now` or not: taken as a run takes it, so one `--now` is one day zero on every
+    /// surface (audit 177: a what-if took the moment raw, and its "before" was not the forecast
+    /// `query_project` and the site gave, nor its "after" what the run committed once approved).
+    pub(crate) fn moment(
+        &self,
+        zone: &crate::config::Zone,
+        given: Option<DateTime<Utc>>,
+        synced_at: DateTime<Utc>,
+    ) -> DateTime<Utc> {
+        match given {
+            // `plan --now D` of the committed forecast's day is that forecast: taken raw, the day's
+            // midnight came before the snapshot's moment, and a close made that day was gone from the
+            // open work but not in the closing-rate history (audit 165: 160 closes against 161, Mobile
+            // 3.0's p50 2027-08-16 against the committed 2027-09-02). A day before the snapshot's is
+            // taken as given: the issues as they stood when synced, as of that day, which the forecast
+            // says.
+            Some(n) if zone.day_of(n) < zone.date_of(synced_at) => n,
+            Some(n) => zone.later_day(start_of_day(zone, n), synced_at),
+            None => self.day_zero(zone, synced_at),
+        }
+    }
+
     /// The committed forecast itself: what a reader of an unchanged state reuses
     /// ([`forecast::run_or_reuse`]).
     pub(crate) fn report(&self) -> Option<&forecast::ForecastReport> {
@@ -1259,13 +1271,8 @@ impl Committed {
 /// The day `t` stands for in the team's zone (`calendar.timezone`), carried as its midnight UTC: how a day
 /// is carried everywhere (a committed forecast's `as_of`, `--now 2026-11-30`), so the readers that take a
 /// forecast's day zero back from it ([`Committed::day_zero`]) find the same day in any zone.
-fn start_of_day(config: &Config, t: DateTime<Utc>) -> DateTime<Utc> {
-    config
-        .calendar
-        .timezone
-        .day_of(t)
-        .and_time(chrono::NaiveTime::MIN)
-        .and_utc()
+fn start_of_day(zone: &crate::config::Zone, t: DateTime<Utc>) -> DateTime<Utc> {
+    zone.day_of(t).and_time(chrono::NaiveTime::MIN).and_utc()
 }
 
 /// The records of what was applied: the branch's (`ops/applied/*.yaml` in `head`), and those a run stopped
@@ -1556,6 +1563,16 @@ pub fn day_zero(
     synced_at: DateTime<Utc>,
 ) -> DateTime<Utc> {
     Committed::read(layout).day_zero(zone, synced_at)
+}
+
+/// [`Committed::moment`] for a reader that needs nothing else from the committed forecast.
+pub fn moment(
+    layout: &Layout,
+    zone: &crate::config::Zone,
+    given: Option<DateTime<Utc>>,
+    synced_at: DateTime<Utc>,
+) -> DateTime<Utc> {
+    Committed::read(layout).moment(zone, given, synced_at)
 }
 
 /// The last backtest report, if the state has one; an unreadable one is reported and left out.

@@ -282,9 +282,11 @@ fn record(
     };
     let snapshot = Snapshot::load(&layout)?;
     let committed = crate::pipeline::Committed::read(&layout);
-    let now = options
-        .as_of
-        .unwrap_or_else(|| committed.day_zero(&config.calendar.timezone, snapshot.meta.synced_at));
+    let now = committed.moment(
+        &config.calendar.timezone,
+        options.as_of,
+        snapshot.meta.synced_at,
+    );
     let ledger_path = layout.ledger();
     let ledger = super::read_exact(&ledger_path)?;
     let text = ledger.as_deref().unwrap_or("");
@@ -486,10 +488,12 @@ pub fn carry_out_ops(
         )
     })?;
     let snapshot = Snapshot::load(&layout)?;
-    let now = options.as_of.unwrap_or_else(|| {
-        crate::pipeline::Committed::read(&layout)
-            .day_zero(&config.calendar.timezone, snapshot.meta.synced_at)
-    });
+    let now = crate::pipeline::moment(
+        &layout,
+        &config.calendar.timezone,
+        options.as_of,
+        snapshot.meta.synced_at,
+    );
     let ledger = super::read(&layout.ledger())?;
     let parsed = super::parse::parse(ledger.as_deref().unwrap_or(""));
     let Some(d) = parsed.ledger.directives().find(|d| d.id == wanted) else {

@@ -50,9 +50,12 @@ pub fn negotiate(ctx: &Context, say: &str) -> Result<Negotiated, ToolError> {
     // The PM's "next Monday" is the calendar's, not the forecast's day (a forecast committed a week
     // ago is as of then); both are said, and due dates before the forecast's day are refused.
     let zone = &world.config.calendar.timezone;
-    let as_of = zone.day_of(ctx.as_of.unwrap_or_else(|| {
-        crate::pipeline::day_zero(&world.layout, zone, world.snapshot.meta.synced_at)
-    }));
+    let as_of = zone.day_of(crate::pipeline::moment(
+        &world.layout,
+        zone,
+        ctx.as_of,
+        world.snapshot.meta.synced_at,
+    ));
     let now = zone.day_of(ctx.now());
     let today = if as_of == now {
         now.format("%Y-%m-%d (%A)").to_string()

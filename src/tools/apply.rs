@@ -127,8 +127,7 @@ pub(crate) fn consequence_of(
     as_of: Option<chrono::DateTime<chrono::Utc>>,
 ) -> Result<crate::consequence::Consequence, ToolError> {
     let committed = crate::pipeline::Committed::read(layout);
-    let now = as_of
-        .unwrap_or_else(|| committed.day_zero(&config.calendar.timezone, snapshot.meta.synced_at));
+    let now = committed.moment(&config.calendar.timezone, as_of, snapshot.meta.synced_at);
     let ledger =
         crate::ledger::read(&layout.ledger()).map_err(|e| ToolError::State(Box::new(e)))?;
     let after_snapshot = ops::simulate(snapshot, accepted, now);

@@ -2419,6 +2419,65 @@ fn a_forecast_committed_in_the_earlier_format_reports_no_milestone_move_by_itsel
 }
 
 #[test]
+fn a_what_if_given_a_moment_starts_from_the_day_zero_every_reader_takes() {
+    // `--now D` on the day of the sync: the run, `plan` and `query_project` forecast from the snapshot's
+    // moment; a what-if took D's midnight as given, so with the abandonment model on its "before" was
+    // not the committed forecast, nor its "after" what the run committed once approved (audit 177).
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    abandonment_model_on(dir);
+    crate::pipeline::git(dir, &["init", "-q"]);
+    crate::pipeline::commit_all_as_pm(dir, false, "Import");
+    commitea::pipeline::run(&run_options(dir)).unwrap();
+    let committed: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("forecast/forecast.json")).unwrap())
+            .unwrap();
+    let p80 = |id: u64| {
+        committed["milestones"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["id"] == id)
+            .map(|m| m["p80"].clone())
+            .unwrap()
+    };
+    let synced_at = commitea::state::Snapshot::load(&commitea::state::Layout::new(dir))
+        .unwrap()
+        .meta
+        .synced_at;
+    let midnight = synced_at
+        .date_naive()
+        .and_time(chrono::NaiveTime::MIN)
+        .and_utc();
+    for given in [midnight, synced_at - chrono::Duration::hours(1)] {
+        let ctx = Context {
+            as_of: Some(given),
+            ..ctx(dir)
+        };
+        let v = tools::call(
+            &ctx,
+            "apply_changes",
+            &json!({ "ops": [{ "op": "set_priority", "issue": "acme/api#102", "priority": "p/0" }], "preview": true }),
+        )
+        .unwrap();
+        let mut compared = 0;
+        for pair in v["detail"].as_array().unwrap() {
+            let subject = pair["subject"].as_str().unwrap();
+            let Some(id) = subject
+                .strip_prefix("milestone ")
+                .and_then(|r| r.split(' ').next())
+                .and_then(|n| n.parse::<u64>().ok())
+            else {
+                continue;
+            };
+            assert_eq!(pair["before"]["p80"], p80(id), "{given}: {subject}");
+            compared += 1;
+        }
+        assert!(compared > 0, "{v}");
+    }
+}
+
+#[test]
 fn the_tools_reuse_their_last_forecast_until_what_it_was_computed_from_changes() {
     use std::sync::Arc;
     let tmp = demo_dir();
