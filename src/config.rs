@@ -315,7 +315,11 @@ pub struct Member {
     /// Last working day (someone leaving).
     #[serde(deserialize_with = "a_date_if_given")]
     pub ends: Option<NaiveDate>,
-    /// Repositories this person takes unassigned work from; empty means all.
+    /// Repositories this person takes unassigned work from; left out, all (an empty list is refused).
+    #[serde(
+        deserialize_with = "some_repositories",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub repositories: Vec<RepoName>,
 }
 
@@ -1039,6 +1043,20 @@ impl DateRange {
 /// A week's working days: at least one (on an empty week nobody would ever work).
 fn some_days<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Day>, D::Error> {
     non_empty(Vec::<Day>::deserialize(d)?)
+}
+
+/// A member's repositories, when given: at least one. Left out means all, so `[]` read as all was the
+/// opposite of what it says (audit 178: a reviewer written `repositories: []` was given 60 h of work).
+fn some_repositories<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<RepoName>, D::Error> {
+    let repos = Vec::<RepoName>::deserialize(d)?;
+    if repos.is_empty() {
+        return Err(serde::de::Error::custom(
+            "is empty: leave `repositories` out for someone who takes unassigned work in every \
+             repository, or name those they take it from (CommiTea has no setting for taking none: work \
+             assigned to them on Gitea is theirs whatever this says)",
+        ));
+    }
+    Ok(repos)
 }
 
 /// A member's own working days, when given: at least one.
@@ -1812,6 +1830,20 @@ mod tests {
             );
         }
         assert!(parse("team:\n  - name: ann\n    working_days: ~\n").is_ok());
+        // Left out is every repository; `[]` read so was the opposite of what it says (audit 178).
+        let err = parse("repositories: [acme/api]\nteam:\n  - name: ann\n    repositories: []\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("line 4")
+                && err.contains("team[0].repositories")
+                && err.contains("is empty: leave `repositories` out"),
+            "{err}"
+        );
+        // A flag's round trip writes no empty list back.
+        let mut c = parse("repositories: [acme/api]\nteam:\n  - name: ann\n").unwrap();
+        c.set("forecast.trials", "300").unwrap();
+        assert!(c.team[0].repositories.is_empty());
 
         let err = parse(
             "team:\n  - name: ann\n    time_off:\n      - { from: 2026-12-10, to: 2026-12-01 }\n",

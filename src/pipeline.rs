@@ -518,6 +518,14 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     );
     // What it replayed, for the standup's comparison with the ledger of then (see `ledger_entries`).
     report.ledger = Some(forecast::ledger_entries(ledger.as_deref()));
+    // Said in the forecast, not in the plan: a reader given the same flags keeps the same key, and
+    // reuses this forecast.
+    if opts.commit
+        && let Some(said) = one_off_draw(opts, &layout, &config)?
+        && !report.warnings.contains(&said)
+    {
+        report.warnings.push(said);
+    }
     // A forecast that says exactly what the committed one says keeps its key: the committed forecast is
     // still the forecast of the inputs that key names, and a run whose moment alone moved (a sync that
     // changed nothing) must not write a new forecast for a new key alone.
@@ -1563,6 +1571,61 @@ pub fn day_zero(
     synced_at: DateTime<Utc>,
 ) -> DateTime<Utc> {
     Committed::read(layout).day_zero(zone, synced_at)
+}
+
+/// The forecast settings the state keeps (`commitea.yaml` and the environment, without the run's flags):
+/// what a reader given no `--seed` or `--trials` draws with.
+pub(crate) fn settings_kept(
+    opts: &RunOptions,
+    layout: &Layout,
+) -> Result<forecast::Settings, PipelineError> {
+    Ok(forecast::Settings::from_config(&Config::load(
+        layout.root(),
+        opts.env.iter().cloned(),
+        &Default::default(),
+    )?))
+}
+
+/// What a forecast drawn with `--seed` or `--trials` other than the settings' says: the state keeps no
+/// flag, so `plan`, the tools, `render`, `propose` and the next run draw with `commitea.yaml`'s, and
+/// their figures differ from the committed ones by the draw (audits 169, 176, 177: the site said a
+/// p80 of Apr 12, every other reader Apr 8, and nothing said why).
+fn one_off_draw(
+    opts: &RunOptions,
+    layout: &Layout,
+    config: &Config,
+) -> Result<Option<String>, PipelineError> {
+    if opts.overrides.seed.is_none() && opts.overrides.trials.is_none() {
+        return Ok(None);
+    }
+    let kept = settings_kept(opts, layout)?;
+    let drawn = forecast::Settings::from_config(config);
+    let mut differs = Vec::new();
+    let mut keep = Vec::new();
+    if kept.seed != drawn.seed {
+        differs.push(format!(
+            "seed {} (--seed), not the settings' {}",
+            drawn.seed, kept.seed
+        ));
+        keep.push(format!("seed: {}", drawn.seed));
+    }
+    if kept.trials != drawn.trials {
+        differs.push(format!(
+            "{} trials (--trials), not the settings' {}",
+            drawn.trials, kept.trials
+        ));
+        keep.push(format!("trials: {}", drawn.trials));
+    }
+    if differs.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(format!(
+        "drawn with {}: `plan`, the tools, `render`, `propose` and the next run draw with the settings', \
+         so their figures differ from these by the draw; to keep this draw, set {} under `forecast:` in \
+         commitea.yaml",
+        crate::prose::and_list(&differs),
+        crate::prose::and_list(&keep)
+    )))
 }
 
 /// [`Committed::moment`] for a reader that needs nothing else from the committed forecast.

@@ -23,9 +23,9 @@ pub fn run(a: Args) -> CommandResult {
     let layout = Layout::new(&a.state.state);
     let _lock = crate::pipeline::lock(&opts, &layout)?;
     let computed = crate::pipeline::compute(&opts)?;
+    let kept = crate::pipeline::settings_kept(&opts, &layout)?;
     // Another day, seed or number of trials than the committed forecast's is a preview: every page says
-    // so, since the tools, the standup and the next run read the committed one (audit 169: after `run
-    // --seed 7`, every page redrawn with the default seed, and no word of it).
+    // so (audit 169: after `run --seed 7`, every page redrawn with the default seed, and no word of it).
     let preview = crate::pipeline::Committed::read(&layout)
         .report()
         .and_then(|committed| {
@@ -51,10 +51,18 @@ pub fn run(a: Args) -> CommandResult {
                     now.trials, committed.trials, committed.trials
                 ));
             }
+            // The committed one is what the tools and the standup read, unless its run was given a
+            // seed or trials the settings do not keep: then they draw as the settings say (audit 177:
+            // this note said they read the committed one).
+            let readers = if committed.seed == kept.seed && committed.trials == kept.trials {
+                "the tools, the standup and the next run read the committed one"
+            } else {
+                "the committed one was drawn with flags its run was given, and the tools and the next \
+                 run draw with the settings (commitea.yaml)"
+            };
             (!differs.is_empty()).then(|| {
                 format!(
-                    "A preview (commitea render) {}: the tools, the standup and the next run read the \
-                     committed one.",
+                    "A preview (commitea render) {}: {readers}.",
                     crate::prose::and_list(&differs)
                 )
             })

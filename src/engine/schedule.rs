@@ -24,8 +24,8 @@ pub struct Task {
     pub effort: f64,
     /// The person (index into the people) who will do it, if assigned.
     pub assignee: Option<usize>,
-    /// Who may take it when unassigned; empty means everybody.
-    pub eligible: Vec<usize>,
+    /// Who may take it when unassigned: `None`, everybody; an empty list, nobody (it is never done).
+    pub eligible: Option<Vec<usize>>,
     /// Tasks (indices) that must be done first.
     pub deps: Vec<usize>,
     /// Priority level, 0 (highest) to 3.
@@ -273,7 +273,7 @@ impl Prepared {
                     "is assigned to person {a}, who does not exist"
                 )));
             }
-            if let Some(e) = t.eligible.iter().find(|e| **e >= np) {
+            if let Some(e) = t.eligible.iter().flatten().find(|e| **e >= np) {
                 return Err(bad(format!(
                     "names eligible person {e}, who does not exist"
                 )));
@@ -356,13 +356,14 @@ impl Prepared {
             dep_start.push(dep_list.len() as u32);
             dep_list.extend(kept[i].iter().map(|d| *d as u32));
             elig_start.push(elig_list.len() as u32);
-            if t.eligible.is_empty() {
-                elig_list.extend(0..np as u32);
-            } else {
-                let mut e: Vec<u32> = t.eligible.iter().map(|e| *e as u32).collect();
-                e.sort_unstable();
-                e.dedup();
-                elig_list.extend(e);
+            match &t.eligible {
+                None => elig_list.extend(0..np as u32),
+                Some(only) => {
+                    let mut e: Vec<u32> = only.iter().map(|e| *e as u32).collect();
+                    e.sort_unstable();
+                    e.dedup();
+                    elig_list.extend(e);
+                }
             }
         }
         dep_start.push(dep_list.len() as u32);
@@ -710,7 +711,7 @@ mod tests {
             name: name.into(),
             effort,
             assignee,
-            eligible: vec![],
+            eligible: None,
             deps: deps.to_vec(),
             priority,
             hard: false,

@@ -243,7 +243,7 @@ mod tests {
             name: name.into(),
             effort,
             assignee: Some(who),
-            eligible: vec![],
+            eligible: None,
             deps,
             priority,
             hard: true,

@@ -322,6 +322,9 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
         .zip(&calendars)
         .map(|(m, cal)| last_day_within(m, cal, as_of).is_none())
         .collect();
+    // Per repository, the unassigned issues no member may take.
+    let mut nobody_takes: std::collections::BTreeMap<&crate::domain::RepoName, usize> =
+        std::collections::BTreeMap::new();
     for (n, i) in open.iter().enumerate() {
         let (base, calibrated) = match i.estimate_hours {
             Some(h) => (h, false),
@@ -417,6 +420,9 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
         // Unassigned work stays with whom the last forecast planned it for, while they may take it and
         // their days do not end in the horizon: kept with someone who leaves, it could never be done
         // (audit 89: 17 issues stayed with a member whose five weeks had been all that was left).
+        if assignee.is_none() && eligible.is_empty() && !plan.team.is_empty() {
+            *nobody_takes.entry(&i.key.repo).or_default() += 1;
+        }
         let assignee = assignee.or_else(|| {
             plan.planned_for
                 .get(&i.key)
@@ -429,7 +435,9 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
             name: i.key.to_string(),
             effort: remaining,
             assignee,
-            eligible,
+            // Nobody where no member's `repositories` names it: read as everybody, its work went to people
+            // barred from it, without a word (audit 178).
+            eligible: Some(eligible),
             deps,
             priority: i.priority.level(),
             hard: ms.is_some_and(|m| m.hard && m.state == OpenState::Open),
@@ -438,6 +446,17 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
                 .map(|d| (d - as_of).num_days().max(0) as u32),
             started: i.started,
         });
+    }
+    for (repo, count) in &nobody_takes {
+        warnings.push(format!(
+            "{} of {repo}, and no member of the team takes work there (team[].repositories): nobody is \
+             planned for {}, so {} beyond the horizon; add {repo} to the repositories of who does its work \
+             under `team:` in commitea.yaml, or assign {} on Gitea",
+            crate::prose::count(*count, "unassigned open issue", "unassigned open issues"),
+            if *count == 1 { "it" } else { "them" },
+            if *count == 1 { "it stays" } else { "they stay" },
+            if *count == 1 { "it" } else { "them" },
+        ));
     }
     let assignees_unknown: std::collections::BTreeSet<&str> = open
         .iter()

@@ -191,19 +191,14 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
             let leaves_first =
                 |q: usize| last_day[q].is_some_and(|l| p80.is_none_or(|d| l < d)) || q == p;
             let task = &mut project.tasks[n];
-            let others: Vec<usize> = if task.eligible.is_empty() {
-                (0..plan.team.len()).filter(|&q| !leaves_first(q)).collect()
-            } else {
-                task.eligible
-                    .iter()
-                    .copied()
-                    .filter(|&q| !leaves_first(q))
-                    .collect()
+            let others: Vec<usize> = match &task.eligible {
+                None => (0..plan.team.len()).filter(|&q| !leaves_first(q)).collect(),
+                Some(only) => only.iter().copied().filter(|&q| !leaves_first(q)).collect(),
             };
             if others.is_empty() {
                 *stuck.entry(p).or_default() += 1;
             } else {
-                task.eligible = others;
+                task.eligible = Some(others);
                 moved_off.entry(p).or_default().insert(n);
                 moved = true;
             }

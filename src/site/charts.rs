@@ -144,6 +144,34 @@ const AXIS_H: f64 = 28.0;
 /// How far back a range chart's axis reaches for a past due date, in days.
 const PAST_DAYS: u64 = 182;
 
+/// The last day a range chart of `rows` draws: the latest date of a bar; with a bar beyond the horizon,
+/// `open_ended` at least (its bar fades out at the axis' end: stopped at the latest date known, the
+/// future was never drawn; not the whole horizon, which would squeeze every dated bar to a sliver). A
+/// due date counts up to half a year past that: a "someday" milestone due in 2029 squeezed every bar
+/// into the first tenth of the Runway, and a p10 left out ended a milestone's chart before it (audit
+/// 176). A due date further out sits at the right edge, its row's words giving the date.
+pub(crate) fn ranges_end(rows: &[RangeRow], today: NaiveDate, open_ended: NaiveDate) -> NaiveDate {
+    const DUE_REACH_DAYS: u64 = 183;
+    let dated = rows
+        .iter()
+        .flat_map(|r| [r.p80, r.p50, r.p10])
+        .flatten()
+        .chain([today])
+        .max()
+        .unwrap_or(today);
+    let reach = if rows.iter().any(|r| r.p10.is_some() && r.p80.is_none()) {
+        dated.max(open_ended)
+    } else {
+        dated
+    };
+    rows.iter()
+        .filter_map(|r| r.due)
+        .filter(|d| *d <= reach + chrono::Days::new(DUE_REACH_DAYS))
+        .chain([reach])
+        .max()
+        .unwrap_or(reach)
+}
+
 /// The range chart: one row per milestone on one shared date axis, month ticks, a today line.
 /// `end` is the axis end (the horizon or the latest date shown).
 pub(crate) fn ranges(rows: &[RangeRow], today: NaiveDate, end: NaiveDate, title: &str) -> String {
@@ -1300,6 +1328,36 @@ mod tests {
         };
         let svg = ranges(&[row], d("2026-12-04"), d("2027-02-10"), "Runway");
         assert!(!svg.contains("2012") && !svg.contains("2011"), "{svg}");
+    }
+
+    #[test]
+    fn a_far_due_date_does_not_set_the_axis_and_a_dated_p10_does() {
+        let row = |p10: &str, p80: Option<&str>, due: &str| RangeRow {
+            label: "m".into(),
+            href: None,
+            p10: Some(d(p10)),
+            p50: p80.map(d),
+            p80: p80.map(d),
+            due: Some(d(due)),
+            hard: false,
+            status: "on_track".into(),
+            words: "m".into(),
+            undated: undated_words(true),
+        };
+        let today = d("2026-11-27");
+        let open = d("2027-01-27");
+        // A "someday" milestone due in 2029 beside bars ending in 2027 (audit 176): the bars set it.
+        let rows = [
+            row("2026-12-10", Some("2027-03-01"), "2027-02-01"),
+            row("2027-01-10", Some("2027-04-01"), "2029-11-27"),
+        ];
+        assert_eq!(ranges_end(&rows, today, open), d("2027-04-01"));
+        // A due date a few months past the bars still shows where it is.
+        let rows = [row("2026-12-10", Some("2027-03-01"), "2027-06-01")];
+        assert_eq!(ranges_end(&rows, today, open), d("2027-06-01"));
+        // Only p10 dated, due before it: the axis reaches p10, not the due date.
+        let rows = [row("2027-07-04", None, "2027-03-31")];
+        assert_eq!(ranges_end(&rows, today, open), d("2027-07-04"));
     }
 
     #[test]

@@ -913,12 +913,13 @@ pub fn build(
                     undated: charts::undated_words(true),
                 });
             }
-            let end = rows
-                .iter()
-                .flat_map(|r| [r.p80, r.p50, r.due])
-                .flatten()
-                .max()
-                .unwrap_or(report.as_of);
+            let end = charts::ranges_end(
+                &rows,
+                report.as_of,
+                report.horizon.min(
+                    report.as_of + chrono::Days::new(u64::from(super::pages::OPEN_ENDED_DAYS)),
+                ),
+            );
             let burn: Vec<charts::BurnPoint> = histories
                 .iter()
                 .find(|h| h.milestone == m.id)

@@ -711,8 +711,8 @@ pub(crate) fn shown_on_board(board: &crate::views::Board) -> std::collections::H
         .collect()
 }
 
-/// The least future a runway chart with a bar beyond the horizon draws, in days.
-const OPEN_ENDED_DAYS: u32 = 61;
+/// The least future a range chart with a bar beyond the horizon draws, in days.
+pub(super) const OPEN_ENDED_DAYS: u32 = 61;
 
 /// The runway as one SVG: a row per open milestone, one date axis, month ticks and today; with a bar
 /// beyond the horizon, the axis reaches at least [`OPEN_ENDED_DAYS`] past today.
@@ -764,21 +764,11 @@ fn runway_chart(runway: &Runway, linked: bool, horizon_days: u32) -> String {
             ),
         })
         .collect();
-    let latest = rows
-        .iter()
-        .flat_map(|r| [r.p80, r.p50, r.p10, r.due])
-        .flatten()
-        .max()
-        .unwrap_or(today);
-    // A bar whose p80 is beyond the horizon fades out at the axis' end: stopped at the latest date
-    // known (today, when every p80 is beyond the horizon), the future was never drawn. Two months at
-    // least, within the horizon; not the whole horizon, which would squeeze every dated bar to a sliver.
-    let beyond = rows.iter().any(|r| r.p10.is_some() && r.p80.is_none());
-    let end = if beyond {
-        latest.max(today + chrono::Days::new(u64::from(horizon_days.min(OPEN_ENDED_DAYS))))
-    } else {
-        latest
-    };
+    let end = super::charts::ranges_end(
+        &rows,
+        today,
+        today + chrono::Days::new(u64::from(horizon_days.min(OPEN_ENDED_DAYS))),
+    );
     super::charts::ranges(
         &rows,
         today,

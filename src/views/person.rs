@@ -352,10 +352,13 @@ fn weeks(
     let ahead: Vec<f64> = (0..days)
         .map(|d| if date(d) < day0 { 0.0 } else { cap[d as usize] })
         .collect();
+    // Work the plan starts and does not finish within the horizon (a leaver's last issue) books the
+    // hours it can until then, last of all: left out, the leaver's last weeks showed free while the plan
+    // had them working (audits 175, 178).
     let spans = queue.iter().filter_map(|f| {
         Some((
             f.planned_start.date()?,
-            f.planned_end.date()?,
+            f.planned_end.date().unwrap_or(NaiveDate::MAX),
             f.remaining_hours,
         ))
     });
@@ -404,5 +407,14 @@ mod tests {
         // With no capacity at all the hours still show, spread over each span.
         let load = booked_hours(day(0), day(0), &[0.0; 14], spans.into_iter());
         assert!((load[1] - 10.0).abs() < 1e-9, "{load:?}");
+        // Work started and not done within the horizon books what is free until the capacity ends
+        // (a leaver's last days), after the work that ends.
+        let mut leaving = vec![6.0; 14];
+        for c in &mut leaving[5..] {
+            *c = 0.0;
+        }
+        let spans = [(day(0), NaiveDate::MAX, 40.0), (day(0), day(1), 6.0)];
+        let load = booked_hours(day(0), day(0), &leaving, spans.into_iter());
+        assert_eq!(&load[..6], &[6.0, 6.0, 6.0, 6.0, 6.0, 0.0], "{load:?}");
     }
 }

@@ -12,7 +12,7 @@ fn task(effort: f64, deps: Vec<usize>) -> Task {
         name: "t".into(),
         effort,
         assignee: Some(0),
-        eligible: vec![],
+        eligible: None,
         deps,
         priority: 2,
         hard: false,

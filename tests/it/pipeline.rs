@@ -694,6 +694,81 @@ fn a_run_given_a_moment_commits_the_forecast_its_readers_make() {
 }
 
 #[test]
+fn unassigned_work_nobody_may_take_is_planned_for_nobody_and_said() {
+    // Both members limited to acme/api: acme/web's unassigned work went to them all the same (an empty
+    // list of who may take it was read as everybody), its dates as if someone would (audit 178).
+    let dir = state_from_fixture("small");
+    let config = dir.path().join("commitea.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let text = text
+        .replace(
+            "    hours_per_week: 30\n",
+            "    hours_per_week: 30\n    repositories: [acme/api]\n",
+        )
+        .replace(
+            "    hours_per_week: 18\n",
+            "    hours_per_week: 18\n    repositories: [acme/api]\n",
+        );
+    std::fs::write(&config, text).unwrap();
+    let mut o = options(dir.path());
+    o.commit = false;
+    o.render = false;
+    let c = pipeline::compute(&o).unwrap();
+    let web3: commitea::domain::IssueKey = "acme/web#3".parse().unwrap();
+    let f = c.report.issues.iter().find(|f| f.issue == web3).unwrap();
+    assert_eq!(f.planned_assignee, None, "{f:?}");
+    assert_eq!(f.p80.date(), None, "{f:?}");
+    assert!(
+        c.report.warnings.iter().any(|w| w.contains(
+            "of acme/web, and no member of the team takes work there (team[].repositories): nobody is planned"
+        )),
+        "{:?}",
+        c.report.warnings
+    );
+    // acme/api's work is planned as before.
+    let api3: commitea::domain::IssueKey = "acme/api#3".parse().unwrap();
+    let g = c.report.issues.iter().find(|f| f.issue == api3).unwrap();
+    assert!(g.p80.date().is_some(), "{g:?}");
+}
+
+#[test]
+fn a_leavers_last_days_show_the_work_the_plan_gives_them() {
+    // ann (6 h a day) leaves on Monday 2026-11-30, day 0, with acme/api#3 (2 days) to do: the plan has
+    // her on it that day, and her page showed it free, as the issue ends beyond the horizon (audits 175,
+    // 178).
+    let dir = state_from_fixture("small");
+    let config = dir.path().join("commitea.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace(
+            "    hours_per_week: 30\n",
+            "    hours_per_week: 30\n    ends: 2026-11-30\n",
+        ),
+    )
+    .unwrap();
+    let mut o = options(dir.path());
+    o.commit = false;
+    o.render = false;
+    let c = pipeline::compute(&o).unwrap();
+    let api3: commitea::domain::IssueKey = "acme/api#3".parse().unwrap();
+    let f = c.report.issues.iter().find(|f| f.issue == api3).unwrap();
+    assert!(
+        f.planned_start.date().is_some() && f.planned_end.date().is_none(),
+        "{f:?}"
+    );
+    let people = commitea::views::person::people(commitea::views::Inputs {
+        plan: &c.plan,
+        report: &c.report,
+    });
+    let ann = people.iter().find(|p| p.person == "ann").unwrap();
+    let first = &ann.weeks[0];
+    assert_eq!(first.week, "2026-11-30");
+    assert_eq!(first.planned_hours, first.capacity_hours, "{:?}", ann.weeks);
+    assert!(first.planned_hours > 0.0, "{:?}", ann.weeks);
+}
+
+#[test]
 fn a_run_dated_before_the_committed_forecast_says_so() {
     // `run --now` a day before the last commit's forecast, with a change on Gitea: the sync stamps the
     // snapshot with that day, and the backdated forecast was committed after the later one silently.

@@ -84,7 +84,7 @@ fn task(name: String, effort: f64, person: usize, deps: Vec<usize>, priority: u8
         name,
         effort,
         assignee: Some(person),
-        eligible: vec![],
+        eligible: None,
         deps,
         priority,
         hard: false,
