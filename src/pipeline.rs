@@ -391,7 +391,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     // does not carry, from the ledger the replay read.
     let parsed = replayed.ledger.take();
     let index = parsed.as_ref().map(crate::apply::LedgerIndex::new);
-    warn_pending_of_inactive(
+    let inactive = warn_pending_of_inactive(
         &pending,
         index.as_ref(),
         proposed_ledger
@@ -402,6 +402,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     let not_on_gitea =
         not_carried_to_gitea(&pending, index.as_ref(), replayed.not_on_gitea.clone());
     let mut plan = replayed.into_plan();
+    plan.warnings.extend(inactive);
     // Many at once (a ledger written by hand) are one warning: 601 lines a run said the same (audit 93);
     // the Directives page gives each its own.
     const ONE_BY_ONE: usize = 3;
@@ -866,13 +867,13 @@ fn warn_pending_of_inactive(
     pending: &[crate::ops::OpFile],
     index: Option<&crate::apply::LedgerIndex<'_>>,
     proposed: Option<&crate::apply::LedgerIndex<'_>>,
-) {
+) -> Vec<crate::plan::Problem> {
     // By id, once: found entry by entry for each file, this was files × directives (audit 93).
     let Some(index) = index else {
-        return;
+        return Vec::new();
     };
     if pending.iter().all(|f| f.directive.is_none()) {
-        return;
+        return Vec::new();
     }
     let mut stale: Vec<(&crate::ops::OpFile, crate::ledger::format::Status, usize)> = Vec::new();
     for f in pending {
@@ -887,33 +888,42 @@ fn warn_pending_of_inactive(
             }
         }
     }
-    // A few are said one by one; many at once, in one line (audit 93: 134 lines a run).
+    // A few are said one by one; many at once, in one (audit 93: 134 lines a run). In the forecast's
+    // warnings, so the site says it beside the Changes page (audit 175: only the job's log did).
     const ONE_BY_ONE: usize = 3;
+    let at = |line: usize| crate::plan::At::Ledger { line };
     if stale.len() <= ONE_BY_ONE {
-        for (f, status, line) in stale {
-            tracing::warn!(
-                "ledger line {line}: {} is {status}, but its op file {}/{}.yaml is still pending: the apply \
-                 stage carries none of it out now (it skips a directive no longer in force); delete it (and \
-                 close its pull request, if one is open)",
-                f.id,
-                crate::ops::PENDING_PATH,
-                f.id
-            );
-        }
+        stale
+            .into_iter()
+            .map(|(f, status, line)| crate::plan::Problem {
+                at: at(line),
+                kind: crate::plan::ProblemKind::Data(format!(
+                    "{} is {status}, but its op file {}/{}.yaml is still pending: the apply stage carries \
+                     none of it out now (it skips a directive no longer in force); delete it (and close \
+                     its pull request, if one is open)",
+                    f.id,
+                    crate::ops::PENDING_PATH,
+                    f.id
+                )),
+            })
+            .collect()
     } else {
         let named: Vec<String> = stale
             .iter()
             .take(ONE_BY_ONE)
             .map(|(f, status, _)| format!("{} {status}", f.id))
             .collect();
-        tracing::warn!(
-            "{} op files in {} are of directives no longer in force ({} and {} more): the apply stage \
-             carries none of them out; delete them (and close their pull requests, if open)",
-            stale.len(),
-            crate::ops::PENDING_PATH,
-            named.join(", "),
-            stale.len() - ONE_BY_ONE
-        );
+        vec![crate::plan::Problem {
+            at: at(stale[0].2),
+            kind: crate::plan::ProblemKind::Data(format!(
+                "{} op files in {} are of directives no longer in force ({} and {} more): the apply stage \
+                 carries none of them out; delete them (and close their pull requests, if open)",
+                stale.len(),
+                crate::ops::PENDING_PATH,
+                named.join(", "),
+                stale.len() - ONE_BY_ONE
+            )),
+        }]
     }
 }
 
@@ -1939,6 +1949,14 @@ pub(crate) fn load_changes(
         else {
             continue;
         };
+        // A directive no longer in force: the apply stage passes its file over, holding nothing back.
+        if let crate::apply::Standing::NotInForce { status, .. } = index.standing(file) {
+            c.state_label = format!(
+                "its directive is {status}: none of it is carried out; delete this file (and close its \
+                 pull request, if one is open)"
+            );
+            continue;
+        }
         let targets = crate::apply::targets_of(file);
         let why = if let Some(r) = refused.iter().find(|r| r.id == c.id) {
             let since = chrono::DateTime::parse_from_rfc3339(&r.at)

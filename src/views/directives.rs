@@ -265,10 +265,20 @@ pub fn directives(
     snapshot: Option<&Snapshot>,
     replayed: &Replayed,
 ) -> Directives {
-    let mut pending = pending.into_iter();
-    let newest = pending.next();
     let parsed = parse::parse(ledger.unwrap_or(""));
     let mut all: Vec<_> = parsed.ledger.directives().collect();
+    // The file of a directive withdrawn or superseded is carried out no more: not "approved, carried
+    // out at the next run" (audit 175); the Changes page and the run's warnings say to delete it.
+    let in_force: Vec<OpFile> = pending
+        .into_iter()
+        .filter(|f| {
+            !all.iter().any(|d| {
+                d.id.to_string() == f.id && d.status != crate::ledger::format::Status::Active
+            })
+        })
+        .collect();
+    let mut pending = in_force.into_iter();
+    let newest = pending.next();
     all.sort_by_key(|d| std::cmp::Reverse(d.line));
     let skipped = |id: &str| {
         all.iter()

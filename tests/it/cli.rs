@@ -1324,6 +1324,33 @@ fn a_withdrawn_directive_whose_op_file_is_still_pending_is_said() {
         ) && said.contains("delete it"),
         "{said}"
     );
+    // Merged so: the site said the file was "approved, carried out at the next run", and only the job's
+    // log said otherwise (audit 175).
+    git_out(dir.path(), &["add", "-A"]);
+    git_out(
+        dir.path(),
+        &["commit", "-qm", "D-0001 withdrawn, its file merged"],
+    );
+    let run = commitea(&["run", "--offline", "-s", &s], dir.path());
+    assert!(run.status.success(), "{run:?}");
+    let read = |rel: &str| std::fs::read_to_string(dir.path().join(rel)).unwrap();
+    assert!(
+        read("forecast/forecast.json").contains("D-0001 is withdrawn, but its op file"),
+        "{}",
+        read("forecast/forecast.json")
+    );
+    assert!(
+        read("public/changes.html")
+            .contains("its directive is withdrawn: none of it is carried out; delete this file"),
+        "{}",
+        read("public/changes.html")
+    );
+    let page = read("public/directives.html");
+    assert!(
+        !page.contains("carried out at the next run that reaches Gitea: D-0001")
+            && !page.contains("Awaiting approval: D-0001"),
+        "{page}"
+    );
 }
 
 #[test]
