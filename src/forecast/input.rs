@@ -441,7 +441,10 @@ pub fn build(plan: &Plan, horizon_days: u32) -> Result<Built<'_>, crate::engine:
             deps,
             priority: i.priority.level(),
             hard: ms.is_some_and(|m| m.hard && m.state == OpenState::Open),
+            // A closed milestone's due date is over, as its hardness is: its open issues are open work,
+            // not ranked by the date of a release that went without them (audit 176).
             due: ms
+                .filter(|m| m.state == OpenState::Open)
                 .and_then(|m| m.due)
                 .map(|d| (d - as_of).num_days().max(0) as u32),
             started: i.started,

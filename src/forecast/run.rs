@@ -362,6 +362,7 @@ fn simulate(plan: &Plan, settings: &Settings, mode: Mode) -> ForecastReport {
                 probability_by_due: i
                     .milestone
                     .and_then(|id| plan.milestone(id))
+                    .filter(|m| m.state == crate::domain::OpenState::Open)
                     .and_then(|m| m.due)
                     .filter(|_| !excluded)
                     .map(|due| {

@@ -769,6 +769,36 @@ fn a_leavers_last_days_show_the_work_the_plan_gives_them() {
 }
 
 #[test]
+fn a_closed_milestones_due_date_no_longer_drives_its_open_issues() {
+    // Web beta closed on Gitea with acme/web#3 open: its issue page still gave "P(done by the
+    // milestone's due date)", and the schedule still ranked it by that date (audit 176).
+    let dir = state_from_fixture("small");
+    let path = dir.path().join("snapshot/milestones.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let closed = text.replace(
+        "  state: open\n  due_on: 2026-12-23T23:59:59Z\n",
+        "  state: closed\n  due_on: 2026-12-23T23:59:59Z\n  closed_at: 2026-11-29T10:00:00Z\n",
+    );
+    assert_ne!(closed, text);
+    std::fs::write(&path, closed).unwrap();
+    let mut o = options(dir.path());
+    o.commit = false;
+    o.render = false;
+    let c = pipeline::compute(&o).unwrap();
+    let by_due = |k: &str| {
+        let key: commitea::domain::IssueKey = k.parse().unwrap();
+        c.report
+            .issues
+            .iter()
+            .find(|f| f.issue == key)
+            .unwrap()
+            .probability_by_due
+    };
+    assert_eq!(by_due("acme/web#3"), None);
+    assert!(by_due("acme/api#3").is_some());
+}
+
+#[test]
 fn a_run_dated_before_the_committed_forecast_says_so() {
     // `run --now` a day before the last commit's forecast, with a change on Gitea: the sync stamps the
     // snapshot with that day, and the backdated forecast was committed after the later one silently.
