@@ -292,6 +292,14 @@ fn record(
     let text = ledger.as_deref().unwrap_or("");
 
     let before_replay = super::replay(&snapshot, &config, ledger.as_deref(), now);
+    // Never dated before an entry the ledger has: `--now` of a past day stamped its midnight, and the
+    // run then warned that the entry just written was given before the one it takes the place of
+    // (audit 175).
+    let clock = before_replay
+        .ledger
+        .as_ref()
+        .and_then(|l| l.ledger.directives().map(|d| d.at).max())
+        .map_or(clock, |latest| clock.max(latest));
     let new = new_directive(input, &config, &snapshot, &before_replay.plan, clock)?;
     if let Some(same) = already_said(text, &new) {
         return Err(invalid(

@@ -138,6 +138,31 @@ fn a_reprioritize_appends_to_the_ledger_and_proposes_set_priority() {
 }
 
 #[test]
+fn a_directive_recorded_with_an_earlier_clock_is_dated_after_the_ledgers_entries() {
+    // `commitea directive --now 2026-11-27` stamped that day's midnight, before entries the ledger had,
+    // and the run warned that the entry just written was given before the one it replaced (audit 175).
+    let tmp = fresh_demo();
+    let layout = Layout::new(tmp.path());
+    let first = record_directive(
+        tmp.path(),
+        &reprioritize(),
+        &RecordOptions::new(clock(), vec![]),
+    )
+    .unwrap();
+    let early: DateTime<Utc> = "2026-11-27T00:00:00Z".parse().unwrap();
+    let mut again = reprioritize();
+    again.params = Some(json!({"priority": 1}));
+    let out = record_directive(tmp.path(), &again, &RecordOptions::new(early, vec![])).unwrap();
+    assert_ne!(out.directive_id, first.directive_id);
+    let after = std::fs::read_to_string(layout.ledger()).unwrap();
+    let heading = format!(
+        "## {} · reprioritize · 2026-11-30T09:00:00Z",
+        out.directive_id
+    );
+    assert!(after.contains(&heading), "{heading} in\n{after}");
+}
+
+#[test]
 fn the_same_directive_gives_the_same_bytes() {
     let (a, b) = (fresh_demo(), fresh_demo());
     let out_a = record_directive(
