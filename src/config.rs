@@ -1016,20 +1016,24 @@ fn a_date_if_given<'de, D: Deserializer<'de>>(d: D) -> Result<Option<NaiveDate>,
         .transpose()
 }
 
-/// One date of a list, read on its own: a bad one is said at its line and index, not at the key after
-/// the list (audit 90).
-struct ListedDate(NaiveDate);
+/// One item of a list of days, read on its own: a bad one is said at its line and index, not at the key
+/// after the list (audit 90). A day, or a range `{ from, to }` as `team[].time_off` takes (audit 178: a
+/// range copied from there was refused with serde's "invalid type: map, expected a string").
+struct ListedDays(Vec<NaiveDate>);
 
-impl<'de> Deserialize<'de> for ListedDate {
+impl<'de> Deserialize<'de> for ListedDays {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        a_date(d).map(Self)
+        let r = DateRange::deserialize(d)?;
+        Ok(Self(
+            r.from.iter_days().take_while(|d| *d <= r.to).collect(),
+        ))
     }
 }
 
 fn dates<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<NaiveDate>, D::Error> {
-    Ok(Vec::<ListedDate>::deserialize(d)?
+    Ok(Vec::<ListedDays>::deserialize(d)?
         .into_iter()
-        .map(|l| l.0)
+        .flat_map(|l| l.0)
         .collect())
 }
 
@@ -1830,6 +1834,24 @@ mod tests {
             );
         }
         assert!(parse("team:\n  - name: ann\n    working_days: ~\n").is_ok());
+        // A range of holidays, as time off takes one (audit 178: refused with serde's words).
+        let c = parse(
+            "calendar:\n  holidays:\n    - 2026-12-24\n    - { from: 2026-12-30, to: 2027-01-01 }\n",
+        )
+        .unwrap();
+        assert_eq!(
+            c.calendar.holidays,
+            ["2026-12-24", "2026-12-30", "2026-12-31", "2027-01-01"]
+                .map(|d| d.parse::<NaiveDate>().unwrap())
+        );
+        let err = parse("calendar:\n  holidays:\n    - { from: 2027-01-01, to: 2026-12-30 }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("calendar.holidays[0]")
+                && err.contains("ends (2026-12-30) before it starts"),
+            "{err}"
+        );
         // Left out is every repository; `[]` read so was the opposite of what it says (audit 178).
         let err = parse("repositories: [acme/api]\nteam:\n  - name: ann\n    repositories: []\n")
             .unwrap_err()

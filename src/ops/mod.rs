@@ -1015,7 +1015,7 @@ impl<'a> Checker<'a> {
         match bare.parse::<Estimate>() {
             Ok(e) if self.config.estimates.ladder.contains(&e) => Ok(e.label()),
             _ => Err(format!(
-                "estimate \"{text}\" is not on the estimate ladder ({}); pick the nearest rung",
+                "estimate \"{bare}\" is not on the estimate ladder ({}); pick the nearest rung",
                 self.config.estimates.ladder_words()
             )),
         }
