@@ -476,16 +476,35 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
             )),
         }
     }));
-    plan.planned_for = committed.people(&config, &plan.team);
+    // A capacity directive taken back (withdrawn, superseded, reverted) gives back whom the forecast
+    // before it planned each issue for: kept from the last forecast, the work a hire took stayed shared
+    // out as the hire left it, and the plan was worse than before the hire (audit 175).
+    let before = config
+        .forecast
+        .keep_planned_people
+        .then(|| forecast_before_taken_back(&layout, ledger.as_deref()))
+        .flatten();
+    plan.planned_for = match &before {
+        Some((_, r)) => forecast::people_to_keep(&plan.team, r),
+        None => committed.people(&config, &plan.team),
+    };
     plan.last_planned = committed
         .report()
         .map(forecast::planned_people)
         .unwrap_or_default();
-    plan.cut_before = committed
-        .report()
+    plan.cut_before = before
+        .as_ref()
+        .map(|(_, r)| r)
+        .or(committed.report())
         .map(forecast::cut_lines)
         .unwrap_or_default();
-    if let Some(r) = committed.report()
+    if let Some((ids, _)) = &before {
+        tracing::info!(
+            "{} no longer in force: the plan takes up whom the forecast before {} planned each issue for",
+            crate::prose::and_list(ids),
+            if ids.len() == 1 { "it" } else { "them" }
+        );
+    } else if let Some(r) = committed.report()
         && config.forecast.keep_planned_people
     {
         let joined = forecast::joined_since(plan.team_names(), r);
@@ -1284,6 +1303,68 @@ impl Committed {
             .as_ref()
             .filter(|_| config.forecast.keep_planned_people)
     }
+}
+
+/// Forecasts of the history [`forecast_before_taken_back`] reads at most.
+const TAKEN_BACK_FORECASTS: usize = 180;
+
+/// Where the committed forecast replayed capacity directives that `ledger` no longer holds in force
+/// (withdrawn, superseded, or its entry reverted): those directives, and the newest forecast on the
+/// first-parent history made before any of them was in force, whose planned people the plan takes up.
+/// `None` when none was taken back, or no such forecast is found (then the last forecast's are kept).
+fn forecast_before_taken_back(
+    layout: &Layout,
+    ledger: Option<&str>,
+) -> Option<(Vec<String>, forecast::ForecastReport)> {
+    use crate::ledger::format::{DirectiveKind, Status};
+    if !layout.root().join(".git").exists() {
+        return None;
+    }
+    let team_directives = |text: &str| -> std::collections::BTreeSet<String> {
+        crate::ledger::parse::parse(text)
+            .ledger
+            .directives()
+            .filter(|d| d.kind == DirectiveKind::Capacity && d.status == Status::Active)
+            .map(|d| d.id.to_string())
+            .collect()
+    };
+    let now = team_directives(ledger.unwrap_or(""));
+    let repo = git::open_or_init(layout.root()).ok()?;
+    let history = git::first_parent_history(&repo).ok()?;
+    // The commits that wrote a forecast (its blob differs from the parent's): at each, the ledger is
+    // the one that forecast replayed.
+    let forecast_at = |c| git::blob_id_at(&repo, c, crate::state::FORECAST_FILE);
+    let mut written = history
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (c, _))| {
+            let id = forecast_at(*c)?;
+            let parent = history.get(i + 1).and_then(|(p, _)| forecast_at(*p));
+            (parent != Some(id)).then_some(*c)
+        })
+        .take(TAKEN_BACK_FORECASTS);
+    let ledger_at = |c| {
+        git::read_at(&repo, c, crate::state::LEDGER_FILE)
+            .ok()
+            .flatten()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    };
+    let last = written.next()?;
+    let gone: Vec<String> = team_directives(&ledger_at(last))
+        .difference(&now)
+        .cloned()
+        .collect();
+    if gone.is_empty() {
+        return None;
+    }
+    let before = written.find(|c| {
+        let then = team_directives(&ledger_at(*c));
+        !gone.iter().any(|id| then.contains(id))
+    })?;
+    let bytes = git::read_at(&repo, before, crate::state::FORECAST_FILE).ok()??;
+    let report = serde_json::from_slice(&bytes).ok()?;
+    Some((gone, report))
 }
 
 /// The day `t` stands for in the team's zone (`calendar.timezone`), carried as its midnight UTC: how a day

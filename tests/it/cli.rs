@@ -1823,6 +1823,68 @@ fn quick_demo() -> (tempfile::TempDir, std::path::PathBuf) {
     (tmp, dir)
 }
 
+#[test]
+fn a_hire_taken_back_gives_back_the_plan_before_it() {
+    // A contractor hired by directive and the directive withdrawn: the plan kept the work the hire had
+    // shared out, and was worse than before the hire (audit 175: a milestone's P(on time) 99% → 91%).
+    let (_tmp, dir) = quick_demo();
+    let run = || {
+        let out = commitea(&["run", "--offline", "--trials", "200"], &dir);
+        assert!(out.status.success(), "{out:?}");
+        std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap()
+    };
+    let planned = |text: &str| -> Vec<(String, String)> {
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        v["issues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| (i["issue"].to_string(), i["planned_assignee"].to_string()))
+            .collect()
+    };
+    let before = planned(&run());
+    let ledger = dir.join("pm-state.md");
+    let text = std::fs::read_to_string(&ledger).unwrap();
+    std::fs::write(
+        &ledger,
+        format!(
+            "{text}\n## D-0008 · capacity · 2026-11-27T12:00:00Z\n\n> Zoe joins as a contractor for Q1.\n\n\
+             - target: member zoe\n- params: {{\"from\": \"2026-11-30\", \"to\": \"2027-03-31\", \
+             \"hours_per_week\": 40}}\n- status: active\n- by: amara\n"
+        ),
+    )
+    .unwrap();
+    commit_as_t(&dir, &["-a"], "Zoe joins");
+    let hired = planned(&run());
+    assert!(
+        hired.iter().any(|(_, who)| who == "\"zoe\""),
+        "zoe takes work"
+    );
+    let text = std::fs::read_to_string(&ledger).unwrap();
+    let withdrawn = text.replacen(
+        "- status: active\n- by: amara\n",
+        "- status: withdrawn\n- by: amara\n",
+        usize::MAX,
+    );
+    // Only D-0008's status: it is the last entry.
+    let at = text.rfind("## D-0008").unwrap();
+    std::fs::write(
+        &ledger,
+        format!(
+            "{}{}",
+            &text[..at],
+            &withdrawn[withdrawn.rfind("## D-0008").unwrap()..]
+        ),
+    )
+    .unwrap();
+    commit_as_t(&dir, &["-a"], "D-0008 withdrawn");
+    let after = planned(&run());
+    assert_eq!(
+        after, before,
+        "whom each issue is planned for, before the hire and after it was withdrawn"
+    );
+}
+
 /// `git commit ARGS -qm MESSAGE` in `dir`, as user t.
 fn commit_as_t(dir: &Path, args: &[&str], message: &str) -> String {
     let mut all = vec![
