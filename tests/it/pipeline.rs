@@ -799,6 +799,32 @@ fn a_closed_milestones_due_date_no_longer_drives_its_open_issues() {
 }
 
 #[test]
+fn work_a_colleague_may_take_does_not_stay_with_a_leaver_after_the_passes() {
+    // Each pass moved the work that slipped past leaver's last day, and the next gave them other work
+    // that slipped in turn: after three passes acme/web#23 (two days) stayed with leaver, its p80 beyond
+    // the horizon, though webby may take it and is free from the 10th (audit 178).
+    let dir = state_from_fixture("leaver-passes");
+    let mut o = options(dir.path());
+    o.commit = false;
+    o.render = false;
+    o.now = Some(Utc.with_ymd_and_hms(2026, 11, 30, 0, 0, 0).unwrap());
+    o.overrides.seed = Some(7);
+    let c = pipeline::compute(&o).unwrap();
+    let web23: commitea::domain::IssueKey = "acme/web#23".parse().unwrap();
+    let f = c.report.issues.iter().find(|f| f.issue == web23).unwrap();
+    assert_ne!(f.planned_assignee.as_deref(), Some("leaver"), "{f:?}");
+    assert!(f.p80.date().is_some(), "{f:?}");
+    assert!(
+        !c.report
+            .warnings
+            .iter()
+            .any(|w| w.contains("planned for leaver may not be done")),
+        "{:?}",
+        c.report.warnings
+    );
+}
+
+#[test]
 fn a_run_dated_before_the_committed_forecast_says_so() {
     // `run --now` a day before the last commit's forecast, with a change on Gitea: the sync stamps the
     // snapshot with that day, and the backdated forecast was committed after the later one silently.
