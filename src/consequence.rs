@@ -206,7 +206,10 @@ pub struct IssueChange {
 }
 
 /// An issue's forecast on one side of the change.
+// The tools' spelling, as the issue view spells the same figure (`probabilityDone`; audit 177: a client
+// reading it so found nothing here).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct IssueSide {
     /// Median, as the report prints it.
     pub p50: String,
@@ -1546,14 +1549,13 @@ pub fn of_change(
     before: (&crate::state::Snapshot, Option<&str>),
     after: (&crate::state::Snapshot, Option<&str>),
     now: chrono::DateTime<chrono::Utc>,
-    kept: Option<&ForecastReport>,
+    keeps: &dyn Fn(&Plan) -> crate::forecast::Kept,
+    committed: Option<&ForecastReport>,
 ) -> (Consequence, Plan, Plan) {
     let before_plan = crate::ledger::replay(before.0, config, before.1, now).into_plan();
     let after_plan = crate::ledger::replay(after.0, config, after.1, now).into_plan();
-    let planned_for = kept
-        .map(|r| crate::forecast::people_to_keep(&before_plan.team, r))
-        .unwrap_or_default();
-    compare(config, before_plan, after_plan, &planned_for)
+    let kept = keeps(&before_plan);
+    compare_reusing(config, before_plan, after_plan, &kept, committed)
 }
 
 /// Forecasts two plans as twins and diffs them: the same settings and seed (so every issue draws the same
@@ -1566,7 +1568,11 @@ pub fn compare(
     after_plan: Plan,
     planned_for: &BTreeMap<IssueKey, String>,
 ) -> (Consequence, Plan, Plan) {
-    compare_reusing(config, before_plan, after_plan, planned_for, None)
+    let kept = crate::forecast::Kept {
+        planned_for: planned_for.clone(),
+        cut_before: BTreeMap::new(),
+    };
+    compare_reusing(config, before_plan, after_plan, &kept, None)
 }
 
 /// [`compare`], with the forecast before taken from `committed` (the committed forecast) when that is the
@@ -1580,18 +1586,18 @@ pub fn compare_reusing(
     config: &crate::config::Config,
     mut before_plan: Plan,
     mut after_plan: Plan,
-    planned_for: &BTreeMap<IssueKey, String>,
+    kept: &crate::forecast::Kept,
     committed: Option<&ForecastReport>,
 ) -> (Consequence, Plan, Plan) {
     let settings = crate::forecast::Settings::from_config(config);
-    before_plan.planned_for = planned_for.clone();
-    before_plan.last_planned = committed
-        .map(crate::forecast::planned_people)
-        .unwrap_or_default();
-    // The cut lines the committed forecast found, as a run tries them first: its key then matches.
-    before_plan.cut_before = committed
-        .map(crate::forecast::cut_lines)
-        .unwrap_or_default();
+    // Kept as a run keeps them (the cut lines tried first, the people of the forecast before a capacity
+    // directive taken back): the forecast before is then the run's, and its key matches.
+    before_plan.keep(
+        kept,
+        committed
+            .map(crate::forecast::planned_people)
+            .unwrap_or_default(),
+    );
     let mode = crate::forecast::Mode::from_config(config);
     let (b, _) = crate::forecast::run_or_reuse(&before_plan, &settings, mode, committed);
     // A capacity directive that hires someone shares the work out again, as a run would.

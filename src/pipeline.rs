@@ -476,29 +476,16 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
             )),
         }
     }));
-    // A capacity directive taken back (withdrawn, superseded, reverted) gives back whom the forecast
-    // before it planned each issue for: kept from the last forecast, the work a hire took stayed shared
-    // out as the hire left it, and the plan was worse than before the hire (audit 175).
-    let before = config
-        .forecast
-        .keep_planned_people
-        .then(|| forecast_before_taken_back(&layout, ledger.as_deref()))
-        .flatten();
-    plan.planned_for = match &before {
-        Some((_, r)) => forecast::people_to_keep(&plan.team, r),
-        None => committed.people(&config, &plan.team),
-    };
-    plan.last_planned = committed
-        .report()
-        .map(forecast::planned_people)
-        .unwrap_or_default();
-    plan.cut_before = before
-        .as_ref()
-        .map(|(_, r)| r)
-        .or(committed.report())
-        .map(forecast::cut_lines)
-        .unwrap_or_default();
-    if let Some((ids, _)) = &before {
+    let (kept, taken_back) = committed.keeps(&layout, &config, &plan, ledger.as_deref());
+    plan.keep(
+        &kept,
+        committed
+            .report()
+            .map(forecast::planned_people)
+            .unwrap_or_default(),
+    );
+    if !taken_back.is_empty() {
+        let ids = &taken_back;
         tracing::info!(
             "{} no longer in force: the plan takes up whom the forecast before {} planned each issue for",
             crate::prose::and_list(ids),
@@ -598,7 +585,12 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         .warnings
         .iter()
         .filter(|w| {
-            w.ledger_line().is_some() && !matches!(w.kind, crate::plan::ProblemKind::NotOnGitea(_))
+            w.ledger_line().is_some()
+                && !matches!(
+                    w.kind,
+                    crate::plan::ProblemKind::NotOnGitea(_)
+                        | crate::plan::ProblemKind::OpFileLeft(_)
+                )
         })
         .map(ToString::to_string)
         .collect();
@@ -916,7 +908,7 @@ fn warn_pending_of_inactive(
             .into_iter()
             .map(|(f, status, line)| crate::plan::Problem {
                 at: at(line),
-                kind: crate::plan::ProblemKind::Data(format!(
+                kind: crate::plan::ProblemKind::OpFileLeft(format!(
                     "{} is {status}, but its op file {}/{}.yaml is still pending: the apply stage carries \
                      none of it out now (it skips a directive no longer in force); delete it (and close \
                      its pull request, if one is open)",
@@ -934,7 +926,7 @@ fn warn_pending_of_inactive(
             .collect();
         vec![crate::plan::Problem {
             at: at(stale[0].2),
-            kind: crate::plan::ProblemKind::Data(format!(
+            kind: crate::plan::ProblemKind::OpFileLeft(format!(
                 "{} op files in {} are of directives no longer in force ({} and {} more): the apply stage \
                  carries none of them out; delete them (and close their pull requests, if open)",
                 stale.len(),
@@ -1294,6 +1286,43 @@ impl Committed {
         self.kept(config)
             .map(|r| forecast::people_to_keep(team, r))
             .unwrap_or_default()
+    }
+
+    /// What a plan of `ledger` keeps ([`forecast::Kept`]), for every reader that forecasts (a run, `plan`,
+    /// a what-if's side before: audit 179 found the what-ifs keeping other people than the run): the
+    /// people of the committed forecast and its cut lines — or, where a capacity directive it replayed
+    /// is taken back (withdrawn, superseded, reverted), those of the forecast before it (kept from the
+    /// last forecast, the work a hire took stayed as the hire shared it out, and the plan was worse than
+    /// before the hire, audit 175), with the ids taken back.
+    pub(crate) fn keeps(
+        &self,
+        layout: &Layout,
+        config: &Config,
+        plan: &crate::plan::Plan,
+        ledger: Option<&str>,
+    ) -> (forecast::Kept, Vec<String>) {
+        let before = config
+            .forecast
+            .keep_planned_people
+            .then(|| forecast_before_taken_back(layout, ledger))
+            .flatten();
+        let planned_for = match &before {
+            Some((_, r)) => forecast::people_to_keep(&plan.team, r),
+            None => self.people(config, &plan.team),
+        };
+        let cut_before = before
+            .as_ref()
+            .map(|(_, r)| r)
+            .or(self.report())
+            .map(forecast::cut_lines)
+            .unwrap_or_default();
+        (
+            forecast::Kept {
+                planned_for,
+                cut_before,
+            },
+            before.map(|(ids, _)| ids).unwrap_or_default(),
+        )
     }
 
     /// The forecast whose people a plan keeps ([`Self::people`]), unless `forecast.keep_planned_people`
@@ -1695,8 +1724,12 @@ fn one_off_draw(
     let mut keep = Vec::new();
     if kept.seed != drawn.seed {
         differs.push(format!(
-            "seed {} (--seed), not the settings' {}",
-            drawn.seed, kept.seed
+            "{} (--seed), not {}",
+            forecast::seed_words(drawn.seed),
+            match forecast::seed_words(kept.seed) {
+                own if kept.seed != forecast::DEFAULT_SEED => format!("the settings' {own}"),
+                default => default,
+            }
         ));
         keep.push(format!("seed: {}", drawn.seed));
     }
@@ -2036,6 +2069,9 @@ pub(crate) fn load_changes(
                 "its directive is {status}: none of it is carried out; delete this file (and close its \
                  pull request, if one is open)"
             );
+            // What carrying it out would have done is no more (audit 179: shown beside "none of it").
+            c.consequence.clear();
+            c.summary = format!("nothing: {} is {status}", c.id);
             continue;
         }
         let targets = crate::apply::targets_of(file);
@@ -2494,15 +2530,30 @@ fn site_files_with(
             },
             &c.snapshot,
             &past_forecasts(layout)?,
-            load_changes(
-                layout,
-                crate::apply::RepoHolds::new(&c.config, &c.snapshot),
-                &c.applied,
-                &c.standing_refused,
-                c.synced,
-                c.open_pull_requests.as_deref(),
-                &c.plan.zone,
-            )?,
+            {
+                let mut changes = load_changes(
+                    layout,
+                    crate::apply::RepoHolds::new(&c.config, &c.snapshot),
+                    &c.applied,
+                    &c.standing_refused,
+                    c.synced,
+                    c.open_pull_requests.as_deref(),
+                    &c.plan.zone,
+                )?;
+                let left_out: BTreeMap<usize, String> = c
+                    .plan
+                    .warnings
+                    .iter()
+                    .filter_map(|w| match &w.kind {
+                        crate::plan::ProblemKind::NotApplied(why) => {
+                            Some((w.ledger_line()?, why.clone()))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                changes.mark_left_out(c.ledger.as_deref(), &left_out);
+                changes
+            },
             c.config.server.as_deref(),
             standup,
             &c.board,

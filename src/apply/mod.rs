@@ -912,7 +912,8 @@ impl<'a> RepoHolds<'a> {
         renamed.dedup();
         if !renamed.is_empty() {
             Some(format!(
-                "names {} (renamed or transferred): it stays pending, none of its ops carried out; write                  them again with the new name (`commitea tool apply_changes`) and remove this file",
+                "names {} (renamed or transferred): it stays pending, none of its ops carried out; write \
+                 them again with the new name (`commitea tool apply_changes`) and remove this file",
                 crate::prose::and_list(&renamed)
             ))
         } else if !unconfigured.is_empty() {

@@ -1228,13 +1228,14 @@ fn open_pull(
 }
 
 /// The consequence of a proposal on the state as it is now.
-pub fn consequence(
+pub(crate) fn consequence(
     config: &Config,
     snapshot: &Snapshot,
     ledger: &str,
     p: &Proposal,
     now: DateTime<Utc>,
-    kept: Option<&crate::forecast::ForecastReport>,
+    layout: &Layout,
+    committed: &crate::pipeline::Committed,
 ) -> Consequence {
     let after_snapshot = match &p.file {
         Some(f) => {
@@ -1255,7 +1256,10 @@ pub fn consequence(
         (snapshot, Some(ledger)),
         (&after_snapshot, Some(&after_ledger)),
         now,
-        kept,
+        // Kept as the run keeps them, so the pull request's consequence is the one the agent previewed
+        // and the run commits once merged (audit 177).
+        &|plan| committed.keeps(layout, config, plan, Some(ledger)).0,
+        committed.report(),
     )
     .0
     .about(&about)
@@ -1278,7 +1282,8 @@ fn with_consequence(
         base_ledger,
         p,
         cx.now,
-        committed.kept(cx.config),
+        cx.layout,
+        &committed,
     );
     let mut p = p.clone();
     if let Some(f) = &mut p.file {
@@ -1601,7 +1606,8 @@ pub fn refresh(cx: &Context<'_>) -> Result<usize, ProposeError> {
             &base_ledger,
             &p,
             cx.now,
-            committed.kept(cx.config),
+            cx.layout,
+            &committed,
         );
         let title = p.title(&c);
         let mut text = body(&p, &c);

@@ -35,8 +35,15 @@ pub fn run(a: Args) -> CommandResult {
     let mut plan = repo.replay(repo.as_of(a.forecast.now)).into_plan();
     // The people the committed forecast planned unassigned work for, as a run keeps them: without them
     // the export dealt that work out afresh (25 of the demo's 160 open issues to someone else).
-    plan.planned_for =
-        crate::pipeline::Committed::read(&repo.layout).people(&repo.config, &plan.team);
+    let committed = crate::pipeline::Committed::read(&repo.layout);
+    let (kept, _) = committed.keeps(&repo.layout, &repo.config, &plan, repo.ledger.as_deref());
+    plan.keep(
+        &kept,
+        committed
+            .report()
+            .map(crate::forecast::planned_people)
+            .unwrap_or_default(),
+    );
     // What the plan could not take (a dependency cycle's issues are left out of the export) is said.
     for w in &plan.warnings {
         tracing::warn!("{w}");

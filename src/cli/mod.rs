@@ -185,9 +185,10 @@ fn state_dir(arg: &str) -> Result<PathBuf, String> {
 pub(crate) struct ForecastArgs {
     /// Forecast as of this moment (YYYY-MM-DD, that day; or RFC 3339, the team's date then in
     /// `calendar.timezone`); default: after a sync the run's clock, else the snapshot's time or the committed
-    /// forecast's day, whichever is later. A run also stamps its snapshot and commit with it, and forecasts
-    /// from the start of its day (or the snapshot's time, if later), as the readers of the committed
-    /// forecast will.
+    /// forecast's day, whichever is later. Forecasts from the start of its day (or the snapshot's time,
+    /// if later), as the readers of the committed forecast will; a run also stamps its snapshot and commit
+    /// with it. A day before the snapshot's is a run's snapshot day, and previewed (`plan`, the tools) as
+    /// of that day, with a warning.
     #[arg(long, value_parser = parse_now)]
     pub now: Option<DateTime<Utc>>,
     /// The Monte Carlo seed; default: `forecast.seed`, else a fixed default.

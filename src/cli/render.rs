@@ -41,13 +41,15 @@ pub fn run(a: Args) -> CommandResult {
             }
             if committed.seed != now.seed {
                 differs.push(format!(
-                    "with seed {}, the committed forecast's {} (--seed {} draws it)",
-                    now.seed, committed.seed, committed.seed
+                    "with {}, the committed forecast with {} (--seed {} draws it)",
+                    crate::forecast::seed_words(now.seed),
+                    crate::forecast::seed_words(committed.seed),
+                    committed.seed
                 ));
             }
             if committed.trials != now.trials {
                 differs.push(format!(
-                    "of {} trials, the committed forecast's {} (--trials {} draws it)",
+                    "with {} trials, the committed forecast with {} (--trials {} draws it)",
                     now.trials, committed.trials, committed.trials
                 ));
             }

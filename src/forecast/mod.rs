@@ -92,10 +92,30 @@ pub struct Settings {
     pub horizon_days: u32,
 }
 
+/// A seed in words: `seed 7`, or `the default seed` for [`DEFAULT_SEED`], a number nobody set (audit 179:
+/// "not the settings' 4859222839642056033").
+pub(crate) fn seed_words(seed: u64) -> String {
+    if seed == DEFAULT_SEED {
+        "the default seed".to_owned()
+    } else {
+        format!("seed {seed}")
+    }
+}
+
 /// The seed when the config names none ("CommiTea" in ASCII). A constant, not a hash of the state: a
 /// seed that changed with every edit would redraw every issue's numbers, and plans would jump with
 /// nothing changed.
 pub(crate) const DEFAULT_SEED: u64 = 0x436f_6d6d_6954_6561;
+
+/// What a plan keeps of the forecasts before it: whom each unassigned open issue is planned for
+/// ([`Plan::planned_for`]) and the cut lines tried first ([`Plan::cut_before`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Kept {
+    /// Whom each unassigned open issue is kept with.
+    pub planned_for: BTreeMap<IssueKey, String>,
+    /// The cut line of each hard-deadline milestone, by id.
+    pub cut_before: BTreeMap<u64, Vec<IssueKey>>,
+}
 
 /// Who a forecast planned each unassigned open issue for: what the next forecast keeps
 /// ([`Plan::planned_for`]).

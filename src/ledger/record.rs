@@ -292,13 +292,21 @@ fn record(
     let text = ledger.as_deref().unwrap_or("");
 
     let before_replay = super::replay(&snapshot, &config, ledger.as_deref(), now);
-    // Never dated before an entry the ledger has: `--now` of a past day stamped its midnight, and the
+    // Never dated before an entry of its own day: `--now` of a past day stamped its midnight, and the
     // run then warned that the entry just written was given before the one it takes the place of
-    // (audit 175).
+    // (audit 175). An entry of a later day does not move it: one typo'd year (2062) dated every later
+    // directive so (audit 179).
+    let day_end = clock + chrono::Days::new(1);
     let clock = before_replay
         .ledger
         .as_ref()
-        .and_then(|l| l.ledger.directives().map(|d| d.at).max())
+        .and_then(|l| {
+            l.ledger
+                .directives()
+                .map(|d| d.at)
+                .filter(|at| *at < day_end)
+                .max()
+        })
         .map_or(clock, |latest| clock.max(latest));
     let new = new_directive(input, &config, &snapshot, &before_replay.plan, clock)?;
     if let Some(same) = already_said(text, &new) {
@@ -313,6 +321,27 @@ fn record(
     }
     // The Gitea changes it proposes are held to `apply_changes`' rules, which the apply stage applies
     // again: a directive never proposes what they would refuse (an estimate off the ladder, a closed issue).
+    // An estimate off the ladder is quoted as the PM typed it (`9d`, not the label `est/9d` its op
+    // would write; audits 175, 179), with the rung to write instead.
+    if let Params::Reestimate { estimate } = &new.params
+        && !config.estimates.ladder.contains(estimate)
+    {
+        let typed = input
+            .params
+            .as_ref()
+            .and_then(|p| p.get("estimate"))
+            .and_then(Value::as_str)
+            .map_or_else(|| estimate.to_string(), str::to_owned);
+        return Err(invalid(
+            "params",
+            crate::ops::off_the_ladder(
+                &typed,
+                Some(estimate),
+                &config.estimates,
+                config.workday_hours(),
+            ),
+        ));
+    }
     let ops = proposed_ops(&new, &before_replay.plan);
     let mut checker = crate::ops::Checker::new(
         &config,
@@ -375,7 +404,8 @@ fn record(
         let message = match &p.kind {
             crate::plan::ProblemKind::NotApplied(m)
             | crate::plan::ProblemKind::Data(m)
-            | crate::plan::ProblemKind::NotOnGitea(m) => m.clone(),
+            | crate::plan::ProblemKind::NotOnGitea(m)
+            | crate::plan::ProblemKind::OpFileLeft(m) => m.clone(),
             crate::plan::ProblemKind::Malformed(e) => e.to_string(),
         };
         return Err(invalid(field, message));
@@ -388,14 +418,9 @@ fn record(
         .collect();
     let before_plan = before_replay.into_plan();
     let after_plan = after_replay.into_plan();
-    let planned_for = committed.people(&config, &before_plan.team);
-    let (detail, _, _) = consequence::compare_reusing(
-        &config,
-        before_plan,
-        after_plan,
-        &planned_for,
-        committed.report(),
-    );
+    let (kept, _) = committed.keeps(&layout, &config, &before_plan, ledger.as_deref());
+    let (detail, _, _) =
+        consequence::compare_reusing(&config, before_plan, after_plan, &kept, committed.report());
     // The one line names what the directive is about, as apply_changes' does for the same ops.
     let about: Vec<u64> = ops
         .iter()

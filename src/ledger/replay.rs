@@ -426,15 +426,8 @@ fn apply_one(
             // Written by hand, an estimate off the ladder drove the forecast that `record_directive`
             // refuses (audit 120); left out, it is said, and the other directives count.
             if !estimates.ladder.contains(estimate) {
-                let hours = estimate.hours(plan.workday_hours);
                 let nearest = estimates
-                    .ladder
-                    .iter()
-                    .min_by(|a, b| {
-                        (a.hours(plan.workday_hours) - hours)
-                            .abs()
-                            .total_cmp(&(b.hours(plan.workday_hours) - hours).abs())
-                    })
+                    .nearest(estimate, plan.workday_hours)
                     .map_or_else(String::new, |r| format!(" ({r})"));
                 return Err(format!(
                     "{id}'s estimate \"{estimate}\" is not on the estimate ladder ({}), so the directive \

@@ -529,6 +529,26 @@ pub fn seen(ops: &[Op], snapshot: &crate::state::Snapshot) -> BTreeMap<String, u
         .collect()
 }
 
+/// Why an estimate as written (`text`, quoted as typed: audits 175, 179) is refused, with the nearest
+/// rung where it reads as an estimate at all.
+pub(crate) fn off_the_ladder(
+    text: &str,
+    estimate: Option<&Estimate>,
+    estimates: &crate::config::EstimatesConfig,
+    workday_hours: f64,
+) -> String {
+    let nearest = estimate
+        .and_then(|e| estimates.nearest(e, workday_hours))
+        .map_or_else(
+            || "the nearest rung".to_owned(),
+            |r| format!("the nearest rung ({r})"),
+        );
+    format!(
+        "estimate \"{text}\" is not on the estimate ladder ({}); pick {nearest}",
+        estimates.ladder_words()
+    )
+}
+
 /// Why `ops` break the bounds a proposal is held to, if they do: at most [`crate::limits::OPS`] of them,
 /// and each field within the length its schema gives `apply_changes` (a title's, a body's, a list's). The
 /// values themselves (a priority of `p/7`) are the apply stage's check, op by op; a file past these bounds
@@ -1014,9 +1034,11 @@ impl<'a> Checker<'a> {
         let bare = text.strip_prefix(Estimate::LABEL_PREFIX).unwrap_or(text);
         match bare.parse::<Estimate>() {
             Ok(e) if self.config.estimates.ladder.contains(&e) => Ok(e.label()),
-            _ => Err(format!(
-                "estimate \"{bare}\" is not on the estimate ladder ({}); pick the nearest rung",
-                self.config.estimates.ladder_words()
+            parsed => Err(off_the_ladder(
+                text,
+                parsed.ok().as_ref(),
+                &self.config.estimates,
+                self.config.workday_hours(),
             )),
         }
     }

@@ -134,13 +134,13 @@ pub(crate) fn consequence_of(
     let before_plan = crate::ledger::replay(snapshot, config, ledger.as_deref(), now).into_plan();
     let after_plan =
         crate::ledger::replay(&after_snapshot, config, ledger.as_deref(), now).into_plan();
-    let planned_for = committed.people(config, &before_plan.team);
+    let (kept, _) = committed.keeps(layout, config, &before_plan, ledger.as_deref());
     let overridden = overridden(&before_plan, accepted);
     let (detail, _, _) = crate::consequence::compare_reusing(
         config,
         before_plan,
         after_plan,
-        &planned_for,
+        &kept,
         committed.report(),
     );
     let about: Vec<u64> = accepted

@@ -190,6 +190,34 @@ pub struct DirectiveItem {
     /// Whether it is only in the checkout, not yet on the branch.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pending: bool,
+    /// Why the forecast leaves it out though it is active (its target is not on Gitea, an estimate off
+    /// the ladder…): it changes nothing (the Directives page says it at length).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<String>,
+}
+
+impl Changes {
+    /// Marks the directives the forecast's replay left out, by their ledger line in `ledger` (the one
+    /// replayed), with why (audit 175: listed as "active" with their effects, as if in force).
+    pub fn mark_left_out(
+        &mut self,
+        ledger: Option<&str>,
+        why: &std::collections::BTreeMap<usize, String>,
+    ) {
+        if why.is_empty() {
+            return;
+        }
+        let parsed = crate::ledger::parse::parse(ledger.unwrap_or(""));
+        for d in parsed.ledger.directives() {
+            let Some(reason) = why.get(&d.line) else {
+                continue;
+            };
+            let id = d.id.to_string();
+            if let Some(item) = self.directives.iter_mut().find(|i| i.id == id) {
+                item.left_out = Some(reason.clone());
+            }
+        }
+    }
 }
 
 fn source(s: Source) -> &'static str {
@@ -294,6 +322,7 @@ pub fn changes(
                 rationale: d.rationale.clone(),
                 status: d.status.to_string(),
                 pending: branch_ledger.is_some() && !known.contains(&d.id.to_string()),
+                left_out: None,
             }
         })
         .collect();

@@ -249,6 +249,12 @@ pub struct SinceThen {
     /// Whether `commitea.yaml` changed since (the team, the calendar, the forecast's settings).
     #[serde(default)]
     pub settings_changed: bool,
+    /// The settings that shape every forecast and changed since, in words: `commitea.yaml`'s keys, and
+    /// a seed, trial count or horizon a flag or a `COMMITEA_*` variable set (`forecast.seed 7 then, the
+    /// default now, set by a flag`), which `settingsChanged` does not count (audit 177: the summary put
+    /// the moves down to a seed the boolean said nothing of); absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forecast_settings: Vec<String>,
     /// Whether another CommiTea made that forecast (an upgrade since): the moves are its, not the project's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub engine_changed: bool,
@@ -949,6 +955,7 @@ pub fn since_then(
             })
             .collect(),
         settings_changed: prev.settings_changed,
+        forecast_settings: prev.forecast_settings.clone(),
         engine_changed: prev.engine_changed,
         engine_then: prev.report.engine.clone().filter(|_| prev.engine_changed),
         recalibrated: Recalibrated::between(&prev.report.calibration, &report.calibration),
@@ -1846,6 +1853,7 @@ mod tests {
             }),
             working_days_passed: Some(1),
             settings_changed: false,
+            forecast_settings: vec![],
             engine_changed: false,
             engine_then: None,
             recalibrated: None,

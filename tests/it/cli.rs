@@ -1351,6 +1351,16 @@ fn a_withdrawn_directive_whose_op_file_is_still_pending_is_said() {
             && !page.contains("Awaiting approval: D-0001"),
         "{page}"
     );
+    // Not a ledger entry skipped, to fix in pm-state.md: a file to delete (audit 179).
+    assert!(
+        !page.contains("D-0001 is withdrawn, but its op file"),
+        "{page}"
+    );
+    assert!(read("public/index.html").contains("D-0001 is withdrawn, but its op file"));
+    assert!(
+        !read("public/changes.html").contains("p80 +"),
+        "the file's consequence is no more"
+    );
 }
 
 #[test]
@@ -1456,10 +1466,10 @@ fn a_forecast_drawn_with_a_seed_the_settings_do_not_keep_says_so() {
     )
     .unwrap();
     let forecast = || std::fs::read_to_string(tmp.path().join("d/forecast/forecast.json")).unwrap();
-    let said = "drawn with seed 7 (--seed), not the settings&#39; 4859222839642056033";
+    let said = "drawn with seed 7 (--seed), not the default seed";
     ok(&["run", "--offline", "-s", "d", "--seed", "7"]);
     assert!(
-        forecast().contains("drawn with seed 7 (--seed), not the settings' 4859222839642056033: `plan`, the tools, `render`, `propose` and the next run draw with the settings'"),
+        forecast().contains("drawn with seed 7 (--seed), not the default seed: `plan`, the tools, `render`, `propose` and the next run draw with the settings'"),
         "{}",
         forecast()
     );
@@ -1520,7 +1530,7 @@ fn a_site_rendered_for_another_day_says_it_is_a_preview() {
     ok(&["render", "-s", "d", "--trials", "300", "--seed", "7"]);
     assert!(
         page("index.html").contains(
-            "A preview (commitea render) with seed 7, the committed forecast&#39;s 4859222839642056033 (--seed 4859222839642056033 draws it)"
+            "A preview (commitea render) with seed 7, the committed forecast with the default seed (--seed 4859222839642056033 draws it)"
         ),
         "{}",
         page("index.html")
@@ -1878,11 +1888,39 @@ fn a_hire_taken_back_gives_back_the_plan_before_it() {
     )
     .unwrap();
     commit_as_t(&dir, &["-a"], "D-0008 withdrawn");
-    let after = planned(&run());
+    // A what-if before the next run keeps the same people as that run (audit 179: its "before" kept
+    // the hire's, and was neither `plan` nor the run).
+    let op = r#"{"ops": [{"op": "set_priority", "issue": "acme/web#87", "priority": "p/0"}], "preview": true}"#;
+    let out = commitea(&["tool", "--trials", "200", "apply_changes", op], &dir);
+    assert!(out.status.success(), "{out:?}");
+    let preview: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let after_text = run();
+    let after = planned(&after_text);
     assert_eq!(
         after, before,
         "whom each issue is planned for, before the hire and after it was withdrawn"
     );
+    let committed: serde_json::Value = serde_json::from_str(&after_text).unwrap();
+    let mut compared = 0;
+    for pair in preview["detail"].as_array().unwrap() {
+        let subject = pair["subject"].as_str().unwrap();
+        let Some(id) = subject
+            .strip_prefix("milestone ")
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse::<u64>().ok())
+        else {
+            continue;
+        };
+        let m = committed["milestones"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["id"] == id)
+            .unwrap();
+        assert_eq!(pair["before"]["p80"], m["p80"], "{subject}");
+        compared += 1;
+    }
+    assert!(compared > 0, "{preview}");
 }
 
 /// `git commit ARGS -qm MESSAGE` in `dir`, as user t.

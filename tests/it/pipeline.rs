@@ -825,6 +825,34 @@ fn work_a_colleague_may_take_does_not_stay_with_a_leaver_after_the_passes() {
 }
 
 #[test]
+fn a_directive_the_forecast_leaves_out_is_not_listed_as_in_force() {
+    // A hand-written directive on an issue Gitea does not have: the Changes page listed it "active"
+    // with its effect, as if it counted (audit 175).
+    let dir = state_from_fixture("small");
+    std::fs::write(
+        dir.path().join("pm-state.md"),
+        "# PM directives\n\n## D-0001 · reprioritize · 2026-11-29T10:00:00Z\n\n> First.\n\n\
+         - target: issue acme/api#999\n- params: {\"priority\": 0}\n- status: active\n- by: ann\n\n\
+         ## D-0002 · reprioritize · 2026-11-29T11:00:00Z\n\n> Then this.\n\n\
+         - target: issue acme/api#3\n- params: {\"priority\": 0}\n- status: active\n- by: ann\n",
+    )
+    .unwrap();
+    commit_all_as_pm(dir.path(), false, "Two directives");
+    pipeline::run(&options(dir.path())).unwrap();
+    let page = std::fs::read_to_string(dir.path().join("public/changes.html")).unwrap();
+    let row = |id: &str| {
+        let at = page.find(&format!(">{id}</td>")).unwrap();
+        page[at..at + page[at..].find("</tr>").unwrap()].to_owned()
+    };
+    assert!(
+        row("D-0001").contains("left out: it changes nothing"),
+        "{}",
+        row("D-0001")
+    );
+    assert!(!row("D-0002").contains("left out"), "{}", row("D-0002"));
+}
+
+#[test]
 fn a_run_dated_before_the_committed_forecast_says_so() {
     // `run --now` a day before the last commit's forecast, with a change on Gitea: the sync stamps the
     // snapshot with that day, and the backdated forecast was committed after the later one silently.

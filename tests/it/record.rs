@@ -139,7 +139,7 @@ fn a_reprioritize_appends_to_the_ledger_and_proposes_set_priority() {
 
 #[test]
 fn a_directive_recorded_with_an_earlier_clock_is_dated_after_the_ledgers_entries() {
-    // `commitea directive --now 2026-11-27` stamped that day's midnight, before entries the ledger had,
+    // `commitea directive --now 2026-11-30` stamped that day's midnight, before an entry of the same day,
     // and the run warned that the entry just written was given before the one it replaced (audit 175).
     let tmp = fresh_demo();
     let layout = Layout::new(tmp.path());
@@ -149,10 +149,10 @@ fn a_directive_recorded_with_an_earlier_clock_is_dated_after_the_ledgers_entries
         &RecordOptions::new(clock(), vec![]),
     )
     .unwrap();
-    let early: DateTime<Utc> = "2026-11-27T00:00:00Z".parse().unwrap();
+    let midnight: DateTime<Utc> = "2026-11-30T00:00:00Z".parse().unwrap();
     let mut again = reprioritize();
     again.params = Some(json!({"priority": 1}));
-    let out = record_directive(tmp.path(), &again, &RecordOptions::new(early, vec![])).unwrap();
+    let out = record_directive(tmp.path(), &again, &RecordOptions::new(midnight, vec![])).unwrap();
     assert_ne!(out.directive_id, first.directive_id);
     let after = std::fs::read_to_string(layout.ledger()).unwrap();
     let heading = format!(
@@ -160,6 +160,52 @@ fn a_directive_recorded_with_an_earlier_clock_is_dated_after_the_ledgers_entries
         out.directive_id
     );
     assert!(after.contains(&heading), "{heading} in\n{after}");
+    // An entry of a later day (a typo'd year) is no floor (audit 179).
+    std::fs::write(
+        layout.ledger(),
+        format!(
+            "{after}\n## D-0099 · note · 2062-11-25T10:00:00Z\n\n> Typo.\n\n- status: active\n- by: ann\n"
+        ),
+    )
+    .unwrap();
+    let mut third = reprioritize();
+    third.params = Some(json!({"priority": 3}));
+    let later: DateTime<Utc> = "2026-12-01T08:00:00Z".parse().unwrap();
+    let out = record_directive(tmp.path(), &third, &RecordOptions::new(later, vec![])).unwrap();
+    let ledger = std::fs::read_to_string(layout.ledger()).unwrap();
+    let heading = format!(
+        "## {} · reprioritize · 2026-12-01T08:00:00Z",
+        out.directive_id
+    );
+    assert!(ledger.contains(&heading), "{heading} in\n{ledger}");
+}
+
+#[test]
+fn an_estimate_off_the_ladder_is_quoted_as_typed_with_the_rung_to_write() {
+    // `{"estimate": "9d"}` was answered `estimate "est/9d"`, and `est/9d` then `"9d"`; neither named
+    // the rung (audits 175, 179).
+    let tmp = fresh_demo();
+    for typed in ["9d", "est/9d"] {
+        let input = RecordInput {
+            kind: "reestimate".into(),
+            quote: "Nine days.".into(),
+            target: Some(RecordTarget {
+                issue: Some(AT_RISK_ISSUE.into()),
+                ..Default::default()
+            }),
+            params: Some(json!({ "estimate": typed })),
+            rationale: None,
+            by: Some("ann".into()),
+        };
+        let err = record_directive(tmp.path(), &input, &RecordOptions::new(clock(), vec![]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!("estimate \"{typed}\" is not on the estimate ladder"))
+                && err.contains("pick the nearest rung (2w)"),
+            "{typed}: {err}"
+        );
+    }
 }
 
 #[test]

@@ -1159,9 +1159,29 @@ mod incremental {
             let holds = commitea::apply::RepoHolds::new(&config, snapshot);
             let why = holds.why(&file).unwrap_or_default();
             assert!(
-                why.contains(&format!("names {old}, which is {new} on Gitea now")),
+                why.contains(&format!("names {old}, which is {new} on Gitea now"))
+                    && why.contains("carried out; write them again with the new name"),
                 "{name}: {why}"
             );
+            // Whom the last forecast planned an issue for, and its cut lines, keyed by the old name,
+            // are the new name's (audit 179: 17 issues changed hands with nothing else changed).
+            let mut plan = commitea::plan::Plan::from_snapshot(snapshot, &config, tick(&emu));
+            let kept = commitea::forecast::Kept {
+                planned_for: [(key.clone(), "dana".to_owned())].into(),
+                cut_before: [(7, vec![key.clone()])].into(),
+            };
+            plan.keep(&kept, [(key.clone(), "dana".to_owned())].into());
+            assert_eq!(
+                plan.planned_for.get(&now).map(String::as_str),
+                Some("dana"),
+                "{name}"
+            );
+            assert_eq!(
+                plan.last_planned.get(&now).map(String::as_str),
+                Some("dana"),
+                "{name}"
+            );
+            assert_eq!(plan.cut_before[&7], vec![now.clone()], "{name}");
         }
     }
 
