@@ -80,7 +80,10 @@ fn import_jira(
         all.into_iter()
             .filter(|(p, n)| {
                 if *n < min_issues {
-                    tracing::info!("skipping {p}: {n} issues, fewer than {min_issues}");
+                    tracing::info!(
+                        "skipping {p}: {}, fewer than {min_issues}",
+                        crate::prose::count(*n, "issue", "issues")
+                    );
                 }
                 *n >= min_issues
             })
@@ -166,6 +169,24 @@ fn import_jira(
             s.in_progress_dropped,
             s.history_rows_ignored
         );
+        if s.history_rows_orphaned > 0 {
+            tracing::warn!(
+                "{p}: {} of {dataset}_history.csv name {} that {dataset}_issues.csv does not have ({}), \
+                 dropped: the files may not belong together, or the issues file was cut short; export \
+                 both again",
+                crate::prose::count(s.history_rows_orphaned, "row", "rows"),
+                crate::prose::count(s.orphaned_keys.len(), "issue", "issues"),
+                crate::prose::and_list_at_most(&s.orphaned_keys, 5),
+            );
+        }
+        if !s.estimates_capped.is_empty() {
+            tracing::warn!(
+                "{p}: {} estimated at more than twice the ladder's top rung ({}), imported as that rung: \
+                 their forecasts take them as that much work; split them, or re-estimate them on Gitea",
+                crate::prose::count(s.estimates_capped.len(), "issue is", "issues are"),
+                crate::prose::and_list_at_most(&s.estimates_capped, 5),
+            );
+        }
         tracing::debug!("{p}: {s:?}");
         crate::import::write_state(&dir, &imported)?;
         println!("{}", dir.display());

@@ -137,12 +137,7 @@ fn print_runway(r: &crate::views::Runway, horizon_words: &str) {
                 "  (the work that stays; all planned work: {}{})",
                 band(&p.p50, &p.p80),
                 m.expected_leaving
-                    .map(|n| {
-                        format!(
-                            ", about {} expected to leave",
-                            crate::prose::count(n.round() as u64, "open issue", "open issues")
-                        )
-                    })
+                    .map(|n| format!(", {}", crate::site::pages::leaving_words(n, m.open_issues)))
                     .unwrap_or_default()
             );
         }

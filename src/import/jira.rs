@@ -166,6 +166,15 @@ pub struct ImportStats {
     pub history_rows_ignored: usize,
     /// Close events added because the history never closed an issue that is closed.
     pub closes_added: usize,
+    /// History rows of this project's keys that the issues file does not have, dropped: a sign the
+    /// files do not belong together, or the issues file was cut short (audit 180: 286 rows of 79 issues
+    /// went without a word).
+    pub history_rows_orphaned: usize,
+    /// The keys of those rows, sorted.
+    pub orphaned_keys: Vec<String>,
+    /// Issues whose final estimate is more than twice the ladder's top rung, imported as that rung
+    /// (audit 180: a 1344-hour item forecast as 60 hours, without a word), by key.
+    pub estimates_capped: Vec<String>,
 }
 
 /// One Jira project as a CommiTea state repo, in memory.
@@ -1014,7 +1023,13 @@ pub fn to_state(ds: &JiraDataset, project: &str) -> Result<ImportedProject, Impo
     let mut history: HashMap<&str, Vec<&JiraHistory>> = HashMap::new();
     let mut stats = ImportStats::default();
     let mut synced_at = DateTime::<Utc>::MIN_UTC;
+    let prefix = format!("{project}-");
+    let mut orphaned: BTreeSet<&str> = BTreeSet::new();
     for h in &ds.history {
+        if !keys.contains_key(h.key.as_str()) && h.key.starts_with(&prefix) {
+            stats.history_rows_orphaned += 1;
+            orphaned.insert(h.key.as_str());
+        }
         if keys.contains_key(h.key.as_str()) {
             synced_at = synced_at.max(h.at);
             if MAPPED_FIELDS.contains(&h.field.as_str()) {
@@ -1030,6 +1045,7 @@ pub fn to_state(ds: &JiraDataset, project: &str) -> Result<ImportedProject, Impo
             }
         }
     }
+    stats.orphaned_keys = orphaned.into_iter().map(str::to_owned).collect();
     for rows in history.values_mut() {
         rows.sort_by_key(|h| (h.at, h.line));
     }
@@ -1080,6 +1096,20 @@ pub fn to_state(ds: &JiraDataset, project: &str) -> Result<ImportedProject, Impo
             workday_hours,
         };
         let rows = history.get(ji.key.as_str()).map_or(&[][..], Vec::as_slice);
+        let hours = match ji.story_points {
+            Some(sp) if sp > 0.0 => Some(sp * workday_hours),
+            _ => ji.original_estimate_h,
+        };
+        if let (Some(h), Some(top)) = (
+            hours,
+            ladder
+                .iter()
+                .map(|e| e.hours(workday_hours))
+                .reduce(f64::max),
+        ) && h > 2.0 * top
+        {
+            stats.estimates_capped.push(ji.key.clone());
+        }
         let mut built = build_issue(ds, ji, rows, &map)?;
         team.append(&mut built.team);
         stats.closes_added += usize::from(built.closes_added);
@@ -1497,6 +1527,18 @@ P,12,1.1,False,False,,1,1
         assert_eq!(p.stats.dependencies_other_project, 1);
         assert_eq!(p.stats.dependencies_missing, 1);
         assert_eq!(p.stats.history_rows_ignored, 1);
+        assert_eq!(p.stats.history_rows_orphaned, 0);
+        // Rows of a key the issues file does not have are counted, with the key (audit 180); another
+        // project's rows are not this one's to count.
+        let mut cut = dataset();
+        let mut orphan = cut.history[0].clone();
+        orphan.key = "P-99".into();
+        let mut other = cut.history[0].clone();
+        other.key = "Q-1".into();
+        cut.history.extend([orphan.clone(), orphan, other]);
+        let q = to_state(&cut, "P").unwrap();
+        assert_eq!(q.stats.history_rows_orphaned, 2);
+        assert_eq!(q.stats.orphaned_keys, vec!["P-99".to_owned()]);
         let kinds: Vec<(String, String)> = i1
             .timeline
             .iter()

@@ -910,7 +910,13 @@ pub(crate) fn leaving_words(n: f64, open: usize) -> String {
     } else {
         "open issues"
     };
-    let words = if leaving == 1 && open == 1 {
+    // Rounded, 0.03 read "about 0 of 2" and 6.7 of 7 "about 7 of 7" beside "under one is expected to
+    // stay" (audit 176).
+    let words = if leaving == 0 {
+        format!("under one of {open} {noun} expected to leave")
+    } else if leaving >= open as i64 && open > 1 && open as f64 - n > 0.0 {
+        format!("nearly all of {open} {noun} expected to leave")
+    } else if leaving == 1 && open == 1 {
         "about 1 open issue expected to leave".to_owned()
     } else {
         format!("about {leaving} of {open} {noun} expected to leave")
@@ -955,6 +961,14 @@ mod tests {
         assert_eq!(
             super::leaving_words(1.2, 5),
             "about 1 of 5 open issues expected to leave"
+        );
+        assert_eq!(
+            super::leaving_words(0.03, 2),
+            "under one of 2 open issues expected to leave"
+        );
+        assert!(
+            super::leaving_words(6.68, 7)
+                .starts_with("nearly all of 7 open issues expected to leave: under one")
         );
         assert_eq!(
             super::leaving_words(2.6, 8),

@@ -695,7 +695,7 @@ fn the_runway_headlines_the_work_that_stays_beside_the_planned_scope() {
         "{html}"
     );
     assert!(
-        html.contains("all planned work: 2025-04-02 – not within 2 years (40% chance within 2 years); about 3 of 3 open issues expected to leave: under one is expected to stay"),
+        html.contains("all planned work: 2025-04-02 – not within 2 years (40% chance within 2 years); nearly all of 3 open issues expected to leave: under one is expected to stay"),
         "{html}"
     );
     assert_eq!(
@@ -710,7 +710,7 @@ fn the_runway_headlines_the_work_that_stays_beside_the_planned_scope() {
     let overview = text(&files, "index.html");
     assert!(!overview.contains("all planned work"), "{overview}");
     assert!(
-        overview.contains("the work that stays; about 3 of 3 open issues expected to leave: under one is expected to stay, so its dates are those of one close that may not come"),
+        overview.contains("the work that stays; nearly all of 3 open issues expected to leave: under one is expected to stay, so its dates are those of one close that may not come"),
         "{overview}"
     );
     // Its status says what it is of (audit 166: "on track" beside 6 of 8 expected to leave).

@@ -201,8 +201,9 @@ fn an_estimate_off_the_ladder_is_quoted_as_typed_with_the_rung_to_write() {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains(&format!("estimate \"{typed}\" is not on the estimate ladder"))
-                && err.contains("pick the nearest rung (2w)"),
+            err.contains(&format!(
+                "estimate \"{typed}\" is not on the estimate ladder"
+            )) && err.contains("pick the nearest rung (2w)"),
             "{typed}: {err}"
         );
     }
