@@ -1359,19 +1359,22 @@ fn forecast_before_taken_back(
     };
     let now = team_directives(ledger.unwrap_or(""));
     let repo = git::open_or_init(layout.root()).ok()?;
-    let history = git::first_parent_history(&repo).ok()?;
     // The commits that wrote a forecast (its blob differs from the parent's): at each, the ledger is
-    // the one that forecast replayed.
+    // the one that forecast replayed. Walked lazily: every reader asks, and most stop at the first.
     let forecast_at = |c| git::blob_id_at(&repo, c, crate::state::FORECAST_FILE);
-    let mut written = history
-        .iter()
-        .enumerate()
-        .filter_map(|(i, (c, _))| {
-            let id = forecast_at(*c)?;
-            let parent = history.get(i + 1).and_then(|(p, _)| forecast_at(*p));
-            (parent != Some(id)).then_some(*c)
-        })
-        .take(TAKEN_BACK_FORECASTS);
+    let mut commits = git::first_parents(&repo)
+        .map(|c| (c, forecast_at(c)))
+        .peekable();
+    let mut written = std::iter::from_fn(|| {
+        loop {
+            let (c, id) = commits.next()?;
+            let parent = commits.peek().and_then(|(_, p)| *p);
+            if id.is_some() && parent != id {
+                return Some(c);
+            }
+        }
+    })
+    .take(TAKEN_BACK_FORECASTS);
     let ledger_at = |c| {
         git::read_at(&repo, c, crate::state::LEDGER_FILE)
             .ok()

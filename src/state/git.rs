@@ -1052,6 +1052,21 @@ pub fn is_ancestor(repo: &gix::Repository, ancestor: ObjectId, descendant: Objec
         .is_ok_and(|b| b.is_some_and(|b| b.detach() == ancestor))
 }
 
+/// The first-parent history from `HEAD`, newest first, read as it is walked: a reader that stops at the
+/// first commits it needs does not read a long history whole. A commit that does not read ends it.
+pub(crate) fn first_parents(repo: &gix::Repository) -> impl Iterator<Item = ObjectId> + '_ {
+    let boundary = shallow_boundary(repo);
+    let mut next = head(repo);
+    std::iter::from_fn(move || {
+        let id = next?;
+        next = repo
+            .find_commit(id)
+            .ok()
+            .and_then(|c| first_parent(&c, &boundary));
+        Some(id)
+    })
+}
+
 /// The first parent chain from `HEAD`, newest first, with each commit's time; in a shallow checkout, to
 /// its boundary.
 pub(crate) fn first_parent_history(
