@@ -527,15 +527,10 @@ impl EstimatesConfig {
             .join(", ")
     }
 
-    /// The rung nearest `estimate` in hours (a day of `workday_hours`): what to write instead of one off
-    /// the ladder.
-    pub fn nearest(&self, estimate: &Estimate, workday_hours: f64) -> Option<&Estimate> {
-        let hours = estimate.hours(workday_hours);
-        self.ladder.iter().min_by(|a, b| {
-            (a.hours(workday_hours) - hours)
-                .abs()
-                .total_cmp(&(b.hours(workday_hours) - hours).abs())
-        })
+    /// The rung nearest `estimate` ([`crate::domain::nearest_rung`], a day of `workday_hours`): what to
+    /// write instead of one off the ladder.
+    pub fn nearest(&self, estimate: &Estimate, workday_hours: f64) -> Option<Estimate> {
+        crate::domain::nearest_rung(estimate.hours(workday_hours), &self.ladder, workday_hours)
     }
 }
 

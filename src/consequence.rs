@@ -1541,6 +1541,10 @@ fn summary(
     }
 }
 
+/// What a plan of a ledger keeps of the state's forecasts, with the capacity directives it takes back
+/// (`pipeline::keeps`): how each side of a change is kept, as a run would keep it.
+pub type Keeps<'a> = dyn Fn(&Plan, Option<&str>) -> (crate::forecast::Kept, Vec<String>) + 'a;
+
 /// The consequence of changing the state from `before` to `after` (each a snapshot and the ledger's text):
 /// both replayed as of `now`, forecast with [`compare`], then diffed. The one way every proposal — a tool
 /// call, a directive, a pull request kept current — gets its consequence.
@@ -1549,13 +1553,24 @@ pub fn of_change(
     before: (&crate::state::Snapshot, Option<&str>),
     after: (&crate::state::Snapshot, Option<&str>),
     now: chrono::DateTime<chrono::Utc>,
-    keeps: &dyn Fn(&Plan) -> crate::forecast::Kept,
+    keeps: &Keeps<'_>,
     committed: Option<&ForecastReport>,
 ) -> (Consequence, Plan, Plan) {
     let before_plan = crate::ledger::replay(before.0, config, before.1, now).into_plan();
     let after_plan = crate::ledger::replay(after.0, config, after.1, now).into_plan();
-    let kept = keeps(&before_plan);
-    compare_reusing(config, before_plan, after_plan, &kept, committed)
+    let (kept, _) = keeps(&before_plan, before.1);
+    // A change that takes a capacity directive back (a withdrawal's edit) gives back the plan before it
+    // on the side after, as the run after the merge does (audit 181: the pull request shared it afresh).
+    let (after_kept, taken_back) = keeps(&after_plan, after.1);
+    let after_kept = (!taken_back.is_empty()).then_some(after_kept);
+    compare_reusing(
+        config,
+        before_plan,
+        after_plan,
+        &kept,
+        after_kept.as_ref(),
+        committed,
+    )
 }
 
 /// Forecasts two plans as twins and diffs them: the same settings and seed (so every issue draws the same
@@ -1572,7 +1587,7 @@ pub fn compare(
         planned_for: planned_for.clone(),
         cut_before: BTreeMap::new(),
     };
-    compare_reusing(config, before_plan, after_plan, &kept, None)
+    compare_reusing(config, before_plan, after_plan, &kept, None, None)
 }
 
 /// [`compare`], with the forecast before taken from `committed` (the committed forecast) when that is the
@@ -1587,6 +1602,7 @@ pub fn compare_reusing(
     mut before_plan: Plan,
     mut after_plan: Plan,
     kept: &crate::forecast::Kept,
+    after_kept: Option<&crate::forecast::Kept>,
     committed: Option<&ForecastReport>,
 ) -> (Consequence, Plan, Plan) {
     let settings = crate::forecast::Settings::from_config(config);
@@ -1600,10 +1616,16 @@ pub fn compare_reusing(
     );
     let mode = crate::forecast::Mode::from_config(config);
     let (b, _) = crate::forecast::run_or_reuse(&before_plan, &settings, mode, committed);
-    // A capacity directive that hires someone shares the work out again, as a run would.
-    after_plan.planned_for = crate::forecast::people_to_keep(&after_plan.team, &b);
-    after_plan.last_planned = crate::forecast::planned_people(&b);
-    after_plan.cut_before = crate::forecast::cut_lines(&b);
+    // A capacity directive that hires someone shares the work out again, as a run would; one taken back
+    // gives back the plan before it (`after_kept`).
+    match after_kept {
+        Some(k) => after_plan.keep(k, crate::forecast::planned_people(&b)),
+        None => {
+            after_plan.planned_for = crate::forecast::people_to_keep(&after_plan.team, &b);
+            after_plan.last_planned = crate::forecast::planned_people(&b);
+            after_plan.cut_before = crate::forecast::cut_lines(&b);
+        }
+    }
     // The forecasts compared run the same trials (adaptive trials may have stopped the one before early),
     // so both sides draw the same numbers; the consequence reports no cut lines, so they need none.
     let paired = |plan: &Plan, trials: u32| {

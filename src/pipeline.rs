@@ -1334,6 +1334,17 @@ impl Committed {
     }
 }
 
+/// What a plan of `ledger` keeps of the state's forecasts ([`Committed::keeps`]), with the capacity
+/// directives taken back: for a reader outside a run (a what-if of a ledger edit).
+pub fn keeps(
+    layout: &Layout,
+    config: &Config,
+    plan: &crate::plan::Plan,
+    ledger: Option<&str>,
+) -> (forecast::Kept, Vec<String>) {
+    Committed::read(layout).keeps(layout, config, plan, ledger)
+}
+
 /// Forecasts of the history [`forecast_before_taken_back`] reads at most.
 const TAKEN_BACK_FORECASTS: usize = 180;
 
@@ -1349,12 +1360,19 @@ fn forecast_before_taken_back(
     if !layout.root().join(".git").exists() {
         return None;
     }
-    let team_directives = |text: &str| -> std::collections::BTreeSet<String> {
+    // Each capacity directive in force, by id, with the member it is about.
+    let team_directives = |text: &str| -> BTreeMap<String, String> {
         crate::ledger::parse::parse(text)
             .ledger
             .directives()
             .filter(|d| d.kind == DirectiveKind::Capacity && d.status == Status::Active)
-            .map(|d| d.id.to_string())
+            .map(|d| {
+                let member = match &d.target {
+                    Some(crate::ledger::format::Target::Member(m)) => m.to_ascii_lowercase(),
+                    _ => String::new(),
+                };
+                (d.id.to_string(), member)
+            })
             .collect()
     };
     let now = team_directives(ledger.unwrap_or(""));
@@ -1383,16 +1401,20 @@ fn forecast_before_taken_back(
             .unwrap_or_default()
     };
     let last = written.next()?;
+    // Taken back: no longer in force, and its member has no capacity directive in force now. One
+    // marked superseded by a later one for the same member is replaced, not taken back (audit 181: the
+    // plan went back to before a hire still in force).
     let gone: Vec<String> = team_directives(&ledger_at(last))
-        .difference(&now)
-        .cloned()
+        .into_iter()
+        .filter(|(id, member)| !now.contains_key(id) && !now.values().any(|m| m == member))
+        .map(|(id, _)| id)
         .collect();
     if gone.is_empty() {
         return None;
     }
     let before = written.find(|c| {
         let then = team_directives(&ledger_at(*c));
-        !gone.iter().any(|id| then.contains(id))
+        !gone.iter().any(|id| then.contains_key(id))
     })?;
     let bytes = git::read_at(&repo, before, crate::state::FORECAST_FILE).ok()??;
     let report = serde_json::from_slice(&bytes).ok()?;

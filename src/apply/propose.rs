@@ -1258,7 +1258,7 @@ pub(crate) fn consequence(
         now,
         // Kept as the run keeps them, so the pull request's consequence is the one the agent previewed
         // and the run commits once merged (audit 177).
-        &|plan| committed.keeps(layout, config, plan, Some(ledger)).0,
+        &|plan, ledger| committed.keeps(layout, config, plan, ledger),
         committed.report(),
     )
     .0

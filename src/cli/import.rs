@@ -182,7 +182,8 @@ fn import_jira(
         if !s.estimates_capped.is_empty() {
             tracing::warn!(
                 "{p}: {} estimated at more than twice the ladder's top rung ({}), imported as that rung: \
-                 their forecasts take them as that much work; split them, or re-estimate them on Gitea",
+                 an open one is forecast as that much work, a closed one calibrates as if estimated so; \
+                 split such work, or re-estimate it on Gitea",
                 crate::prose::count(s.estimates_capped.len(), "issue is", "issues are"),
                 crate::prose::and_list_at_most(&s.estimates_capped, 5),
             );

@@ -197,6 +197,23 @@ impl<'de> Deserialize<'de> for Estimate {
     }
 }
 
+/// The rung of `ladder` nearest to `hours` on a log scale (ties go to the larger rung): one definition for
+/// the Jira import's snapping and the rung a refused estimate is told to write (audit 181: the two
+/// rounded 3h apart); `None` for no positive amount or an empty ladder.
+pub fn nearest_rung(hours: f64, ladder: &[Estimate], workday_hours: f64) -> Option<Estimate> {
+    if hours.is_nan() || hours <= 0.0 {
+        return None;
+    }
+    let mut best: Option<(f64, Estimate)> = None;
+    for e in ladder {
+        let d = (hours / e.hours(workday_hours)).ln().abs();
+        if best.is_none_or(|(bd, _)| d <= bd + 1e-12) {
+            best = Some((d, *e));
+        }
+    }
+    best.map(|(_, e)| e)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

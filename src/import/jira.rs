@@ -636,17 +636,7 @@ pub(crate) fn snap_to_ladder(
     ladder: &[Estimate],
     workday_hours: f64,
 ) -> Option<Estimate> {
-    if hours.is_nan() || hours <= 0.0 {
-        return None;
-    }
-    let mut best: Option<(f64, Estimate)> = None;
-    for e in ladder {
-        let d = (hours / e.hours(workday_hours)).ln().abs();
-        if best.is_none_or(|(bd, _)| d <= bd + 1e-12) {
-            best = Some((d, *e));
-        }
-    }
-    best.map(|(_, e)| e)
+    crate::domain::nearest_rung(hours, ladder, workday_hours)
 }
 
 /// Jira statuses that mean resolved.

@@ -296,7 +296,9 @@ fn record(
     // run then warned that the entry just written was given before the one it takes the place of
     // (audit 175). An entry of a later day does not move it: one typo'd year (2062) dated every later
     // directive so (audit 179).
-    let day_end = clock + chrono::Days::new(1);
+    let day_end = (clock.date_naive() + chrono::Days::new(1))
+        .and_time(chrono::NaiveTime::MIN)
+        .and_utc();
     let clock = before_replay
         .ledger
         .as_ref()
@@ -419,8 +421,14 @@ fn record(
     let before_plan = before_replay.into_plan();
     let after_plan = after_replay.into_plan();
     let (kept, _) = committed.keeps(&layout, &config, &before_plan, ledger.as_deref());
-    let (detail, _, _) =
-        consequence::compare_reusing(&config, before_plan, after_plan, &kept, committed.report());
+    let (detail, _, _) = consequence::compare_reusing(
+        &config,
+        before_plan,
+        after_plan,
+        &kept,
+        None,
+        committed.report(),
+    );
     // The one line names what the directive is about, as apply_changes' does for the same ops.
     let about: Vec<u64> = ops
         .iter()

@@ -141,6 +141,7 @@ pub(crate) fn consequence_of(
         before_plan,
         after_plan,
         &kept,
+        None,
         committed.report(),
     );
     let about: Vec<u64> = accepted

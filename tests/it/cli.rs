@@ -625,19 +625,7 @@ fn plan_and_render_work_on_a_state_repo() {
 fn work_no_one_can_do_is_left_out_of_the_export_and_tj3_schedules_the_rest() {
     // Both members limited to acme/api: acme/web#3 has no one, and was written as effort with no
     // allocation: tj3 refused the whole project and wrote no report (audit 180).
-    let dir = crate::pipeline::state_from_fixture("small");
-    let config = dir.path().join("commitea.yaml");
-    let text = std::fs::read_to_string(&config).unwrap();
-    let text = text
-        .replace(
-            "    hours_per_week: 30\n",
-            "    hours_per_week: 30\n    repositories: [acme/api]\n",
-        )
-        .replace(
-            "    hours_per_week: 18\n",
-            "    hours_per_week: 18\n    repositories: [acme/api]\n",
-        );
-    std::fs::write(&config, text).unwrap();
+    let dir = crate::pipeline::small_with(&crate::pipeline::BOTH_ON_API_ONLY);
     let s = dir.path().to_string_lossy().into_owned();
     let out = commitea(&["export", "tjp", "-s", &s], dir.path());
     let said = String::from_utf8_lossy(&out.stderr);
@@ -651,22 +639,7 @@ fn work_no_one_can_do_is_left_out_of_the_export_and_tj3_schedules_the_rest() {
     let tjp = String::from_utf8(out.stdout).unwrap();
     assert!(!tjp.contains("\"acme/web#3 "), "{tjp}");
     assert!(tjp.contains("\"acme/api#3 "), "{tjp}");
-    if !crate::support::external("tj3") {
-        return;
-    }
-    let file = dir.path().join("plan.tjp");
-    std::fs::write(&file, &tjp).unwrap();
-    let run = Command::new("tj3")
-        .args(["--silent", "--no-color", "-o"])
-        .arg(dir.path())
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "tj3: {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    crate::support::tj3_schedules(dir.path(), &tjp);
 }
 
 #[test]
@@ -742,22 +715,9 @@ fn export_tjp_writes_a_project_taskjuggler_schedules() {
     assert!(milestones.len() >= 2, "{tjp}");
     assert!(!tjp.contains("Mobile 3.0 holiday release"), "{tjp}");
     assert!(tjp.contains("a hard deadline\""), "{tjp}");
-    if !crate::support::external("tj3") {
+    if !crate::support::tj3_schedules(tmp.path(), &tjp) {
         return;
     }
-    let file = tmp.path().join("plan.tjp");
-    std::fs::write(&file, &tjp).unwrap();
-    let run = Command::new("tj3")
-        .args(["--silent", "--no-color", "-o"])
-        .arg(tmp.path())
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "tj3: {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
     let csv = std::fs::read_to_string(tmp.path().join("commitea.csv")).unwrap();
     assert!(csv.lines().count() > 100, "{csv}");
     assert!(csv.contains("Costs $ {PRICE}"), "{csv}");
@@ -1949,26 +1909,118 @@ fn a_hire_taken_back_gives_back_the_plan_before_it() {
         "whom each issue is planned for, before the hire and after it was withdrawn"
     );
     let committed: serde_json::Value = serde_json::from_str(&after_text).unwrap();
+    crate::support::milestones_before_are(&preview["detail"], &committed);
+}
+
+#[test]
+fn a_hire_withdrawn_by_a_pull_request_says_what_the_merge_gives() {
+    // `commitea propose` of a withdrawal ("D-0008 (edit)") shared the work out afresh on the side after,
+    // while the run after the merge gives back the plan before the hire (audit 181: May 17 against May 19).
+    let (_tmp, dir) = quick_demo();
+    let run = || {
+        let out = commitea(&["run", "--offline", "--trials", "200"], &dir);
+        assert!(out.status.success(), "{out:?}");
+    };
+    run();
+    let ledger = dir.join("pm-state.md");
+    let text = std::fs::read_to_string(&ledger).unwrap();
+    let base = format!(
+        "{text}\n## D-0008 · capacity · 2026-11-27T12:00:00Z\n\n> Zoe joins as a contractor for Q1.\n\n\
+         - target: member zoe\n- params: {{\"from\": \"2026-11-30\", \"to\": \"2027-03-31\", \
+         \"hours_per_week\": 40}}\n- status: active\n- by: amara\n"
+    );
+    std::fs::write(&ledger, &base).unwrap();
+    commit_as_t(&dir, &["-a"], "Zoe joins");
+    run();
+    let at = base.rfind("- status: active").unwrap();
+    let withdrawn = format!("{}- status: withdrawn{}", &base[..at], &base[at + 16..]);
+    // The consequence of the edit, as `propose` works it out for its pull request.
+    let layout = commitea::state::Layout::new(&dir);
+    let config = commitea::config::Config::load(
+        &dir,
+        vec![("COMMITEA_FORECAST_TRIALS".to_owned(), "200".to_owned())],
+        &Default::default(),
+    )
+    .unwrap();
+    let snapshot = commitea::state::Snapshot::load(&layout).unwrap();
+    let now =
+        commitea::pipeline::day_zero(&layout, &config.calendar.timezone, snapshot.meta.synced_at);
+    let (c, _, _) = commitea::consequence::of_change(
+        &config,
+        (&snapshot, Some(&base)),
+        (&snapshot, Some(&withdrawn)),
+        now,
+        &|plan, ledger| commitea::pipeline::keeps(&layout, &config, plan, ledger),
+        None,
+    );
+    std::fs::write(&ledger, &withdrawn).unwrap();
+    commit_as_t(&dir, &["-a"], "D-0008 withdrawn");
+    run();
+    let merged: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap())
+            .unwrap();
     let mut compared = 0;
-    for pair in preview["detail"].as_array().unwrap() {
-        let subject = pair["subject"].as_str().unwrap();
-        let Some(id) = subject
-            .strip_prefix("milestone ")
-            .and_then(|r| r.split(' ').next())
-            .and_then(|n| n.parse::<u64>().ok())
-        else {
-            continue;
-        };
-        let m = committed["milestones"]
+    for m in &c.milestones {
+        let Some(after) = &m.after else { continue };
+        let run = merged["milestones"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|m| m["id"] == id)
+            .find(|r| r["id"] == m.milestone)
             .unwrap();
-        assert_eq!(pair["before"]["p80"], m["p80"], "{subject}");
+        assert_eq!(after.p80, run["p80"].as_str().unwrap(), "{}", m.title);
         compared += 1;
     }
-    assert!(compared > 0, "{preview}");
+    assert!(compared > 0);
+}
+
+#[test]
+fn a_capacity_directive_marked_superseded_by_a_later_one_moves_nothing() {
+    // The ledger asks that an entry a later one replaces be marked superseded: for a hire, that read as
+    // the hire taken back, and the plan went back to before it (audit 181).
+    let (_tmp, dir) = quick_demo();
+    let run = || {
+        let out = commitea(&["run", "--offline", "--trials", "200"], &dir);
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let ledger = dir.join("pm-state.md");
+    let hire = |id: &str, hours: u32| {
+        format!(
+            "\n## {id} · capacity · 2026-11-27T12:00:00Z\n\n> Zoe joins.\n\n- target: member zoe\n\
+             - params: {{\"from\": \"2026-11-30\", \"hours_per_week\": {hours}}}\n- status: active\n\
+             - by: amara\n"
+        )
+    };
+    let text = std::fs::read_to_string(&ledger).unwrap();
+    std::fs::write(
+        &ledger,
+        format!("{text}{}{}", hire("D-0008", 30), hire("D-0009", 20)),
+    )
+    .unwrap();
+    commit_as_t(&dir, &["-a"], "Zoe joins, then at 20 h");
+    run();
+    let planned = || std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap();
+    let before = planned();
+    let text = std::fs::read_to_string(&ledger).unwrap();
+    let at = text
+        .find("- status: active\n- by: amara\n\n## D-0009")
+        .unwrap();
+    let marked = format!("{}- status: superseded{}", &text[..at], &text[at + 16..]);
+    std::fs::write(&ledger, marked).unwrap();
+    commit_as_t(&dir, &["-a"], "D-0008 superseded by D-0009");
+    let said = run();
+    assert!(!said.contains("no longer in force"), "{said}");
+    let people = |t: &str| -> Vec<String> {
+        let v: serde_json::Value = serde_json::from_str(t).unwrap();
+        v["issues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["planned_assignee"].to_string())
+            .collect()
+    };
+    assert_eq!(people(&planned()), people(&before));
 }
 
 /// `git commit ARGS -qm MESSAGE` in `dir`, as user t.

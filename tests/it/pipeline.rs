@@ -28,6 +28,31 @@ pub fn state_from_fixture(name: &str) -> tempfile::TempDir {
     dir
 }
 
+/// The `small` fixture with `edits` (text, replacement) made to its commitea.yaml, uncommitted.
+pub fn small_with(edits: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = state_from_fixture("small");
+    let config = dir.path().join("commitea.yaml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    for (from, to) in edits {
+        assert!(text.contains(from), "{from} in {text}");
+        text = text.replace(from, to);
+    }
+    std::fs::write(&config, text).unwrap();
+    dir
+}
+
+/// The edits of [`small_with`] that limit both of the `small` fixture's members to acme/api.
+pub const BOTH_ON_API_ONLY: [(&str, &str); 2] = [
+    (
+        "    hours_per_week: 30\n",
+        "    hours_per_week: 30\n    repositories: [acme/api]\n",
+    ),
+    (
+        "    hours_per_week: 18\n",
+        "    hours_per_week: 18\n    repositories: [acme/api]\n",
+    ),
+];
+
 /// A run in a state folder that is no git repository yet makes one and commits the whole state repo, its
 /// config too, and says so (audit 120: commitea.yaml was left out, and every run after warned of its
 /// "edits that are not committed").
@@ -697,19 +722,7 @@ fn a_run_given_a_moment_commits_the_forecast_its_readers_make() {
 fn unassigned_work_nobody_may_take_is_planned_for_nobody_and_said() {
     // Both members limited to acme/api: acme/web's unassigned work went to them all the same (an empty
     // list of who may take it was read as everybody), its dates as if someone would (audit 178).
-    let dir = state_from_fixture("small");
-    let config = dir.path().join("commitea.yaml");
-    let text = std::fs::read_to_string(&config).unwrap();
-    let text = text
-        .replace(
-            "    hours_per_week: 30\n",
-            "    hours_per_week: 30\n    repositories: [acme/api]\n",
-        )
-        .replace(
-            "    hours_per_week: 18\n",
-            "    hours_per_week: 18\n    repositories: [acme/api]\n",
-        );
-    std::fs::write(&config, text).unwrap();
+    let dir = small_with(&BOTH_ON_API_ONLY);
     let mut o = options(dir.path());
     o.commit = false;
     o.render = false;
@@ -736,17 +749,13 @@ fn a_leavers_last_days_show_the_work_the_plan_gives_them() {
     // ann (6 h a day) leaves on Monday 2026-11-30, day 0, with acme/api#3 (2 days) to do: the plan has
     // her on it that day, and her page showed it free, as the issue ends beyond the horizon (audits 175,
     // 178).
-    let dir = state_from_fixture("small");
-    let config = dir.path().join("commitea.yaml");
-    let text = std::fs::read_to_string(&config).unwrap();
-    std::fs::write(
-        &config,
-        text.replace(
-            "    hours_per_week: 30\n",
-            "    hours_per_week: 30\n    ends: 2026-11-30\n",
-        ),
-    )
-    .unwrap();
+    let dir = small_with(&[(
+        "    hours_per_week: 30
+",
+        "    hours_per_week: 30
+    ends: 2026-11-30
+",
+    )]);
     let mut o = options(dir.path());
     o.commit = false;
     o.render = false;

@@ -30,3 +30,50 @@ pub(crate) fn killed_writer(state: &std::path::Path, command: &str) {
     )
     .unwrap();
 }
+
+/// Schedules the TaskJuggler project `tjp` with `tj3` into `dir` (as `plan.tjp`), asserting it does; false
+/// where `tj3` is not installed (skipped loudly, see [`external`]).
+pub(crate) fn tj3_schedules(dir: &std::path::Path, tjp: &str) -> bool {
+    if !external("tj3") {
+        return false;
+    }
+    let file = dir.join("plan.tjp");
+    std::fs::write(&file, tjp).unwrap();
+    let run = Command::new("tj3")
+        .args(["--silent", "--no-color", "-o"])
+        .arg(dir)
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "tj3: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    true
+}
+
+/// Asserts that each milestone a what-if's `detail` names has, on its side before, the p80 the forecast
+/// `committed` (forecast.json) gives it, and that there is one at least.
+pub(crate) fn milestones_before_are(detail: &serde_json::Value, committed: &serde_json::Value) {
+    let mut compared = 0;
+    for pair in detail.as_array().unwrap() {
+        let subject = pair["subject"].as_str().unwrap();
+        let Some(id) = subject
+            .strip_prefix("milestone ")
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse::<u64>().ok())
+        else {
+            continue;
+        };
+        let m = committed["milestones"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["id"] == id)
+            .unwrap();
+        assert_eq!(pair["before"]["p80"], m["p80"], "{subject}");
+        compared += 1;
+    }
+    assert!(compared > 0, "{detail}");
+}
