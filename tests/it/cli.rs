@@ -1450,29 +1450,35 @@ fn a_reader_that_stops_reading_ends_the_command_quietly() {
     assert!(!err.contains("panicked"), "{err}");
 }
 
+/// `commitea ARGS` in `dir`, which must succeed: its log (stderr).
+fn commitea_in(dir: &Path, args: &[&str]) -> String {
+    let out = commitea(args, dir);
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{said}");
+    said
+}
+
+/// The demo in `d` under a new folder, drawn with 300 trials and its `commitea.yaml` keeping them.
+fn demo_kept_at_300_trials() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    commitea_in(tmp.path(), &["demo", "d", "--trials", "300"]);
+    let config = tmp.path().join("d/commitea.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace("  trials: 10000\n", "  trials: 300\n"),
+    )
+    .unwrap();
+    tmp
+}
+
 #[test]
 fn a_forecast_drawn_with_a_seed_the_settings_do_not_keep_says_so() {
     // `run --seed 7` committed a draw no other reader makes: `plan`, the tools and `render` drew with the
     // settings' seed, their p80s a day off the site's, and `render` said they read the committed one
     // (audits 169, 176, 177).
-    let tmp = tempfile::tempdir().unwrap();
-    let ok = |args: &[&str]| {
-        let out = commitea(args, tmp.path());
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    };
-    ok(&["demo", "d", "--trials", "300"]);
-    std::fs::write(
-        tmp.path().join("d/commitea.yaml"),
-        std::fs::read_to_string(tmp.path().join("d/commitea.yaml"))
-            .unwrap()
-            .replace("  trials: 10000\n", "  trials: 300\n"),
-    )
-    .unwrap();
+    let tmp = demo_kept_at_300_trials();
+    let ok = |args: &[&str]| commitea_in(tmp.path(), args);
     let forecast = || std::fs::read_to_string(tmp.path().join("d/forecast/forecast.json")).unwrap();
     let said = "drawn with seed 7 (--seed), not the default seed";
     ok(&["run", "--offline", "-s", "d", "--seed", "7"]);
@@ -1498,24 +1504,9 @@ fn a_forecast_drawn_with_a_seed_the_settings_do_not_keep_says_so() {
 fn a_site_rendered_for_another_day_says_it_is_a_preview() {
     // `render --now` drew the site of another day than the committed forecast's, with nothing to say so,
     // while the tools and the standup answered from the committed one.
-    let tmp = tempfile::tempdir().unwrap();
-    let ok = |args: &[&str]| {
-        let out = commitea(args, tmp.path());
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    ok(&["demo", "d", "--trials", "300"]);
     // The settings keep the demo's trials, so the committed forecast is what the tools read.
-    let config = tmp.path().join("d/commitea.yaml");
-    let text = std::fs::read_to_string(&config).unwrap();
-    std::fs::write(
-        &config,
-        text.replace("  trials: 10000\n", "  trials: 300\n"),
-    )
-    .unwrap();
+    let tmp = demo_kept_at_300_trials();
+    let ok = |args: &[&str]| commitea_in(tmp.path(), args);
     let page =
         |name: &str| std::fs::read_to_string(tmp.path().join("d/public").join(name)).unwrap();
     let said = "A preview (commitea render) as of 2026-12-10, the committed forecast as of 2026-11-27 \
