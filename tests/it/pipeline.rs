@@ -862,6 +862,25 @@ fn a_directive_the_forecast_leaves_out_is_not_listed_as_in_force() {
 }
 
 #[test]
+fn someone_with_nothing_planned_is_not_busy_until_today() {
+    // A member on leave for months, their queue empty, read "30 h/week, busy until 2026-11-30" in the
+    // team's table, as if free today (audit 178).
+    let dir = small_with(&[(
+        "team:\n",
+        "team:\n  - name: away\n    time_off:\n      - { from: 2026-11-01, to: 2027-06-30 }\n",
+    )]);
+    let mut o = options(dir.path());
+    o.commit = false;
+    pipeline::run(&o).unwrap();
+    let page = std::fs::read_to_string(dir.path().join("public/people.html")).unwrap();
+    let at = page.find("<bdi>away</bdi>").unwrap();
+    let row = &page[at..at + page[at..].find("</tr>").unwrap()];
+    assert!(row.contains("nothing planned"), "{row}");
+    let own = std::fs::read_to_string(dir.path().join("public/people/away.html")).unwrap();
+    assert!(own.contains("nothing planned for them"), "{own}");
+}
+
+#[test]
 fn a_run_dated_before_the_committed_forecast_says_so() {
     // `run --now` a day before the last commit's forecast, with a change on Gitea: the sync stamps the
     // snapshot with that day, and the backdated forecast was committed after the later one silently.
