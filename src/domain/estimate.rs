@@ -197,6 +197,16 @@ impl<'de> Deserialize<'de> for Estimate {
     }
 }
 
+/// Whether `hours` is more than twice the largest rung of `ladder`: its nearest rung is then no estimate
+/// of it (the Jira import says so, a refused estimate is told to split the work).
+pub fn far_past_the_ladder(hours: f64, ladder: &[Estimate], workday_hours: f64) -> bool {
+    ladder
+        .iter()
+        .map(|e| e.hours(workday_hours))
+        .reduce(f64::max)
+        .is_some_and(|top| hours > 2.0 * top)
+}
+
 /// The rung of `ladder` nearest to `hours` on a log scale (ties go to the larger rung): one definition for
 /// the Jira import's snapping and the rung a refused estimate is told to write (audit 181: the two
 /// rounded 3h apart); `None` for no positive amount or an empty ladder.

@@ -8,7 +8,9 @@ pub mod issue;
 mod key;
 pub mod lifecycle;
 
-pub use estimate::{Estimate, EstimateUnit, ParseEstimateError, Priority, nearest_rung};
+pub use estimate::{
+    Estimate, EstimateUnit, ParseEstimateError, Priority, far_past_the_ladder, nearest_rung,
+};
 pub use issue::{
     Comment, EventKind, Issue, Label, LinkedPull, Milestone, OpenState, OutsideBlocker,
     TimelineEvent, TrackedTime,

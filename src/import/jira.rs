@@ -1090,14 +1090,7 @@ pub fn to_state(ds: &JiraDataset, project: &str) -> Result<ImportedProject, Impo
             Some(sp) if sp > 0.0 => Some(sp * workday_hours),
             _ => ji.original_estimate_h,
         };
-        if let (Some(h), Some(top)) = (
-            hours,
-            ladder
-                .iter()
-                .map(|e| e.hours(workday_hours))
-                .reduce(f64::max),
-        ) && h > 2.0 * top
-        {
+        if hours.is_some_and(|h| crate::domain::far_past_the_ladder(h, &ladder, workday_hours)) {
             stats.estimates_capped.push(ji.key.clone());
         }
         let mut built = build_issue(ds, ji, rows, &map)?;

@@ -537,15 +537,10 @@ pub(crate) fn off_the_ladder(
     estimates: &crate::config::EstimatesConfig,
     workday_hours: f64,
 ) -> String {
-    let top = estimates
-        .ladder
-        .iter()
-        .map(|e| e.hours(workday_hours))
-        .reduce(f64::max);
     // Far past the largest rung, the nearest is no estimate of it (audit 181: "100w" told "pick 2w").
-    let split = estimate
-        .zip(top)
-        .is_some_and(|(e, top)| e.hours(workday_hours) > 2.0 * top);
+    let split = estimate.is_some_and(|e| {
+        crate::domain::far_past_the_ladder(e.hours(workday_hours), &estimates.ladder, workday_hours)
+    });
     let nearest = match estimate.and_then(|e| estimates.nearest(e, workday_hours)) {
         Some(r) if split => {
             format!("the nearest rung ({r}), or split the work: it is over twice the largest rung")
