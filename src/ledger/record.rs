@@ -874,9 +874,11 @@ fn issue_key(
         return s
             .parse::<IssueKey>()
             .map(|k| {
-                k.repo
-                    .as_configured(&crate::tools::repositories(config, snapshot))
-                    .issue(k.number)
+                snapshot.meta.now_keyed(
+                    k.repo
+                        .as_configured(&crate::tools::repositories(config, snapshot))
+                        .issue(k.number),
+                )
             })
             .map_err(|e| invalid("target", format!("issue: {e}")));
     }

@@ -374,6 +374,13 @@ fn issue_index(plan: &Plan, key: &IssueKey) -> Result<usize, String> {
             // A repository taken out of the config is not the issue's deletion.
             if plan.issues.iter().any(|i| same_repo(&i.key.repo)) {
                 missing(&Target::Issue(key.clone()))
+            } else if let Some(now) = plan.now_named(&key.repo) {
+                // Synced under its new name: the issue is what is missing, not the repository (audit 179).
+                format!(
+                    "target issue {key} does not exist in the snapshot ({} is {now} on Gitea now, which has \
+                     no issue {})",
+                    key.repo, key.number
+                )
             } else {
                 format!(
                     "target issue {key}: no issue of {} is synced (is it in commitea.yaml's \

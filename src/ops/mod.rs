@@ -972,7 +972,9 @@ impl<'a> Checker<'a> {
     }
 
     fn issue(&self, r: &IssueRef) -> Result<(IssueKey, &'a Issue), String> {
-        let key = r.resolve(&self.repos)?;
+        // A repository's former name is the repository (audit 179: the ledger took `acme/api#64` after
+        // the rename, the tools refused it); the op is written under the name it goes by now.
+        let key = self.snapshot.meta.now_keyed(r.resolve(&self.repos)?);
         match self.snapshot.issues.get(&key) {
             Some(i) => Ok((key, i)),
             None if self.at_apply => Err(format!("{key} is not on the server")),
@@ -1125,6 +1127,7 @@ impl<'a> Checker<'a> {
                     .parse::<RepoName>()
                     .ok()
                     .map(|r| r.as_configured(repos))
+                    .map(|r| self.snapshot.meta.now_named(&r).cloned().unwrap_or(r))
             };
             let repo = match (repo, repos.as_slice()) {
                 (Some(r), _) => named(r),
@@ -1286,6 +1289,7 @@ impl<'a> Checker<'a> {
                             .parse::<RepoName>()
                             .map_err(|e| format!("repo \"{r}\" is not owner/repo: {e}"))?
                             .as_configured(&self.repos);
+                        let r = self.snapshot.meta.now_named(&r).cloned().unwrap_or(r);
                         if !self.repos.contains(&r) {
                             return Err(format!(
                                 "repo {r} is not one of the configured repositories"

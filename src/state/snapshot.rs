@@ -78,6 +78,15 @@ impl Meta {
             .map(|r| &r.name)
     }
 
+    /// `key` under the name its repository goes by now, where it names it by a former name
+    /// ([`Self::now_named`]): the issue keeps its number through a rename, as the ledger's replay reads it.
+    pub fn now_keyed(&self, key: IssueKey) -> IssueKey {
+        match self.now_named(&key.repo) {
+            Some(now) => now.clone().issue(key.number),
+            None => key,
+        }
+    }
+
     /// The meta of a snapshot that read every repository in full at `now`.
     pub fn full(now: DateTime<Utc>, server: Option<String>, repos: &[RepoName]) -> Self {
         Self {

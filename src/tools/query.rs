@@ -438,6 +438,7 @@ fn render(
             })?;
             let key = r
                 .resolve(&super::repositories(&c.config, &c.snapshot))
+                .map(|k| c.snapshot.meta.now_keyed(k))
                 .map_err(|m| ToolError::invalid("/filters/issueId", m))?;
             let view = views::issue::issue(inputs, &c.snapshot, &key).ok_or_else(|| {
                 ToolError::invalid(

@@ -1146,6 +1146,27 @@ mod incremental {
                 plan.warnings
             );
             assert_eq!(plan.team[0].repositories, vec![new.clone()], "{name}");
+            // An old-name number the renamed repository lacks: the issue is missing, not the repository
+            // (audit 179: "no issue of acme/api is synced (is it in commitea.yaml's repositories?)").
+            let gone = format!(
+                "{ledger}\n## D-0002 · reprioritize · 2026-11-30T10:20:00Z\n\n> Second.\n\n\
+                 - target: issue {old}#99999\n- params: {{\"priority\": 1}}\n- status: active\n- by: ann\n"
+            );
+            let warnings: Vec<String> =
+                commitea::ledger::replay::replay(snapshot, &config, Some(&gone), tick(&emu))
+                    .into_plan()
+                    .warnings
+                    .iter()
+                    .map(ToString::to_string)
+                    .filter(|w| w.contains("99999"))
+                    .collect();
+            assert!(
+                warnings.len() == 1
+                    && warnings[0].contains(&format!(
+                        "does not exist in the snapshot ({old} is {new} on Gitea now, which has no issue 99999)"
+                    )),
+                "{name}: {warnings:?}"
+            );
             // An approved op file on the old key waits, said with the new name, and is not used up.
             let file = commitea::ops::OpFile::parse(
                 &format!(

@@ -230,3 +230,102 @@ fn an_additive_op_writes_an_op_file_with_who_and_when() {
     assert!(text.contains("2026-12-01"), "{text}");
     assert!(text.contains("set_priority"), "{text}");
 }
+
+/// The demo state with `acme/api` renamed `acme/api-v2` on Gitea, as a sync after the rename leaves it:
+/// the snapshot under the new name, which remembers the old one; the ledger and members' `repositories`
+/// still say the old name.
+fn renamed_demo_state() -> tempfile::TempDir {
+    let tmp = demo_state();
+    let snapshot = tmp.path().join("snapshot");
+    std::fs::rename(
+        snapshot.join("issues/acme/api"),
+        snapshot.join("issues/acme/api-v2"),
+    )
+    .unwrap();
+    for entry in walkdir::WalkDir::new(&snapshot) {
+        let entry = entry.unwrap();
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let renamed = text
+            .replace("acme/api#", "acme/api-v2#")
+            .replace("acme/api:", "acme/api-v2:")
+            .replace(
+                "- name: acme/api\n",
+                "- name: acme/api-v2\n  formerly:\n  - acme/api\n",
+            );
+        std::fs::write(entry.path(), renamed).unwrap();
+    }
+    let config = tmp.path().join("commitea.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(text.contains("  - acme/api\n"), "{text}");
+    std::fs::write(&config, text.replace("  - acme/api\n", "  - acme/api-v2\n")).unwrap();
+    tmp
+}
+
+#[test]
+fn the_tools_take_an_issue_under_its_repositorys_former_name() {
+    // The ledger read `acme/api#N` as `acme/api-v2#N` after the rename; the tools said the repository
+    // was not synced (audit 179 F4). Each reads it as the ledger does and writes the name it goes by now.
+    let tmp = renamed_demo_state();
+    let number = std::fs::read_dir(tmp.path().join("snapshot/issues/acme/api-v2"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter_map(|n| n.strip_suffix(".yaml")?.parse::<u64>().ok())
+        .find(|n| {
+            let text = std::fs::read_to_string(
+                tmp.path()
+                    .join(format!("snapshot/issues/acme/api-v2/{n}.yaml")),
+            )
+            .unwrap();
+            text.contains("\nstate: open\n")
+        })
+        .unwrap();
+    let old = format!("acme/api#{number}");
+    let now = format!("acme/api-v2#{number}");
+    let issue = answer(&tool(
+        tmp.path(),
+        &[
+            "query_project",
+            &serde_json::json!({ "view": "issue", "filters": { "issueId": old } }).to_string(),
+        ],
+        "",
+    ));
+    assert_eq!(issue["issue"], now.as_str(), "{issue}");
+    let input =
+        serde_json::json!({ "ops": [{ "op": "set_priority", "issue": old, "priority": "p/3" }] })
+            .to_string();
+    let out = answer(&tool(tmp.path(), &["apply_changes", &input], ""));
+    assert_eq!(out["applied"], 1, "{out}");
+    let text = std::fs::read_to_string(tmp.path().join(out["opsFile"].as_str().unwrap())).unwrap();
+    assert!(
+        text.contains(&format!("issue: {now}\n")) && !text.contains(&format!("{old}\n")),
+        "{text}"
+    );
+    let input = serde_json::json!({
+        "kind": "reprioritize",
+        "quote": "api first",
+        "target": { "issue": old },
+        "params": { "priority": 0 },
+        "by": "amara"
+    })
+    .to_string();
+    let out = answer(&tool(tmp.path(), &["record_directive", &input], ""));
+    let ledger = std::fs::read_to_string(tmp.path().join("pm-state.md")).unwrap();
+    assert!(
+        ledger.contains(&format!("- target: issue {now}\n")),
+        "{out}\n{ledger}"
+    );
+    // A repository the snapshot never knew is still unknown.
+    let input =
+        serde_json::json!({ "ops": [{ "op": "set_priority", "issue": "acme/apx#1", "priority": "p/3" }] })
+            .to_string();
+    let out = answer(&tool(tmp.path(), &["apply_changes", &input], ""));
+    assert_eq!(out["applied"], 0, "{out}");
+    assert!(
+        out.to_string()
+            .contains("acme/apx is not one of the repositories synced"),
+        "{out}"
+    );
+}
