@@ -4,7 +4,7 @@
 //! failure anywhere leaves the state repo exactly as it was. If the commit itself fails, the files the
 //! run had already written are put back.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -491,7 +491,10 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
             crate::prose::and_list(ids),
             if ids.len() == 1 { "it" } else { "them" }
         );
-    } else if let Some(r) = committed.report()
+    }
+    // Said beside a directive taken back too (audit 182: a hire withdrawn and another recorded in one
+    // commit logged only the first).
+    if let Some(r) = committed.report()
         && config.forecast.keep_planned_people
     {
         let joined = forecast::joined_since(plan.team_names(), r);
@@ -1375,6 +1378,21 @@ fn forecast_before_taken_back(
             })
             .collect()
     };
+    let parsed_now = crate::ledger::parse::parse(ledger.unwrap_or(""));
+    // The members some capacity directive in force now gives working hours (a hire, a part-time week;
+    // not a holiday's 0 h).
+    let with_hours: BTreeSet<String> = parsed_now
+        .ledger
+        .directives()
+        .filter(|d| d.status == Status::Active)
+        .filter_map(|d| match (&d.target, &d.params) {
+            (
+                Some(crate::ledger::format::Target::Member(m)),
+                crate::ledger::format::Params::Capacity { hours_per_week, .. },
+            ) if *hours_per_week > 0.0 => Some(m.to_ascii_lowercase()),
+            _ => None,
+        })
+        .collect();
     let now = team_directives(ledger.unwrap_or(""));
     let repo = git::open_or_init(layout.root()).ok()?;
     // The commits that wrote a forecast (its blob differs from the parent's): at each, the ledger is
@@ -1401,21 +1419,47 @@ fn forecast_before_taken_back(
             .unwrap_or_default()
     };
     let last = written.next()?;
-    // Taken back: no longer in force, and its member has no capacity directive in force now. One
-    // marked superseded by a later one for the same member is replaced, not taken back (audit 181: the
-    // plan went back to before a hire still in force).
-    let gone: Vec<String> = team_directives(&ledger_at(last))
-        .into_iter()
-        .filter(|(id, member)| !now.contains_key(id) && !now.values().any(|m| m == member))
-        .map(|(id, _)| id)
+    let then = team_directives(&ledger_at(last));
+    let of = |all: &BTreeMap<String, String>, member: &str| -> BTreeSet<String> {
+        all.iter()
+            .filter(|(_, m)| *m == member)
+            .map(|(id, _)| id.clone())
+            .collect()
+    };
+    // Taken back: a member some of whose capacity directives in force at the last forecast are not now,
+    // with none in force now that was not then and none that gives them hours. One replaced by a later
+    // directive for the same member is a change, not a taking back (audit 181: the plan went back to
+    // before a hire still in force); a hire withdrawn while a holiday of the hire's stands is taken back
+    // (audit 182).
+    let members: BTreeSet<String> = then
+        .values()
+        .filter(|m| {
+            let (was, is) = (of(&then, m), of(&now, m));
+            !was.is_subset(&is) && is.is_subset(&was) && !with_hours.contains(*m)
+        })
+        .cloned()
         .collect();
-    if gone.is_empty() {
+    if members.is_empty() {
         return None;
     }
-    let before = written.find(|c| {
-        let then = team_directives(&ledger_at(*c));
-        !gone.iter().any(|id| then.contains_key(id))
-    })?;
+    let taken_back = |at: &BTreeMap<String, String>| -> Vec<String> {
+        at.iter()
+            .filter(|(id, m)| members.contains(*m) && !now.contains_key(*id))
+            .map(|(id, _)| id.clone())
+            .collect()
+    };
+    let mut gone: BTreeSet<String> = taken_back(&then).into_iter().collect();
+    // The plan before them: the newest forecast that had none of those members' directives in force but
+    // those in force now (audit 182: a hire revised, then withdrawn, went back only to the hire).
+    let before = loop {
+        let c = written.next()?;
+        let extra = taken_back(&team_directives(&ledger_at(c)));
+        if extra.is_empty() {
+            break c;
+        }
+        gone.extend(extra);
+    };
+    let gone: Vec<String> = gone.into_iter().collect();
     let bytes = git::read_at(&repo, before, crate::state::FORECAST_FILE).ok()??;
     let report = serde_json::from_slice(&bytes).ok()?;
     Some((gone, report))

@@ -44,10 +44,8 @@ pub fn run(a: Args) -> CommandResult {
             .map(crate::forecast::planned_people)
             .unwrap_or_default(),
     );
-    // What the plan could not take (a dependency cycle's issues are left out of the export) is said.
-    for w in &plan.warnings {
-        tracing::warn!("{w}");
-    }
+    // What the plan could not take (a dependency cycle's issues are left out of the export) is said by
+    // the export, with the forecast's own warnings, once (audit 182: the plan's were said twice).
     let text = match a.format {
         Format::Tjp => crate::forecast::export_tjp(
             &plan,

@@ -298,7 +298,7 @@ pub fn apply(
                 at: At::Ledger { line: d.line },
                 kind: ProblemKind::NotApplied(p),
             });
-        } else if let Some(said) = stranger(base, d) {
+        } else if let Some(said) = stranger(base, ledger, d) {
             problems.push(Problem {
                 at: At::Ledger { line: d.line },
                 kind: ProblemKind::Data(said),
@@ -312,7 +312,11 @@ pub fn apply(
 /// and no synced issue does: a contractor, or a member renamed on Gitea, whose every issue now names the
 /// new login (audit 146: bjorn's on-call cut to 10 h became a second person working 10 h beside
 /// bkarlsson's 30).
-fn stranger(base: &Plan, d: &crate::ledger::format::DirectiveEntry) -> Option<String> {
+fn stranger(
+    base: &Plan,
+    ledger: &Ledger,
+    d: &crate::ledger::format::DirectiveEntry,
+) -> Option<String> {
     let (
         Params::Capacity {
             from,
@@ -328,7 +332,16 @@ fn stranger(base: &Plan, d: &crate::ledger::format::DirectiveEntry) -> Option<St
     if *to < base.as_of {
         return None;
     }
-    let known = base.member_named(name).is_some()
+    // A hire in force over the whole period knows them: a holiday of the hire's adds nobody (audit 182).
+    let hired = ledger.directives().any(|h| {
+        h.id != d.id
+            && h.status == Status::Active
+            && matches!(&h.target, Some(Target::Member(m)) if m.eq_ignore_ascii_case(name))
+            && matches!(&h.params, Params::Capacity { from: f, to: t, hours_per_week: hours }
+                if *hours > 0.0 && f <= from && t.is_none_or(|t| t >= *to))
+    });
+    let known = hired
+        || base.member_named(name).is_some()
         || base
             .issues
             .iter()

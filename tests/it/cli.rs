@@ -2014,6 +2014,131 @@ fn a_capacity_directive_marked_superseded_by_a_later_one_moves_nothing() {
     assert_eq!(people(&planned()), people(&before));
 }
 
+#[test]
+fn each_reader_says_a_warning_once() {
+    // `export` said the plan's warnings, and then again with the forecast's (audit 182).
+    let (_tmp, dir) = quick_demo();
+    let config = std::fs::read_to_string(dir.join("commitea.yaml")).unwrap();
+    let typo = config.replacen(
+        "repositories: [acme/mobile]",
+        "repositories: [acme/mobil]",
+        1,
+    );
+    assert_ne!(typo, config);
+    std::fs::write(dir.join("commitea.yaml"), typo).unwrap();
+    for args in [
+        &["export", "tjp", "-o", "/dev/null"][..],
+        &["plan", "--trials", "100"],
+    ] {
+        let out = commitea(args, &dir);
+        assert!(out.status.success(), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            stderr.matches("their repositories name acme/mobil").count(),
+            1,
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+/// The ledger text with directive `id`'s status line set to `status`.
+fn with_status(text: &str, id: &str, status: &str) -> String {
+    let at = text.find(&format!("## {id} ")).unwrap();
+    let line = at + text[at..].find("- status: ").unwrap();
+    let end = line + text[line..].find('\n').unwrap();
+    format!("{}- status: {status}{}", &text[..line], &text[end..])
+}
+
+#[test]
+fn a_hire_revised_then_dropped_or_dropped_under_its_holiday_gives_back_the_plan_before_it() {
+    // Audit 182: a hire superseded by a revised one, the revision then withdrawn, went back only to the
+    // first hire; a hire withdrawn while a holiday of the hire's stood was not taken back at all (30
+    // issues' people, and a milestone a week later than before the hire, each time).
+    let entry = |id: &str, who: &str, params: &str| {
+        format!(
+            "\n## {id} · capacity · 2026-11-27T12:00:00Z\n\n> {who} joins.\n\n- target: member {who}\n\
+             - params: {params}\n- status: active\n- by: amara\n"
+        )
+    };
+    let hire = |hours: u32| format!(r#"{{"from": "2026-11-30", "hours_per_week": {hours}}}"#);
+    for case in ["revised", "holiday", "another joins"] {
+        let (_tmp, dir) = quick_demo();
+        let run = || {
+            let out = commitea(&["run", "--offline", "--trials", "200"], &dir);
+            assert!(out.status.success(), "{out:?}");
+            (
+                std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
+        };
+        let planned = |text: &str| -> Vec<(String, String)> {
+            let v: serde_json::Value = serde_json::from_str(text).unwrap();
+            v["issues"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| (i["issue"].to_string(), i["planned_assignee"].to_string()))
+                .collect()
+        };
+        let before = planned(&run().0);
+        let ledger = dir.join("pm-state.md");
+        let append = |more: &str| {
+            let text = std::fs::read_to_string(&ledger).unwrap();
+            std::fs::write(&ledger, format!("{text}{more}")).unwrap();
+        };
+        let status = |id: &str, to: &str| {
+            let text = std::fs::read_to_string(&ledger).unwrap();
+            std::fs::write(&ledger, with_status(&text, id, to)).unwrap();
+        };
+        append(&entry("D-0008", "zoe", &hire(30)));
+        commit_as_t(&dir, &["-a"], "Zoe joins");
+        let hired = planned(&run().0);
+        assert!(hired.iter().any(|(_, who)| who == "\"zoe\""), "{case}");
+        let said = match case {
+            "revised" => {
+                status("D-0008", "superseded");
+                append(&entry("D-0009", "zoe", &hire(20)));
+                commit_as_t(&dir, &["-a"], "Zoe at 20 h");
+                run();
+                status("D-0009", "withdrawn");
+                commit_as_t(&dir, &["-a"], "the hire fell through");
+                "D-0008 and D-0009 no longer in force"
+            }
+            "holiday" => {
+                append(&entry(
+                    "D-0009",
+                    "zoe",
+                    r#"{"from": "2026-12-21", "to": "2027-01-01", "hours_per_week": 0}"#,
+                ));
+                commit_as_t(&dir, &["-a"], "Zoe's holiday");
+                let (_, stderr) = run();
+                // The hire in force knows her: the holiday adds nobody.
+                assert!(!stderr.contains("adds zoe"), "{stderr}");
+                status("D-0008", "withdrawn");
+                commit_as_t(&dir, &["-a"], "the hire fell through");
+                "D-0008 no longer in force"
+            }
+            _ => {
+                status("D-0008", "withdrawn");
+                append(&entry("D-0009", "yuki", &hire(30)));
+                commit_as_t(&dir, &["-a"], "Yuki instead of Zoe");
+                "D-0008 no longer in force"
+            }
+        };
+        let (after, stderr) = run();
+        assert!(stderr.contains(said), "{case}: {stderr}");
+        if case == "another joins" {
+            // Said beside the hire taken back (audit 182: the run named only the withdrawal).
+            assert!(
+                stderr.contains("yuki joined the team since the last forecast"),
+                "{stderr}"
+            );
+        } else {
+            assert_eq!(planned(&after), before, "{case}: the plan before the hire");
+        }
+    }
+}
+
 /// `git commit ARGS -qm MESSAGE` in `dir`, as user t.
 fn commit_as_t(dir: &Path, args: &[&str], message: &str) -> String {
     let mut all = vec![
