@@ -187,8 +187,9 @@ pub(crate) struct ForecastArgs {
     /// `calendar.timezone`); default: after a sync the run's clock, else the snapshot's time or the committed
     /// forecast's day, whichever is later. Forecasts from the start of its day (or the snapshot's time,
     /// if later), as the readers of the committed forecast will; a run also stamps its snapshot and commit
-    /// with it. A day before the snapshot's is a run's snapshot day, and previewed (`plan`, the tools) as
-    /// of that day, with a warning.
+    /// with it (never before the newest change its sync read), and `directive` dates the ledger entry it records so (no earlier than an entry of the same
+    /// day). A day before the snapshot's is a run's snapshot day, and previewed (`plan`, the tools) as of
+    /// that day, with a warning.
     #[arg(long, value_parser = parse_now)]
     pub now: Option<DateTime<Utc>>,
     /// The Monte Carlo seed; default: `forecast.seed`, else a fixed default.

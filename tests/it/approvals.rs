@@ -4857,6 +4857,21 @@ fn an_applied_record_of_an_id_given_twice_is_kept_not_written_over() {
 /// kept the issue in its old column, and an approved "a day earlier" came out "four days later".)
 #[test]
 fn the_consequence_an_op_file_shows_is_what_the_run_after_its_merge_forecasts() {
+    consequence_then_run(false);
+}
+
+#[test]
+fn a_close_approved_and_applied_the_same_day_forecasts_as_its_consequence_said() {
+    // The close the apply stage made was stamped after the run's own snapshot moment, so the run left
+    // it out of the closing history its what-if had counted: the approved change read as "EAA slipped a
+    // day", and its promised 25 working days came the next day, put down to another cause (audit 184).
+    consequence_then_run(true);
+}
+
+/// Proposes priority changes (and, `same_day`, a close) on the demo with the abandonment model on, merges
+/// the op file and runs: the run forecasts what the op file's consequence said, milestone for milestone.
+/// `same_day`: the run after the merge is of the proposal's day; else of the next.
+fn consequence_then_run(same_day: bool) {
     let s = setup(&DemoSpec::bundled());
     // The model of work never done on, as `commitea init` leaves it (the demo turns it off).
     let config = std::fs::read_to_string(s.work.join("commitea.yaml")).unwrap();
@@ -4870,7 +4885,9 @@ fn the_consequence_an_op_file_shows_is_what_the_run_after_its_merge_forecasts() 
     git(&s.work, &["add", "commitea.yaml"]);
     commit_as_pm(&s.work, "the abandonment model on");
     git(&s.work, &["push", "-q", "origin", "HEAD:main"]);
-    let now = (s.emu.with_dataset(|d| d.clock()) + chrono::Duration::days(1)).to_rfc3339();
+    let now = (s.emu.with_dataset(|d| d.clock())
+        + chrono::Duration::days(if same_day { 0 } else { 1 }))
+    .to_rfc3339();
     ok(&s.commitea(&s.work, &["run", "--now", &now]));
 
     // Issues of an open milestone whose priority label came by a timeline event: the model reads an
@@ -4906,22 +4923,62 @@ fn the_consequence_an_op_file_shows_is_what_the_run_after_its_merge_forecasts() 
         5,
         "issues given their priority by an event"
     );
-    let ops: Vec<Value> = candidates
+    let mut ops: Vec<Value> = candidates
         .iter()
         .map(|k| serde_json::json!({ "op": "set_priority", "issue": k.to_string(), "priority": "p/0" }))
         .collect();
-    let input = serde_json::json!({ "ops": ops }).to_string();
+    // A close with nothing waiting on it: the closing history the abandonment model learns from grows.
+    let closed = same_day.then(|| {
+        let key = s
+            .snapshot
+            .issues
+            .iter()
+            .find(|(k, i)| {
+                i.state == OpenState::Open
+                    && !candidates.contains(k)
+                    && i.milestone.is_none()
+                    && !s.snapshot.issues.values().any(|o| o.depends_on.contains(k))
+                    && i.depends_on.is_empty()
+            })
+            .map(|(k, _)| k.clone())
+            .unwrap();
+        ops.push(serde_json::json!({ "op": "close_issue", "issue": key.to_string() }));
+        key
+    });
+    let input = serde_json::json!({ "ops": ops, "approved": true }).to_string();
     let out = s.commitea(&s.work, &["tool", "--now", &now, "apply_changes", &input]);
     let answer: Value = serde_json::from_str(&ok(&out)).unwrap();
-    assert_eq!(answer["applied"], 5, "{answer}");
-    let text = std::fs::read_to_string(s.work.join("ops/pending/C-0001.yaml")).unwrap();
+    assert_eq!(answer["applied"], ops.len(), "{answer}");
+    let text = if same_day {
+        // A close is destructive: approved by merging its pull request, onto the forecast the run made.
+        git(&s.work, &["push", "-q", "origin", "HEAD:main"]);
+        ok(&s.commitea(&s.work, &["propose"]));
+        let text = s
+            .on_branch("commitea/C-0001", "ops/pending/C-0001.yaml")
+            .unwrap();
+        s.emu.merge_pull(&state_repo(), 1, "pat").unwrap();
+        git(&s.work, &["pull", "-q", "--no-rebase", "origin", "main"]);
+        text
+    } else {
+        let text = std::fs::read_to_string(s.work.join("ops/pending/C-0001.yaml")).unwrap();
+        push_straight(&s, "C-0001", &text);
+        text
+    };
     let file = commitea::ops::OpFile::parse(&text, Path::new("ops/pending/C-0001.yaml")).unwrap();
-    push_straight(&s, "C-0001", &text);
-    ok(&s.commitea(&s.work, &["run", "--now", &now]));
+    let ran = s.commitea(&s.work, &["run", "--now", &now]);
+    ok(&ran);
     for k in &candidates {
         assert!(
             s.issue(k).labels.contains(&"p/0".to_owned()),
             "{k} is p/0 on Gitea"
+        );
+    }
+    if let Some(k) = &closed {
+        assert_eq!(
+            s.issue(k).state,
+            OpenState::Closed,
+            "{k} is closed on Gitea: {}",
+            String::from_utf8_lossy(&ran.stderr)
         );
     }
 
@@ -4929,7 +4986,16 @@ fn the_consequence_an_op_file_shows_is_what_the_run_after_its_merge_forecasts() 
     let after = forecast(&s.work);
     let mut compared = 0;
     for pair in &file.consequence {
-        let said = pair.after.as_ref().expect("each subject stays in the plan");
+        let Some(said) = pair.after.as_ref() else {
+            // Only the issue closed leaves the plan.
+            let gone = closed.as_ref().map(|k| format!("issue {k} "));
+            assert!(
+                gone.is_some_and(|g| pair.subject.starts_with(&g)),
+                "{} stays in the plan",
+                pair.subject
+            );
+            continue;
+        };
         let got = if let Some(rest) = pair.subject.strip_prefix("milestone ") {
             let id: u64 = rest.split(' ').next().unwrap().parse().unwrap();
             after["milestones"]
@@ -4950,7 +5016,7 @@ fn the_consequence_an_op_file_shows_is_what_the_run_after_its_merge_forecasts() 
                 .as_array()
                 .unwrap()
                 .iter()
-                .find(|i| i["key"] == key)
+                .find(|i| i["issue"] == key)
                 .map(|i| (i["p80"].clone(), Value::Null))
         };
         let (p80, on_time) = got.unwrap_or_else(|| panic!("{} is in the forecast", pair.subject));

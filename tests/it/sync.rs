@@ -806,6 +806,39 @@ mod incremental {
     }
 
     #[test]
+    fn a_snapshot_is_never_stamped_before_what_it_holds() {
+        // A run's clock is taken before its apply stage, and `--now` may be given before the data: the
+        // snapshot was stamped before the changes it read, and the forecast left them out of the
+        // history it learns from (audits 179, 184).
+        let want = load("state");
+        let emu = start(&want);
+        let repos = repos(&want);
+        let newest = |s: &Snapshot| s.issues.values().map(|i| i.updated_at).max().unwrap();
+        let c = client(&emu, TOKEN, fast());
+        let early = tick(&emu) - Duration::days(400);
+        let out = sync(&c, &repos, None, early, &SyncOptions::default()).unwrap();
+        assert_eq!(out.snapshot.meta.synced_at, newest(&out.snapshot));
+        // A change the server stamps after the run's clock, read by the sync that follows it.
+        let clock = tick(&emu);
+        let key = out.snapshot.issues.keys().next().unwrap().clone();
+        emu.with_dataset(|d| {
+            d.set_clock(clock + Duration::seconds(30));
+            assert!(d.update_issue(&key, |i| i.title = "Edited during the run".into()));
+        });
+        let after = sync(
+            &c,
+            &repos,
+            Some(&out.snapshot),
+            clock,
+            &SyncOptions::default(),
+        )
+        .unwrap();
+        let edited = after.snapshot.issues[&key].updated_at;
+        assert!(edited > clock, "{edited} after {clock}");
+        assert_eq!(after.snapshot.meta.synced_at, edited);
+    }
+
+    #[test]
     fn an_edit_behind_a_client_clock_that_runs_ahead_is_seen() {
         // The client's clock runs three days ahead of the server's. The cursor must come from the server:
         // with the client's clock as the cursor, the edit below (stamped by the server, days earlier than

@@ -90,8 +90,9 @@ struct Changes {
 /// no cursor for it (or came from another server), or when its last full read is `full_every_days` old;
 /// otherwise incrementally (see the module documentation).
 ///
-/// `now` is the client's clock, taken before the first request: it becomes `synced_at` and, for the
-/// repositories read in full, their `last_full_sync`. Every repository's next cursor is the server's clock
+/// `now` is the client's clock, taken before the first request: it becomes `synced_at` (or the newest
+/// `updated_at` read, where that is later) and, for the repositories read in full, their
+/// `last_full_sync`. Every repository's next cursor is the server's clock
 /// at its first answer (its `Date` header; else the newest `updated_at` seen) less [`CURSOR_OVERLAP`], so
 /// that what changes during the sync is seen next time whatever the two clocks say. When no
 /// repository was read in full and the labels, milestones and issues are identical to `previous`, the
@@ -417,10 +418,15 @@ pub fn sync(
             },
         })
         .collect();
+    // Never before what it holds: a run's clock is taken before its apply stage, whose changes the
+    // sync after it reads (audit 184: a close made by the apply was after its own snapshot's moment, so
+    // the forecast left it out of the closing history its approval's what-if had counted), and a
+    // `--now` before the data would date the snapshot before its own issues (audit 179).
+    let synced_at = newest_seen.map_or(now, |n| n.max(now));
     let snapshot = Snapshot {
         meta: Meta {
             format: crate::state::Format::CURRENT,
-            synced_at: now,
+            synced_at,
             server: Some(server.to_owned()),
             repositories,
         },
