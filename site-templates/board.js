@@ -173,6 +173,13 @@
       }
       var title = col.querySelector("h2");
       said.push((title ? title.textContent : col.id) + " " + (shown + more.length));
+      // The column links (how a phone picks a column) say the matching count too (audit 183: "Diagnosis
+      // 35" led to a column that showed no card).
+      var jump = document.querySelector('.board-jump a[href="#' + col.id + '"] .count');
+      if (jump) {
+        var all = col.getAttribute("data-count") || String(cards.length);
+        jump.textContent = any ? (shown + more.length) + " of " + all : all;
+      }
       if (out) {
         // One wording whether the page cut the column or not (audit 115: "3 of 35 cards" in one column,
         // "9 issues in this column match" in the next): of the column's own count, as its head says.

@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use chrono::NaiveDate;
+use chrono::{Datelike, NaiveDate};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -38,6 +38,91 @@ pub struct Detail {
     pub standup: StandupPage,
     /// The roadmap page.
     pub roadmap: RoadmapPage,
+    /// The index of closed work: closed milestones and the months issues closed in.
+    pub closed: ClosedPage,
+    /// A page per month some issue closed in, its closed issues.
+    pub closed_months: Vec<ClosedMonthPage>,
+}
+
+/// The index of closed work (`closed.html`): every closed milestone and every month an issue closed in,
+/// so that a closed issue's page is reached by links alone, without the search page's script.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClosedPage {
+    /// Closed milestones, most recently closed first.
+    pub milestones: Vec<ClosedMilestoneRow>,
+    /// The months issues closed in, newest first.
+    pub months: Vec<ClosedMonthLink>,
+}
+
+/// A closed milestone on the closed-work index.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClosedMilestoneRow {
+    /// The milestone, linked to its page.
+    pub link: Link,
+    /// Its repository.
+    pub repo: String,
+    /// The day it closed.
+    pub closed: String,
+    /// Its due day, if it had one.
+    pub due: Option<String>,
+    /// Its issues closed and still open.
+    pub closed_issues: usize,
+    /// Its issues still open (left in it when it closed).
+    pub open_issues: usize,
+}
+
+/// A month on the closed-work index.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClosedMonthLink {
+    /// `November 2026`.
+    pub label: String,
+    /// Its page, `closed/2026-11.html`.
+    pub path: String,
+    /// Issues closed in it.
+    pub count: usize,
+}
+
+/// The issues closed in one month (`closed/YYYY-MM.html`), most recently closed first.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClosedMonthPage {
+    /// Where it is written.
+    pub path: String,
+    /// `November 2026`.
+    pub label: String,
+    /// Each issue: linked, the day it closed, and its milestone.
+    pub issues: Vec<ClosedIssueRow>,
+    /// The month before and after that issues closed in, where there is one.
+    pub earlier: Option<ClosedMonthLink>,
+    /// The next month issues closed in.
+    pub later: Option<ClosedMonthLink>,
+}
+
+/// A closed issue on its month's page.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClosedIssueRow {
+    /// The issue, linked to its page, its title as the link's title.
+    pub link: Link,
+    /// Its title.
+    pub title: String,
+    /// The day it closed.
+    pub closed: String,
+    /// Its milestone, linked to the milestone's page.
+    pub milestone: Option<Link>,
+}
+
+/// The page of the issues closed in `day`'s month.
+pub(crate) fn closed_month_path(day: NaiveDate) -> String {
+    format!("closed/{}.html", day.format("%Y-%m"))
+}
+
+/// `November 2026`.
+fn month_words(day: NaiveDate) -> String {
+    day.format("%B %Y").to_string()
 }
 
 /// The changes page: the changes view with its moments as labels and each directive's target linked.
@@ -792,6 +877,15 @@ pub fn build(
                             title: None,
                             href: Some(format!("{}#{listed_at}", milestone_path(m.id))),
                         },
+                        // Closed with no milestone: the month it closed in, reached without script.
+                        None if let Some(at) = i.closed_at => {
+                            let day = plan.zone.date_of(at);
+                            Link {
+                                text: format!("Closed in {}", month_words(day)),
+                                title: None,
+                                href: Some(closed_month_path(day)),
+                            }
+                        }
                         None => Link {
                             text: "Search".to_owned(),
                             title: None,
@@ -1140,6 +1234,7 @@ pub fn build(
         };
 
     let roadmap = roadmap_page(inputs, &person_views, &person_link, &issue_link);
+    let (closed, closed_months) = closed_pages(plan, &milestone_link, &issue_link);
     Detail {
         issues,
         milestones,
@@ -1148,7 +1243,95 @@ pub fn build(
         index: crate::views::index::search_index(inputs),
         standup,
         roadmap,
+        closed,
+        closed_months,
     }
+}
+
+/// The closed-work index and its month pages (audit 183: without script, a closed milestone and the
+/// issues closed long ago with none were reached by no link, 123 of the demo's 341 pages).
+fn closed_pages(
+    plan: &crate::plan::Plan,
+    milestone_link: &dyn Fn(u64, &str) -> Link,
+    issue_link: &dyn Fn(&str) -> Link,
+) -> (ClosedPage, Vec<ClosedMonthPage>) {
+    let mut milestones: Vec<(NaiveDate, ClosedMilestoneRow)> = plan
+        .milestones
+        .iter()
+        .filter_map(|m| {
+            let closed = m.closed?;
+            let of = || plan.issues.iter().filter(|i| i.milestone == Some(m.id));
+            Some((
+                closed,
+                ClosedMilestoneRow {
+                    link: milestone_link(m.id, &m.title),
+                    repo: m.repo.to_string(),
+                    closed: closed.to_string(),
+                    due: m.due.map(|d| d.to_string()),
+                    closed_issues: of().filter(|i| i.closed_at.is_some()).count(),
+                    open_issues: of().filter(|i| i.closed_at.is_none()).count(),
+                },
+            ))
+        })
+        .collect();
+    milestones.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.link.text.cmp(&b.1.link.text)));
+    let titles: HashMap<u64, &str> = plan
+        .milestones
+        .iter()
+        .map(|m| (m.id, m.title.as_str()))
+        .collect();
+    let mut by_month: BTreeMap<NaiveDate, Vec<(NaiveDate, ClosedIssueRow)>> = BTreeMap::new();
+    for i in &plan.issues {
+        let Some(at) = i.closed_at else { continue };
+        let day = plan.zone.date_of(at);
+        let month = day.with_day(1).unwrap_or(day);
+        by_month.entry(month).or_default().push((
+            day,
+            ClosedIssueRow {
+                link: issue_link(&i.key.to_string()),
+                title: i.title.clone(),
+                closed: day.to_string(),
+                milestone: i
+                    .milestone
+                    .and_then(|id| Some(milestone_link(id, titles.get(&id)?))),
+            },
+        ));
+    }
+    let link = |month: NaiveDate, count: usize| ClosedMonthLink {
+        label: month_words(month),
+        path: closed_month_path(month),
+        count,
+    };
+    let months: Vec<(NaiveDate, usize)> = by_month
+        .iter()
+        .rev()
+        .map(|(m, rows)| (*m, rows.len()))
+        .collect();
+    let pages = months
+        .iter()
+        .enumerate()
+        .map(|(n, (month, _))| {
+            let mut rows = by_month.remove(month).unwrap_or_default();
+            rows.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.link.text.cmp(&b.1.link.text)));
+            ClosedMonthPage {
+                path: closed_month_path(*month),
+                label: month_words(*month),
+                issues: rows.into_iter().map(|(_, r)| r).collect(),
+                earlier: months.get(n + 1).map(|(m, c)| link(*m, *c)),
+                later: n
+                    .checked_sub(1)
+                    .and_then(|k| months.get(k))
+                    .map(|(m, c)| link(*m, *c)),
+            }
+        })
+        .collect();
+    (
+        ClosedPage {
+            milestones: milestones.into_iter().map(|(_, r)| r).collect(),
+            months: months.iter().map(|(m, c)| link(*m, *c)).collect(),
+        },
+        pages,
+    )
 }
 
 /// A `p50 – p80` band in words, "not within the horizon" said once.

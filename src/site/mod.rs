@@ -165,7 +165,7 @@ use crate::state::TMP_SUFFIX;
 const BASE: &str = "base.html";
 
 /// The embedded templates, parents first.
-const TEMPLATES: [(&str, &str); 15] = [
+const TEMPLATES: [(&str, &str); 17] = [
     (BASE, include_str!("../../site-templates/base.html")),
     (
         "index.html",
@@ -223,6 +223,14 @@ const TEMPLATES: [(&str, &str); 15] = [
     (
         "roadmap.html",
         include_str!("../../site-templates/roadmap.html"),
+    ),
+    (
+        "closed.html",
+        include_str!("../../site-templates/closed.html"),
+    ),
+    (
+        "closed-month.html",
+        include_str!("../../site-templates/closed-month.html"),
     ),
 ];
 
@@ -405,6 +413,12 @@ pub fn render(
         files.insert("standup.html".to_owned(), standup.into_bytes());
         let roadmap = render_one("roadmap.html", "roadmap", "", &d.roadmap)?;
         files.insert("roadmap.html".to_owned(), roadmap.into_bytes());
+        let closed = render_one("closed.html", "closed", "", &d.closed)?;
+        files.insert("closed.html".to_owned(), closed.into_bytes());
+        for m in &d.closed_months {
+            let html = render_one("closed-month.html", "closed", "../", m)?;
+            files.insert(m.path.clone(), html.into_bytes());
+        }
         // The index as a script that sets a global: a page opened from file:// may load a script but
         // not fetch a JSON file.
         let mut index =

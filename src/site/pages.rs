@@ -73,9 +73,9 @@ fn reliability_chart(c: &crate::views::calibration::CalibrationView) -> String {
         .iter()
         .filter_map(|name| b.methods.iter().find(|m| m.method == *name))
         .map(|m| super::charts::Reliability {
-            // The tables' names: a legend saying "throughput MC" beside rows saying "throughput" read as
-            // two methods.
-            name: m.method.clone(),
+            // The tables' names: a legend saying "throughput" beside rows saying "Throughput Monte
+            // Carlo — issues" read as two methods (audits 171, 183).
+            name: method_name(&m.method).to_owned(),
             coverage: [0, 1, 2].map(|i| m.coverage.get(i).copied().flatten()),
         })
         .filter(|m| m.coverage.iter().any(Option::is_some))
@@ -128,13 +128,17 @@ pub(crate) fn method_words(method: &str) -> String {
     } else {
         (method, "issues")
     };
-    let name = match name {
+    format!("{} — {what}", method_name(name))
+}
+
+/// A method's name as the calibration page says it: `CommiTea`, `Throughput Monte Carlo`, `EBS`.
+fn method_name(method: &str) -> &str {
+    match method {
         "commitea" => "CommiTea",
         "throughput" => "Throughput Monte Carlo",
         "ebs" => "EBS",
         other => other,
-    };
-    format!("{name} — {what}")
+    }
 }
 
 /// One tenth of CommiTea's promised probabilities of being done, as the calibration page shows it.

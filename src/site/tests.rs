@@ -412,6 +412,8 @@ fn every_page_and_the_stylesheet_are_produced() {
             "search.html",
             "standup.html",
             "roadmap.html",
+            "closed.html",
+            "closed-month.html",
             "style.css",
             "board.js",
             "search.js",

@@ -180,7 +180,8 @@ fn every_issue_milestone_and_person_has_a_page_and_every_link_resolves() {
 
 /// An issue page's breadcrumb leads to a page that lists it, with no script: the board's column for
 /// open and recently closed issues, its milestone's closed issues for one closed before the board's weeks
-/// (audit 96: `board.html#done` did not list it), else the search for it.
+/// (audit 96: `board.html#done` did not list it), the month it closed in for one with no milestone, else
+/// the search for it.
 #[test]
 fn every_issue_pages_breadcrumb_leads_to_a_page_that_lists_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -197,10 +198,12 @@ fn every_issue_pages_breadcrumb_leads_to_a_page_that_lists_it() {
             .unwrap_or_else(|| panic!("{path} has no breadcrumb"));
         let target = crumbs.trim_start_matches("../").to_owned();
         let page = target.split(['#', '?']).next().unwrap();
+        // A month's page is a level down: the issue's page from it is `../issues/…`.
         let kind = match page {
             "board.html" => "board",
             "search.html" => "search",
             p if p.starts_with("milestones/") => "milestone",
+            p if p.starts_with("closed/") => "closed month",
             other => panic!("{path}: breadcrumb to {other}"),
         };
         *by_kind.entry(kind).or_default() += 1;
@@ -220,6 +223,12 @@ fn every_issue_pages_breadcrumb_leads_to_a_page_that_lists_it() {
     );
     assert!(
         by_kind.get("board").copied().unwrap_or(0) > 0,
+        "{by_kind:?}"
+    );
+    // And those closed long ago with none, to the month they closed in (audit 183: to the search, which
+    // needs script).
+    assert!(
+        by_kind.get("closed month").copied().unwrap_or(0) > 0,
         "{by_kind:?}"
     );
 }
@@ -422,6 +431,116 @@ fn a_milestone_page_shows_how_its_forecast_moved_across_committed_forecasts() {
     // Both days 0 are in the table.
     assert!(page.contains(">2026-11-30</td>"), "{page}");
     assert!(page.contains(">2026-12-07</td>"), "{page}");
+}
+
+#[test]
+fn every_page_is_reached_by_links_alone_from_the_overview() {
+    // Without script, a closed milestone's page and the issues closed long ago with no milestone were
+    // reached by no link (audit 183: 123 of the demo's 341 pages); the closed-work pages reach them.
+    let dir = crate::toolcli::demo_state();
+    let mut opts = options(dir.path());
+    opts.overrides.trials = Some(400);
+    pipeline::run(&opts).unwrap();
+    let files = site(dir.path());
+    let pages: Vec<&String> = files.keys().filter(|k| k.ends_with(".html")).collect();
+    let mut seen: std::collections::BTreeSet<String> = ["index.html".to_owned()].into();
+    let mut queue = vec!["index.html".to_owned()];
+    while let Some(page) = queue.pop() {
+        let Some(html) = files.get(&page) else {
+            continue;
+        };
+        let base: Vec<&str> = page.split('/').collect();
+        for href in attrs(html, "href") {
+            if href.contains(':') || href.starts_with('#') {
+                continue;
+            }
+            // Search's `?q=` needs script: a link to it reaches only the search page itself.
+            let path = href.split(['#', '?']).next().unwrap_or("");
+            let mut parts: Vec<&str> = base[..base.len() - 1].to_vec();
+            for p in path.split('/') {
+                match p {
+                    ".." => {
+                        parts.pop();
+                    }
+                    "." | "" => {}
+                    p => parts.push(p),
+                }
+            }
+            let target = parts.join("/");
+            if target.ends_with(".html") && seen.insert(target.clone()) {
+                queue.push(target);
+            }
+        }
+    }
+    let unreached: Vec<&&String> = pages.iter().filter(|p| !seen.contains(**p)).collect();
+    assert!(
+        unreached.is_empty(),
+        "{} unreached: {unreached:?}",
+        unreached.len()
+    );
+    // The closed milestone is listed, and a closed issue with no milestone leads to its month.
+    let closed = &files["closed.html"];
+    assert!(closed.contains("href=\"milestones/1.html\""), "{closed}");
+    let old = files
+        .iter()
+        .find(|(k, v)| k.starts_with("issues/") && v.contains(">Closed in "))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .expect("a closed issue with no milestone, off the board");
+    let month = attrs(&old.1, "href")
+        .into_iter()
+        .find(|h| h.contains("closed/"))
+        .unwrap();
+    let month_page = &files[month.trim_start_matches("../").trim_start_matches("../")];
+    let key = old
+        .0
+        .trim_start_matches("issues/")
+        .trim_end_matches(".html");
+    let number = key.rsplit('/').next().unwrap();
+    assert!(
+        month_page.contains(&format!("{}#{number}</a>", key.rsplit_once('/').unwrap().0)),
+        "{month}: {month_page}"
+    );
+}
+
+#[test]
+fn a_hard_milestone_closed_since_the_last_forecast_reads_as_closed() {
+    // Audit 182: its page still said "hard deadline", and "— now (p80 closed on Gitea): …; closed on
+    // Gitea".
+    let dir = crate::toolcli::demo_state();
+    let mut opts = options(dir.path());
+    opts.overrides.trials = Some(400);
+    pipeline::run(&opts).unwrap();
+    assert!(site(dir.path())["milestones/2.html"].contains("hard deadline"));
+    let path = dir.path().join("snapshot/milestones.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let at = text
+        .find("  title: Accessibility compliance (EAA)")
+        .unwrap();
+    let state = at + text[at..].find("  state: open\n").unwrap();
+    let closed = format!(
+        "{}  state: closed\n  closed_at: 2026-11-26T10:00:00Z\n{}",
+        &text[..state],
+        &text[state + "  state: open\n".len()..]
+    );
+    std::fs::write(&path, closed).unwrap();
+    crate::pipeline::git(
+        dir.path(),
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "commit",
+            "-qam",
+            "EAA closed",
+        ],
+    );
+    pipeline::run(&opts).unwrap();
+    let page = &site(dir.path())["milestones/2.html"];
+    assert!(page.contains("Closed on Gitea on 2026-11-26"), "{page}");
+    assert!(!page.contains("hard deadline"), "{page}");
+    assert!(page.contains(" then, none now: "), "{page}");
+    assert!(!page.contains("now (p80 closed"), "{page}");
 }
 
 #[test]
