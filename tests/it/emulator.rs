@@ -398,6 +398,46 @@ fn auth_needs_the_token_as_token_or_bearer() {
 /// repository is not found (`repoAssignment`) and a `reqToken` route (every write, tracked times, `/user`)
 /// answers 401 "token is required".
 #[test]
+fn a_read_scoped_token_is_refused_the_user_and_every_write() {
+    // routers/api/v1/api.go: `/user` wants `read:user`, an issue write `write:issue` (audit 184: the
+    // emulator answered `/user` to a token of issue and repository scopes).
+    let emu = Emulator::start(
+        Dataset::from_snapshot(&load("tests/fixtures/small")),
+        EmulatorOptions {
+            read_scoped_token: true,
+            ..EmulatorOptions::default()
+        },
+    )
+    .unwrap();
+    let user = get(&emu, "/user");
+    assert_eq!(user.status, 403);
+    assert!(
+        user.json()["message"]
+            .as_str()
+            .unwrap()
+            .contains("required=[read:user]"),
+        "{:?}",
+        user.json()
+    );
+    assert_eq!(get(&emu, "/repos/acme/api/issues").status, 200);
+    let write = call(
+        &emu,
+        "POST",
+        "/repos/acme/api/issues",
+        Some(&serde_json::json!({"title": "x"})),
+    );
+    assert_eq!(write.status, 403);
+    assert!(
+        write.json()["message"]
+            .as_str()
+            .unwrap()
+            .contains("required=[write:issue]")
+    );
+    // Without scopes the user is answered.
+    assert_eq!(get(&small(), "/user").status, 200);
+}
+
+#[test]
 fn a_request_without_a_token_is_answered_as_gitea_answers_it() {
     let anonymous = |mode: Anonymous, method: &str, path: &str| -> (u16, Value) {
         let snapshot = load("tests/fixtures/small");

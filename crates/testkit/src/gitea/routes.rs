@@ -277,6 +277,19 @@ pub(crate) fn handle(req: &Request, shared: &Shared) -> Response {
             ),
         );
     }
+    // routers/api/v1/api.go wraps `/user` in `tokenRequiresScopes(AccessTokenScopeCategoryUser)`: a token
+    // of issue and repository scopes alone is refused it (audit 184: the emulator answered it).
+    if signed_in
+        && shared.options.read_scoped_token
+        && let ["user", ..] = segs.as_slice()
+    {
+        return error(
+            shared,
+            403,
+            "token does not have at least one of required scope(s), required=[read:user], token \
+             scope=read:issue,read:repository",
+        );
+    }
     match (method, segs.as_slice()) {
         ("GET", ["version"]) => Response::json(200, &json!({"version": shared.options.version})),
         ("GET", ["settings", "api"]) => Response::json(
