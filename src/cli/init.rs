@@ -39,6 +39,18 @@ pub struct Args {
 /// forecasts, renders, commits, and says which secrets to set.
 pub fn run(a: Args) -> CommandResult {
     let started = Instant::now();
+    // Said as the flags given, not as the config init would write (audit 184: "dupr/commitea.yaml line 3",
+    // a file that did not exist).
+    for (n, r) in a.repos.iter().enumerate() {
+        if let Some(first) = a.repos[..n]
+            .iter()
+            .find(|f| f.to_string().eq_ignore_ascii_case(&r.to_string()))
+        {
+            return Err(CommandError::Input(format!(
+                "--repo {r} names {first} again (Gitea's names ignore case): give each repository once"
+            )));
+        }
+    }
     let cloned = check_folder(&a.dir)?;
     let token = crate::gitea::client::token_from_env();
     let client = crate::gitea::client::Client::new(&a.server, token.clone(), Default::default())
@@ -50,8 +62,16 @@ pub fn run(a: Args) -> CommandResult {
         client.server()
     );
     let t = std::time::Instant::now();
-    let snapshot = crate::gitea::sync::full_sync(&client, &a.repos, now)
-        .map_err(|e| CommandError::Failed(e.into()))?;
+    let snapshot = crate::gitea::sync::full_sync(&client, &a.repos, now).map_err(|e| {
+        // Nothing is written before the server is read: say so, and that init is what to run again
+        // (audit 184: only `commitea run --offline` was advised, for a state repo never made).
+        CommandError::Failed(anyhow::Error::from(e).context(format!(
+            "init read nothing from {} and created nothing in {}: run `commitea init` again once the \
+             server answers",
+            client.server(),
+            a.dir.display()
+        )))
+    })?;
     // The biggest sync a team makes, said as a run's is (audit 138: only the reading back was timed).
     tracing::info!(
         "sync: {} from {} in {} ({} at once at most), {:.0?}",

@@ -2118,6 +2118,35 @@ fn init_against_the_server_makes_a_site_in_one_command() {
     let out = init(&failed, None);
     assert_eq!(out.status.code(), Some(1));
     assert!(!failed.exists());
+    // Said as init's: nothing made, init to run again (audit 184: only `run --offline` was advised).
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("created nothing in") && stderr.contains("run `commitea init` again"),
+        "{stderr}"
+    );
+    // A repository given twice is the flags' mistake, not a file's (audit 184: "dupr/commitea.yaml
+    // line 3", a file that did not exist).
+    let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .arg("init")
+        .arg(&failed)
+        .args([
+            "--server",
+            &s.emu.url(),
+            "--repo",
+            "acme/api",
+            "--repo",
+            "Acme/API",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--repo Acme/API names acme/api again")
+            && !stderr.contains("commitea.yaml"),
+        "{stderr}"
+    );
+    assert!(!failed.exists());
 
     // The state repo made on the server first and cloned, empty: its clone holds only `.git`, on the
     // server's first branch (`master` here; init commits on `main` all the same, which the workflow and
