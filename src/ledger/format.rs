@@ -613,16 +613,16 @@ pub enum LedgerProblem {
         opened: usize,
     },
     /// A line shaped like a directive's heading that markdown does not read as one (`### D-0004 · …`,
-    /// `##D-0004`, `## d-0004`, `**D-0004** · …`): the directive does not count.
-    #[error(
-        "ledger line {line}: \"{text}\" is not read as a directive: a directive's heading is \"## D-NNNN · \
-         kind · time\" (two #, a space, a capital D); write it so and the directive counts"
-    )]
+    /// `##D-0004`, `## d-0004`, `**D-0004** · …`, `## D–0004` with an en dash, an indented heading, one
+    /// with no id): the directive does not count.
+    #[error("ledger line {line}: \"{text}\" is not read as a directive: {fix}")]
     Misshapen {
         /// The line.
         line: usize,
         /// The line as written (cut when long).
         text: String,
+        /// What is wrong with it, and what to write.
+        fix: String,
     },
     /// A line ends in a lone carriage return (the old Mac line ending): the lines around it read as one.
     #[error(

@@ -345,7 +345,7 @@ pub fn parse(original: &str) -> ParsedLedger {
             Entry::Prose(_) => None,
         })
         .collect();
-    problems.extend(misshapen(text, &blocks, &read));
+    problems.extend(misshapen(text, &blocks, &read, free));
     problems.extend(
         markers
             .into_iter()
@@ -375,7 +375,11 @@ pub fn parse(original: &str) -> ParsedLedger {
 /// the line the block starts on, so that a typo never drops directives without a word.
 fn swallowed(text: &str, line_index: &LineIndex, blocks: &[Block]) -> Vec<LedgerProblem> {
     let mut out = Vec::new();
-    for (n, start, body) in heading_lines(text) {
+    for (n, start, body, indent) in heading_lines(text) {
+        // Four spaces on, markdown reads code of its own: [`misshapen`] says it.
+        if indent > 3 {
+            continue;
+        }
         let Some(rest) = body.strip_prefix("##") else {
             continue;
         };
@@ -416,13 +420,18 @@ fn swallowed(text: &str, line_index: &LineIndex, blocks: &[Block]) -> Vec<Ledger
 /// heading naming an id the ledger reads as a directive elsewhere (`read`): a note about it, not a lost
 /// one (audit 117 had notes flagged, with advice that would have made duplicates). Code and HTML blocks
 /// hold what they hold (an unclosed one is [`swallowed`]'s to say).
-fn misshapen(text: &str, blocks: &[Block], read: &HashSet<u32>) -> Vec<LedgerProblem> {
+fn misshapen(
+    text: &str,
+    blocks: &[Block],
+    read: &HashSet<u32>,
+    free: DirectiveId,
+) -> Vec<LedgerProblem> {
     let mut out = Vec::new();
-    for (n, start, body) in heading_lines(text) {
+    for (n, start, body, indent) in heading_lines(text) {
         let Some(id) = shaped_like_a_heading(body) else {
             continue;
         };
-        if read.contains(&id) {
+        if id.is_some_and(|id| read.contains(&id)) {
             continue;
         }
         let before = blocks.partition_point(|b| b.range.start <= start);
@@ -435,21 +444,43 @@ fn misshapen(text: &str, blocks: &[Block], read: &HashSet<u32>) -> Vec<LedgerPro
         }) {
             continue;
         }
-        // `## D-0004 - kind` is a directive heading that the entry's own parse reports.
-        if body.strip_prefix("## ").is_some_and(is_directive_heading) {
-            continue;
-        }
+        // A well-written heading out of place: indented, markdown reads it as part of what is above it
+        // (a list item's text, or code from four spaces on), and the directive never reached the parse
+        // (audit 185: it took the entry above with it, or went without a word).
+        let fix = if indent > 0 && body.strip_prefix("## ").is_some_and(is_directive_heading) {
+            format!(
+                "it is indented {}, so markdown reads it as part of {}; start it at the beginning of the \
+                 line and the directive counts",
+                crate::prose::count(indent, "space", "spaces"),
+                if indent >= 4 {
+                    "a code block"
+                } else {
+                    "what is above it (a list item)"
+                }
+            )
+        } else if id.is_none() {
+            format!(
+                "a directive's heading is \"## D-NNNN · kind · time\" and this one has no id; give it the \
+                 next free one, {free}, and the directive counts"
+            )
+        } else {
+            "a directive's heading is \"## D-NNNN · kind · time\" (two #, a space, a capital D, a plain \
+             hyphen and the number); write it so and the directive counts"
+                .to_owned()
+        };
         out.push(LedgerProblem::Misshapen {
             line: n + 1,
             text: crate::limits::excerpt(body.trim()).to_string(),
+            fix,
         });
     }
     out
 }
 
 /// The lines of `text` that could be headings: `(index from 0, byte offset of the line, the line without
-/// its ending and its indent of up to three spaces)` — markdown reads four spaces as code.
-fn heading_lines(text: &str) -> impl Iterator<Item = (usize, usize, &str)> {
+/// its ending and its indent, the indent in spaces)`. An indented one is no heading to markdown (part of
+/// a list item, or code from four spaces on), which [`misshapen`] says.
+fn heading_lines(text: &str) -> impl Iterator<Item = (usize, usize, &str, usize)> {
     text.split_inclusive('\n')
         .scan(0, |next, whole| {
             let start = *next;
@@ -457,15 +488,21 @@ fn heading_lines(text: &str) -> impl Iterator<Item = (usize, usize, &str)> {
             Some((start, whole))
         })
         .enumerate()
-        .filter_map(|(n, (start, whole))| {
+        .map(|(n, (start, whole))| {
             let line = whole.trim_end_matches(['\n', '\r']);
-            let indent = line.len() - line.trim_start_matches(' ').len();
-            (indent <= 3).then(|| (n, start, &line[indent..]))
+            let body = line.trim_start_matches([' ', '\t']);
+            (n, start, body, line.len() - body.len())
         })
 }
 
-/// The id of a line (its indent cut) that looks like a directive's heading, well written or not.
-fn shaped_like_a_heading(line: &str) -> Option<u32> {
+/// Whether a line (its indent cut) looks like a directive's heading, well written or not, and its id
+/// where it has one: `Some(None)` for a heading with a kind and a time but no id (`## reprioritize ·
+/// 2026-11-26T11:00:00Z`). An id is `D`, a hyphen or any dash an editor's smart punctuation puts in its
+/// place (or none: `D0021`), and digits (audit 185: `D–0008` with an en dash was prose, without a word).
+fn shaped_like_a_heading(line: &str) -> Option<Option<u32>> {
+    const DASHES: [char; 6] = [
+        '-', '\u{2010}', '\u{2011}', '\u{2013}', '\u{2014}', '\u{2212}',
+    ];
     let hashes = line.len() - line.trim_start_matches('#').len();
     let rest = if hashes > 0 {
         line[hashes..].trim_start()
@@ -474,16 +511,41 @@ fn shaped_like_a_heading(line: &str) -> Option<u32> {
             .or_else(|| line.strip_prefix("__"))?
     };
     let id = rest
-        .get(..2)
-        .filter(|p| p.eq_ignore_ascii_case("d-"))
-        .map(|_| &rest[2..])?;
-    let digits = id.len() - id.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-    let number = id[..digits].parse().ok()?;
-    id[digits..]
-        .trim_start_matches(['*', '_'])
-        .trim_start()
-        .starts_with(['·', '-', '–', '|', ':'])
-        .then_some(number)
+        .strip_prefix(['D', 'd'])
+        .map(|r| r.trim_start_matches(DASHES))
+        .and_then(|id| {
+            let digits = id.len() - id.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let number = id[..digits].parse().ok()?;
+            id[digits..]
+                .trim_start_matches(['*', '_'])
+                .trim_start()
+                .starts_with(['·', '-', '–', '|', ':'])
+                .then_some(number)
+        });
+    if id.is_some() {
+        return Some(id);
+    }
+    // A heading with a directive's kind and a time between its separators is one without its id, or with
+    // words before it (`## Directive D-0023 · note · …`).
+    if hashes == 0 {
+        return None;
+    }
+    let parts: Vec<&str> = rest.split(['·', '|']).map(str::trim).collect();
+    let kind = parts.iter().any(|p| {
+        DirectiveKind::ALL
+            .iter()
+            .any(|k| p.eq_ignore_ascii_case(k.as_str()))
+    });
+    let time = parts.iter().any(|p| {
+        let b = p.as_bytes();
+        b.len() >= 10 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-' && b[7] == b'-'
+    });
+    (kind && time).then(|| {
+        rest.split_once("D-").and_then(|(_, after)| {
+            let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            after[..digits].parse().ok()
+        })
+    })
 }
 
 /// Whether `block` (code or HTML) runs to the end of the text for want of its closer: a ``` fence with no
@@ -671,12 +733,17 @@ fn quote_text(text: &str, r: Range<usize>) -> String {
     out.join("\n")
 }
 
-/// A list item's text: the marker dropped, continuation lines trimmed and joined by spaces.
+/// A list item's text: the marker dropped, continuation lines trimmed and joined by spaces. A directive's
+/// heading indented under it ends it: markdown reads that heading as the item's, and the entry above was
+/// lost with a message about its own `by` (audit 185); the heading is [`misshapen`]'s to say.
 fn item_text(text: &str, r: Range<usize>) -> String {
     let r = trim_blank_tail(text, r.start..line_end(text, r.end));
     let mut parts: Vec<&str> = Vec::new();
     for (n, l) in lines(text, r).enumerate() {
         let l = l.trim();
+        if n > 0 && shaped_like_a_heading(l).is_some() {
+            break;
+        }
         let l = if n == 0 {
             l.strip_prefix(['-', '*', '+']).unwrap_or(l).trim_start()
         } else {

@@ -728,6 +728,48 @@ fn a_merge_conflict_left_in_the_ledger_is_said_and_eats_no_entry() {
     assert!(parse("Notes\n=======\n").problems.is_empty());
 }
 
+/// An indented directive heading is no heading to markdown: two spaces under a list item made it the
+/// item's text, and the well-written entry above was lost with a message about its own `by`; four spaces
+/// after prose made it code, lost without a word (audit 185). The entry above counts, and the indented
+/// one is said at its line.
+#[test]
+fn an_indented_directive_heading_is_said_and_takes_nothing_with_it() {
+    let text = fixture();
+    let total = directives(&text).len();
+    let above = directives(&text).iter().map(|d| d.id).max().unwrap().next();
+    let next = above.next();
+    for (indent, after) in [("  ", ""), ("    ", "Some words of the PM's.\n\n")] {
+        let entry = format!(
+            "\n## {above} · note · 2026-11-30T09:00:00Z\n\n> Ship the beta.\n\n- by: amara\n\n{after}\
+             {indent}## {next} · note · 2026-11-30T10:00:00Z\n\n{indent}> Tell the partners.\n"
+        );
+        let with = format!("{text}{entry}");
+        let parsed = parse(&with);
+        let read: Vec<String> = parsed
+            .ledger
+            .directives()
+            .map(|d| d.id.to_string())
+            .collect();
+        assert_eq!(read.len(), total + 1, "{indent:?}: {read:?}");
+        assert_eq!(
+            read.last(),
+            Some(&above.to_string()),
+            "{indent:?}: the entry above counts"
+        );
+        let said: Vec<String> = parsed.problems.iter().map(ToString::to_string).collect();
+        let line = with[..with.find(&format!("## {next}")).unwrap()]
+            .matches('\n')
+            .count()
+            + 1;
+        assert_eq!(said.len(), 1, "{indent:?}: {said:?}");
+        assert!(
+            said[0].starts_with(&format!("ledger line {line}: \"## {next} · note"))
+                && said[0].contains(&format!("it is indented {} spaces", indent.len())),
+            "{said:?}"
+        );
+    }
+}
+
 /// A directive's heading written at another level, without the space, in lower case or in bold is not a
 /// heading the ledger reads: each is said with its line, and every other directive still counts (audit
 /// 114: `### D-0004 · reestimate` dropped the directive from the plan without a word).
@@ -744,6 +786,11 @@ fn a_misshapen_directive_heading_is_said_with_its_line_and_the_others_still_coun
         ("## D-0004", "##D-0004"),
         ("## D-0004", "## d-0004"),
         ("## D-0004 ·", "**D-0004** ·"),
+        // Audit 185: an editor's smart dash, no hyphen, words before the id, and no id at all.
+        ("## D-0004", "## D\u{2013}0004"),
+        ("## D-0004", "## D0004"),
+        ("## D-0004", "## Directive D-0004"),
+        ("## D-0004 · ", "## "),
     ] {
         let broken = format!("{}{}", &text[..at], &text[at..].replacen(from, to, 1));
         let parsed = parse(&broken);
@@ -759,6 +806,19 @@ fn a_misshapen_directive_heading_is_said_with_its_line_and_the_others_still_coun
             "{said:?}"
         );
         assert!(said[0].contains("\"## D-NNNN · kind · time\""), "{said:?}");
+        if to == "## " {
+            let free = parse(&text)
+                .ledger
+                .directives()
+                .map(|d| d.id)
+                .max()
+                .unwrap()
+                .next();
+            assert!(
+                said[0].contains(&format!("has no id; give it the next free one, {free}")),
+                "{said:?}"
+            );
+        }
     }
     // Prose that starts with an id, a list item or a quote naming one, and an example in a closed fence,
     // are not headings.
