@@ -584,19 +584,18 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
         &just_applied,
         &replayed,
     );
-    directives.problems = plan
-        .warnings
-        .iter()
-        .filter(|w| {
-            w.ledger_line().is_some()
-                && !matches!(
-                    w.kind,
-                    crate::plan::ProblemKind::NotOnGitea(_)
-                        | crate::plan::ProblemKind::OpFileLeft(_)
-                )
-        })
-        .map(ToString::to_string)
-        .collect();
+    // Entries left out, apart from what is said of directives in force (audit 185: "These entries were
+    // skipped" headed a directive that the same page said the forecast follows).
+    directives.problems.clear();
+    for w in plan.warnings.iter().filter(|w| w.ledger_line().is_some()) {
+        match w.kind {
+            crate::plan::ProblemKind::Malformed(_) | crate::plan::ProblemKind::NotApplied(_) => {
+                directives.problems.push(w.to_string());
+            }
+            crate::plan::ProblemKind::Data(_) => directives.notices.push(w.to_string()),
+            crate::plan::ProblemKind::NotOnGitea(_) | crate::plan::ProblemKind::OpFileLeft(_) => {}
+        }
+    }
     for n in &not_on_gitea {
         if let Some(d) = directives
             .recent

@@ -286,6 +286,8 @@ fn data() -> SiteData {
             }],
             earlier_in_force: Vec::new(),
             problems_omitted: 0,
+            notices: Vec::new(),
+            notices_omitted: 0,
             also_pending_omitted: 0,
             proposed_changes: Vec::new(),
             proposed_changes_omitted: 0,

@@ -476,6 +476,9 @@ fn render(
             let problems = d.problems.len();
             d.problems.truncate(limit);
             d.problems_omitted += problems - d.problems.len();
+            let notices = d.notices.len();
+            d.notices.truncate(limit);
+            d.notices_omitted += notices - d.notices.len();
             QueryOutput::Directives(d)
         }
         View::Standup => {

@@ -46,11 +46,18 @@ pub struct Directives {
     /// `pm-state.md`.
     #[serde(default, skip_serializing_if = "super::is_zero")]
     pub earlier_omitted: usize,
-    /// What is wrong in the ledger, one line each.
+    /// What is wrong in the ledger, one line each: entries left out of the plan.
     pub problems: Vec<String>,
     /// How many problems `problems` leaves out, when it is cut.
     #[serde(default, skip_serializing_if = "super::is_zero")]
     pub problems_omitted: usize,
+    /// What is worth a look about directives in force, one line each (one that takes another's place
+    /// though given before it, a period that adds someone no config names): they apply all the same.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
+    /// How many notices `notices` leaves out, when it is cut.
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub notices_omitted: usize,
 }
 
 impl Directives {
@@ -358,6 +365,8 @@ pub fn directives(
         earlier_in_force: Vec::new(),
         earlier_omitted: 0,
         problems_omitted: 0,
+        notices: Vec::new(),
+        notices_omitted: 0,
         also_pending_omitted: 0,
         also_pending,
         pending: newest.map(|p| Pending {
@@ -579,6 +588,8 @@ mod tests {
             earlier_omitted: 0,
             problems: Vec::new(),
             problems_omitted: 0,
+            notices: Vec::new(),
+            notices_omitted: 0,
         };
         d.cut(5);
         assert_eq!(d.also_pending.len(), 5);

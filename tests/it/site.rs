@@ -434,6 +434,55 @@ fn a_milestone_page_shows_how_its_forecast_moved_across_committed_forecasts() {
 }
 
 #[test]
+fn a_directive_in_force_worth_a_look_is_not_listed_as_skipped() {
+    // Audit 185: a back-dated entry that takes another's place was listed under "These entries were
+    // skipped", while the same page said the forecast follows it.
+    let dir = crate::toolcli::demo_state();
+    let mut opts = options(dir.path());
+    opts.overrides.trials = Some(400);
+    pipeline::run(&opts).unwrap();
+    let ledger = dir.path().join("pm-state.md");
+    let text = std::fs::read_to_string(&ledger).unwrap();
+    let first = commitea::ledger::parse::next_id(&text);
+    let second = first.next();
+    std::fs::write(
+        &ledger,
+        format!(
+            "{text}\n## {first} · reprioritize · 2026-11-20T10:00:00Z\n\n> api#57 first.\n\n\
+             - target: issue acme/api#57\n- params: {{\"priority\": 0}}\n- by: amara\n\
+             \n## {second} · reprioritize · 2026-11-10T10:00:00Z\n\n> api#57 can wait a bit.\n\n\
+             - target: issue acme/api#57\n- params: {{\"priority\": 2}}\n- by: amara\n"
+        ),
+    )
+    .unwrap();
+    crate::pipeline::git(
+        dir.path(),
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "commit",
+            "-qam",
+            "a late entry",
+        ],
+    );
+    pipeline::run(&opts).unwrap();
+    let page = &site(dir.path())["directives.html"];
+    let notices = page
+        .split("id=\"notices-title\"")
+        .nth(1)
+        .expect("a section of notices");
+    assert!(
+        notices.contains(&format!(
+            "{second} (given 2026-11-10) takes the place of {first} (given 2026-11-20)"
+        )),
+        "{page}"
+    );
+    assert!(!page.contains("These entries were skipped"), "{page}");
+}
+
+#[test]
 fn every_page_is_reached_by_links_alone_from_the_overview() {
     // Without script, a closed milestone's page and the issues closed long ago with no milestone were
     // reached by no link (audit 183: 123 of the demo's 341 pages); the closed-work pages reach them.
