@@ -470,6 +470,17 @@ fn targets_by_cut(
     (cuts, per_cut)
 }
 
+impl BacktestReport {
+    /// Whether CommiTea had targets and none of them was resolved: no issue closed within a horizon after
+    /// any cut (audit 186: a history where nothing ever closed was published with the throughput baseline
+    /// at 100%, as a forecast that dates nothing meets every range).
+    pub fn none_resolved(&self) -> bool {
+        self.methods
+            .get(COMMITEA)
+            .is_some_and(|s| s.n > 0 && s.n_resolved == 0)
+    }
+}
+
 /// Backtests CommiTea and the baselines on `snapshot` (see the module documentation). `ledger` is not
 /// applied — its history cannot be rewound — and the report says whether one was left out.
 pub fn backtest(
@@ -515,7 +526,15 @@ pub fn backtest(
         first_cut: cuts.first().copied(),
         last_cut: cuts.last().copied(),
         history_through: Some(snapshot.meta.synced_at),
-        ledger_ignored: ledger.is_some_and(|l| !l.trim().is_empty()),
+        // Directives, not any text: an imported state's ledger holds only its preamble (audit 186: every
+        // imported project's page said its directives were left out).
+        ledger_ignored: ledger.is_some_and(|l| {
+            crate::ledger::parse::parse(l)
+                .ledger
+                .directives()
+                .next()
+                .is_some()
+        }),
         cuts_assuming_all_done,
         last_activity: last_activity.filter(|_| cuts_after_last_activity > 0),
         cuts_after_last_activity,

@@ -77,18 +77,24 @@ pub fn run(a: Args) -> CommandResult {
             Some(days) => format!(
                 "give --horizon-days (or backtest.horizon_days) at most {days} (docs/forecasting.md)"
             ),
+            // The day with the horizon in force, and the soonest with the shortest (audit 186: the
+            // message named the day the shortest horizon needs, where the one in force still failed).
             None => match crate::backtest::rewind::first_cut(&repo.snapshot, opts.min_history_days)
             {
-                Some(cut) => format!(
-                    "no horizon gives one yet: the first cut is {} and needs {} days of what happened \
-                     after it, so run it again from {} (docs/forecasting.md)",
-                    cut.date_naive(),
-                    crate::backtest::rewind::END_MARGIN_DAYS,
-                    (cut + chrono::Duration::days(i64::from(
-                        crate::backtest::rewind::END_MARGIN_DAYS
-                    )))
-                    .date_naive()
-                ),
+                Some(cut) => {
+                    let margin = crate::backtest::rewind::END_MARGIN_DAYS;
+                    let day =
+                        |days: u32| (cut + chrono::Duration::days(i64::from(days))).date_naive();
+                    format!(
+                        "no horizon gives one yet: the first cut is {}; run it again from {} with the \
+                         horizon in force ({} days), or from {} with --horizon-days {margin} \
+                         (docs/forecasting.md)",
+                        cut.date_naive(),
+                        day(opts.horizon_days.max(margin)),
+                        opts.horizon_days,
+                        day(margin)
+                    )
+                }
                 None => "the snapshot has no issues".to_owned(),
             },
         };
@@ -104,6 +110,18 @@ pub fn run(a: Args) -> CommandResult {
         )));
     }
     stalled_cuts(&report);
+    if report.none_resolved() {
+        tracing::warn!(
+            "none of the {} targets scored was resolved: no issue closed within {} days after any cut, so \
+             these figures say nothing about dates (a method that gives no date meets every range; the \
+             Calibration page says so beside them)",
+            report
+                .methods
+                .get(crate::backtest::run::COMMITEA)
+                .map_or(0, |s| s.n),
+            opts.horizon_days
+        );
+    }
     if a.write {
         let _lock = crate::state::lock::lock_state(repo.layout.root(), c)?;
         let rel = std::path::Path::new(crate::state::BACKTEST_FILE);

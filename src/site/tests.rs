@@ -360,6 +360,7 @@ fn data() -> SiteData {
                 cuts_assuming_all_done: Some(2),
                 never_closed: Some(17),
                 ledger_ignored: true,
+                none_resolved: false,
                 after_last_activity: Some(crate::views::calibration::AfterLastActivity {
                     cuts: 2,
                     last: "2025-02-01".to_owned(),

@@ -107,6 +107,10 @@ pub struct BacktestView {
     /// Cuts after the history's last activity (a project that stopped), with that day, where any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_last_activity: Option<AfterLastActivity>,
+    /// Whether none of CommiTea's issue targets was resolved: nothing closed within a horizon after any
+    /// cut, so the figures say nothing about dates (a method that dates nothing meets every range).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub none_resolved: bool,
 }
 
 /// Cuts of a backtest after the history's last activity.
@@ -224,6 +228,7 @@ pub(crate) fn backtest_view(
             .map(|s| s.n_open)
             .filter(|_| report.cuts_assuming_all_done > 0),
         ledger_ignored: report.ledger_ignored,
+        none_resolved: report.none_resolved(),
         after_last_activity: report
             .last_activity
             .filter(|_| report.cuts_after_last_activity > 0)

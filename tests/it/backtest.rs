@@ -39,6 +39,35 @@ fn a_backtest_counts_the_cuts_at_which_every_open_issue_was_assumed_done() {
 }
 
 #[test]
+fn a_history_where_nothing_closed_is_said_and_a_ledger_without_directives_is_none_left_out() {
+    // Audit 186: a history with no issue ever closed was published with the throughput baseline at 100%
+    // and no word; every imported project's page said its directives were left out, though its ledger
+    // held none.
+    let demo = generate(&DemoSpec::bundled());
+    let opts = quick();
+    let preamble = "# Decisions\n\nThe PM's directive ledger.\n";
+    let report = backtest(&demo.snapshot, &demo.config, Some(preamble), &opts);
+    assert!(!report.none_resolved());
+    assert!(!report.ledger_ignored, "no directive, none left out");
+    let one = format!("{preamble}\n## D-0001 · note · 2026-11-20T10:00:00Z\n\n> Ship it.\n");
+    assert!(backtest(&demo.snapshot, &demo.config, Some(&one), &opts).ledger_ignored);
+    let mut open = demo.snapshot.clone();
+    for i in open.issues.values_mut() {
+        i.state = OpenState::Open;
+        i.closed_at = None;
+        i.timeline.retain(|e| {
+            !matches!(
+                e.kind,
+                commitea::domain::EventKind::Close | commitea::domain::EventKind::Reopen
+            )
+        });
+    }
+    let never = backtest(&open, &demo.config, None, &opts);
+    assert!(never.cuts > 0, "{never:#?}");
+    assert!(never.none_resolved(), "{:#?}", never.methods["commitea"]);
+}
+
+#[test]
 fn same_input_gives_byte_identical_reports() {
     let demo = generate(&DemoSpec::bundled());
     let opts = quick();

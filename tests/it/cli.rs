@@ -2354,22 +2354,31 @@ fn a_backtest_with_no_cut_writes_nothing_over_the_last_one() {
     // "longer than 90 days" of a history already longer, not counting the days a cut needs after it).
     let young = crate::pipeline::state_from_fixture("small");
     let s = young.path().to_string_lossy().into_owned();
-    let out = commitea(&["backtest", "-s", &s, "--horizon-days", "7"], tmp.path());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    let from: chrono::NaiveDate = err
-        .split("so run it again from ")
-        .nth(1)
-        .and_then(|r| r.get(..10))
-        .and_then(|d| d.parse().ok())
-        .unwrap_or_else(|| panic!("no day given: {err}"));
-    let cut: chrono::NaiveDate = err
-        .split("the first cut is ")
-        .nth(1)
-        .and_then(|r| r.get(..10))
-        .and_then(|d| d.parse().ok())
-        .unwrap();
-    assert_eq!((from - cut).num_days(), 14, "{err}");
+    // With a horizon longer than the days a cut needs after it, the day is the horizon's (audit 186: the
+    // message named the shortest horizon's day, where the one in force still failed).
+    for (horizon, days) in [("7", 14), ("120", 120)] {
+        let out = commitea(
+            &["backtest", "-s", &s, "--horizon-days", horizon],
+            tmp.path(),
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        let day_after = |words: &str| -> chrono::NaiveDate {
+            err.split(words)
+                .nth(1)
+                .and_then(|r| r.get(..10))
+                .and_then(|d| d.parse().ok())
+                .unwrap_or_else(|| panic!("no day after {words:?}: {err}"))
+        };
+        let cut = day_after("the first cut is ");
+        assert_eq!(
+            (day_after("run it again from ") - cut).num_days(),
+            days,
+            "{err}"
+        );
+        assert_eq!((day_after("or from ") - cut).num_days(), 14, "{err}");
+        assert!(err.contains("with --horizon-days 14"), "{err}");
+    }
 }
 
 /// An issue whose p50 falls more than a week after the days the median plan gives it says why; one whose
