@@ -476,7 +476,7 @@ impl NewDirective {
 pub enum LedgerProblem {
     /// The heading is not `## D-NNNN · kind · timestamp`.
     #[error(
-        "ledger line {line}: malformed directive heading \"{}\": expected \"D-NNNN · kind · 2026-11-30T10:15:00Z\"",
+        "ledger line {line}: malformed directive heading \"{}\": expected \"D-NNNN · kind · 2026-11-30T10:15:00Z\", so this directive is left out until it reads so",
         crate::limits::excerpt(.heading)
     )]
     Heading {
@@ -487,7 +487,7 @@ pub enum LedgerProblem {
     },
     /// The kind is not one of the six.
     #[error(
-        "ledger line {line}: unknown directive kind \"{kind}\" (expected reprioritize, reestimate, set-deadline, scope, capacity or note)"
+        "ledger line {line}: unknown directive kind \"{kind}\" (expected reprioritize, reestimate, set-deadline, scope, capacity or note), so this directive is left out"
     )]
     UnknownKind {
         /// The heading's line.
@@ -497,7 +497,7 @@ pub enum LedgerProblem {
     },
     /// The timestamp is not RFC 3339.
     #[error(
-        "ledger line {line}: bad date \"{}\" in directive heading: expected an RFC 3339 time such as 2026-11-30T10:15:00Z",
+        "ledger line {line}: bad date \"{}\" in directive heading: expected an RFC 3339 time such as 2026-11-30T10:15:00Z, so this directive is left out",
         crate::limits::excerpt(.text)
     )]
     BadTime {
@@ -532,7 +532,7 @@ pub enum LedgerProblem {
     },
     /// No blockquote follows the heading.
     #[error(
-        "ledger line {line}: directive {id} has no quote: the PM's words must follow the heading as a blockquote (> …)"
+        "ledger line {line}: directive {id} has no quote, so it is left out: the PM's words must follow the heading as a blockquote (> …)"
     )]
     MissingQuote {
         /// The heading's line.
@@ -541,7 +541,11 @@ pub enum LedgerProblem {
         id: DirectiveId,
     },
     /// A list item is not `key: value`.
-    #[error("ledger line {line}: list item is not \"key: value\": {:?}", crate::limits::excerpt(.text))]
+    #[error(
+        "ledger line {line}: list item is not \"key: value\": {:?}, so this directive is left out; write each item \
+         `- key: value`",
+        crate::limits::excerpt(.text)
+    )]
     BadItem {
         /// The item's line.
         line: usize,
@@ -550,16 +554,21 @@ pub enum LedgerProblem {
     },
     /// A key the format does not know.
     #[error(
-        "ledger line {line}: unknown key \"{key}\" (expected target, params, rationale, status or by)"
+        "ledger line {line}: unknown key \"{key}\" (expected target, params, rationale, status or by){hint}, so this \
+         directive is left out"
     )]
     UnknownKey {
+        /// What was likely meant (`; did you mean target?`), or empty.
+        hint: String,
         /// The item's line.
         line: usize,
         /// The key as written.
         key: String,
     },
     /// A key given twice in one directive.
-    #[error("ledger line {line}: key \"{key}\" given twice in one directive")]
+    #[error(
+        "ledger line {line}: key \"{key}\" given twice in one directive, so it is left out; keep one"
+    )]
     DuplicateKey {
         /// The second item's line.
         line: usize,
@@ -567,7 +576,10 @@ pub enum LedgerProblem {
         key: String,
     },
     /// The target is not `issue owner/repo#N`, `milestone ID` or `member USERNAME`.
-    #[error("ledger line {line}: malformed target \"{}\": {reason}", crate::limits::excerpt(.text))]
+    #[error(
+        "ledger line {line}: malformed target \"{}\": {reason}, so this directive is left out",
+        crate::limits::excerpt(.text)
+    )]
     BadTarget {
         /// The item's line (the heading's when the target is missing).
         line: usize,
@@ -577,7 +589,9 @@ pub enum LedgerProblem {
         reason: String,
     },
     /// The params are not valid JSON of the shape the kind needs.
-    #[error("ledger line {line}: params for {kind} are wrong: {reason}")]
+    #[error(
+        "ledger line {line}: params for {kind} are wrong: {reason}, so this directive is left out"
+    )]
     BadParams {
         /// The item's line (the heading's when params are missing).
         line: usize,
@@ -635,7 +649,10 @@ pub enum LedgerProblem {
         line: usize,
     },
     /// `by` is not a username.
-    #[error("ledger line {line}: \"by\" must be a Gitea username, not \"{text}\"")]
+    #[error(
+        "ledger line {line}: \"by\" must be a Gitea username, not \"{text}\", so this directive is left out; write \
+         the login of who recorded it, or leave the line out"
+    )]
     BadBy {
         /// The item's line.
         line: usize,

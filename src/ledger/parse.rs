@@ -671,6 +671,7 @@ fn directive(
             }
             _ => {
                 return Err(LedgerProblem::UnknownKey {
+                    hint: key_hint(key),
                     line: iline,
                     key: key.to_owned(),
                 });
@@ -754,6 +755,23 @@ fn item_text(text: &str, r: Range<usize>) -> String {
         }
     }
     parts.join(" ")
+}
+
+/// What an unknown item key likely meant (audit 185: `traget`, `Target`, a numbered list's `1. target`).
+fn key_hint(key: &str) -> String {
+    const KEYS: [&str; 5] = ["target", "params", "rationale", "status", "by"];
+    let bare = key
+        .trim_start_matches(|c: char| c.is_ascii_digit())
+        .strip_prefix(['.', ')'])
+        .map(str::trim);
+    if let Some(k) = bare.filter(|b| KEYS.contains(&b.to_ascii_lowercase().as_str())) {
+        return format!(
+            "; a numbered list reads \"{k}\" as \"{key}\": write the items with `- ` bullets"
+        );
+    }
+    crate::plan::nearest(key, KEYS.into_iter())
+        .map(|(_, k)| format!("; did you mean {k}? (keys are lower case)"))
+        .unwrap_or_default()
 }
 
 fn parse_target(value: &str, line: usize) -> Result<Target, LedgerProblem> {

@@ -511,9 +511,33 @@ fn problem_messages_name_the_line_and_the_fault() {
         parsed.problems[0].to_string(),
         format!(
             "ledger line {line}: unknown directive kind \"reprio\" (expected reprioritize, reestimate, \
-             set-deadline, scope, capacity or note)"
+             set-deadline, scope, capacity or note), so this directive is left out"
         )
     );
+    // A key mistyped, in capitals, or in a numbered list says what was meant, and that the directive is
+    // left out (audit 185: "unknown key \"traget\"" read as one field ignored).
+    for (item, said) in [
+        (
+            "- traget: issue acme/api#1",
+            "unknown key \"traget\" (expected target, params, rationale, status or by); did you mean target? (keys are lower case), so this directive is left out",
+        ),
+        ("- Target: issue acme/api#1", "did you mean target?"),
+        (
+            "1. target: issue acme/api#1",
+            "a numbered list reads \"target\" as \"1. target\": write the items with `- ` bullets",
+        ),
+    ] {
+        let (text, _) = with_entry(&format!(
+            "## D-0020 · reprioritize · 2026-11-20T10:00:00Z\n\n> Do it.\n\n{item}\n- params: {{\"priority\": 1}}\n"
+        ));
+        let parsed = parse(&text);
+        let got = parsed
+            .problems
+            .first()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        assert!(got.contains(said), "{item}: {got}");
+    }
 }
 
 #[test]
