@@ -705,12 +705,18 @@ fn config_edited(layout: &Layout) -> Result<bool, PipelineError> {
     })
 }
 
-/// Each directive of a ledger text: its id and its entry as committed (LF: a checkout's CRLF is no edit).
+/// Each directive of a ledger text: its id and its entry as committed (LF, each line without its
+/// trailing spaces: a checkout's CRLF, or an editor that trims or pads lines on save, is no edit; audit
+/// 185: trailing spaces read as six entries edited, to be proposed).
 fn entries(text: Option<&str>) -> Vec<(String, String)> {
     crate::ledger::parse::parse(text.unwrap_or(""))
         .ledger
         .directives()
-        .map(|d| (d.id.to_string(), crate::state::as_lf(&d.raw).into_owned()))
+        .map(|d| {
+            let raw = crate::state::as_lf(&d.raw);
+            let lines: Vec<&str> = raw.lines().map(str::trim_end).collect();
+            (d.id.to_string(), lines.join("\n").trim_end().to_owned())
+        })
         .collect()
 }
 

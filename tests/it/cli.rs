@@ -2015,6 +2015,41 @@ fn a_capacity_directive_marked_superseded_by_a_later_one_moves_nothing() {
 }
 
 #[test]
+fn trailing_spaces_an_editor_adds_are_no_edit_of_an_entry() {
+    // Audit 185: an editor padding lines on save made six entries "edits of entries the branch has", for
+    // `commitea propose` to send as edit pull requests.
+    let (_tmp, dir) = quick_demo();
+    let ledger = dir.join("pm-state.md");
+    let text = std::fs::read_to_string(&ledger).unwrap();
+    let padded: String = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("- ") {
+                format!("{l}   \n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    assert_ne!(padded, text);
+    std::fs::write(&ledger, padded).unwrap();
+    let out = commitea(&["run", "--offline", "--trials", "100"], &dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("has edits of entries"), "{stderr}");
+    // A real edit still is one.
+    let edited = std::fs::read_to_string(&ledger).unwrap().replacen(
+        "- status: active",
+        "- status: withdrawn",
+        1,
+    );
+    std::fs::write(&ledger, edited).unwrap();
+    let out = commitea(&["run", "--offline", "--trials", "100"], &dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("has edits of entries"), "{stderr}");
+}
+
+#[test]
 fn each_reader_says_a_warning_once() {
     // `export` said the plan's warnings, and then again with the forecast's (audit 182).
     let (_tmp, dir) = quick_demo();
