@@ -188,6 +188,14 @@ fn import_jira(
                 crate::prose::and_list_at_most(&s.estimates_capped, 5),
             );
         }
+        if !s.titles_cut.is_empty() {
+            tracing::warn!(
+                "{p}: {} a title longer than the {} characters Gitea takes, cut to them: {}",
+                crate::prose::count(s.titles_cut.len(), "issue has", "issues have"),
+                crate::limits::TITLE_CHARS,
+                crate::prose::and_list_at_most(&s.titles_cut, 5),
+            );
+        }
         tracing::debug!("{p}: {s:?}");
         crate::import::write_state(&dir, &imported)?;
         println!("{}", dir.display());

@@ -175,6 +175,9 @@ pub struct ImportStats {
     /// Issues whose final estimate is more than twice the ladder's top rung, imported as that rung
     /// (audit 180: a 1344-hour item forecast as 60 hours, without a word), by key.
     pub estimates_capped: Vec<String>,
+    /// Issues whose title is longer than Gitea takes ([`crate::limits::TITLE_CHARS`]), cut to it (audit 186:
+    /// a 50 MB title made a 144 MB site), by key.
+    pub titles_cut: Vec<String>,
 }
 
 /// One Jira project as a CommiTea state repo, in memory.
@@ -228,6 +231,24 @@ impl Table {
     }
 
     fn parse(file: &str, text: &str, required: &[&str]) -> Result<Self, ImportError> {
+        // Another separator is said as such, before the fields it splits wrongly are (audit 186: a
+        // semicolon file was "a quote inside an unquoted field" on line 7, or lacked column "key").
+        let header = text.lines().next().unwrap_or("");
+        if !header.contains(',')
+            && let Some((name, sep)) = [("semicolons", ';'), ("tabs", '\t'), ("bars", '|')]
+                .into_iter()
+                .find(|(_, c)| header.contains(*c))
+        {
+            return Err(ImportError::Row {
+                file: file.to_owned(),
+                line: 1,
+                message: format!(
+                    "the header's columns are separated by {name} ({} of them), not commas: the import \
+                     reads comma-separated CSV (docs/import.md); export it with commas as the separator",
+                    header.matches(sep).count()
+                ),
+            });
+        }
         let mut records = parse_csv(text)
             .map_err(|e| ImportError::Row {
                 file: file.to_owned(),
@@ -556,6 +577,21 @@ pub fn load_dataset(dir: &Path, dataset: &str) -> Result<JiraDataset, ImportErro
             archived: r.bool("archived")?,
             release_date: r.opt_date("release_date")?,
         });
+    }
+    // Each version once, as each issue: a second row of one id replaced the first without a word
+    // (audit 186).
+    let mut seen_ids: HashMap<u64, usize> = HashMap::new();
+    for m in &milestones {
+        if let Some(first) = seen_ids.insert(m.id, m.line) {
+            return Err(ImportError::Row {
+                file: milestones_t.file.clone(),
+                line: m.line,
+                message: format!(
+                    "milestone_id {} is on line {first} already; an export lists each version once",
+                    m.id
+                ),
+            });
+        }
     }
     Ok(JiraDataset {
         name: dataset.to_owned(),
@@ -907,7 +943,8 @@ fn build_issue(
     };
     let issue = Issue {
         number: ji.number,
-        title: ji.title.clone(),
+        // Gitea takes no longer title; the whole one would be on every page that names the issue.
+        title: ji.title.chars().take(crate::limits::TITLE_CHARS).collect(),
         state: if ji.closed {
             OpenState::Closed
         } else {
@@ -1092,6 +1129,9 @@ pub fn to_state(ds: &JiraDataset, project: &str) -> Result<ImportedProject, Impo
         };
         if hours.is_some_and(|h| crate::domain::far_past_the_ladder(h, &ladder, workday_hours)) {
             stats.estimates_capped.push(ji.key.clone());
+        }
+        if ji.title.chars().nth(crate::limits::TITLE_CHARS).is_some() {
+            stats.titles_cut.push(ji.key.clone());
         }
         let mut built = build_issue(ds, ji, rows, &map)?;
         team.append(&mut built.team);
@@ -1465,6 +1505,25 @@ P,12,1.1,False,False,,1,1
     }
 
     #[test]
+    fn a_title_longer_than_gitea_takes_is_cut_and_counted() {
+        // Audit 186: a 50 MB title was imported whole, and every page naming the issue carried it.
+        let dir = tempfile::tempdir().unwrap();
+        let long = "x".repeat(10_000);
+        std::fs::write(
+            dir.path().join("t_issues.csv"),
+            ISSUES.replace(",,,,,,Plain", &format!(",,,,,,{long}")),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("t_history.csv"), HISTORY).unwrap();
+        std::fs::write(dir.path().join("t_milestones.csv"), MILESTONES).unwrap();
+        let ds = load_dataset(dir.path(), "t").unwrap();
+        let p = to_state(&ds, "P").unwrap();
+        let title = &p.snapshot.issues[&RepoName::new("jira", "P").issue(2)].title;
+        assert_eq!(title.chars().count(), crate::limits::TITLE_CHARS);
+        assert_eq!(p.stats.titles_cut, vec!["P-2".to_owned()]);
+    }
+
+    #[test]
     fn loads_the_three_files() {
         let ds = dataset();
         assert_eq!(ds.projects(), vec![("P".to_string(), 2)]);
@@ -1492,6 +1551,18 @@ P,12,1.1,False,False,,1,1
         );
         let e = load_dataset(dir.path(), "nope").unwrap_err().to_string();
         assert!(e.contains("nope_issues.csv"), "{e}");
+        // A version listed twice is refused at its second row (audit 186: the first was replaced).
+        std::fs::write(dir.path().join("t_issues.csv"), ISSUES).unwrap();
+        std::fs::write(
+            dir.path().join("t_milestones.csv"),
+            format!("{MILESTONES}P,11,1.0 again,False,False,,0,0\n"),
+        )
+        .unwrap();
+        let e = load_dataset(dir.path(), "t").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "t_milestones.csv line 4: milestone_id 11 is on line 2 already; an export lists each version once"
+        );
     }
 
     #[test]

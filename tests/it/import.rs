@@ -445,6 +445,29 @@ fn cli_imports_all_big_enough_projects_and_reports_bad_input() {
         ),
         "{err}"
     );
+    // Saved with another separator (a spreadsheet's locale): said as such, not as a stray quote on some
+    // later line or a missing column (audit 186).
+    let data = fixture();
+    for (name, sep, words) in [("semi", ";", "semicolons"), ("tab", "\t", "tabs")] {
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["issues", "history", "milestones"] {
+            let text = std::fs::read_to_string(data.join(format!("mini_{f}.csv"))).unwrap();
+            let text = if f == "issues" {
+                let (head, rest) = text.split_once('\n').unwrap();
+                format!("{}\n{rest}", head.replace(',', sep))
+            } else {
+                text
+            };
+            std::fs::write(dir.path().join(format!("{name}_{f}.csv")), text).unwrap();
+        }
+        let err = run(dir.path(), name, "MINI", "1");
+        assert!(
+            err.contains(&format!(
+                "{name}_issues.csv line 1: the header's columns are separated by {words}"
+            )) && err.contains("export it with commas"),
+            "{err}"
+        );
+    }
 }
 
 /// What an export must hold for the state repo to be a Gitea one: nothing after now, each issue once,
