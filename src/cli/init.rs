@@ -51,7 +51,23 @@ pub fn run(a: Args) -> CommandResult {
             )));
         }
     }
+    // The state repo is a repository of its own: its history is CommiTea's (audit 184: init went on, and
+    // its next steps contradicted themselves).
+    if let Some(s) = &a.state_repo
+        && let Some(r) = a
+            .repos
+            .iter()
+            .find(|r| r.to_string().eq_ignore_ascii_case(&s.to_string()))
+    {
+        return Err(CommandError::Input(format!(
+            "--state-repo {s} is {r}, one of the repositories to plan: the state repo is a repository of its \
+             own (CommiTea commits its snapshots and forecasts there); create an empty one, e.g. {}/plan, and \
+             give it as --state-repo",
+            r.owner
+        )));
+    }
     let cloned = check_folder(&a.dir)?;
+    inside_another_work_tree(&a.dir);
     let token = crate::gitea::client::token_from_env();
     let client = crate::gitea::client::Client::new(&a.server, token.clone(), Default::default())
         .map_err(|e| CommandError::Input(e.to_string()))?;
@@ -85,7 +101,16 @@ pub fn run(a: Args) -> CommandResult {
     let config = config_text(&a, &team, now);
     // The config must read: checked before anything is written, so that a refusal leaves no folder.
     crate::config::Config::parse(&config, &a.dir.join(crate::config::FILE_NAME))?;
-    // Only now, the server read: a failed sync leaves no folder behind.
+    // Only now, the server read: a failed sync leaves no folder behind. Checked again: another init into
+    // the same folder may have written it while this one read the server (audit 184: both succeeded, the
+    // second over the first's config).
+    if check_folder(&a.dir)? != cloned {
+        return Err(CommandError::Input(format!(
+            "{} changed while init read the server (another init into it?): nothing was written; run init \
+             again into a new or empty folder",
+            a.dir.display()
+        )));
+    }
     std::fs::create_dir_all(&a.dir)?;
     std::fs::write(a.dir.join(crate::config::FILE_NAME), config)?;
     // The config must read back: it is the file the user edits next.
@@ -162,8 +187,13 @@ pub fn run(a: Args) -> CommandResult {
     }
     let push = match (&clone_url, cloned) {
         (_, true) => "git push -u origin HEAD".to_owned(),
-        (Some(url), false) => format!("git remote add origin {url}; git push -u origin main"),
-        (None, false) => "git remote add origin URL; git push -u origin main".to_owned(),
+        // Not to the repository step 1 ruled out (audit 184).
+        (Some(url), false) if !has_history => {
+            format!("git remote add origin {url}; git push -u origin main")
+        }
+        (_, false) => {
+            "git remote add origin URL-OF-THE-NEW-REPOSITORY; git push -u origin main".to_owned()
+        }
     };
     // The secret and the variable come before the push: the push starts the workflow, which fails
     // without them (an audit followed these steps in order and met "invalid url").
@@ -172,7 +202,8 @@ pub fn run(a: Args) -> CommandResult {
         format!(
             "{}/{state_repo} has commits already, and this state repo's history is its own: a push \
              would be refused (audit 106). Create an empty repository for it (no README), with Actions \
-             enabled, and run init again with it as --state-repo.",
+             enabled, and put its owner/name as approvals.state_repository in commitea.yaml (this folder \
+             is the state repo: no need to run init again).",
             client.server()
         )
     } else if clone_url.is_some() {
@@ -236,6 +267,25 @@ fn check_folder(dir: &std::path::Path) -> Result<bool, CommandError> {
              fresh clone of an empty repository)",
             dir.display()
         ))),
+    }
+}
+
+/// Says where `dir` is inside another git work tree (an app's checkout): the state repo is made as a
+/// repository of its own there, which a `git add .` in the outer one takes as an embedded repository
+/// (audit 184: said only that the folder "was not a git repository").
+fn inside_another_work_tree(dir: &std::path::Path) {
+    let Ok(abs) = std::path::absolute(dir) else {
+        return;
+    };
+    if let Some(outer) = abs.ancestors().skip(1).find(|p| p.join(".git").exists()) {
+        tracing::warn!(
+            "{} is inside the git work tree of {}: the state repo is made as a repository of its own \
+             there, which a `git add .` in {} would take as an embedded repository; a state repo is best \
+             kept outside other checkouts",
+            dir.display(),
+            outer.display(),
+            outer.display()
+        );
     }
 }
 

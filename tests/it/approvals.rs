@@ -2147,6 +2147,30 @@ fn init_against_the_server_makes_a_site_in_one_command() {
         "{stderr}"
     );
     assert!(!failed.exists());
+    // A planned repository as the state repo is refused before anything (audit 184: init went on, and its
+    // next steps said both to create another and to push to this one).
+    let out = init_to(&failed, Some(TOKEN), Some("acme/api"));
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--state-repo acme/api is acme/api, one of the repositories to plan"),
+        "{stderr}"
+    );
+    assert!(!failed.exists());
+    // Inside another checkout, said (audit 184: "was not a git repository", and a nested repository).
+    let outer = tmp.path().join("app");
+    std::fs::create_dir_all(&outer).unwrap();
+    git(&outer, &["init", "-q"]);
+    let out = init(&outer.join("plan"), Some(TOKEN));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "plan is inside the git work tree of {}",
+            outer.display()
+        )),
+        "{stderr}"
+    );
 
     // The state repo made on the server first and cloned, empty: its clone holds only `.git`, on the
     // server's first branch (`master` here; init commits on `main` all the same, which the workflow and
