@@ -31,9 +31,30 @@ pub enum AppendError {
     /// Rationale or `by` spans lines.
     #[error("new directive: {0} must be a single line")]
     MultiLine(&'static str),
-    /// The ledger ends inside a code or HTML block, so the new entry would be read as part of it.
-    #[error("new directive: {0}")]
-    Swallowed(LedgerProblem),
+    /// The ledger ends inside a code or HTML block, so the new entry would be read as part of it: said of
+    /// the file as it is (audit 185: the refusal quoted the entry it would have written, on a line the file
+    /// did not have), with the directives the block hides already.
+    #[error(
+        "new directive: pm-state.md ends inside {inside} that starts on line {opened}, so a new entry would \
+         be read as part of it{}; close that block (a ``` fence needs its closing ```, a <!-- comment its \
+         -->) and record again",
+        match hidden.as_slice() {
+            [] => String::new(),
+            [one] => format!(" (it hides the directive heading on line {one} already)"),
+            many => format!(
+                " (it hides the directive headings on lines {} already)",
+                crate::prose::and_list(many)
+            ),
+        }
+    )]
+    Swallowed {
+        /// What the block is, in words.
+        inside: &'static str,
+        /// The line the block starts on.
+        opened: usize,
+        /// The lines of the directive headings it hides already.
+        hidden: Vec<String>,
+    },
     /// The rendered entry does not read back as the same directive.
     #[error("new directive: the appended entry does not read back as written: {0}")]
     NotReadBack(String),
@@ -770,7 +791,11 @@ fn key_hint(key: &str) -> String {
         );
     }
     crate::plan::nearest(key, KEYS.into_iter())
-        .map(|(_, k)| format!("; did you mean {k}? (keys are lower case)"))
+        .map(|(d, k)| {
+            // The case note only where the case is the mistake (audit 187: said of "taget").
+            let case = if d == 0 { " (keys are lower case)" } else { "" };
+            format!("; did you mean {k}?{case}")
+        })
         .unwrap_or_default()
 }
 
@@ -1082,12 +1107,22 @@ pub fn append(text: &str, new: &NewDirective, floor: DirectiveId) -> Result<Appe
     let back = parsed.ledger.directives().find(|d| d.id == id);
     let Some(back) = back else {
         let old_lines = text.lines().count();
-        if let Some(p) = parsed
+        if let Some(&LedgerProblem::Swallowed { inside, opened, .. }) = parsed
             .problems
             .iter()
             .find(|p| matches!(p, LedgerProblem::Swallowed { .. }) && p.line() > old_lines)
         {
-            return Err(AppendError::Swallowed(p.clone()));
+            let hidden = parsed
+                .problems
+                .iter()
+                .filter(|p| matches!(p, LedgerProblem::Swallowed { .. }) && p.line() <= old_lines)
+                .map(|p| p.line().to_string())
+                .collect();
+            return Err(AppendError::Swallowed {
+                inside,
+                opened,
+                hidden,
+            });
         }
         let why = parsed
             .problems

@@ -375,7 +375,7 @@ fn record(
             invalid(if f == "by" { "by" } else { "rationale" }, e.to_string())
         }
         super::parse::AppendError::NotReadBack(_) => invalid("quote", e.to_string()),
-        super::parse::AppendError::Swallowed(p) => RecordError::Ledger(p.to_string()),
+        e @ super::parse::AppendError::Swallowed { .. } => RecordError::Ledger(e.to_string()),
     })?;
     let after_replay = super::replay(&snapshot, &config, Some(&appended.text), now);
     // A replay problem on the new entry's line means the state does not have what it is about.

@@ -519,9 +519,12 @@ fn problem_messages_name_the_line_and_the_fault() {
     for (item, said) in [
         (
             "- traget: issue acme/api#1",
-            "unknown key \"traget\" (expected target, params, rationale, status or by); did you mean target? (keys are lower case), so this directive is left out",
+            "unknown key \"traget\" (expected target, params, rationale, status or by); did you mean target?, so this directive is left out",
         ),
-        ("- Target: issue acme/api#1", "did you mean target?"),
+        (
+            "- Target: issue acme/api#1",
+            "did you mean target? (keys are lower case)",
+        ),
         (
             "1. target: issue acme/api#1",
             "a numbered list reads \"target\" as \"1. target\": write the items with `- ` bullets",
@@ -621,8 +624,28 @@ fn an_unclosed_fence_or_comment_in_the_notes_is_said_for_every_directive_it_swal
             "{swallowed:?}"
         );
         // Nothing can be appended after it until it is closed: the new entry would be swallowed too.
+        // Said of the file as it is: the block's start and the headings it hides, not the line the new
+        // entry would have had (audit 185: "line 92" of a 90-line file).
         match append(&broken, &new_note(), DirectiveId(1)) {
-            Err(AppendError::Swallowed(p)) => assert_eq!(p.line(), broken.lines().count() + 2),
+            Err(e @ AppendError::Swallowed { .. }) => {
+                let hidden_at = broken[..broken.find("## D-0003").unwrap()]
+                    .matches('\n')
+                    .count()
+                    + 1;
+                let said = e.to_string();
+                assert!(
+                    said.contains(&format!(
+                        "ends inside {inside} that starts on line {opened}"
+                    )) && said.contains(&format!(
+                        "hides the directive headings on lines {hidden_at}, "
+                    )),
+                    "{said}"
+                );
+                assert!(
+                    !said.contains(&format!("line {}", broken.lines().count() + 2)),
+                    "{said}"
+                );
+            }
             other => panic!("{opening:?}: {other:?}"),
         }
     }
