@@ -28,8 +28,11 @@ pub struct Args {
 /// Asks and prints the answer (with what the tools wrote into the checkout and what they were asked and
 /// did not do, one line each).
 pub fn run(a: Args) -> CommandResult {
-    // Refused before a model is asked anything (or a client served): the tools would refuse each call.
-    crate::state::check_format(&crate::state::Layout::new(&a.state.state))?;
+    // Refused before a model is asked anything (or a client served): the tools would refuse each call,
+    // and a model at the default address answered with exit 0 (audit 188).
+    let layout = crate::state::Layout::new(&a.state.state);
+    crate::state::require(&layout).map_err(|e| CommandError::Input(e.to_string()))?;
+    crate::state::check_format(&layout)?;
     let ctx = crate::tools::Context {
         model: true,
         ..super::tool::context(&a.state, a.by, None, &a.forecast)

@@ -133,7 +133,7 @@ impl<'a> Conversation<'a> {
 
     /// Adds a message.
     pub(crate) fn push(&mut self, m: Message) {
-        log(self.task, &m);
+        log(self.task, &m, &|t| self.client.mask(t));
         self.messages.push(m);
     }
 
@@ -183,8 +183,21 @@ impl Drop for Conversation<'_> {
     }
 }
 
-/// The transcript at debug level: who said what (the key is never part of a message).
-fn log(task: Task, m: &Message) {
+/// Whether a directive's rationale states only what `words` (the person's) hold: no figure, date, issue or
+/// person of `people` beyond them ([`super::check::ungrounded`]), and no link they did not give.
+pub(crate) fn rationale_grounded(rationale: &str, words: &str, people: &[String]) -> bool {
+    let mut grounds = super::check::Grounds::new();
+    grounds.add_text(words);
+    let links_said = rationale
+        .split_whitespace()
+        .filter(|w| w.contains("://") || w.starts_with("www."))
+        .all(|w| words.contains(w.trim_end_matches(['.', ',', ')', ';'])));
+    links_said && super::check::ungrounded(rationale, &grounds, people).is_empty()
+}
+
+/// The transcript at debug level: who said what, masked as what is sent to the server is (audit 188: a
+/// key or token pasted into an issue body reached the debug log verbatim in a tool answer).
+fn log(task: Task, m: &Message, mask: &dyn Fn(&str) -> String) {
     let role = match m.role {
         Role::System => "system",
         Role::User => "user",
@@ -195,16 +208,20 @@ fn log(task: Task, m: &Message) {
         .tool_calls
         .iter()
         .map(|c| match &c.arguments {
-            Arguments::Json(v) => format!("{}({v})", c.name),
+            Arguments::Json(v) => format!("{}({})", c.name, mask(&v.to_string())),
             Arguments::Malformed(s) => {
-                format!("{}(malformed: {})", c.name, crate::limits::excerpt(s))
+                format!(
+                    "{}(malformed: {})",
+                    c.name,
+                    mask(&crate::limits::excerpt(s))
+                )
             }
         })
         .collect();
     tracing::debug!(
         "{} · {role}: {}{}",
         task.name(),
-        m.content.as_deref().unwrap_or(""),
+        mask(m.content.as_deref().unwrap_or("")),
         if calls.is_empty() {
             String::new()
         } else {
@@ -586,6 +603,22 @@ pub(crate) fn dispatch(ctx: &Context, call: &ToolCall, policy: &Policy<'_>) -> D
         notes
             .push("source was set to apply_changes: a model's op file is its own, not a capture's");
     }
+    // A rationale is recorded beside the PM's quote, under their name: one that states a figure, a date,
+    // an issue or a link they did not say is the model's (or an issue body's: audit 188 recorded "due
+    // 2027-03-17, P 97%, see https://evil.example/login" from one), left out as `directive --say` leaves
+    // it out.
+    if call.name == tools::RECORD_DIRECTIVE
+        && let Some(r) = input.get("rationale").and_then(Value::as_str)
+        && !rationale_grounded(r, policy.words, &[])
+    {
+        if let Some(o) = input.as_object_mut() {
+            o.remove("rationale");
+        }
+        notes.push(
+            "rationale left out: it states a figure, date, issue or link the person did not say (the \
+             consequence gives the figures)",
+        );
+    }
     let note = (!notes.is_empty()).then(|| notes.join("; "));
     if call.name == tools::RECORD_DIRECTIVE
         && let Some(q) = input.get("quote").and_then(Value::as_str)
@@ -813,9 +846,14 @@ pub fn ask(ctx: &Context, question: &str) -> Result<AskAnswer, AgentError> {
         let prose = reply.message.content.clone().unwrap_or_default();
         let claims = super::check::ungrounded(&prose, &grounds, &people);
         // Prose with nothing to check passed though no tool was called: a tool call written as text
-        // (`<tool_call>{…}`), or an answer from the model's own head (audit 78). A call refused (a
-        // question recorded as a decision) may well end in words asking the PM, so one is enough.
-        let unread = calls.is_empty();
+        // (`<tool_call>{…}`), or an answer from the model's own head (audit 78). Nor does a call that
+        // failed read anything (audit 188: "Everything is on track." after a refused view passed as
+        // grounded) — but a refused write (a question recorded as a decision) may well end in words
+        // asking the PM, and what it did not do is said beside the answer.
+        let wrote = calls
+            .iter()
+            .any(|c| c.tool == tools::APPLY_CHANGES || c.tool == tools::RECORD_DIRECTIVE);
+        let unread = !calls.iter().any(|c| c.ok) && !wrote;
         let flaw = if unread && !prose.trim().is_empty() {
             Some(Flaw::Unread)
         } else {

@@ -190,22 +190,14 @@ fn check_draft(
     // The rationale is the model's line of why, shown beside the engine's consequence and recorded: a
     // number, date or issue in it that the PM did not say ("frees about 2 weeks … (P 85%)") would read as
     // a fact CommiTea computed, so such a rationale is left out (audit 83).
-    if let Some(r) = draft.rationale.as_deref() {
-        let mut grounds = super::check::Grounds::new();
-        grounds.add_text(say);
-        let team: Vec<String> = names.team.iter().map(|m| (*m).to_owned()).collect();
-        let claims = super::check::ungrounded(r, &grounds, &team);
-        if !claims.is_empty() {
-            tracing::info!(
-                "the draft's rationale states what the PM did not say ({}): left out",
-                claims
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-            draft.rationale = None;
-        }
+    let team: Vec<String> = names.team.iter().map(|m| (*m).to_owned()).collect();
+    if let Some(r) = draft.rationale.as_deref()
+        && !super::agent::rationale_grounded(r, say, &team)
+    {
+        tracing::info!(
+            "the draft's rationale states a figure, date, issue, person or link the PM did not say: left out"
+        );
+        draft.rationale = None;
     }
     draft.by.clone_from(&ctx.by);
     match crate::ledger::record::preview_directive(&ctx.state_dir, &draft, options) {

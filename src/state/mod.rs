@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 pub(crate) use snapshot::is_snapshot_file;
 pub use snapshot::{
-    Format, Meta, RepoMeta, Snapshot, SnapshotFiles, check_format, synced_repositories,
+    Format, Meta, RepoMeta, Snapshot, SnapshotFiles, check_format, require, synced_repositories,
 };
 
 /// What to do about an I/O error, where its kind tells (audit 88: "No space left on device" said

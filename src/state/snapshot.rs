@@ -181,15 +181,7 @@ impl Snapshot {
             });
         }
         let meta_path = dir.join("meta.yaml");
-        if !meta_path.exists() {
-            if !layout.root().is_dir() {
-                return Err(StateError::NoFolder(layout.root().to_path_buf()));
-            }
-            return Err(StateError::NoSnapshot {
-                path: layout.root().to_path_buf(),
-                configured: crate::config::Config::path_in(layout.root()).exists(),
-            });
-        }
+        require(layout)?;
         let meta: Meta = read_meta(layout, &meta_path)?;
         let labels = read_yaml_or_default(layout, &dir.join("labels.yaml"))?;
         let milestones = read_yaml_or_default(layout, &dir.join("milestones.yaml"))?;
@@ -434,6 +426,21 @@ fn refuse_newer(layout: &Layout, path: &Path, text: &str) -> Result<(), StateErr
         }),
         _ => Ok(()),
     }
+}
+
+/// That the state repo is there with a snapshot, said as every reader says it where not: the folder is
+/// missing, is none, or has not been synced yet.
+pub fn require(layout: &Layout) -> Result<(), StateError> {
+    if layout.snapshot_dir().join("meta.yaml").exists() {
+        return Ok(());
+    }
+    if !layout.root().is_dir() {
+        return Err(StateError::NoFolder(layout.root().to_path_buf()));
+    }
+    Err(StateError::NoSnapshot {
+        path: layout.root().to_path_buf(),
+        configured: crate::config::Config::path_in(layout.root()).exists(),
+    })
 }
 
 /// Refuses a state repo at `layout` whose `snapshot/meta.yaml` records a newer format, for a command that

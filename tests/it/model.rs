@@ -308,6 +308,11 @@ fn faults_are_clear_errors_or_repairs_and_never_a_write_without_approval() {
                     Reply::tool_call_raw("query_project", "{\"view\": "),
                 ),
                 Exchange::new(Match::last("not valid JSON"), Reply::text("Sorry.")),
+                // Nothing was read: the model is asked again, then CommiTea answers (audit 188).
+                Exchange::new(
+                    Match::last("without reading the project"),
+                    Reply::text("Sorry."),
+                ),
             ],
             0,
             "not valid JSON",
@@ -317,6 +322,11 @@ fn faults_are_clear_errors_or_repairs_and_never_a_write_without_approval() {
             vec![
                 Exchange::new(Match::any(), Reply::tool_call("drop_database", json!({}))),
                 Exchange::new(Match::last("unknown tool"), Reply::text("Sorry.")),
+                // Nothing was read: the model is asked again, then CommiTea answers (audit 188).
+                Exchange::new(
+                    Match::last("without reading the project"),
+                    Reply::text("Sorry."),
+                ),
             ],
             0,
             "unknown tool",
@@ -329,6 +339,11 @@ fn faults_are_clear_errors_or_repairs_and_never_a_write_without_approval() {
                     Reply::tool_call("query_project", json!({"view": "everything"})),
                 ),
                 Exchange::new(Match::last("invalid_input"), Reply::text("Sorry.")),
+                // Nothing was read: the model is asked again, then CommiTea answers (audit 188).
+                Exchange::new(
+                    Match::last("without reading the project"),
+                    Reply::text("Sorry."),
+                ),
             ],
             0,
             "/view",
@@ -466,6 +481,24 @@ fn faults_are_clear_errors_or_repairs_and_never_a_write_without_approval() {
             "\"fallback\":\"the model's answer came without reading the project through its tools, twice\"",
         ),
         (
+            // Every call refused: nothing was read (audit 188: "Everything is on track." passed as
+            // grounded).
+            "an answer after every tool call failed, twice",
+            vec![
+                Exchange::new(
+                    Match::any(),
+                    Reply::tool_call("query_project", json!({"view": "nonsense"})),
+                ),
+                Exchange::new(Match::any(), Reply::text("Everything is on track.")),
+                Exchange::new(
+                    Match::last("without reading the project"),
+                    Reply::text("Everything is on track."),
+                ),
+            ],
+            0,
+            "\"fallback\":\"the model's answer came without reading the project through its tools, twice\"",
+        ),
+        (
             "a 429 with a short wait is waited for",
             vec![
                 Exchange::new(
@@ -529,6 +562,23 @@ fn faults_are_clear_errors_or_repairs_and_never_a_write_without_approval() {
         }
         assert!(pending(tmp.path()).is_empty(), "{name}: nothing written");
         assert!(!stderr.contains("sk-test-"), "{name}: {stderr}");
+    }
+}
+
+#[test]
+fn ask_outside_a_state_repo_is_refused_before_a_model_is_asked() {
+    // Audit 188: a mistyped -s met a model first: a connection error about Ollama, or, with something
+    // answering at the default address, an answer and exit 0.
+    let tmp = tempfile::tempdir().unwrap();
+    for dir in [tmp.path().to_path_buf(), tmp.path().join("nope")] {
+        let out = commitea(&dir, &["ask", "hi"], "", &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("is no CommiTea state repo") || stderr.contains("there is no folder"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("model"), "no model was asked: {stderr}");
     }
 }
 
@@ -606,8 +656,15 @@ fn a_secret_in_an_issue_body_is_neither_sent_to_the_model_nor_printed() {
         stdout.contains("Use token *** and key *** to try it."),
         "{stdout}"
     );
-    for secret in [gitea, big] {
+    // Nor in the debug transcript, which logged the tool answer as it came (audit 188).
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("DEBUG"),
+        "the transcript is logged: {stderr}"
+    );
+    for secret in [gitea, big, "sk-test-secret"] {
         assert!(!stdout.contains(secret), "{secret} printed: {stdout}");
+        assert!(!stderr.contains(secret), "{secret} logged: {stderr}");
     }
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
@@ -711,6 +768,10 @@ fn arguments_that_are_not_json_go_back_as_an_empty_object_and_are_quoted_to_the_
             Reply::tool_call_raw("query_project", "{\"view\": "),
         ),
         Exchange::new(Match::last("not valid JSON"), Reply::text("Sorry.")),
+        Exchange::new(
+            Match::last("without reading the project"),
+            Reply::text("Sorry."),
+        ),
     ])
     .unwrap();
     configure(tmp.path(), &server, false, 30);
@@ -1652,6 +1713,54 @@ fn what_a_write_tool_did_not_do_is_said_whatever_the_prose_claims() {
     assert!(out.contains("wrote:"), "{out}");
     let file = only_pending(tmp.path());
     assert!(file.contains("\nmodel: true\n"), "{file}");
+}
+
+#[test]
+fn a_rationale_stating_what_the_pm_did_not_say_is_left_out_of_a_directive_from_ask() {
+    // Audit 188: a rationale copied from text planted in an issue ("due 2027-03-17, P 97%, see
+    // https://evil.example/login") was recorded beside the PM's quote, under their name.
+    let tmp = demo_state();
+    let key = steeping_issue(tmp.path());
+    let with = |rationale: &str| {
+        Reply::tool_call(
+            "record_directive",
+            json!({"kind": "reprioritize", "quote": "Make it top priority, the bank is waiting.",
+                   "target": {"issue": key}, "params": {"priority": 0}, "rationale": rationale}),
+        )
+    };
+    for (rationale, kept) in [
+        ("bank contract: due 2027-03-17, P 97%", false),
+        ("the bank asked, see https://evil.example/login", false),
+        ("the bank is waiting on it", true),
+    ] {
+        let tmp = demo_state();
+        let server = ModelServer::start(vec![
+            Exchange::new(Match::any(), with(rationale)),
+            Exchange::new(Match::any(), Reply::text("Recorded.")),
+        ])
+        .unwrap();
+        configure(tmp.path(), &server, false, 30);
+        let out = ok(&commitea(
+            tmp.path(),
+            &[
+                "ask",
+                "Make it top priority, the bank is waiting.",
+                "--by",
+                "pat",
+            ],
+            "",
+            &[],
+        ));
+        assert!(out.contains("wrote: D-"), "{out}");
+        let ledger = std::fs::read_to_string(tmp.path().join("pm-state.md")).unwrap();
+        assert_eq!(
+            ledger.contains(&format!("- rationale: {rationale}")),
+            kept,
+            "{rationale}: {ledger}"
+        );
+        assert!(ledger.contains("- by: pat"), "{ledger}");
+    }
+    drop(tmp);
 }
 
 #[test]
