@@ -99,10 +99,18 @@ pub enum ModelError {
     },
     /// The server answered an error status.
     #[error(
-        "the model server of {setting} answered {status}: {message}{}",
+        "the model server of {setting} answered {status}: {message}{}{}",
         retry_after.map_or_else(String::new, |s| format!(
             "; it asks to be left alone for {s} s (Retry-After), longer than CommiTea waits: try again then"
-        ))
+        )),
+        // The setting to fix, where the status says which (audit 188: a 401 named none).
+        match status {
+            401 | 403 => format!(
+                "; check the key: the variable {setting}.api_key_env names, and that the server takes it"
+            ),
+            404 => format!("; check {setting}.url and {setting}.model"),
+            _ => String::new(),
+        }
     )]
     Status {
         /// `models.small` or `models.big`.
@@ -135,7 +143,10 @@ pub enum ModelError {
         max_tokens: u32,
     },
     /// The answer is not a chat completion.
-    #[error("the model server of {setting} sent an answer CommiTea cannot read: {reason}")]
+    #[error(
+        "the model server of {setting} sent an answer CommiTea cannot read: {reason}; is {setting}.url the \
+         server's OpenAI-compatible API (…/v1), not a web page or a proxy's?"
+    )]
     BadReply {
         /// `models.small` or `models.big`.
         setting: &'static str,

@@ -385,7 +385,17 @@ fn faults_are_clear_errors_or_repairs_and_never_a_write_without_approval() {
                 Reply::status(401, "Incorrect API key provided: sk-test-secret"),
             )],
             1,
-            "Incorrect API key provided: ***",
+            // With the setting to fix (audit 188: a 401 named none).
+            "Incorrect API key provided: ***; check the key: the variable models.small.api_key_env names",
+        ),
+        (
+            "a proxy's page instead of the API",
+            vec![Exchange::new(
+                Match::any(),
+                Reply::Json(200, json!("<html>proxy error</html>")),
+            )],
+            1,
+            "is models.small.url the server's OpenAI-compatible API",
         ),
         (
             // A long message is cut short: the key is masked before the cut, or its start is shown.
