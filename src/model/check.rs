@@ -326,7 +326,7 @@ pub fn ungrounded(prose: &str, grounds: &Grounds, people: &[String]) -> Vec<Clai
             out.push(c);
         }
     };
-    for (fact, text) in scan(prose) {
+    for (fact, text) in scan(&ascii_digits(prose)) {
         if !grounds.holds(&fact) {
             let kind = match fact {
                 Fact::Issue { .. } => ClaimKind::Issue,
@@ -436,6 +436,30 @@ fn month_of(word: &str) -> Option<(u32, bool)> {
 }
 
 /// Every fact in `text` with the text it was read from, in order.
+/// `text` with the digits of other scripts (full-width `２０２７`, Arabic-Indic `٣٤`, Devanagari, Bengali)
+/// and the full-width `－` and `：` as their ASCII forms: the scanner reads ASCII, and a date written in
+/// full-width digits passed unchecked (audit 188).
+fn ascii_digits(text: &str) -> std::borrow::Cow<'_, str> {
+    let fold = |c: char| -> Option<char> {
+        let base = match c {
+            '\u{FF10}'..='\u{FF19}' => 0xFF10,
+            '\u{0660}'..='\u{0669}' => 0x0660,
+            '\u{06F0}'..='\u{06F9}' => 0x06F0,
+            '\u{0966}'..='\u{096F}' => 0x0966,
+            '\u{09E6}'..='\u{09EF}' => 0x09E6,
+            '\u{FF0D}' => return Some('-'),
+            '\u{FF1A}' => return Some(':'),
+            _ => return None,
+        };
+        char::from_digit(u32::from(c) - base, 10)
+    };
+    if text.chars().any(|c| fold(c).is_some()) {
+        std::borrow::Cow::Owned(text.chars().map(|c| fold(c).unwrap_or(c)).collect())
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
 fn scan(text: &str) -> Vec<(Fact, String)> {
     let c: Vec<char> = text.chars().collect();
     let n = c.len();
@@ -763,12 +787,36 @@ fn scan(text: &str) -> Vec<(Fact, String)> {
         } else {
             None
         };
+        // A unit glued to the number is still the number (audit 188: `3hrs`, `2wks`, `61working days`,
+        // `99pct` passed unchecked); other letters make a name (`4B`, `v2`).
         let suffix_ok = letters.is_empty()
             || matches!(
                 letters.to_lowercase().as_str(),
-                "h" | "d" | "w" | "st" | "nd" | "rd" | "th"
+                "h" | "d"
+                    | "w"
+                    | "st"
+                    | "nd"
+                    | "rd"
+                    | "th"
+                    | "hr"
+                    | "hrs"
+                    | "hour"
+                    | "hours"
+                    | "day"
+                    | "days"
+                    | "wd"
+                    | "wk"
+                    | "wks"
+                    | "week"
+                    | "weeks"
+                    | "working"
+                    | "pct"
+                    | "k"
             );
-        let time = (e < n && c[e] == ':') || (i > 0 && c[i - 1] == ':');
+        // A time of day is digits on both sides of the colon (`10:30`); `issues:99` is a count.
+        let digit_at = |k: usize| c.get(k).is_some_and(char::is_ascii_digit);
+        let time = (e < n && c[e] == ':' && digit_at(e + 1))
+            || (i > 1 && c[i - 1] == ':' && digit_at(i - 2));
         if let (Some(end), false, Ok(v)) = (times_end, ident || time, raw.parse::<f64>()) {
             found.push((start, Fact::Times(v), s(start, end)));
             used[start..end].iter_mut().for_each(|u| *u = true);
@@ -900,6 +948,35 @@ mod tests {
         // `may` the verb is no month; `May` alone is.
         assert!(ungrounded("it may slip", &g, &[]).is_empty());
         assert_eq!(texts(&ungrounded("It ends in May.", &g, &[])), ["May"]);
+    }
+
+    #[test]
+    fn units_glued_to_a_number_a_count_after_a_colon_and_other_scripts_digits_are_read() {
+        // Audit 188: each of these passed as grounded.
+        let g = grounds(json!({"remainingHours": 40.0, "open": 34, "p80": "2027-04-30"}));
+        for bad in [
+            "acme/api#57 needs 3hrs more.",
+            "It needs 2wks.",
+            "Mobile 3.0 is 61working days late.",
+            "acme/api#57 is 99pct likely.",
+            "Amara: open issues:99.",
+            "p80 ２０２７-０３-１７",
+            "٩٩ issues left",
+        ] {
+            assert!(!ungrounded(bad, &g, &[]).is_empty(), "{bad}");
+        }
+        for ok in [
+            "It needs 40hours.",
+            "open issues:34",
+            "p80 ２０２７-０４-３０",
+            "the standup at 10:30",
+        ] {
+            assert!(
+                ungrounded(ok, &g, &[]).is_empty(),
+                "{ok}: {:?}",
+                ungrounded(ok, &g, &[])
+            );
+        }
     }
 
     #[test]
