@@ -1368,8 +1368,9 @@ fn forecast_before_taken_back(
     if !layout.root().join(".git").exists() {
         return None;
     }
-    // Each capacity directive in force, by id, with the member it is about.
-    let team_directives = |text: &str| -> BTreeMap<String, String> {
+    // Each capacity directive in force, by id, with the member it is about and whether it gives them
+    // working hours (a hire, a part-time week; not a holiday's 0 h).
+    let team_directives = |text: &str| -> BTreeMap<String, (String, bool)> {
         crate::ledger::parse::parse(text)
             .ledger
             .directives()
@@ -1379,26 +1380,19 @@ fn forecast_before_taken_back(
                     Some(crate::ledger::format::Target::Member(m)) => m.to_ascii_lowercase(),
                     _ => String::new(),
                 };
-                (d.id.to_string(), member)
+                let hours = matches!(&d.params,
+                    crate::ledger::format::Params::Capacity { hours_per_week, .. }
+                        if *hours_per_week > 0.0);
+                (d.id.to_string(), (member, hours))
             })
             .collect()
     };
-    let parsed_now = crate::ledger::parse::parse(ledger.unwrap_or(""));
-    // The members some capacity directive in force now gives working hours (a hire, a part-time week;
-    // not a holiday's 0 h).
-    let with_hours: BTreeSet<String> = parsed_now
-        .ledger
-        .directives()
-        .filter(|d| d.status == Status::Active)
-        .filter_map(|d| match (&d.target, &d.params) {
-            (
-                Some(crate::ledger::format::Target::Member(m)),
-                crate::ledger::format::Params::Capacity { hours_per_week, .. },
-            ) if *hours_per_week > 0.0 => Some(m.to_ascii_lowercase()),
-            _ => None,
-        })
-        .collect();
     let now = team_directives(ledger.unwrap_or(""));
+    let with_hours: BTreeSet<&String> = now
+        .values()
+        .filter(|(_, hours)| *hours)
+        .map(|(m, _)| m)
+        .collect();
     let repo = git::open_or_init(layout.root()).ok()?;
     // The commits that wrote a forecast (its blob differs from the parent's): at each, the ledger is
     // the one that forecast replayed. Walked lazily: every reader asks, and most stop at the first.
@@ -1425,9 +1419,9 @@ fn forecast_before_taken_back(
     };
     let last = written.next()?;
     let then = team_directives(&ledger_at(last));
-    let of = |all: &BTreeMap<String, String>, member: &str| -> BTreeSet<String> {
+    let of = |all: &BTreeMap<String, (String, bool)>, member: &str| -> BTreeSet<String> {
         all.iter()
-            .filter(|(_, m)| *m == member)
+            .filter(|(_, (m, _))| m == member)
             .map(|(id, _)| id.clone())
             .collect()
     };
@@ -1438,18 +1432,19 @@ fn forecast_before_taken_back(
     // (audit 182).
     let members: BTreeSet<String> = then
         .values()
+        .map(|(m, _)| m)
         .filter(|m| {
             let (was, is) = (of(&then, m), of(&now, m));
-            !was.is_subset(&is) && is.is_subset(&was) && !with_hours.contains(*m)
+            !was.is_subset(&is) && is.is_subset(&was) && !with_hours.contains(m)
         })
         .cloned()
         .collect();
     if members.is_empty() {
         return None;
     }
-    let taken_back = |at: &BTreeMap<String, String>| -> Vec<String> {
+    let taken_back = |at: &BTreeMap<String, (String, bool)>| -> Vec<String> {
         at.iter()
-            .filter(|(id, m)| members.contains(*m) && !now.contains_key(*id))
+            .filter(|(id, (m, _))| members.contains(m) && !now.contains_key(*id))
             .map(|(id, _)| id.clone())
             .collect()
     };

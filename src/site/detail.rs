@@ -67,7 +67,7 @@ pub struct ClosedMilestoneRow {
     pub closed: String,
     /// Its due day, if it had one.
     pub due: Option<String>,
-    /// Its issues closed and still open.
+    /// Its issues closed.
     pub closed_issues: usize,
     /// Its issues still open (left in it when it closed).
     pub open_issues: usize,
@@ -95,9 +95,9 @@ pub struct ClosedMonthPage {
     pub label: String,
     /// Each issue: linked, the day it closed, and its milestone.
     pub issues: Vec<ClosedIssueRow>,
-    /// The month before and after that issues closed in, where there is one.
+    /// The month before this one that issues closed in, where there is one.
     pub earlier: Option<ClosedMonthLink>,
-    /// The next month issues closed in.
+    /// The month after this one that issues closed in, where there is one.
     pub later: Option<ClosedMonthLink>,
 }
 
@@ -1255,12 +1255,25 @@ fn closed_pages(
     milestone_link: &dyn Fn(u64, &str) -> Link,
     issue_link: &dyn Fn(&str) -> Link,
 ) -> (ClosedPage, Vec<ClosedMonthPage>) {
+    // Each milestone's issues closed and open, counted in one pass (thousands of issues, hundreds of
+    // milestones).
+    let mut counts: HashMap<u64, (usize, usize)> = HashMap::new();
+    for i in &plan.issues {
+        if let Some(m) = i.milestone {
+            let c = counts.entry(m).or_default();
+            if i.closed_at.is_some() {
+                c.0 += 1;
+            } else {
+                c.1 += 1;
+            }
+        }
+    }
     let mut milestones: Vec<(NaiveDate, ClosedMilestoneRow)> = plan
         .milestones
         .iter()
         .filter_map(|m| {
             let closed = m.closed?;
-            let of = || plan.issues.iter().filter(|i| i.milestone == Some(m.id));
+            let (closed_issues, open_issues) = counts.get(&m.id).copied().unwrap_or_default();
             Some((
                 closed,
                 ClosedMilestoneRow {
@@ -1268,8 +1281,8 @@ fn closed_pages(
                     repo: m.repo.to_string(),
                     closed: closed.to_string(),
                     due: m.due.map(|d| d.to_string()),
-                    closed_issues: of().filter(|i| i.closed_at.is_some()).count(),
-                    open_issues: of().filter(|i| i.closed_at.is_none()).count(),
+                    closed_issues,
+                    open_issues,
                 },
             ))
         })

@@ -1842,15 +1842,7 @@ fn a_hire_taken_back_gives_back_the_plan_before_it() {
         assert!(out.status.success(), "{out:?}");
         std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap()
     };
-    let planned = |text: &str| -> Vec<(String, String)> {
-        let v: serde_json::Value = serde_json::from_str(text).unwrap();
-        v["issues"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|i| (i["issue"].to_string(), i["planned_assignee"].to_string()))
-            .collect()
-    };
+    let planned = planned_people;
     let before = planned(&run());
     let ledger = dir.join("pm-state.md");
     let text = std::fs::read_to_string(&ledger).unwrap();
@@ -2106,15 +2098,7 @@ fn a_hire_revised_then_dropped_or_dropped_under_its_holiday_gives_back_the_plan_
                 String::from_utf8_lossy(&out.stderr).into_owned(),
             )
         };
-        let planned = |text: &str| -> Vec<(String, String)> {
-            let v: serde_json::Value = serde_json::from_str(text).unwrap();
-            v["issues"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|i| (i["issue"].to_string(), i["planned_assignee"].to_string()))
-                .collect()
-        };
+        let planned = planned_people;
         let before = planned(&run().0);
         let ledger = dir.join("pm-state.md");
         let append = |more: &str| {
@@ -2174,8 +2158,19 @@ fn a_hire_revised_then_dropped_or_dropped_under_its_holiday_gives_back_the_plan_
     }
 }
 
+/// Whom a forecast's text plans each issue for: (issue, planned assignee), in its order.
+fn planned_people(text: &str) -> Vec<(String, String)> {
+    let v: serde_json::Value = serde_json::from_str(text).unwrap();
+    v["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["issue"].to_string(), i["planned_assignee"].to_string()))
+        .collect()
+}
+
 /// `git commit ARGS -qm MESSAGE` in `dir`, as user t.
-fn commit_as_t(dir: &Path, args: &[&str], message: &str) -> String {
+pub(crate) fn commit_as_t(dir: &Path, args: &[&str], message: &str) -> String {
     let mut all = vec![
         "-c",
         "user.name=t",

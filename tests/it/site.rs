@@ -455,18 +455,7 @@ fn a_directive_in_force_worth_a_look_is_not_listed_as_skipped() {
         ),
     )
     .unwrap();
-    crate::pipeline::git(
-        dir.path(),
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "commit",
-            "-qam",
-            "a late entry",
-        ],
-    );
+    crate::cli::commit_as_t(dir.path(), &["-a"], "a late entry");
     pipeline::run(&opts).unwrap();
     let page = &site(dir.path())["directives.html"];
     let notices = page
@@ -572,18 +561,7 @@ fn a_hard_milestone_closed_since_the_last_forecast_reads_as_closed() {
         &text[state + "  state: open\n".len()..]
     );
     std::fs::write(&path, closed).unwrap();
-    crate::pipeline::git(
-        dir.path(),
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "commit",
-            "-qam",
-            "EAA closed",
-        ],
-    );
+    crate::cli::commit_as_t(dir.path(), &["-a"], "EAA closed");
     pipeline::run(&opts).unwrap();
     let page = &site(dir.path())["milestones/2.html"];
     assert!(page.contains("Closed on Gitea on 2026-11-26"), "{page}");
