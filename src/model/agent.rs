@@ -714,9 +714,21 @@ fn rejected(answer: &Value) -> Vec<String> {
                 .collect::<Vec<_>>()
                 .join(" ");
             let reason = r.get("reason").and_then(Value::as_str).unwrap_or_default();
+            // The reason is the model's to act on ("approved": true); the person at the terminal is
+            // told their way too (audit 188: the line asked them for a field they cannot send).
+            let destructive = op
+                .and_then(|o| serde_json::from_value::<crate::ops::Op>(o.clone()).ok())
+                .is_some_and(|o| o.is_destructive());
             format!(
-                "{}: {reason}",
-                if what.is_empty() { "an op" } else { &what }
+                "{}: {reason}{}",
+                if what.is_empty() { "an op" } else { &what },
+                if destructive {
+                    "; a person approves it: `commitea tool apply_changes` with the op and \"approved\": \
+                     true once its consequence is seen, then `commitea propose` (merging its pull request \
+                     is the approval)"
+                } else {
+                    ""
+                }
             )
         })
         .collect();

@@ -1663,7 +1663,9 @@ fn what_a_write_tool_did_not_do_is_said_whatever_the_prose_claims() {
         lines
             .iter()
             .any(|l| l.starts_with(&format!("not done: close_issue {key}: "))
-                && l.contains("destructive")),
+                && l.contains("destructive")
+                // The person's way, not only the model's field (audit 188).
+                && l.contains("a person approves it: `commitea tool apply_changes`")),
         "{out}"
     );
     assert!(
