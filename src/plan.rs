@@ -539,7 +539,7 @@ impl Plan {
                     repositories: m
                         .repositories
                         .iter()
-                        .map(|r| snapshot.meta.now_named(r).unwrap_or(r).clone())
+                        .map(|r| snapshot.meta.as_now(r.clone()))
                         .collect(),
                     from_directive: false,
                     provenance: Vec::new(),

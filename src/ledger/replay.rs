@@ -333,19 +333,22 @@ fn stranger(
         return None;
     }
     // A hire in force over the whole period knows them: a holiday of the hire's adds nobody (audit 182).
-    let hired = ledger.directives().any(|h| {
-        h.id != d.id
-            && h.status == Status::Active
-            && matches!(&h.target, Some(Target::Member(m)) if m.eq_ignore_ascii_case(name))
-            && matches!(&h.params, Params::Capacity { from: f, to: t, hours_per_week: hours }
-                if *hours > 0.0 && f <= from && t.is_none_or(|t| t >= *to))
-    });
-    let known = hired
-        || base.member_named(name).is_some()
+    // Asked last: it reads the whole ledger, for each such period.
+    let hired = || {
+        ledger.directives().any(|h| {
+            h.id != d.id
+                && h.status == Status::Active
+                && matches!(&h.target, Some(Target::Member(m)) if m.eq_ignore_ascii_case(name))
+                && matches!(&h.params, Params::Capacity { from: f, to: t, hours_per_week: hours }
+                    if *hours > 0.0 && f <= from && t.is_none_or(|t| t >= *to))
+        })
+    };
+    let known = base.member_named(name).is_some()
         || base
             .issues
             .iter()
-            .any(|i| i.assignees.iter().any(|a| a.eq_ignore_ascii_case(name)));
+            .any(|i| i.assignees.iter().any(|a| a.eq_ignore_ascii_case(name)))
+        || hired();
     (!known).then(|| {
         format!(
             "{} adds {name}, whom neither the team in commitea.yaml nor any synced issue names, as a \

@@ -1127,7 +1127,7 @@ impl<'a> Checker<'a> {
                     .parse::<RepoName>()
                     .ok()
                     .map(|r| r.as_configured(repos))
-                    .map(|r| self.snapshot.meta.now_named(&r).cloned().unwrap_or(r))
+                    .map(|r| self.snapshot.meta.as_now(r))
             };
             let repo = match (repo, repos.as_slice()) {
                 (Some(r), _) => named(r),
@@ -1289,7 +1289,7 @@ impl<'a> Checker<'a> {
                             .parse::<RepoName>()
                             .map_err(|e| format!("repo \"{r}\" is not owner/repo: {e}"))?
                             .as_configured(&self.repos);
-                        let r = self.snapshot.meta.now_named(&r).cloned().unwrap_or(r);
+                        let r = self.snapshot.meta.as_now(r);
                         if !self.repos.contains(&r) {
                             return Err(format!(
                                 "repo {r} is not one of the configured repositories"

@@ -81,10 +81,14 @@ impl Meta {
     /// `key` under the name its repository goes by now, where it names it by a former name
     /// ([`Self::now_named`]): the issue keeps its number through a rename, as the ledger's replay reads it.
     pub fn now_keyed(&self, key: IssueKey) -> IssueKey {
-        match self.now_named(&key.repo) {
-            Some(now) => now.clone().issue(key.number),
-            None => key,
-        }
+        let number = key.number;
+        self.as_now(key.repo).issue(number)
+    }
+
+    /// `repo` as it is named now: itself, or the synced repository it is a former name of
+    /// ([`Self::now_named`]).
+    pub fn as_now(&self, repo: RepoName) -> RepoName {
+        self.now_named(&repo).cloned().unwrap_or(repo)
     }
 
     /// The meta of a snapshot that read every repository in full at `now`.

@@ -283,11 +283,15 @@ pub(crate) fn handle(req: &Request, shared: &Shared) -> Response {
         && shared.options.read_scoped_token
         && let ["user", ..] = segs.as_slice()
     {
+        // The level by the method, as tokenRequiresScopes takes it.
+        let level = if method == "GET" { "read" } else { "write" };
         return error(
             shared,
             403,
-            "token does not have at least one of required scope(s), required=[read:user], token \
-             scope=read:issue,read:repository",
+            &format!(
+                "token does not have at least one of required scope(s), required=[{level}:user], token \
+                 scope=read:issue,read:repository"
+            ),
         );
     }
     match (method, segs.as_slice()) {
