@@ -1100,31 +1100,28 @@ fn non_empty<E: serde::de::Error>(days: Vec<Day>) -> Result<Vec<Day>, E> {
 /// The repositories, each once: one named twice was synced twice (Gitea's names ignore case, so
 /// `acme/API` is `acme/api`).
 fn unique_repositories<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<RepoName>, D::Error> {
-    let repos = Vec::<RepoName>::deserialize(d)?;
     let mut seen = BTreeSet::new();
-    for (i, r) in repos.iter().enumerate() {
-        if !seen.insert(r.to_string().to_lowercase()) {
-            return Err(serde::de::Error::custom(format!(
+    checked_list(d, "a repository, owner/name", |i, r: &RepoName| {
+        if seen.insert(r.to_string().to_lowercase()) {
+            Ok(())
+        } else {
+            Err(format!(
                 "repositories[{i}]: {r} is listed twice; keep one entry"
-            )));
+            ))
         }
-    }
-    Ok(repos)
+    })
 }
 
 fn unique_team<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Member>, D::Error> {
-    let team = Vec::<Member>::deserialize(d)?;
     let mut seen = std::collections::BTreeMap::new();
-    for (i, m) in team.iter().enumerate() {
+    checked_list(d, "a team member", |i, m: &Member| {
         if m.name.is_empty() {
-            return Err(serde::de::Error::custom(
-                "every team member needs a name (their Gitea username)",
-            ));
+            return Err("every team member needs a name (their Gitea username)".to_owned());
         }
         // Gitea's usernames are one user whatever their case: `amara` and `Amara` were two members,
         // each with the hours of one (audit 89).
-        if let Some(first) = seen.insert(m.name.to_lowercase(), m.name.as_str()) {
-            return Err(serde::de::Error::custom(if first == m.name {
+        if let Some(first) = seen.insert(m.name.to_lowercase(), m.name.clone()) {
+            return Err(if first == m.name {
                 format!(
                     "team[{i}]: team member \"{}\" is listed twice; keep one entry",
                     m.name
@@ -1135,19 +1132,100 @@ fn unique_team<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Member>, D::Error>
                      keep one entry",
                     m.name
                 )
-            }));
+            });
         }
         if let (Some(starts), Some(ends)) = (m.starts, m.ends)
             && ends < starts
         {
-            return Err(serde::de::Error::custom(format!(
+            return Err(format!(
                 "team[{i}] ({}): ends ({ends}) before it starts ({starts}), so they would never work; fix \
                  one of the dates (or drop `ends` if they stay)",
                 m.name
-            )));
+            ));
+        }
+        Ok(())
+    })
+}
+
+/// A list each entry of which is checked as it is read, against the ones before it (`check` is given its
+/// index): a refusal is then at the entry's line, not at the list's (audit 184: a member named twice was
+/// reported at `team:`). Entries are mappings or strings.
+fn checked_list<'de, D, T, F>(d: D, what: &'static str, check: F) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+    F: FnMut(usize, &T) -> Result<(), String>,
+{
+    use serde::de::{DeserializeSeed, Error, IntoDeserializer, MapAccess, SeqAccess, Visitor};
+    use std::marker::PhantomData;
+
+    /// One entry: read, then checked inside the reader's own call, which gives the error its position.
+    struct Entry<'c, T, F> {
+        check: &'c mut F,
+        index: usize,
+        what: &'static str,
+        entry: PhantomData<T>,
+    }
+    impl<'de, T: Deserialize<'de>, F: FnMut(usize, &T) -> Result<(), String>> Entry<'_, T, F> {
+        fn checked<E: Error>(self, v: T) -> Result<T, E> {
+            (self.check)(self.index, &v).map_err(E::custom)?;
+            Ok(v)
         }
     }
-    Ok(team)
+    impl<'de, T: Deserialize<'de>, F: FnMut(usize, &T) -> Result<(), String>> DeserializeSeed<'de>
+        for Entry<'_, T, F>
+    {
+        type Value = T;
+        fn deserialize<E: Deserializer<'de>>(self, d: E) -> Result<T, E::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de, T: Deserialize<'de>, F: FnMut(usize, &T) -> Result<(), String>> Visitor<'de>
+        for Entry<'_, T, F>
+    {
+        type Value = T;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.what)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            let v = T::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+            self.checked(v)
+        }
+        fn visit_str<E: Error>(self, s: &str) -> Result<T, E> {
+            let v = T::deserialize(s.into_deserializer())?;
+            self.checked(v)
+        }
+    }
+    struct List<T, F> {
+        check: F,
+        what: &'static str,
+        entry: PhantomData<T>,
+    }
+    impl<'de, T: Deserialize<'de>, F: FnMut(usize, &T) -> Result<(), String>> Visitor<'de>
+        for List<T, F>
+    {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "a list, each entry {}", self.what)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let mut out = Vec::new();
+            while let Some(v) = seq.next_element_seed(Entry {
+                check: &mut self.check,
+                index: out.len(),
+                what: self.what,
+                entry: PhantomData,
+            })? {
+                out.push(v);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(List {
+        check,
+        what,
+        entry: PhantomData,
+    })
 }
 
 /// Command-line settings that override everything else.
@@ -1926,11 +2004,28 @@ mod tests {
             err.contains("repositories[2]: acme/API is listed twice"),
             "{err}"
         );
-        let err = parse("team:\n  - name: amara\n  - name: Amara\n")
+        // Each said at the entry's line, not the list's (audit 184: at `team:`; audit 191: a bad name at
+        // the first entry's).
+        let err = parse("repositories:\n  - acme/api\n  - acme/web\n  - not a name\n")
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("team[1]: team member \"Amara\" is \"amara\" again"),
+            err.contains("line 4") && err.contains("repositories[2]"),
+            "{err}"
+        );
+        let err = parse("repositories:\n  - acme/api\n  - acme/web\n  - acme/API\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("line 4") && err.contains("repositories[2]: acme/API is listed twice"),
+            "{err}"
+        );
+        let err = parse("team:\n  - name: amara\n    hours_per_week: 20\n  - name: Amara\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("line 4")
+                && err.contains("team[1]: team member \"Amara\" is \"amara\" again"),
             "{err}"
         );
 

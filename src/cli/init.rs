@@ -37,7 +37,7 @@ pub struct Args {
 
 /// Writes the config (with the team found on the server), the ledger, `.gitignore` and the workflow, syncs,
 /// forecasts, renders, commits, and says which secrets to set.
-pub fn run(a: Args) -> CommandResult {
+pub fn run(mut a: Args) -> CommandResult {
     let started = Instant::now();
     // Said as the flags given, not as the config init would write (audit 184: "dupr/commitea.yaml line 3",
     // a file that did not exist).
@@ -71,6 +71,7 @@ pub fn run(a: Args) -> CommandResult {
     let token = crate::gitea::client::token_from_env();
     let client = crate::gitea::client::Client::new(&a.server, token.clone(), Default::default())
         .map_err(|e| CommandError::Input(e.to_string()))?;
+    server_names(&client, &mut a.repos)?;
     let now = Utc::now();
     tracing::info!(
         "init: reading {} from {}",
@@ -268,6 +269,38 @@ fn check_folder(dir: &std::path::Path) -> Result<bool, CommandError> {
             dir.display()
         ))),
     }
+}
+
+/// Puts each repository under the name the server gives it (its case, or its new name after a rename),
+/// saying so: the config init writes is the one every later sync reads, and a correction after the first
+/// sync moves every snapshot file (audit 184: `Acme/API` kept for the server's `acme/api`). A repository
+/// the server does not answer is left as given, for the sync to say why.
+fn server_names(
+    client: &crate::gitea::client::Client,
+    repos: &mut [RepoName],
+) -> Result<(), CommandError> {
+    for r in repos.iter_mut() {
+        let Ok(info) = client.get_json::<crate::gitea::wire::GRepo>(&format!("repos/{r}"), &[])
+        else {
+            continue;
+        };
+        let Ok(named) = info.full_name.parse::<RepoName>() else {
+            continue;
+        };
+        if named != *r {
+            tracing::info!("init: {r} is {named} on the server: written as {named}");
+            *r = named;
+        }
+    }
+    // Two names of one repository (its old name and its new) are one repository.
+    for (n, r) in repos.iter().enumerate() {
+        if let Some(first) = repos[..n].iter().find(|f| *f == r) {
+            return Err(CommandError::Input(format!(
+                "two --repo name {first} on the server (one is its former name): give it once, as {first}"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Says where `dir` is inside another git work tree (an app's checkout): the state repo is made as a

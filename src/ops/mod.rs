@@ -1011,7 +1011,10 @@ impl<'a> Checker<'a> {
                 .milestones
                 .values()
                 .flatten()
-                .map(|m| format!("{} ({})", m.id, m.title))
+                .map(|m| match m.state {
+                    OpenState::Open => format!("{} ({})", m.id, m.title),
+                    OpenState::Closed => format!("{} ({}, closed)", m.id, m.title),
+                })
                 .collect();
             format!(
                 "unknown milestone {id}; the milestones are {}",

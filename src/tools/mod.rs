@@ -265,7 +265,7 @@ pub fn call(ctx: &Context, name: &str, input: &Value) -> Result<Value, ToolError
     }
     too_big(serde_json::to_vec(input).map_or(0, |v| v.len()))?;
     let input = &schema::whole_numbers(input.clone());
-    schema::validate(name, input)?;
+    schema::validate(name, input).map_err(|e| milestone_by_title(ctx, input, e))?;
     let answer = match name {
         QUERY_PROJECT => to_value(&query::query_project(ctx, schema::read(input)?)?)?,
         APPLY_CHANGES => {
@@ -299,6 +299,71 @@ pub fn call(ctx: &Context, name: &str, input: &Value) -> Result<Value, ToolError
         _ => return Err(ToolError::UnknownTool(name.to_owned())),
     };
     Ok(answer)
+}
+
+/// A schema error at a `milestone` given as a title, told which id that title is (audit 184: "expected
+/// an integer or null, got a string", and no milestone named). Any other error is left as it is.
+fn milestone_by_title(ctx: &Context, input: &Value, e: ToolError) -> ToolError {
+    let ToolError::Invalid { path, message } = e else {
+        return e;
+    };
+    let title = (path.ends_with("/milestone"))
+        .then(|| input.pointer(&path).and_then(Value::as_str))
+        .flatten();
+    let hint = title.and_then(|title| {
+        let snapshot =
+            crate::state::Snapshot::load(&crate::state::Layout::new(&ctx.state_dir)).ok()?;
+        let all: Vec<(&crate::domain::RepoName, &crate::domain::Milestone)> = snapshot
+            .milestones
+            .iter()
+            .flat_map(|(r, ms)| ms.iter().map(move |m| (r, m)))
+            .collect();
+        let titled: Vec<_> = all
+            .iter()
+            .filter(|(_, m)| crate::plan::is_titled(&m.title, title))
+            .collect();
+        let open: Vec<_> = titled
+            .iter()
+            .filter(|(_, m)| m.state == crate::domain::OpenState::Open)
+            .collect();
+        Some(match (open.as_slice(), titled.as_slice()) {
+            ([(_, m)], _) => format!("; give the id: \"{}\" is milestone {}", m.title, m.id),
+            ([], [(_, m)]) => format!(
+                "; \"{}\" is milestone {}, which is closed on Gitea: reopen it there first, or choose an \
+                 open one",
+                m.title, m.id
+            ),
+            ([], []) => {
+                let ids: Vec<String> = all
+                    .iter()
+                    .filter(|(_, m)| m.state == crate::domain::OpenState::Open)
+                    .map(|(_, m)| format!("{} ({})", m.id, m.title))
+                    .collect();
+                if ids.is_empty() {
+                    "; a milestone is given by its id, and there are no open milestones".to_owned()
+                } else {
+                    format!(
+                        "; a milestone is given by its id, and no milestone is titled \"{}\": the open ones are {}",
+                        crate::limits::excerpt(title),
+                        ids.join(", ")
+                    )
+                }
+            }
+            (several, _) => format!(
+                "; give the id: \"{}\" is {}",
+                crate::limits::excerpt(title),
+                several
+                    .iter()
+                    .map(|(r, m)| format!("milestone {} in {r}", m.id))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })
+    });
+    ToolError::Invalid {
+        message: format!("{message}{}", hint.unwrap_or_default()),
+        path,
+    }
 }
 
 /// The directive of a `record_directive` call that is not a negotiation.

@@ -2161,9 +2161,30 @@ fn init_against_the_server_makes_a_site_in_one_command() {
     let outer = tmp.path().join("app");
     std::fs::create_dir_all(&outer).unwrap();
     git(&outer, &["init", "-q"]);
-    let out = init(&outer.join("plan"), Some(TOKEN));
+    // A repository spelt otherwise than the server spells it is written as the server's (audit 184: the
+    // first correction moved every snapshot file and left empty folders behind).
+    let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .arg("init")
+        .arg(outer.join("plan"))
+        .args(["--server", &s.emu.url(), "--repo", "Acme/API"])
+        .args(["--state-repo", "acme/state"])
+        .env(TRIALS.0, TRIALS.1)
+        .env("COMMITEA_GITEA_TOKEN", TOKEN)
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("Acme/API is acme/api on the server: written as acme/api"),
+        "{stderr}"
+    );
+    let config = std::fs::read_to_string(outer.join("plan/commitea.yaml")).unwrap();
+    assert!(
+        config.contains("  - acme/api\n") && !config.contains("Acme/API"),
+        "{config}"
+    );
+    assert!(outer.join("plan/snapshot/issues/acme/api").is_dir());
+    assert!(!outer.join("plan/snapshot/issues/Acme").exists());
     assert!(
         stderr.contains(&format!(
             "plan is inside the git work tree of {}",

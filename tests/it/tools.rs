@@ -991,6 +991,25 @@ fn every_input_bound_names_the_field_and_the_limit_and_quotes_little() {
             "/params",
             "\"2027-02-31\" is not a date: expected a real day as YYYY-MM-DD",
         ),
+        // A milestone given by its title is told its id (audit 184: a type error naming none).
+        (
+            "apply_changes",
+            json!({ "ops": [{ "op": "set_milestone", "issue": "acme/api#39", "milestone": "usage-based billing" }] }),
+            "/ops/0/milestone",
+            "expected an integer or null, got a string; give the id: \"Usage-based billing\" is milestone 5",
+        ),
+        (
+            "apply_changes",
+            json!({ "ops": [{ "op": "set_milestone", "issue": "acme/api#39", "milestone": "Q3 hardening" }] }),
+            "/ops/0/milestone",
+            "\"Q3 hardening\" is milestone 1, which is closed on Gitea",
+        ),
+        (
+            "apply_changes",
+            json!({ "ops": [{ "op": "set_milestone", "issue": "acme/api#39", "milestone": "Billing v2" }] }),
+            "/ops/0/milestone",
+            "no milestone is titled \"Billing v2\": the open ones are 2 (",
+        ),
         (
             "query_project",
             json!({ "view": "search", "filters": { "query": long(201) } }),
@@ -1354,9 +1373,10 @@ fn every_rejection_reason() {
             json!({ "op": "set_priority", "issue": "acme/api#9999", "priority": "p/1" }),
             "unknown issue acme/api#9999",
         ),
+        // Closed ones said so: an op on one is refused all the same (audit 184).
         (
             json!({ "op": "set_milestone", "issue": "acme/api#102", "milestone": 42 }),
-            "unknown milestone 42",
+            "unknown milestone 42; the milestones are 1 (Q3 hardening, closed), ",
         ),
         (
             json!({ "op": "set_deadline_hard", "milestone": 42, "hard": true }),
