@@ -1621,7 +1621,8 @@ pub fn compare_reusing(
     match after_kept {
         Some(k) => after_plan.keep(k, crate::forecast::planned_people(&b)),
         None => {
-            after_plan.planned_for = crate::forecast::people_to_keep(&after_plan.team, &b);
+            after_plan.planned_for =
+                crate::forecast::people_to_keep(&after_plan.team, after_plan.as_of, &b);
             after_plan.last_planned = crate::forecast::planned_people(&b);
             after_plan.cut_before = crate::forecast::cut_lines(&b);
         }

@@ -497,7 +497,7 @@ pub fn compute(opts: &RunOptions) -> Result<Computed, PipelineError> {
     if let Some(r) = committed.report()
         && config.forecast.keep_planned_people
     {
-        let joined = forecast::joined_since(plan.team_names(), r);
+        let joined = forecast::joined_since(&plan.team, plan.as_of, r);
         let longer: Vec<String> = forecast::staying_longer(&plan.team, r)
             .into_iter()
             .map(|(name, then)| format!("{name} stays past {then}, the last forecast's last day"))
@@ -1289,10 +1289,10 @@ impl Committed {
     pub(crate) fn people(
         &self,
         config: &Config,
-        team: &[crate::plan::PlannedMember],
+        plan: &crate::plan::Plan,
     ) -> std::collections::BTreeMap<crate::domain::IssueKey, String> {
         self.kept(config)
-            .map(|r| forecast::people_to_keep(team, r))
+            .map(|r| forecast::people_to_keep(&plan.team, plan.as_of, r))
             .unwrap_or_default()
     }
 
@@ -1312,11 +1312,11 @@ impl Committed {
         let before = config
             .forecast
             .keep_planned_people
-            .then(|| forecast_before_taken_back(layout, ledger))
+            .then(|| forecast_before_taken_back(layout, config, ledger))
             .flatten();
         let planned_for = match &before {
-            Some((_, r)) => forecast::people_to_keep(&plan.team, r),
-            None => self.people(config, &plan.team),
+            Some((_, r)) => forecast::people_to_keep(&plan.team, plan.as_of, r),
+            None => self.people(config, plan),
         };
         let cut_before = before
             .as_ref()
@@ -1362,6 +1362,7 @@ const TAKEN_BACK_FORECASTS: usize = 180;
 /// `None` when none was taken back, or no such forecast is found (then the last forecast's are kept).
 fn forecast_before_taken_back(
     layout: &Layout,
+    config: &Config,
     ledger: Option<&str>,
 ) -> Option<(Vec<String>, forecast::ForecastReport)> {
     use crate::ledger::format::{DirectiveKind, Status};
@@ -1388,10 +1389,11 @@ fn forecast_before_taken_back(
             .collect()
     };
     let now = team_directives(ledger.unwrap_or(""));
-    let with_hours: BTreeSet<&String> = now
-        .values()
-        .filter(|(_, hours)| *hours)
-        .map(|(m, _)| m)
+    // The configured team, by the lower-cased names the directives are compared by.
+    let team: BTreeSet<String> = config
+        .team
+        .iter()
+        .map(|m| m.name.to_ascii_lowercase())
         .collect();
     let repo = git::open_or_init(layout.root()).ok()?;
     // The commits that wrote a forecast (its blob differs from the parent's): at each, the ledger is
@@ -1425,17 +1427,26 @@ fn forecast_before_taken_back(
             .map(|(id, _)| id.clone())
             .collect()
     };
+    // What a member's capacity directives in force come to: all of them, for a member of the configured
+    // team or one a directive in force gives hours; none for anyone else (a holiday of a hire withdrawn
+    // adds nobody, audit 182).
+    let effective = |all: &BTreeMap<String, (String, bool)>, member: &str| -> BTreeSet<String> {
+        let ids = of(all, member);
+        let counts = team.contains(member)
+            || ids
+                .iter()
+                .any(|id| all.get(id).is_some_and(|(_, hours)| *hours));
+        if counts { ids } else { BTreeSet::new() }
+    };
     // Taken back: a member some of whose capacity directives in force at the last forecast are not now,
-    // with none in force now that was not then and none that gives them hours. One replaced by a later
-    // directive for the same member is a change, not a taking back (audit 181: the plan went back to
-    // before a hire still in force); a hire withdrawn while a holiday of the hire's stands is taken back
-    // (audit 182).
+    // with none in force now that was not then. One replaced by a later directive for the same member is
+    // a change, not a taking back (audit 181: the plan went back to before a hire still in force).
     let members: BTreeSet<String> = then
         .values()
         .map(|(m, _)| m)
         .filter(|m| {
             let (was, is) = (of(&then, m), of(&now, m));
-            !was.is_subset(&is) && is.is_subset(&was) && !with_hours.contains(m)
+            !was.is_subset(&is) && is.is_subset(&was)
         })
         .cloned()
         .collect();
@@ -1450,12 +1461,22 @@ fn forecast_before_taken_back(
     };
     let mut gone: BTreeSet<String> = taken_back(&then).into_iter().collect();
     // The plan before them: the newest forecast that had none of those members' directives in force but
-    // those in force now (audit 182: a hire revised, then withdrawn, went back only to the hire).
+    // those in force now (audit 182: a hire revised, then withdrawn, went back only to the hire), and
+    // all of those that count (audit 189: a leave withdrawn while a part-time week of the same member
+    // stood went back to before the part-time week, three months off). Reached a forecast without some of
+    // them first, there is none: the last forecast's people are kept.
     let before = loop {
         let c = written.next()?;
-        let extra = taken_back(&team_directives(&ledger_at(c)));
+        let at = team_directives(&ledger_at(c));
+        let extra = taken_back(&at);
         if extra.is_empty() {
-            break c;
+            if members
+                .iter()
+                .all(|m| effective(&at, m) == effective(&now, m))
+            {
+                break c;
+            }
+            return None;
         }
         gone.extend(extra);
     };

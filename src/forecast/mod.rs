@@ -139,14 +139,18 @@ pub fn cut_lines(report: &ForecastReport) -> BTreeMap<u64, Vec<IssueKey>> {
 }
 
 /// Who of `team` the forecast `report` did not plan for: people who joined since (in `commitea.yaml`,
-/// or hired by a capacity directive).
-pub fn joined_since<'a>(
-    team: impl IntoIterator<Item = &'a str>,
+/// or hired by a capacity directive) and work on or after `as_of`. A hire whose every hour is before the
+/// forecast's day plans nothing, and shares nothing out again (audit 189: a past hire written by hand
+/// moved three milestones).
+pub fn joined_since(
+    team: &[crate::plan::PlannedMember],
+    as_of: NaiveDate,
     report: &ForecastReport,
 ) -> Vec<String> {
-    team.into_iter()
-        .filter(|m| !report.people.iter().any(|p| p.name == *m))
-        .map(str::to_owned)
+    team.iter()
+        .filter(|m| !report.people.iter().any(|p| p.name == m.name))
+        .filter(|m| m.calendar.last_working_day().is_none_or(|d| d >= as_of))
+        .map(|m| m.name.clone())
         .collect()
 }
 
@@ -174,11 +178,10 @@ pub fn staying_longer<'a>(
 /// would never come back (audit 124: withdrawing a mistaken leave left Public API v2 where it had put it).
 pub fn people_to_keep(
     team: &[crate::plan::PlannedMember],
+    as_of: NaiveDate,
     report: &ForecastReport,
 ) -> BTreeMap<IssueKey, String> {
-    if joined_since(team.iter().map(|m| m.name.as_str()), report).is_empty()
-        && staying_longer(team, report).is_empty()
-    {
+    if joined_since(team, as_of, report).is_empty() && staying_longer(team, report).is_empty() {
         planned_people(report)
     } else {
         BTreeMap::new()

@@ -2158,6 +2158,105 @@ fn a_hire_revised_then_dropped_or_dropped_under_its_holiday_gives_back_the_plan_
     }
 }
 
+#[test]
+fn a_capacity_directive_taken_back_beside_another_of_the_member_gives_back_the_plan_before_it() {
+    // Audit 189: only a member left with no directive giving hours was taken back. A leave withdrawn
+    // while a part-time week stood went back to before the part-time week (Public API v2 three months
+    // earlier); a hire's revision withdrawn kept the revision's cut lines. And a hire whose every hour
+    // was before the forecast's day "joined the team" and shared the work out again.
+    let entry = |id: &str, who: &str, params: &str| {
+        format!(
+            "\n## {id} · capacity · 2026-11-27T12:00:00Z\n\n> {who}'s hours.\n\n- target: member {who}\n\
+             - params: {params}\n- status: active\n- by: amara\n"
+        )
+    };
+    let week = |hours: u32| format!(r#"{{"from": "2026-11-30", "hours_per_week": {hours}}}"#);
+    // What a plan comes to: each milestone's range and cut line, and whom each issue is planned for.
+    let kept = |text: &str| {
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        let milestones: Vec<String> = v["milestones"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| format!("{} {} {} {}", m["title"], m["p50"], m["p80"], m["cut_line"]))
+            .collect();
+        (milestones, planned_people(text))
+    };
+    for case in [
+        "leave under a part-time week",
+        "revision beside the hire",
+        "past hire",
+    ] {
+        let (_tmp, dir) = quick_demo();
+        let run = || {
+            let out = commitea(&["run", "--offline", "--trials", "200"], &dir);
+            assert!(out.status.success(), "{out:?}");
+            (
+                std::fs::read_to_string(dir.join("forecast/forecast.json")).unwrap(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
+        };
+        let ledger = dir.join("pm-state.md");
+        let append = |more: &str| {
+            let text = std::fs::read_to_string(&ledger).unwrap();
+            std::fs::write(&ledger, format!("{text}{more}")).unwrap();
+        };
+        let base = kept(&run().0);
+        if case == "past hire" {
+            append(&entry(
+                "D-0008",
+                "zoe",
+                r#"{"from": "2026-10-01", "to": "2026-11-20", "hours_per_week": 30}"#,
+            ));
+            commit_as_t(&dir, &["-a"], "Zoe worked here in the autumn");
+            let (after, stderr) = run();
+            assert!(!stderr.contains("joined the team"), "{stderr}");
+            let after = kept(&after);
+            assert_eq!(after.0, base.0, "{case}");
+            assert!(after.1 == base.1, "{case}: the people of the plan before");
+            continue;
+        }
+        let (who, first, second) = if case == "revision beside the hire" {
+            ("zoe", week(30), week(15))
+        } else {
+            ("bjorn", week(10), week(0))
+        };
+        append(&entry("D-0008", who, &first));
+        commit_as_t(&dir, &["-a"], "the first");
+        let (text, _) = run();
+        let with_first = kept(&text);
+        assert_ne!(
+            with_first.0, base.0,
+            "{case}: the first directive moves the plan"
+        );
+        append(&entry("D-0009", who, &second));
+        commit_as_t(&dir, &["-a"], "the second");
+        let (text, _) = run();
+        assert_ne!(
+            kept(&text).0,
+            with_first.0,
+            "{case}: the second moves it too"
+        );
+        let text = std::fs::read_to_string(&ledger).unwrap();
+        std::fs::write(&ledger, with_status(&text, "D-0009", "withdrawn")).unwrap();
+        commit_as_t(&dir, &["-a"], "the second taken back");
+        let (after, stderr) = run();
+        assert!(
+            stderr.contains("D-0009 no longer in force"),
+            "{case}: {stderr}"
+        );
+        let after = kept(&after);
+        assert_eq!(
+            after.0, with_first.0,
+            "{case}: the plan with the first only"
+        );
+        assert!(
+            after.1 == with_first.1,
+            "{case}: the people of the plan with the first only"
+        );
+    }
+}
+
 /// Whom a forecast's text plans each issue for: (issue, planned assignee), in its order.
 fn planned_people(text: &str) -> Vec<(String, String)> {
     let v: serde_json::Value = serde_json::from_str(text).unwrap();
