@@ -2654,14 +2654,21 @@ fn site_files_with(
         .map_err(|e| PipelineError::Site(Box::new(e)))?;
     // Which forecast the site shows, as git names its `forecast.json`: `commitea publish` publishes it
     // only while it is the branch's newest (audit 172: an overlapping run's older site replaced a newer).
+    // Then the proposals not committed that it shows, which publish refuses as it refuses them in the
+    // checkout (audit 191: set aside after the render, they were published as pending).
     if let Some(id) = crate::state::to_json(&c.report, Path::new(crate::state::FORECAST_FILE))
         .ok()
         .and_then(|bytes| git::blob_hash(&bytes))
     {
-        files.insert(
-            SITE_FORECAST_FILE.to_owned(),
-            format!("{id}\n").into_bytes(),
-        );
+        let mut stamp = format!("{id}\n");
+        if data.preview.is_some() {
+            stamp.push_str(SITE_PREVIEW_LINE);
+            stamp.push('\n');
+        }
+        for draft in uncommitted_proposals(layout).unwrap_or_default() {
+            stamp.push_str(&format!("{SITE_DRAFT_PREFIX}{draft}\n"));
+        }
+        files.insert(SITE_FORECAST_FILE.to_owned(), stamp.into_bytes());
     }
     let (largest, size) = files
         .iter()
@@ -2678,8 +2685,16 @@ fn site_files_with(
     Ok(files)
 }
 
-/// The site's file that names the forecast it shows: the git blob id of its `forecast/forecast.json`.
+/// The site's file that names the forecast it shows: the git blob id of its `forecast/forecast.json`, on
+/// its first line; then a line for each proposal not committed that it shows ([`SITE_DRAFT_PREFIX`]).
 pub(crate) const SITE_FORECAST_FILE: &str = "commitea-forecast.txt";
+
+/// The line of [`SITE_FORECAST_FILE`] that says the site is a preview (another `--now`, `--seed` or
+/// `--trials` than the committed forecast's).
+pub(crate) const SITE_PREVIEW_LINE: &str = "a preview";
+
+/// How [`SITE_FORECAST_FILE`] names a proposal not committed that the site shows.
+pub(crate) const SITE_DRAFT_PREFIX: &str = "not committed: ";
 
 /// Runs the whole pipeline.
 pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {

@@ -5,6 +5,9 @@ use crate::config::{Config, Overrides};
 use crate::state::Layout;
 use crate::state::remote::Pushed;
 
+/// How many commits of the branch's history `publish` looks through for the forecast a site shows.
+const PUBLISH_HISTORY: usize = 200;
+
 /// `commitea publish`'s arguments.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -75,6 +78,25 @@ pub fn run(a: Args) -> CommandResult {
     if let Ok(stamp) = std::fs::read_to_string(out.join(crate::pipeline::SITE_FORECAST_FILE))
         && !a.allow_uncommitted
     {
+        let mut lines = stamp.lines();
+        let shown = lines.next().unwrap_or("").trim().to_owned();
+        // Proposals not committed that the site was drawn with, though the checkout no longer has them
+        // (audit 191: set aside after the render, they were published as pending).
+        let rest: Vec<&str> = lines.collect();
+        let drafts: Vec<&str> = rest
+            .iter()
+            .filter_map(|l| l.strip_prefix(crate::pipeline::SITE_DRAFT_PREFIX))
+            .collect();
+        let preview = rest.contains(&crate::pipeline::SITE_PREVIEW_LINE);
+        if !drafts.is_empty() {
+            return Err(CommandError::Input(format!(
+                "the site in {} was drawn with changes that were not committed ({}), and shows them: \
+                 render again from a checkout without them, then publish; or publish it as it is with \
+                 --allow-uncommitted",
+                out.display(),
+                drafts.join(", ")
+            )));
+        }
         let branch = &config.approvals.branch;
         let _ = remote.fetch(branch);
         // The newer of the checkout's commit and the server's branch: a run committed here and not yet
@@ -86,23 +108,54 @@ pub fn run(a: Args) -> CommandResult {
         let newest = match (head, tip) {
             (Some(h), Some(t)) if crate::state::git::is_ancestor(&repo, t, h) => Some(h),
             (h, t) => t.or(h),
-        }
-        .and_then(|c| {
-            crate::state::git::read_at(&repo, c, crate::state::FORECAST_FILE)
-                .ok()
-                .flatten()
-        })
-        .and_then(|bytes| crate::state::git::blob_hash(&bytes));
-        if let Some(newest) = newest
-            && newest != stamp.trim()
-        {
-            tracing::warn!(
-                "publish: the site in {} shows another forecast than the newest on {branch} (a later run's, \
-                 which publishes its own, or a preview's): not published; `commitea render` draws the \
-                 newest",
-                out.display()
-            );
-            return Ok(());
+        };
+        // The forecasts of the branch's recent history, newest first.
+        let forecasts: Vec<(gix::ObjectId, Option<String>)> =
+            crate::state::git::first_parents_from(&repo, newest)
+                .take(PUBLISH_HISTORY)
+                .map(|c| {
+                    let id = crate::state::git::blob_id_at(&repo, c, crate::state::FORECAST_FILE);
+                    (c, id.map(|i| i.to_string()))
+                })
+                .collect();
+        match forecasts.first() {
+            Some((_, Some(newest))) if *newest != shown => {
+                // An older forecast of the branch's: an overlapping run's, whose later one publishes its own.
+                if forecasts
+                    .iter()
+                    .any(|(_, f)| f.as_deref() == Some(shown.as_str()))
+                {
+                    tracing::warn!(
+                        "publish: the site in {} shows an older forecast of {branch} than its newest (a run \
+                         that overlapped a later one, which publishes its own): not published; `commitea \
+                         render` draws the newest",
+                        out.display()
+                    );
+                    return Ok(());
+                }
+                // The newest commit changed what is forecast and committed no forecast of it: the render
+                // forecast the change (audit 191: "a later run's or a preview's", and advice that looped).
+                let (tip, _) = forecasts[0];
+                return Err(CommandError::Input(if preview {
+                    format!(
+                        "the site in {} is a preview (drawn with another --now, --seed or --trials than \
+                         {branch}'s newest forecast): `commitea render` with the run's flags draws the \
+                         committed one; then publish",
+                        out.display()
+                    )
+                } else {
+                    format!(
+                        "the site in {} shows a forecast no commit of {branch} has: its newest commit, {} \
+                         (\"{}\"), came after its last forecast and changed what is forecast (the config, \
+                         the ledger or the snapshot): `commitea run` (or `commitea run --offline`) commits a \
+                         forecast of it and draws its site; then publish",
+                        out.display(),
+                        &tip.to_string()[..7],
+                        crate::state::git::subject(&repo, tip).unwrap_or_default(),
+                    )
+                }));
+            }
+            _ => {}
         }
     }
     for _ in 0..3 {

@@ -605,10 +605,15 @@ pub fn write(files: &BTreeMap<String, Vec<u8>>, out: &Path) -> Result<(), SiteEr
         .min_depth(1)
         .follow_root_links(false)
         .sort_by_file_name();
-    // Hidden entries are not ours, except the temporary files of a write that was interrupted.
+    // Hidden entries at the top are not ours (a checkout's `.git`, a host's `.nojekyll`), except the
+    // temporary files of a write that was interrupted; below, only a `.git` is not: a repository named
+    // `.github` has its pages there, which stayed and were published after it left the plan (audit 191).
     let visible = |e: &walkdir::DirEntry| {
         let name = e.file_name().to_string_lossy();
-        e.depth() == 0 || !name.starts_with('.') || name.ends_with(TMP_SUFFIX)
+        e.depth() == 0
+            || !name.starts_with('.')
+            || name.ends_with(TMP_SUFFIX)
+            || (e.depth() > 1 && name != ".git")
     };
     for entry in walker.into_iter().filter_entry(visible) {
         let entry = entry.map_err(|e| {

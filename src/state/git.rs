@@ -369,7 +369,10 @@ fn entry_for(
     for child in std::fs::read_dir(path).map_err(err(format!("listing {}", path.display())))? {
         let child = child.map_err(err(format!("listing {}", path.display())))?;
         let child_name = child.file_name().to_string_lossy().into_owned();
-        if child_name.ends_with(super::TMP_SUFFIX) {
+        // A repository's own folder (a checkout of the pages branch in the site's folder) is never
+        // content: git refuses it in a tree (audit 191: a nested `.git`, its config's credentials with it,
+        // was committed to the pages branch).
+        if child_name.ends_with(super::TMP_SUFFIX) || child_name == ".git" {
             continue;
         }
         let child_rel = format!("{rel}/{child_name}");
@@ -1055,8 +1058,16 @@ pub fn is_ancestor(repo: &gix::Repository, ancestor: ObjectId, descendant: Objec
 /// The first-parent history from `HEAD`, newest first, read as it is walked: a reader that stops at the
 /// first commits it needs does not read a long history whole. A commit that does not read ends it.
 pub(crate) fn first_parents(repo: &gix::Repository) -> impl Iterator<Item = ObjectId> + '_ {
+    first_parents_from(repo, head(repo))
+}
+
+/// The first-parent history from `start`, newest first, as [`first_parents`] walks it.
+pub(crate) fn first_parents_from(
+    repo: &gix::Repository,
+    start: Option<ObjectId>,
+) -> impl Iterator<Item = ObjectId> + '_ {
     let boundary = shallow_boundary(repo);
-    let mut next = head(repo);
+    let mut next = start;
     std::iter::from_fn(move || {
         let id = next?;
         next = repo
@@ -1065,6 +1076,13 @@ pub(crate) fn first_parents(repo: &gix::Repository) -> impl Iterator<Item = Obje
             .and_then(|c| first_parent(&c, &boundary));
         Some(id)
     })
+}
+
+/// The first line of `commit`'s message.
+pub(crate) fn subject(repo: &gix::Repository, commit: ObjectId) -> Option<String> {
+    let c = repo.find_commit(commit).ok()?;
+    let message = c.message_raw_sloppy().to_string();
+    message.lines().next().map(str::to_owned)
 }
 
 /// The first parent chain from `HEAD`, newest first, with each commit's time; in a shallow checkout, to

@@ -4684,6 +4684,16 @@ fn publish_refuses_a_site_that_shows_proposals_not_yet_committed() {
         "{err}"
     );
     assert!(s.on_branch("pages", "index.html").is_none());
+    // Set aside after the render, the draft is still on the site's pages (audit 191: published).
+    std::fs::write(s.work.join("pm-state.md"), &ledger).unwrap();
+    let out = s.commitea(&s.work, &["publish"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("was drawn with changes that were not committed (pm-state.md: D-0001 (new))"),
+        "{err}"
+    );
+    assert!(s.on_branch("pages", "index.html").is_none());
     ok(&s.commitea(&s.work, &["publish", "--allow-uncommitted"]));
     assert!(
         s.on_branch("pages", "changes.html")
@@ -4731,7 +4741,7 @@ fn publish_leaves_a_site_of_an_older_forecast_unpublished() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(
-        err.contains("shows another forecast than the newest on main")
+        err.contains("shows an older forecast of main than its newest")
             && err.contains("not published"),
         "{err}"
     );
@@ -4740,7 +4750,46 @@ fn publish_leaves_a_site_of_an_older_forecast_unpublished() {
     // refused, with advice to render, which drew the same).
     ok(&s.commitea(&s.work, &["run", "--offline", "--now", "2026-12-10"]));
     ok(&s.commitea(&s.work, &["publish"]));
-    assert_ne!(s.on_branch("pages", "index.html").unwrap(), newest);
+    let published = s.on_branch("pages", "index.html").unwrap();
+    assert_ne!(published, newest);
+    // A preview is refused as one, and fails (audit 191: exit 0, and "a later run's, or a preview's").
+    ok(&s.commitea(&s.work, &["render", "--now", "2026-12-14"]));
+    let out = s.commitea(&s.work, &["publish"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("is a preview"), "{err}");
+    // A commit that changes what is forecast and commits no forecast: its render shows a forecast no
+    // commit has, and the way out is a run, not another render (audit 191: the advice looped).
+    let config = std::fs::read_to_string(s.work.join("commitea.yaml")).unwrap();
+    let edited = config.replacen("hours_per_week: 30", "hours_per_week: 20", 1);
+    assert_ne!(edited, config);
+    std::fs::write(s.work.join("commitea.yaml"), edited).unwrap();
+    git(&s.work, &["commit", "-qam", "Confirm the hours"]);
+    ok(&s.commitea(&s.work, &["render"]));
+    let out = s.commitea(&s.work, &["publish"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("(\"Confirm the hours\"), came after its last forecast")
+            && err.contains("`commitea run`"),
+        "{err}"
+    );
+    assert_eq!(s.on_branch("pages", "index.html").unwrap(), published);
+    // A checkout of the pages branch in the site's folder is no content of it (audit 191: its `.git`,
+    // and the credentials in its config, went onto the branch); hidden pages below the top, a repository
+    // named `.github`'s, are the site's and go when it does.
+    ok(&s.commitea(&s.work, &["run", "--offline", "--now", "2026-12-10"]));
+    let public = s.work.join("public");
+    std::fs::create_dir_all(public.join(".git/refs")).unwrap();
+    std::fs::write(public.join(".git/config"), "[remote]\n").unwrap();
+    std::fs::create_dir_all(public.join("issues/acme/.github")).unwrap();
+    std::fs::write(public.join("issues/acme/.github/1.html"), "old").unwrap();
+    ok(&s.commitea(&s.work, &["render", "--now", "2026-12-10"]));
+    assert!(public.join(".git/config").exists());
+    assert!(!public.join("issues/acme/.github").exists());
+    ok(&s.commitea(&s.work, &["publish"]));
+    assert!(s.on_branch("pages", "index.html").is_some());
+    assert!(s.on_branch("pages", ".git/config").is_none());
 }
 
 fn copy_dir(from: &Path, to: &Path) {
