@@ -1047,7 +1047,29 @@ fn apply_on_branch(
     let Some(head) = git::head(&repo) else {
         return Ok(crate::apply::Carried::default());
     };
-    let pending = crate::apply::pending_on_branch(&repo, head, layout)?;
+    let mut pending = crate::apply::pending_on_branch(&repo, head, layout)?;
+    // A file the branch records as carried out already (its record of the same proposal committed) is
+    // one put back — a checkout of an older commit, a revert of a run's commit — not a new approval:
+    // carried out again, it wrote an old priority over a later one (audit 192), and called it "another run
+    // at the same time". `propose` refuses it too.
+    let mut again = Vec::new();
+    for p in &pending {
+        if let Ok(f) = &p.file
+            && recorded(&repo, head, &f.id)?.is_some_and(|r| r.proposal == *f)
+        {
+            again.push(p.path.clone());
+            tracing::warn!(
+                "{} was carried out already ({}/{}.yaml on the branch records it): nothing of it is carried \
+                 out again; delete {} (put back by a checkout of an older commit or a revert?) — a change \
+                 wanted again is a new proposal",
+                f.id,
+                crate::ops::APPLIED_PATH,
+                f.id,
+                p.path
+            );
+        }
+    }
+    pending.retain(|p| !again.contains(&p.path));
     if !pending.is_empty()
         && let Some(off) = crate::apply::off_approvals_branch(&repo, head, config)
     {

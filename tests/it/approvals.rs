@@ -594,6 +594,55 @@ fn a_label_deleted_since_the_sync_is_made_again_not_reported_as_given() {
     assert!(applied.contains("result: applied"), "{applied}");
 }
 
+/// An op file carried out and then put back on the branch (a checkout of an older commit, a revert) is
+/// not carried out again: it wrote an old priority over a later one, and was called a concurrent run's
+/// (audit 192).
+#[test]
+fn an_op_file_put_back_after_it_was_carried_out_is_not_carried_out_again() {
+    let s = setup(&DemoSpec::scaled(40));
+    let key = s.quiet_issue_without("p/0");
+    push_priority(&s, &key);
+    ok(&s.commitea(&s.work, &["run"]));
+    assert!(s.issue(&key).labels.contains(&"p/0".to_owned()));
+    // Someone gives it p/2 on Gitea since.
+    s.emu.with_dataset(|d| {
+        assert!(d.update_issue(&key, |i| {
+            i.labels.retain(|l| l != "p/0");
+            i.labels.push("p/2".into());
+        }));
+    });
+    let added = git(
+        &s.work,
+        &[
+            "log",
+            "--diff-filter=A",
+            "--format=%H",
+            "--",
+            "ops/pending/C-0001.yaml",
+        ],
+    );
+    git(
+        &s.work,
+        &["checkout", added.trim(), "--", "ops/pending/C-0001.yaml"],
+    );
+    git(&s.work, &["commit", "-qm", "restore op files (oops)"]);
+    let out = s.commitea(&s.work, &["run"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("C-0001 was carried out already")
+            && stderr.contains("delete ops/pending/C-0001.yaml")
+            && !stderr.contains("at the same time"),
+        "{stderr}"
+    );
+    let labels = s.issue(&key).labels;
+    assert!(
+        labels.contains(&"p/2".to_owned()) && !labels.contains(&"p/0".to_owned()),
+        "{labels:?}"
+    );
+    assert!(!s.work.join("ops/applied/C-0001.2.yaml").exists());
+}
+
 /// An organisation's labels: Gitea lists them apart from the repository's, but an issue may carry them.
 /// A write uses the organisation's `p/0` rather than making a repository label of the same name.
 #[test]
