@@ -684,11 +684,7 @@ pub fn apply_pending(
             let refused = refused.or_else(|| {
                 let (key, what) = moved.as_ref()?;
                 (op.is_destructive() && !already).then(|| Outcome::Skipped {
-                    reason: format!(
-                        "{key} changed on Gitea after this was proposed ({what}): {} is not carried out \
-                         over a change its approval did not see; propose it again if it still holds",
-                        op.name()
-                    ),
+                    reason: not_over_a_change(op, key, what),
                 })
             });
             if let (Some((key, what)), None, false) = (&moved, &refused, already) {
@@ -1420,6 +1416,27 @@ fn moved_under(
         .map(|(whats, by)| format!("{} by {by}", crate::prose::and_list(&whats)))
         .collect();
     (!words.is_empty()).then(|| (key.to_string(), crate::prose::and_list(&words)))
+}
+
+/// Why a destructive `op` is not carried out: `key` changed on Gitea since it was proposed (`what`).
+fn not_over_a_change(op: &Op, key: &str, what: &str) -> String {
+    format!(
+        "{key} changed on Gitea after this was proposed ({what}): {} is not carried out over a change its \
+         approval did not see; propose it again if it still holds",
+        op.name()
+    )
+}
+
+/// Why the apply stage will not carry out `op` of `file` on the state of `snapshot`: a destructive op on an
+/// issue changed on Gitea since the proposal saw it (see [`moved_under`]), for a pull request to say before
+/// its merge (audit 192: the body still promised a close the run was certain to refuse). Changes by the
+/// token's own user count here, as the pull request cannot ask who that is.
+pub(crate) fn refused_as_changed(op: &Op, file: &OpFile, snapshot: &Snapshot) -> Option<String> {
+    if !op.is_destructive() || op.already_so(snapshot) {
+        return None;
+    }
+    let (key, what) = moved_under(op, &file.seen, snapshot, || None, |_| None)?;
+    Some(not_over_a_change(op, &key, &what))
 }
 
 /// How far ahead of the server's clock the clock of whoever committed an op file may be, and an issue the

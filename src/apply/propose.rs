@@ -1468,7 +1468,13 @@ fn branch_problem(
         .filter_map(|(n, op)| {
             let why = match crate::apply::unseen(op, file) {
                 Some(crate::apply::Outcome::Skipped { reason }) => Some(reason),
-                _ => checker.check(op, true).err(),
+                _ => match crate::apply::refused_as_changed(op, file, snapshot) {
+                    Some(reason) => {
+                        checker.refused_before(op);
+                        Some(reason)
+                    }
+                    None => checker.check(op, true).err(),
+                },
             };
             why.map(|why| format!("op {} ({}): {why}", n + 1, op.describe()))
         })

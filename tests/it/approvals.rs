@@ -3416,6 +3416,18 @@ fn an_approved_op_over_a_change_made_on_gitea_since_is_held_or_said() {
         serde_json::json!({"title": "Taken over, NOT done", "assignees": [someone]}),
     );
     label_on_gitea(&s, &prio, "p/0");
+    // The next run's refresh of the pull request says so before anyone merges (audit 192: it still
+    // promised the close).
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let body = s.emu.state_pulls(&state_repo())[0].body.clone();
+    assert!(
+        body.starts_with(
+            "> **Not carried out as it is:** ops/pending/C-0001.yaml would be skipped in part"
+        ) && body.contains(&format!(
+            "{closing} changed on Gitea after this was proposed (retitled"
+        )) && body.contains("is not carried out over a change its approval did not see"),
+        "{body}"
+    );
 
     s.emu.merge_pull(&state_repo(), 1, "pat").unwrap();
     check_out_main(&s);
