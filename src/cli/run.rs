@@ -68,6 +68,17 @@ pub fn run(a: Args) -> CommandResult {
         opts.token.clone(),
         &super::token_servers(config.server.as_deref()),
     );
+    // Commits of this checkout the remote's branch has not, while it has others: a push after the run
+    // would be refused, and the redo on the remote's tip dropped them (audit 193: a PM's config commit,
+    // five days of forecasts, gone with "nothing new to push"). Said before anything is carried out.
+    // A server that does not answer is left to the run to say.
+    let _ = remote.fetch(&branch);
+    let start = gix::open(layout.root())
+        .ok()
+        .and_then(|r| crate::state::git::head(&r));
+    if let Some(problem) = diverged(&layout, remote.name(), &branch) {
+        return Err(CommandError::Input(problem));
+    }
     for attempt in 1..=PUSH_ATTEMPTS {
         let summary = match crate::pipeline::run(&opts) {
             Ok(summary) => summary,
@@ -108,7 +119,18 @@ pub fn run(a: Args) -> CommandResult {
                     "{branch} moved while the run ran (a merge?): running again on the new head ({attempt} of {PUSH_ATTEMPTS})"
                 );
                 remote.fetch(&branch)?;
-                reset_to(&layout, remote.name(), &branch)?;
+                // Only the run's own commit is redone: commits of the checkout's own that the remote's
+                // moved tip has not stay, and the run stops (they were pushed with it otherwise).
+                if let Some(problem) = diverged_since(&layout, remote.name(), &branch, start) {
+                    if let Some(start) = start {
+                        reset_to(&layout, &start.to_string())?;
+                    }
+                    return Err(CommandError::Failed(anyhow::anyhow!(
+                        "{problem}; the run's own commit is dropped, and what it carried out on Gitea is \
+                         found already so by the next run"
+                    )));
+                }
+                reset_to(&layout, &format!("{}/{branch}", remote.name()))?;
                 opts.applied_before = summary.applied;
             }
             Pushed::Refused { reason } => {
@@ -175,27 +197,85 @@ fn refused(summary: &crate::pipeline::RunSummary) -> CommandResult {
     )))
 }
 
-/// Moves the checkout to the remote branch's tip: the run's own commit is dropped (it is redone on top).
-fn reset_to(layout: &crate::state::Layout, remote: &str, branch: &str) -> Result<(), CommandError> {
+/// Moves the checkout to `to` (the remote branch's tip, or the commit the run started from): the run's
+/// own commit is dropped (it is redone on top).
+fn reset_to(layout: &crate::state::Layout, to: &str) -> Result<(), CommandError> {
     let out = std::process::Command::new("git")
         .arg("-C")
         .arg(layout.root())
-        .args([
-            "reset",
-            "--hard",
-            "--quiet",
-            "--end-of-options",
-            &format!("{remote}/{branch}"),
-        ])
+        .args(["reset", "--hard", "--quiet", "--end-of-options", to])
         .output()?;
     if out.status.success() {
         Ok(())
     } else {
         Err(CommandError::Failed(anyhow::anyhow!(
-            "git reset to {remote}/{branch} failed: {}",
+            "git reset to {to} failed: {}",
             String::from_utf8_lossy(&out.stderr).trim()
         )))
     }
+}
+
+/// How many commits of a first-parent walk from `from` a divergence names at most.
+const DIVERGED_SHOWN: usize = 3;
+
+/// Where the checkout's branch and the remote's have each moved on without the other (as last
+/// fetched): what to do, with the checkout's own commits named.
+fn diverged(layout: &crate::state::Layout, remote: &str, branch: &str) -> Option<String> {
+    let repo = gix::open(layout.root()).ok()?;
+    let head = crate::state::git::head(&repo)?;
+    diverged_from(&repo, remote, branch, head)
+}
+
+/// [`diverged`], for the commit `start` the run began from: the remote's tip moved while the run ran,
+/// and the checkout had commits of its own.
+fn diverged_since(
+    layout: &crate::state::Layout,
+    remote: &str,
+    branch: &str,
+    start: Option<gix::ObjectId>,
+) -> Option<String> {
+    let repo = gix::open(layout.root()).ok()?;
+    diverged_from(&repo, remote, branch, start?)
+}
+
+fn diverged_from(
+    repo: &gix::Repository,
+    remote: &str,
+    branch: &str,
+    from: gix::ObjectId,
+) -> Option<String> {
+    use crate::state::git::{first_parents_from, is_ancestor, resolve, subject};
+    let tip = resolve(repo, &format!("refs/remotes/{remote}/{branch}"))?;
+    if is_ancestor(repo, from, tip) || is_ancestor(repo, tip, from) {
+        return None;
+    }
+    let mine: Vec<gix::ObjectId> = first_parents_from(repo, Some(from))
+        .take_while(|c| !is_ancestor(repo, *c, tip))
+        .take(1000)
+        .collect();
+    let named: Vec<String> = mine
+        .iter()
+        .take(DIVERGED_SHOWN)
+        .map(|c| {
+            format!(
+                "{} \"{}\"",
+                &c.to_string()[..7],
+                subject(repo, *c).unwrap_or_default()
+            )
+        })
+        .collect();
+    Some(format!(
+        "this checkout's {branch} has {} that {remote}/{branch} has not ({}{}), and {remote}/{branch} has \
+         moved on without them: `git pull --rebase {remote} {branch}` (or push them to a pull request), then \
+         run again — a run pushes onto {remote}/{branch}, and would drop them",
+        crate::prose::count(mine.len(), "commit", "commits"),
+        named.join(", "),
+        if mine.len() > DIVERGED_SHOWN {
+            format!(" and {} more", mine.len() - DIVERGED_SHOWN)
+        } else {
+            String::new()
+        }
+    ))
 }
 
 /// Recomputes the consequence of every open proposal and updates the pull requests whose changed; a

@@ -2571,6 +2571,51 @@ fn push_other_runs_record(s: &Setup, file: &str, results: &str) {
     git(&other, &["push", "-q", "origin", "HEAD:main"]);
 }
 
+/// A checkout with commits of its own while the remote's branch moved on: `run --push` refuses before
+/// anything, naming them, and drops none (audit 193: reset to the remote's tip, a PM's config commit was
+/// gone, and the run said "nothing new to push").
+#[test]
+fn a_run_that_would_push_onto_a_branch_that_moved_keeps_the_checkouts_own_commits() {
+    let s = setup(&DemoSpec::scaled(40));
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let other = clone_as(&s, "other");
+    std::fs::write(other.join("NOTES.md"), "a note\n").unwrap();
+    git(&other, &["add", "NOTES.md"]);
+    commit_as_pm(&other, "a note from elsewhere");
+    git(&other, &["push", "-q", "origin", "HEAD:main"]);
+    let config = std::fs::read_to_string(s.work.join("commitea.yaml")).unwrap();
+    std::fs::write(
+        s.work.join("commitea.yaml"),
+        format!("{config}# bjorn is 20h\n"),
+    )
+    .unwrap();
+    git(&s.work, &["add", "commitea.yaml"]);
+    commit_as_pm(&s.work, "bjorn is 20h a week");
+    let mine = git(&s.work, &["rev-parse", "HEAD"]);
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("this checkout's main has 1 commit that origin/main has not (")
+            && stderr.contains("\"bjorn is 20h a week\"")
+            && stderr.contains("git pull --rebase origin main"),
+        "{stderr}"
+    );
+    assert_eq!(git(&s.work, &["rev-parse", "HEAD"]), mine);
+    assert_eq!(
+        git(&s.bare, &["log", "-1", "--format=%s", "main"]),
+        "a note from elsewhere"
+    );
+    // Rebased, it runs and pushes both.
+    git(&s.work, &["pull", "-q", "--rebase", "origin", "main"]);
+    ok(&s.commitea(&s.work, &["run", "--push"]));
+    let pushed = git(&s.bare, &["log", "--format=%s", "main"]);
+    assert!(
+        pushed.contains("bjorn is 20h a week") && pushed.contains("a note from elsewhere"),
+        "{pushed}"
+    );
+}
+
 /// Two runs at once (a forge that does not queue them) both carry out an approved create_issue: the one
 /// that loses the push race and runs again on the other's head keeps its record of the issue it filed
 /// beside the other's, and says it is a duplicate (audit 134: it was in no record).
