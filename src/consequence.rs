@@ -1233,12 +1233,25 @@ fn why_moved<'a>(
     if let Some(why) = effort.filter(|_| effort_days.abs() >= 0.25) {
         return Reason::plain(why.to_owned());
     }
-    // Its plan the same but its chance of being done at all changed (the abandonment model learnt from
-    // new closes): that is the reason, not the queue it did not move in.
+    // Its plan the same, or moved less than half as far its way, but its chance of being done at all
+    // changed the way it moved (the abandonment model learnt from new closes): that is the reason, not
+    // the queue it did not move in (audit 193: "queue of farah", −10, for a queue the same on both sides
+    // and a plan a day later; a day passing always shifts a plan a little).
     let same_plan = b.planned_start == a.planned_start && b.planned_end == a.planned_end;
-    if same_plan
+    let plan_held = same_plan
+        || match (b.planned_end, a.planned_end) {
+            (When::Date(x), When::Date(y)) => {
+                // In calendar days, against the move's working days as calendar days (7 for 5).
+                let shift = (y - x).num_days();
+                shift.signum() != moved.signum()
+                    || 2 * 5 * shift.unsigned_abs() < 7 * moved.unsigned_abs()
+            }
+            _ => false,
+        };
+    if plan_held
         && let (Some(pb), Some(pa)) = (b.probability_done, a.probability_done)
         && percent(pb) != percent(pa)
+        && (same_plan || (pa > pb) == (moved < 0))
     {
         return Reason::plain(format!(
             "chance of being done {} → {}",

@@ -259,6 +259,36 @@ fn a_move_of_chance_an_empty_milestone_and_a_closed_one_are_said_for_what_they_a
         .find(|i| i.issue.to_string() == other_key)
         .unwrap()
         .probability_done = Some(0.9);
+    // A third whose p80 moves two weeks earlier as its chance rises, while its plan moves a day later
+    // (audit 193: "queue of farah", whose queue was the same on both sides).
+    let third = after
+        .issues
+        .iter_mut()
+        .find(|i| {
+            ![&key, &other_key].contains(&&i.issue.to_string())
+                && matches!(i.p80, When::Date(_))
+                && matches!(i.planned_end, When::Date(_))
+                && i.planned_assignee.is_some()
+                && plan
+                    .issue(&i.issue)
+                    .is_some_and(|p| p.depends_on.is_empty())
+        })
+        .unwrap();
+    let third_key = third.issue.to_string();
+    if let (When::Date(d), When::Date(s), When::Date(e)) =
+        (third.p80, third.planned_start, third.planned_end)
+    {
+        third.p80 = When::Date(d - chrono::Days::new(14));
+        third.planned_start = When::Date(s + chrono::Days::new(1));
+        third.planned_end = When::Date(e + chrono::Days::new(1));
+    }
+    third.probability_done = Some(0.93);
+    before
+        .issues
+        .iter_mut()
+        .find(|i| i.issue.to_string() == third_key)
+        .unwrap()
+        .probability_done = Some(0.918);
     assert!(before.milestones.len() >= 2, "{:?}", before.milestones);
     // The first milestone: nothing open on either side, its "p80" each side's day.
     for (r, day) in [(&mut before, 0), (&mut after, 1)] {
@@ -283,6 +313,12 @@ fn a_move_of_chance_an_empty_milestone_and_a_closed_one_are_said_for_what_they_a
         .find(|i| i.issue == other_key)
         .expect("moved");
     assert_eq!(other.why, "chance of being done 90% → 85%", "{other:?}");
+    let third = c
+        .issues
+        .iter()
+        .find(|i| i.issue == third_key)
+        .expect("moved");
+    assert_eq!(third.why, "chance of being done 92% → 93%", "{third:?}");
     assert!(
         c.milestones.iter().all(|m| m.milestone != empty),
         "{:?}",
