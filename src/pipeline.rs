@@ -731,7 +731,7 @@ pub(crate) fn entries_not_on_branch(checkout: Option<&str>, branch: Option<&str>
 }
 
 /// The ids of the directives the `checkout`'s ledger has edited from the `branch`'s (a status line).
-fn entries_edited(checkout: Option<&str>, branch: Option<&str>) -> Vec<String> {
+pub(crate) fn entries_edited(checkout: Option<&str>, branch: Option<&str>) -> Vec<String> {
     let theirs = entries(branch);
     entries(checkout)
         .into_iter()

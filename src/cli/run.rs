@@ -13,7 +13,8 @@ pub struct Args {
     /// Skip sync and apply: forecast the committed snapshot.
     #[arg(long)]
     offline: bool,
-    /// Do not commit the results.
+    /// Do not commit the results: a preview, which forecasts the checkout's ledger as `plan` does (a
+    /// committing run forecasts the branch's).
     #[arg(long)]
     no_commit: bool,
     /// Resync every repository in full (not with --offline, which syncs nothing).
@@ -39,6 +40,9 @@ pub fn run(a: Args) -> CommandResult {
     // In Actions the job publishes the site itself: its own push need not start the workflow again.
     opts.skip_ci = a.push && std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
     if !a.push {
+        if a.no_commit {
+            no_commit_preview(&crate::state::Layout::new(&a.state.state))?;
+        }
         let summary = crate::pipeline::run(&opts)?;
         report(&summary);
         if let Some(index) = &summary.site_index {
@@ -213,6 +217,40 @@ fn reset_to(layout: &crate::state::Layout, to: &str) -> Result<(), CommandError>
             String::from_utf8_lossy(&out.stderr).trim()
         )))
     }
+}
+
+/// Says what a run that commits nothing forecasts that a committing run does not: it previews the
+/// checkout's ledger, as `plan` does (audit 193: a directive not yet proposed moved the preview, and
+/// nothing said CI's run would not).
+fn no_commit_preview(layout: &crate::state::Layout) -> Result<(), CommandError> {
+    if !layout.root().join(".git").exists() {
+        return Ok(());
+    }
+    let checkout =
+        crate::ledger::read(&layout.ledger()).map_err(crate::pipeline::PipelineError::from)?;
+    let branch = crate::pipeline::branch_ledger(layout)?;
+    let ids: Vec<String> =
+        crate::pipeline::entries_not_on_branch(checkout.as_deref(), branch.as_deref())
+            .into_iter()
+            .chain(crate::pipeline::entries_edited(
+                checkout.as_deref(),
+                branch.as_deref(),
+            ))
+            .collect();
+    if !ids.is_empty() {
+        tracing::warn!(
+            "--no-commit: this run forecasts the checkout's {}, with {} ({}) that the branch does not \
+             have: a committing run (CI's) forecasts without {} until `commitea propose` sends {} and {} \
+             merged",
+            crate::state::LEDGER_FILE,
+            crate::prose::count(ids.len(), "entry", "entries"),
+            ids.join(", "),
+            if ids.len() == 1 { "it" } else { "them" },
+            if ids.len() == 1 { "it" } else { "them" },
+            if ids.len() == 1 { "it is" } else { "they are" }
+        );
+    }
+    Ok(())
 }
 
 /// How many commits of a first-parent walk from `from` a divergence names at most.

@@ -2257,6 +2257,39 @@ fn a_capacity_directive_taken_back_beside_another_of_the_member_gives_back_the_p
     }
 }
 
+#[test]
+fn a_run_that_does_not_commit_says_it_previews_directives_the_branch_has_not() {
+    // Audit 193: `run --no-commit` forecast a directive not yet proposed, where a committing run (CI's)
+    // leaves it out, and said nothing.
+    let (_tmp, dir) = quick_demo();
+    let out = commitea(
+        &["directive", "--kind", "note", "--quote", "Ship it."],
+        &dir,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let out = commitea(
+        &["run", "--offline", "--no-commit", "--trials", "100"],
+        &dir,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "--no-commit: this run forecasts the checkout's pm-state.md, with 1 entry (D-0008) that the \
+             branch does not have"
+        ),
+        "{stderr}"
+    );
+    // A committing run says it leaves it out, as before, and not this.
+    let out = commitea(&["run", "--offline", "--trials", "100"], &dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("has new entries that are not on the branch (D-0008)")
+            && !stderr.contains("--no-commit:"),
+        "{stderr}"
+    );
+}
+
 /// Whom a forecast's text plans each issue for: (issue, planned assignee), in its order.
 fn planned_people(text: &str) -> Vec<(String, String)> {
     let v: serde_json::Value = serde_json::from_str(text).unwrap();
