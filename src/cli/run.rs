@@ -185,7 +185,23 @@ fn push_what_is_committed(
 /// pushed): the reason (the token's scopes, an archived repository) stays until someone fixes it, and a
 /// green job on every run hid it (audit 134).
 fn refused(summary: &crate::pipeline::RunSummary) -> CommandResult {
-    if summary.refused.is_empty() {
+    // Issues filed short of what was approved (a label or milestone Gitea dropped for a user who may not
+    // write the issues, a dependency it refused): the file is used up, so this run is the one that can
+    // say it (audit 192: exit 0, while the same cause on a set_milestone failed the run).
+    let short: Vec<String> = summary
+        .applied
+        .iter()
+        .flat_map(|a| {
+            a.applied.results.iter().filter_map(|o| match o {
+                crate::apply::Outcome::Created {
+                    issue,
+                    unfinished: Some(why),
+                } => Some(format!("{} (filed {issue}, but {why})", a.proposal.id)),
+                _ => None,
+            })
+        })
+        .collect();
+    if summary.refused.is_empty() && short.is_empty() {
         return Ok(());
     }
     let said: Vec<String> = summary
@@ -193,11 +209,25 @@ fn refused(summary: &crate::pipeline::RunSummary) -> CommandResult {
         .iter()
         .map(|r| format!("{} ({})", r.id, r.why))
         .collect();
+    let mut parts = Vec::new();
+    if !said.is_empty() {
+        parts.push(format!(
+            "approved changes did not reach Gitea: {}. They stay pending and are carried out once Gitea \
+             takes them: give the token the scope or the rights it lacks, unarchive the repository, or \
+             delete the op file if the change is dropped",
+            said.join("; ")
+        ));
+    }
+    if !short.is_empty() {
+        parts.push(format!(
+            "issues were filed short of their approval: {}. Those files are used up: set what is missing \
+             on Gitea (or propose it again) once the token's user may write there",
+            short.join("; ")
+        ));
+    }
     Err(CommandError::Failed(anyhow::anyhow!(
-        "the run's forecast and site are done, but approved changes did not reach Gitea: {}. They stay \
-         pending and are carried out once Gitea takes them: give the token the scope or the rights it \
-         lacks, unarchive the repository, or delete the op file if the change is dropped",
-        said.join("; ")
+        "the run's forecast and site are done, but {}",
+        parts.join("; and ")
     )))
 }
 

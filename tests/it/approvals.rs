@@ -4606,7 +4606,15 @@ fn a_new_issue_whose_dependency_gitea_refuses_is_recorded_as_filed_and_said() {
     );
     push_straight(&s, "C-0001", &op_file("C-0001", &ops, false));
     let out = s.commitea(&s.work, &["run", "--push"]);
-    ok(&out);
+    // Pushed, and failed: the file is used up, so this run is the one that can say it (audit 192: exit
+    // 0, while the same cause on a set_milestone failed the run).
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("issues were filed short of their approval: C-0001 (filed ")
+            && stderr.contains("Those files are used up"),
+        "{stderr}"
+    );
     let applied = s.on_branch("main", "ops/applied/C-0001.yaml").unwrap();
     assert!(
         applied.contains("result: created")
@@ -4650,7 +4658,13 @@ fn a_new_issue_gitea_files_without_its_labels_and_milestone_says_so() {
     );
     push_straight(&s, "C-0001", &op_file("C-0001", &ops, false));
     let out = s.commitea(&s.work, &["run", "--push"]);
-    ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("issues were filed short of their approval: C-0001 (filed ")
+            && stderr.contains("Gitea dropped its label est/1d"),
+        "{stderr}"
+    );
     let applied = s.on_branch("main", "ops/applied/C-0001.yaml").unwrap();
     assert!(
         applied.contains("result: created")
