@@ -1278,23 +1278,39 @@ impl Client {
             let repository = ["/pulls", "/branches", "/contents", "/git/"]
                 .iter()
                 .any(|p| path.contains(p));
-            let advice = if repository {
+            // Gitea names a missing scope ("token does not have at least one of required scope(s)"); any
+            // other refusal is the user's rights, which no scope gives (audit 192: "write permission is
+            // required" was told to add write:issue, which the token had); a bare 403 may be either.
+            let said = error_message(&body, self.token.as_ref());
+            let bare = body.iter().all(u8::is_ascii_whitespace);
+            let scope = said.contains("scope");
+            let (what, scope_name) = if repository {
+                ("the repository", "write:repository")
+            } else {
+                ("its issues", "write:issue")
+            };
+            let advice = if scope || bare {
                 format!(
-                    "the token may not change {repo}: it needs write access to the repository (scope \
-                     write:repository)"
+                    "the token may not change {repo}: it needs write access to {what} (scope \
+                     {scope_name}{})",
+                    if bare {
+                        ", and a user who may write there"
+                    } else {
+                        ""
+                    }
                 )
             } else {
                 format!(
-                    "the token may not change {repo}: it needs write access to its issues (scope \
-                     write:issue)"
+                    "the token's user may not change {what} of {repo}: give the user write access to {repo} \
+                     (a collaborator or team with Write); the token's scopes are not the cause"
                 )
             };
             return Err(Attempt::Fail(ClientError::Status {
                 // `DeleteIssueLabel` and `EditIssue` answer a bare 403: the advice is all there is to say.
-                message: if body.iter().all(u8::is_ascii_whitespace) {
+                message: if bare {
                     advice
                 } else {
-                    format!("{}; {advice}", error_message(&body, self.token.as_ref()))
+                    format!("{said}; {advice}")
                 },
                 repo,
                 request,

@@ -3066,7 +3066,8 @@ fn a_run_whose_site_fails_after_its_commit_still_pushes_it() {
     // A folder where the site writes its front page: the site cannot be written.
     let index = s.work.join("public/index.html");
     std::fs::remove_file(&index).unwrap();
-    std::fs::create_dir_all(index.join(".kept")).unwrap();
+    // (A `.git` in it is no file of the site's, which it would remove.)
+    std::fs::create_dir_all(index.join(".git")).unwrap();
     let out = s.commitea(&s.work, &["run", "--push"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -4758,6 +4759,18 @@ fn writes_of_a_user_who_may_only_read_the_issues_wait_and_are_not_reported_appli
         stderr.contains("write permission is required")
             && stderr.contains(&format!("kept {own}'s milestone")),
         "{stderr}"
+    );
+    // Gitea's "write permission is required" is the user's rights, not a scope (audit 192: told to add
+    // write:issue, which the token had).
+    let theirs_line = stderr
+        .lines()
+        .find(|l| l.contains("write permission is required"))
+        .unwrap();
+    assert!(
+        theirs_line.contains("the token's user may not change its issues of")
+            && theirs_line.contains("the token's scopes are not the cause")
+            && !theirs_line.contains("scope write:issue"),
+        "{theirs_line}"
     );
     let bare = stderr
         .lines()
