@@ -1055,7 +1055,7 @@ fn apply_on_branch(
     let mut again = Vec::new();
     for p in &pending {
         if let Ok(f) = &p.file
-            && recorded(&repo, head, &f.id)?.is_some_and(|r| r.proposal == *f)
+            && recorded(&repo, head, &f.id)?.is_some_and(|r| same_proposal(&r.proposal, f))
         {
             again.push(p.path.clone());
             tracing::warn!(
@@ -1560,6 +1560,13 @@ fn synced_at(
     let meta: crate::state::Meta =
         crate::yamlfile::parse(&String::from_utf8_lossy(&bytes), Path::new(&rel)).ok()?;
     Some(meta.repositories.into_iter().map(|r| r.name).collect())
+}
+
+/// Whether two op files are one proposal: the same id, made at the same moment, asking the same ops (a
+/// summary or a consequence edited, or the file laid out anew, is no new approval: audit 195 found a
+/// restored file with its summary edited carried out again).
+fn same_proposal(a: &crate::ops::OpFile, b: &crate::ops::OpFile) -> bool {
+    a.id == b.id && a.created_at == b.created_at && a.ops == b.ops
 }
 
 /// The record `ops/applied/ID.yaml` at `commit`, if there is one that reads.
@@ -2743,7 +2750,15 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
         Some(standup) => {
             site::check_output(&layout.root().join(&computed.config.site.output))
                 .map_err(Box::new)?;
-            Some(site_files_with(&computed, &layout, None, standup)?)
+            let mut files = site_files_with(&computed, &layout, None, standup)?;
+            // A run that commits nothing draws a forecast no commit has: `publish` refuses it as the
+            // preview it is (audit 195: "the newest commit changed what is forecast", of a forecast commit).
+            if !opts.commit
+                && let Some(stamp) = files.get_mut(SITE_FORECAST_FILE)
+            {
+                stamp.extend_from_slice(format!("{SITE_PREVIEW_LINE}\n").as_bytes());
+            }
+            Some(files)
         }
         None => None,
     };

@@ -135,24 +135,53 @@ pub fn run(a: Args) -> CommandResult {
                 }
                 // The newest commit changed what is forecast and committed no forecast of it: the render
                 // forecast the change (audit 191: "a later run's or a preview's", and advice that looped).
-                let (tip, _) = forecasts[0];
-                return Err(CommandError::Input(if preview {
-                    format!(
-                        "the site in {} is a preview (drawn with another --now, --seed or --trials than \
-                         {branch}'s newest forecast): `commitea render` with the run's flags draws the \
-                         committed one; then publish",
+                // The commits after the branch's last forecast, and of them the newest that changed
+                // what is forecast (audit 195: the newest commit was blamed, a forecast commit or an
+                // empty one).
+                let last = (0..forecasts.len())
+                    .find(|&k| {
+                        forecasts
+                            .get(k + 1)
+                            .is_none_or(|next| next.1 != forecasts[k].1)
+                    })
+                    .unwrap_or(0);
+                let inputs = [
+                    crate::config::FILE_NAME,
+                    crate::state::LEDGER_FILE,
+                    crate::state::SNAPSHOT_DIR,
+                ];
+                let changed = (0..last).find(|&i| {
+                    let (c, parent) = (forecasts[i].0, forecasts[i + 1].0);
+                    inputs.iter().any(|p| {
+                        crate::state::git::blob_id_at(&repo, c, p)
+                            != crate::state::git::blob_id_at(&repo, parent, p)
+                    })
+                });
+                return Err(CommandError::Input(match (preview, changed) {
+                    (true, _) => format!(
+                        "the site in {} is a preview (drawn by `run --no-commit`, or with another --now, \
+                         --seed or --trials than {branch}'s newest forecast): `commitea run`, or `commitea \
+                         render` with the run's flags, draws the committed one; then publish",
                         out.display()
-                    )
-                } else {
-                    format!(
-                        "the site in {} shows a forecast no commit of {branch} has: its newest commit, {} \
-                         (\"{}\"), came after its last forecast and changed what is forecast (the config, \
-                         the ledger or the snapshot): `commitea run` (or `commitea run --offline`) commits a \
-                         forecast of it and draws its site; then publish",
-                        out.display(),
-                        &tip.to_string()[..7],
-                        crate::state::git::subject(&repo, tip).unwrap_or_default(),
-                    )
+                    ),
+                    (false, Some(i)) => {
+                        let c = forecasts[i].0;
+                        format!(
+                            "the site in {} shows a forecast no commit of {branch} has: {} (\"{}\") came \
+                             after {branch}'s last forecast and changed what is forecast (the config, the \
+                             ledger or the snapshot): `commitea run` (or `commitea run --offline`) commits \
+                             a forecast of it and draws its site; then publish",
+                            out.display(),
+                            &c.to_string()[..7],
+                            crate::state::git::subject(&repo, c).unwrap_or_default(),
+                        )
+                    }
+                    (false, None) => format!(
+                        "the site in {} shows a forecast no commit of {branch} has (drawn from a checkout \
+                         with changes not committed?): `commitea run` commits a forecast and draws its \
+                         site; then publish",
+                        out.display()
+                    ),
                 }));
             }
             _ => {}

@@ -77,12 +77,28 @@ pub fn run(a: Args) -> CommandResult {
     // five days of forecasts, gone with "nothing new to push"). Said before anything is carried out.
     // A server that does not answer is left to the run to say.
     let _ = remote.fetch(&branch);
-    let start = gix::open(layout.root())
-        .ok()
-        .and_then(|r| crate::state::git::head(&r));
     if let Some(problem) = diverged(&layout, remote.name(), &branch) {
         return Err(CommandError::Input(problem));
     }
+    // Behind the remote's branch only: brought up to it first. Run on the old head, an op file a run
+    // elsewhere carried out was still pending here and went to Gitea again, over a change made since
+    // (audit 195).
+    if let Ok(repo) = gix::open(layout.root())
+        && let Some(head) = crate::state::git::head(&repo)
+        && let Some(tip) =
+            crate::state::git::resolve(&repo, &format!("refs/remotes/{}/{branch}", remote.name()))
+        && head != tip
+        && crate::state::git::is_ancestor(&repo, head, tip)
+    {
+        tracing::info!(
+            "this checkout is behind {}/{branch}: brought up to it before the run",
+            remote.name()
+        );
+        reset_to(&layout, &format!("{}/{branch}", remote.name()))?;
+    }
+    let start = gix::open(layout.root())
+        .ok()
+        .and_then(|r| crate::state::git::head(&r));
     for attempt in 1..=PUSH_ATTEMPTS {
         let summary = match crate::pipeline::run(&opts) {
             Ok(summary) => summary,
@@ -120,7 +136,9 @@ pub fn run(a: Args) -> CommandResult {
             }
             Pushed::Rejected => {
                 tracing::warn!(
-                    "{branch} moved while the run ran (a merge?): running again on the new head ({attempt} of {PUSH_ATTEMPTS})"
+                    "{branch} moved on {} while the run ran (a merge?): running again on the new head \
+                     ({attempt} of {PUSH_ATTEMPTS})",
+                    remote.name()
                 );
                 remote.fetch(&branch)?;
                 // Only the run's own commit is redone: commits of the checkout's own that the remote's
@@ -232,18 +250,30 @@ fn refused(summary: &crate::pipeline::RunSummary) -> CommandResult {
 }
 
 /// Moves the checkout to `to` (the remote branch's tip, or the commit the run started from): the run's
-/// own commit is dropped (it is redone on top).
+/// own commit is dropped (it is redone on top). Changes not committed stay (`--keep`): where one is in
+/// the way, the checkout stays as it is and the run stops, saying so.
 fn reset_to(layout: &crate::state::Layout, to: &str) -> Result<(), CommandError> {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(layout.root())
-        .args(["reset", "--hard", "--quiet", "--end-of-options", to])
-        .output()?;
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(layout.root())
+            .args(args)
+            .output()
+    };
+    // The index first, to the checkout's commit (a run commits without it, so it still holds the files
+    // before the run's commit, which `--keep` would take for changes not committed); the files stay.
+    let out = git(&["reset", "--quiet"])?;
+    let out = if out.status.success() {
+        git(&["reset", "--keep", "--quiet", "--end-of-options", to])?
+    } else {
+        out
+    };
     if out.status.success() {
         Ok(())
     } else {
         Err(CommandError::Failed(anyhow::anyhow!(
-            "git reset to {to} failed: {}",
+            "could not move the checkout to {to} without losing changes not committed (git: {}): commit \
+             them or set them aside (git stash), then run again",
             String::from_utf8_lossy(&out.stderr).trim()
         )))
     }

@@ -625,7 +625,16 @@ fn an_op_file_put_back_after_it_was_carried_out_is_not_carried_out_again() {
         &s.work,
         &["checkout", added.trim(), "--", "ops/pending/C-0001.yaml"],
     );
-    git(&s.work, &["commit", "-qm", "restore op files (oops)"]);
+    // Its summary edited on the way: the same proposal all the same (audit 195: carried out again).
+    let restored = s.work.join("ops/pending/C-0001.yaml");
+    let text = std::fs::read_to_string(&restored).unwrap();
+    assert!(text.contains("summary: hand-written"), "{text}");
+    std::fs::write(
+        &restored,
+        text.replace("summary: hand-written", "summary: edited note"),
+    )
+    .unwrap();
+    git(&s.work, &["commit", "-qam", "restore op files (oops)"]);
     let out = s.commitea(&s.work, &["run"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
@@ -641,6 +650,40 @@ fn an_op_file_put_back_after_it_was_carried_out_is_not_carried_out_again() {
         "{labels:?}"
     );
     assert!(!s.work.join("ops/applied/C-0001.2.yaml").exists());
+}
+
+/// A checkout behind the branch only (another checkout's run carried out a file and pushed) is brought up
+/// to it before its run: on its old head the file was still pending, and went to Gitea again over a change
+/// made since (audit 195).
+#[test]
+fn a_run_from_a_checkout_behind_the_branch_carries_out_nothing_again() {
+    let s = setup(&DemoSpec::scaled(40));
+    let key = s.quiet_issue_without("p/0");
+    push_priority(&s, &key);
+    let other = clone_as(&s, "other");
+    ok(&s.commitea(&other, &["run", "--push"]));
+    assert!(s.issue(&key).labels.contains(&"p/0".to_owned()));
+    s.emu.with_dataset(|d| {
+        assert!(d.update_issue(&key, |i| {
+            i.labels.retain(|l| l != "p/0");
+            i.labels.push("p/2".into());
+        }));
+    });
+    assert!(s.work.join("ops/pending/C-0001.yaml").exists());
+    let out = s.commitea(&s.work, &["run", "--push"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("this checkout is behind origin/main: brought up to it before the run")
+            && !stderr.contains("C-0001: set the priority"),
+        "{stderr}"
+    );
+    let labels = s.issue(&key).labels;
+    assert!(
+        labels.contains(&"p/2".to_owned()) && !labels.contains(&"p/0".to_owned()),
+        "{labels:?}"
+    );
+    assert!(s.on_branch("main", "ops/applied/C-0001.2.yaml").is_none());
 }
 
 /// An organisation's labels: Gitea lists them apart from the repository's, but an issue may carry them.
@@ -2516,14 +2559,14 @@ fn a_merge_while_the_run_runs_makes_it_run_again_on_the_new_head() {
     let s = setup(&DemoSpec::scaled(60));
     let [key] = <[IssueKey; 1]>::try_from(s.quiet_issues(1)).unwrap();
     push_priority(&s, &key);
-    // Someone else moves main after the job checked it out: the job's push cannot be a fast-forward.
+    // Someone else moves main while the job runs: the job's push cannot be a fast-forward.
     let other = clone_as(&s, "other");
     std::fs::write(other.join("NOTES.md"), "merged meanwhile\n").unwrap();
     git(&other, &["add", "NOTES.md"]);
     commit_as_pm(&other, "notes");
-    git(&other, &["push", "-q", "origin", "HEAD:main"]);
-
-    let out = s.commitea(&s.work, &["run", "--push"]);
+    let out = run_racing(&s, || {
+        git(&other, &["push", "-q", "origin", "HEAD:main"]);
+    });
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     ok(&out);
     assert!(
@@ -2616,6 +2659,36 @@ fn a_run_that_would_push_onto_a_branch_that_moved_keeps_the_checkouts_own_commit
     );
 }
 
+/// Runs `commitea run --push` in the checkout while `race` moves main on the server once the run has
+/// fetched and begun (its first request to a repository is held meanwhile): a merge, or another run's
+/// push, that lands while a job runs. (Before the run, the run would be brought up to it first.)
+fn run_racing(s: &Setup, race: impl FnOnce()) -> Output {
+    let first = "/api/v1/repos/";
+    s.emu
+        .inject(Fault::new(FaultKind::Slow(Duration::from_secs(3))).on(first));
+    let child = Command::new(env!("CARGO_BIN_EXE_commitea"))
+        .args(["run", "--push", "-s"])
+        .arg(&s.work)
+        .env_remove("COMMITEA_STATE")
+        .env("COMMITEA_SERVER", s.emu.url())
+        .env("COMMITEA_GITEA_TOKEN", TOKEN)
+        .env(TRIALS.0, TRIALS.1)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let started = Instant::now();
+    while !s.emu.requests().iter().any(|r| r.contains(first)) {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the run never asked the server"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    race();
+    child.wait_with_output().expect("the run ends")
+}
+
 /// Two runs at once (a forge that does not queue them) both carry out an approved create_issue: the one
 /// that loses the push race and runs again on the other's head keeps its record of the issue it filed
 /// beside the other's, and says it is a duplicate (audit 134: it was in no record).
@@ -2629,13 +2702,13 @@ fn a_run_that_loses_the_push_race_keeps_the_record_of_what_it_filed() {
     push_straight(&s, "C-0001", &file);
     // The other run filed its own (acme/api#1 here stands for it: both asked Gitea before either filed)
     // and pushed its record first.
-    push_other_runs_record(
-        &s,
-        &file,
-        &format!("  - result: created\n    issue: {repo}#1\n"),
-    );
-
-    let out = s.commitea(&s.work, &["run", "--push"]);
+    let out = run_racing(&s, || {
+        push_other_runs_record(
+            &s,
+            &file,
+            &format!("  - result: created\n    issue: {repo}#1\n"),
+        );
+    });
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     ok(&out);
     let filed: Vec<u64> = s.emu.with_dataset(|d| {
@@ -2691,13 +2764,13 @@ fn a_run_that_finds_the_issue_another_run_filed_calls_it_no_duplicate() {
         })
         .on("/api/v1/user"),
     );
-    push_other_runs_record(
-        &s,
-        &file,
-        &format!("  - result: created\n    issue: {repo}#{number}\n  - result: applied\n"),
-    );
-
-    let out = s.commitea(&s.work, &["run", "--push"]);
+    let out = run_racing(&s, || {
+        push_other_runs_record(
+            &s,
+            &file,
+            &format!("  - result: created\n    issue: {repo}#{number}\n  - result: applied\n"),
+        );
+    });
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     ok(&out);
     assert!(
@@ -4903,11 +4976,37 @@ fn publish_leaves_a_site_of_an_older_forecast_unpublished() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("(\"Confirm the hours\"), came after its last forecast")
+        err.contains("(\"Confirm the hours\") came after main's last forecast")
             && err.contains("`commitea run`"),
         "{err}"
     );
     assert_eq!(s.on_branch("pages", "index.html").unwrap(), published);
+    // An empty commit after it changes nothing: the commit named is the one that changed the config
+    // (audit 195: the newest was named, whatever it was).
+    git(
+        &s.work,
+        &["commit", "-q", "--allow-empty", "-m", "empty after"],
+    );
+    let out = s.commitea(&s.work, &["publish"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("(\"Confirm the hours\") came after main's last forecast")
+            && !err.contains("empty after"),
+        "{err}"
+    );
+    // A run that commits nothing draws a preview (audit 195: it was blamed on the newest commit).
+    ok(&s.commitea(&s.work, &["run", "--offline", "--now", "2026-12-10"]));
+    ok(&s.commitea(
+        &s.work,
+        &["run", "--offline", "--no-commit", "--now", "2026-12-11"],
+    ));
+    let out = s.commitea(&s.work, &["publish"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is a preview (drawn by `run --no-commit`"),
+        "{err}"
+    );
     // A checkout of the pages branch in the site's folder is no content of it (audit 191: its `.git`,
     // and the credentials in its config, went onto the branch); hidden pages below the top, a repository
     // named `.github`'s, are the site's and go when it does.
