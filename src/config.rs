@@ -1101,20 +1101,18 @@ fn non_empty<E: serde::de::Error>(days: Vec<Day>) -> Result<Vec<Day>, E> {
 /// `acme/API` is `acme/api`).
 fn unique_repositories<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<RepoName>, D::Error> {
     let mut seen = BTreeSet::new();
-    checked_list(d, "a repository, owner/name", |i, r: &RepoName| {
+    checked_list(d, "a repository, owner/name", |r: &RepoName| {
         if seen.insert(r.to_string().to_lowercase()) {
             Ok(())
         } else {
-            Err(format!(
-                "repositories[{i}]: {r} is listed twice; keep one entry"
-            ))
+            Err(format!("{r} is listed twice; keep one entry"))
         }
     })
 }
 
 fn unique_team<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Member>, D::Error> {
     let mut seen = std::collections::BTreeMap::new();
-    checked_list(d, "a team member", |i, m: &Member| {
+    checked_list(d, "a team member", |m: &Member| {
         if m.name.is_empty() {
             return Err("every team member needs a name (their Gitea username)".to_owned());
         }
@@ -1122,14 +1120,11 @@ fn unique_team<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Member>, D::Error>
         // each with the hours of one (audit 89).
         if let Some(first) = seen.insert(m.name.to_lowercase(), m.name.clone()) {
             return Err(if first == m.name {
-                format!(
-                    "team[{i}]: team member \"{}\" is listed twice; keep one entry",
-                    m.name
-                )
+                format!("team member \"{}\" is listed twice; keep one entry", m.name)
             } else {
                 format!(
-                    "team[{i}]: team member \"{}\" is \"{first}\" again (Gitea's usernames ignore case); \
-                     keep one entry",
+                    "team member \"{}\" is \"{first}\" again (Gitea's usernames ignore case); keep one \
+                     entry",
                     m.name
                 )
             });
@@ -1138,8 +1133,8 @@ fn unique_team<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Member>, D::Error>
             && ends < starts
         {
             return Err(format!(
-                "team[{i}] ({}): ends ({ends}) before it starts ({starts}), so they would never work; fix \
-                 one of the dates (or drop `ends` if they stay)",
+                "{} ends ({ends}) before they start ({starts}), so they would never work; fix one of the \
+                 dates (or drop `ends` if they stay)",
                 m.name
             ));
         }
@@ -1147,14 +1142,14 @@ fn unique_team<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Member>, D::Error>
     })
 }
 
-/// A list each entry of which is checked as it is read, against the ones before it (`check` is given its
-/// index): a refusal is then at the entry's line, not at the list's (audit 184: a member named twice was
+/// A list each entry of which is checked as it is read, against the ones before it: a refusal is then at
+/// the entry's line and path (`team[3]`), not at the list's (audit 184: a member named twice was
 /// reported at `team:`). Entries are mappings or strings.
 fn checked_list<'de, D, T, F>(d: D, what: &'static str, check: F) -> Result<Vec<T>, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de>,
-    F: FnMut(usize, &T) -> Result<(), String>,
+    F: FnMut(&T) -> Result<(), String>,
 {
     use serde::de::{DeserializeSeed, Error, IntoDeserializer, MapAccess, SeqAccess, Visitor};
     use std::marker::PhantomData;
@@ -1162,17 +1157,16 @@ where
     /// One entry: read, then checked inside the reader's own call, which gives the error its position.
     struct Entry<'c, T, F> {
         check: &'c mut F,
-        index: usize,
         what: &'static str,
         entry: PhantomData<T>,
     }
-    impl<'de, T: Deserialize<'de>, F: FnMut(usize, &T) -> Result<(), String>> Entry<'_, T, F> {
+    impl<'de, T: Deserialize<'de>, F: FnMut(&T) -> Result<(), String>> Entry<'_, T, F> {
         fn checked<E: Error>(self, v: T) -> Result<T, E> {
-            (self.check)(self.index, &v).map_err(E::custom)?;
+            (self.check)(&v).map_err(E::custom)?;
             Ok(v)
         }
     }
-    impl<'de, T: Deserialize<'de>, F: FnMut(usize, &T) -> Result<(), String>> DeserializeSeed<'de>
+    impl<'de, T: Deserialize<'de>, F: FnMut(&T) -> Result<(), String>> DeserializeSeed<'de>
         for Entry<'_, T, F>
     {
         type Value = T;
@@ -1180,7 +1174,7 @@ where
             d.deserialize_any(self)
         }
     }
-    impl<'de, T: Deserialize<'de>, F: FnMut(usize, &T) -> Result<(), String>> Visitor<'de>
+    impl<'de, T: Deserialize<'de>, F: FnMut(&T) -> Result<(), String>> Visitor<'de>
         for Entry<'_, T, F>
     {
         type Value = T;
@@ -1201,9 +1195,7 @@ where
         what: &'static str,
         entry: PhantomData<T>,
     }
-    impl<'de, T: Deserialize<'de>, F: FnMut(usize, &T) -> Result<(), String>> Visitor<'de>
-        for List<T, F>
-    {
+    impl<'de, T: Deserialize<'de>, F: FnMut(&T) -> Result<(), String>> Visitor<'de> for List<T, F> {
         type Value = Vec<T>;
         fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             write!(f, "a list, each entry {}", self.what)
@@ -1212,7 +1204,6 @@ where
             let mut out = Vec::new();
             while let Some(v) = seq.next_element_seed(Entry {
                 check: &mut self.check,
-                index: out.len(),
                 what: self.what,
                 entry: PhantomData,
             })? {
@@ -1989,7 +1980,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("team[0] (ann): ends (2027-01-01) before it starts (2027-02-01)"),
+            err.contains("team[0]: ann ends (2027-01-01) before they start (2027-02-01)"),
             "{err}"
         );
 

@@ -1481,9 +1481,14 @@ fn branch_problem(
         .collect();
     (!refused.is_empty()).then(|| {
         format!(
-            "{}/{}.yaml would be skipped in part: {}",
+            "{}/{}.yaml would be skipped{}: {}",
             crate::ops::PENDING_PATH,
             p.id,
+            if refused.len() < file.ops.len() {
+                " in part"
+            } else {
+                " whole"
+            },
             refused.join("; ")
         )
     })

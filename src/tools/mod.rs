@@ -310,6 +310,13 @@ fn milestone_by_title(ctx: &Context, input: &Value, e: ToolError) -> ToolError {
     let title = (path.ends_with("/milestone"))
         .then(|| input.pointer(&path).and_then(Value::as_str))
         .flatten();
+    // A number in quotes: said as the number it is (audit 195: "no milestone is titled \"4\"").
+    if let Some(n) = title.and_then(|t| t.trim().parse::<u64>().ok()) {
+        return ToolError::Invalid {
+            message: format!("{message}; give the id as a number: {n}, not \"{n}\""),
+            path,
+        };
+    }
     let hint = title.and_then(|title| {
         let snapshot =
             crate::state::Snapshot::load(&crate::state::Layout::new(&ctx.state_dir)).ok()?;

@@ -1006,6 +1006,12 @@ fn every_input_bound_names_the_field_and_the_limit_and_quotes_little() {
         ),
         (
             "apply_changes",
+            json!({ "ops": [{ "op": "set_milestone", "issue": "acme/api#39", "milestone": "5" }] }),
+            "/ops/0/milestone",
+            "give the id as a number: 5, not \"5\"",
+        ),
+        (
+            "apply_changes",
             json!({ "ops": [{ "op": "set_milestone", "issue": "acme/api#39", "milestone": "Billing v2" }] }),
             "/ops/0/milestone",
             "no milestone is titled \"Billing v2\": the open ones are 2 (",
