@@ -438,10 +438,20 @@ fn record(
             _ => None,
         })
         .collect();
-    let detail = detail.about(&about);
+    let mut detail = detail.about(&about);
+    let id = appended.id.to_string();
+    // A change pending in the checkout that sets what this directive sets, otherwise: merged after it,
+    // it puts Gitea at odds with the directive (audit 190: said the other way round only, by
+    // apply_changes).
+    let clashes = clashes_with_pending(&layout, &ops, &id)?;
+    if !clashes.is_empty() {
+        for c in &clashes {
+            tracing::warn!("{c}");
+        }
+        detail.summary = format!("{}; {}", detail.summary, clashes.join("; "));
+    }
     let pairs = pairs(&detail);
 
-    let id = appended.id.to_string();
     if !write {
         return Ok(RecordOutput {
             directive_id: id.clone(),
@@ -495,6 +505,41 @@ fn record(
         detail,
         ledger_problems,
     })
+}
+
+/// For each op file pending in the checkout (not a directive's) with an op that sets a field one of `ops`
+/// sets, to another value: what it does, in words, and that merged it puts Gitea at odds with `id`.
+fn clashes_with_pending(layout: &Layout, ops: &[Op], id: &str) -> Result<Vec<String>, RecordError> {
+    let fields: Vec<(String, &Op)> = ops
+        .iter()
+        .filter_map(|op| Some((crate::apply::field_of(op)?.0, op)))
+        .collect();
+    if fields.is_empty() {
+        return Ok(Vec::new());
+    }
+    let pending = crate::ops::pending(layout)?;
+    Ok(pending
+        .iter()
+        .filter(|f| f.directive.is_none() && f.id != id)
+        .flat_map(|f| {
+            f.ops.iter().filter_map(|op| {
+                let (field, what) = crate::apply::field_of(op)?;
+                fields
+                    .iter()
+                    .any(|(ours, mine)| *ours == field && *mine != op)
+                    .then(|| {
+                        format!(
+                            "{} (pending) would {}: merged, it puts {what} at odds with {id} (close its pull \
+                             request, or delete {}/{}.yaml)",
+                            f.id,
+                            op.describe(),
+                            crate::ops::PENDING_PATH,
+                            f.id
+                        )
+                    })
+            })
+        })
+        .collect())
 }
 
 /// The active directive that already says what `new` says, if one does: the latest active one of its kind

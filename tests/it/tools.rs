@@ -1059,6 +1059,52 @@ fn every_input_bound_names_the_field_and_the_limit_and_quotes_little() {
 }
 
 #[test]
+fn a_directive_says_a_pending_change_that_sets_the_same_otherwise() {
+    // Audit 190: apply_changes said a change under a directive puts Gitea at odds with it; a directive
+    // recorded over a pending change said nothing, and merging both left Gitea at p/1 under "p/0".
+    let tmp = demo_dir();
+    let dir = tmp.path();
+    let out = tools::call(
+        &ctx(dir),
+        "apply_changes",
+        &json!({ "ops": [{ "op": "set_priority", "issue": "acme/api#102", "priority": "p/1" }] }),
+    )
+    .unwrap();
+    let file = out["opsFile"].as_str().unwrap().to_owned();
+    let id = file
+        .trim_start_matches("ops/pending/")
+        .trim_end_matches(".yaml");
+    let out = tools::call(
+        &ctx(dir),
+        "record_directive",
+        &json!({ "kind": "reprioritize", "quote": "API v2 first.", "target": { "issue": "acme/api#102" },
+                 "params": { "priority": 0 } }),
+    )
+    .unwrap();
+    let summary = out["summary"].as_str().unwrap();
+    let directive = out["directiveId"].as_str().unwrap();
+    assert!(
+        summary.contains(&format!(
+            "{id} (pending) would set the priority of acme/api#102 to p/1: merged, it puts acme/api#102's \
+             priority at odds with {directive}"
+        )),
+        "{summary}"
+    );
+    // One that sets the same value is no clash.
+    let out = tools::call(
+        &ctx(dir),
+        "record_directive",
+        &json!({ "kind": "reprioritize", "quote": "Back to p/1.", "target": { "issue": "acme/api#102" },
+                 "params": { "priority": 1 } }),
+    )
+    .unwrap();
+    assert!(
+        !out["summary"].as_str().unwrap().contains("(pending)"),
+        "{out}"
+    );
+}
+
+#[test]
 fn capture_work_is_declared_and_says_no_model() {
     let e = tools::call(
         &ctx(shared()),
