@@ -344,6 +344,25 @@ fn record(
             ),
         ));
     }
+    // Out of a milestone it is not in: nothing to do, and the PM who said "drop it" is told how (audit
+    // 194: recorded, its op "nothing to change", and the issue stayed in the plan). Asked of a new
+    // directive only: one carried out leaves its issue in no milestone, and stays in force.
+    if let (Params::Scope { included: false }, Some(Target::Issue(key))) =
+        (&new.params, &new.target)
+        && snapshot
+            .issues
+            .get(key)
+            .is_some_and(|i| i.milestone.is_none())
+    {
+        return Err(invalid(
+            "target",
+            format!(
+                "{key} is in no milestone on Gitea: scope {{\"in\": false}} takes an issue out of its \
+                 milestone, and there is none to take it out of; to drop the work, close the issue \
+                 (apply_changes close_issue)"
+            ),
+        ));
+    }
     let ops = proposed_ops(&new, &before_replay.plan);
     let mut checker = crate::ops::Checker::new(
         &config,

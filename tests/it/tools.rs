@@ -1016,6 +1016,14 @@ fn every_input_bound_names_the_field_and_the_limit_and_quotes_little() {
             "/ops/0/milestone",
             "no milestone is titled \"Billing v2\": the open ones are 2 (",
         ),
+        // Out of a milestone it is not in: told how to drop it (audit 194: recorded, and nothing changed).
+        (
+            "record_directive",
+            json!({ "kind": "scope", "quote": "Drop it.", "target": { "issue": "acme/web#157" },
+                    "params": { "in": false } }),
+            "/target",
+            "acme/web#157 is in no milestone on Gitea",
+        ),
         (
             "query_project",
             json!({ "view": "search", "filters": { "query": long(201) } }),
