@@ -530,6 +530,24 @@ pub enum LedgerProblem {
         /// The marker (`<<<<<<<`, `|||||||`, `=======` or `>>>>>>>`).
         marker: String,
     },
+    /// A heading of the PM's own inside an entry, before its quote or its list: it ends the entry there.
+    #[error(
+        "ledger line {line}: directive {id} has no {missing} before the heading on line {heading_line} (\"{}\"), \
+         which ends the entry there, so it is left out: move that heading after the entry's list",
+        crate::limits::excerpt(.heading)
+    )]
+    CutByHeading {
+        /// The directive's heading line.
+        line: usize,
+        /// The directive's id.
+        id: DirectiveId,
+        /// What the heading comes before: `quote` or `key/value list`.
+        missing: &'static str,
+        /// The cutting heading's line.
+        heading_line: usize,
+        /// Its text.
+        heading: String,
+    },
     /// No blockquote follows the heading.
     #[error(
         "ledger line {line}: directive {id} has no quote, so it is left out: the PM's words must follow the heading as a blockquote (> …)"
@@ -670,6 +688,7 @@ impl LedgerProblem {
             | Self::BadTime { line, .. }
             | Self::DuplicateId { line, .. }
             | Self::MissingQuote { line, .. }
+            | Self::CutByHeading { line, .. }
             | Self::BadItem { line, .. }
             | Self::UnknownKey { line, .. }
             | Self::DuplicateKey { line, .. }

@@ -307,12 +307,21 @@ fn highest_id(blocks: &[Block]) -> Option<DirectiveId> {
         .max()
 }
 
+/// The next free id, for one suggestion: the next suggestion gets the one after.
+fn take(free: &std::cell::Cell<DirectiveId>) -> DirectiveId {
+    let id = free.get();
+    free.set(id.next());
+    id
+}
+
 /// Parses a ledger. Every byte of `text` ends up in exactly one entry, in order.
 pub fn parse(original: &str) -> ParsedLedger {
     let (text, markers) = masked(original);
     let text = &*text;
     let blocks = blocks(text);
-    let free = highest_id(&blocks).map_or(DirectiveId(1), DirectiveId::next);
+    // The next free id, taken by each problem that suggests one: two suggestions of one id made a new
+    // duplicate of a PM who followed both (audit 189).
+    let free = std::cell::Cell::new(highest_id(&blocks).map_or(DirectiveId(1), DirectiveId::next));
     let line_index = LineIndex::new(text);
     let mut entries: Vec<Entry> = Vec::new();
     let mut problems = Vec::new();
@@ -343,7 +352,38 @@ pub fn parse(original: &str) -> ParsedLedger {
         let span = b.range.start..last.range.end.max(b.range.end);
         let consumed = 1 + usize::from(quote.is_some()) + usize::from(list.is_some());
         push_prose(&mut entries, &original[cursor..span.start]);
-        match directive(text, &line_index, b, quote, list, &seen, free) {
+        // A heading of the PM's own where the quote or the list was due, with it just after: the entry
+        // ends at that heading, and is said so (audit 189: "malformed target \"\"" of a target in plain
+        // sight, or "no quote" above one).
+        let heading_at = |k: usize, then: BlockKind| {
+            let h = blocks.get(k).filter(|h| {
+                h.kind == BlockKind::Other && text[h.range.clone()].trim_start().starts_with('#')
+            })?;
+            blocks.get(k + 1).filter(|n| n.kind == then)?;
+            Some(h)
+        };
+        let cut = match (quote, list) {
+            (None, _) => heading_at(i + 1, BlockKind::Quote).map(|h| ("quote", h)),
+            (Some(_), None) => heading_at(i + 2, BlockKind::List).map(|h| ("key/value list", h)),
+            _ => None,
+        };
+        match directive(text, &line_index, b, quote, list, &seen, &free).map_err(|p| {
+            let id = b
+                .heading
+                .split(['·', '|'])
+                .next()
+                .and_then(|s| s.trim().parse().ok());
+            match (cut, id) {
+                (Some((missing, h)), Some(id)) => LedgerProblem::CutByHeading {
+                    line: line_index.line(b.range.start),
+                    id,
+                    missing,
+                    heading_line: line_index.line(h.range.start),
+                    heading: text[h.range.clone()].trim().to_owned(),
+                },
+                _ => p,
+            }
+        }) {
             Ok(mut d) => {
                 d.raw = original[span.clone()].to_owned();
                 seen.insert(d.id, d.line);
@@ -366,7 +406,7 @@ pub fn parse(original: &str) -> ParsedLedger {
             Entry::Prose(_) => None,
         })
         .collect();
-    problems.extend(misshapen(text, &blocks, &read, free));
+    problems.extend(misshapen(text, &blocks, &read, &free));
     problems.extend(
         markers
             .into_iter()
@@ -445,7 +485,7 @@ fn misshapen(
     text: &str,
     blocks: &[Block],
     read: &HashSet<u32>,
-    free: DirectiveId,
+    free: &std::cell::Cell<DirectiveId>,
 ) -> Vec<LedgerProblem> {
     let mut out = Vec::new();
     for (n, start, body, indent) in heading_lines(text) {
@@ -482,7 +522,8 @@ fn misshapen(
         } else if id.is_none() {
             format!(
                 "a directive's heading is \"## D-NNNN · kind · time\" and this one has no id; give it the \
-                 next free one, {free}, and the directive counts"
+                 next free one, {}, and the directive counts",
+                take(free)
             )
         } else {
             "a directive's heading is \"## D-NNNN · kind · time\" (two #, a space, a capital D, a plain \
@@ -614,7 +655,7 @@ fn directive(
     quote: Option<&Block>,
     list: Option<&Block>,
     seen: &HashMap<DirectiveId, usize>,
-    free: DirectiveId,
+    free: &std::cell::Cell<DirectiveId>,
 ) -> Result<DirectiveEntry, LedgerProblem> {
     let line = line_index.line(heading.range.start);
     let h = heading.heading.trim();
@@ -642,7 +683,7 @@ fn directive(
             line,
             id,
             first,
-            free,
+            free: take(free),
         });
     }
     let quote = quote.ok_or(LedgerProblem::MissingQuote { line, id })?;

@@ -867,6 +867,50 @@ fn a_misshapen_directive_heading_is_said_with_its_line_and_the_others_still_coun
             );
         }
     }
+    // A heading of the PM's own inside an entry ends it: said so, naming the heading (audit 189:
+    // "malformed target \"\"" of a target in plain sight, or "no quote" above one).
+    for (entry, missing, heading) in [
+        (
+            "## D-0101 · reprioritize · 2026-11-26T10:00:00Z\n\n### Context\n\n> Between.\n\n- target: issue acme/api#58\n- params: {\"priority\": 1}\n",
+            "quote",
+            "### Context",
+        ),
+        (
+            "## D-0101 · reprioritize · 2026-11-26T10:00:00Z\n\n> Between.\n\n## Notes\n\n- target: issue acme/api#58\n- params: {\"priority\": 1}\n",
+            "key/value list",
+            "## Notes",
+        ),
+    ] {
+        let said: Vec<String> = parse(&format!("{text}\n{entry}"))
+            .problems
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert!(
+            said.iter()
+                .any(|s| s.contains(&format!(
+                    "directive D-0101 has no {missing} before the heading on line"
+                )) && s.contains(&format!("(\"{heading}\"), which ends the entry there"))),
+            "{said:?}"
+        );
+    }
+    // Two problems that each suggest an id suggest two (audit 189: both said D-0013, and following both
+    // made a new duplicate).
+    let both = format!(
+        "{text}\n## note · 2026-11-30T10:00:00Z\n\n> No id.\n\n## D-0001 · note · 2026-11-30T10:05:00Z\n\n> Twice.\n"
+    );
+    let said: Vec<String> = parse(&both)
+        .problems
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let suggested: Vec<&str> = said
+        .iter()
+        .filter_map(|s| s.split("next free ").nth(1))
+        .filter_map(|s| s.split([',', ' ']).find(|w| w.starts_with("D-")))
+        .collect();
+    assert_eq!(suggested.len(), 2, "{said:?}");
+    assert_ne!(suggested[0], suggested[1], "{said:?}");
     // Prose that starts with an id, a list item or a quote naming one, and an example in a closed fence,
     // are not headings.
     // So are the notes of audit 117: list items and sentences that start with an id, and a heading
