@@ -14,6 +14,13 @@ pub enum ParseKeyError {
          as Gitea allows"
     )]
     Repo(String),
+    /// A name Gitea reserves (`*.git`, `*.wiki`, `*.rss`, `*.atom`: `reservedRepoPatterns`), which no
+    /// repository has: a clone URL's `.git` pasted, most likely.
+    #[error(
+        "repository \"{0}\" ends in \"{1}\", which Gitea never gives a repository (its clone or feed \
+         address does): write {2}"
+    )]
+    Reserved(String, &'static str, String),
     /// The text is not `owner/repo#N`.
     #[error("issue key \"{0}\" is not of the form owner/repo#N")]
     Issue(String),
@@ -93,7 +100,22 @@ impl FromStr for RepoName {
     type Err = ParseKeyError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.split_once('/') {
-            Some((o, n)) if valid_part(o) && valid_part(n) => Ok(Self::new(o, n)),
+            Some((o, n)) if valid_part(o) && valid_part(n) => {
+                // Gitea's `reservedRepoPatterns` (audit 189: `--repo acme/api.git` read a repository in
+                // full, then failed on one that cannot exist).
+                let lower = n.to_ascii_lowercase();
+                if let Some(suffix) = [".git", ".wiki", ".rss", ".atom"]
+                    .into_iter()
+                    .find(|x| lower.ends_with(x) && lower.len() > x.len())
+                {
+                    return Err(ParseKeyError::Reserved(
+                        s.to_owned(),
+                        suffix,
+                        format!("{o}/{}", &n[..n.len() - suffix.len()]),
+                    ));
+                }
+                Ok(Self::new(o, n))
+            }
             _ => Err(ParseKeyError::Repo(s.to_owned())),
         }
     }
@@ -175,6 +197,16 @@ mod tests {
         ] {
             assert!(bad.parse::<IssueKey>().is_err(), "{bad} should not parse");
         }
+        // A name Gitea reserves: what to write instead (audit 189: a clone URL's `.git`).
+        let e = "acme/api.git".parse::<RepoName>().unwrap_err().to_string();
+        assert!(
+            e.contains("ends in \".git\"") && e.ends_with("write acme/api"),
+            "{e}"
+        );
+        assert!("acme/Docs.Wiki".parse::<RepoName>().is_err());
+        assert!(
+            "acme/git".parse::<RepoName>().is_ok() && "acme/api.gitea".parse::<RepoName>().is_ok()
+        );
     }
 
     #[test]
