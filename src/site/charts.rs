@@ -1208,6 +1208,7 @@ pub(crate) fn reliability(methods: &[Reliability], title: &str) -> String {
             ),
         }
     };
+    let mut legend_y = top + 20.0;
     for (i, m) in methods.iter().enumerate() {
         let dx = (i as f64 - (methods.len() as f64 - 1.0) / 2.0) * 9.0;
         for (q, c) in [0.1, 0.5, 0.8].iter().zip(&m.coverage) {
@@ -1231,25 +1232,70 @@ pub(crate) fn reliability(methods: &[Reliability], title: &str) -> String {
                 shape(i, cx, y(*v))
             );
         }
-        let ly = top + 20.0 + 26.0 * i as f64;
+        // A name longer than the legend's column goes on two lines, split at a space (audit 189:
+        // "Throughput Monte Ca…", where the tables say it whole).
+        let lines = legend_lines(&m.name, LEGEND_CHARS);
         let lx = w - right + 20.0;
         let _ = write!(
             s,
-            "{}<text class=\"label\" x=\"{}\" y=\"{}\">{}</text>",
-            shape(i, lx, ly - 5.0),
+            "{}<text class=\"label\" x=\"{}\" y=\"{legend_y}\">",
+            shape(i, lx, legend_y - 5.0),
             lx + 14.0,
-            ly,
-            esc(&crate::prose::clip(&m.name, 20))
         );
+        for (n, line) in lines.iter().enumerate() {
+            let _ = write!(
+                s,
+                "<tspan x=\"{}\" dy=\"{}\">{}</tspan>",
+                lx + 14.0,
+                if n == 0 { 0.0 } else { 16.0 },
+                esc(line)
+            );
+        }
+        s.push_str("</text>");
+        legend_y += 26.0 + 16.0 * (lines.len() as f64 - 1.0);
     }
     s.push_str(&sticky_axis(left - 4.0, h - bottom + 6.0, &axis));
     s.push_str("</svg>");
     s
 }
 
+/// How many characters of a method's name fit on a line of the reliability diagram's legend.
+const LEGEND_CHARS: usize = 18;
+
+/// `name` on at most two lines of `width` characters, split at spaces; what does not fit is clipped.
+fn legend_lines(name: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = vec![String::new()];
+    for word in name.split_whitespace() {
+        let last = lines.last_mut().map_or(0, |l| l.chars().count());
+        if last > 0 && last + 1 + word.chars().count() > width && lines.len() < 2 {
+            lines.push(String::new());
+        }
+        if let Some(l) = lines.last_mut() {
+            if !l.is_empty() {
+                l.push(' ');
+            }
+            l.push_str(word);
+        }
+    }
+    lines
+        .into_iter()
+        .map(|l| crate::prose::clip(&l, width + 2))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_method_name_goes_on_two_lines_of_the_legend() {
+        assert_eq!(
+            legend_lines("Throughput Monte Carlo", LEGEND_CHARS),
+            ["Throughput Monte", "Carlo"]
+        );
+        assert_eq!(legend_lines("CommiTea", LEGEND_CHARS), ["CommiTea"]);
+        assert_eq!(legend_lines("EBS", LEGEND_CHARS), ["EBS"]);
+    }
 
     #[test]
     fn month_labels_give_the_year_once_without_crowding_december_into_january() {
