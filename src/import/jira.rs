@@ -581,6 +581,9 @@ pub fn load_dataset(dir: &Path, dataset: &str) -> Result<JiraDataset, ImportErro
     // Each version once, as each issue: a second row of one id replaced the first without a word
     // (audit 186).
     let mut seen_ids: HashMap<u64, usize> = HashMap::new();
+    // And each name once in its project: issues name their versions by name, and all of one name went to
+    // the lower id without a word (audit 189). Jira gives each version of a project its own name.
+    let mut seen_names: HashMap<(&str, &str), (usize, u64)> = HashMap::new();
     for m in &milestones {
         if let Some(first) = seen_ids.insert(m.id, m.line) {
             return Err(ImportError::Row {
@@ -589,6 +592,19 @@ pub fn load_dataset(dir: &Path, dataset: &str) -> Result<JiraDataset, ImportErro
                 message: format!(
                     "milestone_id {} is on line {first} already; an export lists each version once",
                     m.id
+                ),
+            });
+        }
+        if let Some((first, id)) = seen_names.insert((&m.project, &m.name), (m.line, m.id)) {
+            return Err(ImportError::Row {
+                file: milestones_t.file.clone(),
+                line: m.line,
+                message: format!(
+                    "version \"{}\" of {} is on line {first} already (milestone_id {id}): issues name their \
+                     versions by name, so two of one name cannot be told apart; Jira gives each version of \
+                     a project its own name — rename one in the file, or leave one out",
+                    crate::limits::excerpt(&m.name),
+                    m.project
                 ),
             });
         }
@@ -1562,6 +1578,18 @@ P,12,1.1,False,False,,1,1
         assert_eq!(
             e,
             "t_milestones.csv line 4: milestone_id 11 is on line 2 already; an export lists each version once"
+        );
+        // A name twice in one project too (audit 189: all its issues went to the lower id); in another
+        // project it is another version.
+        std::fs::write(
+            dir.path().join("t_milestones.csv"),
+            format!("{MILESTONES}Q,13,1.0,False,False,,0,0\nP,14,1.0,False,False,,0,0\n"),
+        )
+        .unwrap();
+        let e = load_dataset(dir.path(), "t").unwrap_err().to_string();
+        assert!(
+            e.starts_with("t_milestones.csv line 5: version \"1.0\" of P is on line 2 already (milestone_id 11)"),
+            "{e}"
         );
     }
 
