@@ -419,11 +419,26 @@ pub struct Edited {
     /// said nothing of it).
     #[serde(default, skip_serializing_if = "super::is_zero")]
     pub columns: usize,
+    /// The estimate, priority and assignee changes one by one (`acme/web#111 re-estimated 1d → 2w`),
+    /// where there are at most [`EDITS_NAMED`] of them: a PM's own change is named with its issue,
+    /// moved or not (audit 193: "1 issue re-estimated", and the issue, its p80 beyond the horizon both
+    /// sides, nowhere).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub named: Vec<String>,
 }
 
+/// How many changes on Gitea the standup names one by one, past which it counts them.
+const EDITS_NAMED: usize = 5;
+
 impl Edited {
-    /// In words: `on Gitea, 1 issue re-estimated and 2 reassigned`.
+    /// In words: `on Gitea, 1 issue re-estimated and 2 reassigned`, or the changes one by one where
+    /// they are few and of estimates, priorities and assignees only.
     fn words(&self) -> String {
+        let counted = self.reestimated + self.reprioritised + self.reassigned;
+        let others = self.milestone + self.out_of_milestone + self.dependencies + self.columns;
+        if !self.named.is_empty() && self.named.len() == counted && others == 0 {
+            return format!("on Gitea, {}", crate::prose::and_list(&self.named));
+        }
         let mut parts = Vec::new();
         for (n, what) in [
             (self.reestimated, "re-estimated"),
@@ -865,6 +880,7 @@ pub fn since_then(
     let was: HashMap<&IssueKey, &crate::forecast::IssueForecast> =
         prev.report.issues.iter().map(|f| (&f.issue, f)).collect();
     let mut edited = Edited::default();
+    let mut named: Vec<String> = Vec::new();
     for (old, f) in report
         .issues
         .iter()
@@ -874,6 +890,27 @@ pub fn since_then(
         edited.reestimated += usize::from(old.estimate != f.estimate);
         edited.reprioritised += usize::from(old.priority != f.priority);
         edited.reassigned += usize::from(old.assignee != f.assignee);
+        let or_none = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".to_owned());
+        if old.estimate != f.estimate {
+            named.push(format!(
+                "{} re-estimated {} → {}",
+                f.issue,
+                or_none(&old.estimate),
+                or_none(&f.estimate)
+            ));
+        }
+        if old.priority != f.priority {
+            named.push(format!(
+                "{} reprioritised p/{} → p/{}",
+                f.issue, old.priority, f.priority
+            ));
+        }
+        if old.assignee != f.assignee {
+            named.push(match &f.assignee {
+                Some(a) => format!("{} assigned to {a}", f.issue),
+                None => format!("{} unassigned", f.issue),
+            });
+        }
         // A milestone deleted on Gitea leaves its issues in none: not "moved to another" (audit 132).
         edited.milestone += usize::from(old.milestone != f.milestone && f.milestone.is_some());
         edited.out_of_milestone += usize::from(old.milestone.is_some() && f.milestone.is_none());
@@ -885,6 +922,9 @@ pub fn since_then(
             && old.lifecycle == crate::domain::Lifecycle::Diagnosis
             && f.lifecycle == crate::domain::Lifecycle::Triage;
         edited.columns += usize::from(old.lifecycle != f.lifecycle && !by_assignment);
+    }
+    if named.len() <= EDITS_NAMED {
+        edited.named = named;
     }
     SinceThen {
         edited: (edited != Edited::default()).then_some(edited),
@@ -2022,6 +2062,7 @@ mod tests {
             out_of_milestone: 0,
             dependencies: 0,
             columns: 1,
+            named: vec![],
         };
         assert_eq!(
             e.words(),
@@ -2038,5 +2079,19 @@ mod tests {
             ..Edited::default()
         };
         assert_eq!(e.words(), "on Gitea, 3 issues reprioritised");
+        // Few, and of estimates, priorities and assignees: one by one (audit 193).
+        let e = Edited {
+            reestimated: 1,
+            reassigned: 1,
+            named: vec![
+                "acme/web#111 re-estimated 1d → 2w".into(),
+                "acme/web#146 assigned to dana".into(),
+            ],
+            ..Edited::default()
+        };
+        assert_eq!(
+            e.words(),
+            "on Gitea, acme/web#111 re-estimated 1d → 2w and acme/web#146 assigned to dana"
+        );
     }
 }

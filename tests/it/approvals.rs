@@ -686,6 +686,39 @@ fn a_run_from_a_checkout_behind_the_branch_carries_out_nothing_again() {
     assert!(s.on_branch("main", "ops/applied/C-0001.2.yaml").is_none());
 }
 
+/// A PM's own change on Gitea is named with its issue in the run's "since then", moved or not (audit 193:
+/// "1 issue re-estimated", and which nowhere).
+#[test]
+fn a_change_made_on_gitea_is_named_with_its_issue() {
+    let s = setup(&DemoSpec::scaled(40));
+    ok(&s.commitea(&s.work, &["run"]));
+    let key = s.quiet_issue_without("p/0");
+    let was = s
+        .issue(&key)
+        .labels
+        .into_iter()
+        .find(|l| l.starts_with("est/"))
+        .unwrap_or_else(|| "none".into());
+    let to = if was == "est/2w" { "est/1d" } else { "est/2w" };
+    s.emu.with_dataset(|d| {
+        assert!(d.update_issue(&key, |i| {
+            i.labels.retain(|l| !l.starts_with("est/"));
+            i.labels.push(to.into());
+        }));
+    });
+    ok(&s.commitea(&s.work, &["run"]));
+    let message = git(&s.work, &["log", "-1", "--format=%B"]);
+    let bare = |l: &str| l.trim_start_matches("est/").to_owned();
+    assert!(
+        message.contains(&format!(
+            "on Gitea, {key} re-estimated {} → {}",
+            bare(&was),
+            bare(to)
+        )),
+        "{message}"
+    );
+}
+
 /// An organisation's labels: Gitea lists them apart from the repository's, but an issue may carry them.
 /// A write uses the organisation's `p/0` rather than making a repository label of the same name.
 #[test]

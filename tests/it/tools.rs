@@ -994,9 +994,9 @@ fn every_input_bound_names_the_field_and_the_limit_and_quotes_little() {
         // A milestone given by its title is told its id (audit 184: a type error naming none).
         (
             "apply_changes",
-            json!({ "ops": [{ "op": "set_milestone", "issue": "acme/api#39", "milestone": "usage-based billing" }] }),
+            json!({ "ops": [{ "op": "set_milestone", "issue": "acme/api#39", "milestone": "public API v2" }] }),
             "/ops/0/milestone",
-            "expected an integer or null, got a string; give the id: \"Usage-based billing\" is milestone 5",
+            "expected an integer or null, got a string; give the id: \"Public API v2\" is milestone 4",
         ),
         (
             "apply_changes",
@@ -1014,7 +1014,7 @@ fn every_input_bound_names_the_field_and_the_limit_and_quotes_little() {
             "apply_changes",
             json!({ "ops": [{ "op": "set_milestone", "issue": "acme/api#39", "milestone": "Billing v2" }] }),
             "/ops/0/milestone",
-            "no milestone is titled \"Billing v2\": the open ones are 2 (",
+            "no milestone is titled \"Billing v2\": the open ones are 4 (Public API v2), ",
         ),
         // Out of a milestone it is not in: told how to drop it (audit 194: recorded, and nothing changed).
         (
@@ -2343,10 +2343,22 @@ fn standup_reports_drift_against_the_last_committed_forecast() {
     commit("A re-estimate on Gitea", &[]);
     let v = tools::call(&ctx(dir), "query_project", &json!({ "view": "standup" })).unwrap();
     let since = &v["drift"]["sinceThen"];
+    let mut edited = since["edited"].clone();
+    // Named one by one too, being few (audit 193).
+    let named = edited["named"].take();
     assert_eq!(
-        since["edited"],
-        json!({"reestimated": 1, "reprioritised": 0, "reassigned": 1, "milestone": 0, "columns": 1}),
+        edited,
+        json!({"reestimated": 1, "reprioritised": 0, "reassigned": 1, "milestone": 0, "columns": 1, "named": null}),
         "{since}"
+    );
+    let named: Vec<String> = serde_json::from_value(named).unwrap();
+    assert!(
+        named.len() == 2
+            && named.iter().any(|n| n.contains(" re-estimated 1d → "))
+            && named
+                .iter()
+                .any(|n| n == &format!("acme/api#{steeping} assigned to {someone}")),
+        "{named:?}"
     );
     let key = format!("acme/web#{}", file.file_stem().unwrap().to_str().unwrap());
     let its = v["drift"]["issues"]
