@@ -71,6 +71,7 @@ pub fn run(mut a: Args) -> CommandResult {
     let token = crate::gitea::client::token_from_env();
     let client = crate::gitea::client::Client::new(&a.server, token.clone(), Default::default())
         .map_err(|e| CommandError::Input(e.to_string()))?;
+    too_old(&client)?;
     server_names(&client, &mut a.repos)?;
     let now = Utc::now();
     tracing::info!(
@@ -269,6 +270,40 @@ fn check_folder(dir: &std::path::Path) -> Result<bool, CommandError> {
             dir.display()
         ))),
     }
+}
+
+/// The oldest Gitea CommiTea reads (docs/gitea.md): its token scopes (`write:issue`, …) and answers.
+const OLDEST_GITEA: (u64, u64) = (1, 20);
+
+/// Refuses a server older than [`OLDEST_GITEA`] before anything is made: the token init asks for has
+/// scopes such a server does not have (audit 198: on 1.19 init went through, and told the team to make a
+/// token they could not). A Forgejo says the Gitea it is built on (`11.0.1+gitea-1.22.0`). A server that
+/// does not say is not refused.
+fn too_old(client: &crate::gitea::client::Client) -> Result<(), CommandError> {
+    #[derive(serde::Deserialize)]
+    struct Version {
+        version: String,
+    }
+    let Ok(v) = client.get_json::<Version>("version", &[]) else {
+        return Ok(());
+    };
+    let gitea = v.version.split("+gitea-").nth(1).unwrap_or(&v.version);
+    let mut parts = gitea.split(['.', '-']).map(|p| p.parse::<u64>().ok());
+    let (Some(Some(major)), Some(Some(minor))) = (parts.next(), parts.next()) else {
+        return Ok(());
+    };
+    if (major, minor) < OLDEST_GITEA {
+        return Err(CommandError::Input(format!(
+            "{} is Gitea {} (GET /api/v1/version), and CommiTea reads Gitea {}.{} or newer (or a Forgejo \
+             built on it): its token scopes (write:issue, write:repository) and its answers are 1.20's. \
+             Upgrade the server, then run init again; nothing was created",
+            client.server(),
+            v.version,
+            OLDEST_GITEA.0,
+            OLDEST_GITEA.1
+        )));
+    }
+    Ok(())
 }
 
 /// Puts each repository under the name the server gives it (its case, or its new name after a rename),

@@ -2208,6 +2208,37 @@ fn dataset_snapshot(
 }
 
 #[test]
+fn init_refuses_a_gitea_older_than_it_reads_and_takes_a_forgejo_on_a_newer_one() {
+    // Audit 198: on 1.19 init went through, and told the team to make a token with scopes 1.19 lacks.
+    for (version, refused) in [("1.19.4", true), ("11.0.1+gitea-1.22.0", false)] {
+        let s = setup_on(&DemoSpec::scaled(40), version);
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("plan");
+        let out = Command::new(env!("CARGO_BIN_EXE_commitea"))
+            .arg("init")
+            .arg(&dir)
+            .args(["--server", &s.emu.url(), "--repo", "acme/api"])
+            .env(TRIALS.0, TRIALS.1)
+            .env("COMMITEA_GITEA_TOKEN", TOKEN)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if refused {
+            assert_eq!(out.status.code(), Some(2), "{stderr}");
+            assert!(
+                stderr.contains(
+                    "is Gitea 1.19.4 (GET /api/v1/version), and CommiTea reads Gitea 1.20 or newer"
+                ) && stderr.contains("nothing was created"),
+                "{stderr}"
+            );
+            assert!(!dir.exists());
+        } else {
+            assert!(out.status.success(), "{version}: {stderr}");
+        }
+    }
+}
+
+#[test]
 fn init_against_the_server_makes_a_site_in_one_command() {
     let s = setup(&DemoSpec::bundled());
     let tmp = tempfile::tempdir().unwrap();
