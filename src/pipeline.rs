@@ -1053,10 +1053,37 @@ fn apply_on_branch(
     // carried out again, it wrote an old priority over a later one (audit 192), and called it "another run
     // at the same time". `propose` refuses it too.
     let mut again = Vec::new();
+    // And the remote's branch as last fetched, where it is ahead of this checkout: a run there carried
+    // the file out, and this checkout, behind it, still has it pending (audit 197: a plain `run` wrote an
+    // old priority over one given since; `run --push` brings the checkout up first).
+    let ahead = git::resolve(
+        &repo,
+        &format!(
+            "refs/remotes/{}/{}",
+            config.approvals.remote, config.approvals.branch
+        ),
+    )
+    .filter(|tip| *tip != head && git::is_ancestor(&repo, head, *tip));
     for p in &pending {
-        if let Ok(f) = &p.file
-            && recorded(&repo, head, &f.id)?.is_some_and(|r| same_proposal(&r.proposal, f))
+        let Ok(f) = &p.file else { continue };
+        let same = |at| -> Result<bool, PipelineError> {
+            Ok(recorded(&repo, at, &f.id)?.is_some_and(|r| same_proposal(&r.proposal, f)))
+        };
+        if let Some(tip) = ahead
+            && !same(head)?
+            && same(tip)?
         {
+            again.push(p.path.clone());
+            tracing::warn!(
+                "{} was carried out already by a run on {}/{} (its record is there), which this checkout \
+                 is behind: nothing of it is carried out again; bring the checkout up to it (`git pull`)",
+                f.id,
+                config.approvals.remote,
+                config.approvals.branch
+            );
+            continue;
+        }
+        if same(head)? {
             again.push(p.path.clone());
             tracing::warn!(
                 "{} was carried out already ({}/{}.yaml on the branch records it): nothing of it is carried \

@@ -90,11 +90,11 @@ pub fn run(a: Args) -> CommandResult {
         && head != tip
         && crate::state::git::is_ancestor(&repo, head, tip)
     {
+        reset_to(&layout, &format!("{}/{branch}", remote.name()))?;
         tracing::info!(
             "this checkout is behind {}/{branch}: brought up to it before the run",
             remote.name()
         );
-        reset_to(&layout, &format!("{}/{branch}", remote.name()))?;
     }
     let start = gix::open(layout.root())
         .ok()
@@ -260,7 +260,15 @@ fn reset_to(layout: &crate::state::Layout, to: &str) -> Result<(), CommandError>
             .args(args)
             .output()
     };
-    // The index first, to the checkout's commit (a run commits without it, so it still holds the files
+    // What a run writes (the snapshot, the forecast) and a run that commits nothing left changed is
+    // drawn again by this run: taken back to the commit first, or it stood in the way (audit 197: after
+    // `run --no-commit`, "commit them or set them aside", which led to a divergence).
+    // (One path at a time: a path the commit lacks fails the whole command.)
+    for path in crate::state::git::OWNED_PATHS {
+        let _ = git(&["checkout", "--quiet", "HEAD", "--", path]);
+        let _ = git(&["clean", "-fdq", "--", path]);
+    }
+    // The index then, to the checkout's commit (a run commits without it, so it still holds the files
     // before the run's commit, which `--keep` would take for changes not committed); the files stay.
     let out = git(&["reset", "--quiet"])?;
     let out = if out.status.success() {
@@ -273,7 +281,8 @@ fn reset_to(layout: &crate::state::Layout, to: &str) -> Result<(), CommandError>
     } else {
         Err(CommandError::Failed(anyhow::anyhow!(
             "could not move the checkout to {to} without losing changes not committed (git: {}): commit \
-             them or set them aside (git stash), then run again",
+             them, or set them aside (`git stash --include-untracked`, which takes new files too), then \
+             run again",
             String::from_utf8_lossy(&out.stderr).trim()
         )))
     }

@@ -670,6 +670,28 @@ fn a_run_from_a_checkout_behind_the_branch_carries_out_nothing_again() {
         }));
     });
     assert!(s.work.join("ops/pending/C-0001.yaml").exists());
+    // A plain run, fetched but behind: the remote's record is read (audit 197: it wrote p/0 again).
+    git(&s.work, &["fetch", "-q", "origin"]);
+    let out = s.commitea(&s.work, &["run"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("C-0001 was carried out already by a run on origin/main")
+            && !stderr.contains("C-0001: set the priority"),
+        "{stderr}"
+    );
+    assert!(!s.issue(&key).labels.contains(&"p/0".to_owned()));
+    // Back behind, for `run --push`, after a run that committed nothing left the snapshot and the
+    // forecast changed (audit 197: they stood in the way, "commit them or set them aside").
+    git(&s.work, &["reset", "-q", "--hard", "HEAD~1"]);
+    ok(&s.commitea(&s.work, &["run", "--no-commit"]));
+    assert!(
+        !git(
+            &s.work,
+            &["status", "--porcelain", "--", "snapshot", "forecast"]
+        )
+        .is_empty()
+    );
     let out = s.commitea(&s.work, &["run", "--push"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
