@@ -731,7 +731,9 @@ pub fn apply_pending(
             // 403: the token's scopes or its user's rights refuse the write (Gitea's `tokenRequiresScopes`,
             // `EditIssue`'s and `AddIssueLabels`' non-writer check, a user the owner blocked). That is
             // the account's, not the op's: the approval is kept for when the token can write.
+            let refused_here = writer.shut.take();
             let shut = match &outcome {
+                Outcome::Failed { .. } if refused_here.is_some() => refused_here,
                 Outcome::Failed {
                     status: Some(423), ..
                 } => Some(ARCHIVED.to_owned()),
@@ -1109,6 +1111,9 @@ struct Writer<'a> {
     filed: BTreeMap<IssueKey, String>,
     /// The proposal being carried out, as [`owner`] names it.
     owner: String,
+    /// Why the last write was refused for the account or the repository, where its status alone does
+    /// not say so (a dependency's bare 404): the file waits whole, as for a 403.
+    shut: Option<String>,
 }
 
 /// What the branch says beyond its pending files.
@@ -1469,6 +1474,7 @@ impl<'a> Writer<'a> {
             created: Vec::new(),
             filed: BTreeMap::new(),
             owner: String::new(),
+            shut: None,
         }
     }
 
@@ -1518,12 +1524,27 @@ impl<'a> Writer<'a> {
                      or not visible to the token)"
                 ),
             })),
-            Err(e @ (ClientError::DependenciesDisabled { .. } | ClientError::NoRoute { .. })) => {
+            // A write's bare 404 there is Gitea's for dependencies switched off, an archived repository, a
+            // user who may not write the issues, or one who may not read the other issue
+            // (`createIssueDependency`): the account's or the repository's, not the op's, so the file
+            // waits (audit 197: "enable dependencies" where the sync had just read them, and used up).
+            Err(ClientError::DependenciesDisabled { repo, request }) => {
+                let message = format!(
+                    "{request}: Gitea answered a bare 404, which it gives when issue dependencies are \
+                     disabled on {repo}, or the token's user may not write its issues (or read the issue \
+                     it would depend on): enable dependencies (repository settings → Issues), or give the \
+                     user write access"
+                );
+                self.shut = Some(message.clone());
                 Ok(Err(Outcome::Failed {
                     status: Some(404),
-                    message: e.to_string(),
+                    message,
                 }))
             }
+            Err(e @ ClientError::NoRoute { .. }) => Ok(Err(Outcome::Failed {
+                status: Some(404),
+                message: e.to_string(),
+            })),
             Err(e @ ClientError::Forbidden { .. }) => Ok(Err(Outcome::Failed {
                 status: Some(403),
                 message: e.to_string(),

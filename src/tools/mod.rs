@@ -310,13 +310,6 @@ fn milestone_by_title(ctx: &Context, input: &Value, e: ToolError) -> ToolError {
     let title = (path.ends_with("/milestone"))
         .then(|| input.pointer(&path).and_then(Value::as_str))
         .flatten();
-    // A number in quotes: said as the number it is (audit 195: "no milestone is titled \"4\"").
-    if let Some(n) = title.and_then(|t| t.trim().parse::<u64>().ok()) {
-        return ToolError::Invalid {
-            message: format!("{message}; give the id as a number: {n}, not \"{n}\""),
-            path,
-        };
-    }
     let hint = title.and_then(|title| {
         let snapshot =
             crate::state::Snapshot::load(&crate::state::Layout::new(&ctx.state_dir)).ok()?;
@@ -340,6 +333,12 @@ fn milestone_by_title(ctx: &Context, input: &Value, e: ToolError) -> ToolError {
                  open one",
                 m.title, m.id
             ),
+            // A number in quotes that titles none: the number it is (audit 195: "no milestone is titled
+            // \"4\""); one that titles a milestone is that one (audit 197: "1" was told to be id 1).
+            ([], []) if title.trim().parse::<u64>().is_ok() => {
+                let n = title.trim();
+                format!("; give the id as a number: {n}, not \"{n}\"")
+            }
             ([], []) => {
                 let ids: Vec<String> = all
                     .iter()

@@ -4849,7 +4849,7 @@ fn writes_of_a_user_who_may_only_read_the_issues_wait_and_are_not_reported_appli
             ..EmulatorOptions::default()
         },
     );
-    let [theirs, own, other] = <[IssueKey; 3]>::try_from(s.quiet_issues(3)).unwrap();
+    let [theirs, own, other, fourth] = <[IssueKey; 4]>::try_from(s.quiet_issues(4)).unwrap();
     s.emu.with_dataset(|d| {
         d.issue_mut(&own).unwrap().author = "commitea-bot".into();
     });
@@ -4907,6 +4907,17 @@ fn writes_of_a_user_who_may_only_read_the_issues_wait_and_are_not_reported_appli
             false,
         ),
     );
+    // A dependency: Gitea's bare 404 for a user who may not write the issues (audit 197: "enable
+    // dependencies", where the sync had just read them, and used up).
+    push_straight(
+        &s,
+        "C-0004",
+        &op_file(
+            "C-0004",
+            &format!("- op: add_dep\n  issue: {fourth}\n  dependsOn: {other}\n"),
+            false,
+        ),
+    );
     let out = s.commitea(&s.work, &["run", "--push"]);
     // The run's work is pushed; the files Gitea refused fail it (audit 134).
     assert_eq!(out.status.code(), Some(1));
@@ -4940,7 +4951,11 @@ fn writes_of_a_user_who_may_only_read_the_issues_wait_and_are_not_reported_appli
             && !bare.contains("empty body"),
         "{bare}"
     );
-    for id in ["C-0001", "C-0002", "C-0003"] {
+    assert!(
+        stderr.contains("or the token's user may not write its issues"),
+        "{stderr}"
+    );
+    for id in ["C-0001", "C-0002", "C-0003", "C-0004"] {
         assert!(
             s.on_branch("main", &format!("ops/pending/{id}.yaml"))
                 .is_some(),
