@@ -141,7 +141,13 @@ impl FromStr for IssueKey {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let err = || ParseKeyError::Issue(s.to_owned());
         let (repo, n) = s.split_once('#').ok_or_else(err)?;
-        let repo = repo.parse::<RepoName>().map_err(|_| err())?;
+        let repo = repo.parse::<RepoName>().map_err(|e| match e {
+            // The name to write, with its number (audit 197: "not of the form owner/repo#N").
+            ParseKeyError::Reserved(_, suffix, name) => {
+                ParseKeyError::Reserved(repo.to_owned(), suffix, format!("{name}#{n}"))
+            }
+            _ => err(),
+        })?;
         let number = n.parse::<u64>().map_err(|_| {
             if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) {
                 ParseKeyError::NumberTooLarge(s.to_owned(), n.to_owned())
@@ -204,6 +210,11 @@ mod tests {
             "{e}"
         );
         assert!("acme/Docs.Wiki".parse::<RepoName>().is_err());
+        let e = "acme/api.git#64"
+            .parse::<IssueKey>()
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with("write acme/api#64"), "{e}");
         assert!(
             "acme/git".parse::<RepoName>().is_ok() && "acme/api.gitea".parse::<RepoName>().is_ok()
         );
