@@ -2768,8 +2768,22 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
         .then(|| previous_forecast(layout.root(), &computed))
         .flatten();
     // The standup against it, made once too: the site shows it whole, the commit message its drift.
-    let standup =
+    let mut standup =
         (opts.render || previous.is_some()).then(|| whole_standup(&computed, previous.as_ref()));
+    // A run that read nothing from Gitea says so where it says what changed (audit 193: a day with the
+    // server down, run offline, read word for word as a quiet day).
+    if !computed.synced
+        && let Some(since) = standup.as_mut().and_then(|s| s.drift.since_then.as_mut())
+    {
+        since.not_read_since = Some(
+            computed
+                .snapshot
+                .meta
+                .synced_at
+                .format("%Y-%m-%d %H:%M UTC")
+                .to_string(),
+        );
+    }
     if standup.is_some() {
         tracing::info!(
             "standup: against the {}, {:.0?}",

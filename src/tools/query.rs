@@ -98,7 +98,7 @@ pub enum QueryOutput {
     /// `directives`.
     Directives(views::directives::Directives),
     /// `standup`.
-    Standup(views::standup::Standup),
+    Standup(Box<views::standup::Standup>),
     /// `search`.
     Search(views::search::SearchView),
 }
@@ -486,13 +486,13 @@ fn render(
                 stale_days: c.config.standup.stale_days.0,
                 plan_days: c.config.standup.plan_days.0,
             };
-            QueryOutput::Standup(views::standup::standup(
+            QueryOutput::Standup(Box::new(views::standup::standup(
                 inputs,
                 &c.snapshot,
                 previous,
                 settings,
                 &selection,
-            ))
+            )))
         }
         View::Search => QueryOutput::Search(views::search::search(
             inputs,

@@ -272,6 +272,11 @@ pub struct SinceThen {
     /// later, and nothing said the model had been fitted again); absent when the same closes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refitted: Option<Refitted>,
+    /// Where this forecast read nothing from Gitea (an offline run, a preview), the moment of the snapshot
+    /// it read: "0 issues closed" is then the snapshot's, not the project's (audit 193: a day with the
+    /// server down read word for word as a quiet day); absent when it read Gitea.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_read_since: Option<String>,
 }
 
 /// The abandonment model then and now, where it learnt from other closes.
@@ -1003,6 +1008,7 @@ pub fn since_then(
             prev.report.abandonment.as_ref(),
             report.abandonment.as_ref(),
         ),
+        not_read_since: None,
     }
 }
 
@@ -1024,11 +1030,20 @@ impl SinceThen {
             && !self.engine_changed
             && self.recalibrated.is_none()
             && self.refitted.is_none()
+            && self.not_read_since.is_none()
     }
 
     /// In words: `4 directives recorded (D-0004, D-0005, D-0006 and D-0007); D-0002 withdrawn; 2 issues
     /// closed; 1 new`, then `; commitea.yaml changed` when it did.
     pub fn words(&self) -> String {
+        let said = self.said();
+        match &self.not_read_since {
+            Some(at) => format!("Gitea not read (the snapshot of {at}): {said}"),
+            None => said,
+        }
+    }
+
+    fn said(&self) -> String {
         use crate::prose::count;
         let directives = if self.directives.is_empty() {
             "no directive recorded".to_owned()
@@ -1898,6 +1913,7 @@ mod tests {
             engine_then: None,
             recalibrated: None,
             refitted: None,
+            not_read_since: None,
         };
         assert_eq!(
             since.words(),
@@ -1905,6 +1921,16 @@ mod tests {
              1 working day passed"
         );
         assert!(!since.is_empty());
+        // Read from no server: said first (audit 193: a day with the server down read as a quiet day).
+        let mut offline = since.clone();
+        offline.not_read_since = Some("2026-12-16 17:00 UTC".into());
+        assert!(
+            offline.words().starts_with(
+                "Gitea not read (the snapshot of 2026-12-16 17:00 UTC): no directive recorded"
+            ),
+            "{}",
+            offline.words()
+        );
         // A year of directives since is named by its newest, the rest counted (audit 145).
         let ids: Vec<String> = (1..=12).map(|n| format!("D-{n:04}")).collect();
         let mut many = since.clone();

@@ -2290,6 +2290,23 @@ fn a_run_that_does_not_commit_says_it_previews_directives_the_branch_has_not() {
     );
 }
 
+#[test]
+fn an_offline_run_says_it_read_nothing_from_gitea() {
+    // Audit 193: a day with the server down, run offline as the error advises, read word for word as a
+    // quiet day ("0 issues closed; 0 new; 1 working day passed").
+    let (_tmp, dir) = quick_demo();
+    let out = commitea(
+        &["run", "--offline", "--now", "2026-11-30", "--trials", "200"],
+        &dir,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let message = git_out(&dir, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.contains(": Gitea not read (the snapshot of 2026-11-2"),
+        "{message}"
+    );
+}
+
 /// Whom a forecast's text plans each issue for: (issue, planned assignee), in its order.
 fn planned_people(text: &str) -> Vec<(String, String)> {
     let v: serde_json::Value = serde_json::from_str(text).unwrap();
