@@ -2768,22 +2768,8 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, PipelineError> {
         .then(|| previous_forecast(layout.root(), &computed))
         .flatten();
     // The standup against it, made once too: the site shows it whole, the commit message its drift.
-    let mut standup =
+    let standup =
         (opts.render || previous.is_some()).then(|| whole_standup(&computed, previous.as_ref()));
-    // A run that read nothing from Gitea says so where it says what changed (audit 193: a day with the
-    // server down, run offline, read word for word as a quiet day).
-    if !computed.synced
-        && let Some(since) = standup.as_mut().and_then(|s| s.drift.since_then.as_mut())
-    {
-        since.not_read_since = Some(
-            computed
-                .snapshot
-                .meta
-                .synced_at
-                .format("%Y-%m-%d %H:%M UTC")
-                .to_string(),
-        );
-    }
     if standup.is_some() {
         tracing::info!(
             "standup: against the {}, {:.0?}",
@@ -3285,7 +3271,7 @@ fn whole_standup(
     c: &Computed,
     previous: Option<&crate::views::standup::Previous>,
 ) -> crate::views::standup::Standup {
-    crate::views::standup::standup(
+    let mut standup = crate::views::standup::standup(
         Inputs {
             plan: &c.plan,
             report: &c.report,
@@ -3300,7 +3286,21 @@ fn whole_standup(
             limit: usize::MAX,
             ..crate::views::Selection::default()
         },
-    )
+    );
+    // A forecast that read nothing from Gitea (an offline run, a render) says so where it says what
+    // changed (audit 193: a day with the server down, run offline, read word for word as a quiet day).
+    if !c.synced
+        && let Some(since) = standup.drift.since_then.as_mut()
+    {
+        since.not_read_since = Some(
+            c.snapshot
+                .meta
+                .synced_at
+                .format("%Y-%m-%d %H:%M UTC")
+                .to_string(),
+        );
+    }
+    standup
 }
 
 /// The commit message: a title line, then what moved since the last committed forecast, each move with

@@ -238,10 +238,8 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
         .collect();
     assert!(latest.len() >= 2, "{latest:?}");
     assert!(
-        standup.contains(&format!(
-            "Since then: {} directives recorded (",
-            latest.len()
-        )),
+        standup.contains(&format!("{} directives recorded (", latest.len()))
+            && standup.contains("Since then: Gitea not read (the snapshot of "),
         "{standup}"
     );
     for id in &latest {
@@ -264,10 +262,9 @@ fn demo_prints_the_site_path_and_a_second_run_makes_no_commit() {
     );
     assert!(
         message.contains(&format!(
-            "Since the forecast of {}: {} directives recorded (",
-            forecast_commit.trim(),
-            latest.len()
-        )),
+            "Since the forecast of {}: Gitea not read (the snapshot of ",
+            forecast_commit.trim()
+        )) && message.contains(&format!("{} directives recorded (", latest.len())),
         "{message}"
     );
 
