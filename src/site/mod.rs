@@ -74,14 +74,18 @@ pub enum SiteError {
         source: tera::Error,
     },
     /// A template failed while rendering.
-    #[error("site template {name} ({origin}) failed to render: {source}")]
+    #[error("site template {name} ({origin}) failed to render{drawing}: {source}")]
     Render {
         /// The template name, such as `index.html`.
         name: String,
         /// Where it came from: the override file, or the embedded default.
         origin: String,
+        /// The page it was drawing, after a space (` issues/acme/api/1.html`), where it draws many: one
+        /// page's data may fail a template the others pass (audit 191: a closed issue's, and nothing said
+        /// which); empty for a page of its own.
+        drawing: String,
         /// Tera's report.
-        source: tera::Error,
+        source: Box<tera::Error>,
     },
     /// A rendered file's name would leave the output folder.
     #[error("site file name {name:?} is not a plain relative path")]
@@ -119,6 +123,26 @@ pub enum SiteError {
         /// The I/O error.
         source: std::io::Error,
     },
+}
+
+impl SiteError {
+    /// This error, said as the one of drawing `file` (a render's), where a template draws many pages.
+    fn drawing(self, file: &str) -> Self {
+        match self {
+            Self::Render {
+                name,
+                origin,
+                source,
+                ..
+            } => Self::Render {
+                name,
+                origin,
+                drawing: format!(" {file}"),
+                source,
+            },
+            other => other,
+        }
+    }
 }
 
 /// Checks that the site can go to `out`: nothing there yet, or a folder that holds no state repo's files.
@@ -324,7 +348,8 @@ pub fn render(
     let base_error = |source| SiteError::Render {
         name: BASE.to_owned(),
         origin: origins.get(BASE).cloned().unwrap_or_default(),
-        source,
+        drawing: String::new(),
+        source: Box::new(source),
     };
     // Every string a template can print loses its control and bidi-override characters first.
     let mut value = serde_json::to_value(&page).map_err(|e| base_error(tera::Error::message(e)))?;
@@ -368,7 +393,8 @@ pub fn render(
             .map_err(|source| SiteError::Render {
                 name: name.to_owned(),
                 origin: origins.get(name).cloned().unwrap_or_default(),
-                source,
+                drawing: String::new(),
+                source: Box::new(source),
             })?;
         files.insert(name.to_owned(), html.into_bytes());
     }
@@ -402,7 +428,8 @@ pub fn render(
                 .map_err(|source| SiteError::Render {
                     name: template.to_owned(),
                     origin: origins.get(template).cloned().unwrap_or_default(),
-                    source,
+                    drawing: String::new(),
+                    source: Box::new(source),
                 })
         };
         let changes = render_one("changes.html", "changes", "", &d.changes)?;
@@ -416,7 +443,8 @@ pub fn render(
         let closed = render_one("closed.html", "closed", "", &d.closed)?;
         files.insert("closed.html".to_owned(), closed.into_bytes());
         for m in &d.closed_months {
-            let html = render_one("closed-month.html", "closed", "../", m)?;
+            let html = render_one("closed-month.html", "closed", "../", m)
+                .map_err(|e| e.drawing(&m.path))?;
             files.insert(m.path.clone(), html.into_bytes());
         }
         // The index as a script that sets a global: a page opened from file:// may load a script but
@@ -444,15 +472,18 @@ pub fn render(
             .map(|i| {
                 render_one("issue.html", "issue", "../../../", i)
                     .map(|html| (i.path.clone(), html.into_bytes()))
+                    .map_err(|e| e.drawing(&i.path))
             })
             .collect::<Result<Vec<_>, _>>()?;
         files.extend(pages);
         for m in &d.milestones {
-            let html = render_one("milestone.html", "milestone", "../", m)?;
+            let html = render_one("milestone.html", "milestone", "../", m)
+                .map_err(|e| e.drawing(&m.path))?;
             files.insert(m.path.clone(), html.into_bytes());
         }
         for p in &d.people {
-            let html = render_one("person.html", "person", "../", p)?;
+            let html =
+                render_one("person.html", "person", "../", p).map_err(|e| e.drawing(&p.path))?;
             files.insert(p.path.clone(), html.into_bytes());
         }
     }

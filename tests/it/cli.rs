@@ -2304,6 +2304,26 @@ fn an_offline_run_says_it_read_nothing_from_gitea() {
     );
 }
 
+#[test]
+fn a_template_that_fails_on_one_page_names_the_page() {
+    // Audit 191: a field only some issues lack failed "issue.html", and nothing said which page.
+    let (_tmp, dir) = quick_demo();
+    std::fs::create_dir_all(dir.join("site-templates")).unwrap();
+    std::fs::write(
+        dir.join("site-templates/milestone.html"),
+        "{{ it.no_such_field }}",
+    )
+    .unwrap();
+    let out = commitea(&["render", "--trials", "100"], &dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("site template milestone.html (")
+            && stderr.contains(") failed to render milestones/"),
+        "{stderr}"
+    );
+}
+
 /// Whom a forecast's text plans each issue for: (issue, planned assignee), in its order.
 fn planned_people(text: &str) -> Vec<(String, String)> {
     let v: serde_json::Value = serde_json::from_str(text).unwrap();
