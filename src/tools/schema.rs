@@ -468,8 +468,13 @@ fn one_of(
     instance: &Value,
     context: &[Vec<jsonschema::ValidationError<'static>>],
 ) -> (String, String) {
+    // An op is `/ops/N` itself, not an object inside one (audit 190: `"issue": {"n": 3}` was told
+    // "missing the field op" at `/ops/0/issue/op`).
+    let is_op = path
+        .strip_prefix("/ops/")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
     if let Some(obj) = instance.as_object()
-        && path.starts_with("/ops/")
+        && is_op
     {
         let op_path = format!("{path}/op");
         let names = crate::ops::Op::NAMES.join(", ");

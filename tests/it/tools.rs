@@ -1004,6 +1004,14 @@ fn every_input_bound_names_the_field_and_the_limit_and_quotes_little() {
             "/ops/0/milestone",
             "\"Q3 hardening\" is milestone 1, which is closed on Gitea",
         ),
+        // An object where an issue goes is said at the issue, not as an op (audit 190: "missing the
+        // field op" at /ops/0/issue/op).
+        (
+            "apply_changes",
+            json!({ "ops": [{ "op": "add_dep", "issue": { "n": 3 }, "dependsOn": "acme/api#4" }] }),
+            "/ops/0/issue",
+            "got an object",
+        ),
         (
             "apply_changes",
             json!({ "ops": [{ "op": "set_milestone", "issue": "acme/api#39", "milestone": "5" }] }),
